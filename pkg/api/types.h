@@ -1,0 +1,121 @@
+/* types.h -- the scheduler's view of Nodes and Pods, parsed once from the API
+ * server's JSON and immutable afterwards.
+ *
+ * Ownership: pod_t and node_t are reference counted (atomic) because the
+ * cache, the queues and the bind workers of several threads hold the same
+ * object. *_from_json returns a new object with one reference; *_ref adds
+ * one; *_unref drops one and frees at zero. An update replaces the object,
+ * it never mutates a shared one. */
+#ifndef AISCHED_TYPES_H
+#define AISCHED_TYPES_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "api/labels.h"
+#include "api/resources.h"
+
+#define POOL_ANNOTATION      "resource.aibee.cn/pool"
+/* Written through the Binding on a borrowed placement: the pool that lent the
+ * node. Lets a restarted scheduler rebuild who borrowed what. */
+#define BORROWED_ANNOTATION  "resource.aibee.cn/borrowed-from"
+#define DEFAULT_POOL         "default"
+
+typedef enum { EFFECT_NO_SCHEDULE, EFFECT_PREFER_NO_SCHEDULE, EFFECT_NO_EXECUTE, EFFECT_ALL } taint_effect_t;
+
+typedef struct taint {
+    char          *key;
+    char          *value;     /* may be "" */
+    taint_effect_t effect;
+} taint_t;
+
+typedef struct toleration {
+    char          *key;       /* "" with Exists matches every key */
+    char          *value;
+    int            op_exists; /* operator Exists (else Equal) */
+    taint_effect_t effect;    /* EFFECT_ALL when empty */
+} toleration_t;
+
+typedef struct host_port {
+    int  port;
+    char protocol[8];         /* TCP, UDP, SCTP */
+    char host_ip[48];         /* "" means 0.0.0.0 */
+} host_port_t;
+
+typedef struct weighted_term {
+    int        weight;
+    selector_t term;
+} weighted_term_t;
+
+typedef struct node {
+    int            refs;      /* atomic */
+    char          *name;
+    char          *uid;
+    char          *resource_version;
+    labels_t       labels;
+    taint_t       *taints;
+    int            ntaints;
+    int            unschedulable;
+    resources_t    capacity;
+    resources_t    allocatable;
+} node_t;
+
+typedef enum { PHASE_PENDING, PHASE_RUNNING, PHASE_SUCCEEDED, PHASE_FAILED, PHASE_UNKNOWN } pod_phase_t;
+
+typedef struct pod {
+    int            refs;      /* atomic */
+    char          *ns;
+    char          *name;
+    char          *uid;
+    char          *key;       /* "ns/name", for logs and maps */
+    char          *resource_version;
+    char          *scheduler_name;
+    char          *node_name;           /* "" when unbound */
+    char          *nominated_node;      /* status.nominatedNodeName or "" */
+    char          *pool;                /* annotation value, "" when absent */
+    char          *borrowed_from;       /* BORROWED_ANNOTATION or "" */
+    pod_phase_t    phase;
+    int            deleting;            /* metadata.deletionTimestamp set */
+    int32_t        priority;            /* spec.priority (0 when absent) */
+    int64_t        created_ms;          /* creationTimestamp, wall ms */
+    int64_t        started_ms;          /* status.startTime or created */
+    labels_t       labels;
+
+    resources_t    requests;            /* effective: max(sum containers, each init) + overhead */
+    int64_t        nonzero_cpu;         /* for scoring: 100m when unset */
+    int64_t        nonzero_mem;         /* 200Mi when unset */
+
+    selector_t     node_selector;       /* spec.nodeSelector as a selector */
+    int            has_node_selector;
+    selector_t    *affinity_terms;      /* required node affinity: OR of terms */
+    int            naffinity_terms;
+    weighted_term_t *preferred;         /* preferred node affinity */
+    int            npreferred;
+    toleration_t  *tolerations;
+    int            ntolerations;
+    host_port_t   *ports;               /* host ports in use */
+    int            nports;
+} pod_t;
+
+/* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad
+ * quantity, a bad selector; never crashes on any JSON. */
+node_t *node_from_json(json_t *obj, char *err, size_t errlen);
+pod_t  *pod_from_json(json_t *obj, char *err, size_t errlen);
+
+node_t *node_ref(node_t *n);
+void    node_unref(node_t *n);
+pod_t  *pod_ref(pod_t *p);
+void    pod_unref(pod_t *p);
+
+/* Terminal pods (Succeeded/Failed) hold no resources. */
+int     pod_is_terminal(const pod_t *p);
+int     pod_is_bound(const pod_t *p);
+/* The pod's home pool: its annotation, or DEFAULT_POOL. (Whether the pool
+ * exists is the pool module's question.) */
+const char *pod_home_pool(const pod_t *p);
+
+/* Toleration matching as v1.Toleration.ToleratesTaint. */
+int     toleration_tolerates(const toleration_t *t, const taint_t *taint);
+int     pod_tolerates_taints(const pod_t *p, const taint_t *taints, int ntaints, int only_hard, const taint_t **first_untolerated);
+
+#endif

@@ -1,0 +1,114 @@
+/* framework.h -- the scheduling framework: extension points and the plugins
+ * behind them, as kube-scheduler's pkg/scheduler/framework.
+ *
+ *   QueueSort -> PreFilter -> Filter -> (PostFilter: preemption, borrowing)
+ *   -> PreScore -> Score -> NormalizeScore -> Reserve -> Permit -> Bind
+ *
+ * This module runs PreFilter, Filter, PreScore, Score and NormalizeScore over
+ * a set of nodes; QueueSort lives in queue/, PostFilter in preemption/,
+ * Reserve/Permit/Bind in scheduler/. A plugin is a small table of function
+ * pointers (any may be NULL), one file each under framework/plugins/.
+ *
+ * A cycle_state_t is made per scheduling attempt and lets PreFilter compute
+ * once what every Filter call needs. */
+#ifndef AISCHED_FRAMEWORK_H
+#define AISCHED_FRAMEWORK_H
+
+#include <stdint.h>
+#include "api/types.h"
+#include "framework/nodeinfo.h"
+
+#define FW_MAX_REASONS   6
+#define FW_REASON_LEN    96
+#define FW_MAX_SCORE     100
+
+typedef enum {
+    FW_SUCCESS = 0,
+    FW_UNSCHEDULABLE = 1,               /* may fit after preemption */
+    FW_UNSCHEDULABLE_UNRESOLVABLE = 2,  /* preemption cannot help (selector, taint, ...) */
+    FW_ERROR = 3
+} fw_code_t;
+
+/* Why a node was rejected; reasons are kube-scheduler's wording
+ * ("Insufficient cpu", "node(s) didn't match Pod's node affinity/selector"). */
+typedef struct fw_status {
+    fw_code_t code;
+    int       nreasons;
+    char      reasons[FW_MAX_REASONS][FW_REASON_LEN];
+} fw_status_t;
+
+void fw_status_reset(fw_status_t *st);
+void fw_status_add(fw_status_t *st, fw_code_t code, const char *reason);
+
+typedef struct cycle_state cycle_state_t;
+typedef struct fw_plugin   fw_plugin_t;
+
+typedef enum { SCORE_LEAST_ALLOCATED = 0, SCORE_MOST_ALLOCATED = 1 } score_strategy_t;
+
+/* Plugin table. ctx is the plugin's own configuration. */
+struct fw_plugin {
+    const char *name;
+    int   (*pre_filter)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);
+    int   (*filter)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st);
+    int64_t (*score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni);
+    /* Rescales raw scores in place to 0..FW_MAX_SCORE. */
+    void  (*normalize)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n);
+    void   *ctx;
+    int     weight;     /* score weight; 0 disables scoring */
+};
+
+/* Per-resource weights for the (Least|Most)Allocated strategy. */
+typedef struct fw_resource_weight {
+    char name[64];     /* "cpu", "memory", "nvidia.com/gpu", ... */
+    int  weight;
+} fw_resource_weight_t;
+
+typedef struct fw_config {
+    score_strategy_t     strategy;         /* default SCORE_MOST_ALLOCATED (bin-pack GPUs) */
+    fw_resource_weight_t res_weights[8];   /* default cpu 1, memory 1, nvidia.com/gpu 3 */
+    int                  nres_weights;
+    int  weight_resources;                 /* NodeResources(Least|Most)Allocated, default 1 */
+    int  weight_balanced;                  /* NodeResourcesBalancedAllocation, default 1 */
+    int  weight_node_affinity;             /* preferred NodeAffinity, default 1 */
+    int  weight_taint_toleration;          /* PreferNoSchedule, default 1 */
+    int  percentage_of_nodes_to_score;     /* 0 = adaptive like kube-scheduler */
+} fw_config_t;
+
+typedef struct framework framework_t;
+
+void          fw_config_default(fw_config_t *c);
+/* Builds the default plugin set from the configuration; caller frees. */
+framework_t  *framework_new(const fw_config_t *c);
+void          framework_free(framework_t *fw);
+const fw_config_t *framework_config(const framework_t *fw);
+
+cycle_state_t *cycle_state_new(void);
+void           cycle_state_free(cycle_state_t *cs);
+
+/* PreFilter for all plugins; FW_SUCCESS or the first failure in st. */
+int      framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);
+/* Every Filter on one node; st gets the reasons of the failing plugins. */
+int      framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st);
+/* Scores the feasible nodes: out[i] = sum over plugins of weight *
+ * normalized score. */
+void     framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n, int64_t *out);
+
+/* How many feasible nodes to find before scoring (kube-scheduler's
+ * percentageOfNodesToScore, adaptive: 50% at 100 nodes down to 5%, at
+ * least 100). */
+int      framework_num_feasible_to_find(const framework_t *fw, int nnodes);
+
+/* Failure summary across nodes: "0/5 nodes are available: 3 Insufficient cpu,
+ * 2 node(s) didn't match Pod's node affinity/selector." Reasons sorted as
+ * kube-scheduler sorts them (alphabetically). Caller frees. */
+typedef struct fw_diagnosis fw_diagnosis_t;
+fw_diagnosis_t *fw_diagnosis_new(void);
+void            fw_diagnosis_add(fw_diagnosis_t *d, const fw_status_t *st);
+char           *fw_diagnosis_message(const fw_diagnosis_t *d, int nnodes);
+void            fw_diagnosis_free(fw_diagnosis_t *d);
+
+/* Whether a pod fits a node's resources given the node's requested vector;
+ * used by preemption to simulate removals. Adds reasons to st if not. */
+int      fw_fits_resources(const pod_t *pod, const node_t *node, const resources_t *requested, int npods, fw_status_t *st);
+
+#endif

@@ -1,0 +1,57 @@
+/* preemption.h -- PostFilter part one: make room inside the pool.
+ *
+ * Victims are pods scheduled by ai-scheduler that are borrowers on this pool
+ * (they rank below every home pod) or home pods of lower priority. On each
+ * candidate node: remove every victim, check the preemptor fits, then put
+ * victims back (highest rank first, PDB-protected ones before the others) as
+ * long as the preemptor still fits; what stays out is the minimal set. The
+ * node is chosen by fewest PDB violations, then the lowest highest-victim
+ * rank, then the smallest rank sum, then the fewest victims, then the most
+ * recently started victims. Pure computation: the scheduler evicts. */
+#ifndef AISCHED_PREEMPTION_H
+#define AISCHED_PREEMPTION_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "api/labels.h"
+#include "api/types.h"
+#include "framework/framework.h"
+
+typedef struct pdb {
+    char      *ns;
+    char      *name;
+    selector_t selector;
+    int32_t    disruptions_allowed;   /* status.disruptionsAllowed */
+} pdb_t;
+
+/* policy/v1 or policy/v1beta1 PodDisruptionBudget. NULL + message on bad input. */
+pdb_t *pdb_from_json(json_t *obj, char *err, size_t errlen);
+void   pdb_free(pdb_t *p);
+
+/* Is `victim` preemptible by `preemptor` here? If so, return 1 and set
+ * *rank: a value that orders victims (lower = evicted first). The scheduler
+ * gives borrowers rank priority - 2^33 so they sit below every home pod. */
+typedef int (*preempt_victim_fn)(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
+
+typedef struct preempt_candidate {
+    char    *node;           /* owned */
+    pod_t  **victims;        /* one ref each, owned */
+    int      nvictims;
+    int      pdb_violations;
+    int64_t  max_rank;       /* highest victim rank */
+    int64_t  rank_sum;
+    int64_t  latest_start_ms;
+} preempt_candidate_t;
+
+/* Finds the minimal victim set on one node. Returns 1 and fills *out when
+ * the preemptor fits after evicting it, 0 when it does not fit even with
+ * every candidate gone. fw's filters decide fit (so selectors, taints and
+ * ports still apply). */
+int  preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni,
+                            preempt_victim_fn is_victim, void *ud,
+                            pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out);
+/* Index of the best candidate by the rules above; -1 if n == 0. */
+int  preempt_pick(const preempt_candidate_t *c, int n);
+void preempt_candidate_clear(preempt_candidate_t *c);
+
+#endif

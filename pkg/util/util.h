@@ -1,0 +1,40 @@
+/* util.h -- small helpers shared by every module: time, strings, a growable
+ * string buffer. No global state. */
+#ifndef AISCHED_UTIL_H
+#define AISCHED_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+int64_t util_now_ms(void);          /* CLOCK_MONOTONIC, milliseconds */
+int64_t util_now_us(void);          /* CLOCK_MONOTONIC, microseconds */
+int64_t util_wall_ms(void);         /* CLOCK_REALTIME, milliseconds */
+void    util_rfc3339(int64_t wall_ms, char *buf, size_t n);   /* "2026-11-23T04:20:01Z" */
+/* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
+int64_t util_parse_rfc3339(const char *s);
+void    util_sleep_ms(int64_t ms);
+
+/* strdup that aborts on OOM (the only allocation failure we do not recover from). */
+char *util_strdup(const char *s);
+char *util_strndup(const char *s, size_t n);
+void *util_xmalloc(size_t n);
+void *util_xcalloc(size_t n, size_t m);
+void *util_xrealloc(void *p, size_t n);
+
+/* Growable NUL-terminated buffer. Zero-initialise, then append; the caller
+ * frees ->data (or calls sbuf_free). */
+typedef struct sbuf {
+    char  *data;
+    size_t len, cap;
+} sbuf_t;
+void sbuf_append(sbuf_t *b, const char *s, size_t n);
+void sbuf_puts(sbuf_t *b, const char *s);
+void sbuf_printf(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_reset(sbuf_t *b);
+void sbuf_free(sbuf_t *b);
+
+/* URL-escape for path segments and query values; caller frees. */
+char *util_urlencode(const char *s);
+
+#endif

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a target needs, when they are missing and we
+# are root. `build`: compilers and -dev libraries. `e2e`: etcd, jq, valgrind.
+# Quiet when everything is there.
+set -euo pipefail
+what=${1:-build}
+pkgs_build="gcc make pkg-config libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libcmocka-dev"
+pkgs_e2e="etcd-server jq valgrind openssl curl python3 unzip"
+case "$what" in
+  build) want=$pkgs_build ;;
+  e2e)   want="$pkgs_build $pkgs_e2e" ;;
+  *) echo "deps.sh: unknown set $what" >&2; exit 2 ;;
+esac
+missing=""
+for p in $want; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+    echo "deps.sh: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)" >&2
+    exit 1
+fi
+echo "deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2 || true
+apt-get install -y -qq $missing >&2
