@@ -6,7 +6,11 @@
  * current-context -> cluster (server, certificate-authority[-data],
  * insecure-skip-tls-verify) and user (client-certificate[-data],
  * client-key[-data], token, tokenFile). Relative paths are relative to the
- * file. *-data fields are base64 PEM kept in memory. */
+ * file. *-data fields are base64 PEM kept in memory.
+ *
+ * In-cluster, $AISCHED_SA_DIR replaces the service-account directory
+ * /var/run/secrets/kubernetes.io/serviceaccount (tests point it at a tmp dir).
+ * The token is kept as token_file so a rotated token is picked up. */
 #ifndef AISCHED_KUBECONFIG_H
 #define AISCHED_KUBECONFIG_H
 
@@ -29,5 +33,10 @@ typedef struct kube_config {
 int  kube_config_load(kube_config_t *c, const char *path, char *err, size_t errlen);
 int  kube_config_copy(kube_config_t *dst, const kube_config_t *src);
 void kube_config_free(kube_config_t *c);
+
+/* Decodes standard base64 (whitespace ignored, padding optional). Returns a
+ * NUL-terminated malloc'd buffer and its length in *outlen, or NULL when the
+ * input is not base64. */
+char *kube_base64_decode(const char *in, size_t *outlen);
 
 #endif

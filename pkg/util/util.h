@@ -37,4 +37,8 @@ void sbuf_free(sbuf_t *b);
 /* URL-escape for path segments and query values; caller frees. */
 char *util_urlencode(const char *s);
 
+/* Formats into a caller's error buffer; a no-op when err is NULL or errlen 0.
+ * Always returns -1 so parsers can `return util_errf(err, errlen, ...)`. */
+int util_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -1,0 +1,205 @@
+/* daemon.c -- connect, elect, schedule, serve /metrics, shut down cleanly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "scheduler/scheduler.h"
+#include "server/http.h"
+#include "server/metrics.h"
+#include "util/log.h"
+#include "util/util.h"
+
+typedef struct daemon_metrics {
+    metrics_t *reg;
+    metric_t  *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
+    metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
+    scheduler_t *sched;
+    kube_client_t *kc;
+    double     last_buckets[12];
+} daemon_metrics_t;
+
+/* Counters are kept by the scheduler as totals; the registry gets the
+ * difference since the last scrape. */
+static void counter_to(metric_t *m, const char *labels, double total)
+{
+    double cur = metric_value(m, labels);
+    if (total > cur) metric_add(m, labels, total - cur);
+}
+
+static void pool_gauge(void *ud, const char *pool, int active, int backoff, int unsched)
+{
+    daemon_metrics_t *dm = ud;
+    char l[256];
+    metric_set(dm->queue, metrics_labels(l, sizeof(l), "pool", pool, "queue", "active", NULL), active);
+    metric_set(dm->queue, metrics_labels(l, sizeof(l), "pool", pool, "queue", "backoff", NULL), backoff);
+    metric_set(dm->queue, metrics_labels(l, sizeof(l), "pool", pool, "queue", "unschedulable", NULL), unsched);
+}
+
+static void collect(metrics_t *r, void *ud)
+{
+    (void)r;
+    daemon_metrics_t *dm = ud;
+    if (dm->kc) {
+        kube_client_stats_t ks;
+        kube_client_get_stats(dm->kc, &ks);
+        counter_to(dm->api_requests, NULL, (double)ks.requests);
+        counter_to(dm->api_errors, NULL, (double)ks.errors);
+        counter_to(dm->api_latency, NULL, ks.latency_sum_s);
+    }
+    if (!dm->sched) return;
+    scheduler_stats_t st;
+    scheduler_get_stats(dm->sched, &st);
+    counter_to(dm->attempts, "result=\"scheduled\"", (double)st.attempts_scheduled);
+    counter_to(dm->attempts, "result=\"unschedulable\"", (double)st.attempts_unschedulable);
+    counter_to(dm->attempts, "result=\"error\"", (double)st.attempts_error);
+    counter_to(dm->binds, NULL, (double)st.binds_ok);
+    counter_to(dm->bind_errors, NULL, (double)st.bind_errors);
+    counter_to(dm->preemptions, NULL, (double)st.preemptions);
+    counter_to(dm->victims, NULL, (double)st.victims);
+    counter_to(dm->borrowings, NULL, (double)st.borrowings);
+    counter_to(dm->dropped, NULL, (double)st.events_dropped);
+    /* Replay new latency observations at their bucket's upper bound, so the
+     * histogram's buckets match the scheduler's own. */
+    for (int b = 0; b < 12; b++) {
+        double n = (double)st.e2e_latency_bucket[b] - dm->last_buckets[b];
+        double v = b < 11 ? scheduler_latency_buckets[b] : 30.0;
+        for (long k = 0; k < (long)n; k++) metric_observe(dm->latency, NULL, v);
+        dm->last_buckets[b] = (double)st.e2e_latency_bucket[b];
+    }
+    scheduler_each_pool(dm->sched, pool_gauge, dm);
+}
+
+static void metrics_setup(daemon_metrics_t *dm)
+{
+    memset(dm, 0, sizeof(*dm));
+    metrics_t *r = dm->reg = metrics_new();
+    dm->attempts = metrics_counter(r, "ai_scheduler_schedule_attempts_total", "Scheduling attempts by result.");
+    dm->binds = metrics_counter(r, "ai_scheduler_binds_total", "Pods bound.");
+    dm->bind_errors = metrics_counter(r, "ai_scheduler_bind_errors_total", "Binding requests that failed.");
+    dm->preemptions = metrics_counter(r, "ai_scheduler_preemptions_total", "Preemptions carried out.");
+    dm->victims = metrics_counter(r, "ai_scheduler_preemption_victims_total", "Pods evicted by preemption or reclaim.");
+    dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
+    dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
+    dm->latency = metrics_histogram(r, "ai_scheduler_e2e_scheduling_duration_seconds",
+                                    "From first queued to bound.", scheduler_latency_buckets, 11);
+    dm->queue = metrics_gauge(r, "ai_scheduler_pending_pods", "Pods in each pool's queues.");
+    dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
+    dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
+    dm->api_latency = metrics_counter(r, "ai_scheduler_api_request_duration_seconds_total",
+                                      "Sum of API request latencies.");
+    metrics_on_collect(r, collect, dm);
+}
+
+static int ready_cb(void *ud, const char **why)
+{
+    daemon_metrics_t *dm = ud;
+    if (dm->sched && scheduler_ready(dm->sched)) return 1;
+    *why = "caches not synced or not the leader yet";
+    return 0;
+}
+
+/* Fatal at start: what a retry cannot fix (credentials, certificates). */
+static int fatal_api_error(long status, const char *err)
+{
+    if (status == 401 || status == 403) return 1;
+    return strstr(err, "certificate") || strstr(err, "SSL") || strstr(err, "TLS") || strstr(err, "unauthorized");
+}
+
+/* Waits for the API server: an outage is waited out, bad credentials are
+ * not. */
+static int preflight(kube_client_t *kc, const char *server, const volatile int *stop)
+{
+    int warned = 0;
+    while (!*stop) {
+        char err[512] = "";
+        long status = 0;
+        json_t *out = NULL;
+        int rc = kube_get_json(kc, "/api/v1/nodes?limit=1", &out, &status, err, sizeof(err));
+        json_decref(out);
+        if (rc == 0) return 0;
+        if (fatal_api_error(status, err)) {
+            fprintf(stderr, "ai-scheduler: cannot use the API server at %s: %s\n", server, err);
+            return -1;
+        }
+        if (!warned++) LOG_W("waiting for the API server at %s: %s", server, err);
+        for (int i = 0; i < 20 && !*stop; i++) util_sleep_ms(100);
+    }
+    return -1;
+}
+
+static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
+{
+    scheduler_opts_default(o);
+    o->scheduler_name = cfg->scheduler_name;
+    o->fw = cfg->fw;
+    o->disable_preemption = cfg->disable_preemption;
+    o->bind_workers = cfg->bind_workers;
+    o->pool_status_interval_s = cfg->pool_status_interval_s;
+    o->identity = cfg->leader.identity;
+}
+
+int daemon_run(const sched_config_t *cfg, const volatile int *stop)
+{
+    char err[512];
+    int exit_code = 1;
+    kube_config_t kcfg;
+    memset(&kcfg, 0, sizeof(kcfg));
+    if (kube_config_load(&kcfg, cfg->kubeconfig, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ai-scheduler: %s\n", err);
+        return 1;
+    }
+    kube_client_opts_t ko = { .qps = cfg->qps, .burst = cfg->burst, .timeout_s = 30, .user_agent = "ai-scheduler" };
+    kube_client_t *kc = kube_client_new(&kcfg, &ko, err, sizeof(err));
+    if (!kc) {
+        fprintf(stderr, "ai-scheduler: %s\n", err);
+        kube_config_free(&kcfg);
+        return 1;
+    }
+    daemon_metrics_t dm;
+    metrics_setup(&dm);
+    dm.kc = kc;
+    http_server_t *http = NULL;
+    scheduler_t *sched = NULL;
+    if (cfg->metrics_port > 0) {
+        http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address, .port = cfg->metrics_port,
+                                  .metrics = dm.reg, .ready = ready_cb, .ready_ud = &dm };
+        http = http_server_start(&ho, err, sizeof(err));
+        if (!http) {
+            fprintf(stderr, "ai-scheduler: metrics server: %s\n", err);
+            goto out;
+        }
+    }
+    if (preflight(kc, kcfg.server, stop) != 0) goto out;
+    LOG_I("ai-scheduler: API server %s (from %s), schedulerName=%s", kcfg.server,
+          kcfg.source ? kcfg.source : "?", cfg->scheduler_name);
+
+    scheduler_opts_t so;
+    opts_from_config(&so, cfg);
+    sched = scheduler_new(&so, kc, err, sizeof(err));
+    if (!sched) {
+        fprintf(stderr, "ai-scheduler: %s\n", err);
+        goto out;
+    }
+    dm.sched = sched;
+    if (scheduler_start(sched, stop, err, sizeof(err)) != 0) {
+        if (!*stop) fprintf(stderr, "ai-scheduler: %s\n", err);
+        else exit_code = 0;
+        goto out;
+    }
+    LOG_I("ai-scheduler: scheduling");
+    while (!*stop) util_sleep_ms(200);
+    LOG_I("ai-scheduler: shutting down");
+    exit_code = 0;
+out:
+    if (sched) scheduler_stop(sched);
+    http_server_stop(http);
+    dm.sched = NULL;
+    scheduler_free(sched);
+    metrics_free(dm.reg);
+    kube_client_free(kc);
+    kube_config_free(&kcfg);
+    return exit_code;
+}

@@ -1,0 +1,64 @@
+/* main.c -- the ai-scheduler command: `ai-scheduler [flags]` runs the
+ * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table. */
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "pool/table.h"
+#include "scheduler/scheduler.h"
+#include "server/http.h"
+#include "server/metrics.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "daemon.h"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+    const char *prog = basename(argv[0]);
+    if (strcmp(prog, "kubectl-pool") == 0) return pool_table_main(argc - 1, argv + 1, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "pools") == 0) return pool_table_main(argc - 2, argv + 2, stdout, stderr);
+
+    sched_config_t cfg;
+    char err[512];
+    config_default(&cfg);
+    int rc = config_parse_args(&cfg, argc, argv, err, sizeof(err));
+    if (rc == CONFIG_HELP) {
+        config_free(&cfg);
+        return 0;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "ai-scheduler: %s\n", err);
+        config_free(&cfg);
+        return 2;
+    }
+    log_set_verbosity(cfg.verbosity);
+    install_signals();
+    rc = daemon_run(&cfg, (const volatile int *)&g_stop);
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/* resources.c -- resource vector arithmetic and v1.ResourceList parsing. */
+#include "api/resources.h"
+#include "api/quantity.h"
+#include "util/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void res_zero(resources_t *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t floor_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r) || r < 0)
+        return 0;
+    return r;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static res_scalar_t *find_scalar(const resources_t *r, const char *name)
+{
+    for (int i = 0; i < r->nscalar; i++) {
+        if (strcmp(r->scalar[i].name, name) == 0)
+            return (res_scalar_t *)&r->scalar[i];
+    }
+    return NULL;
+}
+
+/* Finds or creates the named slot; NULL when full or the name is too long. */
+static res_scalar_t *scalar_slot(resources_t *r, const char *name)
+{
+    res_scalar_t *s = find_scalar(r, name);
+    if (s)
+        return s;
+    if (r->nscalar >= RES_MAX_SCALAR || strlen(name) >= RES_NAME_MAX)
+        return NULL;
+    s = &r->scalar[r->nscalar++];
+    memset(s->name, 0, sizeof s->name);
+    strcpy(s->name, name);
+    s->value = 0;
+    return s;
+}
+
+int64_t res_get_scalar(const resources_t *r, const char *name)
+{
+    const res_scalar_t *s = find_scalar(r, name);
+    return s ? s->value : 0;
+}
+
+int res_add_scalar(resources_t *r, const char *name, int64_t v)
+{
+    res_scalar_t *s = scalar_slot(r, name);
+    if (!s)
+        return -1;
+    s->value = sat_add(s->value, v);
+    return 0;
+}
+
+void res_add(resources_t *dst, const resources_t *src)
+{
+    dst->milli_cpu = sat_add(dst->milli_cpu, src->milli_cpu);
+    dst->memory = sat_add(dst->memory, src->memory);
+    dst->ephemeral = sat_add(dst->ephemeral, src->ephemeral);
+    dst->pods = sat_add(dst->pods, src->pods);
+    /* A vector already holding RES_MAX_SCALAR names drops a ninth: the parser
+     * refuses such input, so this only guards arithmetic on odd mixes. */
+    for (int i = 0; i < src->nscalar; i++)
+        res_add_scalar(dst, src->scalar[i].name, src->scalar[i].value);
+}
+
+void res_sub(resources_t *dst, const resources_t *src)
+{
+    dst->milli_cpu = floor_sub(dst->milli_cpu, src->milli_cpu);
+    dst->memory = floor_sub(dst->memory, src->memory);
+    dst->ephemeral = floor_sub(dst->ephemeral, src->ephemeral);
+    dst->pods = floor_sub(dst->pods, src->pods);
+    for (int i = 0; i < src->nscalar; i++) {
+        res_scalar_t *s = find_scalar(dst, src->scalar[i].name);
+        if (s)
+            s->value = floor_sub(s->value, src->scalar[i].value);
+    }
+}
+
+void res_max(resources_t *dst, const resources_t *src)
+{
+    dst->milli_cpu = max64(dst->milli_cpu, src->milli_cpu);
+    dst->memory = max64(dst->memory, src->memory);
+    dst->ephemeral = max64(dst->ephemeral, src->ephemeral);
+    dst->pods = max64(dst->pods, src->pods);
+    for (int i = 0; i < src->nscalar; i++) {
+        res_scalar_t *s = scalar_slot(dst, src->scalar[i].name);
+        if (s)
+            s->value = max64(s->value, src->scalar[i].value);
+    }
+}
+
+/* A quantity in JSON is normally a string, but Quantity.UnmarshalJSON also
+ * takes a bare number; render a number into buf and use the one grammar.
+ * Returns the text to parse, or NULL for any other JSON type. */
+static const char *quantity_text(json_t *v, char *buf, size_t n)
+{
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        /* An embedded NUL would otherwise hide trailing garbage. */
+        return strlen(s) == json_string_length(v) ? s : NULL;
+    }
+    if (json_is_integer(v)) {
+        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+        return buf;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!isfinite(d))
+            return NULL;
+        /* 15 significant digits: 0.1 stays "0.1" instead of 0.10000000000000001. */
+        snprintf(buf, n, "%.15g", d);
+        return buf;
+    }
+    return NULL;
+}
+
+int res_from_json(resources_t *out, json_t *list, char *err, size_t errlen)
+{
+    res_zero(out);
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_object(list))
+        return util_errf(err, errlen, "resource list is not an object");
+    const char *name;
+    json_t *v;
+    json_object_foreach(list, name, v) {
+        char buf[64];
+        const char *text = quantity_text(v, buf, sizeof buf);
+        if (!text) {
+            res_zero(out);
+            return util_errf(err, errlen, "resource %.64s: not a quantity", name);
+        }
+        int is_cpu = strcmp(name, "cpu") == 0;
+        int64_t q;
+        char qerr[128];
+        if (quantity_parse(text, is_cpu ? 3 : 0, &q, qerr, sizeof qerr) < 0) {
+            res_zero(out);
+            return util_errf(err, errlen, "resource %.64s: %s", name, qerr);
+        }
+        if (q < 0) {
+            res_zero(out);
+            return util_errf(err, errlen, "resource %.64s: negative quantity %.64s", name, text);
+        }
+        if (is_cpu)
+            out->milli_cpu = q;
+        else if (strcmp(name, "memory") == 0)
+            out->memory = q;
+        else if (strcmp(name, "ephemeral-storage") == 0)
+            out->ephemeral = q;
+        else if (strcmp(name, "pods") == 0)
+            out->pods = q;
+        else if (res_add_scalar(out, name, q) < 0) {
+            res_zero(out);
+            return util_errf(err, errlen, "resource %.64s: too many resource names or name too long",
+                             name);
+        }
+    }
+    return 0;
+}

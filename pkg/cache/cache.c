@@ -1,0 +1,445 @@
+/* cache.c -- nodes, pods, assumed and nominated pods behind one rwlock. */
+#include "cache/cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hashmap.h"
+#include "util/log.h"
+#include "util/util.h"
+
+typedef struct pod_entry {
+    pod_t            *pod;
+    cache_pod_state_t state;
+    char             *node;     /* node it is accounted on (assumed or bound), or NULL */
+} pod_entry_t;
+
+typedef struct nomination {
+    pod_t *pod;
+    char  *node;
+} nomination_t;
+
+struct cache {
+    pthread_rwlock_t    lock;
+    cache_partition_fn  partition;
+    void               *partition_ud;
+    hashmap_t          *node_map;    /* name -> node_info_t */
+    node_info_t       **nodes;       /* same infos, for iteration */
+    int                 nnodes, cap_nodes;
+    hashmap_t          *pods;        /* uid -> pod_entry_t */
+    nomination_t       *noms;        /* few: only pods waiting after a preemption */
+    int                 nnoms, cap_noms;
+    hashmap_t          *noms_by_node; /* node -> nom_list_t, rebuilt on change */
+};
+
+typedef struct nom_list {
+    pod_t **pods;
+    int     n, cap;
+} nom_list_t;
+
+cache_t *cache_new(cache_partition_fn fn, void *ud)
+{
+    cache_t *c = util_xcalloc(1, sizeof(*c));
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    /* Pool threads read almost all the time; informer writes must not starve. */
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    if (pthread_rwlock_init(&c->lock, &attr) != 0) abort();
+    pthread_rwlockattr_destroy(&attr);
+    c->partition = fn;
+    c->partition_ud = ud;
+    c->node_map = hashmap_new(1024);
+    c->pods = hashmap_new(4096);
+    c->noms_by_node = hashmap_new(16);
+    return c;
+}
+
+static void entry_free(pod_entry_t *e)
+{
+    if (!e) return;
+    pod_unref(e->pod);
+    free(e->node);
+    free(e);
+}
+
+static void nom_list_free(nom_list_t *l)
+{
+    if (!l) return;
+    for (int i = 0; i < l->n; i++) pod_unref(l->pods[i]);
+    free(l->pods);
+    free(l);
+}
+
+void cache_free(cache_t *c)
+{
+    if (!c) return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &k, &v);) entry_free(v);
+    hashmap_free(c->pods);
+    for (int i = 0; i < c->nnodes; i++) node_info_free(c->nodes[i]);
+    free(c->nodes);
+    hashmap_free(c->node_map);
+    for (int i = 0; i < c->nnoms; i++) { pod_unref(c->noms[i].pod); free(c->noms[i].node); }
+    free(c->noms);
+    for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);) nom_list_free(v);
+    hashmap_free(c->noms_by_node);
+    pthread_rwlock_destroy(&c->lock);
+    free(c);
+}
+
+void cache_rdlock(cache_t *c) { pthread_rwlock_rdlock(&c->lock); }
+void cache_wrlock(cache_t *c) { pthread_rwlock_wrlock(&c->lock); }
+void cache_unlock(cache_t *c) { pthread_rwlock_unlock(&c->lock); }
+
+/* The info for a node name, created when pods name a node we have not seen. */
+static node_info_t *node_get_or_add(cache_t *c, const char *name)
+{
+    node_info_t *ni = hashmap_get(c->node_map, name);
+    if (ni) return ni;
+    ni = node_info_new(name);
+    ni->pool = -1;
+    hashmap_put(c->node_map, name, ni);
+    if (c->nnodes == c->cap_nodes) {
+        c->cap_nodes = c->cap_nodes ? c->cap_nodes * 2 : 256;
+        c->nodes = util_xrealloc(c->nodes, (size_t)c->cap_nodes * sizeof(*c->nodes));
+    }
+    c->nodes[c->nnodes++] = ni;
+    return ni;
+}
+
+static void node_drop(cache_t *c, node_info_t *ni)
+{
+    hashmap_remove(c->node_map, ni->name);
+    for (int i = 0; i < c->nnodes; i++) {
+        if (c->nodes[i] == ni) {
+            c->nodes[i] = c->nodes[--c->nnodes];
+            break;
+        }
+    }
+    node_info_free(ni);
+}
+
+static int labels_equal(const labels_t *a, const labels_t *b)
+{
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->items[i].key, b->items[i].key) || strcmp(a->items[i].value, b->items[i].value)) return 0;
+    return 1;
+}
+
+static int taints_equal(const node_t *a, const node_t *b)
+{
+    if (a->ntaints != b->ntaints) return 0;
+    for (int i = 0; i < a->ntaints; i++)
+        if (strcmp(a->taints[i].key, b->taints[i].key) || strcmp(a->taints[i].value, b->taints[i].value) ||
+            a->taints[i].effect != b->taints[i].effect) return 0;
+    return 1;
+}
+
+static int res_equal(const resources_t *a, const resources_t *b)
+{
+    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral ||
+        a->pods != b->pods || a->nscalar != b->nscalar) return 0;
+    for (int i = 0; i < a->nscalar; i++)
+        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value) return 0;
+    return 1;
+}
+
+/* What kube-scheduler calls a scheduling-relevant node update. */
+static int node_sched_changed(const node_t *old, const node_t *n)
+{
+    return !old || old->unschedulable != n->unschedulable ||
+           !res_equal(&old->allocatable, &n->allocatable) ||
+           !labels_equal(&old->labels, &n->labels) || !taints_equal(old, n);
+}
+
+int cache_upsert_node(cache_t *c, node_t *n)
+{
+    cache_wrlock(c);
+    node_info_t *ni = node_get_or_add(c, n->name);
+    int changed = node_sched_changed(ni->node, n);
+    node_info_set_node(ni, n);
+    ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
+    ni->generation++;
+    cache_unlock(c);
+    return changed;
+}
+
+void cache_delete_node(cache_t *c, const char *name)
+{
+    cache_wrlock(c);
+    node_info_t *ni = hashmap_get(c->node_map, name);
+    if (ni) {
+        if (ni->npods == 0) {
+            node_drop(c, ni);
+        } else {
+            /* Pods still name it; keep their accounting until they go. */
+            node_unref(ni->node);
+            ni->node = NULL;
+            ni->pool = -1;
+            ni->generation++;
+        }
+    }
+    cache_unlock(c);
+}
+
+void cache_repartition(cache_t *c)
+{
+    cache_wrlock(c);
+    for (int i = 0; i < c->nnodes; i++) {
+        node_info_t *ni = c->nodes[i];
+        if (!ni->node) continue;
+        int p = c->partition ? c->partition(c->partition_ud, ni->node) : 0;
+        if (p != ni->pool) {
+            ni->pool = p;
+            ni->generation++;
+        }
+    }
+    cache_unlock(c);
+}
+
+/* Removes the entry's accounting from its node, if any. */
+static void unaccount(cache_t *c, pod_entry_t *e)
+{
+    if (!e->node) return;
+    node_info_t *ni = hashmap_get(c->node_map, e->node);
+    if (ni) {
+        node_info_remove_pod(ni, e->pod->uid);
+        ni->generation++;
+        if (!ni->node && ni->npods == 0) node_drop(c, ni);
+    }
+    free(e->node);
+    e->node = NULL;
+}
+
+static void account(cache_t *c, pod_entry_t *e, const char *node)
+{
+    node_info_t *ni = node_get_or_add(c, node);
+    node_info_add_pod(ni, e->pod);
+    ni->generation++;
+    e->node = util_strdup(node);
+}
+
+static void nomination_drop_locked(cache_t *c, const char *uid);
+
+cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
+{
+    cache_wrlock(c);
+    pod_entry_t *e = hashmap_get(c->pods, p->uid);
+    cache_pod_state_t before = e ? e->state : CPOD_NONE;
+    if (!e) {
+        e = util_xcalloc(1, sizeof(*e));
+        hashmap_put(c->pods, p->uid, e);
+    }
+    if (before == CPOD_ASSUMED && !pod_is_bound(p) && !pod_is_terminal(p)) {
+        /* Our bind is in flight; this is an older or status-only view. */
+        if (now) *now = CPOD_ASSUMED;
+        cache_unlock(c);
+        return before;
+    }
+    unaccount(c, e);
+    pod_unref(e->pod);
+    e->pod = pod_ref(p);
+    if (pod_is_terminal(p)) {
+        e->state = CPOD_TERMINAL;
+    } else if (pod_is_bound(p)) {
+        e->state = CPOD_BOUND;
+        account(c, e, p->node_name);
+        nomination_drop_locked(c, p->uid);
+    } else {
+        e->state = CPOD_PENDING;
+    }
+    if (now) *now = e->state;
+    cache_unlock(c);
+    return before;
+}
+
+cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int *pool_of_node)
+{
+    cache_wrlock(c);
+    pod_entry_t *e = hashmap_remove(c->pods, uid);
+    cache_pod_state_t st = e ? e->state : CPOD_NONE;
+    if (pool_of_node) {
+        node_info_t *ni = e && e->node ? hashmap_get(c->node_map, e->node) : NULL;
+        *pool_of_node = ni ? ni->pool : -1;
+    }
+    if (e) {
+        unaccount(c, e);
+        if (old) *old = pod_ref(e->pod);
+        entry_free(e);
+    } else if (old) {
+        *old = NULL;
+    }
+    nomination_drop_locked(c, uid);
+    cache_unlock(c);
+    return st;
+}
+
+pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state)
+{
+    cache_rdlock(c);
+    pod_entry_t *e = hashmap_get(c->pods, uid);
+    pod_t *p = e ? pod_ref(e->pod) : NULL;
+    if (state) *state = e ? e->state : CPOD_NONE;
+    cache_unlock(c);
+    return p;
+}
+
+node_info_t *const *cache_nodes_locked(cache_t *c, int *n)
+{
+    *n = c->nnodes;
+    return c->nodes;
+}
+
+node_info_t *cache_node_locked(cache_t *c, const char *name)
+{
+    return hashmap_get(c->node_map, name);
+}
+
+int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
+{
+    node_info_t *ni = hashmap_get(c->node_map, node);
+    if (!ni || !ni->node) return -1;
+    pod_entry_t *e = hashmap_get(c->pods, p->uid);
+    if (!e) {
+        e = util_xcalloc(1, sizeof(*e));
+        e->pod = pod_ref(p);
+        hashmap_put(c->pods, p->uid, e);
+    }
+    unaccount(c, e);
+    if (e->pod != p) {
+        pod_unref(e->pod);
+        e->pod = pod_ref(p);
+    }
+    e->state = CPOD_ASSUMED;
+    account(c, e, node);
+    nomination_drop_locked(c, p->uid);
+    return 0;
+}
+
+void cache_forget(cache_t *c, const char *uid)
+{
+    cache_wrlock(c);
+    pod_entry_t *e = hashmap_get(c->pods, uid);
+    if (e && e->state == CPOD_ASSUMED) {
+        unaccount(c, e);
+        e->state = CPOD_PENDING;
+    }
+    cache_unlock(c);
+}
+
+/* --- nominations: room a preemptor waits for ------------------------------ */
+
+static void noms_rebuild_node(cache_t *c, const char *node)
+{
+    nom_list_t *l = hashmap_remove(c->noms_by_node, node);
+    nom_list_free(l);
+    l = NULL;
+    for (int i = 0; i < c->nnoms; i++) {
+        if (strcmp(c->noms[i].node, node) != 0) continue;
+        if (!l) l = util_xcalloc(1, sizeof(*l));
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 4;
+            l->pods = util_xrealloc(l->pods, (size_t)l->cap * sizeof(*l->pods));
+        }
+        l->pods[l->n++] = pod_ref(c->noms[i].pod);
+    }
+    if (l) hashmap_put(c->noms_by_node, node, l);
+}
+
+static void nomination_drop_locked(cache_t *c, const char *uid)
+{
+    for (int i = 0; i < c->nnoms; i++) {
+        if (strcmp(c->noms[i].pod->uid, uid) != 0) continue;
+        char *node = c->noms[i].node;
+        pod_unref(c->noms[i].pod);
+        c->noms[i] = c->noms[--c->nnoms];
+        noms_rebuild_node(c, node);
+        free(node);
+        return;
+    }
+}
+
+void cache_nominate(cache_t *c, pod_t *p, const char *node)
+{
+    cache_wrlock(c);
+    nomination_drop_locked(c, p->uid);
+    if (c->nnoms == c->cap_noms) {
+        c->cap_noms = c->cap_noms ? c->cap_noms * 2 : 8;
+        c->noms = util_xrealloc(c->noms, (size_t)c->cap_noms * sizeof(*c->noms));
+    }
+    c->noms[c->nnoms].pod = pod_ref(p);
+    c->noms[c->nnoms].node = util_strdup(node);
+    c->nnoms++;
+    noms_rebuild_node(c, node);
+    cache_unlock(c);
+}
+
+void cache_clear_nomination(cache_t *c, const char *uid)
+{
+    cache_wrlock(c);
+    nomination_drop_locked(c, uid);
+    cache_unlock(c);
+}
+
+int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods)
+{
+    if (c->nnoms == 0) return 0;
+    nom_list_t *l = hashmap_get(c->noms_by_node, node);
+    if (!l) return 0;
+    *pods = l->pods;
+    return l->n;
+}
+
+/* --- snapshots and stats --------------------------------------------------- */
+
+void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np)
+{
+    cache_rdlock(c);
+    node_t **ns = util_xcalloc((size_t)c->nnodes + 1, sizeof(*ns));
+    int k = 0;
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->nodes[i]->node) ns[k++] = node_ref(c->nodes[i]->node);
+    *nodes = ns;
+    *nn = k;
+    size_t total = hashmap_len(c->pods);
+    pod_t **ps = util_xcalloc(total + 1, sizeof(*ps));
+    int m = 0;
+    const char *key;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
+        pod_entry_t *e = v;
+        if (e->state == CPOD_TERMINAL) continue;
+        ps[m++] = pod_ref(e->pod);
+    }
+    *pods = ps;
+    *np = m;
+    cache_unlock(c);
+}
+
+void cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np)
+{
+    for (int i = 0; i < nn; i++) node_unref(nodes[i]);
+    for (int i = 0; i < np; i++) pod_unref(pods[i]);
+    free(nodes);
+    free(pods);
+}
+
+void cache_get_stats(cache_t *c, cache_stats_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    cache_rdlock(c);
+    s->nodes = c->nnodes;
+    const char *key;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
+        pod_entry_t *e = v;
+        s->pods++;
+        if (e->state == CPOD_PENDING) s->pending++;
+        else if (e->state == CPOD_ASSUMED) s->assumed++;
+        else if (e->state == CPOD_BOUND) s->bound++;
+    }
+    cache_unlock(c);
+}

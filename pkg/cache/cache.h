@@ -1,0 +1,79 @@
+/* cache.h -- the scheduler's picture of the cluster: every node with the pods
+ * on it, every pod by uid, assumed pods between a decision and the API's
+ * confirmation of the bind, and nominated pods (room reserved by preemption).
+ *
+ * Locking: one writer-preferring rwlock. Informer handlers write; pool
+ * threads read while they filter and score, and write only to assume. The
+ * *_locked functions expect the caller to hold the lock (read or write as
+ * named); every other function takes it itself. The partition callback runs
+ * under the write lock and must not call back into the cache.
+ *
+ * Ownership: functions that take a pod_t or node_t add their own reference;
+ * functions that return one return a new reference unless marked borrowed. */
+#ifndef AISCHED_CACHE_H
+#define AISCHED_CACHE_H
+
+#include "api/types.h"
+#include "framework/nodeinfo.h"
+
+typedef struct cache cache_t;
+
+/* Which pool (id) a node belongs to. */
+typedef int (*cache_partition_fn)(void *ud, const node_t *node);
+
+typedef enum {
+    CPOD_NONE = 0,      /* unknown, or gone */
+    CPOD_PENDING,       /* unbound, not being bound */
+    CPOD_ASSUMED,       /* placed by us, bind in flight */
+    CPOD_BOUND,         /* spec.nodeName set (ours or anyone's) */
+    CPOD_TERMINAL       /* Succeeded/Failed: holds nothing */
+} cache_pod_state_t;
+
+cache_t *cache_new(cache_partition_fn fn, void *ud);
+void     cache_free(cache_t *c);
+
+void     cache_rdlock(cache_t *c);
+void     cache_wrlock(cache_t *c);
+void     cache_unlock(cache_t *c);
+
+/* Informer side. */
+/* Returns 1 when the node is new or changed in a way that can make pods
+ * fit (labels, taints, allocatable, unschedulable), 0 for other updates. */
+int      cache_upsert_node(cache_t *c, node_t *n);
+void     cache_delete_node(cache_t *c, const char *name);
+/* Records the pod; returns its state before and (in *now) after. An unbound
+ * update of an assumed pod leaves it assumed (the bind is in flight). */
+cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now);
+/* Forgets the pod; *old (optional) gets the last object (new ref) and
+ * *pool_of_node the pool of the node it was on, or -1. */
+cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int *pool_of_node);
+/* Re-runs the partition for every node (pool specs changed). */
+void     cache_repartition(cache_t *c);
+
+/* Lookups. */
+pod_t   *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state);
+
+/* Scheduling side, under the lock. Borrowed arrays and pointers. */
+node_info_t *const *cache_nodes_locked(cache_t *c, int *n);
+node_info_t *cache_node_locked(cache_t *c, const char *name);
+/* Room reserved by preemption on a node: pods nominated there (borrowed). */
+int      cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods);
+/* Places p on node as assumed; write lock held. -1 if the node is gone. */
+int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
+
+/* Bind failed: undo the assumption. */
+void     cache_forget(cache_t *c, const char *uid);
+void     cache_nominate(cache_t *c, pod_t *p, const char *node);
+void     cache_clear_nomination(cache_t *c, const char *uid);
+
+/* Copies of every node and every non-terminal pod (refs), for statistics.
+ * Free with cache_free_snapshot. */
+void     cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np);
+void     cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np);
+
+typedef struct cache_stats {
+    int nodes, pods, pending, assumed, bound;
+} cache_stats_t;
+void     cache_get_stats(cache_t *c, cache_stats_t *s);
+
+#endif

@@ -1,0 +1,831 @@
+/* config.c -- defaults, the AiSchedulerConfiguration YAML file (libyaml) and
+ * the command-line flags. */
+#include "config/config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "util/util.h"
+
+#define NRES_MAX ((int)(sizeof(((fw_config_t *)0)->res_weights) / sizeof(((fw_config_t *)0)->res_weights[0])))
+#define CFG_RES_NAME_MAX ((int)sizeof(((fw_resource_weight_t *)0)->name))
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void set_str(char **dst, const char *s)
+{
+    char *n = s ? util_strdup(s) : NULL;
+    free(*dst);
+    *dst = n;
+}
+
+static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int parse_ll(const char *s, long long *out)
+{
+    char *end;
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_int_range(const char *s, int min, int max, int *out)
+{
+    long long v;
+    if (parse_ll(s, &v) < 0 || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_double_range(const char *s, double min, double max, double *out)
+{
+    char *end;
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const t[] = { "true", "True", "TRUE", "1", "t", "T", NULL };
+    static const char *const f[] = { "false", "False", "FALSE", "0", "f", "F", NULL };
+    for (int i = 0; t[i]; i++)
+        if (strcmp(s, t[i]) == 0) { *out = 1; return 0; }
+    for (int i = 0; f[i]; i++)
+        if (strcmp(s, f[i]) == 0) { *out = 0; return 0; }
+    return -1;
+}
+
+static int parse_strategy(const char *s, score_strategy_t *out)
+{
+    if (!strcasecmp(s, "LeastAllocated") || !strcasecmp(s, "least")) {
+        *out = SCORE_LEAST_ALLOCATED;
+        return 0;
+    }
+    if (!strcasecmp(s, "MostAllocated") || !strcasecmp(s, "most")) {
+        *out = SCORE_MOST_ALLOCATED;
+        return 0;
+    }
+    return -1;
+}
+
+int config_parse_duration(const char *s, int *seconds)
+{
+    if (!s || !*s)
+        return -1;
+    long long v;
+    if (parse_ll(s, &v) == 0) {            /* bare number: seconds */
+        if (v < 0 || v > INT_MAX)
+            return -1;
+        *seconds = (int)v;
+        return 0;
+    }
+    const int64_t max_ns = (int64_t)INT_MAX * 1000000000LL;
+    int64_t total = 0;
+    const char *p = s;
+    while (*p) {
+        int64_t ip = 0, frac = 0, fscale = 1;
+        int digits = 0;
+        while (isdigit((unsigned char)*p)) {
+            if (ip > max_ns / 10)
+                return -1;
+            ip = ip * 10 + (*p++ - '0');
+            digits++;
+        }
+        if (*p == '.') {
+            p++;
+            while (isdigit((unsigned char)*p)) {
+                if (fscale < 1000000000LL) {
+                    frac = frac * 10 + (*p - '0');
+                    fscale *= 10;
+                }
+                p++;
+                digits++;
+            }
+        }
+        if (!digits)
+            return -1;
+        int64_t unit;
+        if (!strncmp(p, "ns", 2)) { unit = 1; p += 2; }
+        else if (!strncmp(p, "us", 2)) { unit = 1000; p += 2; }
+        else if (!strncmp(p, "\xc2\xb5s", 3)) { unit = 1000; p += 3; }
+        else if (!strncmp(p, "ms", 2)) { unit = 1000000; p += 2; }
+        else if (*p == 's') { unit = 1000000000LL; p++; }
+        else if (*p == 'm') { unit = 60LL * 1000000000LL; p++; }
+        else if (*p == 'h') { unit = 3600LL * 1000000000LL; p++; }
+        else return -1;
+        if (ip > max_ns / unit)
+            return -1;
+        int64_t part = ip * unit + (int64_t)((double)frac * (double)unit / (double)fscale);
+        if (part > max_ns - total)
+            return -1;
+        total += part;
+    }
+    if (total % 1000000000LL)
+        return -1;
+    *seconds = (int)(total / 1000000000LL);
+    return 0;
+}
+
+/* ---- defaults ----------------------------------------------------------- */
+
+void config_default(sched_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->scheduler_name = util_strdup("ai-scheduler");
+    fw_config_default(&c->fw);
+    c->qps = 500;
+    c->burst = 1000;
+    c->bind_workers = 16;
+    c->leader.enabled = 1;
+    c->leader.lease_name = util_strdup("ai-scheduler");
+    c->leader.lease_namespace = util_strdup("kube-system");
+    c->leader.lease_duration_s = 15;
+    c->leader.renew_deadline_s = 10;
+    c->leader.retry_period_s = 2;
+    char host[256] = "localhost", id[320];
+    if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = 0;
+    snprintf(id, sizeof id, "%s_%ld", host, (long)getpid());
+    c->leader.identity = util_strdup(id);
+    c->metrics_bind_address = util_strdup("0.0.0.0");
+    c->metrics_port = 10261;
+    c->pool_status_interval_s = 10;
+}
+
+void config_free(sched_config_t *c)
+{
+    if (!c)
+        return;
+    free(c->scheduler_name);
+    free(c->kubeconfig);
+    free(c->config_file);
+    free(c->leader.lease_name);
+    free(c->leader.lease_namespace);
+    free(c->leader.identity);
+    free(c->metrics_bind_address);
+    memset(c, 0, sizeof *c);
+}
+
+int config_validate(const sched_config_t *c, char *err, size_t errlen)
+{
+    const sched_leader_config_t *l = &c->leader;
+    if (!c->scheduler_name || !*c->scheduler_name)
+        return errf(err, errlen, "scheduler name must not be empty");
+    if (c->qps < 0 || c->burst < 0)
+        return errf(err, errlen, "client qps and burst must not be negative");
+    if (c->qps > 0 && c->burst < 1)
+        return errf(err, errlen, "client burst must be at least 1 when qps is set");
+    if (c->bind_workers < 1 || c->bind_workers > 1024)
+        return errf(err, errlen, "bind workers must be in 1..1024, not %d", c->bind_workers);
+    if (c->metrics_port < 0 || c->metrics_port > 65535)
+        return errf(err, errlen, "metrics port must be in 0..65535, not %d", c->metrics_port);
+    if (c->metrics_port) {
+        unsigned char buf[sizeof(struct in6_addr)];
+        const char *a = c->metrics_bind_address ? c->metrics_bind_address : "";
+        if (inet_pton(AF_INET, a, buf) != 1 && inet_pton(AF_INET6, a, buf) != 1)
+            return errf(err, errlen, "metrics bind address \"%s\" is not an IP address", a);
+    }
+    if (c->fw.percentage_of_nodes_to_score < 0 || c->fw.percentage_of_nodes_to_score > 100)
+        return errf(err, errlen, "percentageOfNodesToScore must be in 0..100");
+    if (c->pool_status_interval_s < 1)
+        return errf(err, errlen, "pool status interval must be at least 1s");
+    if (!l->enabled)
+        return 0;
+    if (!l->lease_name || !*l->lease_name || !l->lease_namespace || !*l->lease_namespace)
+        return errf(err, errlen, "leader election needs a lease name and namespace");
+    if (!l->identity || !*l->identity)
+        return errf(err, errlen, "leader election needs an identity");
+    if (l->retry_period_s < 1)
+        return errf(err, errlen, "leader election retry period must be at least 1s");
+    if (l->renew_deadline_s * 5 <= l->retry_period_s * 6)
+        return errf(err, errlen, "leader election renew deadline (%ds) must be greater than 1.2 x retry period (%ds)",
+                    l->renew_deadline_s, l->retry_period_s);
+    if (l->lease_duration_s <= l->renew_deadline_s)
+        return errf(err, errlen, "leader election lease duration (%ds) must be greater than renew deadline (%ds)",
+                    l->lease_duration_s, l->renew_deadline_s);
+    return 0;
+}
+
+/* ---- YAML file ---------------------------------------------------------- */
+
+typedef struct loader {
+    yaml_document_t *doc;
+    const char      *name;
+    char            *err;
+    size_t           errlen;
+} loader_t;
+
+static int lfail(loader_t *l, const yaml_node_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int lfail(loader_t *l, const yaml_node_t *n, const char *fmt, ...)
+{
+    if (!l->err || !l->errlen)
+        return -1;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(l->err, l->errlen, "%s:%lu: %s", l->name, n ? (unsigned long)n->start_mark.line + 1 : 0UL, msg);
+    return -1;
+}
+
+/* The scalar's text, or NULL (with the error set) when n is not a scalar or
+ * holds a NUL byte. */
+static const char *scalar(loader_t *l, const yaml_node_t *n, const char *what)
+{
+    if (!n || n->type != YAML_SCALAR_NODE) {
+        lfail(l, n, "%s: expected a scalar value", what);
+        return NULL;
+    }
+    if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length) {
+        lfail(l, n, "%s: value contains a NUL byte", what);
+        return NULL;
+    }
+    return (const char *)n->data.scalar.value;
+}
+
+static int is_null_scalar(const yaml_node_t *n)
+{
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return 0;
+    const char *v = (const char *)n->data.scalar.value;
+    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
+}
+
+static int get_str(loader_t *l, const yaml_node_t *n, const char *what, int allow_empty, char **dst)
+{
+    if (allow_empty && n && is_null_scalar(n)) {
+        set_str(dst, NULL);
+        return 0;
+    }
+    const char *v = scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (!*v && !allow_empty)
+        return lfail(l, n, "%s: must not be empty", what);
+    set_str(dst, *v ? v : NULL);
+    return 0;
+}
+
+static int get_int(loader_t *l, const yaml_node_t *n, const char *what, int min, int max, int *dst)
+{
+    const char *v = scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (parse_int_range(v, min, max, dst) < 0)
+        return lfail(l, n, "%s: \"%s\" is not an integer in %d..%d", what, v, min, max);
+    return 0;
+}
+
+static int get_double(loader_t *l, const yaml_node_t *n, const char *what, double min, double max, double *dst)
+{
+    const char *v = scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (parse_double_range(v, min, max, dst) < 0)
+        return lfail(l, n, "%s: \"%s\" is not a number in %g..%g", what, v, min, max);
+    return 0;
+}
+
+static int get_bool(loader_t *l, const yaml_node_t *n, const char *what, int *dst)
+{
+    const char *v = scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (parse_bool(v, dst) < 0)
+        return lfail(l, n, "%s: \"%s\" is not a boolean (true or false)", what, v);
+    return 0;
+}
+
+static int get_duration(loader_t *l, const yaml_node_t *n, const char *what, int *dst)
+{
+    const char *v = scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (config_parse_duration(v, dst) < 0 || *dst < 1)
+        return lfail(l, n, "%s: \"%s\" is not a duration of whole seconds such as \"15s\"", what, v);
+    return 0;
+}
+
+/* Iterates a mapping: calls fn(l, key, keynode, valuenode, ctx) per pair.
+ * Rejects non-mappings, non-scalar and duplicate keys. */
+typedef int (*pair_fn)(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx);
+
+static int each_pair(loader_t *l, const yaml_node_t *map, const char *what, pair_fn fn, void *ctx)
+{
+    if (!map || map->type != YAML_MAPPING_NODE) {
+        if (map && is_null_scalar(map))
+            return 0;           /* "section:" with nothing under it */
+        return lfail(l, map, "%s: expected a mapping", what);
+    }
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *kn = yaml_document_get_node(l->doc, p->key);
+        const yaml_node_t *vn = yaml_document_get_node(l->doc, p->value);
+        const char *key = scalar(l, kn, what);
+        if (!key || !vn)
+            return -1;
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            const yaml_node_t *qk = yaml_document_get_node(l->doc, q->key);
+            if (qk && qk->type == YAML_SCALAR_NODE && !strcmp((const char *)qk->data.scalar.value, key))
+                return lfail(l, kn, "duplicate key \"%s\" in %s", key, what);
+        }
+        if (fn(l, key, kn, vn, ctx) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+#define UNKNOWN(section) lfail(l, kn, "unknown key \"%s\" in %s", key, section)
+
+static int on_client(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    sched_config_t *c = ctx;
+    if (!strcmp(key, "qps"))
+        return get_double(l, vn, "clientConnection.qps", 0, 1e6, &c->qps);
+    if (!strcmp(key, "burst"))
+        return get_int(l, vn, "clientConnection.burst", 0, 1000000, &c->burst);
+    if (!strcmp(key, "kubeconfig"))
+        return get_str(l, vn, "clientConnection.kubeconfig", 1, &c->kubeconfig);
+    return UNKNOWN("clientConnection");
+}
+
+static int on_leader(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    sched_leader_config_t *le = &((sched_config_t *)ctx)->leader;
+    if (!strcmp(key, "leaderElect"))
+        return get_bool(l, vn, "leaderElection.leaderElect", &le->enabled);
+    if (!strcmp(key, "leaseDuration"))
+        return get_duration(l, vn, "leaderElection.leaseDuration", &le->lease_duration_s);
+    if (!strcmp(key, "renewDeadline"))
+        return get_duration(l, vn, "leaderElection.renewDeadline", &le->renew_deadline_s);
+    if (!strcmp(key, "retryPeriod"))
+        return get_duration(l, vn, "leaderElection.retryPeriod", &le->retry_period_s);
+    if (!strcmp(key, "resourceName"))
+        return get_str(l, vn, "leaderElection.resourceName", 0, &le->lease_name);
+    if (!strcmp(key, "resourceNamespace"))
+        return get_str(l, vn, "leaderElection.resourceNamespace", 0, &le->lease_namespace);
+    if (!strcmp(key, "resourceLock")) {
+        const char *v = scalar(l, vn, "leaderElection.resourceLock");
+        if (!v)
+            return -1;
+        if (strcmp(v, "leases"))
+            return lfail(l, vn, "leaderElection.resourceLock: only \"leases\" is supported, not \"%s\"", v);
+        return 0;
+    }
+    return UNKNOWN("leaderElection");
+}
+
+typedef struct res_ctx {
+    fw_resource_weight_t *rw;
+    int have_name, have_weight;
+} res_ctx_t;
+
+static int on_resource(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    res_ctx_t *r = ctx;
+    if (!strcmp(key, "name")) {
+        const char *v = scalar(l, vn, "scoring.resources.name");
+        if (!v)
+            return -1;
+        if (!*v || strlen(v) >= (size_t)CFG_RES_NAME_MAX)
+            return lfail(l, vn, "scoring.resources.name: must be 1..%d characters", CFG_RES_NAME_MAX - 1);
+        strcpy(r->rw->name, v);
+        r->have_name = 1;
+        return 0;
+    }
+    if (!strcmp(key, "weight")) {
+        r->have_weight = 1;
+        return get_int(l, vn, "scoring.resources.weight", 1, 100, &r->rw->weight);
+    }
+    return UNKNOWN("scoring.resources");
+}
+
+static int load_resources(loader_t *l, const yaml_node_t *seq, fw_config_t *fw)
+{
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return lfail(l, seq, "scoring.resources: expected a list of {name, weight}");
+    fw_resource_weight_t tmp[NRES_MAX];
+    int n = 0;
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+        const yaml_node_t *item = yaml_document_get_node(l->doc, *it);
+        if (!item)
+            return lfail(l, seq, "scoring.resources: bad item");
+        if (n == NRES_MAX)
+            return lfail(l, item, "scoring.resources: at most %d resources", NRES_MAX);
+        memset(&tmp[n], 0, sizeof tmp[n]);
+        tmp[n].weight = 1;
+        res_ctx_t r = { &tmp[n], 0, 0 };
+        if (item->type != YAML_MAPPING_NODE)
+            return lfail(l, item, "scoring.resources: expected a mapping with name and weight");
+        if (each_pair(l, item, "scoring.resources", on_resource, &r) < 0)
+            return -1;
+        if (!r.have_name)
+            return lfail(l, item, "scoring.resources: item without a name");
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tmp[i].name, tmp[n].name))
+                return lfail(l, item, "scoring.resources: \"%s\" listed twice", tmp[n].name);
+        n++;
+    }
+    memcpy(fw->res_weights, tmp, sizeof tmp[0] * (size_t)n);
+    fw->nres_weights = n;
+    return 0;
+}
+
+static int on_scoring(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    fw_config_t *fw = &((sched_config_t *)ctx)->fw;
+    if (!strcmp(key, "strategy")) {
+        const char *v = scalar(l, vn, "scoring.strategy");
+        if (!v)
+            return -1;
+        if (parse_strategy(v, &fw->strategy) < 0)
+            return lfail(l, vn, "scoring.strategy: \"%s\" is not LeastAllocated or MostAllocated", v);
+        return 0;
+    }
+    if (!strcmp(key, "resources"))
+        return load_resources(l, vn, fw);
+    if (!strcmp(key, "percentageOfNodesToScore"))
+        return get_int(l, vn, "scoring.percentageOfNodesToScore", 0, 100, &fw->percentage_of_nodes_to_score);
+    return UNKNOWN("scoring");
+}
+
+static int on_weights(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    fw_config_t *fw = ctx;
+    int *dst = NULL;
+    if (!strcmp(key, "NodeResourcesFit"))
+        dst = &fw->weight_resources;
+    else if (!strcmp(key, "NodeResourcesBalancedAllocation"))
+        dst = &fw->weight_balanced;
+    else if (!strcmp(key, "NodeAffinity"))
+        dst = &fw->weight_node_affinity;
+    else if (!strcmp(key, "TaintToleration"))
+        dst = &fw->weight_taint_toleration;
+    else
+        return UNKNOWN("plugins.weights");
+    char what[96];
+    snprintf(what, sizeof what, "plugins.weights.%s", key);
+    return get_int(l, vn, what, 0, 100, dst);
+}
+
+static int on_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    if (!strcmp(key, "weights"))
+        return each_pair(l, vn, "plugins.weights", on_weights, &((sched_config_t *)ctx)->fw);
+    return UNKNOWN("plugins");
+}
+
+static int on_preemption(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    if (!strcmp(key, "disabled"))
+        return get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->disable_preemption);
+    return UNKNOWN("preemption");
+}
+
+static int on_metrics(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    sched_config_t *c = ctx;
+    if (!strcmp(key, "bindAddress"))
+        return get_str(l, vn, "metrics.bindAddress", 0, &c->metrics_bind_address);
+    if (!strcmp(key, "port"))
+        return get_int(l, vn, "metrics.port", 0, 65535, &c->metrics_port);
+    return UNKNOWN("metrics");
+}
+
+typedef struct top_ctx {
+    sched_config_t *c;
+    int api_ok, kind_ok;
+} top_ctx_t;
+
+static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    top_ctx_t *t = ctx;
+    sched_config_t *c = t->c;
+    if (!strcmp(key, "apiVersion") || !strcmp(key, "kind")) {
+        int api = key[0] == 'a';
+        const char *want = api ? CONFIG_API_VERSION : CONFIG_KIND;
+        const char *v = scalar(l, vn, key);
+        if (!v)
+            return -1;
+        if (strcmp(v, want))
+            return lfail(l, vn, "%s is \"%s\", expected \"%s\"", key, v, want);
+        *(api ? &t->api_ok : &t->kind_ok) = 1;
+        return 0;
+    }
+    if (!strcmp(key, "schedulerName"))
+        return get_str(l, vn, "schedulerName", 0, &c->scheduler_name);
+    if (!strcmp(key, "clientConnection"))
+        return each_pair(l, vn, "clientConnection", on_client, c);
+    if (!strcmp(key, "leaderElection"))
+        return each_pair(l, vn, "leaderElection", on_leader, c);
+    if (!strcmp(key, "scoring"))
+        return each_pair(l, vn, "scoring", on_scoring, c);
+    if (!strcmp(key, "plugins"))
+        return each_pair(l, vn, "plugins", on_plugins, c);
+    if (!strcmp(key, "preemption"))
+        return each_pair(l, vn, "preemption", on_preemption, c);
+    if (!strcmp(key, "bindWorkers"))
+        return get_int(l, vn, "bindWorkers", 1, 1024, &c->bind_workers);
+    if (!strcmp(key, "metrics"))
+        return each_pair(l, vn, "metrics", on_metrics, c);
+    if (!strcmp(key, "poolStatusIntervalSeconds"))
+        return get_int(l, vn, "poolStatusIntervalSeconds", 1, 86400, &c->pool_status_interval_s);
+    if (!strcmp(key, "verbosity"))
+        return get_int(l, vn, "verbosity", 0, 10, &c->verbosity);
+    return UNKNOWN(CONFIG_KIND);
+}
+
+static int parser_error(const yaml_parser_t *p, const char *name, char *err, size_t errlen)
+{
+    const yaml_mark_t *m = p->context ? &p->context_mark : &p->problem_mark;
+    if (p->problem)
+        m = &p->problem_mark;
+    return errf(err, errlen, "%s:%lu: YAML: %s%s%s", name, (unsigned long)m->line + 1,
+                p->problem ? p->problem : "parse error",
+                p->context ? " " : "", p->context ? p->context : "");
+}
+
+int config_load_string(sched_config_t *c, const char *yaml, size_t len, const char *name,
+                       char *err, size_t errlen)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    int rc = -1;
+    if (!name)
+        name = "<config>";
+    if (!yaml_parser_initialize(&parser))
+        return errf(err, errlen, "%s: out of memory", name);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        parser_error(&parser, name, err, errlen);
+        yaml_parser_delete(&parser);
+        return -1;
+    }
+    loader_t l = { &doc, name, err, errlen };
+    const yaml_node_t *root = yaml_document_get_root_node(&doc);
+    top_ctx_t t = { c, 0, 0 };
+    if (!root) {
+        errf(err, errlen, "%s: empty configuration", name);
+    } else if (root->type != YAML_MAPPING_NODE) {
+        lfail(&l, root, "expected a mapping with apiVersion: %s and kind: %s", CONFIG_API_VERSION, CONFIG_KIND);
+    } else if (each_pair(&l, root, CONFIG_KIND, on_top, &t) == 0) {
+        if (!t.api_ok)
+            lfail(&l, root, "missing apiVersion: %s", CONFIG_API_VERSION);
+        else if (!t.kind_ok)
+            lfail(&l, root, "missing kind: %s", CONFIG_KIND);
+        else
+            rc = 0;
+    }
+    yaml_document_delete(&doc);
+    if (rc == 0) {              /* a second document is a mistake, not ignored */
+        yaml_document_t next;
+        if (!yaml_parser_load(&parser, &next)) {
+            rc = parser_error(&parser, name, err, errlen);
+        } else {
+            const yaml_node_t *r2 = yaml_document_get_root_node(&next);
+            if (r2)
+                rc = errf(err, errlen, "%s:%lu: only one YAML document is allowed", name,
+                          (unsigned long)r2->start_mark.line + 1);
+            yaml_document_delete(&next);
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+#define CONFIG_FILE_MAX (1 << 20)
+
+int config_load_file(sched_config_t *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errf(err, errlen, "%s: %s", path, strerror(errno));
+    char *buf = util_xmalloc(CONFIG_FILE_MAX + 1);
+    size_t n = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
+    int rerr = ferror(f);
+    fclose(f);
+    int rc;
+    if (rerr)
+        rc = errf(err, errlen, "%s: read error", path);
+    else if (n > CONFIG_FILE_MAX)
+        rc = errf(err, errlen, "%s: larger than %d bytes", path, CONFIG_FILE_MAX);
+    else
+        rc = config_load_string(c, buf, n, path, err, errlen);
+    free(buf);
+    if (rc == 0)
+        set_str(&c->config_file, path);
+    return rc;
+}
+
+/* ---- flags -------------------------------------------------------------- */
+
+typedef enum { F_STR, F_STR_OPT, F_INT, F_DOUBLE, F_BOOL, F_DUR, F_STRATEGY, F_CONFIG, F_HELP, F_VERB } ftype_t;
+
+typedef struct flagdef {
+    const char *name;
+    ftype_t     type;
+    size_t      off;
+    int         min, max;
+    const char *arg;
+    const char *help;
+} flagdef_t;
+
+#define OFF(f) offsetof(sched_config_t, f)
+
+static const flagdef_t FLAGS[] = {
+    { "config", F_CONFIG, 0, 0, 0, "FILE", "AiSchedulerConfiguration YAML file; other flags override it" },
+    { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE", "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
+    { "scheduler-name", F_STR, OFF(scheduler_name), 0, 0, "NAME", "schedule pods whose spec.schedulerName is NAME (ai-scheduler)" },
+    { "v", F_VERB, OFF(verbosity), 0, 10, "N", "log verbosity: 0 info, 4 debug, 6 trace (also -v N)" },
+    { "kube-api-qps", F_DOUBLE, OFF(qps), 0, 1000000, "QPS", "API server queries per second (500)" },
+    { "kube-api-burst", F_INT, OFF(burst), 0, 1000000, "N", "API server request burst (1000)" },
+    { "disable-preemption", F_BOOL, OFF(disable_preemption), 0, 0, NULL, "never evict lower-priority pods" },
+    { "leader-elect", F_BOOL, OFF(leader.enabled), 0, 0, NULL, "run leader election (true); --leader-elect=false for one replica" },
+    { "leader-elect-lease-duration", F_DUR, OFF(leader.lease_duration_s), 0, 0, "DUR", "lease duration (15s)" },
+    { "leader-elect-renew-deadline", F_DUR, OFF(leader.renew_deadline_s), 0, 0, "DUR", "give up leadership if not renewed within (10s)" },
+    { "leader-elect-retry-period", F_DUR, OFF(leader.retry_period_s), 0, 0, "DUR", "acquire/renew interval (2s)" },
+    { "leader-elect-resource-name", F_STR, OFF(leader.lease_name), 0, 0, "NAME", "Lease name (ai-scheduler)" },
+    { "leader-elect-resource-namespace", F_STR, OFF(leader.lease_namespace), 0, 0, "NS", "Lease namespace (kube-system)" },
+    { "metrics-port", F_INT, OFF(metrics_port), 0, 65535, "PORT", "/metrics, /healthz, /readyz port (10261); 0 disables" },
+    { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
+    { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "concurrent binding calls (16)" },
+    { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S", "LeastAllocated (spread) or MostAllocated (bin-pack)" },
+    { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },
+    { "help", F_HELP, 0, 0, 0, NULL, "print this help (also -h)" },
+};
+#define NFLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
+
+void config_usage(FILE *out)
+{
+    fprintf(out, "Usage: ai-scheduler [flags]\n\nFlags:\n");
+    for (int i = 0; i < NFLAGS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", FLAGS[i].name, FLAGS[i].arg ? " " : "",
+                 FLAGS[i].arg ? FLAGS[i].arg : "");
+        fprintf(out, "  %-40s %s\n", left, FLAGS[i].help);
+    }
+    fprintf(out, "\nDurations are like 15s, 1m30s. The file's format is in docs/operations.md.\n");
+}
+
+static const flagdef_t *find_flag(const char *name, size_t n)
+{
+    for (int i = 0; i < NFLAGS; i++)
+        if (strlen(FLAGS[i].name) == n && !strncmp(FLAGS[i].name, name, n))
+            return &FLAGS[i];
+    return NULL;
+}
+
+static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char *err, size_t errlen)
+{
+    char *base = (char *)c;
+    switch (f->type) {
+    case F_STR:
+        if (!*v)
+            return errf(err, errlen, "flag --%s: must not be empty", f->name);
+        set_str((char **)(base + f->off), v);
+        return 0;
+    case F_STR_OPT:
+        set_str((char **)(base + f->off), *v ? v : NULL);
+        return 0;
+    case F_INT:
+    case F_VERB:
+        if (parse_int_range(v, f->min, f->max, (int *)(base + f->off)) < 0)
+            return errf(err, errlen, "flag --%s: \"%s\" is not an integer in %d..%d", f->name, v, f->min, f->max);
+        return 0;
+    case F_DOUBLE:
+        if (parse_double_range(v, f->min, f->max, (double *)(base + f->off)) < 0)
+            return errf(err, errlen, "flag --%s: \"%s\" is not a number in %d..%d", f->name, v, f->min, f->max);
+        return 0;
+    case F_BOOL:
+        if (parse_bool(v, (int *)(base + f->off)) < 0)
+            return errf(err, errlen, "flag --%s: \"%s\" is not true or false", f->name, v);
+        return 0;
+    case F_DUR: {
+        int s;
+        if (config_parse_duration(v, &s) < 0 || s < 1)
+            return errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 15s", f->name, v);
+        *(int *)(base + f->off) = s;
+        return 0;
+    }
+    case F_STRATEGY:
+        if (parse_strategy(v, (score_strategy_t *)(base + f->off)) < 0)
+            return errf(err, errlen, "flag --%s: \"%s\" is not LeastAllocated or MostAllocated", f->name, v);
+        return 0;
+    case F_CONFIG:
+    case F_HELP:
+        return 0;
+    }
+    return 0;
+}
+
+typedef struct parsed_flag {
+    const flagdef_t *f;
+    const char      *value;
+} parsed_flag_t;
+
+/* Splits argv into (flag, value) pairs without applying them. */
+static int split_args(int argc, char **argv, parsed_flag_t *out, int *nout, char *err, size_t errlen)
+{
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!a)
+            break;
+        const char *name;
+        if (!strcmp(a, "-h"))
+            name = "help";
+        else if (!strncmp(a, "--", 2) && a[2])
+            name = a + 2;
+        else if (!strncmp(a, "-v", 2) && (a[2] == 0 || a[2] == '='))
+            name = a + 1;
+        else
+            return errf(err, errlen, "unexpected argument \"%s\" (see --help)", a);
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const flagdef_t *f = find_flag(name, nlen);
+        if (!f)
+            return errf(err, errlen, "unknown flag --%.*s (see --help)", (int)(nlen > 64 ? 64 : nlen), name);
+        const char *v;
+        if (eq) {
+            if (f->type == F_HELP)
+                return errf(err, errlen, "flag --help takes no value");
+            v = eq + 1;
+        } else if (f->type == F_BOOL) {
+            v = "true";
+        } else if (f->type == F_HELP) {
+            v = "";
+        } else {
+            if (i + 1 >= argc || !argv[i + 1])
+                return errf(err, errlen, "flag --%s needs a value", f->name);
+            v = argv[++i];
+        }
+        out[n].f = f;
+        out[n].value = v;
+        n++;
+    }
+    *nout = n;
+    return 0;
+}
+
+int config_parse_args(sched_config_t *c, int argc, char **argv, char *err, size_t errlen)
+{
+    if (argc < 1)
+        return config_validate(c, err, errlen);
+    parsed_flag_t *pf = util_xcalloc((size_t)argc, sizeof *pf);
+    int n = 0, rc = 0;
+    if (split_args(argc, argv, pf, &n, err, errlen) < 0) {
+        free(pf);
+        return -1;
+    }
+    const char *config = NULL;
+    for (int i = 0; i < n; i++) {
+        if (pf[i].f->type == F_HELP) {
+            config_usage(stdout);
+            free(pf);
+            return CONFIG_HELP;
+        }
+        if (pf[i].f->type == F_CONFIG)
+            config = pf[i].value;
+    }
+    if (config && config_load_file(c, config, err, errlen) < 0)
+        rc = -1;
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = apply_flag(c, pf[i].f, pf[i].value, err, errlen);
+    free(pf);
+    if (rc == 0)
+        rc = config_validate(c, err, errlen);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* nodeinfo.c -- one node as the scheduler sees it: the Node, the pods on it
+ * and the running sums the filters and scorers read. */
+#include <stdlib.h>
+#include <string.h>
+#include "framework/nodeinfo.h"
+#include "util/util.h"
+
+node_info_t *node_info_new(const char *name) {
+    node_info_t *ni = util_xcalloc(1, sizeof(*ni));
+    ni->name = util_strdup(name ? name : "");
+    res_zero(&ni->requested);
+    ni->pool = -1;    /* no pool until the pool module assigns one */
+    return ni;
+}
+
+void node_info_free(node_info_t *ni) {
+    if (ni == NULL)
+        return;
+    for (int i = 0; i < ni->npods; i++)
+        pod_unref(ni->pods[i]);
+    free(ni->pods);
+    if (ni->node)
+        node_unref(ni->node);
+    free(ni->name);
+    free(ni);
+}
+
+void node_info_set_node(node_info_t *ni, node_t *n) {
+    if (n)
+        node_ref(n);
+    if (ni->node)
+        node_unref(ni->node);
+    ni->node = n;
+    ni->generation++;
+}
+
+/* requested.pods counts the pods holding resources (non-terminal), which is
+ * what the pod-count check of NodeResourcesFit compares to allocatable. A
+ * pod is immutable, so it is terminal on removal iff it was on addition. */
+static void account(node_info_t *ni, const pod_t *p, int sign) {
+    int64_t npods = ni->requested.pods;
+
+    if (pod_is_terminal(p))
+        return;
+    if (sign > 0) {
+        res_add(&ni->requested, &p->requests);
+        ni->requested.pods = npods + 1;
+        ni->nonzero_cpu += p->nonzero_cpu;
+        ni->nonzero_mem += p->nonzero_mem;
+    } else {
+        res_sub(&ni->requested, &p->requests);
+        ni->requested.pods = npods > 0 ? npods - 1 : 0;
+        ni->nonzero_cpu -= p->nonzero_cpu;
+        ni->nonzero_mem -= p->nonzero_mem;
+        if (ni->nonzero_cpu < 0) ni->nonzero_cpu = 0;
+        if (ni->nonzero_mem < 0) ni->nonzero_mem = 0;
+    }
+}
+
+void node_info_add_pod(node_info_t *ni, pod_t *p) {
+    if (ni->npods == ni->cap) {
+        ni->cap = ni->cap ? ni->cap * 2 : 8;
+        ni->pods = util_xrealloc(ni->pods, sizeof(*ni->pods) * (size_t)ni->cap);
+    }
+    ni->pods[ni->npods++] = pod_ref(p);
+    account(ni, p, +1);
+    ni->generation++;
+}
+
+int node_info_remove_pod(node_info_t *ni, const char *uid) {
+    for (int i = 0; i < ni->npods; i++) {
+        pod_t *p = ni->pods[i];
+        if (strcmp(p->uid, uid) != 0)
+            continue;
+        account(ni, p, -1);
+        /* Keep the order: pods are listed oldest-added first. */
+        memmove(&ni->pods[i], &ni->pods[i + 1], sizeof(*ni->pods) * (size_t)(ni->npods - i - 1));
+        ni->npods--;
+        pod_unref(p);
+        ni->generation++;
+        return 1;
+    }
+    return 0;
+}
+
+node_info_t *node_info_clone(const node_info_t *ni) {
+    node_info_t *c = util_xmalloc(sizeof(*c));
+
+    *c = *ni;
+    c->name = util_strdup(ni->name);
+    if (c->node)
+        node_ref(c->node);
+    c->cap = ni->npods;
+    c->pods = NULL;
+    if (ni->npods > 0) {
+        c->pods = util_xmalloc(sizeof(*c->pods) * (size_t)ni->npods);
+        for (int i = 0; i < ni->npods; i++)
+            c->pods[i] = pod_ref(ni->pods[i]);
+    }
+    return c;
+}

@@ -1,0 +1,66 @@
+/* plugins.h -- internal to the framework: the per-cycle state the plugins
+ * share, their constructors and a few helpers they have in common.
+ *
+ * Not part of the framework's public contract; only framework.c, the plugin
+ * files and the framework's unit tests include it. */
+#ifndef AISCHED_FW_PLUGINS_H
+#define AISCHED_FW_PLUGINS_H
+
+#include <stdint.h>
+#include "framework/framework.h"
+
+/* kube-scheduler v1.20 reason strings. */
+#define FW_REASON_UNKNOWN_CONDITION  "node(s) had unknown conditions"
+#define FW_REASON_UNSCHEDULABLE      "node(s) were unschedulable"
+#define FW_REASON_NODE_NAME          "node(s) didn't match the requested hostname"
+#define FW_REASON_NODE_AFFINITY      "node(s) didn't match Pod's node affinity/selector"
+#define FW_REASON_NODE_PORTS         "node(s) didn't have free ports for the requested pod ports"
+#define FW_REASON_TOO_MANY_PODS      "Too many pods"
+
+#define FW_TAINT_UNSCHEDULABLE       "node.kubernetes.io/unschedulable"
+
+/* What PreFilter works out once per pod so Filter (run for thousands of
+ * nodes) does not: a few flags, no allocation. `pod` says whom it is for;
+ * the framework re-runs PreFilter when asked to filter another pod. */
+struct cycle_state {
+    const pod_t *pod;
+    int  prefiltered;
+    int  tolerates_unschedulable;  /* NodeUnschedulable */
+    int  requests_nothing;         /* NodeResourcesFit: only the pod count matters */
+    int  has_affinity;             /* NodeAffinity: nodeSelector or required terms */
+};
+
+/* Resolved weight of one resource for the (Least|Most)Allocated scorer. */
+typedef enum { RK_CPU, RK_MEMORY, RK_EPHEMERAL, RK_SCALAR } res_kind_t;
+
+typedef struct res_scorer_entry {
+    res_kind_t  kind;
+    const char *name;     /* scalar name (points into the framework's config) */
+    int64_t     weight;
+} res_scorer_entry_t;
+
+typedef struct res_scorer_ctx {
+    score_strategy_t   strategy;
+    res_scorer_entry_t res[8];
+    int                nres;
+} res_scorer_ctx_t;
+
+/* Constructors: fill *pl (which the caller owns). */
+void plugin_node_unschedulable(fw_plugin_t *pl);
+void plugin_node_name(fw_plugin_t *pl);
+void plugin_node_resources_fit(fw_plugin_t *pl);
+void plugin_node_ports(fw_plugin_t *pl);
+void plugin_node_affinity(fw_plugin_t *pl, int score_weight);
+void plugin_taint_toleration(fw_plugin_t *pl, int score_weight);
+/* ctx is filled from the configuration and must outlive the plugin. */
+void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c);
+void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
+
+/* kube's DefaultNormalizeScore: scale to 0..FW_MAX_SCORE by the maximum;
+ * reverse turns "more is worse" counts into scores. */
+void fw_default_normalize(int64_t *scores, int n, int reverse);
+
+/* num * FW_MAX_SCORE / den without overflow; den > 0. */
+int64_t fw_scale_score(int64_t num, int64_t den);
+
+#endif

@@ -1,0 +1,696 @@
+/* queue.c -- one pool's scheduling queue: activeQ/backoffQ heaps, the
+ * unschedulable set, in-flight marks (kube-scheduler's PriorityQueue). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "queue/queue.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+#include "util/util.h"
+
+enum { Q_ACTIVE, Q_BACKOFF, Q_UNSCHED };
+
+/* A queued item and where it sits; pos is its index in the heap or array. */
+typedef struct qent {
+    queue_item_t *it;
+    int           where;
+    int           pos;
+} qent_t;
+
+typedef int (*heap_less_fn)(const sched_queue_t *q, const qent_t *a, const qent_t *b);
+
+typedef struct heap {
+    qent_t     **a;
+    int          n, cap;
+    heap_less_fn less;
+} heap_t;
+
+/* What happened to a popped pod while the caller had it. */
+typedef struct inflight {
+    int    deleted;
+    pod_t *orig;        /* the object when popped, one ref: the baseline */
+    pod_t *updated;     /* newest object seen while out, one ref, or NULL */
+    int    changed;     /* some update changed what scheduling looks at */
+} inflight_t;
+
+struct sched_queue {
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    queue_opts_t    o;
+    heap_t          active;
+    heap_t          backoff;
+    qent_t        **unsched;        /* unordered; qent.pos is the slot */
+    int             nunsched, capunsched;
+    int64_t         unsched_due;    /* earliest time a flush may be due (may be stale-early) */
+    hashmap_t      *index;          /* uid -> qent_t*, every queued item */
+    hashmap_t      *inflight;       /* uid -> inflight_t*, every popped item */
+    uint64_t        cycle;          /* bumped at each pop; items carry theirs */
+    uint64_t        move_cycle;     /* cycle at the last move event, 0 = none */
+    int             closed;
+};
+
+/* ---------------------------------------------------------------- items */
+
+void queue_item_free(queue_item_t *it)
+{
+    if (!it)
+        return;
+    pod_unref(it->pod);
+    free(it->last_message);
+    free(it);
+}
+
+int queue_default_less(const queue_item_t *a, const queue_item_t *b, void *ud)
+{
+    (void)ud;
+    if (a->borrower != b->borrower)
+        return !a->borrower;
+    if (a->pod->priority != b->pod->priority)
+        return a->pod->priority > b->pod->priority;
+    return a->first_ms < b->first_ms;
+}
+
+static int64_t backoff_duration(const sched_queue_t *q, int attempts)
+{
+    int64_t d = q->o.initial_backoff_ms;
+    for (int i = 1; i < attempts && d < q->o.max_backoff_ms; i++)
+        d *= 2;
+    return d > q->o.max_backoff_ms ? q->o.max_backoff_ms : d;
+}
+
+/* --------------------------------------------------------------- heaps */
+
+static int active_less(const sched_queue_t *q, const qent_t *a, const qent_t *b)
+{
+    return q->o.less(a->it, b->it, q->o.less_ud);
+}
+
+static int backoff_less(const sched_queue_t *q, const qent_t *a, const qent_t *b)
+{
+    (void)q;
+    if (a->it->backoff_until != b->it->backoff_until)
+        return a->it->backoff_until < b->it->backoff_until;
+    return a->it->first_ms < b->it->first_ms;
+}
+
+static void heap_swap(heap_t *h, int i, int j)
+{
+    qent_t *t = h->a[i];
+    h->a[i] = h->a[j];
+    h->a[j] = t;
+    h->a[i]->pos = i;
+    h->a[j]->pos = j;
+}
+
+static void heap_up(const sched_queue_t *q, heap_t *h, int i)
+{
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!h->less(q, h->a[i], h->a[p]))
+            break;
+        heap_swap(h, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(const sched_queue_t *q, heap_t *h, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && h->less(q, h->a[l], h->a[m]))
+            m = l;
+        if (r < h->n && h->less(q, h->a[r], h->a[m]))
+            m = r;
+        if (m == i)
+            break;
+        heap_swap(h, i, m);
+        i = m;
+    }
+}
+
+static void heap_push(const sched_queue_t *q, heap_t *h, qent_t *e)
+{
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 16;
+        h->a = util_xrealloc(h->a, (size_t)h->cap * sizeof(*h->a));
+    }
+    e->pos = h->n;
+    h->a[h->n++] = e;
+    heap_up(q, h, e->pos);
+}
+
+static void heap_remove(const sched_queue_t *q, heap_t *h, int i)
+{
+    int last = --h->n;
+    if (i != last) {
+        h->a[i] = h->a[last];
+        h->a[i]->pos = i;
+        heap_down(q, h, i);
+        heap_up(q, h, i);
+    }
+}
+
+/* Restores order after e's key changed in place. */
+static void heap_fix(const sched_queue_t *q, heap_t *h, int i)
+{
+    heap_down(q, h, i);
+    heap_up(q, h, i);
+}
+
+/* ------------------------------------------------ placement (lock held) */
+
+static void unsched_push(sched_queue_t *q, qent_t *e)
+{
+    if (q->nunsched == q->capunsched) {
+        q->capunsched = q->capunsched ? q->capunsched * 2 : 16;
+        q->unsched = util_xrealloc(q->unsched, (size_t)q->capunsched * sizeof(*q->unsched));
+    }
+    e->pos = q->nunsched;
+    q->unsched[q->nunsched++] = e;
+    int64_t due = e->it->queued_ms + q->o.unschedulable_max_ms;
+    if (due < q->unsched_due)
+        q->unsched_due = due;
+}
+
+static void place(sched_queue_t *q, qent_t *e, int where)
+{
+    e->where = where;
+    switch (where) {
+    case Q_ACTIVE:  heap_push(q, &q->active, e); break;
+    case Q_BACKOFF: heap_push(q, &q->backoff, e); break;
+    default:        unsched_push(q, e); break;
+    }
+}
+
+/* Takes e out of whichever structure holds it (it stays in the index). */
+static void unplace(sched_queue_t *q, qent_t *e)
+{
+    switch (e->where) {
+    case Q_ACTIVE:  heap_remove(q, &q->active, e->pos); break;
+    case Q_BACKOFF: heap_remove(q, &q->backoff, e->pos); break;
+    default: {
+        int last = --q->nunsched;
+        if (e->pos != last) {
+            q->unsched[e->pos] = q->unsched[last];
+            q->unsched[e->pos]->pos = e->pos;
+        }
+        break;
+    }
+    }
+}
+
+/* New entry for an item; an existing entry for the same uid is dropped
+ * (the newer item wins). */
+static void enqueue(sched_queue_t *q, queue_item_t *it, int where)
+{
+    qent_t *e = util_xcalloc(1, sizeof(*e));
+    e->it = it;
+    qent_t *old = hashmap_put(q->index, it->pod->uid, e);
+    if (old) {
+        unplace(q, old);
+        queue_item_free(old->it);
+        free(old);
+    }
+    place(q, e, where);
+}
+
+/* Removes uid from the queue; returns its item (caller owns) or NULL. */
+static queue_item_t *dequeue(sched_queue_t *q, const char *uid)
+{
+    qent_t *e = hashmap_remove(q->index, uid);
+    if (!e)
+        return NULL;
+    unplace(q, e);
+    queue_item_t *it = e->it;
+    free(e);
+    return it;
+}
+
+/* Where a reactivated pod goes: backoff while its backoff runs, else active. */
+static int active_or_backoff(const queue_item_t *it, int64_t now)
+{
+    return it->backoff_until > now ? Q_BACKOFF : Q_ACTIVE;
+}
+
+static void flush_backoff(sched_queue_t *q, int64_t now)
+{
+    while (q->backoff.n > 0 && q->backoff.a[0]->it->backoff_until <= now) {
+        qent_t *e = q->backoff.a[0];
+        heap_remove(q, &q->backoff, 0);
+        place(q, e, Q_ACTIVE);
+    }
+}
+
+/* Unschedulable pods waiting longer than unschedulable_max_ms get retried. */
+static void flush_unsched(sched_queue_t *q, int64_t now)
+{
+    if (now < q->unsched_due)
+        return;
+    q->unsched_due = INT64_MAX;
+    for (int i = 0; i < q->nunsched;) {
+        qent_t *e = q->unsched[i];
+        int64_t due = e->it->queued_ms + q->o.unschedulable_max_ms;
+        if (due <= now) {
+            unplace(q, e);      /* swaps the last slot into i: do not advance */
+            place(q, e, active_or_backoff(e->it, now));
+        } else {
+            if (due < q->unsched_due)
+                q->unsched_due = due;
+            i++;
+        }
+    }
+}
+
+static void inflight_free(inflight_t *f)
+{
+    if (!f)
+        return;
+    pod_unref(f->orig);
+    pod_unref(f->updated);
+    free(f);
+}
+
+/* ----------------------------------------------------- spec comparison */
+
+static int str_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static int labels_eq(const labels_t *a, const labels_t *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++)
+        if (!str_eq(a->items[i].key, b->items[i].key) || !str_eq(a->items[i].value, b->items[i].value))
+            return 0;
+    return 1;
+}
+
+static int selector_eq(const selector_t *a, const selector_t *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++) {
+        const sel_req_t *x = &a->reqs[i], *y = &b->reqs[i];
+        if (!str_eq(x->key, y->key) || x->op != y->op || x->on_field != y->on_field || x->nvalues != y->nvalues)
+            return 0;
+        for (int j = 0; j < x->nvalues; j++)
+            if (!str_eq(x->values[j], y->values[j]))
+                return 0;
+    }
+    return 1;
+}
+
+static int resources_eq(const resources_t *a, const resources_t *b)
+{
+    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral ||
+        a->pods != b->pods || a->nscalar != b->nscalar)
+        return 0;
+    for (int i = 0; i < a->nscalar; i++)
+        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value)
+            return 0;
+    return 1;
+}
+
+/* Did anything the filters look at change? Status-only updates (conditions
+ * the scheduler itself writes after a failure) must not requeue the pod, or
+ * every failure would retrigger itself, like kube's isPodUpdated. */
+static int pod_spec_changed(const pod_t *a, const pod_t *b)
+{
+    if (a == b)
+        return 0;
+    if (a->priority != b->priority || !resources_eq(&a->requests, &b->requests) ||
+        !labels_eq(&a->labels, &b->labels) || !str_eq(a->pool, b->pool) ||
+        a->has_node_selector != b->has_node_selector || !selector_eq(&a->node_selector, &b->node_selector) ||
+        a->naffinity_terms != b->naffinity_terms || a->ntolerations != b->ntolerations ||
+        a->nports != b->nports || a->npreferred != b->npreferred)
+        return 1;
+    for (int i = 0; i < a->naffinity_terms; i++)
+        if (!selector_eq(&a->affinity_terms[i], &b->affinity_terms[i]))
+            return 1;
+    for (int i = 0; i < a->ntolerations; i++) {
+        const toleration_t *x = &a->tolerations[i], *y = &b->tolerations[i];
+        if (!str_eq(x->key, y->key) || !str_eq(x->value, y->value) || x->op_exists != y->op_exists ||
+            x->effect != y->effect)
+            return 1;
+    }
+    for (int i = 0; i < a->nports; i++) {
+        const host_port_t *x = &a->ports[i], *y = &b->ports[i];
+        if (x->port != y->port || strcmp(x->protocol, y->protocol) || strcmp(x->host_ip, y->host_ip))
+            return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+void queue_opts_default(queue_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->less = queue_default_less;
+    o->initial_backoff_ms = 1000;
+    o->max_backoff_ms = 10000;
+    o->unschedulable_max_ms = 60000;
+}
+
+sched_queue_t *queue_new(const queue_opts_t *o)
+{
+    sched_queue_t *q = util_xcalloc(1, sizeof(*q));
+    if (o)
+        q->o = *o;
+    else
+        queue_opts_default(&q->o);
+    if (!q->o.less)
+        q->o.less = queue_default_less;
+    if (q->o.initial_backoff_ms < 0)
+        q->o.initial_backoff_ms = 0;
+    if (q->o.max_backoff_ms < q->o.initial_backoff_ms)
+        q->o.max_backoff_ms = q->o.initial_backoff_ms;
+    q->active.less = active_less;
+    q->backoff.less = backoff_less;
+    q->unsched_due = INT64_MAX;
+    q->index = hashmap_new(64);
+    q->inflight = hashmap_new(16);
+
+    /* Timed waits use the monotonic clock, like every deadline here. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&q->mu, NULL);
+    return q;
+}
+
+void queue_free(sched_queue_t *q)
+{
+    if (!q)
+        return;
+    const char *k;
+    void *v;
+    for (size_t i = 0; hashmap_next(q->index, &i, &k, &v);) {
+        qent_t *e = v;
+        queue_item_free(e->it);
+        free(e);
+    }
+    for (size_t i = 0; hashmap_next(q->inflight, &i, &k, &v);)
+        inflight_free(v);
+    hashmap_free(q->index);
+    hashmap_free(q->inflight);
+    free(q->active.a);
+    free(q->backoff.a);
+    free(q->unsched);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+void queue_close(sched_queue_t *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->closed = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* ------------------------------------------------------------ producers */
+
+/* Remembers an update for a pod that is out with a caller. */
+static void mark_update(inflight_t *f, pod_t *pod)
+{
+    if (pod_spec_changed(f->updated ? f->updated : f->orig, pod))
+        f->changed = 1;
+    pod_unref(f->updated);
+    f->updated = pod_ref(pod);
+}
+
+void queue_add(sched_queue_t *q, pod_t *pod, int borrower)
+{
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&q->mu);
+    inflight_t *f = hashmap_get(q->inflight, pod->uid);
+    qent_t *e = hashmap_get(q->index, pod->uid);
+    if (f) {
+        /* Out with a caller: the add is an update, applied at requeue. */
+        f->changed = 1;
+        pod_unref(f->updated);
+        f->updated = pod_ref(pod);
+    } else if (e) {
+        /* Known: replace the object and make it active now (kube's Add). */
+        pod_unref(e->it->pod);
+        e->it->pod = pod_ref(pod);
+        e->it->borrower = borrower;
+        unplace(q, e);
+        place(q, e, Q_ACTIVE);
+    } else {
+        queue_item_t *it = util_xcalloc(1, sizeof(*it));
+        it->pod = pod_ref(pod);
+        it->borrower = borrower;
+        it->first_ms = it->queued_ms = now;
+        enqueue(q, it, Q_ACTIVE);
+    }
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void queue_push_item(sched_queue_t *q, queue_item_t *it)
+{
+    pthread_mutex_lock(&q->mu);
+    it->queued_ms = util_now_ms();
+    enqueue(q, it, Q_ACTIVE);
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void queue_update(sched_queue_t *q, pod_t *pod)
+{
+    pthread_mutex_lock(&q->mu);
+    inflight_t *f = hashmap_get(q->inflight, pod->uid);
+    qent_t *e = hashmap_get(q->index, pod->uid);
+    if (f) {
+        mark_update(f, pod);
+    } else if (e) {
+        int changed = pod_spec_changed(e->it->pod, pod);
+        pod_unref(e->it->pod);
+        e->it->pod = pod_ref(pod);
+        if (e->where == Q_ACTIVE) {
+            heap_fix(q, &q->active, e->pos);    /* priority may have moved */
+        } else if (e->where == Q_UNSCHED && changed) {
+            unplace(q, e);
+            place(q, e, Q_ACTIVE);
+            pthread_cond_signal(&q->cv);
+        }
+    }
+    /* Unknown pods are left to queue_add: an update for a pod this queue
+     * never had (bound, or queued in another pool) must not enqueue it. */
+    pthread_mutex_unlock(&q->mu);
+}
+
+void queue_delete(sched_queue_t *q, const char *uid)
+{
+    pthread_mutex_lock(&q->mu);
+    inflight_t *f = hashmap_get(q->inflight, uid);
+    if (f)
+        f->deleted = 1;
+    queue_item_t *it = dequeue(q, uid);
+    pthread_mutex_unlock(&q->mu);
+    queue_item_free(it);
+}
+
+queue_item_t *queue_take(sched_queue_t *q, const char *uid)
+{
+    pthread_mutex_lock(&q->mu);
+    queue_item_t *it = dequeue(q, uid);
+    pthread_mutex_unlock(&q->mu);
+    return it;
+}
+
+queue_item_t **queue_take_all(sched_queue_t *q, int *n)
+{
+    pthread_mutex_lock(&q->mu);
+    int total = q->active.n + q->backoff.n + q->nunsched, k = 0;
+    queue_item_t **out = util_xcalloc((size_t)total + 1, sizeof(*out));
+    /* Active first, in pop order, so the receiver sees the best ones first. */
+    while (q->active.n > 0) {
+        out[k++] = q->active.a[0]->it;
+        heap_remove(q, &q->active, 0);
+    }
+    for (int i = 0; i < q->backoff.n; i++)
+        out[k++] = q->backoff.a[i]->it;
+    for (int i = 0; i < q->nunsched; i++)
+        out[k++] = q->unsched[i]->it;
+    q->backoff.n = q->nunsched = 0;
+    const char *key;
+    void *v;
+    for (size_t i = 0; hashmap_next(q->index, &i, &key, &v);)
+        free(v);
+    hashmap_free(q->index);
+    q->index = hashmap_new(64);
+    q->unsched_due = INT64_MAX;
+    pthread_mutex_unlock(&q->mu);
+    *n = k;
+    return out;
+}
+
+void queue_move_all_to_active(sched_queue_t *q, const char *event)
+{
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&q->mu);
+    int moved = q->nunsched;
+    q->move_cycle = q->cycle;
+    while (q->nunsched > 0) {
+        qent_t *e = q->unsched[q->nunsched - 1];
+        q->nunsched--;
+        place(q, e, active_or_backoff(e->it, now));
+    }
+    q->unsched_due = INT64_MAX;
+    if (moved)
+        pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    if (moved)
+        LOG_D("queue: moved %d unschedulable pods on %s", moved, event ? event : "event");
+}
+
+/* ------------------------------------------------------------ consumers */
+
+static void abs_deadline(struct timespec *ts, int64_t at_ms)
+{
+    ts->tv_sec = at_ms / 1000;
+    ts->tv_nsec = (at_ms % 1000) * 1000000L;
+}
+
+queue_item_t *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms)
+{
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : util_now_ms() + timeout_ms;
+    queue_item_t *it = NULL;
+    pthread_mutex_lock(&q->mu);
+    while (!q->closed) {
+        int64_t now = util_now_ms();
+        flush_backoff(q, now);
+        flush_unsched(q, now);
+        if (q->active.n > 0) {
+            qent_t *e = q->active.a[0];
+            heap_remove(q, &q->active, 0);
+            hashmap_remove(q->index, e->it->pod->uid);
+            it = e->it;
+            free(e);
+            it->cycle = ++q->cycle;
+            inflight_t *f = util_xcalloc(1, sizeof(*f));
+            f->orig = pod_ref(it->pod);
+            inflight_free(hashmap_put(q->inflight, it->pod->uid, f));
+            break;
+        }
+        if (now >= deadline)
+            break;
+        /* Sleep until the caller's deadline or the next item falls due. */
+        int64_t wake = deadline;
+        if (q->backoff.n > 0 && q->backoff.a[0]->it->backoff_until < wake)
+            wake = q->backoff.a[0]->it->backoff_until;
+        if (q->nunsched > 0 && q->unsched_due < wake)
+            wake = q->unsched_due;
+        if (wake == INT64_MAX) {
+            pthread_cond_wait(&q->cv, &q->mu);
+        } else {
+            struct timespec ts;
+            abs_deadline(&ts, wake);
+            pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    return it;
+}
+
+queue_item_t *queue_pop(sched_queue_t *q)
+{
+    return queue_pop_timeout(q, -1);
+}
+
+/* Common give-back path. to_backoff forces the backoff queue. Returns the
+ * item to free outside the lock, if the pod went away while out. */
+static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backoff)
+{
+    int64_t now = util_now_ms();
+    inflight_t *f = hashmap_remove(q->inflight, it->pod->uid);
+    int changed = 0;
+    if (f && f->deleted) {
+        inflight_free(f);
+        return it;
+    }
+    if (f && f->updated) {
+        pod_unref(it->pod);
+        it->pod = f->updated;
+        f->updated = NULL;
+        changed = f->changed;
+    }
+    inflight_free(f);
+    if (hashmap_get(q->index, it->pod->uid))
+        return it;      /* re-queued by someone else meanwhile: that one wins */
+
+    it->attempts++;
+    it->queued_ms = now;
+    it->backoff_until = now + backoff_duration(q, it->attempts);
+    int where;
+    if (changed)
+        where = Q_ACTIVE;       /* the object changed: worth a fresh try */
+    else if (to_backoff || (q->move_cycle && q->move_cycle >= it->cycle))
+        where = active_or_backoff(it, now);
+    else
+        where = Q_UNSCHED;
+    enqueue(q, it, where);
+    pthread_cond_signal(&q->cv);
+    return NULL;
+}
+
+void queue_requeue(sched_queue_t *q, queue_item_t *it)
+{
+    pthread_mutex_lock(&q->mu);
+    queue_item_t *dead = give_back(q, it, 0);
+    pthread_mutex_unlock(&q->mu);
+    queue_item_free(dead);
+}
+
+void queue_requeue_backoff(sched_queue_t *q, queue_item_t *it)
+{
+    pthread_mutex_lock(&q->mu);
+    queue_item_t *dead = give_back(q, it, 1);
+    pthread_mutex_unlock(&q->mu);
+    queue_item_free(dead);
+}
+
+void queue_done(sched_queue_t *q, queue_item_t *it)
+{
+    pthread_mutex_lock(&q->mu);
+    inflight_t *f = hashmap_remove(q->inflight, it->pod->uid);
+    pthread_mutex_unlock(&q->mu);
+    inflight_free(f);
+}
+
+/* ---------------------------------------------------------------- stats */
+
+void queue_get_stats(sched_queue_t *q, queue_stats_t *s)
+{
+    pthread_mutex_lock(&q->mu);
+    s->active = q->active.n;
+    s->backoff = q->backoff.n;
+    s->unschedulable = q->nunsched;
+    s->inflight = (int)hashmap_len(q->inflight);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void queue_pending_requests(sched_queue_t *q, resources_t *sum, int *npods)
+{
+    res_zero(sum);
+    int n = 0;
+    pthread_mutex_lock(&q->mu);
+    const char *k;
+    void *v;
+    for (size_t i = 0; hashmap_next(q->index, &i, &k, &v); n++)
+        res_add(sum, &((qent_t *)v)->it->pod->requests);
+    pthread_mutex_unlock(&q->mu);
+    if (npods)
+        *npods = n;
+}

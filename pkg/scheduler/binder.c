@@ -1,0 +1,174 @@
+/* binder.c -- bind workers: POST pods/<name>/binding concurrently, so the
+ * pool threads never wait on the API server. A failed bind forgets the
+ * assumption and gives the pod back to its home pool's queue. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+typedef struct bind_job {
+    struct bind_job *next;
+    pod_t   *pod;
+    char    *node;
+    char    *lender;
+    int64_t  first_ms;
+} bind_job_t;
+
+struct binder {
+    scheduler_t    *s;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    bind_job_t     *head, *tail;
+    int             closing;
+    pthread_t      *threads;
+    int             nthreads;
+};
+
+const double scheduler_latency_buckets[11] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+static void job_free(bind_job_t *j)
+{
+    pod_unref(j->pod);
+    free(j->node);
+    free(j->lender);
+    free(j);
+}
+
+static void observe_latency(scheduler_t *s, double secs)
+{
+    pthread_mutex_lock(&s->stats_mu);
+    s->stats.e2e_latency_sum_s += secs;
+    int b = 0;
+    while (b < 11 && secs > scheduler_latency_buckets[b]) b++;
+    s->stats.e2e_latency_bucket[b]++;
+    pthread_mutex_unlock(&s->stats_mu);
+}
+
+static char *binding_body(const bind_job_t *j)
+{
+    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}",
+                          "apiVersion", "v1", "kind", "Binding",
+                          "metadata", "name", j->pod->name, "namespace", j->pod->ns,
+                          "target", "apiVersion", "v1", "kind", "Node", "name", j->node);
+    if (j->lender) {
+        /* The API server copies a Binding's annotations onto the pod: the
+         * borrow mark costs no extra request. */
+        json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                            json_pack("{s:s}", BORROWED_ANNOTATION, j->lender));
+    }
+    char *txt = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    return txt;
+}
+
+static void bind_one(scheduler_t *s, bind_job_t *j)
+{
+    char *ns = util_urlencode(j->pod->ns), *name = util_urlencode(j->pod->name);
+    sbuf_t path = {0};
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    char *body = binding_body(j);
+    char err[256] = "";
+    kube_response_t resp = {0};
+    int rc = kube_request(s->kc, "POST", path.data, NULL, body, &resp, err, sizeof(err));
+    long status = rc == 0 ? resp.status : 0;
+    if (rc == 0 && status >= 200 && status < 300) {
+        stats_add(s, &s->stats.binds_ok, 1);
+        observe_latency(s, (double)(util_now_ms() - j->first_ms) / 1000.0);
+        LOG_D("bound pod=%s node=%s%s%s", j->pod->key, j->node, j->lender ? " lender=" : "", j->lender ? j->lender : "");
+        char msg[512];
+        snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", j->pod->key, j->node);
+        writer_pod_event(s->writer, j->pod, "Normal", "Scheduled", msg);
+        if (j->lender) {
+            snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", j->node, j->lender);
+            writer_pod_event(s->writer, j->pod, "Normal", "Borrowed", msg);
+        }
+    } else {
+        stats_add(s, &s->stats.bind_errors, 1);
+        if (rc == 0) snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp.body ? resp.body : "");
+        cache_forget(s->cache, j->pod->uid);
+        if (status == 404) {
+            LOG_D("bind pod=%s: pod is gone", j->pod->key);
+        } else if (status == 409) {
+            /* Already bound (by us before a restart, or by someone else): the
+             * watch brings the truth. */
+            LOG_I("bind pod=%s node=%s: conflict, pod already bound", j->pod->key, j->node);
+        } else {
+            LOG_W("bind pod=%s node=%s failed: %s; retrying", j->pod->key, j->node, err);
+            sched_pool_t *H = pools_get(s, pools_home_id(s, j->pod));
+            if (!H) H = pools_get(s, DEFAULT_POOL_ID);
+            if (H) queue_add(H->q, j->pod, 0);
+        }
+    }
+    kube_response_free(&resp);
+    free(body);
+    sbuf_free(&path);
+    free(ns);
+    free(name);
+}
+
+static void *binder_main(void *arg)
+{
+    binder_t *b = arg;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        while (!b->head && !b->closing) pthread_cond_wait(&b->cv, &b->mu);
+        bind_job_t *j = b->head;
+        if (j) {
+            b->head = j->next;
+            if (!b->head) b->tail = NULL;
+        }
+        pthread_mutex_unlock(&b->mu);
+        if (!j) break;       /* closing and drained */
+        bind_one(b->s, j);
+        job_free(j);
+    }
+    return NULL;
+}
+
+binder_t *binder_new(scheduler_t *s, int workers)
+{
+    binder_t *b = util_xcalloc(1, sizeof(*b));
+    b->s = s;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    if (workers < 1) workers = 1;
+    b->threads = util_xcalloc((size_t)workers, sizeof(*b->threads));
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&b->threads[i], NULL, binder_main, b) != 0) break;
+        b->nthreads++;
+    }
+    return b;
+}
+
+void binder_submit(binder_t *b, pod_t *pod, const char *node, const char *lender, int64_t first_ms)
+{
+    bind_job_t *j = util_xcalloc(1, sizeof(*j));
+    j->pod = pod_ref(pod);
+    j->node = util_strdup(node);
+    j->lender = lender ? util_strdup(lender) : NULL;
+    j->first_ms = first_ms;
+    pthread_mutex_lock(&b->mu);
+    if (b->tail) b->tail->next = j;
+    else b->head = j;
+    b->tail = j;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Drains what is queued (binds already decided must not be lost), then joins. */
+void binder_free(binder_t *b)
+{
+    if (!b) return;
+    pthread_mutex_lock(&b->mu);
+    b->closing = 1;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    for (int i = 0; i < b->nthreads; i++) pthread_join(b->threads[i], NULL);
+    for (bind_job_t *j = b->head, *n; j; j = n) { n = j->next; job_free(j); }
+    free(b->threads);
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}

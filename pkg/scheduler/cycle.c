@@ -1,0 +1,209 @@
+/* cycle.c -- a pool's scheduling thread: pop, filter, score, assume, hand
+ * the bind to the binder; on failure run the post-filter (preemption, then
+ * borrowing) and give the pod back to its queue. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static uint64_t rng_next(uint64_t *x)
+{
+    /* xorshift64*: enough for tie-breaks, no shared state between pools */
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 2685821657736338717ULL;
+}
+
+/* Filter that also counts pods nominated to the node with at least the
+ * pod's priority, so room reserved by a preemption is not taken. Cache lock
+ * held. */
+static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node_info_t *ni, fw_status_t *st)
+{
+    pod_t *const *noms = NULL;
+    int nn = cache_nominated_locked(s->cache, ni->name, &noms);
+    int extra = 0;
+    for (int i = 0; i < nn; i++)
+        if (strcmp(noms[i]->uid, pod->uid) != 0 && noms[i]->priority >= pod->priority) extra++;
+    fw_status_reset(st);
+    if (!extra) return framework_filter(s->fw, cs, pod, ni, st);
+    node_info_t *tmp = node_info_clone(ni);
+    for (int i = 0; i < nn; i++)
+        if (strcmp(noms[i]->uid, pod->uid) != 0 && noms[i]->priority >= pod->priority)
+            node_info_add_pod(tmp, noms[i]);
+    int rc = framework_filter(s->fw, cs, pod, tmp, st);
+    node_info_free(tmp);
+    return rc;
+}
+
+typedef struct decision {
+    char    *node;          /* chosen node, owned; NULL if none */
+    uint64_t generation;
+    char    *message;       /* failure summary, owned */
+    int      pool_nodes;
+} decision_t;
+
+/* Filter and score over the pool's nodes under the read lock. */
+static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
+{
+    scheduler_t *s = P->s;
+    fw_status_t st;
+    memset(d, 0, sizeof(*d));
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    int pool_n = 0;
+    for (int i = 0; i < n; i++)
+        if (nodes[i]->pool == P->id && nodes[i]->node) pool_n++;
+    d->pool_nodes = pool_n;
+    int want = framework_num_feasible_to_find(s->fw, pool_n);
+    node_info_t **feasible = util_xcalloc((size_t)(pool_n ? pool_n : 1), sizeof(*feasible));
+    int nf = 0, i = 0;
+    fw_diagnosis_t *diag = fw_diagnosis_new();
+    unsigned start = n ? P->next_start % (unsigned)n : 0;
+    for (i = 0; i < n && nf < want; i++) {
+        node_info_t *ni = nodes[(start + (unsigned)i) % (unsigned)n];
+        if (ni->pool != P->id || !ni->node) continue;
+        if (filter_node(s, cs, pod, ni, &st) == FW_SUCCESS) feasible[nf++] = ni;
+        else fw_diagnosis_add(diag, &st);
+    }
+    /* Next search starts where this one stopped, spreading work like
+     * kube-scheduler's nextStartNodeIndex. */
+    P->next_start = n ? (start + (unsigned)i) % (unsigned)n : 0;
+    if (nf > 0) {
+        int64_t *scores = util_xcalloc((size_t)nf, sizeof(*scores));
+        framework_score(s->fw, cs, pod, feasible, nf, scores);
+        int best = 0, ties = 1;
+        for (int k = 1; k < nf; k++) {
+            if (scores[k] > scores[best]) { best = k; ties = 1; }
+            else if (scores[k] == scores[best] && rng_next(&P->rng) % (uint64_t)++ties == 0) best = k;
+        }
+        d->node = util_strdup(feasible[best]->name);
+        d->generation = feasible[best]->generation;
+        free(scores);
+    } else {
+        d->message = fw_diagnosis_message(diag, pool_n);
+    }
+    fw_diagnosis_free(diag);
+    free(feasible);
+    cache_unlock(s->cache);
+}
+
+/* Reserve: account the pod on the node unless the node changed under us in
+ * a way that no longer fits. */
+static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
+{
+    scheduler_t *s = P->s;
+    fw_status_t st;
+    int ok = 0;
+    cache_wrlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, d->node);
+    if (ni && ni->node && ni->pool == P->id &&
+        (ni->generation == d->generation || filter_node(s, cs, pod, ni, &st) == FW_SUCCESS))
+        ok = cache_assume_locked(s->cache, pod, d->node) == 0;
+    cache_unlock(s->cache);
+    return ok;
+}
+
+static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *message)
+{
+    scheduler_t *s = P->s;
+    int changed = !it->last_message || strcmp(it->last_message, message) != 0;
+    /* One event per new reason, and a reminder every 10 attempts, so a
+     * thousand pending pods do not flood the API server. */
+    if (changed || it->attempts % 10 == 0) {
+        writer_pod_event(s->writer, it->pod, "Warning", "FailedScheduling", message);
+        if (changed) writer_unschedulable_condition(s->writer, it->pod, message);
+    }
+    if (changed) LOG_I("unschedulable pod=%s pool=%s: %s", it->pod->key, P->name, message);
+    else LOG_D("still unschedulable pod=%s pool=%s", it->pod->key, P->name);
+    free(it->last_message);
+    it->last_message = message;
+}
+
+/* Refreshes the item's pod from the cache. 0 if it is no longer ours to
+ * schedule (bound, deleted, terminal, another scheduler). */
+static int refresh(scheduler_t *s, queue_item_t *it)
+{
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, it->pod->uid, &st);
+    if (!cur || st != CPOD_PENDING || strcmp(cur->scheduler_name, s->name) != 0 || cur->deleting) {
+        pod_unref(cur);
+        return 0;
+    }
+    pod_unref(it->pod);
+    it->pod = cur;
+    return 1;
+}
+
+static void schedule_one(sched_pool_t *P, queue_item_t *it)
+{
+    scheduler_t *s = P->s;
+    if (!refresh(s, it)) {
+        queue_done(P->q, it);
+        queue_item_free(it);
+        return;
+    }
+    /* A home pod found in another pool's queue (its pool appeared since)
+     * goes home. */
+    int home = pools_home_id(s, it->pod);
+    if (!it->borrower && home != P->id) {
+        sched_pool_t *H = pools_get(s, home);
+        if (H) {
+            queue_done(P->q, it);
+            queue_push_item(H->q, it);
+            return;
+        }
+    }
+    cycle_state_t *cs = cycle_state_new();
+    fw_status_t st;
+    fw_status_reset(&st);
+    decision_t d;
+    if (framework_pre_filter(s->fw, cs, it->pod, &st) != FW_SUCCESS) {
+        memset(&d, 0, sizeof(d));
+        sbuf_t b = {0};
+        sbuf_printf(&b, "0/0 nodes are available: %s.", st.nreasons ? st.reasons[0] : "prefilter failed");
+        d.message = b.data;
+    } else {
+        decide(P, cs, it->pod, &d);
+    }
+    if (d.node && assume(P, cs, it->pod, &d)) {
+        stats_add(s, &s->stats.attempts_scheduled, 1);
+        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
+        binder_submit(s->binder, it->pod, d.node, it->borrower ? P->name : NULL, it->first_ms);
+        queue_done(P->q, it);
+        queue_item_free(it);
+    } else if (d.node) {
+        /* The node changed between decision and reserve: try again soon. */
+        queue_requeue_backoff(P->q, it);
+    } else {
+        stats_add(s, &s->stats.attempts_unschedulable, 1);
+        pf_result_t r = postfilter_run(P, it);
+        if (r == PF_MOVED) {
+            free(d.message);       /* the item now belongs to the lender's queue */
+        } else {
+            report_unschedulable(P, it, d.message);
+            d.message = NULL;
+            it->tried_borrow = 0;
+            queue_requeue(P->q, it);
+        }
+    }
+    free(d.node);
+    free(d.message);
+    cycle_state_free(cs);
+}
+
+void *pool_thread_main(void *arg)
+{
+    sched_pool_t *P = arg;
+    LOG_D("pool %s: scheduling thread started", P->name);
+    for (;;) {
+        queue_item_t *it = queue_pop(P->q);
+        if (!it) break;
+        schedule_one(P, it);
+    }
+    LOG_D("pool %s: scheduling thread stopped", P->name);
+    return NULL;
+}

@@ -1,0 +1,150 @@
+/* informers.c -- what the scheduler does with each watched object: nodes
+ * and pods feed the cache and wake the queues, PDBs feed preemption. Each
+ * handler runs on its informer's thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+void stats_add(scheduler_t *s, unsigned long *field, unsigned long n)
+{
+    pthread_mutex_lock(&s->stats_mu);
+    *field += n;
+    pthread_mutex_unlock(&s->stats_mu);
+}
+
+void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    scheduler_t *s = ud;
+    if (type == KUBE_DELETED) {
+        cache_delete_node(s->cache, key);
+        LOG_D("node %s deleted", key);
+        return;
+    }
+    char err[256];
+    node_t *n = node_from_json(obj, err, sizeof(err));
+    if (!n) {
+        LOG_W("node %s ignored: %s", key, err);
+        return;
+    }
+    int changed = cache_upsert_node(s->cache, n);
+    node_unref(n);
+    if (changed) pools_move_all(s, "NodeChanged");
+}
+
+static const char *str_at(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = json_object_get(json_object_get(obj, a), b);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* A pod we cannot parse (say, a malformed quantity the API let through) is
+ * never silently dropped: its owner gets an event saying why. */
+static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const char *err)
+{
+    const char *sched = str_at(obj, "spec", "schedulerName");
+    const char *node = str_at(obj, "spec", "nodeName");
+    if (!sched || strcmp(sched, s->name) != 0 || (node && node[0])) return;
+    LOG_W("pod %s cannot be scheduled: %s", key, err);
+    const char *ns = str_at(obj, "metadata", "namespace"), *name = str_at(obj, "metadata", "name");
+    const char *uid = str_at(obj, "metadata", "uid");
+    if (!ns || !name || !uid) return;
+    pod_t fake;
+    memset(&fake, 0, sizeof(fake));
+    fake.ns = (char *)ns;
+    fake.name = (char *)name;
+    fake.uid = (char *)uid;
+    fake.resource_version = (char *)"";
+    char msg[400];
+    snprintf(msg, sizeof(msg), "invalid pod spec: %s", err);
+    writer_pod_event(s->writer, &fake, "Warning", "FailedScheduling", msg);
+}
+
+static void forget_pod(scheduler_t *s, const char *uid)
+{
+    int pool = -1;
+    pod_t *old = NULL;
+    cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
+    pools_delete_pod(s, uid);
+    if (st == CPOD_BOUND || st == CPOD_ASSUMED) pools_move_all(s, "PodDeleted");
+    pod_unref(old);
+}
+
+void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    scheduler_t *s = ud;
+    char *known = hashmap_get(s->pod_uid_by_key, key);
+    if (type == KUBE_DELETED) {
+        if (known) {
+            forget_pod(s, known);
+            free(hashmap_remove(s->pod_uid_by_key, key));
+        }
+        return;
+    }
+    char err[256];
+    pod_t *p = pod_from_json(obj, err, sizeof(err));
+    if (!p) {
+        report_bad_pod(s, key, obj, err);
+        return;
+    }
+    if (known && strcmp(known, p->uid) != 0) {
+        /* Same name, new object: the old one is gone. */
+        forget_pod(s, known);
+        free(hashmap_remove(s->pod_uid_by_key, key));
+        known = NULL;
+    }
+    if (!known) hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
+    cache_pod_state_t now = CPOD_NONE;
+    cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
+    int ours = strcmp(p->scheduler_name, s->name) == 0;
+    if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
+        sched_pool_t *H = pools_get(s, pools_home_id(s, p));
+        if (!H) H = pools_get(s, DEFAULT_POOL_ID);
+        queue_add(H->q, p, 0);
+    } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
+        pools_delete_pod(s, p->uid);           /* bound by someone else */
+    } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
+        pools_move_all(s, "PodCompleted");
+    }
+    pod_unref(p);
+}
+
+/* --- PodDisruptionBudgets ------------------------------------------------- */
+
+static void pdbs_rebuild_locked(scheduler_t *s)
+{
+    free(s->pdbs);
+    s->npdbs = 0;
+    s->pdbs = util_xcalloc(hashmap_len(s->pdb_by_key) + 1, sizeof(*s->pdbs));
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->pdb_by_key, &it, &k, &v);) s->pdbs[s->npdbs++] = v;
+}
+
+void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    scheduler_t *s = ud;
+    pdb_t *p = NULL;
+    if (type != KUBE_DELETED) {
+        char err[256];
+        p = pdb_from_json(obj, err, sizeof(err));
+        if (!p) LOG_W("PodDisruptionBudget %s ignored: %s", key, err);
+    }
+    pthread_mutex_lock(&s->pdb_mu);
+    pdb_t *old = p ? hashmap_put(s->pdb_by_key, key, p) : hashmap_remove(s->pdb_by_key, key);
+    pdbs_rebuild_locked(s);
+    pthread_mutex_unlock(&s->pdb_mu);
+    if (old) pdb_free(old);
+}
+
+void pdbs_destroy(scheduler_t *s)
+{
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->pdb_by_key, &it, &k, &v);) pdb_free(v);
+    hashmap_free(s->pdb_by_key);
+    free(s->pdbs);
+    pthread_mutex_destroy(&s->pdb_mu);
+}

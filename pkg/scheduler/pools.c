@@ -1,0 +1,271 @@
+/* pools.c -- the live set of pools: one queue and one thread each, the node
+ * partition, and what happens to nodes and pending pods when a Pool object
+ * is created, changed or deleted. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* Rebuilds the contiguous spec array used by the partition (pools_mu held). */
+static void rebuild_specs_locked(scheduler_t *s)
+{
+    free(s->spec_arr);
+    free(s->spec_ids);
+    s->spec_arr = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_arr));
+    s->spec_ids = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_ids));
+    s->nspecs = 0;
+    for (int i = 0; i < s->npools; i++) {
+        sched_pool_t *P = s->pools[i];
+        if (P->dead || P->id == DEFAULT_POOL_ID) continue;
+        s->spec_arr[s->nspecs] = P->spec;      /* shallow: P owns the memory */
+        s->spec_ids[s->nspecs] = P->id;
+        s->nspecs++;
+    }
+}
+
+static sched_pool_t *pool_new_locked(scheduler_t *s, const char *name)
+{
+    sched_pool_t *P = util_xcalloc(1, sizeof(*P));
+    P->s = s;
+    P->id = s->npools;
+    P->name = util_strdup(name);
+    P->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)util_now_us() ^ ((uint64_t)P->id << 32);
+    queue_opts_t qo;
+    queue_opts_default(&qo);
+    P->q = queue_new(&qo);
+    if (s->npools == s->cap_pools) {
+        s->cap_pools = s->cap_pools ? s->cap_pools * 2 : 8;
+        s->pools = util_xrealloc(s->pools, (size_t)s->cap_pools * sizeof(*s->pools));
+    }
+    s->pools[s->npools++] = P;
+    return P;
+}
+
+void pools_init(scheduler_t *s)
+{
+    pthread_mutex_init(&s->pools_mu, NULL);
+    s->pool_by_name = hashmap_new(16);
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *def = pool_new_locked(s, DEFAULT_POOL);
+    pool_spec_default(&def->spec);
+    rebuild_specs_locked(s);
+    pthread_mutex_unlock(&s->pools_mu);
+}
+
+static void pool_start(sched_pool_t *P)
+{
+    if (P->started) return;
+    if (pthread_create(&P->thread, NULL, pool_thread_main, P) != 0) {
+        LOG_E("pool %s: cannot start its thread", P->name);
+        return;
+    }
+    P->started = 1;
+}
+
+static void pool_join(sched_pool_t *P)
+{
+    queue_close(P->q);
+    if (P->started) {
+        pthread_join(P->thread, NULL);
+        P->started = 0;
+    }
+}
+
+void pools_start_threads(scheduler_t *s)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    s->threads_on = 1;
+    for (int i = 0; i < s->npools; i++)
+        if (!s->pools[i]->dead) pool_start(s->pools[i]);
+    pthread_mutex_unlock(&s->pools_mu);
+}
+
+void pools_stop_threads(scheduler_t *s)
+{
+    /* Close every queue first so threads finish together, then join
+     * without pools_mu (a pool thread may be waiting for it). */
+    pthread_mutex_lock(&s->pools_mu);
+    int n = s->npools;
+    pthread_mutex_unlock(&s->pools_mu);
+    for (int i = 0; i < n; i++) queue_close(s->pools[i]->q);
+    for (int i = 0; i < n; i++) pool_join(s->pools[i]);
+}
+
+void pools_destroy(scheduler_t *s)
+{
+    for (int i = 0; i < s->npools; i++) {
+        sched_pool_t *P = s->pools[i];
+        queue_free(P->q);
+        pool_spec_free(&P->spec);
+        free(P->name);
+        free(P);
+    }
+    free(s->pools);
+    free(s->spec_arr);
+    free(s->spec_ids);
+    hashmap_free(s->pool_by_name);
+    pthread_mutex_destroy(&s->pools_mu);
+}
+
+int pools_partition(void *ud, const node_t *node)
+{
+    scheduler_t *s = ud;
+    pthread_mutex_lock(&s->pools_mu);
+    int idx = pool_partition_node(s->spec_arr, s->nspecs, &node->labels, node->name);
+    int id = idx < 0 ? DEFAULT_POOL_ID : s->spec_ids[idx];
+    pthread_mutex_unlock(&s->pools_mu);
+    return id;
+}
+
+int pools_home_id(scheduler_t *s, const pod_t *p)
+{
+    if (!p->pool || !p->pool[0]) return DEFAULT_POOL_ID;
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *P = hashmap_get(s->pool_by_name, p->pool);
+    int id = P ? P->id : DEFAULT_POOL_ID;
+    pthread_mutex_unlock(&s->pools_mu);
+    return id;
+}
+
+sched_pool_t *pools_get(scheduler_t *s, int id)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *P = (id >= 0 && id < s->npools && !s->pools[id]->dead) ? s->pools[id] : NULL;
+    pthread_mutex_unlock(&s->pools_mu);
+    return P;
+}
+
+void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *P = (id >= 0 && id < s->npools) ? s->pools[id] : NULL;
+    if (no_preempt) *no_preempt = P ? P->spec.disable_preemption : 1;
+    if (no_borrow) *no_borrow = P ? P->spec.disable_borrowing : 1;
+    if (no_share) *no_share = P ? P->spec.disable_sharing : 1;
+    pthread_mutex_unlock(&s->pools_mu);
+}
+
+void pools_move_all(scheduler_t *s, const char *event)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    int n = s->npools;
+    pthread_mutex_unlock(&s->pools_mu);
+    for (int i = 0; i < n; i++) {
+        sched_pool_t *P = pools_get(s, i);
+        if (P) queue_move_all_to_active(P->q, event);
+    }
+}
+
+void pools_delete_pod(scheduler_t *s, const char *uid)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    int n = s->npools;
+    pthread_mutex_unlock(&s->pools_mu);
+    for (int i = 0; i < n; i++) {
+        sched_pool_t *P = pools_get(s, i);
+        if (P) queue_delete(P->q, uid);
+    }
+}
+
+/* Pending pods move to the queue of their (new) home pool: after a pool is
+ * created (its pods wait in default) or deleted (its pods go to default). */
+static void reroute_queue(scheduler_t *s, sched_queue_t *from, int from_id)
+{
+    int n = 0;
+    queue_item_t **items = queue_take_all(from, &n);
+    for (int i = 0; i < n; i++) {
+        queue_item_t *it = items[i];
+        int home = pools_home_id(s, it->pod);
+        sched_pool_t *dst = NULL;
+        if (it->borrower && from_id >= 0 && pools_get(s, from_id)) {
+            dst = pools_get(s, from_id);            /* still a valid lender */
+        } else {
+            it->borrower = 0;
+            dst = pools_get(s, home);
+        }
+        if (!dst) dst = pools_get(s, DEFAULT_POOL_ID);
+        queue_push_item(dst->q, it);
+    }
+    free(items);
+}
+
+static void pool_upsert(scheduler_t *s, json_t *obj)
+{
+    char err[256];
+    pool_spec_t spec;
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+    if (pool_spec_from_json(&spec, obj, err, sizeof(err)) != 0) {
+        LOG_W("pool %s is invalid and ignored: %s", name ? name : "?", err);
+        if (name && s->writer) writer_pool_event(s->writer, name, uid ? uid : "", "Warning", "InvalidPool", err);
+        return;
+    }
+    int is_default = strcmp(spec.name, DEFAULT_POOL) == 0;
+    int created = 0, selector_changed = 0;
+    sched_pool_t *P;
+    pthread_mutex_lock(&s->pools_mu);
+    P = is_default ? s->pools[DEFAULT_POOL_ID] : hashmap_get(s->pool_by_name, spec.name);
+    if (!P) {
+        P = pool_new_locked(s, spec.name);
+        hashmap_put(s->pool_by_name, spec.name, P);
+        created = 1;
+        selector_changed = 1;
+    } else {
+        selector_changed = !is_default;   /* cheap to recompute; selectors are small */
+    }
+    if (is_default) {
+        /* The default pool keeps its catch-all role; only its flags apply. */
+        selector_free(&spec.selector);
+        memset(&spec.selector, 0, sizeof(spec.selector));
+    }
+    pool_spec_free(&P->spec);
+    P->spec = spec;
+    P->has_object = 1;
+    rebuild_specs_locked(s);
+    if (created && s->threads_on) pool_start(P);
+    pthread_mutex_unlock(&s->pools_mu);
+
+    if (created) {
+        LOG_I("pool %s created (preemption=%s borrowing=%s sharing=%s)", spec.name,
+              spec.disable_preemption ? "off" : "on", spec.disable_borrowing ? "off" : "on",
+              spec.disable_sharing ? "off" : "on");
+    }
+    if (selector_changed) cache_repartition(s->cache);
+    if (created) reroute_queue(s, pools_get(s, DEFAULT_POOL_ID)->q, DEFAULT_POOL_ID);
+    pools_move_all(s, "PoolChanged");
+}
+
+static void pool_remove(scheduler_t *s, const char *name)
+{
+    if (strcmp(name, DEFAULT_POOL) == 0) {
+        pthread_mutex_lock(&s->pools_mu);
+        sched_pool_t *D = s->pools[DEFAULT_POOL_ID];
+        pool_spec_free(&D->spec);
+        pool_spec_default(&D->spec);
+        D->has_object = 0;
+        pthread_mutex_unlock(&s->pools_mu);
+        return;
+    }
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *P = hashmap_remove(s->pool_by_name, name);
+    if (P) {
+        P->dead = 1;
+        rebuild_specs_locked(s);
+    }
+    pthread_mutex_unlock(&s->pools_mu);
+    if (!P) return;
+    LOG_I("pool %s deleted: its nodes return to default", name);
+    pool_join(P);
+    cache_repartition(s->cache);
+    reroute_queue(s, P->q, -1);
+    pools_move_all(s, "PoolDeleted");
+}
+
+void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    scheduler_t *s = ud;
+    if (type == KUBE_DELETED) pool_remove(s, key);
+    else pool_upsert(s, obj);
+}

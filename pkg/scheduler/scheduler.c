@@ -1,0 +1,265 @@
+/* scheduler.c -- lifecycle of the scheduler: wiring, start-up order (caches
+ * synced before the first decision, so a restart never double-books a
+ * node), the housekeeping thread (Pool .status, summaries), shutdown. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+void scheduler_opts_default(scheduler_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->scheduler_name = "ai-scheduler";
+    fw_config_default(&o->fw);
+    o->bind_workers = 16;
+    o->pool_status_interval_s = 10;
+    /* The original Ai-Scheduler kills reclaimed pods at once (资源抢占). */
+    o->eviction_grace_s = 0;
+    o->sync_timeout_s = 60;
+}
+
+scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
+{
+    scheduler_t *s = util_xcalloc(1, sizeof(*s));
+    s->opts = *o;
+    s->name = util_strdup(o->scheduler_name ? o->scheduler_name : "ai-scheduler");
+    if (o->identity) {
+        s->identity = util_strdup(o->identity);
+    } else {
+        char host[128] = "ai-scheduler";
+        gethostname(host, sizeof(host) - 1);
+        sbuf_t b = {0};
+        sbuf_printf(&b, "%s_%ld", host, (long)getpid());
+        s->identity = b.data;
+    }
+    s->kc = kc;
+    s->fw = framework_new(&o->fw);
+    if (!s->fw) {
+        snprintf(err, errlen, "invalid framework configuration");
+        free(s->name);
+        free(s->identity);
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->stats_mu, NULL);
+    pthread_mutex_init(&s->pdb_mu, NULL);
+    pthread_mutex_init(&s->hk_mu, NULL);
+    pthread_cond_init(&s->hk_cv, NULL);
+    s->pdb_by_key = hashmap_new(16);
+    s->pod_uid_by_key = hashmap_new(4096);
+    pools_init(s);
+    s->cache = cache_new(pools_partition, s);
+    return s;
+}
+
+/* --- housekeeping: Pool status and a periodic summary --------------------- */
+
+static void write_pool_status(scheduler_t *s)
+{
+    node_t **nodes;
+    pod_t **pods;
+    int nn, np;
+    cache_snapshot(s->cache, &nodes, &nn, &pods, &np);
+    pthread_mutex_lock(&s->pools_mu);
+    int nspecs = s->nspecs;
+    pool_spec_t *specs = util_xcalloc((size_t)nspecs + 1, sizeof(*specs));
+    char **names = util_xcalloc((size_t)nspecs + 1, sizeof(*names));
+    for (int i = 0; i < nspecs; i++) {
+        specs[i] = s->spec_arr[i];
+        /* pool_usage_compute only reads; names are copied because a pool
+         * may be deleted while we write. Selectors stay valid: specs are
+         * freed only by pools_destroy... except on change, so copy them. */
+        specs[i].name = util_strdup(s->spec_arr[i].name);
+        selector_copy(&specs[i].selector, &s->spec_arr[i].selector);
+        specs[i].borrowing_pools = NULL;
+        specs[i].nborrowing = 0;
+        specs[i].uid = NULL;
+        specs[i].resource_version = NULL;
+        names[i] = specs[i].name;
+    }
+    int default_has_object = s->pools[DEFAULT_POOL_ID]->has_object;
+    pthread_mutex_unlock(&s->pools_mu);
+
+    pool_usage_t *u = util_xcalloc((size_t)nspecs + 1, sizeof(*u));
+    pool_usage_compute(specs, nspecs, nodes, nn, pods, np, s->name, u);
+    for (int i = 0; i <= nspecs; i++) {
+        const char *name = i < nspecs ? names[i] : DEFAULT_POOL;
+        if (i == nspecs && !default_has_object) break;
+        json_t *status = pool_usage_to_status(&u[i]);
+        json_t *patch = json_pack("{s:o}", "status", status);
+        char *en = util_urlencode(name);
+        sbuf_t path = {0};
+        sbuf_printf(&path, "/apis/resource.aibee.cn/v1alpha1/pools/%s/status", en);
+        writer_patch(s->writer, path.data, "application/merge-patch+json", json_dumps(patch, JSON_COMPACT));
+        sbuf_free(&path);
+        free(en);
+        json_decref(patch);
+    }
+    for (int i = 0; i < nspecs; i++) {
+        free(specs[i].name);
+        selector_free(&specs[i].selector);
+    }
+    free(specs);
+    free(names);
+    free(u);
+    cache_free_snapshot(nodes, nn, pods, np);
+}
+
+static void log_summary(scheduler_t *s)
+{
+    cache_stats_t cs;
+    cache_get_stats(s->cache, &cs);
+    scheduler_stats_t st;
+    scheduler_get_stats(s, &st);
+    LOG_I("summary: nodes=%d pods=%d pending=%d binding=%d bound_total=%lu unschedulable_attempts=%lu "
+          "preemptions=%lu borrowings=%lu", cs.nodes, cs.pods, cs.pending, cs.assumed, st.binds_ok,
+          st.attempts_unschedulable, st.preemptions, st.borrowings);
+}
+
+static void *housekeeper_main(void *arg)
+{
+    scheduler_t *s = arg;
+    int64_t next_status = 0, next_summary = util_now_ms() + 60000;
+    pthread_mutex_lock(&s->hk_mu);
+    while (!s->stopping) {
+        pthread_mutex_unlock(&s->hk_mu);
+        int64_t now = util_now_ms();
+        if (now >= next_status) {
+            write_pool_status(s);
+            next_status = now + (int64_t)(s->opts.pool_status_interval_s > 0 ? s->opts.pool_status_interval_s : 10) * 1000;
+        }
+        if (now >= next_summary) {
+            log_summary(s);
+            next_summary = now + 60000;
+        }
+        pthread_mutex_lock(&s->hk_mu);
+        if (s->stopping) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&s->hk_cv, &s->hk_mu, &ts);
+    }
+    pthread_mutex_unlock(&s->hk_mu);
+    return NULL;
+}
+
+/* --- start and stop ------------------------------------------------------- */
+
+static int wait_synced(informer_t *inf, const char *what, int timeout_s, const volatile int *stop,
+                       char *err, size_t errlen)
+{
+    for (int waited = 0; waited < timeout_s * 10; waited++) {
+        if (informer_wait_synced(inf, 100)) return 0;
+        if (stop && *stop) {
+            snprintf(err, errlen, "stopped while waiting for %s", what);
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "timed out after %ds listing %s from the API server", timeout_s, what);
+    return -1;
+}
+
+int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t errlen)
+{
+    s->use_policy_v1 = kube_has_api(s->kc, "policy/v1");
+    s->writer = writer_new(s, 20000);
+    s->inf_pools = informer_new(s->kc, "/apis/resource.aibee.cn/v1alpha1/pools", NULL, pools_on_event, s);
+    s->inf_nodes = informer_new(s->kc, "/api/v1/nodes", NULL, on_node_event, s);
+    s->inf_pods = informer_new(s->kc, "/api/v1/pods", NULL, on_pod_event, s);
+    s->inf_pdbs = informer_new(s->kc, s->use_policy_v1 ? "/apis/policy/v1/poddisruptionbudgets"
+                                                       : "/apis/policy/v1beta1/poddisruptionbudgets",
+                               NULL, on_pdb_event, s);
+    if (informer_start(s->inf_pools) != 0) {
+        snprintf(err, errlen, "cannot start the pool watcher");
+        return -1;
+    }
+    /* Pools first, so nodes land in their pool from the start. A missing
+     * CRD is not fatal: everything is then the default pool. */
+    if (!informer_wait_synced(s->inf_pools, 5000))
+        LOG_W("no Pool objects could be listed yet (is the CRD from pools/crd.yaml applied?); "
+              "all nodes are in the default pool until it is");
+    if (informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0) {
+        snprintf(err, errlen, "cannot start watchers");
+        return -1;
+    }
+    if (wait_synced(s->inf_nodes, "nodes", s->opts.sync_timeout_s, stop, err, errlen) != 0) return -1;
+    if (wait_synced(s->inf_pods, "pods", s->opts.sync_timeout_s, stop, err, errlen) != 0) return -1;
+    informer_wait_synced(s->inf_pdbs, 5000);
+    cache_stats_t cs;
+    cache_get_stats(s->cache, &cs);
+    LOG_I("caches synced: %d nodes, %d pods (%d pending)", cs.nodes, cs.pods, cs.pending);
+    s->binder = binder_new(s, s->opts.bind_workers);
+    pools_start_threads(s);
+    if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0) s->housekeeper_started = 1;
+    s->ready = 1;
+    return 0;
+}
+
+int scheduler_ready(scheduler_t *s)
+{
+    return s->ready;
+}
+
+void scheduler_stop(scheduler_t *s)
+{
+    s->ready = 0;
+    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs};
+    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
+        if (infs[i]) informer_stop(infs[i]);
+    pools_stop_threads(s);
+    binder_free(s->binder);
+    s->binder = NULL;
+    pthread_mutex_lock(&s->hk_mu);
+    s->stopping = 1;
+    pthread_cond_broadcast(&s->hk_cv);
+    pthread_mutex_unlock(&s->hk_mu);
+    if (s->housekeeper_started) pthread_join(s->housekeeper, NULL);
+    s->housekeeper_started = 0;
+    writer_free(s->writer);
+    s->writer = NULL;
+}
+
+void scheduler_free(scheduler_t *s)
+{
+    if (!s) return;
+    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs};
+    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) informer_free(infs[i]);
+    cache_free(s->cache);
+    pools_destroy(s);
+    pdbs_destroy(s);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->pod_uid_by_key, &it, &k, &v);) free(v);
+    hashmap_free(s->pod_uid_by_key);
+    framework_free(s->fw);
+    pthread_mutex_destroy(&s->stats_mu);
+    pthread_mutex_destroy(&s->hk_mu);
+    pthread_cond_destroy(&s->hk_cv);
+    free(s->name);
+    free(s->identity);
+    free(s);
+}
+
+void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out)
+{
+    pthread_mutex_lock(&s->stats_mu);
+    *out = s->stats;
+    pthread_mutex_unlock(&s->stats_mu);
+}
+
+void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    int n = s->npools;
+    pthread_mutex_unlock(&s->pools_mu);
+    for (int i = 0; i < n; i++) {
+        sched_pool_t *P = pools_get(s, i);
+        if (!P) continue;
+        queue_stats_t qs;
+        queue_get_stats(P->q, &qs);
+        fn(ud, P->name, qs.active, qs.backoff, qs.unschedulable);
+    }
+}

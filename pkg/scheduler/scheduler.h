@@ -1,0 +1,56 @@
+/* scheduler.h -- the ai-scheduler runtime: informers feed the cache, one
+ * scheduling thread per Pool places pods on that pool's nodes, bind workers
+ * post the bindings, a writer thread posts events and status patches.
+ *
+ *   informers -> cache + pool map -> per-pool queue -> pool thread
+ *     (filter, score, assume) -> binder -> API server
+ *     (no fit) -> preemption in the pool -> borrowing from another pool
+ *
+ * See docs/design.md for the picture. */
+#ifndef AISCHED_SCHEDULER_H
+#define AISCHED_SCHEDULER_H
+
+#include <stddef.h>
+#include "framework/framework.h"
+#include "kube/client.h"
+
+typedef struct scheduler_opts {
+    const char *scheduler_name;         /* pods with this spec.schedulerName are ours */
+    fw_config_t fw;
+    int         disable_preemption;     /* global switch (pools have their own) */
+    int         bind_workers;           /* concurrent binding requests (16) */
+    int         pool_status_interval_s; /* Pool .status refresh (10) */
+    int         eviction_grace_s;       /* victims' grace period; -1 = the pod's own; 0 = at once */
+    int         sync_timeout_s;         /* wait for the first LIST of nodes and pods (60) */
+    const char *identity;               /* reportingInstance of events */
+} scheduler_opts_t;
+
+typedef struct scheduler scheduler_t;
+
+void         scheduler_opts_default(scheduler_opts_t *o);
+/* kc is borrowed and must outlive the scheduler. */
+scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen);
+/* Starts informers, waits for the caches to sync, then starts the pool
+ * threads and workers. -1 with a message if the API server cannot be read. */
+int          scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t errlen);
+/* Stops every thread it started (joins them). */
+void         scheduler_stop(scheduler_t *s);
+void         scheduler_free(scheduler_t *s);
+int          scheduler_ready(scheduler_t *s);
+
+/* Counters for /metrics and logs. */
+typedef struct scheduler_stats {
+    unsigned long attempts_scheduled, attempts_unschedulable, attempts_error;
+    unsigned long binds_ok, bind_errors;
+    unsigned long preemptions, victims, borrowings, events_dropped;
+    double        e2e_latency_sum_s;       /* first queued -> bound */
+    unsigned long e2e_latency_bucket[12];  /* le 0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10,+Inf */
+} scheduler_stats_t;
+extern const double scheduler_latency_buckets[11];
+void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
+
+/* Per-pool queue lengths for /metrics: calls fn for each live pool. */
+typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int backoff, int unschedulable);
+void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud);
+
+#endif

@@ -1,0 +1,193 @@
+/* writer.c -- asynchronous API writes that must not slow scheduling:
+ * events, PodScheduled conditions, nominatedNodeName and Pool status
+ * patches. One thread, a bounded FIFO; when it is full new writes are
+ * dropped and counted (an event storm must not grow memory). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+typedef struct write_req {
+    struct write_req *next;
+    char *method, *path, *content_type, *body;
+} write_req_t;
+
+struct api_writer {
+    scheduler_t    *s;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    write_req_t    *head, *tail;
+    int             len, max;
+    int             closing;
+    pthread_t       thread;
+    unsigned long   seq;
+};
+
+static void req_free(write_req_t *r)
+{
+    free(r->method);
+    free(r->path);
+    free(r->content_type);
+    free(r->body);
+    free(r);
+}
+
+static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->closing || w->len >= w->max) {
+        pthread_mutex_unlock(&w->mu);
+        free(body);
+        stats_add(w->s, &w->s->stats.events_dropped, 1);
+        return;
+    }
+    write_req_t *r = util_xcalloc(1, sizeof(*r));
+    r->method = util_strdup(method);
+    r->path = util_strdup(path);
+    r->content_type = ct ? util_strdup(ct) : NULL;
+    r->body = body;
+    if (w->tail) w->tail->next = r;
+    else w->head = r;
+    w->tail = r;
+    w->len++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void *writer_main(void *arg)
+{
+    api_writer_t *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        while (!w->head && !w->closing) pthread_cond_wait(&w->cv, &w->mu);
+        write_req_t *r = w->head;
+        if (r) {
+            w->head = r->next;
+            if (!w->head) w->tail = NULL;
+            w->len--;
+        }
+        pthread_mutex_unlock(&w->mu);
+        if (!r) break;
+        char err[256];
+        kube_response_t resp = {0};
+        int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
+        if (rc != 0) LOG_D("write %s %s failed: %s", r->method, r->path, err);
+        else if (resp.status >= 300 && resp.status != 404)
+            LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, resp.status, resp.body ? resp.body : "");
+        kube_response_free(&resp);
+        req_free(r);
+    }
+    return NULL;
+}
+
+api_writer_t *writer_new(scheduler_t *s, int max_pending)
+{
+    api_writer_t *w = util_xcalloc(1, sizeof(*w));
+    w->s = s;
+    w->max = max_pending;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        LOG_E("cannot start the API writer thread");
+        w->closing = 1;
+    }
+    return w;
+}
+
+/* Sends what is queued, then stops. */
+void writer_free(api_writer_t *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    int had_thread = !w->closing;
+    w->closing = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    if (had_thread) pthread_join(w->thread, NULL);
+    for (write_req_t *r = w->head, *n; r; r = n) { n = r->next; req_free(r); }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+static void post_event(api_writer_t *w, const char *ns, json_t *involved, const char *type,
+                       const char *reason, const char *message, const char *base_name)
+{
+    char now[64];
+    util_rfc3339(util_wall_ms(), now, sizeof(now));
+    pthread_mutex_lock(&w->mu);
+    unsigned long seq = ++w->seq;
+    pthread_mutex_unlock(&w->mu);
+    char evname[320];
+    snprintf(evname, sizeof(evname), "%.200s.%llx%04lx", base_name,
+             (unsigned long long)util_wall_ms(), seq & 0xffff);
+    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s, s:s}",
+                           "apiVersion", "v1", "kind", "Event",
+                           "metadata", "name", evname, "namespace", ns,
+                           "involvedObject", involved,
+                           "reason", reason, "message", message, "type", type,
+                           "source", "component", w->s->name,
+                           "firstTimestamp", now, "lastTimestamp", now, "count", 1,
+                           "reportingComponent", w->s->name,
+                           "reportingInstance", w->s->identity);
+    if (!ev) return;
+    char *ens = util_urlencode(ns);
+    sbuf_t path = {0};
+    sbuf_printf(&path, "/api/v1/namespaces/%s/events", ens);
+    enqueue(w, "POST", path.data, NULL, json_dumps(ev, JSON_COMPACT));
+    sbuf_free(&path);
+    free(ens);
+    json_decref(ev);
+}
+
+void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message)
+{
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "Pod", "apiVersion", "v1",
+                            "namespace", p->ns, "name", p->name, "uid", p->uid,
+                            "resourceVersion", p->resource_version ? p->resource_version : "");
+    post_event(w, p->ns, inv, type, reason, message, p->name);
+}
+
+void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type,
+                       const char *reason, const char *message)
+{
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "kind", "Pool", "apiVersion", "resource.aibee.cn/v1alpha1",
+                            "name", pool, "uid", uid);
+    /* Cluster-scoped objects' events live in "default", as kubectl expects. */
+    post_event(w, "default", inv, type, reason, message, pool);
+}
+
+static void pod_status_patch(api_writer_t *w, const pod_t *p, json_t *status)
+{
+    json_t *patch = json_pack("{s:o}", "status", status);
+    char *ns = util_urlencode(p->ns), *name = util_urlencode(p->name);
+    sbuf_t path = {0};
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+    enqueue(w, "PATCH", path.data, "application/strategic-merge-patch+json", json_dumps(patch, JSON_COMPACT));
+    sbuf_free(&path);
+    free(ns);
+    free(name);
+    json_decref(patch);
+}
+
+void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message)
+{
+    char now[64];
+    util_rfc3339(util_wall_ms(), now, sizeof(now));
+    json_t *st = json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}", "conditions",
+                           "type", "PodScheduled", "status", "False", "reason", "Unschedulable",
+                           "message", message, "lastTransitionTime", now, "lastProbeTime");
+    pod_status_patch(w, p, st);
+}
+
+void writer_nominate(api_writer_t *w, const pod_t *p, const char *node)
+{
+    pod_status_patch(w, p, json_pack("{s:s}", "nominatedNodeName", node));
+}
+
+void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body)
+{
+    enqueue(w, "PATCH", path, content_type, body);
+}

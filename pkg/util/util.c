@@ -1,0 +1,287 @@
+/* util.c -- clocks, RFC 3339 times, aborting allocators, sbuf, URL escaping. */
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t clock_us(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t util_now_ms(void) { return clock_us(CLOCK_MONOTONIC) / 1000; }
+int64_t util_now_us(void) { return clock_us(CLOCK_MONOTONIC); }
+int64_t util_wall_ms(void) { return clock_us(CLOCK_REALTIME) / 1000; }
+
+void util_rfc3339(int64_t wall_ms, char *buf, size_t n)
+{
+    if (!buf || n == 0)
+        return;
+    /* Floor division so times before 1970 still print the right second. */
+    int64_t sec = wall_ms >= 0 ? wall_ms / 1000 : -((-wall_ms + 999) / 1000);
+    time_t t = (time_t)sec;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm)) {
+        snprintf(buf, n, "1970-01-01T00:00:00Z");
+        return;
+    }
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Reads exactly `width` digits at *p; -1 if any is not a digit. */
+static int read_digits(const char **p, int width)
+{
+    int v = 0;
+    for (int i = 0; i < width; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return -1;
+        v = v * 10 + (c - '0');
+    }
+    *p += width;
+    return v;
+}
+
+static int expect(const char **p, char c)
+{
+    if (**p != c)
+        return -1;
+    (*p)++;
+    return 0;
+}
+
+int64_t util_parse_rfc3339(const char *s)
+{
+    if (!s)
+        return -1;
+    const char *p = s;
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int year = read_digits(&p, 4);
+    if (year < 0 || expect(&p, '-'))
+        return -1;
+    int mon = read_digits(&p, 2);
+    if (mon < 1 || mon > 12 || expect(&p, '-'))
+        return -1;
+    int day = read_digits(&p, 2);
+    if (day < 1 || day > 31)
+        return -1;
+    if (*p != 'T' && *p != 't')
+        return -1;
+    p++;
+    int hh = read_digits(&p, 2);
+    if (hh < 0 || hh > 23 || expect(&p, ':'))
+        return -1;
+    int mm = read_digits(&p, 2);
+    if (mm < 0 || mm > 59 || expect(&p, ':'))
+        return -1;
+    int ss = read_digits(&p, 2);
+    if (ss < 0 || ss > 60)      /* 60: leap second, as RFC 3339 allows */
+        return -1;
+
+    int64_t ms = 0;
+    if (*p == '.') {
+        p++;
+        int ndig = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (ndig < 3)
+                ms = ms * 10 + (*p - '0');
+            ndig++;
+            p++;
+        }
+        if (ndig == 0)
+            return -1;
+        for (int i = ndig; i < 3; i++)
+            ms *= 10;
+    }
+
+    int64_t offset_s = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1;
+        p++;
+        int oh = read_digits(&p, 2);
+        if (oh < 0 || oh > 23 || expect(&p, ':'))
+            return -1;
+        int om = read_digits(&p, 2);
+        if (om < 0 || om > 59)
+            return -1;
+        offset_s = sign * (int64_t)(oh * 3600 + om * 60);
+    } else {
+        return -1;
+    }
+    if (*p != '\0')
+        return -1;
+
+    tm.tm_year = year - 1900;
+    tm.tm_mon = mon - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hh;
+    tm.tm_min = mm;
+    tm.tm_sec = ss;
+    errno = 0;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1 && errno)
+        return -1;
+    /* timegm normalises 31 February; reject instead of silently rolling. */
+    if (tm.tm_mday != day || tm.tm_mon != mon - 1)
+        return -1;
+    int64_t r = ((int64_t)t - offset_s) * 1000 + ms;
+    return r < 0 ? -1 : r;
+}
+
+void util_sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *util_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *util_xcalloc(size_t n, size_t m)
+{
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p)
+        oom(n * m);
+    return p;
+}
+
+void *util_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *util_strdup(const char *s)
+{
+    return util_strndup(s ? s : "", s ? strlen(s) : 0);
+}
+
+char *util_strndup(const char *s, size_t n)
+{
+    size_t len = s ? strnlen(s, n) : 0;
+    char *d = util_xmalloc(len + 1);
+    if (len)
+        memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+static void sbuf_reserve(sbuf_t *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    b->data = util_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void sbuf_append(sbuf_t *b, const char *s, size_t n)
+{
+    sbuf_reserve(b, n);
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void sbuf_puts(sbuf_t *b, const char *s)
+{
+    sbuf_append(b, s, strlen(s));
+}
+
+void sbuf_printf(sbuf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n < sizeof tmp) {
+        sbuf_append(b, tmp, (size_t)n);
+    } else {
+        sbuf_reserve(b, (size_t)n);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void sbuf_reset(sbuf_t *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void sbuf_free(sbuf_t *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *util_urlencode(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t len = s ? strlen(s) : 0;
+    char *out = util_xmalloc(len * 3 + 1);
+    char *o = out;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        /* RFC 3986 unreserved characters pass through; the rest is escaped. */
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            *o++ = (char)c;
+        } else {
+            *o++ = '%';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+int util_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}

@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""bulk_create.py -- fast object creation and measurement for test/bench/bench.sh.
+
+Python 3 standard library only: http.client over keep-alive HTTPS connections
+(one per thread, ThreadPoolExecutor), client-certificate or token auth.
+
+Connection (flags or environment):
+  --server URL     (BENCH_SERVER)   e.g. https://127.0.0.1:6443
+  --cacert FILE    (BENCH_CACERT)   CA of the API server (else no verification)
+  --cert/--key     (BENCH_CERT, BENCH_KEY)  client certificate
+  --token T        (BENCH_TOKEN)    bearer token
+
+Commands:
+  nodes   --count N [--start I] [--prefix bench-node-] [--cpu 32 --memory 128Gi --gpu 8 --pods 110]
+          POSTs Nodes with status.capacity/allocatable and a Ready condition;
+          if the API server drops status on create, PATCHes /status.
+  pods    --ns NS --count N [--prefix p-] [--scheduler NAME] [--gpu-every K]
+          creates the namespace (and its default ServiceAccount) if missing,
+          then N pending pods (cpu 500m, memory 512Mi; every K-th also 1 GPU).
+  delete-pods --ns NS      deletes every pod in NS (grace 0) and waits until gone.
+  delete-nodes --prefix P  deletes the nodes whose name starts with P.
+  unbound --ns NS          prints how many pods in NS have no spec.nodeName.
+  run     --ns NS --count N [--timeout 600] [--out FILE] [--log FILE] -- CMD ...
+          starts CMD (a scheduler), watches NS until N pods are bound, samples
+          the process's VmHWM and utime+stime, stops it by pid, and writes a
+          JSON result: seconds (start -> all bound), first_bind_s, pods_per_s,
+          rss_kb (peak), cpu_s, bound, status (ok | timeout | exited).
+"""
+import argparse
+import http.client
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+
+THREADS = int(os.environ.get("BENCH_THREADS", "32"))
+
+
+class Api:
+    def __init__(self, a):
+        u = urllib.parse.urlparse(a.server)
+        self.host, self.port = u.hostname, u.port or (443 if u.scheme == "https" else 80)
+        self.https = u.scheme == "https"
+        self.token = a.token
+        if self.https:
+            ctx = ssl.create_default_context(cafile=a.cacert) if a.cacert else ssl._create_unverified_context()
+            if not a.cacert:
+                ctx.check_hostname = False
+            if a.cert:
+                ctx.load_cert_chain(a.cert, a.key or None)
+            self.ctx = ctx
+        self.local = threading.local()
+
+    def conn(self, fresh=False, timeout=60):
+        c = getattr(self.local, "c", None)
+        if c is None or fresh:
+            if c is not None:
+                c.close()
+            if self.https:
+                c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+            else:
+                c = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+            self.local.c = c
+        return c
+
+    def headers(self, ctype="application/json", accept="application/json"):
+        h = {"Content-Type": ctype, "Accept": accept}
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
+        return h
+
+    def req(self, method, path, body=None, ctype="application/json", accept="application/json", tries=6):
+        data = json.dumps(body).encode() if body is not None and not isinstance(body, bytes) else body
+        for attempt in range(tries):
+            try:
+                c = self.conn(fresh=attempt > 0)
+                c.request(method, path, body=data, headers=self.headers(ctype, accept))
+                r = c.getresponse()
+                out = r.read()
+                if r.status == 429 or r.status >= 500:
+                    time.sleep(0.05 * (2 ** attempt))
+                    continue
+                return r.status, out
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.05 * (2 ** attempt))
+        raise RuntimeError("%s %s: gave up" % (method, path))
+
+
+def parallel(fn, items):
+    errs = []
+    with ThreadPoolExecutor(max_workers=THREADS) as ex:
+        for r in ex.map(fn, items):
+            if r:
+                errs.append(r)
+    if errs:
+        sys.stderr.write("bulk_create: %d failures, first: %s\n" % (len(errs), errs[0]))
+    return len(errs)
+
+
+# ---------------------------------------------------------------- nodes
+def node_status(a):
+    res = {"cpu": str(a.cpu), "memory": a.memory, "pods": str(a.pods), "ephemeral-storage": "500Gi"}
+    if a.gpu:
+        res["nvidia.com/gpu"] = str(a.gpu)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"capacity": res, "allocatable": dict(res),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                            "message": "bench", "lastHeartbeatTime": now, "lastTransitionTime": now}]}
+
+
+def cmd_nodes(api, a):
+    st = node_status(a)
+    names = ["%s%d" % (a.prefix, i) for i in range(a.start, a.start + a.count)]
+
+    def create(n):
+        body = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n, "bench": "true"}},
+                "status": st}
+        code, out = api.req("POST", "/api/v1/nodes", body)
+        if code not in (200, 201, 409):
+            return "%s: HTTP %d %s" % (n, code, out[:200])
+        return None
+
+    t0 = time.time()
+    bad = parallel(create, names)
+    code, out = api.req("GET", "/api/v1/nodes/" + names[0])
+    got = json.loads(out).get("status", {}).get("allocatable", {}) if code == 200 else {}
+    patched = False
+    if got.get("cpu") != st["allocatable"]["cpu"] or got.get("memory") != st["allocatable"]["memory"]:
+        patched = True
+
+        def patch(n):
+            code, out = api.req("PATCH", "/api/v1/nodes/%s/status" % n, {"status": st},
+                                ctype="application/merge-patch+json")
+            return None if code == 200 else "%s: HTTP %d %s" % (n, code, out[:200])
+        bad += parallel(patch, names)
+    print("nodes: %d created in %.1fs%s" % (len(names), time.time() - t0,
+                                          " (status patched separately)" if patched else ""))
+    return 1 if bad else 0
+
+
+def cmd_delete_nodes(api, a):
+    code, out = api.req("GET", "/api/v1/nodes?labelSelector=bench%3Dtrue",
+                        accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+    names = [i["metadata"]["name"] for i in json.loads(out).get("items", [])
+             if i["metadata"]["name"].startswith(a.prefix)]
+
+    def delete(n):
+        code, out = api.req("DELETE", "/api/v1/nodes/" + n)
+        return None if code in (200, 202, 404) else "%s: HTTP %d" % (n, code)
+    return 1 if parallel(delete, names) else 0
+
+
+# ---------------------------------------------------------------- pods
+def ensure_namespace(api, ns):
+    code, out = api.req("POST", "/api/v1/namespaces",
+                        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    if code not in (200, 201, 409):
+        raise RuntimeError("namespace %s: HTTP %d %s" % (ns, code, out[:200]))
+    # No controller-manager here: the ServiceAccount admission plugin wants
+    # the default account to exist.
+    code, out = api.req("POST", "/api/v1/namespaces/%s/serviceaccounts" % ns,
+                        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"},
+                         "automountServiceAccountToken": False})
+    if code not in (200, 201, 409):
+        raise RuntimeError("serviceaccount %s/default: HTTP %d %s" % (ns, code, out[:200]))
+
+
+def cmd_pods(api, a):
+    ensure_namespace(api, a.ns)
+    names = ["%s%d" % (a.prefix, i) for i in range(a.start, a.start + a.count)]
+
+    def create(i_n):
+        i, n = i_n
+        req = {"cpu": "500m", "memory": "512Mi"}
+        lim = {}
+        if a.gpu_every and i % a.gpu_every == 0:
+            req["nvidia.com/gpu"] = "1"
+            lim["nvidia.com/gpu"] = "1"
+        body = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": n, "namespace": a.ns, "labels": {"app": "bench"}},
+                "spec": {"schedulerName": a.scheduler, "automountServiceAccountToken": False,
+                         "terminationGracePeriodSeconds": 0,
+                         "containers": [{"name": "c", "image": "k8s.gcr.io/pause:3.2",
+                                         "resources": {"requests": req, "limits": lim}}]}}
+        code, out = api.req("POST", "/api/v1/namespaces/%s/pods" % a.ns, body)
+        if code not in (200, 201, 409):
+            return "%s: HTTP %d %s" % (n, code, out[:300])
+        return None
+
+    t0 = time.time()
+    bad = parallel(create, list(enumerate(names, a.start)))
+    print("pods: %d created in %s in %.1fs (schedulerName %s)" % (len(names) - bad, a.ns, time.time() - t0, a.scheduler))
+    return 1 if bad else 0
+
+
+META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+META_OBJ = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+
+def list_names(api, ns, selector):
+    """Names of pods in ns matching a field selector, and the list's resourceVersion (paginated)."""
+    names, cont, rv = [], "", ""
+    while True:
+        q = {"limit": "2000"}
+        if selector:
+            q["fieldSelector"] = selector
+        if cont:
+            q["continue"] = cont
+        code, out = api.req("GET", "/api/v1/namespaces/%s/pods?%s" % (ns, urllib.parse.urlencode(q)), accept=META_LIST)
+        if code != 200:
+            raise RuntimeError("list pods %s: HTTP %d %s" % (ns, code, out[:200]))
+        d = json.loads(out)
+        names += [i["metadata"]["name"] for i in d.get("items") or []]
+        rv = d["metadata"].get("resourceVersion", rv)
+        cont = d["metadata"].get("continue", "")
+        if not cont:
+            return names, rv
+
+
+def cmd_unbound(api, a):
+    print(len(list_names(api, a.ns, "spec.nodeName=")[0]))
+    return 0
+
+
+def cmd_delete_pods(api, a):
+    t0 = time.time()
+    code, out = api.req("DELETE", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % a.ns,
+                        {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+    if code not in (200, 202, 404):
+        sys.stderr.write("delete-pods: HTTP %d %s\n" % (code, out[:200]))
+    while True:
+        left, _ = list_names(api, a.ns, "")
+        if not left:
+            break
+        if time.time() - t0 > 300:
+            sys.stderr.write("delete-pods: %d pods left in %s after 300s\n" % (len(left), a.ns))
+            return 1
+
+        def delete(n):
+            code, out = api.req("DELETE", "/api/v1/namespaces/%s/pods/%s" % (a.ns, n),
+                                {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+            return None if code in (200, 202, 404) else "%s: HTTP %d" % (n, code)
+        parallel(delete, left)
+        time.sleep(0.5)
+    print("pods in %s deleted in %.1fs" % (a.ns, time.time() - t0))
+    return 0
+
+
+# ---------------------------------------------------------------- run
+def proc_stats(pid):
+    """(VmHWM kB, utime+stime seconds) of a live pid, or (None, None)."""
+    try:
+        hwm = None
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1])
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+        fields = s[s.rindex(")") + 2:].split()
+        # fields[0] is field 3 (state); utime is field 14, stime field 15.
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return hwm, cpu
+    except (OSError, ValueError, IndexError):
+        return None, None
+
+
+class BoundWatcher(threading.Thread):
+    """Counts pods of ns that have spec.nodeName set, through a metadata-only
+    watch with a field selector (one small event per binding), re-listing
+    whenever the watch ends."""
+
+    def __init__(self, api, ns):
+        super().__init__(daemon=True)
+        self.api, self.ns = api, ns
+        self.bound = set()
+        self.first = None
+        self.last = None
+        self.lock = threading.Lock()
+        self.stop = False
+        self.listed = threading.Event()
+
+    def count(self):
+        with self.lock:
+            return len(self.bound)
+
+    def _add(self, name):
+        with self.lock:
+            if name not in self.bound:
+                self.bound.add(name)
+                t = time.monotonic()
+                if self.first is None:
+                    self.first = t
+                self.last = t
+
+    def run(self):
+        while not self.stop:
+            try:
+                names, rv = list_names(self.api, self.ns, "spec.nodeName!=")
+                for n in names:
+                    self._add(n)
+                self.listed.set()
+                q = urllib.parse.urlencode({"watch": "1", "fieldSelector": "spec.nodeName!=",
+                                            "resourceVersion": rv, "timeoutSeconds": "1800",
+                                            "allowWatchBookmarks": "true"})
+                c = self.api.conn(fresh=True, timeout=3600)
+                c.request("GET", "/api/v1/namespaces/%s/pods?%s" % (self.ns, q),
+                          headers=self.api.headers(accept=META_OBJ))
+                r = c.getresponse()
+                if r.status != 200:
+                    r.read()
+                    time.sleep(0.5)
+                    continue
+                while not self.stop:
+                    line = r.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    if ev.get("type") in ("ADDED", "MODIFIED"):
+                        self._add(ev["object"]["metadata"]["name"])
+                    elif ev.get("type") == "ERROR":
+                        break
+            except Exception as e:  # keep counting whatever happens
+                sys.stderr.write("watch: %s\n" % e)
+                time.sleep(0.5)
+
+
+def cmd_run(api, a):
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    if not cmd:
+        sys.stderr.write("run: no command\n")
+        return 2
+    w = BoundWatcher(api, a.ns)
+    w.start()
+    if not w.listed.wait(30):
+        sys.stderr.write("run: cannot list pods of %s\n" % a.ns)
+    pre = w.count()
+    if pre:
+        sys.stderr.write("run: %d pods of %s already bound before start\n" % (pre, a.ns))
+    log = open(a.log, "wb") if a.log else subprocess.DEVNULL
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    status, hwm, cpu, exitcode = "timeout", None, None, None
+    t_done = None
+    while True:
+        h, c = proc_stats(p.pid)
+        if h is not None:
+            hwm, cpu = h, c
+        if w.count() >= a.count:
+            t_done = w.last if w.last is not None else time.monotonic()
+            status = "ok"
+            break
+        rc = p.poll()
+        if rc is not None:
+            status, exitcode = "exited", rc
+            break
+        if time.monotonic() - t0 > a.timeout:
+            break
+        time.sleep(0.05)
+    h, c = proc_stats(p.pid)   # final sample, before stopping
+    if h is not None:
+        hwm, cpu = h, c
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    w.stop = True
+    bound = w.count()
+    secs = (t_done - t0) if t_done else None
+    res = {"status": status, "exit_code": exitcode, "pods": a.count, "bound": bound,
+           "seconds": round(secs, 3) if secs else None,
+           "first_bind_s": round(w.first - t0, 3) if w.first else None,
+           "pods_per_s": round(a.count / secs, 1) if secs else None,
+           "steady_pods_per_s": round(a.count / (t_done - w.first), 1) if t_done and w.first and t_done > w.first else None,
+           "rss_kb": hwm, "cpu_s": round(cpu, 2) if cpu is not None else None}
+    out = json.dumps(res)
+    print(out)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(out + "\n")
+    return 0 if status == "ok" else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--server", default=os.environ.get("BENCH_SERVER"))
+    ap.add_argument("--cacert", default=os.environ.get("BENCH_CACERT"))
+    ap.add_argument("--cert", default=os.environ.get("BENCH_CERT"))
+    ap.add_argument("--key", default=os.environ.get("BENCH_KEY"))
+    ap.add_argument("--token", default=os.environ.get("BENCH_TOKEN"))
+    sub = ap.add_subparsers(dest="cmd_name", required=True)
+    p = sub.add_parser("nodes")
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--prefix", default="bench-node-")
+    p.add_argument("--cpu", type=int, default=32)
+    p.add_argument("--memory", default="128Gi")
+    p.add_argument("--gpu", type=int, default=8)
+    p.add_argument("--pods", type=int, default=110)
+    p = sub.add_parser("delete-nodes")
+    p.add_argument("--prefix", default="bench-node-")
+    p = sub.add_parser("pods")
+    p.add_argument("--ns", required=True)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--prefix", default="p-")
+    p.add_argument("--scheduler", default="default-scheduler")
+    p.add_argument("--gpu-every", type=int, default=4)
+    p = sub.add_parser("delete-pods")
+    p.add_argument("--ns", required=True)
+    p = sub.add_parser("unbound")
+    p.add_argument("--ns", required=True)
+    p = sub.add_parser("run")
+    p.add_argument("--ns", required=True)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--out")
+    p.add_argument("--log")
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    if not a.server:
+        ap.error("--server (or BENCH_SERVER) is required")
+    api = Api(a)
+    fn = {"nodes": cmd_nodes, "delete-nodes": cmd_delete_nodes, "pods": cmd_pods,
+          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "run": cmd_run}[a.cmd_name]
+    sys.exit(fn(api, a))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""report.py -- turns the JSON results of test/bench/bench.sh into a markdown
+section and (optionally) splices it into docs/benchmarks.md.
+
+  report.py --work DIR [--docs docs/benchmarks.md] [--meta KEY=VALUE ...]
+
+DIR holds, per scenario S (e.g. small, large):
+  S.meta        "nodes pods"
+  S.ai.json     bulk_create.py run result for ai-scheduler
+  S.kube.json   same for kube-scheduler
+  S.probe.json  bind_probe --json output
+  S.algo.txt    algo_bench output (last line key=value ...)
+Missing files are reported as "not run".
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+BEGIN = "<!-- bench:api:begin -->"
+END = "<!-- bench:api:end -->"
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def kv_last_line(path):
+    try:
+        with open(path) as f:
+            lines = [l for l in f.read().splitlines() if "=" in l]
+    except OSError:
+        return None
+    if not lines:
+        return None
+    return dict(re.findall(r"(\w+)=(\S+)", lines[-1]))
+
+
+def fmt(v, nd=1):
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return ("%%.%df" % nd) % v
+    return str(v)
+
+
+def mib(kb):
+    return None if kb is None else kb / 1024.0
+
+
+def status_of(r):
+    if r is None:
+        return "not run"
+    if r.get("status") == "ok":
+        return "ok"
+    if r.get("status") == "timeout":
+        return "did not finish (%s/%s bound)" % (r.get("bound"), r.get("pods"))
+    if r.get("status") == "exited":
+        return "exited %s (%s/%s bound)" % (r.get("exit_code"), r.get("bound"), r.get("pods"))
+    return str(r.get("status"))
+
+
+def ratio(a, b):
+    if a is None or b in (None, 0):
+        return "–"
+    return "%.2f" % (a / b)
+
+
+def scenario_table(work, s):
+    try:
+        nodes, pods = open(os.path.join(work, s + ".meta")).read().split()
+    except (OSError, ValueError):
+        return None
+    ai = load(os.path.join(work, s + ".ai.json"))
+    kube = load(os.path.join(work, s + ".kube.json"))
+    probe = load(os.path.join(work, s + ".probe.json"))
+    algo = kv_last_line(os.path.join(work, s + ".algo.txt"))
+    out = ["### %s nodes x %s pods" % (nodes, pods), "",
+           "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) | status |",
+           "|---|---:|---:|---:|---:|---:|---|"]
+    for label, r in (("ai-scheduler", ai), ("kube-scheduler v1.20", kube)):
+        r = r or {}
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            label, fmt(r.get("seconds"), 2), fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2),
+            fmt(mib(r.get("rss_kb"))), fmt(r.get("cpu_s"), 2), status_of(r if r else None)))
+    if probe:
+        st = "ok" if probe.get("ok") == probe.get("total") else "%s/%s ok, %s errors" % (
+            probe.get("ok"), probe.get("total"), probe.get("errors"))
+        out.append("| raw ceiling: bind_probe (%s threads, Bindings only) | %s | %s | – | %s | %s | %s |" % (
+            probe.get("concurrency"), fmt(probe.get("seconds"), 2), fmt(probe.get("pods_per_s")),
+            fmt(mib(probe.get("rss_kb"))), fmt(probe.get("cpu_s"), 2), st))
+    else:
+        out.append("| raw ceiling: bind_probe | – | – | – | – | – | not run |")
+    if algo:
+        st = "ok" if algo.get("unschedulable") == "0" else "%s unschedulable" % algo.get("unschedulable")
+        out.append("| algorithm alone (algo_bench, in-process, no API; best of 3) | %s | %s (%s per CPU-s) | – | %s | %s | %s |" % (
+            algo.get("seconds", "–"), algo.get("pods_per_s", "–"), algo.get("pods_per_cpu_s", "–"),
+            fmt(mib(float(algo["rss_kb"]))) if "rss_kb" in algo else "–", algo.get("cpu_s", "–"), st))
+    else:
+        out.append("| algorithm alone (algo_bench) | – | – | – | – | – | not run |")
+    out.append("")
+    a = ai if ai and ai.get("status") == "ok" else None
+    k = kube if kube and kube.get("status") == "ok" else None
+    out.append("Ratios ai/kube: pods/s **%s**, peak RSS **%s**, CPU **%s**." % (
+        ratio(a and a.get("pods_per_s"), k and k.get("pods_per_s")),
+        ratio(a and a.get("rss_kb"), k and k.get("rss_kb")),
+        ratio(a and a.get("cpu_s"), k and k.get("cpu_s"))))
+    if probe and probe.get("pods_per_s"):
+        out.append("Share of the raw ceiling: ai-scheduler %s, kube-scheduler %s." % (
+            ratio(a and a.get("pods_per_s"), probe.get("pods_per_s")),
+            ratio(k and k.get("pods_per_s"), probe.get("pods_per_s"))))
+    out.append("")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--docs")
+    ap.add_argument("--meta", action="append", default=[])
+    a = ap.parse_args()
+    scen = []
+    for s in ("small", "large"):
+        if os.path.exists(os.path.join(a.work, s + ".meta")):
+            scen.append(s)
+    meta = dict(m.split("=", 1) for m in a.meta)
+    lines = [BEGIN, "", "Last run: %s" % meta.get("date", "?"), "",
+             "- machine: %s" % meta.get("machine", "?"),
+             "- versions: %s" % meta.get("versions", "?"),
+             "- API server: %s" % meta.get("apiserver", "?"), ""]
+    for s in scen:
+        t = scenario_table(a.work, s)
+        if t:
+            lines.append(t)
+    lines.append(END)
+    section = "\n".join(lines)
+    print(section)
+    if a.docs:
+        try:
+            doc = open(a.docs).read()
+        except OSError:
+            doc = "# Benchmarks\n\n## API-server benchmark\n\n" + BEGIN + "\n" + END + "\n"
+        if BEGIN in doc and END in doc:
+            doc = doc[:doc.index(BEGIN)] + section + doc[doc.index(END) + len(END):]
+        else:
+            doc += "\n## API-server benchmark\n\n" + section + "\n"
+        with open(a.docs, "w") as f:
+            f.write(doc)
+        sys.stderr.write("report: wrote %s\n" % a.docs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,348 @@
+/* test_config.c -- defaults, the YAML file, flags and their precedence. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config/config.h"
+
+static char tmpdir[64];
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[160];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static int setup(void **st)
+{
+    strcpy(tmpdir, "/tmp/test_config.XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int load(sched_config_t *c, const char *yaml, char *err, size_t n)
+{
+    return config_load_string(c, yaml, strlen(yaml), "cfg.yaml", err, n);
+}
+
+#define HDR "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: AiSchedulerConfiguration\n"
+
+static void test_defaults(void **st)
+{
+    sched_config_t c;
+    char err[256];
+    config_default(&c);
+    assert_string_equal(c.scheduler_name, "ai-scheduler");
+    assert_null(c.kubeconfig);
+    assert_int_equal(c.verbosity, 0);
+    assert_true(c.qps == 500.0);
+    assert_int_equal(c.burst, 1000);
+    assert_int_equal(c.disable_preemption, 0);
+    assert_int_equal(c.bind_workers, 16);
+    assert_int_equal(c.leader.enabled, 1);
+    assert_string_equal(c.leader.lease_name, "ai-scheduler");
+    assert_string_equal(c.leader.lease_namespace, "kube-system");
+    assert_int_equal(c.leader.lease_duration_s, 15);
+    assert_int_equal(c.leader.renew_deadline_s, 10);
+    assert_int_equal(c.leader.retry_period_s, 2);
+    char want[64];
+    snprintf(want, sizeof want, "_%ld", (long)getpid());
+    assert_non_null(strstr(c.leader.identity, want));
+    assert_string_equal(c.metrics_bind_address, "0.0.0.0");
+    assert_int_equal(c.metrics_port, 10261);
+    assert_int_equal(c.pool_status_interval_s, 10);
+    fw_config_t fw;
+    fw_config_default(&fw);
+    assert_memory_equal(&fw, &c.fw, sizeof fw);
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    config_free(&c);
+}
+
+static void test_duration(void **st)
+{
+    int s = -1;
+    assert_int_equal(config_parse_duration("15s", &s), 0); assert_int_equal(s, 15);
+    assert_int_equal(config_parse_duration("1m30s", &s), 0); assert_int_equal(s, 90);
+    assert_int_equal(config_parse_duration("2h", &s), 0); assert_int_equal(s, 7200);
+    assert_int_equal(config_parse_duration("2000ms", &s), 0); assert_int_equal(s, 2);
+    assert_int_equal(config_parse_duration("1.5m", &s), 0); assert_int_equal(s, 90);
+    assert_int_equal(config_parse_duration("7", &s), 0); assert_int_equal(s, 7);
+    assert_int_equal(config_parse_duration("1500ms", &s), -1);
+    assert_int_equal(config_parse_duration("", &s), -1);
+    assert_int_equal(config_parse_duration("s", &s), -1);
+    assert_int_equal(config_parse_duration("15x", &s), -1);
+    assert_int_equal(config_parse_duration("-5s", &s), -1);
+    assert_int_equal(config_parse_duration("-5", &s), -1);
+    assert_int_equal(config_parse_duration("99999999999999999999h", &s), -1);
+    assert_int_equal(config_parse_duration("999999999h", &s), -1);
+}
+
+static void test_full_file(void **st)
+{
+    sched_config_t c;
+    char err[256] = "";
+    config_default(&c);
+    const char *y = HDR
+        "schedulerName: gpu-sched\n"
+        "clientConnection:\n  qps: 50.5\n  burst: 100\n  kubeconfig: /etc/kube.conf\n"
+        "leaderElection:\n  leaderElect: false\n  leaseDuration: 30s\n  renewDeadline: 20s\n"
+        "  retryPeriod: 4s\n  resourceName: lease-x\n  resourceNamespace: sched\n  resourceLock: leases\n"
+        "scoring:\n  strategy: LeastAllocated\n  percentageOfNodesToScore: 40\n"
+        "  resources:\n  - name: cpu\n    weight: 2\n  - {name: nvidia.com/gpu, weight: 5}\n"
+        "plugins:\n  weights:\n    NodeResourcesFit: 3\n    NodeResourcesBalancedAllocation: 0\n"
+        "    NodeAffinity: 4\n    TaintToleration: 5\n"
+        "preemption:\n  disabled: true\n"
+        "bindWorkers: 8\n"
+        "metrics:\n  bindAddress: 127.0.0.1\n  port: 9000\n"
+        "poolStatusIntervalSeconds: 30\n"
+        "verbosity: 4\n";
+    assert_int_equal(load(&c, y, err, sizeof err), 0);
+    assert_string_equal(c.scheduler_name, "gpu-sched");
+    assert_true(c.qps == 50.5);
+    assert_int_equal(c.burst, 100);
+    assert_string_equal(c.kubeconfig, "/etc/kube.conf");
+    assert_int_equal(c.leader.enabled, 0);
+    assert_int_equal(c.leader.lease_duration_s, 30);
+    assert_int_equal(c.leader.renew_deadline_s, 20);
+    assert_int_equal(c.leader.retry_period_s, 4);
+    assert_string_equal(c.leader.lease_name, "lease-x");
+    assert_string_equal(c.leader.lease_namespace, "sched");
+    assert_int_equal(c.fw.strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(c.fw.percentage_of_nodes_to_score, 40);
+    assert_int_equal(c.fw.nres_weights, 2);
+    assert_string_equal(c.fw.res_weights[0].name, "cpu");
+    assert_int_equal(c.fw.res_weights[0].weight, 2);
+    assert_string_equal(c.fw.res_weights[1].name, "nvidia.com/gpu");
+    assert_int_equal(c.fw.res_weights[1].weight, 5);
+    assert_int_equal(c.fw.weight_resources, 3);
+    assert_int_equal(c.fw.weight_balanced, 0);
+    assert_int_equal(c.fw.weight_node_affinity, 4);
+    assert_int_equal(c.fw.weight_taint_toleration, 5);
+    assert_int_equal(c.disable_preemption, 1);
+    assert_int_equal(c.bind_workers, 8);
+    assert_string_equal(c.metrics_bind_address, "127.0.0.1");
+    assert_int_equal(c.metrics_port, 9000);
+    assert_int_equal(c.pool_status_interval_s, 30);
+    assert_int_equal(c.verbosity, 4);
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    config_free(&c);
+}
+
+/* Each bad document and the message it must produce. */
+static void test_file_errors(void **st)
+{
+    static const struct { const char *yaml, *msg; } cases[] = {
+        { HDR "leaderElection:\n  foo: 1\n", "cfg.yaml:4: unknown key \"foo\" in leaderElection" },
+        { HDR "bogus: 1\n", "cfg.yaml:3: unknown key \"bogus\" in AiSchedulerConfiguration" },
+        { HDR "scoring:\n  resources:\n  - name: cpu\n    wieght: 1\n", "cfg.yaml:6: unknown key \"wieght\" in scoring.resources" },
+        { HDR "plugins:\n  weights:\n    NodePorts: 1\n", "cfg.yaml:5: unknown key \"NodePorts\" in plugins.weights" },
+        { HDR "leaderElection:\n  leaseDuration: 15\n  renewDeadline: soon\n",
+          "cfg.yaml:5: leaderElection.renewDeadline: \"soon\" is not a duration of whole seconds such as \"15s\"" },
+        { HDR "bindWorkers: many\n", "cfg.yaml:3: bindWorkers: \"many\" is not an integer in 1..1024" },
+        { HDR "bindWorkers: 0\n", "cfg.yaml:3: bindWorkers: \"0\" is not an integer in 1..1024" },
+        { HDR "metrics:\n  port: 70000\n", "cfg.yaml:4: metrics.port: \"70000\" is not an integer in 0..65535" },
+        { HDR "preemption:\n  disabled: maybe\n", "cfg.yaml:4: preemption.disabled: \"maybe\" is not a boolean (true or false)" },
+        { HDR "scoring:\n  strategy: Random\n", "cfg.yaml:4: scoring.strategy: \"Random\" is not LeastAllocated or MostAllocated" },
+        { HDR "scoring:\n  resources: cpu\n", "cfg.yaml:4: scoring.resources: expected a list of {name, weight}" },
+        { HDR "scoring:\n  resources:\n  - weight: 2\n", "cfg.yaml:5: scoring.resources: item without a name" },
+        { HDR "scoring:\n  resources:\n  - name: cpu\n  - name: cpu\n", "cfg.yaml:6: scoring.resources: \"cpu\" listed twice" },
+        { HDR "clientConnection: 5\n", "cfg.yaml:3: clientConnection: expected a mapping" },
+        { HDR "schedulerName: [a, b]\n", "cfg.yaml:3: schedulerName: expected a scalar value" },
+        { HDR "verbosity: 1\nverbosity: 2\n", "cfg.yaml:4: duplicate key \"verbosity\" in AiSchedulerConfiguration" },
+        { "kind: AiSchedulerConfiguration\n", "cfg.yaml:1: missing apiVersion: ai-scheduler.aibee.cn/v1alpha1" },
+        { "apiVersion: v1\nkind: AiSchedulerConfiguration\n", "cfg.yaml:1: apiVersion is \"v1\", expected \"ai-scheduler.aibee.cn/v1alpha1\"" },
+        { "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: KubeSchedulerConfiguration\n",
+          "cfg.yaml:2: kind is \"KubeSchedulerConfiguration\", expected \"AiSchedulerConfiguration\"" },
+        { "- a\n- b\n", "cfg.yaml:1: expected a mapping" },
+        { HDR "---\n" HDR, "cfg.yaml:4: only one YAML document is allowed" },
+        { "", "cfg.yaml: empty configuration" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sched_config_t c;
+        char err[256] = "";
+        config_default(&c);
+        int rc = load(&c, cases[i].yaml, err, sizeof err);
+        if (rc != -1 || strncmp(err, cases[i].msg, strlen(cases[i].msg)) != 0)
+            fail_msg("case %zu: rc=%d err=\"%s\" want \"%s\"", i, rc, err, cases[i].msg);
+        config_free(&c);
+    }
+}
+
+/* Malformed YAML never crashes and reports a position. */
+static void test_garbage(void **st)
+{
+    static const char *bad[] = {
+        "a: [1, 2\n", "key: \"unterminated\n", "\t- x\n", "a: &x 1\nb: *y\n",
+        HDR "scoring:\n  resources: [&a {name: cpu}, *a]\n",
+        HDR "clientConnection: {qps: \"1\\u0000\"}\n",
+        "\xff\xfe\x00garbage", ": : :\n", "[[[[[[[[[[[[[[[[[[[[[[[[[[[\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sched_config_t c;
+        char err[256] = "";
+        config_default(&c);
+        size_t len = i == 6 ? 9 : strlen(bad[i]);
+        assert_int_equal(config_load_string(&c, bad[i], len, "g.yaml", err, sizeof err), -1);
+        assert_true(strncmp(err, "g.yaml", 6) == 0);
+        config_free(&c);
+    }
+}
+
+static void test_flags_override_file(void **st)
+{
+    const char *path = write_tmp("a.yaml", HDR
+        "schedulerName: from-file\nbindWorkers: 4\nverbosity: 2\n"
+        "leaderElection:\n  resourceName: file-lease\n");
+    sched_config_t c;
+    char err[256] = "";
+    config_default(&c);
+    /* --config appears after flags that must still win over it. */
+    char *argv[] = { "ai-scheduler", "--scheduler-name", "from-flag", "--v=5", "--config", (char *)path,
+                     "--kube-api-qps=20", "--kube-api-burst", "40", "--disable-preemption",
+                     "--leader-elect=false", "--leader-elect-lease-duration=1m", "--leader-elect-renew-deadline", "30s",
+                     "--leader-elect-retry-period=5s", "--leader-elect-resource-namespace", "ns1",
+                     "--metrics-port=0", "--metrics-bind-address", "::1", "--scoring-strategy=least",
+                     "--percentage-of-nodes-to-score", "50", "--kubeconfig=/k", NULL };
+    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+    assert_int_equal(config_parse_args(&c, argc, argv, err, sizeof err), 0);
+    assert_string_equal(c.config_file, path);
+    assert_string_equal(c.scheduler_name, "from-flag");
+    assert_int_equal(c.bind_workers, 4);                 /* file, no flag */
+    assert_int_equal(c.verbosity, 5);
+    assert_string_equal(c.leader.lease_name, "file-lease");
+    assert_string_equal(c.leader.lease_namespace, "ns1");
+    assert_true(c.qps == 20.0);
+    assert_int_equal(c.burst, 40);
+    assert_int_equal(c.disable_preemption, 1);
+    assert_int_equal(c.leader.enabled, 0);
+    assert_int_equal(c.leader.lease_duration_s, 60);
+    assert_int_equal(c.leader.renew_deadline_s, 30);
+    assert_int_equal(c.leader.retry_period_s, 5);
+    assert_int_equal(c.metrics_port, 0);
+    assert_string_equal(c.metrics_bind_address, "::1");
+    assert_int_equal(c.fw.strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(c.fw.percentage_of_nodes_to_score, 50);
+    assert_string_equal(c.kubeconfig, "/k");
+    config_free(&c);
+
+    config_default(&c);
+    char *argv2[] = { "x", "-v", "3", "--bind-workers=2", "--scoring-strategy", "MostAllocated", NULL };
+    assert_int_equal(config_parse_args(&c, 6, argv2, err, sizeof err), 0);
+    assert_int_equal(c.verbosity, 3);
+    assert_int_equal(c.bind_workers, 2);
+    assert_int_equal(c.fw.strategy, SCORE_MOST_ALLOCATED);
+    assert_null(c.config_file);
+    config_free(&c);
+}
+
+static void test_flag_errors(void **st)
+{
+    static const struct { const char *args[4]; const char *msg; } cases[] = {
+        { { "--nope" }, "unknown flag --nope" },
+        { { "stray" }, "unexpected argument \"stray\"" },
+        { { "--bind-workers" }, "flag --bind-workers needs a value" },
+        { { "--bind-workers=0" }, "flag --bind-workers: \"0\" is not an integer in 1..1024" },
+        { { "--kube-api-qps", "fast" }, "flag --kube-api-qps: \"fast\" is not a number" },
+        { { "--leader-elect=perhaps" }, "flag --leader-elect: \"perhaps\" is not true or false" },
+        { { "--leader-elect-retry-period=0s" }, "flag --leader-elect-retry-period: \"0s\" is not a duration" },
+        { { "--scoring-strategy=x" }, "flag --scoring-strategy: \"x\" is not LeastAllocated or MostAllocated" },
+        { { "--scheduler-name=" }, "flag --scheduler-name: must not be empty" },
+        { { "--metrics-bind-address", "localhost" }, "metrics bind address \"localhost\" is not an IP address" },
+        { { "--leader-elect-renew-deadline=20s" }, "leader election lease duration (15s) must be greater than renew deadline (20s)" },
+        { { "--leader-elect-retry-period=9s" }, "leader election renew deadline (10s) must be greater than 1.2 x retry period (9s)" },
+        { { "--config", "/nonexistent/x.yaml" }, "/nonexistent/x.yaml: No such file or directory" },
+        { { "--help=yes" }, "flag --help takes no value" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[6] = { "ai-scheduler" };
+        int argc = 1;
+        for (int j = 0; j < 4 && cases[i].args[j]; j++)
+            argv[argc++] = (char *)cases[i].args[j];
+        sched_config_t c;
+        char err[256] = "";
+        config_default(&c);
+        int rc = config_parse_args(&c, argc, argv, err, sizeof err);
+        if (rc != -1 || strncmp(err, cases[i].msg, strlen(cases[i].msg)) != 0)
+            fail_msg("case %zu: rc=%d err=\"%s\" want \"%s\"", i, rc, err, cases[i].msg);
+        config_free(&c);
+    }
+    /* Leader election off: its timing is not checked. */
+    sched_config_t c;
+    char err[256];
+    config_default(&c);
+    char *argv[] = { "x", "--leader-elect=false", "--leader-elect-renew-deadline=20s", NULL };
+    assert_int_equal(config_parse_args(&c, 3, argv, err, sizeof err), 0);
+    config_free(&c);
+}
+
+static void test_bad_file_via_flag(void **st)
+{
+    const char *path = write_tmp("bad.yaml", HDR "leaderElection:\n  leaseDuration: 15s\n  foo: bar\n");
+    sched_config_t c;
+    char err[256] = "", want[256];
+    config_default(&c);
+    char *argv[] = { "x", "--config=", NULL };
+    char arg[200];
+    snprintf(arg, sizeof arg, "--config=%s", path);
+    argv[1] = arg;
+    assert_int_equal(config_parse_args(&c, 2, argv, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s:5: unknown key \"foo\" in leaderElection", path);
+    assert_string_equal(err, want);
+    config_free(&c);
+}
+
+static void test_help(void **st)
+{
+    sched_config_t c;
+    char err[256];
+    config_default(&c);
+    char *argv[] = { "x", "--bind-workers=3", "-h", NULL };
+    assert_int_equal(config_parse_args(&c, 3, argv, err, sizeof err), CONFIG_HELP);
+    config_free(&c);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    config_usage(f);
+    long n = ftell(f);
+    assert_true(n > 200);
+    rewind(f);
+    char *buf = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    assert_non_null(strstr(buf, "--leader-elect-resource-namespace"));
+    assert_non_null(strstr(buf, "--config FILE"));
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_full_file),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_flags_override_file),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_bad_file_via_flag),
+        cmocka_unit_test(test_help),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
