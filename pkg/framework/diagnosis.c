@@ -74,7 +74,7 @@ char *fw_diagnosis_message(const fw_diagnosis_t *d, int nnodes) {
     }
     sorted = util_xmalloc(sizeof(*sorted) * (size_t)d->n);
     memcpy(sorted, d->items, sizeof(*sorted) * (size_t)d->n);
-    if(0)qsort(sorted, (size_t)d->n, sizeof(*sorted), by_reason);
+    qsort(sorted, (size_t)d->n, sizeof(*sorted), by_reason);
     for (int i = 0; i < d->n; i++)
         sbuf_printf(&b, "%s %d %s", i ? "," : ":", sorted[i].count, sorted[i].reason);
     sbuf_puts(&b, ".");

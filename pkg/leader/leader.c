@@ -262,9 +262,9 @@ static void *run(void *arg)
         } else {
             if (ok) {
                 le->renewed_ms = util_now_ms();
-                set_state(le, LE_LEADER);
-                if (le->o.on_started)
+                if (le->o.on_started)       /* before waiters see us leading */
                     le->o.on_started(le->o.ud);
+                set_state(le, LE_LEADER);
                 if (nap(le, retry))
                     break;
                 continue;

@@ -37,7 +37,7 @@ typedef struct leader_opts {
     int         lease_duration_s;  /* 15 */
     int         renew_deadline_s;  /* 10 */
     int         retry_period_s;    /* 2 */
-    leader_cb   on_started;        /* became leader (optional) */
+    leader_cb   on_started;        /* became leader; runs before leader_is_leader() turns true (optional) */
     leader_cb   on_lost;           /* lost leadership; not called by leader_stop (optional) */
     void       *ud;
 } leader_opts_t;

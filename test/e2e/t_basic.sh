@@ -12,11 +12,12 @@ five_nodes() {
     make_node n1 8 16Gi 0 110 zone=a
     make_node n2 8 16Gi 0 110 zone=b
     make_node n3 4 8Gi 0 110 zone=c
-    make_node g1 16 64Gi 4 110 zone=a accelerator=nvidia
+    make_node g1 16 64Gi 8 110 zone=a accelerator=nvidia
     make_node g2 16 64Gi 8 110 zone=b accelerator=nvidia
 }
 
-# 5 nodes, 42 pods of mixed shapes: all bound, none over allocatable.
+# 5 nodes, 42 pods of mixed shapes (12 of 16 GPUs, slack against fragmentation):
+# all bound, none over allocatable, GPU pods only on GPU nodes.
 case_mixed() {
     cp_reset
     five_nodes

@@ -182,6 +182,8 @@ typedef struct events {
 static void on_started(void *ud) { __atomic_add_fetch(&((events_t *)ud)->started, 1, __ATOMIC_SEQ_CST); }
 static void on_lost(void *ud) { __atomic_add_fetch(&((events_t *)ud)->lost, 1, __ATOMIC_SEQ_CST); }
 
+static int ev_get(int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+
 static leader_t *candidate(const char *id, events_t *ev)
 {
     leader_opts_t o = { "sched", "kube-system", id, 3, 2, 1, on_started, on_lost, ev };
@@ -257,7 +259,7 @@ static void test_create_renew_release_handover(void **st)
     leader_t *a = candidate("replica-a", &ea);
     assert_int_equal(leader_wait_until_leading(a, 5000, NULL), 1);
     assert_true(leader_is_leader(a));
-    assert_int_equal(ea.started, 1);
+    assert_int_equal(ev_get(&ea.started), 1);
     lease_field("holderIdentity", buf, sizeof buf);
     assert_string_equal(buf, "replica-a");
     lease_field("leaseTransitions", buf, sizeof buf);
@@ -284,10 +286,10 @@ static void test_create_renew_release_handover(void **st)
     int64_t t0 = util_now_ms();
     leader_stop(a);
     assert_false(leader_is_leader(a));
-    assert_int_equal(ea.lost, 0);
+    assert_int_equal(ev_get(&ea.lost), 0);
     assert_int_equal(leader_wait_until_leading(b, 2500, NULL), 1);
     assert_true(util_now_ms() - t0 < 2500);
-    assert_int_equal(eb.started, 1);
+    assert_int_equal(ev_get(&eb.started), 1);
     lease_field("holderIdentity", buf, sizeof buf);
     assert_string_equal(buf, "replica-b");
     lease_field("leaseTransitions", buf, sizeof buf);
@@ -320,7 +322,7 @@ static void test_live_lease_respected(void **st)
     int64_t t0 = util_now_ms();
     assert_int_equal(leader_wait_until_leading(a, -1, &stop), 0);
     assert_true(util_now_ms() - t0 < 500);
-    assert_int_equal(e.started, 0);
+    assert_int_equal(ev_get(&e.started), 0);
     leader_free(a);
     char buf[64];
     lease_field("holderIdentity", buf, sizeof buf);
@@ -341,11 +343,11 @@ static void test_lost_when_api_fails(void **st)
     assert_true(leader_lost(a));
     int64_t took = util_now_ms() - t0;
     assert_true(took >= 1000 && took < 4500);   /* renew deadline 2s (+ a retry) */
-    assert_int_equal(e.lost, 1);
+    assert_int_equal(ev_get(&e.lost), 1);
     assert_false(leader_is_leader(a));
     assert_int_equal(leader_wait_until_leading(a, 100, NULL), -1);
     leader_free(a);
-    assert_int_equal(e.lost, 1);
+    assert_int_equal(ev_get(&e.lost), 1);
 }
 
 static void test_lost_when_taken_over(void **st)
@@ -359,7 +361,7 @@ static void test_lost_when_taken_over(void **st)
         util_sleep_ms(20);
     assert_true(leader_lost(a));
     assert_true(util_now_ms() - t0 < 1800);      /* at the next renew, not after the deadline */
-    assert_int_equal(e.lost, 1);
+    assert_int_equal(ev_get(&e.lost), 1);
     leader_free(a);
     char buf[64];
     lease_field("holderIdentity", buf, sizeof buf);
@@ -376,8 +378,8 @@ static void test_race(void **st)
         util_sleep_ms(20);
     util_sleep_ms(2500);
     assert_int_equal(leader_is_leader(a) + leader_is_leader(b), 1);
-    assert_int_equal(e1.started + e2.started, 1);
-    assert_int_equal(e1.lost + e2.lost, 0);
+    assert_int_equal(ev_get(&e1.started) + ev_get(&e2.started), 1);
+    assert_int_equal(ev_get(&e1.lost) + ev_get(&e2.lost), 0);
     leader_free(a);
     leader_free(b);
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2119 source-path=SCRIPTDIR
+# Crash recovery: kill -9 the scheduler while it binds 300 pods that exactly
+# fill 10 nodes, add more pods while it is down, restart it. Every pod must end
+# up bound exactly once and no node may be over allocatable.
+set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+export E2E_FILE=restart/
+
+# Scheduled events per pod (core count / events.k8s.io series), >1 is a double bind report.
+double_scheduled() {
+    kc get events -n default -o json --field-selector reason=Scheduled |
+        jq -r '[.items[] | {n: .involvedObject.name, c: ([(.count // 1), (.series.count // 1)] | max)}]
+               | group_by(.n) | map({n: .[0].n, c: (map(.c) | add)}) | map(select(.c > 1)) | .[] | "\(.n) x\(.c)"'
+}
+
+case_kill9_restart() {
+    local i
+    for i in $(seq 0 9); do make_node "r$i" 3 6Gi 0 110; done
+    # 10 x 3 CPU = 3000m; 300 x 100m fills every node exactly.
+    make_pods a 200 --cpu 100m --mem 200Mi
+    start_scheduler
+    wait_until '[ "$(count_bound)" -ge 1 ]' 60 0.1 || fail "nothing bound before the kill"
+    stop_scheduler KILL || true
+    local at_kill
+    at_kill=$(count_bound)
+    log "killed -9 with $at_kill/200 bound"
+    make_pods b 100 --cpu 100m --mem 200Mi
+    start_scheduler
+    wait_until '[ "$(count_unbound)" = 0 ]' 180 || fail "$(count_unbound) pods unbound after restart"
+    [ "$(count_bound)" = 300 ] || fail "want 300 bound, have $(count_bound)"
+    assert_no_overcommit
+    local d
+    d=$(double_scheduled)
+    [ -z "$d" ] || fail "pods reported Scheduled more than once: $(echo "$d" | head -5 | tr '\n' ' ')"
+    # one more: a pod that cannot fit anywhere now that every node is full
+    make_pod overflow --cpu 100m
+    wait_until 'events_for overflow default FailedScheduling | grep -q "0/10 nodes are available"' 60 ||
+        fail "no FailedScheduling for overflow on full nodes"
+    [ -z "$(pod_node overflow)" ] || fail "overflow got bound: nodes overcommitted"
+    assert_no_overcommit
+}
+
+# A second restart (clean this time) must not rebind or double count.
+case_clean_restart() {
+    stop_scheduler_clean
+    start_scheduler
+    make_pod overflow2 --cpu 100m
+    wait_until 'events_for overflow2 default FailedScheduling | grep -q "0/10 nodes are available"' 60 ||
+        fail "no FailedScheduling for overflow2 after restart"
+    [ -z "$(pod_node overflow2)" ] || fail "overflow2 bound after a restart"
+    kc delete pod a-0 --grace-period=0 --force >/dev/null 2>&1
+    wait_until '[ -n "$(pod_node overflow)$(pod_node overflow2)" ]' 60 || fail "freed slot not reused"
+    [ -z "$(pod_node overflow)" ] || [ -z "$(pod_node overflow2)" ] || fail "both overflow pods bound into one 100m slot"
+    assert_no_overcommit
+    stop_scheduler_clean
+}
+
+cp_start
+run_case kill9-restart case_kill9_restart
+run_case clean-restart case_clean_restart
+finish
