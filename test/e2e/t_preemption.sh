@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2119 source-path=SCRIPTDIR
+# Preemption inside a pool: which node is chosen (PDB violations, highest
+# victim priority, priority sum), the minimal victim set, Preempted events,
+# nominatedNodeName, and no eviction when preemption is disabled (flag or
+# Pool spec) or when no victim has a lower priority.
+# One control plane; each case resets nodes, pods, pools and PDBs.
+set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+export E2E_FILE=preemption/
+
+# make_pool NAME [SPEC-JSON-TO-MERGE]: nodes labelled pool=NAME belong to it.
+make_pool() {
+    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
+        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
+          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
+}
+
+# make_pdb NAME LABEL=VALUE: policy/v1beta1 PDB (minAvailable 1) whose status
+# says disruptionsAllowed 0 (no controller-manager computes it here).
+make_pdb() {
+    local name=$1 k=${2%%=*} v=${2#*=} gen
+    api_post_json /apis/policy/v1beta1/namespaces/default/poddisruptionbudgets "$(jq -cn --arg n "$name" --arg k "$k" --arg v "$v" \
+        '{apiVersion: "policy/v1beta1", kind: "PodDisruptionBudget", metadata: {name: $n},
+          spec: {minAvailable: 1, selector: {matchLabels: {($k): $v}}}}')" || return 1
+    gen=$(kc get pdb "$name" -o jsonpath='{.metadata.generation}')
+    api_req PATCH "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets/$name/status" \
+        -H 'Content-Type: application/merge-patch+json' -o /dev/null -w '%{http_code}' --data-binary \
+        "$(jq -cn --argjson g "$gen" '{status: {disruptionsAllowed: 0, currentHealthy: 4, desiredHealthy: 4,
+            expectedPods: 4, observedGeneration: $g}}')" | grep -q '^2' || return 1
+}
+
+reset_all() {
+    kc delete pools --all --wait=false >/dev/null 2>&1 || true
+    kc delete pdb --all -n default --wait=false >/dev/null 2>&1 || true
+    cp_reset
+    wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ] && [ "$(kc get pdb -A -o name | wc -l)" = 0 ]' 30 ||
+        fail "pools/pdbs remain"
+}
+
+# pod_exists NAME
+pod_exists() { kc get pod "$1" -o name >/dev/null 2>&1; }
+pods_named() { kc get pods -o json | jq -r '[.items[].metadata.name] | sort | join(" ")'; }
+nominated() { kc get pod "$1" -o jsonpath='{.status.nominatedNodeName}'; }
+
+# two nodes (4 cpu) of pool p; the victims are pinned with nodeSelectors.
+two_nodes() {
+    make_pool p "${1:-{\}}"
+    make_node na 4 8Gi 0 110 pool=p
+    make_node nb 4 8Gi 0 110 pool=p
+}
+
+# fill_a PRIO [extra pod args]: 4 x 1 cpu on na; fill_b PRIO1 PRIO2: 2 x 2 cpu on nb.
+fill_a() {
+    local prio=$1 i; shift
+    for i in 0 1 2 3; do
+        make_pod a$i --pool p --cpu 1 --priority-class "$prio" --node-selector kubernetes.io/hostname=na "$@"
+    done
+}
+fill_b() {
+    make_pod b0 --pool p --cpu 2 --priority-class "$1" --node-selector kubernetes.io/hostname=nb
+    make_pod b1 --pool p --cpu 2 --priority-class "$2" --node-selector kubernetes.io/hostname=nb
+}
+wait_full() {
+    wait_until '[ "$(count_bound)" = 6 ]' 60 || fail "pool not filled: $(count_bound)/6 bound"
+}
+
+# expect_preempt NODE "GONE..." "KEPT...": the preemptor 'hi' lands on NODE,
+# exactly the GONE pods were evicted, each with a Preempted event naming hi.
+expect_preempt() {
+    local node=$1 gone=$2 kept=$3 p
+    wait_until '[ -n "$(pod_node hi)" ]' 60 || fail "preemptor hi not bound (pods: $(pods_named))"
+    [ "$(pod_node hi)" = "$node" ] || fail "hi on '$(pod_node hi)', want $node"
+    for p in $gone; do
+        wait_until "! pod_exists $p" 30 || fail "victim $p not evicted"
+        wait_until "events_for $p default Preempted | grep -q 'default/hi'" 30 ||
+            fail "no Preempted event naming default/hi for $p: $(events_for "$p")"
+    done
+    for p in $kept; do pod_exists "$p" || fail "$p was evicted, but the minimal victim set is '$gone'"; done
+    wait_until "[ \"\$(nominated hi)\" = $node ]" 30 || fail "hi.status.nominatedNodeName='$(nominated hi)', want $node"
+    assert_no_overcommit
+}
+
+# na: 4 x 1cpu prio 10; nb: 2 x 2cpu prio 10 and 20. A 2-cpu prio 100 pod:
+# both nodes' highest victim is 10, nb's sum (one pod) is smaller -> nb, b0 only.
+case_priority_sum() {
+    reset_all
+    two_nodes
+    fill_a low; fill_b low mid; wait_full
+    make_pod hi --pool p --cpu 2 --priority-class high
+    expect_preempt nb "b0" "a0 a1 a2 a3 b1"
+    grep -q 'preempted pod=default/hi node=nb pool=p victims=1' "$CP_WORK/scheduler.log" ||
+        fail "no 'preempted ... victims=1' log line"
+}
+
+# na: 4 x 1cpu prio 10; nb: 2 x 2cpu prio 20. nb needs one victim but of
+# priority 20; na needs two of priority 10 -> lowest highest-victim wins: na.
+case_highest_victim() {
+    reset_all
+    two_nodes
+    fill_a low; fill_b mid mid; wait_full
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until '[ -n "$(pod_node hi)" ]' 60 || fail "hi not bound"
+    [ "$(pod_node hi)" = na ] || fail "hi on '$(pod_node hi)', want na"
+    local gone
+    gone=$(for p in a0 a1 a2 a3; do pod_exists $p || echo $p; done | wc -l)
+    [ "$gone" = 2 ] || fail "want exactly 2 of a0..a3 evicted, $gone were (pods: $(pods_named))"
+    pod_exists b0 && pod_exists b1 || fail "a pod on nb was evicted"
+    assert_no_overcommit
+}
+
+# Same as highest_victim, but the na pods are covered by a PDB with
+# disruptionsAllowed 0: the node without violations (nb) is chosen.
+case_pdb() {
+    reset_all
+    two_nodes
+    make_pdb guard guard=yes
+    fill_a low --label guard=yes; fill_b mid mid; wait_full
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until '[ -n "$(pod_node hi)" ]' 60 || fail "hi not bound"
+    [ "$(pod_node hi)" = nb ] || fail "hi on '$(pod_node hi)', want nb (na's pods are PDB-protected)"
+    pod_exists a0 && pod_exists a1 && pod_exists a2 && pod_exists a3 || fail "a PDB-protected pod was evicted"
+    local gone
+    gone=$(for p in b0 b1; do pod_exists $p || echo $p; done | wc -l)
+    [ "$gone" = 1 ] || fail "want exactly one of b0,b1 evicted, $gone were"
+    assert_no_overcommit
+}
+
+# The only candidate is protected by a PDB (the Eviction API answers 429):
+# nothing is evicted, hi waits.
+case_pdb_only_candidate() {
+    reset_all
+    make_pool p '{"disableBorrowing": true}'
+    make_node na 4 8Gi 0 110 pool=p
+    make_pdb guard guard=yes
+    fill_a low --label guard=yes
+    wait_until '[ "$(count_bound)" = 4 ]' 60 || fail "na not filled"
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until 'events_for hi default FailedScheduling | grep -q .' 30 || fail "no FailedScheduling for hi"
+    sleep 3
+    [ -z "$(pod_node hi)" ] || fail "hi bound on '$(pod_node hi)'"
+    [ "$(kc get pods -o name | grep -c /a)" = 4 ] || fail "a PDB-protected pod was evicted: $(pods_named)"
+    assert_no_overcommit
+}
+
+# Equal priority: no victims, nothing evicted, FailedScheduling.
+case_equal_priority() {
+    reset_all
+    two_nodes '{"disableBorrowing": true}'
+    fill_a mid; fill_b mid mid; wait_full
+    make_pod same --pool p --cpu 2 --priority-class mid
+    wait_until 'events_for same default FailedScheduling | grep -q .' 30 || fail "no FailedScheduling for same"
+    sleep 3
+    [ -z "$(pod_node same)" ] || fail "same bound"
+    [ "$(kc get pods -o name | wc -l)" = 7 ] || fail "pods were evicted: $(pods_named)"
+}
+
+# Pool spec disablePreemption: nothing evicted.
+case_pool_disable_preemption() {
+    reset_all
+    two_nodes '{"disablePreemption": true, "disableBorrowing": true}'
+    fill_a low; fill_b low mid; wait_full
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until 'events_for hi default FailedScheduling | grep -q .' 30 || fail "no FailedScheduling for hi"
+    sleep 3
+    [ -z "$(pod_node hi)" ] || fail "hi bound despite disablePreemption"
+    [ "$(kc get pods -o name | wc -l)" = 7 ] || fail "pods were evicted: $(pods_named)"
+    [ -z "$(events_for b0 default Preempted)" ] || fail "Preempted event despite disablePreemption"
+}
+
+# --disable-preemption: nothing evicted; after a restart without it, hi preempts.
+case_flag_disable_preemption() {
+    reset_all
+    stop_scheduler_clean
+    start_scheduler --disable-preemption
+    two_nodes '{"disableBorrowing": true}'
+    fill_a low; fill_b low mid; wait_full
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until 'events_for hi default FailedScheduling | grep -q .' 30 || fail "no FailedScheduling for hi"
+    sleep 3
+    [ -z "$(pod_node hi)" ] || fail "hi bound despite --disable-preemption"
+    [ "$(kc get pods -o name | wc -l)" = 7 ] || fail "pods were evicted: $(pods_named)"
+    stop_scheduler_clean
+    start_scheduler
+    expect_preempt nb "b0" "a0 a1 a2 a3 b1"
+}
+
+case_clean_shutdown() {
+    stop_scheduler_clean
+}
+
+cp_start
+make_priority_class low 10
+make_priority_class mid 20
+make_priority_class high 100
+start_scheduler
+run_case priority-sum case_priority_sum
+run_case highest-victim case_highest_victim
+run_case pdb case_pdb
+run_case pdb-only-candidate case_pdb_only_candidate
+run_case equal-priority case_equal_priority
+run_case pool-disable-preemption case_pool_disable_preemption
+run_case flag-disable-preemption case_flag_disable_preemption
+run_case clean-shutdown case_clean_shutdown
+finish
