@@ -88,6 +88,7 @@ void          pools_stop_threads(scheduler_t *s);
 void          pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void          pools_move_all(scheduler_t *s, const char *event);
 void          pools_delete_pod(scheduler_t *s, const char *uid);
+void          pools_sweep_dead(scheduler_t *s);
 /* Copies a pool's flags under pools_mu. */
 void          pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share);
 

@@ -64,13 +64,19 @@ static void pool_start(sched_pool_t *P)
     P->started = 1;
 }
 
+/* Closes the queue and joins the thread; called without pools_mu (the
+ * thread may need it to finish its last pod). */
 static void pool_join(sched_pool_t *P)
 {
     queue_close(P->q);
-    if (P->started) {
-        pthread_join(P->thread, NULL);
-        P->started = 0;
-    }
+    pthread_mutex_lock(&P->s->pools_mu);
+    int started = P->started;
+    pthread_mutex_unlock(&P->s->pools_mu);
+    if (!started) return;
+    pthread_join(P->thread, NULL);
+    pthread_mutex_lock(&P->s->pools_mu);
+    P->started = 0;
+    pthread_mutex_unlock(&P->s->pools_mu);
 }
 
 void pools_start_threads(scheduler_t *s)
@@ -261,6 +267,25 @@ static void pool_remove(scheduler_t *s, const char *name)
     cache_repartition(s->cache);
     reroute_queue(s, P->q, -1);
     pools_move_all(s, "PoolDeleted");
+}
+
+/* A pod pushed into a pool's queue just as the pool was deleted would be
+ * stranded there: sweep dead pools' queues back to the live ones. */
+void pools_sweep_dead(scheduler_t *s)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    int n = s->npools;
+    pthread_mutex_unlock(&s->pools_mu);
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&s->pools_mu);
+        sched_pool_t *P = s->pools[i];
+        int dead = P->dead && !P->started;
+        pthread_mutex_unlock(&s->pools_mu);
+        if (!dead) continue;
+        queue_stats_t qs;
+        queue_get_stats(P->q, &qs);
+        if (qs.active + qs.backoff + qs.unschedulable > 0) reroute_queue(s, P->q, -1);
+    }
 }
 
 void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)

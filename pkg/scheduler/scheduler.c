@@ -131,6 +131,7 @@ static void *housekeeper_main(void *arg)
             write_pool_status(s);
             next_status = now + (int64_t)(s->opts.pool_status_interval_s > 0 ? s->opts.pool_status_interval_s : 10) * 1000;
         }
+        pools_sweep_dead(s);
         if (now >= next_summary) {
             log_summary(s);
             next_summary = now + 60000;

@@ -493,6 +493,10 @@ pods_json() { kc get pods -A -o json "$@"; }
 count_unbound() {
     pods_json ${1:+-l "$1"} | jq --arg s "$SCHED_NAME" '[.items[] | select(.spec.schedulerName == $s and (.spec.nodeName // "") == "")] | length'
 }
+# bound_in_ns [NS]: cheap count of bound pods (one curl, no kubectl).
+bound_in_ns() {
+    api_get "/api/v1/namespaces/${1:-default}/pods?fieldSelector=spec.nodeName%21%3D" | jq '.items | length'
+}
 count_bound() {
     pods_json ${1:+-l "$1"} | jq '[.items[] | select((.spec.nodeName // "") != "")] | length'
 }
@@ -511,11 +515,13 @@ def req(r): ([.spec.containers[]? | .resources.requests[r] | q] | add // 0) as $
 # pods request more cpu/memory/gpu/pod-count than its allocatable, or per pod
 # bound to a node that does not exist. Empty output == OK.
 overcommitted_nodes() {
-    local pj nj
-    if ! pj=$(pods_json) || ! nj=$(kc get nodes -o json); then
+    # files, not --argjson: a few hundred pods exceed the 128 KiB argument limit
+    local pf=$CP_WORK/usage.pods.json nf=$CP_WORK/usage.nodes.json
+    if ! pods_json >"$pf" || ! kc get nodes -o json >"$nf"; then
         echo '{"error":"kubectl get failed"}'; return 1
     fi
-    jq -cn --argjson P "$pj" --argjson N "$nj" "$JQ_DEFS"'
+    jq -cn --slurpfile PP "$pf" --slurpfile NN "$nf" "$JQ_DEFS"'
+      $PP[0] as $P | $NN[0] as $N |
       ($P.items | map(select((.spec.nodeName // "") != "" and .status.phase != "Succeeded" and .status.phase != "Failed"))) as $pods
       | ($N.items | map(.metadata.name)) as $names
       | ($N.items[] | .metadata.name as $n | .status.allocatable as $a
@@ -583,7 +589,7 @@ start_scheduler() {
     LOGF=$logf PIDF=$CP_WORK/sched.pid RCF=$CP_WORK/sched.rc \
     bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
         "${wrap[@]}" "$bin" --kubeconfig "$SCHED_KUBECONFIG" --scheduler-name "$SCHED_NAME" \
-        --leader-elect=false --metrics-port 0 -v "${SCHED_V:-2}" "$@" &
+        --leader-elect=false --metrics-port 0 -v "${SCHED_V:-2}" "$@" 2>>"$logf" &
     _pid_record $! sched-wrapper
     local i
     for ((i = 0; i < 50; i++)); do [ -s "$CP_WORK/sched.pid" ] && break; sleep 0.1; done

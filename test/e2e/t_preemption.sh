@@ -17,30 +17,46 @@ make_pool() {
           spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
 }
 
-# make_pdb NAME LABEL=VALUE: policy/v1beta1 PDB (minAvailable 1) whose status
-# says disruptionsAllowed 0 (no controller-manager computes it here).
+# make_pdb NAME LABEL=VALUE [ALLOWED [OBSERVED-GENERATION-OFFSET]]: policy/v1beta1
+# PDB (minAvailable 1) whose status says disruptionsAllowed ALLOWED (default 0;
+# no controller-manager computes it here). With offset -1 the status lags the
+# spec, so the Eviction API refuses (429) while the scheduler sees ALLOWED.
 make_pdb() {
-    local name=$1 k=${2%%=*} v=${2#*=} gen
+    local name=$1 k=${2%%=*} v=${2#*=} allowed=${3:-0} off=${4:-0} gen
     api_post_json /apis/policy/v1beta1/namespaces/default/poddisruptionbudgets "$(jq -cn --arg n "$name" --arg k "$k" --arg v "$v" \
         '{apiVersion: "policy/v1beta1", kind: "PodDisruptionBudget", metadata: {name: $n},
           spec: {minAvailable: 1, selector: {matchLabels: {($k): $v}}}}')" || return 1
     gen=$(kc get pdb "$name" -o jsonpath='{.metadata.generation}')
     api_req PATCH "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets/$name/status" \
         -H 'Content-Type: application/merge-patch+json' -o /dev/null -w '%{http_code}' --data-binary \
-        "$(jq -cn --argjson g "$gen" '{status: {disruptionsAllowed: 0, currentHealthy: 4, desiredHealthy: 4,
+        "$(jq -cn --argjson g "$((gen + off))" --argjson a "$allowed" '{status: {disruptionsAllowed: $a, currentHealthy: 4, desiredHealthy: 4,
             expectedPods: 4, observedGeneration: $g}}')" | grep -q '^2' || return 1
 }
 
 reset_all() {
     kc delete pools --all --wait=false >/dev/null 2>&1 || true
     kc delete pdb --all -n default --wait=false >/dev/null 2>&1 || true
+    kc delete events --all -n default >/dev/null 2>&1 || true
     cp_reset
     wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ] && [ "$(kc get pdb -A -o name | wc -l)" = 0 ]' 30 ||
         fail "pools/pdbs remain"
+    LOG_FROM=$(($(wc -l <"$CP_WORK/scheduler.log") + 1))
 }
+# new_log: the scheduler log since the case's reset_all.
+new_log() { tail -n +"${LOG_FROM:-1}" "$CP_WORK/scheduler.log"; }
 
 # pod_exists NAME
 pod_exists() { kc get pod "$1" -o name >/dev/null 2>&1; }
+# set_running POD...: status.phase Running (the Eviction API ignores PDBs for
+# Pending pods, and there is no kubelet here).
+set_running() {
+    local p
+    for p; do
+        api_req PATCH "/api/v1/namespaces/default/pods/$p/status" -H 'Content-Type: application/merge-patch+json' \
+            -o /dev/null -w '%{http_code}' --data-binary '{"status":{"phase":"Running"}}' | grep -q '^2' ||
+            fail "could not set $p Running"
+    done
+}
 pods_named() { kc get pods -o json | jq -r '[.items[].metadata.name] | sort | join(" ")'; }
 nominated() { kc get pod "$1" -o jsonpath='{.status.nominatedNodeName}'; }
 
@@ -90,7 +106,7 @@ case_priority_sum() {
     fill_a low; fill_b low mid; wait_full
     make_pod hi --pool p --cpu 2 --priority-class high
     expect_preempt nb "b0" "a0 a1 a2 a3 b1"
-    grep -q 'preempted pod=default/hi node=nb pool=p victims=1' "$CP_WORK/scheduler.log" ||
+    new_log | grep -q 'preempted pod=default/hi node=nb pool=p victims=1' ||
         fail "no 'preempted ... victims=1' log line"
 }
 
@@ -127,8 +143,8 @@ case_pdb() {
     assert_no_overcommit
 }
 
-# The only candidate is protected by a PDB (the Eviction API answers 429):
-# nothing is evicted, hi waits.
+# The only candidate's pods are Running and covered by a PDB with
+# disruptionsAllowed 0: the Eviction API answers 429, nothing is evicted, hi waits.
 case_pdb_only_candidate() {
     reset_all
     make_pool p '{"disableBorrowing": true}'
@@ -136,11 +152,33 @@ case_pdb_only_candidate() {
     make_pdb guard guard=yes
     fill_a low --label guard=yes
     wait_until '[ "$(count_bound)" = 4 ]' 60 || fail "na not filled"
+    set_running a0 a1 a2 a3
     make_pod hi --pool p --cpu 2 --priority-class high
-    wait_until 'events_for hi default FailedScheduling | grep -q .' 30 || fail "no FailedScheduling for hi"
+    wait_until 'new_log | grep -q "eviction of default/a[0-3] refused"' 30 ||
+        fail "no refused eviction logged"
     sleep 3
     [ -z "$(pod_node hi)" ] || fail "hi bound on '$(pod_node hi)'"
     [ "$(kc get pods -o name | grep -c /a)" = 4 ] || fail "a PDB-protected pod was evicted: $(pods_named)"
+    assert_no_overcommit
+}
+
+# The scheduler sees no violation on na (its PDB status claims 5 disruptions
+# allowed) and picks na (lower victim priority), but the Eviction API refuses
+# (the PDB status lags its generation): the next candidate, nb, is used.
+case_eviction_refused_next_node() {
+    reset_all
+    two_nodes
+    make_pdb lagging guard=yes 5 -1
+    fill_a low --label guard=yes; fill_b mid mid; wait_full
+    set_running a0 a1 a2 a3 b0 b1
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until '[ -n "$(pod_node hi)" ]' 60 || fail "hi not bound (pods: $(pods_named))"
+    new_log | grep -q "eviction of default/a[0-3] refused" || fail "na was not tried first"
+    [ "$(pod_node hi)" = nb ] || fail "hi on '$(pod_node hi)', want nb"
+    pod_exists a0 && pod_exists a1 && pod_exists a2 && pod_exists a3 || fail "a pod on na was evicted"
+    local gone
+    gone=$(for p in b0 b1; do pod_exists $p || echo $p; done | wc -l)
+    [ "$gone" = 1 ] || fail "want exactly one of b0,b1 evicted, $gone were"
     assert_no_overcommit
 }
 
@@ -199,6 +237,7 @@ run_case priority-sum case_priority_sum
 run_case highest-victim case_highest_victim
 run_case pdb case_pdb
 run_case pdb-only-candidate case_pdb_only_candidate
+run_case eviction-refused-next-node case_eviction_refused_next_node
 run_case equal-priority case_equal_priority
 run_case pool-disable-preemption case_pool_disable_preemption
 run_case flag-disable-preemption case_flag_disable_preemption

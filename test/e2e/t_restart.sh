@@ -21,12 +21,16 @@ case_kill9_restart() {
     # 10 x 3 CPU = 3000m; 300 x 100m fills every node exactly.
     make_pods a 200 --cpu 100m --mem 200Mi
     start_scheduler
-    wait_until '[ "$(count_bound)" -ge 1 ]' 60 0.1 || fail "nothing bound before the kill"
+    wait_until '[ "$(bound_in_ns)" -ge 1 ]' 60 0.05 || fail "nothing bound before the first kill"
     stop_scheduler KILL || true
-    local at_kill
-    at_kill=$(count_bound)
-    log "killed -9 with $at_kill/200 bound"
+    log "killed -9 with $(bound_in_ns)/200 bound"
     make_pods b 100 --cpu 100m --mem 200Mi
+    local before
+    before=$(bound_in_ns)
+    start_scheduler
+    wait_until "[ \"\$(bound_in_ns)\" -gt $before ]" 60 0.05 || fail "nothing bound before the second kill"
+    stop_scheduler KILL || true
+    log "killed -9 again with $(bound_in_ns)/300 bound"
     start_scheduler
     wait_until '[ "$(count_unbound)" = 0 ]' 180 || fail "$(count_unbound) pods unbound after restart"
     [ "$(count_bound)" = 300 ] || fail "want 300 bound, have $(count_bound)"

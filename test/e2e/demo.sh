@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2119 source-path=SCRIPTDIR
+# make demo: a local control plane (etcd + kube-apiserver v1.20 on 127.0.0.1),
+# the Pool CRD and pools/, a few fake nodes, bin/ai-scheduler, and the pods in
+# examples/. Prints where each pod landed, why the impossible one did not, and
+# the pool table; then stops everything it started.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+cd "$REPO" || exit 1
+
+bash test/deps.sh e2e || exit 1
+K8S_BIN=$(bash test/e2e/build-k8s.sh) || { echo "demo: could not build kube-apiserver" >&2; exit 1; }
+export K8S_BIN
+export AISCHED_BIN=${AISCHED_BIN:-$REPO/bin/ai-scheduler}
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
+[ -x "$AISCHED_BIN" ] || die "no $AISCHED_BIN: run make first"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "starting etcd and kube-apiserver on 127.0.0.1"
+cp_start
+echo "API server: $API_URL   admin kubeconfig: $ADMIN_KUBECONFIG"
+
+if [ -f pools/crd.yaml ]; then
+    step "Pool CRD and pools/"
+    for f in pools/*.yaml; do
+        [ "$f" = pools/crd.yaml ] && continue
+        kc apply -f "$f"
+    done
+fi
+
+step "nodes: 2 in cpu-pool (cpu=true), 2 in gpu-pool (gpu=true, 8 GPUs each), 1 unlabelled (default pool)"
+make_node cpu-node-1 16 64Gi 0 110 cpu=true || die "node create failed"
+make_node cpu-node-2 16 64Gi 0 110 cpu=true
+make_node gpu-node-1 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100
+make_node gpu-node-2 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100
+make_node plain-node-1 4 8Gi 0 110
+kc get nodes -L cpu,gpu
+
+step "starting $AISCHED_BIN"
+start_scheduler
+
+step "applying examples/"
+for f in examples/*.yaml; do kc apply -f "$f"; done
+
+total=$(kc get pods -o name | wc -l)
+want=$((total - 1))   # all but train-impossible
+wait_until "[ \"\$(count_bound)\" -ge $want ] && events_for train-impossible default FailedScheduling | grep -q ." 60 ||
+    echo "(not everything settled within 60s)"
+sleep 1
+
+step "where the pods landed"
+kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,STATUS:.status.conditions[?(@.type=="PodScheduled")].reason'
+
+step "why train-impossible is pending"
+events_for train-impossible default FailedScheduling | cut -f2 | sort -u
+echo "condition: $(pod_condition train-impossible PodScheduled)"
+
+step "pool table: ai-scheduler pools"
+if ! timeout 30 "$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG"; then
+    echo "(the pools subcommand is not available yet)"
+fi
+if kc get crd pools.resource.aibee.cn >/dev/null 2>&1; then
+    kc get pools
+fi
+
+step "stopping"
+stop_scheduler TERM || echo "(scheduler exit status $?)"
+cp_stop
+echo "demo done"

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016 source-path=SCRIPTDIR
+# The Helm chart (charts/ai-scheduler): lints, renders, and every rendered
+# object passes the real API server's validation (kubectl apply
+# --dry-run=server); its RBAC, applied for real, grants what the scheduler
+# needs and no more; the scheduler starts with the chart's configuration.
+set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+export E2E_FILE=helm/
+
+CHART=$REPO/charts/ai-scheduler
+HELM=$(bash "$E2E_DIR/get-helm.sh") || die "no helm (test/e2e/get-helm.sh failed)"
+
+render() { # render RELEASE NAMESPACE [helm args...]
+    local rel=$1 ns=$2
+    shift 2
+    "$HELM" template "$rel" "$CHART" --namespace "$ns" "$@"
+}
+
+case_lint() {
+    "$HELM" lint --strict "$CHART" >&2 || fail "helm lint failed"
+    "$HELM" lint --strict "$CHART" --set replicas=1,leaderElection.enabled=false,scoring.strategy=LeastAllocated >&2 ||
+        fail "helm lint (single replica) failed"
+}
+
+# The chart ships the same CRD as pools/crd.yaml, and it installs for real.
+case_crd() {
+    if [ -f "$REPO/pools/crd.yaml" ]; then
+        diff -u "$REPO/pools/crd.yaml" "$CHART/crds/pools.yaml" >&2 ||
+            fail "charts/ai-scheduler/crds/pools.yaml differs from pools/crd.yaml"
+    fi
+    kc apply -f "$CHART/crds/pools.yaml" >/dev/null || fail "CRD did not apply"
+    wait_until 'kc get crd pools.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")" >/dev/null' 30 ||
+        fail "CRD pools.resource.aibee.cn not established"
+    # A Pool from the examples is accepted against the chart's schema.
+    if [ -f "$REPO/pools/gpu-pool.yaml" ]; then
+        kc apply --dry-run=server -f "$REPO/pools/gpu-pool.yaml" >/dev/null || fail "pools/gpu-pool.yaml rejected"
+    fi
+}
+
+# Defaults into kube-system: every object passes server-side validation.
+case_dry_run_defaults() {
+    local out kinds
+    render ai-scheduler kube-system >"$CP_WORK/helm-default.yaml" || fail "helm template failed"
+    out=$(kc apply --dry-run=server -f "$CP_WORK/helm-default.yaml" 2>&1) || { echo "$out" >&2; fail "dry-run apply failed"; }
+    echo "$out" >&2
+    for kinds in serviceaccount/ai-scheduler clusterrole.rbac.authorization.k8s.io/ai-scheduler \
+        clusterrolebinding.rbac.authorization.k8s.io/ai-scheduler role.rbac.authorization.k8s.io/ai-scheduler-leader-election \
+        rolebinding.rbac.authorization.k8s.io/ai-scheduler-leader-election configmap/ai-scheduler \
+        deployment.apps/ai-scheduler service/ai-scheduler-metrics; do
+        grep -q "^$kinds " <<<"$out" || fail "dry-run did not handle $kinds"
+    done
+    # Two replicas, non-root, read-only root, probes on the metrics port.
+    local dep
+    dep=$(kc create --dry-run=client -o json -f "$CP_WORK/helm-default.yaml" 2>/dev/null |
+        jq -c '(.items // [.])[] | select(.kind=="Deployment")')
+    [ "$(jq '.spec.replicas' <<<"$dep")" = 2 ] || fail "want 2 replicas"
+    [ "$(jq '.spec.template.spec.securityContext.runAsNonRoot' <<<"$dep")" = true ] || fail "not runAsNonRoot"
+    [ "$(jq '.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem' <<<"$dep")" = true ] ||
+        fail "root filesystem is writable"
+    [ "$(jq -r '.spec.template.spec.containers[0].readinessProbe.httpGet.path' <<<"$dep")" = /readyz ] || fail "no /readyz probe"
+    [ "$(jq -r '.spec.template.spec.containers[0].livenessProbe.httpGet.path' <<<"$dep")" = /healthz ] || fail "no /healthz probe"
+}
+
+# Overrides into another namespace with the lease elsewhere.
+case_dry_run_overrides() {
+    kc create namespace ai-sched >/dev/null 2>&1 || true
+    kc create namespace leases >/dev/null 2>&1 || true
+    render sched ai-sched --set replicas=3,logLevel=4,disablePreemption=true \
+        --set scoring.strategy=LeastAllocated,clientConnection.qps=50,clientConnection.burst=100 \
+        --set leaderElection.resourceNamespace=leases,leaderElection.resourceName=my-lease \
+        --set metrics.port=9100,podAntiAffinity=hard,image.tag=v9 \
+        --set-json 'tolerations=[{"key":"node-role.kubernetes.io/master","operator":"Exists","effect":"NoSchedule"}]' \
+        --set-json 'nodeSelector={"node-role.kubernetes.io/master":""}' \
+        >"$CP_WORK/helm-over.yaml" || fail "helm template failed"
+    kc apply --dry-run=server -f "$CP_WORK/helm-over.yaml" >&2 || fail "dry-run apply failed"
+    grep -q 'namespace: leases' "$CP_WORK/helm-over.yaml" || fail "the lease Role is not in the lease namespace"
+    grep -q 'image: "ai-scheduler:v9"' "$CP_WORK/helm-over.yaml" || fail "image tag not applied"
+    # Several active replicas without an election must be refused.
+    if render x default --set replicas=2,leaderElection.enabled=false >/dev/null 2>&1; then
+        fail "replicas=2 without leader election rendered"
+    fi
+    if render x default --set scoring.strategy=Random >/dev/null 2>&1; then
+        fail "a bad scoring strategy rendered"
+    fi
+    # Single replica without election: no lease Role at all.
+    render solo default --set replicas=1,leaderElection.enabled=false >"$CP_WORK/helm-solo.yaml" || fail "solo render failed"
+    ! grep -q 'kind: Role$' "$CP_WORK/helm-solo.yaml" || fail "a lease Role without leader election"
+    kc apply --dry-run=server -f "$CP_WORK/helm-solo.yaml" >/dev/null || fail "solo dry-run failed"
+}
+
+# RBAC applied for real; the service account can do its job and no more.
+case_rbac_least_privilege() {
+    render rbactest kube-system --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml |
+        kc apply -f - >/dev/null || fail "RBAC apply failed"
+    local sa=system:serviceaccount:kube-system:rbactest-ai-scheduler
+    can() { kc auth can-i --as "$sa" "$@" 2>/dev/null; }
+    local ok
+    for ok in "list nodes" "watch pods" "get namespaces" "create pods --subresource=binding" \
+        "create pods --subresource=eviction" "patch pods --subresource=status" "update pods --subresource=status" \
+        "patch pods" "create events" "create events.events.k8s.io" "list poddisruptionbudgets.policy" \
+        "watch pools.resource.aibee.cn" "update pools.resource.aibee.cn --subresource=status" \
+        "-n kube-system create leases.coordination.k8s.io" "-n kube-system get leases.coordination.k8s.io/ai-scheduler" \
+        "-n kube-system update leases.coordination.k8s.io/ai-scheduler"; do
+        # shellcheck disable=SC2086
+        [ "$(can $ok)" = yes ] || fail "service account cannot: $ok"
+    done
+    local no
+    for no in "delete pods" "create pods" "update nodes" "get secrets" "list secrets -A" "create pools.resource.aibee.cn" \
+        "update pools.resource.aibee.cn" "delete pools.resource.aibee.cn" "-n kube-system update leases.coordination.k8s.io/other" \
+        "-n default create leases.coordination.k8s.io" "-n kube-system delete leases.coordination.k8s.io/ai-scheduler"; do
+        # shellcheck disable=SC2086
+        [ "$(can $no)" = no ] || fail "service account can: $no"
+    done
+    render rbactest kube-system --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml |
+        kc delete -f - >/dev/null 2>&1 || true
+}
+
+# The scheduler accepts the chart's configuration file as rendered.
+case_config_accepted() {
+    [ -x "$AISCHED_BIN" ] || fail "no scheduler binary $AISCHED_BIN"
+    render ai-scheduler kube-system --show-only templates/configmap.yaml --set logLevel=2 |
+        kc create --dry-run=client -o json -f - | jq -r '.data["config.yaml"]' >"$CP_WORK/chart-config.yaml"
+    grep -q '^kind: AiSchedulerConfiguration' "$CP_WORK/chart-config.yaml" || fail "no config in the ConfigMap"
+    start_scheduler --config "$CP_WORK/chart-config.yaml"
+    sleep 3
+    sched_alive || { sched_log_tail; fail "scheduler exited with the chart's config"; }
+    grep -qiE 'unknown key|is not a|expected' "$CP_WORK/scheduler.log" && { sched_log_tail; fail "config complaints in the log"; }
+    stop_scheduler_clean
+    # And it really reads the file: a bad key stops it with the file's line.
+    printf '%s\nleaderElection:\n  leaseDuraton: 15s\n' "$(head -2 "$CP_WORK/chart-config.yaml")" >"$CP_WORK/bad-config.yaml"
+    start_scheduler --config "$CP_WORK/bad-config.yaml"
+    wait_until '[ -s "$CP_WORK/sched.rc" ]' 20 || fail "scheduler kept running with a bad config"
+    [ "$(cat "$CP_WORK/sched.rc")" != 0 ] || fail "scheduler exited 0 with a bad config"
+    grep -q 'bad-config.yaml:4: unknown key "leaseDuraton" in leaderElection' "$CP_WORK/scheduler.log" ||
+        { sched_log_tail; fail "no file:line message for the bad key"; }
+    stop_scheduler || true
+}
+
+cp_start
+run_case lint case_lint
+run_case crd case_crd
+run_case dry-run-defaults case_dry_run_defaults
+run_case dry-run-overrides case_dry_run_overrides
+run_case rbac-least-privilege case_rbac_least_privilege
+run_case config-accepted case_config_accepted
+finish

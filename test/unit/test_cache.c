@@ -1,0 +1,219 @@
+/* test_cache.c -- the cache's pod life cycle: pending, assumed, bound,
+ * forgotten, deleted; node partition and nominations. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cache/cache.h"
+
+static node_t *mk_node(const char *name, const char *pool_label)
+{
+    char buf[512], err[256];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\",\"labels\":{\"pool\":\"%s\"}},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+             name, name, pool_label);
+    json_t *j = json_loads(buf, 0, NULL);
+    node_t *n = node_from_json(j, err, sizeof(err));
+    json_decref(j);
+    assert_non_null(n);
+    return n;
+}
+
+static pod_t *mk_pod(const char *name, const char *node, const char *cpu, const char *phase)
+{
+    char buf[1024], err[256];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"nodeName\":\"%s\","
+             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+             "\"status\":{\"phase\":\"%s\"}}",
+             name, name, node, cpu, phase);
+    json_t *j = json_loads(buf, 0, NULL);
+    pod_t *p = pod_from_json(j, err, sizeof(err));
+    json_decref(j);
+    assert_non_null(p);
+    return p;
+}
+
+/* Pool id = 1 for nodes labelled pool=a, else 0. */
+static int partition(void *ud, const node_t *n)
+{
+    const char *want = ud;
+    const char *v = labels_get(&n->labels, "pool");
+    return v && strcmp(v, want) == 0 ? 1 : 0;
+}
+
+static int64_t requested_cpu(cache_t *c, const char *node)
+{
+    cache_rdlock(c);
+    node_info_t *ni = cache_node_locked(c, node);
+    int64_t v = ni ? ni->requested.milli_cpu : -1;
+    cache_unlock(c);
+    return v;
+}
+
+static void test_assume_confirm_forget(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    node_t *n = mk_node("n1", "a");
+    assert_int_equal(cache_upsert_node(c, n), 1);
+    assert_int_equal(cache_upsert_node(c, n), 0);      /* nothing changed */
+
+    pod_t *p = mk_pod("p", "", "1", "Pending");
+    cache_pod_state_t now;
+    assert_int_equal(cache_upsert_pod(c, p, &now), CPOD_NONE);
+    assert_int_equal(now, CPOD_PENDING);
+
+    cache_wrlock(c);
+    assert_int_equal(cache_assume_locked(c, p, "n1"), 0);
+    assert_int_equal(cache_assume_locked(c, p, "nope"), -1);
+    cache_unlock(c);
+    assert_int_equal(requested_cpu(c, "n1"), 1000);
+
+    /* An unbound view of an assumed pod (a status patch) keeps it assumed. */
+    assert_int_equal(cache_upsert_pod(c, p, &now), CPOD_ASSUMED);
+    assert_int_equal(now, CPOD_ASSUMED);
+    assert_int_equal(requested_cpu(c, "n1"), 1000);
+
+    cache_forget(c, p->uid);
+    assert_int_equal(requested_cpu(c, "n1"), 0);
+    cache_pod_state_t st;
+    pod_t *got = cache_get_pod(c, p->uid, &st);
+    assert_int_equal(st, CPOD_PENDING);
+    pod_unref(got);
+
+    /* Assume again, then the watch confirms the bind: counted once. */
+    cache_wrlock(c);
+    cache_assume_locked(c, p, "n1");
+    cache_unlock(c);
+    pod_t *bound = mk_pod("p", "n1", "1", "Running");
+    assert_int_equal(cache_upsert_pod(c, bound, &now), CPOD_ASSUMED);
+    assert_int_equal(now, CPOD_BOUND);
+    assert_int_equal(requested_cpu(c, "n1"), 1000);
+
+    /* Terminal: holds nothing. */
+    pod_t *done = mk_pod("p", "n1", "1", "Succeeded");
+    cache_upsert_pod(c, done, &now);
+    assert_int_equal(now, CPOD_TERMINAL);
+    assert_int_equal(requested_cpu(c, "n1"), 0);
+
+    int pool = -2;
+    pod_t *old = NULL;
+    assert_int_equal(cache_delete_pod(c, p->uid, &old, &pool), CPOD_TERMINAL);
+    assert_non_null(old);
+    assert_null(cache_get_pod(c, p->uid, &st));
+    assert_int_equal(st, CPOD_NONE);
+
+    pod_unref(old);
+    pod_unref(done);
+    pod_unref(bound);
+    pod_unref(p);
+    node_unref(n);
+    cache_free(c);
+}
+
+static void test_pod_before_node_and_node_delete(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    pod_t *p = mk_pod("early", "n9", "500m", "Running");
+    cache_pod_state_t now;
+    cache_upsert_pod(c, p, &now);
+    assert_int_equal(now, CPOD_BOUND);
+    assert_int_equal(requested_cpu(c, "n9"), 500);    /* accounted before the node is known */
+
+    node_t *n = mk_node("n9", "a");
+    cache_upsert_node(c, n);
+    cache_rdlock(c);
+    assert_int_equal(cache_node_locked(c, "n9")->pool, 1);
+    cache_unlock(c);
+
+    /* Deleting the node keeps its pods' accounting until they go. */
+    cache_delete_node(c, "n9");
+    cache_rdlock(c);
+    node_info_t *ni = cache_node_locked(c, "n9");
+    assert_non_null(ni);
+    assert_null(ni->node);
+    cache_unlock(c);
+    int pool = 0;
+    assert_int_equal(cache_delete_pod(c, p->uid, NULL, &pool), CPOD_BOUND);
+    assert_int_equal(pool, -1);
+    cache_rdlock(c);
+    assert_null(cache_node_locked(c, "n9"));
+    cache_unlock(c);
+
+    node_unref(n);
+    pod_unref(p);
+    cache_free(c);
+}
+
+static void test_repartition_and_nominations(void **state)
+{
+    (void)state;
+    char want[8] = "a";
+    cache_t *c = cache_new(partition, want);
+    node_t *na = mk_node("na", "a"), *nb = mk_node("nb", "b");
+    cache_upsert_node(c, na);
+    cache_upsert_node(c, nb);
+    cache_rdlock(c);
+    assert_int_equal(cache_node_locked(c, "na")->pool, 1);
+    assert_int_equal(cache_node_locked(c, "nb")->pool, 0);
+    cache_unlock(c);
+
+    strcpy(want, "b");          /* the pool's selector changed */
+    cache_repartition(c);
+    cache_rdlock(c);
+    assert_int_equal(cache_node_locked(c, "na")->pool, 0);
+    assert_int_equal(cache_node_locked(c, "nb")->pool, 1);
+    cache_unlock(c);
+
+    pod_t *p = mk_pod("pre", "", "2", "Pending");
+    cache_upsert_pod(c, p, NULL);
+    cache_nominate(c, p, "nb");
+    pod_t *const *noms = NULL;
+    cache_rdlock(c);
+    assert_int_equal(cache_nominated_locked(c, "nb", &noms), 1);
+    assert_string_equal(noms[0]->uid, p->uid);
+    assert_int_equal(cache_nominated_locked(c, "na", &noms), 0);
+    cache_unlock(c);
+
+    /* Binding the preemptor clears its nomination. */
+    cache_wrlock(c);
+    cache_assume_locked(c, p, "nb");
+    assert_int_equal(cache_nominated_locked(c, "nb", &noms), 0);
+    cache_unlock(c);
+
+    node_t **nodes;
+    pod_t **pods;
+    int nn, np;
+    cache_snapshot(c, &nodes, &nn, &pods, &np);
+    assert_int_equal(nn, 2);
+    assert_int_equal(np, 1);
+    cache_free_snapshot(nodes, nn, pods, np);
+
+    cache_stats_t s;
+    cache_get_stats(c, &s);
+    assert_int_equal(s.assumed, 1);
+    assert_int_equal(s.nodes, 2);
+
+    pod_unref(p);
+    node_unref(na);
+    node_unref(nb);
+    cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_assume_confirm_forget),
+        cmocka_unit_test(test_pod_before_node_and_node_delete),
+        cmocka_unit_test(test_repartition_and_nominations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
