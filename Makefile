@@ -43,7 +43,7 @@ TOOL_BINS := $(TOOL_SRCS:test/bench/%.c=$(B)/tools/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench lint clean
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench lint clean install
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool tools
@@ -63,9 +63,10 @@ $(B)/bin/ai-scheduler: $(CMD_OBJS) $(B)/libaisched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(B)/libaisched.a $(PKG_LIBS) $(LDLIBS)
 
+# Replaced atomically: a running scheduler keeps its old binary.
 bin/ai-scheduler: $(B)/bin/ai-scheduler
 	@mkdir -p bin
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 bin/kubectl-pool: bin/ai-scheduler
 	ln -sf ai-scheduler $@
@@ -116,6 +117,13 @@ bench: all
 
 lint:
 	@bash test/lint.sh
+
+# Installs the scheduler and the kubectl plugin (`kubectl pool`).
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 bin/ai-scheduler $(DESTDIR)$(PREFIX)/bin/ai-scheduler
+	ln -sf ai-scheduler $(DESTDIR)$(PREFIX)/bin/kubectl-pool
 
 clean:
 	rm -rf build build-asan build-tsan bin

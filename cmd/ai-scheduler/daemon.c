@@ -6,6 +6,7 @@
 #include "daemon.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "leader/leader.h"
 #include "scheduler/scheduler.h"
 #include "server/http.h"
 #include "server/metrics.h"
@@ -18,6 +19,7 @@ typedef struct daemon_metrics {
     metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
+    volatile int standby;     /* connected, waiting for the lease */
     double     last_buckets[12];
 } daemon_metrics_t;
 
@@ -93,12 +95,20 @@ static void metrics_setup(daemon_metrics_t *dm)
     metrics_on_collect(r, collect, dm);
 }
 
+/* Ready means "caches synced or standing by as a healthy follower", as in
+ * kube-scheduler: a standby that is never Ready would block rolling updates. */
 static int ready_cb(void *ud, const char **why)
 {
     daemon_metrics_t *dm = ud;
-    if (dm->sched && scheduler_ready(dm->sched)) return 1;
-    *why = "caches not synced or not the leader yet";
+    if (dm->standby || (dm->sched && scheduler_ready(dm->sched))) return 1;
+    *why = "caches not synced yet";
     return 0;
+}
+
+static void on_lost_leadership(void *ud)
+{
+    volatile int *lost = ud;
+    *lost = 1;
 }
 
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
@@ -139,6 +149,35 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
     o->bind_workers = cfg->bind_workers;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
+    o->eviction_grace_s = cfg->eviction_grace_s;
+}
+
+/* Starts the elector and blocks until this replica leads (1), or stop (0),
+ * or an error (-1). */
+static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, volatile int *lost,
+                daemon_metrics_t *dm, const volatile int *stop)
+{
+    char err[512];
+    leader_opts_t lo = {
+        .lease_name = cfg->leader.lease_name, .lease_namespace = cfg->leader.lease_namespace,
+        .identity = cfg->leader.identity, .lease_duration_s = cfg->leader.lease_duration_s,
+        .renew_deadline_s = cfg->leader.renew_deadline_s, .retry_period_s = cfg->leader.retry_period_s,
+        .on_lost = on_lost_leadership, .ud = (void *)lost,
+    };
+    leader_t *le = leader_new(kc, &lo, err, sizeof(err));
+    if (!le || leader_start(le, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ai-scheduler: leader election: %s\n", err);
+        leader_free(le);
+        return -1;
+    }
+    *out = le;
+    LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace,
+          cfg->leader.lease_name, cfg->leader.identity);
+    dm->standby = 1;
+    int rc = leader_wait_until_leading(le, -1, stop);
+    dm->standby = 0;
+    if (rc == 1) LOG_I("leader election: leading");
+    return rc == 1 ? 1 : (*stop ? 0 : -1);
 }
 
 int daemon_run(const sched_config_t *cfg, const volatile int *stop)
@@ -163,6 +202,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     dm.kc = kc;
     http_server_t *http = NULL;
     scheduler_t *sched = NULL;
+    leader_t *le = NULL;
+    volatile int lost = 0;
     if (cfg->metrics_port > 0) {
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address, .port = cfg->metrics_port,
                                   .metrics = dm.reg, .ready = ready_cb, .ready_ud = &dm };
@@ -175,6 +216,14 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     if (preflight(kc, kcfg.server, stop) != 0) goto out;
     LOG_I("ai-scheduler: API server %s (from %s), schedulerName=%s", kcfg.server,
           kcfg.source ? kcfg.source : "?", cfg->scheduler_name);
+
+    if (cfg->leader.enabled) {
+        int r = lead(kc, cfg, &le, &lost, &dm, stop);
+        if (r <= 0) {
+            exit_code = r == 0 ? 0 : 1;
+            goto out;
+        }
+    }
 
     scheduler_opts_t so;
     opts_from_config(&so, cfg);
@@ -190,11 +239,22 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         goto out;
     }
     LOG_I("ai-scheduler: scheduling");
-    while (!*stop) util_sleep_ms(200);
-    LOG_I("ai-scheduler: shutting down");
-    exit_code = 0;
+    while (!*stop && !lost) util_sleep_ms(100);
+    if (lost) {
+        /* Another replica may already be scheduling: stop at once, as
+         * kube-scheduler does, and let the supervisor restart us. */
+        LOG_E("ai-scheduler: leadership lost; exiting");
+        exit_code = 1;
+    } else {
+        LOG_I("ai-scheduler: shutting down");
+        exit_code = 0;
+    }
 out:
     if (sched) scheduler_stop(sched);
+    if (le) {
+        leader_stop(le);     /* releases the lease: the follower takes over at once */
+        leader_free(le);
+    }
     http_server_stop(http);
     dm.sched = NULL;
     scheduler_free(sched);

@@ -183,6 +183,7 @@ void config_default(sched_config_t *c)
     c->metrics_bind_address = util_strdup("0.0.0.0");
     c->metrics_port = 10261;
     c->pool_status_interval_s = 10;
+    c->eviction_grace_s = 0;
 }
 
 void config_free(sched_config_t *c)
@@ -512,6 +513,9 @@ static int on_preemption(loader_t *l, const char *key, const yaml_node_t *kn, co
 {
     if (!strcmp(key, "disabled"))
         return get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->disable_preemption);
+    if (!strcmp(key, "evictionGracePeriodSeconds"))
+        return get_int(l, vn, "preemption.evictionGracePeriodSeconds", -1, 86400,
+                       &((sched_config_t *)ctx)->eviction_grace_s);
     return UNKNOWN("preemption");
 }
 
@@ -681,6 +685,8 @@ static const flagdef_t FLAGS[] = {
     { "leader-elect-resource-namespace", F_STR, OFF(leader.lease_namespace), 0, 0, "NS", "Lease namespace (kube-system)" },
     { "metrics-port", F_INT, OFF(metrics_port), 0, 65535, "PORT", "/metrics, /healthz, /readyz port (10261); 0 disables" },
     { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
+    { "eviction-grace-period", F_INT, OFF(eviction_grace_s), -1, 86400, "SECONDS", "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
+    { "pool-status-interval", F_INT, OFF(pool_status_interval_s), 1, 86400, "SECONDS", "how often Pool .status is written (10)" },
     { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "concurrent binding calls (16)" },
     { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S", "LeastAllocated (spread) or MostAllocated (bin-pack)" },
     { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },

@@ -49,6 +49,7 @@ typedef struct sched_config {
     char       *metrics_bind_address; /* "0.0.0.0" */
     int         metrics_port;         /* 10261; 0 disables /metrics and probes */
     int         pool_status_interval_s; /* 10 */
+    int         eviction_grace_s;     /* preemption victims' grace period: 0 at once, -1 the pod's own */
 } sched_config_t;
 
 /* Fills c with the defaults (allocates its strings). */

@@ -10,7 +10,8 @@
 #      then the pods are deleted (the nodes are empty again)
 #   3. kube-scheduler: the same in ns bench-kube-S (default-scheduler)
 #   4. raw ceiling: PODS pending pods nobody schedules, bound by bind_probe
-#      (Bindings only, round robin over the nodes, BENCH_PROBE_CONC threads)
+#      (Bindings only, round robin over the nodes), once per thread count in
+#      BENCH_PROBE_CONC with fresh pods each time; the best rate is the ceiling
 #   5. algo_bench NODES PODS (in-process, no API server)
 # Pods request 500m cpu and 512Mi; every 4th also 1 nvidia.com/gpu.
 # Reported per run: pods/s (PODS / time to bind all), time to first bind,
@@ -21,7 +22,7 @@
 #   BENCH_SCALE=small|large|both   small: 1000 x 5000 (default), large: 5000 x 10000
 #   BENCH_TIMEOUT=600              seconds per scheduler run; past it: "did not finish"
 #   BENCH_RUNS=ai,kube,probe,algo  which parts to run
-#   BENCH_PROBE_CONC=64            bind_probe threads
+#   BENCH_PROBE_CONC="16 64"       bind_probe thread counts to try
 #   BENCH_DOCS=1                   write the results into docs/benchmarks.md (0: don't)
 #   BENCH_AI_ARGS                  extra ai-scheduler args
 #   BENCH_KEEP=1                   keep the work dir (logs) — also kept on failure
@@ -36,7 +37,7 @@ cd "$REPO" || exit 1
 SCALE=${BENCH_SCALE:-small}
 TIMEOUT=${BENCH_TIMEOUT:-600}
 RUNS=${BENCH_RUNS:-ai,kube,probe,algo}
-PROBE_CONC=${BENCH_PROBE_CONC:-64}
+PROBE_CONC=${BENCH_PROBE_CONC:-16 64}
 PY=python3
 BULK="$BENCH_DIR/bulk_create.py"
 BUILD=${BENCH_BUILD:-$REPO/build}
@@ -143,14 +144,17 @@ for s in $SCENARIOS; do
             --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1
     fi
     if want probe && [ -n "$PROBE" ]; then
-        $PY "$BULK" pods --ns "bench-probe-$s" --count "$pods" --scheduler bench-nobody >&2
-        blog "$s/probe: binding $pods pods with $PROBE_CONC threads"
-        "$PROBE" --server "$API_URL" --cacert "$BENCH_CACERT" --cert "$BENCH_CERT" --key "$BENCH_KEY" \
-            --namespace "bench-probe-$s" --pod-prefix p- --count "$pods" \
-            --node-prefix bench-node- --node-count "$nodes" --concurrency "$PROBE_CONC" --json \
-            >"$W/$s.probe.json" 2>"$W/$s.probe.log" || blog "$s/probe: some Bindings failed (see $W/$s.probe.log)"
-        blog "$s/probe: $(cat "$W/$s.probe.json")"
-        $PY "$BULK" delete-pods --ns "bench-probe-$s" >&2
+        for conc in $PROBE_CONC; do
+            $PY "$BULK" pods --ns "bench-probe-$s-$conc" --count "$pods" --scheduler bench-nobody >&2
+            blog "$s/probe: binding $pods pods with $conc threads"
+            "$PROBE" --server "$API_URL" --cacert "$BENCH_CACERT" --cert "$BENCH_CERT" --key "$BENCH_KEY" \
+                --namespace "bench-probe-$s-$conc" --pod-prefix p- --count "$pods" \
+                --node-prefix bench-node- --node-count "$nodes" --concurrency "$conc" --json \
+                >"$W/$s.probe.$conc.json" 2>"$W/$s.probe.$conc.log" ||
+                blog "$s/probe: some Bindings failed (see $W/$s.probe.$conc.log)"
+            blog "$s/probe: $(cat "$W/$s.probe.$conc.json")"
+            $PY "$BULK" delete-pods --ns "bench-probe-$s-$conc" >&2
+        done
     fi
     if want algo; then
         if [ -n "$ALGO" ]; then

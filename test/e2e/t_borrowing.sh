@@ -26,6 +26,7 @@ reset_all() {
     kc delete events --all -n default >/dev/null 2>&1 || true
     cp_reset
     wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ]' 30 || fail "pools remain"
+    sched_alive || { log "scheduler is dead (crashed in an earlier case?); restarting it"; start_scheduler; }
     LOG_FROM=$(($(wc -l <"$CP_WORK/scheduler.log") + 1))
 }
 new_log() { tail -n +"${LOG_FROM:-1}" "$CP_WORK/scheduler.log"; }

@@ -19,6 +19,7 @@ make_pool() {
 
 # make_pdb NAME LABEL=VALUE [ALLOWED [OBSERVED-GENERATION-OFFSET]]: policy/v1beta1
 # PDB (minAvailable 1) whose status says disruptionsAllowed ALLOWED (default 0;
+# currentHealthy 3 < desiredHealthy 4, else v1.20 evicts not-Ready pods anyway;
 # no controller-manager computes it here). With offset -1 the status lags the
 # spec, so the Eviction API refuses (429) while the scheduler sees ALLOWED.
 make_pdb() {
@@ -29,7 +30,7 @@ make_pdb() {
     gen=$(kc get pdb "$name" -o jsonpath='{.metadata.generation}')
     api_req PATCH "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets/$name/status" \
         -H 'Content-Type: application/merge-patch+json' -o /dev/null -w '%{http_code}' --data-binary \
-        "$(jq -cn --argjson g "$((gen + off))" --argjson a "$allowed" '{status: {disruptionsAllowed: $a, currentHealthy: 4, desiredHealthy: 4,
+        "$(jq -cn --argjson g "$((gen + off))" --argjson a "$allowed" '{status: {disruptionsAllowed: $a, currentHealthy: 3, desiredHealthy: 4,
             expectedPods: 4, observedGeneration: $g}}')" | grep -q '^2' || return 1
 }
 
@@ -40,6 +41,7 @@ reset_all() {
     cp_reset
     wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ] && [ "$(kc get pdb -A -o name | wc -l)" = 0 ]' 30 ||
         fail "pools/pdbs remain"
+    sched_alive || { log "scheduler is dead (crashed in an earlier case?); restarting it"; start_scheduler; }
     LOG_FROM=$(($(wc -l <"$CP_WORK/scheduler.log") + 1))
 }
 # new_log: the scheduler log since the case's reset_all.
