@@ -181,9 +181,7 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     } else {
         stats_add(s, &s->stats.attempts_unschedulable, 1);
         pf_result_t r = postfilter_run(P, it);
-        if (r == PF_MOVED) {
-            free(d.message);       /* the item now belongs to the lender's queue */
-        } else {
+        if (r != PF_MOVED) {       /* a moved item belongs to another queue now */
             report_unschedulable(P, it, d.message);
             d.message = NULL;
             it->tried_borrow = 0;

@@ -272,6 +272,14 @@ def proc_stats(pid):
         return None, None
 
 
+def loadavg1():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class BoundWatcher(threading.Thread):
     """Counts pods of ns that have spec.nodeName set, through a metadata-only
     watch with a field selector (one small event per binding), re-listing
@@ -345,6 +353,7 @@ def cmd_run(api, a):
     if pre:
         sys.stderr.write("run: %d pods of %s already bound before start\n" % (pre, a.ns))
     log = open(a.log, "wb") if a.log else subprocess.DEVNULL
+    load_start = loadavg1()
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     status, hwm, cpu, exitcode = "timeout", None, None, None
@@ -382,7 +391,8 @@ def cmd_run(api, a):
            "first_bind_s": round(w.first - t0, 3) if w.first else None,
            "pods_per_s": round(a.count / secs, 1) if secs else None,
            "steady_pods_per_s": round(a.count / (t_done - w.first), 1) if t_done and w.first and t_done > w.first else None,
-           "rss_kb": hwm, "cpu_s": round(cpu, 2) if cpu is not None else None}
+           "rss_kb": hwm, "cpu_s": round(cpu, 2) if cpu is not None else None,
+           "loadavg_start": load_start, "loadavg_end": loadavg1()}
     out = json.dumps(res)
     print(out)
     if a.out:

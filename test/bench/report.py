@@ -83,29 +83,32 @@ def scenario_table(work, s):
     probe = max(probes, key=lambda r: r.get("pods_per_s") or 0) if probes else None
     algo = kv_last_line(os.path.join(work, s + ".algo.txt"))
     out = ["### %s nodes x %s pods" % (nodes, pods), "",
-           "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) | status |",
-           "|---|---:|---:|---:|---:|---:|---|"]
+           "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) | pods per CPU-s | load avg start→end | status |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for label, r in (("ai-scheduler", ai), ("kube-scheduler v1.20", kube)):
         r = r or {}
-        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+        per_cpu = (r.get("bound") or 0) / r["cpu_s"] if r.get("cpu_s") else None
+        la = "%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end"))) if r.get("loadavg_start") is not None else "–"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             label, fmt(r.get("seconds"), 2), fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2),
-            fmt(mib(r.get("rss_kb"))), fmt(r.get("cpu_s"), 2), status_of(r if r else None)))
+            fmt(mib(r.get("rss_kb"))), fmt(r.get("cpu_s"), 2), fmt(per_cpu, 0), la, status_of(r if r else None)))
     if probe:
         st = "ok" if probe.get("ok") == probe.get("total") else "%s/%s ok, %s errors" % (
             probe.get("ok"), probe.get("total"), probe.get("errors"))
         tried = ", ".join("%s threads: %s/s" % (r.get("concurrency"), fmt(r.get("pods_per_s"))) for r in probes)
-        out.append("| raw ceiling: bind_probe, Bindings only (best of %s) | %s | %s | – | %s | %s | %s |" % (
+        out.append("| raw ceiling: bind_probe, Bindings only (best of %s) | %s | %s | – | %s | %s | – | – | %s |" % (
             tried, fmt(probe.get("seconds"), 2), fmt(probe.get("pods_per_s")),
             fmt(mib(probe.get("rss_kb"))), fmt(probe.get("cpu_s"), 2), st))
     else:
-        out.append("| raw ceiling: bind_probe | – | – | – | – | – | not run |")
+        out.append("| raw ceiling: bind_probe | – | – | – | – | – | – | – | not run |")
     if algo:
         st = "ok" if algo.get("unschedulable") == "0" else "%s unschedulable" % algo.get("unschedulable")
-        out.append("| algorithm alone (algo_bench, in-process, no API; best of 3) | %s | %s (%s per CPU-s) | – | %s | %s | %s |" % (
-            algo.get("seconds", "–"), algo.get("pods_per_s", "–"), algo.get("pods_per_cpu_s", "–"),
-            fmt(mib(float(algo["rss_kb"]))) if "rss_kb" in algo else "–", algo.get("cpu_s", "–"), st))
+        out.append("| algorithm alone (algo_bench, in-process, no API; best of 3) | %s | %s | – | %s | %s | %s | – | %s |" % (
+            algo.get("seconds", "–"), algo.get("pods_per_s", "–"),
+            fmt(mib(float(algo["rss_kb"]))) if "rss_kb" in algo else "–", algo.get("cpu_s", "–"),
+            algo.get("pods_per_cpu_s", "–"), st))
     else:
-        out.append("| algorithm alone (algo_bench) | – | – | – | – | – | not run |")
+        out.append("| algorithm alone (algo_bench) | – | – | – | – | – | – | – | not run |")
     out.append("")
     a = ai if ai and ai.get("status") == "ok" else None
     k = kube if kube and kube.get("status") == "ok" else None

@@ -52,7 +52,7 @@ wait_until "[ \"\$(count_bound)\" -ge $want ] && events_for train-impossible def
 sleep 1
 
 step "where the pods landed"
-kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,STATUS:.status.conditions[?(@.type=="PodScheduled")].reason'
+kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,SCHEDULED:.status.conditions[?(@.type=="PodScheduled")].status'
 
 step "why train-impossible is pending"
 events_for train-impossible default FailedScheduling | cut -f2 | sort -u

@@ -22,9 +22,10 @@ make_pool() {
 }
 
 reset_all() {
-    kc delete pools --all --wait=false >/dev/null 2>&1 || true
+    # pods first: a pending pod of a deleted pool would move to default and act there
     kc delete events --all -n default >/dev/null 2>&1 || true
     cp_reset
+    kc delete pools --all --wait=false >/dev/null 2>&1 || true
     wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ]' 30 || fail "pools remain"
     sched_alive || { log "scheduler is dead (crashed in an earlier case?); restarting it"; start_scheduler; }
     LOG_FROM=$(($(wc -l <"$CP_WORK/scheduler.log") + 1))
@@ -86,6 +87,8 @@ case_borrow_and_reclaim() {
         wait_until "! pod_exists $p" 30 || fail "borrower $p not evicted"
         wait_until "events_for $p default Preempted | grep -q 'default/b-'" 30 ||
             fail "no Preempted event naming a b pod for $p: $(events_for "$p")"
+        events_for "$p" default Preempted | grep -q 'reclaimed' ||
+            fail "Preempted event of $p does not say the borrowed node was reclaimed: $(events_for "$p")"
     done
     [ "$(bound_on_pool team-a)" = 4 ] || fail "team-a's own pods were touched: $(placement)"
     [ -z "$(strangers)" ] || fail "pods outside their pool: $(strangers)"

@@ -19,7 +19,7 @@ case_churn() {
     done
     make_pods gpuw 6 --cpu 100m --gpu 1 &
     pids+=($!)
-    for i in 4 5 6 7; do make_node "c$i" 4 8Gi 1 110 "slot=$i"; sleep 0.2; done
+    for i in 4 5 6 7; do make_node "c$i" 4 8Gi 2 110 "slot=$i"; sleep 0.2; done
     for i in 0 1 2 3 4 5 6 7 8 9; do
         kc delete pod "w0-$i" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
     done

@@ -89,9 +89,11 @@ def terminal: .status.phase == "Succeeded" or .status.phase == "Failed";
 
 # expected_table: prints the expected `pools -o json` document (sorted keys).
 expected_table() {
-    local N P PL
-    N=$(kc get nodes -o json) && P=$(kc get pods -A -o json) && PL=$(kc get pools -o json) || return 1
-    jq -S -n --argjson N "$N" --argjson P "$P" --argjson PL "$PL" --arg sched "$SCHED_NAME" "$EXPECT_JQ" |
+    # files, not --argjson: the lists can exceed the 128 KiB argument limit
+    kc get nodes -o json >"$CP_WORK/x.nodes.json" && kc get pods -A -o json >"$CP_WORK/x.pods.json" &&
+        kc get pools -o json >"$CP_WORK/x.pools.json" || return 1
+    jq -S -n --slurpfile NN "$CP_WORK/x.nodes.json" --slurpfile PP "$CP_WORK/x.pods.json" \
+        --slurpfile PLL "$CP_WORK/x.pools.json" --arg sched "$SCHED_NAME" '$NN[0] as $N | $PP[0] as $P | $PLL[0] as $PL | '"$EXPECT_JQ" |
         jq -S '. as $all | . + [{name: "total", nodes: (map(.nodes) | add)}
             + (reduce ("capacity", "allocatable", "used", "shared", "borrowed", "pending") as $k ({};
                 .[$k] = (reduce $all[] as $p ({cpu_milli: 0, gpu: 0, memory: 0, storage: 0, pods: 0};
@@ -228,9 +230,8 @@ EOF
     log "live table: $(jq -c '[.[] | {(.name): [.nodes, .used.cpu_milli, .used.pods, .shared.pods, .borrowed.pods, .pending.pods]}] | add' "$CP_WORK/table.got")"
     # The Pool .status (quantity strings) written by the scheduler == the table.
     status_agrees() {
-        local PL
-        PL=$(kc get pools -o json) || return 1
-        jq -e -n --argjson PL "$PL" --slurpfile T "$CP_WORK/table.got" "$JQ_DEFS"'
+        kc get pools -o json >"$CP_WORK/s.pools.json" || return 1
+        jq -e -n --slurpfile PLL "$CP_WORK/s.pools.json" --slurpfile T "$CP_WORK/table.got" '$PLL[0] as $PL | '"$JQ_DEFS"'
           def rl: {cpu_milli: (.cpu | q * 1000 | round), gpu: (.["nvidia.com/gpu"] | q | round),
                    memory: (.memory | q | round), storage: (.["ephemeral-storage"] | q | round), pods: (.pods | q | round)};
           [$T[0][] | select(.name != "total") | . as $t

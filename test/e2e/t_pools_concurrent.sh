@@ -30,10 +30,11 @@ pool_nodes_status() { kc get pool "$1" -o jsonpath='{.status.nodes}'; }
 
 # misplaced: pods whose node is not in their pool (node label pool=<name>, default: none).
 misplaced() {
-    local N P
-    N=$(kc get nodes -o json) && P=$(pods_json) || { echo "kubectl failed"; return 0; }
-    jq -rn --argjson N "$N" --argjson P "$P" '
-      (reduce $N.items[] as $n ({}; .[$n.metadata.name] = ($n.metadata.labels.pool // "default"))) as $w
+    # files, not --argjson: the lists exceed the 128 KiB argument limit
+    kc get nodes -o json >"$CP_WORK/m.nodes.json" && pods_json >"$CP_WORK/m.pods.json" || { echo "kubectl failed"; return 0; }
+    jq -rn --slurpfile NN "$CP_WORK/m.nodes.json" --slurpfile PP "$CP_WORK/m.pods.json" '
+      $NN[0] as $N | $PP[0] as $P
+      | (reduce $N.items[] as $n ({}; .[$n.metadata.name] = ($n.metadata.labels.pool // "default"))) as $w
       | $P.items[] | select((.spec.nodeName // "") != "")
       | (.metadata.annotations["resource.aibee.cn/pool"] // "default") as $home
       | select($w[.spec.nodeName] != $home) | "\(.metadata.name)@\(.spec.nodeName)"' | head -10

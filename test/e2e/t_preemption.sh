@@ -35,10 +35,11 @@ make_pdb() {
 }
 
 reset_all() {
-    kc delete pools --all --wait=false >/dev/null 2>&1 || true
-    kc delete pdb --all -n default --wait=false >/dev/null 2>&1 || true
+    # pods first: a pending pod of a deleted pool would move to default and act there
     kc delete events --all -n default >/dev/null 2>&1 || true
     cp_reset
+    kc delete pools --all --wait=false >/dev/null 2>&1 || true
+    kc delete pdb --all -n default --wait=false >/dev/null 2>&1 || true
     wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ] && [ "$(kc get pdb -A -o name | wc -l)" = 0 ]' 30 ||
         fail "pools/pdbs remain"
     sched_alive || { log "scheduler is dead (crashed in an earlier case?); restarting it"; start_scheduler; }
