@@ -19,7 +19,7 @@ typedef struct daemon_metrics {
     metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
-    volatile int standby;     /* connected, waiting for the lease */
+    int        standby;       /* connected, waiting for the lease (atomic) */
     double     last_buckets[12];
 } daemon_metrics_t;
 
@@ -51,9 +51,10 @@ static void collect(metrics_t *r, void *ud)
         counter_to(dm->api_errors, NULL, (double)ks.errors);
         counter_to(dm->api_latency, NULL, ks.latency_sum_s);
     }
-    if (!dm->sched) return;
+    scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
+    if (!sched) return;
     scheduler_stats_t st;
-    scheduler_get_stats(dm->sched, &st);
+    scheduler_get_stats(sched, &st);
     counter_to(dm->attempts, "result=\"scheduled\"", (double)st.attempts_scheduled);
     counter_to(dm->attempts, "result=\"unschedulable\"", (double)st.attempts_unschedulable);
     counter_to(dm->attempts, "result=\"error\"", (double)st.attempts_error);
@@ -71,7 +72,7 @@ static void collect(metrics_t *r, void *ud)
         for (long k = 0; k < (long)n; k++) metric_observe(dm->latency, NULL, v);
         dm->last_buckets[b] = (double)st.e2e_latency_bucket[b];
     }
-    scheduler_each_pool(dm->sched, pool_gauge, dm);
+    scheduler_each_pool(sched, pool_gauge, dm);
 }
 
 static void metrics_setup(daemon_metrics_t *dm)
@@ -100,7 +101,8 @@ static void metrics_setup(daemon_metrics_t *dm)
 static int ready_cb(void *ud, const char **why)
 {
     daemon_metrics_t *dm = ud;
-    if (dm->standby || (dm->sched && scheduler_ready(dm->sched))) return 1;
+    scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&dm->standby, __ATOMIC_ACQUIRE) || (sched && scheduler_ready(sched))) return 1;
     *why = "caches not synced yet";
     return 0;
 }
@@ -173,9 +175,9 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
     *out = le;
     LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace,
           cfg->leader.lease_name, cfg->leader.identity);
-    dm->standby = 1;
+    __atomic_store_n(&dm->standby, 1, __ATOMIC_RELEASE);
     int rc = leader_wait_until_leading(le, -1, stop);
-    dm->standby = 0;
+    __atomic_store_n(&dm->standby, 0, __ATOMIC_RELEASE);
     if (rc == 1) LOG_I("leader election: leading");
     return rc == 1 ? 1 : (*stop ? 0 : -1);
 }
@@ -232,7 +234,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         fprintf(stderr, "ai-scheduler: %s\n", err);
         goto out;
     }
-    dm.sched = sched;
+    __atomic_store_n(&dm.sched, sched, __ATOMIC_RELEASE);
     if (scheduler_start(sched, stop, err, sizeof(err)) != 0) {
         if (!*stop) fprintf(stderr, "ai-scheduler: %s\n", err);
         else exit_code = 0;

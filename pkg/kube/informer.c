@@ -277,12 +277,17 @@ int informer_has_synced(informer_t *inf) {
     return s;
 }
 
-void informer_stop(informer_t *inf) {
+void informer_request_stop(informer_t *inf) {
     if (!inf || !inf->started) return;
     pthread_mutex_lock(&inf->mu);
     __atomic_store_n(&inf->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&inf->cv);
     pthread_mutex_unlock(&inf->mu);
+}
+
+void informer_stop(informer_t *inf) {
+    if (!inf || !inf->started) return;
+    informer_request_stop(inf);
     pthread_join(inf->th, NULL);
     inf->started = 0;
 }

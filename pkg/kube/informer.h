@@ -27,6 +27,9 @@ int         informer_start(informer_t *inf);
 /* 1 once the first LIST has been delivered, 0 on timeout. */
 int         informer_wait_synced(informer_t *inf, int timeout_ms);
 int         informer_has_synced(informer_t *inf);
+/* Asks the thread to stop without waiting: stop several informers at once
+ * with request_stop on each, then informer_stop (which joins). */
+void        informer_request_stop(informer_t *inf);
 void        informer_stop(informer_t *inf);     /* joins the thread */
 void        informer_free(informer_t *inf);
 

@@ -93,10 +93,14 @@ void pools_stop_threads(scheduler_t *s)
     /* Close every queue first so threads finish together, then join
      * without pools_mu (a pool thread may be waiting for it). */
     pthread_mutex_lock(&s->pools_mu);
+    s->threads_on = 0;            /* pools created from now on get no thread */
     int n = s->npools;
+    sched_pool_t **ps = util_xcalloc((size_t)n + 1, sizeof(*ps));
+    memcpy(ps, s->pools, (size_t)n * sizeof(*ps));
     pthread_mutex_unlock(&s->pools_mu);
-    for (int i = 0; i < n; i++) queue_close(s->pools[i]->q);
-    for (int i = 0; i < n; i++) pool_join(s->pools[i]);
+    for (int i = 0; i < n; i++) queue_close(ps[i]->q);
+    for (int i = 0; i < n; i++) pool_join(ps[i]);
+    free(ps);
 }
 
 void pools_destroy(scheduler_t *s)

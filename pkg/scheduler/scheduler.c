@@ -195,24 +195,30 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->binder = binder_new(s, s->opts.bind_workers);
     pools_start_threads(s);
     if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0) s->housekeeper_started = 1;
-    s->ready = 1;
+    __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
 int scheduler_ready(scheduler_t *s)
 {
-    return s->ready;
+    return __atomic_load_n(&s->ready, __ATOMIC_ACQUIRE);
 }
 
+/* Decisions stop first (pool threads, then the binds already decided),
+ * then the watches, all signalled at once so shutdown takes one watch
+ * poll interval rather than one per informer: a leader hands over fast. */
 void scheduler_stop(scheduler_t *s)
 {
-    s->ready = 0;
+    __atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
     informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs};
-    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
-        if (infs[i]) informer_stop(infs[i]);
+    size_t ninf = sizeof(infs) / sizeof(infs[0]);
+    for (size_t i = 0; i < ninf; i++)
+        if (infs[i]) informer_request_stop(infs[i]);
     pools_stop_threads(s);
     binder_free(s->binder);
     s->binder = NULL;
+    for (size_t i = 0; i < ninf; i++)
+        if (infs[i]) informer_stop(infs[i]);
     pthread_mutex_lock(&s->hk_mu);
     s->stopping = 1;
     pthread_cond_broadcast(&s->hk_cv);

@@ -220,7 +220,7 @@ EOF
     start_scheduler --config "$CP_WORK/sched-config.yaml"
     make_pods w-ta 12 --pool ta --cpu 500m --mem 512Mi --label wave=2
     make_pods w-tb 6 --pool tb --cpu 250m --mem 256Mi --label wave=2
-    make_pods w-tc 6 --pool tc --cpu 1 --mem 1Gi --gpu 1 --label wave=2
+    make_pods w-tc 4 --pool tc --cpu 1 --mem 1Gi --gpu 1 --label wave=2
     make_pods w-tx 4 --pool tx --cpu 200m --label wave=2
     make_pods w-df 8 --cpu 300m --mem 300Mi --label wave=2
     wait_until '[ "$(count_unbound wave=2)" = 0 ]' 60 || fail "$(count_unbound wave=2) wave-2 pods unbound"
@@ -246,6 +246,7 @@ EOF
         kc get pools -o json | jq -c '.items[] | {n: .metadata.name, s: .status | {nodes, pending, used: .used.cpu, shared: .shared.cpu, borrowed: .borrowed.cpu}}' >&2
         fail "Pool .status differs from the table"; }
     [ -z "$(kc get pool bad -o jsonpath='{.status}')" ] || fail "the invalid pool has a status"
+    kc delete pod ghost --grace-period=0 --force >/dev/null 2>&1    # bound to a node that does not exist
     assert_no_overcommit
     stop_scheduler_clean
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2119,SC2120 source-path=SCRIPTDIR
+# /healthz, /readyz and /metrics on 127.0.0.1, the counters against a real run,
+# and no log or event storm from a thousand unschedulable pods.
+set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+export E2E_FILE=metrics/
+
+METRICS_PORT=""
+
+start_with_metrics() { # start_with_metrics [extra args]
+    METRICS_PORT=$(free_port)
+    echo "$METRICS_PORT" >"$CP_WORK/metrics.port"
+    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "$@"
+}
+mport() { cat "$CP_WORK/metrics.port"; }
+# http_get PATH -> "CODE BODY"
+http_get() { curl -sS --max-time 5 -o "$CP_WORK/http.body" -w '%{http_code}' "http://127.0.0.1:$(mport)$1" && printf ' %s' "$(cat "$CP_WORK/http.body")"; }
+scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$(mport)/metrics"; }
+# metric NAME-WITH-LABELS: the sample's value (exact series match), empty if absent
+metric() {
+    scrape | awk -v k="$1" '$1 == k { print $2; found = 1; exit }'
+}
+num_eq() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0 && a != "") }'; }
+num_gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 > b + 0) }'; }
+
+case_health() {
+    wait_until '[ "$(http_get /healthz)" = "200 ok" ]' 30 || fail "/healthz: '$(http_get /healthz)'"
+    wait_until 'grep -q "caches synced" "$CP_WORK/scheduler.log"' 30 || fail "scheduler never synced"
+    wait_until 'http_get /readyz | grep -q "^200 ok"' 30 || fail "/readyz: '$(http_get /readyz)'"
+    local out
+    out=$(http_get /nope) || true
+    [ "${out%% *}" = 404 ] || fail "/nope: want 404, got '$out'"
+    # bound to 127.0.0.1 only
+    if ss -ltn 2>/dev/null | awk '{print $4}' | grep -qE "^(0\.0\.0\.0|\*|\[::\]):$(mport)\$"; then
+        fail "metrics port $(mport) is bound to a wildcard address"
+    fi
+    scrape | grep -q '^# TYPE ai_scheduler_schedule_attempts_total counter' ||
+        fail "/metrics has no TYPE line for ai_scheduler_schedule_attempts_total"
+}
+
+case_counters() {
+    make_node m1 8 16Gi 0 110
+    make_node m2 8 16Gi 0 110
+    make_node m3 8 16Gi 0 110
+    make_pods ok 20 --cpu 100m --mem 64Mi
+    wait_until '[ "$(bound_in_ns)" = 20 ]' 60 || fail "only $(bound_in_ns) of 20 pods bound"
+    local s n h api
+    # counters are refreshed on scrape; the bind may land just before the scheduler counts it
+    wait_until 'num_eq "$(metric "ai_scheduler_schedule_attempts_total{result=\"scheduled\"}")" 20' 10 ||
+        fail "attempts{scheduled} = '$(metric 'ai_scheduler_schedule_attempts_total{result="scheduled"}')', want 20"
+    wait_until 'num_eq "$(metric ai_scheduler_e2e_scheduling_duration_seconds_count)" 20' 10 ||
+        fail "e2e latency histogram count = '$(metric ai_scheduler_e2e_scheduling_duration_seconds_count)', want 20"
+    h=$(metric 'ai_scheduler_e2e_scheduling_duration_seconds_bucket{le="+Inf"}')
+    num_eq "$h" 20 || fail "latency bucket le=+Inf = '$h', want 20"
+    n=$(metric ai_scheduler_binds_total)
+    num_eq "$n" 20 || fail "binds_total = '$n', want 20"
+    s=$(scrape)
+    local q
+    for q in active backoff unschedulable; do
+        grep -qE "^ai_scheduler_pending_pods\{pool=\"default\",queue=\"$q\"\} [0-9.e+]+$" <<<"$s" ||
+            fail "no ai_scheduler_pending_pods{pool=\"default\",queue=\"$q\"}: $(grep pending_pods <<<"$s")"
+    done
+    api=$(metric ai_scheduler_api_requests_total)
+    num_gt "$api" 0 || fail "api_requests_total = '$api'"
+    log "attempts{scheduled}=20 latency count=20 api_requests=$api"
+
+    # an impossible pod: result="unschedulable" goes up, the gauge shows it pending
+    local u0 u1
+    u0=$(metric 'ai_scheduler_schedule_attempts_total{result="unschedulable"}')
+    u0=${u0:-0}
+    make_pod impossible --cpu 100 --mem 1Mi
+    wait_until 'num_gt "$(metric "ai_scheduler_schedule_attempts_total{result=\"unschedulable\"}")" '"$u0" 30 ||
+        fail "attempts{unschedulable} did not go up from $u0"
+    u1=$(metric 'ai_scheduler_schedule_attempts_total{result="unschedulable"}')
+    wait_until 'scrape | grep -E "^ai_scheduler_pending_pods\{pool=\"default\",queue=\"(unschedulable|backoff|active)\"\} 1$"' 15 ||
+        fail "pending_pods gauges do not show the impossible pod: $(scrape | grep pending_pods)"
+    log "attempts{unschedulable}: $u0 -> $u1"
+    num_eq "$(metric 'ai_scheduler_schedule_attempts_total{result="scheduled"}')" 20 ||
+        fail "attempts{scheduled} changed to $(metric 'ai_scheduler_schedule_attempts_total{result="scheduled"}')"
+}
+
+# 1000 pods that fit nowhere for ~20 s at -v 0: the log stays short and the
+# API server gets about one FailedScheduling event per pod.
+case_no_storm() {
+    stop_scheduler TERM || true
+    cp_reset
+    make_node s1 8 16Gi 0 110
+    make_node s2 8 16Gi 0 110
+    local N=1000
+    make_pods huge $N --cpu 1000 --mem 64Mi || fail "creating $N pods failed"
+    SCHED_V=0 start_with_metrics
+    local logf=$CP_WORK/scheduler.log t0=$SECONDS
+    wait_until 'grep -q "caches synced" "$CP_WORK/scheduler.log"' 60 || fail "scheduler never synced"
+    # every pod tried at least once
+    wait_until 'num_gt "$(metric "ai_scheduler_schedule_attempts_total{result=\"unschedulable\"}")" '"$((N - 1))" 60 ||
+        fail "only $(metric 'ai_scheduler_schedule_attempts_total{result="unschedulable"}') unschedulable attempts"
+    local rest=$((20 - (SECONDS - t0)))
+    [ "$rest" -gt 0 ] && sleep "$rest"
+    sched_alive || fail "scheduler died"
+    local lines attempts evs evcount
+    lines=$(wc -l <"$(readlink -f "$logf")")
+    attempts=$(metric 'ai_scheduler_schedule_attempts_total{result="unschedulable"}')
+    api_get "/api/v1/namespaces/default/events?fieldSelector=reason%3DFailedScheduling" >"$CP_WORK/events.json"
+    jq '.items |= map(select(.involvedObject.name | startswith("huge-")))' "$CP_WORK/events.json" >"$CP_WORK/events.huge.json"
+    evs=$(jq '.items | length' "$CP_WORK/events.huge.json")
+    evcount=$(jq "[.items[] | ([.count // 1, .series.count // 1] | max)] | add // 0" "$CP_WORK/events.huge.json")
+    log "after $((SECONDS - t0)) s: log $lines lines, $attempts unschedulable attempts, $evs FailedScheduling events (count sum $evcount)"
+    log "most frequent log lines:"
+    sed -E 's/^[IWEF][0-9]{4} [0-9:.]+ //; s/pod=[^ ]+/pod=X/g; s/[0-9]+/N/g' "$(readlink -f "$logf")" |
+        sort | uniq -c | sort -rn | head -5 >&2
+    [ "$lines" -le $((N + 100)) ] || fail "log storm: $lines lines for $N pending pods"
+    [ "$evs" -le $((2 * N)) ] || fail "event storm: $evs FailedScheduling events for $N pods"
+    [ "$evcount" -le $((2 * N)) ] || fail "event storm: FailedScheduling events count $evcount for $N pods"
+    [ "$evs" -ge $((N / 2)) ] || fail "only $evs FailedScheduling events for $N pods"
+    [ "$(count_bound)" = 0 ] || fail "$(count_bound) impossible pods got bound"
+}
+
+case_clean_shutdown() {
+    stop_scheduler_clean
+}
+
+cp_start
+start_with_metrics
+run_case health case_health
+run_case counters case_counters
+run_case no-storm case_no_storm
+run_case clean-shutdown case_clean_shutdown
+finish
