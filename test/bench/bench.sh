@@ -30,7 +30,7 @@
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../e2e/lib.sh
+# shellcheck source-path=SCRIPTDIR source=../e2e/lib.sh
 source "$BENCH_DIR/../e2e/lib.sh"
 cd "$REPO" || exit 1
 
@@ -55,8 +55,10 @@ esac
 scen_nodes() { case $1 in small) echo "${BENCH_SMALL_NODES:-1000}" ;; large) echo "${BENCH_LARGE_NODES:-5000}" ;; esac; }
 scen_pods()  { case $1 in small) echo "${BENCH_SMALL_PODS:-5000}" ;; large) echo "${BENCH_LARGE_PODS:-10000}" ;; esac; }
 
-[ -x "$REAL_K8S_BIN/kube-apiserver" ] && [ -x "$REAL_K8S_BIN/kube-scheduler" ] || {
-    echo "bench.sh: no kube-apiserver/kube-scheduler in $REAL_K8S_BIN (run: bash test/e2e/build-k8s.sh)" >&2; exit 1; }
+if [ ! -x "$REAL_K8S_BIN/kube-apiserver" ] || [ ! -x "$REAL_K8S_BIN/kube-scheduler" ]; then
+    echo "bench.sh: no kube-apiserver/kube-scheduler in $REAL_K8S_BIN (run: bash test/e2e/build-k8s.sh)" >&2
+    exit 1
+fi
 
 # Results and logs; outlives the control plane's work dir.
 mkdir -p "$BENCH_DIR/.work"
@@ -90,6 +92,7 @@ ALGO=$BUILD/tools/algo_bench
 
 # The control plane's work dir (certs, etcd data, logs) goes under ours, out
 # of the way of test/e2e runs and their clean-ups.
+# shellcheck disable=SC2034  # read by cp_start in lib.sh
 E2E_DIR=$W
 cp_start
 export BENCH_SERVER=$API_URL BENCH_CACERT=$CP_WORK/pki/ca.crt \
@@ -118,7 +121,7 @@ run_sched() {
     blog "$s/$who: starting $1 ($pods pods, timeout ${TIMEOUT}s)"
     $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" \
         --out "$W/$s.$who.json" --log "$W/$s.$who.log" -- "$@" >&2 ||
-        blog "$s/$who: did not finish (see $W/$s.$who.log)"
+        blog "$s/$who: did not finish or exited early (see $W/$s.$who.log)"
     blog "$s/$who: $(cat "$W/$s.$who.json" 2>/dev/null)"
     $PY "$BULK" delete-pods --ns "$ns" >&2
 }
@@ -184,6 +187,7 @@ $PY "$BENCH_DIR/report.py" --work "$W" "${docs_arg[@]}" \
     --meta "apiserver=etcd (--unsafe-no-fsync) + kube-apiserver, $APISERVER_EXTRA, TLS, RBAC; both schedulers use the admin client certificate, qps/burst 5000" \
     | tee "$W/results.md"
 
+# shellcheck disable=SC2034  # read by cp_stop in lib.sh
 [ "${BENCH_KEEP:-0}" = 1 ] && E2E_KEEP=1
 blog "logs kept in $W"
 cp_stop
