@@ -21,6 +21,7 @@ struct binder {
     pthread_mutex_t mu;
     pthread_cond_t  cv;
     bind_job_t     *head, *tail;
+    int             queued;       /* jobs waiting for a worker */
     int             closing;
     pthread_t      *threads;
     int             nthreads;
@@ -118,6 +119,8 @@ static void *binder_main(void *arg)
         if (j) {
             b->head = j->next;
             if (!b->head) b->tail = NULL;
+            b->queued--;
+            __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
         }
         pthread_mutex_unlock(&b->mu);
         if (!j) break;       /* closing and drained */
@@ -153,6 +156,8 @@ void binder_submit(binder_t *b, pod_t *pod, const char *node, const char *lender
     if (b->tail) b->tail->next = j;
     else b->head = j;
     b->tail = j;
+    b->queued++;
+    __atomic_add_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);
 }
@@ -166,7 +171,11 @@ void binder_free(binder_t *b)
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
     for (int i = 0; i < b->nthreads; i++) pthread_join(b->threads[i], NULL);
-    for (bind_job_t *j = b->head, *n; j; j = n) { n = j->next; job_free(j); }
+    for (bind_job_t *j = b->head, *n; j; j = n) {
+        n = j->next;
+        __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
+        job_free(j);
+    }
     free(b->threads);
     pthread_cond_destroy(&b->cv);
     pthread_mutex_destroy(&b->mu);

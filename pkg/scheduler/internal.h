@@ -63,6 +63,7 @@ struct scheduler {
     informer_t      *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
     api_writer_t    *writer;
     binder_t        *binder;
+    int              bind_backlog;   /* binds waiting for a worker (atomic); the writer yields to them */
     pthread_t        housekeeper;
     int              housekeeper_started;
     pthread_mutex_t  hk_mu;

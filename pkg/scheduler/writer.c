@@ -12,6 +12,7 @@
 typedef struct write_req {
     struct write_req *next;
     char *method, *path, *content_type, *body;
+    int   deferrable;    /* an event: may wait for a burst of binds to pass */
 } write_req_t;
 
 struct api_writer {
@@ -21,6 +22,7 @@ struct api_writer {
     write_req_t    *head, *tail;
     int             len, max;
     int             closing;
+    int             closing_seen; /* writer thread's copy of closing */
     pthread_t       thread;
     unsigned long   seq;
 };
@@ -34,7 +36,8 @@ static void req_free(write_req_t *r)
     free(r);
 }
 
-static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body)
+static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body,
+                    int deferrable)
 {
     pthread_mutex_lock(&w->mu);
     if (w->closing || w->len >= w->max) {
@@ -48,6 +51,7 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     r->path = util_strdup(path);
     r->content_type = ct ? util_strdup(ct) : NULL;
     r->body = body;
+    r->deferrable = deferrable;
     if (w->tail) w->tail->next = r;
     else w->head = r;
     w->tail = r;
@@ -68,8 +72,18 @@ static void *writer_main(void *arg)
             if (!w->head) w->tail = NULL;
             w->len--;
         }
+        int backlog_room = w->len < w->max / 2;
         pthread_mutex_unlock(&w->mu);
         if (!r) break;
+        /* Bindings first, reports second: during a burst an event waits
+         * while binds are queued, unless our own queue is filling up. */
+        while (r->deferrable && backlog_room && !w->closing_seen && __atomic_load_n(&w->s->bind_backlog, __ATOMIC_RELAXED) > 0) {
+            util_sleep_ms(5);
+            pthread_mutex_lock(&w->mu);
+            backlog_room = w->len < w->max / 2;
+            w->closing_seen = w->closing;
+            pthread_mutex_unlock(&w->mu);
+        }
         char err[256];
         kube_response_t resp = {0};
         int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
@@ -136,7 +150,7 @@ static void post_event(api_writer_t *w, const char *ns, json_t *involved, const 
     char *ens = util_urlencode(ns);
     sbuf_t path = {0};
     sbuf_printf(&path, "/api/v1/namespaces/%s/events", ens);
-    enqueue(w, "POST", path.data, NULL, json_dumps(ev, JSON_COMPACT));
+    enqueue(w, "POST", path.data, NULL, json_dumps(ev, JSON_COMPACT), 1);
     sbuf_free(&path);
     free(ens);
     json_decref(ev);
@@ -165,7 +179,7 @@ static void pod_status_patch(api_writer_t *w, const pod_t *p, json_t *status)
     char *ns = util_urlencode(p->ns), *name = util_urlencode(p->name);
     sbuf_t path = {0};
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
-    enqueue(w, "PATCH", path.data, "application/strategic-merge-patch+json", json_dumps(patch, JSON_COMPACT));
+    enqueue(w, "PATCH", path.data, "application/strategic-merge-patch+json", json_dumps(patch, JSON_COMPACT), 0);
     sbuf_free(&path);
     free(ns);
     free(name);
@@ -189,5 +203,5 @@ void writer_nominate(api_writer_t *w, const pod_t *p, const char *node)
 
 void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body)
 {
-    enqueue(w, "PATCH", path, content_type, body);
+    enqueue(w, "PATCH", path, content_type, body, 0);
 }
