@@ -60,6 +60,30 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     pthread_mutex_unlock(&w->mu);
 }
 
+/* A loaded API server may time out or shed load (429, 5xx): try again a
+ * couple of times, so an overloaded moment does not lose the one
+ * FailedScheduling event a pod gets for a new reason. */
+static void send_with_retry(api_writer_t *w, const write_req_t *r)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        char err[256];
+        kube_response_t resp = {0};
+        int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
+        long status = rc == 0 ? resp.status : 0;
+        int retry = rc != 0 || status == 429 || status >= 500;
+        if (rc != 0) LOG_D("write %s %s failed: %s", r->method, r->path, err);
+        else if (status >= 300 && status != 404)
+            LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, status, resp.body ? resp.body : "");
+        kube_response_free(&resp);
+        if (!retry) return;
+        pthread_mutex_lock(&w->mu);
+        int closing = w->closing;
+        pthread_mutex_unlock(&w->mu);
+        if (closing) return;
+        util_sleep_ms(attempt == 0 ? 200 : 1000);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     api_writer_t *w = arg;
@@ -84,13 +108,7 @@ static void *writer_main(void *arg)
             w->closing_seen = w->closing;
             pthread_mutex_unlock(&w->mu);
         }
-        char err[256];
-        kube_response_t resp = {0};
-        int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
-        if (rc != 0) LOG_D("write %s %s failed: %s", r->method, r->path, err);
-        else if (resp.status >= 300 && resp.status != 404)
-            LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, resp.status, resp.body ? resp.body : "");
-        kube_response_free(&resp);
+        send_with_retry(w, r);
         req_free(r);
     }
     return NULL;

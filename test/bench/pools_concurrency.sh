@@ -4,7 +4,7 @@
 # 4 pools (pa pb pc pd; disableBorrowing and disableSharing, so each pool's
 # thread only places its own pods on its own nodes), POOLS_NODES nodes each
 # (32 cpu, 128Gi, 110 pods), POOLS_PODS pending pods per pool (500m cpu +
-# 512Mi, every 4th 1 GPU, annotation resource.aibee.cn/pool). Measured like
+# 512Mi, every 8th 1 GPU, annotation resource.aibee.cn/pool). Measured like
 # test/bench/bench.sh (bulk_create.py run): the pods exist before the
 # scheduler starts; the clock runs from its start until the last pod has a
 # node. Five runs on one API server:
@@ -76,7 +76,7 @@ bc.ensure_namespace(api, a.ns)
 def create(i):
     req = {"cpu": "500m", "memory": "512Mi"}
     lim = {}
-    if i % 4 == 0:
+    if i % 8 == 0:
         req["nvidia.com/gpu"] = lim["nvidia.com/gpu"] = "1"
     body = {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "%s-%d" % (a.pool, i), "namespace": a.ns, "labels": {"app": "bench", "pool": a.pool},
@@ -167,7 +167,7 @@ rows.append("| **sum of the 4 alone** | %d | %s | | %s | %s |" % (4 * pods, f(su
 rows.append("| **all 4 together** | %d | %s | %s | %s | %s |" % (4 * pods, f(tog.get("seconds")), f(tog.get("first_bind_s")),
             f(phase(tog)), f(tog.get("pods_per_s"), "%.0f")))
 out = ["Run %s on %s. 4 pools (disableBorrowing, disableSharing) x %d nodes (32 cpu, 128Gi, 8 GPU, 110 pods) "
-       "x %d pods (500m cpu + 512Mi, every 4th 1 GPU). `test/bench/pools_concurrency.sh` (plain build); "
+       "x %d pods (500m cpu + 512Mi, every 8th 1 GPU). `test/bench/pools_concurrency.sh` (plain build); "
        "time from scheduler start to the last binding, *binding phase* = first to last binding." % (date, machine, npp, pods),
        "",
        "| run | pods | time to bind all | first bind | binding phase | pods/s |",
@@ -175,7 +175,10 @@ out = ["Run %s on %s. 4 pools (disableBorrowing, disableSharing) x %d nodes (32 
 if ok and tog.get("seconds"):
     out += ["", "Together / sum of alone: **%.2f** (time to bind all), **%.2f** (binding phase); "
             "1.0 would mean the pools run one after another, 0.25 perfect 4-way parallelism."
-            % (tog["seconds"] / sum_all, (phase(tog) / sum_phase) if sum_phase else float("nan"))]
+            % (tog["seconds"] / sum_all, (phase(tog) / sum_phase) if sum_phase else float("nan")),
+            "", "Caveat: etcd, the API server, the scheduler and the measuring tool share this machine; when the "
+            "API server's Binding throughput is the limit (compare the raw ceiling above), parallel pool threads "
+            "cannot make binding faster, and a ratio near 1.0 says more about the API server than about the pools."]
 else:
     out += ["", "Some runs did not finish: %s" % json.dumps({"alone": alone, "together": tog})]
 print("\n".join(out))

@@ -7,7 +7,7 @@
 #
 # Binaries: the core files use the ASan build (build-asan/bin/ai-scheduler)
 # when present, else bin/ai-scheduler; t_concurrency.sh uses the TSan build
-# when present; t_valgrind.sh runs bin/ai-scheduler under valgrind. Setting
+# when present (so do t_pools_concurrent.sh and t_leader.sh); t_valgrind.sh runs bin/ai-scheduler under valgrind. Setting
 # AISCHED_BIN forces one binary everywhere (valgrind still wraps t_valgrind).
 # Ends with "e2e: N passed, M failed"; non-zero exit on any failure.
 set -uo pipefail
@@ -74,7 +74,7 @@ filter=${1:-}
 for f in test/e2e/t_*.sh; do
     case $f in *"$filter"*) ;; *) continue ;; esac
     case $(basename "$f") in
-        t_concurrency.sh) run_file "$f" "$TSAN_BIN" ;;
+        t_concurrency.sh|t_pools_concurrent.sh|t_leader.sh) run_file "$f" "$TSAN_BIN" ;;
         t_valgrind.sh)
             if command -v valgrind >/dev/null; then
                 run_file "$f" "$VG_BIN" "$VG_WRAP"
