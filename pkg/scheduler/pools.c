@@ -217,6 +217,14 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     sched_pool_t *P;
     pthread_mutex_lock(&s->pools_mu);
     P = is_default ? s->pools[DEFAULT_POOL_ID] : hashmap_get(s->pool_by_name, spec.name);
+    if (P && P->has_object && spec.generation > 0 && P->spec.generation == spec.generation &&
+        P->spec.uid && spec.uid && strcmp(P->spec.uid, spec.uid) == 0) {
+        /* Same generation: only .status changed (our own writes). Nothing
+         * to repartition, nobody to wake. */
+        pthread_mutex_unlock(&s->pools_mu);
+        pool_spec_free(&spec);
+        return;
+    }
     if (!P) {
         P = pool_new_locked(s, spec.name);
         hashmap_put(s->pool_by_name, spec.name, P);
