@@ -20,7 +20,6 @@ typedef struct daemon_metrics {
     scheduler_t *sched;
     kube_client_t *kc;
     int        standby;       /* connected, waiting for the lease (atomic) */
-    double     last_buckets[12];
 } daemon_metrics_t;
 
 /* Counters are kept by the scheduler as totals; the registry gets the
@@ -64,14 +63,6 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->victims, NULL, (double)st.victims);
     counter_to(dm->borrowings, NULL, (double)st.borrowings);
     counter_to(dm->dropped, NULL, (double)st.events_dropped);
-    /* Replay new latency observations at their bucket's upper bound, so the
-     * histogram's buckets match the scheduler's own. */
-    for (int b = 0; b < 12; b++) {
-        double n = (double)st.e2e_latency_bucket[b] - dm->last_buckets[b];
-        double v = b < 11 ? scheduler_latency_buckets[b] : 30.0;
-        for (long k = 0; k < (long)n; k++) metric_observe(dm->latency, NULL, v);
-        dm->last_buckets[b] = (double)st.e2e_latency_bucket[b];
-    }
     scheduler_each_pool(sched, pool_gauge, dm);
 }
 
@@ -86,8 +77,9 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->victims = metrics_counter(r, "ai_scheduler_preemption_victims_total", "Pods evicted by preemption or reclaim.");
     dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
     dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
+    static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
     dm->latency = metrics_histogram(r, "ai_scheduler_e2e_scheduling_duration_seconds",
-                                    "From first queued to bound.", scheduler_latency_buckets, 11);
+                                    "From first queued to bound.", buckets, (int)(sizeof(buckets) / sizeof(buckets[0])));
     dm->queue = metrics_gauge(r, "ai_scheduler_pending_pods", "Pods in each pool's queues.");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
@@ -140,6 +132,11 @@ static int preflight(kube_client_t *kc, const char *server, const volatile int *
         for (int i = 0; i < 20 && !*stop; i++) util_sleep_ms(100);
     }
     return -1;
+}
+
+static void observe_bound(void *ud, double secs)
+{
+    metric_observe(ud, NULL, secs);
 }
 
 static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
@@ -229,6 +226,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
 
     scheduler_opts_t so;
     opts_from_config(&so, cfg);
+    so.on_bound = observe_bound;
+    so.on_bound_ud = dm.latency;
     sched = scheduler_new(&so, kc, err, sizeof(err));
     if (!sched) {
         fprintf(stderr, "ai-scheduler: %s\n", err);

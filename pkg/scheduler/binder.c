@@ -27,8 +27,6 @@ struct binder {
     int             nthreads;
 };
 
-const double scheduler_latency_buckets[11] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-
 static void job_free(bind_job_t *j)
 {
     pod_unref(j->pod);
@@ -41,10 +39,8 @@ static void observe_latency(scheduler_t *s, double secs)
 {
     pthread_mutex_lock(&s->stats_mu);
     s->stats.e2e_latency_sum_s += secs;
-    int b = 0;
-    while (b < 11 && secs > scheduler_latency_buckets[b]) b++;
-    s->stats.e2e_latency_bucket[b]++;
     pthread_mutex_unlock(&s->stats_mu);
+    if (s->opts.on_bound) s->opts.on_bound(s->opts.on_bound_ud, secs);
 }
 
 static char *binding_body(const bind_job_t *j)

@@ -23,6 +23,10 @@ typedef struct scheduler_opts {
     int         eviction_grace_s;       /* victims' grace period; -1 = the pod's own; 0 = at once */
     int         sync_timeout_s;         /* wait for the first LIST of nodes and pods (60) */
     const char *identity;               /* reportingInstance of events */
+    /* Called from a bind worker for each pod bound, with the time from
+     * first queued to bound (for a latency histogram); may be NULL. */
+    void      (*on_bound)(void *ud, double e2e_seconds);
+    void       *on_bound_ud;
 } scheduler_opts_t;
 
 typedef struct scheduler scheduler_t;
@@ -43,10 +47,8 @@ typedef struct scheduler_stats {
     unsigned long attempts_scheduled, attempts_unschedulable, attempts_error;
     unsigned long binds_ok, bind_errors;
     unsigned long preemptions, victims, borrowings, events_dropped;
-    double        e2e_latency_sum_s;       /* first queued -> bound */
-    unsigned long e2e_latency_bucket[12];  /* le 0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10,+Inf */
+    double        e2e_latency_sum_s;       /* first queued -> bound, summed */
 } scheduler_stats_t;
-extern const double scheduler_latency_buckets[11];
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
 
 /* Per-pool queue lengths for /metrics: calls fn for each live pool. */
