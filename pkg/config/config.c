@@ -29,17 +29,6 @@ static void set_str(char **dst, const char *s)
     *dst = n;
 }
 
-static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static int parse_ll(const char *s, long long *out)
 {
@@ -204,38 +193,38 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
 {
     const sched_leader_config_t *l = &c->leader;
     if (!c->scheduler_name || !*c->scheduler_name)
-        return errf(err, errlen, "scheduler name must not be empty");
+        return util_errf(err, errlen, "scheduler name must not be empty");
     if (c->qps < 0 || c->burst < 0)
-        return errf(err, errlen, "client qps and burst must not be negative");
+        return util_errf(err, errlen, "client qps and burst must not be negative");
     if (c->qps > 0 && c->burst < 1)
-        return errf(err, errlen, "client burst must be at least 1 when qps is set");
+        return util_errf(err, errlen, "client burst must be at least 1 when qps is set");
     if (c->bind_workers < 1 || c->bind_workers > 1024)
-        return errf(err, errlen, "bind workers must be in 1..1024, not %d", c->bind_workers);
+        return util_errf(err, errlen, "bind workers must be in 1..1024, not %d", c->bind_workers);
     if (c->metrics_port < 0 || c->metrics_port > 65535)
-        return errf(err, errlen, "metrics port must be in 0..65535, not %d", c->metrics_port);
+        return util_errf(err, errlen, "metrics port must be in 0..65535, not %d", c->metrics_port);
     if (c->metrics_port) {
         unsigned char buf[sizeof(struct in6_addr)];
         const char *a = c->metrics_bind_address ? c->metrics_bind_address : "";
         if (inet_pton(AF_INET, a, buf) != 1 && inet_pton(AF_INET6, a, buf) != 1)
-            return errf(err, errlen, "metrics bind address \"%s\" is not an IP address", a);
+            return util_errf(err, errlen, "metrics bind address \"%s\" is not an IP address", a);
     }
     if (c->fw.percentage_of_nodes_to_score < 0 || c->fw.percentage_of_nodes_to_score > 100)
-        return errf(err, errlen, "percentageOfNodesToScore must be in 0..100");
+        return util_errf(err, errlen, "percentageOfNodesToScore must be in 0..100");
     if (c->pool_status_interval_s < 1)
-        return errf(err, errlen, "pool status interval must be at least 1s");
+        return util_errf(err, errlen, "pool status interval must be at least 1s");
     if (!l->enabled)
         return 0;
     if (!l->lease_name || !*l->lease_name || !l->lease_namespace || !*l->lease_namespace)
-        return errf(err, errlen, "leader election needs a lease name and namespace");
+        return util_errf(err, errlen, "leader election needs a lease name and namespace");
     if (!l->identity || !*l->identity)
-        return errf(err, errlen, "leader election needs an identity");
+        return util_errf(err, errlen, "leader election needs an identity");
     if (l->retry_period_s < 1)
-        return errf(err, errlen, "leader election retry period must be at least 1s");
+        return util_errf(err, errlen, "leader election retry period must be at least 1s");
     if (l->renew_deadline_s * 5 <= l->retry_period_s * 6)
-        return errf(err, errlen, "leader election renew deadline (%ds) must be greater than 1.2 x retry period (%ds)",
+        return util_errf(err, errlen, "leader election renew deadline (%ds) must be greater than 1.2 x retry period (%ds)",
                     l->renew_deadline_s, l->retry_period_s);
     if (l->lease_duration_s <= l->renew_deadline_s)
-        return errf(err, errlen, "leader election lease duration (%ds) must be greater than renew deadline (%ds)",
+        return util_errf(err, errlen, "leader election lease duration (%ds) must be greater than renew deadline (%ds)",
                     l->lease_duration_s, l->renew_deadline_s);
     return 0;
 }
@@ -577,7 +566,7 @@ static int parser_error(const yaml_parser_t *p, const char *name, char *err, siz
     const yaml_mark_t *m = p->context ? &p->context_mark : &p->problem_mark;
     if (p->problem)
         m = &p->problem_mark;
-    return errf(err, errlen, "%s:%lu: YAML: %s%s%s", name, (unsigned long)m->line + 1,
+    return util_errf(err, errlen, "%s:%lu: YAML: %s%s%s", name, (unsigned long)m->line + 1,
                 p->problem ? p->problem : "parse error",
                 p->context ? " " : "", p->context ? p->context : "");
 }
@@ -591,7 +580,7 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
     if (!name)
         name = "<config>";
     if (!yaml_parser_initialize(&parser))
-        return errf(err, errlen, "%s: out of memory", name);
+        return util_errf(err, errlen, "%s: out of memory", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
     if (!yaml_parser_load(&parser, &doc)) {
         parser_error(&parser, name, err, errlen);
@@ -602,7 +591,7 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     top_ctx_t t = { c, 0, 0 };
     if (!root) {
-        errf(err, errlen, "%s: empty configuration", name);
+        util_errf(err, errlen, "%s: empty configuration", name);
     } else if (root->type != YAML_MAPPING_NODE) {
         lfail(&l, root, "expected a mapping with apiVersion: %s and kind: %s", CONFIG_API_VERSION, CONFIG_KIND);
     } else if (each_pair(&l, root, CONFIG_KIND, on_top, &t) == 0) {
@@ -621,7 +610,7 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
         } else {
             const yaml_node_t *r2 = yaml_document_get_root_node(&next);
             if (r2)
-                rc = errf(err, errlen, "%s:%lu: only one YAML document is allowed", name,
+                rc = util_errf(err, errlen, "%s:%lu: only one YAML document is allowed", name,
                           (unsigned long)r2->start_mark.line + 1);
             yaml_document_delete(&next);
         }
@@ -636,16 +625,16 @@ int config_load_file(sched_config_t *c, const char *path, char *err, size_t errl
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return errf(err, errlen, "%s: %s", path, strerror(errno));
+        return util_errf(err, errlen, "%s: %s", path, strerror(errno));
     char *buf = util_xmalloc(CONFIG_FILE_MAX + 1);
     size_t n = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
     int rerr = ferror(f);
     fclose(f);
     int rc;
     if (rerr)
-        rc = errf(err, errlen, "%s: read error", path);
+        rc = util_errf(err, errlen, "%s: read error", path);
     else if (n > CONFIG_FILE_MAX)
-        rc = errf(err, errlen, "%s: larger than %d bytes", path, CONFIG_FILE_MAX);
+        rc = util_errf(err, errlen, "%s: larger than %d bytes", path, CONFIG_FILE_MAX);
     else
         rc = config_load_string(c, buf, n, path, err, errlen);
     free(buf);
@@ -720,7 +709,7 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
     switch (f->type) {
     case F_STR:
         if (!*v)
-            return errf(err, errlen, "flag --%s: must not be empty", f->name);
+            return util_errf(err, errlen, "flag --%s: must not be empty", f->name);
         set_str((char **)(base + f->off), v);
         return 0;
     case F_STR_OPT:
@@ -729,26 +718,26 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
     case F_INT:
     case F_VERB:
         if (parse_int_range(v, f->min, f->max, (int *)(base + f->off)) < 0)
-            return errf(err, errlen, "flag --%s: \"%s\" is not an integer in %d..%d", f->name, v, f->min, f->max);
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not an integer in %d..%d", f->name, v, f->min, f->max);
         return 0;
     case F_DOUBLE:
         if (parse_double_range(v, f->min, f->max, (double *)(base + f->off)) < 0)
-            return errf(err, errlen, "flag --%s: \"%s\" is not a number in %d..%d", f->name, v, f->min, f->max);
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not a number in %d..%d", f->name, v, f->min, f->max);
         return 0;
     case F_BOOL:
         if (parse_bool(v, (int *)(base + f->off)) < 0)
-            return errf(err, errlen, "flag --%s: \"%s\" is not true or false", f->name, v);
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not true or false", f->name, v);
         return 0;
     case F_DUR: {
         int s;
         if (config_parse_duration(v, &s) < 0 || s < 1)
-            return errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 15s", f->name, v);
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 15s", f->name, v);
         *(int *)(base + f->off) = s;
         return 0;
     }
     case F_STRATEGY:
         if (parse_strategy(v, (score_strategy_t *)(base + f->off)) < 0)
-            return errf(err, errlen, "flag --%s: \"%s\" is not LeastAllocated or MostAllocated", f->name, v);
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not LeastAllocated or MostAllocated", f->name, v);
         return 0;
     case F_CONFIG:
     case F_HELP:
@@ -778,16 +767,16 @@ static int split_args(int argc, char **argv, parsed_flag_t *out, int *nout, char
         else if (!strncmp(a, "-v", 2) && (a[2] == 0 || a[2] == '='))
             name = a + 1;
         else
-            return errf(err, errlen, "unexpected argument \"%s\" (see --help)", a);
+            return util_errf(err, errlen, "unexpected argument \"%s\" (see --help)", a);
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
         const flagdef_t *f = find_flag(name, nlen);
         if (!f)
-            return errf(err, errlen, "unknown flag --%.*s (see --help)", (int)(nlen > 64 ? 64 : nlen), name);
+            return util_errf(err, errlen, "unknown flag --%.*s (see --help)", (int)(nlen > 64 ? 64 : nlen), name);
         const char *v;
         if (eq) {
             if (f->type == F_HELP)
-                return errf(err, errlen, "flag --help takes no value");
+                return util_errf(err, errlen, "flag --help takes no value");
             v = eq + 1;
         } else if (f->type == F_BOOL) {
             v = "true";
@@ -795,7 +784,7 @@ static int split_args(int argc, char **argv, parsed_flag_t *out, int *nout, char
             v = "";
         } else {
             if (i + 1 >= argc || !argv[i + 1])
-                return errf(err, errlen, "flag --%s needs a value", f->name);
+                return util_errf(err, errlen, "flag --%s needs a value", f->name);
             v = argv[++i];
         }
         out[n].f = f;

@@ -65,14 +65,6 @@ struct kube_client {
     api_seen_t        *apis;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- handles ---------------------------------------------------------- */
 
@@ -138,14 +130,14 @@ static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_t *o, char *err, size_t errlen) {
     if (!cfg || !cfg->server || strncmp(cfg->server, "http", 4) != 0) {
-        set_err(err, errlen, "kube client: server URL missing or not http(s): %s",
+        util_errf(err, errlen, "kube client: server URL missing or not http(s): %s",
                 cfg && cfg->server ? cfg->server : "(none)");
         return NULL;
     }
     pthread_once(&curl_once, curl_init_once);
     kube_client_t *c = util_xcalloc(1, sizeof *c);
     if (pthread_key_create(&c->key, handle_thread_exit) != 0) {
-        set_err(err, errlen, "kube client: pthread_key_create failed");
+        util_errf(err, errlen, "kube client: pthread_key_create failed");
         free(c);
         return NULL;
     }
@@ -335,7 +327,7 @@ static char *make_url(kube_client_t *c, const char *path) {
 }
 
 static void curl_fail(char *err, size_t errlen, const char *method, const char *path, CURLcode rc, const char *ebuf) {
-    set_err(err, errlen, "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
+    util_errf(err, errlen, "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
 }
 
 /* ---- kube_request ----------------------------------------------------- */
@@ -359,13 +351,13 @@ int kube_request(kube_client_t *c, const char *method, const char *path,
                  kube_response_t *resp, char *err, size_t errlen) {
     memset(resp, 0, sizeof *resp);
     CURL *h = thread_curl(c);
-    if (!h) { set_err(err, errlen, "%s %s: cannot create a curl handle", method, path); return -1; }
+    if (!h) { util_errf(err, errlen, "%s %s: cannot create a curl handle", method, path); return -1; }
     char *url = make_url(c, path);
     char ebuf[CURL_ERROR_SIZE];
     struct curl_slist *hs = build_headers(c, content_type, body != NULL);
     setup_common(c, h, url, hs, ebuf);
     if (setup_method(h, method, body) != 0) {
-        set_err(err, errlen, "%s %s: unsupported method", method, path);
+        util_errf(err, errlen, "%s %s: unsupported method", method, path);
         curl_slist_free_all(hs);
         free(url);
         return -1;
@@ -385,7 +377,7 @@ int kube_request(kube_client_t *c, const char *method, const char *path,
     int failed = rc != CURLE_OK || resp->status >= 500 || resp->status == 429;
     count(c, t0, failed);
     if (rc != CURLE_OK) {
-        if (sink.overflow) set_err(err, errlen, "%s %s: response larger than %zu bytes", method, path, sink.cap);
+        if (sink.overflow) util_errf(err, errlen, "%s %s: response larger than %zu bytes", method, path, sink.cap);
         else curl_fail(err, errlen, method, path, rc, ebuf);
         sbuf_free(&sink.b);
         resp->status = 0;
@@ -423,13 +415,13 @@ static void status_error(long status, const char *body, size_t len, char *err, s
     else if (body && len && !j) clean_copy(msg, sizeof msg, body, len, 160);
     json_decref(j);
     if (status == 401)
-        set_err(err, errlen, "unauthorized (401): check the token/client certificate%s%s", msg[0] ? ": " : "", msg);
+        util_errf(err, errlen, "unauthorized (401): check the token/client certificate%s%s", msg[0] ? ": " : "", msg);
     else if (status == 403)
-        set_err(err, errlen, "forbidden (403): %s", msg[0] ? msg : "check the RBAC permissions of this user");
+        util_errf(err, errlen, "forbidden (403): %s", msg[0] ? msg : "check the RBAC permissions of this user");
     else if (msg[0])
-        set_err(err, errlen, "%s (%ld)", msg, status);
+        util_errf(err, errlen, "%s (%ld)", msg, status);
     else
-        set_err(err, errlen, "HTTP status %ld", status);
+        util_errf(err, errlen, "HTTP status %ld", status);
 }
 
 /* ---- JSON helpers ----------------------------------------------------- */
@@ -444,7 +436,7 @@ static int decode_answer(kube_response_t *r, const char *method, const char *pat
     if (!out) return 0;
     json_error_t je;
     *out = json_loadb(r->body, r->len, 0, &je);
-    if (!*out) { set_err(err, errlen, "%s %s: bad JSON in answer: %s", method, path, je.text); return -1; }
+    if (!*out) { util_errf(err, errlen, "%s %s: bad JSON in answer: %s", method, path, je.text); return -1; }
     return 0;
 }
 
@@ -463,7 +455,7 @@ int kube_send_json(kube_client_t *c, const char *method, const char *path, const
     if (out) *out = NULL;
     if (status) *status = 0;
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    if (body && !text) { set_err(err, errlen, "%s %s: cannot encode the body", method, path); return -1; }
+    if (body && !text) { util_errf(err, errlen, "%s %s: cannot encode the body", method, path); return -1; }
     kube_response_t r;
     int rc = kube_request(c, method, path, content_type, text, &r, err, errlen);
     free(text);
@@ -509,10 +501,10 @@ int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, vo
         if (rc != 0) break;
         json_t *items = json_object_get(page, "items"), *meta = json_object_get(page, "metadata");
         if (!json_is_array(items) && !json_is_null(items) && items) {
-            set_err(err, errlen, "LIST %s: items is not an array", path);
+            util_errf(err, errlen, "LIST %s: items is not an array", path);
             rc = -1;
         } else if (first && copy_rv(json_string_value(json_object_get(meta, "resourceVersion")), rv_out, rvlen)) {
-            set_err(err, errlen, "LIST %s: resourceVersion too long", path);
+            util_errf(err, errlen, "LIST %s: resourceVersion too long", path);
             rc = -1;
         }
         first = 0;
@@ -520,7 +512,7 @@ int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, vo
         json_t *it;
         json_array_foreach(items, i, it) {
             if (rc || !cb || cb(it, ud) == 0) continue;
-            set_err(err, errlen, "LIST %s: stopped by the caller", path);
+            util_errf(err, errlen, "LIST %s: stopped by the caller", path);
             rc = -1;
         }
         const char *next = json_string_value(json_object_get(meta, "continue"));
@@ -576,12 +568,12 @@ static int watch_result(watch_ctx_t *w, CURLcode rc, const char *path, const cha
     *status = w->code;
     if (w->p.failed) {
         if (w->p.status) *status = w->p.status;
-        set_err(err, errlen, "WATCH %s: %s", path, w->p.err);
+        util_errf(err, errlen, "WATCH %s: %s", path, w->p.err);
         return -1;
     }
     if (w->p.done || w->stopped) return 0;
     if (rc != CURLE_OK) {
-        if (w->errbody.overflow) set_err(err, errlen, "WATCH %s: error answer too large", path);
+        if (w->errbody.overflow) util_errf(err, errlen, "WATCH %s: error answer too large", path);
         else curl_fail(err, errlen, "WATCH", path, rc, ebuf);
         return -1;
     }
@@ -591,7 +583,7 @@ static int watch_result(watch_ctx_t *w, CURLcode rc, const char *path, const cha
     }
     if (kube_watch_parser_finish(&w->p) != 0 && w->p.failed) {
         if (w->p.status) *status = w->p.status;
-        set_err(err, errlen, "WATCH %s: %s", path, w->p.err);
+        util_errf(err, errlen, "WATCH %s: %s", path, w->p.err);
         return -1;
     }
     return 0;
@@ -604,7 +596,7 @@ int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, in
     if (!status) status = &st_dummy;
     *status = 0;
     CURL *h = thread_curl(c);
-    if (!h) { set_err(err, errlen, "WATCH %s: cannot create a curl handle", path); return -1; }
+    if (!h) { util_errf(err, errlen, "WATCH %s: cannot create a curl handle", path); return -1; }
     char *wp = watch_path(path, rv_io, timeout_s);
     char *url = make_url(c, wp);
     free(wp);

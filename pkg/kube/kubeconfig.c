@@ -52,15 +52,6 @@ char *kube_base64_decode(const char *in, size_t *outlen) {
 
 /* ---- small helpers --------------------------------------------------- */
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int file_exists(const char *p) {
     struct stat st;
@@ -133,7 +124,7 @@ static int take_pem(yaml_document_t *d, yaml_node_t *m, const char *field, const
     const char *data = map_str(d, m, key);
     if (data) {
         *pem = kube_base64_decode(data, NULL);
-        if (!*pem) { set_err(err, errlen, "kubeconfig %s: %s is not valid base64", file, key); return -1; }
+        if (!*pem) { util_errf(err, errlen, "kubeconfig %s: %s is not valid base64", file, key); return -1; }
         return 0;
     }
     const char *p = map_str(d, m, field);
@@ -145,17 +136,17 @@ static int take_pem(yaml_document_t *d, yaml_node_t *m, const char *field, const
 
 static int load_doc(const char *file, yaml_document_t *doc, char *err, size_t errlen) {
     FILE *f = fopen(file, "rb");
-    if (!f) { set_err(err, errlen, "kubeconfig %s: cannot open: %s", file, strerror(errno)); return -1; }
+    if (!f) { util_errf(err, errlen, "kubeconfig %s: cannot open: %s", file, strerror(errno)); return -1; }
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
         fclose(f);
-        set_err(err, errlen, "kubeconfig %s: out of memory", file);
+        util_errf(err, errlen, "kubeconfig %s: out of memory", file);
         return -1;
     }
     yaml_parser_set_input_file(&p, f);
     int ok = yaml_parser_load(&p, doc);
     if (!ok) {
-        set_err(err, errlen, "kubeconfig %s: YAML syntax error at line %zu: %s%s%s", file,
+        util_errf(err, errlen, "kubeconfig %s: YAML syntax error at line %zu: %s%s%s", file,
                 p.problem_mark.line + 1, p.problem ? p.problem : "invalid document",
                 p.context ? " " : "", p.context ? p.context : "");
     }
@@ -167,26 +158,26 @@ static int load_doc(const char *file, yaml_document_t *doc, char *err, size_t er
 static int fill_from_doc(kube_config_t *c, const char *file, yaml_document_t *d, char *err, size_t errlen) {
     yaml_node_t *root = yaml_document_get_root_node(d);
     if (!root || root->type != YAML_MAPPING_NODE) {
-        set_err(err, errlen, "kubeconfig %s: empty or not a mapping", file);
+        util_errf(err, errlen, "kubeconfig %s: empty or not a mapping", file);
         return -1;
     }
     const char *cur = map_str(d, root, "current-context");
-    if (!cur) { set_err(err, errlen, "kubeconfig %s: no current-context", file); return -1; }
+    if (!cur) { util_errf(err, errlen, "kubeconfig %s: no current-context", file); return -1; }
     yaml_node_t *ctx = named_entry(d, root, "contexts", "context", cur);
-    if (!ctx) { set_err(err, errlen, "kubeconfig %s: context \"%s\" not found", file, cur); return -1; }
+    if (!ctx) { util_errf(err, errlen, "kubeconfig %s: context \"%s\" not found", file, cur); return -1; }
     const char *cname = map_str(d, ctx, "cluster"), *uname = map_str(d, ctx, "user");
-    if (!cname) { set_err(err, errlen, "kubeconfig %s: context \"%s\" names no cluster", file, cur); return -1; }
+    if (!cname) { util_errf(err, errlen, "kubeconfig %s: context \"%s\" names no cluster", file, cur); return -1; }
     yaml_node_t *cl = named_entry(d, root, "clusters", "cluster", cname);
-    if (!cl) { set_err(err, errlen, "kubeconfig %s: cluster \"%s\" not found", file, cname); return -1; }
+    if (!cl) { util_errf(err, errlen, "kubeconfig %s: cluster \"%s\" not found", file, cname); return -1; }
     const char *server = map_str(d, cl, "server");
-    if (!server) { set_err(err, errlen, "kubeconfig %s: cluster \"%s\" has no server", file, cname); return -1; }
+    if (!server) { util_errf(err, errlen, "kubeconfig %s: cluster \"%s\" has no server", file, cname); return -1; }
     c->server = util_strdup(server);
     for (size_t n = strlen(c->server); n > 0 && c->server[n - 1] == '/'; n--) c->server[n - 1] = '\0';
     c->insecure = truthy(map_str(d, cl, "insecure-skip-tls-verify"));
     if (take_pem(d, cl, "certificate-authority", file, &c->ca_pem, &c->ca_file, err, errlen)) return -1;
     if (!uname) return 0;          /* anonymous access is allowed */
     yaml_node_t *u = named_entry(d, root, "users", "user", uname);
-    if (!u) { set_err(err, errlen, "kubeconfig %s: user \"%s\" not found", file, uname); return -1; }
+    if (!u) { util_errf(err, errlen, "kubeconfig %s: user \"%s\" not found", file, uname); return -1; }
     if (take_pem(d, u, "client-certificate", file, &c->cert_pem, &c->cert_file, err, errlen)) return -1;
     if (take_pem(d, u, "client-key", file, &c->key_pem, &c->key_file, err, errlen)) return -1;
     const char *tok = map_str(d, u, "token"), *tf = map_str(d, u, "tokenFile");
@@ -207,7 +198,7 @@ static int load_file(kube_config_t *c, const char *file, char *err, size_t errle
 static int load_in_cluster(kube_config_t *c, char *err, size_t errlen) {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (!host || !*host) {
-        set_err(err, errlen, "no kubeconfig: pass --kubeconfig or set KUBECONFIG (~/.kube/config not found, "
+        util_errf(err, errlen, "no kubeconfig: pass --kubeconfig or set KUBECONFIG (~/.kube/config not found, "
                 "and not in a cluster: KUBERNETES_SERVICE_HOST unset)");
         return -1;
     }
@@ -216,7 +207,7 @@ static int load_in_cluster(kube_config_t *c, char *err, size_t errlen) {
     sbuf_t b = {0};
     sbuf_printf(&b, "%s/token", dir);
     if (access(b.data, R_OK) != 0) {
-        set_err(err, errlen, "in-cluster config: cannot read %s: %s", b.data, strerror(errno));
+        util_errf(err, errlen, "in-cluster config: cannot read %s: %s", b.data, strerror(errno));
         sbuf_free(&b);
         return -1;
     }

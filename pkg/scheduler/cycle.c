@@ -17,24 +17,35 @@ static uint64_t rng_next(uint64_t *x)
     return *x * 2685821657736338717ULL;
 }
 
-/* Filter that also counts pods nominated to the node with at least the
- * pod's priority, so room reserved by a preemption is not taken. Cache lock
- * held. */
-static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node_info_t *ni, fw_status_t *st)
+/* The node as a pod should see it: pods nominated there (room reserved by
+ * a preemption) with at least the pod's priority count as present, as
+ * kube-scheduler's RunFilterPluginsWithNominatedPods. Returns ni itself, or
+ * a clone the caller frees with node_info_free when *cloned is set. Cache
+ * lock held. */
+node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned)
 {
     pod_t *const *noms = NULL;
     int nn = cache_nominated_locked(s->cache, ni->name, &noms);
-    int extra = 0;
-    for (int i = 0; i < nn; i++)
-        if (strcmp(noms[i]->uid, pod->uid) != 0 && noms[i]->priority >= pod->priority) extra++;
+    node_info_t *view = ni;
+    *cloned = 0;
+    for (int i = 0; i < nn; i++) {
+        if (strcmp(noms[i]->uid, pod->uid) == 0 || noms[i]->priority < pod->priority) continue;
+        if (!*cloned) {
+            view = node_info_clone(ni);
+            *cloned = 1;
+        }
+        node_info_add_pod(view, noms[i]);
+    }
+    return view;
+}
+
+static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node_info_t *ni, fw_status_t *st)
+{
+    int cloned = 0;
+    node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
     fw_status_reset(st);
-    if (!extra) return framework_filter(s->fw, cs, pod, ni, st);
-    node_info_t *tmp = node_info_clone(ni);
-    for (int i = 0; i < nn; i++)
-        if (strcmp(noms[i]->uid, pod->uid) != 0 && noms[i]->priority >= pod->priority)
-            node_info_add_pod(tmp, noms[i]);
-    int rc = framework_filter(s->fw, cs, pod, tmp, st);
-    node_info_free(tmp);
+    int rc = framework_filter(s->fw, cs, pod, view, st);
+    if (cloned) node_info_free(view);
     return rc;
 }
 
@@ -182,10 +193,14 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
         stats_add(s, &s->stats.attempts_unschedulable, 1);
         pf_result_t r = postfilter_run(P, it);
         if (r != PF_MOVED) {       /* a moved item belongs to another queue now */
+            /* Back from a lender that filled up meanwhile (another borrower
+             * won the race): retry after a backoff, not at the next event. */
+            int back_from_lender = it->tried_borrow;
             report_unschedulable(P, it, d.message);
             d.message = NULL;
             it->tried_borrow = 0;
-            queue_requeue(P->q, it);
+            if (back_from_lender) queue_requeue_backoff(P->q, it);
+            else queue_requeue(P->q, it);
         }
     }
     free(d.node);

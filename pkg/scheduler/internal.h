@@ -95,6 +95,7 @@ void          pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borro
 
 /* cycle.c: the pool thread */
 void         *pool_thread_main(void *arg);
+node_info_t  *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
 /* postfilter.c: preemption and borrowing */
 /* PF_MOVED: the item now sits in another queue (lender, or home) and the

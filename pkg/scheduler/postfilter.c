@@ -93,12 +93,15 @@ static int preempt(sched_pool_t *P, pod_t *pod)
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
         if (ni->pool != P->id || !ni->node) continue;
-        /* Only nodes where removing pods can help (not selector/taint misses). */
+        /* Only nodes where removing pods can help (not selector/taint
+         * misses), seen with the room already promised to other preemptors. */
+        int cloned = 0;
+        node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
         fw_status_reset(&st);
-        if (framework_filter(s->fw, cs, pod, ni, &st) == FW_SUCCESS) continue;
-        if (st.code != FW_UNSCHEDULABLE) continue;
-        if (preempt_select_on_node(s->fw, pod, ni, is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        if (framework_filter(s->fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE &&
+            preempt_select_on_node(s->fw, pod, view, is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
             nc++;
+        if (cloned) node_info_free(view);
     }
     pthread_mutex_unlock(&s->pdb_mu);
     cache_unlock(s->cache);
