@@ -20,8 +20,14 @@ typedef struct nomination {
     char  *node;
 } nomination_t;
 
+#define NODE_STRIPES 64
+
 struct cache {
     pthread_rwlock_t    lock;
+    /* Under the read lock, a pool thread reserves on its own node holding
+     * that node's stripe, and touches the pod map holding pods_mu. */
+    pthread_mutex_t     stripes[NODE_STRIPES];
+    pthread_mutex_t     pods_mu;
     cache_partition_fn  partition;
     void               *partition_ud;
     hashmap_t          *node_map;    /* name -> node_info_t */
@@ -47,6 +53,8 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     if (pthread_rwlock_init(&c->lock, &attr) != 0) abort();
     pthread_rwlockattr_destroy(&attr);
+    for (int i = 0; i < NODE_STRIPES; i++) pthread_mutex_init(&c->stripes[i], NULL);
+    pthread_mutex_init(&c->pods_mu, NULL);
     c->partition = fn;
     c->partition_ud = ud;
     c->node_map = hashmap_new(1024);
@@ -85,9 +93,21 @@ void cache_free(cache_t *c)
     free(c->noms);
     for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);) nom_list_free(v);
     hashmap_free(c->noms_by_node);
+    for (int i = 0; i < NODE_STRIPES; i++) pthread_mutex_destroy(&c->stripes[i]);
+    pthread_mutex_destroy(&c->pods_mu);
     pthread_rwlock_destroy(&c->lock);
     free(c);
 }
+
+static pthread_mutex_t *stripe(cache_t *c, const char *node)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)node; *p; p++) h = (h ^ *p) * 16777619u;
+    return &c->stripes[h % NODE_STRIPES];
+}
+
+void cache_node_lock(cache_t *c, const char *node) { pthread_mutex_lock(stripe(c, node)); }
+void cache_node_unlock(cache_t *c, const char *node) { pthread_mutex_unlock(stripe(c, node)); }
 
 void cache_rdlock(cache_t *c) { pthread_rwlock_rdlock(&c->lock); }
 void cache_wrlock(cache_t *c) { pthread_rwlock_wrlock(&c->lock); }
@@ -280,9 +300,11 @@ cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int
 pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state)
 {
     cache_rdlock(c);
+    pthread_mutex_lock(&c->pods_mu);
     pod_entry_t *e = hashmap_get(c->pods, uid);
     pod_t *p = e ? pod_ref(e->pod) : NULL;
     if (state) *state = e ? e->state : CPOD_NONE;
+    pthread_mutex_unlock(&c->pods_mu);
     cache_unlock(c);
     return p;
 }
@@ -317,6 +339,59 @@ int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
     account(c, e, node);
     nomination_drop_locked(c, p->uid);
     return 0;
+}
+
+static int has_nomination(const cache_t *c, const char *uid)
+{
+    for (int i = 0; i < c->nnoms; i++)
+        if (strcmp(c->noms[i].pod->uid, uid) == 0) return 1;
+    return 0;
+}
+
+int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
+                 cache_fit_fn fit, void *ud)
+{
+    cache_rdlock(c);
+    if (has_nomination(c, p->uid)) {
+        /* Dropping the nomination changes shared lists: exclusive path. */
+        cache_unlock(c);
+        cache_wrlock(c);
+        node_info_t *ni = hashmap_get(c->node_map, node);
+        int rc = -1;
+        if (ni && ni->node && ni->pool == pool && (ni->generation == generation || fit(ud, ni)))
+            rc = cache_assume_locked(c, p, node);
+        cache_unlock(c);
+        return rc;
+    }
+    node_info_t *ni = hashmap_get(c->node_map, node);
+    int rc = -1;
+    if (ni) {
+        pthread_mutex_t *m = stripe(c, node);
+        pthread_mutex_lock(m);
+        if (ni->node && ni->pool == pool && (ni->generation == generation || fit(ud, ni))) {
+            pthread_mutex_lock(&c->pods_mu);
+            pod_entry_t *e = hashmap_get(c->pods, p->uid);
+            /* Only a pod still pending (accounted nowhere): one the watch
+             * deleted or bound meanwhile is not resurrected. */
+            if (e && e->state == CPOD_PENDING && !e->node) {
+                if (e->pod != p) {
+                    pod_unref(e->pod);
+                    e->pod = pod_ref(p);
+                }
+                e->state = CPOD_ASSUMED;
+                e->node = util_strdup(node);
+                rc = 0;
+            }
+            pthread_mutex_unlock(&c->pods_mu);
+            if (rc == 0) {
+                node_info_add_pod(ni, p);
+                ni->generation++;
+            }
+        }
+        pthread_mutex_unlock(m);
+    }
+    cache_unlock(c);
+    return rc;
 }
 
 void cache_forget(cache_t *c, const char *uid)
@@ -404,6 +479,7 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
         if (c->nodes[i]->node) ns[k++] = node_ref(c->nodes[i]->node);
     *nodes = ns;
     *nn = k;
+    pthread_mutex_lock(&c->pods_mu);
     size_t total = hashmap_len(c->pods);
     pod_t **ps = util_xcalloc(total + 1, sizeof(*ps));
     int m = 0;
@@ -414,6 +490,7 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
         if (e->state == CPOD_TERMINAL) continue;
         ps[m++] = pod_ref(e->pod);
     }
+    pthread_mutex_unlock(&c->pods_mu);
     *pods = ps;
     *np = m;
     cache_unlock(c);
@@ -432,6 +509,7 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
     memset(s, 0, sizeof(*s));
     cache_rdlock(c);
     s->nodes = c->nnodes;
+    pthread_mutex_lock(&c->pods_mu);
     const char *key;
     void *v;
     for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
@@ -441,5 +519,6 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
         else if (e->state == CPOD_ASSUMED) s->assumed++;
         else if (e->state == CPOD_BOUND) s->bound++;
     }
+    pthread_mutex_unlock(&c->pods_mu);
     cache_unlock(c);
 }

@@ -61,6 +61,19 @@ int      cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pod
 /* Places p on node as assumed; write lock held. -1 if the node is gone. */
 int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
 
+/* Reserve without excluding other pool threads: under the read lock, with
+ * the node's stripe lock held while it changes. If the node's generation
+ * moved since the decision, fit(ud, ni) re-checks it (stripe held). Pods
+ * holding a nomination take the write-locked path. 0 when placed, -1 when
+ * the node is gone, left the pool, or no longer fits. */
+typedef int (*cache_fit_fn)(void *ud, node_info_t *ni);
+int      cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
+                      cache_fit_fn fit, void *ud);
+/* Readers of another pool's nodes (the read lock held) take the node's
+ * stripe lock while they look at it: its own pool thread may be reserving. */
+void     cache_node_lock(cache_t *c, const char *node);
+void     cache_node_unlock(cache_t *c, const char *node);
+
 /* Bind failed: undo the assumption. */
 void     cache_forget(cache_t *c, const char *uid);
 void     cache_nominate(cache_t *c, pod_t *p, const char *node);

@@ -102,20 +102,26 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     cache_unlock(s->cache);
 }
 
+typedef struct refit {
+    scheduler_t   *s;
+    cycle_state_t *cs;
+    const pod_t   *pod;
+} refit_t;
+
+static int refit(void *ud, node_info_t *ni)
+{
+    refit_t *r = ud;
+    fw_status_t st;
+    return filter_node(r->s, r->cs, r->pod, ni, &st) == FW_SUCCESS;
+}
+
 /* Reserve: account the pod on the node unless the node changed under us in
- * a way that no longer fits. */
+ * a way that no longer fits. Pool threads reserve concurrently (their nodes
+ * are disjoint), see cache_assume. */
 static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
-    scheduler_t *s = P->s;
-    fw_status_t st;
-    int ok = 0;
-    cache_wrlock(s->cache);
-    node_info_t *ni = cache_node_locked(s->cache, d->node);
-    if (ni && ni->node && ni->pool == P->id &&
-        (ni->generation == d->generation || filter_node(s, cs, pod, ni, &st) == FW_SUCCESS))
-        ok = cache_assume_locked(s->cache, pod, d->node) == 0;
-    cache_unlock(s->cache);
-    return ok;
+    refit_t r = { P->s, cs, pod };
+    return cache_assume(P->s->cache, pod, d->node, P->id, d->generation, refit, &r) == 0;
 }
 
 static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *message)

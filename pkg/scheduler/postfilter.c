@@ -42,8 +42,10 @@ static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
     int waiting = 0;
     cache_rdlock(s->cache);
     node_info_t *ni = cache_node_locked(s->cache, node);
+    if (ni) cache_node_lock(s->cache, node);
     for (int i = 0; ni && i < ni->npods; i++)
         if (ni->pods[i]->deleting && ni->pods[i]->priority < pod->priority) waiting = 1;
+    if (ni) cache_node_unlock(s->cache, node);
     cache_unlock(s->cache);
     return waiting;
 }
@@ -170,10 +172,12 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
         if (ni->pool != L->id || !ni->node) continue;
+        cache_node_lock(s->cache, ni->name);      /* L's thread may be reserving here */
         res_add(&alloc, &ni->node->allocatable);
         res_add(&used, &ni->requested);
         out->tasks += ni->npods;
         if (!out->fits && framework_filter(s->fw, cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
+        cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
     const resources_t *r = &pod->requests;

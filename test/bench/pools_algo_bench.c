@@ -2,7 +2,7 @@
  * cache (one writer-preferring rwlock, node partition by pool) and the real
  * framework, without the API server. Each pool places its pods on its own
  * nodes as a pool thread does (filter + score under the read lock, reserve
- * under the write lock). Measures the pools one after another, then all at
+ * with cache_assume: the read lock plus the node's stripe). Measures the pools one after another, then all at
  * once in their own threads, and prints both times and their ratio: what the
  * per-pool threads buy where the API server is not the limit.
  *
@@ -74,6 +74,13 @@ static pod_t *make_pod(int pool, int i)
     return parse_or_die(obj, 1);
 }
 
+static int refit(void *ud, node_info_t *ni)
+{
+    (void)ud;
+    (void)ni;
+    return 1;      /* nothing else changes these nodes here */
+}
+
 /* One pool thread's work: as cycle.c's decide() and assume(). */
 static void *run_pool(void *arg)
 {
@@ -97,17 +104,17 @@ static void *run_pool(void *arg)
             if (framework_filter(j->fw, cs, pod, ni, &st) == FW_SUCCESS) feasible[nf++] = ni;
         }
         char *best = NULL;
+        uint64_t gen = 0;
         if (nf) {
             framework_score(j->fw, cs, pod, feasible, nf, scores);
             int b = 0;
             for (int k = 1; k < nf; k++) if (scores[k] > scores[b]) b = k;
             best = strdup(feasible[b]->name);
+            gen = feasible[b]->generation;
         }
         cache_unlock(j->cache);
         if (best) {
-            cache_wrlock(j->cache);
-            if (cache_assume_locked(j->cache, pod, best) == 0) j->placed++;
-            cache_unlock(j->cache);
+            if (cache_assume(j->cache, pod, best, j->pool, gen, refit, j) == 0) j->placed++;
             free(best);
         }
         cycle_state_free(cs);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "cache/cache.h"
 
@@ -208,12 +209,159 @@ static void test_repartition_and_nominations(void **state)
     cache_free(c);
 }
 
+static int refit_no(void *ud, node_info_t *ni)
+{
+    (void)ni;
+    (*(int *)ud)++;
+    return 0;
+}
+
+static int refit_yes(void *ud, node_info_t *ni)
+{
+    (void)ud;
+    (void)ni;
+    return 1;
+}
+
+static void test_concurrent_assume_rules(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    node_t *n = mk_node("n1", "a");
+    cache_upsert_node(c, n);
+    pod_t *p = mk_pod("p", "", "1", "Pending");
+    cache_upsert_pod(c, p, NULL);
+    cache_rdlock(c);
+    uint64_t gen = cache_node_locked(c, "n1")->generation;
+    cache_unlock(c);
+
+    int calls = 0;
+    assert_int_equal(cache_assume(c, p, "n1", 0, gen, refit_no, &calls), -1);   /* wrong pool */
+    assert_int_equal(cache_assume(c, p, "zz", 1, gen, refit_no, &calls), -1);   /* no node */
+    assert_int_equal(calls, 0);
+    /* The generation moved: the fit callback decides. */
+    assert_int_equal(cache_assume(c, p, "n1", 1, gen + 7, refit_no, &calls), -1);
+    assert_int_equal(calls, 1);
+    assert_int_equal(requested_cpu(c, "n1"), 0);
+    assert_int_equal(cache_assume(c, p, "n1", 1, gen, refit_no, &calls), 0);
+    assert_int_equal(requested_cpu(c, "n1"), 1000);
+    cache_pod_state_t st;
+    pod_t *got = cache_get_pod(c, p->uid, &st);
+    assert_int_equal(st, CPOD_ASSUMED);
+    pod_unref(got);
+    /* Already assumed: not twice. */
+    assert_int_equal(cache_assume(c, p, "n1", 1, gen + 1, refit_yes, NULL), -1);
+    assert_int_equal(requested_cpu(c, "n1"), 1000);
+
+    /* A deleted pod is not resurrected by a late reserve. */
+    pod_t *q = mk_pod("q", "", "1", "Pending");
+    cache_upsert_pod(c, q, NULL);
+    cache_delete_pod(c, q->uid, NULL, NULL);
+    assert_int_equal(cache_assume(c, q, "n1", 1, 0, refit_yes, NULL), -1);
+    assert_int_equal(requested_cpu(c, "n1"), 1000);
+
+    /* A nominated pod takes the exclusive path and loses its nomination. */
+    pod_t *r = mk_pod("r", "", "1", "Pending");
+    cache_upsert_pod(c, r, NULL);
+    cache_nominate(c, r, "n1");
+    assert_int_equal(cache_assume(c, r, "n1", 1, 0, refit_yes, NULL), 0);
+    pod_t *const *noms;
+    cache_rdlock(c);
+    assert_int_equal(cache_nominated_locked(c, "n1", &noms), 0);
+    cache_unlock(c);
+    assert_int_equal(requested_cpu(c, "n1"), 2000);
+
+    pod_unref(p);
+    pod_unref(q);
+    pod_unref(r);
+    node_unref(n);
+    cache_free(c);
+}
+
+/* Two "pools" reserving on their own nodes at once while a third thread
+ * reads both and a writer churns an unrelated node: run under TSan. */
+typedef struct racer {
+    cache_t *c;
+    const char *node;
+    int pool, n;
+} racer_t;
+
+static void *race_assume(void *arg)
+{
+    racer_t *r = arg;
+    for (int i = 0; i < r->n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s-%d", r->node, i);
+        pod_t *p = mk_pod(name, "", "1m", "Pending");
+        cache_upsert_pod(r->c, p, NULL);
+        assert_int_equal(cache_assume(r->c, p, r->node, r->pool, 0, refit_yes, NULL), 0);
+        pod_unref(p);
+    }
+    return NULL;
+}
+
+static void *race_read(void *arg)
+{
+    racer_t *r = arg;
+    for (int i = 0; i < r->n; i++) {
+        cache_rdlock(r->c);
+        const char *names[2] = {"na", "nb"};
+        for (int k = 0; k < 2; k++) {
+            node_info_t *ni = cache_node_locked(r->c, names[k]);
+            cache_node_lock(r->c, names[k]);
+            volatile int64_t v = ni->requested.milli_cpu;
+            (void)v;
+            cache_node_unlock(r->c, names[k]);
+        }
+        cache_unlock(r->c);
+        cache_stats_t s;
+        cache_get_stats(r->c, &s);
+    }
+    return NULL;
+}
+
+static int by_name(void *ud, const node_t *n)
+{
+    (void)ud;
+    return n->name[1] == 'a' ? 1 : n->name[1] == 'b' ? 2 : 0;
+}
+
+static void test_concurrent_assume_race(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(by_name, NULL);
+    node_t *na = mk_node("na", "x"), *nb = mk_node("nb", "x"), *nc = mk_node("nc", "x");
+    cache_upsert_node(c, na);
+    cache_upsert_node(c, nb);
+    cache_upsert_node(c, nc);
+    racer_t ra = { c, "na", 1, 200 }, rb = { c, "nb", 2, 200 }, rr = { c, NULL, 0, 400 };
+    pthread_t ta, tb, tr;
+    pthread_create(&ta, NULL, race_assume, &ra);
+    pthread_create(&tb, NULL, race_assume, &rb);
+    pthread_create(&tr, NULL, race_read, &rr);
+    for (int i = 0; i < 100; i++) cache_upsert_node(c, nc);      /* writer */
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_join(tr, NULL);
+    assert_int_equal(requested_cpu(c, "na"), 200);
+    assert_int_equal(requested_cpu(c, "nb"), 200);
+    cache_stats_t s;
+    cache_get_stats(c, &s);
+    assert_int_equal(s.assumed, 400);
+    node_unref(na);
+    node_unref(nb);
+    node_unref(nc);
+    cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_assume_confirm_forget),
         cmocka_unit_test(test_pod_before_node_and_node_delete),
         cmocka_unit_test(test_repartition_and_nominations),
+        cmocka_unit_test(test_concurrent_assume_rules),
+        cmocka_unit_test(test_concurrent_assume_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
