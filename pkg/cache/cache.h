@@ -3,10 +3,13 @@
  * confirmation of the bind, and nominated pods (room reserved by preemption).
  *
  * Locking: one writer-preferring rwlock. Informer handlers write; pool
- * threads read while they filter and score, and write only to assume. The
- * *_locked functions expect the caller to hold the lock (read or write as
- * named); every other function takes it itself. The partition callback runs
- * under the write lock and must not call back into the cache.
+ * threads read while they filter and score, and reserve (cache_assume) under
+ * the read lock too, holding the node's stripe lock and the pod map's mutex:
+ * each pool changes only its own nodes, so pool threads never exclude each
+ * other. Lock order: rwlock -> node stripe -> pod map. The *_locked
+ * functions expect the caller to hold the rwlock (read or write as named);
+ * every other function takes it itself. The partition callback runs under
+ * the write lock and must not call back into the cache.
  *
  * Ownership: functions that take a pod_t or node_t add their own reference;
  * functions that return one return a new reference unless marked borrowed. */
@@ -58,7 +61,8 @@ node_info_t *const *cache_nodes_locked(cache_t *c, int *n);
 node_info_t *cache_node_locked(cache_t *c, const char *name);
 /* Room reserved by preemption on a node: pods nominated there (borrowed). */
 int      cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods);
-/* Places p on node as assumed; write lock held. -1 if the node is gone. */
+/* Places p on node as assumed; write lock held (the exclusive path of
+ * cache_assume). -1 if the node is gone. */
 int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
 
 /* Reserve without excluding other pool threads: under the read lock, with

@@ -1,6 +1,7 @@
 /* internal.h -- state shared by the scheduler's own files (not public).
  *
- * Lock order, outermost first: cache lock -> pools_mu -> pdb_mu. pools_mu
+ * Lock order, outermost first: cache lock -> pools_mu -> pdb_mu (and, inside
+ * the cache, rwlock -> node stripe -> pod map). pools_mu
  * and pdb_mu are leaf locks held only briefly; nothing calls into the cache
  * or the API while holding them. Queues have their own internal lock and are
  * never called with pools_mu held either. */
