@@ -14,20 +14,9 @@
 #include "framework/nodeinfo.h"
 #include "framework/plugins/plugins.h"
 
-/* ---- fixtures: JSON written with ' for " ---------------------------------- */
+#include "fixtures.h"
 
-static json_t *parse_sq(const char *sq) {
-    char *s = strdup(sq);
-    for (char *c = s; *c; c++)
-        if (*c == '\'')
-            *c = '"';
-    json_error_t e;
-    json_t *j = json_loads(s, 0, &e);
-    if (j == NULL)
-        fail_msg("bad test JSON (%s): %s", e.text, s);
-    free(s);
-    return j;
-}
+/* ---- fixtures ----------------------------------------------------------- */
 
 /* spec is the body of pod.spec without containers' wrapper; status optional. */
 static pod_t *mkpod(const char *name, const char *spec, const char *status) {
