@@ -88,6 +88,8 @@ sched_pool_t *pools_get(scheduler_t *s, int id);
 void          pools_start_threads(scheduler_t *s);
 void          pools_stop_threads(scheduler_t *s);
 void          pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+/* Calls fn for every live pool, without pools_mu held. */
+void          pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
 void          pools_move_all(scheduler_t *s, const char *event);
 void          pools_delete_pod(scheduler_t *s, const char *uid);
 void          pools_sweep_dead(scheduler_t *s);

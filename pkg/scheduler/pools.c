@@ -157,26 +157,37 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
     pthread_mutex_unlock(&s->pools_mu);
 }
 
-void pools_move_all(scheduler_t *s, const char *event)
+void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud)
 {
+    /* pools_mu is not held while fn runs: fn may block on a queue. Pools
+     * created meanwhile are skipped; sched_pool_t is never freed early. */
     pthread_mutex_lock(&s->pools_mu);
     int n = s->npools;
     pthread_mutex_unlock(&s->pools_mu);
     for (int i = 0; i < n; i++) {
         sched_pool_t *P = pools_get(s, i);
-        if (P) queue_move_all_to_active(P->q, event);
+        if (P) fn(P, ud);
     }
+}
+
+static void move_all_one(sched_pool_t *P, void *event)
+{
+    queue_move_all_to_active(P->q, event);
+}
+
+void pools_move_all(scheduler_t *s, const char *event)
+{
+    pools_each_live(s, move_all_one, (void *)event);
+}
+
+static void delete_pod_one(sched_pool_t *P, void *uid)
+{
+    queue_delete(P->q, uid);
 }
 
 void pools_delete_pod(scheduler_t *s, const char *uid)
 {
-    pthread_mutex_lock(&s->pools_mu);
-    int n = s->npools;
-    pthread_mutex_unlock(&s->pools_mu);
-    for (int i = 0; i < n; i++) {
-        sched_pool_t *P = pools_get(s, i);
-        if (P) queue_delete(P->q, uid);
-    }
+    pools_each_live(s, delete_pod_one, (void *)uid);
 }
 
 /* Pending pods move to the queue of their (new) home pool: after a pool is

@@ -66,19 +66,16 @@ static void write_pool_status(scheduler_t *s)
     pthread_mutex_lock(&s->pools_mu);
     int nspecs = s->nspecs;
     pool_spec_t *specs = util_xcalloc((size_t)nspecs + 1, sizeof(*specs));
-    char **names = util_xcalloc((size_t)nspecs + 1, sizeof(*names));
     for (int i = 0; i < nspecs; i++) {
         specs[i] = s->spec_arr[i];
-        /* pool_usage_compute only reads; names are copied because a pool
-         * may be deleted while we write. Selectors stay valid: specs are
-         * freed only by pools_destroy... except on change, so copy them. */
+        /* A Pool may change or go while we compute outside pools_mu: keep
+         * our own copies of what pool_usage_compute reads (name, selector). */
         specs[i].name = util_strdup(s->spec_arr[i].name);
         selector_copy(&specs[i].selector, &s->spec_arr[i].selector);
         specs[i].borrowing_pools = NULL;
         specs[i].nborrowing = 0;
         specs[i].uid = NULL;
         specs[i].resource_version = NULL;
-        names[i] = specs[i].name;
     }
     int default_has_object = s->pools[DEFAULT_POOL_ID]->has_object;
     pthread_mutex_unlock(&s->pools_mu);
@@ -86,7 +83,7 @@ static void write_pool_status(scheduler_t *s)
     pool_usage_t *u = util_xcalloc((size_t)nspecs + 1, sizeof(*u));
     pool_usage_compute(specs, nspecs, nodes, nn, pods, np, s->name, u);
     for (int i = 0; i <= nspecs; i++) {
-        const char *name = i < nspecs ? names[i] : DEFAULT_POOL;
+        const char *name = i < nspecs ? specs[i].name : DEFAULT_POOL;
         if (i == nspecs && !default_has_object) break;
         json_t *status = pool_usage_to_status(&u[i]);
         json_t *patch = json_pack("{s:o}", "status", status);
@@ -103,7 +100,6 @@ static void write_pool_status(scheduler_t *s)
         selector_free(&specs[i].selector);
     }
     free(specs);
-    free(names);
     free(u);
     cache_free_snapshot(nodes, nn, pods, np);
 }
@@ -257,16 +253,21 @@ void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out)
     pthread_mutex_unlock(&s->stats_mu);
 }
 
+typedef struct each_pool_ctx {
+    scheduler_pool_fn fn;
+    void             *ud;
+} each_pool_ctx_t;
+
+static void report_pool(sched_pool_t *P, void *arg)
+{
+    each_pool_ctx_t *c = arg;
+    queue_stats_t qs;
+    queue_get_stats(P->q, &qs);
+    c->fn(c->ud, P->name, qs.active, qs.backoff, qs.unschedulable);
+}
+
 void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud)
 {
-    pthread_mutex_lock(&s->pools_mu);
-    int n = s->npools;
-    pthread_mutex_unlock(&s->pools_mu);
-    for (int i = 0; i < n; i++) {
-        sched_pool_t *P = pools_get(s, i);
-        if (!P) continue;
-        queue_stats_t qs;
-        queue_get_stats(P->q, &qs);
-        fn(ud, P->name, qs.active, qs.backoff, qs.unschedulable);
-    }
+    each_pool_ctx_t c = { fn, ud };
+    pools_each_live(s, report_pool, &c);
 }
