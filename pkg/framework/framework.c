@@ -7,8 +7,6 @@
 #include "framework/plugins/plugins.h"
 #include "util/util.h"
 
-#define FW_MAX_PLUGINS  8
-
 struct framework {
     fw_config_t      cfg;
     res_scorer_ctx_t res_ctx;      /* the resource scorer's ctx */
@@ -107,6 +105,8 @@ framework_t *framework_new(const fw_config_t *c) {
     plugin_balanced_allocation(p++, fw->cfg.weight_balanced);
     plugin_resource_allocation(p++, &fw->res_ctx, &fw->cfg);
     fw->nplugins = (int)(p - fw->plugins);
+    for (int i = 0; i < fw->nplugins; i++)
+        fw->plugins[i].index = i;
     return fw;
 }
 
@@ -122,8 +122,41 @@ cycle_state_t *cycle_state_new(void) {
     return util_xcalloc(1, sizeof(cycle_state_t));
 }
 
+static void cycle_state_clear_slots(cycle_state_t *cs) {
+    for (int i = 0; i < FW_MAX_PLUGINS; i++) {
+        if (cs->slot[i] && cs->slot_free[i])
+            cs->slot_free[i](cs->slot[i]);
+        cs->slot[i] = NULL;
+        cs->slot_free[i] = NULL;
+    }
+}
+
 void cycle_state_free(cycle_state_t *cs) {
+    if (cs == NULL)
+        return;
+    cycle_state_clear_slots(cs);
     free(cs);
+}
+
+void cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl) {
+    cs->cluster = cl;
+}
+
+const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs) {
+    return cs->cluster;
+}
+
+void *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl) {
+    return pl->index >= 0 && pl->index < FW_MAX_PLUGINS ? cs->slot[pl->index] : NULL;
+}
+
+void cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, void *data) {
+    if (pl->index < 0 || pl->index >= FW_MAX_PLUGINS)
+        return;
+    if (cs->slot[pl->index] && cs->slot_free[pl->index] && cs->slot[pl->index] != data)
+        cs->slot_free[pl->index](cs->slot[pl->index]);
+    cs->slot[pl->index] = data;
+    cs->slot_free[pl->index] = pl->state_free;
 }
 
 /* ---- extension points ---------------------------------------------------- */
@@ -134,7 +167,11 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
     if (st == NULL)
         st = &local;
     fw_status_reset(st);
+    /* Keep the cluster view; drop what the last PreFilter computed. */
+    const fw_cluster_t *cl = cs->cluster;
+    cycle_state_clear_slots(cs);
     memset(cs, 0, sizeof(*cs));
+    cs->cluster = cl;
     cs->pod = pod;
     for (int i = 0; i < fw->nplugins; i++) {
         const fw_plugin_t *pl = &fw->plugins[i];
@@ -159,13 +196,16 @@ int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const
     if (st == NULL)
         st = &local;
     if (cs == NULL) {
+        memset(&tmp, 0, sizeof(tmp));
         cs = &tmp;
-        cs->prefiltered = 0;
     }
     if (!cs->prefiltered || cs->pod != pod) {
         int rc = framework_pre_filter(fw, cs, pod, st);
-        if (rc != FW_SUCCESS)
+        if (rc != FW_SUCCESS) {
+            if (cs == &tmp)
+                cycle_state_clear_slots(&tmp);
             return rc;
+        }
     }
     fw_status_reset(st);
     if (ni->node == NULL) {
@@ -180,9 +220,13 @@ int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const
         if (rc != FW_SUCCESS) {
             if (st->code == FW_SUCCESS)    /* a plugin that forgot its reason */
                 fw_status_add(st, (fw_code_t)rc, NULL);
+            if (cs == &tmp)
+                cycle_state_clear_slots(&tmp);
             return st->code;
         }
     }
+    if (cs == &tmp)
+        cycle_state_clear_slots(&tmp);
     return FW_SUCCESS;
 }
 
@@ -195,6 +239,7 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
     if (n <= 0)
         return;
     if (cs == NULL) {
+        memset(&tmp, 0, sizeof(tmp));
         cs = &tmp;
         framework_pre_filter(fw, cs, pod, NULL);
     }
@@ -213,6 +258,8 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
     }
     if (buf != stackbuf)
         free(buf);
+    if (cs == &tmp)
+        cycle_state_clear_slots(&tmp);
 }
 
 /* kube-scheduler's numFeasibleNodesToFind: small clusters are searched

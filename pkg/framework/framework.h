@@ -43,6 +43,16 @@ void fw_status_add(fw_status_t *st, fw_code_t code, const char *reason);
 typedef struct cycle_state cycle_state_t;
 typedef struct fw_plugin   fw_plugin_t;
 
+/* What PreFilter may read beyond the pod and the node at hand: the whole
+ * cluster, for plugins whose answer depends on other nodes and pods
+ * (InterPodAffinity, PodTopologySpread, volumes). Borrowed from the cache:
+ * valid while the caller holds the cache lock. Unit tests may leave any
+ * member NULL/0; plugins then behave as if the cluster were empty. */
+typedef struct fw_cluster {
+    node_info_t *const *nodes;   /* every node of the cluster (all pools) */
+    int                 nnodes;
+} fw_cluster_t;
+
 typedef enum { SCORE_LEAST_ALLOCATED = 0, SCORE_MOST_ALLOCATED = 1 } score_strategy_t;
 
 /* Plugin table. ctx is the plugin's own configuration. */
@@ -53,8 +63,12 @@ struct fw_plugin {
     int64_t (*score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni);
     /* Rescales raw scores in place to 0..FW_MAX_SCORE. */
     void  (*normalize)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n);
+    /* Frees what this plugin's PreFilter left in its cycle-state slot
+     * (cycle_state_slot); NULL when it allocates nothing. */
+    void  (*state_free)(void *slot);
     void   *ctx;
     int     weight;     /* score weight; 0 disables scoring */
+    int     index;      /* position in the framework; its cycle-state slot */
 };
 
 /* Per-resource weights for the (Least|Most)Allocated strategy. */
@@ -84,6 +98,13 @@ const fw_config_t *framework_config(const framework_t *fw);
 
 cycle_state_t *cycle_state_new(void);
 void           cycle_state_free(cycle_state_t *cs);
+/* The cluster view for the next PreFilter (borrowed; NULL for none). */
+void           cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl);
+const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs);
+/* A plugin's private per-cycle data (owned by the state; freed through the
+ * plugin's state_free when PreFilter runs again or the state is freed). */
+void          *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl);
+void           cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, void *data);
 
 /* PreFilter for all plugins; FW_SUCCESS or the first failure in st. */
 int      framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);

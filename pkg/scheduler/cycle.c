@@ -56,7 +56,8 @@ typedef struct decision {
     int      pool_nodes;
 } decision_t;
 
-/* Filter and score over the pool's nodes under the read lock. */
+/* PreFilter, then Filter and Score over the pool's nodes, all under the
+ * read lock: PreFilter may read the whole cluster (fw_cluster_t). */
 static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
 {
     scheduler_t *s = P->s;
@@ -65,6 +66,17 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    fw_cluster_t cl = { nodes, n };
+    cycle_state_set_cluster(cs, &cl);
+    fw_status_reset(&st);
+    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
+        sbuf_t b = {0};
+        sbuf_printf(&b, "0/%d nodes are available: %s.", n, st.nreasons ? st.reasons[0] : "prefilter failed");
+        d->message = b.data;
+        cycle_state_set_cluster(cs, NULL);
+        cache_unlock(s->cache);
+        return;
+    }
     int pool_n = 0;
     for (int i = 0; i < n; i++)
         if (nodes[i]->pool == P->id && nodes[i]->node) pool_n++;
@@ -99,6 +111,8 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     }
     fw_diagnosis_free(diag);
     free(feasible);
+    /* The view is only valid under this lock. */
+    cycle_state_set_cluster(cs, NULL);
     cache_unlock(s->cache);
 }
 
@@ -175,17 +189,8 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
         }
     }
     cycle_state_t *cs = cycle_state_new();
-    fw_status_t st;
-    fw_status_reset(&st);
     decision_t d;
-    if (framework_pre_filter(s->fw, cs, it->pod, &st) != FW_SUCCESS) {
-        memset(&d, 0, sizeof(d));
-        sbuf_t b = {0};
-        sbuf_printf(&b, "0/0 nodes are available: %s.", st.nreasons ? st.reasons[0] : "prefilter failed");
-        d.message = b.data;
-    } else {
-        decide(P, cs, it->pod, &d);
-    }
+    decide(P, cs, it->pod, &d);
     if (d.node && assume(P, cs, it->pod, &d)) {
         stats_add(s, &s->stats.attempts_scheduled, 1);
         LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");

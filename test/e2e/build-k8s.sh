@@ -15,15 +15,40 @@ log() { echo "build-k8s: $*" >&2; }
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
-if ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/ai-scheduler-src.sources; then
-    log "adding a deb-src entry for bookworm"
-    $SUDO tee /etc/apt/sources.list.d/ai-scheduler-src.sources >/dev/null <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+# deb-src entries are derived from the machine's own apt sources (same URIs,
+# suites and keys), never from a hard-coded mirror; nothing is added when a
+# deb-src entry already exists.
+has_src() {
+    grep -Eqs '^[[:space:]]*deb-src[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list ||
+    grep -Eqs '^Types:.*deb-src' /etc/apt/sources.list.d/*.sources
+}
+derive_src() {
+    # deb822 stanzas whose Types include deb: same stanza with Types: deb-src.
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk 'BEGIN{RS=""; ORS="\n\n"}
+             /(^|\n)Types:[^\n]*(^|[ \t])deb([ \t]|\n|$)/ && !/Enabled:[ \t]*no/ {
+                 sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
+    done
+    # one-line sources: deb -> deb-src
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f"
+    done
+}
+if ! has_src; then
+    src=$(derive_src)
+    if [ -z "$src" ]; then
+        log "no apt source to derive a deb-src entry from"; exit 1
+    fi
+    log "adding deb-src entries derived from the machine's apt sources"
+    if printf '%s\n' "$src" | grep -q '^Types:'; then
+        printf '%s\n' "$src" | grep -v '^deb-src ' | $SUDO tee /etc/apt/sources.list.d/ai-scheduler-src.sources >/dev/null
+    fi
+    if printf '%s\n' "$src" | grep -q '^deb-src '; then
+        printf '%s\n' "$src" | grep '^deb-src ' | $SUDO tee /etc/apt/sources.list.d/ai-scheduler-src.list >/dev/null
+    fi
     $SUDO apt-get update -qq >&2
 fi
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \

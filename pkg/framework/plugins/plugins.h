@@ -22,9 +22,15 @@
 /* What PreFilter works out once per pod so Filter (run for thousands of
  * nodes) does not: a few flags, no allocation. `pod` says whom it is for;
  * the framework re-runs PreFilter when asked to filter another pod. */
+#define FW_MAX_PLUGINS 32
+
 struct cycle_state {
     const pod_t *pod;
     int  prefiltered;
+    const fw_cluster_t *cluster;   /* borrowed; may be NULL */
+    /* Per-plugin data by plugin index, with the function that frees it. */
+    void  *slot[FW_MAX_PLUGINS];
+    void (*slot_free[FW_MAX_PLUGINS])(void *);
     int  tolerates_unschedulable;  /* NodeUnschedulable */
     int  requests_nothing;         /* NodeResourcesFit: only the pod count matters */
     int  has_affinity;             /* NodeAffinity: nodeSelector or required terms */
