@@ -146,6 +146,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
     o->fw = cfg->fw;
     o->disable_preemption = cfg->disable_preemption;
     o->bind_workers = cfg->bind_workers;
+    o->volume_bind_timeout_s = cfg->volume_bind_timeout_s;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
     o->eviction_grace_s = cfg->eviction_grace_s;

@@ -1,6 +1,7 @@
 /* types.c -- Pod and Node parsing from API JSON, reference counting, and
  * toleration matching. */
 #include "api/types.h"
+#include "api/storage.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -233,6 +234,7 @@ static void pod_free(pod_t *p)
         free(p->tolerations[i].value);
     }
     free(p->tolerations);
+    pod_volumes_free(p->volumes, p->nvolumes);
     free(p->ports);
     free(p);
 }
@@ -521,6 +523,8 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
 
     if (parse_affinity(p, spec, err, errlen) < 0 || parse_tolerations(p, spec, err, errlen) < 0 ||
         parse_requests(p, spec, err, errlen) < 0)
+        goto fail;
+    if (pod_volumes_from_json(spec, &p->volumes, &p->nvolumes, err, errlen) < 0)
         goto fail;
 
     if (get_str(status, "phase", "", &phase, "status", err, errlen) < 0 ||

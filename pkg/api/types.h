@@ -95,6 +95,9 @@ typedef struct pod {
     int            ntolerations;
     host_port_t   *ports;               /* host ports in use */
     int            nports;
+    /* spec.volumes (api/storage.h), owned; NULL/0 when none. */
+    struct pod_volume *volumes;
+    int            nvolumes;
 } pod_t;
 
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad

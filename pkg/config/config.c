@@ -157,6 +157,7 @@ void config_default(sched_config_t *c)
     c->qps = 500;
     c->burst = 1000;
     c->bind_workers = 16;
+    c->volume_bind_timeout_s = 600;
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -552,6 +553,8 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return each_pair(l, vn, "preemption", on_preemption, c);
     if (!strcmp(key, "bindWorkers"))
         return get_int(l, vn, "bindWorkers", 1, 1024, &c->bind_workers);
+    if (!strcmp(key, "volumeBindTimeoutSeconds"))
+        return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
         return each_pair(l, vn, "metrics", on_metrics, c);
     if (!strcmp(key, "poolStatusIntervalSeconds"))
@@ -677,6 +680,7 @@ static const flagdef_t FLAGS[] = {
     { "eviction-grace-period", F_INT, OFF(eviction_grace_s), -1, 86400, "SECONDS", "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
     { "pool-status-interval", F_INT, OFF(pool_status_interval_s), 1, 86400, "SECONDS", "how often Pool .status is written (10)" },
     { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "concurrent binding calls (16)" },
+    { "volume-bind-timeout", F_INT, OFF(volume_bind_timeout_s), 1, 86400, "SECONDS", "how long PreBind waits for claims to be bound (600)" },
     { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S", "LeastAllocated (spread) or MostAllocated (bin-pack)" },
     { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },
     { "help", F_HELP, 0, 0, 0, NULL, "print this help (also -h)" },

@@ -45,6 +45,7 @@ typedef struct sched_config {
     int         burst;                /* --kube-api-burst, 1000 */
     int         disable_preemption;   /* 0 */
     int         bind_workers;         /* 16 */
+    int         volume_bind_timeout_s;/* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
     sched_leader_config_t leader;
     char       *metrics_bind_address; /* "0.0.0.0" */
     int         metrics_port;         /* 10261; 0 disables /metrics and probes */

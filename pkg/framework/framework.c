@@ -102,6 +102,10 @@ framework_t *framework_new(const fw_config_t *c) {
     plugin_node_ports(p++);
     plugin_node_affinity(p++, fw->cfg.weight_node_affinity);
     plugin_taint_toleration(p++, fw->cfg.weight_taint_toleration);
+    plugin_volume_restrictions(p++);
+    plugin_node_volume_limits(p++);
+    plugin_volume_binding(p++);
+    plugin_volume_zone(p++);
     plugin_balanced_allocation(p++, fw->cfg.weight_balanced);
     plugin_resource_allocation(p++, &fw->res_ctx, &fw->cfg);
     fw->nplugins = (int)(p - fw->plugins);

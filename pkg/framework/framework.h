@@ -51,6 +51,7 @@ typedef struct fw_plugin   fw_plugin_t;
 typedef struct fw_cluster {
     node_info_t *const *nodes;   /* every node of the cluster (all pools) */
     int                 nnodes;
+    struct volume_store *volumes; /* PVs, PVCs, classes, CSINodes (volume/volume.h); may be NULL */
 } fw_cluster_t;
 
 typedef enum { SCORE_LEAST_ALLOCATED = 0, SCORE_MOST_ALLOCATED = 1 } score_strategy_t;

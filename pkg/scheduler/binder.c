@@ -62,13 +62,17 @@ static char *binding_body(const bind_job_t *j)
 
 static void bind_one(scheduler_t *s, bind_job_t *j)
 {
+    char err[256] = "";
+    /* PreBind (VolumeBinding): the claims' writes, then a wait that the
+     * volume waiter does off this worker; it resubmits the bind. */
+    int vr = volumes_prebind(s, j->pod, j->node, j->lender, j->first_ms, err, sizeof(err));
+    if (vr == VOLUMES_WAITING) return;
     char *ns = util_urlencode(j->pod->ns), *name = util_urlencode(j->pod->name);
     sbuf_t path = {0};
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
     char *body = binding_body(j);
-    char err[256] = "";
     kube_response_t resp = {0};
-    int rc = kube_request(s->kc, "POST", path.data, NULL, body, &resp, err, sizeof(err));
+    int rc = vr == VOLUMES_READY ? kube_request(s->kc, "POST", path.data, NULL, body, &resp, err, sizeof(err)) : -1;
     long status = rc == 0 ? resp.status : 0;
     if (rc == 0 && status >= 200 && status < 300) {
         stats_add(s, &s->stats.binds_ok, 1);
@@ -85,6 +89,7 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
         stats_add(s, &s->stats.bind_errors, 1);
         if (rc == 0) snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp.body ? resp.body : "");
         cache_forget(s->cache, j->pod->uid);
+        volume_forget(s->volumes, j->pod->uid);
         if (status == 404) {
             LOG_D("bind pod=%s: pod is gone", j->pod->key);
         } else if (status == 409) {

@@ -66,13 +66,22 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { nodes, n };
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .volumes = s->volumes };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
-        sbuf_t b = {0};
-        sbuf_printf(&b, "0/%d nodes are available: %s.", n, st.nreasons ? st.reasons[0] : "prefilter failed");
-        d->message = b.data;
+        if (st.code == FW_ERROR || st.nreasons == 0) {
+            sbuf_t b = {0};
+            sbuf_printf(&b, "0/%d nodes are available: %s.", n, st.nreasons ? st.reasons[0] : "prefilter failed");
+            d->message = b.data;
+        } else {
+            /* kube gives every node PreFilter's status: "0/3 nodes are
+             * available: 3 pod has unbound immediate PersistentVolumeClaims." */
+            fw_diagnosis_t *pd = fw_diagnosis_new();
+            for (int k = 0; k < n; k++) fw_diagnosis_add(pd, &st);
+            d->message = fw_diagnosis_message(pd, n);
+            fw_diagnosis_free(pd);
+        }
         cycle_state_set_cluster(cs, NULL);
         cache_unlock(s->cache);
         return;
@@ -135,7 +144,16 @@ static int refit(void *ud, node_info_t *ni)
 static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
     refit_t r = { P->s, cs, pod };
-    return cache_assume(P->s->cache, pod, d->node, P->id, d->generation, refit, &r) == 0;
+    char err[256];
+    if (cache_assume(P->s->cache, pod, d->node, P->id, d->generation, refit, &r) != 0) return 0;
+    /* Reserve (VolumeBinding): the volume choice, re-checked on the live
+     * store so two pods never take the same PV. */
+    if (volumes_reserve(P->s, pod, d->node, err, sizeof(err)) != 0) {
+        LOG_D("reserve pod=%s node=%s: volumes: %s", pod->key, d->node, err);
+        cache_forget(P->s->cache, pod->uid);
+        return 0;
+    }
+    return 1;
 }
 
 static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *message)

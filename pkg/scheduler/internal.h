@@ -4,7 +4,9 @@
  * the cache, rwlock -> node stripe -> pod map). pools_mu
  * and pdb_mu are leaf locks held only briefly; nothing calls into the cache
  * or the API while holding them. Queues have their own internal lock and are
- * never called with pools_mu held either. */
+ * never called with pools_mu held either. The volume store's rwlock
+ * (volume/volume.h) is a leaf too: taken inside the cache lock by the
+ * volume plugins, or alone; nothing is called out while it is held. */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 
@@ -18,6 +20,7 @@
 #include "queue/queue.h"
 #include "scheduler/scheduler.h"
 #include "util/hashmap.h"
+#include "volume/volume.h"
 
 #define DEFAULT_POOL_ID 0
 
@@ -37,6 +40,7 @@ typedef struct sched_pool {
 
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
+typedef struct volume_waiter volume_waiter_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -62,6 +66,9 @@ struct scheduler {
     hashmap_t       *pdb_by_key;     /* ns/name -> pdb_t (same objects as pdbs) */
 
     informer_t      *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
+    volume_store_t  *volumes;        /* PVs, PVCs, classes, CSINodes, volume choices in flight */
+    volume_waiter_t *vwait;          /* pods waiting at PreBind for their claims */
+    informer_t      *inf_pvs, *inf_pvcs, *inf_classes, *inf_csinodes;
     api_writer_t    *writer;
     binder_t        *binder;
     int              bind_backlog;   /* binds waiting for a worker (atomic); the writer yields to them */
@@ -126,6 +133,23 @@ void          on_node_event(void *ud, kube_event_type_t type, const char *key, j
 void          on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void          on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void          pdbs_destroy(scheduler_t *s);
+
+/* volumes.c: storage informers, Reserve and PreBind of VolumeBinding */
+void          on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void          on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void          on_storage_class_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void          on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+/* Reserve: assumes the pod's volume choice on node; -1 with a message if
+ * the node no longer fits its volumes. */
+int           volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen);
+enum { VOLUMES_READY = 0, VOLUMES_WAITING = 1, VOLUMES_FAILED = 2 };
+/* PreBind, from a bind worker: READY (bind now), WAITING (the waiter owns
+ * the bind now and resubmits it) or FAILED (err says why; event sent). */
+int           volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms,
+                              char *err, size_t errlen);
+volume_waiter_t *volume_waiter_new(scheduler_t *s);
+void          volume_waiter_close(volume_waiter_t *w);
+void          volume_waiter_free(volume_waiter_t *w);
 
 void          stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
 

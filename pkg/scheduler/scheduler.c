@@ -15,6 +15,7 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->scheduler_name = "ai-scheduler";
     fw_config_default(&o->fw);
     o->bind_workers = 16;
+    o->volume_bind_timeout_s = 600;
     o->pool_status_interval_s = 10;
     /* The original Ai-Scheduler kills reclaimed pods at once (资源抢占). */
     o->eviction_grace_s = 0;
@@ -52,6 +53,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->pod_uid_by_key = hashmap_new(4096);
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
+    s->volumes = volume_store_new();
     return s;
 }
 
@@ -178,13 +180,26 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     if (!informer_wait_synced(s->inf_pools, 5000))
         LOG_W("no Pool objects could be listed yet (is the CRD from pools/crd.yaml applied?); "
               "all nodes are in the default pool until it is");
-    if (informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0) {
+    s->inf_pvs = informer_new(s->kc, "/api/v1/persistentvolumes", NULL, on_pv_event, s);
+    s->inf_pvcs = informer_new(s->kc, "/api/v1/persistentvolumeclaims", NULL, on_pvc_event, s);
+    s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
+    s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
+    if (informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
+        informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
+        informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
     }
     if (wait_synced(s->inf_nodes, "nodes", s->opts.sync_timeout_s, stop, err, errlen) != 0) return -1;
     if (wait_synced(s->inf_pods, "pods", s->opts.sync_timeout_s, stop, err, errlen) != 0) return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
+    /* Storage lists are waited for like the PDBs: a missing RBAC grant
+     * must not stop scheduling of pods that use no volumes. */
+    informer_t *storage[] = {s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
+    for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++)
+        if (!informer_wait_synced(storage[i], 5000))
+            LOG_W("storage objects not listed yet (RBAC for PVs, PVCs, storageclasses, csinodes?); pods with volumes wait");
+    s->vwait = volume_waiter_new(s);
     cache_stats_t cs;
     cache_get_stats(s->cache, &cs);
     LOG_I("caches synced: %d nodes, %d pods (%d pending)", cs.nodes, cs.pods, cs.pending);
@@ -206,11 +221,13 @@ int scheduler_ready(scheduler_t *s)
 void scheduler_stop(scheduler_t *s)
 {
     __atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
-    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs};
+    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs,
+                          s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i]) informer_request_stop(infs[i]);
     pools_stop_threads(s);
+    volume_waiter_close(s->vwait);     /* before the binder it resubmits to */
     binder_free(s->binder);
     s->binder = NULL;
     for (size_t i = 0; i < ninf; i++)
@@ -228,9 +245,12 @@ void scheduler_stop(scheduler_t *s)
 void scheduler_free(scheduler_t *s)
 {
     if (!s) return;
-    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs};
+    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs,
+                          s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) informer_free(infs[i]);
     cache_free(s->cache);
+    volume_waiter_free(s->vwait);
+    volume_store_free(s->volumes);
     pools_destroy(s);
     pdbs_destroy(s);
     const char *k;

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include "framework/framework.h"
+#include "api/storage.h"
 
 /* kube-scheduler v1.20 reason strings. */
 #define FW_REASON_UNKNOWN_CONDITION  "node(s) had unknown conditions"
@@ -61,6 +62,11 @@ void plugin_taint_toleration(fw_plugin_t *pl, int score_weight);
 /* ctx is filled from the configuration and must outlive the plugin. */
 void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c);
 void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
+/* Volume plugins (they read the store through fw_cluster_t.volumes). */
+void plugin_volume_restrictions(fw_plugin_t *pl);
+void plugin_node_volume_limits(fw_plugin_t *pl);
+void plugin_volume_binding(fw_plugin_t *pl);
+void plugin_volume_zone(fw_plugin_t *pl);
 
 /* kube's DefaultNormalizeScore: scale to 0..FW_MAX_SCORE by the maximum;
  * reverse turns "more is worse" counts into scores. */

@@ -1,0 +1,78 @@
+/* volume_binding.c -- VolumeBinding: PreFilter sorts the pod's claims
+ * (missing, deleting and unbound Immediate claims make the pod
+ * unschedulable); Filter checks bound claims' PV node affinity and finds,
+ * per node, PVs or dynamic provisioning for the unbound ones. Reserve and
+ * PreBind live in the scheduler (volume/volume.h holds the logic). */
+#include <stdlib.h>
+
+#include "framework/plugins/plugins.h"
+#include "util/util.h"
+#include "volume/volume.h"
+
+typedef struct vb_state {
+    volume_store_t *vs;
+    vb_claims_t     claims;
+} vb_state_t;
+
+static void vb_state_free(void *p)
+{
+    vb_state_t *s = p;
+    volume_claims_free(&s->claims);
+    free(s);
+}
+
+static int pod_has_claims(const pod_t *pod)
+{
+    for (int i = 0; i < pod->nvolumes; i++)
+        if (pod->volumes[i].kind == PVOL_PVC) return 1;
+    return 0;
+}
+
+static int vb_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
+{
+    if (!pod_has_claims(pod)) return FW_SUCCESS;
+    const fw_cluster_t *cl = cycle_state_cluster(cs);
+    vb_state_t *s = util_xcalloc(1, sizeof(*s));
+    char msg[FW_REASON_LEN * 2];
+    s->vs = cl ? cl->volumes : NULL;
+    vb_rc_t rc = volume_claims_get(s->vs, pod, &s->claims, msg, sizeof(msg));
+    if (rc != VB_OK) {
+        free(s);
+        fw_status_add(st, rc == VB_ERROR ? FW_ERROR : FW_UNSCHEDULABLE_UNRESOLVABLE, msg);
+        return st->code;
+    }
+    cycle_state_set_slot(cs, pl, s);
+    return FW_SUCCESS;
+}
+
+static int vb_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
+                     fw_status_t *st)
+{
+    vb_state_t *s = cycle_state_slot(cs, pl);
+    unsigned reasons = 0;
+    char err[FW_REASON_LEN * 2];
+    int rc;
+
+    if (!s || s->claims.skip) return FW_SUCCESS;
+    if (!s->vs) {
+        fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, VB_REASON_BIND_CONFLICT);
+        return st->code;
+    }
+    volume_store_rdlock(s->vs);
+    rc = volume_find_locked(s->vs, &s->claims, ni->node, &reasons, err, sizeof(err));
+    volume_store_unlock(s->vs);
+    if (rc < 0) {
+        fw_status_add(st, FW_ERROR, err);
+        return st->code;
+    }
+    if (reasons & VB_NODE_CONFLICT) fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, VB_REASON_NODE_CONFLICT);
+    if (reasons & VB_BIND_CONFLICT) fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, VB_REASON_BIND_CONFLICT);
+    if (reasons & VB_PV_NOT_EXIST) fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, VB_REASON_PV_NOT_EXIST);
+    return st->code;
+}
+
+void plugin_volume_binding(fw_plugin_t *pl)
+{
+    *pl = (fw_plugin_t){ .name = "VolumeBinding", .pre_filter = vb_pre_filter, .filter = vb_filter,
+                         .state_free = vb_state_free };
+}
