@@ -102,14 +102,17 @@ case_rbac_least_privilege() {
         "patch pods" "create events" "create events.events.k8s.io" "list poddisruptionbudgets.policy" \
         "watch pools.resource.aibee.cn" "update pools.resource.aibee.cn --subresource=status" \
         "-n kube-system create leases.coordination.k8s.io" "-n kube-system get leases.coordination.k8s.io/ai-scheduler" \
-        "-n kube-system update leases.coordination.k8s.io/ai-scheduler"; do
+        "-n kube-system update leases.coordination.k8s.io/ai-scheduler" \
+        "watch persistentvolumes" "patch persistentvolumes" "patch persistentvolumeclaims" \
+        "list storageclasses.storage.k8s.io" "watch csinodes.storage.k8s.io"; do
         # shellcheck disable=SC2086
         [ "$(can $ok)" = yes ] || fail "service account cannot: $ok"
     done
     local no
     for no in "delete pods" "create pods" "update nodes" "get secrets" "list secrets -A" "create pools.resource.aibee.cn" \
         "update pools.resource.aibee.cn" "delete pools.resource.aibee.cn" "-n kube-system update leases.coordination.k8s.io/other" \
-        "-n default create leases.coordination.k8s.io" "-n kube-system delete leases.coordination.k8s.io/ai-scheduler"; do
+        "-n default create leases.coordination.k8s.io" "-n kube-system delete leases.coordination.k8s.io/ai-scheduler" \
+        "delete persistentvolumes" "create persistentvolumeclaims" "update storageclasses.storage.k8s.io"; do
         # shellcheck disable=SC2086
         [ "$(can $no)" = no ] || fail "service account can: $no"
     done
