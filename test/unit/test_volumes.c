@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,16 @@ static void test_binding_prefilter_errors(void **state)
     p = mkpod("p", "{'name':'v','persistentVolumeClaim':{'claimName':'imm'}}");
     assert_int_equal(run_filter(&e, p, a, reason), -FW_UNSCHEDULABLE_UNRESOLVABLE);
     assert_string_equal(reason, "pod has unbound immediate PersistentVolumeClaims");
+
+    /* A view without a store: no storage known, the claim is missing; no
+     * view at all (preemption's one-node simulation): not checked. */
+    e.cl.volumes = NULL;
+    assert_int_equal(run_filter(&e, p, a, reason), -FW_UNSCHEDULABLE_UNRESOLVABLE);
+    assert_string_equal(reason, "persistentvolumeclaim \"imm\" not found");
+    cycle_state_set_cluster(e.cs, NULL);
+    assert_int_equal(run_filter(&e, p, a, NULL), FW_SUCCESS);
+    cycle_state_set_cluster(e.cs, &e.cl);
+    e.cl.volumes = e.vs;
     pod_unref(p);
 
     /* A pod without claims is not touched. */
@@ -545,6 +556,78 @@ static void test_node_volume_limits(void **state)
     env_free(&e);
 }
 
+/* Pool threads reserve and filter while informers replace objects: each
+ * thread's pods race for a few PVs; no PV is ever given to two pods. */
+typedef struct race_arg {
+    volume_store_t *vs;
+    node_t         *node;
+    int             id;
+    int             won;
+} race_arg_t;
+
+static void *race_main(void *p)
+{
+    race_arg_t *r = p;
+    char err[256], name[32], vol[128];
+    snprintf(name, sizeof(name), "t%d", r->id);
+    snprintf(vol, sizeof(vol), "{'name':'v','persistentVolumeClaim':{'claimName':'c%d'}}", r->id);
+    pod_t *pod = mkpod(name, vol);
+    for (int i = 0; i < 200; i++) {
+        vb_claims_t c;
+        unsigned reasons;
+        if (volume_claims_get(r->vs, pod, &c, err, sizeof(err)) == VB_OK) {
+            volume_store_rdlock(r->vs);
+            volume_find_locked(r->vs, &c, r->node, &reasons, err, sizeof(err));
+            volume_store_unlock(r->vs);
+            volume_claims_free(&c);
+        }
+        if (volume_assume(r->vs, pod, r->node, err, sizeof(err)) == 0) {
+            r->won++;
+            if (i % 2 == 0) volume_forget(r->vs, pod->uid);
+            else break;                  /* keep it */
+        }
+    }
+    pod_unref(pod);
+    return NULL;
+}
+
+static void test_concurrent_reserve(void **state)
+{
+    (void)state;
+    env_t e;
+    env_init(&e);
+    node_info_t *a = mknode("a", "'zone':'a'");
+    put_simple_pv(e.vs, "only1", "wait", "1Gi", NULL);
+    put_simple_pv(e.vs, "only2", "wait", "1Gi", NULL);
+    enum { N = 4 };
+    pthread_t th[N];
+    race_arg_t args[N];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "c%d", i);
+        put_simple_pvc(e.vs, name, "wait", "1Gi");
+        args[i] = (race_arg_t){ e.vs, a->node, i, 0 };
+        pthread_create(&th[i], NULL, race_main, &args[i]);
+    }
+    for (int k = 0; k < 50; k++) put_simple_pv(e.vs, "spare", "other", "1Gi", NULL);   /* informer churn */
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    /* The pods that kept a PV hold distinct ones, at most two. */
+    int kept = 0;
+    char seen[N][64];
+    for (int i = 0; i < N; i++) {
+        char uid[32];
+        snprintf(uid, sizeof(uid), "uid-t%d", i);
+        vb_plan_t *p = volume_plan_copy(e.vs, uid);
+        if (!p) continue;
+        for (int j = 0; j < kept; j++) assert_string_not_equal(seen[j], p->w[0].name);
+        snprintf(seen[kept++], sizeof(seen[0]), "%s", p->w[0].name);
+        volume_plan_free(p);
+    }
+    assert_int_equal(kept, 2);
+    node_info_free(a);
+    env_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_volume_zone),
         cmocka_unit_test(test_volume_restrictions),
         cmocka_unit_test(test_node_volume_limits),
+        cmocka_unit_test(test_concurrent_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,10 +28,14 @@ static int pod_has_claims(const pod_t *pod)
     return 0;
 }
 
+/* Without any cluster view (a PreFilter outside a scheduling cycle, such as
+ * preemption's simulation on one node) the volume plugins do not check:
+ * the scheduling cycle that follows does. A view without a store means no
+ * storage is known: every claim is missing. */
 static int vb_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
 {
-    if (!pod_has_claims(pod)) return FW_SUCCESS;
     const fw_cluster_t *cl = cycle_state_cluster(cs);
+    if (!pod_has_claims(pod) || !cl) return FW_SUCCESS;
     vb_state_t *s = util_xcalloc(1, sizeof(*s));
     char msg[FW_REASON_LEN * 2];
     s->vs = cl ? cl->volumes : NULL;
