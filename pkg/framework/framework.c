@@ -12,6 +12,8 @@ struct framework {
     res_scorer_ctx_t res_ctx;      /* the resource scorer's ctx */
     fw_plugin_t      plugins[FW_MAX_PLUGINS];
     int              nplugins;
+    fw_cluster_t     base;         /* view for states without one */
+    int              has_base;
 };
 
 /* ---- status ------------------------------------------------------------ */
@@ -118,6 +120,13 @@ void framework_free(framework_t *fw) {
     free(fw);
 }
 
+void framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl) {
+    memset(&fw->base, 0, sizeof(fw->base));
+    fw->has_base = cl != NULL;
+    if (cl)
+        fw->base.volumes = cl->volumes;
+}
+
 const fw_config_t *framework_config(const framework_t *fw) {
     return &fw->cfg;
 }
@@ -172,7 +181,7 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
         st = &local;
     fw_status_reset(st);
     /* Keep the cluster view; drop what the last PreFilter computed. */
-    const fw_cluster_t *cl = cs->cluster;
+    const fw_cluster_t *cl = cs->cluster ? cs->cluster : fw->has_base ? &fw->base : NULL;
     cycle_state_clear_slots(cs);
     memset(cs, 0, sizeof(*cs));
     cs->cluster = cl;

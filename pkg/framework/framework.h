@@ -107,6 +107,11 @@ const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs);
 void          *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl);
 void           cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, void *data);
 
+/* The view PreFilter uses for a state given none (preemption's per-node
+ * simulation, borrowing): only members valid without the cache lock (the
+ * volume store); copied. */
+void     framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl);
+
 /* PreFilter for all plugins; FW_SUCCESS or the first failure in st. */
 int      framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);
 /* Every Filter on one node; st gets the reasons of the failing plugins. */

@@ -79,8 +79,6 @@ static int preempt(sched_pool_t *P, pod_t *pod)
     if (waiting_for_victims(s, pod)) return 1;
     victim_ctx_t vc = { s, P->id };
     cycle_state_t *cs = cycle_state_new();
-    fw_cluster_t vcl = { .volumes = s->volumes };   /* volume plugins check claims here too */
-    cycle_state_set_cluster(cs, &vcl);
     fw_status_t st;
     fw_status_reset(&st);
     if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
@@ -207,8 +205,6 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     pthread_mutex_unlock(&s->pools_mu);
 
     cycle_state_t *cs = cycle_state_new();
-    fw_cluster_t vcl = { .volumes = s->volumes };   /* volume plugins check claims here too */
-    cycle_state_set_cluster(cs, &vcl);
     fw_status_t st;
     fw_status_reset(&st);
     sched_pool_t *best = NULL;

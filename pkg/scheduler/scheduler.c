@@ -54,6 +54,8 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
     s->volumes = volume_store_new();
+    fw_cluster_t base = { .volumes = s->volumes };
+    framework_set_base_cluster(s->fw, &base);
     return s;
 }
 

@@ -28,10 +28,10 @@ static int pod_has_claims(const pod_t *pod)
     return 0;
 }
 
-/* Without any cluster view (a PreFilter outside a scheduling cycle, such as
- * preemption's simulation on one node) the volume plugins do not check:
- * the scheduling cycle that follows does. A view without a store means no
- * storage is known: every claim is missing. */
+/* Without any cluster view (a framework used alone, as in other plugins'
+ * tests; the scheduler always gives one, see framework_set_base_cluster)
+ * the volume plugins do not check. A view without a store means no storage
+ * is known: every claim is missing. */
 static int vb_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
 {
     const fw_cluster_t *cl = cycle_state_cluster(cs);
