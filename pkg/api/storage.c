@@ -249,6 +249,7 @@ static void pv_free(pv_t *v)
     free(v->affinity);
     free(v->csi_driver);
     free(v->csi_handle);
+    free(v->intree_id);
     free(v);
 }
 
@@ -307,6 +308,26 @@ pv_t *pv_from_json(json_t *obj, char *err, size_t errlen)
     v->has_claim_ref = claim != NULL;
     v->available = strcmp(phase, "Available") == 0;
     free(phase);
+    /* The in-tree sources the volume-limit filters count (VOL_KINDS order). */
+    for (size_t k = 1; k < sizeof(VOL_KINDS) / sizeof(VOL_KINDS[0]) && !v->intree_id; k++) {
+        pod_volume_kind_t kind = VOL_KINDS[k].kind;
+        json_t *src;
+        if (kind != PVOL_AWS_EBS && kind != PVOL_GCE_PD && kind != PVOL_AZURE_DISK && kind != PVOL_CINDER)
+            continue;
+        if (st_obj(spec, VOL_KINDS[k].field, &src, "pv.spec", err, errlen) < 0) {
+            pv_free(v);
+            return NULL;
+        }
+        if (!src)
+            continue;
+        if (st_str(src, VOL_KINDS[k].id, "", &v->intree_id, VOL_KINDS[k].field, err, errlen) < 0) {
+            pv_free(v);
+            return NULL;
+        }
+        v->intree = kind;
+    }
+    if (!v->intree_id)
+        v->intree_id = util_strdup("");
     return v;
 }
 

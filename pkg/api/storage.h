@@ -71,6 +71,8 @@ typedef struct pv {
     int        naffinity;
     char      *csi_driver;    /* spec.csi; "" when not a CSI volume */
     char      *csi_handle;
+    pod_volume_kind_t intree; /* PVOL_AWS_EBS, PVOL_GCE_PD, PVOL_AZURE_DISK, PVOL_CINDER or PVOL_OTHER */
+    char      *intree_id;     /* its volumeID / pdName / diskName; "" otherwise */
 } pv_t;
 
 typedef struct pvc {

@@ -105,7 +105,10 @@ framework_t *framework_new(const fw_config_t *c) {
     plugin_node_affinity(p++, fw->cfg.weight_node_affinity);
     plugin_taint_toleration(p++, fw->cfg.weight_taint_toleration);
     plugin_volume_restrictions(p++);
+    plugin_in_tree_volume_limits(p++, 0);
+    plugin_in_tree_volume_limits(p++, 1);
     plugin_node_volume_limits(p++);
+    plugin_in_tree_volume_limits(p++, 2);
     plugin_volume_binding(p++);
     plugin_volume_zone(p++);
     plugin_balanced_allocation(p++, fw->cfg.weight_balanced);

@@ -34,13 +34,13 @@ static pod_t *mkpod(const char *name, const char *volumes)
     return p;
 }
 
-static node_info_t *mknode(const char *name, const char *labels)
+static node_info_t *mknode_alloc(const char *name, const char *labels, const char *extra)
 {
     char buf[2048], err[256] = "";
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','labels':{%s}},'spec':{},"
-             "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'},'capacity':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
-             name, labels);
+             "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'%s},'capacity':{'cpu':'4','memory':'8Gi','pods':'110'%s}}}",
+             name, labels, extra, extra);
     json_t *j = parse_sq(buf);
     node_t *n = node_from_json(j, err, sizeof(err));
     json_decref(j);
@@ -49,6 +49,11 @@ static node_info_t *mknode(const char *name, const char *labels)
     node_info_set_node(ni, n);
     node_unref(n);
     return ni;
+}
+
+static node_info_t *mknode(const char *name, const char *labels)
+{
+    return mknode_alloc(name, labels, "");
 }
 
 static void put_pv(volume_store_t *vs, const char *sq)
@@ -556,6 +561,54 @@ static void test_node_volume_limits(void **state)
     env_free(&e);
 }
 
+static void test_in_tree_limits(void **state)
+{
+    (void)state;
+    env_t e;
+    char reason[FW_REASON_LEN];
+    env_init(&e);
+    node_info_t *a = mknode_alloc("a", "", ",'attachable-volumes-aws-ebs':'2'");
+    pod_t *e1 = mkpod("e1", "{'name':'v','awsElasticBlockStore':{'volumeID':'vol-1'}}");
+    pod_t *e2 = mkpod("e2", "{'name':'v','awsElasticBlockStore':{'volumeID':'vol-2'}}");
+    pod_t *e3 = mkpod("e3", "{'name':'v','awsElasticBlockStore':{'volumeID':'vol-3'}}");
+    /* A claim bound to an EBS PV counts as that volume. */
+    put_pv(e.vs, "{'metadata':{'name':'ebs1'},'spec':{'capacity':{'storage':'1Gi'},'storageClassName':'now',"
+                 "'awsElasticBlockStore':{'volumeID':'vol-1'}},'status':{'phase':'Bound'}}");
+    put_pvc(e.vs, "{'metadata':{'name':'cebs','namespace':'default','uid':'u-cebs','annotations':"
+                  "{'pv.kubernetes.io/bind-completed':'yes'}},'spec':{'volumeName':'ebs1','storageClassName':'now'}}");
+    pod_t *viaclaim = mkpod("vc", "{'name':'v','persistentVolumeClaim':{'claimName':'cebs'}}");
+    node_info_add_pod(a, e1);
+    node_info_add_pod(a, e2);
+    assert_int_equal(run_filter(&e, e3, a, reason), FW_UNSCHEDULABLE);
+    assert_string_equal(reason, "node(s) exceed max volume count");
+    assert_int_equal(run_filter(&e, viaclaim, a, reason), FW_SUCCESS);    /* vol-1 is attached already */
+    /* GCE PD: the default of 16, or $KUBE_MAX_PD_VOLS. */
+    node_info_t *b = mknode("b", "");
+    pod_t *g1 = mkpod("g1", "{'name':'v','gcePersistentDisk':{'pdName':'pd-1'}}");
+    pod_t *g2 = mkpod("g2", "{'name':'v','gcePersistentDisk':{'pdName':'pd-2'}}");
+    node_info_add_pod(b, g1);
+    assert_int_equal(run_filter(&e, g2, b, reason), FW_SUCCESS);
+    setenv("KUBE_MAX_PD_VOLS", "1", 1);
+    assert_int_equal(run_filter(&e, g2, b, reason), FW_UNSCHEDULABLE);
+    unsetenv("KUBE_MAX_PD_VOLS");
+    /* EBS on a Nitro instance type: 25. */
+    node_info_t *c = mknode("c", "'node.kubernetes.io/instance-type':'m5.large'");
+    char vols[8192] = "";
+    for (int i = 0; i < 26; i++) {
+        size_t len = strlen(vols);
+        snprintf(vols + len, sizeof(vols) - len, "%s{'name':'v%d','awsElasticBlockStore':{'volumeID':'n-%d'}}",
+                 i ? "," : "", i, i);
+    }
+    pod_t *many = mkpod("many", vols);
+    assert_int_equal(run_filter(&e, many, c, reason), FW_UNSCHEDULABLE);
+    node_info_t *d = mknode("d", "'node.kubernetes.io/instance-type':'m4.large'");
+    assert_int_equal(run_filter(&e, many, d, reason), FW_SUCCESS);     /* 26 <= 39 */
+    pod_unref(e1); pod_unref(e2); pod_unref(e3); pod_unref(viaclaim); pod_unref(g1); pod_unref(g2);
+    pod_unref(many);
+    node_info_free(a); node_info_free(b); node_info_free(c); node_info_free(d);
+    env_free(&e);
+}
+
 /* Pool threads reserve and filter while informers replace objects: each
  * thread's pods race for a few PVs; no PV is ever given to two pods. */
 typedef struct race_arg {
@@ -642,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_volume_zone),
         cmocka_unit_test(test_volume_restrictions),
         cmocka_unit_test(test_node_volume_limits),
+        cmocka_unit_test(test_in_tree_limits),
         cmocka_unit_test(test_concurrent_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,9 +2,12 @@
  * a node, the pod's included, may not exceed a driver's attach limit (the
  * CSINode's allocatable count, or the node's attachable-volumes-csi-*
  * allocatable). Only volumes behind claims count, as in v1.20; in-tree
- * volumes count only when migrated to CSI, which v1.20 leaves off by
- * default, so they are not counted here (the in-tree EBS/GCE/Azure limit
- * plugins are not implemented). */
+ * volumes count there only when migrated to CSI, which v1.20 leaves off by
+ * default. They are counted by EBSLimits, GCEPDLimits and AzureDiskLimits
+ * (the in-tree filters, also here): inline volumes and claims bound to
+ * such PVs (or unbound, of the in-tree provisioner), against the node's
+ * attachable-volumes-* allocatable, else $KUBE_MAX_PD_VOLS, else 39 EBS
+ * (25 on Nitro instance types), 16 GCE PD, 16 Azure Disk. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +152,134 @@ static int nvl_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod
     volume_store_unlock(vs);
     free(mine);
     return rc;
+}
+
+/* ---- in-tree limits ---------------------------------------------------------- */
+
+typedef struct intree_filter {
+    const char       *name;
+    pod_volume_kind_t kind;
+    const char       *provisioner;
+    const char       *limit_key;
+    int               default_max;
+} intree_filter_t;
+
+static const intree_filter_t INTREE[] = {
+    { "EBSLimits", PVOL_AWS_EBS, "kubernetes.io/aws-ebs", "attachable-volumes-aws-ebs", 39 },
+    { "GCEPDLimits", PVOL_GCE_PD, "kubernetes.io/gce-pd", "attachable-volumes-gce-pd", 16 },
+    { "AzureDiskLimits", PVOL_AZURE_DISK, "kubernetes.io/azure-disk", "attachable-volumes-azure-disk", 16 },
+};
+
+typedef struct id_set {
+    char id[NVL_MAX][320];
+    int  n;
+} id_set_t;
+
+static void ids_add(id_set_t *s, const char *id)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->id[i], id) == 0) return;
+    if (s->n < NVL_MAX) snprintf(s->id[s->n++], sizeof(s->id[0]), "%s", id);
+}
+
+static int ids_has(const id_set_t *s, const char *id)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->id[i], id) == 0) return 1;
+    return 0;
+}
+
+/* filterVolumes: inline volumes of the kind, and claims whose PV is of the
+ * kind, or which are unbound (or whose PV is unknown) with a class of the
+ * in-tree provisioner. vs may be NULL (claims then do not count). */
+static void intree_volumes(const intree_filter_t *f, volume_store_t *vs, const pod_t *pod, id_set_t *out)
+{
+    for (int i = 0; i < pod->nvolumes; i++) {
+        const pod_volume_t *v = &pod->volumes[i];
+        if (v->kind == f->kind) {
+            ids_add(out, v->id);
+            continue;
+        }
+        if (v->kind != PVOL_PVC || !vs) continue;
+        const pvc_t *c = volume_pvc_locked(vs, pod->ns, v->id);
+        if (!c) continue;
+        const pv_t *pv = c->volume_name[0] ? volume_pv_locked(vs, c->volume_name) : NULL;
+        if (pv) {
+            if (pv->intree == f->kind) ids_add(out, pv->intree_id);
+            continue;
+        }
+        const storage_class_t *sc = c->class_name[0] ? volume_class_locked(vs, c->class_name) : NULL;
+        if (sc && strcmp(sc->provisioner, f->provisioner) == 0) {
+            char id[320];
+            snprintf(id, sizeof(id), "unbound-%s", c->key);
+            ids_add(out, id);
+        }
+    }
+}
+
+/* kube's EBSNitroLimitRegex "^[cmr]5.*|t3|z1d". */
+static int nitro(const char *t)
+{
+    return ((t[0] == 'c' || t[0] == 'm' || t[0] == 'r') && t[1] == '5') || strstr(t, "t3") || strstr(t, "z1d");
+}
+
+static int64_t intree_max(const intree_filter_t *f, const node_t *node)
+{
+    for (int i = 0; i < node->allocatable.nscalar; i++)
+        if (strcmp(node->allocatable.scalar[i].name, f->limit_key) == 0) return node->allocatable.scalar[i].value;
+    const char *env = getenv("KUBE_MAX_PD_VOLS");
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (!*end && v > 0 && v < INT32_MAX) return v;
+    }
+    if (f->kind == PVOL_AWS_EBS) {
+        const char *t = labels_get(&node->labels, "node.kubernetes.io/instance-type");
+        if (!t) t = labels_get(&node->labels, "beta.kubernetes.io/instance-type");
+        if (t && nitro(t)) return 25;
+    }
+    return f->default_max;
+}
+
+static int intree_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
+{
+    const fw_cluster_t *cl = cycle_state_cluster(cs);
+    if (cl && cl->volumes) cycle_state_set_slot(cs, pl, cl->volumes);
+    return FW_SUCCESS;
+}
+
+static int intree_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
+                         fw_status_t *st)
+{
+    const intree_filter_t *f = pl->ctx;
+    volume_store_t *vs = cycle_state_slot(cs, pl);
+    int rc = FW_SUCCESS;
+    if (pod->nvolumes == 0) return FW_SUCCESS;
+    id_set_t *mine = calloc(2, sizeof(id_set_t)), *existing;
+    if (!mine) return FW_SUCCESS;
+    existing = mine + 1;
+    if (vs) volume_store_rdlock(vs);
+    intree_volumes(f, vs, pod, mine);
+    if (mine->n > 0) {
+        for (int p = 0; p < ni->npods; p++) intree_volumes(f, vs, ni->pods[p], existing);
+        int fresh = 0;
+        for (int i = 0; i < mine->n; i++)
+            if (!ids_has(existing, mine->id[i])) fresh++;
+        if ((int64_t)existing->n + fresh > intree_max(f, ni->node)) {
+            fw_status_add(st, FW_UNSCHEDULABLE, NVL_REASON);
+            rc = st->code;
+        }
+    }
+    if (vs) volume_store_unlock(vs);
+    free(mine);
+    return rc;
+}
+
+void plugin_in_tree_volume_limits(fw_plugin_t *pl, int which)
+{
+    if (which < 0 || which >= (int)(sizeof(INTREE) / sizeof(INTREE[0]))) which = 0;
+    *pl = (fw_plugin_t){ .name = INTREE[which].name, .pre_filter = intree_pre_filter, .filter = intree_filter,
+                         .ctx = (void *)&INTREE[which] };
 }
 
 void plugin_node_volume_limits(fw_plugin_t *pl)

@@ -65,6 +65,8 @@ void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
 /* Volume plugins (they read the store through fw_cluster_t.volumes). */
 void plugin_volume_restrictions(fw_plugin_t *pl);
 void plugin_node_volume_limits(fw_plugin_t *pl);
+/* EBSLimits (0), GCEPDLimits (1), AzureDiskLimits (2). */
+void plugin_in_tree_volume_limits(fw_plugin_t *pl, int which);
 void plugin_volume_binding(fw_plugin_t *pl);
 void plugin_volume_zone(fw_plugin_t *pl);
 
