@@ -167,6 +167,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
 {
     s->use_policy_v1 = kube_has_api(s->kc, "policy/v1");
     s->writer = writer_new(s, 20000);
+    s->vwait = volume_waiter_new(s);     /* before the informers that kick it */
     s->inf_pools = informer_new(s->kc, "/apis/resource.aibee.cn/v1alpha1/pools", NULL, pools_on_event, s);
     s->inf_nodes = informer_new(s->kc, "/api/v1/nodes", NULL, on_node_event, s);
     s->inf_pods = informer_new(s->kc, "/api/v1/pods", NULL, on_pod_event, s);
@@ -201,7 +202,6 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++)
         if (!informer_wait_synced(storage[i], 5000))
             LOG_W("storage objects not listed yet (RBAC for PVs, PVCs, storageclasses, csinodes?); pods with volumes wait");
-    s->vwait = volume_waiter_new(s);
     cache_stats_t cs;
     cache_get_stats(s->cache, &cs);
     LOG_I("caches synced: %d nodes, %d pods (%d pending)", cs.nodes, cs.pods, cs.pending);
