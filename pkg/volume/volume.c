@@ -419,6 +419,164 @@ int volume_find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *n
     return rc;
 }
 
+/* ---- the prepared view (PreFilter once, Filter per node without the lock) ---- */
+
+void volume_prepared_free(vb_prepared_t *p)
+{
+    for (int i = 0; i < p->claims.nbound; i++) pv_unref(p->bound_pv ? p->bound_pv[i] : NULL);
+    for (int i = 0; i < p->claims.nto_bind; i++) {
+        free(p->selected ? p->selected[i] : NULL);
+        storage_class_unref(p->cls ? p->cls[i] : NULL);
+        for (int k = 0; p->cand && k < p->ncand[i]; k++) pv_unref(p->cand[i][k]);
+        free(p->cand ? p->cand[i] : NULL);
+    }
+    free(p->bound_pv);
+    free(p->selected);
+    free(p->cls);
+    free(p->cand);
+    free(p->ncand);
+    free(p->exclusive);
+    volume_claims_free(&p->claims);
+    memset(p, 0, sizeof(*p));
+}
+
+static int by_capacity(const void *a, const void *b)
+{
+    const pv_t *x = *(pv_t *const *)a, *y = *(pv_t *const *)b;
+    return x->capacity < y->capacity ? -1 : x->capacity > y->capacity ? 1 : strcmp(x->name, y->name);
+}
+
+/* FindMatchingVolume's node-independent part for one claim. */
+static void prepare_candidates(volume_store_t *vs, const pvc_t *c, vb_prepared_t *p, int i)
+{
+    const char *k;
+    void *v;
+    int cap = 0;
+    for (size_t it = 0; hashmap_next(vs->pvs, &it, &k, &v);) {
+        pv_t *pv = v;
+        if (strcmp(pv->class_name, c->class_name) != 0) continue;
+        claim_ref_t ref = effective_ref(vs, pv);
+        int mine = ref_is_claim(&ref, c);
+        if (ref.set && !mine) continue;
+        if (pv->capacity < c->request || pv->block != c->block || pv->deleting) continue;
+        if (mine) {
+            /* Pre-bound to this claim: it decides alone. */
+            for (int n = 0; n < p->ncand[i]; n++) pv_unref(p->cand[i][n]);
+            p->ncand[i] = 0;
+            p->exclusive[i] = 1;
+        } else {
+            if (p->exclusive[i] || !pv->available) continue;
+            if (c->has_selector && !selector_matches(&c->selector, &pv->labels, NULL)) continue;
+            if (c->access_modes & ~pv->access_modes) continue;
+        }
+        if (p->ncand[i] == cap) {
+            cap = cap ? 2 * cap : 8;
+            p->cand[i] = util_xrealloc(p->cand[i], sizeof(pv_t *) * (size_t)cap);
+        }
+        p->cand[i][p->ncand[i]++] = pv_ref(pv);
+        if (mine) break;
+    }
+    if (p->ncand[i] > 1) qsort(p->cand[i], (size_t)p->ncand[i], sizeof(pv_t *), by_capacity);
+}
+
+vb_rc_t volume_prepare(volume_store_t *vs, const pod_t *pod, vb_prepared_t *out, char *msg, size_t msglen)
+{
+    memset(out, 0, sizeof(*out));
+    if (vs) volume_store_rdlock(vs);
+    vb_rc_t rc = claims_get_locked(vs, pod, &out->claims, msg, msglen);
+    if (rc == VB_OK && !out->claims.skip) {
+        int nb = out->claims.nbound, nt = out->claims.nto_bind;
+        out->bound_pv = util_xcalloc((size_t)nb + 1, sizeof(pv_t *));
+        for (int i = 0; i < nb; i++)
+            out->bound_pv[i] = pv_ref((pv_t *)volume_pv_locked(vs, out->claims.bound[i]->volume_name));
+        out->selected = util_xcalloc((size_t)nt + 1, sizeof(char *));
+        out->cls = util_xcalloc((size_t)nt + 1, sizeof(storage_class_t *));
+        out->cand = util_xcalloc((size_t)nt + 1, sizeof(pv_t **));
+        out->ncand = util_xcalloc((size_t)nt + 1, sizeof(int));
+        out->exclusive = util_xcalloc((size_t)nt + 1, sizeof(int));
+        for (int i = 0; i < nt; i++) {
+            const pvc_t *c = out->claims.to_bind[i];
+            const char *sel = effective_selected(vs, c);
+            out->selected[i] = sel ? util_strdup(sel) : NULL;
+            if (c->class_name[0])
+                out->cls[i] = storage_class_ref((storage_class_t *)volume_class_locked(vs, c->class_name));
+            if (!sel) prepare_candidates(vs, c, out, i);
+        }
+    }
+    if (vs) volume_store_unlock(vs);
+    return rc;
+}
+
+int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *reasons, char *err, size_t errlen)
+{
+    const vb_claims_t *c = &p->claims;
+    *reasons = 0;
+    if (c->skip) return 0;
+    for (int i = 0; i < c->nbound; i++) {
+        if (!p->bound_pv[i]) {
+            *reasons |= VB_PV_NOT_EXIST;
+            break;
+        }
+        if (!pv_matches_node(p->bound_pv[i], &node->labels, node->name)) {
+            *reasons |= VB_NODE_CONFLICT;
+            break;
+        }
+    }
+    if (c->nto_bind == 0) return 0;
+    for (int i = 0; i < c->nto_bind; i++) {
+        if (p->selected[i] && strcmp(p->selected[i], node->name) != 0) {
+            *reasons |= VB_BIND_CONFLICT;
+            return 0;
+        }
+    }
+    const pv_t *chosen[64];
+    int nchosen = 0, unbound_ok = 1, nprov = 0;
+    int *prov = util_xcalloc((size_t)c->nto_bind, sizeof(int));
+    for (int i = 0; i < c->nto_bind; i++) {
+        const pv_t *pick = NULL;
+        if (p->selected[i]) {
+            prov[nprov++] = i;
+            continue;
+        }
+        for (int k = 0; k < p->ncand[i] && !pick; k++) {
+            const pv_t *pv = p->cand[i][k];
+            if (chosen_has(chosen, nchosen, pv)) continue;
+            if (pv_matches_node(pv, &node->labels, node->name)) pick = pv;
+            else if (p->exclusive[i]) break;
+        }
+        if (!pick || nchosen >= (int)(sizeof(chosen) / sizeof(chosen[0]))) {
+            prov[nprov++] = i;
+            unbound_ok = 0;
+        } else {
+            chosen[nchosen++] = pick;
+        }
+    }
+    int rc = 0;
+    if (nprov > 0) {
+        unbound_ok = 1;
+        for (int n = 0; n < nprov; n++) {
+            const pvc_t *cl = c->to_bind[prov[n]];
+            const storage_class_t *sc = p->cls[prov[n]];
+            if (!cl->class_name[0]) {
+                rc = util_errf(err, errlen, "no class for claim \"%s\"", cl->key);
+                break;
+            }
+            if (!sc) {
+                rc = util_errf(err, errlen, "failed to find storage class \"%s\"", cl->class_name);
+                break;
+            }
+            if (!sc->provisioner[0] || strcmp(sc->provisioner, NO_PROVISIONER) == 0 ||
+                !storage_class_allows(sc, &node->labels)) {
+                unbound_ok = 0;
+                break;
+            }
+        }
+    }
+    free(prov);
+    if (rc == 0 && !unbound_ok) *reasons |= VB_BIND_CONFLICT;
+    return rc;
+}
+
 /* ---- plans: Reserve, Unreserve ---------------------------------------------- */
 
 static void write_free(vb_write_t *w)

@@ -83,6 +83,26 @@ void    volume_claims_free(vb_claims_t *c);
 int volume_find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *node, unsigned *reasons,
                        char *err, size_t errlen);
 
+/* What FindPodVolumes needs for every node, taken once per cycle under the
+ * lock (PreFilter), so Filter runs without it: the claims, their bound PVs,
+ * and per unbound claim its selected node, class and the PVs that could
+ * serve it on some node, smallest first. Holds references. Reserve checks
+ * the choice again on the live store. */
+typedef struct vb_prepared {
+    vb_claims_t       claims;
+    pv_t            **bound_pv;     /* per bound claim; NULL: PV unknown */
+    char            **selected;     /* per claim to bind: effective selected node or NULL */
+    storage_class_t **cls;          /* per claim to bind: its class or NULL */
+    pv_t           ***cand;         /* per claim to bind: candidate PVs */
+    int              *ncand;
+    int              *exclusive;    /* the claim's pre-bound PV: it or nothing */
+} vb_prepared_t;
+
+vb_rc_t volume_prepare(volume_store_t *vs, const pod_t *pod, vb_prepared_t *out, char *msg, size_t msglen);
+/* volume_find_locked on the prepared view; no lock needed. */
+int     volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *reasons, char *err, size_t errlen);
+void    volume_prepared_free(vb_prepared_t *p);
+
 /* Reserve (AssumePodVolumes): re-runs the match against the live store for
  * the chosen node and records the choice for the pod: matched PVs get an
  * assumed claimRef, claims to provision an assumed selected-node, so other

@@ -253,8 +253,11 @@ static int intree_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 {
     const intree_filter_t *f = pl->ctx;
     volume_store_t *vs = cycle_state_slot(cs, pl);
-    int rc = FW_SUCCESS;
-    if (pod->nvolumes == 0) return FW_SUCCESS;
+    int rc = FW_SUCCESS, relevant = 0;
+    /* Most pods carry only projected or emptyDir volumes: nothing to count. */
+    for (int i = 0; i < pod->nvolumes && !relevant; i++)
+        relevant = pod->volumes[i].kind == f->kind || (pod->volumes[i].kind == PVOL_PVC && vs);
+    if (!relevant) return FW_SUCCESS;
     id_set_t *mine = calloc(2, sizeof(id_set_t)), *existing;
     if (!mine) return FW_SUCCESS;
     existing = mine + 1;

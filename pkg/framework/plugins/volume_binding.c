@@ -9,16 +9,12 @@
 #include "util/util.h"
 #include "volume/volume.h"
 
-typedef struct vb_state {
-    volume_store_t *vs;
-    vb_claims_t     claims;
-} vb_state_t;
-
+/* PreFilter's view of the pod's claims (volume_prepare): Filter, run for
+ * thousands of nodes, needs no lock. */
 static void vb_state_free(void *p)
 {
-    vb_state_t *s = p;
-    volume_claims_free(&s->claims);
-    free(s);
+    volume_prepared_free(p);
+    free(p);
 }
 
 static int pod_has_claims(const pod_t *pod)
@@ -36,10 +32,9 @@ static int vb_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 {
     const fw_cluster_t *cl = cycle_state_cluster(cs);
     if (!pod_has_claims(pod) || !cl) return FW_SUCCESS;
-    vb_state_t *s = util_xcalloc(1, sizeof(*s));
+    vb_prepared_t *s = util_xcalloc(1, sizeof(*s));
     char msg[FW_REASON_LEN * 2];
-    s->vs = cl ? cl->volumes : NULL;
-    vb_rc_t rc = volume_claims_get(s->vs, pod, &s->claims, msg, sizeof(msg));
+    vb_rc_t rc = volume_prepare(cl->volumes, pod, s, msg, sizeof(msg));
     if (rc != VB_OK) {
         free(s);
         fw_status_add(st, rc == VB_ERROR ? FW_ERROR : FW_UNSCHEDULABLE_UNRESOLVABLE, msg);
@@ -52,20 +47,12 @@ static int vb_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 static int vb_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
                      fw_status_t *st)
 {
-    vb_state_t *s = cycle_state_slot(cs, pl);
+    const vb_prepared_t *s = cycle_state_slot(cs, pl);
     unsigned reasons = 0;
     char err[FW_REASON_LEN * 2];
-    int rc;
 
     if (!s || s->claims.skip) return FW_SUCCESS;
-    if (!s->vs) {
-        fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, VB_REASON_BIND_CONFLICT);
-        return st->code;
-    }
-    volume_store_rdlock(s->vs);
-    rc = volume_find_locked(s->vs, &s->claims, ni->node, &reasons, err, sizeof(err));
-    volume_store_unlock(s->vs);
-    if (rc < 0) {
+    if (volume_prepared_find(s, ni->node, &reasons, err, sizeof(err)) < 0) {
         fw_status_add(st, FW_ERROR, err);
         return st->code;
     }

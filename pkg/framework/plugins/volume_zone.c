@@ -17,7 +17,12 @@ static const char *const ZONE_LABELS[] = {
 static int vz_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
 {
     const fw_cluster_t *cl = cycle_state_cluster(cs);
-    if (pod->nvolumes > 0 && cl && cl->volumes) cycle_state_set_slot(cs, pl, cl->volumes);
+    for (int i = 0; i < pod->nvolumes && cl && cl->volumes; i++) {
+        if (pod->volumes[i].kind == PVOL_PVC) {
+            cycle_state_set_slot(cs, pl, cl->volumes);
+            break;
+        }
+    }
     return FW_SUCCESS;
 }
 
