@@ -12,6 +12,7 @@
 
 #include "api/storage.h"
 #include "api/types.h"
+#include "config/config.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
 #include "volume/volume.h"
@@ -609,6 +610,26 @@ static void test_in_tree_limits(void **state)
     env_free(&e);
 }
 
+/* --volume-bind-timeout and volumeBindTimeoutSeconds: 600 by default, bounded. */
+static void test_bind_timeout_config(void **state)
+{
+    (void)state;
+    sched_config_t c;
+    char err[256] = "";
+    config_default(&c);
+    assert_int_equal(c.volume_bind_timeout_s, 600);
+    const char *y = "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: AiSchedulerConfiguration\n"
+                    "volumeBindTimeoutSeconds: 30\n";
+    assert_int_equal(config_load_string(&c, y, strlen(y), "cfg.yaml", err, sizeof(err)), 0);
+    assert_int_equal(c.volume_bind_timeout_s, 30);
+    char *argv[] = { "ai-scheduler", "--volume-bind-timeout", "5", NULL };
+    assert_int_equal(config_parse_args(&c, 3, argv, err, sizeof(err)), 0);
+    assert_int_equal(c.volume_bind_timeout_s, 5);
+    char *bad[] = { "ai-scheduler", "--volume-bind-timeout", "0", NULL };
+    assert_int_not_equal(config_parse_args(&c, 3, bad, err, sizeof(err)), 0);
+    config_free(&c);
+}
+
 /* Pool threads reserve and filter while informers replace objects: each
  * thread's pods race for a few PVs; no PV is ever given to two pods. */
 typedef struct race_arg {
@@ -696,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_volume_restrictions),
         cmocka_unit_test(test_node_volume_limits),
         cmocka_unit_test(test_in_tree_limits),
+        cmocka_unit_test(test_bind_timeout_config),
         cmocka_unit_test(test_concurrent_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
