@@ -610,6 +610,96 @@ static void test_in_tree_limits(void **state)
     env_free(&e);
 }
 
+/* Every value of valid objects replaced, one at a time, by values of every
+ * other type: each parse gives an object or an error message, never a
+ * crash (run under ASan in make unit-asan). */
+typedef void *(*parse_fn)(json_t *, char *, size_t);
+static void *p_pod(json_t *j, char *e, size_t n) { return pod_from_json(j, e, n); }
+static void *p_pv(json_t *j, char *e, size_t n) { return pv_from_json(j, e, n); }
+static void *p_pvc(json_t *j, char *e, size_t n) { return pvc_from_json(j, e, n); }
+static void *p_sc(json_t *j, char *e, size_t n) { return storage_class_from_json(j, e, n); }
+static void *p_cn(json_t *j, char *e, size_t n) { return csinode_from_json(j, e, n); }
+
+static int fuzz_count;
+
+static void fuzz_one(json_t *root, parse_fn parse, void (*unref)(void *))
+{
+    char err[256] = "";
+    void *o = parse(root, err, sizeof(err));
+    if (o) unref(o);
+    else assert_true(err[0] != '\0');
+    fuzz_count++;
+}
+
+static void fuzz_walk(json_t *root, json_t *node, parse_fn parse, void (*unref)(void *))
+{
+    json_t *bad[] = { json_null(), json_integer(-1), json_real(1e300), json_string("x"), json_true(),
+                      json_array(), json_object() };
+    const char *key;
+    json_t *v;
+    void *tmp;
+    size_t i;
+    if (json_is_object(node)) {
+        json_object_foreach_safe(node, tmp, key, v) {
+            json_t *keep = json_incref(v);
+            for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+                json_object_set(node, key, bad[b]);
+                fuzz_one(root, parse, unref);
+            }
+            json_object_set(node, key, keep);
+            fuzz_walk(root, keep, parse, unref);
+            json_decref(keep);
+        }
+    } else if (json_is_array(node)) {
+        json_array_foreach(node, i, v) {
+            json_t *keep = json_incref(v);
+            for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+                json_array_set(node, i, bad[b]);
+                fuzz_one(root, parse, unref);
+            }
+            json_array_set(node, i, keep);
+            fuzz_walk(root, keep, parse, unref);
+            json_decref(keep);
+        }
+    }
+    for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) json_decref(bad[b]);
+}
+
+static void u_pod(void *o) { pod_unref(o); }
+static void u_pv(void *o) { pv_unref(o); }
+static void u_pvc(void *o) { pvc_unref(o); }
+static void u_sc(void *o) { storage_class_unref(o); }
+static void u_cn(void *o) { csinode_unref(o); }
+
+static void test_parse_fuzz(void **state)
+{
+    (void)state;
+    struct { const char *sq; parse_fn parse; void (*unref)(void *); } docs[] = {
+        { "{'metadata':{'name':'p','namespace':'d','uid':'u'},'spec':{'containers':[{'name':'c'}],'volumes':["
+          "{'name':'a','persistentVolumeClaim':{'claimName':'c','readOnly':true}},"
+          "{'name':'b','rbd':{'monitors':['m'],'image':'i','pool':'p'}},{'name':'c','iscsi':{'iqn':'q'}}]},"
+          "'status':{}}", p_pod, u_pod },
+        { "{'metadata':{'name':'v','labels':{'a':'b'},'annotations':{'x':'y'}},'spec':{'capacity':{'storage':'1Gi'},"
+          "'accessModes':['ReadWriteOnce'],'claimRef':{'namespace':'d','name':'c','uid':'u'},"
+          "'csi':{'driver':'d','volumeHandle':'h'},'awsElasticBlockStore':{'volumeID':'v'},"
+          "'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'k','operator':'In',"
+          "'values':['v']}]}]}}},'status':{'phase':'Available'}}", p_pv, u_pv },
+        { "{'metadata':{'name':'c','namespace':'d','annotations':{'volume.kubernetes.io/selected-node':'n'}},"
+          "'spec':{'storageClassName':'s','volumeName':'v','accessModes':['ReadWriteOnce'],"
+          "'resources':{'requests':{'storage':'1Gi'}},'selector':{'matchLabels':{'a':'b'}}}}", p_pvc, u_pvc },
+        { "{'metadata':{'name':'s'},'provisioner':'p','volumeBindingMode':'WaitForFirstConsumer',"
+          "'allowedTopologies':[{'matchLabelExpressions':[{'key':'z','values':['a']}]}]}", p_sc, u_sc },
+        { "{'metadata':{'name':'n'},'spec':{'drivers':[{'name':'d','allocatable':{'count':3}}]}}", p_cn, u_cn },
+    };
+    for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+        json_t *root = parse_sq(docs[d].sq);
+        fuzz_one(root, docs[d].parse, docs[d].unref);
+        fuzz_walk(root, root, docs[d].parse, docs[d].unref);
+        json_decref(root);
+    }
+    assert_true(fuzz_count > 300);
+}
+
 /* --volume-bind-timeout and volumeBindTimeoutSeconds: 600 by default, bounded. */
 static void test_bind_timeout_config(void **state)
 {
@@ -708,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_parse_pod_volumes),
         cmocka_unit_test(test_parse_untrusted),
         cmocka_unit_test(test_parse_objects),
+        cmocka_unit_test(test_parse_fuzz),
         cmocka_unit_test(test_binding_prefilter_errors),
         cmocka_unit_test(test_binding_bound_affinity),
         cmocka_unit_test(test_binding_smallest_pv_and_reserve),
