@@ -8,6 +8,8 @@
 #include <openssl/evp.h>
 
 #include "util/hashmap.h"
+
+#define LABEL_HOSTNAME "kubernetes.io/hostname"
 #include "util/util.h"
 #include "volume/volume.h"
 
@@ -429,7 +431,9 @@ void volume_prepared_free(vb_prepared_t *p)
         storage_class_unref(p->cls ? p->cls[i] : NULL);
         for (int k = 0; p->cand && k < p->ncand[i]; k++) pv_unref(p->cand[i][k]);
         free(p->cand ? p->cand[i] : NULL);
+        free(p->host ? p->host[i] : NULL);
     }
+    free(p->host);
     free(p->bound_pv);
     free(p->selected);
     free(p->cls);
@@ -477,6 +481,15 @@ static void prepare_candidates(volume_store_t *vs, const pvc_t *c, vb_prepared_t
         if (mine) break;
     }
     if (p->ncand[i] > 1) qsort(p->cand[i], (size_t)p->ncand[i], sizeof(pv_t *), by_capacity);
+    /* Local PVs name one node: a string compare per node instead of a
+     * selector match (Filter runs this for thousands of nodes). */
+    p->host[i] = util_xcalloc((size_t)p->ncand[i] + 1, sizeof(char *));
+    for (int n = 0; n < p->ncand[i]; n++) {
+        const pv_t *pv = p->cand[i][n];
+        const sel_req_t *r = pv->naffinity == 1 && pv->affinity[0].n == 1 ? &pv->affinity[0].reqs[0] : NULL;
+        if (r && !r->on_field && r->op == SEL_IN && r->nvalues == 1 && strcmp(r->key, LABEL_HOSTNAME) == 0)
+            p->host[i][n] = r->values[0];
+    }
 }
 
 vb_rc_t volume_prepare(volume_store_t *vs, const pod_t *pod, vb_prepared_t *out, char *msg, size_t msglen)
@@ -493,6 +506,7 @@ vb_rc_t volume_prepare(volume_store_t *vs, const pod_t *pod, vb_prepared_t *out,
         out->cls = util_xcalloc((size_t)nt + 1, sizeof(storage_class_t *));
         out->cand = util_xcalloc((size_t)nt + 1, sizeof(pv_t **));
         out->ncand = util_xcalloc((size_t)nt + 1, sizeof(int));
+        out->host = util_xcalloc((size_t)nt + 1, sizeof(char **));
         out->exclusive = util_xcalloc((size_t)nt + 1, sizeof(int));
         for (int i = 0; i < nt; i++) {
             const pvc_t *c = out->claims.to_bind[i];
@@ -530,6 +544,7 @@ int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *r
         }
     }
     const pv_t *chosen[64];
+    const char *hostname = labels_get(&node->labels, LABEL_HOSTNAME);
     int nchosen = 0, unbound_ok = 1, nprov = 0;
     int *prov = util_xcalloc((size_t)c->nto_bind, sizeof(int));
     for (int i = 0; i < c->nto_bind; i++) {
@@ -540,8 +555,10 @@ int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *r
         }
         for (int k = 0; k < p->ncand[i] && !pick; k++) {
             const pv_t *pv = p->cand[i][k];
-            if (chosen_has(chosen, nchosen, pv)) continue;
-            if (pv_matches_node(pv, &node->labels, node->name)) pick = pv;
+            const char *host = p->host[i][k];
+            int fits = host ? hostname && strcmp(host, hostname) == 0 : pv_matches_node(pv, &node->labels, node->name);
+            if (fits && chosen_has(chosen, nchosen, pv)) continue;
+            if (fits) pick = pv;
             else if (p->exclusive[i]) break;
         }
         if (!pick || nchosen >= (int)(sizeof(chosen) / sizeof(chosen[0]))) {

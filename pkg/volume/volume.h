@@ -95,6 +95,7 @@ typedef struct vb_prepared {
     storage_class_t **cls;          /* per claim to bind: its class or NULL */
     pv_t           ***cand;         /* per claim to bind: candidate PVs */
     int              *ncand;
+    const char     ***host;         /* per candidate: the one hostname its affinity allows, or NULL */
     int              *exclusive;    /* the claim's pre-bound PV: it or nothing */
 } vb_prepared_t;
 

@@ -377,6 +377,31 @@ static void test_binding_smallest_pv_and_reserve(void **state)
     env_free(&e);
 }
 
+/* Local PVs (one hostname): the shortcut agrees with the selector. */
+static void test_binding_local_pv(void **state)
+{
+    (void)state;
+    env_t e;
+    char reason[FW_REASON_LEN];
+    env_init(&e);
+    node_info_t *a = mknode("a", "'kubernetes.io/hostname':'a'"), *b = mknode("b", "'kubernetes.io/hostname':'b'");
+    node_info_t *nolabel = mknode("x", "");
+    put_pv(e.vs, "{'metadata':{'name':'local-a'},'spec':{'capacity':{'storage':'1Gi'},'storageClassName':'wait',"
+                 "'accessModes':['ReadWriteOnce'],'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
+                 "[{'key':'kubernetes.io/hostname','operator':'In','values':['a']}]}]}}},'status':{'phase':'Available'}}");
+    put_simple_pvc(e.vs, "lc", "wait", "1Gi");
+    pod_t *p = mkpod("p", "{'name':'v','persistentVolumeClaim':{'claimName':'lc'}}");
+    assert_int_equal(run_filter(&e, p, a, reason), FW_SUCCESS);
+    assert_int_equal(run_filter(&e, p, b, reason), FW_UNSCHEDULABLE_UNRESOLVABLE);
+    assert_string_equal(reason, "node(s) didn't find available persistent volumes to bind");
+    assert_int_equal(run_filter(&e, p, nolabel, reason), FW_UNSCHEDULABLE_UNRESOLVABLE);
+    pod_unref(p);
+    node_info_free(a);
+    node_info_free(b);
+    node_info_free(nolabel);
+    env_free(&e);
+}
+
 static void test_binding_dynamic_and_check(void **state)
 {
     (void)state;
@@ -802,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_binding_prefilter_errors),
         cmocka_unit_test(test_binding_bound_affinity),
         cmocka_unit_test(test_binding_smallest_pv_and_reserve),
+        cmocka_unit_test(test_binding_local_pv),
         cmocka_unit_test(test_binding_dynamic_and_check),
         cmocka_unit_test(test_binding_static_check),
         cmocka_unit_test(test_volume_zone),
