@@ -13,6 +13,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "tmpdir.h"
 
 static void test_rfc3339_roundtrip(void **state)
 {
@@ -214,7 +215,8 @@ static void test_hashmap_churn(void **state)
 /* Runs fn with stderr redirected to a temp file; returns what it wrote. */
 static char *capture_stderr(void (*fn)(void))
 {
-    char path[] = "/tmp/test_util_logXXXXXX";
+    char path[256];
+    tmp_template(path, sizeof path, "test_util_log");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     fflush(stderr);
