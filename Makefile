@@ -3,6 +3,7 @@
 #   make test       unit tests (plain, ASan+UBSan, TSan) and the e2e suite on a real kube-apiserver
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
+#   make lint       C format, shellcheck, Python syntax, doc links; make format fixes the C format
 # Missing Debian packages are installed first when run as root (see test/deps.sh).
 
 CC      ?= cc
@@ -117,6 +118,11 @@ bench: all
 
 lint:
 	@bash test/lint.sh
+
+# Rewrites the C files to .clang-format (lint checks the same style).
+.PHONY: format
+format:
+	@bash test/format.sh
 
 # Installs the scheduler and the kubectl plugin (`kubectl pool`).
 PREFIX ?= /usr/local
