@@ -10,8 +10,7 @@
 
 /* ---- small typed getters: absent is fine, a wrong type is an error ---- */
 
-static int st_str(json_t *obj, const char *key, const char *def, char **out, const char *what,
-                  char *err, size_t errlen)
+static int st_str(json_t *obj, const char *key, const char *def, char **out, const char *what, char *err, size_t errlen)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     if (v && !json_is_null(v) && !json_is_string(v))
@@ -81,14 +80,18 @@ static int st_access_modes(json_t *spec, unsigned *out, const char *what, char *
         return 0;
     if (!json_is_array(a))
         return util_errf(err, errlen, "%s.accessModes: not a list", what);
-    json_array_foreach(a, i, m) {
+    json_array_foreach (a, i, m) {
         const char *s = json_string_value(m);
         if (!s)
             return util_errf(err, errlen, "%s.accessModes: not a string", what);
-        if (strcmp(s, "ReadWriteOnce") == 0) *out |= AM_RWO;
-        else if (strcmp(s, "ReadOnlyMany") == 0) *out |= AM_ROX;
-        else if (strcmp(s, "ReadWriteMany") == 0) *out |= AM_RWX;
-        else return util_errf(err, errlen, "%s.accessModes: unknown mode %.40s", what, s);
+        if (strcmp(s, "ReadWriteOnce") == 0)
+            *out |= AM_RWO;
+        else if (strcmp(s, "ReadOnlyMany") == 0)
+            *out |= AM_ROX;
+        else if (strcmp(s, "ReadWriteMany") == 0)
+            *out |= AM_RWX;
+        else
+            return util_errf(err, errlen, "%s.accessModes: unknown mode %.40s", what, s);
     }
     return 0;
 }
@@ -150,9 +153,9 @@ void pod_volumes_free(pod_volume_t *v, int n)
 }
 
 typedef struct vol_kind {
-    const char       *field;
+    const char *field;
     pod_volume_kind_t kind;
-    const char       *id;
+    const char *id;
 } vol_kind_t;
 
 static const vol_kind_t VOL_KINDS[] = {
@@ -193,7 +196,7 @@ static int parse_volume(json_t *jv, pod_volume_t *v, char *err, size_t errlen)
                 return util_errf(err, errlen, "rbd.monitors: not a list");
             if (json_array_size(mons) > 0)
                 v->monitors = util_xcalloc(json_array_size(mons), sizeof(char *));
-            json_array_foreach(mons, i, m) {
+            json_array_foreach (mons, i, m) {
                 if (!json_is_string(m))
                     return util_errf(err, errlen, "rbd.monitors: not a string");
                 v->monitors[v->nmonitors++] = util_strdup(json_string_value(m));
@@ -221,7 +224,7 @@ int pod_volumes_from_json(json_t *spec, pod_volume_t **out, int *n, char *err, s
     if (json_array_size(vols) == 0)
         return 0;
     pod_volume_t *v = util_xcalloc(json_array_size(vols), sizeof(*v));
-    json_array_foreach(vols, i, jv) {
+    json_array_foreach (vols, i, jv) {
         if (parse_volume(jv, &v[i], err, errlen) < 0) {
             pod_volumes_free(v, (int)i + 1);
             return -1;
@@ -269,7 +272,7 @@ static int pv_parse_affinity(pv_t *v, json_t *spec, char *err, size_t errlen)
     if (json_array_size(terms) == 0)
         return 0;
     v->affinity = util_xcalloc(json_array_size(terms), sizeof(selector_t));
-    json_array_foreach(terms, i, t) {
+    json_array_foreach (terms, i, t) {
         if (selector_from_node_term(&v->affinity[i], t, err, errlen) < 0)
             return -1;
         v->naffinity++;
@@ -285,8 +288,7 @@ pv_t *pv_from_json(json_t *obj, char *err, size_t errlen)
     v->refs = 1;
     if (st_meta(obj, &meta, NULL, &v->name, &v->uid, &v->resource_version, &v->deleting, "pv", err, errlen) < 0 ||
         labels_from_json(&v->labels, json_object_get(meta, "labels"), err, errlen) < 0 ||
-        st_obj(obj, "spec", &spec, "pv", err, errlen) < 0 ||
-        st_obj(obj, "status", &status, "pv", err, errlen) < 0 ||
+        st_obj(obj, "spec", &spec, "pv", err, errlen) < 0 || st_obj(obj, "status", &status, "pv", err, errlen) < 0 ||
         st_obj(spec, "capacity", &cap, "pv.spec", err, errlen) < 0 ||
         st_storage(cap, &v->capacity, "pv.spec.capacity", err, errlen) < 0 ||
         st_access_modes(spec, &v->access_modes, "pv.spec", err, errlen) < 0 ||
@@ -394,7 +396,7 @@ pvc_t *pvc_from_json(json_t *obj, char *err, size_t errlen)
     c->has_selected_node = node != NULL;
     c->selected_node = util_strdup(node ? node : "");
     c->bind_completed = ann_get(meta, ANN_BIND_COMPLETED) != NULL;
-    sbuf_t k = {0};
+    sbuf_t k = { 0 };
     sbuf_printf(&k, "%s/%s", c->ns, c->name);
     c->key = k.data;
     return c;
@@ -439,7 +441,7 @@ static int sc_parse_term(selector_t *out, json_t *term, char *err, size_t errlen
         return util_errf(err, errlen, "storageclass.allowedTopologies: bad term");
     /* Reuse the node-term parser: {key, operator In, values}. */
     json_t *conv = json_array();
-    json_array_foreach(exprs, i, e) {
+    json_array_foreach (exprs, i, e) {
         json_t *k = json_object_get(e, "key"), *vals = json_object_get(e, "values");
         /* The API requires values; a term without any could match nothing. */
         if (!json_is_string(k) || !json_is_array(vals) || json_array_size(vals) == 0) {
@@ -466,9 +468,12 @@ storage_class_t *storage_class_from_json(json_t *obj, char *err, size_t errlen)
         st_str(obj, "provisioner", "", &c->provisioner, "storageclass", err, errlen) < 0 ||
         st_str(obj, "volumeBindingMode", "", &mode, "storageclass", err, errlen) < 0)
         goto fail;
-    if (strcmp(mode, "Immediate") == 0) c->mode = SC_BIND_IMMEDIATE;
-    else if (strcmp(mode, "WaitForFirstConsumer") == 0) c->mode = SC_BIND_WAIT;
-    else c->mode = SC_BIND_UNSET;
+    if (strcmp(mode, "Immediate") == 0)
+        c->mode = SC_BIND_IMMEDIATE;
+    else if (strcmp(mode, "WaitForFirstConsumer") == 0)
+        c->mode = SC_BIND_WAIT;
+    else
+        c->mode = SC_BIND_UNSET;
     topo = json_object_get(obj, "allowedTopologies");
     if (topo && !json_is_null(topo) && !json_is_array(topo)) {
         util_errf(err, errlen, "storageclass.allowedTopologies: not a list");
@@ -476,7 +481,7 @@ storage_class_t *storage_class_from_json(json_t *obj, char *err, size_t errlen)
     }
     if (json_array_size(topo) > 0)
         c->topologies = util_xcalloc(json_array_size(topo), sizeof(selector_t));
-    json_array_foreach(topo, i, t) {
+    json_array_foreach (topo, i, t) {
         if (sc_parse_term(&c->topologies[i], t, err, errlen) < 0)
             goto fail;
         c->ntopologies++;
@@ -547,7 +552,7 @@ csinode_t *csinode_from_json(json_t *obj, char *err, size_t errlen)
     }
     if (json_array_size(drivers) > 0)
         c->drivers = util_xcalloc(json_array_size(drivers), sizeof(*c->drivers));
-    json_array_foreach(drivers, i, d) {
+    json_array_foreach (drivers, i, d) {
         csi_driver_limit_t *dl = &c->drivers[c->ndrivers];
         json_t *alloc, *count;
         if (!json_is_object(d)) {
@@ -561,8 +566,7 @@ csinode_t *csinode_from_json(json_t *obj, char *err, size_t errlen)
             goto fail;
         count = json_object_get(alloc, "count");
         if (count && !json_is_null(count)) {
-            if (!json_is_integer(count) || json_integer_value(count) < 0 ||
-                json_integer_value(count) > INT32_MAX) {
+            if (!json_is_integer(count) || json_integer_value(count) < 0 || json_integer_value(count) > INT32_MAX) {
                 util_errf(err, errlen, "csinode.spec.drivers[].allocatable.count: not a count");
                 goto fail;
             }

@@ -13,22 +13,22 @@
 /* A pod whose volume writes are done and whose claims are not bound yet. */
 typedef struct vwait_entry {
     struct vwait_entry *next;
-    pod_t   *pod;
-    char    *node;
-    char    *lender;
-    int64_t  first_ms;
-    int64_t  deadline_ms;
+    pod_t *pod;
+    char *node;
+    char *lender;
+    int64_t first_ms;
+    int64_t deadline_ms;
 } vwait_entry_t;
 
 struct volume_waiter {
-    scheduler_t    *s;
+    scheduler_t *s;
     pthread_mutex_t mu;
-    pthread_cond_t  cv;
-    vwait_entry_t  *head;
-    int             closing;
-    int             kicked;
-    pthread_t       thread;
-    int             started;
+    pthread_cond_t cv;
+    vwait_entry_t *head;
+    int closing;
+    int kicked;
+    pthread_t thread;
+    int started;
 };
 
 /* ---- informers ------------------------------------------------------------ */
@@ -36,7 +36,8 @@ struct volume_waiter {
 static void kick_waiter(scheduler_t *s)
 {
     volume_waiter_t *w = s->vwait;
-    if (!w) return;
+    if (!w)
+        return;
     pthread_mutex_lock(&w->mu);
     w->kicked = 1;
     pthread_cond_signal(&w->cv);
@@ -48,7 +49,8 @@ static void kick_waiter(scheduler_t *s)
 static void storage_changed(scheduler_t *s, kube_event_type_t type, const char *event)
 {
     kick_waiter(s);
-    if (type != KUBE_DELETED) pools_move_all(s, event);
+    if (type != KUBE_DELETED)
+        pools_move_all(s, event);
 }
 
 void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
@@ -56,9 +58,12 @@ void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
     scheduler_t *s = ud;
     char err[256];
     pv_t *v = type == KUBE_DELETED ? NULL : pv_from_json(obj, err, sizeof(err));
-    if (type == KUBE_DELETED) volume_store_del_pv(s->volumes, key);
-    else if (!v) LOG_W("PersistentVolume %s ignored: %s", key, err);
-    else volume_store_put_pv(s->volumes, v);
+    if (type == KUBE_DELETED)
+        volume_store_del_pv(s->volumes, key);
+    else if (!v)
+        LOG_W("PersistentVolume %s ignored: %s", key, err);
+    else
+        volume_store_put_pv(s->volumes, v);
     pv_unref(v);
     storage_changed(s, type, "PvChange");
 }
@@ -68,9 +73,12 @@ void on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     scheduler_t *s = ud;
     char err[256];
     pvc_t *c = type == KUBE_DELETED ? NULL : pvc_from_json(obj, err, sizeof(err));
-    if (type == KUBE_DELETED) volume_store_del_pvc(s->volumes, key);
-    else if (!c) LOG_W("PersistentVolumeClaim %s ignored: %s", key, err);
-    else volume_store_put_pvc(s->volumes, c);
+    if (type == KUBE_DELETED)
+        volume_store_del_pvc(s->volumes, key);
+    else if (!c)
+        LOG_W("PersistentVolumeClaim %s ignored: %s", key, err);
+    else
+        volume_store_put_pvc(s->volumes, c);
     pvc_unref(c);
     storage_changed(s, type, "PvcChange");
 }
@@ -80,9 +88,12 @@ void on_storage_class_event(void *ud, kube_event_type_t type, const char *key, j
     scheduler_t *s = ud;
     char err[256];
     storage_class_t *c = type == KUBE_DELETED ? NULL : storage_class_from_json(obj, err, sizeof(err));
-    if (type == KUBE_DELETED) volume_store_del_class(s->volumes, key);
-    else if (!c) LOG_W("StorageClass %s ignored: %s", key, err);
-    else volume_store_put_class(s->volumes, c);
+    if (type == KUBE_DELETED)
+        volume_store_del_class(s->volumes, key);
+    else if (!c)
+        LOG_W("StorageClass %s ignored: %s", key, err);
+    else
+        volume_store_put_class(s->volumes, c);
     storage_class_unref(c);
     storage_changed(s, type, "StorageClassChange");
 }
@@ -92,9 +103,12 @@ void on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t 
     scheduler_t *s = ud;
     char err[256];
     csinode_t *c = type == KUBE_DELETED ? NULL : csinode_from_json(obj, err, sizeof(err));
-    if (type == KUBE_DELETED) volume_store_del_csinode(s->volumes, key);
-    else if (!c) LOG_W("CSINode %s ignored: %s", key, err);
-    else volume_store_put_csinode(s->volumes, c);
+    if (type == KUBE_DELETED)
+        volume_store_del_csinode(s->volumes, key);
+    else if (!c)
+        LOG_W("CSINode %s ignored: %s", key, err);
+    else
+        volume_store_put_csinode(s->volumes, c);
     csinode_unref(c);
     storage_changed(s, type, "CSINodeChange");
 }
@@ -112,9 +126,11 @@ static node_t *node_get(scheduler_t *s, const char *name)
 
 int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen)
 {
-    if (pod->nvolumes == 0) return 0;
+    if (pod->nvolumes == 0)
+        return 0;
     node_t *n = node_get(s, node);
-    if (!n) return util_errf(err, errlen, "node \"%s\" not found", node);
+    if (!n)
+        return util_errf(err, errlen, "node \"%s\" not found", node);
     int rc = volume_assume(s->volumes, pod, n, err, errlen);
     node_unref(n);
     return rc;
@@ -124,25 +140,25 @@ int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *er
 
 static int write_one(scheduler_t *s, const vb_plan_t *p, const vb_write_t *w, char **rv_out, char *err, size_t errlen)
 {
-    sbuf_t path = {0};
+    sbuf_t path = { 0 };
     json_t *body, *out = NULL;
     char *en = util_urlencode(w->name), *ens = util_urlencode(w->ns);
     if (w->is_pv) {
         sbuf_printf(&path, "/api/v1/persistentvolumes/%s", en);
-        body = json_pack("{s:{s:s}, s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "metadata", "resourceVersion", w->rv,
-                         "spec", "claimRef", "kind", "PersistentVolumeClaim", "apiVersion", "v1",
-                         "namespace", w->ns, "name", w->claim_name, "uid", w->claim_uid);
+        body = json_pack("{s:{s:s}, s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "metadata", "resourceVersion", w->rv, "spec",
+                         "claimRef", "kind", "PersistentVolumeClaim", "apiVersion", "v1", "namespace", w->ns, "name",
+                         w->claim_name, "uid", w->claim_uid);
         if (w->bound_by_ctrl)
             json_object_set_new(json_object_get(body, "metadata"), "annotations",
                                 json_pack("{s:s}", ANN_BOUND_BY_CTRL, "yes"));
     } else {
         sbuf_printf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ens, en);
-        body = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "resourceVersion", w->rv, "annotations",
-                         ANN_SELECTED_NODE, p->node);
+        body = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "resourceVersion", w->rv, "annotations", ANN_SELECTED_NODE,
+                         p->node);
     }
     long status = 0;
-    int rc = kube_send_json(s->kc, "PATCH", path.data, "application/merge-patch+json", body, &out, &status,
-                            err, errlen);
+    int rc =
+        kube_send_json(s->kc, "PATCH", path.data, "application/merge-patch+json", body, &out, &status, err, errlen);
     if (rc == 0) {
         json_t *v = json_object_get(json_object_get(out, "metadata"), "resourceVersion");
         *rv_out = util_strdup(json_is_string(v) ? json_string_value(v) : "");
@@ -157,11 +173,12 @@ static int write_one(scheduler_t *s, const vb_plan_t *p, const vb_write_t *w, ch
 
 static void waiter_add(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms);
 
-int volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms,
-                    char *err, size_t errlen)
+int volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms, char *err,
+                    size_t errlen)
 {
     vb_plan_t *p = volume_plan_copy(s->volumes, pod->uid);
-    if (!p) return VOLUMES_READY;
+    if (!p)
+        return VOLUMES_READY;
     int rc = VOLUMES_WAITING;
     if (p->failed) {
         snprintf(err, errlen, "running PreBind plugin \"VolumeBinding\": %s", p->failed);
@@ -169,7 +186,8 @@ int volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *le
     }
     for (int i = 0; i < p->nw && rc == VOLUMES_WAITING; i++) {
         char *rv = NULL, msg[200];
-        if (p->w[i].written_rv) continue;       /* done on an earlier visit */
+        if (p->w[i].written_rv)
+            continue; /* done on an earlier visit */
         if (write_one(s, p, &p->w[i], &rv, msg, sizeof(msg)) < 0) {
             snprintf(err, errlen, "running PreBind plugin \"VolumeBinding\": %s", msg);
             rc = VOLUMES_FAILED;
@@ -238,12 +256,13 @@ static int check_entry(scheduler_t *s, vwait_entry_t *e, int64_t now)
     node_t *n = node_get(s, e->node);
     int rc = volume_plan_check(s->volumes, e->pod->uid, n, err, sizeof(err));
     node_unref(n);
-    if (rc == 0 && now < e->deadline_ms) return 0;
+    if (rc == 0 && now < e->deadline_ms)
+        return 0;
     if (rc == 1) {
         LOG_D("prebind pod=%s: claims bound", e->pod->key);
         volume_forget(s->volumes, e->pod->uid);
     } else {
-        sbuf_t m = {0};
+        sbuf_t m = { 0 };
         sbuf_printf(&m, "binding volumes: %s", rc == 0 ? "timed out waiting for the condition" : err);
         LOG_I("prebind pod=%s node=%s: %s", e->pod->key, e->node, m.data);
         volume_plan_fail(s->volumes, e->pod->uid, m.data);
@@ -262,9 +281,10 @@ static void *waiter_main(void *arg)
         if (!w->kicked) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += 1;       /* kube polls every second */
+            ts.tv_sec += 1; /* kube polls every second */
             pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-            if (w->closing) break;
+            if (w->closing)
+                break;
         }
         w->kicked = 0;
         vwait_entry_t *list = w->head;
@@ -299,7 +319,8 @@ volume_waiter_t *volume_waiter_new(scheduler_t *s)
     w->s = s;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thread, NULL, waiter_main, w) == 0) w->started = 1;
+    if (pthread_create(&w->thread, NULL, waiter_main, w) == 0)
+        w->started = 1;
     return w;
 }
 
@@ -307,12 +328,14 @@ volume_waiter_t *volume_waiter_new(scheduler_t *s)
  * with this scheduler; a successor starts from the API's state). */
 void volume_waiter_close(volume_waiter_t *w)
 {
-    if (!w) return;
+    if (!w)
+        return;
     pthread_mutex_lock(&w->mu);
     w->closing = 1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    if (w->started) pthread_join(w->thread, NULL);
+    if (w->started)
+        pthread_join(w->thread, NULL);
     w->started = 0;
     pthread_mutex_lock(&w->mu);
     for (vwait_entry_t *e = w->head, *n; e; e = n) {
@@ -325,7 +348,8 @@ void volume_waiter_close(volume_waiter_t *w)
 
 void volume_waiter_free(volume_waiter_t *w)
 {
-    if (!w) return;
+    if (!w)
+        return;
     volume_waiter_close(w);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);

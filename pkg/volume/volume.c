@@ -17,24 +17,25 @@
  * choice a reserved pod made, which every other pod must see. */
 typedef struct assumed {
     char *pod_uid;
-    char *claim_ns, *claim_name, *claim_uid;   /* PV: the claim it is given to */
-    char *node;                                /* PVC: the selected node */
+    char *claim_ns, *claim_name, *claim_uid; /* PV: the claim it is given to */
+    char *node;                              /* PVC: the selected node */
 } assumed_t;
 
 struct volume_store {
     pthread_rwlock_t mu;
-    hashmap_t *pvs;          /* name -> pv_t */
-    hashmap_t *pvcs;         /* ns/name -> pvc_t */
-    hashmap_t *classes;      /* name -> storage_class_t */
-    hashmap_t *csinodes;     /* node name -> csinode_t */
-    hashmap_t *assumed_pv;   /* PV name -> assumed_t */
-    hashmap_t *assumed_pvc;  /* claim key -> assumed_t */
-    hashmap_t *plans;        /* pod uid -> vb_plan_t */
+    hashmap_t *pvs;         /* name -> pv_t */
+    hashmap_t *pvcs;        /* ns/name -> pvc_t */
+    hashmap_t *classes;     /* name -> storage_class_t */
+    hashmap_t *csinodes;    /* node name -> csinode_t */
+    hashmap_t *assumed_pv;  /* PV name -> assumed_t */
+    hashmap_t *assumed_pvc; /* claim key -> assumed_t */
+    hashmap_t *plans;       /* pod uid -> vb_plan_t */
 };
 
 static void assumed_free(assumed_t *a)
 {
-    if (!a) return;
+    if (!a)
+        return;
     free(a->pod_uid);
     free(a->claim_ns);
     free(a->claim_name);
@@ -61,14 +62,22 @@ void volume_store_free(volume_store_t *vs)
 {
     const char *k;
     void *v;
-    if (!vs) return;
-    for (size_t it = 0; hashmap_next(vs->pvs, &it, &k, &v);) pv_unref(v);
-    for (size_t it = 0; hashmap_next(vs->pvcs, &it, &k, &v);) pvc_unref(v);
-    for (size_t it = 0; hashmap_next(vs->classes, &it, &k, &v);) storage_class_unref(v);
-    for (size_t it = 0; hashmap_next(vs->csinodes, &it, &k, &v);) csinode_unref(v);
-    for (size_t it = 0; hashmap_next(vs->assumed_pv, &it, &k, &v);) assumed_free(v);
-    for (size_t it = 0; hashmap_next(vs->assumed_pvc, &it, &k, &v);) assumed_free(v);
-    for (size_t it = 0; hashmap_next(vs->plans, &it, &k, &v);) volume_plan_free(v);
+    if (!vs)
+        return;
+    for (size_t it = 0; hashmap_next(vs->pvs, &it, &k, &v);)
+        pv_unref(v);
+    for (size_t it = 0; hashmap_next(vs->pvcs, &it, &k, &v);)
+        pvc_unref(v);
+    for (size_t it = 0; hashmap_next(vs->classes, &it, &k, &v);)
+        storage_class_unref(v);
+    for (size_t it = 0; hashmap_next(vs->csinodes, &it, &k, &v);)
+        csinode_unref(v);
+    for (size_t it = 0; hashmap_next(vs->assumed_pv, &it, &k, &v);)
+        assumed_free(v);
+    for (size_t it = 0; hashmap_next(vs->assumed_pvc, &it, &k, &v);)
+        assumed_free(v);
+    for (size_t it = 0; hashmap_next(vs->plans, &it, &k, &v);)
+        volume_plan_free(v);
     hashmap_free(vs->pvs);
     hashmap_free(vs->pvcs);
     hashmap_free(vs->classes);
@@ -80,9 +89,18 @@ void volume_store_free(volume_store_t *vs)
     free(vs);
 }
 
-void volume_store_rdlock(volume_store_t *vs) { pthread_rwlock_rdlock(&vs->mu); }
-void volume_store_unlock(volume_store_t *vs) { pthread_rwlock_unlock(&vs->mu); }
-static void wrlock(volume_store_t *vs) { pthread_rwlock_wrlock(&vs->mu); }
+void volume_store_rdlock(volume_store_t *vs)
+{
+    pthread_rwlock_rdlock(&vs->mu);
+}
+void volume_store_unlock(volume_store_t *vs)
+{
+    pthread_rwlock_unlock(&vs->mu);
+}
+static void wrlock(volume_store_t *vs)
+{
+    pthread_rwlock_wrlock(&vs->mu);
+}
 
 /* ---- informer side --------------------------------------------------------- */
 
@@ -155,7 +173,8 @@ void volume_store_del_csinode(volume_store_t *vs, const char *name)
 const pvc_t *volume_pvc_locked(volume_store_t *vs, const char *ns, const char *name)
 {
     char key[512];
-    if (!vs) return NULL;
+    if (!vs)
+        return NULL;
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     return hashmap_get(vs->pvcs, key);
 }
@@ -179,8 +198,10 @@ const csinode_t *volume_csinode_locked(volume_store_t *vs, const char *node)
 
 void volume_claims_free(vb_claims_t *c)
 {
-    for (int i = 0; i < c->nbound; i++) pvc_unref(c->bound[i]);
-    for (int i = 0; i < c->nto_bind; i++) pvc_unref(c->to_bind[i]);
+    for (int i = 0; i < c->nbound; i++)
+        pvc_unref(c->bound[i]);
+    for (int i = 0; i < c->nto_bind; i++)
+        pvc_unref(c->to_bind[i]);
     free(c->bound);
     free(c->to_bind);
     memset(c, 0, sizeof(*c));
@@ -193,7 +214,8 @@ static vb_rc_t claims_get_locked(volume_store_t *vs, const pod_t *pod, vb_claims
     /* podHasPVCs: every claim must exist and not be going away. */
     for (int i = 0; i < pod->nvolumes; i++) {
         const pod_volume_t *v = &pod->volumes[i];
-        if (v->kind != PVOL_PVC) continue;
+        if (v->kind != PVOL_PVC)
+            continue;
         npvc++;
         const pvc_t *c = volume_pvc_locked(vs, pod->ns, v->id);
         if (!c) {
@@ -213,7 +235,8 @@ static vb_rc_t claims_get_locked(volume_store_t *vs, const pod_t *pod, vb_claims
     out->to_bind = util_xcalloc((size_t)npvc, sizeof(pvc_t *));
     for (int i = 0; i < pod->nvolumes; i++) {
         const pod_volume_t *v = &pod->volumes[i];
-        if (v->kind != PVOL_PVC) continue;
+        if (v->kind != PVOL_PVC)
+            continue;
         pvc_t *c = (pvc_t *)volume_pvc_locked(vs, pod->ns, v->id);
         if (pvc_is_fully_bound(c)) {
             out->bound[out->nbound++] = pvc_ref(c);
@@ -250,9 +273,11 @@ static vb_rc_t claims_get_locked(volume_store_t *vs, const pod_t *pod, vb_claims
 
 vb_rc_t volume_claims_get(volume_store_t *vs, const pod_t *pod, vb_claims_t *out, char *msg, size_t msglen)
 {
-    if (vs) volume_store_rdlock(vs);
+    if (vs)
+        volume_store_rdlock(vs);
     vb_rc_t rc = claims_get_locked(vs, pod, out, msg, msglen);
-    if (vs) volume_store_unlock(vs);
+    if (vs)
+        volume_store_unlock(vs);
     return rc;
 }
 
@@ -260,7 +285,7 @@ vb_rc_t volume_claims_get(volume_store_t *vs, const pod_t *pod, vb_claims_t *out
 
 /* The claimRef a PV has as the binder sees it: an assumed one wins. */
 typedef struct claim_ref {
-    int         set;
+    int set;
     const char *ns, *name, *uid;
 } claim_ref_t;
 
@@ -269,9 +294,15 @@ static claim_ref_t effective_ref(volume_store_t *vs, const pv_t *pv)
     claim_ref_t r = { 0, "", "", "" };
     const assumed_t *a = hashmap_get(vs->assumed_pv, pv->name);
     if (a) {
-        r.set = 1; r.ns = a->claim_ns; r.name = a->claim_name; r.uid = a->claim_uid;
+        r.set = 1;
+        r.ns = a->claim_ns;
+        r.name = a->claim_name;
+        r.uid = a->claim_uid;
     } else if (pv->has_claim_ref) {
-        r.set = 1; r.ns = pv->claim_ns; r.name = pv->claim_name; r.uid = pv->claim_uid;
+        r.set = 1;
+        r.ns = pv->claim_ns;
+        r.name = pv->claim_name;
+        r.uid = pv->claim_uid;
     }
     return r;
 }
@@ -287,14 +318,16 @@ static int ref_is_claim(const claim_ref_t *r, const pvc_t *c)
 static const char *effective_selected(volume_store_t *vs, const pvc_t *c)
 {
     const assumed_t *a = hashmap_get(vs->assumed_pvc, c->key);
-    if (a) return a->node;
+    if (a)
+        return a->node;
     return c->has_selected_node ? c->selected_node : NULL;
 }
 
 static int chosen_has(const pv_t *const *chosen, int n, const pv_t *pv)
 {
     for (int i = 0; i < n; i++)
-        if (chosen[i] == pv) return 1;
+        if (chosen[i] == pv)
+            return 1;
     return 0;
 }
 
@@ -302,37 +335,46 @@ static int chosen_has(const pv_t *const *chosen, int n, const pv_t *pv)
  * the PV pre-bound to the claim if its affinity fits, else the smallest
  * Available PV of the class that fits size, mode, selector, node affinity
  * and access modes. */
-static const pv_t *find_matching(volume_store_t *vs, const pvc_t *c, const node_t *node,
-                                 const pv_t *const *chosen, int nchosen)
+static const pv_t *find_matching(volume_store_t *vs, const pvc_t *c, const node_t *node, const pv_t *const *chosen,
+                                 int nchosen)
 {
     const pv_t *best = NULL;
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(vs->pvs, &it, &k, &v);) {
         const pv_t *pv = v;
-        if (strcmp(pv->class_name, c->class_name) != 0 || chosen_has(chosen, nchosen, pv)) continue;
+        if (strcmp(pv->class_name, c->class_name) != 0 || chosen_has(chosen, nchosen, pv))
+            continue;
         claim_ref_t ref = effective_ref(vs, pv);
         int mine = ref_is_claim(&ref, c);
-        if (ref.set && !mine) continue;
-        if (pv->capacity < c->request || pv->block != c->block || pv->deleting) continue;
+        if (ref.set && !mine)
+            continue;
+        if (pv->capacity < c->request || pv->block != c->block || pv->deleting)
+            continue;
         int fits_node = pv_matches_node(pv, &node->labels, node->name);
-        if (mine) return fits_node ? pv : NULL;
-        if (!pv->available) continue;
-        if (c->has_selector && !selector_matches(&c->selector, &pv->labels, NULL)) continue;
-        if (!fits_node) continue;
-        if (c->access_modes & ~pv->access_modes) continue;
-        if (!best || best->capacity > pv->capacity) best = pv;
+        if (mine)
+            return fits_node ? pv : NULL;
+        if (!pv->available)
+            continue;
+        if (c->has_selector && !selector_matches(&c->selector, &pv->labels, NULL))
+            continue;
+        if (!fits_node)
+            continue;
+        if (c->access_modes & ~pv->access_modes)
+            continue;
+        if (!best || best->capacity > pv->capacity)
+            best = pv;
     }
     return best;
 }
 
 /* The match for one node; when plan is set, also what to write. */
 typedef struct match {
-    const pv_t  **pv;       /* static bindings: PV i for claim[i] */
+    const pv_t **pv; /* static bindings: PV i for claim[i] */
     const pvc_t **pv_claim;
-    int           npv;
-    const pvc_t **prov;     /* claims to provision */
-    int           nprov;
+    int npv;
+    const pvc_t **prov; /* claims to provision */
+    int nprov;
 } match_t;
 
 static void match_free(match_t *m)
@@ -342,12 +384,13 @@ static void match_free(match_t *m)
     free(m->prov);
 }
 
-static int find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *node, unsigned *reasons,
-                       match_t *m, char *err, size_t errlen)
+static int find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *node, unsigned *reasons, match_t *m,
+                       char *err, size_t errlen)
 {
     *reasons = 0;
     memset(m, 0, sizeof(*m));
-    if (c->skip) return 0;
+    if (c->skip)
+        return 0;
     /* checkBoundClaims: the first missing PV or affinity miss decides. */
     for (int i = 0; i < c->nbound; i++) {
         const pv_t *pv = volume_pv_locked(vs, c->bound[i]->volume_name);
@@ -360,7 +403,8 @@ static int find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *n
             break;
         }
     }
-    if (c->nto_bind == 0) return 0;
+    if (c->nto_bind == 0)
+        return 0;
     size_t n = (size_t)c->nto_bind;
     m->pv = util_xcalloc(n, sizeof(*m->pv));
     m->pv_claim = util_xcalloc(n, sizeof(*m->pv_claim));
@@ -370,7 +414,7 @@ static int find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *n
     for (int i = 0; i < c->nto_bind; i++) {
         const char *sel = effective_selected(vs, c->to_bind[i]);
         if (sel) {
-            if (strcmp(sel, node->name) != 0) {      /* fast path: provisioning elsewhere */
+            if (strcmp(sel, node->name) != 0) { /* fast path: provisioning elsewhere */
                 *reasons |= VB_BIND_CONFLICT;
                 free(to_match);
                 return 0;
@@ -408,12 +452,13 @@ static int find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *n
             }
         }
     }
-    if (!unbound_ok) *reasons |= VB_BIND_CONFLICT;
+    if (!unbound_ok)
+        *reasons |= VB_BIND_CONFLICT;
     return 0;
 }
 
-int volume_find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *node, unsigned *reasons,
-                       char *err, size_t errlen)
+int volume_find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *node, unsigned *reasons, char *err,
+                       size_t errlen)
 {
     match_t m;
     int rc = find_locked(vs, c, node, reasons, &m, err, errlen);
@@ -425,11 +470,13 @@ int volume_find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *n
 
 void volume_prepared_free(vb_prepared_t *p)
 {
-    for (int i = 0; i < p->claims.nbound; i++) pv_unref(p->bound_pv ? p->bound_pv[i] : NULL);
+    for (int i = 0; i < p->claims.nbound; i++)
+        pv_unref(p->bound_pv ? p->bound_pv[i] : NULL);
     for (int i = 0; i < p->claims.nto_bind; i++) {
         free(p->selected ? p->selected[i] : NULL);
         storage_class_unref(p->cls ? p->cls[i] : NULL);
-        for (int k = 0; p->cand && k < p->ncand[i]; k++) pv_unref(p->cand[i][k]);
+        for (int k = 0; p->cand && k < p->ncand[i]; k++)
+            pv_unref(p->cand[i][k]);
         free(p->cand ? p->cand[i] : NULL);
         free(p->host ? p->host[i] : NULL);
     }
@@ -458,29 +505,38 @@ static void prepare_candidates(volume_store_t *vs, const pvc_t *c, vb_prepared_t
     int cap = 0;
     for (size_t it = 0; hashmap_next(vs->pvs, &it, &k, &v);) {
         pv_t *pv = v;
-        if (strcmp(pv->class_name, c->class_name) != 0) continue;
+        if (strcmp(pv->class_name, c->class_name) != 0)
+            continue;
         claim_ref_t ref = effective_ref(vs, pv);
         int mine = ref_is_claim(&ref, c);
-        if (ref.set && !mine) continue;
-        if (pv->capacity < c->request || pv->block != c->block || pv->deleting) continue;
+        if (ref.set && !mine)
+            continue;
+        if (pv->capacity < c->request || pv->block != c->block || pv->deleting)
+            continue;
         if (mine) {
             /* Pre-bound to this claim: it decides alone. */
-            for (int n = 0; n < p->ncand[i]; n++) pv_unref(p->cand[i][n]);
+            for (int n = 0; n < p->ncand[i]; n++)
+                pv_unref(p->cand[i][n]);
             p->ncand[i] = 0;
             p->exclusive[i] = 1;
         } else {
-            if (p->exclusive[i] || !pv->available) continue;
-            if (c->has_selector && !selector_matches(&c->selector, &pv->labels, NULL)) continue;
-            if (c->access_modes & ~pv->access_modes) continue;
+            if (p->exclusive[i] || !pv->available)
+                continue;
+            if (c->has_selector && !selector_matches(&c->selector, &pv->labels, NULL))
+                continue;
+            if (c->access_modes & ~pv->access_modes)
+                continue;
         }
         if (p->ncand[i] == cap) {
             cap = cap ? 2 * cap : 8;
             p->cand[i] = util_xrealloc(p->cand[i], sizeof(pv_t *) * (size_t)cap);
         }
         p->cand[i][p->ncand[i]++] = pv_ref(pv);
-        if (mine) break;
+        if (mine)
+            break;
     }
-    if (p->ncand[i] > 1) qsort(p->cand[i], (size_t)p->ncand[i], sizeof(pv_t *), by_capacity);
+    if (p->ncand[i] > 1)
+        qsort(p->cand[i], (size_t)p->ncand[i], sizeof(pv_t *), by_capacity);
     /* Local PVs name one node: a string compare per node instead of a
      * selector match (Filter runs this for thousands of nodes). */
     p->host[i] = util_xcalloc((size_t)p->ncand[i] + 1, sizeof(char *));
@@ -495,7 +551,8 @@ static void prepare_candidates(volume_store_t *vs, const pvc_t *c, vb_prepared_t
 vb_rc_t volume_prepare(volume_store_t *vs, const pod_t *pod, vb_prepared_t *out, char *msg, size_t msglen)
 {
     memset(out, 0, sizeof(*out));
-    if (vs) volume_store_rdlock(vs);
+    if (vs)
+        volume_store_rdlock(vs);
     vb_rc_t rc = claims_get_locked(vs, pod, &out->claims, msg, msglen);
     if (rc == VB_OK && !out->claims.skip) {
         int nb = out->claims.nbound, nt = out->claims.nto_bind;
@@ -514,10 +571,12 @@ vb_rc_t volume_prepare(volume_store_t *vs, const pod_t *pod, vb_prepared_t *out,
             out->selected[i] = sel ? util_strdup(sel) : NULL;
             if (c->class_name[0])
                 out->cls[i] = storage_class_ref((storage_class_t *)volume_class_locked(vs, c->class_name));
-            if (!sel) prepare_candidates(vs, c, out, i);
+            if (!sel)
+                prepare_candidates(vs, c, out, i);
         }
     }
-    if (vs) volume_store_unlock(vs);
+    if (vs)
+        volume_store_unlock(vs);
     return rc;
 }
 
@@ -525,7 +584,8 @@ int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *r
 {
     const vb_claims_t *c = &p->claims;
     *reasons = 0;
-    if (c->skip) return 0;
+    if (c->skip)
+        return 0;
     for (int i = 0; i < c->nbound; i++) {
         if (!p->bound_pv[i]) {
             *reasons |= VB_PV_NOT_EXIST;
@@ -536,7 +596,8 @@ int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *r
             break;
         }
     }
-    if (c->nto_bind == 0) return 0;
+    if (c->nto_bind == 0)
+        return 0;
     for (int i = 0; i < c->nto_bind; i++) {
         if (p->selected[i] && strcmp(p->selected[i], node->name) != 0) {
             *reasons |= VB_BIND_CONFLICT;
@@ -557,9 +618,12 @@ int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *r
             const pv_t *pv = p->cand[i][k];
             const char *host = p->host[i][k];
             int fits = host ? hostname && strcmp(host, hostname) == 0 : pv_matches_node(pv, &node->labels, node->name);
-            if (fits && chosen_has(chosen, nchosen, pv)) continue;
-            if (fits) pick = pv;
-            else if (p->exclusive[i]) break;
+            if (fits && chosen_has(chosen, nchosen, pv))
+                continue;
+            if (fits)
+                pick = pv;
+            else if (p->exclusive[i])
+                break;
         }
         if (!pick || nchosen >= (int)(sizeof(chosen) / sizeof(chosen[0]))) {
             prov[nprov++] = i;
@@ -590,7 +654,8 @@ int volume_prepared_find(const vb_prepared_t *p, const node_t *node, unsigned *r
         }
     }
     free(prov);
-    if (rc == 0 && !unbound_ok) *reasons |= VB_BIND_CONFLICT;
+    if (rc == 0 && !unbound_ok)
+        *reasons |= VB_BIND_CONFLICT;
     return rc;
 }
 
@@ -608,15 +673,20 @@ static void write_free(vb_write_t *w)
 
 void volume_plan_free(vb_plan_t *p)
 {
-    if (!p) return;
-    for (int i = 0; i < p->nw; i++) write_free(&p->w[i]);
+    if (!p)
+        return;
+    for (int i = 0; i < p->nw; i++)
+        write_free(&p->w[i]);
     free(p->w);
     free(p->node);
     free(p->failed);
     free(p);
 }
 
-static char *dup_or_null(const char *s) { return s ? util_strdup(s) : NULL; }
+static char *dup_or_null(const char *s)
+{
+    return s ? util_strdup(s) : NULL;
+}
 
 static vb_plan_t *plan_copy(const vb_plan_t *p)
 {
@@ -626,8 +696,13 @@ static vb_plan_t *plan_copy(const vb_plan_t *p)
     c->nw = p->nw;
     for (int i = 0; i < p->nw; i++) {
         const vb_write_t *s = &p->w[i];
-        c->w[i] = (vb_write_t){ s->is_pv, util_strdup(s->name), util_strdup(s->ns), dup_or_null(s->claim_name),
-                                dup_or_null(s->claim_uid), util_strdup(s->rv), dup_or_null(s->written_rv),
+        c->w[i] = (vb_write_t){ s->is_pv,
+                                util_strdup(s->name),
+                                util_strdup(s->ns),
+                                dup_or_null(s->claim_name),
+                                dup_or_null(s->claim_uid),
+                                util_strdup(s->rv),
+                                dup_or_null(s->written_rv),
                                 s->bound_by_ctrl };
     }
     c->failed = dup_or_null(p->failed);
@@ -638,15 +713,19 @@ static vb_plan_t *plan_copy(const vb_plan_t *p)
 static void forget_locked(volume_store_t *vs, const char *pod_uid)
 {
     vb_plan_t *p = hashmap_remove(vs->plans, pod_uid);
-    if (!p) return;
+    if (!p)
+        return;
     for (int i = 0; i < p->nw; i++) {
         const vb_write_t *w = &p->w[i];
         char key[512];
-        if (w->is_pv) snprintf(key, sizeof(key), "%s", w->name);
-        else snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
+        if (w->is_pv)
+            snprintf(key, sizeof(key), "%s", w->name);
+        else
+            snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
         hashmap_t *m = w->is_pv ? vs->assumed_pv : vs->assumed_pvc;
         assumed_t *a = hashmap_get(m, key);
-        if (a && strcmp(a->pod_uid, pod_uid) == 0) assumed_free(hashmap_remove(m, key));
+        if (a && strcmp(a->pod_uid, pod_uid) == 0)
+            assumed_free(hashmap_remove(m, key));
     }
     volume_plan_free(p);
 }
@@ -656,7 +735,8 @@ static void reasons_text(unsigned r, char *out, size_t n)
     out[0] = '\0';
     const char *txt[] = { VB_REASON_NODE_CONFLICT, VB_REASON_BIND_CONFLICT, VB_REASON_PV_NOT_EXIST };
     for (int i = 0; i < 3; i++) {
-        if (!(r & (1u << i))) continue;
+        if (!(r & (1u << i)))
+            continue;
         size_t len = strlen(out);
         snprintf(out + len, n - len, "%s%s", len ? ", " : "", txt[i]);
     }
@@ -687,8 +767,13 @@ int volume_assume(volume_store_t *vs, const pod_t *pod, const node_t *node, char
             const pv_t *pv = m.pv[i];
             const pvc_t *cl = m.pv_claim[i];
             claim_ref_t orig = { pv->has_claim_ref, pv->claim_ns, pv->claim_name, pv->claim_uid };
-            p->w[p->nw++] = (vb_write_t){ 1, util_strdup(pv->name), util_strdup(cl->ns), util_strdup(cl->name),
-                                          util_strdup(cl->uid), util_strdup(pv->resource_version), NULL,
+            p->w[p->nw++] = (vb_write_t){ 1,
+                                          util_strdup(pv->name),
+                                          util_strdup(cl->ns),
+                                          util_strdup(cl->name),
+                                          util_strdup(cl->uid),
+                                          util_strdup(pv->resource_version),
+                                          NULL,
                                           !ref_is_claim(&orig, cl) };
             assumed_t *a = util_xcalloc(1, sizeof(*a));
             a->pod_uid = util_strdup(pod->uid);
@@ -699,8 +784,9 @@ int volume_assume(volume_store_t *vs, const pod_t *pod, const node_t *node, char
         }
         for (int i = 0; i < m.nprov; i++) {
             const pvc_t *cl = m.prov[i];
-            p->w[p->nw++] = (vb_write_t){ 0, util_strdup(cl->name), util_strdup(cl->ns), NULL, NULL,
-                                          util_strdup(cl->resource_version), NULL, 0 };
+            p->w[p->nw++] = (vb_write_t){
+                0, util_strdup(cl->name), util_strdup(cl->ns), NULL, NULL, util_strdup(cl->resource_version), NULL, 0
+            };
             assumed_t *a = util_xcalloc(1, sizeof(*a));
             a->pod_uid = util_strdup(pod->uid);
             a->node = util_strdup(node->name);
@@ -716,7 +802,8 @@ int volume_assume(volume_store_t *vs, const pod_t *pod, const node_t *node, char
 
 void volume_forget(volume_store_t *vs, const char *pod_uid)
 {
-    if (!vs) return;
+    if (!vs)
+        return;
     wrlock(vs);
     forget_locked(vs, pod_uid);
     volume_store_unlock(vs);
@@ -724,7 +811,8 @@ void volume_forget(volume_store_t *vs, const char *pod_uid)
 
 int volume_has_plan(volume_store_t *vs, const char *pod_uid)
 {
-    if (!vs) return 0;
+    if (!vs)
+        return 0;
     volume_store_rdlock(vs);
     int has = hashmap_get(vs->plans, pod_uid) != NULL;
     volume_store_unlock(vs);
@@ -733,7 +821,8 @@ int volume_has_plan(volume_store_t *vs, const char *pod_uid)
 
 vb_plan_t *volume_plan_copy(volume_store_t *vs, const char *pod_uid)
 {
-    if (!vs) return NULL;
+    if (!vs)
+        return NULL;
     volume_store_rdlock(vs);
     const vb_plan_t *p = hashmap_get(vs->plans, pod_uid);
     vb_plan_t *c = p ? plan_copy(p) : NULL;
@@ -756,7 +845,8 @@ void volume_plan_fail(volume_store_t *vs, const char *pod_uid, const char *msg)
 {
     wrlock(vs);
     vb_plan_t *p = hashmap_get(vs->plans, pod_uid);
-    if (p && !p->failed) p->failed = util_strdup(msg);
+    if (p && !p->failed)
+        p->failed = util_strdup(msg);
     volume_store_unlock(vs);
 }
 
@@ -765,7 +855,8 @@ static int rv_cmp(const char *a, const char *b)
 {
     char *ea, *eb;
     unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
-    if (*a && *b && !*ea && !*eb) return x > y ? 1 : x < y ? -1 : 0;
+    if (*a && *b && !*ea && !*eb)
+        return x > y ? 1 : x < y ? -1 : 0;
     return strcmp(a, b);
 }
 
@@ -777,33 +868,45 @@ static int check_locked(volume_store_t *vs, const vb_plan_t *p, const node_t *no
         if (w->is_pv) {
             const pv_t *pv = volume_pv_locked(vs, w->name);
             if (!pv)
-                return util_errf(err, errlen, "failed to check binding: could not find v1.PersistentVolume \"%s\"", w->name);
+                return util_errf(err, errlen, "failed to check binding: could not find v1.PersistentVolume \"%s\"",
+                                 w->name);
             if (!c)
-                return util_errf(err, errlen, "failed to check binding: could not find v1.PersistentVolumeClaim \"%s/%s\"",
-                                 w->ns, w->claim_name);
-            if (w->written_rv && rv_cmp(w->written_rv, pv->resource_version) > 0) return 0;
+                return util_errf(err, errlen,
+                                 "failed to check binding: could not find v1.PersistentVolumeClaim \"%s/%s\"", w->ns,
+                                 w->claim_name);
+            if (w->written_rv && rv_cmp(w->written_rv, pv->resource_version) > 0)
+                return 0;
             if (node && !pv_matches_node(pv, &node->labels, node->name))
-                return util_errf(err, errlen, "pv \"%s\" node affinity doesn't match node \"%s\": "
-                                 "no matching NodeSelectorTerms", pv->name, node->name);
+                return util_errf(err, errlen,
+                                 "pv \"%s\" node affinity doesn't match node \"%s\": "
+                                 "no matching NodeSelectorTerms",
+                                 pv->name, node->name);
             if (!pv->has_claim_ref || !pv->claim_uid[0])
                 return util_errf(err, errlen, "ClaimRef got reset for pv \"%s\"", pv->name);
-            if (!pvc_is_fully_bound(c)) return 0;
+            if (!pvc_is_fully_bound(c))
+                return 0;
             continue;
         }
         if (!c)
-            return util_errf(err, errlen, "failed to check provisioning pvc: could not find v1.PersistentVolumeClaim \"%s/%s\"",
+            return util_errf(err, errlen,
+                             "failed to check provisioning pvc: could not find v1.PersistentVolumeClaim \"%s/%s\"",
                              w->ns, w->name);
-        if (w->written_rv && rv_cmp(w->written_rv, c->resource_version) > 0) return 0;
+        if (w->written_rv && rv_cmp(w->written_rv, c->resource_version) > 0)
+            return 0;
         if (!c->has_selected_node || strcmp(c->selected_node, p->node) != 0)
             return util_errf(err, errlen, "provisioning failed for PVC \"%s\"", c->name);
         if (c->volume_name[0]) {
             const pv_t *pv = volume_pv_locked(vs, c->volume_name);
-            if (!pv) return 0;          /* not seen yet */
+            if (!pv)
+                return 0; /* not seen yet */
             if (node && !pv_matches_node(pv, &node->labels, node->name))
-                return util_errf(err, errlen, "pv \"%s\" node affinity doesn't match node \"%s\": "
-                                 "no matching NodeSelectorTerms", pv->name, node->name);
+                return util_errf(err, errlen,
+                                 "pv \"%s\" node affinity doesn't match node \"%s\": "
+                                 "no matching NodeSelectorTerms",
+                                 pv->name, node->name);
         }
-        if (!pvc_is_fully_bound(c)) return 0;
+        if (!pvc_is_fully_bound(c))
+            return 0;
     }
     return 1;
 }
@@ -834,6 +937,7 @@ void volume_csi_limit_key(const char *driver, char *out, size_t n)
     unsigned int mdlen = 0;
     char hex[17];
     EVP_Digest(driver, dlen, md, &mdlen, EVP_sha1(), NULL);
-    for (int i = 0; i < 8; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    for (int i = 0; i < 8; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
     snprintf(out, n, "%s%.23s%s", CSI_LIMIT_PREFIX, driver, hex);
 }

@@ -159,6 +159,7 @@ three_nodes() {
 
 pv_claim() { kc get pv "$1" -o jsonpath='{.spec.claimRef.name}'; }
 expect_event() { # POD SUBSTRING
+    # shellcheck disable=SC2034 # read by the command wait_until evals
     EXP_POD=$1 EXP_TEXT=$2
     wait_until 'events_for "$EXP_POD" default FailedScheduling | grep -qF -- "$EXP_TEXT"' 30 ||
         fail "no FailedScheduling event for $1 with: $2 (have: $(events_for "$1" default FailedScheduling | head -3))"

@@ -31,21 +31,24 @@ static pod_t *mkpod(const char *name, const char *volumes)
     json_t *j = parse_sq(buf);
     pod_t *p = pod_from_json(j, err, sizeof(err));
     json_decref(j);
-    if (!p) fail_msg("pod %s: %s", name, err);
+    if (!p)
+        fail_msg("pod %s: %s", name, err);
     return p;
 }
 
 static node_info_t *mknode_alloc(const char *name, const char *labels, const char *extra)
 {
     char buf[2048], err[256] = "";
-    snprintf(buf, sizeof(buf),
-             "{'metadata':{'name':'%s','labels':{%s}},'spec':{},"
-             "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'%s},'capacity':{'cpu':'4','memory':'8Gi','pods':'110'%s}}}",
-             name, labels, extra, extra);
+    snprintf(
+        buf, sizeof(buf),
+        "{'metadata':{'name':'%s','labels':{%s}},'spec':{},"
+        "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'%s},'capacity':{'cpu':'4','memory':'8Gi','pods':'110'%s}}}",
+        name, labels, extra, extra);
     json_t *j = parse_sq(buf);
     node_t *n = node_from_json(j, err, sizeof(err));
     json_decref(j);
-    if (!n) fail_msg("node %s: %s", name, err);
+    if (!n)
+        fail_msg("node %s: %s", name, err);
     node_info_t *ni = node_info_new(name);
     node_info_set_node(ni, n);
     node_unref(n);
@@ -63,7 +66,8 @@ static void put_pv(volume_store_t *vs, const char *sq)
     json_t *j = parse_sq(sq);
     pv_t *v = pv_from_json(j, err, sizeof(err));
     json_decref(j);
-    if (!v) fail_msg("pv: %s", err);
+    if (!v)
+        fail_msg("pv: %s", err);
     volume_store_put_pv(vs, v);
     pv_unref(v);
 }
@@ -74,7 +78,8 @@ static void put_pvc(volume_store_t *vs, const char *sq)
     json_t *j = parse_sq(sq);
     pvc_t *c = pvc_from_json(j, err, sizeof(err));
     json_decref(j);
-    if (!c) fail_msg("pvc: %s", err);
+    if (!c)
+        fail_msg("pvc: %s", err);
     volume_store_put_pvc(vs, c);
     pvc_unref(c);
 }
@@ -85,7 +90,8 @@ static void put_class(volume_store_t *vs, const char *sq)
     json_t *j = parse_sq(sq);
     storage_class_t *c = storage_class_from_json(j, err, sizeof(err));
     json_decref(j);
-    if (!c) fail_msg("class: %s", err);
+    if (!c)
+        fail_msg("class: %s", err);
     volume_store_put_class(vs, c);
     storage_class_unref(c);
 }
@@ -96,8 +102,10 @@ static void put_simple_pv(volume_store_t *vs, const char *name, const char *cls,
     char buf[2048];
     char aff[512] = "";
     if (zone)
-        snprintf(aff, sizeof(aff), ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
-                                   "[{'key':'zone','operator':'In','values':['%s']}]}]}}", zone);
+        snprintf(aff, sizeof(aff),
+                 ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
+                 "[{'key':'zone','operator':'In','values':['%s']}]}]}}",
+                 zone);
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','resourceVersion':'10'},'spec':{'capacity':{'storage':'%s'},"
              "'accessModes':['ReadWriteOnce'],'storageClassName':'%s'%s},'status':{'phase':'Available'}}",
@@ -111,15 +119,16 @@ static void put_simple_pvc(volume_store_t *vs, const char *name, const char *cls
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','namespace':'default','uid':'c-%s','resourceVersion':'5'},"
              "'spec':{'storageClassName':'%s','accessModes':['ReadWriteOnce'],"
-             "'resources':{'requests':{'storage':'%s'}}}}", name, name, cls, size);
+             "'resources':{'requests':{'storage':'%s'}}}}",
+             name, name, cls, size);
     put_pvc(vs, buf);
 }
 
 typedef struct env {
     volume_store_t *vs;
-    framework_t    *fw;
-    cycle_state_t  *cs;
-    fw_cluster_t    cl;
+    framework_t *fw;
+    cycle_state_t *cs;
+    fw_cluster_t cl;
 } env_t;
 
 static void env_init(env_t *e)
@@ -150,11 +159,13 @@ static int run_filter(env_t *e, pod_t *pod, node_info_t *ni, char *reason)
     fw_status_t st;
     fw_status_reset(&st);
     if (framework_pre_filter(e->fw, e->cs, pod, &st) != FW_SUCCESS) {
-        if (reason) snprintf(reason, FW_REASON_LEN, "%s", st.nreasons ? st.reasons[0] : "");
-        return -st.code;       /* negative: PreFilter failed */
+        if (reason)
+            snprintf(reason, FW_REASON_LEN, "%s", st.nreasons ? st.reasons[0] : "");
+        return -st.code; /* negative: PreFilter failed */
     }
     int rc = framework_filter(e->fw, e->cs, pod, ni, &st);
-    if (reason) snprintf(reason, FW_REASON_LEN, "%s", st.nreasons ? st.reasons[0] : "");
+    if (reason)
+        snprintf(reason, FW_REASON_LEN, "%s", st.nreasons ? st.reasons[0] : "");
     return rc;
 }
 
@@ -186,13 +197,19 @@ static void expect_bad(const char *what, const char *sq)
     char err[256] = "";
     json_t *j = parse_sq(sq);
     void *o = NULL;
-    if (!strcmp(what, "pod")) o = pod_from_json(j, err, sizeof(err));
-    else if (!strcmp(what, "pv")) o = pv_from_json(j, err, sizeof(err));
-    else if (!strcmp(what, "pvc")) o = pvc_from_json(j, err, sizeof(err));
-    else if (!strcmp(what, "sc")) o = storage_class_from_json(j, err, sizeof(err));
-    else o = csinode_from_json(j, err, sizeof(err));
+    if (!strcmp(what, "pod"))
+        o = pod_from_json(j, err, sizeof(err));
+    else if (!strcmp(what, "pv"))
+        o = pv_from_json(j, err, sizeof(err));
+    else if (!strcmp(what, "pvc"))
+        o = pvc_from_json(j, err, sizeof(err));
+    else if (!strcmp(what, "sc"))
+        o = storage_class_from_json(j, err, sizeof(err));
+    else
+        o = csinode_from_json(j, err, sizeof(err));
     json_decref(j);
-    if (o) fail_msg("%s accepted: %s", what, sq);
+    if (o)
+        fail_msg("%s accepted: %s", what, sq);
     assert_true(err[0] != '\0');
 }
 
@@ -200,8 +217,12 @@ static void test_parse_untrusted(void **state)
 {
     (void)state;
     expect_bad("pod", "{'metadata':{'name':'p','uid':'u'},'spec':{'volumes':{}},'status':{}}");
-    expect_bad("pod", "{'metadata':{'name':'p','uid':'u'},'spec':{'volumes':[{'name':'a','persistentVolumeClaim':{}}]},'status':{}}");
-    expect_bad("pod", "{'metadata':{'name':'p','uid':'u'},'spec':{'volumes':[{'name':'a','rbd':{'monitors':'m'}}]},'status':{}}");
+    expect_bad(
+        "pod",
+        "{'metadata':{'name':'p','uid':'u'},'spec':{'volumes':[{'name':'a','persistentVolumeClaim':{}}]},'status':{}}");
+    expect_bad(
+        "pod",
+        "{'metadata':{'name':'p','uid':'u'},'spec':{'volumes':[{'name':'a','rbd':{'monitors':'m'}}]},'status':{}}");
     expect_bad("pod", "{'metadata':{'name':'p','uid':'u'},'spec':{'volumes':[7]},'status':{}}");
     expect_bad("pv", "[]");
     expect_bad("pv", "{'metadata':{}}");
@@ -211,7 +232,8 @@ static void test_parse_untrusted(void **state)
     expect_bad("pv", "{'metadata':{'name':'v'},'spec':{'nodeAffinity':{'required':{'nodeSelectorTerms':3}}}}");
     expect_bad("pvc", "{'metadata':{'name':'c','namespace':'d','annotations':[]}}");
     expect_bad("pvc", "{'metadata':{'name':'c'},'spec':{'resources':{'requests':{'storage':-1}}}}");
-    expect_bad("pvc", "{'metadata':{'name':'c'},'spec':{'selector':{'matchExpressions':[{'key':'a','operator':'Gt'}]}}}");
+    expect_bad("pvc",
+               "{'metadata':{'name':'c'},'spec':{'selector':{'matchExpressions':[{'key':'a','operator':'Gt'}]}}}");
     expect_bad("sc", "{'metadata':{'name':'s'},'allowedTopologies':[{'matchLabelExpressions':[{'key':'z'}]}]}");
     expect_bad("sc", "{'metadata':{'name':'s'},'provisioner':5}");
     expect_bad("csinode", "{'metadata':{'name':'n'},'spec':{'drivers':[{'name':'d','allocatable':{'count':-3}}]}}");
@@ -329,7 +351,7 @@ static void test_binding_smallest_pv_and_reserve(void **state)
     put_simple_pv(e.vs, "pv20", "wait", "20Gi", NULL);
     put_simple_pv(e.vs, "pv10", "wait", "10Gi", "a");
     put_simple_pv(e.vs, "pv12", "wait", "12Gi", NULL);
-    put_simple_pv(e.vs, "other", "dyn", "8Gi", NULL);       /* wrong class */
+    put_simple_pv(e.vs, "other", "dyn", "8Gi", NULL); /* wrong class */
     put_simple_pvc(e.vs, "c", "wait", "8Gi");
     pod_t *p = mkpod("p", "{'name':'v','persistentVolumeClaim':{'claimName':'c'}}");
     assert_int_equal(run_filter(&e, p, a, reason), FW_SUCCESS);
@@ -360,7 +382,7 @@ static void test_binding_smallest_pv_and_reserve(void **state)
     /* ...and a fourth finds nothing at all: no-provisioner class. */
     put_simple_pvc(e.vs, "c4", "wait", "1Gi");
     pod_t *t = mkpod("t", "{'name':'v','persistentVolumeClaim':{'claimName':'c4'}}");
-    assert_int_equal(run_filter(&e, t, a, reason), FW_SUCCESS);    /* pv5 left */
+    assert_int_equal(run_filter(&e, t, a, reason), FW_SUCCESS); /* pv5 left */
     put_simple_pvc(e.vs, "c5", "wait", "6Gi");
     pod_t *u = mkpod("u", "{'name':'v','persistentVolumeClaim':{'claimName':'c5'}}");
     assert_int_equal(run_filter(&e, u, a, reason), FW_UNSCHEDULABLE_UNRESOLVABLE);
@@ -370,8 +392,12 @@ static void test_binding_smallest_pv_and_reserve(void **state)
     /* Unreserve gives pv10 back. */
     volume_forget(e.vs, p->uid);
     assert_int_equal(run_filter(&e, u, a, reason), FW_SUCCESS);
-    assert_int_equal(run_filter(&e, u, b, reason), FW_UNSCHEDULABLE_UNRESOLVABLE);   /* pv10 is zone a */
-    pod_unref(p); pod_unref(q); pod_unref(r); pod_unref(t); pod_unref(u);
+    assert_int_equal(run_filter(&e, u, b, reason), FW_UNSCHEDULABLE_UNRESOLVABLE); /* pv10 is zone a */
+    pod_unref(p);
+    pod_unref(q);
+    pod_unref(r);
+    pod_unref(t);
+    pod_unref(u);
     node_info_free(a);
     node_info_free(b);
     env_free(&e);
@@ -386,9 +412,10 @@ static void test_binding_local_pv(void **state)
     env_init(&e);
     node_info_t *a = mknode("a", "'kubernetes.io/hostname':'a'"), *b = mknode("b", "'kubernetes.io/hostname':'b'");
     node_info_t *nolabel = mknode("x", "");
-    put_pv(e.vs, "{'metadata':{'name':'local-a'},'spec':{'capacity':{'storage':'1Gi'},'storageClassName':'wait',"
-                 "'accessModes':['ReadWriteOnce'],'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
-                 "[{'key':'kubernetes.io/hostname','operator':'In','values':['a']}]}]}}},'status':{'phase':'Available'}}");
+    put_pv(e.vs,
+           "{'metadata':{'name':'local-a'},'spec':{'capacity':{'storage':'1Gi'},'storageClassName':'wait',"
+           "'accessModes':['ReadWriteOnce'],'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
+           "[{'key':'kubernetes.io/hostname','operator':'In','values':['a']}]}]}}},'status':{'phase':'Available'}}");
     put_simple_pvc(e.vs, "lc", "wait", "1Gi");
     pod_t *p = mkpod("p", "{'name':'v','persistentVolumeClaim':{'claimName':'lc'}}");
     assert_int_equal(run_filter(&e, p, a, reason), FW_SUCCESS);
@@ -428,7 +455,7 @@ static void test_binding_dynamic_and_check(void **state)
 
     /* PreBind's wait: written, not bound yet, then provisioned and bound. */
     volume_plan_written(e.vs, p->uid, 0, "7");
-    assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0);   /* our write not seen */
+    assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0); /* our write not seen */
     put_pvc(e.vs, "{'metadata':{'name':'d','namespace':'default','uid':'c-d','resourceVersion':'7',"
                   "'annotations':{'volume.kubernetes.io/selected-node':'a'}},'spec':{'storageClassName':'dyn'}}");
     assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0);
@@ -466,11 +493,11 @@ static void test_binding_static_check(void **state)
     pod_t *p = mkpod("p", "{'name':'v','persistentVolumeClaim':{'claimName':'c'}}");
     assert_int_equal(volume_assume(e.vs, p, a->node, err, sizeof(err)), 0);
     volume_plan_written(e.vs, p->uid, 0, "20");
-    assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0);   /* rv 10 < 20 */
+    assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0); /* rv 10 < 20 */
     put_pv(e.vs, "{'metadata':{'name':'pv1','resourceVersion':'20'},'spec':{'capacity':{'storage':'1Gi'},"
                  "'storageClassName':'wait','claimRef':{'namespace':'default','name':'c','uid':'c-c'}},"
                  "'status':{'phase':'Available'}}");
-    assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0);   /* claim not bound */
+    assert_int_equal(volume_plan_check(e.vs, p->uid, a->node, err, sizeof(err)), 0); /* claim not bound */
     put_pvc(e.vs, "{'metadata':{'name':'c','namespace':'default','uid':'c-c','resourceVersion':'21',"
                   "'annotations':{'pv.kubernetes.io/bind-completed':'yes'}},"
                   "'spec':{'storageClassName':'wait','volumeName':'pv1'}}");
@@ -534,11 +561,17 @@ static void test_volume_restrictions(void **state)
     assert_int_equal(run_filter(&e, gce_ro2, a, reason), FW_SUCCESS);
     assert_int_equal(run_filter(&e, gce_rw, a, reason), FW_UNSCHEDULABLE);
     assert_string_equal(reason, "node(s) had no available disk");
-    assert_int_equal(run_filter(&e, ebs_ro2, a, reason), FW_UNSCHEDULABLE);    /* EBS: never shared */
+    assert_int_equal(run_filter(&e, ebs_ro2, a, reason), FW_UNSCHEDULABLE); /* EBS: never shared */
     assert_int_equal(run_filter(&e, rbd2, a, reason), FW_UNSCHEDULABLE);
     assert_int_equal(run_filter(&e, rbd3, a, reason), FW_SUCCESS);
-    pod_unref(gce_ro); pod_unref(gce_ro2); pod_unref(gce_rw); pod_unref(ebs_ro); pod_unref(ebs_ro2);
-    pod_unref(rbd1); pod_unref(rbd2); pod_unref(rbd3);
+    pod_unref(gce_ro);
+    pod_unref(gce_ro2);
+    pod_unref(gce_rw);
+    pod_unref(ebs_ro);
+    pod_unref(ebs_ro2);
+    pod_unref(rbd1);
+    pod_unref(rbd2);
+    pod_unref(rbd3);
     node_info_free(a);
     env_free(&e);
 }
@@ -546,13 +579,17 @@ static void test_volume_restrictions(void **state)
 static void put_csi_pv_pvc(volume_store_t *vs, const char *name, const char *handle)
 {
     char buf[1024];
-    snprintf(buf, sizeof(buf), "{'metadata':{'name':'pv-%s'},'spec':{'capacity':{'storage':'1Gi'},"
-                               "'storageClassName':'now','csi':{'driver':'x.csi.io','volumeHandle':'%s'}},"
-                               "'status':{'phase':'Bound'}}", name, handle);
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'pv-%s'},'spec':{'capacity':{'storage':'1Gi'},"
+             "'storageClassName':'now','csi':{'driver':'x.csi.io','volumeHandle':'%s'}},"
+             "'status':{'phase':'Bound'}}",
+             name, handle);
     put_pv(vs, buf);
-    snprintf(buf, sizeof(buf), "{'metadata':{'name':'%s','namespace':'default','uid':'c-%s','annotations':"
-                               "{'pv.kubernetes.io/bind-completed':'yes'}},'spec':{'volumeName':'pv-%s',"
-                               "'storageClassName':'now'}}", name, name, name);
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'default','uid':'c-%s','annotations':"
+             "{'pv.kubernetes.io/bind-completed':'yes'}},'spec':{'volumeName':'pv-%s',"
+             "'storageClassName':'now'}}",
+             name, name, name);
     put_pvc(vs, buf);
 }
 
@@ -565,8 +602,9 @@ static void test_node_volume_limits(void **state)
     node_info_t *a = mknode("a", "");
     put_csi_pv_pvc(e.vs, "c1", "h1");
     put_csi_pv_pvc(e.vs, "c2", "h2");
-    put_csi_pv_pvc(e.vs, "c1b", "h1");     /* same volume as c1 */
-    json_t *j = parse_sq("{'metadata':{'name':'a'},'spec':{'drivers':[{'name':'x.csi.io','allocatable':{'count':1}}]}}");
+    put_csi_pv_pvc(e.vs, "c1b", "h1"); /* same volume as c1 */
+    json_t *j =
+        parse_sq("{'metadata':{'name':'a'},'spec':{'drivers':[{'name':'x.csi.io','allocatable':{'count':1}}]}}");
     csinode_t *cn = csinode_from_json(j, err, sizeof(err));
     json_decref(j);
     volume_store_put_csinode(e.vs, cn);
@@ -574,15 +612,17 @@ static void test_node_volume_limits(void **state)
     pod_t *old = mkpod("old", "{'name':'v','persistentVolumeClaim':{'claimName':'c1'}}");
     pod_t *p2 = mkpod("p2", "{'name':'v','persistentVolumeClaim':{'claimName':'c2'}}");
     pod_t *p1b = mkpod("p1b", "{'name':'v','persistentVolumeClaim':{'claimName':'c1b'}}");
-    assert_int_equal(run_filter(&e, p2, a, reason), FW_SUCCESS);     /* 1 of 1 */
+    assert_int_equal(run_filter(&e, p2, a, reason), FW_SUCCESS); /* 1 of 1 */
     node_info_add_pod(a, old);
     assert_int_equal(run_filter(&e, p2, a, reason), FW_UNSCHEDULABLE);
     assert_string_equal(reason, "node(s) exceed max volume count");
-    assert_int_equal(run_filter(&e, p1b, a, reason), FW_SUCCESS);    /* already attached */
+    assert_int_equal(run_filter(&e, p1b, a, reason), FW_SUCCESS); /* already attached */
     /* No CSINode: no limit. */
     volume_store_del_csinode(e.vs, "a");
     assert_int_equal(run_filter(&e, p2, a, reason), FW_SUCCESS);
-    pod_unref(old); pod_unref(p2); pod_unref(p1b);
+    pod_unref(old);
+    pod_unref(p2);
+    pod_unref(p1b);
     node_info_free(a);
     env_free(&e);
 }
@@ -607,7 +647,7 @@ static void test_in_tree_limits(void **state)
     node_info_add_pod(a, e2);
     assert_int_equal(run_filter(&e, e3, a, reason), FW_UNSCHEDULABLE);
     assert_string_equal(reason, "node(s) exceed max volume count");
-    assert_int_equal(run_filter(&e, viaclaim, a, reason), FW_SUCCESS);    /* vol-1 is attached already */
+    assert_int_equal(run_filter(&e, viaclaim, a, reason), FW_SUCCESS); /* vol-1 is attached already */
     /* GCE PD: the default of 16, or $KUBE_MAX_PD_VOLS. */
     node_info_t *b = mknode("b", "");
     pod_t *g1 = mkpod("g1", "{'name':'v','gcePersistentDisk':{'pdName':'pd-1'}}");
@@ -628,10 +668,18 @@ static void test_in_tree_limits(void **state)
     pod_t *many = mkpod("many", vols);
     assert_int_equal(run_filter(&e, many, c, reason), FW_UNSCHEDULABLE);
     node_info_t *d = mknode("d", "'node.kubernetes.io/instance-type':'m4.large'");
-    assert_int_equal(run_filter(&e, many, d, reason), FW_SUCCESS);     /* 26 <= 39 */
-    pod_unref(e1); pod_unref(e2); pod_unref(e3); pod_unref(viaclaim); pod_unref(g1); pod_unref(g2);
+    assert_int_equal(run_filter(&e, many, d, reason), FW_SUCCESS); /* 26 <= 39 */
+    pod_unref(e1);
+    pod_unref(e2);
+    pod_unref(e3);
+    pod_unref(viaclaim);
+    pod_unref(g1);
+    pod_unref(g2);
     pod_unref(many);
-    node_info_free(a); node_info_free(b); node_info_free(c); node_info_free(d);
+    node_info_free(a);
+    node_info_free(b);
+    node_info_free(c);
+    node_info_free(d);
     env_free(&e);
 }
 
@@ -639,11 +687,26 @@ static void test_in_tree_limits(void **state)
  * other type: each parse gives an object or an error message, never a
  * crash (run under ASan in make unit-asan). */
 typedef void *(*parse_fn)(json_t *, char *, size_t);
-static void *p_pod(json_t *j, char *e, size_t n) { return pod_from_json(j, e, n); }
-static void *p_pv(json_t *j, char *e, size_t n) { return pv_from_json(j, e, n); }
-static void *p_pvc(json_t *j, char *e, size_t n) { return pvc_from_json(j, e, n); }
-static void *p_sc(json_t *j, char *e, size_t n) { return storage_class_from_json(j, e, n); }
-static void *p_cn(json_t *j, char *e, size_t n) { return csinode_from_json(j, e, n); }
+static void *p_pod(json_t *j, char *e, size_t n)
+{
+    return pod_from_json(j, e, n);
+}
+static void *p_pv(json_t *j, char *e, size_t n)
+{
+    return pv_from_json(j, e, n);
+}
+static void *p_pvc(json_t *j, char *e, size_t n)
+{
+    return pvc_from_json(j, e, n);
+}
+static void *p_sc(json_t *j, char *e, size_t n)
+{
+    return storage_class_from_json(j, e, n);
+}
+static void *p_cn(json_t *j, char *e, size_t n)
+{
+    return csinode_from_json(j, e, n);
+}
 
 static int fuzz_count;
 
@@ -651,21 +714,23 @@ static void fuzz_one(json_t *root, parse_fn parse, void (*unref)(void *))
 {
     char err[256] = "";
     void *o = parse(root, err, sizeof(err));
-    if (o) unref(o);
-    else assert_true(err[0] != '\0');
+    if (o)
+        unref(o);
+    else
+        assert_true(err[0] != '\0');
     fuzz_count++;
 }
 
 static void fuzz_walk(json_t *root, json_t *node, parse_fn parse, void (*unref)(void *))
 {
-    json_t *bad[] = { json_null(), json_integer(-1), json_real(1e300), json_string("x"), json_true(),
-                      json_array(), json_object() };
+    json_t *bad[] = { json_null(), json_integer(-1), json_real(1e300), json_string("x"),
+                      json_true(), json_array(),     json_object() };
     const char *key;
     json_t *v;
     void *tmp;
     size_t i;
     if (json_is_object(node)) {
-        json_object_foreach_safe(node, tmp, key, v) {
+        json_object_foreach_safe (node, tmp, key, v) {
             json_t *keep = json_incref(v);
             for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
                 json_object_set(node, key, bad[b]);
@@ -676,7 +741,7 @@ static void fuzz_walk(json_t *root, json_t *node, parse_fn parse, void (*unref)(
             json_decref(keep);
         }
     } else if (json_is_array(node)) {
-        json_array_foreach(node, i, v) {
+        json_array_foreach (node, i, v) {
             json_t *keep = json_incref(v);
             for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
                 json_array_set(node, i, bad[b]);
@@ -687,33 +752,57 @@ static void fuzz_walk(json_t *root, json_t *node, parse_fn parse, void (*unref)(
             json_decref(keep);
         }
     }
-    for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) json_decref(bad[b]);
+    for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++)
+        json_decref(bad[b]);
 }
 
-static void u_pod(void *o) { pod_unref(o); }
-static void u_pv(void *o) { pv_unref(o); }
-static void u_pvc(void *o) { pvc_unref(o); }
-static void u_sc(void *o) { storage_class_unref(o); }
-static void u_cn(void *o) { csinode_unref(o); }
+static void u_pod(void *o)
+{
+    pod_unref(o);
+}
+static void u_pv(void *o)
+{
+    pv_unref(o);
+}
+static void u_pvc(void *o)
+{
+    pvc_unref(o);
+}
+static void u_sc(void *o)
+{
+    storage_class_unref(o);
+}
+static void u_cn(void *o)
+{
+    csinode_unref(o);
+}
 
 static void test_parse_fuzz(void **state)
 {
     (void)state;
-    struct { const char *sq; parse_fn parse; void (*unref)(void *); } docs[] = {
+    struct {
+        const char *sq;
+        parse_fn parse;
+        void (*unref)(void *);
+    } docs[] = {
         { "{'metadata':{'name':'p','namespace':'d','uid':'u'},'spec':{'containers':[{'name':'c'}],'volumes':["
           "{'name':'a','persistentVolumeClaim':{'claimName':'c','readOnly':true}},"
           "{'name':'b','rbd':{'monitors':['m'],'image':'i','pool':'p'}},{'name':'c','iscsi':{'iqn':'q'}}]},"
-          "'status':{}}", p_pod, u_pod },
+          "'status':{}}",
+          p_pod, u_pod },
         { "{'metadata':{'name':'v','labels':{'a':'b'},'annotations':{'x':'y'}},'spec':{'capacity':{'storage':'1Gi'},"
           "'accessModes':['ReadWriteOnce'],'claimRef':{'namespace':'d','name':'c','uid':'u'},"
           "'csi':{'driver':'d','volumeHandle':'h'},'awsElasticBlockStore':{'volumeID':'v'},"
           "'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'k','operator':'In',"
-          "'values':['v']}]}]}}},'status':{'phase':'Available'}}", p_pv, u_pv },
+          "'values':['v']}]}]}}},'status':{'phase':'Available'}}",
+          p_pv, u_pv },
         { "{'metadata':{'name':'c','namespace':'d','annotations':{'volume.kubernetes.io/selected-node':'n'}},"
           "'spec':{'storageClassName':'s','volumeName':'v','accessModes':['ReadWriteOnce'],"
-          "'resources':{'requests':{'storage':'1Gi'}},'selector':{'matchLabels':{'a':'b'}}}}", p_pvc, u_pvc },
+          "'resources':{'requests':{'storage':'1Gi'}},'selector':{'matchLabels':{'a':'b'}}}}",
+          p_pvc, u_pvc },
         { "{'metadata':{'name':'s'},'provisioner':'p','volumeBindingMode':'WaitForFirstConsumer',"
-          "'allowedTopologies':[{'matchLabelExpressions':[{'key':'z','values':['a']}]}]}", p_sc, u_sc },
+          "'allowedTopologies':[{'matchLabelExpressions':[{'key':'z','values':['a']}]}]}",
+          p_sc, u_sc },
         { "{'metadata':{'name':'n'},'spec':{'drivers':[{'name':'d','allocatable':{'count':3}}]}}", p_cn, u_cn },
     };
     for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
@@ -749,9 +838,9 @@ static void test_bind_timeout_config(void **state)
  * thread's pods race for a few PVs; no PV is ever given to two pods. */
 typedef struct race_arg {
     volume_store_t *vs;
-    node_t         *node;
-    int             id;
-    int             won;
+    node_t *node;
+    int id;
+    int won;
 } race_arg_t;
 
 static void *race_main(void *p)
@@ -772,8 +861,10 @@ static void *race_main(void *p)
         }
         if (volume_assume(r->vs, pod, r->node, err, sizeof(err)) == 0) {
             r->won++;
-            if (i % 2 == 0) volume_forget(r->vs, pod->uid);
-            else break;                  /* keep it */
+            if (i % 2 == 0)
+                volume_forget(r->vs, pod->uid);
+            else
+                break; /* keep it */
         }
     }
     pod_unref(pod);
@@ -798,8 +889,10 @@ static void test_concurrent_reserve(void **state)
         args[i] = (race_arg_t){ e.vs, a->node, i, 0 };
         pthread_create(&th[i], NULL, race_main, &args[i]);
     }
-    for (int k = 0; k < 50; k++) put_simple_pv(e.vs, "spare", "other", "1Gi", NULL);   /* informer churn */
-    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    for (int k = 0; k < 50; k++)
+        put_simple_pv(e.vs, "spare", "other", "1Gi", NULL); /* informer churn */
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
     /* The pods that kept a PV hold distinct ones, at most two. */
     int kept = 0;
     char seen[N][64];
@@ -807,8 +900,10 @@ static void test_concurrent_reserve(void **state)
         char uid[32];
         snprintf(uid, sizeof(uid), "uid-t%d", i);
         vb_plan_t *p = volume_plan_copy(e.vs, uid);
-        if (!p) continue;
-        for (int j = 0; j < kept; j++) assert_string_not_equal(seen[j], p->w[0].name);
+        if (!p)
+            continue;
+        for (int j = 0; j < kept; j++)
+            assert_string_not_equal(seen[j], p->w[0].name);
         snprintf(seen[kept++], sizeof(seen[0]), "%s", p->w[0].name);
         volume_plan_free(p);
     }

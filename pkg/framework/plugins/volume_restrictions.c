@@ -11,30 +11,28 @@ static int overlap(char *const *a, int na, char *const *b, int nb)
 {
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nb; j++)
-            if (strcmp(a[i], b[j]) == 0) return 1;
+            if (strcmp(a[i], b[j]) == 0)
+                return 1;
     return 0;
 }
 
 static int conflicts(const pod_volume_t *v, const pod_volume_t *e)
 {
-    if (v->kind != e->kind) return 0;
+    if (v->kind != e->kind)
+        return 0;
     int both_ro = v->read_only && e->read_only;
     switch (v->kind) {
     case PVOL_GCE_PD:
-    case PVOL_ISCSI:
-        return strcmp(v->id, e->id) == 0 && !both_ro;
-    case PVOL_AWS_EBS:
-        return strcmp(v->id, e->id) == 0;
+    case PVOL_ISCSI: return strcmp(v->id, e->id) == 0 && !both_ro;
+    case PVOL_AWS_EBS: return strcmp(v->id, e->id) == 0;
     case PVOL_RBD:
         return overlap(v->monitors, v->nmonitors, e->monitors, e->nmonitors) && strcmp(v->pool, e->pool) == 0 &&
                strcmp(v->id, e->id) == 0 && !both_ro;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
-static int vr_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
-                     fw_status_t *st)
+static int vr_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
 {
     for (int i = 0; i < pod->nvolumes; i++) {
         const pod_volume_t *v = &pod->volumes[i];

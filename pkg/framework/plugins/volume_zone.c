@@ -9,8 +9,10 @@
 #define VZ_REASON "node(s) had no available volume zone"
 
 static const char *const ZONE_LABELS[] = {
-    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
-    "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
 };
 #define NZONE_LABELS (sizeof(ZONE_LABELS) / sizeof(ZONE_LABELS[0]))
 
@@ -31,20 +33,22 @@ static int vz_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 static int zone_set_has(const char *set, const char *node_value)
 {
     size_t n;
-    if (!node_value) return 0;
+    if (!node_value)
+        return 0;
     n = strlen(node_value);
     for (const char *p = set;;) {
         const char *sep = strstr(p, "__");
         size_t len = sep ? (size_t)(sep - p) : strlen(p);
-        if (len == n && strncmp(p, node_value, n) == 0) return 1;
-        if (!sep) return 0;
+        if (len == n && strncmp(p, node_value, n) == 0)
+            return 1;
+        if (!sep)
+            return 0;
         p = sep + 2;
     }
 }
 
 /* Returns FW_SUCCESS, or the status to give (lock held). */
-static int check_claim(volume_store_t *vs, const pod_t *pod, const char *claim, const node_t *node,
-                       fw_status_t *st)
+static int check_claim(volume_store_t *vs, const pod_t *pod, const char *claim, const node_t *node, fw_status_t *st)
 {
     char msg[FW_REASON_LEN * 2];
     const pvc_t *c = volume_pvc_locked(vs, pod->ns, claim);
@@ -65,7 +69,7 @@ static int check_claim(volume_store_t *vs, const pod_t *pod, const char *claim, 
         } else if (sc->mode == SC_BIND_UNSET) {
             snprintf(msg, sizeof(msg), "VolumeBindingMode not set for StorageClass \"%s\"", c->class_name);
         } else if (sc->mode == SC_BIND_WAIT) {
-            return FW_SUCCESS;      /* the binder picks a PV for this node */
+            return FW_SUCCESS; /* the binder picks a PV for this node */
         } else {
             snprintf(msg, sizeof(msg), "PersistentVolume had no name");
         }
@@ -88,18 +92,21 @@ static int check_claim(volume_store_t *vs, const pod_t *pod, const char *claim, 
     return FW_SUCCESS;
 }
 
-static int vz_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
-                     fw_status_t *st)
+static int vz_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
 {
     volume_store_t *vs = cycle_state_slot(cs, pl);
     int constrained = 0, rc = FW_SUCCESS;
-    if (!vs) return FW_SUCCESS;
+    if (!vs)
+        return FW_SUCCESS;
     for (size_t i = 0; i < NZONE_LABELS; i++)
-        if (labels_get(&ni->node->labels, ZONE_LABELS[i])) constrained = 1;
-    if (!constrained) return FW_SUCCESS;
+        if (labels_get(&ni->node->labels, ZONE_LABELS[i]))
+            constrained = 1;
+    if (!constrained)
+        return FW_SUCCESS;
     volume_store_rdlock(vs);
     for (int i = 0; i < pod->nvolumes && rc == FW_SUCCESS; i++)
-        if (pod->volumes[i].kind == PVOL_PVC) rc = check_claim(vs, pod, pod->volumes[i].id, ni->node, st);
+        if (pod->volumes[i].kind == PVOL_PVC)
+            rc = check_claim(vs, pod, pod->volumes[i].id, ni->node, st);
     volume_store_unlock(vs);
     return rc;
 }
