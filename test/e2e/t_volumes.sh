@@ -3,7 +3,8 @@
 # Volumes: VolumeBinding (bound PV affinity, unbound Immediate claims,
 # WaitForFirstConsumer static matching, dynamic provisioning with
 # allowedTopologies, PreBind's wait and its timeout), VolumeZone,
-# NodeVolumeLimits (CSINode), and two pods racing for one PV.
+# NodeVolumeLimits (CSINode), pods racing for PVs (in one pool, and from two
+# pool threads at once).
 #
 # No volume controller runs here: a small script (fake_pv_controller below)
 # plays the PV controller's part. When it sees a PV whose claimRef names an
@@ -294,13 +295,56 @@ case_prebind_timeout() {
     wait_until '[ -n "$(pod_node p-slow)" ]' $((BIND_TIMEOUT * 3 + 30)) || fail "p-slow not bound after the claim was"
 }
 
+# Two pool threads decide at the same time: 8 pods (4 per pool, each with
+# its own claim) race for 3 PVs. Exactly 3 pods bind, each on a PV whose
+# claimRef names that pod's claim; the other claims stay unbound.
+case_race_across_pools() {
+    cp_reset
+    local n api=resource.aibee.cn/v1alpha1 i p
+    for p in pa pb; do
+        jq -cn --arg api "$api" --arg n "$p" '{apiVersion: $api, kind: "Pool", metadata: {name: $n},
+            spec: {nodeSelector: {matchLabels: {team: $n}}, disableBorrowing: true, disableSharing: true}}' |
+            kc apply -f - >/dev/null
+    done
+    for n in 1 2; do
+        make_node "a$n" 4 8Gi 0 110 team=pa
+        make_node "b$n" 4 8Gi 0 110 team=pb
+    done
+    wait_until '[ "$(kc get pool pa -o jsonpath={.status.nodes})" = 2 ] && [ "$(kc get pool pb -o jsonpath={.status.nodes})" = 2 ]' 30 ||
+        fail "pools not seen by the scheduler"
+    make_class race2 WaitForFirstConsumer kubernetes.io/no-provisioner
+    for i in 1 2 3; do make_pv "pv-x$i" 1Gi race2; done
+    for i in 1 2 3 4 5 6 7 8; do make_pvc "c-x$i" 1Gi race2; done
+    for i in 1 2 3 4 5 6 7 8; do
+        p=pa; [ $((i % 2)) = 0 ] && p=pb
+        make_pod "p-x$i" --cpu 100m --pool "$p" --merge "$(jq -cn --arg c "c-x$i" \
+            '{spec: {volumes: [{name: "v", persistentVolumeClaim: {claimName: $c}}]}}')" &
+    done
+    wait
+    wait_until '[ "$(bound_named p-x | wc -l)" = 3 ]' 60 || fail "$(bound_named p-x | wc -l) racers bound, want 3"
+    sleep 3
+    [ "$(bound_named p-x | wc -l)" = 3 ] || fail "more than 3 racers bound: $(bound_named p-x | paste -sd' ')"
+    local pod claim pv owners
+    for pod in $(bound_named p-x); do
+        claim=c-${pod#p-}
+        pv=$(kc get pvc "$claim" -o jsonpath='{.spec.volumeName}')
+        [ -n "$pv" ] || fail "$pod bound but $claim has no volume"
+        [ "$(pv_claim "$pv")" = "$claim" ] || fail "$pv claimRef '$(pv_claim "$pv")', want $claim"
+    done
+    owners=$(for i in 1 2 3; do pv_claim "pv-x$i"; echo; done | grep . | sort -u | wc -l)
+    [ "$owners" = 3 ] || fail "3 PVs should have 3 distinct claims, have $owners"
+    kc delete pools --all --wait=false >/dev/null 2>&1 || true
+    wait_until '[ "$(kc get pools -o name | wc -l)" = 0 ]' 30 || fail "pools remain"
+}
+bound_named() { pods_json | jq -r --arg p "$1" '.items[] | select(.metadata.name | startswith($p)) | select(.spec.nodeName // "" | length > 0) | .metadata.name'; }
+
 case_clean_shutdown() {
     stop_scheduler_clean
 }
 
 cp_start
 fake_pv_controller
-start_scheduler --volume-bind-timeout "$BIND_TIMEOUT"
+start_scheduler --volume-bind-timeout "$BIND_TIMEOUT" --pool-status-interval 1
 run_case bound-pv-affinity case_bound_pv_affinity
 run_case immediate-unbound case_immediate_unbound
 run_case wffc-static case_wffc_static
@@ -309,5 +353,6 @@ run_case zone-conflict case_zone_conflict
 run_case csinode-limit case_csinode_limit
 run_case race-one-pv case_race_one_pv
 run_case prebind-timeout case_prebind_timeout
+run_case race-across-pools case_race_across_pools
 run_case clean-shutdown case_clean_shutdown
 finish
