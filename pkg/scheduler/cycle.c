@@ -194,9 +194,8 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     if (d.node && assume(P, cs, it->pod, &d)) {
         stats_add(s, &s->stats.attempts_scheduled, 1);
         LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
-        binder_submit(s->binder, it->pod, d.node, it->borrower ? P->name : NULL, it->first_ms);
         queue_done(P->q, it);
-        queue_item_free(it);
+        binder_submit(s->binder, it, d.node, it->borrower ? P->name : NULL);
     } else if (d.node) {
         /* The node changed between decision and reserve: try again soon. */
         queue_requeue_backoff(P->q, it);

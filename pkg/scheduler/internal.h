@@ -108,8 +108,10 @@ pf_result_t   postfilter_run(sched_pool_t *P, queue_item_t *it);
 
 /* binder.c */
 binder_t     *binder_new(scheduler_t *s, int workers);
-/* Takes a reference on pod. lender: pool name when borrowed, else NULL. */
-void          binder_submit(binder_t *b, pod_t *pod, const char *node, const char *lender, int64_t first_ms);
+/* Takes the item (already queue_done'd): bound, it is freed; refused, it
+ * goes back to its home pool's backoff queue with its age and attempts.
+ * lender: pool name when borrowed, else NULL. */
+void          binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender);
 void          binder_free(binder_t *b);
 
 /* writer.c: events and patches, asynchronous, bounded */

@@ -1,0 +1,241 @@
+/* test_sched_faults.c -- scheduler runtime pieces against a fake API server
+ * (libmicrohttpd): a refused bind backs off with its age and attempts. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "kube/client.h"
+#include "scheduler/internal.h"
+#include "util/util.h"
+
+/* ---- fake API server ---------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t mu;
+    int bind_status;      /* answer to POST .../binding */
+    int binds;            /* binding requests seen */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0 };
+
+typedef struct upload {
+    sbuf_t body;
+} upload_t;
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg)
+{
+    json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", code < 300 ? "Success" : "Failure",
+                          "message", msg, "code", code);
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *data, size_t *size, void **con_cls)
+{
+    upload_t *u = *con_cls;
+    if (!u) {
+        *con_cls = util_xcalloc(1, sizeof *u);
+        return MHD_YES;
+    }
+    if (*size) {
+        sbuf_append(&u->body, data, *size);
+        *size = 0;
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&api.mu);
+    unsigned code = 404;
+    if (!strcmp(method, "POST") && strstr(url, "/binding")) {
+        api.binds++;
+        code = (unsigned)api.bind_status;
+    }
+    pthread_mutex_unlock(&api.mu);
+    return reply(c, code, code < 300 ? "ok" : "refused");
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+    upload_t *u = *con_cls;
+    if (u) {
+        sbuf_free(&u->body);
+        free(u);
+    }
+}
+
+static struct MHD_Daemon *daemon_;
+static kube_client_t *kc;
+
+static int setup(void **st)
+{
+    daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
+                               MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+    if (!daemon_)
+        return -1;
+    int port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char server[64], err[256];
+    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
+    kube_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = server;
+    kube_client_opts_t o = { 0, 0, 5, "test_sched_faults" };
+    kc = kube_client_new(&cfg, &o, err, sizeof err);
+    return kc ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+    kube_client_free(kc);
+    MHD_stop_daemon(daemon_);
+    return 0;
+}
+
+static void set_bind_status(int code)
+{
+    pthread_mutex_lock(&api.mu);
+    api.bind_status = code;
+    api.binds = 0;
+    pthread_mutex_unlock(&api.mu);
+}
+
+static int binds_seen(void)
+{
+    pthread_mutex_lock(&api.mu);
+    int n = api.binds;
+    pthread_mutex_unlock(&api.mu);
+    return n;
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static json_t *J(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON: %s: %s", text, e.text);
+    return j;
+}
+
+static scheduler_t *new_sched(void)
+{
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, kc, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+static node_t *add_node(scheduler_t *s, const char *name, const char *cpu)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}",
+             name, cpu);
+    json_t *j = J(text);
+    char err[256];
+    node_t *n = node_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(n);
+    cache_upsert_node(s->cache, n);
+    return n;
+}
+
+static pod_t *add_pod(scheduler_t *s, const char *name, const char *cpu, const char *pool)
+{
+    char text[768];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"%s%s%s},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
+             name, name, pool ? ",\"annotations\":{\"resource.aibee.cn/pool\":\"" : "", pool ? pool : "",
+             pool ? "\"}" : "", cpu);
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    return p;
+}
+
+static int always_fits(void *ud, node_info_t *ni) { return 1; }
+
+/* ---- fault 1: a refused bind backs off, keeps age and attempts ----------- */
+
+static void refused_bind(int code)
+{
+    set_bind_status(code);
+    scheduler_t *s = new_sched();
+    node_t *n = add_node(s, "n1", "4");
+    pod_t *p = add_pod(s, "p1", "1", NULL);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+
+    queue_add(D->q, p, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    it->attempts = 3;                       /* it failed a few times before */
+    it->first_ms -= 5000;                   /* and is five seconds old */
+    int64_t first = it->first_ms;
+    assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
+    queue_done(D->q, it);
+
+    s->binder = binder_new(s, 1);
+    int64_t t0 = util_now_ms();
+    binder_submit(s->binder, it, "n1", NULL);
+    queue_stats_t qs;
+    memset(&qs, 0, sizeof qs);
+    for (int i = 0; i < 200 && qs.backoff == 0; i++) {
+        util_sleep_ms(10);
+        queue_get_stats(D->q, &qs);
+    }
+    binder_free(s->binder);
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), 1);
+    /* Back in the backoff queue, not in activeQ. */
+    assert_int_equal(qs.backoff, 1);
+    assert_int_equal(qs.active, 0);
+    /* Not popped before its backoff (4th attempt: 8 s) runs out. */
+    assert_null(queue_pop_timeout(D->q, 50));
+    queue_item_t *back = queue_take(D->q, "uid-p1");
+    assert_non_null(back);
+    assert_int_equal(back->attempts, 4);
+    assert_true(back->first_ms == first);
+    assert_true(back->backoff_until >= t0 + 8000);
+    /* The assumption was undone: the pod is pending again. */
+    cache_pod_state_t cst;
+    pod_t *cur = cache_get_pod(s->cache, "uid-p1", &cst);
+    assert_int_equal(cst, CPOD_PENDING);
+    pod_unref(cur);
+    queue_item_free(back);
+    pod_unref(p);
+    node_unref(n);
+    scheduler_free(s);
+}
+
+static void test_bind_500_backs_off(void **st) { refused_bind(500); }
+static void test_bind_403_backs_off(void **st) { refused_bind(403); }
+static void test_bind_422_backs_off(void **st) { refused_bind(422); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bind_500_backs_off),
+        cmocka_unit_test(test_bind_403_backs_off),
+        cmocka_unit_test(test_bind_422_backs_off),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
