@@ -92,6 +92,8 @@ void          pools_on_event(void *ud, kube_event_type_t type, const char *key, 
 void          pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
 void          pools_move_all(scheduler_t *s, const char *event);
 void          pools_delete_pod(scheduler_t *s, const char *uid);
+/* A queued pod's object changed: whichever queue holds it takes the update. */
+void          pools_update_pod(scheduler_t *s, pod_t *p);
 void          pools_sweep_dead(scheduler_t *s);
 /* Copies a pool's flags under pools_mu. */
 void          pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share);

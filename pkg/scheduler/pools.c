@@ -190,6 +190,16 @@ void pools_delete_pod(scheduler_t *s, const char *uid)
     pools_each_live(s, delete_pod_one, (void *)uid);
 }
 
+static void update_pod_one(sched_pool_t *P, void *pod)
+{
+    queue_update(P->q, pod);
+}
+
+void pools_update_pod(scheduler_t *s, pod_t *p)
+{
+    pools_each_live(s, update_pod_one, p);
+}
+
 /* Pending pods move to the queue of their (new) home pool: after a pool is
  * created (its pods wait in default) or deleted (its pods go to default). */
 static void reroute_queue(scheduler_t *s, sched_queue_t *from, int from_id)

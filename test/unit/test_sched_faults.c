@@ -1,5 +1,6 @@
 /* test_sched_faults.c -- scheduler runtime pieces against a fake API server
- * (libmicrohttpd): a refused bind backs off with its age and attempts. */
+ * (libmicrohttpd): a refused bind backs off with its age and attempts; pod
+ * updates reach the queue at once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -230,12 +231,84 @@ static void test_bind_500_backs_off(void **st) { refused_bind(500); }
 static void test_bind_403_backs_off(void **st) { refused_bind(403); }
 static void test_bind_422_backs_off(void **st) { refused_bind(422); }
 
+/* ---- fault 5: pod updates reach the queue at once ------------------------ */
+
+static json_t *pod_json(const char *name, int priority, const char *toleration)
+{
+    char text[768];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,%s%s%s"
+             "\"containers\":[{\"name\":\"c\"}]}}",
+             name, name, priority, toleration ? "\"tolerations\":[{\"key\":\"" : "",
+             toleration ? toleration : "", toleration ? "\",\"operator\":\"Exists\"}]," : "");
+    return J(text);
+}
+
+static void pod_event(scheduler_t *s, kube_event_type_t type, const char *name, int prio, const char *tol)
+{
+    json_t *j = pod_json(name, prio, tol);
+    char key[64];
+    snprintf(key, sizeof key, "ns/%s", name);
+    on_pod_event(s, type, key, j);
+    json_decref(j);
+}
+
+static void test_update_leaves_unschedulable(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    pod_event(s, KUBE_ADDED, "p1", 0, NULL);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    queue_requeue(D->q, it);                      /* failed: unschedulable */
+    queue_stats_t qs;
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 1);
+
+    /* A status-only update does not wake it. */
+    pod_event(s, KUBE_MODIFIED, "p1", 0, NULL);
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 1);
+
+    /* A new toleration does, at once. */
+    pod_event(s, KUBE_MODIFIED, "p1", 0, "gpu");
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 0);
+    assert_int_equal(qs.active, 1);
+    it = queue_pop_timeout(D->q, 100);
+    assert_non_null(it);
+    assert_int_equal(it->pod->ntolerations, 1);
+    queue_done(D->q, it);
+    queue_item_free(it);
+    scheduler_free(s);
+}
+
+static void test_priority_update_resorts(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    pod_event(s, KUBE_ADDED, "old", 10, NULL);
+    util_sleep_ms(2);
+    pod_event(s, KUBE_ADDED, "young", 0, NULL);
+    pod_event(s, KUBE_MODIFIED, "young", 100, NULL);     /* now the most urgent */
+    queue_item_t *it = queue_pop_timeout(D->q, 100);
+    assert_non_null(it);
+    assert_string_equal(it->pod->name, "young");
+    assert_int_equal(it->pod->priority, 100);
+    queue_done(D->q, it);
+    queue_item_free(it);
+    scheduler_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bind_500_backs_off),
         cmocka_unit_test(test_bind_403_backs_off),
         cmocka_unit_test(test_bind_422_backs_off),
+        cmocka_unit_test(test_update_leaves_unschedulable),
+        cmocka_unit_test(test_priority_update_resorts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
