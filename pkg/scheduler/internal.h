@@ -107,6 +107,11 @@ node_info_t  *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t 
  * caller must not touch it. */
 typedef enum { PF_NONE = 0, PF_PREEMPTED, PF_MOVED } pf_result_t;
 pf_result_t   postfilter_run(sched_pool_t *P, queue_item_t *it);
+/* Lender choice (design 002), pure: the free amount of the pod's scarcest
+ * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
+ * order "most idle, then fewest tasks". */
+int64_t       lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
+int           lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 
 /* binder.c */
 binder_t     *binder_new(scheduler_t *s, int workers);

@@ -148,14 +148,32 @@ static int preempt(sched_pool_t *P, pod_t *pod)
 /* --- borrowing ------------------------------------------------------------ */
 
 typedef struct lender_score {
-    double idle;       /* sum over requested kinds of free/allocatable */
-    int    tasks;
-    int    fits;
+    int64_t idle;      /* free amount of the pod's scarcest requested kind */
+    int     tasks;
+    int     fits;
 } lender_score_t;
 
-static void add_fraction(double *idle, int64_t alloc, int64_t used)
+static int64_t free_of(int64_t alloc, int64_t used)
 {
-    if (alloc > 0) *idle += (double)(alloc > used ? alloc - used : 0) / (double)alloc;
+    return alloc > used ? alloc - used : 0;
+}
+
+/* Design 002: "the sharing pool with the most idle resources": the absolute
+ * free amount of the kind the pod needs most rarely, GPU, else CPU, else
+ * memory. A fraction would drain a small empty pool before a large
+ * half-empty one. */
+int64_t lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req)
+{
+    if (res_get_scalar(req, RES_GPU) > 0)
+        return free_of(res_get_scalar(alloc, RES_GPU), res_get_scalar(used, RES_GPU));
+    if (req->milli_cpu > 0 || req->memory == 0)
+        return free_of(alloc->milli_cpu, used->milli_cpu);
+    return free_of(alloc->memory, used->memory);
+}
+
+int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b)
+{
+    return idle_a > idle_b || (idle_a == idle_b && tasks_a < tasks_b);
 }
 
 static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod, cycle_state_t *cs,
@@ -180,12 +198,7 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
-    const resources_t *r = &pod->requests;
-    if (r->milli_cpu || (!r->memory && !r->nscalar)) add_fraction(&out->idle, alloc.milli_cpu, used.milli_cpu);
-    if (r->memory) add_fraction(&out->idle, alloc.memory, used.memory);
-    if (r->ephemeral) add_fraction(&out->idle, alloc.ephemeral, used.ephemeral);
-    for (int k = 0; k < r->nscalar; k++)
-        add_fraction(&out->idle, res_get_scalar(&alloc, r->scalar[k].name), res_get_scalar(&used, r->scalar[k].name));
+    out->idle = lender_idle(&alloc, &used, &pod->requests);
     queue_stats_t qs;
     queue_get_stats(L->q, &qs);
     out->tasks += qs.active + qs.backoff + qs.unschedulable;
@@ -216,7 +229,7 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
             lender_score_t sc;
             score_lender(s, L, pod, cs, &sc);
             if (!sc.fits) continue;
-            if (!best || sc.idle > bs.idle || (sc.idle == bs.idle && sc.tasks < bs.tasks)) {
+            if (!best || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {
                 best = L;
                 bs = sc;
             }

@@ -301,6 +301,53 @@ static void test_priority_update_resorts(void **st)
     scheduler_free(s);
 }
 
+/* ---- fault 9: lender choice by absolute idle amount ------------------------ */
+
+static resources_t cpu_gpu(int64_t mcpu, int64_t gpu)
+{
+    resources_t r;
+    res_zero(&r);
+    r.milli_cpu = mcpu;
+    r.memory = 64LL << 30;
+    if (gpu) res_add_scalar(&r, RES_GPU, gpu);
+    return r;
+}
+
+static void test_lender_most_idle_absolute(void **st)
+{
+    /* Pool A: 16 CPUs, 8 in use (8 idle, half empty); pool B: 4 CPUs, empty. */
+    resources_t alloc_a = cpu_gpu(16000, 0), used_a = cpu_gpu(8000, 0);
+    resources_t alloc_b = cpu_gpu(4000, 0), used_b = cpu_gpu(0, 0);
+    resources_t req = cpu_gpu(1000, 0);
+    int64_t a = lender_idle(&alloc_a, &used_a, &req), b = lender_idle(&alloc_b, &used_b, &req);
+    assert_int_equal(a, 8000);
+    assert_int_equal(b, 4000);
+    assert_true(lender_better(a, 3, b, 0));      /* more idle wins over fewer tasks */
+    assert_false(lender_better(b, 0, a, 3));
+    /* Three 1-CPU borrowers in a row still all prefer A (8-1-1 > 4). */
+    for (int i = 0; i < 3; i++) {
+        res_add(&used_a, &req);
+        if (i < 2) assert_true(lender_better(lender_idle(&alloc_a, &used_a, &req), 3 + i, b, 0));
+    }
+    /* Ties go to the pool with fewer tasks. */
+    assert_true(lender_better(4000, 1, 4000, 2));
+    assert_false(lender_better(4000, 2, 4000, 2));
+
+    /* A GPU pod counts GPUs only: 2 free GPUs beat 1 even with fewer CPUs. */
+    resources_t g_alloc1 = cpu_gpu(8000, 8), g_used1 = cpu_gpu(0, 6);
+    resources_t g_alloc2 = cpu_gpu(64000, 1), g_used2 = cpu_gpu(0, 0);
+    resources_t greq = cpu_gpu(1000, 1);
+    assert_int_equal(lender_idle(&g_alloc1, &g_used1, &greq), 2);
+    assert_int_equal(lender_idle(&g_alloc2, &g_used2, &greq), 1);
+    /* Memory only when neither GPU nor CPU is asked for. */
+    resources_t mreq;
+    res_zero(&mreq);
+    mreq.memory = 1 << 30;
+    resources_t m_alloc = cpu_gpu(1000, 0), m_used = cpu_gpu(0, 0);
+    m_used.memory = 60LL << 30;
+    assert_int_equal(lender_idle(&m_alloc, &m_used, &mreq), 4LL << 30);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_bind_422_backs_off),
         cmocka_unit_test(test_update_leaves_unschedulable),
         cmocka_unit_test(test_priority_update_resorts),
+        cmocka_unit_test(test_lender_most_idle_absolute),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
