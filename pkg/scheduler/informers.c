@@ -18,6 +18,7 @@ void stats_add(scheduler_t *s, unsigned long *field, unsigned long n)
 void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    status_changed(s);
     if (type == KUBE_DELETED) {
         cache_delete_node(s->cache, key);
         LOG_D("node %s deleted", key);
@@ -75,6 +76,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    status_changed(s);     /* Used and Pending move with pods */
     char *known = hashmap_get(s->pod_uid_by_key, key);
     if (type == KUBE_DELETED) {
         if (known) {

@@ -71,6 +71,8 @@ struct scheduler {
     pthread_cond_t   hk_cv;
     int              stopping;
     int              ready;
+    int              status_dirty;   /* Pool .status may be stale (atomic); see status_changed */
+    hashmap_t       *status_last;    /* "name/uid" -> last status body written; housekeeper only */
 
     pthread_mutex_t  stats_mu;
     scheduler_stats_t stats;
@@ -137,5 +139,8 @@ void          on_pdb_event(void *ud, kube_event_type_t type, const char *key, js
 void          pdbs_destroy(scheduler_t *s);
 
 void          stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
+/* scheduler.c: something Pool .status shows changed (nodes, pods, pools);
+ * the housekeeper rewrites it soon, at most once a second. */
+void          status_changed(scheduler_t *s);
 
 #endif

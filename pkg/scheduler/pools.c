@@ -272,6 +272,7 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
               spec.disable_sharing ? "off" : "on");
     }
     if (selector_changed) cache_repartition(s->cache);
+    status_changed(s);
     if (created) reroute_queue(s, pools_get(s, DEFAULT_POOL_ID)->q, DEFAULT_POOL_ID);
     pools_move_all(s, "PoolChanged");
 }
@@ -296,6 +297,7 @@ static void pool_remove(scheduler_t *s, const char *name)
     pthread_mutex_unlock(&s->pools_mu);
     if (!P) return;
     LOG_I("pool %s deleted: its nodes return to default", name);
+    status_changed(s);
     pool_join(P);
     cache_repartition(s->cache);
     reroute_queue(s, P->q, -1);

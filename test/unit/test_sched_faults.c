@@ -24,7 +24,54 @@ static struct {
     pthread_mutex_t mu;
     int bind_status;      /* answer to POST .../binding */
     int binds;            /* binding requests seen */
-} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0 };
+    int pools_delay_ms;   /* the Pool LIST answers this late */
+    int pool_api;         /* /apis/resource.aibee.cn is served */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1 };
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg);
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *text)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* LISTs and WATCHes for scheduler_start: one node of pool "gpu", no pods,
+ * and the Pool "gpu" (after pools_delay_ms). Watches end at once. */
+static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
+{
+    int watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch") != NULL;
+    if (!strcmp(url, "/apis/resource.aibee.cn")) {
+        pthread_mutex_lock(&api.mu);
+        int served = api.pool_api;
+        pthread_mutex_unlock(&api.mu);
+        if (!served) return reply(c, 404, "not found");
+        return send_text(c, 200, "{\"kind\":\"APIGroup\",\"name\":\"resource.aibee.cn\",\"versions\":"
+                                 "[{\"groupVersion\":\"resource.aibee.cn/v1alpha1\",\"version\":\"v1alpha1\"}]}");
+    }
+    if (watch) return send_text(c, 200, "");
+    if (!strcmp(url, "/apis/resource.aibee.cn/v1alpha1/pools")) {
+        pthread_mutex_lock(&api.mu);
+        int delay = api.pools_delay_ms, served = api.pool_api;
+        pthread_mutex_unlock(&api.mu);
+        if (!served) return reply(c, 404, "not found");
+        util_sleep_ms(delay);
+        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"apiVersion\":"
+                                 "\"resource.aibee.cn/v1alpha1\",\"kind\":\"Pool\",\"metadata\":{\"name\":\"gpu\","
+                                 "\"uid\":\"pool-uid\",\"generation\":1},\"spec\":{\"nodeSelector\":"
+                                 "{\"matchLabels\":{\"pool\":\"gpu\"}}}}]}");
+    }
+    if (!strcmp(url, "/api/v1/nodes"))
+        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"metadata\":"
+                                 "{\"name\":\"g0\",\"resourceVersion\":\"3\",\"labels\":{\"pool\":\"gpu\"}},"
+                                 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}]}");
+    if (!strcmp(url, "/api/v1/pods") || strstr(url, "poddisruptionbudgets"))
+        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}");
+    return reply(c, 404, "not found");
+}
 
 typedef struct upload {
     sbuf_t body;
@@ -56,6 +103,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *size = 0;
         return MHD_YES;
     }
+    if (!strcmp(method, "GET")) return serve_get(c, url);
     pthread_mutex_lock(&api.mu);
     unsigned code = 404;
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
@@ -80,7 +128,8 @@ static kube_client_t *kc;
 
 static int setup(void **st)
 {
-    daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
+    /* A thread per connection: a slow answer must not hold up the others. */
+    daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
                                MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
     if (!daemon_)
         return -1;
@@ -348,6 +397,95 @@ static void test_lender_most_idle_absolute(void **st)
     assert_int_equal(lender_idle(&m_alloc, &m_used, &mreq), 4LL << 30);
 }
 
+/* ---- fault 2: start-up waits for the Pool list ---------------------------- */
+
+static kube_client_t *slow_client(void)
+{
+    int port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char server[64], err[256];
+    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
+    kube_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = server;
+    kube_client_opts_t o = { 0, 0, 30, "test_sched_faults" };
+    kube_client_t *c = kube_client_new(&cfg, &o, err, sizeof err);
+    assert_non_null(c);
+    return c;
+}
+
+static int node_pool(scheduler_t *s, const char *node)
+{
+    cache_rdlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, node);
+    int id = ni ? ni->pool : -2;
+    cache_unlock(s->cache);
+    return id;
+}
+
+/* The Pool LIST takes 6.5 s (longer than the old 5 s grace): start-up waits
+ * for it, so the node is in pool gpu before anything can be decided. */
+static void test_start_waits_for_slow_pool_list(void **st)
+{
+    pthread_mutex_lock(&api.mu);
+    api.pools_delay_ms = 6500;
+    api.pool_api = 1;
+    pthread_mutex_unlock(&api.mu);
+    kube_client_t *c = slow_client();
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    o.sync_timeout_s = 30;
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, c, err, sizeof err);
+    assert_non_null(s);
+    int64_t t0 = util_now_ms();
+    volatile int stop = 0;
+    assert_int_equal(scheduler_start(s, &stop, err, sizeof err), 0);
+    int64_t took = util_now_ms() - t0;
+    int gpu_id = -1;
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *P = hashmap_get(s->pool_by_name, "gpu");
+    if (P) gpu_id = P->id;
+    pthread_mutex_unlock(&s->pools_mu);
+    int pool_of_g0 = node_pool(s, "g0");
+    scheduler_stop(s);
+    scheduler_free(s);
+    kube_client_free(c);
+    pthread_mutex_lock(&api.mu);
+    api.pools_delay_ms = 0;
+    pthread_mutex_unlock(&api.mu);
+    assert_true(took >= 6000);
+    assert_true(gpu_id > 0);
+    assert_int_equal(pool_of_g0, gpu_id);
+}
+
+/* No Pool CRD at all: start-up does not wait (there is nothing to isolate). */
+static void test_start_without_pool_api(void **st)
+{
+    pthread_mutex_lock(&api.mu);
+    api.pool_api = 0;
+    pthread_mutex_unlock(&api.mu);
+    kube_client_t *c = slow_client();
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, c, err, sizeof err);
+    int64_t t0 = util_now_ms();
+    volatile int stop = 0;
+    assert_int_equal(scheduler_start(s, &stop, err, sizeof err), 0);
+    int64_t took = util_now_ms() - t0;
+    int pool_of_g0 = node_pool(s, "g0");
+    scheduler_stop(s);
+    scheduler_free(s);
+    kube_client_free(c);
+    pthread_mutex_lock(&api.mu);
+    api.pool_api = 1;
+    pthread_mutex_unlock(&api.mu);
+    assert_true(took < 4000);
+    assert_int_equal(pool_of_g0, DEFAULT_POOL_ID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +495,8 @@ int main(void)
         cmocka_unit_test(test_update_leaves_unschedulable),
         cmocka_unit_test(test_priority_update_resorts),
         cmocka_unit_test(test_lender_most_idle_absolute),
+        cmocka_unit_test(test_start_waits_for_slow_pool_list),
+        cmocka_unit_test(test_start_without_pool_api),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
