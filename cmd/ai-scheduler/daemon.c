@@ -16,6 +16,7 @@
 typedef struct daemon_metrics {
     metrics_t *reg;
     metric_t  *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
+    metric_t  *evictions_refused;
     metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -61,6 +62,7 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->bind_errors, NULL, (double)st.bind_errors);
     counter_to(dm->preemptions, NULL, (double)st.preemptions);
     counter_to(dm->victims, NULL, (double)st.victims);
+    counter_to(dm->evictions_refused, NULL, (double)st.evictions_refused);
     counter_to(dm->borrowings, NULL, (double)st.borrowings);
     counter_to(dm->dropped, NULL, (double)st.events_dropped);
     scheduler_each_pool(sched, pool_gauge, dm);
@@ -75,6 +77,8 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->bind_errors = metrics_counter(r, "ai_scheduler_bind_errors_total", "Binding requests that failed.");
     dm->preemptions = metrics_counter(r, "ai_scheduler_preemptions_total", "Preemptions carried out.");
     dm->victims = metrics_counter(r, "ai_scheduler_preemption_victims_total", "Pods evicted by preemption or reclaim.");
+    dm->evictions_refused = metrics_counter(r, "ai_scheduler_preemption_evictions_refused_total",
+                                            "Preemptions stopped midway by a refused eviction.");
     dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
     dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
     static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};

@@ -37,6 +37,7 @@ typedef struct sched_pool {
 
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
+typedef struct evictor evictor_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -64,6 +65,7 @@ struct scheduler {
     informer_t      *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
     api_writer_t    *writer;
     binder_t        *binder;
+    evictor_t       *evictor;
     int              bind_backlog;   /* binds waiting for a worker (atomic); the writer yields to them */
     pthread_t        housekeeper;
     int              housekeeper_started;
@@ -71,6 +73,7 @@ struct scheduler {
     pthread_cond_t   hk_cv;
     int              stopping;
     int              ready;
+    int              fenced;         /* lost the lease: decide and write nothing (atomic) */
     int              status_dirty;   /* Pool .status may be stale (atomic); see status_changed */
     hashmap_t       *status_last;    /* "name/uid" -> last status body written; housekeeper only */
 
@@ -123,12 +126,32 @@ binder_t     *binder_new(scheduler_t *s, int workers);
 void          binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender);
 void          binder_free(binder_t *b);
 
+/* evictor.c: a preemption's evictions, off the pool thread */
+evictor_t    *evictor_new(scheduler_t *s);
+/* Takes cands (an array of n, freed by the worker) and evicts the best
+ * candidate's victims, the next candidate's when one is refused (each
+ * refusal: a Warning event on the preemptor and evictions_refused). The
+ * caller nominated the best node already. When all are refused the
+ * nomination is dropped and the queues woken. */
+void          evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n,
+                             int pool_id, const char *pool);
+/* A job for this preemptor is queued or running. */
+int           evictor_has_job(evictor_t *e, const char *uid);
+/* Tests: returns once no job is queued or running. */
+void          evictor_wait_idle(evictor_t *e);
+/* Drops queued jobs (no draining) and joins. */
+void          evictor_free(evictor_t *e);
+
+/* scheduler.c: nonzero once scheduler_fence was called. */
+int           scheduler_fenced(scheduler_t *s);
+
 /* writer.c: events and patches, asynchronous, bounded */
 api_writer_t *writer_new(scheduler_t *s, int max_pending);
 void          writer_free(api_writer_t *w);
 void          writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
 void          writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason, const char *message);
 void          writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message);
+/* node NULL clears status.nominatedNodeName. */
 void          writer_nominate(api_writer_t *w, const pod_t *p, const char *node);
 void          writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body /* taken */);
 

@@ -50,33 +50,13 @@ static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
     return waiting;
 }
 
-static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
-{
-    char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
-    sbuf_t path = {0};
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
-    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}",
-                             "apiVersion", s->use_policy_v1 ? "policy/v1" : "policy/v1beta1",
-                             "kind", "Eviction", "metadata", "name", victim->name, "namespace", victim->ns);
-    if (s->opts.eviction_grace_s >= 0)
-        json_object_set_new(body, "deleteOptions",
-                            json_pack("{s:I}", "gracePeriodSeconds", (json_int_t)s->opts.eviction_grace_s));
-    long status = 0;
-    int rc = kube_send_json(s->kc, "POST", path.data, NULL, body, NULL, &status, err, errlen);
-    json_decref(body);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
-    if (status == 404) return 0;       /* already gone: the room is free */
-    return rc == 0 ? 0 : -1;
-}
-
 /* Runs victim selection over the pool's nodes; evicts the best candidate's
  * victims, trying the next candidate when an eviction is refused. */
 static int preempt(sched_pool_t *P, pod_t *pod)
 {
     scheduler_t *s = P->s;
-    if (waiting_for_victims(s, pod)) return 1;
+    /* Its victims are still being evicted, or are terminating. */
+    if (evictor_has_job(s->evictor, pod->uid) || waiting_for_victims(s, pod)) return 1;
     victim_ctx_t vc = { s, P->id };
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
@@ -109,40 +89,28 @@ static int preempt(sched_pool_t *P, pod_t *pod)
     cache_unlock(s->cache);
     cycle_state_free(cs);
 
-    int done = 0;
-    while (!done && nc > 0) {
-        int b = preempt_pick(cands, nc);
-        if (b < 0) break;
-        preempt_candidate_t *c = &cands[b];
-        int refused = 0;
-        char err[256];
-        for (int v = 0; v < c->nvictims; v++) {
-            if (evict(s, c->victims[v], err, sizeof(err)) != 0) {
-                LOG_W("preemption: eviction of %s refused: %s", c->victims[v]->key, err);
-                refused = 1;
-                break;
-            }
-            char msg[512];
-            snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s", pod->key, c->node,
-                     pools_home_id(s, c->victims[v]) != P->id ? " (borrowed node reclaimed by its pool)" : "");
-            writer_pod_event(s->writer, c->victims[v], "Normal", "Preempted", msg);
-            stats_add(s, &s->stats.victims, 1);
-        }
-        if (!refused) {
-            LOG_I("preempted pod=%s node=%s pool=%s victims=%d pdb_violations=%d", pod->key, c->node,
-                  P->name, c->nvictims, c->pdb_violations);
-            cache_nominate(s->cache, pod, c->node);
-            writer_nominate(s->writer, pod, c->node);
-            stats_add(s, &s->stats.preemptions, 1);
-            done = 1;
-        } else {
-            preempt_candidate_clear(c);
-            cands[b] = cands[--nc];
-        }
+    /* Reserve the room on the best node now and leave the evictions (and
+     * the fallback to the next candidates) to the eviction worker: this
+     * thread never waits on the API server. */
+    int b = preempt_pick(cands, nc);
+    if (b < 0) {
+        free(cands);
+        return 0;
     }
-    for (int i = 0; i < nc; i++) preempt_candidate_clear(&cands[i]);
-    free(cands);
-    return done;
+    LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name,
+          cands[b].nvictims);
+    cache_nominate(s->cache, pod, cands[b].node);
+    writer_nominate(s->writer, pod, cands[b].node);
+    evictor_submit(s->evictor, pod, cands, nc, P->id, P->name);
+    return 1;
+}
+
+/* The pod gave up the room it was promised (it found none by preemption,
+ * or it goes to borrow): drop the nomination, here and on the API. */
+static void drop_nomination(scheduler_t *s, const pod_t *pod)
+{
+    cache_clear_nomination(s->cache, pod->uid);
+    if (pod->nominated_node && pod->nominated_node[0]) writer_nominate(s->writer, pod, NULL);
 }
 
 /* --- borrowing ------------------------------------------------------------ */
@@ -264,6 +232,7 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
     if (!s->opts.disable_preemption && !no_preempt && preempt(P, it->pod)) return PF_PREEMPTED;
+    drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow) return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);
     if (!L) return PF_NONE;

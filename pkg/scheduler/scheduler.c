@@ -315,10 +315,21 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     cache_get_stats(s->cache, &cs);
     LOG_I("caches synced: %d nodes, %d pods (%d pending)", cs.nodes, cs.pods, cs.pending);
     s->binder = binder_new(s, s->opts.bind_workers);
+    s->evictor = evictor_new(s);
     pools_start_threads(s);
     if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0) s->housekeeper_started = 1;
     __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
     return 0;
+}
+
+void scheduler_fence(scheduler_t *s)
+{
+    __atomic_store_n(&s->fenced, 1, __ATOMIC_SEQ_CST);
+}
+
+int scheduler_fenced(scheduler_t *s)
+{
+    return __atomic_load_n(&s->fenced, __ATOMIC_ACQUIRE);
 }
 
 int scheduler_ready(scheduler_t *s)
@@ -339,6 +350,8 @@ void scheduler_stop(scheduler_t *s)
     pools_stop_threads(s);
     binder_free(s->binder);
     s->binder = NULL;
+    evictor_free(s->evictor);
+    s->evictor = NULL;
     for (size_t i = 0; i < ninf; i++)
         if (infs[i]) informer_stop(infs[i]);
     pthread_mutex_lock(&s->hk_mu);

@@ -216,7 +216,8 @@ void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char 
 
 void writer_nominate(api_writer_t *w, const pod_t *p, const char *node)
 {
-    pod_status_patch(w, p, json_pack("{s:s}", "nominatedNodeName", node));
+    /* NULL clears it (a JSON null in a merge patch deletes the field). */
+    pod_status_patch(w, p, node ? json_pack("{s:s}", "nominatedNodeName", node) : json_pack("{s:n}", "nominatedNodeName"));
 }
 
 void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body)

@@ -26,7 +26,11 @@ static struct {
     int binds;            /* binding requests seen */
     int pools_delay_ms;   /* the Pool LIST answers this late */
     int pool_api;         /* /apis/resource.aibee.cn is served */
-} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1 };
+    int evict_delay_ms;   /* each eviction answers this late */
+    int evict_refuse_at;  /* 1-based eviction that gets a 429; 0 none */
+    int evictions;        /* eviction requests seen */
+    char reasons[1024];   /* reasons of events posted, space separated */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "" };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg);
 
@@ -104,6 +108,26 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (!strcmp(method, "GET")) return serve_get(c, url);
+    if (!strcmp(method, "POST") && strstr(url, "/eviction")) {
+        pthread_mutex_lock(&api.mu);
+        int n = ++api.evictions, delay = api.evict_delay_ms, refuse = api.evict_refuse_at == n;
+        pthread_mutex_unlock(&api.mu);
+        util_sleep_ms(delay);
+        return reply(c, refuse ? 429 : 201, refuse ? "Cannot evict pod as it would violate the pod's disruption budget." : "ok");
+    }
+    if (!strcmp(method, "POST") && strstr(url, "/events")) {
+        json_t *ev = json_loads(u->body.data ? u->body.data : "", 0, NULL);
+        const char *r = json_string_value(json_object_get(ev, "reason"));
+        pthread_mutex_lock(&api.mu);
+        if (r && strlen(api.reasons) + strlen(r) + 2 < sizeof api.reasons) {
+            strcat(api.reasons, r);
+            strcat(api.reasons, " ");
+        }
+        pthread_mutex_unlock(&api.mu);
+        json_decref(ev);
+        return reply(c, 201, "ok");
+    }
+    if (!strcmp(method, "PATCH")) return reply(c, 200, "ok");
     pthread_mutex_lock(&api.mu);
     unsigned code = 404;
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
@@ -486,6 +510,206 @@ static void test_start_without_pool_api(void **st)
     assert_int_equal(pool_of_g0, DEFAULT_POOL_ID);
 }
 
+/* ---- fault 4: nominations ------------------------------------------------- */
+
+static pod_t *pod_from(scheduler_t *s, const char *name, const char *cpu, int prio, const char *pool,
+                       const char *node)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"annotations\":"
+             "{\"resource.aibee.cn/pool\":\"%s\"}},\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,"
+             "\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+             "\"status\":{\"phase\":\"%s\"}}",
+             name, name, pool, prio, node, cpu, node[0] ? "Running" : "Pending");
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    return p;
+}
+
+static void add_pool(scheduler_t *s, const char *name)
+{
+    char text[512];
+    snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\",\"generation\":1},"
+             "\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"%s\"}}}}", name, name, name);
+    json_t *j = J(text);
+    pools_on_event(s, KUBE_ADDED, name, j);
+    json_decref(j);
+}
+
+/* A borrower of any priority sees the room nominated for a home pod of the
+ * lender as taken; a home pod of lower priority does not. */
+static void test_borrower_ranks_below_nominated_home_pod(void **st)
+{
+    scheduler_t *s = new_sched();
+    add_pool(s, "gpu");
+    json_t *nj = J("{\"metadata\":{\"name\":\"g0\",\"labels\":{\"pool\":\"gpu\"}},"
+                   "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}");
+    char err[256];
+    node_t *n = node_from_json(nj, err, sizeof err);
+    json_decref(nj);
+    cache_upsert_node(s->cache, n);
+    pod_t *home = pod_from(s, "home", "3", 0, "gpu", "");
+    pod_t *borrower = pod_from(s, "borrower", "2", 1000, "", "");
+    pod_t *home_low = pod_from(s, "homelow", "2", -5, "gpu", "");
+    pod_t *home_high = pod_from(s, "homehigh", "2", 50, "gpu", "");
+    cache_nominate(s->cache, home, "g0");
+
+    cache_rdlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, "g0");
+    int cloned = 0;
+    node_info_t *view = node_with_nominated(s, borrower, ni, &cloned);
+    assert_true(cloned);                                    /* the nominated pod counts */
+    assert_int_equal(view->requested.milli_cpu, 3000);
+    node_info_free(view);
+    view = node_with_nominated(s, home_low, ni, &cloned);   /* home, lower priority: counts */
+    assert_true(cloned);
+    node_info_free(view);
+    view = node_with_nominated(s, home_high, ni, &cloned);  /* home, higher priority: may take it */
+    assert_false(cloned);
+    assert_int_equal(view->requested.milli_cpu, 0);
+    cache_unlock(s->cache);
+
+    pod_unref(home);
+    pod_unref(borrower);
+    pod_unref(home_low);
+    pod_unref(home_high);
+    node_unref(n);
+    scheduler_free(s);
+}
+
+static void set_evictions(int delay_ms, int refuse_at)
+{
+    pthread_mutex_lock(&api.mu);
+    api.evict_delay_ms = delay_ms;
+    api.evict_refuse_at = refuse_at;
+    api.evictions = 0;
+    api.reasons[0] = '\0';
+    pthread_mutex_unlock(&api.mu);
+}
+
+static int api_int(int *f)
+{
+    pthread_mutex_lock(&api.mu);
+    int v = *f;
+    pthread_mutex_unlock(&api.mu);
+    return v;
+}
+
+/* n1 (2 CPUs) is full of two 1-CPU pods of priority 0; a 2-CPU pod of
+ * priority 100 preempts both. The pool thread (postfilter_run) returns at
+ * once although each eviction takes 800 ms. */
+static scheduler_t *preemption_setup(queue_item_t **out)
+{
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_t *n = add_node(s, "n1", "2");
+    node_unref(n);
+    pod_unref(pod_from(s, "v1", "1", 0, "", "n1"));
+    pod_unref(pod_from(s, "v2", "1", 0, "", "n1"));
+    pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, pre, 0);
+    pod_unref(pre);
+    *out = queue_pop_timeout(D->q, 1000);
+    assert_non_null(*out);
+    return s;
+}
+
+static int nominated_on(scheduler_t *s, const char *node)
+{
+    pod_t *const *noms;
+    cache_rdlock(s->cache);
+    int n = cache_nominated_locked(s->cache, node, &noms);
+    cache_unlock(s->cache);
+    return n;
+}
+
+static void preemption_teardown(scheduler_t *s, queue_item_t *it)
+{
+    queue_requeue(pools_get(s, DEFAULT_POOL_ID)->q, it);
+    evictor_free(s->evictor);
+    s->evictor = NULL;
+    writer_free(s->writer);
+    s->writer = NULL;
+    scheduler_free(s);
+}
+
+static void test_evictions_off_pool_thread(void **st)
+{
+    set_evictions(800, 0);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    int64_t t0 = util_now_ms();
+    assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
+    int64_t took = util_now_ms() - t0;
+    assert_true(took < 500);                       /* not 2 x 800 ms */
+    assert_int_equal(nominated_on(s, "n1"), 1);    /* the room is reserved at once */
+    /* Asked again meanwhile, it waits for its victims: no second job. */
+    assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 2);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.preemptions, 1);
+    assert_int_equal(ss.victims, 2);
+    assert_int_equal(ss.evictions_refused, 0);
+    preemption_teardown(s, it);
+}
+
+/* The second eviction is refused (429): an event on the preemptor says so,
+ * the counter moves, and the room is given back. */
+static void test_refused_eviction_explained(void **st)
+{
+    set_evictions(0, 2);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    assert_int_equal(postfilter_run(pools_get(s, DEFAULT_POOL_ID), it), PF_PREEMPTED);
+    evictor_wait_idle(s->evictor);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.evictions_refused, 1);
+    assert_int_equal(ss.preemptions, 0);
+    assert_int_equal(ss.victims, 1);
+    assert_int_equal(nominated_on(s, "n1"), 0);     /* no room held for nothing */
+    int seen = 0;
+    for (int i = 0; i < 100 && !seen; i++) {
+        pthread_mutex_lock(&api.mu);
+        seen = strstr(api.reasons, "PreemptionIncomplete") != NULL;
+        pthread_mutex_unlock(&api.mu);
+        if (!seen) util_sleep_ms(20);
+    }
+    assert_true(seen);
+    preemption_teardown(s, it);
+}
+
+/* A preemptor that finds no victims any more gives its old room back. */
+static void test_give_up_clears_nomination(void **st)
+{
+    set_evictions(0, 0);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    pod_unref(pod_from(s, "big", "2", 1000, "", "n1"));      /* cannot be preempted */
+    pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
+    cache_nominate(s->cache, pre, "n1");                      /* from an earlier round */
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, pre, 0);
+    pod_unref(pre);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    it->tried_borrow = 1;
+    assert_int_equal(postfilter_run(D, it), PF_NONE);
+    assert_int_equal(nominated_on(s, "n1"), 0);
+    preemption_teardown(s, it);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +721,10 @@ int main(void)
         cmocka_unit_test(test_lender_most_idle_absolute),
         cmocka_unit_test(test_start_waits_for_slow_pool_list),
         cmocka_unit_test(test_start_without_pool_api),
+        cmocka_unit_test(test_borrower_ranks_below_nominated_home_pod),
+        cmocka_unit_test(test_evictions_off_pool_thread),
+        cmocka_unit_test(test_refused_eviction_explained),
+        cmocka_unit_test(test_give_up_clears_nomination),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
