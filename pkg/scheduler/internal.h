@@ -1,10 +1,18 @@
 /* internal.h -- state shared by the scheduler's own files (not public).
  *
- * Lock order, outermost first: cache lock -> pools_mu -> pdb_mu (and, inside
- * the cache, rwlock -> node stripe -> pod map). pools_mu
- * and pdb_mu are leaf locks held only briefly; nothing calls into the cache
- * or the API while holding them. Queues have their own internal lock and are
- * never called with pools_mu held either. */
+ * Lock order, outermost first:
+ *   cache lock (inside the cache: rwlock -> node stripe -> pod map)
+ *     -> pdb_mu -> pools_mu.
+ * The cache calls pools_partition (pools_mu) under its write lock; a filter
+ * pass reads pools_home_id (pools_mu) under the read lock and a node
+ * stripe; preemption's victim search holds pdb_mu (no cache lock) while
+ * is_victim reads pools_home_id. pdb_mu and pools_mu are held briefly;
+ * nothing calls into the cache or the API while holding them. Leaf locks,
+ * taken with none of the above held or innermost: each queue's own mutex
+ * (never called with pools_mu held), the binder's, the writer's, the
+ * evictor's, hk_mu and stats_mu. The cache read lock is held for one
+ * filter pass at most (decide, the node copies of preempt); the victim
+ * search runs on copies without it. */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 
@@ -112,6 +120,9 @@ node_info_t  *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t 
  * caller must not touch it. */
 typedef enum { PF_NONE = 0, PF_PREEMPTED, PF_MOVED } pf_result_t;
 pf_result_t   postfilter_run(sched_pool_t *P, queue_item_t *it);
+/* Preemption inside P for pod: 1 when room is reserved (or victims are on
+ * their way out), 0 when no node can be freed. */
+int           postfilter_preempt(sched_pool_t *P, pod_t *pod);
 /* Lender choice (design 002), pure: the free amount of the pod's scarcest
  * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
  * order "most idle, then fewest tasks". */

@@ -52,7 +52,7 @@ static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
 
 /* Runs victim selection over the pool's nodes; evicts the best candidate's
  * victims, trying the next candidate when an eviction is refused. */
-static int preempt(sched_pool_t *P, pod_t *pod)
+int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 {
     scheduler_t *s = P->s;
     /* Its victims are still being evicted, or are terminating. */
@@ -61,32 +61,49 @@ static int preempt(sched_pool_t *P, pod_t *pod)
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
-    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
-        cycle_state_free(cs);
-        return 0;
-    }
-    preempt_candidate_t *cands = NULL;
-    int nc = 0;
+    /* Under the read lock only for one filter pass (as long as a normal
+     * cycle): PreFilter, then a private copy of each pool node where
+     * removing pods may help (not selector or taint misses), seen with the
+     * room already promised to other preemptors. The victim search, which
+     * re-runs the filters per victim, then works on the copies unlocked,
+     * so informers (and, behind them, the other pools) never wait for it. */
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    cands = util_xcalloc((size_t)(n ? n : 1), sizeof(*cands));
-    pthread_mutex_lock(&s->pdb_mu);
+    fw_cluster_t cl = { nodes, n };
+    cycle_state_set_cluster(cs, &cl);
+    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
+        cycle_state_set_cluster(cs, NULL);
+        cache_unlock(s->cache);
+        cycle_state_free(cs);
+        return 0;
+    }
+    node_info_t **copies = util_xcalloc((size_t)(n ? n : 1), sizeof(*copies));
+    int ncopies = 0;
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
         if (ni->pool != P->id || !ni->node) continue;
-        /* Only nodes where removing pods can help (not selector/taint
-         * misses), seen with the room already promised to other preemptors. */
         int cloned = 0;
         node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
         fw_status_reset(&st);
-        if (framework_filter(s->fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE &&
-            preempt_select_on_node(s->fw, pod, view, is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        if (framework_filter(s->fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE)
+            copies[ncopies++] = cloned ? view : node_info_clone(ni);
+        else if (cloned)
+            node_info_free(view);
+    }
+    cycle_state_set_cluster(cs, NULL);
+    cache_unlock(s->cache);
+
+    preempt_candidate_t *cands = util_xcalloc((size_t)(ncopies ? ncopies : 1), sizeof(*cands));
+    int nc = 0;
+    pthread_mutex_lock(&s->pdb_mu);
+    for (int i = 0; i < ncopies; i++) {
+        if (preempt_select_on_node(s->fw, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
             nc++;
-        if (cloned) node_info_free(view);
+        node_info_free(copies[i]);
     }
     pthread_mutex_unlock(&s->pdb_mu);
-    cache_unlock(s->cache);
+    free(copies);
     cycle_state_free(cs);
 
     /* Reserve the room on the best node now and leave the evictions (and
@@ -231,7 +248,7 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     }
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    if (!s->opts.disable_preemption && !no_preempt && preempt(P, it->pod)) return PF_PREEMPTED;
+    if (!s->opts.disable_preemption && !no_preempt && postfilter_preempt(P, it->pod)) return PF_PREEMPTED;
     drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow) return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);

@@ -610,8 +610,9 @@ static scheduler_t *preemption_setup(queue_item_t **out)
     s->evictor = evictor_new(s);
     node_t *n = add_node(s, "n1", "2");
     node_unref(n);
-    pod_unref(pod_from(s, "v1", "1", 0, "", "n1"));
-    pod_unref(pod_from(s, "v2", "1", 0, "", "n1"));
+    /* An unknown pool annotation: home is default, looked up under pools_mu. */
+    pod_unref(pod_from(s, "v1", "1", 0, "no-such-pool", "n1"));
+    pod_unref(pod_from(s, "v2", "1", 0, "no-such-pool", "n1"));
     pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     queue_add(D->q, pre, 0);
@@ -710,6 +711,62 @@ static void test_give_up_clears_nomination(void **st)
     preemption_teardown(s, it);
 }
 
+/* ---- fault 7: the victim search runs without the cache lock --------------- */
+
+typedef struct lock_probe {
+    scheduler_t  *s;
+    sched_pool_t *P;
+    pod_t        *pod;
+    int           rc;
+    int           done;        /* atomic */
+} lock_probe_t;
+
+static void *run_preempt(void *arg)
+{
+    lock_probe_t *lp = arg;
+    lp->rc = postfilter_preempt(lp->P, lp->pod);
+    __atomic_store_n(&lp->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void *run_pod_update(void *arg)
+{
+    lock_probe_t *lp = arg;
+    pod_unref(pod_from(lp->s, "newcomer", "1", 0, "", ""));    /* takes the cache write lock */
+    __atomic_store_n(&lp->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* The victim search is held up (pools_mu, which is_victim needs, is held
+ * here); an informer's pod update must still get the cache write lock. */
+static void test_preemption_scan_unlocked(void **st)
+{
+    set_evictions(0, 0);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    lock_probe_t pre = { s, D, it->pod, -1, 0 }, upd = { s, D, NULL, 0, 0 };
+    pthread_t a, w;
+    pthread_mutex_lock(&s->pools_mu);
+    pthread_create(&a, NULL, run_preempt, &pre);
+    util_sleep_ms(200);                               /* the search is waiting for pools_mu */
+    pthread_create(&w, NULL, run_pod_update, &upd);
+    int updated = 0;
+    for (int i = 0; i < 100 && !updated; i++) {
+        util_sleep_ms(10);
+        updated = __atomic_load_n(&upd.done, __ATOMIC_SEQ_CST);
+    }
+    int preempt_done_early = __atomic_load_n(&pre.done, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&s->pools_mu);
+    pthread_join(a, NULL);
+    pthread_join(w, NULL);
+    assert_false(preempt_done_early);                 /* it really was held up */
+    assert_true(updated);                             /* and the write went through meanwhile */
+    assert_int_equal(pre.rc, 1);
+    evictor_wait_idle(s->evictor);
+    preemption_teardown(s, it);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -725,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_evictions_off_pool_thread),
         cmocka_unit_test(test_refused_eviction_explained),
         cmocka_unit_test(test_give_up_clears_nomination),
+        cmocka_unit_test(test_preemption_scan_unlocked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
