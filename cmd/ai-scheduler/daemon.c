@@ -103,10 +103,29 @@ static int ready_cb(void *ud, const char **why)
     return 0;
 }
 
+typedef struct lease_ctx {
+    int              lost;       /* atomic */
+    leader_t        *le;         /* set before the scheduler starts */
+    daemon_metrics_t *dm;
+} lease_ctx_t;
+
+/* From the election thread: fence at once (pool threads, binds, writes),
+ * then the main loop stops the scheduler. */
 static void on_lost_leadership(void *ud)
 {
-    volatile int *lost = ud;
-    *lost = 1;
+    lease_ctx_t *lc = ud;
+    scheduler_t *sched = __atomic_load_n(&lc->dm->sched, __ATOMIC_ACQUIRE);
+    if (sched) scheduler_fence(sched);
+    __atomic_store_n(&lc->lost, 1, __ATOMIC_RELEASE);
+}
+
+/* Fencing on time, not only on the election thread's word: after a pause
+ * (SIGSTOP, a long GC-like stall) the lease may be gone before that thread
+ * runs again. */
+static int lease_valid(void *ud)
+{
+    lease_ctx_t *lc = ud;
+    return leader_holds_lease(lc->le);
 }
 
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
@@ -157,7 +176,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
 
 /* Starts the elector and blocks until this replica leads (1), or stop (0),
  * or an error (-1). */
-static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, volatile int *lost,
+static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, lease_ctx_t *lc,
                 daemon_metrics_t *dm, const volatile int *stop)
 {
     char err[512];
@@ -165,7 +184,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
         .lease_name = cfg->leader.lease_name, .lease_namespace = cfg->leader.lease_namespace,
         .identity = cfg->leader.identity, .lease_duration_s = cfg->leader.lease_duration_s,
         .renew_deadline_s = cfg->leader.renew_deadline_s, .retry_period_s = cfg->leader.retry_period_s,
-        .on_lost = on_lost_leadership, .ud = (void *)lost,
+        .on_lost = on_lost_leadership, .ud = lc,
     };
     leader_t *le = leader_new(kc, &lo, err, sizeof(err));
     if (!le || leader_start(le, err, sizeof(err)) != 0) {
@@ -174,6 +193,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
         return -1;
     }
     *out = le;
+    lc->le = le;
     LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace,
           cfg->leader.lease_name, cfg->leader.identity);
     __atomic_store_n(&dm->standby, 1, __ATOMIC_RELEASE);
@@ -206,7 +226,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     http_server_t *http = NULL;
     scheduler_t *sched = NULL;
     leader_t *le = NULL;
-    volatile int lost = 0;
+    kube_client_t *kc_le = NULL;
+    lease_ctx_t lc = { 0, NULL, &dm };
     if (cfg->metrics_port > 0) {
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address, .port = cfg->metrics_port,
                                   .metrics = dm.reg, .ready = ready_cb, .ready_ud = &dm };
@@ -221,7 +242,16 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
           kcfg.source ? kcfg.source : "?", cfg->scheduler_name);
 
     if (cfg->leader.enabled) {
-        int r = lead(kc, cfg, &le, &lost, &dm, stop);
+        /* The elector's own client: renewals never wait behind binds or a
+         * slow LIST, and give up well before the lease runs out. */
+        int t = cfg->leader.renew_deadline_s / 2;
+        kube_client_opts_t lo = { .qps = 0, .burst = 0, .timeout_s = t > 0 ? t : 1, .user_agent = "ai-scheduler/leader-election" };
+        kc_le = kube_client_new(&kcfg, &lo, err, sizeof(err));
+        if (!kc_le) {
+            fprintf(stderr, "ai-scheduler: %s\n", err);
+            goto out;
+        }
+        int r = lead(kc_le, cfg, &le, &lc, &dm, stop);
         if (r <= 0) {
             exit_code = r == 0 ? 0 : 1;
             goto out;
@@ -232,6 +262,10 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     opts_from_config(&so, cfg);
     so.on_bound = observe_bound;
     so.on_bound_ud = dm.latency;
+    if (le) {
+        so.may_act = lease_valid;
+        so.may_act_ud = &lc;
+    }
     sched = scheduler_new(&so, kc, err, sizeof(err));
     if (!sched) {
         fprintf(stderr, "ai-scheduler: %s\n", err);
@@ -244,8 +278,9 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         goto out;
     }
     LOG_I("ai-scheduler: scheduling");
-    while (!*stop && !lost) util_sleep_ms(100);
-    if (lost) {
+    while (!*stop && !__atomic_load_n(&lc.lost, __ATOMIC_ACQUIRE) && !(le && !leader_holds_lease(le)))
+        util_sleep_ms(100);
+    if (le && !leader_holds_lease(le)) {
         /* Another replica may already be scheduling: stop at once, as
          * kube-scheduler does, and let the supervisor restart us. */
         LOG_E("ai-scheduler: leadership lost; exiting");
@@ -260,6 +295,7 @@ out:
         leader_stop(le);     /* releases the lease: the follower takes over at once */
         leader_free(le);
     }
+    kube_client_free(kc_le);
     http_server_stop(http);
     dm.sched = NULL;
     scheduler_free(sched);

@@ -77,6 +77,12 @@ static void retry_later(scheduler_t *s, bind_job_t *j)
 static void bind_one(scheduler_t *s, bind_job_t *j)
 {
     const pod_t *pod = j->it->pod;
+    if (scheduler_fenced(s)) {
+        /* Decided while leading, but the lease is gone: the new leader
+         * decides again from the API's truth. Never drained. */
+        LOG_D("fenced: bind pod=%s node=%s dropped", pod->key, j->node);
+        return;
+    }
     char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
     sbuf_t path = {0};
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
@@ -172,7 +178,8 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Drains what is queued (binds already decided must not be lost), then joins. */
+/* Drains what is queued (binds already decided must not be lost on a clean
+ * shutdown; a fenced scheduler drops them in bind_one), then joins. */
 void binder_free(binder_t *b)
 {
     if (!b) return;

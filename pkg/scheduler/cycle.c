@@ -179,7 +179,7 @@ static int refresh(scheduler_t *s, queue_item_t *it)
 static void schedule_one(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
-    if (!refresh(s, it)) {
+    if (scheduler_fenced(s) || !refresh(s, it)) {
         queue_done(P->q, it);
         queue_item_free(it);
         return;
@@ -198,7 +198,11 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     decide(P, cs, it->pod, &d);
-    if (d.node && assume(P, cs, it->pod, &d)) {
+    if (d.node && scheduler_fenced(s)) {
+        /* The lease went while deciding: nothing leaves this process. */
+        queue_done(P->q, it);
+        queue_item_free(it);
+    } else if (d.node && assume(P, cs, it->pod, &d)) {
         stats_add(s, &s->stats.attempts_scheduled, 1);
         LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
         queue_done(P->q, it);

@@ -324,12 +324,19 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
 
 void scheduler_fence(scheduler_t *s)
 {
-    __atomic_store_n(&s->fenced, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_exchange_n(&s->fenced, 1, __ATOMIC_SEQ_CST))
+        LOG_E("fenced: leadership lost; no more decisions, binds or writes");
 }
 
 int scheduler_fenced(scheduler_t *s)
 {
-    return __atomic_load_n(&s->fenced, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&s->fenced, __ATOMIC_ACQUIRE)) return 1;
+    if (s->opts.may_act && !s->opts.may_act(s->opts.may_act_ud)) {
+        if (!__atomic_exchange_n(&s->fenced, 1, __ATOMIC_ACQ_REL))
+            LOG_E("fenced: the lease is no longer ours; no more decisions, binds or writes");
+        return 1;
+    }
+    return 0;
 }
 
 int scheduler_ready(scheduler_t *s)

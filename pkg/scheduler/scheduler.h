@@ -27,6 +27,11 @@ typedef struct scheduler_opts {
      * first queued to bound (for a latency histogram); may be NULL. */
     void      (*on_bound)(void *ud, double e2e_seconds);
     void       *on_bound_ud;
+    /* Fencing (may be NULL): asked before every decision and every API
+     * write (bind, eviction, event, patch); once it returns 0 the scheduler
+     * is fenced for good, as after scheduler_fence. */
+    int       (*may_act)(void *ud);
+    void       *may_act_ud;
 } scheduler_opts_t;
 
 typedef struct scheduler scheduler_t;

@@ -75,7 +75,7 @@ static void send_with_retry(api_writer_t *w, const write_req_t *r)
         else if (status >= 300 && status != 404)
             LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, status, resp.body ? resp.body : "");
         kube_response_free(&resp);
-        if (!retry) return;
+        if (!retry || scheduler_fenced(w->s)) return;
         pthread_mutex_lock(&w->mu);
         int closing = w->closing;
         pthread_mutex_unlock(&w->mu);
@@ -108,7 +108,7 @@ static void *writer_main(void *arg)
             w->closing_seen = w->closing;
             pthread_mutex_unlock(&w->mu);
         }
-        send_with_retry(w, r);
+        if (!scheduler_fenced(w->s)) send_with_retry(w, r);   /* fenced: written by nobody */
         req_free(r);
     }
     return NULL;

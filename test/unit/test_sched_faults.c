@@ -767,6 +767,58 @@ static void test_preemption_scan_unlocked(void **st)
     preemption_teardown(s, it);
 }
 
+/* ---- fault 3: fencing ------------------------------------------------------ */
+
+static int lease_ok = 1;     /* atomic */
+static int may_act(void *ud) { return __atomic_load_n(&lease_ok, __ATOMIC_SEQ_CST); }
+
+/* Binds decided while leading are dropped, not drained, once the lease is
+ * gone; the pool thread decides nothing more. */
+static void test_fenced_drops_binds(void **st)
+{
+    set_bind_status(201);
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    o.may_act = may_act;
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, kc, err, sizeof err);
+    node_unref(add_node(s, "n1", "4"));
+    pod_t *p = add_pod(s, "p1", "1", NULL);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, p, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
+    queue_done(D->q, it);
+    assert_false(scheduler_fenced(s));
+    __atomic_store_n(&lease_ok, 0, __ATOMIC_SEQ_CST);      /* the lease ran out meanwhile */
+    s->binder = binder_new(s, 1);
+    binder_submit(s->binder, it, "n1", NULL);
+    binder_free(s->binder);                                 /* would drain: must drop */
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), 0);
+    assert_true(scheduler_fenced(s));
+    __atomic_store_n(&lease_ok, 1, __ATOMIC_SEQ_CST);
+    assert_true(scheduler_fenced(s));                       /* for good */
+    /* A pool thread with a pod to place does nothing either. */
+    pod_t *p2 = add_pod(s, "p2", "1", NULL);
+    queue_add(D->q, p2, 0);
+    s->binder = binder_new(s, 1);
+    pools_start_threads(s);
+    util_sleep_ms(200);
+    pools_stop_threads(s);
+    binder_free(s->binder);
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), 0);
+    cache_pod_state_t cst;
+    pod_t *cur = cache_get_pod(s->cache, "uid-p2", &cst);
+    assert_int_equal(cst, CPOD_PENDING);
+    pod_unref(cur);
+    pod_unref(p);
+    pod_unref(p2);
+    scheduler_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -783,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_refused_eviction_explained),
         cmocka_unit_test(test_give_up_clears_nomination),
         cmocka_unit_test(test_preemption_scan_unlocked),
+        cmocka_unit_test(test_fenced_drops_binds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
