@@ -113,6 +113,96 @@ case_pool_status_prompt() {
     [ "$took" -le 2500 ] || fail "new pool's status ${took} ms after its node (want <= 2.5 s)"
 }
 
+# Fault 3: fencing. Two replicas; the leader is paused (SIGSTOP) in the
+# middle of a burst for twice its lease, the other takes over, then the
+# paused one resumes (SIGCONT). It must not bind (or write) anything after
+# resuming: no node over allocatable, no pod bound twice, no "bound" line
+# in its log after the pause.
+LEASE_NS=default
+LEASE_NAME=ai-scheduler-faults
+le_start() {
+    local name=$1 bin=$AISCHED_BIN
+    local logf=$CP_WORK/scheduler.le-$name.log pidf=$CP_WORK/le-$name.pid rcf=$CP_WORK/le-$name.rc
+    rm -f "$pidf" "$rcf"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    LOGF=$logf PIDF=$pidf RCF=$rcf \
+    bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
+        "$bin" --kubeconfig "$SCHED_KUBECONFIG" --scheduler-name "$SCHED_NAME" --leader-elect=true \
+        --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 1s \
+        --leader-elect-resource-namespace "$LEASE_NS" --leader-elect-resource-name "$LEASE_NAME" \
+        --metrics-port 0 -v 4 >/dev/null 2>&1 &
+    _pid_record $! "le-$name-wrapper"
+    local i
+    for ((i = 0; i < 50; i++)); do [ -s "$pidf" ] && break; sleep 0.1; done
+    [ -s "$pidf" ] || fail "replica $name did not start"
+    _pid_record "$(cat "$pidf")" "le-$name"
+}
+le_pid() { cat "$CP_WORK/le-$1.pid"; }
+le_log() { echo "$CP_WORK/scheduler.le-$1.log"; }
+holder_name() {
+    local h n
+    h=$(kc get lease "$LEASE_NAME" -n "$LEASE_NS" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) || return 1
+    for n in A B; do
+        [ -s "$CP_WORK/le-$n.pid" ] && [ "${h##*_}" = "$(le_pid "$n")" ] && { echo "$n"; return 0; }
+    done
+    return 1
+}
+
+case_paused_leader_fenced() {
+    reset_all
+    stop_scheduler TERM || true
+    kc delete lease "$LEASE_NAME" -n "$LEASE_NS" >/dev/null 2>&1 || true
+    # 3 x 20 cpu, 600 pods of 100m: exactly full, any double count shows
+    make_node n1 20 64Gi 0 250
+    make_node n2 20 64Gi 0 250
+    make_node n3 20 64Gi 0 250
+    le_start A
+    sleep 0.5
+    le_start B
+    wait_until 'holder_name' 30 || fail "no replica took the lease"
+    local leader follower
+    leader=$(holder_name)
+    follower=$([ "$leader" = A ] && echo B || echo A)
+    wait_until 'grep -q "caches synced" "$(le_log '"$leader"')"' 30 || fail "leader never synced"
+    make_pods p 600 --cpu 100m --mem 64Mi &
+    local mkpid=$!
+    wait_until '[ "$(bound_in_ns)" -ge 60 ]' 60 0.05 || fail "leader bound nothing"
+    kill -STOP "$(le_pid "$leader")"
+    log "paused leader $leader with $(bound_in_ns) pods bound"
+    wait_until 'grep -q "leader election: leading" "$(le_log '"$follower"')"' 20 0.2 || fail "follower never took over"
+    sleep 4                                   # the new leader binds meanwhile
+    local mark
+    mark=$(wc -l <"$(le_log "$leader")")
+    kill -CONT "$(le_pid "$leader")"
+    log "resumed $leader (log line $mark)"
+    wait "$mkpid" || fail "creating pods failed"
+    wait_until '[ -s "$CP_WORK/le-'"$leader"'.rc" ]' 30 || fail "the resumed old leader did not exit"
+    wait_until '[ "$(count_unbound)" = 0 ]' 120 || fail "$(count_unbound) pods still unbound"
+    [ "$(count_bound)" = 600 ] || fail "want 600 bound pods, have $(count_bound)"
+    assert_no_overcommit
+    local after
+    after=$(tail -n +"$((mark + 1))" "$(le_log "$leader")" | grep -cE '(^|[^a-z_])bound pod=|preempted pod=' || true)
+    tail -n +"$((mark + 1))" "$(le_log "$leader")" | grep -E 'fenced|lost|bound pod=' | head -5 >&2
+    [ "$after" = 0 ] || fail "the paused leader bound $after pods after resuming"
+    local twice
+    twice=$(kc get events -n default -o json --field-selector reason=Scheduled |
+        jq -r '[.items[] | .involvedObject.name] | group_by(.) | map(select(length > 1)) | map(.[0]) | join(" ")')
+    [ -z "$twice" ] || fail "pods with more than one Scheduled event: $twice"
+    kill -TERM "$(le_pid "$follower")"
+    wait_until '[ -s "$CP_WORK/le-'"$follower"'.rc" ]' 20 || fail "$follower did not exit on SIGTERM"
+    sched_log_clean || fail "sanitizer reports in the replicas' logs"
+    start_scheduler
+}
+
+# --version: one line with the release and the git commit, exit 0.
+case_version() {
+    local out rc=0
+    out=$("$AISCHED_BIN" --version) || rc=$?
+    [ "$rc" = 0 ] || fail "--version exited $rc"
+    grep -qE '^ai-scheduler [0-9]+\.[0-9]+\.[0-9]+ \(git [^)]+\)$' <<<"$out" || fail "--version printed '$out'"
+}
+
 case_clean_shutdown() {
     stop_scheduler_clean
 }
@@ -122,5 +212,7 @@ start_scheduler
 run_case many-extended-resources case_many_extended_resources
 run_case lender-most-idle case_lender_most_idle
 run_case pool-status-prompt case_pool_status_prompt
+run_case paused-leader-fenced case_paused_leader_fenced
+run_case version case_version
 run_case clean-shutdown case_clean_shutdown
 finish
