@@ -243,8 +243,9 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
 
     if (cfg->leader.enabled) {
         /* The elector's own client: renewals never wait behind binds or a
-         * slow LIST, and give up well before the lease runs out. */
-        int t = cfg->leader.renew_deadline_s / 2;
+         * slow LIST, and give up in time for one more try before the renew
+         * deadline (well before the lease runs out). */
+        int t = cfg->leader.renew_deadline_s - cfg->leader.retry_period_s;
         kube_client_opts_t lo = { .qps = 0, .burst = 0, .timeout_s = t > 0 ? t : 1, .user_agent = "ai-scheduler/leader-election" };
         kc_le = kube_client_new(&kcfg, &lo, err, sizeof(err));
         if (!kc_le) {

@@ -129,7 +129,7 @@ le_start() {
     LOGF=$logf PIDF=$pidf RCF=$rcf \
     bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
         "$bin" --kubeconfig "$SCHED_KUBECONFIG" --scheduler-name "$SCHED_NAME" --leader-elect=true \
-        --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 1s \
+        --leader-elect-lease-duration 6s --leader-elect-renew-deadline 4s --leader-elect-retry-period 1s \
         --leader-elect-resource-namespace "$LEASE_NS" --leader-elect-resource-name "$LEASE_NAME" \
         --metrics-port 0 -v 4 >/dev/null 2>&1 &
     _pid_record $! "le-$name-wrapper"
@@ -153,10 +153,10 @@ case_paused_leader_fenced() {
     reset_all
     stop_scheduler TERM || true
     kc delete lease "$LEASE_NAME" -n "$LEASE_NS" >/dev/null 2>&1 || true
-    # 3 x 20 cpu, 600 pods of 100m: exactly full, any double count shows
+    # 20 + 10 + 10 cpu, 400 pods of 100m: exactly full, any double count shows
     make_node n1 20 64Gi 0 250
-    make_node n2 20 64Gi 0 250
-    make_node n3 20 64Gi 0 250
+    make_node n2 10 64Gi 0 250
+    make_node n3 10 64Gi 0 250
     le_start A
     sleep 0.5
     le_start B
@@ -165,13 +165,13 @@ case_paused_leader_fenced() {
     leader=$(holder_name)
     follower=$([ "$leader" = A ] && echo B || echo A)
     wait_until 'grep -q "caches synced" "$(le_log '"$leader"')"' 30 || fail "leader never synced"
-    make_pods p 600 --cpu 100m --mem 64Mi &
+    make_pods p 400 --cpu 100m --mem 64Mi &
     local mkpid=$!
-    wait_until '[ "$(bound_in_ns)" -ge 60 ]' 60 0.05 || fail "leader bound nothing"
+    wait_until '[ "$(bound_in_ns)" -ge 40 ]' 60 0.05 || fail "leader bound nothing"
     kill -STOP "$(le_pid "$leader")"
     log "paused leader $leader with $(bound_in_ns) pods bound"
     wait_until 'grep -q "leader election: leading" "$(le_log '"$follower"')"' 20 0.2 || fail "follower never took over"
-    sleep 4                                   # the new leader binds meanwhile
+    sleep 6                                   # the new leader binds meanwhile
     local mark
     mark=$(wc -l <"$(le_log "$leader")")
     kill -CONT "$(le_pid "$leader")"
@@ -179,7 +179,7 @@ case_paused_leader_fenced() {
     wait "$mkpid" || fail "creating pods failed"
     wait_until '[ -s "$CP_WORK/le-'"$leader"'.rc" ]' 30 || fail "the resumed old leader did not exit"
     wait_until '[ "$(count_unbound)" = 0 ]' 120 || fail "$(count_unbound) pods still unbound"
-    [ "$(count_bound)" = 600 ] || fail "want 600 bound pods, have $(count_bound)"
+    [ "$(count_bound)" = 400 ] || fail "want 400 bound pods, have $(count_bound)"
     assert_no_overcommit
     local after
     after=$(tail -n +"$((mark + 1))" "$(le_log "$leader")" | grep -cE '(^|[^a-z_])bound pod=|preempted pod=' || true)
