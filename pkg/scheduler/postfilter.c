@@ -1,6 +1,7 @@
 /* postfilter.c -- when a pod does not fit its pool: preempt inside the pool
  * first (borrowers, then lower-priority home pods), then borrow from the
- * sharing pool with the most idle resources and fewest tasks. */
+ * sharing pool with the most idle units of the pod's scarcest requested
+ * kind, then fewest tasks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +51,9 @@ static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
     return waiting;
 }
 
-/* Runs victim selection over the pool's nodes; evicts the best candidate's
- * victims, trying the next candidate when an eviction is refused. */
+/* Runs victim selection over the pool's nodes, nominates the best
+ * candidate and hands every candidate to the eviction worker (which moves
+ * on to the next one when an eviction is refused). */
 int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 {
     scheduler_t *s = P->s;
