@@ -16,6 +16,7 @@
 typedef struct daemon_metrics {
     metrics_t *reg;
     metric_t  *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
+    metric_t  *evictions_refused;
     metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -61,6 +62,7 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->bind_errors, NULL, (double)st.bind_errors);
     counter_to(dm->preemptions, NULL, (double)st.preemptions);
     counter_to(dm->victims, NULL, (double)st.victims);
+    counter_to(dm->evictions_refused, NULL, (double)st.evictions_refused);
     counter_to(dm->borrowings, NULL, (double)st.borrowings);
     counter_to(dm->dropped, NULL, (double)st.events_dropped);
     scheduler_each_pool(sched, pool_gauge, dm);
@@ -75,6 +77,8 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->bind_errors = metrics_counter(r, "ai_scheduler_bind_errors_total", "Binding requests that failed.");
     dm->preemptions = metrics_counter(r, "ai_scheduler_preemptions_total", "Preemptions carried out.");
     dm->victims = metrics_counter(r, "ai_scheduler_preemption_victims_total", "Pods evicted by preemption or reclaim.");
+    dm->evictions_refused = metrics_counter(r, "ai_scheduler_preemption_evictions_refused_total",
+                                            "Preemptions stopped midway by a refused eviction.");
     dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
     dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
     static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
@@ -99,10 +103,29 @@ static int ready_cb(void *ud, const char **why)
     return 0;
 }
 
+typedef struct lease_ctx {
+    int              lost;       /* atomic */
+    leader_t        *le;         /* set before the scheduler starts */
+    daemon_metrics_t *dm;
+} lease_ctx_t;
+
+/* From the election thread: fence at once (pool threads, binds, writes),
+ * then the main loop stops the scheduler. */
 static void on_lost_leadership(void *ud)
 {
-    volatile int *lost = ud;
-    *lost = 1;
+    lease_ctx_t *lc = ud;
+    scheduler_t *sched = __atomic_load_n(&lc->dm->sched, __ATOMIC_ACQUIRE);
+    if (sched) scheduler_fence(sched);
+    __atomic_store_n(&lc->lost, 1, __ATOMIC_RELEASE);
+}
+
+/* Fencing on time, not only on the election thread's word: after a pause
+ * (SIGSTOP, a long GC-like stall) the lease may be gone before that thread
+ * runs again. */
+static int lease_valid(void *ud)
+{
+    lease_ctx_t *lc = ud;
+    return leader_holds_lease(lc->le);
 }
 
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
@@ -153,7 +176,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
 
 /* Starts the elector and blocks until this replica leads (1), or stop (0),
  * or an error (-1). */
-static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, volatile int *lost,
+static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, lease_ctx_t *lc,
                 daemon_metrics_t *dm, const volatile int *stop)
 {
     char err[512];
@@ -161,7 +184,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
         .lease_name = cfg->leader.lease_name, .lease_namespace = cfg->leader.lease_namespace,
         .identity = cfg->leader.identity, .lease_duration_s = cfg->leader.lease_duration_s,
         .renew_deadline_s = cfg->leader.renew_deadline_s, .retry_period_s = cfg->leader.retry_period_s,
-        .on_lost = on_lost_leadership, .ud = (void *)lost,
+        .on_lost = on_lost_leadership, .ud = lc,
     };
     leader_t *le = leader_new(kc, &lo, err, sizeof(err));
     if (!le || leader_start(le, err, sizeof(err)) != 0) {
@@ -170,6 +193,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
         return -1;
     }
     *out = le;
+    lc->le = le;
     LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace,
           cfg->leader.lease_name, cfg->leader.identity);
     __atomic_store_n(&dm->standby, 1, __ATOMIC_RELEASE);
@@ -202,7 +226,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     http_server_t *http = NULL;
     scheduler_t *sched = NULL;
     leader_t *le = NULL;
-    volatile int lost = 0;
+    kube_client_t *kc_le = NULL;
+    lease_ctx_t lc = { 0, NULL, &dm };
     if (cfg->metrics_port > 0) {
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address, .port = cfg->metrics_port,
                                   .metrics = dm.reg, .ready = ready_cb, .ready_ud = &dm };
@@ -217,7 +242,17 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
           kcfg.source ? kcfg.source : "?", cfg->scheduler_name);
 
     if (cfg->leader.enabled) {
-        int r = lead(kc, cfg, &le, &lost, &dm, stop);
+        /* The elector's own client: renewals never wait behind binds or a
+         * slow LIST, and give up in time for one more try before the renew
+         * deadline (well before the lease runs out). */
+        int t = cfg->leader.renew_deadline_s - cfg->leader.retry_period_s;
+        kube_client_opts_t lo = { .qps = 0, .burst = 0, .timeout_s = t > 0 ? t : 1, .user_agent = "ai-scheduler/leader-election" };
+        kc_le = kube_client_new(&kcfg, &lo, err, sizeof(err));
+        if (!kc_le) {
+            fprintf(stderr, "ai-scheduler: %s\n", err);
+            goto out;
+        }
+        int r = lead(kc_le, cfg, &le, &lc, &dm, stop);
         if (r <= 0) {
             exit_code = r == 0 ? 0 : 1;
             goto out;
@@ -228,6 +263,10 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     opts_from_config(&so, cfg);
     so.on_bound = observe_bound;
     so.on_bound_ud = dm.latency;
+    if (le) {
+        so.may_act = lease_valid;
+        so.may_act_ud = &lc;
+    }
     sched = scheduler_new(&so, kc, err, sizeof(err));
     if (!sched) {
         fprintf(stderr, "ai-scheduler: %s\n", err);
@@ -240,8 +279,9 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         goto out;
     }
     LOG_I("ai-scheduler: scheduling");
-    while (!*stop && !lost) util_sleep_ms(100);
-    if (lost) {
+    while (!*stop && !__atomic_load_n(&lc.lost, __ATOMIC_ACQUIRE) && !(le && !leader_holds_lease(le)))
+        util_sleep_ms(100);
+    if (le && !leader_holds_lease(le)) {
         /* Another replica may already be scheduling: stop at once, as
          * kube-scheduler does, and let the supervisor restart us. */
         LOG_E("ai-scheduler: leadership lost; exiting");
@@ -256,6 +296,7 @@ out:
         leader_stop(le);     /* releases the lease: the follower takes over at once */
         leader_free(le);
     }
+    kube_client_free(kc_le);
     http_server_stop(http);
     dm.sched = NULL;
     scheduler_free(sched);

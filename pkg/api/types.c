@@ -1,6 +1,7 @@
 /* types.c -- Pod and Node parsing from API JSON, reference counting, and
  * toleration matching. */
 #include "api/types.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -177,14 +178,20 @@ node_t *node_from_json(json_t *obj, char *err, size_t errlen)
         parse_taints(n, taints, err, errlen) < 0)
         goto fail;
 
-    if (res_from_json(&n->capacity, status ? json_object_get(status, "capacity") : NULL, err,
-                      errlen) < 0)
+    /* Extended resources beyond what a vector holds are left out, never the
+     * node: pods asking for them just do not fit there. */
+    int ignored = 0;
+    if (res_from_json_node(&n->capacity, status ? json_object_get(status, "capacity") : NULL,
+                           &ignored, err, errlen) < 0)
         goto fail;
     alloc = status ? json_object_get(status, "allocatable") : NULL;
     if (!alloc || json_is_null(alloc))
         n->allocatable = n->capacity;
-    else if (res_from_json(&n->allocatable, alloc, err, errlen) < 0)
+    else if (res_from_json_node(&n->allocatable, alloc, &ignored, err, errlen) < 0)
         goto fail;
+    if (ignored)
+        LOG_W("node %s: %d extended resource entries left out (more than %d names)", n->name,
+              ignored, RES_MAX_SCALAR);
     return n;
 
 fail:

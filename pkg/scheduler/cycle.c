@@ -18,18 +18,25 @@ static uint64_t rng_next(uint64_t *x)
 }
 
 /* The node as a pod should see it: pods nominated there (room reserved by
- * a preemption) with at least the pod's priority count as present, as
- * kube-scheduler's RunFilterPluginsWithNominatedPods. Returns ni itself, or
- * a clone the caller frees with node_info_free when *cloned is set. Cache
- * lock held. */
+ * a preemption) that rank at least as high as the pod count as present, as
+ * kube-scheduler's RunFilterPluginsWithNominatedPods. Ranks follow
+ * preemption's: a borrower (a pod whose home is not the node's pool) ranks
+ * below every home pod of that pool whatever its priority, so it never
+ * takes room promised to one. Returns ni itself, or a clone the caller
+ * frees with node_info_free when *cloned is set. Cache lock held. */
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned)
 {
     pod_t *const *noms = NULL;
     int nn = cache_nominated_locked(s->cache, ni->name, &noms);
     node_info_t *view = ni;
     *cloned = 0;
+    if (nn == 0) return view;
+    int pod_home = pools_home_id(s, pod) == ni->pool;
     for (int i = 0; i < nn; i++) {
-        if (strcmp(noms[i]->uid, pod->uid) == 0 || noms[i]->priority < pod->priority) continue;
+        if (strcmp(noms[i]->uid, pod->uid) == 0) continue;
+        int nom_home = pools_home_id(s, noms[i]) == ni->pool;
+        int counts = nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority;
+        if (!counts) continue;
         if (!*cloned) {
             view = node_info_clone(ni);
             *cloned = 1;
@@ -172,7 +179,7 @@ static int refresh(scheduler_t *s, queue_item_t *it)
 static void schedule_one(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
-    if (!refresh(s, it)) {
+    if (scheduler_fenced(s) || !refresh(s, it)) {
         queue_done(P->q, it);
         queue_item_free(it);
         return;
@@ -191,12 +198,15 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     decide(P, cs, it->pod, &d);
-    if (d.node && assume(P, cs, it->pod, &d)) {
-        stats_add(s, &s->stats.attempts_scheduled, 1);
-        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
-        binder_submit(s->binder, it->pod, d.node, it->borrower ? P->name : NULL, it->first_ms);
+    if (d.node && scheduler_fenced(s)) {
+        /* The lease went while deciding: nothing leaves this process. */
         queue_done(P->q, it);
         queue_item_free(it);
+    } else if (d.node && assume(P, cs, it->pod, &d)) {
+        stats_add(s, &s->stats.attempts_scheduled, 1);
+        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
+        queue_done(P->q, it);
+        binder_submit(s->binder, it, d.node, it->borrower ? P->name : NULL);
     } else if (d.node) {
         /* The node changed between decision and reserve: try again soon. */
         queue_requeue_backoff(P->q, it);

@@ -18,6 +18,7 @@ void stats_add(scheduler_t *s, unsigned long *field, unsigned long n)
 void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    status_changed(s);
     if (type == KUBE_DELETED) {
         cache_delete_node(s->cache, key);
         LOG_D("node %s deleted", key);
@@ -75,6 +76,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    status_changed(s);     /* Used and Pending move with pods */
     char *known = hashmap_get(s->pod_uid_by_key, key);
     if (type == KUBE_DELETED) {
         if (known) {
@@ -103,6 +105,12 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         sched_pool_t *H = pools_get(s, pools_home_id(s, p));
         if (!H) H = pools_get(s, DEFAULT_POOL_ID);
         queue_add(H->q, p, 0);
+    } else if (now == CPOD_PENDING && before == CPOD_PENDING && ours) {
+        /* A changed toleration, priority, label or pool annotation is seen
+         * now, not at the unschedulable flush: the queued item takes the new
+         * object, is re-sorted, and leaves unschedulableQ if it changed. */
+        if (p->deleting) pools_delete_pod(s, p->uid);
+        else pools_update_pod(s, p);
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
         pools_delete_pod(s, p->uid);           /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
