@@ -61,6 +61,17 @@ void plugin_taint_toleration(fw_plugin_t *pl, int score_weight);
 /* ctx is filled from the configuration and must outlive the plugin. */
 void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c);
 void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
+void plugin_image_locality(fw_plugin_t *pl);
+void plugin_node_prefer_avoid_pods(fw_plugin_t *pl);
+/* Default spreading of PodTopologySpread (pods without explicit
+ * constraints); fw gives it the owners store and the defaulting config and
+ * must outlive the plugin. */
+void plugin_default_spread(fw_plugin_t *pl, framework_t *fw);
+/* The framework's owners store (NULL until framework_set_owners). */
+struct owners *framework_owners(const framework_t *fw);
+/* The pod's nodeSelector and required node affinity match node (kube's
+ * PodMatchesNodeSelectorAndAffinityTerms). */
+int  fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);
 
 /* kube's DefaultNormalizeScore: scale to 0..FW_MAX_SCORE by the maximum;
  * reverse turns "more is worse" counts into scores. */
