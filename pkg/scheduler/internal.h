@@ -1,7 +1,8 @@
 /* internal.h -- state shared by the scheduler's own files (not public).
  *
  * Lock order, outermost first: cache lock -> pools_mu -> pdb_mu (and, inside
- * the cache, rwlock -> node stripe -> pod map). pools_mu
+ * the cache, rwlock -> node stripe -> pod map); the owners store's mutex is
+ * a leaf taken under the cache lock by PreScore. pools_mu
  * and pdb_mu are leaf locks held only briefly; nothing calls into the cache
  * or the API while holding them. Queues have their own internal lock and are
  * never called with pools_mu held either. */
@@ -13,6 +14,7 @@
 
 #include "cache/cache.h"
 #include "kube/informer.h"
+#include "owners/owners.h"
 #include "pool/pool.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
@@ -34,6 +36,12 @@ typedef struct sched_pool {
     uint64_t       rng;
     struct scheduler *s;
 } sched_pool_t;
+
+/* One scheduling profile: pods whose schedulerName is name use fw. */
+typedef struct sched_profile {
+    char        *name;        /* owned */
+    framework_t *fw;          /* owned */
+} sched_profile_t;
 
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
@@ -75,6 +83,12 @@ struct scheduler {
     pthread_mutex_t  stats_mu;
     scheduler_stats_t stats;
     int              use_policy_v1;
+
+    /* profiles.c: profiles[0] is (name, fw); owners feed default spreading */
+    sched_profile_t *profiles;
+    int              nprofiles;
+    owners_t        *owners;
+    informer_t      *inf_owners[OWNER_NKINDS];
 };
 
 /* pools.c */
@@ -128,5 +142,20 @@ void          on_pdb_event(void *ud, kube_event_type_t type, const char *key, js
 void          pdbs_destroy(scheduler_t *s);
 
 void          stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
+
+/* profiles.c: profiles, the owners informers, unsupported-field warnings */
+int           profiles_init(scheduler_t *s, const scheduler_opts_t *o, char *err, size_t errlen);
+void          profiles_destroy(scheduler_t *s);
+/* The framework of the pod's profile (the first profile's if none matches). */
+framework_t  *sched_pod_fw(scheduler_t *s, const pod_t *p);
+/* Whether a pod with this schedulerName belongs to one of our profiles. */
+int           sched_is_ours(scheduler_t *s, const char *scheduler_name);
+/* Whether the pod may evict others: not preemptionPolicy Never, and its
+ * profile keeps DefaultPreemption. */
+int           sched_may_preempt(scheduler_t *s, const pod_t *p);
+/* One Warning event naming the fields the pod sets that we ignore. */
+void          sched_warn_unsupported(scheduler_t *s, const pod_t *p);
+void          owners_informers_create(scheduler_t *s);
+void          owners_informers_start(scheduler_t *s);
 
 #endif

@@ -20,7 +20,7 @@ typedef struct victim_ctx {
 static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
     victim_ctx_t *vc = ud;
-    if (strcmp(victim->scheduler_name, vc->s->name) != 0) return 0;   /* not ours to evict */
+    if (!sched_is_ours(vc->s, victim->scheduler_name)) return 0;   /* not ours to evict */
     if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0) return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
         *rank = (int64_t)victim->priority - BORROWER_RANK_SHIFT;
@@ -81,7 +81,8 @@ static int preempt(sched_pool_t *P, pod_t *pod)
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
-    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
+    framework_t *fw = sched_pod_fw(s, pod);
+    if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         cycle_state_free(cs);
         return 0;
     }
@@ -100,8 +101,8 @@ static int preempt(sched_pool_t *P, pod_t *pod)
         int cloned = 0;
         node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
         fw_status_reset(&st);
-        if (framework_filter(s->fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE &&
-            preempt_select_on_node(s->fw, pod, view, is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        if (framework_filter(fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE &&
+            preempt_select_on_node(fw, pod, view, is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
             nc++;
         if (cloned) node_info_free(view);
     }
@@ -176,7 +177,7 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
         res_add(&alloc, &ni->node->allocatable);
         res_add(&used, &ni->requested);
         out->tasks += ni->npods;
-        if (!out->fits && framework_filter(s->fw, cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
+        if (!out->fits && framework_filter(sched_pod_fw(s, pod), cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
@@ -209,7 +210,7 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     fw_status_reset(&st);
     sched_pool_t *best = NULL;
     lender_score_t bs = {0};
-    if (framework_pre_filter(s->fw, cs, pod, &st) == FW_SUCCESS) {
+    if (framework_pre_filter(sched_pod_fw(s, pod), cs, pod, &st) == FW_SUCCESS) {
         for (int i = 0; i < nids; i++) {
             sched_pool_t *L = pools_get(s, ids[i]);
             if (!L) continue;
@@ -250,7 +251,7 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     }
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    if (!s->opts.disable_preemption && !no_preempt && preempt(P, it->pod)) return PF_PREEMPTED;
+    if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) && preempt(P, it->pod)) return PF_PREEMPTED;
     if (no_borrow || it->tried_borrow) return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);
     if (!L) return PF_NONE;
