@@ -182,6 +182,8 @@ SCHED_RBAC_JSON='{
    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
    {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"]},
+   {"apiGroups": [""], "resources": ["services", "replicationcontrollers"], "verbs": ["get", "list", "watch"]},
+   {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools/status"], "verbs": ["patch", "update"]},
    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
