@@ -36,11 +36,10 @@ static const char *const PATHS[] = {
     "spec.schedulingGates",
     "spec.resourceClaims",
     "spec.resources",
-    /* v1.20: the in-tree volume limit filters (EBSLimits, GCEPDLimits,
-     * AzureDiskLimits) count these per node; ai-scheduler does not. */
-    "spec.volumes[].awsElasticBlockStore",
-    "spec.volumes[].gcePersistentDisk",
-    "spec.volumes[].azureDisk",
+    /* Generic ephemeral volumes: alpha and off in v1.20, so dropped by a
+     * default v1.20 API server; kept by one with the gate on (and by v1.21+),
+     * where kube-scheduler's VolumeBinding waits for their claims. */
+    "spec.volumes[].ephemeral",
     NULL
 };
 

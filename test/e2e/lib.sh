@@ -276,7 +276,7 @@ _start_apiserver() {
         --api-audiences https://kubernetes.default.svc.cluster.local \
         --service-cluster-ip-range 10.0.0.0/24 \
         --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
-        --allow-privileged=true --profiling=false \
+        --allow-privileged=true --profiling=false ${APISERVER_EXTRA_ARGS:-} \
         >"$CP_WORK/apiserver.log" 2>&1 &
     API_PID=$!
     _pid_record "$API_PID" kube-apiserver

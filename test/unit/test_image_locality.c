@@ -165,13 +165,13 @@ static void test_unsupported_fields(void **st) {
     assert_null(p->unsupported);
     pod_unref(p);
     p = mkpod("", "'containers':[{'image':'x'}],'schedulingGates':[{'name':'g'}],"
-              "'volumes':[{'name':'v','emptyDir':{}},{'name':'w','awsElasticBlockStore':{'volumeID':'vol-1'}}],"
+              "'volumes':[{'name':'v','emptyDir':{}},{'name':'w','ephemeral':{'volumeClaimTemplate':{'spec':{}}}}],"
               "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
               "'podAffinityTerm':{'topologyKey':'k','namespaceSelector':{'matchLabels':{'a':'b'}}}}]}}");
     assert_non_null(p->unsupported);
     assert_string_equal(p->unsupported,
                         "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[]."
-                        "podAffinityTerm.namespaceSelector, spec.schedulingGates, spec.volumes[].awsElasticBlockStore");
+                        "podAffinityTerm.namespaceSelector, spec.schedulingGates, spec.volumes[].ephemeral");
     pod_unref(p);
     /* Empty lists and nulls are not "set". */
     p = mkpod("", "'containers':[{'image':'x'}],'schedulingGates':[],'resourceClaims':null");
