@@ -27,6 +27,16 @@ char *image_normalize(const char *name)
 
 /* ---- Node ---------------------------------------------------------------- */
 
+/* Live node objects that report images (atomic): lets ImageLocality skip
+ * its walk over the cluster when no node reports any, which is the common
+ * case for clusters whose kubelets do not send images. */
+static int nodes_with_images;
+
+int node_images_any(void)
+{
+    return __atomic_load_n(&nodes_with_images, __ATOMIC_RELAXED) > 0;
+}
+
 static int image_cmp(const void *a, const void *b)
 {
     return strcmp(((const node_image_t *)a)->name, ((const node_image_t *)b)->name);
@@ -115,8 +125,16 @@ static void parse_avoid(node_t *n, json_t *meta)
 int node_parse_extras(node_t *n, json_t *obj, char *err, size_t errlen)
 {
     json_t *status = json_object_get(obj, "status");
-    if (parse_node_images(n, json_is_object(status) ? status : NULL, err, errlen) < 0)
+    if (parse_node_images(n, json_is_object(status) ? status : NULL, err, errlen) < 0) {
+        for (int i = 0; i < n->nimages; i++)
+            free(n->images[i].name);
+        free(n->images);
+        n->images = NULL;
+        n->nimages = 0;
         return -1;
+    }
+    if (n->nimages > 0)
+        __atomic_add_fetch(&nodes_with_images, 1, __ATOMIC_RELAXED);
     json_t *meta = json_object_get(obj, "metadata");
     parse_avoid(n, json_is_object(meta) ? meta : NULL);
     return 0;
@@ -124,6 +142,8 @@ int node_parse_extras(node_t *n, json_t *obj, char *err, size_t errlen)
 
 void node_free_extras(node_t *n)
 {
+    if (n->nimages > 0)
+        __atomic_sub_fetch(&nodes_with_images, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n->nimages; i++)
         free(n->images[i].name);
     free(n->images);

@@ -134,6 +134,8 @@ int     node_parse_extras(node_t *n, json_t *obj, char *err, size_t errlen);
 void    node_free_extras(node_t *n);
 int     pod_parse_extras(pod_t *p, json_t *obj, char *err, size_t errlen);
 void    pod_free_extras(pod_t *p);
+/* Whether any node object alive reports images (ImageLocality's shortcut). */
+int     node_images_any(void);
 /* The image of n called name (normalised), or NULL. */
 const node_image_t *node_find_image(const node_t *n, const char *name);
 /* kube's normalizedImageName: ":latest" when the name has no tag. Caller frees. */

@@ -5,7 +5,8 @@
  * ScheduleAnyway) over the selector of the Services, RCs, ReplicaSets and
  * StatefulSets that select it. PreScore, Score and NormalizeScore follow
  * podtopologyspread/scoring.go. Pods with explicit constraints are left to
- * the explicit PodTopologySpread code (they score 0 here). */
+ * the explicit PodTopologySpread code (they score 0 here): that plugin calls
+ * default_spread_* for the pods without, so v1.20's one plugin does both. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,18 +28,16 @@ typedef struct ds_constraint {
     double      weight;       /* topologyNormalizingWeight */
 } ds_constraint_t;
 
-typedef struct ds_state {
-    int             active;   /* 0: explicit constraints, scored elsewhere */
+struct ds_state {
     int             nc;       /* 0: no default constraints apply, every node 100 */
     ds_constraint_t c[DS_MAX_CONSTRAINTS];
     selector_t      sel;
     hashmap_t      *pairs;    /* "<constraint>\x1f<value>" -> int64_t in counts */
     int64_t        *counts;
     int             ncounts;
-} ds_state_t;
+};
 
-static void ds_state_free(void *p) {
-    ds_state_t *s = p;
+void default_spread_free(ds_state_t *s) {
     if (s == NULL)
         return;
     selector_free(&s->sel);
@@ -86,25 +85,21 @@ static int build_constraints(const fw_config_t *cfg, ds_constraint_t *c) {
     return n;
 }
 
-static void ds_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
-                         node_info_t *const *nodes, int n) {
-    const framework_t *fw = pl->ctx;
-    const fw_cluster_t *cl = cycle_state_cluster(cs);
+ds_state_t *default_spread_prepare(const framework_t *fw, const fw_cluster_t *cl, const pod_t *pod,
+                                   node_info_t *const *nodes, int n) {
     node_info_t *const *all = cl && cl->nnodes > 0 ? cl->nodes : nodes;
     int nall = cl && cl->nnodes > 0 ? cl->nnodes : n;
-    ds_state_t *s = util_xcalloc(1, sizeof(*s));
     char key[512];
 
-    cycle_state_set_slot(cs, pl, s);
     if (pod->has_spread_constraints)
-        return;
-    s->active = 1;
+        return NULL;
+    ds_state_t *s = util_xcalloc(1, sizeof(*s));
     struct owners *o = framework_owners(fw);
     if (o == NULL || owners_default_selector(o, pod->ns, &pod->labels, &s->sel) == 0)
-        return;    /* no selecting object: no constraints, every node 100 */
+        return s;    /* no selecting object: no constraints, every node 100 */
     s->nc = build_constraints(framework_config(fw), s->c);
     if (s->nc == 0)
-        return;
+        return s;
 
     /* Topology values among the filtered nodes that have every key. */
     int topo_size[DS_MAX_CONSTRAINTS] = {0}, ignored = 0;
@@ -142,14 +137,14 @@ static void ds_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
                 *cnt += count_matching(all[i], &s->sel, pod->ns);
         }
     }
+    return s;
 }
 
-static int64_t ds_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
-    const ds_state_t *s = cycle_state_slot(cs, pl);
+int64_t default_spread_score(const ds_state_t *s, const pod_t *pod, const node_info_t *ni) {
     char key[512];
     double score = 0;
 
-    if (s == NULL || !s->active)
+    if (s == NULL)
         return 0;
     if (ni->node == NULL || !has_all_keys(s, ni->node))
         return INVALID_SCORE;
@@ -170,11 +165,10 @@ static int64_t ds_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
 
 /* Fewer matching pods is better: 100 * (max + min - s) / max over the
  * nodes that have every key; the others get 0. */
-static void ds_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n) {
-    const ds_state_t *s = cycle_state_slot(cs, pl);
+void default_spread_normalize(const ds_state_t *s, int64_t *scores, int n) {
     int64_t min = INT64_MAX, max = 0;
 
-    if (s == NULL || !s->active)
+    if (s == NULL)
         return;
     for (int i = 0; i < n; i++) {
         if (scores[i] == INVALID_SCORE)
@@ -192,6 +186,25 @@ static void ds_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
         else
             scores[i] = FW_MAX_SCORE * (max + min - scores[i]) / max;
     }
+}
+
+/* ---- the plugin, until it merges into the explicit PodTopologySpread ---- */
+
+static void ds_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
+                         node_info_t *const *nodes, int n) {
+    cycle_state_set_slot(cs, pl, default_spread_prepare(pl->ctx, cycle_state_cluster(cs), pod, nodes, n));
+}
+
+static int64_t ds_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
+    return default_spread_score(cycle_state_slot(cs, pl), pod, ni);
+}
+
+static void ds_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n) {
+    default_spread_normalize(cycle_state_slot(cs, pl), scores, n);
+}
+
+static void ds_state_free(void *p) {
+    default_spread_free(p);
 }
 
 void plugin_default_spread(fw_plugin_t *pl, framework_t *fw) {

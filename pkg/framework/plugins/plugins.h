@@ -67,6 +67,16 @@ void plugin_node_prefer_avoid_pods(fw_plugin_t *pl);
  * constraints); fw gives it the owners store and the defaulting config and
  * must outlive the plugin. */
 void plugin_default_spread(fw_plugin_t *pl, framework_t *fw);
+/* The same for a PodTopologySpread plugin to call on pods without explicit
+ * constraints: prepare at PreScore (NULL when the pod has its own
+ * constraints: nothing to do), score per node (-1 for a node lacking a key,
+ * as kube's IgnoredNodes), normalize in place, free with the cycle. */
+typedef struct ds_state ds_state_t;
+ds_state_t *default_spread_prepare(const framework_t *fw, const fw_cluster_t *cl, const pod_t *pod,
+                                   node_info_t *const *nodes, int n);
+int64_t     default_spread_score(const ds_state_t *s, const pod_t *pod, const node_info_t *ni);
+void        default_spread_normalize(const ds_state_t *s, int64_t *scores, int n);
+void        default_spread_free(ds_state_t *s);
 /* The framework's owners store (NULL until framework_set_owners). */
 struct owners *framework_owners(const framework_t *fw);
 /* The pod's nodeSelector and required node affinity match node (kube's
