@@ -176,7 +176,7 @@ const node_image_t *node_find_image(const node_t *n, const char *name)
 static int parse_controller(pod_t *p, json_t *meta, char *err, size_t errlen)
 {
     json_t *refs = meta ? json_object_get(meta, "ownerReferences") : NULL;
-    const char *kind = "", *uid = "";
+    const char *kind = NULL, *uid = NULL;
     if (refs && !json_is_null(refs)) {
         if (!json_is_array(refs))
             return util_errf(err, errlen, "metadata.ownerReferences: not an array");
@@ -197,8 +197,9 @@ static int parse_controller(pod_t *p, json_t *meta, char *err, size_t errlen)
             }
         }
     }
-    p->controller_kind = util_strdup(kind);
-    p->controller_uid = util_strdup(uid);
+    /* NULL when no controller: most pods in a big cluster, two allocations saved each. */
+    p->controller_kind = kind ? util_strdup(kind) : NULL;
+    p->controller_uid = kind ? util_strdup(uid ? uid : "") : NULL;
     return 0;
 }
 

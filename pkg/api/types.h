@@ -114,8 +114,8 @@ typedef struct pod {
     int            nports;
     /* Parsed in api/extras.c: ownership, images, preemption policy and
      * what the scheduler does not implement. */
-    char          *controller_kind;     /* ownerReferences[controller].kind, "" if none */
-    char          *controller_uid;      /* its uid, "" if none */
+    char          *controller_kind;     /* ownerReferences[controller].kind, NULL if none */
+    char          *controller_uid;      /* its uid ("" if unset), NULL if no controller */
     char         **images;              /* spec.containers[].image, normalised (":latest") */
     int            ncontainers;         /* entries in images */
     int            preempt_never;       /* spec.preemptionPolicy: Never */

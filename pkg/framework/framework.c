@@ -448,6 +448,13 @@ const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs) {
     return cs->cluster;
 }
 
+void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score) {
+    if (pl->index < 0 || pl->index >= FW_MAX_PLUGINS)
+        return;
+    cs->uniform_set[pl->index] = 1;
+    cs->uniform[pl->index] = score;
+}
+
 void *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl) {
     return pl->index >= 0 && pl->index < FW_MAX_PLUGINS ? cs->slot[pl->index] : NULL;
 }
@@ -547,11 +554,17 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
     memset(out, 0, sizeof(int64_t) * (size_t)n);
     for (int p = 0; p < fw->nscore; p++) {
         const fw_plugin_t *pl = &fw->plugins[fw->score[p]];
+        cs->uniform_set[pl->index] = 0;
         if (pl->pre_score)
             pl->pre_score(pl, cs, pod, nodes, n);
     }
     for (int p = 0; p < fw->nscore; p++) {
         const fw_plugin_t *pl = &fw->plugins[fw->score[p]];
+        if (cs->uniform_set[pl->index]) {
+            for (int i = 0; i < n; i++)
+                out[i] += (int64_t)pl->weight * cs->uniform[pl->index];
+            continue;
+        }
         for (int i = 0; i < n; i++)
             buf[i] = pl->score(pl, cs, pod, nodes[i]);
         if (pl->normalize)

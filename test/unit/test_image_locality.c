@@ -162,6 +162,7 @@ static void test_prefer_avoid_pods(void **st) {
 static void test_unsupported_fields(void **st) {
     pod_t *p = mkpod("", "'containers':[{'image':'x'}],'preemptionPolicy':'Never'");
     assert_true(p->preempt_never);
+    assert_null(p->controller_kind);     /* no ownerReferences */
     assert_null(p->unsupported);
     pod_unref(p);
     p = mkpod("", "'containers':[{'image':'x'}],'schedulingGates':[{'name':'g'}],"

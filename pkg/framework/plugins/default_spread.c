@@ -188,11 +188,30 @@ void default_spread_normalize(const ds_state_t *s, int64_t *scores, int n) {
     }
 }
 
+int default_spread_uniform(const ds_state_t *s, int64_t *score) {
+    if (s == NULL) {
+        *score = 0;    /* explicit constraints: not ours to score */
+        return 1;
+    }
+    if (s->nc == 0) {
+        *score = FW_MAX_SCORE;    /* kube: no constraints, max score 0, every node 100 */
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- the plugin, until it merges into the explicit PodTopologySpread ---- */
 
 static void ds_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
                          node_info_t *const *nodes, int n) {
-    cycle_state_set_slot(cs, pl, default_spread_prepare(pl->ctx, cycle_state_cluster(cs), pod, nodes, n));
+    ds_state_t *s = default_spread_prepare(pl->ctx, cycle_state_cluster(cs), pod, nodes, n);
+    int64_t uniform;
+    if (default_spread_uniform(s, &uniform)) {
+        fw_score_uniform(cs, pl, uniform);
+        default_spread_free(s);
+        s = NULL;
+    }
+    cycle_state_set_slot(cs, pl, s);
 }
 
 static int64_t ds_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {

@@ -22,8 +22,10 @@ static void il_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
     node_info_t *const *all = cl && cl->nnodes > 0 ? cl->nodes : nodes;
     int nall = cl && cl->nnodes > 0 ? cl->nnodes : n;
 
-    if (!node_images_any())
-        return;    /* no node holds any image: every score is 0 */
+    if (!node_images_any() || pod->ncontainers == 0) {
+        fw_score_uniform(cs, pl, 0);    /* no node holds any image: every score is 0 */
+        return;
+    }
     il_state_t *s = util_xcalloc(1, sizeof(*s) + sizeof(int) * (size_t)pod->ncontainers);
 
     s->ncontainers = pod->ncontainers;

@@ -19,6 +19,15 @@ static int64_t pa_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
     return FW_MAX_SCORE;
 }
 
+/* Most pods have no RC/RS controller: 100 everywhere, no per-node work. */
+static void pa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes,
+                         int n) {
+    const char *kind = pod->controller_kind ? pod->controller_kind : "";
+    if (strcmp(kind, "ReplicationController") != 0 && strcmp(kind, "ReplicaSet") != 0)
+        fw_score_uniform(cs, pl, FW_MAX_SCORE);
+}
+
 void plugin_node_prefer_avoid_pods(fw_plugin_t *pl) {
-    *pl = (fw_plugin_t){ .name = "NodePreferAvoidPods", .score = pa_score, .weight = 10000 };
+    *pl = (fw_plugin_t){ .name = "NodePreferAvoidPods", .pre_score = pa_pre_score, .score = pa_score,
+                         .weight = 10000 };
 }

@@ -34,7 +34,16 @@ struct cycle_state {
     int  tolerates_unschedulable;  /* NodeUnschedulable */
     int  requests_nothing;         /* NodeResourcesFit: only the pod count matters */
     int  has_affinity;             /* NodeAffinity: nodeSelector or required terms */
+    /* Set by a PreScore (fw_score_uniform) that knows every node scores the
+     * same after normalisation: Score and NormalizeScore are skipped. */
+    unsigned char uniform_set[FW_MAX_PLUGINS];
+    int64_t       uniform[FW_MAX_PLUGINS];
 };
+
+/* From PreScore: every node gets `score` (already normalised) from this
+ * plugin for this pod; the framework adds weight * score without calling
+ * Score per node. */
+void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score);
 
 /* Resolved weight of one resource for the (Least|Most)Allocated scorer. */
 typedef enum { RK_CPU, RK_MEMORY, RK_EPHEMERAL, RK_SCALAR } res_kind_t;
@@ -77,6 +86,9 @@ ds_state_t *default_spread_prepare(const framework_t *fw, const fw_cluster_t *cl
 int64_t     default_spread_score(const ds_state_t *s, const pod_t *pod, const node_info_t *ni);
 void        default_spread_normalize(const ds_state_t *s, int64_t *scores, int n);
 void        default_spread_free(ds_state_t *s);
+/* 1 when every node scores the same (*score) for this state: NULL (explicit
+ * constraints: 0) or no default constraint applies (100). */
+int         default_spread_uniform(const ds_state_t *s, int64_t *score);
 /* The framework's owners store (NULL until framework_set_owners). */
 struct owners *framework_owners(const framework_t *fw);
 /* The pod's nodeSelector and required node affinity match node (kube's
