@@ -3,6 +3,7 @@
 #   make test       unit tests (plain, ASan+UBSan, TSan) and the e2e suite on a real kube-apiserver
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
+#   make lint       C format, shellcheck, Python syntax, doc links; make format fixes the C format
 # Missing Debian packages are installed first when run as root (see test/deps.sh).
 
 CC      ?= cc
@@ -97,14 +98,19 @@ unit-tsan:
 e2e: all
 	@bash test/e2e/run.sh
 
+# Every part runs even when an earlier one failed; test/summary.sh prints the
+# parts and a closing "N passed, M failed" (suites and e2e cases) over them all.
+test: export TEST_SUMMARY := $(CURDIR)/build/test-summary.txt
 test: deps
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory unit-asan
-	@$(MAKE) --no-print-directory unit-tsan
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory VARIANT=asan bin-asan
-	@$(MAKE) --no-print-directory VARIANT=tsan bin-tsan
-	@bash test/e2e/run.sh
+	@bash test/summary.sh begin
+	@bash test/summary.sh run "unit (plain)" $(MAKE) --no-print-directory unit
+	@bash test/summary.sh run "unit (ASan)" $(MAKE) --no-print-directory unit-asan
+	@bash test/summary.sh run "unit (TSan)" $(MAKE) --no-print-directory unit-tsan
+	@bash test/summary.sh run "build" $(MAKE) --no-print-directory all
+	@bash test/summary.sh run "build (ASan)" $(MAKE) --no-print-directory VARIANT=asan bin-asan
+	@bash test/summary.sh run "build (TSan)" $(MAKE) --no-print-directory VARIANT=tsan bin-tsan
+	@bash test/summary.sh run "e2e" bash test/e2e/run.sh
+	@bash test/summary.sh end
 
 bin-asan: $(B)/bin/ai-scheduler
 bin-tsan: $(B)/bin/ai-scheduler
@@ -117,6 +123,11 @@ bench: all
 
 lint:
 	@bash test/lint.sh
+
+# Rewrites the C files to .clang-format (lint checks the same style).
+.PHONY: format
+format:
+	@bash test/format.sh
 
 # Installs the scheduler and the kubectl plugin (`kubectl pool`).
 PREFIX ?= /usr/local

@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a target needs, when they are missing and we
 # are root. `build`: compilers and -dev libraries. `e2e`: etcd, jq, valgrind.
+# `lint`: clang-format and python3, plus shellcheck when apt has it.
 # Quiet when everything is there.
 set -euo pipefail
 what=${1:-build}
 pkgs_build="gcc make pkg-config libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libcmocka-dev"
 pkgs_e2e="etcd-server jq valgrind openssl curl python3 unzip"
+pkgs_lint="clang-format python3"
+pkgs_lint_optional="shellcheck"
+optional=""
 case "$what" in
   build) want=$pkgs_build ;;
   e2e)   want="$pkgs_build $pkgs_e2e" ;;
+  lint)  want=$pkgs_lint; optional=$pkgs_lint_optional ;;
   *) echo "deps.sh: unknown set $what" >&2; exit 2 ;;
 esac
 missing=""
 for p in $want; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# Optional packages: only as root, and only those apt knows (no error otherwise).
+if [ -n "$optional" ] && [ "$(id -u)" = 0 ]; then
+    for p in $optional; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+        apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' && missing="$missing $p"
+    done
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
     echo "deps.sh: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)" >&2

@@ -66,7 +66,9 @@ int  kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, i
 /* Which API the server serves, e.g. kube_has_api(c, "policy/v1"). Cached. */
 int  kube_has_api(kube_client_t *c, const char *group_version);
 
-/* Counters for /metrics: requests by verb and code class, latency sum. */
+/* Totals for /metrics, not split by verb or code: requests, errors
+ * (transport failures, 5xx, and 429 outside watches), time spent
+ * throttled, latency sum. */
 typedef struct kube_client_stats {
     unsigned long requests, errors, throttled_ms;
     double        latency_sum_s;

@@ -20,7 +20,7 @@ typedef struct informer informer_t;
 
 /* path: e.g. "/api/v1/pods", "/apis/resource.aibee.cn/v1alpha1/pools".
  * field_selector may be NULL. A 404 on the path (CRD not installed) is
- * retried quietly with backoff. */
+ * retried with backoff, with one warning (then debug lines). */
 informer_t *informer_new(kube_client_t *c, const char *path, const char *field_selector,
                          informer_handler_fn fn, void *ud);
 int         informer_start(informer_t *inf);

@@ -5,14 +5,14 @@
  * unschedulable, unless a cluster event arrived while it was being tried
  * (then to backoff). Cluster events move unschedulable pods back; so does a
  * 60 s flush. Backoff is 1 s doubling to 10 s per attempt. No extra thread:
- * queue_pop flushes what is due. Thread-safe; one mutex, never held while
- * calling out.
+ * queue_pop flushes what is due. Thread-safe; one mutex, held for one call
+ * out only: the QueueSort less function, which must not call the queue.
  *
  * Ownership: queue_add takes a new reference on the pod. queue_pop hands the
- * caller an item; the caller gives it back with queue_requeue (failure) or
- * frees it with queue_item_free (bound, or handed elsewhere). While an item
- * is out, deletes and updates for its pod are remembered and applied when it
- * is given back. */
+ * caller an item; the caller gives it back with queue_requeue (failure) or,
+ * when it is not coming back, calls queue_done and then queue_item_free.
+ * While an item is out, deletes and updates for its pod are remembered and
+ * applied when it is given back. */
 #ifndef AISCHED_QUEUE_H
 #define AISCHED_QUEUE_H
 
@@ -56,7 +56,7 @@ void           queue_add(sched_queue_t *q, pod_t *pod, int borrower);
 /* Puts an item popped from another queue into this one's activeQ (takes it). */
 void           queue_push_item(sched_queue_t *q, queue_item_t *it);
 /* Pod object changed (labels, resources...): replace; an unschedulable pod
- * goes back to activeQ. */
+ * goes back to activeQ if something the filters read changed. */
 void           queue_update(sched_queue_t *q, pod_t *pod);
 /* Pod deleted or bound elsewhere: drop it (or mark it, if out). */
 void           queue_delete(sched_queue_t *q, const char *uid);
@@ -70,11 +70,12 @@ queue_item_t **queue_take_all(sched_queue_t *q, int *n);
 queue_item_t  *queue_pop(sched_queue_t *q);
 /* Like queue_pop with a timeout in ms; NULL on timeout or close. */
 queue_item_t  *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms);
-/* Gives back an item that failed: to unschedulable, or to backoff if a move
- * event came after it was popped, or to activeQ if backoff=0 is asked and
- * ... Bumps attempts. If the pod was deleted while out, frees it. */
+/* Gives back an item that failed: to activeQ if its pod changed while out,
+ * else to backoff (activeQ once the backoff ran out) if a move event came
+ * after it was popped, else to unschedulable. Bumps attempts. Frees it if the
+ * pod was deleted while out or its uid was queued again meanwhile. */
 void           queue_requeue(sched_queue_t *q, queue_item_t *it);
-/* Gives back an item straight to the backoff queue (transient errors). */
+/* As queue_requeue, but to backoff even without a move event (transient errors). */
 void           queue_requeue_backoff(sched_queue_t *q, queue_item_t *it);
 /* Done with an item that is not coming back (bound, or moved away). Also
  * forgets any marks kept for its uid while it was out. */

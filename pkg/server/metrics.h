@@ -42,8 +42,8 @@ void metric_inc(metric_t *m, const char *labels);
 void metric_add(metric_t *m, const char *labels, double v);
 void metric_set(metric_t *m, const char *labels, double v);
 void metric_observe(metric_t *m, const char *labels, double v);
-/* Drops one series (e.g. a deleted pool), or all of them (labels NULL is
- * the unlabelled series; use metric_clear for all). */
+/* Drops one series (e.g. a deleted pool); labels NULL is the unlabelled
+ * series. metric_clear drops all of them. */
 void metric_remove(metric_t *m, const char *labels);
 void metric_clear(metric_t *m);
 

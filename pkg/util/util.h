@@ -15,7 +15,9 @@ void    util_rfc3339(int64_t wall_ms, char *buf, size_t n);   /* "2026-11-23T04:
 int64_t util_parse_rfc3339(const char *s);
 void    util_sleep_ms(int64_t ms);
 
-/* strdup that aborts on OOM (the only allocation failure we do not recover from). */
+/* Allocators that abort on OOM, as does every util_x* and util_strdup (NULL
+ * gives ""): the scheduler does not try to run on after its own allocation
+ * failed. */
 char *util_strdup(const char *s);
 char *util_strndup(const char *s, size_t n);
 void *util_xmalloc(size_t n);

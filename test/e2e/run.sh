@@ -90,4 +90,6 @@ cat "$RESULTS"
 passed=$(grep -c '^PASS' "$RESULTS")
 failed=$(grep -c '^FAIL' "$RESULTS")
 echo "e2e: $passed passed, $failed failed"
+# make test adds up every part (test/summary.sh).
+if [ -n "${TEST_SUMMARY:-}" ]; then echo "$passed $failed e2e cases" >>"$TEST_SUMMARY"; fi
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

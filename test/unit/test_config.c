@@ -10,12 +10,13 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "tmpdir.h"
 
-static char tmpdir[64];
+static char tmpdir[256];
 
 static const char *write_tmp(const char *name, const char *text)
 {
-    static char path[160];
+    static char path[320];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -26,16 +27,14 @@ static const char *write_tmp(const char *name, const char *text)
 
 static int setup(void **st)
 {
-    strcpy(tmpdir, "/tmp/test_config.XXXXXX");
+    tmp_template(tmpdir, sizeof tmpdir, "test_config.");
     assert_non_null(mkdtemp(tmpdir));
     return 0;
 }
 
 static int teardown(void **st)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmp_rm_tree(tmpdir);
 }
 
 static int load(sched_config_t *c, const char *yaml, char *err, size_t n)

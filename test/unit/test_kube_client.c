@@ -26,6 +26,7 @@
 #include "kube/ratelimit.h"
 #include "kube/watchparse.h"
 #include "util/util.h"
+#include "tmpdir.h"
 
 /* ======================================================================
  * rate limiter
@@ -784,7 +785,8 @@ static void test_has_api(void **state) {
 
 static void test_token_file_rotation(void **state) {
     srv_t *s = srv_start();
-    char path[] = "/tmp/kubetokXXXXXX";
+    char path[256];
+    tmp_template(path, sizeof path, "kubetok");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "first\n", 6), 6);

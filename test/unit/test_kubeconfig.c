@@ -12,11 +12,12 @@
 #include <unistd.h>
 
 #include "kube/kubeconfig.h"
+#include "tmpdir.h"
 
-static char tmpdir[64];
+static char tmpdir[256];
 
 static void write_file(const char *name, const char *text) {
-    char p[256];
+    char p[320];
     snprintf(p, sizeof p, "%s/%s", tmpdir, name);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
@@ -25,22 +26,20 @@ static void write_file(const char *name, const char *text) {
 }
 
 static char *path_of(const char *name) {
-    static char p[256];
+    static char p[320];
     snprintf(p, sizeof p, "%s/%s", tmpdir, name);
     return p;
 }
 
 static int setup(void **state) {
-    strcpy(tmpdir, "/tmp/kcfgtestXXXXXX");
+    tmp_template(tmpdir, sizeof tmpdir, "kcfgtest");
     assert_non_null(mkdtemp(tmpdir));
     unsetenv("KUBECONFIG");
     return 0;
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmp_rm_tree(tmpdir), 0);
     return 0;
 }
 
@@ -130,7 +129,7 @@ static void test_relative_paths(void **state) {
         "users:\n- name: u\n  user:\n    client-certificate: /abs/c.crt\n    client-key: k.key\n"
         "    tokenFile: tok\n");
     kube_config_t c;
-    char err[256] = "", want[300];
+    char err[256] = "", want[320];
     assert_int_equal(kube_config_load(&c, path_of("config"), err, sizeof err), 0);
     snprintf(want, sizeof want, "%s/pki/ca.crt", tmpdir);
     assert_string_equal(c.ca_file, want);
@@ -220,7 +219,7 @@ static void test_env_kubeconfig(void **state) {
 }
 
 static void test_in_cluster(void **state) {
-    char sa[200], home[200];
+    char sa[320], home[320];
     snprintf(sa, sizeof sa, "%s/sa", tmpdir);
     snprintf(home, sizeof home, "%s/home", tmpdir);      /* no .kube/config there */
     assert_int_equal(mkdir(sa, 0700), 0);
@@ -238,7 +237,7 @@ static void test_in_cluster(void **state) {
     write_file("sa/ca.crt", "PEM");
     assert_int_equal(kube_config_load(&c, NULL, err, sizeof err), 0);
     assert_string_equal(c.server, "https://10.96.0.1:443");
-    char want[300];
+    char want[400];
     snprintf(want, sizeof want, "%s/token", sa);
     assert_string_equal(c.token_file, want);
     snprintf(want, sizeof want, "%s/ca.crt", sa);

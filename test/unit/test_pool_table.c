@@ -12,6 +12,7 @@
 
 #include "pool/table.h"
 #include "util/util.h"
+#include "tmpdir.h"
 
 #define GI (1024LL * 1024 * 1024)
 
@@ -344,7 +345,8 @@ static void test_main_args(void **st) {
 
 /* A server nobody listens on: one error line, exit 1. */
 static void test_main_unreachable(void **st) {
-    char path[] = "/tmp/test_pool_table_kcXXXXXX";
+    char path[256];
+    tmp_template(path, sizeof path, "test_pool_table_kc");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "w");

@@ -13,6 +13,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "tmpdir.h"
 
 static void test_rfc3339_roundtrip(void **state)
 {
@@ -214,7 +215,8 @@ static void test_hashmap_churn(void **state)
 /* Runs fn with stderr redirected to a temp file; returns what it wrote. */
 static char *capture_stderr(void (*fn)(void))
 {
-    char path[] = "/tmp/test_util_logXXXXXX";
+    char path[256];
+    tmp_template(path, sizeof path, "test_util_log");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     fflush(stderr);
@@ -265,12 +267,22 @@ static void test_log_format_and_levels(void **state)
     assert_non_null(strstr(out, "] trailing newline\n"));
     assert_null(strstr(out, "newline\n\n"));
 
-    log_set_verbosity(2);
+    /* -v 3 is still info only; debug from 4, trace from 6 (as --help says). */
+    log_set_verbosity(3);
+    assert_false(log_enabled(LOG_LVL_DEBUG));
+    out = capture_stderr(emit_debug);
+    assert_null(strstr(out, "debug shown"));
+
+    log_set_verbosity(4);
     assert_true(log_enabled(LOG_LVL_DEBUG));
     assert_false(log_enabled(LOG_LVL_TRACE));
     out = capture_stderr(emit_debug);
     assert_non_null(strstr(out, "] debug shown 4\n"));
     assert_null(strstr(out, "trace hidden"));
+
+    log_set_verbosity(6);
+    assert_true(log_enabled(LOG_LVL_TRACE));
+    assert_true(log_enabled(LOG_LVL_ERROR));
     log_set_verbosity(0);
 }
 
