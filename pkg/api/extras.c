@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define PREFER_AVOID_ANNOTATION "scheduler.alpha.kubernetes.io/preferAvoidPods"
-#define MAX_NODE_IMAGES 4096     /* kubelet reports at most 50 by default */
+#define MAX_NODE_IMAGES         4096 /* kubelet reports at most 50 by default */
 
 char *image_normalize(const char *name)
 {
@@ -52,7 +52,7 @@ static int parse_node_images(node_t *n, json_t *status, char *err, size_t errlen
     size_t i, j;
     json_t *img, *nm;
     size_t total = 0;
-    json_array_foreach(arr, i, img) {
+    json_array_foreach (arr, i, img) {
         json_t *names = json_is_object(img) ? json_object_get(img, "names") : NULL;
         if (!json_is_object(img) || (names && !json_is_null(names) && !json_is_array(names)))
             return util_errf(err, errlen, "status.images[%zu]: not an image", i);
@@ -63,7 +63,7 @@ static int parse_node_images(node_t *n, json_t *status, char *err, size_t errlen
     if (total > MAX_NODE_IMAGES)
         total = MAX_NODE_IMAGES;
     n->images = util_xcalloc(total, sizeof(*n->images));
-    json_array_foreach(arr, i, img) {
+    json_array_foreach (arr, i, img) {
         json_t *size = json_object_get(img, "sizeBytes");
         int64_t bytes = 0;
         if (size && !json_is_null(size)) {
@@ -71,7 +71,7 @@ static int parse_node_images(node_t *n, json_t *status, char *err, size_t errlen
                 return util_errf(err, errlen, "status.images[%zu].sizeBytes: not a size", i);
             bytes = json_integer_value(size);
         }
-        json_array_foreach(json_object_get(img, "names"), j, nm) {
+        json_array_foreach (json_object_get(img, "names"), j, nm) {
             if (!json_is_string(nm))
                 return util_errf(err, errlen, "status.images[%zu].names[%zu]: not a string", i, j);
             if ((size_t)n->nimages == total)
@@ -109,7 +109,7 @@ static void parse_avoid(node_t *n, json_t *meta)
     json_t *e;
     if (json_is_array(arr) && json_array_size(arr) > 0) {
         n->avoid = util_xcalloc(json_array_size(arr), sizeof(*n->avoid));
-        json_array_foreach(arr, i, e) {
+        json_array_foreach (arr, i, e) {
             json_t *ctl = json_object_get(json_object_get(e, "podSignature"), "podController");
             json_t *kind = json_object_get(ctl, "kind"), *uid = json_object_get(ctl, "uid");
             if (!json_is_string(kind) || !json_is_string(uid))
@@ -182,7 +182,7 @@ static int parse_controller(pod_t *p, json_t *meta, char *err, size_t errlen)
             return util_errf(err, errlen, "metadata.ownerReferences: not an array");
         size_t i;
         json_t *r;
-        json_array_foreach(refs, i, r) {
+        json_array_foreach (refs, i, r) {
             if (!json_is_object(r))
                 return util_errf(err, errlen, "metadata.ownerReferences[%zu]: not an object", i);
             json_t *ctl = json_object_get(r, "controller");
@@ -207,11 +207,11 @@ static int parse_images(pod_t *p, json_t *spec, char *err, size_t errlen)
 {
     json_t *cs = spec ? json_object_get(spec, "containers") : NULL;
     if (!json_is_array(cs) || json_array_size(cs) == 0)
-        return 0;    /* types.c already rejected a non-array */
+        return 0; /* types.c already rejected a non-array */
     p->images = util_xcalloc(json_array_size(cs), sizeof(*p->images));
     size_t i;
     json_t *c;
-    json_array_foreach(cs, i, c) {
+    json_array_foreach (cs, i, c) {
         json_t *img = json_is_object(c) ? json_object_get(c, "image") : NULL;
         if (img && !json_is_null(img) && !json_is_string(img))
             return util_errf(err, errlen, "spec.containers[%zu].image: not a string", i);

@@ -10,37 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PA "spec.affinity.podAffinity."
-#define PAA "spec.affinity.podAntiAffinity."
-#define REQ "requiredDuringSchedulingIgnoredDuringExecution[]."
+#define PA   "spec.affinity.podAffinity."
+#define PAA  "spec.affinity.podAntiAffinity."
+#define REQ  "requiredDuringSchedulingIgnoredDuringExecution[]."
 #define PREF "preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm."
 
 static const char *const PATHS[] = {
     /* Newer than v1.20: an API server of v1.21+ may keep them. */
-    PA REQ "namespaceSelector",
-    PA PREF "namespaceSelector",
-    PAA REQ "namespaceSelector",
-    PAA PREF "namespaceSelector",
-    PA REQ "matchLabelKeys",
-    PA PREF "matchLabelKeys",
-    PAA REQ "matchLabelKeys",
-    PAA PREF "matchLabelKeys",
-    PA REQ "mismatchLabelKeys",
-    PA PREF "mismatchLabelKeys",
-    PAA REQ "mismatchLabelKeys",
-    PAA PREF "mismatchLabelKeys",
-    "spec.topologySpreadConstraints[].minDomains",
-    "spec.topologySpreadConstraints[].nodeAffinityPolicy",
-    "spec.topologySpreadConstraints[].nodeTaintsPolicy",
-    "spec.topologySpreadConstraints[].matchLabelKeys",
-    "spec.schedulingGates",
-    "spec.resourceClaims",
-    "spec.resources",
+    PA REQ "namespaceSelector", PA PREF "namespaceSelector", PAA REQ "namespaceSelector", PAA PREF "namespaceSelector",
+    PA REQ "matchLabelKeys", PA PREF "matchLabelKeys", PAA REQ "matchLabelKeys", PAA PREF "matchLabelKeys",
+    PA REQ "mismatchLabelKeys", PA PREF "mismatchLabelKeys", PAA REQ "mismatchLabelKeys", PAA PREF "mismatchLabelKeys",
+    "spec.topologySpreadConstraints[].minDomains", "spec.topologySpreadConstraints[].nodeAffinityPolicy",
+    "spec.topologySpreadConstraints[].nodeTaintsPolicy", "spec.topologySpreadConstraints[].matchLabelKeys",
+    "spec.schedulingGates", "spec.resourceClaims", "spec.resources",
     /* Generic ephemeral volumes: alpha and off in v1.20, so dropped by a
      * default v1.20 API server; kept by one with the gate on (and by v1.21+),
      * where kube-scheduler's VolumeBinding waits for their claims. */
-    "spec.volumes[].ephemeral",
-    NULL
+    "spec.volumes[].ephemeral", NULL
 };
 
 const char *unsupported_path(int i)
@@ -86,7 +72,7 @@ static int path_set(json_t *v, const char *p)
         return 0;
     size_t i;
     json_t *item;
-    json_array_foreach(child, i, item)
+    json_array_foreach (child, i, item)
         if (path_set(item, next))
             return 1;
     return 0;
@@ -94,7 +80,7 @@ static int path_set(json_t *v, const char *p)
 
 char *pod_unsupported_fields(json_t *pod)
 {
-    sbuf_t b = {0};
+    sbuf_t b = { 0 };
     for (int i = 0; PATHS[i]; i++) {
         if (!path_set(pod, PATHS[i]))
             continue;

@@ -9,14 +9,14 @@
 #include <string.h>
 
 typedef struct owner_entry {
-    char      *ns;
-    selector_t sel;      /* never empty: empty ones are not stored */
+    char *ns;
+    selector_t sel; /* never empty: empty ones are not stored */
 } owner_entry_t;
 
 struct owners {
     pthread_mutex_t mu;
-    hashmap_t      *by_key[OWNER_NKINDS];   /* "ns/name" -> owner_entry_t */
-    int             count;
+    hashmap_t *by_key[OWNER_NKINDS]; /* "ns/name" -> owner_entry_t */
+    int count;
 };
 
 owners_t *owners_new(void)

@@ -33,7 +33,8 @@ int profiles_init(scheduler_t *s, const scheduler_opts_t *o, char *err, size_t e
 
 void profiles_destroy(scheduler_t *s)
 {
-    for (int k = 0; k < OWNER_NKINDS; k++) informer_free(s->inf_owners[k]);
+    for (int k = 0; k < OWNER_NKINDS; k++)
+        informer_free(s->inf_owners[k]);
     for (int i = 0; i < s->nprofiles; i++) {
         free(s->profiles[i].name);
         framework_free(s->profiles[i].fw);
@@ -49,15 +50,18 @@ void profiles_destroy(scheduler_t *s)
 framework_t *sched_pod_fw(scheduler_t *s, const pod_t *p)
 {
     for (int i = 1; i < s->nprofiles; i++)
-        if (strcmp(s->profiles[i].name, p->scheduler_name) == 0) return s->profiles[i].fw;
+        if (strcmp(s->profiles[i].name, p->scheduler_name) == 0)
+            return s->profiles[i].fw;
     return s->fw;
 }
 
 int sched_is_ours(scheduler_t *s, const char *scheduler_name)
 {
-    if (!scheduler_name) return 0;
+    if (!scheduler_name)
+        return 0;
     for (int i = 0; i < s->nprofiles; i++)
-        if (strcmp(s->profiles[i].name, scheduler_name) == 0) return 1;
+        if (strcmp(s->profiles[i].name, scheduler_name) == 0)
+            return 1;
     return 0;
 }
 
@@ -68,10 +72,10 @@ int sched_may_preempt(scheduler_t *s, const pod_t *p)
 
 void sched_warn_unsupported(scheduler_t *s, const pod_t *p)
 {
-    if (!p->unsupported) return;
+    if (!p->unsupported)
+        return;
     char msg[900];
-    snprintf(msg, sizeof(msg), "ai-scheduler does not implement %s; the pod is scheduled as if unset",
-             p->unsupported);
+    snprintf(msg, sizeof(msg), "ai-scheduler does not implement %s; the pod is scheduled as if unset", p->unsupported);
     LOG_W("pod %s: %s", p->key, msg);
     writer_pod_event(s->writer, p, "Warning", "UnsupportedConstraint", msg);
 }
@@ -89,10 +93,22 @@ static void on_owner_event(scheduler_t *s, owner_kind_t kind, kube_event_type_t 
         LOG_W("%s ignored for spreading: %s", key, err);
 }
 
-static void on_service(void *ud, kube_event_type_t t, const char *k, json_t *o) { on_owner_event(ud, OWNER_SERVICE, t, k, o); }
-static void on_rc(void *ud, kube_event_type_t t, const char *k, json_t *o) { on_owner_event(ud, OWNER_RC, t, k, o); }
-static void on_rs(void *ud, kube_event_type_t t, const char *k, json_t *o) { on_owner_event(ud, OWNER_RS, t, k, o); }
-static void on_sts(void *ud, kube_event_type_t t, const char *k, json_t *o) { on_owner_event(ud, OWNER_STS, t, k, o); }
+static void on_service(void *ud, kube_event_type_t t, const char *k, json_t *o)
+{
+    on_owner_event(ud, OWNER_SERVICE, t, k, o);
+}
+static void on_rc(void *ud, kube_event_type_t t, const char *k, json_t *o)
+{
+    on_owner_event(ud, OWNER_RC, t, k, o);
+}
+static void on_rs(void *ud, kube_event_type_t t, const char *k, json_t *o)
+{
+    on_owner_event(ud, OWNER_RS, t, k, o);
+}
+static void on_sts(void *ud, kube_event_type_t t, const char *k, json_t *o)
+{
+    on_owner_event(ud, OWNER_STS, t, k, o);
+}
 
 void owners_informers_create(scheduler_t *s)
 {
@@ -103,9 +119,13 @@ void owners_informers_create(scheduler_t *s)
         [OWNER_STS] = "/apis/apps/v1/statefulsets",
     };
     static const informer_handler_fn fns[OWNER_NKINDS] = {
-        [OWNER_SERVICE] = on_service, [OWNER_RC] = on_rc, [OWNER_RS] = on_rs, [OWNER_STS] = on_sts,
+        [OWNER_SERVICE] = on_service,
+        [OWNER_RC] = on_rc,
+        [OWNER_RS] = on_rs,
+        [OWNER_STS] = on_sts,
     };
-    for (int k = 0; k < OWNER_NKINDS; k++) s->inf_owners[k] = informer_new(s->kc, paths[k], NULL, fns[k], s);
+    for (int k = 0; k < OWNER_NKINDS; k++)
+        s->inf_owners[k] = informer_new(s->kc, paths[k], NULL, fns[k], s);
 }
 
 /* Not waited for long: they only shape scores, and a missing permission
@@ -113,12 +133,16 @@ void owners_informers_create(scheduler_t *s)
 void owners_informers_start(scheduler_t *s)
 {
     for (int k = 0; k < OWNER_NKINDS; k++)
-        if (informer_start(s->inf_owners[k]) != 0) LOG_W("cannot start a watcher for default spreading");
+        if (informer_start(s->inf_owners[k]) != 0)
+            LOG_W("cannot start a watcher for default spreading");
     int64_t deadline = util_now_ms() + 3000;
     for (int k = 0; k < OWNER_NKINDS; k++) {
         int64_t left = deadline - util_now_ms();
         if (!informer_wait_synced(s->inf_owners[k], left > 0 ? (int)left : 1))
             LOG_W("%s not listed yet: default spreading ignores them until they are", k == OWNER_SERVICE ? "services"
-                  : k == OWNER_RC ? "replicationcontrollers" : k == OWNER_RS ? "replicasets" : "statefulsets");
+                                                                                      : k == OWNER_RC
+                                                                                          ? "replicationcontrollers"
+                                                                                      : k == OWNER_RS ? "replicasets"
+                                                                                                      : "statefulsets");
     }
 }

@@ -17,7 +17,8 @@
 
 #include "fixtures.h"
 
-static pod_t *mkpod(const char *meta, const char *spec) {
+static pod_t *mkpod(const char *meta, const char *spec)
+{
     char buf[4096], err[256] = "";
     snprintf(buf, sizeof(buf), "{'metadata':{'name':'p','namespace':'default','uid':'up'%s},'spec':{%s},'status':{}}",
              meta, spec);
@@ -29,10 +30,13 @@ static pod_t *mkpod(const char *meta, const char *spec) {
     return p;
 }
 
-static node_info_t *mknode(const char *name, const char *meta, const char *images) {
+static node_info_t *mknode(const char *name, const char *meta, const char *images)
+{
     char buf[4096], err[256] = "";
-    snprintf(buf, sizeof(buf), "{'metadata':{'name':'%s'%s},'spec':{},'status':{'allocatable':{'cpu':'4',"
-             "'memory':'8Gi','pods':'110'},'images':[%s]}}", name, meta, images);
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s'%s},'spec':{},'status':{'allocatable':{'cpu':'4',"
+             "'memory':'8Gi','pods':'110'},'images':[%s]}}",
+             name, meta, images);
     json_t *j = parse_sq(buf);
     node_t *n = node_from_json(j, err, sizeof(err));
     json_decref(j);
@@ -45,7 +49,8 @@ static node_info_t *mknode(const char *name, const char *meta, const char *image
 }
 
 /* A profile scoring with one plugin at weight 1. */
-static framework_t *only(const char *plugin) {
+static framework_t *only(const char *plugin)
+{
     fw_config_t c;
     fw_config_default(&c);
     c.plugin_ops[0] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 0, .name = "*" };
@@ -64,9 +69,11 @@ static framework_t *only(const char *plugin) {
  * n1: 300MB*2/3 + int(10MB/3) = 209715200 + 3495253 = 213210453;
  *     100*(213210453 - 23MB)/(2*1000MB - 23MB) = 9.
  * n2: 209715200 -> 8. n3: nothing -> 0. */
-static void test_image_locality(void **st) {
+static void test_image_locality(void **st)
+{
     node_info_t *n[3];
-    n[0] = mknode("n1", "", "{'names':['docker.io/library/nginx@sha256:aa','nginx:1.19'],'sizeBytes':314572800},"
+    n[0] = mknode("n1", "",
+                  "{'names':['docker.io/library/nginx@sha256:aa','nginx:1.19'],'sizeBytes':314572800},"
                   "{'names':['busybox:latest'],'sizeBytes':10485760}");
     n[1] = mknode("n2", "", "{'names':['nginx:1.19'],'sizeBytes':314572800}");
     n[2] = mknode("n3", "", "");
@@ -94,7 +101,8 @@ static void test_image_locality(void **st) {
         node_info_free(n[i]);
 }
 
-static void test_image_names(void **st) {
+static void test_image_names(void **st)
+{
     char *s;
     s = image_normalize("nginx");
     assert_string_equal(s, "nginx:latest");
@@ -127,12 +135,13 @@ static void test_image_names(void **st) {
     json_decref(j);
 }
 
-
 /* kube: 0 on a node that avoids the pod's controlling RC/RS, else 100. */
-static void test_prefer_avoid_pods(void **st) {
+static void test_prefer_avoid_pods(void **st)
+{
     char ann[512];
     /* The annotation's value is JSON inside a JSON string. */
-    snprintf(ann, sizeof(ann), ",'annotations':{'scheduler.alpha.kubernetes.io/preferAvoidPods':"
+    snprintf(ann, sizeof(ann),
+             ",'annotations':{'scheduler.alpha.kubernetes.io/preferAvoidPods':"
              "'{\\\"preferAvoidPods\\\":[{\\\"podSignature\\\":{\\\"podController\\\":{\\\"kind\\\":\\\"ReplicaSet\\\","
              "\\\"uid\\\":\\\"rs-1\\\"}}}]}'}");
     node_info_t *n[3];
@@ -141,8 +150,10 @@ static void test_prefer_avoid_pods(void **st) {
     n[2] = mknode("broken", ",'annotations':{'scheduler.alpha.kubernetes.io/preferAvoidPods':'{not json'}", "");
     assert_int_equal(n[0]->node->navoid, 1);
     pod_t *owned = mkpod(",'ownerReferences':[{'kind':'Deployment','uid':'d-1'},"
-                         "{'kind':'ReplicaSet','uid':'rs-1','controller':true}]", "'containers':[{'image':'x'}]");
-    pod_t *job = mkpod(",'ownerReferences':[{'kind':'Job','uid':'rs-1','controller':true}]", "'containers':[{'image':'x'}]");
+                         "{'kind':'ReplicaSet','uid':'rs-1','controller':true}]",
+                         "'containers':[{'image':'x'}]");
+    pod_t *job =
+        mkpod(",'ownerReferences':[{'kind':'Job','uid':'rs-1','controller':true}]", "'containers':[{'image':'x'}]");
     assert_string_equal(owned->controller_kind, "ReplicaSet");
     framework_t *fw = only("NodePreferAvoidPods");
     int64_t out[3];
@@ -159,16 +170,17 @@ static void test_prefer_avoid_pods(void **st) {
         node_info_free(n[i]);
 }
 
-static void test_unsupported_fields(void **st) {
+static void test_unsupported_fields(void **st)
+{
     pod_t *p = mkpod("", "'containers':[{'image':'x'}],'preemptionPolicy':'Never'");
     assert_true(p->preempt_never);
-    assert_null(p->controller_kind);     /* no ownerReferences */
+    assert_null(p->controller_kind); /* no ownerReferences */
     assert_null(p->unsupported);
     pod_unref(p);
     p = mkpod("", "'containers':[{'image':'x'}],'schedulingGates':[{'name':'g'}],"
-              "'volumes':[{'name':'v','emptyDir':{}},{'name':'w','ephemeral':{'volumeClaimTemplate':{'spec':{}}}}],"
-              "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
-              "'podAffinityTerm':{'topologyKey':'k','namespaceSelector':{'matchLabels':{'a':'b'}}}}]}}");
+                  "'volumes':[{'name':'v','emptyDir':{}},{'name':'w','ephemeral':{'volumeClaimTemplate':{'spec':{}}}}],"
+                  "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
+                  "'podAffinityTerm':{'topologyKey':'k','namespaceSelector':{'matchLabels':{'a':'b'}}}}]}}");
     assert_non_null(p->unsupported);
     assert_string_equal(p->unsupported,
                         "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[]."
@@ -186,7 +198,8 @@ static void test_unsupported_fields(void **st) {
     assert_null(unsupported_path(-1));
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_image_locality),
         cmocka_unit_test(test_image_names),

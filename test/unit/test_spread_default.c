@@ -19,7 +19,8 @@
 #include "fixtures.h"
 
 static pod_t *mkpod(const char *name, const char *ns, const char *labels, const char *extra_meta,
-                    const char *extra_spec) {
+                    const char *extra_spec)
+{
     char buf[4096], err[256] = "";
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','namespace':'%s','uid':'u-%s-%s','labels':{%s}%s},"
@@ -33,14 +34,16 @@ static pod_t *mkpod(const char *name, const char *ns, const char *labels, const 
     return p;
 }
 
-static node_info_t *mknode(const char *name, const char *zone) {
+static node_info_t *mknode(const char *name, const char *zone)
+{
     char buf[1024], err[256] = "";
     char zl[128] = "";
     if (zone)
         snprintf(zl, sizeof(zl), ",'topology.kubernetes.io/zone':'%s'", zone);
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','labels':{'kubernetes.io/hostname':'%s'%s}},'spec':{},"
-             "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}", name, name, zl);
+             "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
+             name, name, zl);
     json_t *j = parse_sq(buf);
     node_t *n = node_from_json(j, err, sizeof(err));
     json_decref(j);
@@ -52,12 +55,14 @@ static node_info_t *mknode(const char *name, const char *zone) {
     return ni;
 }
 
-static void place(node_info_t *ni, pod_t *p) {
+static void place(node_info_t *ni, pod_t *p)
+{
     node_info_add_pod(ni, p);
     pod_unref(p);
 }
 
-static void owner(owners_t *o, owner_kind_t kind, const char *key, const char *sq) {
+static void owner(owners_t *o, owner_kind_t kind, const char *key, const char *sq)
+{
     char err[256] = "";
     json_t *j = parse_sq(sq);
     assert_int_equal(owners_update(o, kind, key, j, err, sizeof(err)), 0);
@@ -65,7 +70,8 @@ static void owner(owners_t *o, owner_kind_t kind, const char *key, const char *s
 }
 
 /* A framework that scores with PodTopologySpread alone, weight 1. */
-static framework_t *spread_only(owners_t *o) {
+static framework_t *spread_only(owners_t *o)
+{
     fw_config_t c;
     fw_config_default(&c);
     c.plugin_ops[0] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 0, .name = "*" };
@@ -84,7 +90,8 @@ typedef struct cluster {
 /* n1, n2 in zone a; n3 in zone b; n4 has no zone label. Pods with app=web
  * in "default": 2 on n1, 1 on n3; plus ones that must not count: another
  * namespace, a terminating pod, another app. */
-static void build(cluster_t *c) {
+static void build(cluster_t *c)
+{
     c->n[0] = mknode("n1", "a");
     c->n[1] = mknode("n2", "a");
     c->n[2] = mknode("n3", "b");
@@ -97,12 +104,14 @@ static void build(cluster_t *c) {
     place(c->n[1], mkpod("x1", "default", "'app':'db'", NULL, NULL));
 }
 
-static void destroy(cluster_t *c) {
+static void destroy(cluster_t *c)
+{
     for (int i = 0; i < 4; i++)
         node_info_free(c->n[i]);
 }
 
-static void score(framework_t *fw, cluster_t *c, pod_t *p, int64_t out[4]) {
+static void score(framework_t *fw, cluster_t *c, pod_t *p, int64_t out[4])
+{
     cycle_state_t *cs = cycle_state_new();
     fw_cluster_t cl = { c->n, 4 };
     cycle_state_set_cluster(cs, &cl);
@@ -116,9 +125,11 @@ static void score(framework_t *fw, cluster_t *c, pod_t *p, int64_t out[4]) {
  * 11.99 -> 11; n2 = 0+2 + 6.77 -> 8; n3 = 1.609+2 + 1.386+4 = 8.99 -> 8;
  * n4 lacks the zone key: ignored, 0. Normalised 100*(max+min-s)/max with
  * max 11, min 8: n1 72, n2 100, n3 100. */
-static void test_service_selector_spreads(void **st) {
+static void test_service_selector_spreads(void **st)
+{
     owners_t *o = owners_new();
-    owner(o, OWNER_SERVICE, "default/web", "{'metadata':{'namespace':'default','name':'web'},'spec':{'selector':{'app':'web'}}}");
+    owner(o, OWNER_SERVICE, "default/web",
+          "{'metadata':{'namespace':'default','name':'web'},'spec':{'selector':{'app':'web'}}}");
     framework_t *fw = spread_only(o);
     cluster_t c;
     build(&c);
@@ -153,11 +164,14 @@ static void test_service_selector_spreads(void **st) {
 
 /* A ReplicaSet's label selector (with an expression) spreads the same way;
  * an RS in another namespace or one that does not match adds nothing. */
-static void test_replicaset_selector(void **st) {
+static void test_replicaset_selector(void **st)
+{
     owners_t *o = owners_new();
-    owner(o, OWNER_RS, "default/web-1", "{'metadata':{'namespace':'default','name':'web-1'},'spec':{'selector':"
+    owner(o, OWNER_RS, "default/web-1",
+          "{'metadata':{'namespace':'default','name':'web-1'},'spec':{'selector':"
           "{'matchLabels':{'app':'web'},'matchExpressions':[{'key':'tier','operator':'Exists'}]}}}");
-    owner(o, OWNER_RS, "other/web-1", "{'metadata':{'namespace':'other','name':'web-1'},'spec':{'selector':"
+    owner(o, OWNER_RS, "other/web-1",
+          "{'metadata':{'namespace':'other','name':'web-1'},'spec':{'selector':"
           "{'matchLabels':{'app':'db'}}}}");
     framework_t *fw = spread_only(o);
     cluster_t c;
@@ -174,36 +188,39 @@ static void test_replicaset_selector(void **st) {
     score(fw, &c, p, out);
     assert_int_equal(out[0], 100);
     assert_int_equal(out[2], 100);
-    assert_int_equal(out[3], 0);    /* still ignored: no zone */
+    assert_int_equal(out[3], 0); /* still ignored: no zone */
     pod_unref(p);
     destroy(&c);
     framework_free(fw);
     owners_free(o);
 }
 
-static void test_owners_store(void **st) {
+static void test_owners_store(void **st)
+{
     owners_t *o = owners_new();
     char err[256];
     selector_t sel;
-    labels_t l = {0};
+    labels_t l = { 0 };
     json_t *lj = parse_sq("{'app':'web','tier':'fe'}");
     assert_int_equal(labels_from_json(&l, lj, err, sizeof(err)), 0);
     json_decref(lj);
 
     owner(o, OWNER_SERVICE, "default/web", "{'metadata':{'namespace':'default'},'spec':{'selector':{'app':'web'}}}");
-    owner(o, OWNER_STS, "default/db", "{'metadata':{'namespace':'default'},'spec':{'selector':{'matchLabels':{'tier':'fe'}}}}");
+    owner(o, OWNER_STS, "default/db",
+          "{'metadata':{'namespace':'default'},'spec':{'selector':{'matchLabels':{'tier':'fe'}}}}");
     /* Empty selectors match nothing and are not kept. */
     owner(o, OWNER_SERVICE, "default/all", "{'metadata':{'namespace':'default'},'spec':{}}");
     owner(o, OWNER_RC, "default/rc", "{'metadata':{'namespace':'default'},'spec':{'selector':{}}}");
     assert_int_equal(owners_count(o), 2);
     assert_int_equal(owners_default_selector(o, "default", &l, &sel), 2);
-    assert_int_equal(sel.n, 2);     /* app=web AND tier=fe */
+    assert_int_equal(sel.n, 2); /* app=web AND tier=fe */
     selector_free(&sel);
     assert_int_equal(owners_default_selector(o, "other", &l, &sel), 0);
     assert_int_equal(sel.n, 0);
 
     /* A bad selector is an error and drops the object. */
-    json_t *bad = parse_sq("{'metadata':{'namespace':'default'},'spec':{'selector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}}");
+    json_t *bad = parse_sq(
+        "{'metadata':{'namespace':'default'},'spec':{'selector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}}");
     assert_int_equal(owners_update(o, OWNER_RS, "default/bad", bad, err, sizeof(err)), -1);
     json_decref(bad);
     bad = parse_sq("{'metadata':{},'spec':{'selector':{'a':'b'}}}");
@@ -212,7 +229,7 @@ static void test_owners_store(void **st) {
     owners_delete(o, OWNER_SERVICE, "default/web");
     assert_int_equal(owners_count(o), 1);
     /* A pod without labels is selected by nothing. */
-    labels_t none = {0};
+    labels_t none = { 0 };
     assert_int_equal(owners_default_selector(o, "default", &none, &sel), 0);
     labels_free(&l);
     owners_free(o);
@@ -220,7 +237,8 @@ static void test_owners_store(void **st) {
 
 /* Disabling the profile's PodTopologySpread through defaultingType List with
  * no constraints leaves every node 100, however skewed the pods are. */
-static void test_list_defaulting(void **st) {
+static void test_list_defaulting(void **st)
+{
     owners_t *o = owners_new();
     owner(o, OWNER_SERVICE, "default/web", "{'metadata':{'namespace':'default'},'spec':{'selector':{'app':'web'}}}");
     fw_config_t c;
@@ -257,7 +275,8 @@ static void test_list_defaulting(void **st) {
     owners_free(o);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service_selector_spreads),
         cmocka_unit_test(test_replicaset_selector),

@@ -16,14 +16,14 @@ typedef struct il_state {
     int counts[];
 } il_state_t;
 
-static void il_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
-                         node_info_t *const *nodes, int n) {
+static void il_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n)
+{
     const fw_cluster_t *cl = cycle_state_cluster(cs);
     node_info_t *const *all = cl && cl->nnodes > 0 ? cl->nodes : nodes;
     int nall = cl && cl->nnodes > 0 ? cl->nnodes : n;
 
     if (!node_images_any() || pod->ncontainers == 0) {
-        fw_score_uniform(cs, pl, 0);    /* no node holds any image: every score is 0 */
+        fw_score_uniform(cs, pl, 0); /* no node holds any image: every score is 0 */
         return;
     }
     il_state_t *s = util_xcalloc(1, sizeof(*s) + sizeof(int) * (size_t)pod->ncontainers);
@@ -45,7 +45,8 @@ static void il_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 
 /* kube's calculatePriority: the summed image scores clamped to
  * [23MB, 1000MB x containers], scaled to 0..100. */
-static int64_t il_priority(int64_t sum, int ncontainers) {
+static int64_t il_priority(int64_t sum, int ncontainers)
+{
     int64_t max = MAX_CONTAINER_THRESH * ncontainers;
     if (sum < MIN_THRESHOLD)
         sum = MIN_THRESHOLD;
@@ -54,7 +55,8 @@ static int64_t il_priority(int64_t sum, int ncontainers) {
     return (int64_t)FW_MAX_SCORE * (sum - MIN_THRESHOLD) / (max - MIN_THRESHOLD);
 }
 
-static int64_t il_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
+static int64_t il_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
+{
     const il_state_t *s = cycle_state_slot(cs, pl);
     int64_t sum = 0;
 
@@ -77,7 +79,9 @@ static int64_t il_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
     return il_priority(sum, pod->ncontainers);
 }
 
-void plugin_image_locality(fw_plugin_t *pl) {
-    *pl = (fw_plugin_t){ .name = "ImageLocality", .pre_score = il_pre_score, .score = il_score,
-                         .state_free = free, .weight = 1 };
+void plugin_image_locality(fw_plugin_t *pl)
+{
+    *pl = (fw_plugin_t){
+        .name = "ImageLocality", .pre_score = il_pre_score, .score = il_score, .state_free = free, .weight = 1
+    };
 }

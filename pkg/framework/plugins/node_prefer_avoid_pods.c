@@ -4,7 +4,8 @@
 #include <string.h>
 #include "framework/plugins/plugins.h"
 
-static int64_t pa_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
+static int64_t pa_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
+{
     const char *kind = pod->controller_kind ? pod->controller_kind : "";
 
     if (strcmp(kind, "ReplicationController") != 0 && strcmp(kind, "ReplicaSet") != 0)
@@ -20,14 +21,14 @@ static int64_t pa_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
 }
 
 /* Most pods have no RC/RS controller: 100 everywhere, no per-node work. */
-static void pa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes,
-                         int n) {
+static void pa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n)
+{
     const char *kind = pod->controller_kind ? pod->controller_kind : "";
     if (strcmp(kind, "ReplicationController") != 0 && strcmp(kind, "ReplicaSet") != 0)
         fw_score_uniform(cs, pl, FW_MAX_SCORE);
 }
 
-void plugin_node_prefer_avoid_pods(fw_plugin_t *pl) {
-    *pl = (fw_plugin_t){ .name = "NodePreferAvoidPods", .pre_score = pa_pre_score, .score = pa_score,
-                         .weight = 10000 };
+void plugin_node_prefer_avoid_pods(fw_plugin_t *pl)
+{
+    *pl = (fw_plugin_t){ .name = "NodePreferAvoidPods", .pre_score = pa_pre_score, .score = pa_score, .weight = 10000 };
 }
