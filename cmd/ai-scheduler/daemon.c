@@ -162,11 +162,23 @@ static void observe_bound(void *ud, double secs)
     metric_observe(ud, NULL, secs);
 }
 
-static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
+/* Profiles beyond the first, for scheduler_new (which copies them). */
+typedef struct extra_profiles {
+    const char **names;
+    fw_config_t *fw;
+} extra_profiles_t;
+
+static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, extra_profiles_t *x)
 {
     scheduler_opts_default(o);
-    o->scheduler_name = cfg->scheduler_name;
-    o->fw = cfg->fw;
+    o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
+    int n = config_nprofiles(cfg);
+    x->names = util_xcalloc((size_t)n, sizeof(*x->names));
+    x->fw = util_xcalloc((size_t)n, sizeof(*x->fw));
+    for (int i = 1; i < n; i++) x->names[i - 1] = config_profile_fw(cfg, i, &x->fw[i - 1]);
+    o->extra_names = x->names;
+    o->extra_fw = x->fw;
+    o->nextra = n - 1;
     o->disable_preemption = cfg->disable_preemption;
     o->bind_workers = cfg->bind_workers;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
@@ -260,7 +272,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     }
 
     scheduler_opts_t so;
-    opts_from_config(&so, cfg);
+    extra_profiles_t xp;
+    opts_from_config(&so, cfg, &xp);
     so.on_bound = observe_bound;
     so.on_bound_ud = dm.latency;
     if (le) {
@@ -268,6 +281,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         so.may_act_ud = &lc;
     }
     sched = scheduler_new(&so, kc, err, sizeof(err));
+    free(xp.names);
+    free(xp.fw);
     if (!sched) {
         fprintf(stderr, "ai-scheduler: %s\n", err);
         goto out;

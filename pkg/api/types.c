@@ -119,6 +119,7 @@ static void node_free(node_t *n)
         free(n->taints[i].value);
     }
     free(n->taints);
+    node_free_extras(n);
     free(n);
 }
 
@@ -192,6 +193,8 @@ node_t *node_from_json(json_t *obj, char *err, size_t errlen)
     if (ignored)
         LOG_W("node %s: %d extended resource entries left out (more than %d names)", n->name,
               ignored, RES_MAX_SCALAR);
+    if (node_parse_extras(n, obj, err, errlen) < 0)
+        goto fail;
     return n;
 
 fail:
@@ -241,6 +244,7 @@ static void pod_free(pod_t *p)
     }
     free(p->tolerations);
     free(p->ports);
+    pod_free_extras(p);
     free(p);
 }
 
@@ -536,6 +540,10 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
         goto fail;
     p->phase = parse_phase(phase);
     free(phase);
+    if (pod_parse_extras(p, obj, err, errlen) < 0) {
+        pod_free(p);
+        return NULL;
+    }
     return p;
 
 fail:

@@ -51,7 +51,7 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
     int cloned = 0;
     node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
     fw_status_reset(st);
-    int rc = framework_filter(s->fw, cs, pod, view, st);
+    int rc = framework_filter(sched_pod_fw(s, pod), cs, pod, view, st);
     if (cloned) node_info_free(view);
     return rc;
 }
@@ -68,6 +68,7 @@ typedef struct decision {
 static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
 {
     scheduler_t *s = P->s;
+    framework_t *fw = sched_pod_fw(s, pod);
     fw_status_t st;
     memset(d, 0, sizeof(*d));
     cache_rdlock(s->cache);
@@ -76,7 +77,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     fw_cluster_t cl = { nodes, n };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
-    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
+    if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         sbuf_t b = {0};
         sbuf_printf(&b, "0/%d nodes are available: %s.", n, st.nreasons ? st.reasons[0] : "prefilter failed");
         d->message = b.data;
@@ -88,7 +89,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     for (int i = 0; i < n; i++)
         if (nodes[i]->pool == P->id && nodes[i]->node) pool_n++;
     d->pool_nodes = pool_n;
-    int want = framework_num_feasible_to_find(s->fw, pool_n);
+    int want = framework_num_feasible_to_find(fw, pool_n);
     node_info_t **feasible = util_xcalloc((size_t)(pool_n ? pool_n : 1), sizeof(*feasible));
     int nf = 0, i = 0;
     fw_diagnosis_t *diag = fw_diagnosis_new();
@@ -104,7 +105,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     P->next_start = n ? (start + (unsigned)i) % (unsigned)n : 0;
     if (nf > 0) {
         int64_t *scores = util_xcalloc((size_t)nf, sizeof(*scores));
-        framework_score(s->fw, cs, pod, feasible, nf, scores);
+        framework_score(fw, cs, pod, feasible, nf, scores);
         int best = 0, ties = 1;
         for (int k = 1; k < nf; k++) {
             if (scores[k] > scores[best]) { best = k; ties = 1; }
@@ -167,7 +168,7 @@ static int refresh(scheduler_t *s, queue_item_t *it)
 {
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, it->pod->uid, &st);
-    if (!cur || st != CPOD_PENDING || strcmp(cur->scheduler_name, s->name) != 0 || cur->deleting) {
+    if (!cur || st != CPOD_PENDING || !sched_is_ours(s, cur->scheduler_name) || cur->deleting) {
         pod_unref(cur);
         return 0;
     }

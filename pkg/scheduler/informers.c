@@ -47,7 +47,7 @@ static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const c
 {
     const char *sched = str_at(obj, "spec", "schedulerName");
     const char *node = str_at(obj, "spec", "nodeName");
-    if (!sched || strcmp(sched, s->name) != 0 || (node && node[0])) return;
+    if (!sched_is_ours(s, sched) || (node && node[0])) return;
     LOG_W("pod %s cannot be scheduled: %s", key, err);
     const char *ns = str_at(obj, "metadata", "namespace"), *name = str_at(obj, "metadata", "name");
     const char *uid = str_at(obj, "metadata", "uid");
@@ -100,8 +100,9 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     if (!known) hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
     cache_pod_state_t now = CPOD_NONE;
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
-    int ours = strcmp(p->scheduler_name, s->name) == 0;
+    int ours = sched_is_ours(s, p->scheduler_name);
     if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
+        sched_warn_unsupported(s, p);
         sched_pool_t *H = pools_get(s, pools_home_id(s, p));
         if (!H) H = pools_get(s, DEFAULT_POOL_ID);
         queue_add(H->q, p, 0);

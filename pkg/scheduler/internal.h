@@ -5,7 +5,8 @@
  *     -> pdb_mu -> pools_mu.
  * The cache calls pools_partition (pools_mu) under its write lock; a filter
  * pass reads pools_home_id (pools_mu) under the read lock and a node
- * stripe; preemption's victim search holds pdb_mu (no cache lock) while
+ * stripe; the owners store's mutex is a leaf
+ * taken under the cache lock by PreScore; preemption's victim search holds pdb_mu (no cache lock) while
  * is_victim reads pools_home_id. pdb_mu and pools_mu are held briefly;
  * nothing calls into the cache or the API while holding them. Leaf locks,
  * taken with none of the above held or innermost: each queue's own mutex
@@ -21,6 +22,7 @@
 
 #include "cache/cache.h"
 #include "kube/informer.h"
+#include "owners/owners.h"
 #include "pool/pool.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
@@ -42,6 +44,12 @@ typedef struct sched_pool {
     uint64_t       rng;
     struct scheduler *s;
 } sched_pool_t;
+
+/* One scheduling profile: pods whose schedulerName is name use fw. */
+typedef struct sched_profile {
+    char        *name;        /* owned */
+    framework_t *fw;          /* owned */
+} sched_profile_t;
 
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
@@ -88,6 +96,12 @@ struct scheduler {
     pthread_mutex_t  stats_mu;
     scheduler_stats_t stats;
     int              use_policy_v1;
+
+    /* profiles.c: profiles[0] is (name, fw); owners feed default spreading */
+    sched_profile_t *profiles;
+    int              nprofiles;
+    owners_t        *owners;
+    informer_t      *inf_owners[OWNER_NKINDS];
 };
 
 /* pools.c */
@@ -176,5 +190,20 @@ void          stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
 /* scheduler.c: something Pool .status shows changed (nodes, pods, pools);
  * the housekeeper rewrites it soon, at most once a second. */
 void          status_changed(scheduler_t *s);
+
+/* profiles.c: profiles, the owners informers, unsupported-field warnings */
+int           profiles_init(scheduler_t *s, const scheduler_opts_t *o, char *err, size_t errlen);
+void          profiles_destroy(scheduler_t *s);
+/* The framework of the pod's profile (the first profile's if none matches). */
+framework_t  *sched_pod_fw(scheduler_t *s, const pod_t *p);
+/* Whether a pod with this schedulerName belongs to one of our profiles. */
+int           sched_is_ours(scheduler_t *s, const char *scheduler_name);
+/* Whether the pod may evict others: not preemptionPolicy Never, and its
+ * profile keeps DefaultPreemption. */
+int           sched_may_preempt(scheduler_t *s, const pod_t *p);
+/* One Warning event naming the fields the pod sets that we ignore. */
+void          sched_warn_unsupported(scheduler_t *s, const pod_t *p);
+void          owners_informers_create(scheduler_t *s);
+void          owners_informers_start(scheduler_t *s);
 
 #endif

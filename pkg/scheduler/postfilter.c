@@ -21,7 +21,7 @@ typedef struct victim_ctx {
 static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
     victim_ctx_t *vc = ud;
-    if (strcmp(victim->scheduler_name, vc->s->name) != 0) return 0;   /* not ours to evict */
+    if (!sched_is_ours(vc->s, victim->scheduler_name)) return 0;   /* not ours to evict */
     if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0) return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
         *rank = (int64_t)victim->priority - BORROWER_RANK_SHIFT;
@@ -63,6 +63,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
+    framework_t *fw = sched_pod_fw(s, pod);
     /* Under the read lock only for one filter pass (as long as a normal
      * cycle): PreFilter, then a private copy of each pool node where
      * removing pods may help (not selector or taint misses), seen with the
@@ -74,7 +75,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
     fw_cluster_t cl = { nodes, n };
     cycle_state_set_cluster(cs, &cl);
-    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
+    if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         cycle_state_set_cluster(cs, NULL);
         cache_unlock(s->cache);
         cycle_state_free(cs);
@@ -88,7 +89,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
         int cloned = 0;
         node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
         fw_status_reset(&st);
-        if (framework_filter(s->fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE)
+        if (framework_filter(fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE)
             copies[ncopies++] = cloned ? view : node_info_clone(ni);
         else if (cloned)
             node_info_free(view);
@@ -100,7 +101,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     int nc = 0;
     pthread_mutex_lock(&s->pdb_mu);
     for (int i = 0; i < ncopies; i++) {
-        if (preempt_select_on_node(s->fw, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        if (preempt_select_on_node(fw, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
             nc++;
         node_info_free(copies[i]);
     }
@@ -181,7 +182,7 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
         res_add(&alloc, &ni->node->allocatable);
         res_add(&used, &ni->requested);
         out->tasks += ni->npods;
-        if (!out->fits && framework_filter(s->fw, cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
+        if (!out->fits && framework_filter(sched_pod_fw(s, pod), cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
@@ -209,7 +210,7 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     fw_status_reset(&st);
     sched_pool_t *best = NULL;
     lender_score_t bs = {0};
-    if (framework_pre_filter(s->fw, cs, pod, &st) == FW_SUCCESS) {
+    if (framework_pre_filter(sched_pod_fw(s, pod), cs, pod, &st) == FW_SUCCESS) {
         for (int i = 0; i < nids; i++) {
             sched_pool_t *L = pools_get(s, ids[i]);
             if (!L) continue;
@@ -250,7 +251,8 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     }
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    if (!s->opts.disable_preemption && !no_preempt && postfilter_preempt(P, it->pod)) return PF_PREEMPTED;
+    if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) && postfilter_preempt(P, it->pod))
+        return PF_PREEMPTED;
     drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow) return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);

@@ -36,9 +36,8 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
         s->identity = b.data;
     }
     s->kc = kc;
-    s->fw = framework_new(&o->fw);
-    if (!s->fw) {
-        snprintf(err, errlen, "invalid framework configuration");
+    if (profiles_init(s, o, err, errlen) != 0) {
+        profiles_destroy(s);
         free(s->name);
         free(s->identity);
         free(s);
@@ -296,6 +295,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_pdbs = informer_new(s->kc, s->use_policy_v1 ? "/apis/policy/v1/poddisruptionbudgets"
                                                        : "/apis/policy/v1beta1/poddisruptionbudgets",
                                NULL, on_pdb_event, s);
+    owners_informers_create(s);
     if (informer_start(s->inf_pools) != 0) {
         snprintf(err, errlen, "cannot start the pool watcher");
         return -1;
@@ -311,6 +311,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
                         errlen) != 0)
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
+    owners_informers_start(s);
     cache_stats_t cs;
     cache_get_stats(s->cache, &cs);
     LOG_I("caches synced: %d nodes, %d pods (%d pending)", cs.nodes, cs.pods, cs.pending);
@@ -350,7 +351,8 @@ int scheduler_ready(scheduler_t *s)
 void scheduler_stop(scheduler_t *s)
 {
     __atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
-    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs};
+    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs, s->inf_owners[OWNER_SERVICE],
+                          s->inf_owners[OWNER_RC], s->inf_owners[OWNER_RS], s->inf_owners[OWNER_STS]};
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i]) informer_request_stop(infs[i]);
@@ -385,7 +387,7 @@ void scheduler_free(scheduler_t *s)
     hashmap_free(s->pod_uid_by_key);
     for (size_t it = 0; hashmap_next(s->status_last, &it, &k, &v);) free(v);
     hashmap_free(s->status_last);
-    framework_free(s->fw);
+    profiles_destroy(s);
     pthread_mutex_destroy(&s->stats_mu);
     pthread_mutex_destroy(&s->hk_mu);
     pthread_cond_destroy(&s->hk_cv);

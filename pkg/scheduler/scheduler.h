@@ -17,6 +17,12 @@
 typedef struct scheduler_opts {
     const char *scheduler_name;         /* pods with this spec.schedulerName are ours */
     fw_config_t fw;
+    /* More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
+     * schedulerName is extra_names[i] are ours too and use extra_fw[i].
+     * Borrowed for the duration of scheduler_new; NULL/0 for one profile. */
+    const char *const *extra_names;
+    const fw_config_t *extra_fw;
+    int         nextra;
     int         disable_preemption;     /* global switch (pools have their own) */
     int         bind_workers;           /* concurrent binding requests (16) */
     int         pool_status_interval_s; /* Pool .status refresh (10) */
