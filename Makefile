@@ -60,6 +60,19 @@ $(B)/libaisched.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# ai-scheduler --version: the release and the git commit at build time.
+# Rewritten only when it changes, so an unchanged tree does not relink.
+AISCHED_VERSION := 0.1.0
+$(B)/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define AISCHED_VERSION "%s"\n#define AISCHED_GIT "%s"\n' "$(AISCHED_VERSION)" \
+	    "$$(git describe --always --dirty --tags 2>/dev/null || echo unknown)" >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+$(B)/cmd/ai-scheduler/main.o: $(B)/version.h
+$(B)/cmd/ai-scheduler/main.o: CPPFLAGS += -I$(B)
+.PHONY: FORCE
+FORCE:
+
 $(B)/bin/ai-scheduler: $(CMD_OBJS) $(B)/libaisched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(B)/libaisched.a $(PKG_LIBS) $(LDLIBS)

@@ -16,6 +16,7 @@
 typedef struct daemon_metrics {
     metrics_t *reg;
     metric_t  *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
+    metric_t  *evictions_refused;
     metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -61,6 +62,7 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->bind_errors, NULL, (double)st.bind_errors);
     counter_to(dm->preemptions, NULL, (double)st.preemptions);
     counter_to(dm->victims, NULL, (double)st.victims);
+    counter_to(dm->evictions_refused, NULL, (double)st.evictions_refused);
     counter_to(dm->borrowings, NULL, (double)st.borrowings);
     counter_to(dm->dropped, NULL, (double)st.events_dropped);
     scheduler_each_pool(sched, pool_gauge, dm);
@@ -75,6 +77,8 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->bind_errors = metrics_counter(r, "ai_scheduler_bind_errors_total", "Binding requests that failed.");
     dm->preemptions = metrics_counter(r, "ai_scheduler_preemptions_total", "Preemptions carried out.");
     dm->victims = metrics_counter(r, "ai_scheduler_preemption_victims_total", "Pods evicted by preemption or reclaim.");
+    dm->evictions_refused = metrics_counter(r, "ai_scheduler_preemption_evictions_refused_total",
+                                            "Preemptions stopped midway by a refused eviction.");
     dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
     dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
     static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
@@ -99,10 +103,29 @@ static int ready_cb(void *ud, const char **why)
     return 0;
 }
 
+typedef struct lease_ctx {
+    int              lost;       /* atomic */
+    leader_t        *le;         /* set before the scheduler starts */
+    daemon_metrics_t *dm;
+} lease_ctx_t;
+
+/* From the election thread: fence at once (pool threads, binds, writes),
+ * then the main loop stops the scheduler. */
 static void on_lost_leadership(void *ud)
 {
-    volatile int *lost = ud;
-    *lost = 1;
+    lease_ctx_t *lc = ud;
+    scheduler_t *sched = __atomic_load_n(&lc->dm->sched, __ATOMIC_ACQUIRE);
+    if (sched) scheduler_fence(sched);
+    __atomic_store_n(&lc->lost, 1, __ATOMIC_RELEASE);
+}
+
+/* Fencing on time, not only on the election thread's word: after a pause
+ * (SIGSTOP, a long GC-like stall) the lease may be gone before that thread
+ * runs again. */
+static int lease_valid(void *ud)
+{
+    lease_ctx_t *lc = ud;
+    return leader_holds_lease(lc->le);
 }
 
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
@@ -139,11 +162,23 @@ static void observe_bound(void *ud, double secs)
     metric_observe(ud, NULL, secs);
 }
 
-static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
+/* Profiles beyond the first, for scheduler_new (which copies them). */
+typedef struct extra_profiles {
+    const char **names;
+    fw_config_t *fw;
+} extra_profiles_t;
+
+static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, extra_profiles_t *x)
 {
     scheduler_opts_default(o);
-    o->scheduler_name = cfg->scheduler_name;
-    o->fw = cfg->fw;
+    o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
+    int n = config_nprofiles(cfg);
+    x->names = util_xcalloc((size_t)n, sizeof(*x->names));
+    x->fw = util_xcalloc((size_t)n, sizeof(*x->fw));
+    for (int i = 1; i < n; i++) x->names[i - 1] = config_profile_fw(cfg, i, &x->fw[i - 1]);
+    o->extra_names = x->names;
+    o->extra_fw = x->fw;
+    o->nextra = n - 1;
     o->disable_preemption = cfg->disable_preemption;
     o->bind_workers = cfg->bind_workers;
     o->volume_bind_timeout_s = cfg->volume_bind_timeout_s;
@@ -154,7 +189,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg)
 
 /* Starts the elector and blocks until this replica leads (1), or stop (0),
  * or an error (-1). */
-static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, volatile int *lost,
+static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, lease_ctx_t *lc,
                 daemon_metrics_t *dm, const volatile int *stop)
 {
     char err[512];
@@ -162,7 +197,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
         .lease_name = cfg->leader.lease_name, .lease_namespace = cfg->leader.lease_namespace,
         .identity = cfg->leader.identity, .lease_duration_s = cfg->leader.lease_duration_s,
         .renew_deadline_s = cfg->leader.renew_deadline_s, .retry_period_s = cfg->leader.retry_period_s,
-        .on_lost = on_lost_leadership, .ud = (void *)lost,
+        .on_lost = on_lost_leadership, .ud = lc,
     };
     leader_t *le = leader_new(kc, &lo, err, sizeof(err));
     if (!le || leader_start(le, err, sizeof(err)) != 0) {
@@ -171,6 +206,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, vo
         return -1;
     }
     *out = le;
+    lc->le = le;
     LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace,
           cfg->leader.lease_name, cfg->leader.identity);
     __atomic_store_n(&dm->standby, 1, __ATOMIC_RELEASE);
@@ -203,7 +239,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     http_server_t *http = NULL;
     scheduler_t *sched = NULL;
     leader_t *le = NULL;
-    volatile int lost = 0;
+    kube_client_t *kc_le = NULL;
+    lease_ctx_t lc = { 0, NULL, &dm };
     if (cfg->metrics_port > 0) {
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address, .port = cfg->metrics_port,
                                   .metrics = dm.reg, .ready = ready_cb, .ready_ud = &dm };
@@ -218,7 +255,17 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
           kcfg.source ? kcfg.source : "?", cfg->scheduler_name);
 
     if (cfg->leader.enabled) {
-        int r = lead(kc, cfg, &le, &lost, &dm, stop);
+        /* The elector's own client: renewals never wait behind binds or a
+         * slow LIST, and give up in time for one more try before the renew
+         * deadline (well before the lease runs out). */
+        int t = cfg->leader.renew_deadline_s - cfg->leader.retry_period_s;
+        kube_client_opts_t lo = { .qps = 0, .burst = 0, .timeout_s = t > 0 ? t : 1, .user_agent = "ai-scheduler/leader-election" };
+        kc_le = kube_client_new(&kcfg, &lo, err, sizeof(err));
+        if (!kc_le) {
+            fprintf(stderr, "ai-scheduler: %s\n", err);
+            goto out;
+        }
+        int r = lead(kc_le, cfg, &le, &lc, &dm, stop);
         if (r <= 0) {
             exit_code = r == 0 ? 0 : 1;
             goto out;
@@ -226,10 +273,17 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     }
 
     scheduler_opts_t so;
-    opts_from_config(&so, cfg);
+    extra_profiles_t xp;
+    opts_from_config(&so, cfg, &xp);
     so.on_bound = observe_bound;
     so.on_bound_ud = dm.latency;
+    if (le) {
+        so.may_act = lease_valid;
+        so.may_act_ud = &lc;
+    }
     sched = scheduler_new(&so, kc, err, sizeof(err));
+    free(xp.names);
+    free(xp.fw);
     if (!sched) {
         fprintf(stderr, "ai-scheduler: %s\n", err);
         goto out;
@@ -241,8 +295,9 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         goto out;
     }
     LOG_I("ai-scheduler: scheduling");
-    while (!*stop && !lost) util_sleep_ms(100);
-    if (lost) {
+    while (!*stop && !__atomic_load_n(&lc.lost, __ATOMIC_ACQUIRE) && !(le && !leader_holds_lease(le)))
+        util_sleep_ms(100);
+    if (le && !leader_holds_lease(le)) {
         /* Another replica may already be scheduling: stop at once, as
          * kube-scheduler does, and let the supervisor restart us. */
         LOG_E("ai-scheduler: leadership lost; exiting");
@@ -257,6 +312,7 @@ out:
         leader_stop(le);     /* releases the lease: the follower takes over at once */
         leader_free(le);
     }
+    kube_client_free(kc_le);
     http_server_stop(http);
     dm.sched = NULL;
     scheduler_free(sched);

@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "daemon.h"
+#include "version.h"
 
 static volatile sig_atomic_t g_stop;
 
@@ -43,6 +44,10 @@ int main(int argc, char **argv)
     if (strcmp(prog, "kubectl-pool") == 0) return pool_table_main(argc - 1, argv + 1, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "pools") == 0) return pool_table_main(argc - 2, argv + 2, stdout, stderr);
 
+    if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
+        printf("ai-scheduler %s (git %s)\n", AISCHED_VERSION, AISCHED_GIT);
+        return 0;
+    }
     sched_config_t cfg;
     char err[512];
     config_default(&cfg);

@@ -1,9 +1,11 @@
 /* resources.c -- resource vector arithmetic and v1.ResourceList parsing. */
 #include "api/resources.h"
 #include "api/quantity.h"
+#include "util/hashmap.h"
 #include "util/util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,28 +32,62 @@ static int64_t floor_sub(int64_t a, int64_t b)
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* The intern table: name -> the same name, owned by the map's key copy.
+ * Entries live until exit; the map is reachable from here, so leak
+ * checkers do not report it. */
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static hashmap_t *intern_map;
+
+const char *res_intern(const char *name)
+{
+    if (!name || strlen(name) >= RES_NAME_MAX)
+        return NULL;
+    pthread_mutex_lock(&intern_mu);
+    if (!intern_map)
+        intern_map = hashmap_new(64);
+    char *v = hashmap_get(intern_map, name);
+    if (!v && hashmap_len(intern_map) < RES_MAX_NAMES) {
+        v = util_strdup(name);
+        hashmap_put(intern_map, name, v);
+    }
+    pthread_mutex_unlock(&intern_mu);
+    return v;
+}
+
 static res_scalar_t *find_scalar(const resources_t *r, const char *name)
 {
     for (int i = 0; i < r->nscalar; i++) {
-        if (strcmp(r->scalar[i].name, name) == 0)
+        if (r->scalar[i].name == name || strcmp(r->scalar[i].name, name) == 0)
             return (res_scalar_t *)&r->scalar[i];
     }
     return NULL;
 }
 
-/* Finds or creates the named slot; NULL when full or the name is too long. */
+/* Finds or creates the slot for an interned name; NULL when full. */
+static res_scalar_t *scalar_slot_interned(resources_t *r, const char *iname)
+{
+    res_scalar_t *s = find_scalar(r, iname);
+    if (s)
+        return s;
+    if (r->nscalar >= RES_MAX_SCALAR)
+        return NULL;
+    s = &r->scalar[r->nscalar++];
+    s->name = iname;
+    s->value = 0;
+    return s;
+}
+
+/* Finds or creates the named slot; NULL when full or the name cannot be
+ * interned. The table is consulted only for a name the vector lacks. */
 static res_scalar_t *scalar_slot(resources_t *r, const char *name)
 {
     res_scalar_t *s = find_scalar(r, name);
     if (s)
         return s;
-    if (r->nscalar >= RES_MAX_SCALAR || strlen(name) >= RES_NAME_MAX)
+    if (r->nscalar >= RES_MAX_SCALAR)
         return NULL;
-    s = &r->scalar[r->nscalar++];
-    memset(s->name, 0, sizeof s->name);
-    strcpy(s->name, name);
-    s->value = 0;
-    return s;
+    const char *iname = res_intern(name);
+    return iname ? scalar_slot_interned(r, iname) : NULL;
 }
 
 int64_t res_get_scalar(const resources_t *r, const char *name)
@@ -75,10 +111,13 @@ void res_add(resources_t *dst, const resources_t *src)
     dst->memory = sat_add(dst->memory, src->memory);
     dst->ephemeral = sat_add(dst->ephemeral, src->ephemeral);
     dst->pods = sat_add(dst->pods, src->pods);
-    /* A vector already holding RES_MAX_SCALAR names drops a ninth: the parser
-     * refuses such input, so this only guards arithmetic on odd mixes. */
-    for (int i = 0; i < src->nscalar; i++)
-        res_add_scalar(dst, src->scalar[i].name, src->scalar[i].value);
+    /* A vector already holding RES_MAX_SCALAR names drops one more: the
+     * parser refuses such pods, so this only guards arithmetic on odd mixes. */
+    for (int i = 0; i < src->nscalar; i++) {
+        res_scalar_t *s = scalar_slot_interned(dst, src->scalar[i].name);
+        if (s)
+            s->value = sat_add(s->value, src->scalar[i].value);
+    }
 }
 
 void res_sub(resources_t *dst, const resources_t *src)
@@ -101,7 +140,7 @@ void res_max(resources_t *dst, const resources_t *src)
     dst->ephemeral = max64(dst->ephemeral, src->ephemeral);
     dst->pods = max64(dst->pods, src->pods);
     for (int i = 0; i < src->nscalar; i++) {
-        res_scalar_t *s = scalar_slot(dst, src->scalar[i].name);
+        res_scalar_t *s = scalar_slot_interned(dst, src->scalar[i].name);
         if (s)
             s->value = max64(s->value, src->scalar[i].value);
     }
@@ -132,7 +171,7 @@ static const char *quantity_text(json_t *v, char *buf, size_t n)
     return NULL;
 }
 
-int res_from_json(resources_t *out, json_t *list, char *err, size_t errlen)
+static int parse_list(resources_t *out, json_t *list, int *ignored, char *err, size_t errlen)
 {
     res_zero(out);
     if (!list || json_is_null(list))
@@ -168,10 +207,25 @@ int res_from_json(resources_t *out, json_t *list, char *err, size_t errlen)
         else if (strcmp(name, "pods") == 0)
             out->pods = q;
         else if (res_add_scalar(out, name, q) < 0) {
+            if (ignored) {
+                (*ignored)++;
+                continue;
+            }
             res_zero(out);
             return util_errf(err, errlen, "resource %.64s: too many resource names or name too long",
                              name);
         }
     }
     return 0;
+}
+
+int res_from_json(resources_t *out, json_t *list, char *err, size_t errlen)
+{
+    return parse_list(out, list, NULL, err, errlen);
+}
+
+int res_from_json_node(resources_t *out, json_t *list, int *ignored, char *err, size_t errlen)
+{
+    int dummy = 0;
+    return parse_list(out, list, ignored ? ignored : &dummy, err, errlen);
 }

@@ -1,6 +1,12 @@
 /* resources.h -- a resource vector: cpu in milli-cores, memory and
- * ephemeral-storage in bytes, pod count, and a few named extended resources
- * (nvidia.com/gpu, hugepages-2Mi, ...). A plain value type: copy with '='. */
+ * ephemeral-storage in bytes, pod count, and up to RES_MAX_SCALAR named
+ * extended resources (nvidia.com/gpu, hugepages-2Mi, MIG profiles, RDMA
+ * devices...). A plain value type: copy with '='.
+ *
+ * Scalar names are interned: each distinct name is stored once for the
+ * life of the process (a bounded table, see res_intern) and vectors hold
+ * the shared pointer, so a slot costs 16 bytes whatever the name's length
+ * and copies stay plain. */
 #ifndef AISCHED_RESOURCES_H
 #define AISCHED_RESOURCES_H
 
@@ -8,13 +14,17 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#define RES_MAX_SCALAR   8
-#define RES_NAME_MAX     64
+/* MIG, hugepages and RDMA nodes list a dozen or two extended resources. */
+#define RES_MAX_SCALAR   32
+/* A qualified resource name: 253 (DNS prefix) + '/' + 63, and the NUL. */
+#define RES_NAME_MAX     318
+/* Distinct names the intern table accepts (input is untrusted). */
+#define RES_MAX_NAMES    4096
 #define RES_GPU          "nvidia.com/gpu"
 
 typedef struct res_scalar {
-    char    name[RES_NAME_MAX];
-    int64_t value;
+    const char *name;      /* interned (res_intern): never freed, compare by value */
+    int64_t     value;
 } res_scalar_t;
 
 typedef struct resources {
@@ -27,6 +37,9 @@ typedef struct resources {
 } resources_t;
 
 void    res_zero(resources_t *r);
+/* The process-wide copy of name (thread-safe); NULL when the name is too
+ * long or RES_MAX_NAMES distinct names were already seen. */
+const char *res_intern(const char *name);
 int64_t res_get_scalar(const resources_t *r, const char *name);
 /* Adds v to the named scalar; -1 if the vector is full (RES_MAX_SCALAR). */
 int     res_add_scalar(resources_t *r, const char *name, int64_t v);
@@ -38,5 +51,10 @@ void    res_max(resources_t *dst, const resources_t *src);
  * resource names become scalars; "pods" sets pods. -1 + message on a bad
  * quantity, a negative value or too many names. */
 int     res_from_json(resources_t *out, json_t *list, char *err, size_t errlen);
+/* The same for a node's capacity or allocatable: a name that finds no room
+ * is left out (counted in *ignored) instead of failing, so the node is kept
+ * and only pods asking for that resource miss it there. Bad quantities
+ * still fail. */
+int     res_from_json_node(resources_t *out, json_t *list, int *ignored, char *err, size_t errlen);
 
 #endif

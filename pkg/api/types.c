@@ -2,6 +2,7 @@
  * toleration matching. */
 #include "api/types.h"
 #include "api/storage.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -119,6 +120,7 @@ static void node_free(node_t *n)
         free(n->taints[i].value);
     }
     free(n->taints);
+    node_free_extras(n);
     free(n);
 }
 
@@ -178,13 +180,21 @@ node_t *node_from_json(json_t *obj, char *err, size_t errlen)
         parse_taints(n, taints, err, errlen) < 0)
         goto fail;
 
-    if (res_from_json(&n->capacity, status ? json_object_get(status, "capacity") : NULL, err,
-                      errlen) < 0)
+    /* Extended resources beyond what a vector holds are left out, never the
+     * node: pods asking for them just do not fit there. */
+    int ignored = 0;
+    if (res_from_json_node(&n->capacity, status ? json_object_get(status, "capacity") : NULL,
+                           &ignored, err, errlen) < 0)
         goto fail;
     alloc = status ? json_object_get(status, "allocatable") : NULL;
     if (!alloc || json_is_null(alloc))
         n->allocatable = n->capacity;
-    else if (res_from_json(&n->allocatable, alloc, err, errlen) < 0)
+    else if (res_from_json_node(&n->allocatable, alloc, &ignored, err, errlen) < 0)
+        goto fail;
+    if (ignored)
+        LOG_W("node %s: %d extended resource entries left out (more than %d names)", n->name,
+              ignored, RES_MAX_SCALAR);
+    if (node_parse_extras(n, obj, err, errlen) < 0)
         goto fail;
     return n;
 
@@ -236,6 +246,7 @@ static void pod_free(pod_t *p)
     free(p->tolerations);
     pod_volumes_free(p->volumes, p->nvolumes);
     free(p->ports);
+    pod_free_extras(p);
     free(p);
 }
 
@@ -533,6 +544,10 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
         goto fail;
     p->phase = parse_phase(phase);
     free(phase);
+    if (pod_parse_extras(p, obj, err, errlen) < 0) {
+        pod_free(p);
+        return NULL;
+    }
     return p;
 
 fail:

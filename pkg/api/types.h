@@ -58,7 +58,24 @@ typedef struct node {
     int            unschedulable;
     resources_t    capacity;
     resources_t    allocatable;
+    /* Parsed in api/extras.c (ImageLocality, NodePreferAvoidPods). */
+    struct node_image *images;          /* status.images, one entry per name, sorted by name */
+    int            nimages;
+    struct avoid_ref *avoid;            /* preferAvoidPods annotation: controllers to avoid */
+    int            navoid;
 } node_t;
+
+/* One image name a node holds, with its size (status.images[].sizeBytes). */
+typedef struct node_image {
+    char   *name;
+    int64_t size;
+} node_image_t;
+
+/* A controller (kind + uid) a node prefers to avoid. */
+typedef struct avoid_ref {
+    char *kind;
+    char *uid;
+} avoid_ref_t;
 
 typedef enum { PHASE_PENDING, PHASE_RUNNING, PHASE_SUCCEEDED, PHASE_FAILED, PHASE_UNKNOWN } pod_phase_t;
 
@@ -98,12 +115,34 @@ typedef struct pod {
     /* spec.volumes (api/storage.h), owned; NULL/0 when none. */
     struct pod_volume *volumes;
     int            nvolumes;
+    /* Parsed in api/extras.c: ownership, images, preemption policy and
+     * what the scheduler does not implement. */
+    char          *controller_kind;     /* ownerReferences[controller].kind, NULL if none */
+    char          *controller_uid;      /* its uid ("" if unset), NULL if no controller */
+    char         **images;              /* spec.containers[].image, normalised (":latest") */
+    int            ncontainers;         /* entries in images */
+    int            preempt_never;       /* spec.preemptionPolicy: Never */
+    int            has_spread_constraints; /* spec.topologySpreadConstraints non-empty */
+    char          *unsupported;         /* fields we cannot honour, "a, b"; NULL if none */
 } pod_t;
 
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad
  * quantity, a bad selector; never crashes on any JSON. */
 node_t *node_from_json(json_t *obj, char *err, size_t errlen);
 pod_t  *pod_from_json(json_t *obj, char *err, size_t errlen);
+
+/* api/extras.c: the fields above parsed into / freed from n and p (called by
+ * node_from_json / pod_from_json and their free). */
+int     node_parse_extras(node_t *n, json_t *obj, char *err, size_t errlen);
+void    node_free_extras(node_t *n);
+int     pod_parse_extras(pod_t *p, json_t *obj, char *err, size_t errlen);
+void    pod_free_extras(pod_t *p);
+/* Whether any node object alive reports images (ImageLocality's shortcut). */
+int     node_images_any(void);
+/* The image of n called name (normalised), or NULL. */
+const node_image_t *node_find_image(const node_t *n, const char *name);
+/* kube's normalizedImageName: ":latest" when the name has no tag. Caller frees. */
+char   *image_normalize(const char *name);
 
 node_t *node_ref(node_t *n);
 void    node_unref(node_t *n);

@@ -37,6 +37,8 @@ struct cache {
     nomination_t       *noms;        /* few: only pods waiting after a preemption */
     int                 nnoms, cap_noms;
     hashmap_t          *noms_by_node; /* node -> nom_list_t, rebuilt on change */
+    cache_gap_fn        gap_hook;     /* tests only, see cache_set_assume_gap_hook */
+    void               *gap_ud;
 };
 
 typedef struct nom_list {
@@ -341,6 +343,14 @@ int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
     return 0;
 }
 
+/* Still ours to reserve: known, pending, accounted nowhere. A pod the
+ * watch deleted or bound meanwhile must not come back as a ghost. */
+static int still_pending(cache_t *c, const char *uid)
+{
+    pod_entry_t *e = hashmap_get(c->pods, uid);
+    return e && e->state == CPOD_PENDING && !e->node;
+}
+
 static int has_nomination(const cache_t *c, const char *uid)
 {
     for (int i = 0; i < c->nnoms; i++)
@@ -355,10 +365,14 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
     if (has_nomination(c, p->uid)) {
         /* Dropping the nomination changes shared lists: exclusive path. */
         cache_unlock(c);
+        if (c->gap_hook) c->gap_hook(c->gap_ud);
         cache_wrlock(c);
+        /* The lock was dropped: re-check that the pod is still pending (a
+         * delete in that gap would otherwise leave a ghost entry). */
         node_info_t *ni = hashmap_get(c->node_map, node);
         int rc = -1;
-        if (ni && ni->node && ni->pool == pool && (ni->generation == generation || fit(ud, ni)))
+        if (still_pending(c, p->uid) && ni && ni->node && ni->pool == pool &&
+            (ni->generation == generation || fit(ud, ni)))
             rc = cache_assume_locked(c, p, node);
         cache_unlock(c);
         return rc;
@@ -371,9 +385,7 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
         if (ni->node && ni->pool == pool && (ni->generation == generation || fit(ud, ni))) {
             pthread_mutex_lock(&c->pods_mu);
             pod_entry_t *e = hashmap_get(c->pods, p->uid);
-            /* Only a pod still pending (accounted nowhere): one the watch
-             * deleted or bound meanwhile is not resurrected. */
-            if (e && e->state == CPOD_PENDING && !e->node) {
+            if (still_pending(c, p->uid)) {
                 if (e->pod != p) {
                     pod_unref(e->pod);
                     e->pod = pod_ref(p);
@@ -392,6 +404,12 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
     }
     cache_unlock(c);
     return rc;
+}
+
+void cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud)
+{
+    c->gap_hook = fn;
+    c->gap_ud = ud;
 }
 
 void cache_forget(cache_t *c, const char *uid)
@@ -441,6 +459,12 @@ void cache_nominate(cache_t *c, pod_t *p, const char *node)
 {
     cache_wrlock(c);
     nomination_drop_locked(c, p->uid);
+    /* A preemptor deleted or bound while its victims were being evicted
+     * would hold the room for nobody. */
+    if (!still_pending(c, p->uid)) {
+        cache_unlock(c);
+        return;
+    }
     if (c->nnoms == c->cap_noms) {
         c->cap_noms = c->cap_noms ? c->cap_noms * 2 : 8;
         c->noms = util_xrealloc(c->noms, (size_t)c->cap_noms * sizeof(*c->noms));

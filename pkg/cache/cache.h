@@ -73,6 +73,11 @@ int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
 typedef int (*cache_fit_fn)(void *ud, node_info_t *ni);
 int      cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
                       cache_fit_fn fit, void *ud);
+/* Tests only: fn runs inside cache_assume's nominated path, between
+ * dropping the read lock and taking the write lock (a window where the
+ * watch may delete the pod). Set before any thread uses the cache. */
+typedef void (*cache_gap_fn)(void *ud);
+void     cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
 /* Readers of another pool's nodes (the read lock held) take the node's
  * stripe lock while they look at it: its own pool thread may be reserving. */
 void     cache_node_lock(cache_t *c, const char *node);
@@ -80,6 +85,9 @@ void     cache_node_unlock(cache_t *c, const char *node);
 
 /* Bind failed: undo the assumption. */
 void     cache_forget(cache_t *c, const char *uid);
+/* Reserves room on node for a preemptor; ignored unless p is still
+ * pending (deleted or bound meanwhile: nothing to hold room for). A pod
+ * holds at most one nomination; deleting or binding it drops it. */
 void     cache_nominate(cache_t *c, pod_t *p, const char *node);
 void     cache_clear_nomination(cache_t *c, const char *uid);
 

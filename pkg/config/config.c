@@ -147,6 +147,9 @@ int config_parse_duration(const char *s, int *seconds)
     return 0;
 }
 
+static void free_profiles(sched_config_t *c);
+static int  validate_profiles(const sched_config_t *c, const char *file, char *err, size_t errlen);
+
 /* ---- defaults ----------------------------------------------------------- */
 
 void config_default(sched_config_t *c)
@@ -187,6 +190,7 @@ void config_free(sched_config_t *c)
     free(c->leader.lease_namespace);
     free(c->leader.identity);
     free(c->metrics_bind_address);
+    free_profiles(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -213,6 +217,8 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
         return util_errf(err, errlen, "percentageOfNodesToScore must be in 0..100");
     if (c->pool_status_interval_s < 1)
         return util_errf(err, errlen, "pool status interval must be at least 1s");
+    if (validate_profiles(c, c->config_file, err, errlen) != 0)
+        return -1;
     if (!l->enabled)
         return 0;
     if (!l->lease_name || !*l->lease_name || !l->lease_namespace || !*l->lease_namespace)
@@ -492,10 +498,378 @@ static int on_weights(loader_t *l, const char *key, const yaml_node_t *kn, const
     return get_int(l, vn, what, 0, 100, dst);
 }
 
+
+/* ---- plugins per extension point, profiles, pluginConfig ---------------- */
+
+typedef struct plugin_item {
+    char name[FW_PLUGIN_NAME_LEN];
+    int  weight, have_name;
+} plugin_item_t;
+
+static int on_plugin_item(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    plugin_item_t *it = ctx;
+    if (!strcmp(key, "name")) {
+        const char *v = scalar(l, vn, "plugins.name");
+        if (!v)
+            return -1;
+        if (!*v || strlen(v) >= sizeof it->name)
+            return lfail(l, vn, "plugins.name: must be 1..%d characters", (int)sizeof it->name - 1);
+        strcpy(it->name, v);
+        it->have_name = 1;
+        return 0;
+    }
+    if (!strcmp(key, "weight"))
+        return get_int(l, vn, "plugins.weight", 0, 1000000, &it->weight);
+    return UNKNOWN("plugins");
+}
+
+typedef struct pset_ctx {
+    fw_config_t *fw;
+    int          point;
+} pset_ctx_t;
+
+static int add_plugin_op(loader_t *l, const yaml_node_t *at, fw_config_t *fw, int point, int enable,
+                         const plugin_item_t *it)
+{
+    const char *pt = fw_point_name(point);
+    if (!(enable == 0 && !strcmp(it->name, "*"))) {
+        int k = fw_plugin_known(it->name, point);
+        if (k == 0)
+            return lfail(l, at, "plugins.%s: unknown plugin \"%s\"", pt, it->name);
+        if (k < 0)
+            return lfail(l, at, "plugins.%s: plugin \"%s\" does not extend %s", pt, it->name, pt);
+    }
+    if (fw->nplugin_ops >= FW_MAX_PLUGIN_OPS)
+        return lfail(l, at, "plugins: at most %d enabled and disabled entries", FW_MAX_PLUGIN_OPS);
+    fw_plugin_op_t *op = &fw->plugin_ops[fw->nplugin_ops++];
+    memset(op, 0, sizeof *op);
+    op->point = point;
+    op->enable = enable;
+    op->weight = it->weight;
+    op->line = (int)at->start_mark.line + 1;
+    strcpy(op->name, it->name);
+    return 0;
+}
+
+static int on_plugin_set(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    pset_ctx_t *p = ctx;
+    int enable = !strcmp(key, "enabled");
+    if (!enable && strcmp(key, "disabled"))
+        return UNKNOWN("plugins");
+    if (is_null_scalar(vn))
+        return 0;
+    if (vn->type != YAML_SEQUENCE_NODE)
+        return lfail(l, vn, "plugins.%s.%s: expected a list of {name%s}", fw_point_name(p->point), key,
+                     enable ? ", weight" : "");
+    for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
+        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+        plugin_item_t it;
+        memset(&it, 0, sizeof it);
+        if (!item || item->type != YAML_MAPPING_NODE)
+            return lfail(l, item ? item : vn, "plugins.%s.%s: expected {name: ...}", fw_point_name(p->point), key);
+        if (each_pair(l, item, "plugins", on_plugin_item, &it) < 0)
+            return -1;
+        if (!it.have_name)
+            return lfail(l, item, "plugins.%s.%s: entry without a name", fw_point_name(p->point), key);
+        if (add_plugin_op(l, item, p->fw, p->point, enable, &it) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* An extension-point key of `plugins:` (filter, score, ...): 1 handled, 0
+ * not a point, -1 error. */
+static int plugins_point(loader_t *l, const char *key, const yaml_node_t *vn, fw_config_t *fw)
+{
+    int point = fw_point_from_name(key);
+    if (point < 0)
+        return 0;
+    pset_ctx_t p = { fw, point };
+    char what[64];
+    snprintf(what, sizeof what, "plugins.%s", key);
+    return each_pair(l, vn, what, on_plugin_set, &p) < 0 ? -1 : 1;
+}
+
+typedef struct spread_ctx {
+    fw_config_t *fw;
+    int          have_type, list;
+} spread_ctx_t;
+
+typedef struct constraint_ctx {
+    fw_spread_default_t *d;
+    int have_skew, have_key;
+} constraint_ctx_t;
+
+static int on_constraint(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    constraint_ctx_t *c = ctx;
+    if (!strcmp(key, "maxSkew")) {
+        c->have_skew = 1;
+        return get_int(l, vn, "defaultConstraints.maxSkew", 1, 1000000, &c->d->max_skew);
+    }
+    if (!strcmp(key, "topologyKey")) {
+        const char *v = scalar(l, vn, "defaultConstraints.topologyKey");
+        if (!v)
+            return -1;
+        if (!*v || strlen(v) >= sizeof c->d->topology_key)
+            return lfail(l, vn, "defaultConstraints.topologyKey: must be 1..%d characters",
+                         (int)sizeof c->d->topology_key - 1);
+        strcpy(c->d->topology_key, v);
+        c->have_key = 1;
+        return 0;
+    }
+    if (!strcmp(key, "whenUnsatisfiable")) {
+        const char *v = scalar(l, vn, "defaultConstraints.whenUnsatisfiable");
+        if (!v)
+            return -1;
+        if (!strcmp(v, "ScheduleAnyway"))
+            return 0;
+        if (!strcmp(v, "DoNotSchedule"))
+            return lfail(l, vn, "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
+                         "supported by ai-scheduler (ScheduleAnyway only)");
+        return lfail(l, vn, "defaultConstraints.whenUnsatisfiable: \"%s\" is not ScheduleAnyway", v);
+    }
+    if (!strcmp(key, "labelSelector"))
+        return lfail(l, kn, "defaultConstraints.labelSelector: must be empty (kube computes it from the pod's owners)");
+    return UNKNOWN("defaultConstraints");
+}
+
+static int on_spread_args(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    spread_ctx_t *s = ctx;
+    if (!strcmp(key, "defaultingType")) {
+        const char *v = scalar(l, vn, "PodTopologySpread.defaultingType");
+        if (!v)
+            return -1;
+        if (strcmp(v, "System") && strcmp(v, "List"))
+            return lfail(l, vn, "PodTopologySpread.defaultingType: \"%s\" is not System or List", v);
+        s->have_type = 1;
+        s->list = !strcmp(v, "List");
+        return 0;
+    }
+    if (!strcmp(key, "defaultConstraints")) {
+        if (is_null_scalar(vn))
+            return 0;
+        if (vn->type != YAML_SEQUENCE_NODE)
+            return lfail(l, vn, "PodTopologySpread.defaultConstraints: expected a list");
+        s->fw->nspread_defaults = 0;
+        for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
+            const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+            if (s->fw->nspread_defaults == FW_MAX_DEFAULT_SPREAD)
+                return lfail(l, item, "PodTopologySpread.defaultConstraints: at most %d", FW_MAX_DEFAULT_SPREAD);
+            fw_spread_default_t *d = &s->fw->spread_defaults[s->fw->nspread_defaults];
+            memset(d, 0, sizeof *d);
+            constraint_ctx_t c = { d, 0, 0 };
+            if (!item || item->type != YAML_MAPPING_NODE)
+                return lfail(l, item ? item : vn, "PodTopologySpread.defaultConstraints: expected a mapping");
+            if (each_pair(l, item, "defaultConstraints", on_constraint, &c) < 0)
+                return -1;
+            if (!c.have_skew || !c.have_key)
+                return lfail(l, item, "PodTopologySpread.defaultConstraints: maxSkew and topologyKey are required");
+            for (int j = 0; j < s->fw->nspread_defaults; j++)
+                if (!strcmp(s->fw->spread_defaults[j].topology_key, d->topology_key))
+                    return lfail(l, item, "PodTopologySpread.defaultConstraints: topologyKey \"%s\" twice",
+                                 d->topology_key);
+            s->fw->nspread_defaults++;
+        }
+        return 0;
+    }
+    return UNKNOWN("PodTopologySpread args");
+}
+
+typedef struct resargs_ctx {
+    fw_config_t *fw;
+    const char  *plugin;
+} resargs_ctx_t;
+
+static int on_resource_args(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    resargs_ctx_t *r = ctx;
+    if (!strcmp(key, "resources"))
+        return load_resources(l, vn, r->fw);
+    return lfail(l, kn, "unknown key \"%s\" in %s args", key, r->plugin);
+}
+
+/* One pluginConfig entry {name, args}. */
+static int load_plugin_config(loader_t *l, const yaml_node_t *item, sched_profile_config_t *p)
+{
+    if (!item || item->type != YAML_MAPPING_NODE)
+        return lfail(l, item, "pluginConfig: expected {name, args}");
+    const yaml_node_t *name_n = NULL, *args = NULL;
+    for (yaml_node_pair_t *q = item->data.mapping.pairs.start; q < item->data.mapping.pairs.top; q++) {
+        const yaml_node_t *kn = yaml_document_get_node(l->doc, q->key);
+        const yaml_node_t *vn = yaml_document_get_node(l->doc, q->value);
+        const char *key = scalar(l, kn, "pluginConfig");
+        if (!key || !vn)
+            return -1;
+        if (!strcmp(key, "name") && !name_n)
+            name_n = vn;
+        else if (!strcmp(key, "args") && !args)
+            args = vn;
+        else
+            return lfail(l, kn, "%s key \"%s\" in pluginConfig", strcmp(key, "name") && strcmp(key, "args") ?
+                         "unknown" : "duplicate", key);
+    }
+    const char *name = name_n ? scalar(l, name_n, "pluginConfig.name") : NULL;
+    if (!name)
+        return name_n ? -1 : lfail(l, item, "pluginConfig: entry without a name");
+    int known = 0;
+    for (int pt = 0; pt < FW_NPOINTS && !known; pt++)
+        known = fw_plugin_known(name, pt) == 1;
+    if (!known)
+        return lfail(l, name_n, "pluginConfig: unknown plugin \"%s\"", name);
+    if (!args || is_null_scalar(args))
+        return 0;
+    if (!strcmp(name, "NodeResourcesLeastAllocated") || !strcmp(name, "NodeResourcesMostAllocated")) {
+        resargs_ctx_t r = { &p->fw, name };
+        p->has_resources = 1;
+        return each_pair(l, args, "pluginConfig.args", on_resource_args, &r);
+    }
+    if (!strcmp(name, "PodTopologySpread")) {
+        spread_ctx_t s = { &p->fw, 0, 0 };
+        p->fw.nspread_defaults = 0;
+        if (each_pair(l, args, "PodTopologySpread args", on_spread_args, &s) < 0)
+            return -1;
+        /* v1beta1 defaulting: List when constraints are given, else System. */
+        if (!s.have_type)
+            s.list = p->fw.nspread_defaults > 0;
+        if (!s.list && p->fw.nspread_defaults > 0)
+            return lfail(l, args, "PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
+        p->fw.spread_list_defaulting = s.list;
+        p->has_spread = 1;
+        return 0;
+    }
+    return lfail(l, name_n, "pluginConfig: args for \"%s\" are not supported by ai-scheduler", name);
+}
+
+static int on_profile_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    int rc = plugins_point(l, key, vn, &((sched_profile_config_t *)ctx)->fw);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    return UNKNOWN("profiles.plugins");
+}
+
+static int on_profile(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    sched_profile_config_t *p = ctx;
+    if (!strcmp(key, "schedulerName"))
+        return get_str(l, vn, "profiles.schedulerName", 0, &p->scheduler_name);
+    if (!strcmp(key, "plugins"))
+        return each_pair(l, vn, "profiles.plugins", on_profile_plugins, p);
+    if (!strcmp(key, "pluginConfig")) {
+        if (is_null_scalar(vn))
+            return 0;
+        if (vn->type != YAML_SEQUENCE_NODE)
+            return lfail(l, vn, "pluginConfig: expected a list of {name, args}");
+        for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++)
+            if (load_plugin_config(l, yaml_document_get_node(l->doc, *i), p) < 0)
+                return -1;
+        return 0;
+    }
+    return UNKNOWN("profiles");
+}
+
+static void free_profiles(sched_config_t *c)
+{
+    for (int i = 0; i < c->nprofiles; i++)
+        free(c->profiles[i].scheduler_name);
+    free(c->profiles);
+    c->profiles = NULL;
+    c->nprofiles = 0;
+}
+
+#define MAX_PROFILES 16
+
+static int load_profiles(loader_t *l, const yaml_node_t *seq, sched_config_t *c)
+{
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return lfail(l, seq, "profiles: expected a list of {schedulerName, plugins, pluginConfig}");
+    int n = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    if (n > MAX_PROFILES)
+        return lfail(l, seq, "profiles: at most %d", MAX_PROFILES);
+    free_profiles(c);
+    if (n == 0)
+        return 0;
+    c->profiles = util_xcalloc((size_t)n, sizeof *c->profiles);
+    for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++) {
+        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+        sched_profile_config_t *p = &c->profiles[c->nprofiles++];
+        memset(p, 0, sizeof *p);
+        fw_config_default(&p->fw);
+        p->line = item ? (int)item->start_mark.line + 1 : 0;
+        if (!item || item->type != YAML_MAPPING_NODE)
+            return lfail(l, item ? item : seq, "profiles: expected a mapping");
+        if (each_pair(l, item, "profiles", on_profile, p) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int config_nprofiles(const sched_config_t *c)
+{
+    return c->nprofiles > 0 ? c->nprofiles : 1;
+}
+
+const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out)
+{
+    *out = c->fw;
+    if (c->nprofiles == 0 || i < 0 || i >= c->nprofiles)
+        return c->scheduler_name;
+    const sched_profile_config_t *p = &c->profiles[i];
+    for (int k = 0; k < p->fw.nplugin_ops && out->nplugin_ops < FW_MAX_PLUGIN_OPS; k++)
+        out->plugin_ops[out->nplugin_ops++] = p->fw.plugin_ops[k];
+    if (p->has_resources) {
+        memcpy(out->res_weights, p->fw.res_weights, sizeof out->res_weights);
+        out->nres_weights = p->fw.nres_weights;
+    }
+    if (p->has_spread) {
+        out->spread_list_defaulting = p->fw.spread_list_defaulting;
+        memcpy(out->spread_defaults, p->fw.spread_defaults, sizeof out->spread_defaults);
+        out->nspread_defaults = p->fw.nspread_defaults;
+    }
+    return p->scheduler_name ? p->scheduler_name : c->scheduler_name;
+}
+
+/* Every profile as the framework will build it: unknown names were caught
+ * while reading; here a plugin enabled twice, no binder, a name used twice. */
+static int validate_profiles(const sched_config_t *c, const char *file, char *err, size_t errlen)
+{
+    int n = config_nprofiles(c);
+    for (int i = 0; i < n; i++) {
+        fw_config_t fw;
+        const char *name = config_profile_fw(c, i, &fw);
+        char msg[300];
+        int line = 0;
+        if (fw_config_check(&fw, msg, sizeof msg, &line) != 0) {
+            if (!line && c->nprofiles)
+                line = c->profiles[i].line;
+            if (line && file)
+                return util_errf(err, errlen, "%s:%d: profile \"%s\": %s", file, line, name, msg);
+            return util_errf(err, errlen, "profile \"%s\": %s", name, msg);
+        }
+        for (int j = 0; j < i; j++) {
+            fw_config_t other;
+            if (!strcmp(config_profile_fw(c, j, &other), name)) {
+                if (file && c->nprofiles)
+                    return util_errf(err, errlen, "%s:%d: profiles: schedulerName \"%s\" is used twice",
+                                     file, c->profiles[i].line, name);
+                return util_errf(err, errlen, "profiles: schedulerName \"%s\" is used twice", name);
+            }
+        }
+    }
+    return 0;
+}
+
 static int on_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     if (!strcmp(key, "weights"))
         return each_pair(l, vn, "plugins.weights", on_weights, &((sched_config_t *)ctx)->fw);
+    int rc = plugins_point(l, key, vn, &((sched_config_t *)ctx)->fw);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     return UNKNOWN("plugins");
 }
 
@@ -549,6 +923,8 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return each_pair(l, vn, "scoring", on_scoring, c);
     if (!strcmp(key, "plugins"))
         return each_pair(l, vn, "plugins", on_plugins, c);
+    if (!strcmp(key, "profiles"))
+        return load_profiles(l, vn, c);
     if (!strcmp(key, "preemption"))
         return each_pair(l, vn, "preemption", on_preemption, c);
     if (!strcmp(key, "bindWorkers"))
@@ -603,7 +979,7 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
         else if (!t.kind_ok)
             lfail(&l, root, "missing kind: %s", CONFIG_KIND);
         else
-            rc = 0;
+            rc = validate_profiles(c, name, err, errlen);
     }
     yaml_document_delete(&doc);
     if (rc == 0) {              /* a second document is a mistake, not ignored */

@@ -35,6 +35,17 @@ typedef struct sched_leader_config {
     char *identity;           /* "<hostname>_<pid>" */
 } sched_leader_config_t;
 
+/* One entry of `profiles:` (KubeSchedulerConfiguration's profiles). Its
+ * framework configuration is the top level's (scoring, plugins) with this
+ * profile's plugins and pluginConfig applied: see config_profile_fw. */
+typedef struct sched_profile_config {
+    char       *scheduler_name;   /* NULL: the top-level schedulerName */
+    fw_config_t fw;               /* only plugin_ops and the args below are read */
+    int         has_resources;    /* pluginConfig set the resource weights */
+    int         has_spread;       /* pluginConfig set PodTopologySpread's defaulting */
+    int         line;             /* where it starts in the file */
+} sched_profile_config_t;
+
 typedef struct sched_config {
     char       *scheduler_name;       /* "ai-scheduler": pods' spec.schedulerName */
     char       *kubeconfig;           /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
@@ -51,7 +62,14 @@ typedef struct sched_config {
     int         metrics_port;         /* 10261; 0 disables /metrics and probes */
     int         pool_status_interval_s; /* 10 */
     int         eviction_grace_s;     /* preemption victims' grace period: 0 at once, -1 the pod's own */
+    sched_profile_config_t *profiles; /* `profiles:`; none: one profile from the top level */
+    int         nprofiles;
 } sched_config_t;
+
+/* The number of profiles the scheduler runs (at least 1), and profile i's
+ * schedulerName (borrowed from c) and effective framework configuration. */
+int  config_nprofiles(const sched_config_t *c);
+const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out);
 
 /* Fills c with the defaults (allocates its strings). */
 void config_default(sched_config_t *c);

@@ -9,11 +9,16 @@
 
 struct framework {
     fw_config_t      cfg;
-    res_scorer_ctx_t res_ctx;      /* the resource scorer's ctx */
-    fw_plugin_t      plugins[FW_MAX_PLUGINS];
+    res_scorer_ctx_t res_ctx[2];   /* the resource scorers' ctx: least, most */
+    fw_plugin_t      plugins[FW_MAX_PLUGINS];   /* one instance per enabled plugin */
     int              nplugins;
     fw_cluster_t     base;         /* view for states without one */
     int              has_base;
+    /* Instance indexes per point, in the profile's order. */
+    int              filter[FW_MAX_PLUGINS], nfilter;
+    int              score[FW_MAX_PLUGINS], nscore;
+    int              preemption;   /* DefaultPreemption at postFilter */
+    struct owners   *owners;       /* borrowed (framework_set_owners) */
 };
 
 /* ---- status ------------------------------------------------------------ */
@@ -65,6 +70,256 @@ void fw_default_normalize(int64_t *scores, int n, int reverse) {
     }
 }
 
+/* ---- the plugin registry ------------------------------------------------- */
+
+#define PT(x) (1u << (x))
+
+static void mk_node_unschedulable(fw_plugin_t *pl, framework_t *fw) { plugin_node_unschedulable(pl); }
+static void mk_node_name(fw_plugin_t *pl, framework_t *fw) { plugin_node_name(pl); }
+static void mk_node_resources_fit(fw_plugin_t *pl, framework_t *fw) { plugin_node_resources_fit(pl); }
+static void mk_node_ports(fw_plugin_t *pl, framework_t *fw) { plugin_node_ports(pl); }
+static void mk_node_affinity(fw_plugin_t *pl, framework_t *fw) { plugin_node_affinity(pl, 1); }
+static void mk_taint_toleration(fw_plugin_t *pl, framework_t *fw) { plugin_taint_toleration(pl, 1); }
+static void mk_balanced(fw_plugin_t *pl, framework_t *fw) { plugin_balanced_allocation(pl, 1); }
+static void mk_image_locality(fw_plugin_t *pl, framework_t *fw) { plugin_image_locality(pl); }
+static void mk_prefer_avoid(fw_plugin_t *pl, framework_t *fw) { plugin_node_prefer_avoid_pods(pl); }
+static void mk_default_spread(fw_plugin_t *pl, framework_t *fw) { plugin_default_spread(pl, fw); }
+static void mk_volume_restrictions(fw_plugin_t *pl, framework_t *fw) { plugin_volume_restrictions(pl); }
+static void mk_ebs_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 0); }
+static void mk_gce_pd_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 1); }
+static void mk_azure_disk_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 2); }
+static void mk_node_volume_limits(fw_plugin_t *pl, framework_t *fw) { plugin_node_volume_limits(pl); }
+static void mk_volume_binding(fw_plugin_t *pl, framework_t *fw) { plugin_volume_binding(pl); }
+static void mk_volume_zone(fw_plugin_t *pl, framework_t *fw) { plugin_volume_zone(pl); }
+
+static void mk_resources(fw_plugin_t *pl, framework_t *fw, score_strategy_t strategy)
+{
+    fw_config_t c = fw->cfg;
+    c.strategy = strategy;
+    plugin_resource_allocation(pl, &fw->res_ctx[strategy == SCORE_MOST_ALLOCATED], &c);
+}
+static void mk_least(fw_plugin_t *pl, framework_t *fw) { mk_resources(pl, fw, SCORE_LEAST_ALLOCATED); }
+static void mk_most(fw_plugin_t *pl, framework_t *fw) { mk_resources(pl, fw, SCORE_MOST_ALLOCATED); }
+
+typedef struct fw_registry_entry {
+    const char *name;
+    unsigned    points;       /* PT(fw_point_t) of the points it extends */
+    void      (*make)(fw_plugin_t *pl, framework_t *fw);   /* NULL: lives outside the framework */
+} fw_registry_entry_t;
+
+/* Every plugin a profile may name. A plugin added to the build gets a row
+ * here (and its place in the default lists below). */
+static const fw_registry_entry_t REGISTRY[] = {
+    { "PrioritySort", PT(FW_PT_QUEUE_SORT), NULL },
+    { "NodeUnschedulable", PT(FW_PT_FILTER), mk_node_unschedulable },
+    { "NodeName", PT(FW_PT_FILTER), mk_node_name },
+    { "TaintToleration", PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE), mk_taint_toleration },
+    { "NodeAffinity", PT(FW_PT_FILTER) | PT(FW_PT_SCORE), mk_node_affinity },
+    { "NodePorts", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER), mk_node_ports },
+    { "NodeResourcesFit", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER), mk_node_resources_fit },
+    { "NodeResourcesBalancedAllocation", PT(FW_PT_SCORE), mk_balanced },
+    { "NodeResourcesLeastAllocated", PT(FW_PT_SCORE), mk_least },
+    { "NodeResourcesMostAllocated", PT(FW_PT_SCORE), mk_most },
+    { "ImageLocality", PT(FW_PT_SCORE), mk_image_locality },
+    { "NodePreferAvoidPods", PT(FW_PT_SCORE), mk_prefer_avoid },
+    { "PodTopologySpread", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE),
+      mk_default_spread },
+    { "VolumeRestrictions", PT(FW_PT_FILTER), mk_volume_restrictions },
+    { "EBSLimits", PT(FW_PT_FILTER), mk_ebs_limits },
+    { "GCEPDLimits", PT(FW_PT_FILTER), mk_gce_pd_limits },
+    { "NodeVolumeLimits", PT(FW_PT_FILTER), mk_node_volume_limits },
+    { "AzureDiskLimits", PT(FW_PT_FILTER), mk_azure_disk_limits },
+    /* Reserve and PreBind run in the scheduler (scheduler/volumes.c). */
+    { "VolumeBinding", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_RESERVE) | PT(FW_PT_PRE_BIND),
+      mk_volume_binding },
+    { "VolumeZone", PT(FW_PT_FILTER), mk_volume_zone },
+    { "DefaultPreemption", PT(FW_PT_POST_FILTER), NULL },
+    { "DefaultBinder", PT(FW_PT_BIND), NULL },
+};
+#define NREGISTRY ((int)(sizeof(REGISTRY) / sizeof(REGISTRY[0])))
+
+static const fw_registry_entry_t *registry_find(const char *name)
+{
+    for (int i = 0; i < NREGISTRY; i++)
+        if (strcmp(REGISTRY[i].name, name) == 0)
+            return &REGISTRY[i];
+    return NULL;
+}
+
+static const char *const POINT_NAMES[FW_NPOINTS] = {
+    "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+    "reserve", "permit", "preBind", "bind", "postBind",
+};
+
+int fw_point_from_name(const char *name)
+{
+    for (int i = 0; i < FW_NPOINTS; i++)
+        if (strcmp(POINT_NAMES[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const char *fw_point_name(int point)
+{
+    return point >= 0 && point < FW_NPOINTS ? POINT_NAMES[point] : "?";
+}
+
+int fw_plugin_known(const char *name, int point)
+{
+    const fw_registry_entry_t *e = registry_find(name);
+    if (e == NULL)
+        return 0;
+    return point >= 0 && point < FW_NPOINTS && (e->points & PT(point)) ? 1 : -1;
+}
+
+/* kube-scheduler v1.20's default plugins (algorithmprovider/registry.go with
+ * the DefaultPodTopologySpread gate on, its v1.20 default, so no
+ * SelectorSpread). Names not in REGISTRY (not built) are skipped. */
+typedef struct default_ref {
+    int         point;
+    const char *name;
+    int         weight;
+} default_ref_t;
+
+#define W_RESOURCES (-1)   /* weights taken from the legacy fw_config_t fields */
+#define W_BALANCED  (-2)
+#define W_AFFINITY  (-3)
+#define W_TAINT     (-4)
+
+static const default_ref_t DEFAULTS[] = {
+    { FW_PT_QUEUE_SORT, "PrioritySort", 0 },
+    { FW_PT_PRE_FILTER, "NodeResourcesFit", 0 },
+    { FW_PT_PRE_FILTER, "NodePorts", 0 },
+    { FW_PT_PRE_FILTER, "PodTopologySpread", 0 },
+    { FW_PT_PRE_FILTER, "InterPodAffinity", 0 },
+    { FW_PT_PRE_FILTER, "VolumeBinding", 0 },
+    { FW_PT_FILTER, "NodeUnschedulable", 0 },
+    { FW_PT_FILTER, "NodeName", 0 },
+    { FW_PT_FILTER, "TaintToleration", 0 },
+    { FW_PT_FILTER, "NodeAffinity", 0 },
+    { FW_PT_FILTER, "NodePorts", 0 },
+    { FW_PT_FILTER, "NodeResourcesFit", 0 },
+    { FW_PT_FILTER, "VolumeRestrictions", 0 },
+    { FW_PT_FILTER, "EBSLimits", 0 },
+    { FW_PT_FILTER, "GCEPDLimits", 0 },
+    { FW_PT_FILTER, "NodeVolumeLimits", 0 },
+    { FW_PT_FILTER, "AzureDiskLimits", 0 },
+    { FW_PT_FILTER, "VolumeBinding", 0 },
+    { FW_PT_FILTER, "VolumeZone", 0 },
+    { FW_PT_FILTER, "PodTopologySpread", 0 },
+    { FW_PT_FILTER, "InterPodAffinity", 0 },
+    { FW_PT_POST_FILTER, "DefaultPreemption", 0 },
+    { FW_PT_PRE_SCORE, "InterPodAffinity", 0 },
+    { FW_PT_PRE_SCORE, "PodTopologySpread", 0 },
+    { FW_PT_PRE_SCORE, "TaintToleration", 0 },
+    { FW_PT_SCORE, "NodeResourcesBalancedAllocation", W_BALANCED },
+    { FW_PT_SCORE, "ImageLocality", 1 },
+    { FW_PT_SCORE, "InterPodAffinity", 1 },
+    /* kube's is NodeResourcesLeastAllocated; ai-scheduler follows
+     * scoring.strategy (MostAllocated by default, as kube's
+     * ClusterAutoscalerProvider). */
+    { FW_PT_SCORE, NULL, W_RESOURCES },
+    { FW_PT_SCORE, "NodeAffinity", W_AFFINITY },
+    { FW_PT_SCORE, "NodePreferAvoidPods", 10000 },
+    { FW_PT_SCORE, "PodTopologySpread", 2 },
+    { FW_PT_SCORE, "TaintToleration", W_TAINT },
+    { FW_PT_RESERVE, "VolumeBinding", 0 },
+    { FW_PT_PRE_BIND, "VolumeBinding", 0 },
+    { FW_PT_BIND, "DefaultBinder", 0 },
+};
+#define NDEFAULTS ((int)(sizeof(DEFAULTS) / sizeof(DEFAULTS[0])))
+
+/* One point's resolved list: kube's mergePluginSets (defaults minus the
+ * disabled ones, or none with "*", then the enabled ones in order). */
+typedef struct point_list {
+    const char *name[FW_MAX_PLUGINS];
+    int         weight[FW_MAX_PLUGINS];
+    int         line[FW_MAX_PLUGINS];
+    int         n;
+} point_list_t;
+
+static int op_disabled(const fw_config_t *c, int point, const char *name)
+{
+    for (int i = 0; i < c->nplugin_ops; i++) {
+        const fw_plugin_op_t *op = &c->plugin_ops[i];
+        if (op->point == point && !op->enable && (strcmp(op->name, "*") == 0 || strcmp(op->name, name) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+static int default_weight(const fw_config_t *c, int w)
+{
+    switch (w) {
+    case W_RESOURCES: return c->weight_resources;
+    case W_BALANCED: return c->weight_balanced;
+    case W_AFFINITY: return c->weight_node_affinity;
+    case W_TAINT: return c->weight_taint_toleration;
+    default: return w;
+    }
+}
+
+static void resolve_point(const fw_config_t *c, int point, point_list_t *out)
+{
+    out->n = 0;
+    for (int i = 0; i < NDEFAULTS && out->n < FW_MAX_PLUGINS; i++) {
+        const default_ref_t *d = &DEFAULTS[i];
+        const char *name = d->name;
+        if (d->point != point)
+            continue;
+        if (name == NULL)
+            name = c->strategy == SCORE_MOST_ALLOCATED ? "NodeResourcesMostAllocated" : "NodeResourcesLeastAllocated";
+        if (op_disabled(c, point, name))
+            continue;
+        out->name[out->n] = name;
+        out->weight[out->n] = default_weight(c, d->weight);
+        out->line[out->n] = 0;
+        out->n++;
+    }
+    for (int i = 0; i < c->nplugin_ops && out->n < FW_MAX_PLUGINS; i++) {
+        const fw_plugin_op_t *op = &c->plugin_ops[i];
+        if (op->point != point || !op->enable)
+            continue;
+        out->name[out->n] = op->name;
+        out->weight[out->n] = op->weight > 0 ? op->weight : 1;
+        out->line[out->n] = op->line;
+        out->n++;
+    }
+}
+
+int fw_config_check(const fw_config_t *c, char *err, size_t errlen, int *line)
+{
+    *line = 0;
+    for (int i = 0; i < c->nplugin_ops; i++) {
+        const fw_plugin_op_t *op = &c->plugin_ops[i];
+        int k = strcmp(op->name, "*") == 0 && !op->enable ? 1 : fw_plugin_known(op->name, op->point);
+        if (k <= 0) {
+            *line = op->line;
+            return util_errf(err, errlen, k == 0 ? "%s: unknown plugin \"%s\"" : "%s: plugin \"%s\" does not extend %s",
+                             fw_point_name(op->point), op->name, fw_point_name(op->point));
+        }
+    }
+    for (int p = 0; p < FW_NPOINTS; p++) {
+        point_list_t l;
+        resolve_point(c, p, &l);
+        for (int i = 0; i < l.n; i++)
+            for (int j = 0; j < i; j++)
+                if (strcmp(l.name[i], l.name[j]) == 0) {
+                    *line = l.line[i];
+                    return util_errf(err, errlen, "%s: plugin \"%s\" is enabled twice (disable it first to change "
+                                     "its weight)", fw_point_name(p), l.name[i]);
+                }
+        int built = 0;
+        for (int i = 0; i < l.n; i++)
+            built += registry_find(l.name[i]) != NULL;
+        if (p == FW_PT_QUEUE_SORT && built != 1)
+            return util_errf(err, errlen, "queueSort: exactly one plugin (PrioritySort) is needed");
+        if (p == FW_PT_BIND && built < 1)
+            return util_errf(err, errlen, "bind: at least one bind plugin (DefaultBinder) is needed");
+    }
+    return 0;
+}
+
 /* ---- configuration and construction ------------------------------------- */
 
 static void add_weight(fw_config_t *c, const char *name, int weight) {
@@ -86,11 +341,32 @@ void fw_config_default(fw_config_t *c) {
     c->percentage_of_nodes_to_score = 0;
 }
 
-/* Filters run in kube-scheduler v1.20's default order; the first failing one
- * decides the node's reasons, so diagnoses read the same. */
+/* The instance of a registered plugin, made on first use. */
+static int instance(framework_t *fw, const char *name)
+{
+    for (int i = 0; i < fw->nplugins; i++)
+        if (strcmp(fw->plugins[i].name, name) == 0)
+            return i;
+    const fw_registry_entry_t *e = registry_find(name);
+    if (e == NULL || e->make == NULL || fw->nplugins >= FW_MAX_PLUGINS)
+        return -1;
+    fw_plugin_t *pl = &fw->plugins[fw->nplugins];
+    e->make(pl, fw);
+    pl->name = e->name;     /* the registry's name, even if the plugin says another */
+    pl->weight = 0;
+    pl->index = fw->nplugins;
+    return fw->nplugins++;
+}
+
+/* Instances are made in the order preFilter, filter, preScore, score, so
+ * PreFilter runs in the profile's preFilter order; every instance's
+ * pre_filter runs (it prepares what its Filter and Score read). Filters run
+ * in the profile's filter order and the first failure decides the node's
+ * reasons, as kube-scheduler without runAllFilters. */
 framework_t *framework_new(const fw_config_t *c) {
     framework_t *fw = util_xcalloc(1, sizeof(*fw));
-    fw_plugin_t *p = fw->plugins;
+    char err[256];
+    int line;
 
     if (c)
         fw->cfg = *c;
@@ -98,24 +374,33 @@ framework_t *framework_new(const fw_config_t *c) {
         fw_config_default(&fw->cfg);
     if (fw->cfg.nres_weights > 8)
         fw->cfg.nres_weights = 8;
-    plugin_node_unschedulable(p++);
-    plugin_node_resources_fit(p++);
-    plugin_node_name(p++);
-    plugin_node_ports(p++);
-    plugin_node_affinity(p++, fw->cfg.weight_node_affinity);
-    plugin_taint_toleration(p++, fw->cfg.weight_taint_toleration);
-    plugin_volume_restrictions(p++);
-    plugin_in_tree_volume_limits(p++, 0);
-    plugin_in_tree_volume_limits(p++, 1);
-    plugin_node_volume_limits(p++);
-    plugin_in_tree_volume_limits(p++, 2);
-    plugin_volume_binding(p++);
-    plugin_volume_zone(p++);
-    plugin_balanced_allocation(p++, fw->cfg.weight_balanced);
-    plugin_resource_allocation(p++, &fw->res_ctx, &fw->cfg);
-    fw->nplugins = (int)(p - fw->plugins);
-    for (int i = 0; i < fw->nplugins; i++)
-        fw->plugins[i].index = i;
+    if (fw->cfg.nplugin_ops > FW_MAX_PLUGIN_OPS)
+        fw->cfg.nplugin_ops = FW_MAX_PLUGIN_OPS;
+    if (fw_config_check(&fw->cfg, err, sizeof(err), &line) != 0) {
+        free(fw);
+        return NULL;
+    }
+    static const int order[] = { FW_PT_PRE_FILTER, FW_PT_FILTER, FW_PT_PRE_SCORE, FW_PT_SCORE };
+    for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++) {
+        point_list_t l;
+        resolve_point(&fw->cfg, order[o], &l);
+        for (int i = 0; i < l.n; i++) {
+            int k = instance(fw, l.name[i]);
+            if (k < 0)
+                continue;
+            if (order[o] == FW_PT_FILTER && fw->plugins[k].filter)
+                fw->filter[fw->nfilter++] = k;
+            if (order[o] == FW_PT_SCORE && fw->plugins[k].score && l.weight[i] > 0) {
+                fw->plugins[k].weight = l.weight[i];
+                fw->score[fw->nscore++] = k;
+            }
+        }
+    }
+    point_list_t pf;
+    resolve_point(&fw->cfg, FW_PT_POST_FILTER, &pf);
+    for (int i = 0; i < pf.n; i++)
+        if (strcmp(pf.name[i], "DefaultPreemption") == 0)
+            fw->preemption = 1;
     return fw;
 }
 
@@ -132,6 +417,32 @@ void framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl) {
 
 const fw_config_t *framework_config(const framework_t *fw) {
     return &fw->cfg;
+}
+
+int framework_preemption_enabled(const framework_t *fw) {
+    return fw->preemption;
+}
+
+int framework_score_weight(const framework_t *fw, const char *name) {
+    for (int i = 0; i < fw->nscore; i++)
+        if (strcmp(fw->plugins[fw->score[i]].name, name) == 0)
+            return fw->plugins[fw->score[i]].weight;
+    return 0;
+}
+
+int framework_filter_enabled(const framework_t *fw, const char *name) {
+    for (int i = 0; i < fw->nfilter; i++)
+        if (strcmp(fw->plugins[fw->filter[i]].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+void framework_set_owners(framework_t *fw, struct owners *o) {
+    fw->owners = o;
+}
+
+struct owners *framework_owners(const framework_t *fw) {
+    return fw->owners;
 }
 
 cycle_state_t *cycle_state_new(void) {
@@ -160,6 +471,13 @@ void cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl) {
 
 const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs) {
     return cs->cluster;
+}
+
+void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score) {
+    if (pl->index < 0 || pl->index >= FW_MAX_PLUGINS)
+        return;
+    cs->uniform_set[pl->index] = 1;
+    cs->uniform[pl->index] = score;
 }
 
 void *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl) {
@@ -228,10 +546,8 @@ int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const
         fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, FW_REASON_UNKNOWN_CONDITION);
         return st->code;
     }
-    for (int i = 0; i < fw->nplugins; i++) {
-        const fw_plugin_t *pl = &fw->plugins[i];
-        if (pl->filter == NULL)
-            continue;
+    for (int i = 0; i < fw->nfilter; i++) {
+        const fw_plugin_t *pl = &fw->plugins[fw->filter[i]];
         int rc = pl->filter(pl, cs, pod, ni, st);
         if (rc != FW_SUCCESS) {
             if (st->code == FW_SUCCESS)    /* a plugin that forgot its reason */
@@ -261,10 +577,19 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
     }
     buf = n <= (int)(sizeof(stackbuf) / sizeof(stackbuf[0])) ? stackbuf : util_xmalloc(sizeof(int64_t) * (size_t)n);
     memset(out, 0, sizeof(int64_t) * (size_t)n);
-    for (int p = 0; p < fw->nplugins; p++) {
-        const fw_plugin_t *pl = &fw->plugins[p];
-        if (pl->score == NULL || pl->weight == 0)
+    for (int p = 0; p < fw->nscore; p++) {
+        const fw_plugin_t *pl = &fw->plugins[fw->score[p]];
+        cs->uniform_set[pl->index] = 0;
+        if (pl->pre_score)
+            pl->pre_score(pl, cs, pod, nodes, n);
+    }
+    for (int p = 0; p < fw->nscore; p++) {
+        const fw_plugin_t *pl = &fw->plugins[fw->score[p]];
+        if (cs->uniform_set[pl->index]) {
+            for (int i = 0; i < n; i++)
+                out[i] += (int64_t)pl->weight * cs->uniform[pl->index];
             continue;
+        }
         for (int i = 0; i < n; i++)
             buf[i] = pl->score(pl, cs, pod, nodes[i]);
         if (pl->normalize)

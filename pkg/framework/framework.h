@@ -14,6 +14,7 @@
 #ifndef AISCHED_FRAMEWORK_H
 #define AISCHED_FRAMEWORK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "api/types.h"
 #include "framework/nodeinfo.h"
@@ -64,6 +65,9 @@ struct fw_plugin {
     int64_t (*score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni);
     /* Rescales raw scores in place to 0..FW_MAX_SCORE. */
     void  (*normalize)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n);
+    /* PreScore: sees the nodes about to be scored (the filtered ones) before
+     * any Score call; keeps what it computes in its cycle-state slot. */
+    void  (*pre_score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n);
     /* Frees what this plugin's PreFilter left in its cycle-state slot
      * (cycle_state_slot); NULL when it allocates nothing. */
     void  (*state_free)(void *slot);
@@ -78,6 +82,36 @@ typedef struct fw_resource_weight {
     int  weight;
 } fw_resource_weight_t;
 
+/* Extension points as KubeSchedulerConfiguration names them. The framework
+ * runs preFilter, filter, preScore and score; the others are reached through
+ * plugins outside it (queue order, preemption, binder), which a profile may
+ * only keep or disable. */
+typedef enum {
+    FW_PT_QUEUE_SORT, FW_PT_PRE_FILTER, FW_PT_FILTER, FW_PT_POST_FILTER, FW_PT_PRE_SCORE,
+    FW_PT_SCORE, FW_PT_RESERVE, FW_PT_PERMIT, FW_PT_PRE_BIND, FW_PT_BIND, FW_PT_POST_BIND,
+    FW_NPOINTS
+} fw_point_t;
+
+#define FW_PLUGIN_NAME_LEN  64
+#define FW_MAX_PLUGIN_OPS   64
+
+/* One line of a profile's `plugins:` section: enable (with a weight at
+ * score) or disable a plugin at a point; name "*" disables every default. */
+typedef struct fw_plugin_op {
+    int  point;                       /* fw_point_t */
+    int  enable;                      /* 1 enabled, 0 disabled */
+    int  weight;                      /* score weight; 0 means 1, as kube */
+    int  line;                        /* source line for messages, 0 if none */
+    char name[FW_PLUGIN_NAME_LEN];
+} fw_plugin_op_t;
+
+/* PodTopologySpread's default constraints (pluginConfig args). */
+#define FW_MAX_DEFAULT_SPREAD 4
+typedef struct fw_spread_default {
+    int  max_skew;
+    char topology_key[FW_PLUGIN_NAME_LEN * 2];
+} fw_spread_default_t;
+
 typedef struct fw_config {
     score_strategy_t     strategy;         /* default SCORE_MOST_ALLOCATED (bin-pack GPUs) */
     fw_resource_weight_t res_weights[8];   /* default cpu 1, memory 1, nvidia.com/gpu 3 */
@@ -87,7 +121,26 @@ typedef struct fw_config {
     int  weight_node_affinity;             /* preferred NodeAffinity, default 1 */
     int  weight_taint_toleration;          /* PreferNoSchedule, default 1 */
     int  percentage_of_nodes_to_score;     /* 0 = adaptive like kube-scheduler */
+    /* The profile's plugin changes over v1.20's default set, in order. */
+    fw_plugin_op_t plugin_ops[FW_MAX_PLUGIN_OPS];
+    int            nplugin_ops;
+    /* PodTopologySpread defaulting: System (zone 5, hostname 3, ScheduleAnyway)
+     * unless list_defaulting, then spread_defaults (ScheduleAnyway only). */
+    int                 spread_list_defaulting;
+    fw_spread_default_t spread_defaults[FW_MAX_DEFAULT_SPREAD];
+    int                 nspread_defaults;
 } fw_config_t;
+
+/* "filter" -> FW_PT_FILTER (KubeSchedulerConfiguration keys); -1 if none. */
+int         fw_point_from_name(const char *name);
+const char *fw_point_name(int point);
+/* 1: a plugin of that name extends the point; 0: no such plugin; -1: the
+ * plugin exists but does not extend the point. */
+int         fw_plugin_known(const char *name, int point);
+/* Checks a configuration the way kube-scheduler does when it builds a
+ * profile (a plugin enabled twice at one point, no bind or queue-sort
+ * plugin). 0, or -1 with *line the offending op's line (0 if none). */
+int         fw_config_check(const fw_config_t *c, char *err, size_t errlen, int *line);
 
 typedef struct framework framework_t;
 
@@ -96,6 +149,16 @@ void          fw_config_default(fw_config_t *c);
 framework_t  *framework_new(const fw_config_t *c);
 void          framework_free(framework_t *fw);
 const fw_config_t *framework_config(const framework_t *fw);
+/* Whether the profile keeps DefaultPreemption at postFilter. */
+int           framework_preemption_enabled(const framework_t *fw);
+/* Score weight of an enabled score plugin, 0 when it is not enabled there. */
+int           framework_score_weight(const framework_t *fw, const char *name);
+/* Whether the named plugin's Filter runs in this profile. */
+int           framework_filter_enabled(const framework_t *fw, const char *name);
+/* Source of the Services/RCs/ReplicaSets/StatefulSets for default spreading
+ * (owners/owners.h); borrowed, may be NULL (then no default spreading). */
+struct owners;
+void          framework_set_owners(framework_t *fw, struct owners *o);
 
 cycle_state_t *cycle_state_new(void);
 void           cycle_state_free(cycle_state_t *cs);

@@ -36,6 +36,7 @@ struct leader {
     record_t        seen;
     int64_t         seen_at_ms;   /* monotonic time the record last changed */
     int64_t         renewed_ms;   /* monotonic time of our last successful write */
+    int64_t         valid_until_ms; /* monotonic: we may act until then (guarded by mu) */
     unsigned        seed;
 };
 
@@ -229,6 +230,15 @@ static le_state_t get_state(leader_t *le)
     return s;
 }
 
+/* A successful write at attempt: we may act for the renew deadline from
+ * then, well inside the lease duration the others wait out. */
+static void extend(leader_t *le, int64_t attempt)
+{
+    pthread_mutex_lock(&le->mu);
+    le->valid_until_ms = attempt + (int64_t)le->o.renew_deadline_s * 1000;
+    pthread_mutex_unlock(&le->mu);
+}
+
 static void *run(void *arg)
 {
     leader_t *le = arg;
@@ -240,7 +250,12 @@ static void *run(void *arg)
         if (stop)
             break;
         int other = 0;
+        /* The lease we write says renewTime = about now: our tenure counts
+         * from before the request, never from its answer. */
+        int64_t attempt = util_now_ms();
         int ok = try_acquire_or_renew(le, &other);
+        if (ok)
+            extend(le, attempt);
         if (get_state(le) == LE_LEADER) {
             int64_t now = util_now_ms();
             const char *why = NULL;
@@ -252,6 +267,9 @@ static void *run(void *arg)
                 why = "failed to renew within the renew deadline";
             if (why) {
                 LOG_E("leader: lost lease %s/%s: %s", le->o.lease_namespace, le->o.lease_name, why);
+                pthread_mutex_lock(&le->mu);
+                le->valid_until_ms = 0;
+                pthread_mutex_unlock(&le->mu);
                 set_state(le, LE_LOST);
                 if (le->o.on_lost)
                     le->o.on_lost(le->o.ud);
@@ -383,6 +401,16 @@ int leader_is_leader(leader_t *le)
     return le && get_state(le) == LE_LEADER;
 }
 
+int leader_holds_lease(leader_t *le)
+{
+    if (!le)
+        return 0;
+    pthread_mutex_lock(&le->mu);
+    int ok = le->state == LE_LEADER && util_now_ms() < le->valid_until_ms;
+    pthread_mutex_unlock(&le->mu);
+    return ok;
+}
+
 int leader_lost(leader_t *le)
 {
     return le && get_state(le) == LE_LOST;
@@ -441,6 +469,9 @@ void leader_stop(leader_t *le)
         pthread_join(le->th, NULL);
     if (get_state(le) == LE_LEADER)
         release(le);
+    pthread_mutex_lock(&le->mu);
+    le->valid_until_ms = 0;
+    pthread_mutex_unlock(&le->mu);
     if (get_state(le) != LE_LOST)
         set_state(le, LE_STOPPED);
 }

@@ -18,7 +18,9 @@
  *   leader_free(le);
  *
  * Ownership: opts strings are copied; kc is borrowed and must outlive the
- * elector (until leader_stop/leader_free return). */
+ * elector (until leader_stop/leader_free return). Give the elector a client
+ * of its own with a request timeout well under the lease duration, so
+ * renewals never queue behind the scheduler's requests. */
 #ifndef AISCHED_LEADER_H
 #define AISCHED_LEADER_H
 
@@ -51,6 +53,12 @@ int       leader_start(leader_t *le, char *err, size_t errlen);
  * was lost / the elector stopped (-1). */
 int       leader_wait_until_leading(leader_t *le, int timeout_ms, const volatile int *stop);
 int       leader_is_leader(leader_t *le);
+/* Fencing: nonzero while leading and the last successful renewal started
+ * less than renew_deadline_s ago (monotonic clock). Unlike
+ * leader_is_leader it turns false by itself when the election thread is
+ * late, e.g. after the process was stopped (SIGSTOP) past its lease: check
+ * it before every decision and write. */
+int       leader_holds_lease(leader_t *le);
 /* Nonzero once leadership was lost (renew deadline passed or taken over). */
 int       leader_lost(leader_t *le);
 /* The holder last seen on the lease ("" when none); for logs and /readyz. */

@@ -661,6 +661,23 @@ void queue_requeue_backoff(sched_queue_t *q, queue_item_t *it)
     queue_item_free(dead);
 }
 
+void queue_push_backoff(sched_queue_t *q, queue_item_t *it)
+{
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&q->mu);
+    if (hashmap_get(q->index, it->pod->uid) || hashmap_get(q->inflight, it->pod->uid)) {
+        pthread_mutex_unlock(&q->mu);
+        queue_item_free(it);
+        return;
+    }
+    it->attempts++;
+    it->queued_ms = now;
+    it->backoff_until = now + backoff_duration(q, it->attempts);
+    enqueue(q, it, Q_BACKOFF);
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
 void queue_done(sched_queue_t *q, queue_item_t *it)
 {
     pthread_mutex_lock(&q->mu);

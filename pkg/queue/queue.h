@@ -77,6 +77,12 @@ queue_item_t  *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms);
 void           queue_requeue(sched_queue_t *q, queue_item_t *it);
 /* As queue_requeue, but to backoff even without a move event (transient errors). */
 void           queue_requeue_backoff(sched_queue_t *q, queue_item_t *it);
+/* Takes back an item that left the queue for good (queue_done) and then
+ * failed where the queue could not see it, such as a refused bind: counts
+ * the attempt and waits out its backoff, keeping the item's age (first_ms)
+ * and attempts. An item already queued for the same uid wins; this one is
+ * then freed. */
+void           queue_push_backoff(sched_queue_t *q, queue_item_t *it);
 /* Done with an item that is not coming back (bound, or moved away). Also
  * forgets any marks kept for its uid while it was out. */
 void           queue_done(sched_queue_t *q, queue_item_t *it);

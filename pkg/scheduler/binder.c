@@ -1,6 +1,7 @@
 /* binder.c -- bind workers: POST pods/<name>/binding concurrently, so the
  * pool threads never wait on the API server. A failed bind forgets the
- * assumption and gives the pod back to its home pool's queue. */
+ * assumption and gives the pod's queue item back to its home pool's backoff
+ * queue: the attempt counts and the pod keeps its age. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,10 +11,9 @@
 
 typedef struct bind_job {
     struct bind_job *next;
-    pod_t   *pod;
+    queue_item_t *it;       /* owned; it->pod is the pod being bound */
     char    *node;
     char    *lender;
-    int64_t  first_ms;
 } bind_job_t;
 
 struct binder {
@@ -29,7 +29,7 @@ struct binder {
 
 static void job_free(bind_job_t *j)
 {
-    pod_unref(j->pod);
+    queue_item_free(j->it);
     free(j->node);
     free(j->lender);
     free(j);
@@ -45,9 +45,10 @@ static void observe_latency(scheduler_t *s, double secs)
 
 static char *binding_body(const bind_job_t *j)
 {
+    const pod_t *pod = j->it->pod;
     json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}",
                           "apiVersion", "v1", "kind", "Binding",
-                          "metadata", "name", j->pod->name, "namespace", j->pod->ns,
+                          "metadata", "name", pod->name, "namespace", pod->ns,
                           "target", "apiVersion", "v1", "kind", "Node", "name", j->node);
     if (j->lender) {
         /* The API server copies a Binding's annotations onto the pod: the
@@ -60,14 +61,34 @@ static char *binding_body(const bind_job_t *j)
     return txt;
 }
 
+/* The item goes back to its home pool to wait out a backoff. */
+static void retry_later(scheduler_t *s, bind_job_t *j)
+{
+    queue_item_t *it = j->it;
+    j->it = NULL;
+    sched_pool_t *H = pools_get(s, pools_home_id(s, it->pod));
+    if (!H) H = pools_get(s, DEFAULT_POOL_ID);
+    it->borrower = 0;
+    it->tried_borrow = 0;
+    if (H) queue_push_backoff(H->q, it);
+    else queue_item_free(it);
+}
+
 static void bind_one(scheduler_t *s, bind_job_t *j)
 {
+    const pod_t *pod = j->it->pod;
+    if (scheduler_fenced(s)) {
+        /* Decided while leading, but the lease is gone: the new leader
+         * decides again from the API's truth. Never drained. */
+        LOG_D("fenced: bind pod=%s node=%s dropped", pod->key, j->node);
+        return;
+    }
     char err[256] = "";
     /* PreBind (VolumeBinding): the claims' writes, then a wait that the
-     * volume waiter does off this worker; it resubmits the bind. */
-    int vr = volumes_prebind(s, j->pod, j->node, j->lender, j->first_ms, err, sizeof(err));
+     * volume waiter does off this worker; it takes the item and resubmits. */
+    int vr = volumes_prebind(s, &j->it, j->node, j->lender, err, sizeof(err));
     if (vr == VOLUMES_WAITING) return;
-    char *ns = util_urlencode(j->pod->ns), *name = util_urlencode(j->pod->name);
+    char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
     sbuf_t path = {0};
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
     char *body = binding_body(j);
@@ -76,31 +97,31 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
     long status = rc == 0 ? resp.status : 0;
     if (rc == 0 && status >= 200 && status < 300) {
         stats_add(s, &s->stats.binds_ok, 1);
-        observe_latency(s, (double)(util_now_ms() - j->first_ms) / 1000.0);
-        LOG_D("bound pod=%s node=%s%s%s", j->pod->key, j->node, j->lender ? " lender=" : "", j->lender ? j->lender : "");
+        observe_latency(s, (double)(util_now_ms() - j->it->first_ms) / 1000.0);
+        LOG_D("bound pod=%s node=%s%s%s", pod->key, j->node, j->lender ? " lender=" : "", j->lender ? j->lender : "");
         char msg[512];
-        snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", j->pod->key, j->node);
-        writer_pod_event(s->writer, j->pod, "Normal", "Scheduled", msg);
+        snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", pod->key, j->node);
+        writer_pod_event(s->writer, pod, "Normal", "Scheduled", msg);
         if (j->lender) {
             snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", j->node, j->lender);
-            writer_pod_event(s->writer, j->pod, "Normal", "Borrowed", msg);
+            writer_pod_event(s->writer, pod, "Normal", "Borrowed", msg);
         }
     } else {
         stats_add(s, &s->stats.bind_errors, 1);
         if (rc == 0) snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp.body ? resp.body : "");
-        cache_forget(s->cache, j->pod->uid);
-        volume_forget(s->volumes, j->pod->uid);
+        cache_forget(s->cache, pod->uid);
+        volume_forget(s->volumes, pod->uid);
         if (status == 404) {
-            LOG_D("bind pod=%s: pod is gone", j->pod->key);
+            LOG_D("bind pod=%s: pod is gone", pod->key);
         } else if (status == 409) {
             /* Already bound (by us before a restart, or by someone else): the
              * watch brings the truth. */
-            LOG_I("bind pod=%s node=%s: conflict, pod already bound", j->pod->key, j->node);
+            LOG_I("bind pod=%s node=%s: conflict, pod already bound", pod->key, j->node);
         } else {
-            LOG_W("bind pod=%s node=%s failed: %s; retrying", j->pod->key, j->node, err);
-            sched_pool_t *H = pools_get(s, pools_home_id(s, j->pod));
-            if (!H) H = pools_get(s, DEFAULT_POOL_ID);
-            if (H) queue_add(H->q, j->pod, 0);
+            /* 403, 422, 5xx, a timeout: retry after the pod's backoff, not
+             * at once, and count the attempt (kube's handleSchedulingFailure). */
+            LOG_W("bind pod=%s node=%s failed: %s; retrying after a backoff", pod->key, j->node, err);
+            retry_later(s, j);
         }
     }
     kube_response_free(&resp);
@@ -146,13 +167,12 @@ binder_t *binder_new(scheduler_t *s, int workers)
     return b;
 }
 
-void binder_submit(binder_t *b, pod_t *pod, const char *node, const char *lender, int64_t first_ms)
+void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender)
 {
     bind_job_t *j = util_xcalloc(1, sizeof(*j));
-    j->pod = pod_ref(pod);
+    j->it = it;
     j->node = util_strdup(node);
     j->lender = lender ? util_strdup(lender) : NULL;
-    j->first_ms = first_ms;
     pthread_mutex_lock(&b->mu);
     if (b->tail) b->tail->next = j;
     else b->head = j;
@@ -163,7 +183,8 @@ void binder_submit(binder_t *b, pod_t *pod, const char *node, const char *lender
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Drains what is queued (binds already decided must not be lost), then joins. */
+/* Drains what is queued (binds already decided must not be lost on a clean
+ * shutdown; a fenced scheduler drops them in bind_one), then joins. */
 void binder_free(binder_t *b)
 {
     if (!b) return;

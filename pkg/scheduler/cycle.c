@@ -18,18 +18,25 @@ static uint64_t rng_next(uint64_t *x)
 }
 
 /* The node as a pod should see it: pods nominated there (room reserved by
- * a preemption) with at least the pod's priority count as present, as
- * kube-scheduler's RunFilterPluginsWithNominatedPods. Returns ni itself, or
- * a clone the caller frees with node_info_free when *cloned is set. Cache
- * lock held. */
+ * a preemption) that rank at least as high as the pod count as present, as
+ * kube-scheduler's RunFilterPluginsWithNominatedPods. Ranks follow
+ * preemption's: a borrower (a pod whose home is not the node's pool) ranks
+ * below every home pod of that pool whatever its priority, so it never
+ * takes room promised to one. Returns ni itself, or a clone the caller
+ * frees with node_info_free when *cloned is set. Cache lock held. */
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned)
 {
     pod_t *const *noms = NULL;
     int nn = cache_nominated_locked(s->cache, ni->name, &noms);
     node_info_t *view = ni;
     *cloned = 0;
+    if (nn == 0) return view;
+    int pod_home = pools_home_id(s, pod) == ni->pool;
     for (int i = 0; i < nn; i++) {
-        if (strcmp(noms[i]->uid, pod->uid) == 0 || noms[i]->priority < pod->priority) continue;
+        if (strcmp(noms[i]->uid, pod->uid) == 0) continue;
+        int nom_home = pools_home_id(s, noms[i]) == ni->pool;
+        int counts = nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority;
+        if (!counts) continue;
         if (!*cloned) {
             view = node_info_clone(ni);
             *cloned = 1;
@@ -44,7 +51,7 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
     int cloned = 0;
     node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
     fw_status_reset(st);
-    int rc = framework_filter(s->fw, cs, pod, view, st);
+    int rc = framework_filter(sched_pod_fw(s, pod), cs, pod, view, st);
     if (cloned) node_info_free(view);
     return rc;
 }
@@ -61,6 +68,7 @@ typedef struct decision {
 static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
 {
     scheduler_t *s = P->s;
+    framework_t *fw = sched_pod_fw(s, pod);
     fw_status_t st;
     memset(d, 0, sizeof(*d));
     cache_rdlock(s->cache);
@@ -69,7 +77,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .volumes = s->volumes };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
-    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
+    if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         if (st.code == FW_ERROR || st.nreasons == 0) {
             sbuf_t b = {0};
             sbuf_printf(&b, "0/%d nodes are available: %s.", n, st.nreasons ? st.reasons[0] : "prefilter failed");
@@ -90,7 +98,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     for (int i = 0; i < n; i++)
         if (nodes[i]->pool == P->id && nodes[i]->node) pool_n++;
     d->pool_nodes = pool_n;
-    int want = framework_num_feasible_to_find(s->fw, pool_n);
+    int want = framework_num_feasible_to_find(fw, pool_n);
     node_info_t **feasible = util_xcalloc((size_t)(pool_n ? pool_n : 1), sizeof(*feasible));
     int nf = 0, i = 0;
     fw_diagnosis_t *diag = fw_diagnosis_new();
@@ -106,7 +114,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     P->next_start = n ? (start + (unsigned)i) % (unsigned)n : 0;
     if (nf > 0) {
         int64_t *scores = util_xcalloc((size_t)nf, sizeof(*scores));
-        framework_score(s->fw, cs, pod, feasible, nf, scores);
+        framework_score(fw, cs, pod, feasible, nf, scores);
         int best = 0, ties = 1;
         for (int k = 1; k < nf; k++) {
             if (scores[k] > scores[best]) { best = k; ties = 1; }
@@ -178,7 +186,7 @@ static int refresh(scheduler_t *s, queue_item_t *it)
 {
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, it->pod->uid, &st);
-    if (!cur || st != CPOD_PENDING || strcmp(cur->scheduler_name, s->name) != 0 || cur->deleting) {
+    if (!cur || st != CPOD_PENDING || !sched_is_ours(s, cur->scheduler_name) || cur->deleting) {
         pod_unref(cur);
         return 0;
     }
@@ -190,7 +198,7 @@ static int refresh(scheduler_t *s, queue_item_t *it)
 static void schedule_one(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
-    if (!refresh(s, it)) {
+    if (scheduler_fenced(s) || !refresh(s, it)) {
         queue_done(P->q, it);
         queue_item_free(it);
         return;
@@ -209,12 +217,15 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     decide(P, cs, it->pod, &d);
-    if (d.node && assume(P, cs, it->pod, &d)) {
-        stats_add(s, &s->stats.attempts_scheduled, 1);
-        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
-        binder_submit(s->binder, it->pod, d.node, it->borrower ? P->name : NULL, it->first_ms);
+    if (d.node && scheduler_fenced(s)) {
+        /* The lease went while deciding: nothing leaves this process. */
         queue_done(P->q, it);
         queue_item_free(it);
+    } else if (d.node && assume(P, cs, it->pod, &d)) {
+        stats_add(s, &s->stats.attempts_scheduled, 1);
+        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
+        queue_done(P->q, it);
+        binder_submit(s->binder, it, d.node, it->borrower ? P->name : NULL);
     } else if (d.node) {
         /* The node changed between decision and reserve: try again soon. */
         queue_requeue_backoff(P->q, it);

@@ -18,6 +18,7 @@ void stats_add(scheduler_t *s, unsigned long *field, unsigned long n)
 void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    status_changed(s);
     if (type == KUBE_DELETED) {
         cache_delete_node(s->cache, key);
         LOG_D("node %s deleted", key);
@@ -46,7 +47,7 @@ static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const c
 {
     const char *sched = str_at(obj, "spec", "schedulerName");
     const char *node = str_at(obj, "spec", "nodeName");
-    if (!sched || strcmp(sched, s->name) != 0 || (node && node[0])) return;
+    if (!sched_is_ours(s, sched) || (node && node[0])) return;
     LOG_W("pod %s cannot be scheduled: %s", key, err);
     const char *ns = str_at(obj, "metadata", "namespace"), *name = str_at(obj, "metadata", "name");
     const char *uid = str_at(obj, "metadata", "uid");
@@ -75,6 +76,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    status_changed(s);     /* Used and Pending move with pods */
     char *known = hashmap_get(s->pod_uid_by_key, key);
     if (type == KUBE_DELETED) {
         if (known) {
@@ -98,11 +100,18 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     if (!known) hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
     cache_pod_state_t now = CPOD_NONE;
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
-    int ours = strcmp(p->scheduler_name, s->name) == 0;
+    int ours = sched_is_ours(s, p->scheduler_name);
     if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
+        sched_warn_unsupported(s, p);
         sched_pool_t *H = pools_get(s, pools_home_id(s, p));
         if (!H) H = pools_get(s, DEFAULT_POOL_ID);
         queue_add(H->q, p, 0);
+    } else if (now == CPOD_PENDING && before == CPOD_PENDING && ours) {
+        /* A changed toleration, priority, label or pool annotation is seen
+         * now, not at the unschedulable flush: the queued item takes the new
+         * object, is re-sorted, and leaves unschedulableQ if it changed. */
+        if (p->deleting) pools_delete_pod(s, p->uid);
+        else pools_update_pod(s, p);
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
         pools_delete_pod(s, p->uid);           /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {

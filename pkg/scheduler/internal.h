@@ -1,10 +1,19 @@
 /* internal.h -- state shared by the scheduler's own files (not public).
  *
- * Lock order, outermost first: cache lock -> pools_mu -> pdb_mu (and, inside
- * the cache, rwlock -> node stripe -> pod map). pools_mu
- * and pdb_mu are leaf locks held only briefly; nothing calls into the cache
- * or the API while holding them. Queues have their own internal lock and are
- * never called with pools_mu held either. The volume store's rwlock
+ * Lock order, outermost first:
+ *   cache lock (inside the cache: rwlock -> node stripe -> pod map)
+ *     -> pdb_mu -> pools_mu.
+ * The cache calls pools_partition (pools_mu) under its write lock; a filter
+ * pass reads pools_home_id (pools_mu) under the read lock and a node
+ * stripe; the owners store's mutex is a leaf
+ * taken under the cache lock by PreScore; preemption's victim search holds pdb_mu (no cache lock) while
+ * is_victim reads pools_home_id. pdb_mu and pools_mu are held briefly;
+ * nothing calls into the cache or the API while holding them. Leaf locks,
+ * taken with none of the above held or innermost: each queue's own mutex
+ * (never called with pools_mu held), the binder's, the writer's, the
+ * evictor's, hk_mu and stats_mu. The cache read lock is held for one
+ * filter pass at most (decide, the node copies of preempt); the victim
+ * search runs on copies without it. The volume store's rwlock
  * (volume/volume.h) is a leaf too: taken inside the cache lock by the
  * volume plugins, or alone; nothing is called out while it is held. */
 #ifndef AISCHED_SCHED_INTERNAL_H
@@ -15,6 +24,7 @@
 
 #include "cache/cache.h"
 #include "kube/informer.h"
+#include "owners/owners.h"
 #include "pool/pool.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
@@ -38,9 +48,16 @@ typedef struct sched_pool {
     struct scheduler *s;
 } sched_pool_t;
 
+/* One scheduling profile: pods whose schedulerName is name use fw. */
+typedef struct sched_profile {
+    char        *name;        /* owned */
+    framework_t *fw;          /* owned */
+} sched_profile_t;
+
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct volume_waiter volume_waiter_t;
+typedef struct evictor evictor_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -71,6 +88,7 @@ struct scheduler {
     informer_t      *inf_pvs, *inf_pvcs, *inf_classes, *inf_csinodes;
     api_writer_t    *writer;
     binder_t        *binder;
+    evictor_t       *evictor;
     int              bind_backlog;   /* binds waiting for a worker (atomic); the writer yields to them */
     pthread_t        housekeeper;
     int              housekeeper_started;
@@ -78,10 +96,19 @@ struct scheduler {
     pthread_cond_t   hk_cv;
     int              stopping;
     int              ready;
+    int              fenced;         /* lost the lease: decide and write nothing (atomic) */
+    int              status_dirty;   /* Pool .status may be stale (atomic); see status_changed */
+    hashmap_t       *status_last;    /* "name/uid" -> last status body written; housekeeper only */
 
     pthread_mutex_t  stats_mu;
     scheduler_stats_t stats;
     int              use_policy_v1;
+
+    /* profiles.c: profiles[0] is (name, fw); owners feed default spreading */
+    sched_profile_t *profiles;
+    int              nprofiles;
+    owners_t        *owners;
+    informer_t      *inf_owners[OWNER_NKINDS];
 };
 
 /* pools.c */
@@ -99,6 +126,8 @@ void          pools_on_event(void *ud, kube_event_type_t type, const char *key, 
 void          pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
 void          pools_move_all(scheduler_t *s, const char *event);
 void          pools_delete_pod(scheduler_t *s, const char *uid);
+/* A queued pod's object changed: whichever queue holds it takes the update. */
+void          pools_update_pod(scheduler_t *s, pod_t *p);
 void          pools_sweep_dead(scheduler_t *s);
 /* Copies a pool's flags under pools_mu. */
 void          pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share);
@@ -112,12 +141,41 @@ node_info_t  *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t 
  * caller must not touch it. */
 typedef enum { PF_NONE = 0, PF_PREEMPTED, PF_MOVED } pf_result_t;
 pf_result_t   postfilter_run(sched_pool_t *P, queue_item_t *it);
+/* Preemption inside P for pod: 1 when room is reserved (or victims are on
+ * their way out), 0 when no node can be freed. */
+int           postfilter_preempt(sched_pool_t *P, pod_t *pod);
+/* Lender choice (design 002), pure: the free amount of the pod's scarcest
+ * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
+ * order "most idle, then fewest tasks". */
+int64_t       lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
+int           lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 
 /* binder.c */
 binder_t     *binder_new(scheduler_t *s, int workers);
-/* Takes a reference on pod. lender: pool name when borrowed, else NULL. */
-void          binder_submit(binder_t *b, pod_t *pod, const char *node, const char *lender, int64_t first_ms);
+/* Takes the item (already queue_done'd): bound, it is freed; refused, it
+ * goes back to its home pool's backoff queue with its age and attempts.
+ * lender: pool name when borrowed, else NULL. */
+void          binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender);
 void          binder_free(binder_t *b);
+
+/* evictor.c: a preemption's evictions, off the pool thread */
+evictor_t    *evictor_new(scheduler_t *s);
+/* Takes cands (an array of n, freed by the worker) and evicts the best
+ * candidate's victims, the next candidate's when one is refused (each
+ * refusal: a Warning event on the preemptor and evictions_refused). The
+ * caller nominated the best node already. When all are refused the
+ * nomination is dropped and the queues woken. */
+void          evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n,
+                             int pool_id, const char *pool);
+/* A job for this preemptor is queued or running. */
+int           evictor_has_job(evictor_t *e, const char *uid);
+/* Tests: returns once no job is queued or running. */
+void          evictor_wait_idle(evictor_t *e);
+/* Drops queued jobs (no draining) and joins. */
+void          evictor_free(evictor_t *e);
+
+/* scheduler.c: nonzero once scheduler_fence was called. */
+int           scheduler_fenced(scheduler_t *s);
 
 /* writer.c: events and patches, asynchronous, bounded */
 api_writer_t *writer_new(scheduler_t *s, int max_pending);
@@ -125,6 +183,7 @@ void          writer_free(api_writer_t *w);
 void          writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
 void          writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason, const char *message);
 void          writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message);
+/* node NULL clears status.nominatedNodeName. */
 void          writer_nominate(api_writer_t *w, const pod_t *p, const char *node);
 void          writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body /* taken */);
 
@@ -143,14 +202,33 @@ void          on_csinode_event(void *ud, kube_event_type_t type, const char *key
  * the node no longer fits its volumes. */
 int           volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen);
 enum { VOLUMES_READY = 0, VOLUMES_WAITING = 1, VOLUMES_FAILED = 2 };
-/* PreBind, from a bind worker: READY (bind now), WAITING (the waiter owns
- * the bind now and resubmits it) or FAILED (err says why; event sent). */
-int           volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms,
+/* PreBind, from a bind worker: READY (bind now), WAITING (the waiter took
+ * *it, set to NULL, and resubmits the bind) or FAILED (err says why; event
+ * sent). */
+int           volumes_prebind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender,
                               char *err, size_t errlen);
 volume_waiter_t *volume_waiter_new(scheduler_t *s);
 void          volume_waiter_close(volume_waiter_t *w);
 void          volume_waiter_free(volume_waiter_t *w);
 
 void          stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
+/* scheduler.c: something Pool .status shows changed (nodes, pods, pools);
+ * the housekeeper rewrites it soon, at most once a second. */
+void          status_changed(scheduler_t *s);
+
+/* profiles.c: profiles, the owners informers, unsupported-field warnings */
+int           profiles_init(scheduler_t *s, const scheduler_opts_t *o, char *err, size_t errlen);
+void          profiles_destroy(scheduler_t *s);
+/* The framework of the pod's profile (the first profile's if none matches). */
+framework_t  *sched_pod_fw(scheduler_t *s, const pod_t *p);
+/* Whether a pod with this schedulerName belongs to one of our profiles. */
+int           sched_is_ours(scheduler_t *s, const char *scheduler_name);
+/* Whether the pod may evict others: not preemptionPolicy Never, and its
+ * profile keeps DefaultPreemption. */
+int           sched_may_preempt(scheduler_t *s, const pod_t *p);
+/* One Warning event naming the fields the pod sets that we ignore. */
+void          sched_warn_unsupported(scheduler_t *s, const pod_t *p);
+void          owners_informers_create(scheduler_t *s);
+void          owners_informers_start(scheduler_t *s);
 
 #endif

@@ -190,6 +190,16 @@ void pools_delete_pod(scheduler_t *s, const char *uid)
     pools_each_live(s, delete_pod_one, (void *)uid);
 }
 
+static void update_pod_one(sched_pool_t *P, void *pod)
+{
+    queue_update(P->q, pod);
+}
+
+void pools_update_pod(scheduler_t *s, pod_t *p)
+{
+    pools_each_live(s, update_pod_one, p);
+}
+
 /* Pending pods move to the queue of their (new) home pool: after a pool is
  * created (its pods wait in default) or deleted (its pods go to default). */
 static void reroute_queue(scheduler_t *s, sched_queue_t *from, int from_id)
@@ -262,6 +272,7 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
               spec.disable_sharing ? "off" : "on");
     }
     if (selector_changed) cache_repartition(s->cache);
+    status_changed(s);
     if (created) reroute_queue(s, pools_get(s, DEFAULT_POOL_ID)->q, DEFAULT_POOL_ID);
     pools_move_all(s, "PoolChanged");
 }
@@ -286,6 +297,7 @@ static void pool_remove(scheduler_t *s, const char *name)
     pthread_mutex_unlock(&s->pools_mu);
     if (!P) return;
     LOG_I("pool %s deleted: its nodes return to default", name);
+    status_changed(s);
     pool_join(P);
     cache_repartition(s->cache);
     reroute_queue(s, P->q, -1);

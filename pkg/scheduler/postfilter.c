@@ -1,6 +1,7 @@
 /* postfilter.c -- when a pod does not fit its pool: preempt inside the pool
  * first (borrowers, then lower-priority home pods), then borrow from the
- * sharing pool with the most idle resources and fewest tasks. */
+ * sharing pool with the most idle units of the pod's scarcest requested
+ * kind, then fewest tasks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ typedef struct victim_ctx {
 static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
     victim_ctx_t *vc = ud;
-    if (strcmp(victim->scheduler_name, vc->s->name) != 0) return 0;   /* not ours to evict */
+    if (!sched_is_ours(vc->s, victim->scheduler_name)) return 0;   /* not ours to evict */
     if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0) return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
         *rank = (int64_t)victim->priority - BORROWER_RANK_SHIFT;
@@ -50,112 +51,117 @@ static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
     return waiting;
 }
 
-static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
-{
-    char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
-    sbuf_t path = {0};
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
-    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}",
-                             "apiVersion", s->use_policy_v1 ? "policy/v1" : "policy/v1beta1",
-                             "kind", "Eviction", "metadata", "name", victim->name, "namespace", victim->ns);
-    if (s->opts.eviction_grace_s >= 0)
-        json_object_set_new(body, "deleteOptions",
-                            json_pack("{s:I}", "gracePeriodSeconds", (json_int_t)s->opts.eviction_grace_s));
-    long status = 0;
-    int rc = kube_send_json(s->kc, "POST", path.data, NULL, body, NULL, &status, err, errlen);
-    json_decref(body);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
-    if (status == 404) return 0;       /* already gone: the room is free */
-    return rc == 0 ? 0 : -1;
-}
-
-/* Runs victim selection over the pool's nodes; evicts the best candidate's
- * victims, trying the next candidate when an eviction is refused. */
-static int preempt(sched_pool_t *P, pod_t *pod)
+/* Runs victim selection over the pool's nodes, nominates the best
+ * candidate and hands every candidate to the eviction worker (which moves
+ * on to the next one when an eviction is refused). */
+int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 {
     scheduler_t *s = P->s;
-    if (waiting_for_victims(s, pod)) return 1;
+    /* Its victims are still being evicted, or are terminating. */
+    if (evictor_has_job(s->evictor, pod->uid) || waiting_for_victims(s, pod)) return 1;
     victim_ctx_t vc = { s, P->id };
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
-    if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
-        cycle_state_free(cs);
-        return 0;
-    }
-    preempt_candidate_t *cands = NULL;
-    int nc = 0;
+    framework_t *fw = sched_pod_fw(s, pod);
+    /* Under the read lock only for one filter pass (as long as a normal
+     * cycle): PreFilter, then a private copy of each pool node where
+     * removing pods may help (not selector or taint misses), seen with the
+     * room already promised to other preemptors. The victim search, which
+     * re-runs the filters per victim, then works on the copies unlocked,
+     * so informers (and, behind them, the other pools) never wait for it. */
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    cands = util_xcalloc((size_t)(n ? n : 1), sizeof(*cands));
-    pthread_mutex_lock(&s->pdb_mu);
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .volumes = s->volumes };
+    cycle_state_set_cluster(cs, &cl);
+    if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
+        cycle_state_set_cluster(cs, NULL);
+        cache_unlock(s->cache);
+        cycle_state_free(cs);
+        return 0;
+    }
+    node_info_t **copies = util_xcalloc((size_t)(n ? n : 1), sizeof(*copies));
+    int ncopies = 0;
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
         if (ni->pool != P->id || !ni->node) continue;
-        /* Only nodes where removing pods can help (not selector/taint
-         * misses), seen with the room already promised to other preemptors. */
         int cloned = 0;
         node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
         fw_status_reset(&st);
-        if (framework_filter(s->fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE &&
-            preempt_select_on_node(s->fw, pod, view, is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        if (framework_filter(fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE)
+            copies[ncopies++] = cloned ? view : node_info_clone(ni);
+        else if (cloned)
+            node_info_free(view);
+    }
+    cycle_state_set_cluster(cs, NULL);
+    cache_unlock(s->cache);
+
+    preempt_candidate_t *cands = util_xcalloc((size_t)(ncopies ? ncopies : 1), sizeof(*cands));
+    int nc = 0;
+    pthread_mutex_lock(&s->pdb_mu);
+    for (int i = 0; i < ncopies; i++) {
+        if (preempt_select_on_node(fw, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
             nc++;
-        if (cloned) node_info_free(view);
+        node_info_free(copies[i]);
     }
     pthread_mutex_unlock(&s->pdb_mu);
-    cache_unlock(s->cache);
+    free(copies);
     cycle_state_free(cs);
 
-    int done = 0;
-    while (!done && nc > 0) {
-        int b = preempt_pick(cands, nc);
-        if (b < 0) break;
-        preempt_candidate_t *c = &cands[b];
-        int refused = 0;
-        char err[256];
-        for (int v = 0; v < c->nvictims; v++) {
-            if (evict(s, c->victims[v], err, sizeof(err)) != 0) {
-                LOG_W("preemption: eviction of %s refused: %s", c->victims[v]->key, err);
-                refused = 1;
-                break;
-            }
-            char msg[512];
-            snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s", pod->key, c->node,
-                     pools_home_id(s, c->victims[v]) != P->id ? " (borrowed node reclaimed by its pool)" : "");
-            writer_pod_event(s->writer, c->victims[v], "Normal", "Preempted", msg);
-            stats_add(s, &s->stats.victims, 1);
-        }
-        if (!refused) {
-            LOG_I("preempted pod=%s node=%s pool=%s victims=%d pdb_violations=%d", pod->key, c->node,
-                  P->name, c->nvictims, c->pdb_violations);
-            cache_nominate(s->cache, pod, c->node);
-            writer_nominate(s->writer, pod, c->node);
-            stats_add(s, &s->stats.preemptions, 1);
-            done = 1;
-        } else {
-            preempt_candidate_clear(c);
-            cands[b] = cands[--nc];
-        }
+    /* Reserve the room on the best node now and leave the evictions (and
+     * the fallback to the next candidates) to the eviction worker: this
+     * thread never waits on the API server. */
+    int b = preempt_pick(cands, nc);
+    if (b < 0) {
+        free(cands);
+        return 0;
     }
-    for (int i = 0; i < nc; i++) preempt_candidate_clear(&cands[i]);
-    free(cands);
-    return done;
+    LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name,
+          cands[b].nvictims);
+    cache_nominate(s->cache, pod, cands[b].node);
+    writer_nominate(s->writer, pod, cands[b].node);
+    evictor_submit(s->evictor, pod, cands, nc, P->id, P->name);
+    return 1;
+}
+
+/* The pod gave up the room it was promised (it found none by preemption,
+ * or it goes to borrow): drop the nomination, here and on the API. */
+static void drop_nomination(scheduler_t *s, const pod_t *pod)
+{
+    cache_clear_nomination(s->cache, pod->uid);
+    if (pod->nominated_node && pod->nominated_node[0]) writer_nominate(s->writer, pod, NULL);
 }
 
 /* --- borrowing ------------------------------------------------------------ */
 
 typedef struct lender_score {
-    double idle;       /* sum over requested kinds of free/allocatable */
-    int    tasks;
-    int    fits;
+    int64_t idle;      /* free amount of the pod's scarcest requested kind */
+    int     tasks;
+    int     fits;
 } lender_score_t;
 
-static void add_fraction(double *idle, int64_t alloc, int64_t used)
+static int64_t free_of(int64_t alloc, int64_t used)
 {
-    if (alloc > 0) *idle += (double)(alloc > used ? alloc - used : 0) / (double)alloc;
+    return alloc > used ? alloc - used : 0;
+}
+
+/* Design 002: "the sharing pool with the most idle resources": the absolute
+ * free amount of the kind the pod needs most rarely, GPU, else CPU, else
+ * memory. A fraction would drain a small empty pool before a large
+ * half-empty one. */
+int64_t lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req)
+{
+    if (res_get_scalar(req, RES_GPU) > 0)
+        return free_of(res_get_scalar(alloc, RES_GPU), res_get_scalar(used, RES_GPU));
+    if (req->milli_cpu > 0 || req->memory == 0)
+        return free_of(alloc->milli_cpu, used->milli_cpu);
+    return free_of(alloc->memory, used->memory);
+}
+
+int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b)
+{
+    return idle_a > idle_b || (idle_a == idle_b && tasks_a < tasks_b);
 }
 
 static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod, cycle_state_t *cs,
@@ -176,16 +182,11 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
         res_add(&alloc, &ni->node->allocatable);
         res_add(&used, &ni->requested);
         out->tasks += ni->npods;
-        if (!out->fits && framework_filter(s->fw, cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
+        if (!out->fits && framework_filter(sched_pod_fw(s, pod), cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
-    const resources_t *r = &pod->requests;
-    if (r->milli_cpu || (!r->memory && !r->nscalar)) add_fraction(&out->idle, alloc.milli_cpu, used.milli_cpu);
-    if (r->memory) add_fraction(&out->idle, alloc.memory, used.memory);
-    if (r->ephemeral) add_fraction(&out->idle, alloc.ephemeral, used.ephemeral);
-    for (int k = 0; k < r->nscalar; k++)
-        add_fraction(&out->idle, res_get_scalar(&alloc, r->scalar[k].name), res_get_scalar(&used, r->scalar[k].name));
+    out->idle = lender_idle(&alloc, &used, &pod->requests);
     queue_stats_t qs;
     queue_get_stats(L->q, &qs);
     out->tasks += qs.active + qs.backoff + qs.unschedulable;
@@ -209,14 +210,14 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     fw_status_reset(&st);
     sched_pool_t *best = NULL;
     lender_score_t bs = {0};
-    if (framework_pre_filter(s->fw, cs, pod, &st) == FW_SUCCESS) {
+    if (framework_pre_filter(sched_pod_fw(s, pod), cs, pod, &st) == FW_SUCCESS) {
         for (int i = 0; i < nids; i++) {
             sched_pool_t *L = pools_get(s, ids[i]);
             if (!L) continue;
             lender_score_t sc;
             score_lender(s, L, pod, cs, &sc);
             if (!sc.fits) continue;
-            if (!best || sc.idle > bs.idle || (sc.idle == bs.idle && sc.tasks < bs.tasks)) {
+            if (!best || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {
                 best = L;
                 bs = sc;
             }
@@ -250,7 +251,9 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     }
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    if (!s->opts.disable_preemption && !no_preempt && preempt(P, it->pod)) return PF_PREEMPTED;
+    if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) && postfilter_preempt(P, it->pod))
+        return PF_PREEMPTED;
+    drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow) return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);
     if (!L) return PF_NONE;

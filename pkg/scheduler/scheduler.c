@@ -37,9 +37,8 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
         s->identity = b.data;
     }
     s->kc = kc;
-    s->fw = framework_new(&o->fw);
-    if (!s->fw) {
-        snprintf(err, errlen, "invalid framework configuration");
+    if (profiles_init(s, o, err, errlen) != 0) {
+        profiles_destroy(s);
         free(s->name);
         free(s->identity);
         free(s);
@@ -51,17 +50,46 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     pthread_cond_init(&s->hk_cv, NULL);
     s->pdb_by_key = hashmap_new(16);
     s->pod_uid_by_key = hashmap_new(4096);
+    s->status_last = hashmap_new(16);
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
     s->volumes = volume_store_new();
     fw_cluster_t base = { .volumes = s->volumes };
-    framework_set_base_cluster(s->fw, &base);
+    for (int i = 0; i < s->nprofiles; i++)
+        framework_set_base_cluster(s->profiles[i].fw, &base);
     return s;
 }
 
 /* --- housekeeping: Pool status and a periodic summary --------------------- */
 
-static void write_pool_status(scheduler_t *s)
+/* Rate limit of change-driven Pool status writes. */
+#define STATUS_MIN_INTERVAL_MS 1000
+
+void status_changed(scheduler_t *s)
+{
+    if (__atomic_exchange_n(&s->status_dirty, 1, __ATOMIC_ACQ_REL)) return;
+    pthread_mutex_lock(&s->hk_mu);
+    pthread_cond_broadcast(&s->hk_cv);
+    pthread_mutex_unlock(&s->hk_mu);
+}
+
+/* Was this exact status already written for this Pool object? Remembers
+ * it if not. Keyed by name and uid: a Pool deleted and re-created under
+ * the same name is a new object with no status. */
+static int status_unchanged(scheduler_t *s, const char *name, const char *uid, const char *body)
+{
+    sbuf_t key = {0};
+    sbuf_printf(&key, "%s/%s", name, uid ? uid : "");
+    char *last = hashmap_get(s->status_last, key.data);
+    int same = last && strcmp(last, body) == 0;
+    if (!same) free(hashmap_put(s->status_last, key.data, util_strdup(body)));
+    sbuf_free(&key);
+    return same;
+}
+
+/* Writes every Pool's .status; with only_changed, skips the ones whose
+ * status is the same as last written. */
+static void write_pool_status(scheduler_t *s, int only_changed)
 {
     node_t **nodes;
     pod_t **pods;
@@ -78,10 +106,11 @@ static void write_pool_status(scheduler_t *s)
         selector_copy(&specs[i].selector, &s->spec_arr[i].selector);
         specs[i].borrowing_pools = NULL;
         specs[i].nborrowing = 0;
-        specs[i].uid = NULL;
+        specs[i].uid = s->spec_arr[i].uid ? util_strdup(s->spec_arr[i].uid) : NULL;
         specs[i].resource_version = NULL;
     }
     int default_has_object = s->pools[DEFAULT_POOL_ID]->has_object;
+    char *default_uid = s->pools[DEFAULT_POOL_ID]->spec.uid ? util_strdup(s->pools[DEFAULT_POOL_ID]->spec.uid) : NULL;
     pthread_mutex_unlock(&s->pools_mu);
 
     pool_usage_t *u = util_xcalloc((size_t)nspecs + 1, sizeof(*u));
@@ -91,18 +120,25 @@ static void write_pool_status(scheduler_t *s)
         if (i == nspecs && !default_has_object) break;
         json_t *status = pool_usage_to_status(&u[i]);
         json_t *patch = json_pack("{s:o}", "status", status);
+        char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(patch);
+        if (status_unchanged(s, name, i < nspecs ? specs[i].uid : default_uid, body) && only_changed) {
+            free(body);
+            continue;
+        }
         char *en = util_urlencode(name);
         sbuf_t path = {0};
         sbuf_printf(&path, "/apis/resource.aibee.cn/v1alpha1/pools/%s/status", en);
-        writer_patch(s->writer, path.data, "application/merge-patch+json", json_dumps(patch, JSON_COMPACT));
+        writer_patch(s->writer, path.data, "application/merge-patch+json", body);
         sbuf_free(&path);
         free(en);
-        json_decref(patch);
     }
     for (int i = 0; i < nspecs; i++) {
         free(specs[i].name);
+        free(specs[i].uid);
         selector_free(&specs[i].selector);
     }
+    free(default_uid);
     free(specs);
     free(u);
     cache_free_snapshot(nodes, nn, pods, np);
@@ -119,28 +155,52 @@ static void log_summary(scheduler_t *s)
           st.attempts_unschedulable, st.preemptions, st.borrowings);
 }
 
+/* Pool .status: written once the caches sync, then within a second of a
+ * change (at most once a second, and only the pools whose status moved),
+ * and in full every pool_status_interval_s in case someone else wrote it. */
 static void *housekeeper_main(void *arg)
 {
     scheduler_t *s = arg;
-    int64_t next_status = 0, next_summary = util_now_ms() + 60000;
+    int64_t interval = (int64_t)(s->opts.pool_status_interval_s > 0 ? s->opts.pool_status_interval_s : 10) * 1000;
+    int64_t next_full = 0, last_write = 0, next_summary = util_now_ms() + 60000, next_sweep = 0;
     pthread_mutex_lock(&s->hk_mu);
     while (!s->stopping) {
         pthread_mutex_unlock(&s->hk_mu);
         int64_t now = util_now_ms();
-        if (now >= next_status) {
-            write_pool_status(s);
-            next_status = now + (int64_t)(s->opts.pool_status_interval_s > 0 ? s->opts.pool_status_interval_s : 10) * 1000;
+        if (now >= next_full) {
+            __atomic_store_n(&s->status_dirty, 0, __ATOMIC_RELEASE);
+            write_pool_status(s, 0);
+            last_write = now;
+            next_full = now + interval;
+        } else if (now - last_write >= STATUS_MIN_INTERVAL_MS &&
+                   __atomic_exchange_n(&s->status_dirty, 0, __ATOMIC_ACQ_REL)) {
+            write_pool_status(s, 1);
+            last_write = now;
         }
-        pools_sweep_dead(s);
+        if (now >= next_sweep) {
+            pools_sweep_dead(s);
+            next_sweep = now + 1000;
+        }
         if (now >= next_summary) {
             log_summary(s);
             next_summary = now + 60000;
         }
         pthread_mutex_lock(&s->hk_mu);
         if (s->stopping) break;
+        /* Sleep a second, or until a change may be written. */
+        int64_t wait_ms = 1000;
+        if (__atomic_load_n(&s->status_dirty, __ATOMIC_ACQUIRE)) {
+            int64_t due = last_write + STATUS_MIN_INTERVAL_MS - util_now_ms();
+            wait_ms = due < 10 ? 10 : due < 1000 ? due : 1000;
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        ts.tv_sec += wait_ms / 1000;
+        ts.tv_nsec += (wait_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
         pthread_cond_timedwait(&s->hk_cv, &s->hk_mu, &ts);
     }
     pthread_mutex_unlock(&s->hk_mu);
@@ -149,18 +209,85 @@ static void *housekeeper_main(void *arg)
 
 /* --- start and stop ------------------------------------------------------- */
 
-static int wait_synced(informer_t *inf, const char *what, int timeout_s, const volatile int *stop,
-                       char *err, size_t errlen)
+/* An informer whose first LIST must be in before anything is decided. */
+typedef struct sync_need {
+    informer_t *inf;
+    const char *what;
+} sync_need_t;
+
+/* Waits for every first LIST in needs (no deadline per informer: a slow one
+ * just takes longer), up to timeout_s in all. A new kind of object that
+ * partitions the cluster or gates pods (PodGroups, Queues) goes in the same
+ * list. */
+static int wait_all_synced(const sync_need_t *needs, int n, int timeout_s, const volatile int *stop,
+                           char *err, size_t errlen)
 {
-    for (int waited = 0; waited < timeout_s * 10; waited++) {
-        if (informer_wait_synced(inf, 100)) return 0;
-        if (stop && *stop) {
-            snprintf(err, errlen, "stopped while waiting for %s", what);
-            return -1;
+    int64_t deadline = util_now_ms() + (int64_t)timeout_s * 1000;
+    for (int i = 0; i < n; i++) {
+        while (!informer_wait_synced(needs[i].inf, 100)) {
+            if (stop && *stop) {
+                snprintf(err, errlen, "stopped while waiting for %s", needs[i].what);
+                return -1;
+            }
+            if (util_now_ms() >= deadline) {
+                snprintf(err, errlen, "timed out after %ds listing %s from the API server", timeout_s,
+                         needs[i].what);
+                return -1;
+            }
         }
     }
-    snprintf(err, errlen, "timed out after %ds listing %s from the API server", timeout_s, what);
-    return -1;
+    return 0;
+}
+
+/* Is the Pool API served? 1 yes, 0 no (the CRD is not installed: there
+ * are no Pools, so nothing to isolate), -1 unknown (the API server did not
+ * answer: keep asking, never guess "no"). */
+static int pool_api_served(scheduler_t *s)
+{
+    json_t *j = NULL;
+    long status = 0;
+    char err[256];
+    int rc = kube_get_json(s->kc, "/apis/resource.aibee.cn", &j, &status, err, sizeof(err));
+    if (rc != 0) return status == 404 ? 0 : -1;
+    int found = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(j, "versions"), i, v) {
+        const char *gv = json_string_value(json_object_get(v, "groupVersion"));
+        if (gv && strcmp(gv, "resource.aibee.cn/v1alpha1") == 0) found = 1;
+    }
+    json_decref(j);
+    return found;
+}
+
+/* Pools partition the nodes: their list must be in before the first
+ * decision, or a pod could land on a node of a pool not yet known. */
+static int wait_pools(scheduler_t *s, const volatile int *stop, char *err, size_t errlen)
+{
+    int64_t deadline = util_now_ms() + (int64_t)s->opts.sync_timeout_s * 1000;
+    for (;;) {
+        if (informer_wait_synced(s->inf_pools, 200)) return 0;
+        int served = pool_api_served(s);
+        if (served == 0) {
+            LOG_W("the Pool API (resource.aibee.cn/v1alpha1) is not served (is the CRD from pools/crd.yaml "
+                  "applied?); all nodes are in the default pool until it is");
+            return 0;
+        }
+        if (served == 1) {
+            sync_need_t need = { s->inf_pools, "pools" };
+            int left = (int)((deadline - util_now_ms()) / 1000);
+            return wait_all_synced(&need, 1, left > 0 ? left : 1, stop, err, errlen);
+        }
+        if (stop && *stop) {
+            snprintf(err, errlen, "stopped while waiting for pools");
+            return -1;
+        }
+        if (util_now_ms() >= deadline) {
+            snprintf(err, errlen, "timed out after %ds waiting for the Pool API", s->opts.sync_timeout_s);
+            return -1;
+        }
+        util_sleep_ms(500);
+    }
 }
 
 int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t errlen)
@@ -174,15 +301,13 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_pdbs = informer_new(s->kc, s->use_policy_v1 ? "/apis/policy/v1/poddisruptionbudgets"
                                                        : "/apis/policy/v1beta1/poddisruptionbudgets",
                                NULL, on_pdb_event, s);
+    owners_informers_create(s);
     if (informer_start(s->inf_pools) != 0) {
         snprintf(err, errlen, "cannot start the pool watcher");
         return -1;
     }
-    /* Pools first, so nodes land in their pool from the start. A missing
-     * CRD is not fatal: everything is then the default pool. */
-    if (!informer_wait_synced(s->inf_pools, 5000))
-        LOG_W("no Pool objects could be listed yet (is the CRD from pools/crd.yaml applied?); "
-              "all nodes are in the default pool until it is");
+    /* Pools first, so nodes land in their pool from the start. */
+    if (wait_pools(s, stop, err, errlen) != 0) return -1;
     s->inf_pvs = informer_new(s->kc, "/api/v1/persistentvolumes", NULL, on_pv_event, s);
     s->inf_pvcs = informer_new(s->kc, "/api/v1/persistentvolumeclaims", NULL, on_pvc_event, s);
     s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
@@ -193,22 +318,47 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
         snprintf(err, errlen, "cannot start watchers");
         return -1;
     }
-    if (wait_synced(s->inf_nodes, "nodes", s->opts.sync_timeout_s, stop, err, errlen) != 0) return -1;
-    if (wait_synced(s->inf_pods, "pods", s->opts.sync_timeout_s, stop, err, errlen) != 0) return -1;
+    int64_t storage_t0 = util_now_ms();
+    sync_need_t needs[] = { { s->inf_nodes, "nodes" }, { s->inf_pods, "pods" } };
+    if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err,
+                        errlen) != 0)
+        return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
-    /* Storage lists are waited for like the PDBs: a missing RBAC grant
-     * must not stop scheduling of pods that use no volumes. */
+    owners_informers_start(s);
+    /* Storage lists get 3 s from their start (mostly spent meanwhile): a
+     * missing RBAC grant must not stop pods without claims; a pod whose
+     * claim is not listed yet is unschedulable until the claim arrives. */
     informer_t *storage[] = {s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
-    for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++)
-        if (!informer_wait_synced(storage[i], 5000))
-            LOG_W("storage objects not listed yet (RBAC for PVs, PVCs, storageclasses, csinodes?); pods with volumes wait");
+    for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
+        int64_t left = storage_t0 + 3000 - util_now_ms();
+        if (!informer_wait_synced(storage[i], left > 0 ? (int)left : 0))
+            LOG_W("storage objects not listed yet (RBAC for PVs, PVCs, storageclasses, csinodes?)");
+    }
     cache_stats_t cs;
     cache_get_stats(s->cache, &cs);
     LOG_I("caches synced: %d nodes, %d pods (%d pending)", cs.nodes, cs.pods, cs.pending);
     s->binder = binder_new(s, s->opts.bind_workers);
+    s->evictor = evictor_new(s);
     pools_start_threads(s);
     if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0) s->housekeeper_started = 1;
     __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void scheduler_fence(scheduler_t *s)
+{
+    if (!__atomic_exchange_n(&s->fenced, 1, __ATOMIC_SEQ_CST))
+        LOG_E("fenced: leadership lost; no more decisions, binds or writes");
+}
+
+int scheduler_fenced(scheduler_t *s)
+{
+    if (__atomic_load_n(&s->fenced, __ATOMIC_ACQUIRE)) return 1;
+    if (s->opts.may_act && !s->opts.may_act(s->opts.may_act_ud)) {
+        if (!__atomic_exchange_n(&s->fenced, 1, __ATOMIC_ACQ_REL))
+            LOG_E("fenced: the lease is no longer ours; no more decisions, binds or writes");
+        return 1;
+    }
     return 0;
 }
 
@@ -223,7 +373,8 @@ int scheduler_ready(scheduler_t *s)
 void scheduler_stop(scheduler_t *s)
 {
     __atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
-    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs,
+    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs, s->inf_owners[OWNER_SERVICE],
+                          s->inf_owners[OWNER_RC], s->inf_owners[OWNER_RS], s->inf_owners[OWNER_STS],
                           s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
@@ -232,6 +383,8 @@ void scheduler_stop(scheduler_t *s)
     volume_waiter_close(s->vwait);     /* before the binder it resubmits to */
     binder_free(s->binder);
     s->binder = NULL;
+    evictor_free(s->evictor);
+    s->evictor = NULL;
     for (size_t i = 0; i < ninf; i++)
         if (infs[i]) informer_stop(infs[i]);
     pthread_mutex_lock(&s->hk_mu);
@@ -259,7 +412,9 @@ void scheduler_free(scheduler_t *s)
     void *v;
     for (size_t it = 0; hashmap_next(s->pod_uid_by_key, &it, &k, &v);) free(v);
     hashmap_free(s->pod_uid_by_key);
-    framework_free(s->fw);
+    for (size_t it = 0; hashmap_next(s->status_last, &it, &k, &v);) free(v);
+    hashmap_free(s->status_last);
+    profiles_destroy(s);
     pthread_mutex_destroy(&s->stats_mu);
     pthread_mutex_destroy(&s->hk_mu);
     pthread_cond_destroy(&s->hk_cv);

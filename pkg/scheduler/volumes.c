@@ -13,10 +13,9 @@
 /* A pod whose volume writes are done and whose claims are not bound yet. */
 typedef struct vwait_entry {
     struct vwait_entry *next;
-    pod_t *pod;
+    queue_item_t *it; /* the bind's queue item, owned; it->pod is the pod */
     char *node;
     char *lender;
-    int64_t first_ms;
     int64_t deadline_ms;
 } vwait_entry_t;
 
@@ -171,11 +170,11 @@ static int write_one(scheduler_t *s, const vb_plan_t *p, const vb_write_t *w, ch
     return rc;
 }
 
-static void waiter_add(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms);
+static void waiter_add(scheduler_t *s, queue_item_t *it, const char *node, const char *lender);
 
-int volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms, char *err,
-                    size_t errlen)
+int volumes_prebind(scheduler_t *s, queue_item_t **itp, const char *node, const char *lender, char *err, size_t errlen)
 {
+    const pod_t *pod = (*itp)->pod;
     vb_plan_t *p = volume_plan_copy(s->volumes, pod->uid);
     if (!p)
         return VOLUMES_READY;
@@ -202,7 +201,8 @@ int volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *le
         writer_pod_event(s->writer, pod, "Warning", "FailedScheduling", err);
         return rc;
     }
-    waiter_add(s, pod, node, lender, first_ms);
+    waiter_add(s, *itp, node, lender);
+    *itp = NULL;
     return VOLUMES_WAITING;
 }
 
@@ -210,20 +210,19 @@ int volumes_prebind(scheduler_t *s, pod_t *pod, const char *node, const char *le
 
 static void entry_free(vwait_entry_t *e)
 {
-    pod_unref(e->pod);
+    queue_item_free(e->it);
     free(e->node);
     free(e->lender);
     free(e);
 }
 
-static void waiter_add(scheduler_t *s, pod_t *pod, const char *node, const char *lender, int64_t first_ms)
+static void waiter_add(scheduler_t *s, queue_item_t *it, const char *node, const char *lender)
 {
     volume_waiter_t *w = s->vwait;
     vwait_entry_t *e = util_xcalloc(1, sizeof(*e));
-    e->pod = pod_ref(pod);
+    e->it = it;
     e->node = util_strdup(node);
     e->lender = lender ? util_strdup(lender) : NULL;
-    e->first_ms = first_ms;
     int timeout = s->opts.volume_bind_timeout_s > 0 ? s->opts.volume_bind_timeout_s : 600;
     e->deadline_ms = util_now_ms() + (int64_t)timeout * 1000;
     pthread_mutex_lock(&w->mu);
@@ -245,31 +244,32 @@ static int check_entry(scheduler_t *s, vwait_entry_t *e, int64_t now)
 {
     char err[256] = "";
     cache_pod_state_t st;
-    pod_t *cur = cache_get_pod(s->cache, e->pod->uid, &st);
+    pod_t *cur = cache_get_pod(s->cache, e->it->pod->uid, &st);
     pod_unref(cur);
     if (!cur || st == CPOD_NONE) {
-        LOG_D("prebind pod=%s: pod is gone", e->pod->key);
-        volume_forget(s->volumes, e->pod->uid);
-        cache_forget(s->cache, e->pod->uid);
+        LOG_D("prebind pod=%s: pod is gone", e->it->pod->key);
+        volume_forget(s->volumes, e->it->pod->uid);
+        cache_forget(s->cache, e->it->pod->uid);
         return 1;
     }
     node_t *n = node_get(s, e->node);
-    int rc = volume_plan_check(s->volumes, e->pod->uid, n, err, sizeof(err));
+    int rc = volume_plan_check(s->volumes, e->it->pod->uid, n, err, sizeof(err));
     node_unref(n);
     if (rc == 0 && now < e->deadline_ms)
         return 0;
     if (rc == 1) {
-        LOG_D("prebind pod=%s: claims bound", e->pod->key);
-        volume_forget(s->volumes, e->pod->uid);
+        LOG_D("prebind pod=%s: claims bound", e->it->pod->key);
+        volume_forget(s->volumes, e->it->pod->uid);
     } else {
         sbuf_t m = { 0 };
         sbuf_printf(&m, "binding volumes: %s", rc == 0 ? "timed out waiting for the condition" : err);
-        LOG_I("prebind pod=%s node=%s: %s", e->pod->key, e->node, m.data);
-        volume_plan_fail(s->volumes, e->pod->uid, m.data);
+        LOG_I("prebind pod=%s node=%s: %s", e->it->pod->key, e->node, m.data);
+        volume_plan_fail(s->volumes, e->it->pod->uid, m.data);
         sbuf_free(&m);
     }
     /* Back to the binder: it binds the pod, or reports the failure. */
-    binder_submit(s->binder, e->pod, e->node, e->lender, e->first_ms);
+    binder_submit(s->binder, e->it, e->node, e->lender);
+    e->it = NULL;
     return 1;
 }
 

@@ -75,7 +75,7 @@ static void send_with_retry(api_writer_t *w, const write_req_t *r)
         else if (status >= 300 && status != 404)
             LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, status, resp.body ? resp.body : "");
         kube_response_free(&resp);
-        if (!retry) return;
+        if (!retry || scheduler_fenced(w->s)) return;
         pthread_mutex_lock(&w->mu);
         int closing = w->closing;
         pthread_mutex_unlock(&w->mu);
@@ -108,7 +108,7 @@ static void *writer_main(void *arg)
             w->closing_seen = w->closing;
             pthread_mutex_unlock(&w->mu);
         }
-        send_with_retry(w, r);
+        if (!scheduler_fenced(w->s)) send_with_retry(w, r);   /* fenced: written by nobody */
         req_free(r);
     }
     return NULL;
@@ -216,7 +216,8 @@ void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char 
 
 void writer_nominate(api_writer_t *w, const pod_t *p, const char *node)
 {
-    pod_status_patch(w, p, json_pack("{s:s}", "nominatedNodeName", node));
+    /* NULL clears it (a JSON null in a merge patch deletes the field). */
+    pod_status_patch(w, p, node ? json_pack("{s:s}", "nominatedNodeName", node) : json_pack("{s:n}", "nominatedNodeName"));
 }
 
 void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body)

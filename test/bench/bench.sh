@@ -175,7 +175,7 @@ ver() { "$@" 2>/dev/null | head -1; }
 mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 aiv=""
-[ -x "$AISCHED_BIN" ] && { aiv=$(timeout 5 "$AISCHED_BIN" --version 2>/dev/null | head -1) ||
+[ -x "$AISCHED_BIN" ] && { aiv=$(timeout 5 "$AISCHED_BIN" --version 2>/dev/null | head -1 | sed 's/^ai-scheduler //') ||
     aiv="(built $(date -u -r "$AISCHED_BIN" '+%Y-%m-%d %H:%M UTC'))"; }
 versions="ai-scheduler ${aiv:-?}; $(ver "$REAL_K8S_BIN/kube-apiserver" --version | sed 's/Kubernetes/kube-apiserver/'); $(ver "$REAL_K8S_BIN/kube-scheduler" --version | sed 's/Kubernetes/kube-scheduler/'); etcd $("$ETCD_BIN" --version 2>/dev/null | awk '/etcd Version/ {print $3}'); $(ver curl-config --version)"
 docs_arg=()

@@ -184,6 +184,8 @@ SCHED_RBAC_JSON='{
    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": [""], "resources": ["persistentvolumes", "persistentvolumeclaims"], "verbs": ["get", "list", "watch", "patch", "update"]},
    {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses", "csinodes"], "verbs": ["get", "list", "watch"]},
+   {"apiGroups": [""], "resources": ["services", "replicationcontrollers"], "verbs": ["get", "list", "watch"]},
+   {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools/status"], "verbs": ["patch", "update"]},
    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
@@ -276,7 +278,7 @@ _start_apiserver() {
         --api-audiences https://kubernetes.default.svc.cluster.local \
         --service-cluster-ip-range 10.0.0.0/24 \
         --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
-        --allow-privileged=true --profiling=false \
+        --allow-privileged=true --profiling=false ${APISERVER_EXTRA_ARGS:-} \
         >"$CP_WORK/apiserver.log" 2>&1 &
     API_PID=$!
     _pid_record "$API_PID" kube-apiserver

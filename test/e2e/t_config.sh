@@ -48,10 +48,99 @@ case_bad_flag() {
     { [ "$rc" != 0 ] && [ "$rc" != 124 ]; } || fail "unknown flag: exit $rc"
 }
 
+# --- profiles: plugin sets and weights (KubeSchedulerConfiguration style) ---
+
+write_cfg() { # NAME: the YAML on stdin, after the header
+    { printf 'apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: AiSchedulerConfiguration\n'; cat; } >"$CP_WORK/$1"
+    echo "$CP_WORK/$1"
+}
+
+case_unknown_plugin() {
+    local f
+    f=$(write_cfg unknown.yaml <<'Y'
+profiles:
+  - plugins:
+      filter:
+        disabled:
+          - name: TaintTolerations
+Y
+)
+    expect_one_line_error 'unknown\.yaml:7: plugins\.filter: unknown plugin "TaintTolerations"' \
+        --config "$f" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=false --metrics-port 0
+}
+
+# wait_bound NAME: prints the node once bound (30 s).
+wait_bound() {
+    wait_until "[ -n \"\$(pod_node $1)\" ]" 30 || fail "$1 was not bound"
+    pod_node "$1"
+}
+
+# The only node has a NoSchedule taint: with TaintToleration's filter
+# disabled in the profile the pod is placed there anyway.
+case_disabled_filter() {
+    cp_reset
+    local f
+    f=$(write_cfg nofilter.yaml <<'Y'
+profiles:
+  - plugins:
+      filter:
+        disabled: [{name: TaintToleration}]
+Y
+)
+    make_node tainted 4 8Gi 0 110 taint:dedicated=x:NoSchedule >/dev/null
+    start_scheduler --config "$f"
+    make_pod through --cpu 100m >/dev/null
+    local n
+    n=$(wait_bound through)
+    [ "$n" = tainted ] || fail "bound to $n"
+    stop_scheduler_clean
+    # Control: with the default profile the same pod stays pending.
+    kc delete pod through --grace-period=0 --force >/dev/null 2>&1
+    start_scheduler
+    make_pod blocked --cpu 100m >/dev/null
+    wait_until '[ -n "$(events_for blocked default FailedScheduling)" ]' 30 || fail "no FailedScheduling for the control pod"
+    [ -z "$(pod_node blocked)" ] || fail "control pod bound despite the taint"
+    stop_scheduler_clean
+}
+
+# Two profiles in one process: the default one bin-packs (MostAllocated),
+# "ai-least" scores LeastAllocated with weight 5. Same pod, two schedulerNames,
+# two placements.
+case_weights_and_profiles() {
+    cp_reset
+    local f
+    f=$(write_cfg profiles.yaml <<'Y'
+profiles:
+  - {}
+  - schedulerName: ai-least
+    plugins:
+      score:
+        disabled: [{name: NodeResourcesMostAllocated}]
+        enabled: [{name: NodeResourcesLeastAllocated, weight: 5}]
+Y
+)
+    make_node packed 4 8Gi 0 110 >/dev/null
+    make_node empty 4 8Gi 0 110 >/dev/null
+    # Half of "packed" in use, bound directly (no scheduler involved).
+    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
+    start_scheduler --config "$f"
+    make_pod binpacked --cpu 100m --mem 100Mi >/dev/null
+    make_pod spread --cpu 100m --mem 100Mi --scheduler ai-least >/dev/null
+    local a b
+    a=$(wait_bound binpacked)
+    b=$(wait_bound spread)
+    [ "$a" = packed ] || fail "default profile put its pod on $a (want packed)"
+    [ "$b" = empty ] || fail "ai-least profile put its pod on $b (want empty)"
+    stop_scheduler_clean
+}
+
 cp_start
 run_case missing-kubeconfig case_missing_kubeconfig
 run_case garbage-kubeconfig case_garbage_kubeconfig
 run_case kubeconfig-without-server case_kubeconfig_without_server
 run_case wrong-token case_wrong_token
 run_case bad-flag case_bad_flag
+run_case unknown-plugin case_unknown_plugin
+run_case disabled-filter case_disabled_filter
+run_case weights-and-profiles case_weights_and_profiles
 finish

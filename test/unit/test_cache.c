@@ -278,6 +278,72 @@ static void test_concurrent_assume_rules(void **state)
     cache_free(c);
 }
 
+/* Fault 8: a nominated pod's reserve drops the read lock to take the
+ * write lock; the pod deleted in that gap must not come back as a ghost. */
+typedef struct gap {
+    cache_t *c;
+    pod_t   *p;
+} gap_t;
+
+static void delete_in_gap(void *ud)
+{
+    gap_t *g = ud;
+    cache_delete_pod(g->c, g->p->uid, NULL, NULL);
+}
+
+static void test_nominated_reserve_delete_gap(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    node_t *n = mk_node("n1", "a");
+    cache_upsert_node(c, n);
+    pod_t *p = mk_pod("g", "", "1", "Pending");
+    cache_upsert_pod(c, p, NULL);
+    cache_nominate(c, p, "n1");
+    gap_t g = { c, p };
+    cache_set_assume_gap_hook(c, delete_in_gap, &g);
+    assert_int_equal(cache_assume(c, p, "n1", 1, 0, refit_yes, NULL), -1);
+    cache_set_assume_gap_hook(c, NULL, NULL);
+    cache_pod_state_t st;
+    pod_t *got = cache_get_pod(c, p->uid, &st);
+    assert_null(got);
+    assert_int_equal(st, CPOD_NONE);
+    assert_int_equal(requested_cpu(c, "n1"), 0);
+    cache_stats_t cs;
+    cache_get_stats(c, &cs);
+    assert_int_equal(cs.pods, 0);
+    pod_unref(p);
+    node_unref(n);
+    cache_free(c);
+}
+
+/* Fault 4: a nomination for a pod that is no longer pending (deleted,
+ * bound) is not recorded: it would hold room for nobody. */
+static void test_nominate_gone_pod_ignored(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    node_t *n = mk_node("n1", "a");
+    cache_upsert_node(c, n);
+    pod_t *p = mk_pod("gone", "", "1", "Pending");
+    cache_upsert_pod(c, p, NULL);
+    cache_delete_pod(c, p->uid, NULL, NULL);
+    cache_nominate(c, p, "n1");
+    pod_t *const *noms;
+    cache_rdlock(c);
+    assert_int_equal(cache_nominated_locked(c, "n1", &noms), 0);
+    cache_unlock(c);
+    /* And a late reserve of it leaves nothing behind. */
+    assert_int_equal(cache_assume(c, p, "n1", 1, 0, refit_yes, NULL), -1);
+    cache_pod_state_t st;
+    pod_t *got = cache_get_pod(c, p->uid, &st);
+    assert_null(got);
+    assert_int_equal(requested_cpu(c, "n1"), 0);
+    pod_unref(p);
+    node_unref(n);
+    cache_free(c);
+}
+
 /* Two "pools" reserving on their own nodes at once while a third thread
  * reads both and a writer churns an unrelated node: run under TSan. */
 typedef struct racer {
@@ -360,6 +426,8 @@ int main(void)
         cmocka_unit_test(test_assume_confirm_forget),
         cmocka_unit_test(test_pod_before_node_and_node_delete),
         cmocka_unit_test(test_repartition_and_nominations),
+        cmocka_unit_test(test_nominated_reserve_delete_gap),
+        cmocka_unit_test(test_nominate_gone_pod_ignored),
         cmocka_unit_test(test_concurrent_assume_rules),
         cmocka_unit_test(test_concurrent_assume_race),
     };

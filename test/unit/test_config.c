@@ -308,6 +308,113 @@ static void test_bad_file_via_flag(void **st)
     config_free(&c);
 }
 
+
+/* KubeSchedulerConfiguration-style profiles: plugins per point, weights,
+ * "*", pluginConfig; each profile is its own framework. */
+static void test_profiles(void **st)
+{
+    sched_config_t c;
+    char err[512] = "";
+    config_default(&c);
+    const char *yaml = HDR
+        "scoring:\n"
+        "  strategy: LeastAllocated\n"
+        "profiles:\n"
+        "  - plugins:\n"                                   /* inherits schedulerName */
+        "      filter:\n"
+        "        disabled: [{name: NodeAffinity}]\n"
+        "  - schedulerName: spread\n"
+        "    plugins:\n"
+        "      score:\n"
+        "        disabled: [{name: \"*\"}]\n"
+        "        enabled:\n"
+        "          - {name: NodeResourcesLeastAllocated, weight: 5}\n"
+        "          - {name: ImageLocality}\n"
+        "      postFilter:\n"
+        "        disabled: [{name: DefaultPreemption}]\n"
+        "    pluginConfig:\n"
+        "      - name: NodeResourcesLeastAllocated\n"
+        "        args: {resources: [{name: cpu, weight: 2}]}\n"
+        "      - name: PodTopologySpread\n"
+        "        args:\n"
+        "          defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]\n";
+    assert_int_equal(load(&c, yaml, err, sizeof err), 0);
+    assert_int_equal(config_nprofiles(&c), 2);
+    fw_config_t fw;
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "ai-scheduler");
+    assert_int_equal(fw.strategy, SCORE_LEAST_ALLOCATED);
+    framework_t *f = framework_new(&fw);
+    assert_non_null(f);
+    assert_false(framework_filter_enabled(f, "NodeAffinity"));
+    assert_true(framework_filter_enabled(f, "TaintToleration"));
+    assert_int_equal(framework_score_weight(f, "NodeResourcesLeastAllocated"), 1);
+    assert_int_equal(framework_score_weight(f, "NodePreferAvoidPods"), 10000);
+    assert_true(framework_preemption_enabled(f));
+    framework_free(f);
+
+    assert_string_equal(config_profile_fw(&c, 1, &fw), "spread");
+    assert_int_equal(fw.nres_weights, 1);
+    assert_int_equal(fw.res_weights[0].weight, 2);
+    assert_int_equal(fw.spread_list_defaulting, 1);       /* constraints given: List */
+    assert_int_equal(fw.nspread_defaults, 1);
+    f = framework_new(&fw);
+    assert_non_null(f);
+    assert_true(framework_filter_enabled(f, "NodeAffinity"));
+    assert_int_equal(framework_score_weight(f, "NodeResourcesLeastAllocated"), 5);
+    assert_int_equal(framework_score_weight(f, "ImageLocality"), 1);      /* weight 0 means 1 */
+    assert_int_equal(framework_score_weight(f, "TaintToleration"), 0);
+    assert_false(framework_preemption_enabled(f));
+    framework_free(f);
+    config_free(&c);
+
+    /* Without profiles, top-level plugins apply to the one profile and the
+     * legacy weights still work. */
+    config_default(&c);
+    assert_int_equal(load(&c, HDR "plugins:\n  weights: {TaintToleration: 7}\n  filter:\n"
+                                  "    disabled: [{name: NodePorts}]\n", err, sizeof err), 0);
+    assert_int_equal(config_nprofiles(&c), 1);
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "ai-scheduler");
+    f = framework_new(&fw);
+    assert_false(framework_filter_enabled(f, "NodePorts"));
+    assert_int_equal(framework_score_weight(f, "TaintToleration"), 7);
+    framework_free(f);
+    config_free(&c);
+}
+
+static void expect_error(const char *yaml, const char *want)
+{
+    sched_config_t c;
+    char err[512] = "";
+    config_default(&c);
+    assert_int_equal(load(&c, yaml, err, sizeof err), -1);
+    if (!strstr(err, want))
+        fail_msg("error \"%s\" does not contain \"%s\"", err, want);
+    config_free(&c);
+}
+
+static void test_profile_errors(void **st)
+{
+    expect_error(HDR "profiles:\n  - plugins:\n      filter:\n        disabled:\n          - name: NodeAfinity\n",
+                 "cfg.yaml:7: plugins.filter: unknown plugin \"NodeAfinity\"");
+    expect_error(HDR "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: ImageLocality}]\n",
+                 "cfg.yaml:6: plugins.filter: plugin \"ImageLocality\" does not extend filter");
+    expect_error(HDR "plugins:\n  score:\n    enabled: [{name: ImageLocality, weight: 3}]\n",
+                 "cfg.yaml:5: profile \"ai-scheduler\": score: plugin \"ImageLocality\" is enabled twice");
+    expect_error(HDR "profiles:\n  - schedulerName: a\n  - schedulerName: a\n",
+                 "cfg.yaml:5: profiles: schedulerName \"a\" is used twice");
+    expect_error(HDR "profiles:\n  - plugins:\n      bind:\n        disabled: [{name: \"*\"}]\n",
+                 "bind: at least one bind plugin");
+    expect_error(HDR "profiles:\n  - pluginConfig:\n      - name: Nope\n",
+                 "cfg.yaml:5: pluginConfig: unknown plugin \"Nope\"");
+    expect_error(HDR "profiles:\n  - pluginConfig:\n      - name: NodeAffinity\n        args: {addedAffinity: {}}\n",
+                 "cfg.yaml:5: pluginConfig: args for \"NodeAffinity\" are not supported");
+    expect_error(HDR "profiles:\n  - pluginConfig:\n      - name: PodTopologySpread\n        args:\n"
+                 "          defaultingType: System\n          defaultConstraints: [{maxSkew: 1, topologyKey: k}]\n",
+                 "defaultConstraints must be empty when defaultingType is System");
+    expect_error(HDR "profiles:\n  - plugins:\n      sideways: {}\n", "cfg.yaml:5: unknown key \"sideways\"");
+    expect_error(HDR "profiles: {a: b}\n", "cfg.yaml:3: profiles: expected a list");
+}
+
 static void test_help(void **st)
 {
     sched_config_t c;
@@ -342,6 +449,8 @@ int main(void)
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_bad_file_via_flag),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_profile_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

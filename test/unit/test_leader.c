@@ -30,6 +30,7 @@ static struct {
     int     fail;        /* answer 500 to everything */
     int     puts, conflicts;
 } api = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0 };
+static int stall_ms;     /* atomic: every answer waits this long (a stuck connection) */
 
 typedef struct upload {
     sbuf_t body;
@@ -119,6 +120,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *size = 0;
         return MHD_YES;
     }
+    int stall = __atomic_load_n(&stall_ms, __ATOMIC_SEQ_CST);
+    if (stall)
+        util_sleep_ms(stall);
     pthread_mutex_lock(&api.mu);
     enum MHD_Result rc = serve(c, url, method, u->body.data ? u->body.data : "");
     pthread_mutex_unlock(&api.mu);
@@ -350,6 +354,32 @@ static void test_lost_when_api_fails(void **st)
     assert_int_equal(ev_get(&e.lost), 1);
 }
 
+/* Fencing: the election thread is stuck in a renewal (the server does not
+ * answer for 4 s); leader_holds_lease turns false by itself at the renew
+ * deadline (2 s after the last renewal started), before the thread can say
+ * the lease is lost. */
+static void test_holds_lease_expires_while_stuck(void **st)
+{
+    events_t e = { 0 };
+    leader_t *a = candidate("replica-a", &e);
+    assert_int_equal(leader_wait_until_leading(a, 5000, NULL), 1);
+    assert_true(leader_holds_lease(a));
+    util_sleep_ms(1200);                       /* a renewal or two went through */
+    assert_true(leader_holds_lease(a));
+    __atomic_store_n(&stall_ms, 4000, __ATOMIC_SEQ_CST);
+    int64_t t0 = util_now_ms();
+    while (leader_holds_lease(a) && util_now_ms() - t0 < 6000)
+        util_sleep_ms(20);
+    int64_t took = util_now_ms() - t0;
+    assert_false(leader_holds_lease(a));
+    assert_true(took <= 2200);                 /* the renew deadline, not the stall */
+    assert_int_equal(ev_get(&e.lost), 0);      /* the stuck thread has not noticed yet */
+    assert_true(leader_is_leader(a));
+    __atomic_store_n(&stall_ms, 0, __ATOMIC_SEQ_CST);
+    leader_free(a);
+    assert_false(leader_holds_lease(NULL));
+}
+
 static void test_lost_when_taken_over(void **st)
 {
     events_t e = { 0 };
@@ -387,6 +417,7 @@ static void test_race(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_holds_lease_expires_while_stuck, reset),
         cmocka_unit_test_setup(test_options, reset),
         cmocka_unit_test_setup(test_create_renew_release_handover, reset),
         cmocka_unit_test_setup(test_stale_lease_taken, reset),

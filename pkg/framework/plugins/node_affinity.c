@@ -59,3 +59,7 @@ void plugin_node_affinity(fw_plugin_t *pl, int score_weight) {
     *pl = (fw_plugin_t){ .name = "NodeAffinity", .pre_filter = na_pre_filter, .filter = na_filter,
                          .score = na_score, .normalize = na_normalize, .weight = score_weight };
 }
+
+int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node) {
+    return matches_required(pod, node);
+}

@@ -35,7 +35,16 @@ struct cycle_state {
     int  tolerates_unschedulable;  /* NodeUnschedulable */
     int  requests_nothing;         /* NodeResourcesFit: only the pod count matters */
     int  has_affinity;             /* NodeAffinity: nodeSelector or required terms */
+    /* Set by a PreScore (fw_score_uniform) that knows every node scores the
+     * same after normalisation: Score and NormalizeScore are skipped. */
+    unsigned char uniform_set[FW_MAX_PLUGINS];
+    int64_t       uniform[FW_MAX_PLUGINS];
 };
+
+/* From PreScore: every node gets `score` (already normalised) from this
+ * plugin for this pod; the framework adds weight * score without calling
+ * Score per node. */
+void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score);
 
 /* Resolved weight of one resource for the (Least|Most)Allocated scorer. */
 typedef enum { RK_CPU, RK_MEMORY, RK_EPHEMERAL, RK_SCALAR } res_kind_t;
@@ -69,6 +78,30 @@ void plugin_node_volume_limits(fw_plugin_t *pl);
 void plugin_in_tree_volume_limits(fw_plugin_t *pl, int which);
 void plugin_volume_binding(fw_plugin_t *pl);
 void plugin_volume_zone(fw_plugin_t *pl);
+void plugin_image_locality(fw_plugin_t *pl);
+void plugin_node_prefer_avoid_pods(fw_plugin_t *pl);
+/* Default spreading of PodTopologySpread (pods without explicit
+ * constraints); fw gives it the owners store and the defaulting config and
+ * must outlive the plugin. */
+void plugin_default_spread(fw_plugin_t *pl, framework_t *fw);
+/* The same for a PodTopologySpread plugin to call on pods without explicit
+ * constraints: prepare at PreScore (NULL when the pod has its own
+ * constraints: nothing to do), score per node (-1 for a node lacking a key,
+ * as kube's IgnoredNodes), normalize in place, free with the cycle. */
+typedef struct ds_state ds_state_t;
+ds_state_t *default_spread_prepare(const framework_t *fw, const fw_cluster_t *cl, const pod_t *pod,
+                                   node_info_t *const *nodes, int n);
+int64_t     default_spread_score(const ds_state_t *s, const pod_t *pod, const node_info_t *ni);
+void        default_spread_normalize(const ds_state_t *s, int64_t *scores, int n);
+void        default_spread_free(ds_state_t *s);
+/* 1 when every node scores the same (*score) for this state: NULL (explicit
+ * constraints: 0) or no default constraint applies (100). */
+int         default_spread_uniform(const ds_state_t *s, int64_t *score);
+/* The framework's owners store (NULL until framework_set_owners). */
+struct owners *framework_owners(const framework_t *fw);
+/* The pod's nodeSelector and required node affinity match node (kube's
+ * PodMatchesNodeSelectorAndAffinityTerms). */
+int  fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);
 
 /* kube's DefaultNormalizeScore: scale to 0..FW_MAX_SCORE by the maximum;
  * reverse turns "more is worse" counts into scores. */

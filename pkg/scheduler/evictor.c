@@ -1,0 +1,219 @@
+/* evictor.c -- the eviction worker: a preemption's victims are evicted here,
+ * off the pool thread, which only chooses them and reserves the room (a
+ * nomination). An eviction refused midway (a PDB whose status lags, RBAC,
+ * the API down) is explained: a Warning event on the preemptor and a
+ * counter; the next candidate node is then tried, as before, and when none
+ * is left the room is given back so the pod is tried again later. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+typedef struct evict_job {
+    struct evict_job *next;
+    pod_t  *preemptor;              /* one ref */
+    preempt_candidate_t *cands;     /* owned; tried best first */
+    int     ncands;
+    int     pool_id;                /* the preemptor's pool: who reclaims a borrowed node */
+    char   *pool;
+} evict_job_t;
+
+struct evictor {
+    scheduler_t    *s;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    evict_job_t    *head, *tail;
+    int             closing;
+    int             busy;         /* a job is being worked on */
+    char           *busy_uid;     /* its preemptor's uid, owned */
+    pthread_t       thread;
+    int             started;
+};
+
+static void job_free(evict_job_t *j)
+{
+    pod_unref(j->preemptor);
+    for (int i = 0; i < j->ncands; i++) preempt_candidate_clear(&j->cands[i]);
+    free(j->cands);
+    free(j->pool);
+    free(j);
+}
+
+static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
+{
+    char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
+    sbuf_t path = {0};
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
+    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}",
+                             "apiVersion", s->use_policy_v1 ? "policy/v1" : "policy/v1beta1",
+                             "kind", "Eviction", "metadata", "name", victim->name, "namespace", victim->ns);
+    if (s->opts.eviction_grace_s >= 0)
+        json_object_set_new(body, "deleteOptions",
+                            json_pack("{s:I}", "gracePeriodSeconds", (json_int_t)s->opts.eviction_grace_s));
+    long status = 0;
+    int rc = kube_send_json(s->kc, "POST", path.data, NULL, body, NULL, &status, err, errlen);
+    json_decref(body);
+    sbuf_free(&path);
+    free(ns);
+    free(name);
+    if (status == 404) return 0;       /* already gone: the room is free */
+    return rc == 0 ? 0 : -1;
+}
+
+/* Evicts one candidate's victims. 1 when all went, 0 when one was refused
+ * (explained by an event and counted), -1 when fenced. */
+static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candidate_t *c)
+{
+    char err[256] = "";
+    int done = 0;
+    for (; done < c->nvictims; done++) {
+        if (scheduler_fenced(s)) return -1;     /* lost the lease: write nothing more */
+        pod_t *v = c->victims[done];
+        if (evict(s, v, err, sizeof(err)) != 0) break;
+        char msg[512];
+        snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s", j->preemptor->key, c->node,
+                 pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "");
+        writer_pod_event(s->writer, v, "Normal", "Preempted", msg);
+        stats_add(s, &s->stats.victims, 1);
+    }
+    if (done == c->nvictims) return 1;
+    /* Half done (or not started): say so where the pod's owner looks. */
+    LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)",
+          c->victims[done]->key, err, j->preemptor->key, c->node, done, c->nvictims);
+    char msg[768];
+    snprintf(msg, sizeof(msg), "Preemption on node %s incomplete: eviction of %s refused (%d of %d victims "
+             "evicted): %.300s", c->node, c->victims[done]->key, done, c->nvictims, err);
+    writer_pod_event(s->writer, j->preemptor, "Warning", "PreemptionIncomplete", msg);
+    stats_add(s, &s->stats.evictions_refused, 1);
+    return 0;
+}
+
+static void run_job(scheduler_t *s, evict_job_t *j)
+{
+    int first = 1;
+    while (j->ncands > 0) {
+        int b = preempt_pick(j->cands, j->ncands);
+        if (b < 0) break;
+        preempt_candidate_t *c = &j->cands[b];
+        if (!first) {
+            /* The room moves to the next candidate. */
+            cache_nominate(s->cache, j->preemptor, c->node);
+            writer_nominate(s->writer, j->preemptor, c->node);
+        }
+        first = 0;
+        int rc = evict_candidate(s, j, c);
+        if (rc < 0) return;
+        if (rc == 1) {
+            LOG_I("preempted pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->preemptor->key, c->node,
+                  j->pool, c->nvictims, c->pdb_violations);
+            stats_add(s, &s->stats.preemptions, 1);
+            return;
+        }
+        preempt_candidate_clear(c);
+        j->cands[b] = j->cands[--j->ncands];
+    }
+    /* Every candidate refused: give the room back and let the pod retry. */
+    cache_clear_nomination(s->cache, j->preemptor->uid);
+    writer_nominate(s->writer, j->preemptor, NULL);
+    pools_move_all(s, "EvictionRefused");
+}
+
+static void *evictor_main(void *arg)
+{
+    evictor_t *e = arg;
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        while (!e->head && !e->closing) pthread_cond_wait(&e->cv, &e->mu);
+        evict_job_t *j = e->closing ? NULL : e->head;
+        if (j) {
+            e->head = j->next;
+            if (!e->head) e->tail = NULL;
+            e->busy = 1;
+            e->busy_uid = util_strdup(j->preemptor->uid);
+        }
+        pthread_mutex_unlock(&e->mu);
+        if (!j) break;
+        run_job(e->s, j);
+        job_free(j);
+        pthread_mutex_lock(&e->mu);
+        e->busy = 0;
+        free(e->busy_uid);
+        e->busy_uid = NULL;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    }
+    return NULL;
+}
+
+evictor_t *evictor_new(scheduler_t *s)
+{
+    evictor_t *e = util_xcalloc(1, sizeof(*e));
+    e->s = s;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    if (pthread_create(&e->thread, NULL, evictor_main, e) == 0) e->started = 1;
+    else LOG_E("cannot start the eviction worker");
+    return e;
+}
+
+void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
+                    const char *pool)
+{
+    evict_job_t *j = util_xcalloc(1, sizeof(*j));
+    j->preemptor = pod_ref((pod_t *)preemptor);
+    j->cands = cands;
+    j->ncands = n;
+    j->pool_id = pool_id;
+    j->pool = util_strdup(pool);
+    pthread_mutex_lock(&e->mu);
+    if (e->closing || !e->started) {
+        pthread_mutex_unlock(&e->mu);
+        job_free(j);
+        return;
+    }
+    if (e->tail) e->tail->next = j;
+    else e->head = j;
+    e->tail = j;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+int evictor_has_job(evictor_t *e, const char *uid)
+{
+    int found = 0;
+    pthread_mutex_lock(&e->mu);
+    if (e->busy_uid && strcmp(e->busy_uid, uid) == 0) found = 1;
+    for (evict_job_t *j = e->head; j && !found; j = j->next)
+        if (strcmp(j->preemptor->uid, uid) == 0) found = 1;
+    pthread_mutex_unlock(&e->mu);
+    return found;
+}
+
+void evictor_wait_idle(evictor_t *e)
+{
+    pthread_mutex_lock(&e->mu);
+    while ((e->head || e->busy) && e->started && !e->closing) pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Queued jobs are dropped, not drained: a stopping (or fenced) scheduler
+ * evicts nothing more; their preemptors are retried by whoever leads. */
+void evictor_free(evictor_t *e)
+{
+    if (!e) return;
+    pthread_mutex_lock(&e->mu);
+    e->closing = 1;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    if (e->started) pthread_join(e->thread, NULL);
+    for (evict_job_t *j = e->head, *n; j; j = n) {
+        n = j->next;
+        job_free(j);
+    }
+    free(e->busy_uid);
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}

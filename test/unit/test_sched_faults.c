@@ -1,0 +1,841 @@
+/* test_sched_faults.c -- scheduler runtime pieces against a fake API server
+ * (libmicrohttpd): a refused bind backs off with its age and attempts; pod
+ * updates reach the queue at once. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "kube/client.h"
+#include "scheduler/internal.h"
+#include "util/util.h"
+
+/* ---- fake API server ---------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t mu;
+    int bind_status;      /* answer to POST .../binding */
+    int binds;            /* binding requests seen */
+    int pools_delay_ms;   /* the Pool LIST answers this late */
+    int pool_api;         /* /apis/resource.aibee.cn is served */
+    int evict_delay_ms;   /* each eviction answers this late */
+    int evict_refuse_at;  /* 1-based eviction that gets a 429; 0 none */
+    int evictions;        /* eviction requests seen */
+    char reasons[1024];   /* reasons of events posted, space separated */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "" };
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg);
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *text)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* LISTs and WATCHes for scheduler_start: one node of pool "gpu", no pods,
+ * and the Pool "gpu" (after pools_delay_ms). Watches end at once. */
+static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
+{
+    int watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch") != NULL;
+    if (!strcmp(url, "/apis/resource.aibee.cn")) {
+        pthread_mutex_lock(&api.mu);
+        int served = api.pool_api;
+        pthread_mutex_unlock(&api.mu);
+        if (!served) return reply(c, 404, "not found");
+        return send_text(c, 200, "{\"kind\":\"APIGroup\",\"name\":\"resource.aibee.cn\",\"versions\":"
+                                 "[{\"groupVersion\":\"resource.aibee.cn/v1alpha1\",\"version\":\"v1alpha1\"}]}");
+    }
+    if (watch) return send_text(c, 200, "");
+    if (!strcmp(url, "/apis/resource.aibee.cn/v1alpha1/pools")) {
+        pthread_mutex_lock(&api.mu);
+        int delay = api.pools_delay_ms, served = api.pool_api;
+        pthread_mutex_unlock(&api.mu);
+        if (!served) return reply(c, 404, "not found");
+        util_sleep_ms(delay);
+        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"apiVersion\":"
+                                 "\"resource.aibee.cn/v1alpha1\",\"kind\":\"Pool\",\"metadata\":{\"name\":\"gpu\","
+                                 "\"uid\":\"pool-uid\",\"generation\":1},\"spec\":{\"nodeSelector\":"
+                                 "{\"matchLabels\":{\"pool\":\"gpu\"}}}}]}");
+    }
+    if (!strcmp(url, "/api/v1/nodes"))
+        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"metadata\":"
+                                 "{\"name\":\"g0\",\"resourceVersion\":\"3\",\"labels\":{\"pool\":\"gpu\"}},"
+                                 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}]}");
+    if (!strcmp(url, "/api/v1/pods") || strstr(url, "poddisruptionbudgets"))
+        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}");
+    return reply(c, 404, "not found");
+}
+
+typedef struct upload {
+    sbuf_t body;
+} upload_t;
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg)
+{
+    json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", code < 300 ? "Success" : "Failure",
+                          "message", msg, "code", code);
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *data, size_t *size, void **con_cls)
+{
+    upload_t *u = *con_cls;
+    if (!u) {
+        *con_cls = util_xcalloc(1, sizeof *u);
+        return MHD_YES;
+    }
+    if (*size) {
+        sbuf_append(&u->body, data, *size);
+        *size = 0;
+        return MHD_YES;
+    }
+    if (!strcmp(method, "GET")) return serve_get(c, url);
+    if (!strcmp(method, "POST") && strstr(url, "/eviction")) {
+        pthread_mutex_lock(&api.mu);
+        int n = ++api.evictions, delay = api.evict_delay_ms, refuse = api.evict_refuse_at == n;
+        pthread_mutex_unlock(&api.mu);
+        util_sleep_ms(delay);
+        return reply(c, refuse ? 429 : 201, refuse ? "Cannot evict pod as it would violate the pod's disruption budget." : "ok");
+    }
+    if (!strcmp(method, "POST") && strstr(url, "/events")) {
+        json_t *ev = json_loads(u->body.data ? u->body.data : "", 0, NULL);
+        const char *r = json_string_value(json_object_get(ev, "reason"));
+        pthread_mutex_lock(&api.mu);
+        if (r && strlen(api.reasons) + strlen(r) + 2 < sizeof api.reasons) {
+            strcat(api.reasons, r);
+            strcat(api.reasons, " ");
+        }
+        pthread_mutex_unlock(&api.mu);
+        json_decref(ev);
+        return reply(c, 201, "ok");
+    }
+    if (!strcmp(method, "PATCH")) return reply(c, 200, "ok");
+    pthread_mutex_lock(&api.mu);
+    unsigned code = 404;
+    if (!strcmp(method, "POST") && strstr(url, "/binding")) {
+        api.binds++;
+        code = (unsigned)api.bind_status;
+    }
+    pthread_mutex_unlock(&api.mu);
+    return reply(c, code, code < 300 ? "ok" : "refused");
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+    upload_t *u = *con_cls;
+    if (u) {
+        sbuf_free(&u->body);
+        free(u);
+    }
+}
+
+static struct MHD_Daemon *daemon_;
+static kube_client_t *kc;
+
+static int setup(void **st)
+{
+    /* A thread per connection: a slow answer must not hold up the others. */
+    daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
+                               MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+    if (!daemon_)
+        return -1;
+    int port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char server[64], err[256];
+    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
+    kube_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = server;
+    kube_client_opts_t o = { 0, 0, 5, "test_sched_faults" };
+    kc = kube_client_new(&cfg, &o, err, sizeof err);
+    return kc ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+    kube_client_free(kc);
+    MHD_stop_daemon(daemon_);
+    return 0;
+}
+
+static void set_bind_status(int code)
+{
+    pthread_mutex_lock(&api.mu);
+    api.bind_status = code;
+    api.binds = 0;
+    pthread_mutex_unlock(&api.mu);
+}
+
+static int binds_seen(void)
+{
+    pthread_mutex_lock(&api.mu);
+    int n = api.binds;
+    pthread_mutex_unlock(&api.mu);
+    return n;
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static json_t *J(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON: %s: %s", text, e.text);
+    return j;
+}
+
+static scheduler_t *new_sched(void)
+{
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, kc, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+static node_t *add_node(scheduler_t *s, const char *name, const char *cpu)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}",
+             name, cpu);
+    json_t *j = J(text);
+    char err[256];
+    node_t *n = node_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(n);
+    cache_upsert_node(s->cache, n);
+    return n;
+}
+
+static pod_t *add_pod(scheduler_t *s, const char *name, const char *cpu, const char *pool)
+{
+    char text[768];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"%s%s%s},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
+             name, name, pool ? ",\"annotations\":{\"resource.aibee.cn/pool\":\"" : "", pool ? pool : "",
+             pool ? "\"}" : "", cpu);
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    return p;
+}
+
+static int always_fits(void *ud, node_info_t *ni) { return 1; }
+
+/* ---- fault 1: a refused bind backs off, keeps age and attempts ----------- */
+
+static void refused_bind(int code)
+{
+    set_bind_status(code);
+    scheduler_t *s = new_sched();
+    node_t *n = add_node(s, "n1", "4");
+    pod_t *p = add_pod(s, "p1", "1", NULL);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+
+    queue_add(D->q, p, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    it->attempts = 3;                       /* it failed a few times before */
+    it->first_ms -= 5000;                   /* and is five seconds old */
+    int64_t first = it->first_ms;
+    assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
+    queue_done(D->q, it);
+
+    s->binder = binder_new(s, 1);
+    int64_t t0 = util_now_ms();
+    binder_submit(s->binder, it, "n1", NULL);
+    queue_stats_t qs;
+    memset(&qs, 0, sizeof qs);
+    for (int i = 0; i < 200 && qs.backoff == 0; i++) {
+        util_sleep_ms(10);
+        queue_get_stats(D->q, &qs);
+    }
+    binder_free(s->binder);
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), 1);
+    /* Back in the backoff queue, not in activeQ. */
+    assert_int_equal(qs.backoff, 1);
+    assert_int_equal(qs.active, 0);
+    /* Not popped before its backoff (4th attempt: 8 s) runs out. */
+    assert_null(queue_pop_timeout(D->q, 50));
+    queue_item_t *back = queue_take(D->q, "uid-p1");
+    assert_non_null(back);
+    assert_int_equal(back->attempts, 4);
+    assert_true(back->first_ms == first);
+    assert_true(back->backoff_until >= t0 + 8000);
+    /* The assumption was undone: the pod is pending again. */
+    cache_pod_state_t cst;
+    pod_t *cur = cache_get_pod(s->cache, "uid-p1", &cst);
+    assert_int_equal(cst, CPOD_PENDING);
+    pod_unref(cur);
+    queue_item_free(back);
+    pod_unref(p);
+    node_unref(n);
+    scheduler_free(s);
+}
+
+static void test_bind_500_backs_off(void **st) { refused_bind(500); }
+static void test_bind_403_backs_off(void **st) { refused_bind(403); }
+static void test_bind_422_backs_off(void **st) { refused_bind(422); }
+
+/* ---- fault 5: pod updates reach the queue at once ------------------------ */
+
+static json_t *pod_json(const char *name, int priority, const char *toleration)
+{
+    char text[768];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,%s%s%s"
+             "\"containers\":[{\"name\":\"c\"}]}}",
+             name, name, priority, toleration ? "\"tolerations\":[{\"key\":\"" : "",
+             toleration ? toleration : "", toleration ? "\",\"operator\":\"Exists\"}]," : "");
+    return J(text);
+}
+
+static void pod_event(scheduler_t *s, kube_event_type_t type, const char *name, int prio, const char *tol)
+{
+    json_t *j = pod_json(name, prio, tol);
+    char key[64];
+    snprintf(key, sizeof key, "ns/%s", name);
+    on_pod_event(s, type, key, j);
+    json_decref(j);
+}
+
+static void test_update_leaves_unschedulable(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    pod_event(s, KUBE_ADDED, "p1", 0, NULL);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    queue_requeue(D->q, it);                      /* failed: unschedulable */
+    queue_stats_t qs;
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 1);
+
+    /* A status-only update does not wake it. */
+    pod_event(s, KUBE_MODIFIED, "p1", 0, NULL);
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 1);
+
+    /* A new toleration does, at once. */
+    pod_event(s, KUBE_MODIFIED, "p1", 0, "gpu");
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 0);
+    assert_int_equal(qs.active, 1);
+    it = queue_pop_timeout(D->q, 100);
+    assert_non_null(it);
+    assert_int_equal(it->pod->ntolerations, 1);
+    queue_done(D->q, it);
+    queue_item_free(it);
+    scheduler_free(s);
+}
+
+static void test_priority_update_resorts(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    pod_event(s, KUBE_ADDED, "old", 10, NULL);
+    util_sleep_ms(2);
+    pod_event(s, KUBE_ADDED, "young", 0, NULL);
+    pod_event(s, KUBE_MODIFIED, "young", 100, NULL);     /* now the most urgent */
+    queue_item_t *it = queue_pop_timeout(D->q, 100);
+    assert_non_null(it);
+    assert_string_equal(it->pod->name, "young");
+    assert_int_equal(it->pod->priority, 100);
+    queue_done(D->q, it);
+    queue_item_free(it);
+    scheduler_free(s);
+}
+
+/* ---- fault 9: lender choice by absolute idle amount ------------------------ */
+
+static resources_t cpu_gpu(int64_t mcpu, int64_t gpu)
+{
+    resources_t r;
+    res_zero(&r);
+    r.milli_cpu = mcpu;
+    r.memory = 64LL << 30;
+    if (gpu) res_add_scalar(&r, RES_GPU, gpu);
+    return r;
+}
+
+static void test_lender_most_idle_absolute(void **st)
+{
+    /* Pool A: 16 CPUs, 8 in use (8 idle, half empty); pool B: 4 CPUs, empty. */
+    resources_t alloc_a = cpu_gpu(16000, 0), used_a = cpu_gpu(8000, 0);
+    resources_t alloc_b = cpu_gpu(4000, 0), used_b = cpu_gpu(0, 0);
+    resources_t req = cpu_gpu(1000, 0);
+    int64_t a = lender_idle(&alloc_a, &used_a, &req), b = lender_idle(&alloc_b, &used_b, &req);
+    assert_int_equal(a, 8000);
+    assert_int_equal(b, 4000);
+    assert_true(lender_better(a, 3, b, 0));      /* more idle wins over fewer tasks */
+    assert_false(lender_better(b, 0, a, 3));
+    /* Three 1-CPU borrowers in a row still all prefer A (8-1-1 > 4). */
+    for (int i = 0; i < 3; i++) {
+        res_add(&used_a, &req);
+        if (i < 2) assert_true(lender_better(lender_idle(&alloc_a, &used_a, &req), 3 + i, b, 0));
+    }
+    /* Ties go to the pool with fewer tasks. */
+    assert_true(lender_better(4000, 1, 4000, 2));
+    assert_false(lender_better(4000, 2, 4000, 2));
+
+    /* A GPU pod counts GPUs only: 2 free GPUs beat 1 even with fewer CPUs. */
+    resources_t g_alloc1 = cpu_gpu(8000, 8), g_used1 = cpu_gpu(0, 6);
+    resources_t g_alloc2 = cpu_gpu(64000, 1), g_used2 = cpu_gpu(0, 0);
+    resources_t greq = cpu_gpu(1000, 1);
+    assert_int_equal(lender_idle(&g_alloc1, &g_used1, &greq), 2);
+    assert_int_equal(lender_idle(&g_alloc2, &g_used2, &greq), 1);
+    /* Memory only when neither GPU nor CPU is asked for. */
+    resources_t mreq;
+    res_zero(&mreq);
+    mreq.memory = 1 << 30;
+    resources_t m_alloc = cpu_gpu(1000, 0), m_used = cpu_gpu(0, 0);
+    m_used.memory = 60LL << 30;
+    assert_int_equal(lender_idle(&m_alloc, &m_used, &mreq), 4LL << 30);
+}
+
+/* ---- fault 2: start-up waits for the Pool list ---------------------------- */
+
+static kube_client_t *slow_client(void)
+{
+    int port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char server[64], err[256];
+    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
+    kube_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = server;
+    kube_client_opts_t o = { 0, 0, 30, "test_sched_faults" };
+    kube_client_t *c = kube_client_new(&cfg, &o, err, sizeof err);
+    assert_non_null(c);
+    return c;
+}
+
+static int node_pool(scheduler_t *s, const char *node)
+{
+    cache_rdlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, node);
+    int id = ni ? ni->pool : -2;
+    cache_unlock(s->cache);
+    return id;
+}
+
+/* The Pool LIST takes 6.5 s (longer than the old 5 s grace): start-up waits
+ * for it, so the node is in pool gpu before anything can be decided. */
+static void test_start_waits_for_slow_pool_list(void **st)
+{
+    pthread_mutex_lock(&api.mu);
+    api.pools_delay_ms = 6500;
+    api.pool_api = 1;
+    pthread_mutex_unlock(&api.mu);
+    kube_client_t *c = slow_client();
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    o.sync_timeout_s = 30;
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, c, err, sizeof err);
+    assert_non_null(s);
+    int64_t t0 = util_now_ms();
+    volatile int stop = 0;
+    assert_int_equal(scheduler_start(s, &stop, err, sizeof err), 0);
+    int64_t took = util_now_ms() - t0;
+    int gpu_id = -1;
+    pthread_mutex_lock(&s->pools_mu);
+    sched_pool_t *P = hashmap_get(s->pool_by_name, "gpu");
+    if (P) gpu_id = P->id;
+    pthread_mutex_unlock(&s->pools_mu);
+    int pool_of_g0 = node_pool(s, "g0");
+    scheduler_stop(s);
+    scheduler_free(s);
+    kube_client_free(c);
+    pthread_mutex_lock(&api.mu);
+    api.pools_delay_ms = 0;
+    pthread_mutex_unlock(&api.mu);
+    assert_true(took >= 6000);
+    assert_true(gpu_id > 0);
+    assert_int_equal(pool_of_g0, gpu_id);
+}
+
+/* No Pool CRD at all: start-up does not wait (there is nothing to isolate). */
+static void test_start_without_pool_api(void **st)
+{
+    pthread_mutex_lock(&api.mu);
+    api.pool_api = 0;
+    pthread_mutex_unlock(&api.mu);
+    kube_client_t *c = slow_client();
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, c, err, sizeof err);
+    int64_t t0 = util_now_ms();
+    volatile int stop = 0;
+    assert_int_equal(scheduler_start(s, &stop, err, sizeof err), 0);
+    int64_t took = util_now_ms() - t0;
+    int pool_of_g0 = node_pool(s, "g0");
+    scheduler_stop(s);
+    scheduler_free(s);
+    kube_client_free(c);
+    pthread_mutex_lock(&api.mu);
+    api.pool_api = 1;
+    pthread_mutex_unlock(&api.mu);
+    assert_true(took < 4000);
+    assert_int_equal(pool_of_g0, DEFAULT_POOL_ID);
+}
+
+/* ---- fault 4: nominations ------------------------------------------------- */
+
+static pod_t *pod_from(scheduler_t *s, const char *name, const char *cpu, int prio, const char *pool,
+                       const char *node)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"annotations\":"
+             "{\"resource.aibee.cn/pool\":\"%s\"}},\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,"
+             "\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+             "\"status\":{\"phase\":\"%s\"}}",
+             name, name, pool, prio, node, cpu, node[0] ? "Running" : "Pending");
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    return p;
+}
+
+static void add_pool(scheduler_t *s, const char *name)
+{
+    char text[512];
+    snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\",\"generation\":1},"
+             "\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"%s\"}}}}", name, name, name);
+    json_t *j = J(text);
+    pools_on_event(s, KUBE_ADDED, name, j);
+    json_decref(j);
+}
+
+/* A borrower of any priority sees the room nominated for a home pod of the
+ * lender as taken; a home pod of lower priority does not. */
+static void test_borrower_ranks_below_nominated_home_pod(void **st)
+{
+    scheduler_t *s = new_sched();
+    add_pool(s, "gpu");
+    json_t *nj = J("{\"metadata\":{\"name\":\"g0\",\"labels\":{\"pool\":\"gpu\"}},"
+                   "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}");
+    char err[256];
+    node_t *n = node_from_json(nj, err, sizeof err);
+    json_decref(nj);
+    cache_upsert_node(s->cache, n);
+    pod_t *home = pod_from(s, "home", "3", 0, "gpu", "");
+    pod_t *borrower = pod_from(s, "borrower", "2", 1000, "", "");
+    pod_t *home_low = pod_from(s, "homelow", "2", -5, "gpu", "");
+    pod_t *home_high = pod_from(s, "homehigh", "2", 50, "gpu", "");
+    cache_nominate(s->cache, home, "g0");
+
+    cache_rdlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, "g0");
+    int cloned = 0;
+    node_info_t *view = node_with_nominated(s, borrower, ni, &cloned);
+    assert_true(cloned);                                    /* the nominated pod counts */
+    assert_int_equal(view->requested.milli_cpu, 3000);
+    node_info_free(view);
+    view = node_with_nominated(s, home_low, ni, &cloned);   /* home, lower priority: counts */
+    assert_true(cloned);
+    node_info_free(view);
+    view = node_with_nominated(s, home_high, ni, &cloned);  /* home, higher priority: may take it */
+    assert_false(cloned);
+    assert_int_equal(view->requested.milli_cpu, 0);
+    cache_unlock(s->cache);
+
+    pod_unref(home);
+    pod_unref(borrower);
+    pod_unref(home_low);
+    pod_unref(home_high);
+    node_unref(n);
+    scheduler_free(s);
+}
+
+static void set_evictions(int delay_ms, int refuse_at)
+{
+    pthread_mutex_lock(&api.mu);
+    api.evict_delay_ms = delay_ms;
+    api.evict_refuse_at = refuse_at;
+    api.evictions = 0;
+    api.reasons[0] = '\0';
+    pthread_mutex_unlock(&api.mu);
+}
+
+static int api_int(int *f)
+{
+    pthread_mutex_lock(&api.mu);
+    int v = *f;
+    pthread_mutex_unlock(&api.mu);
+    return v;
+}
+
+/* n1 (2 CPUs) is full of two 1-CPU pods of priority 0; a 2-CPU pod of
+ * priority 100 preempts both. The pool thread (postfilter_run) returns at
+ * once although each eviction takes 800 ms. */
+static scheduler_t *preemption_setup(queue_item_t **out)
+{
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_t *n = add_node(s, "n1", "2");
+    node_unref(n);
+    /* An unknown pool annotation: home is default, looked up under pools_mu. */
+    pod_unref(pod_from(s, "v1", "1", 0, "no-such-pool", "n1"));
+    pod_unref(pod_from(s, "v2", "1", 0, "no-such-pool", "n1"));
+    pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, pre, 0);
+    pod_unref(pre);
+    *out = queue_pop_timeout(D->q, 1000);
+    assert_non_null(*out);
+    return s;
+}
+
+static int nominated_on(scheduler_t *s, const char *node)
+{
+    pod_t *const *noms;
+    cache_rdlock(s->cache);
+    int n = cache_nominated_locked(s->cache, node, &noms);
+    cache_unlock(s->cache);
+    return n;
+}
+
+static void preemption_teardown(scheduler_t *s, queue_item_t *it)
+{
+    queue_requeue(pools_get(s, DEFAULT_POOL_ID)->q, it);
+    evictor_free(s->evictor);
+    s->evictor = NULL;
+    writer_free(s->writer);
+    s->writer = NULL;
+    scheduler_free(s);
+}
+
+static void test_evictions_off_pool_thread(void **st)
+{
+    set_evictions(800, 0);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    int64_t t0 = util_now_ms();
+    assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
+    int64_t took = util_now_ms() - t0;
+    assert_true(took < 500);                       /* not 2 x 800 ms */
+    assert_int_equal(nominated_on(s, "n1"), 1);    /* the room is reserved at once */
+    /* Asked again meanwhile, it waits for its victims: no second job. */
+    assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 2);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.preemptions, 1);
+    assert_int_equal(ss.victims, 2);
+    assert_int_equal(ss.evictions_refused, 0);
+    preemption_teardown(s, it);
+}
+
+/* The second eviction is refused (429): an event on the preemptor says so,
+ * the counter moves, and the room is given back. */
+static void test_refused_eviction_explained(void **st)
+{
+    set_evictions(0, 2);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    assert_int_equal(postfilter_run(pools_get(s, DEFAULT_POOL_ID), it), PF_PREEMPTED);
+    evictor_wait_idle(s->evictor);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.evictions_refused, 1);
+    assert_int_equal(ss.preemptions, 0);
+    assert_int_equal(ss.victims, 1);
+    assert_int_equal(nominated_on(s, "n1"), 0);     /* no room held for nothing */
+    int seen = 0;
+    for (int i = 0; i < 100 && !seen; i++) {
+        pthread_mutex_lock(&api.mu);
+        seen = strstr(api.reasons, "PreemptionIncomplete") != NULL;
+        pthread_mutex_unlock(&api.mu);
+        if (!seen) util_sleep_ms(20);
+    }
+    assert_true(seen);
+    preemption_teardown(s, it);
+}
+
+/* A preemptor that finds no victims any more gives its old room back. */
+static void test_give_up_clears_nomination(void **st)
+{
+    set_evictions(0, 0);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    pod_unref(pod_from(s, "big", "2", 1000, "", "n1"));      /* cannot be preempted */
+    pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
+    cache_nominate(s->cache, pre, "n1");                      /* from an earlier round */
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, pre, 0);
+    pod_unref(pre);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    it->tried_borrow = 1;
+    assert_int_equal(postfilter_run(D, it), PF_NONE);
+    assert_int_equal(nominated_on(s, "n1"), 0);
+    preemption_teardown(s, it);
+}
+
+/* ---- fault 7: the victim search runs without the cache lock --------------- */
+
+typedef struct lock_probe {
+    scheduler_t  *s;
+    sched_pool_t *P;
+    pod_t        *pod;
+    int           rc;
+    int           done;        /* atomic */
+} lock_probe_t;
+
+static void *run_preempt(void *arg)
+{
+    lock_probe_t *lp = arg;
+    lp->rc = postfilter_preempt(lp->P, lp->pod);
+    __atomic_store_n(&lp->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void *run_pod_update(void *arg)
+{
+    lock_probe_t *lp = arg;
+    pod_unref(pod_from(lp->s, "newcomer", "1", 0, "", ""));    /* takes the cache write lock */
+    __atomic_store_n(&lp->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* The victim search is held up (pools_mu, which is_victim needs, is held
+ * here); an informer's pod update must still get the cache write lock. */
+static void test_preemption_scan_unlocked(void **st)
+{
+    set_evictions(0, 0);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    lock_probe_t pre = { s, D, it->pod, -1, 0 }, upd = { s, D, NULL, 0, 0 };
+    pthread_t a, w;
+    pthread_mutex_lock(&s->pools_mu);
+    pthread_create(&a, NULL, run_preempt, &pre);
+    util_sleep_ms(200);                               /* the search is waiting for pools_mu */
+    pthread_create(&w, NULL, run_pod_update, &upd);
+    int updated = 0;
+    for (int i = 0; i < 100 && !updated; i++) {
+        util_sleep_ms(10);
+        updated = __atomic_load_n(&upd.done, __ATOMIC_SEQ_CST);
+    }
+    int preempt_done_early = __atomic_load_n(&pre.done, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&s->pools_mu);
+    pthread_join(a, NULL);
+    pthread_join(w, NULL);
+    assert_false(preempt_done_early);                 /* it really was held up */
+    assert_true(updated);                             /* and the write went through meanwhile */
+    assert_int_equal(pre.rc, 1);
+    evictor_wait_idle(s->evictor);
+    preemption_teardown(s, it);
+}
+
+/* ---- fault 3: fencing ------------------------------------------------------ */
+
+static int lease_ok = 1;     /* atomic */
+static int may_act(void *ud) { return __atomic_load_n(&lease_ok, __ATOMIC_SEQ_CST); }
+
+/* Binds decided while leading are dropped, not drained, once the lease is
+ * gone; the pool thread decides nothing more. */
+static void test_fenced_drops_binds(void **st)
+{
+    set_bind_status(201);
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    o.may_act = may_act;
+    char err[256];
+    scheduler_t *s = scheduler_new(&o, kc, err, sizeof err);
+    node_unref(add_node(s, "n1", "4"));
+    pod_t *p = add_pod(s, "p1", "1", NULL);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, p, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
+    queue_done(D->q, it);
+    assert_false(scheduler_fenced(s));
+    __atomic_store_n(&lease_ok, 0, __ATOMIC_SEQ_CST);      /* the lease ran out meanwhile */
+    s->binder = binder_new(s, 1);
+    binder_submit(s->binder, it, "n1", NULL);
+    binder_free(s->binder);                                 /* would drain: must drop */
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), 0);
+    assert_true(scheduler_fenced(s));
+    __atomic_store_n(&lease_ok, 1, __ATOMIC_SEQ_CST);
+    assert_true(scheduler_fenced(s));                       /* for good */
+    /* A pool thread with a pod to place does nothing either. */
+    pod_t *p2 = add_pod(s, "p2", "1", NULL);
+    queue_add(D->q, p2, 0);
+    s->binder = binder_new(s, 1);
+    pools_start_threads(s);
+    util_sleep_ms(200);
+    pools_stop_threads(s);
+    binder_free(s->binder);
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), 0);
+    cache_pod_state_t cst;
+    pod_t *cur = cache_get_pod(s->cache, "uid-p2", &cst);
+    assert_int_equal(cst, CPOD_PENDING);
+    pod_unref(cur);
+    pod_unref(p);
+    pod_unref(p2);
+    scheduler_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bind_500_backs_off),
+        cmocka_unit_test(test_bind_403_backs_off),
+        cmocka_unit_test(test_bind_422_backs_off),
+        cmocka_unit_test(test_update_leaves_unschedulable),
+        cmocka_unit_test(test_priority_update_resorts),
+        cmocka_unit_test(test_lender_most_idle_absolute),
+        cmocka_unit_test(test_start_waits_for_slow_pool_list),
+        cmocka_unit_test(test_start_without_pool_api),
+        cmocka_unit_test(test_borrower_ranks_below_nominated_home_pod),
+        cmocka_unit_test(test_evictions_off_pool_thread),
+        cmocka_unit_test(test_refused_eviction_explained),
+        cmocka_unit_test(test_give_up_clears_nomination),
+        cmocka_unit_test(test_preemption_scan_unlocked),
+        cmocka_unit_test(test_fenced_drops_binds),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
