@@ -408,6 +408,16 @@ void framework_free(framework_t *fw) {
     free(fw);
 }
 
+int framework_runs(const framework_t *fw, int point, const char *name)
+{
+    point_list_t l;
+    resolve_point(&fw->cfg, point, &l);
+    for (int i = 0; i < l.n; i++)
+        if (l.name[i] && strcmp(l.name[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 void framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl) {
     memset(&fw->base, 0, sizeof(fw->base));
     fw->has_base = cl != NULL;

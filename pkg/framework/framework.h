@@ -174,6 +174,9 @@ void           cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, vo
  * simulation, borrowing): only members valid without the cache lock (the
  * volume store); copied. */
 void     framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl);
+/* Whether the profile runs plugin name at point (for points the scheduler
+ * runs itself: VolumeBinding's Reserve and PreBind). */
+int      framework_runs(const framework_t *fw, int point, const char *name);
 
 /* PreFilter for all plugins; FW_SUCCESS or the first failure in st. */
 int      framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);

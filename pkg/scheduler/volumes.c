@@ -125,7 +125,7 @@ static node_t *node_get(scheduler_t *s, const char *name)
 
 int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen)
 {
-    if (pod->nvolumes == 0)
+    if (pod->nvolumes == 0 || !framework_runs(sched_pod_fw(s, pod), FW_PT_RESERVE, "VolumeBinding"))
         return 0;
     node_t *n = node_get(s, node);
     if (!n)

@@ -290,6 +290,10 @@ static void test_binding_prefilter_errors(void **state)
     pod_t *p = mkpod("p", "{'name':'v','persistentVolumeClaim':{'claimName':'missing'}}");
     assert_int_equal(run_filter(&e, p, a, reason), -FW_UNSCHEDULABLE_UNRESOLVABLE);
     assert_string_equal(reason, "persistentvolumeclaim \"missing\" not found");
+    /* The default profile runs VolumeBinding at Reserve and PreBind too. */
+    assert_true(framework_runs(e.fw, FW_PT_RESERVE, "VolumeBinding"));
+    assert_true(framework_runs(e.fw, FW_PT_PRE_BIND, "VolumeBinding"));
+    assert_false(framework_runs(e.fw, FW_PT_RESERVE, "VolumeZone"));
     pod_unref(p);
 
     put_simple_pvc(e.vs, "imm", "now", "1Gi");
