@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <jansson.h>
+#include "api/affinity.h"
 #include "api/labels.h"
 #include "api/resources.h"
 
@@ -95,6 +96,9 @@ typedef struct pod {
     int            ntolerations;
     host_port_t   *ports;               /* host ports in use */
     int            nports;
+    /* Inter-pod constraints (pod (anti-)affinity, topology spread); NULL
+     * when the pod has none. Owned. */
+    pod_affinity_t *interpod;
 } pod_t;
 
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad

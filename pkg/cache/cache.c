@@ -37,6 +37,10 @@ struct cache {
     nomination_t       *noms;        /* few: only pods waiting after a preemption */
     int                 nnoms, cap_noms;
     hashmap_t          *noms_by_node; /* node -> nom_list_t, rebuilt on change */
+    /* Bumped (atomically, under the write lock) whenever a pod with
+     * required anti-affinity is accounted or node labels change: what can
+     * make a placement decided earlier break an existing pod's anti-affinity. */
+    uint64_t            interpod_epoch;
 };
 
 typedef struct nom_list {
@@ -98,6 +102,8 @@ void cache_free(cache_t *c)
     pthread_rwlock_destroy(&c->lock);
     free(c);
 }
+
+static void epoch_bump(cache_t *c);
 
 static pthread_mutex_t *stripe(cache_t *c, const char *node)
 {
@@ -180,6 +186,7 @@ int cache_upsert_node(cache_t *c, node_t *n)
     cache_wrlock(c);
     node_info_t *ni = node_get_or_add(c, n->name);
     int changed = node_sched_changed(ni->node, n);
+    if (!ni->node || !labels_equal(&ni->node->labels, &n->labels)) epoch_bump(c);
     node_info_set_node(ni, n);
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
     ni->generation++;
@@ -234,9 +241,25 @@ static void unaccount(cache_t *c, pod_entry_t *e)
     e->node = NULL;
 }
 
+static int has_required_anti(const pod_t *p)
+{
+    return p->interpod && p->interpod->nanti_req > 0;
+}
+
+static void epoch_bump(cache_t *c)
+{
+    __atomic_add_fetch(&c->interpod_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
+uint64_t cache_interpod_epoch(cache_t *c)
+{
+    return __atomic_load_n(&c->interpod_epoch, __ATOMIC_ACQUIRE);
+}
+
 static void account(cache_t *c, pod_entry_t *e, const char *node)
 {
     node_info_t *ni = node_get_or_add(c, node);
+    if (has_required_anti(e->pod)) epoch_bump(c);
     node_info_add_pod(ni, e->pod);
     ni->generation++;
     e->node = util_strdup(node);
@@ -348,10 +371,37 @@ static int has_nomination(const cache_t *c, const char *uid)
     return 0;
 }
 
+/* The exclusive reserve of a pod with inter-pod constraints (or one whose
+ * decision predates an epoch move): write lock, the pod still pending, and
+ * a full re-check against the cluster as it is now. */
+static int assume_interpod(cache_t *c, pod_t *p, const char *node, int pool, const cache_interpod_t *ip,
+                           void *ud)
+{
+    cache_wrlock(c);
+    node_info_t *ni = hashmap_get(c->node_map, node);
+    pod_entry_t *e = hashmap_get(c->pods, p->uid);
+    int rc = -1;
+    if (ni && ni->node && ni->pool == pool && e && e->state == CPOD_PENDING && !e->node &&
+        ip->full_fit(ud, ni))
+        rc = cache_assume_locked(c, p, node);
+    cache_unlock(c);
+    return rc;
+}
+
 int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
                  cache_fit_fn fit, void *ud)
 {
+    return cache_assume_ex(c, p, node, pool, generation, NULL, fit, ud);
+}
+
+int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
+                    const cache_interpod_t *ip, cache_fit_fn fit, void *ud)
+{
     cache_rdlock(c);
+    if (ip && (ip->exclusive || cache_interpod_epoch(c) != ip->epoch)) {
+        cache_unlock(c);
+        return assume_interpod(c, p, node, pool, ip, ud);
+    }
     if (has_nomination(c, p->uid)) {
         /* Dropping the nomination changes shared lists: exclusive path. */
         cache_unlock(c);
@@ -384,6 +434,7 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
             }
             pthread_mutex_unlock(&c->pods_mu);
             if (rc == 0) {
+                if (has_required_anti(p)) epoch_bump(c);   /* callers without ip only */
                 node_info_add_pod(ni, p);
                 ni->generation++;
             }

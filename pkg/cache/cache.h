@@ -73,6 +73,30 @@ int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
 typedef int (*cache_fit_fn)(void *ud, node_info_t *ni);
 int      cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
                       cache_fit_fn fit, void *ud);
+/* Inter-pod constraints (pod affinity, anti-affinity, topology spread)
+ * depend on pods of every pool, so the per-node generation check above is
+ * not enough when two pool threads place pods at once. The rule:
+ *  - a pod with required (anti-)affinity or a DoNotSchedule spread
+ *    constraint reserves exclusively: write lock, pod still pending, and
+ *    full_fit re-runs PreFilter + Filter on the node against the cluster as
+ *    it is now (ip->exclusive);
+ *  - any other pod reserves on the shared path only if the inter-pod epoch
+ *    (cache_interpod_epoch, read under the read lock when deciding) has not
+ *    moved; it moves when a pod with required anti-affinity is accounted or
+ *    node labels change, i.e. whenever an existing pod's anti-affinity could
+ *    newly forbid the decided node. Otherwise it takes the exclusive path.
+ * Pods with required anti-affinity are thus only ever added under the write
+ * lock, so the epoch cannot move while a shared-path reserve runs. */
+typedef struct cache_interpod {
+    uint64_t     epoch;       /* cache_interpod_epoch at decision time */
+    int          exclusive;   /* the pod has hard inter-pod constraints */
+    cache_fit_fn full_fit;    /* called with the write lock held */
+} cache_interpod_t;
+uint64_t cache_interpod_epoch(cache_t *c);
+/* cache_assume with the inter-pod rule; ip NULL is cache_assume (for pods
+ * and callers that know no inter-pod constraint is involved). */
+int      cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
+                         const cache_interpod_t *ip, cache_fit_fn fit, void *ud);
 /* Readers of another pool's nodes (the read lock held) take the node's
  * stripe lock while they look at it: its own pool thread may be reserving. */
 void     cache_node_lock(cache_t *c, const char *node);

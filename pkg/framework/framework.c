@@ -104,6 +104,9 @@ framework_t *framework_new(const fw_config_t *c) {
     plugin_taint_toleration(p++, fw->cfg.weight_taint_toleration);
     plugin_balanced_allocation(p++, fw->cfg.weight_balanced);
     plugin_resource_allocation(p++, &fw->res_ctx, &fw->cfg);
+    /* Last filters in v1.20's order; score weights 2 and 1 as its defaults. */
+    plugin_pod_topology_spread(p++, 2);
+    plugin_inter_pod_affinity(p++, 1);
     fw->nplugins = (int)(p - fw->plugins);
     for (int i = 0; i < fw->nplugins; i++)
         fw->plugins[i].index = i;
@@ -185,6 +188,22 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
     return FW_SUCCESS;
 }
 
+void framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni) {
+    if (!cs->prefiltered || cs->pod != pod)
+        return;
+    for (int i = 0; i < fw->nplugins; i++)
+        if (fw->plugins[i].add_pod)
+            fw->plugins[i].add_pod(&fw->plugins[i], cs, pod, other, ni);
+}
+
+void framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni) {
+    if (!cs->prefiltered || cs->pod != pod)
+        return;
+    for (int i = 0; i < fw->nplugins; i++)
+        if (fw->plugins[i].remove_pod)
+            fw->plugins[i].remove_pod(&fw->plugins[i], cs, pod, other, ni);
+}
+
 /* Stops at the first failing plugin, as kube-scheduler does by default
  * (runAllFilters off). Filters are called with a state made for this pod:
  * PreFilter runs here if the caller did not run it (or ran it for another
@@ -249,6 +268,8 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
         const fw_plugin_t *pl = &fw->plugins[p];
         if (pl->score == NULL || pl->weight == 0)
             continue;
+        if (pl->pre_score)
+            pl->pre_score(pl, cs, pod, nodes, n);
         for (int i = 0; i < n; i++)
             buf[i] = pl->score(pl, cs, pod, nodes[i]);
         if (pl->normalize)

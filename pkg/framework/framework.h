@@ -63,6 +63,12 @@ struct fw_plugin {
     int64_t (*score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni);
     /* Rescales raw scores in place to 0..FW_MAX_SCORE. */
     void  (*normalize)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n);
+    /* PreScore: sees the feasible nodes before Score runs on each of them. */
+    void  (*pre_score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n);
+    /* PreFilterExtensions: `other` is added to / removed from ni (preemption
+     * simulating victims' removal); the PreFilter state follows. */
+    void  (*add_pod)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
+    void  (*remove_pod)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
     /* Frees what this plugin's PreFilter left in its cycle-state slot
      * (cycle_state_slot); NULL when it allocates nothing. */
     void  (*state_free)(void *slot);
@@ -108,6 +114,10 @@ void           cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, vo
 
 /* PreFilter for all plugins; FW_SUCCESS or the first failure in st. */
 int      framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);
+/* PreFilterExtensions of every plugin: `other` was added to / removed from
+ * ni after PreFilter ran for pod (cs must be prefiltered for pod). */
+void     framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
+void     framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
 /* Every Filter on one node; st gets the reasons of the failing plugins. */
 int      framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st);
 /* Scores the feasible nodes: out[i] = sum over plugins of weight *

@@ -52,6 +52,7 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
 typedef struct decision {
     char    *node;          /* chosen node, owned; NULL if none */
     uint64_t generation;
+    uint64_t epoch;         /* cache_interpod_epoch when deciding */
     char    *message;       /* failure summary, owned */
     int      pool_nodes;
 } decision_t;
@@ -64,6 +65,7 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     fw_status_t st;
     memset(d, 0, sizeof(*d));
     cache_rdlock(s->cache);
+    d->epoch = cache_interpod_epoch(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
     fw_cluster_t cl = { nodes, n };
@@ -129,13 +131,41 @@ static int refit(void *ud, node_info_t *ni)
     return filter_node(r->s, r->cs, r->pod, ni, &st) == FW_SUCCESS;
 }
 
+/* The exclusive re-check (cache write lock held): PreFilter and Filter
+ * from scratch, against every pool's pods as they are now. */
+static int refit_full(void *ud, node_info_t *ni)
+{
+    refit_t *r = ud;
+    fw_status_t st;
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(r->s->cache, &n);
+    fw_cluster_t cl = { nodes, n };
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &cl);
+    fw_status_reset(&st);
+    int ok = framework_pre_filter(r->s->fw, cs, r->pod, &st) == FW_SUCCESS &&
+             filter_node(r->s, cs, r->pod, ni, &st) == FW_SUCCESS;
+    cycle_state_free(cs);
+    return ok;
+}
+
+/* Hard inter-pod constraints: the pod's placement depends on other pools'
+ * pods, so it reserves exclusively (see cache.h). */
+static int has_hard_interpod(const pod_t *p)
+{
+    const pod_affinity_t *a = p->interpod;
+    return a && (a->naff_req > 0 || a->nanti_req > 0 || a->nspread_hard > 0);
+}
+
 /* Reserve: account the pod on the node unless the node changed under us in
  * a way that no longer fits. Pool threads reserve concurrently (their nodes
- * are disjoint), see cache_assume. */
+ * are disjoint), see cache_assume; inter-pod constraints follow the rule in
+ * cache.h. */
 static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
     refit_t r = { P->s, cs, pod };
-    return cache_assume(P->s->cache, pod, d->node, P->id, d->generation, refit, &r) == 0;
+    cache_interpod_t ip = { d->epoch, has_hard_interpod(pod), refit_full };
+    return cache_assume_ex(P->s->cache, pod, d->node, P->id, d->generation, &ip, refit, &r) == 0;
 }
 
 static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *message)
@@ -188,6 +218,9 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
             return;
         }
     }
+    /* A constraint ai-scheduler only approximates is said, once. */
+    if (it->attempts == 0 && it->pod->interpod && it->pod->interpod->warning)
+        writer_pod_event(s->writer, it->pod, "Warning", "UnsupportedConstraint", it->pod->interpod->warning);
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     decide(P, cs, it->pod, &d);

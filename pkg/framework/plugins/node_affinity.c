@@ -22,6 +22,10 @@ static int matches_required(const pod_t *pod, const node_t *node) {
     return 0;
 }
 
+int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node) {
+    return matches_required(pod, node);
+}
+
 static int na_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st) {
     cs->has_affinity = pod->has_node_selector || pod->naffinity_terms > 0;
     return FW_SUCCESS;

@@ -16,6 +16,14 @@
 #define FW_REASON_NODE_AFFINITY      "node(s) didn't match Pod's node affinity/selector"
 #define FW_REASON_NODE_PORTS         "node(s) didn't have free ports for the requested pod ports"
 #define FW_REASON_TOO_MANY_PODS      "Too many pods"
+/* InterPodAffinity and PodTopologySpread (v1.20). */
+#define FW_REASON_AFFINITY_NOT_MATCH       "node(s) didn't match pod affinity/anti-affinity"
+#define FW_REASON_AFFINITY_RULES           "node(s) didn't match pod affinity rules"
+#define FW_REASON_ANTI_AFFINITY_RULES      "node(s) didn't match pod anti-affinity rules"
+#define FW_REASON_EXISTING_ANTI_AFFINITY   "node(s) didn't satisfy existing pods anti-affinity rules"
+#define FW_REASON_SPREAD                   "node(s) didn't match pod topology spread constraints"
+#define FW_REASON_SPREAD_MISSING_LABEL     FW_REASON_SPREAD " (missing required label)"
+#define FW_LABEL_HOSTNAME                  "kubernetes.io/hostname"
 
 #define FW_TAINT_UNSCHEDULABLE       "node.kubernetes.io/unschedulable"
 
@@ -61,6 +69,12 @@ void plugin_taint_toleration(fw_plugin_t *pl, int score_weight);
 /* ctx is filled from the configuration and must outlive the plugin. */
 void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c);
 void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
+void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight);
+void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight);
+
+/* spec.nodeSelector and required node affinity (kube's
+ * PodMatchesNodeSelectorAndAffinityTerms). */
+int  fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);
 
 /* kube's DefaultNormalizeScore: scale to 0..FW_MAX_SCORE by the maximum;
  * reverse turns "more is worse" counts into scores. */
