@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void term_free(pod_aff_term_t *t)
+void aff_term_clear(pod_aff_term_t *t)
 {
     for (int i = 0; i < t->nnamespaces; i++)
         free(t->namespaces[i]);
@@ -22,19 +22,20 @@ void pod_affinity_free(pod_affinity_t *a)
     if (!a)
         return;
     for (int i = 0; i < a->naff_req; i++)
-        term_free(&a->aff_req[i]);
+        aff_term_clear(&a->aff_req[i]);
     for (int i = 0; i < a->nanti_req; i++)
-        term_free(&a->anti_req[i]);
+        aff_term_clear(&a->anti_req[i]);
     for (int i = 0; i < a->naff_pref; i++)
-        term_free(&a->aff_pref[i]);
+        aff_term_clear(&a->aff_pref[i]);
     for (int i = 0; i < a->nanti_pref; i++)
-        term_free(&a->anti_pref[i]);
+        aff_term_clear(&a->anti_pref[i]);
     free(a->aff_req);
     free(a->anti_req);
     free(a->aff_pref);
     free(a->anti_pref);
     for (int i = 0; i < a->nspread; i++) {
         free(a->spread[i].topology_key);
+        free(a->spread[i].key);
         selector_free(&a->spread[i].selector);
     }
     free(a->spread);
@@ -82,6 +83,19 @@ static void term_make_key(pod_aff_term_t *t)
         selector_text(&b, &t->selector);
     sbuf_printf(&b, "|%s", t->topology_key);
     t->key = b.data ? b.data : util_strdup("");
+}
+
+void aff_term_copy(pod_aff_term_t *dst, const pod_aff_term_t *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    for (int i = 0; i < src->nnamespaces; i++)
+        ns_add(dst, src->namespaces[i]);
+    dst->all_namespaces = src->all_namespaces;
+    selector_copy(&dst->selector, &src->selector);
+    dst->match_nothing = src->match_nothing;
+    dst->topology_key = util_strdup(src->topology_key);
+    dst->weight = src->weight;
+    dst->key = util_strdup(src->key);
 }
 
 /* Optional label selector: absent or null means "matches nothing". */
@@ -225,6 +239,13 @@ static int parse_spread(pod_affinity_t *a, json_t *arr, char *err, size_t errlen
             return -1;
         if (c->hard)
             a->nspread_hard++;
+        sbuf_t b = {0};
+        if (c->match_nothing)
+            sbuf_printf(&b, "!");
+        else
+            selector_text(&b, &c->selector);
+        sbuf_printf(&b, "|%s", c->topology_key);
+        c->key = b.data;
     }
     return 0;
 }

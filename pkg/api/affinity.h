@@ -38,6 +38,7 @@ typedef struct spread_constraint {
     int         hard;           /* whenUnsatisfiable: DoNotSchedule (else ScheduleAnyway) */
     selector_t  selector;
     int         match_nothing;  /* labelSelector absent: matches no pod */
+    char       *key;            /* canonical "selector|topologyKey" */
 } spread_constraint_t;
 
 typedef struct pod_affinity {
@@ -61,6 +62,10 @@ typedef struct pod_affinity {
  * empty topologyKey, unknown whenUnsatisfiable, weight outside 1..100). */
 int  pod_affinity_parse(pod_affinity_t **out, json_t *spec, const char *pod_ns, char *err, size_t errlen);
 void pod_affinity_free(pod_affinity_t *a);
+
+/* Deep copy (dst owns it; aff_term_clear releases it). */
+void aff_term_copy(pod_aff_term_t *dst, const pod_aff_term_t *src);
+void aff_term_clear(pod_aff_term_t *t);
 
 /* Does pod p match the term's namespaces and label selector? */
 int  aff_term_matches(const pod_aff_term_t *t, const struct pod *p);

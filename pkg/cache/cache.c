@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework/topo_index.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -41,6 +42,9 @@ struct cache {
      * required anti-affinity is accounted or node labels change: what can
      * make a placement decided earlier break an existing pod's anti-affinity. */
     uint64_t            interpod_epoch;
+    /* Per-topology-value pod counts for the inter-pod plugins; fed on every
+     * accounting change (its own leaf mutex, below stripes and pods_mu). */
+    fw_topo_index_t    *tindex;
 };
 
 typedef struct nom_list {
@@ -64,6 +68,7 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
     c->node_map = hashmap_new(1024);
     c->pods = hashmap_new(4096);
     c->noms_by_node = hashmap_new(16);
+    c->tindex = fw_topo_index_new();
     return c;
 }
 
@@ -97,6 +102,7 @@ void cache_free(cache_t *c)
     free(c->noms);
     for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);) nom_list_free(v);
     hashmap_free(c->noms_by_node);
+    fw_topo_index_free(c->tindex);
     for (int i = 0; i < NODE_STRIPES; i++) pthread_mutex_destroy(&c->stripes[i]);
     pthread_mutex_destroy(&c->pods_mu);
     pthread_rwlock_destroy(&c->lock);
@@ -118,6 +124,15 @@ void cache_node_unlock(cache_t *c, const char *node) { pthread_mutex_unlock(stri
 void cache_rdlock(cache_t *c) { pthread_rwlock_rdlock(&c->lock); }
 void cache_wrlock(cache_t *c) { pthread_rwlock_wrlock(&c->lock); }
 void cache_unlock(cache_t *c) { pthread_rwlock_unlock(&c->lock); }
+
+/* Counts (sign +1) or uncounts (-1) the node and its pods in the topology
+ * index against the node object it has now. Write lock held. */
+static void index_node_pods(cache_t *c, node_info_t *ni, int sign)
+{
+    if (!ni->node) return;
+    fw_topo_index_node(c->tindex, ni->node, sign);
+    for (int i = 0; i < ni->npods; i++) fw_topo_index_pod(c->tindex, ni->pods[i], ni->node, sign);
+}
 
 /* The info for a node name, created when pods name a node we have not seen. */
 static node_info_t *node_get_or_add(cache_t *c, const char *name)
@@ -186,8 +201,13 @@ int cache_upsert_node(cache_t *c, node_t *n)
     cache_wrlock(c);
     node_info_t *ni = node_get_or_add(c, n->name);
     int changed = node_sched_changed(ni->node, n);
-    if (!ni->node || !labels_equal(&ni->node->labels, &n->labels)) epoch_bump(c);
+    int relabel = !ni->node || !labels_equal(&ni->node->labels, &n->labels);
+    if (relabel) {
+        epoch_bump(c);
+        index_node_pods(c, ni, -1);
+    }
     node_info_set_node(ni, n);
+    if (relabel) index_node_pods(c, ni, +1);
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
     ni->generation++;
     cache_unlock(c);
@@ -199,6 +219,7 @@ void cache_delete_node(cache_t *c, const char *name)
     cache_wrlock(c);
     node_info_t *ni = hashmap_get(c->node_map, name);
     if (ni) {
+        index_node_pods(c, ni, -1);
         if (ni->npods == 0) {
             node_drop(c, ni);
         } else {
@@ -233,7 +254,7 @@ static void unaccount(cache_t *c, pod_entry_t *e)
     if (!e->node) return;
     node_info_t *ni = hashmap_get(c->node_map, e->node);
     if (ni) {
-        node_info_remove_pod(ni, e->pod->uid);
+        if (node_info_remove_pod(ni, e->pod->uid)) fw_topo_index_pod(c->tindex, e->pod, ni->node, -1);
         ni->generation++;
         if (!ni->node && ni->npods == 0) node_drop(c, ni);
     }
@@ -261,6 +282,7 @@ static void account(cache_t *c, pod_entry_t *e, const char *node)
     node_info_t *ni = node_get_or_add(c, node);
     if (has_required_anti(e->pod)) epoch_bump(c);
     node_info_add_pod(ni, e->pod);
+    fw_topo_index_pod(c->tindex, e->pod, ni->node, +1);
     ni->generation++;
     e->node = util_strdup(node);
 }
@@ -436,6 +458,7 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
             if (rc == 0) {
                 if (has_required_anti(p)) epoch_bump(c);   /* callers without ip only */
                 node_info_add_pod(ni, p);
+                fw_topo_index_pod(c->tindex, p, ni->node, +1);
                 ni->generation++;
             }
         }
@@ -453,6 +476,24 @@ void cache_forget(cache_t *c, const char *uid)
         unaccount(c, e);
         e->state = CPOD_PENDING;
     }
+    cache_unlock(c);
+}
+
+fw_topo_index_t *cache_topo_index(cache_t *c)
+{
+    return c->tindex;
+}
+
+void cache_interpod_prepare(cache_t *c, const pod_t *pod)
+{
+    if (!pod->interpod) return;    /* plain pods need only the registry */
+    cache_rdlock(c);
+    int ready = fw_topo_index_ready(c->tindex, pod);
+    cache_unlock(c);
+    if (ready) return;
+    /* Counting pods reads every node's pod list: exclude the reservers. */
+    cache_wrlock(c);
+    fw_topo_index_prepare(c->tindex, pod, c->nodes, c->nnodes);
     cache_unlock(c);
 }
 

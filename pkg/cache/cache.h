@@ -6,7 +6,8 @@
  * threads read while they filter and score, and reserve (cache_assume) under
  * the read lock too, holding the node's stripe lock and the pod map's mutex:
  * each pool changes only its own nodes, so pool threads never exclude each
- * other. Lock order: rwlock -> node stripe -> pod map. The *_locked
+ * other. Lock order: rwlock -> node stripe -> pod map -> topology index
+ * (fw_topo_index_t's own mutex, a leaf). The *_locked
  * functions expect the caller to hold the rwlock (read or write as named);
  * every other function takes it itself. The partition callback runs under
  * the write lock and must not call back into the cache.
@@ -97,6 +98,14 @@ uint64_t cache_interpod_epoch(cache_t *c);
  * and callers that know no inter-pod constraint is involved). */
 int      cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
                          const cache_interpod_t *ip, cache_fit_fn fit, void *ud);
+/* The per-topology-value pod counts the inter-pod plugins read through
+ * fw_cluster_t (borrowed; lives as long as the cache). */
+struct fw_topo_index;
+struct fw_topo_index *cache_topo_index(cache_t *c);
+/* Makes sure the index has the entries pod's PreFilter needs (takes the
+ * write lock briefly the first time a new term shows up). Call without the
+ * cache lock, before deciding. */
+void     cache_interpod_prepare(cache_t *c, const pod_t *pod);
 /* Readers of another pool's nodes (the read lock held) take the node's
  * stripe lock while they look at it: its own pool thread may be reserving. */
 void     cache_node_lock(cache_t *c, const char *node);

@@ -48,9 +48,18 @@ typedef struct fw_plugin   fw_plugin_t;
  * (InterPodAffinity, PodTopologySpread, volumes). Borrowed from the cache:
  * valid while the caller holds the cache lock. Unit tests may leave any
  * member NULL/0; plugins then behave as if the cluster were empty. */
+struct fw_topo_index;
 typedef struct fw_cluster {
     node_info_t *const *nodes;   /* every node of the cluster (all pools) */
     int                 nnodes;
+    /* Incremental per-topology-value pod counts (framework/topo_index.h),
+     * owned by the cache; NULL: the inter-pod plugins scan nodes[]. */
+    struct fw_topo_index *index;
+    /* Other pool threads reserve on their nodes under the read lock, holding
+     * the node's stripe: a plugin reading another node's pods brackets the
+     * read with node_lock(lock_ud, name, 1) / (.., 0). NULL: no locking. */
+    void (*node_lock)(void *lock_ud, const char *node, int lock);
+    void  *lock_ud;
 } fw_cluster_t;
 
 typedef enum { SCORE_LEAST_ALLOCATED = 0, SCORE_MOST_ALLOCATED = 1 } score_strategy_t;

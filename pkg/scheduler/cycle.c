@@ -49,6 +49,12 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
     return rc;
 }
 
+static void lock_node(void *ud, const char *node, int lock)
+{
+    if (lock) cache_node_lock(ud, node);
+    else cache_node_unlock(ud, node);
+}
+
 typedef struct decision {
     char    *node;          /* chosen node, owned; NULL if none */
     uint64_t generation;
@@ -64,11 +70,12 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     scheduler_t *s = P->s;
     fw_status_t st;
     memset(d, 0, sizeof(*d));
+    cache_interpod_prepare(s->cache, pod);
     cache_rdlock(s->cache);
     d->epoch = cache_interpod_epoch(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { nodes, n };
+    fw_cluster_t cl = { nodes, n, cache_topo_index(s->cache), lock_node, s->cache };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
@@ -139,7 +146,7 @@ static int refit_full(void *ud, node_info_t *ni)
     fw_status_t st;
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->s->cache, &n);
-    fw_cluster_t cl = { nodes, n };
+    fw_cluster_t cl = { nodes, n, cache_topo_index(r->s->cache), NULL, NULL };   /* write lock: no reserver runs */
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);

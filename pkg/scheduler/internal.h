@@ -3,7 +3,8 @@
  * Lock order, outermost first: cache lock -> pools_mu -> pdb_mu (and, inside
  * the cache, rwlock -> node stripe -> pod map). pools_mu
  * and pdb_mu are leaf locks held only briefly; nothing calls into the cache
- * or the API while holding them. Queues have their own internal lock and are
+ * or the API while holding them. The cache's topology index mutex is a leaf
+ * inside the cache (after the pod map). Queues have their own internal lock and are
  * never called with pools_mu held either. */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H

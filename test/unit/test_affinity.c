@@ -621,6 +621,127 @@ static void test_preemption_anti_affinity(void **state) {
     framework_free(fw);
 }
 
+
+/* ---- the incremental index answers as the scan does ------------------------ */
+
+static void cache_node(cache_t *c, const char *name, const char *labels) {
+    char buf[1024], err[256];
+    snprintf(buf, sizeof buf, "{'metadata':{'name':'%s','uid':'u%s','labels':{%s}},'spec':{},"
+                              "'status':{'allocatable':{'cpu':'64','memory':'64Gi','pods':'110'}}}", name, name, labels);
+    json_t *j = parse_sq(buf);
+    node_t *n = node_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(n);
+    cache_upsert_node(c, n);
+    node_unref(n);
+}
+
+static void cache_pod(cache_t *c, const char *name, const char *ns, const char *labels, const char *spec,
+                      const char *node) {
+    char s2[4096];
+    snprintf(s2, sizeof s2, "'nodeName':'%s'%s%s", node, spec ? "," : "", spec ? spec : "");
+    pod_t *p = mkpod_ns(name, ns, labels, s2);
+    cache_upsert_pod(c, p, NULL);
+    pod_unref(p);
+}
+
+/* Filter codes and scores over every node, with and without the index. */
+static void check_same(framework_t *fw, cache_t *c, const pod_t *p) {
+    cache_interpod_prepare(c, p);
+    cache_rdlock(c);
+    int n = 0;
+    node_info_t *const *all = cache_nodes_locked(c, &n);
+    node_info_t *live[32];
+    int nl = 0;
+    for (int i = 0; i < n && nl < 32; i++)
+        if (all[i]->node)
+            live[nl++] = all[i];
+    fw_cluster_t with = { .nodes = all, .nnodes = n, .index = cache_topo_index(c) };
+    fw_cluster_t without = { .nodes = all, .nnodes = n };
+    int codes[2][32];
+    int64_t scores[2][32];
+    for (int v = 0; v < 2; v++) {
+        cycle_state_t *cs = cycle_state_new();
+        cycle_state_set_cluster(cs, v ? &with : &without);
+        fw_status_t st;
+        assert_int_equal(framework_pre_filter(fw, cs, p, &st), FW_SUCCESS);
+        for (int i = 0; i < nl; i++)
+            codes[v][i] = framework_filter(fw, cs, p, live[i], &st);
+        framework_score(fw, cs, p, live, nl, scores[v]);
+        cycle_state_free(cs);
+    }
+    cache_unlock(c);
+    for (int i = 0; i < nl; i++) {
+        if (codes[0][i] != codes[1][i] || scores[0][i] != scores[1][i])
+            fail_msg("pod %s node %s: scan %d/%lld, index %d/%lld", p->name, live[i]->name, codes[0][i],
+                     (long long)scores[0][i], codes[1][i], (long long)scores[1][i]);
+    }
+}
+
+static void test_index_matches_scan(void **state) {
+    framework_t *fw = fw_interpod_only();
+    cache_t *c = cache_new(NULL, NULL);
+    const char *zones[3] = { "a", "b", "c" };
+    for (int i = 0; i < 9; i++) {
+        char name[8], labels[128];
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(labels, sizeof labels, "'zone':'%s','kubernetes.io/hostname':'%s'%s", zones[i % 3], name,
+                 i == 8 ? ",'rack':'r1'" : "");
+        cache_node(c, name, i == 7 ? "'kubernetes.io/hostname':'n7'" : labels);
+    }
+    cache_pod(c, "w1", "default", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname"), "n0");
+    cache_pod(c, "w2", "default", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname"), "n1");
+    cache_pod(c, "d1", "default", "'app':'db'", NULL, "n2");
+    cache_pod(c, "d2", "other", "'app':'db'", NULL, "n5");
+    cache_pod(c, "g1", "default", "'app':'guard'", ANTI("'app':'x'", "zone"), "n4");
+    cache_pod(c, "f1", "default", "'app':'fan'", AFF("'app':'x'", "zone"), "n8");
+    cache_pod(c, "h1", "default", "'app':'hater'",
+              "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
+              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'kubernetes.io/hostname'}}]},"
+              "'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':9,"
+              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'}}]}}", "n6");
+    for (int i = 0; i < 5; i++) {
+        char name[8], node[8];
+        snprintf(name, sizeof name, "x%d", i);
+        snprintf(node, sizeof node, "n%d", (i * 2) % 9);
+        cache_pod(c, name, "default", "'app':'x'", NULL, node);
+    }
+    pod_t *probes[] = {
+        mkpod("p1", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname")),
+        mkpod("p2", "'app':'x'", ANTI("'app':'db'", "zone")),
+        mkpod("p3", "'app':'q'", AFF("'app':'db'", "zone")),
+        mkpod("p4", "'app':'self'", AFF("'app':'self'", "zone")),
+        mkpod("p5", "'app':'x'", NULL),
+        mkpod("p6", "'app':'x'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'")),
+        mkpod("p7", "'app':'x'", SPREAD("1", "zone", "ScheduleAnyway", "'app':'x'")),
+        mkpod("p8", "'app':'x'", SPREAD("1", "kubernetes.io/hostname", "DoNotSchedule", "'app':'x'")),
+        mkpod("p9", "'app':'x'",
+              "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+              "{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'},"
+              "{'labelSelector':{'matchExpressions':[{'key':'app','operator':'Exists'}]},'topologyKey':'kubernetes.io/hostname'}],"
+              "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':3,'podAffinityTerm':"
+              "{'labelSelector':{'matchLabels':{'app':'db'}},'namespaces':['other'],'topologyKey':'zone'}}]}}"),
+        mkpod("p10", "'app':'x'", "'nodeSelector':{'zone':'a'}," SPREAD("1", "zone", "DoNotSchedule", "'app':'x'")),
+    };
+    int np = (int)(sizeof(probes) / sizeof(probes[0]));
+    for (int i = 0; i < np; i++)
+        check_same(fw, c, probes[i]);
+    /* Changes the index must follow: a pod goes, a node changes zone, a
+     * node goes, a new pod arrives. */
+    cache_delete_pod(c, "uid-default-x0", NULL, NULL);
+    cache_delete_pod(c, "uid-default-w1", NULL, NULL);
+    cache_node(c, "n2", "'zone':'c','kubernetes.io/hostname':'n2'");
+    cache_delete_node(c, "n6");
+    cache_pod(c, "x9", "default", "'app':'x'", NULL, "n7");
+    cache_pod(c, "g2", "default", "'app':'guard'", ANTI("'app':'x'", "zone"), "n1");
+    for (int i = 0; i < np; i++)
+        check_same(fw, c, probes[i]);
+    for (int i = 0; i < np; i++)
+        pod_unref(probes[i]);
+    cache_free(c);
+    framework_free(fw);
+}
+
 /* ---- two pool threads racing ------------------------------------------- */
 
 /* Pool 0 owns node p0, pool 1 node p1, both in zone z. Thread A places a pod
@@ -640,11 +761,18 @@ typedef struct racer {
 
 static int refit_gen(void *ud, node_info_t *ni) { return 1; }
 
+static void lock_node(void *ud, const char *node, int lock) {
+    if (lock)
+        cache_node_lock(ud, node);
+    else
+        cache_node_unlock(ud, node);
+}
+
 static int refit_full(void *ud, node_info_t *ni) {
     racer_t *r = ud;
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->cache, &n);
-    fw_cluster_t cl = { nodes, n };
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->cache) };
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &cl);
     fw_status_t st;
@@ -657,20 +785,20 @@ static int refit_full(void *ud, node_info_t *ni) {
 static void *race_main(void *arg) {
     racer_t *r = arg;
     pthread_barrier_wait(r->bar);
+    cache_interpod_prepare(r->cache, r->pod);
     cache_rdlock(r->cache);
     uint64_t epoch = cache_interpod_epoch(r->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->cache, &n);
-    fw_cluster_t cl = { nodes, n };
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->cache), .node_lock = lock_node,
+                        .lock_ud = r->cache };
     node_info_t *ni = cache_node_locked(r->cache, r->node);
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &cl);
     fw_status_t st;
-    cache_node_lock(r->cache, r->node);
     int ok = framework_pre_filter(r->fw, cs, r->pod, &st) == FW_SUCCESS &&
              framework_filter(r->fw, cs, r->pod, ni, &st) == FW_SUCCESS;
-    uint64_t gen = ni->generation;
-    cache_node_unlock(r->cache, r->node);
+    uint64_t gen = ni->generation;   /* own pool's node: only this thread changes it */
     cycle_state_set_cluster(cs, NULL);
     cache_unlock(r->cache);
     /* Both decide before either reserves, as two pool threads can. */
@@ -754,6 +882,7 @@ int main(void) {
         cmocka_unit_test(test_spread_score),
         cmocka_unit_test(test_add_remove_pod),
         cmocka_unit_test(test_preemption_anti_affinity),
+        cmocka_unit_test(test_index_matches_scan),
         cmocka_unit_test(test_race_anti_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "framework/plugins/plugins.h"
 #include "framework/plugins/topo_count.h"
+#include "framework/topo_index.h"
 #include "util/util.h"
 
 #define HARD_POD_AFFINITY_WEIGHT 1
@@ -79,27 +80,37 @@ static int ipa_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
     const pod_affinity_t *a = pod->interpod;
     ipa_state_t *s = util_xcalloc(1, sizeof(*s));
     int incoming = a && (a->naff_req > 0 || a->nanti_req > 0);
+    int scan_existing = 1, scan_incoming = incoming;
 
     s->a = a;
     s->has_cluster = cl != NULL;
     tpc_init(&s->existing_anti, 8);
     tpc_init(&s->aff, 8);
     tpc_init(&s->anti, 8);
-    for (int i = 0; cl && i < cl->nnodes; i++) {
+    if (cl && cl->index) {
+        /* The index answers in O(distinct terms); a missing entry (evicted
+         * meanwhile) falls back to kube's scan. */
+        scan_existing = !fw_topo_index_existing_anti(cl->index, pod, &s->existing_anti);
+        if (incoming)
+            scan_incoming = !fw_topo_index_incoming(cl->index, pod, &s->aff, &s->anti);
+    }
+    for (int i = 0; cl && (scan_existing || scan_incoming) && i < cl->nnodes; i++) {
         const node_info_t *ni = cl->nodes[i];
-        if (!ni->node || (ni->npods_anti_req == 0 && !incoming))
+        if (!ni->node)
             continue;
-        for (int j = 0; j < ni->npods; j++) {
+        fw_cluster_node_lock(cl, ni, 1);
+        for (int j = 0; j < ni->npods && (ni->npods_anti_req > 0 || scan_incoming); j++) {
             const pod_t *q = ni->pods[j];
             if (pod_is_terminal(q) || strcmp(q->uid, pod->uid) == 0)
                 continue;
-            if (q->interpod && q->interpod->nanti_req > 0)
+            if (scan_existing && q->interpod && q->interpod->nanti_req > 0)
                 update_anti(&s->existing_anti, pod, ni->node, q->interpod->anti_req, q->interpod->nanti_req, 1);
-            if (incoming) {
+            if (scan_incoming) {
                 update_aff(&s->aff, q, ni->node, a->aff_req, a->naff_req, 1);
                 update_anti(&s->anti, q, ni->node, a->anti_req, a->nanti_req, 1);
             }
         }
+        fw_cluster_node_lock(cl, ni, 0);
     }
     if (a)
         s->self_match_all = matches_all(pod, a->aff_req, a->naff_req);
@@ -237,11 +248,17 @@ static void ipa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
     tpc_free(&s->score);
     tpc_init(&s->score, 8);
     s->score_any = 0;
+    if (cl && cl->index && fw_topo_index_score(cl->index, pod, HARD_POD_AFFINITY_WEIGHT, &s->score, &s->score_any))
+        return;
+    tpc_free(&s->score);
+    tpc_init(&s->score, 8);
+    s->score_any = 0;
     for (int i = 0; cl && i < cl->nnodes; i++) {
         const node_info_t *ni = cl->nodes[i];
-        if (!ni->node || ni->node->labels.n == 0 || (!has_pref && ni->npods_affinity == 0))
+        if (!ni->node || ni->node->labels.n == 0)
             continue;
-        for (int j = 0; j < ni->npods; j++) {
+        fw_cluster_node_lock(cl, ni, 1);
+        for (int j = 0; j < ni->npods && (has_pref || ni->npods_affinity > 0); j++) {
             const pod_t *q = ni->pods[j];
             if (pod_is_terminal(q) || strcmp(q->uid, pod->uid) == 0 || (!has_pref && !has_pod_affinity(q)))
                 continue;
@@ -256,6 +273,7 @@ static void ipa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
             score_terms(s, qa->aff_pref, qa->naff_pref, 0, 1, pod, ni->node);
             score_terms(s, qa->anti_pref, qa->nanti_pref, 0, -1, pod, ni->node);
         }
+        fw_cluster_node_lock(cl, ni, 0);
     }
 }
 

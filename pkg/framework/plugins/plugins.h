@@ -72,6 +72,12 @@ void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
 void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight);
 void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight);
 
+/* Brackets a read of a node's pods in the cluster view (see fw_cluster_t). */
+static inline void fw_cluster_node_lock(const fw_cluster_t *cl, const node_info_t *ni, int lock) {
+    if (cl->node_lock)
+        cl->node_lock(cl->lock_ud, ni->name, lock);
+}
+
 /* spec.nodeSelector and required node affinity (kube's
  * PodMatchesNodeSelectorAndAffinityTerms). */
 int  fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);

@@ -14,6 +14,11 @@
 #include <string.h>
 #include "framework/plugins/plugins.h"
 #include "framework/plugins/topo_count.h"
+#include "framework/topo_index.h"
+
+/* Above this many domains (hostname spread on a big cluster) copying them
+ * all costs as much as the scan. */
+#define INDEX_MAX_DOMAINS 256
 #include "util/util.h"
 
 /* kube's criticalPaths: [0] always holds the minimum. Values are owned. */
@@ -102,12 +107,25 @@ static int selector_hit(const spread_constraint_t *c, const pod_t *p)
     return !c->match_nothing && selector_matches(&c->selector, &p->labels, NULL);
 }
 
+/* A node of the cluster view: its pods read under its stripe. */
+static int64_t count_on_node_locked(const fw_cluster_t *cl, const node_info_t *ni, const spread_constraint_t *c,
+                                    const char *ns);
+
 static int64_t count_on_node(const node_info_t *ni, const spread_constraint_t *c, const char *ns)
 {
     int64_t n = 0;
     for (int j = 0; j < ni->npods; j++)
         if (!pod_is_terminal(ni->pods[j]) && spread_matches(c, ns, ni->pods[j]))
             n++;
+    return n;
+}
+
+static int64_t count_on_node_locked(const fw_cluster_t *cl, const node_info_t *ni, const spread_constraint_t *c,
+                                    const char *ns)
+{
+    fw_cluster_node_lock(cl, ni, 1);
+    int64_t n = count_on_node(ni, c, ns);
+    fw_cluster_node_lock(cl, ni, 0);
     return n;
 }
 
@@ -131,8 +149,10 @@ static int pts_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
             s->hard[s->nhard++] = &a->spread[i];
     for (int i = 0; i < s->nhard; i++)
         s->paths[i].num[0] = s->paths[i].num[1] = INT32_MAX;
+    int indexed = cl && cl->index && s->nhard == 1 && !pod->has_node_selector && pod->naffinity_terms == 0 &&
+                  fw_topo_index_spread(cl->index, s->hard[0], pod->ns, &s->pairs, INDEX_MAX_DOMAINS);
     /* Domains of eligible nodes, at 0. */
-    for (int i = 0; cl && i < cl->nnodes; i++) {
+    for (int i = 0; cl && !indexed && i < cl->nnodes; i++) {
         const node_t *node = cl->nodes[i]->node;
         if (!node || !fw_pod_matches_node_affinity(pod, node) || !has_all_keys(node, s->hard, s->nhard))
             continue;
@@ -140,16 +160,16 @@ static int pts_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
             tpc_add(&s->pairs, s->hard[k]->topology_key, labels_get(&node->labels, s->hard[k]->topology_key), 0, 0);
     }
     /* Matching pods of every node whose pair is eligible. */
-    for (int i = 0; cl && i < cl->nnodes && tpc_len(&s->pairs) > 0; i++) {
+    for (int i = 0; cl && !indexed && i < cl->nnodes && tpc_len(&s->pairs) > 0; i++) {
         const node_info_t *ni = cl->nodes[i];
-        if (!ni->node || ni->npods == 0)
+        if (!ni->node)
             continue;
         for (int k = 0; k < s->nhard; k++) {
             const char *key = s->hard[k]->topology_key, *v = labels_get(&ni->node->labels, key);
             int present = 0;
             tpc_get(&s->pairs, key, v ? v : "", &present);
             if (present) {
-                int64_t n = count_on_node(ni, s->hard[k], pod->ns);
+                int64_t n = count_on_node_locked(cl, ni, s->hard[k], pod->ns);
                 if (n)
                     tpc_add(&s->pairs, key, v ? v : "", n, 0);
             }
@@ -282,7 +302,7 @@ static void pts_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
     free(size);
     for (int i = 0; cl && i < cl->nnodes && tpc_len(&s->score_pairs) > 0; i++) {
         const node_info_t *ni = cl->nodes[i];
-        if (!ni->node || ni->npods == 0 || !fw_pod_matches_node_affinity(pod, ni->node) ||
+        if (!ni->node || !fw_pod_matches_node_affinity(pod, ni->node) ||
             !has_all_keys(ni->node, s->soft, s->nsoft))
             continue;
         for (int c = 0; c < s->nsoft; c++) {
@@ -291,7 +311,7 @@ static void pts_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
             tpc_get(&s->score_pairs, key, v, &present);
             if (!present)
                 continue;
-            int64_t cnt = count_on_node(ni, s->soft[c], pod->ns);
+            int64_t cnt = count_on_node_locked(cl, ni, s->soft[c], pod->ns);
             if (cnt)
                 tpc_add(&s->score_pairs, key, v, cnt, 0);
         }
