@@ -29,6 +29,7 @@ typedef struct reg {
 typedef struct lazy {
     char           *id;
     int             spread;   /* spread matcher, else a conjunction of terms */
+    int             affinity; /* some pending pod's required affinity */
     pod_aff_term_t *terms;
     int             nterms;
     char           *ns;       /* spread: the pending pod's namespace */
@@ -206,6 +207,7 @@ typedef struct need {
     int                        nterms;
     const spread_constraint_t *spread;
     const char                *topo_key;
+    int                        affinity;  /* required affinity terms */
 } need_t;
 
 static char *id_terms(const pod_aff_term_t *t, int n, const char *topo_key)
@@ -249,16 +251,16 @@ static int needs_of(const pod_t *pod, need_t **out)
     need_t *v = util_xcalloc((size_t)cap, sizeof(*v));
     for (int i = 0; i < a->naff_req; i++)
         v[n++] = (need_t){ id_terms(a->aff_req, a->naff_req, a->aff_req[i].topology_key), a->aff_req, a->naff_req,
-                           NULL, a->aff_req[i].topology_key };
+                           NULL, a->aff_req[i].topology_key, 1 };
     const pod_aff_term_t *lists[3] = { a->anti_req, a->aff_pref, a->anti_pref };
     int counts[3] = { a->nanti_req, a->naff_pref, a->nanti_pref };
     for (int l = 0; l < 3; l++)
         for (int i = 0; i < counts[l]; i++)
             v[n++] = (need_t){ id_terms(&lists[l][i], 1, lists[l][i].topology_key), &lists[l][i], 1, NULL,
-                               lists[l][i].topology_key };
+                               lists[l][i].topology_key, 0 };
     const spread_constraint_t *c = indexed_spread(pod);
     if (c)
-        v[n++] = (need_t){ id_spread(c, pod->ns), NULL, 0, c, c->topology_key };
+        v[n++] = (need_t){ id_spread(c, pod->ns), NULL, 0, c, c->topology_key, 0 };
     *out = v;
     return n;
 }
@@ -283,8 +285,12 @@ int fw_topo_index_ready(fw_topo_index_t *x, const pod_t *pod)
     need_t *v;
     int n = needs_of(pod, &v), ok = 1;
     pthread_mutex_lock(&x->mu);
-    for (int i = 0; i < n && ok; i++)
-        ok = lazy_get(x, v[i].id) != NULL && (!v[i].spread || hashmap_get(x->domains, v[i].topo_key));
+    for (int i = 0; i < n && ok; i++) {
+        lazy_t *l = lazy_get(x, v[i].id);
+        ok = l != NULL && (!v[i].spread || hashmap_get(x->domains, v[i].topo_key));
+        if (l)
+            l->affinity |= v[i].affinity;   /* the same term may be another pod's anti-affinity */
+    }
     pthread_mutex_unlock(&x->mu);
     needs_free(v, n);
     return ok;
@@ -324,13 +330,17 @@ void fw_topo_index_prepare(fw_topo_index_t *x, const pod_t *pod, node_info_t *co
     for (int k = 0; k < nv; k++) {
         if (v[k].spread)
             domains_add_key(x, v[k].topo_key, nodes, n);
-        if (lazy_get(x, v[k].id))
+        lazy_t *have = lazy_get(x, v[k].id);
+        if (have) {
+            have->affinity |= v[k].affinity;
             continue;
+        }
         while (x->nlazy >= LAZY_CAP)
             lazy_evict_one(x);
         lazy_t *l = util_xcalloc(1, sizeof(*l));
         l->id = util_strdup(v[k].id);
         l->topo_key = util_strdup(v[k].topo_key);
+        l->affinity = v[k].affinity;
         tpc_init(&l->values, 8);
         if (v[k].spread) {
             l->spread = 1;
@@ -468,4 +478,16 @@ int fw_topo_index_spread(fw_topo_index_t *x, const spread_constraint_t *c, const
     pthread_mutex_unlock(&x->mu);
     free(id);
     return ok;
+}
+
+int fw_topo_index_affinity_wanted(fw_topo_index_t *x, const pod_t *p)
+{
+    int hit = 0;
+    if (!x)
+        return 0;
+    pthread_mutex_lock(&x->mu);
+    for (int i = 0; i < x->nlazy && !hit; i++)
+        hit = x->lazy[i]->affinity && lazy_matches(x->lazy[i], p);
+    pthread_mutex_unlock(&x->mu);
+    return hit;
 }

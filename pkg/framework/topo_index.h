@@ -63,4 +63,8 @@ int  fw_topo_index_score(fw_topo_index_t *x, const pod_t *pod, int hard_weight, 
 int  fw_topo_index_spread(fw_topo_index_t *x, const spread_constraint_t *c, const char *ns, tp_counts_t *out,
                           int max_domains);
 
+/* Whether p matches the required affinity terms some pending pod asked
+ * about (kube moves such waiting pods when a matching pod is bound). */
+int  fw_topo_index_affinity_wanted(fw_topo_index_t *x, const pod_t *p);
+
 #endif

@@ -39,13 +39,34 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     return view;
 }
 
+/* The nominated pods node_with_nominated appended to the view go into (sign
+ * +1) or out of (-1) the PreFilter state too, as kube's AddPod does. */
+static void nominated_state(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
+                            const node_info_t *view, int sign)
+{
+    for (int i = ni->npods; i < view->npods; i++) {
+        if (sign > 0) framework_add_pod(s->fw, cs, pod, view->pods[i], view);
+        else framework_remove_pod(s->fw, cs, pod, view->pods[i], view);
+    }
+}
+
 static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node_info_t *ni, fw_status_t *st)
 {
     int cloned = 0;
     node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
     fw_status_reset(st);
+    if (cloned) nominated_state(s, cs, pod, ni, view, +1);
     int rc = framework_filter(s->fw, cs, pod, view, st);
-    if (cloned) node_info_free(view);
+    if (cloned) {
+        nominated_state(s, cs, pod, ni, view, -1);
+        node_info_free(view);
+        /* As kube's RunFilterPluginsWithNominatedPods: it must fit without
+         * them too (pod affinity may hold only thanks to a nominated pod). */
+        if (rc == FW_SUCCESS) {
+            fw_status_reset(st);
+            rc = framework_filter(s->fw, cs, pod, ni, st);
+        }
+    }
     return rc;
 }
 

@@ -73,6 +73,19 @@ case_affinity_colocates() {
         fail "lonely message: $ev"
 }
 
+# A pod waiting for pod affinity is retried as soon as a matching pod is
+# bound (well before the unschedulable queue's periodic flush).
+case_affinity_wakes() {
+    cp_reset
+    make_node w1 4 8Gi 0 110 zone=a
+    make_node w2 4 8Gi 0 110 zone=b
+    make_pod waiter --cpu 100m --label app=waiter --merge "$(aff late zone)"
+    wait_until 'events_for waiter default FailedScheduling | grep -q .' 30 || fail "no FailedScheduling for waiter"
+    make_pod late --cpu 100m --label app=late --node-selector zone=b
+    wait_until '[ "$(pod_node late)" = w2 ]' 30 || fail "late not on w2"
+    wait_until '[ "$(pod_node waiter)" = w2 ]' 20 || fail "waiter not bound next to late within 20s: '$(pod_node waiter)'"
+}
+
 # An existing pod's required anti-affinity keeps plain pods out of its zone.
 case_symmetry() {
     cp_reset
@@ -147,6 +160,7 @@ cp_start
 start_scheduler
 run_case anti-spreads case_anti_spreads
 run_case affinity-colocates case_affinity_colocates
+run_case affinity-wakes case_affinity_wakes
 run_case symmetry case_symmetry
 run_case zone-spread case_zone_spread
 run_case schedule-anyway case_schedule_anyway

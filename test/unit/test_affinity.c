@@ -16,6 +16,7 @@
 #include "cache/cache.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "framework/topo_index.h"
 #include "preemption/preemption.h"
 
 #include "fixtures.h"
@@ -726,6 +727,12 @@ static void test_index_matches_scan(void **state) {
     int np = (int)(sizeof(probes) / sizeof(probes[0]));
     for (int i = 0; i < np; i++)
         check_same(fw, c, probes[i]);
+    /* p3 waits for app=db pods: binding one should wake it, app=web not. */
+    pod_t *db = mkpod("db9", "'app':'db'", NULL), *web = mkpod("web9", "'app':'web'", NULL);
+    assert_true(fw_topo_index_affinity_wanted(cache_topo_index(c), db));
+    assert_false(fw_topo_index_affinity_wanted(cache_topo_index(c), web));
+    pod_unref(db);
+    pod_unref(web);
     /* Changes the index must follow: a pod goes, a node changes zone, a
      * node goes, a new pod arrives. */
     cache_delete_pod(c, "uid-default-x0", NULL, NULL);
