@@ -96,7 +96,8 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     d->epoch = cache_interpod_epoch(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { nodes, n, cache_topo_index(s->cache), lock_node, s->cache };
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(s->cache),
+                        .node_lock = lock_node, .lock_ud = s->cache };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(s->fw, cs, pod, &st) != FW_SUCCESS) {
@@ -167,7 +168,8 @@ static int refit_full(void *ud, node_info_t *ni)
     fw_status_t st;
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->s->cache, &n);
-    fw_cluster_t cl = { nodes, n, cache_topo_index(r->s->cache), NULL, NULL };   /* write lock: no reserver runs */
+    /* Write lock held: no reserver runs, no node locking needed. */
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->s->cache) };
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
