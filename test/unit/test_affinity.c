@@ -749,6 +749,27 @@ static void test_index_matches_scan(void **state) {
     framework_free(fw);
 }
 
+/* The epoch moves exactly when a decision made earlier could now break an
+ * existing pod's anti-affinity: such a pod accounted, or node labels. */
+static void test_interpod_epoch(void **state) {
+    cache_t *c = cache_new(NULL, NULL);
+    cache_node(c, "e1", "'zone':'a'");
+    uint64_t e0 = cache_interpod_epoch(c);
+    cache_pod(c, "plain", "default", "'app':'x'", NULL, "e1");
+    cache_pod(c, "soft", "default", "'app':'y'",
+              "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
+              "'podAffinityTerm':{'labelSelector':{},'topologyKey':'zone'}}]}}", "e1");
+    assert_int_equal(cache_interpod_epoch(c), e0);
+    cache_node(c, "e1", "'zone':'a'");                    /* same labels */
+    assert_int_equal(cache_interpod_epoch(c), e0);
+    cache_pod(c, "hard", "default", "'app':'z'", ANTI("'app':'x'", "zone"), "e1");
+    uint64_t e1 = cache_interpod_epoch(c);
+    assert_true(e1 > e0);
+    cache_node(c, "e1", "'zone':'b'");                    /* relabelled */
+    assert_true(cache_interpod_epoch(c) > e1);
+    cache_free(c);
+}
+
 /* ---- two pool threads racing ------------------------------------------- */
 
 /* Pool 0 owns node p0, pool 1 node p1, both in zone z. Thread A places a pod
@@ -890,6 +911,7 @@ int main(void) {
         cmocka_unit_test(test_add_remove_pod),
         cmocka_unit_test(test_preemption_anti_affinity),
         cmocka_unit_test(test_index_matches_scan),
+        cmocka_unit_test(test_interpod_epoch),
         cmocka_unit_test(test_race_anti_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
