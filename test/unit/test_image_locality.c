@@ -82,7 +82,7 @@ static void test_image_locality(void **st)
     assert_string_equal(p->images[1], "busybox:latest");
     framework_t *fw = only("ImageLocality");
     cycle_state_t *cs = cycle_state_new();
-    fw_cluster_t cl = { n, 3 };
+    fw_cluster_t cl = { .nodes = n, .nnodes = 3 };
     cycle_state_set_cluster(cs, &cl);
     int64_t out[3];
     assert_int_equal(framework_pre_filter(fw, cs, p, NULL), FW_SUCCESS);

@@ -113,7 +113,7 @@ static void destroy(cluster_t *c)
 static void score(framework_t *fw, cluster_t *c, pod_t *p, int64_t out[4])
 {
     cycle_state_t *cs = cycle_state_new();
-    fw_cluster_t cl = { c->n, 4 };
+    fw_cluster_t cl = { .nodes = c->n, .nnodes = 4 };
     cycle_state_set_cluster(cs, &cl);
     assert_int_equal(framework_pre_filter(fw, cs, p, NULL), FW_SUCCESS);
     framework_score(fw, cs, p, c->n, 4, out);
