@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <jansson.h>
+#include "api/affinity.h"
 #include "api/labels.h"
 #include "api/resources.h"
 
@@ -124,6 +125,9 @@ typedef struct pod {
     int            preempt_never;       /* spec.preemptionPolicy: Never */
     int            has_spread_constraints; /* spec.topologySpreadConstraints non-empty */
     char          *unsupported;         /* fields we cannot honour, "a, b"; NULL if none */
+    /* Inter-pod constraints (pod (anti-)affinity, topology spread); NULL
+     * when the pod has none. Owned. */
+    pod_affinity_t *interpod;
 } pod_t;
 
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework/topo_index.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -39,6 +40,13 @@ struct cache {
     hashmap_t          *noms_by_node; /* node -> nom_list_t, rebuilt on change */
     cache_gap_fn        gap_hook;     /* tests only, see cache_set_assume_gap_hook */
     void               *gap_ud;
+    /* Bumped (atomically, under the write lock) whenever a pod with
+     * required anti-affinity is accounted or node labels change: what can
+     * make a placement decided earlier break an existing pod's anti-affinity. */
+    uint64_t            interpod_epoch;
+    /* Per-topology-value pod counts for the inter-pod plugins; fed on every
+     * accounting change (its own leaf mutex, below stripes and pods_mu). */
+    fw_topo_index_t    *tindex;
 };
 
 typedef struct nom_list {
@@ -62,6 +70,7 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
     c->node_map = hashmap_new(1024);
     c->pods = hashmap_new(4096);
     c->noms_by_node = hashmap_new(16);
+    c->tindex = fw_topo_index_new();
     return c;
 }
 
@@ -95,11 +104,14 @@ void cache_free(cache_t *c)
     free(c->noms);
     for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);) nom_list_free(v);
     hashmap_free(c->noms_by_node);
+    fw_topo_index_free(c->tindex);
     for (int i = 0; i < NODE_STRIPES; i++) pthread_mutex_destroy(&c->stripes[i]);
     pthread_mutex_destroy(&c->pods_mu);
     pthread_rwlock_destroy(&c->lock);
     free(c);
 }
+
+static void epoch_bump(cache_t *c);
 
 static pthread_mutex_t *stripe(cache_t *c, const char *node)
 {
@@ -114,6 +126,15 @@ void cache_node_unlock(cache_t *c, const char *node) { pthread_mutex_unlock(stri
 void cache_rdlock(cache_t *c) { pthread_rwlock_rdlock(&c->lock); }
 void cache_wrlock(cache_t *c) { pthread_rwlock_wrlock(&c->lock); }
 void cache_unlock(cache_t *c) { pthread_rwlock_unlock(&c->lock); }
+
+/* Counts (sign +1) or uncounts (-1) the node and its pods in the topology
+ * index against the node object it has now. Write lock held. */
+static void index_node_pods(cache_t *c, node_info_t *ni, int sign)
+{
+    if (!ni->node) return;
+    fw_topo_index_node(c->tindex, ni->node, sign);
+    for (int i = 0; i < ni->npods; i++) fw_topo_index_pod(c->tindex, ni->pods[i], ni->node, sign);
+}
 
 /* The info for a node name, created when pods name a node we have not seen. */
 static node_info_t *node_get_or_add(cache_t *c, const char *name)
@@ -182,7 +203,13 @@ int cache_upsert_node(cache_t *c, node_t *n)
     cache_wrlock(c);
     node_info_t *ni = node_get_or_add(c, n->name);
     int changed = node_sched_changed(ni->node, n);
+    int relabel = !ni->node || !labels_equal(&ni->node->labels, &n->labels);
+    if (relabel) {
+        epoch_bump(c);
+        index_node_pods(c, ni, -1);
+    }
     node_info_set_node(ni, n);
+    if (relabel) index_node_pods(c, ni, +1);
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
     ni->generation++;
     cache_unlock(c);
@@ -194,6 +221,7 @@ void cache_delete_node(cache_t *c, const char *name)
     cache_wrlock(c);
     node_info_t *ni = hashmap_get(c->node_map, name);
     if (ni) {
+        index_node_pods(c, ni, -1);
         if (ni->npods == 0) {
             node_drop(c, ni);
         } else {
@@ -228,7 +256,7 @@ static void unaccount(cache_t *c, pod_entry_t *e)
     if (!e->node) return;
     node_info_t *ni = hashmap_get(c->node_map, e->node);
     if (ni) {
-        node_info_remove_pod(ni, e->pod->uid);
+        if (node_info_remove_pod(ni, e->pod->uid)) fw_topo_index_pod(c->tindex, e->pod, ni->node, -1);
         ni->generation++;
         if (!ni->node && ni->npods == 0) node_drop(c, ni);
     }
@@ -236,10 +264,27 @@ static void unaccount(cache_t *c, pod_entry_t *e)
     e->node = NULL;
 }
 
+static int has_required_anti(const pod_t *p)
+{
+    return p->interpod && p->interpod->nanti_req > 0;
+}
+
+static void epoch_bump(cache_t *c)
+{
+    __atomic_add_fetch(&c->interpod_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
+uint64_t cache_interpod_epoch(cache_t *c)
+{
+    return __atomic_load_n(&c->interpod_epoch, __ATOMIC_ACQUIRE);
+}
+
 static void account(cache_t *c, pod_entry_t *e, const char *node)
 {
     node_info_t *ni = node_get_or_add(c, node);
+    if (has_required_anti(e->pod)) epoch_bump(c);
     node_info_add_pod(ni, e->pod);
+    fw_topo_index_pod(c->tindex, e->pod, ni->node, +1);
     ni->generation++;
     e->node = util_strdup(node);
 }
@@ -358,10 +403,37 @@ static int has_nomination(const cache_t *c, const char *uid)
     return 0;
 }
 
+/* The exclusive reserve of a pod with inter-pod constraints (or one whose
+ * decision predates an epoch move): write lock, the pod still pending, and
+ * a full re-check against the cluster as it is now. */
+static int assume_interpod(cache_t *c, pod_t *p, const char *node, int pool, const cache_interpod_t *ip,
+                           void *ud)
+{
+    cache_wrlock(c);
+    node_info_t *ni = hashmap_get(c->node_map, node);
+    pod_entry_t *e = hashmap_get(c->pods, p->uid);
+    int rc = -1;
+    if (ni && ni->node && ni->pool == pool && e && e->state == CPOD_PENDING && !e->node &&
+        ip->full_fit(ud, ni))
+        rc = cache_assume_locked(c, p, node);
+    cache_unlock(c);
+    return rc;
+}
+
 int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
                  cache_fit_fn fit, void *ud)
 {
+    return cache_assume_ex(c, p, node, pool, generation, NULL, fit, ud);
+}
+
+int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
+                    const cache_interpod_t *ip, cache_fit_fn fit, void *ud)
+{
     cache_rdlock(c);
+    if (ip && (ip->exclusive || cache_interpod_epoch(c) != ip->epoch)) {
+        cache_unlock(c);
+        return assume_interpod(c, p, node, pool, ip, ud);
+    }
     if (has_nomination(c, p->uid)) {
         /* Dropping the nomination changes shared lists: exclusive path. */
         cache_unlock(c);
@@ -396,7 +468,9 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
             }
             pthread_mutex_unlock(&c->pods_mu);
             if (rc == 0) {
+                if (has_required_anti(p)) epoch_bump(c);   /* callers without ip only */
                 node_info_add_pod(ni, p);
+                fw_topo_index_pod(c->tindex, p, ni->node, +1);
                 ni->generation++;
             }
         }
@@ -420,6 +494,24 @@ void cache_forget(cache_t *c, const char *uid)
         unaccount(c, e);
         e->state = CPOD_PENDING;
     }
+    cache_unlock(c);
+}
+
+fw_topo_index_t *cache_topo_index(cache_t *c)
+{
+    return c->tindex;
+}
+
+void cache_interpod_prepare(cache_t *c, const pod_t *pod)
+{
+    if (!pod->interpod) return;    /* plain pods need only the registry */
+    cache_rdlock(c);
+    int ready = fw_topo_index_ready(c->tindex, pod);
+    cache_unlock(c);
+    if (ready) return;
+    /* Counting pods reads every node's pod list: exclude the reservers. */
+    cache_wrlock(c);
+    fw_topo_index_prepare(c->tindex, pod, c->nodes, c->nnodes);
     cache_unlock(c);
 }
 

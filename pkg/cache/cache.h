@@ -6,7 +6,8 @@
  * threads read while they filter and score, and reserve (cache_assume) under
  * the read lock too, holding the node's stripe lock and the pod map's mutex:
  * each pool changes only its own nodes, so pool threads never exclude each
- * other. Lock order: rwlock -> node stripe -> pod map. The *_locked
+ * other. Lock order: rwlock -> node stripe -> pod map -> topology index
+ * (fw_topo_index_t's own mutex, a leaf). The *_locked
  * functions expect the caller to hold the rwlock (read or write as named);
  * every other function takes it itself. The partition callback runs under
  * the write lock and must not call back into the cache.
@@ -78,6 +79,38 @@ int      cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t
  * watch may delete the pod). Set before any thread uses the cache. */
 typedef void (*cache_gap_fn)(void *ud);
 void     cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
+/* Inter-pod constraints (pod affinity, anti-affinity, topology spread)
+ * depend on pods of every pool, so the per-node generation check above is
+ * not enough when two pool threads place pods at once. The rule:
+ *  - a pod with required (anti-)affinity or a DoNotSchedule spread
+ *    constraint reserves exclusively: write lock, pod still pending, and
+ *    full_fit re-runs PreFilter + Filter on the node against the cluster as
+ *    it is now (ip->exclusive);
+ *  - any other pod reserves on the shared path only if the inter-pod epoch
+ *    (cache_interpod_epoch, read under the read lock when deciding) has not
+ *    moved; it moves when a pod with required anti-affinity is accounted or
+ *    node labels change, i.e. whenever an existing pod's anti-affinity could
+ *    newly forbid the decided node. Otherwise it takes the exclusive path.
+ * Pods with required anti-affinity are thus only ever added under the write
+ * lock, so the epoch cannot move while a shared-path reserve runs. */
+typedef struct cache_interpod {
+    uint64_t     epoch;       /* cache_interpod_epoch at decision time */
+    int          exclusive;   /* the pod has hard inter-pod constraints */
+    cache_fit_fn full_fit;    /* called with the write lock held */
+} cache_interpod_t;
+uint64_t cache_interpod_epoch(cache_t *c);
+/* cache_assume with the inter-pod rule; ip NULL is cache_assume (for pods
+ * and callers that know no inter-pod constraint is involved). */
+int      cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
+                         const cache_interpod_t *ip, cache_fit_fn fit, void *ud);
+/* The per-topology-value pod counts the inter-pod plugins read through
+ * fw_cluster_t (borrowed; lives as long as the cache). */
+struct fw_topo_index;
+struct fw_topo_index *cache_topo_index(cache_t *c);
+/* Makes sure the index has the entries pod's PreFilter needs (takes the
+ * write lock briefly the first time a new term shows up). Call without the
+ * cache lock, before deciding. */
+void     cache_interpod_prepare(cache_t *c, const pod_t *pod);
 /* Readers of another pool's nodes (the read lock held) take the node's
  * stripe lock while they look at it: its own pool thread may be reserving. */
 void     cache_node_lock(cache_t *c, const char *node);

@@ -83,7 +83,13 @@ static void mk_taint_toleration(fw_plugin_t *pl, framework_t *fw) { plugin_taint
 static void mk_balanced(fw_plugin_t *pl, framework_t *fw) { plugin_balanced_allocation(pl, 1); }
 static void mk_image_locality(fw_plugin_t *pl, framework_t *fw) { plugin_image_locality(pl); }
 static void mk_prefer_avoid(fw_plugin_t *pl, framework_t *fw) { plugin_node_prefer_avoid_pods(pl); }
-static void mk_default_spread(fw_plugin_t *pl, framework_t *fw) { plugin_default_spread(pl, fw); }
+/* One plugin for explicit constraints and v1.20's default spreading. */
+static void mk_pod_topology_spread(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_pod_topology_spread(pl, 2);
+    pl->ctx = fw;
+}
+static void mk_inter_pod_affinity(fw_plugin_t *pl, framework_t *fw) { plugin_inter_pod_affinity(pl, 1); }
 static void mk_volume_restrictions(fw_plugin_t *pl, framework_t *fw) { plugin_volume_restrictions(pl); }
 static void mk_ebs_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 0); }
 static void mk_gce_pd_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 1); }
@@ -123,7 +129,9 @@ static const fw_registry_entry_t REGISTRY[] = {
     { "ImageLocality", PT(FW_PT_SCORE), mk_image_locality },
     { "NodePreferAvoidPods", PT(FW_PT_SCORE), mk_prefer_avoid },
     { "PodTopologySpread", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE),
-      mk_default_spread },
+      mk_pod_topology_spread },
+    { "InterPodAffinity", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE),
+      mk_inter_pod_affinity },
     { "VolumeRestrictions", PT(FW_PT_FILTER), mk_volume_restrictions },
     { "EBSLimits", PT(FW_PT_FILTER), mk_ebs_limits },
     { "GCEPDLimits", PT(FW_PT_FILTER), mk_gce_pd_limits },
@@ -527,6 +535,22 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
     }
     cs->prefiltered = 1;
     return FW_SUCCESS;
+}
+
+void framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni) {
+    if (!cs->prefiltered || cs->pod != pod)
+        return;
+    for (int i = 0; i < fw->nplugins; i++)
+        if (fw->plugins[i].add_pod)
+            fw->plugins[i].add_pod(&fw->plugins[i], cs, pod, other, ni);
+}
+
+void framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni) {
+    if (!cs->prefiltered || cs->pod != pod)
+        return;
+    for (int i = 0; i < fw->nplugins; i++)
+        if (fw->plugins[i].remove_pod)
+            fw->plugins[i].remove_pod(&fw->plugins[i], cs, pod, other, ni);
 }
 
 /* Stops at the first failing plugin, as kube-scheduler does by default

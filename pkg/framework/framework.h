@@ -49,10 +49,19 @@ typedef struct fw_plugin   fw_plugin_t;
  * (InterPodAffinity, PodTopologySpread, volumes). Borrowed from the cache:
  * valid while the caller holds the cache lock. Unit tests may leave any
  * member NULL/0; plugins then behave as if the cluster were empty. */
+struct fw_topo_index;
 typedef struct fw_cluster {
     node_info_t *const *nodes;   /* every node of the cluster (all pools) */
     int                 nnodes;
     struct volume_store *volumes; /* PVs, PVCs, classes, CSINodes (volume/volume.h); may be NULL */
+    /* Incremental per-topology-value pod counts (framework/topo_index.h),
+     * owned by the cache; NULL: the inter-pod plugins scan nodes[]. */
+    struct fw_topo_index *index;
+    /* Other pool threads reserve on their nodes under the read lock, holding
+     * the node's stripe: a plugin reading another node's pods brackets the
+     * read with node_lock(lock_ud, name, 1) / (.., 0). NULL: no locking. */
+    void (*node_lock)(void *lock_ud, const char *node, int lock);
+    void  *lock_ud;
 } fw_cluster_t;
 
 typedef enum { SCORE_LEAST_ALLOCATED = 0, SCORE_MOST_ALLOCATED = 1 } score_strategy_t;
@@ -65,9 +74,12 @@ struct fw_plugin {
     int64_t (*score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni);
     /* Rescales raw scores in place to 0..FW_MAX_SCORE. */
     void  (*normalize)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n);
-    /* PreScore: sees the nodes about to be scored (the filtered ones) before
-     * any Score call; keeps what it computes in its cycle-state slot. */
+    /* PreScore: sees the feasible nodes before Score runs on each of them. */
     void  (*pre_score)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n);
+    /* PreFilterExtensions: `other` is added to / removed from ni (preemption
+     * simulating victims' removal); the PreFilter state follows. */
+    void  (*add_pod)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
+    void  (*remove_pod)(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
     /* Frees what this plugin's PreFilter left in its cycle-state slot
      * (cycle_state_slot); NULL when it allocates nothing. */
     void  (*state_free)(void *slot);
@@ -180,6 +192,10 @@ int      framework_runs(const framework_t *fw, int point, const char *name);
 
 /* PreFilter for all plugins; FW_SUCCESS or the first failure in st. */
 int      framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st);
+/* PreFilterExtensions of every plugin: `other` was added to / removed from
+ * ni after PreFilter ran for pod (cs must be prefiltered for pod). */
+void     framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
+void     framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni);
 /* Every Filter on one node; st gets the reasons of the failing plugins. */
 int      framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st);
 /* Scores the feasible nodes: out[i] = sum over plugins of weight *

@@ -40,6 +40,13 @@ void node_info_set_node(node_info_t *ni, node_t *n) {
 static void account(node_info_t *ni, const pod_t *p, int sign) {
     int64_t npods = ni->requested.pods;
 
+    /* Counted even for terminal pods, so removal mirrors addition. */
+    if (p->interpod && p->interpod->naff_req + p->interpod->nanti_req + p->interpod->naff_pref +
+                       p->interpod->nanti_pref > 0)
+        ni->npods_affinity += sign;
+    if (p->interpod && p->interpod->nanti_req > 0)
+        ni->npods_anti_req += sign;
+
     if (pod_is_terminal(p))
         return;
     if (sign > 0) {

@@ -17,6 +17,8 @@ typedef struct node_info {
     int64_t      nonzero_mem;
     uint64_t     generation;  /* bumped on every change */
     int          pool;        /* index of the pool owning the node (pool module) */
+    int          npods_affinity;   /* pods with any pod (anti-)affinity term */
+    int          npods_anti_req;   /* pods with required pod anti-affinity */
 } node_info_t;
 
 node_info_t *node_info_new(const char *name);

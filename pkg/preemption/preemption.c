@@ -157,9 +157,10 @@ static int fits(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node
     return framework_filter(fw, cs, pod, ni, &st) == FW_SUCCESS;
 }
 
-/* Collects (and removes from ni) every pod is_victim accepts. */
-static int collect_victims(node_info_t *ni, const pod_t *preemptor, preempt_victim_fn is_victim,
-                           void *ud, victim_t **out)
+/* Collects (and removes from ni) every pod is_victim accepts; the PreFilter
+ * state in cs follows each removal (kube's RemovePod). */
+static int collect_victims(framework_t *fw, cycle_state_t *cs, node_info_t *ni, const pod_t *preemptor,
+                           preempt_victim_fn is_victim, void *ud, victim_t **out)
 {
     victim_t *v = util_xcalloc((size_t)ni->npods + 1, sizeof(*v));
     int n = 0;
@@ -175,8 +176,10 @@ static int collect_victims(node_info_t *ni, const pod_t *preemptor, preempt_vict
         v[n].order = n;
         n++;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         node_info_remove_pod(ni, v[i].pod->uid);
+        framework_remove_pod(fw, cs, preemptor, v[i].pod, ni);
+    }
     *out = v;
     return n;
 }
@@ -193,12 +196,14 @@ static void reprieve(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
             if (v[i].violating != pass)
                 continue;
             node_info_add_pod(ni, v[i].pod);
+            framework_add_pod(fw, cs, preemptor, v[i].pod, ni);
             if (fits(fw, cs, preemptor, ni)) {
                 pod_unref(v[i].pod);
                 v[i].pod = NULL;
                 continue;
             }
             node_info_remove_pod(ni, v[i].pod->uid);
+            framework_remove_pod(fw, cs, preemptor, v[i].pod, ni);
             out->victims[out->nvictims++] = v[i].pod;
             v[i].pod = NULL;
             out->pdb_violations += pass;
@@ -212,18 +217,15 @@ static void reprieve(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
     }
 }
 
-int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni,
-                           preempt_victim_fn is_victim, void *ud,
-                           pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out)
+int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
+                              const node_info_t *ni, preempt_victim_fn is_victim, void *ud,
+                              pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out)
 {
     memset(out, 0, sizeof(*out));
     node_info_t *sim = node_info_clone(ni);
     victim_t *v = NULL;
-    int n = collect_victims(sim, preemptor, is_victim, ud, &v);
-    cycle_state_t *cs = cycle_state_new();
-    fw_status_t st;
-    fw_status_reset(&st);
-    int ok = framework_pre_filter(fw, cs, preemptor, &st) == FW_SUCCESS && fits(fw, cs, preemptor, sim);
+    int n = collect_victims(fw, cs, sim, preemptor, is_victim, ud, &v);
+    int ok = fits(fw, cs, preemptor, sim);
     if (ok) {
         qsort(v, (size_t)n, sizeof(*v), victim_cmp);
         mark_pdb_violations(v, n, pdbs, npdbs);
@@ -233,12 +235,33 @@ int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_i
         reprieve(fw, cs, preemptor, sim, v, n, out);
         if (out->nvictims == 0)
             out->latest_start_ms = 0;
+        /* Give the caller its state back as PreFilter left it. */
+        for (int i = 0; i < out->nvictims; i++)
+            framework_add_pod(fw, cs, preemptor, out->victims[i], ni);
+    } else {
+        for (int i = 0; i < n; i++)
+            framework_add_pod(fw, cs, preemptor, v[i].pod, ni);
     }
     for (int i = 0; i < n; i++)
         pod_unref(v[i].pod);    /* NULL for those handed on */
     free(v);
-    cycle_state_free(cs);
     node_info_free(sim);
+    return ok;
+}
+
+int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni,
+                           preempt_victim_fn is_victim, void *ud,
+                           pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out)
+{
+    cycle_state_t *cs = cycle_state_new();
+    fw_status_t st;
+    fw_status_reset(&st);
+    int ok = 0;
+    if (framework_pre_filter(fw, cs, preemptor, &st) == FW_SUCCESS)
+        ok = preempt_select_on_node_cs(fw, cs, preemptor, ni, is_victim, ud, pdbs, npdbs, out);
+    else
+        memset(out, 0, sizeof(*out));
+    cycle_state_free(cs);
     return ok;
 }
 

@@ -50,6 +50,14 @@ typedef struct preempt_candidate {
 int  preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni,
                             preempt_victim_fn is_victim, void *ud,
                             pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out);
+/* The same with the caller's PreFilter state: cs was prefiltered for the
+ * preemptor (with the cluster view set, under the cache lock, so inter-pod
+ * plugins see every pod). Victims' removal and reprieve update cs through
+ * the plugins' add_pod/remove_pod; cs is as the caller gave it on return,
+ * so one state serves every candidate node. */
+int  preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
+                               const node_info_t *ni, preempt_victim_fn is_victim, void *ud,
+                               pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out);
 /* Index of the best candidate by the rules above; -1 if n == 0. */
 int  preempt_pick(const preempt_candidate_t *c, int n);
 void preempt_candidate_clear(preempt_candidate_t *c);

@@ -46,19 +46,47 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     return view;
 }
 
+/* The nominated pods node_with_nominated appended to the view go into (sign
+ * +1) or out of (-1) the PreFilter state too, as kube's AddPod does. */
+static void nominated_state(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
+                            const node_info_t *view, int sign)
+{
+    for (int i = ni->npods; i < view->npods; i++) {
+        if (sign > 0) framework_add_pod(sched_pod_fw(s, pod), cs, pod, view->pods[i], view);
+        else framework_remove_pod(sched_pod_fw(s, pod), cs, pod, view->pods[i], view);
+    }
+}
+
 static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node_info_t *ni, fw_status_t *st)
 {
     int cloned = 0;
     node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
     fw_status_reset(st);
+    if (cloned) nominated_state(s, cs, pod, ni, view, +1);
     int rc = framework_filter(sched_pod_fw(s, pod), cs, pod, view, st);
-    if (cloned) node_info_free(view);
+    if (cloned) {
+        nominated_state(s, cs, pod, ni, view, -1);
+        node_info_free(view);
+        /* As kube's RunFilterPluginsWithNominatedPods: it must fit without
+         * them too (pod affinity may hold only thanks to a nominated pod). */
+        if (rc == FW_SUCCESS) {
+            fw_status_reset(st);
+            rc = framework_filter(sched_pod_fw(s, pod), cs, pod, ni, st);
+        }
+    }
     return rc;
+}
+
+void sched_lock_node(void *ud, const char *node, int lock)
+{
+    if (lock) cache_node_lock(ud, node);
+    else cache_node_unlock(ud, node);
 }
 
 typedef struct decision {
     char    *node;          /* chosen node, owned; NULL if none */
     uint64_t generation;
+    uint64_t epoch;         /* cache_interpod_epoch when deciding */
     char    *message;       /* failure summary, owned */
     int      pool_nodes;
 } decision_t;
@@ -71,10 +99,13 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     framework_t *fw = sched_pod_fw(s, pod);
     fw_status_t st;
     memset(d, 0, sizeof(*d));
+    cache_interpod_prepare(s->cache, pod);
     cache_rdlock(s->cache);
+    d->epoch = cache_interpod_epoch(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .volumes = s->volumes };
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(s->cache),
+                        .node_lock = sched_lock_node, .lock_ud = s->cache, .volumes = s->volumes };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
@@ -146,14 +177,44 @@ static int refit(void *ud, node_info_t *ni)
     return filter_node(r->s, r->cs, r->pod, ni, &st) == FW_SUCCESS;
 }
 
+/* The exclusive re-check (cache write lock held): PreFilter and Filter
+ * from scratch, against every pool's pods as they are now. */
+static int refit_full(void *ud, node_info_t *ni)
+{
+    refit_t *r = ud;
+    fw_status_t st;
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(r->s->cache, &n);
+    /* Write lock held: no reserver runs, no node locking needed. */
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->s->cache), .volumes = r->s->volumes };
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &cl);
+    fw_status_reset(&st);
+    int ok = framework_pre_filter(sched_pod_fw(r->s, r->pod), cs, r->pod, &st) == FW_SUCCESS &&
+             filter_node(r->s, cs, r->pod, ni, &st) == FW_SUCCESS;
+    cycle_state_free(cs);
+    return ok;
+}
+
+/* Hard inter-pod constraints: the pod's placement depends on other pools'
+ * pods, so it reserves exclusively (see cache.h). */
+static int has_hard_interpod(const pod_t *p)
+{
+    const pod_affinity_t *a = p->interpod;
+    return a && (a->naff_req > 0 || a->nanti_req > 0 || a->nspread_hard > 0);
+}
+
 /* Reserve: account the pod on the node unless the node changed under us in
  * a way that no longer fits. Pool threads reserve concurrently (their nodes
- * are disjoint), see cache_assume. */
+ * are disjoint), see cache_assume; inter-pod constraints follow the rule in
+ * cache.h. */
 static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
     refit_t r = { P->s, cs, pod };
     char err[256];
-    if (cache_assume(P->s->cache, pod, d->node, P->id, d->generation, refit, &r) != 0) return 0;
+    cache_interpod_t ip = { d->epoch, has_hard_interpod(pod), refit_full };
+    if (cache_assume_ex(P->s->cache, pod, d->node, P->id, d->generation, &ip, refit, &r) != 0)
+        return 0;
     /* Reserve (VolumeBinding): the volume choice, re-checked on the live
      * store so two pods never take the same PV. */
     if (volumes_reserve(P->s, pod, d->node, err, sizeof(err)) != 0) {
@@ -214,6 +275,9 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
             return;
         }
     }
+    /* A constraint ai-scheduler only approximates is said, once. */
+    if (it->attempts == 0 && it->pod->interpod && it->pod->interpod->warning)
+        writer_pod_event(s->writer, it->pod, "Warning", "UnsupportedConstraint", it->pod->interpod->warning);
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     decide(P, cs, it->pod, &d);

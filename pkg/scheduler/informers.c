@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework/topo_index.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -117,6 +118,10 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
         pools_move_all(s, "PodCompleted");
     }
+    /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
+    if (now == CPOD_BOUND && before != CPOD_BOUND &&
+        fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))
+        pools_move_all(s, "AssignedPodAdd");
     pod_unref(p);
 }
 

@@ -5,7 +5,8 @@
  *     -> pdb_mu -> pools_mu.
  * The cache calls pools_partition (pools_mu) under its write lock; a filter
  * pass reads pools_home_id (pools_mu) under the read lock and a node
- * stripe; the owners store's mutex is a leaf
+ * stripe; the cache's topology index mutex is a leaf inside
+ * the cache (after the pod map); the owners store's mutex is a leaf
  * taken under the cache lock by PreScore; preemption's victim search holds pdb_mu (no cache lock) while
  * is_victim reads pools_home_id. pdb_mu and pools_mu are held briefly;
  * nothing calls into the cache or the API while holding them. Leaf locks,
@@ -134,6 +135,8 @@ void          pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borro
 
 /* cycle.c: the pool thread */
 void         *pool_thread_main(void *arg);
+/* fw_cluster_t.node_lock for the cache (ud): a node's stripe lock. */
+void          sched_lock_node(void *ud, const char *node, int lock);
 node_info_t  *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
 /* postfilter.c: preemption and borrowing */

@@ -70,10 +70,12 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
      * room already promised to other preemptors. The victim search, which
      * re-runs the filters per victim, then works on the copies unlocked,
      * so informers (and, behind them, the other pools) never wait for it. */
+    cache_interpod_prepare(s->cache, pod);
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .volumes = s->volumes };
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(s->cache),
+                        .node_lock = sched_lock_node, .lock_ud = s->cache, .volumes = s->volumes };
     cycle_state_set_cluster(cs, &cl);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         cycle_state_set_cluster(cs, NULL);
@@ -101,7 +103,9 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     int nc = 0;
     pthread_mutex_lock(&s->pdb_mu);
     for (int i = 0; i < ncopies; i++) {
-        if (preempt_select_on_node(fw, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        /* The PreFilter state (inter-pod counts) was taken under the lock;
+         * victims' removal updates it through the plugins' remove_pod. */
+        if (preempt_select_on_node_cs(fw, cs, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
             nc++;
         node_info_free(copies[i]);
     }

@@ -19,7 +19,10 @@
 # pods are bound, before the process is stopped.
 #
 # Environment:
-#   BENCH_SCALE=small|large|both   small: 1000 x 5000 (default), large: 5000 x 10000
+#   BENCH_SCALE=small|large|both|affinity|all   small: 1000 x 5000 (default), large: 5000 x 10000,
+#                                  affinity: 5000 x 10000 where each pod has a required hostname
+#                                  anti-affinity within its app (100 apps) and a zone spread
+#                                  (maxSkew 1) over 3 zones (BENCH_AFF_NODES, BENCH_AFF_PODS)
 #   BENCH_TIMEOUT=600              seconds per scheduler run; past it: "did not finish"
 #   BENCH_RUNS=ai,kube,probe,algo  which parts to run
 #   BENCH_PROBE_CONC="16 64"       bind_probe thread counts to try
@@ -50,10 +53,16 @@ case $SCALE in
     small) SCENARIOS="small" ;;
     large) SCENARIOS="large" ;;
     both)  SCENARIOS="small large" ;;
-    *) echo "bench.sh: BENCH_SCALE must be small, large or both" >&2; exit 2 ;;
+    affinity) SCENARIOS="affinity" ;;
+    all)   SCENARIOS="small large affinity" ;;
+    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity or all" >&2; exit 2 ;;
 esac
-scen_nodes() { case $1 in small) echo "${BENCH_SMALL_NODES:-1000}" ;; large) echo "${BENCH_LARGE_NODES:-5000}" ;; esac; }
-scen_pods()  { case $1 in small) echo "${BENCH_SMALL_PODS:-5000}" ;; large) echo "${BENCH_LARGE_PODS:-10000}" ;; esac; }
+scen_nodes() { case $1 in small) echo "${BENCH_SMALL_NODES:-1000}" ;; large) echo "${BENCH_LARGE_NODES:-5000}" ;;
+                          affinity) echo "${BENCH_AFF_NODES:-5000}" ;; esac; }
+scen_pods()  { case $1 in small) echo "${BENCH_SMALL_PODS:-5000}" ;; large) echo "${BENCH_LARGE_PODS:-10000}" ;;
+                          affinity) echo "${BENCH_AFF_PODS:-10000}" ;; esac; }
+# Pod options per scenario: the affinity one adds the inter-pod constraints.
+scen_pod_args() { case $1 in affinity) echo "--apps ${BENCH_AFF_APPS:-100}" ;; esac; }
 
 if [ ! -x "$REAL_K8S_BIN/kube-apiserver" ] || [ ! -x "$REAL_K8S_BIN/kube-scheduler" ]; then
     echo "bench.sh: no kube-apiserver/kube-scheduler in $REAL_K8S_BIN (run: bash test/e2e/build-k8s.sh)" >&2
@@ -117,7 +126,9 @@ run_sched() {
     local s=$1 who=$2 ns=$3 pods=$4 sched
     shift 4
     case $who in ai) sched=ai-scheduler ;; *) sched=default-scheduler ;; esac
-    $PY "$BULK" pods --ns "$ns" --count "$pods" --scheduler "$sched" >&2 || { blog "pod creation failed"; return 1; }
+    # shellcheck disable=SC2046
+    $PY "$BULK" pods --ns "$ns" --count "$pods" --scheduler "$sched" $(scen_pod_args "$s") >&2 ||
+        { blog "pod creation failed"; return 1; }
     blog "$s/$who: starting $1 ($pods pods, timeout ${TIMEOUT}s)"
     $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" \
         --out "$W/$s.$who.json" --log "$W/$s.$who.log" -- "$@" >&2 ||
@@ -146,7 +157,8 @@ for s in $SCENARIOS; do
             "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 --secure-port="$(free_port)" \
             --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1
     fi
-    if want probe && [ -n "$PROBE" ]; then
+    # The Binding ceiling and the in-process algorithm know no constraints.
+    if want probe && [ -n "$PROBE" ] && [ "$s" != affinity ]; then
         for conc in $PROBE_CONC; do
             $PY "$BULK" pods --ns "bench-probe-$s-$conc" --count "$pods" --scheduler bench-nobody >&2
             blog "$s/probe: binding $pods pods with $conc threads"
@@ -159,7 +171,7 @@ for s in $SCENARIOS; do
             $PY "$BULK" delete-pods --ns "bench-probe-$s-$conc" >&2
         done
     fi
-    if want algo; then
+    if want algo && [ "$s" != affinity ]; then
         if [ -n "$ALGO" ]; then
             blog "$s/algo: $ALGO $nodes $pods --repeat 3"
             timeout "$TIMEOUT" "$ALGO" "$nodes" "$pods" --repeat 3 >"$W/$s.algo.txt" 2>&1 || blog "$s/algo: failed (see $W/$s.algo.txt)"

@@ -14,9 +14,13 @@ Commands:
   nodes   --count N [--start I] [--prefix bench-node-] [--cpu 32 --memory 128Gi --gpu 8 --pods 110]
           POSTs Nodes with status.capacity/allocatable and a Ready condition;
           if the API server drops status on create, PATCHes /status.
-  pods    --ns NS --count N [--prefix p-] [--scheduler NAME] [--gpu-every K]
+  pods    --ns NS --count N [--prefix p-] [--scheduler NAME] [--gpu-every K] [--apps A]
           creates the namespace (and its default ServiceAccount) if missing,
           then N pending pods (cpu 500m, memory 512Mi; every K-th also 1 GPU).
+          --apps A: pod i is app app-(i%A), with a required hostname
+          anti-affinity within its app and a zone spread (maxSkew 1,
+          DoNotSchedule) over its app.
+          Nodes carry topology.kubernetes.io/zone=zone-(i%3).
   delete-pods --ns NS      deletes every pod in NS (grace 0) and waits until gone.
   delete-nodes --prefix P  deletes the nodes whose name starts with P.
   unbound --ns NS          prints how many pods in NS have no spec.nodeName.
@@ -120,7 +124,8 @@ def cmd_nodes(api, a):
 
     def create(n):
         body = {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n, "bench": "true"}},
+                "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n, "bench": "true",
+                                                   "topology.kubernetes.io/zone": "zone-%d" % (int(n[len(a.prefix):]) % 3)}},
                 "status": st}
         code, out = api.req("POST", "/api/v1/nodes", body)
         if code not in (200, 201, 409):
@@ -189,6 +194,15 @@ def cmd_pods(api, a):
                          "terminationGracePeriodSeconds": 0,
                          "containers": [{"name": "c", "image": "k8s.gcr.io/pause:3.2",
                                          "resources": {"requests": req, "limits": lim}}]}}
+        if a.apps:
+            app = "app-%d" % (i % a.apps)
+            sel = {"matchLabels": {"app": app}}
+            body["metadata"]["labels"] = {"app": app}
+            body["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": sel, "topologyKey": "kubernetes.io/hostname"}]}}
+            body["spec"]["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+                 "labelSelector": sel}]
         code, out = api.req("POST", "/api/v1/namespaces/%s/pods" % a.ns, body)
         if code not in (200, 201, 409):
             return "%s: HTTP %d %s" % (n, code, out[:300])
@@ -426,6 +440,7 @@ def main():
     p.add_argument("--prefix", default="p-")
     p.add_argument("--scheduler", default="default-scheduler")
     p.add_argument("--gpu-every", type=int, default=4)
+    p.add_argument("--apps", type=int, default=0)
     p = sub.add_parser("delete-pods")
     p.add_argument("--ns", required=True)
     p = sub.add_parser("unbound")

@@ -82,7 +82,11 @@ def scenario_table(work, s):
     probes = [r for r in (load(f) for f in sorted(glob.glob(os.path.join(work, s + ".probe.*.json")))) if r]
     probe = max(probes, key=lambda r: r.get("pods_per_s") or 0) if probes else None
     algo = kv_last_line(os.path.join(work, s + ".algo.txt"))
-    out = ["### %s nodes x %s pods" % (nodes, pods), "",
+    title = "### %s nodes x %s pods" % (nodes, pods)
+    if s == "affinity":
+        title += (" with inter-pod constraints (hostname anti-affinity within each of 100 apps,"
+                  " zone spread maxSkew 1 over 3 zones)")
+    out = [title, "",
            "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) | pods per CPU-s | load avg start→end | status |",
            "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for label, r in (("ai-scheduler", ai), ("kube-scheduler v1.20", kube)):
@@ -131,7 +135,7 @@ def main():
     ap.add_argument("--meta", action="append", default=[])
     a = ap.parse_args()
     scen = []
-    for s in ("small", "large"):
+    for s in ("small", "large", "affinity"):
         if os.path.exists(os.path.join(a.work, s + ".meta")):
             scen.append(s)
     meta = dict(m.split("=", 1) for m in a.meta)

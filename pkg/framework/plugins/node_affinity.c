@@ -22,6 +22,10 @@ static int matches_required(const pod_t *pod, const node_t *node) {
     return 0;
 }
 
+int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node) {
+    return matches_required(pod, node);
+}
+
 static int na_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st) {
     cs->has_affinity = pod->has_node_selector || pod->naffinity_terms > 0;
     return FW_SUCCESS;
@@ -58,8 +62,4 @@ static void na_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 void plugin_node_affinity(fw_plugin_t *pl, int score_weight) {
     *pl = (fw_plugin_t){ .name = "NodeAffinity", .pre_filter = na_pre_filter, .filter = na_filter,
                          .score = na_score, .normalize = na_normalize, .weight = score_weight };
-}
-
-int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node) {
-    return matches_required(pod, node);
 }

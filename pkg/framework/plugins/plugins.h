@@ -17,6 +17,14 @@
 #define FW_REASON_NODE_AFFINITY      "node(s) didn't match Pod's node affinity/selector"
 #define FW_REASON_NODE_PORTS         "node(s) didn't have free ports for the requested pod ports"
 #define FW_REASON_TOO_MANY_PODS      "Too many pods"
+/* InterPodAffinity and PodTopologySpread (v1.20). */
+#define FW_REASON_AFFINITY_NOT_MATCH       "node(s) didn't match pod affinity/anti-affinity"
+#define FW_REASON_AFFINITY_RULES           "node(s) didn't match pod affinity rules"
+#define FW_REASON_ANTI_AFFINITY_RULES      "node(s) didn't match pod anti-affinity rules"
+#define FW_REASON_EXISTING_ANTI_AFFINITY   "node(s) didn't satisfy existing pods anti-affinity rules"
+#define FW_REASON_SPREAD                   "node(s) didn't match pod topology spread constraints"
+#define FW_REASON_SPREAD_MISSING_LABEL     FW_REASON_SPREAD " (missing required label)"
+#define FW_LABEL_HOSTNAME                  "kubernetes.io/hostname"
 
 #define FW_TAINT_UNSCHEDULABLE       "node.kubernetes.io/unschedulable"
 
@@ -99,7 +107,16 @@ void        default_spread_free(ds_state_t *s);
 int         default_spread_uniform(const ds_state_t *s, int64_t *score);
 /* The framework's owners store (NULL until framework_set_owners). */
 struct owners *framework_owners(const framework_t *fw);
-/* The pod's nodeSelector and required node affinity match node (kube's
+void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight);
+void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight);
+
+/* Brackets a read of a node's pods in the cluster view (see fw_cluster_t). */
+static inline void fw_cluster_node_lock(const fw_cluster_t *cl, const node_info_t *ni, int lock) {
+    if (cl->node_lock)
+        cl->node_lock(cl->lock_ud, ni->name, lock);
+}
+
+/* spec.nodeSelector and required node affinity (kube's
  * PodMatchesNodeSelectorAndAffinityTerms). */
 int  fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);
 

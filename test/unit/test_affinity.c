@@ -1,0 +1,927 @@
+/* test_affinity.c -- pod affinity / anti-affinity / topology spread: parsing,
+ * each InterPodAffinity and PodTopologySpread filter rule, their scores
+ * against hand-computed kube-scheduler v1.20 answers, PreFilterExtensions in
+ * preemption, and two pool threads racing to reserve (inter-pod rule). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <cmocka.h>
+
+#include "api/types.h"
+#include "cache/cache.h"
+#include "framework/framework.h"
+#include "framework/nodeinfo.h"
+#include "framework/topo_index.h"
+#include "preemption/preemption.h"
+
+#include "fixtures.h"
+
+/* ---- fixtures ----------------------------------------------------------- */
+
+static pod_t *mkpod_ns(const char *name, const char *ns, const char *labels, const char *spec) {
+    char buf[8192];
+    char err[256] = "";
+    snprintf(buf, sizeof(buf),
+             "{'kind':'Pod','apiVersion':'v1','metadata':{'name':'%s','namespace':'%s','uid':'uid-%s-%s',"
+             "'labels':{%s}},'spec':{'containers':[{'name':'c','image':'x'}]%s%s},'status':{'phase':'Running'}}",
+             name, ns, ns, name, labels ? labels : "", spec && *spec ? "," : "", spec ? spec : "");
+    json_t *j = parse_sq(buf);
+    pod_t *p = pod_from_json(j, err, sizeof(err));
+    json_decref(j);
+    if (p == NULL)
+        fail_msg("pod_from_json(%s): %s", name, err);
+    return p;
+}
+
+static pod_t *mkpod(const char *name, const char *labels, const char *spec) {
+    return mkpod_ns(name, "default", labels, spec);
+}
+
+/* Parses and expects an error containing want. */
+static void parse_fails(const char *spec, const char *want) {
+    char buf[4096], err[256] = "";
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'bad','namespace':'default','uid':'u'},'spec':{%s}}", spec);
+    json_t *j = parse_sq(buf);
+    pod_t *p = pod_from_json(j, err, sizeof(err));
+    json_decref(j);
+    if (p)
+        fail_msg("parsed, want error '%s': %s", want, spec);
+    if (!strstr(err, want))
+        fail_msg("error '%s' lacks '%s'", err, want);
+}
+
+typedef struct cluster {
+    node_info_t *ni[16];
+    int          n;
+    fw_cluster_t cl;
+} cluster_t;
+
+static node_info_t *add_node(cluster_t *c, const char *name, const char *labels) {
+    char buf[2048], err[256] = "";
+    snprintf(buf, sizeof(buf),
+             "{'kind':'Node','metadata':{'name':'%s','uid':'n-%s','labels':{%s}},'spec':{},"
+             "'status':{'capacity':{'cpu':'4','memory':'8Gi','pods':'110'},"
+             "'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
+             name, name, labels ? labels : "");
+    json_t *j = parse_sq(buf);
+    node_t *n = node_from_json(j, err, sizeof(err));
+    json_decref(j);
+    if (!n)
+        fail_msg("node_from_json: %s", err);
+    node_info_t *ni = node_info_new(name);
+    node_info_set_node(ni, n);
+    node_unref(n);
+    c->ni[c->n++] = ni;
+    c->cl.nodes = c->ni;
+    c->cl.nnodes = c->n;
+    return ni;
+}
+
+static void place(node_info_t *ni, pod_t *p) {
+    node_info_add_pod(ni, p);
+    pod_unref(p);
+}
+
+static void cluster_free(cluster_t *c) {
+    for (int i = 0; i < c->n; i++)
+        node_info_free(c->ni[i]);
+}
+
+/* n1,n2 zone a; n3 zone b; n4 no zone; n5 zone c. */
+static void five(cluster_t *c) {
+    memset(c, 0, sizeof(*c));
+    add_node(c, "n1", "'zone':'a','kubernetes.io/hostname':'n1'");
+    add_node(c, "n2", "'zone':'a','kubernetes.io/hostname':'n2'");
+    add_node(c, "n3", "'zone':'b','kubernetes.io/hostname':'n3'");
+    add_node(c, "n4", "'kubernetes.io/hostname':'n4'");
+    add_node(c, "n5", "'zone':'c','kubernetes.io/hostname':'n5'");
+}
+
+/* Filter result on each node as a string of '+' (fits) and '-'. */
+static void filter_all(framework_t *fw, cluster_t *c, const pod_t *p, char *out, fw_status_t *sts) {
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &c->cl);
+    fw_status_t st;
+    assert_int_equal(framework_pre_filter(fw, cs, p, &st), FW_SUCCESS);
+    for (int i = 0; i < c->n; i++) {
+        fw_status_reset(&st);
+        out[i] = framework_filter(fw, cs, p, c->ni[i], &st) == FW_SUCCESS ? '+' : '-';
+        if (sts)
+            sts[i] = st;
+    }
+    out[c->n] = '\0';
+    cycle_state_free(cs);
+}
+
+static void score_all(framework_t *fw, cluster_t *c, const pod_t *p, int64_t *out) {
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &c->cl);
+    assert_int_equal(framework_pre_filter(fw, cs, p, NULL), FW_SUCCESS);
+    framework_score(fw, cs, p, c->ni, c->n, out);
+    cycle_state_free(cs);
+}
+
+/* Only the inter-pod plugins score: weights of all others at 0. */
+/* Only the inter-pod scores, with v1.20's weights (InterPodAffinity 1,
+ * PodTopologySpread 2); with_spread 0 leaves PodTopologySpread's score out
+ * (its default spreading would add the same 200 to every node). */
+static framework_t *fw_scores_only(int with_spread) {
+    fw_config_t cfg;
+    fw_config_default(&cfg);
+    int k = 0;
+    cfg.plugin_ops[k++] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 0, .name = "*" };
+    cfg.plugin_ops[k++] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 1, .name = "InterPodAffinity" };
+    if (with_spread)
+        cfg.plugin_ops[k++] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 2, .name = "PodTopologySpread" };
+    cfg.nplugin_ops = k;
+    return framework_new(&cfg);
+}
+
+static framework_t *fw_interpod_only(void) {
+    return fw_scores_only(1);
+}
+
+#define ANTI(sel, key) "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" \
+                       "[{'labelSelector':{'matchLabels':{" sel "}},'topologyKey':'" key "'}]}}"
+#define AFF(sel, key) "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" \
+                      "[{'labelSelector':{'matchLabels':{" sel "}},'topologyKey':'" key "'}]}}"
+#define SPREAD(skew, key, when, sel) "'topologySpreadConstraints':[{'maxSkew':" skew ",'topologyKey':'" key \
+                                     "','whenUnsatisfiable':'" when "','labelSelector':{'matchLabels':{" sel "}}}]"
+
+/* ---- parsing ------------------------------------------------------------- */
+
+static void test_parse_full(void **state) {
+    pod_t *p = mkpod_ns("p", "team", "'app':'web'",
+        "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+        "{'labelSelector':{'matchLabels':{'app':'db'}},'topologyKey':'zone'}],"
+        "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':7,'podAffinityTerm':"
+        "{'labelSelector':{},'namespaces':['b','a','b'],'topologyKey':'rack'}}]},"
+        "'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+        "{'topologyKey':'kubernetes.io/hostname'}]}},"
+        "'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
+        "'labelSelector':{'matchLabels':{'app':'web'}}},{'maxSkew':1,'topologyKey':'rack',"
+        "'whenUnsatisfiable':'ScheduleAnyway'}]");
+    const pod_affinity_t *a = p->interpod;
+    assert_non_null(a);
+    assert_int_equal(a->naff_req, 1);
+    assert_int_equal(a->naff_pref, 1);
+    assert_int_equal(a->nanti_req, 1);
+    assert_int_equal(a->nanti_pref, 0);
+    assert_int_equal(a->nspread, 2);
+    assert_int_equal(a->nspread_hard, 1);
+    /* namespaces default to the pod's own; listed ones are sorted, unique */
+    assert_int_equal(a->aff_req[0].nnamespaces, 1);
+    assert_string_equal(a->aff_req[0].namespaces[0], "team");
+    assert_int_equal(a->aff_pref[0].nnamespaces, 2);
+    assert_string_equal(a->aff_pref[0].namespaces[0], "a");
+    assert_int_equal(a->aff_pref[0].weight, 7);
+    /* nil selector matches nothing, {} everything (in its namespaces) */
+    assert_int_equal(a->anti_req[0].match_nothing, 1);
+    assert_int_equal(a->aff_pref[0].match_nothing, 0);
+    pod_t *q = mkpod_ns("q", "a", "'x':'y'", NULL), *r = mkpod_ns("r", "team", "'app':'db'", NULL);
+    assert_true(aff_term_matches(&a->aff_pref[0], q));
+    assert_false(aff_term_matches(&a->aff_pref[0], r));    /* namespace team not listed */
+    assert_true(aff_term_matches(&a->aff_req[0], r));
+    assert_false(aff_term_matches(&a->anti_req[0], r));
+    assert_int_equal(a->spread[0].max_skew, 2);
+    assert_true(a->spread[0].hard);
+    assert_true(a->spread[1].match_nothing);
+    assert_null(a->warning);
+    pod_unref(q);
+    pod_unref(r);
+    pod_unref(p);
+
+    p = mkpod("plain", NULL, NULL);
+    assert_null(p->interpod);
+    pod_unref(p);
+}
+
+static void test_parse_namespace_selector(void **state) {
+    pod_t *p = mkpod("p", NULL, "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                                "{'labelSelector':{},'namespaceSelector':{},'topologyKey':'zone'}]}}");
+    assert_true(p->interpod->anti_req[0].all_namespaces);
+    pod_t *q = mkpod_ns("q", "elsewhere", NULL, NULL);
+    assert_true(aff_term_matches(&p->interpod->anti_req[0], q));
+    assert_null(p->interpod->warning);
+    pod_unref(p);
+    pod_unref(q);
+    /* A namespaceSelector with labels is approximated, and said so. */
+    p = mkpod("p", NULL, "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                         "{'labelSelector':{},'namespaceSelector':{'matchLabels':{'t':'x'}},'topologyKey':'zone'}]}}");
+    assert_non_null(p->interpod->warning);
+    assert_non_null(strstr(p->interpod->warning, "namespaceSelector"));
+    pod_unref(p);
+}
+
+static void test_parse_errors(void **state) {
+    parse_fails(SPREAD("0", "zone", "DoNotSchedule", ""), "maxSkew");
+    parse_fails(SPREAD("-3", "zone", "DoNotSchedule", ""), "maxSkew");
+    parse_fails(SPREAD("'1'", "zone", "DoNotSchedule", ""), "maxSkew");
+    parse_fails(SPREAD("1", "", "DoNotSchedule", ""), "topologyKey");
+    parse_fails(SPREAD("1", "zone", "Sometimes", ""), "whenUnsatisfiable");
+    parse_fails("'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'z','whenUnsatisfiable':'DoNotSchedule'},"
+                "{'maxSkew':2,'topologyKey':'z','whenUnsatisfiable':'DoNotSchedule'}]", "duplicate");
+    parse_fails("'topologySpreadConstraints':{}", "not an array");
+    parse_fails("'topologySpreadConstraints':[7]", "not an object");
+    parse_fails(ANTI("'app':'x'", ""), "topologyKey");
+    parse_fails("'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'topologyKey':7}]}}",
+                "topologyKey");
+    parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{}}}", "not an array");
+    parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                "{'labelSelector':'app=x','topologyKey':'z'}]}}", "labelSelector");
+    parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                "{'labelSelector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]},"
+                "'topologyKey':'z'}]}}", "labelSelector");
+    parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                "{'namespaces':'x','topologyKey':'z'}]}}", "namespaces");
+    parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                "{'namespaces':[1],'topologyKey':'z'}]}}", "namespaces");
+    parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+                "{'weight':0,'podAffinityTerm':{'topologyKey':'z'}}]}}", "weight");
+    parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+                "{'weight':101,'podAffinityTerm':{'topologyKey':'z'}}]}}", "weight");
+    parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+                "{'weight':5}]}}", "not an object");
+    parse_fails("'affinity':{'podAntiAffinity':[]}", "not an object");
+    parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                "{'namespaceSelector':[],'topologyKey':'z'}]}}", "namespaceSelector");
+}
+
+/* ---- InterPodAffinity filter ------------------------------------------- */
+
+static void test_required_anti_affinity(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    char got[16];
+    fw_status_t sts[16];
+    five(&c);
+    place(c.ni[0], mkpod("web1", "'app':'web'", NULL));
+    place(c.ni[2], mkpod_ns("web-other-ns", "other", "'app':'web'", NULL));   /* other namespace */
+
+    pod_t *p = mkpod("p", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname"));
+    filter_all(fw, &c, p, got, sts);
+    assert_string_equal(got, "-++++");
+    assert_int_equal(sts[0].code, FW_UNSCHEDULABLE);
+    assert_int_equal(sts[0].nreasons, 2);
+    assert_string_equal(sts[0].reasons[0], "node(s) didn't match pod affinity/anti-affinity");
+    assert_string_equal(sts[0].reasons[1], "node(s) didn't match pod anti-affinity rules");
+    pod_unref(p);
+
+    /* Zone: both zone-a nodes; a node without the key passes (v1.20). */
+    p = mkpod("p", "'app':'web'", ANTI("'app':'web'", "zone"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "--+++");
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+static void test_required_affinity(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    char got[16];
+    fw_status_t sts[16];
+    five(&c);
+    place(c.ni[2], mkpod("db", "'app':'db'", NULL));     /* zone b */
+
+    pod_t *p = mkpod("p", "'app':'web'", AFF("'app':'db'", "zone"));
+    filter_all(fw, &c, p, got, sts);
+    assert_string_equal(got, "--+--");
+    assert_int_equal(sts[0].code, FW_UNSCHEDULABLE_UNRESOLVABLE);
+    assert_string_equal(sts[0].reasons[1], "node(s) didn't match pod affinity rules");
+    assert_int_equal(sts[3].code, FW_UNSCHEDULABLE_UNRESOLVABLE);    /* no zone label */
+    pod_unref(p);
+
+    /* Nothing matches and the pod does not match itself: nowhere. */
+    p = mkpod("p", "'app':'web'", AFF("'app':'cache'", "zone"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "-----");
+    pod_unref(p);
+
+    /* The first pod of a self-affine group: any node with the key. */
+    p = mkpod("p", "'app':'cache'", AFF("'app':'cache'", "zone"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "+++-+");
+    pod_unref(p);
+
+    /* Once one exists, the rule no longer applies: only its zone. */
+    place(c.ni[4], mkpod("cache1", "'app':'cache'", NULL));
+    p = mkpod("p", "'app':'cache'", AFF("'app':'cache'", "zone"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "----+");
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* An existing pod's required anti-affinity rejects the incoming pod. */
+static void test_existing_anti_affinity(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    char got[16];
+    fw_status_t sts[16];
+    five(&c);
+    place(c.ni[0], mkpod("guard", "'app':'guard'", ANTI("'app':'web'", "zone")));
+
+    pod_t *p = mkpod("p", "'app':'web'", NULL);
+    filter_all(fw, &c, p, got, sts);
+    assert_string_equal(got, "--+++");
+    assert_int_equal(sts[1].code, FW_UNSCHEDULABLE);
+    assert_string_equal(sts[1].reasons[1], "node(s) didn't satisfy existing pods anti-affinity rules");
+    pod_unref(p);
+
+    p = mkpod("p", "'app':'other'", NULL);       /* not selected: anywhere */
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "+++++");
+    pod_unref(p);
+    p = mkpod_ns("p", "other", "'app':'web'", NULL);   /* term's namespace is default */
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "+++++");
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* The diagnosis counts both reasons, as kube's FitError does. */
+static void test_anti_affinity_message(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    memset(&c, 0, sizeof(c));
+    add_node(&c, "a", "'kubernetes.io/hostname':'a'");
+    add_node(&c, "b", "'kubernetes.io/hostname':'b'");
+    place(c.ni[0], mkpod("w1", "'app':'w'", ANTI("'app':'w'", "kubernetes.io/hostname")));
+    place(c.ni[1], mkpod("w2", "'app':'w'", ANTI("'app':'w'", "kubernetes.io/hostname")));
+    pod_t *p = mkpod("w3", "'app':'w'", ANTI("'app':'w'", "kubernetes.io/hostname"));
+    fw_status_t sts[16];
+    char got[16];
+    filter_all(fw, &c, p, got, sts);
+    assert_string_equal(got, "--");
+    fw_diagnosis_t *d = fw_diagnosis_new();
+    fw_diagnosis_add(d, &sts[0]);
+    fw_diagnosis_add(d, &sts[1]);
+    char *msg = fw_diagnosis_message(d, 2);
+    assert_string_equal(msg, "0/2 nodes are available: 2 node(s) didn't match pod affinity/anti-affinity, "
+                             "2 node(s) didn't match pod anti-affinity rules.");
+    free(msg);
+    fw_diagnosis_free(d);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* ---- PodTopologySpread filter ------------------------------------------- */
+
+static void test_spread_filter(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    char got[16];
+    fw_status_t sts[16];
+    five(&c);
+    /* zone a: 2, zone b: 1, zone c: 0 */
+    place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
+    place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
+    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
+    place(c.ni[4], mkpod_ns("x-other", "other", "'app':'x'", NULL));   /* other namespace: not counted */
+
+    pod_t *p = mkpod("p", "'app':'x'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
+    filter_all(fw, &c, p, got, sts);
+    assert_string_equal(got, "----+");
+    assert_int_equal(sts[0].code, FW_UNSCHEDULABLE);
+    assert_string_equal(sts[0].reasons[0], "node(s) didn't match pod topology spread constraints");
+    assert_int_equal(sts[3].code, FW_UNSCHEDULABLE_UNRESOLVABLE);
+    assert_string_equal(sts[3].reasons[0], "node(s) didn't match pod topology spread constraints (missing required label)");
+    pod_unref(p);
+
+    /* maxSkew 2: zone b (1+1-0) fits too. */
+    p = mkpod("p", "'app':'x'", SPREAD("2", "zone", "DoNotSchedule", "'app':'x'"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "--+-+");
+    pod_unref(p);
+
+    /* The pod does not match its own selector: no +1 for itself. */
+    p = mkpod("p", "'app':'y'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "--+-+");
+    pod_unref(p);
+
+    /* Only nodes passing the nodeSelector make domains: zone c is out,
+     * the minimum is zone b's 1. */
+    p = mkpod("p", "'app':'x'", "'nodeSelector':{'zone':'a'}," SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "++---");    /* only zone a counts: min 2, skew 2+1-2 = 1 */
+    pod_unref(p);
+
+    /* ScheduleAnyway never filters. */
+    p = mkpod("p", "'app':'x'", SPREAD("1", "zone", "ScheduleAnyway", "'app':'x'"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "+++++");
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* With only zone a eligible, the minimum is zone a's own count: 2+1-2 = 1
+ * fits; without the selector the global minimum is 0 (zone c). */
+static void test_spread_node_affinity_domains(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    char got[16];
+    five(&c);
+    place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
+    place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
+    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
+    pod_t *p = mkpod("p", "'app':'x'",
+                     "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':"
+                     "[{'matchExpressions':[{'key':'zone','operator':'In','values':['a','b']}]}]}}},"
+                     SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
+    filter_all(fw, &c, p, got, NULL);
+    /* domains a (2) and b (1): min 1; zone a 2+1-1 = 2 > 1; zone b 1+1-1 = 1 */
+    assert_string_equal(got, "--+--");
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* Pods being deleted do not count in the spread. */
+static void test_spread_ignores_deleting(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    char got[16];
+    memset(&c, 0, sizeof(c));
+    add_node(&c, "a", "'zone':'a'");
+    add_node(&c, "b", "'zone':'b'");
+    char buf[1024], err[256];
+    snprintf(buf, sizeof buf, "{'metadata':{'name':'gone','namespace':'default','uid':'g','labels':{'app':'x'},"
+                              "'deletionTimestamp':'2024-01-01T00:00:00Z'},'spec':{},'status':{'phase':'Running'}}");
+    json_t *j = parse_sq(buf);
+    pod_t *gone = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(gone);
+    assert_true(gone->deleting);
+    place(c.ni[0], gone);
+    pod_t *p = mkpod("p", "'app':'x'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
+    filter_all(fw, &c, p, got, NULL);
+    assert_string_equal(got, "++");
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* ---- scores ---------------------------------------------------------------- */
+
+/* Incoming preferred affinity (weight 10, zone, app=db) and preferred
+ * anti-affinity (weight 5, hostname, app=web); db on n3, web on n1.
+ * Raw: n1 -5, n2 0, n3 +10, n4 0, n5 0; min -5, max 10:
+ * n1 0, n2 100*5/15 = 33, n3 100, n4 33, n5 33. */
+static void test_interpod_score_preferred(void **state) {
+    framework_t *fw = fw_scores_only(0);
+    cluster_t c;
+    int64_t out[16];
+    five(&c);
+    place(c.ni[2], mkpod("db", "'app':'db'", NULL));
+    place(c.ni[0], mkpod("web", "'app':'web'", NULL));
+    pod_t *p = mkpod("p", NULL,
+        "'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':10,"
+        "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'db'}},'topologyKey':'zone'}}]},"
+        "'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':5,"
+        "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'web'}},'topologyKey':'kubernetes.io/hostname'}}]}}");
+    score_all(fw, &c, p, out);
+    /* InterPodAffinity alone, weight 1. */
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 33);
+    assert_int_equal(out[2], 100);
+    assert_int_equal(out[3], 33);
+    assert_int_equal(out[4], 33);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* Symmetry: an existing pod's required affinity (hardPodAffinityWeight 1)
+ * and preferred anti-affinity (weight 4) toward the incoming pod's labels.
+ * aff on n3 (zone b): zone b +1; anti on n1 (hostname n1): -4.
+ * Raw: n1 -4, n2 0, n3 1, n4 0, n5 0; min -4 max 1: n1 0, others 80, n3 100. */
+static void test_interpod_score_symmetric(void **state) {
+    framework_t *fw = fw_scores_only(0);
+    cluster_t c;
+    int64_t out[16];
+    five(&c);
+    place(c.ni[2], mkpod("fan", "'app':'fan'", AFF("'app':'star'", "zone")));
+    place(c.ni[0], mkpod("hater", "'app':'hater'",
+        "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
+        "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'star'}},'topologyKey':'kubernetes.io/hostname'}}]}}"));
+    pod_t *p = mkpod("p", "'app':'star'", NULL);
+    score_all(fw, &c, p, out);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 80);
+    assert_int_equal(out[2], 100);
+    assert_int_equal(out[3], 80);
+    assert_int_equal(out[4], 80);
+    pod_unref(p);
+    /* A pod nobody cares about: no score at all. */
+    p = mkpod("q", "'app':'nobody'", NULL);
+    score_all(fw, &c, p, out);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(out[i], 0);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* ScheduleAnyway on zone, maxSkew 1; app=x: zone a 2, zone b 1, zone c 0.
+ * 3 zones among scored nodes: weight ln(5) = 1.609.
+ * Raw: n1,n2 int(2*1.609) = 3, n3 1, n5 0; n4 ignored (no zone).
+ * Normalized 100*(max+min-s)/max with max 3, min 0: n1,n2 0, n3 66, n5 100;
+ * times weight 2. */
+static void test_spread_score(void **state) {
+    framework_t *fw = fw_interpod_only();
+    cluster_t c;
+    int64_t out[16];
+    five(&c);
+    place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
+    place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
+    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
+    pod_t *p = mkpod("p", "'app':'x'", SPREAD("1", "zone", "ScheduleAnyway", "'app':'x'"));
+    score_all(fw, &c, p, out);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 0);
+    assert_int_equal(out[2], 132);
+    assert_int_equal(out[3], 0);
+    assert_int_equal(out[4], 200);
+    pod_unref(p);
+
+    /* Hostname, maxSkew 2: weight ln(5 + 2) = 1.946 over 5 scored nodes;
+     * raw n1..n3: int(1.946 + 1) = 2, n4, n5: 1; max 2, min 1:
+     * 100*(3-2)/2 = 50 and 100*(3-1)/2 = 100. */
+    p = mkpod("p", "'app':'x'", SPREAD("2", "kubernetes.io/hostname", "ScheduleAnyway", "'app':'x'"));
+    score_all(fw, &c, p, out);
+    assert_int_equal(out[0], 100);
+    assert_int_equal(out[1], 100);
+    assert_int_equal(out[2], 100);
+    assert_int_equal(out[3], 200);
+    assert_int_equal(out[4], 200);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* ---- PreFilterExtensions and preemption --------------------------------- */
+
+static void test_add_remove_pod(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    five(&c);
+    pod_t *web = mkpod("web", "'app':'web'", NULL);
+    node_info_add_pod(c.ni[0], web);
+    pod_t *p = mkpod("p", "'app':'x'", ANTI("'app':'web'", "zone") "," SPREAD("1", "zone", "DoNotSchedule", "'app':'web'"));
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &c.cl);
+    fw_status_t st;
+    assert_int_equal(framework_pre_filter(fw, cs, p, &st), FW_SUCCESS);
+    assert_int_not_equal(framework_filter(fw, cs, p, c.ni[1], &st), FW_SUCCESS);
+    node_info_remove_pod(c.ni[0], web->uid);
+    framework_remove_pod(fw, cs, p, web, c.ni[0]);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[1], &st), FW_SUCCESS);
+    node_info_add_pod(c.ni[0], web);
+    framework_add_pod(fw, cs, p, web, c.ni[0]);
+    assert_int_not_equal(framework_filter(fw, cs, p, c.ni[1], &st), FW_SUCCESS);
+    cycle_state_free(cs);
+    pod_unref(web);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+static int lower_priority(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank) {
+    *rank = victim->priority;
+    return victim->priority < preemptor->priority;
+}
+
+/* The preemptor's anti-affinity forbids n1 because of a low-priority pod:
+ * evicting it (and only it) makes room, and the caller's state is intact. */
+static void test_preemption_anti_affinity(void **state) {
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    five(&c);
+    place(c.ni[0], mkpod("web", "'app':'web'", "'priority':1"));
+    place(c.ni[0], mkpod("keep", "'app':'keep'", "'priority':1"));
+    pod_t *p = mkpod("p", "'app':'x'", "'priority':100," ANTI("'app':'web'", "kubernetes.io/hostname"));
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &c.cl);
+    fw_status_t st;
+    assert_int_equal(framework_pre_filter(fw, cs, p, &st), FW_SUCCESS);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[0], &st), FW_UNSCHEDULABLE);
+    preempt_candidate_t cand;
+    assert_int_equal(preempt_select_on_node_cs(fw, cs, p, c.ni[0], lower_priority, NULL, NULL, 0, &cand), 1);
+    assert_int_equal(cand.nvictims, 1);
+    assert_string_equal(cand.victims[0]->name, "web");
+    preempt_candidate_clear(&cand);
+    /* State restored: n1 still fails, n2 still fits. */
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[0], &st), FW_UNSCHEDULABLE);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[1], &st), FW_SUCCESS);
+    cycle_state_free(cs);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+
+/* ---- the incremental index answers as the scan does ------------------------ */
+
+static void cache_node(cache_t *c, const char *name, const char *labels) {
+    char buf[1024], err[256];
+    snprintf(buf, sizeof buf, "{'metadata':{'name':'%s','uid':'u%s','labels':{%s}},'spec':{},"
+                              "'status':{'allocatable':{'cpu':'64','memory':'64Gi','pods':'110'}}}", name, name, labels);
+    json_t *j = parse_sq(buf);
+    node_t *n = node_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(n);
+    cache_upsert_node(c, n);
+    node_unref(n);
+}
+
+static void cache_pod(cache_t *c, const char *name, const char *ns, const char *labels, const char *spec,
+                      const char *node) {
+    char s2[4096];
+    snprintf(s2, sizeof s2, "'nodeName':'%s'%s%s", node, spec ? "," : "", spec ? spec : "");
+    pod_t *p = mkpod_ns(name, ns, labels, s2);
+    cache_upsert_pod(c, p, NULL);
+    pod_unref(p);
+}
+
+/* Filter codes and scores over every node, with and without the index. */
+static void check_same(framework_t *fw, cache_t *c, const pod_t *p) {
+    cache_interpod_prepare(c, p);
+    cache_rdlock(c);
+    int n = 0;
+    node_info_t *const *all = cache_nodes_locked(c, &n);
+    node_info_t *live[32];
+    int nl = 0;
+    for (int i = 0; i < n && nl < 32; i++)
+        if (all[i]->node)
+            live[nl++] = all[i];
+    fw_cluster_t with = { .nodes = all, .nnodes = n, .index = cache_topo_index(c) };
+    fw_cluster_t without = { .nodes = all, .nnodes = n };
+    int codes[2][32];
+    int64_t scores[2][32];
+    for (int v = 0; v < 2; v++) {
+        cycle_state_t *cs = cycle_state_new();
+        cycle_state_set_cluster(cs, v ? &with : &without);
+        fw_status_t st;
+        assert_int_equal(framework_pre_filter(fw, cs, p, &st), FW_SUCCESS);
+        for (int i = 0; i < nl; i++)
+            codes[v][i] = framework_filter(fw, cs, p, live[i], &st);
+        framework_score(fw, cs, p, live, nl, scores[v]);
+        cycle_state_free(cs);
+    }
+    cache_unlock(c);
+    for (int i = 0; i < nl; i++) {
+        if (codes[0][i] != codes[1][i] || scores[0][i] != scores[1][i])
+            fail_msg("pod %s node %s: scan %d/%lld, index %d/%lld", p->name, live[i]->name, codes[0][i],
+                     (long long)scores[0][i], codes[1][i], (long long)scores[1][i]);
+    }
+}
+
+static void test_index_matches_scan(void **state) {
+    framework_t *fw = fw_interpod_only();
+    cache_t *c = cache_new(NULL, NULL);
+    const char *zones[3] = { "a", "b", "c" };
+    for (int i = 0; i < 9; i++) {
+        char name[8], labels[128];
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(labels, sizeof labels, "'zone':'%s','kubernetes.io/hostname':'%s'%s", zones[i % 3], name,
+                 i == 8 ? ",'rack':'r1'" : "");
+        cache_node(c, name, i == 7 ? "'kubernetes.io/hostname':'n7'" : labels);
+    }
+    cache_pod(c, "w1", "default", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname"), "n0");
+    cache_pod(c, "w2", "default", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname"), "n1");
+    cache_pod(c, "d1", "default", "'app':'db'", NULL, "n2");
+    cache_pod(c, "d2", "other", "'app':'db'", NULL, "n5");
+    cache_pod(c, "g1", "default", "'app':'guard'", ANTI("'app':'x'", "zone"), "n4");
+    cache_pod(c, "f1", "default", "'app':'fan'", AFF("'app':'x'", "zone"), "n8");
+    cache_pod(c, "h1", "default", "'app':'hater'",
+              "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
+              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'kubernetes.io/hostname'}}]},"
+              "'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':9,"
+              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'}}]}}", "n6");
+    for (int i = 0; i < 5; i++) {
+        char name[8], node[8];
+        snprintf(name, sizeof name, "x%d", i);
+        snprintf(node, sizeof node, "n%d", (i * 2) % 9);
+        cache_pod(c, name, "default", "'app':'x'", NULL, node);
+    }
+    pod_t *probes[] = {
+        mkpod("p1", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname")),
+        mkpod("p2", "'app':'x'", ANTI("'app':'db'", "zone")),
+        mkpod("p3", "'app':'q'", AFF("'app':'db'", "zone")),
+        mkpod("p4", "'app':'self'", AFF("'app':'self'", "zone")),
+        mkpod("p5", "'app':'x'", NULL),
+        mkpod("p6", "'app':'x'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'")),
+        mkpod("p7", "'app':'x'", SPREAD("1", "zone", "ScheduleAnyway", "'app':'x'")),
+        mkpod("p8", "'app':'x'", SPREAD("1", "kubernetes.io/hostname", "DoNotSchedule", "'app':'x'")),
+        mkpod("p9", "'app':'x'",
+              "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+              "{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'},"
+              "{'labelSelector':{'matchExpressions':[{'key':'app','operator':'Exists'}]},'topologyKey':'kubernetes.io/hostname'}],"
+              "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':3,'podAffinityTerm':"
+              "{'labelSelector':{'matchLabels':{'app':'db'}},'namespaces':['other'],'topologyKey':'zone'}}]}}"),
+        mkpod("p10", "'app':'x'", "'nodeSelector':{'zone':'a'}," SPREAD("1", "zone", "DoNotSchedule", "'app':'x'")),
+    };
+    int np = (int)(sizeof(probes) / sizeof(probes[0]));
+    for (int i = 0; i < np; i++)
+        check_same(fw, c, probes[i]);
+    /* p3 waits for app=db pods: binding one should wake it, app=web not. */
+    pod_t *db = mkpod("db9", "'app':'db'", NULL), *web = mkpod("web9", "'app':'web'", NULL);
+    assert_true(fw_topo_index_affinity_wanted(cache_topo_index(c), db));
+    assert_false(fw_topo_index_affinity_wanted(cache_topo_index(c), web));
+    pod_unref(db);
+    pod_unref(web);
+    /* Changes the index must follow: a pod goes, a node changes zone, a
+     * node goes, a new pod arrives. */
+    cache_delete_pod(c, "uid-default-x0", NULL, NULL);
+    cache_delete_pod(c, "uid-default-w1", NULL, NULL);
+    cache_node(c, "n2", "'zone':'c','kubernetes.io/hostname':'n2'");
+    cache_delete_node(c, "n6");
+    cache_pod(c, "x9", "default", "'app':'x'", NULL, "n7");
+    cache_pod(c, "g2", "default", "'app':'guard'", ANTI("'app':'x'", "zone"), "n1");
+    for (int i = 0; i < np; i++)
+        check_same(fw, c, probes[i]);
+    for (int i = 0; i < np; i++)
+        pod_unref(probes[i]);
+    cache_free(c);
+    framework_free(fw);
+}
+
+/* The epoch moves exactly when a decision made earlier could now break an
+ * existing pod's anti-affinity: such a pod accounted, or node labels. */
+static void test_interpod_epoch(void **state) {
+    cache_t *c = cache_new(NULL, NULL);
+    cache_node(c, "e1", "'zone':'a'");
+    uint64_t e0 = cache_interpod_epoch(c);
+    cache_pod(c, "plain", "default", "'app':'x'", NULL, "e1");
+    cache_pod(c, "soft", "default", "'app':'y'",
+              "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
+              "'podAffinityTerm':{'labelSelector':{},'topologyKey':'zone'}}]}}", "e1");
+    assert_int_equal(cache_interpod_epoch(c), e0);
+    cache_node(c, "e1", "'zone':'a'");                    /* same labels */
+    assert_int_equal(cache_interpod_epoch(c), e0);
+    cache_pod(c, "hard", "default", "'app':'z'", ANTI("'app':'x'", "zone"), "e1");
+    uint64_t e1 = cache_interpod_epoch(c);
+    assert_true(e1 > e0);
+    cache_node(c, "e1", "'zone':'b'");                    /* relabelled */
+    assert_true(cache_interpod_epoch(c) > e1);
+    cache_free(c);
+}
+
+/* ---- two pool threads racing ------------------------------------------- */
+
+/* Pool 0 owns node p0, pool 1 node p1, both in zone z. Thread A places a pod
+ * with zone anti-affinity against app=b; thread B a plain app=b pod. Each
+ * decides under the read lock, then reserves with the inter-pod rule. They
+ * must never both land. */
+typedef struct racer {
+    cache_t      *cache;
+    framework_t  *fw;
+    pod_t        *pod;
+    const char   *node;
+    int           pool;
+    int           exclusive;
+    pthread_barrier_t *bar;
+    int           placed;
+} racer_t;
+
+static int refit_gen(void *ud, node_info_t *ni) { return 1; }
+
+static void lock_node(void *ud, const char *node, int lock) {
+    if (lock)
+        cache_node_lock(ud, node);
+    else
+        cache_node_unlock(ud, node);
+}
+
+static int refit_full(void *ud, node_info_t *ni) {
+    racer_t *r = ud;
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(r->cache, &n);
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->cache) };
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &cl);
+    fw_status_t st;
+    int ok = framework_pre_filter(r->fw, cs, r->pod, &st) == FW_SUCCESS &&
+             framework_filter(r->fw, cs, r->pod, ni, &st) == FW_SUCCESS;
+    cycle_state_free(cs);
+    return ok;
+}
+
+static void *race_main(void *arg) {
+    racer_t *r = arg;
+    pthread_barrier_wait(r->bar);
+    cache_interpod_prepare(r->cache, r->pod);
+    cache_rdlock(r->cache);
+    uint64_t epoch = cache_interpod_epoch(r->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(r->cache, &n);
+    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->cache), .node_lock = lock_node,
+                        .lock_ud = r->cache };
+    node_info_t *ni = cache_node_locked(r->cache, r->node);
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &cl);
+    fw_status_t st;
+    int ok = framework_pre_filter(r->fw, cs, r->pod, &st) == FW_SUCCESS &&
+             framework_filter(r->fw, cs, r->pod, ni, &st) == FW_SUCCESS;
+    uint64_t gen = ni->generation;   /* own pool's node: only this thread changes it */
+    cycle_state_set_cluster(cs, NULL);
+    cache_unlock(r->cache);
+    /* Both decide before either reserves, as two pool threads can. */
+    pthread_barrier_wait(r->bar);
+    if (ok) {
+        cache_interpod_t ip = { epoch, r->exclusive, refit_full };
+        r->placed = cache_assume_ex(r->cache, r->pod, r->node, r->pool, gen, &ip, refit_gen, r) == 0;
+    }
+    cycle_state_free(cs);
+    return NULL;
+}
+
+static int part_by_name(void *ud, const node_t *n) { return n->name[1] - '0'; }
+
+static void race_round(framework_t *fw, int b_first_exists, int *both) {
+    cache_t *c = cache_new(part_by_name, NULL);
+    char err[256];
+    const char *nodes[2] = { "p0", "p1" };
+    for (int i = 0; i < 2; i++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "{'metadata':{'name':'%s','uid':'%s','labels':{'zone':'z'}},'spec':{},"
+                                  "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}", nodes[i], nodes[i]);
+        json_t *j = parse_sq(buf);
+        node_t *n = node_from_json(j, err, sizeof err);
+        json_decref(j);
+        cache_upsert_node(c, n);
+        node_unref(n);
+    }
+    pod_t *a = mkpod("a", "'app':'a'", ANTI("'app':'b'", "zone"));
+    pod_t *b = mkpod("b", "'app':'b'", NULL);
+    /* mkpod says Running; pending copies for the cache. */
+    a->phase = PHASE_PENDING;
+    b->phase = PHASE_PENDING;
+    cache_upsert_pod(c, a, NULL);
+    cache_upsert_pod(c, b, NULL);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, 2);
+    racer_t ra = { c, fw, a, "p0", 0, 1, &bar, 0 }, rb = { c, fw, b, "p1", 1, 0, &bar, 0 };
+    pthread_t ta, tb;
+    if (b_first_exists) {
+        pthread_create(&tb, NULL, race_main, &rb);
+        pthread_create(&ta, NULL, race_main, &ra);
+    } else {
+        pthread_create(&ta, NULL, race_main, &ra);
+        pthread_create(&tb, NULL, race_main, &rb);
+    }
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_barrier_destroy(&bar);
+    assert_true(ra.placed || rb.placed);    /* one of them always lands */
+    if (ra.placed && rb.placed)
+        (*both)++;
+    pod_unref(a);
+    pod_unref(b);
+    cache_free(c);
+}
+
+static void test_race_anti_affinity(void **state) {
+    framework_t *fw = framework_new(NULL);
+    int both = 0;
+    for (int i = 0; i < 200; i++)
+        race_round(fw, i & 1, &both);
+    assert_int_equal(both, 0);
+    framework_free(fw);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_full),
+        cmocka_unit_test(test_parse_namespace_selector),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_required_anti_affinity),
+        cmocka_unit_test(test_required_affinity),
+        cmocka_unit_test(test_existing_anti_affinity),
+        cmocka_unit_test(test_anti_affinity_message),
+        cmocka_unit_test(test_spread_filter),
+        cmocka_unit_test(test_spread_node_affinity_domains),
+        cmocka_unit_test(test_spread_ignores_deleting),
+        cmocka_unit_test(test_interpod_score_preferred),
+        cmocka_unit_test(test_interpod_score_symmetric),
+        cmocka_unit_test(test_spread_score),
+        cmocka_unit_test(test_add_remove_pod),
+        cmocka_unit_test(test_preemption_anti_affinity),
+        cmocka_unit_test(test_index_matches_scan),
+        cmocka_unit_test(test_interpod_epoch),
+        cmocka_unit_test(test_race_anti_affinity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
