@@ -76,6 +76,7 @@ class Gen:
         self.pvcs = []
         self.pod_list = []
         self.apps = []      # (name, namespace, labels) of apps made so far
+        self.free_apps = []  # (name, namespace) of apps that fit anywhere
 
     def on(self, kind):
         return kind in self.kinds
@@ -93,18 +94,18 @@ class Gen:
                       DISK: r.choice(["ssd", "hdd"]), GEN: str(r.randint(1, 5))}
             if not self.chance(0.15):   # some nodes lack the rack key
                 labels[RACK] = "r%d" % r.randint(0, 3)
-            cpu = r.choice([4, 8, 16, 32])
-            res = {"cpu": str(cpu), "memory": "%dGi" % r.choice([8, 16, 32, 64]),
-                   "pods": str(r.choice([32, 64, 110])), "ephemeral-storage": "%dGi" % r.choice([20, 100])}
-            if self.chance(0.35):
-                res[GPU] = str(r.choice([4, 8]))
+            cpu = r.choice([16, 32, 64])
+            res = {"cpu": str(cpu), "memory": "%dGi" % r.choice([64, 128, 256]),
+                   "pods": str(r.choice([32, 64, 110])), "ephemeral-storage": "%dGi" % r.choice([50, 100])}
+            if self.chance(0.5):
+                res[GPU] = "8"
                 labels["prop.io/accelerator"] = "nvidia"
             if self.chance(0.15):
-                res[FPGA] = "2"
+                res[FPGA] = "8"
             spec = {}
             if self.on("taints"):
                 taints = []
-                for key in r.sample(TAINT_KEYS, r.choice([0, 0, 0, 1, 1, 2])):
+                for key in r.sample(TAINT_KEYS, r.choice([0, 0, 0, 0, 1, 1, 2])):
                     t = {"key": key, "effect": r.choice(EFFECTS)}
                     if key == "prop.io/dedicated":
                         t["value"] = r.choice(["gpu", "infra"])
@@ -154,34 +155,41 @@ class Gen:
                                     "values": self.r.sample(names, 2)}]
         return term
 
-    def label_selector(self, own_labels):
-        """A selector over app/tier labels: own app, another app, a tier, or an expression."""
+    def other_app_selector(self):
+        """A selector for pods of earlier apps (or of an app that never exists)."""
         r = self.r
-        c = r.random()
-        if c < 0.45 or not self.apps:
-            return {"matchLabels": {"app": own_labels["app"]}}
-        if c < 0.7:
-            other = r.choice(self.apps)
-            return {"matchLabels": {"app": other[2]["app"]}}
-        if c < 0.85:
-            return {"matchLabels": {"tier": r.choice(["web", "db", "batch"])}}
+        if not self.apps or self.chance(0.15):
+            return {"matchLabels": {"app": "no-such-app"}}
+        if self.chance(0.7):
+            return {"matchLabels": {"app": r.choice(self.apps)[2]["app"]}}
         apps = [a[2]["app"] for a in r.sample(self.apps, min(2, len(self.apps)))]
-        return {"matchExpressions": [{"key": "app", "operator": r.choice(["In", "NotIn"]), "values": apps}]}
+        return {"matchExpressions": [{"key": "app", "operator": "In", "values": apps}]}
 
-    def pod_affinity_term(self, own_labels, ns):
-        r = self.r
-        term = {"labelSelector": self.label_selector(own_labels),
-                "topologyKey": r.choice([HOST, HOST, ZONE, RACK])}
-        c = r.random()
+    def term(self, selector, key, ns):
+        t = {"labelSelector": selector, "topologyKey": key}
+        c = self.r.random()
         if c < 0.2:
-            term["namespaces"] = list(NAMESPACES)
+            t["namespaces"] = list(NAMESPACES)
         elif c < 0.3:
-            term["namespaces"] = [r.choice(NAMESPACES)]
-        return term
+            t["namespaces"] = [ns]
+        return t
+
+    def soft_term(self, labels, ns):
+        r = self.r
+        sel = r.choice([{"matchLabels": {"app": labels["app"]}},
+                        {"matchLabels": {"tier": r.choice(["web", "db", "batch"])}},
+                        self.other_app_selector()])
+        return {"weight": r.randint(1, 100), "podAffinityTerm": self.term(sel, r.choice([HOST, ZONE, RACK]), ns)}
 
     # ------------------------------------------------------------- templates
     def app_template(self, idx):
-        """One app: a namespace, labels and a pod spec shared by its pods."""
+        """One app: a namespace, labels and a pod spec shared by its pods.
+
+        To keep the number of pending pods independent of placement, an app has at
+        most one "exclusive" constraint among its own pods (a hostPort, required
+        anti-affinity to itself, a DoNotSchedule spread, required affinity to
+        itself), resources are ample, and constraints between apps are limited to
+        hostname anti-affinity and affinity of otherwise unconstrained pods."""
         r = self.r
         name = "a%02d" % idx
         ns = NAMESPACES[0] if self.chance(0.8) else NAMESPACES[1]
@@ -189,23 +197,37 @@ class Gen:
         spec = {"terminationGracePeriodSeconds": 0,
                 "priorityClassName": r.choice(PRIORITIES)[0]}
         container = {"name": "main", "image": "registry.invalid/pause:3"}
-        init = None
+        own = {"matchLabels": {"app": name}}
+        affinity = {}
+        # cross-app affinity: a pod that follows another app anywhere (it tolerates every
+        # taint and has no node constraint), so it is pending exactly when that app has no
+        # bound pod in a namespace of the term
+        follower = self.on("podaffinity") and self.chance(0.12)
+        # "free" apps go anywhere (every taint tolerated, no node constraint, no extended
+        # resource or volume); only they carry required anti-affinity to another free app,
+        # which then can never make either of them pending
+        free = self.on("podaffinity") and not follower and self.chance(0.15)
+        loose = follower or free
+        exclusive = None
+        choices = [k for k in ("ports", "podaffinity", "spread") if self.on(k)]
+        if choices and not loose and self.chance(0.45):
+            exclusive = r.choice(choices)
         if self.on("resources"):
             req = {}
-            cpu = r.choice([None, "100m", "250m", "500m", "1", "2"])
-            mem = r.choice([None, "128Mi", "512Mi", "1Gi", "4Gi"])
+            cpu = r.choice([None, "100m", "250m", "500m", "1"])
+            mem = r.choice([None, "128Mi", "256Mi", "512Mi", "1Gi"])
             if cpu:
                 req["cpu"] = cpu
             if mem:
                 req["memory"] = mem
             if self.chance(0.1):
-                req["ephemeral-storage"] = r.choice(["1Gi", "50Gi"])
-            if self.chance(0.2):
-                req[GPU] = str(r.choice([1, 1, 2, 4]))
-            if self.chance(0.05):
+                req["ephemeral-storage"] = "1Gi"
+            if self.chance(0.12) and not loose:
+                req[GPU] = "1"
+            if self.chance(0.03) and not loose:
                 req[FPGA] = "1"
-            if self.chance(0.05):   # larger than any node
-                k, v = r.choice([("cpu", "64"), ("memory", "256Gi"), (GPU, "16")])
+            if self.chance(0.05) and not loose:   # larger than any node
+                k, v = r.choice([("cpu", "200"), ("memory", "1Ti"), (GPU, "16"), ("ephemeral-storage", "1Ti")])
                 req[k] = v
             if req:
                 container["resources"] = {"requests": req}
@@ -213,26 +235,28 @@ class Gen:
                 if ext:   # extended resources need limits == requests
                     container["resources"]["limits"] = ext
             if self.chance(0.15):
-                init = {"name": "init", "image": "registry.invalid/pause:3",
-                        "resources": {"requests": {"cpu": r.choice(["1", "3"]), "memory": "256Mi"}}}
-        if self.on("ports") and self.chance(0.2):
-            port = {"containerPort": 80, "hostPort": r.choice([8080, 9090, 9100]),
-                    "protocol": r.choice(["TCP", "TCP", "UDP"])}
-            if self.chance(0.2):
+                spec["initContainers"] = [{"name": "init", "image": "registry.invalid/pause:3",
+                                           "resources": {"requests": {"cpu": r.choice(["1", "2"]),
+                                                                      "memory": "256Mi"}}}]
+        if exclusive == "ports":
+            port = {"containerPort": 80, "hostPort": 8000 + idx, "protocol": r.choice(["TCP", "TCP", "UDP"])}
+            if self.chance(0.25):
                 port["hostIP"] = "127.0.0.1"
             container["ports"] = [port]
+            if self.chance(0.3):   # the same port twice, other protocol: no conflict with itself
+                other = dict(port, protocol="UDP" if port["protocol"] == "TCP" else "TCP", containerPort=81)
+                container["ports"].append(other)
         spec["containers"] = [container]
         if self.chance(0.15):
-            spec["containers"].append({"name": "side", "image": "registry.invalid/pause:3",
-                                       "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}
-                                       if self.on("resources") else {}})
-        if init:
-            spec["initContainers"] = [init]
-        if self.on("taints") and self.chance(0.5):
+            side = {"name": "side", "image": "registry.invalid/pause:3"}
+            if self.on("resources"):
+                side["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+            spec["containers"].append(side)
+        if self.on("taints") and (loose or self.chance(0.5)):
             tols = []
             for _ in range(r.randint(1, 2)):
                 c = r.random()
-                if c < 0.05:
+                if c < 0.05 or loose:
                     tols.append({"operator": "Exists"})          # tolerates everything
                 elif c < 0.15:
                     tols.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
@@ -248,8 +272,7 @@ class Gen:
                         t["effect"] = r.choice(EFFECTS)
                     tols.append(t)
             spec["tolerations"] = tols
-        affinity = {}
-        if self.on("nodeaffinity"):
+        if self.on("nodeaffinity") and not loose:
             if self.chance(0.2):
                 key = r.choice([ZONE, DISK, "prop.io/accelerator", RACK])
                 vals = self.node_label_values(key) or ["x"]
@@ -265,36 +288,59 @@ class Gen:
                 affinity["nodeAffinity"] = na
         if self.on("podaffinity"):
             pa, paa = {}, {}
-            if self.chance(0.15):
-                pa["requiredDuringSchedulingIgnoredDuringExecution"] = [self.pod_affinity_term(labels, ns)]
-            if self.chance(0.15):
-                pa["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {"weight": r.randint(1, 100), "podAffinityTerm": self.pod_affinity_term(labels, ns)}]
-            if self.chance(0.25):
-                paa["requiredDuringSchedulingIgnoredDuringExecution"] = [self.pod_affinity_term(labels, ns)
-                                                                         for _ in range(r.choice([1, 1, 2]))]
-            if self.chance(0.15):
-                paa["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {"weight": r.randint(1, 100), "podAffinityTerm": self.pod_affinity_term(labels, ns)}]
+            if follower:
+                pa["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                    self.term(self.other_app_selector(), r.choice([ZONE, HOST]), ns)]
+            elif exclusive == "podaffinity":
+                key = r.choice([HOST, ZONE, RACK])
+                if self.chance(0.3):    # all pods of the app in one topology domain
+                    pa["requiredDuringSchedulingIgnoredDuringExecution"] = [self.term(own, HOST, ns)]
+                else:                   # at most one pod of the app per domain
+                    paa["requiredDuringSchedulingIgnoredDuringExecution"] = [self.term(own, key, ns)]
+            if free and self.free_apps and self.chance(0.7):   # keep away from another free app
+                target = r.choice(self.free_apps)
+                paa.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(
+                    self.term({"matchLabels": {"app": target[0]}}, HOST, target[1]))
+            elif not loose and self.chance(0.1):   # a term no pod matches
+                paa.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(
+                    self.term({"matchLabels": {"app": "no-such-app"}}, r.choice([HOST, ZONE]), ns))
+            if self.chance(0.2):
+                pa["preferredDuringSchedulingIgnoredDuringExecution"] = [self.soft_term(labels, ns)]
+            if self.chance(0.2):
+                paa["preferredDuringSchedulingIgnoredDuringExecution"] = [self.soft_term(labels, ns)]
             if pa:
                 affinity["podAffinity"] = pa
             if paa:
                 affinity["podAntiAffinity"] = paa
         if affinity:
             spec["affinity"] = affinity
-        if self.on("spread") and self.chance(0.3):
+        if self.on("spread"):
             cons = []
-            for key in r.sample([ZONE, RACK, HOST], r.choice([1, 1, 2])):
-                sel = {"matchLabels": {"app": name}} if self.chance(0.7) else \
-                    {"matchLabels": {"tier": labels["tier"]}}
-                cons.append({"maxSkew": r.choice([1, 1, 2, 3]), "topologyKey": key,
-                             "whenUnsatisfiable": "DoNotSchedule" if self.chance(0.7) else "ScheduleAnyway",
-                             "labelSelector": sel})
-            spec["topologySpreadConstraints"] = cons
+            if exclusive == "spread":
+                cons.append({"maxSkew": r.choice([1, 1, 2]), "topologyKey": r.choice([ZONE, RACK, HOST]),
+                             "whenUnsatisfiable": "DoNotSchedule", "labelSelector": own})
+            if self.chance(0.2):
+                cons.append({"maxSkew": r.choice([1, 2, 3]), "topologyKey": r.choice([ZONE, HOST]),
+                             "whenUnsatisfiable": "ScheduleAnyway",
+                             "labelSelector": r.choice([own, {"matchLabels": {"tier": labels["tier"]}}])})
+            if cons:
+                spec["topologySpreadConstraints"] = cons
         volume_kind = None
-        if self.on("volumes") and self.chance(0.25):
+        static_target = None
+        if self.on("volumes") and not loose and self.chance(0.25):
             volume_kind = r.choice(["static", "local", "local", "dynamic", "immediate"])
-        return {"name": name, "ns": ns, "labels": labels, "spec": spec, "volume": volume_kind}
+            if volume_kind == "local" and exclusive:   # local PVs are a per-node supply: exclusive
+                volume_kind = "dynamic"
+            if self.chance(0.5):   # the PVs of one app's pre-bound claims share their node affinity
+                static_target = (ZONE, [r.choice(ZONES)])
+            else:
+                static_target = (HOST, [r.choice(self.nodes)["metadata"]["name"]])
+        if free:
+            self.free_apps.append((name, ns))
+        scarce = any(k in (GPU, FPGA) for c in spec["containers"]
+                     for k in ((c.get("resources") or {}).get("requests") or {}))
+        return {"name": name, "ns": ns, "labels": labels, "spec": spec, "volume": volume_kind,
+                "static_target": static_target, "max_size": 2 if scarce else 6}
 
     # --------------------------------------------------------------- volumes
     def make_storage(self):
@@ -313,10 +359,10 @@ class Gen:
         ]
         # local PVs: on about half of the nodes, one or two each
         for n in self.nodes:
-            if self.chance(0.5):
-                for j in range(self.r.choice([1, 1, 2])):
+            if self.chance(0.85):
+                for j in range(4):
                     name = "lpv-%s-%d" % (n["metadata"]["name"], j)
-                    self.pvs.append(self.pv(name, SC_LOCAL, "%dGi" % self.r.choice([50, 100]),
+                    self.pvs.append(self.pv(name, SC_LOCAL, "100Gi",
                                             HOST, [n["metadata"]["name"]], None))
         return classes
 
@@ -342,16 +388,13 @@ class Gen:
             pvc["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
         return pvc
 
-    def pod_volume(self, kind, ns, pod_name):
+    def pod_volume(self, kind, ns, pod_name, static_target):
         """Makes the claim (and for 'static' its PV) of one pod; returns the volume entry."""
         r = self.r
         claim = pod_name + "-data"
         if kind == "static":
             pv_name = "spv-" + pod_name
-            if self.chance(0.5):
-                key, values = ZONE, [r.choice(ZONES)]
-            else:
-                key, values = HOST, [r.choice(self.nodes)["metadata"]["name"]]
+            key, values = static_target
             self.pvs.append(self.pv(pv_name, SC_STATIC, "10Gi", key, values, (ns, claim)))
             self.pvcs.append(self.pvc(ns, claim, SC_STATIC, "10Gi", pv_name))
         elif kind == "local":
@@ -369,7 +412,7 @@ class Gen:
         total, idx = 0, 0
         while total < self.n_pods:
             t = self.app_template(idx)
-            size = min(self.n_pods - total, r.choice([1, 1, 2, 3, 4, 6]))
+            size = min(self.n_pods - total, t["max_size"], r.choice([1, 1, 2, 3, 4, 6]))
             groups.append((t, size))
             self.apps.append((t["name"], t["ns"], t["labels"]))
             total += size
@@ -386,7 +429,7 @@ class Gen:
             pod_name = "%s-%d" % (t["name"], k)
             spec = json.loads(json.dumps(t["spec"]))
             if t["volume"]:
-                spec["volumes"] = [self.pod_volume(t["volume"], t["ns"], pod_name)]
+                spec["volumes"] = [self.pod_volume(t["volume"], t["ns"], pod_name, t["static_target"])]
             self.pod_list.append({"apiVersion": "v1", "kind": "Pod",
                                   "metadata": {"name": pod_name, "namespace": t["ns"],
                                                "labels": dict(t["labels"])},
