@@ -586,14 +586,19 @@ class Checker:
         return self.violations
 
 
+def sched_label(result):
+    name = result.get("scheduler", "?")
+    return "kube-scheduler" if name == "default-scheduler" else name
+
+
 def summary(result, violations, other=None):
     pods = len(result["pods"])
     pend = sum(1 for p in result["pods"] if not p["spec"].get("nodeName"))
     line = "property: seed=%s sched=%s pods=%d bound=%d pending=%d violations=%d" % (
-        result["seed"], result.get("scheduler", "?"), pods, pods - pend, pend, len(violations))
+        result["seed"], sched_label(result), pods, pods - pend, pend, len(violations))
     if other is not None:
         opend = sum(1 for p in other["pods"] if not p["spec"].get("nodeName"))
-        line += " (%s pending=%d)" % (other.get("scheduler", "other"), opend)
+        line += " (%s pending=%d)" % (sched_label(other), opend)
     return line, pend
 
 

@@ -331,10 +331,12 @@ class Gen:
             volume_kind = r.choice(["static", "local", "local", "dynamic", "immediate"])
             if volume_kind == "local" and exclusive:   # local PVs are a per-node supply: exclusive
                 volume_kind = "dynamic"
-            if self.chance(0.5):   # the PVs of one app's pre-bound claims share their node affinity
-                static_target = (ZONE, [r.choice(ZONES)])
+            # one app's claims share their size and, when pre-bound, their PVs' node affinity
+            size = r.choice(["1Gi", "20Gi", "80Gi", "80Gi", "500Gi"])
+            if self.chance(0.5):
+                static_target = (ZONE, [r.choice(ZONES)], size)
             else:
-                static_target = (HOST, [r.choice(self.nodes)["metadata"]["name"]])
+                static_target = (HOST, [r.choice(self.nodes)["metadata"]["name"]], size)
         if free:
             self.free_apps.append((name, ns))
         scarce = any(k in (GPU, FPGA) for c in spec["containers"]
@@ -394,11 +396,11 @@ class Gen:
         claim = pod_name + "-data"
         if kind == "static":
             pv_name = "spv-" + pod_name
-            key, values = static_target
+            key, values, _ = static_target
             self.pvs.append(self.pv(pv_name, SC_STATIC, "10Gi", key, values, (ns, claim)))
             self.pvcs.append(self.pvc(ns, claim, SC_STATIC, "10Gi", pv_name))
         elif kind == "local":
-            self.pvcs.append(self.pvc(ns, claim, SC_LOCAL, r.choice(["1Gi", "20Gi", "80Gi", "500Gi"])))
+            self.pvcs.append(self.pvc(ns, claim, SC_LOCAL, static_target[2]))
         elif kind == "dynamic":
             self.pvcs.append(self.pvc(ns, claim, SC_DYN, "5Gi"))
         else:
