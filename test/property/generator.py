@@ -152,7 +152,7 @@ class Gen:
         if self.chance(0.1):
             names = [n["metadata"]["name"] for n in self.nodes]
             term["matchFields"] = [{"key": "metadata.name", "operator": self.r.choice(["In", "NotIn"]),
-                                    "values": self.r.sample(names, 2)}]
+                                    "values": [self.r.choice(names)]}]   # exactly one value
         return term
 
     def other_app_selector(self):
