@@ -44,7 +44,7 @@ TOOL_BINS := $(TOOL_SRCS:test/bench/%.c=$(B)/tools/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench lint clean install
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench lint clean install property
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool tools
@@ -133,6 +133,12 @@ demo: all
 
 bench: all
 	@bash test/bench/bench.sh
+
+# Long property campaign: PROPERTY_RANDOM random seeds (printed) besides PROPERTY_SEEDS;
+# PROPERTY_PODS, PROPERTY_NODES, PROPERTY_KINDS as in test/e2e/t_property.sh.
+property: all
+	@python3 test/property/test_checker.py
+	@PROPERTY_RANDOM=$${PROPERTY_RANDOM:-20} E2E_FILE_TIMEOUT=$${E2E_FILE_TIMEOUT:-7200} bash test/e2e/run.sh property
 
 lint:
 	@bash test/lint.sh

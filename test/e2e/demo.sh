@@ -54,6 +54,9 @@ sleep 1
 step "where the pods landed"
 kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,SCHEDULED:.status.conditions[?(@.type=="PodScheduled")].status'
 
+step "pod anti-affinity: the two web replicas on different nodes"
+echo "web-1 -> $(pod_node web-1)   web-2 -> $(pod_node web-2)"
+
 step "why train-impossible is pending"
 events_for train-impossible default FailedScheduling | cut -f2 | sort -u
 echo "condition: $(pod_condition train-impossible PodScheduled)"
