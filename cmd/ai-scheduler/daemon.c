@@ -15,12 +15,12 @@
 
 typedef struct daemon_metrics {
     metrics_t *reg;
-    metric_t  *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
-    metric_t  *evictions_refused;
-    metric_t  *latency, *queue, *api_requests, *api_errors, *api_latency;
+    metric_t *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
+    metric_t *evictions_refused;
+    metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
-    int        standby;       /* connected, waiting for the lease (atomic) */
+    int standby; /* connected, waiting for the lease (atomic) */
 } daemon_metrics_t;
 
 /* Counters are kept by the scheduler as totals; the registry gets the
@@ -28,7 +28,8 @@ typedef struct daemon_metrics {
 static void counter_to(metric_t *m, const char *labels, double total)
 {
     double cur = metric_value(m, labels);
-    if (total > cur) metric_add(m, labels, total - cur);
+    if (total > cur)
+        metric_add(m, labels, total - cur);
 }
 
 static void pool_gauge(void *ud, const char *pool, int active, int backoff, int unsched)
@@ -52,7 +53,8 @@ static void collect(metrics_t *r, void *ud)
         counter_to(dm->api_latency, NULL, ks.latency_sum_s);
     }
     scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
-    if (!sched) return;
+    if (!sched)
+        return;
     scheduler_stats_t st;
     scheduler_get_stats(sched, &st);
     counter_to(dm->attempts, "result=\"scheduled\"", (double)st.attempts_scheduled);
@@ -81,14 +83,14 @@ static void metrics_setup(daemon_metrics_t *dm)
                                             "Preemptions stopped midway by a refused eviction.");
     dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
     dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
-    static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-    dm->latency = metrics_histogram(r, "ai_scheduler_e2e_scheduling_duration_seconds",
-                                    "From first queued to bound.", buckets, (int)(sizeof(buckets) / sizeof(buckets[0])));
+    static const double buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
+    dm->latency = metrics_histogram(r, "ai_scheduler_e2e_scheduling_duration_seconds", "From first queued to bound.",
+                                    buckets, (int)(sizeof(buckets) / sizeof(buckets[0])));
     dm->queue = metrics_gauge(r, "ai_scheduler_pending_pods", "Pods in each pool's queues.");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
-    dm->api_latency = metrics_counter(r, "ai_scheduler_api_request_duration_seconds_total",
-                                      "Sum of API request latencies.");
+    dm->api_latency =
+        metrics_counter(r, "ai_scheduler_api_request_duration_seconds_total", "Sum of API request latencies.");
     metrics_on_collect(r, collect, dm);
 }
 
@@ -98,14 +100,15 @@ static int ready_cb(void *ud, const char **why)
 {
     daemon_metrics_t *dm = ud;
     scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&dm->standby, __ATOMIC_ACQUIRE) || (sched && scheduler_ready(sched))) return 1;
+    if (__atomic_load_n(&dm->standby, __ATOMIC_ACQUIRE) || (sched && scheduler_ready(sched)))
+        return 1;
     *why = "caches not synced yet";
     return 0;
 }
 
 typedef struct lease_ctx {
-    int              lost;       /* atomic */
-    leader_t        *le;         /* set before the scheduler starts */
+    int lost;     /* atomic */
+    leader_t *le; /* set before the scheduler starts */
     daemon_metrics_t *dm;
 } lease_ctx_t;
 
@@ -115,7 +118,8 @@ static void on_lost_leadership(void *ud)
 {
     lease_ctx_t *lc = ud;
     scheduler_t *sched = __atomic_load_n(&lc->dm->sched, __ATOMIC_ACQUIRE);
-    if (sched) scheduler_fence(sched);
+    if (sched)
+        scheduler_fence(sched);
     __atomic_store_n(&lc->lost, 1, __ATOMIC_RELEASE);
 }
 
@@ -131,7 +135,8 @@ static int lease_valid(void *ud)
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
 static int fatal_api_error(long status, const char *err)
 {
-    if (status == 401 || status == 403) return 1;
+    if (status == 401 || status == 403)
+        return 1;
     return strstr(err, "certificate") || strstr(err, "SSL") || strstr(err, "TLS") || strstr(err, "unauthorized");
 }
 
@@ -146,13 +151,16 @@ static int preflight(kube_client_t *kc, const char *server, const volatile int *
         json_t *out = NULL;
         int rc = kube_get_json(kc, "/api/v1/nodes?limit=1", &out, &status, err, sizeof(err));
         json_decref(out);
-        if (rc == 0) return 0;
+        if (rc == 0)
+            return 0;
         if (fatal_api_error(status, err)) {
             fprintf(stderr, "ai-scheduler: cannot use the API server at %s: %s\n", server, err);
             return -1;
         }
-        if (!warned++) LOG_W("waiting for the API server at %s: %s", server, err);
-        for (int i = 0; i < 20 && !*stop; i++) util_sleep_ms(100);
+        if (!warned++)
+            LOG_W("waiting for the API server at %s: %s", server, err);
+        for (int i = 0; i < 20 && !*stop; i++)
+            util_sleep_ms(100);
     }
     return -1;
 }
@@ -175,7 +183,8 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     int n = config_nprofiles(cfg);
     x->names = util_xcalloc((size_t)n, sizeof(*x->names));
     x->fw = util_xcalloc((size_t)n, sizeof(*x->fw));
-    for (int i = 1; i < n; i++) x->names[i - 1] = config_profile_fw(cfg, i, &x->fw[i - 1]);
+    for (int i = 1; i < n; i++)
+        x->names[i - 1] = config_profile_fw(cfg, i, &x->fw[i - 1]);
     o->extra_names = x->names;
     o->extra_fw = x->fw;
     o->nextra = n - 1;
@@ -189,15 +198,19 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
 
 /* Starts the elector and blocks until this replica leads (1), or stop (0),
  * or an error (-1). */
-static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, lease_ctx_t *lc,
-                daemon_metrics_t *dm, const volatile int *stop)
+static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, lease_ctx_t *lc, daemon_metrics_t *dm,
+                const volatile int *stop)
 {
     char err[512];
     leader_opts_t lo = {
-        .lease_name = cfg->leader.lease_name, .lease_namespace = cfg->leader.lease_namespace,
-        .identity = cfg->leader.identity, .lease_duration_s = cfg->leader.lease_duration_s,
-        .renew_deadline_s = cfg->leader.renew_deadline_s, .retry_period_s = cfg->leader.retry_period_s,
-        .on_lost = on_lost_leadership, .ud = lc,
+        .lease_name = cfg->leader.lease_name,
+        .lease_namespace = cfg->leader.lease_namespace,
+        .identity = cfg->leader.identity,
+        .lease_duration_s = cfg->leader.lease_duration_s,
+        .renew_deadline_s = cfg->leader.renew_deadline_s,
+        .retry_period_s = cfg->leader.retry_period_s,
+        .on_lost = on_lost_leadership,
+        .ud = lc,
     };
     leader_t *le = leader_new(kc, &lo, err, sizeof(err));
     if (!le || leader_start(le, err, sizeof(err)) != 0) {
@@ -207,12 +220,13 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, le
     }
     *out = le;
     lc->le = le;
-    LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace,
-          cfg->leader.lease_name, cfg->leader.identity);
+    LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace, cfg->leader.lease_name,
+          cfg->leader.identity);
     __atomic_store_n(&dm->standby, 1, __ATOMIC_RELEASE);
     int rc = leader_wait_until_leading(le, -1, stop);
     __atomic_store_n(&dm->standby, 0, __ATOMIC_RELEASE);
-    if (rc == 1) LOG_I("leader election: leading");
+    if (rc == 1)
+        LOG_I("leader election: leading");
     return rc == 1 ? 1 : (*stop ? 0 : -1);
 }
 
@@ -242,24 +256,30 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     kube_client_t *kc_le = NULL;
     lease_ctx_t lc = { 0, NULL, &dm };
     if (cfg->metrics_port > 0) {
-        http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address, .port = cfg->metrics_port,
-                                  .metrics = dm.reg, .ready = ready_cb, .ready_ud = &dm };
+        http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address,
+                                  .port = cfg->metrics_port,
+                                  .metrics = dm.reg,
+                                  .ready = ready_cb,
+                                  .ready_ud = &dm };
         http = http_server_start(&ho, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "ai-scheduler: metrics server: %s\n", err);
             goto out;
         }
     }
-    if (preflight(kc, kcfg.server, stop) != 0) goto out;
-    LOG_I("ai-scheduler: API server %s (from %s), schedulerName=%s", kcfg.server,
-          kcfg.source ? kcfg.source : "?", cfg->scheduler_name);
+    if (preflight(kc, kcfg.server, stop) != 0)
+        goto out;
+    LOG_I("ai-scheduler: API server %s (from %s), schedulerName=%s", kcfg.server, kcfg.source ? kcfg.source : "?",
+          cfg->scheduler_name);
 
     if (cfg->leader.enabled) {
         /* The elector's own client: renewals never wait behind binds or a
          * slow LIST, and give up in time for one more try before the renew
          * deadline (well before the lease runs out). */
         int t = cfg->leader.renew_deadline_s - cfg->leader.retry_period_s;
-        kube_client_opts_t lo = { .qps = 0, .burst = 0, .timeout_s = t > 0 ? t : 1, .user_agent = "ai-scheduler/leader-election" };
+        kube_client_opts_t lo = {
+            .qps = 0, .burst = 0, .timeout_s = t > 0 ? t : 1, .user_agent = "ai-scheduler/leader-election"
+        };
         kc_le = kube_client_new(&kcfg, &lo, err, sizeof(err));
         if (!kc_le) {
             fprintf(stderr, "ai-scheduler: %s\n", err);
@@ -290,8 +310,10 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     }
     __atomic_store_n(&dm.sched, sched, __ATOMIC_RELEASE);
     if (scheduler_start(sched, stop, err, sizeof(err)) != 0) {
-        if (!*stop) fprintf(stderr, "ai-scheduler: %s\n", err);
-        else exit_code = 0;
+        if (!*stop)
+            fprintf(stderr, "ai-scheduler: %s\n", err);
+        else
+            exit_code = 0;
         goto out;
     }
     LOG_I("ai-scheduler: scheduling");
@@ -307,9 +329,10 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         exit_code = 0;
     }
 out:
-    if (sched) scheduler_stop(sched);
+    if (sched)
+        scheduler_stop(sched);
     if (le) {
-        leader_stop(le);     /* releases the lease: the follower takes over at once */
+        leader_stop(le); /* releases the lease: the follower takes over at once */
         leader_free(le);
     }
     kube_client_free(kc_le);

@@ -41,8 +41,10 @@ static void install_signals(void)
 int main(int argc, char **argv)
 {
     const char *prog = basename(argv[0]);
-    if (strcmp(prog, "kubectl-pool") == 0) return pool_table_main(argc - 1, argv + 1, stdout, stderr);
-    if (argc > 1 && strcmp(argv[1], "pools") == 0) return pool_table_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(prog, "kubectl-pool") == 0)
+        return pool_table_main(argc - 1, argv + 1, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "pools") == 0)
+        return pool_table_main(argc - 2, argv + 2, stdout, stderr);
 
     if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
         printf("ai-scheduler %s (git %s)\n", AISCHED_VERSION, AISCHED_GIT);

@@ -71,7 +71,7 @@ static void selector_text(sbuf_t *b, const selector_t *s)
 
 static void term_make_key(pod_aff_term_t *t)
 {
-    sbuf_t b = {0};
+    sbuf_t b = { 0 };
     if (t->all_namespaces)
         sbuf_printf(&b, "*");
     for (int i = 0; i < t->nnamespaces; i++)
@@ -99,8 +99,7 @@ void aff_term_copy(pod_aff_term_t *dst, const pod_aff_term_t *src)
 }
 
 /* Optional label selector: absent or null means "matches nothing". */
-static int parse_selector(json_t *obj, selector_t *sel, int *nothing, const char *what, char *err,
-                          size_t errlen)
+static int parse_selector(json_t *obj, selector_t *sel, int *nothing, const char *what, char *err, size_t errlen)
 {
     char sub[200];
     json_t *ls = json_object_get(obj, "labelSelector");
@@ -118,15 +117,15 @@ static int parse_topology_key(json_t *obj, char **out, const char *what, char *e
     json_t *k = json_object_get(obj, "topologyKey");
     if (!json_is_string(k) || json_string_length(k) == 0)
         return util_errf(err, errlen, "%s.topologyKey: required", what);
-    if (json_string_length(k) > 316)   /* qualified name: prefix 253 + '/' + 63 */
+    if (json_string_length(k) > 316) /* qualified name: prefix 253 + '/' + 63 */
         return util_errf(err, errlen, "%s.topologyKey: too long", what);
     *out = util_strdup(json_string_value(k));
     return 0;
 }
 
 /* One v1.PodAffinityTerm. */
-static int parse_term(pod_affinity_t *a, pod_aff_term_t *t, json_t *obj, const char *pod_ns,
-                      const char *what, char *err, size_t errlen)
+static int parse_term(pod_affinity_t *a, pod_aff_term_t *t, json_t *obj, const char *pod_ns, const char *what,
+                      char *err, size_t errlen)
 {
     if (!json_is_object(obj))
         return util_errf(err, errlen, "%s: not an object", what);
@@ -138,7 +137,7 @@ static int parse_term(pod_affinity_t *a, pod_aff_term_t *t, json_t *obj, const c
         return util_errf(err, errlen, "%s.namespaces: not an array", what);
     size_t i;
     json_t *v;
-    json_array_foreach(nss, i, v) {
+    json_array_foreach (nss, i, v) {
         if (!json_is_string(v))
             return util_errf(err, errlen, "%s.namespaces[%zu]: not a string", what, i);
         ns_add(t, json_string_value(v));
@@ -150,7 +149,7 @@ static int parse_term(pod_affinity_t *a, pod_aff_term_t *t, json_t *obj, const c
         json_t *ml = json_object_get(nsel, "matchLabels");
         json_t *me = json_object_get(nsel, "matchExpressions");
         if (json_object_size(ml) == 0 && json_array_size(me) == 0) {
-            t->all_namespaces = 1;          /* {}: every namespace */
+            t->all_namespaces = 1; /* {}: every namespace */
         } else if (!a->warning) {
             /* Namespace labels are not watched: fall back to the listed
              * namespaces and say so. */
@@ -166,8 +165,8 @@ static int parse_term(pod_affinity_t *a, pod_aff_term_t *t, json_t *obj, const c
     return 0;
 }
 
-static int parse_terms(pod_affinity_t *a, json_t *arr, int weighted, pod_aff_term_t **out, int *n,
-                       const char *pod_ns, const char *what, char *err, size_t errlen)
+static int parse_terms(pod_affinity_t *a, json_t *arr, int weighted, pod_aff_term_t **out, int *n, const char *pod_ns,
+                       const char *what, char *err, size_t errlen)
 {
     char w[96];
     if (!arr || json_is_null(arr))
@@ -181,7 +180,7 @@ static int parse_terms(pod_affinity_t *a, json_t *arr, int weighted, pod_aff_ter
     *out = util_xcalloc(json_array_size(arr), sizeof(**out));
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach (arr, i, v) {
         pod_aff_term_t *t = &(*out)[*n];
         json_t *term = v;
         snprintf(w, sizeof w, "%s[%zu]", what, i);
@@ -194,7 +193,7 @@ static int parse_terms(pod_affinity_t *a, json_t *arr, int weighted, pod_aff_ter
             t->weight = (int)json_integer_value(wt);
             term = json_object_get(v, "podAffinityTerm");
         }
-        (*n)++;     /* counted now so pod_affinity_free releases a half-parsed term */
+        (*n)++; /* counted now so pod_affinity_free releases a half-parsed term */
         if (parse_term(a, t, term, pod_ns, w, err, errlen) < 0)
             return -1;
     }
@@ -215,7 +214,7 @@ static int parse_spread(pod_affinity_t *a, json_t *arr, char *err, size_t errlen
     a->spread = util_xcalloc(json_array_size(arr), sizeof(*a->spread));
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach (arr, i, v) {
         spread_constraint_t *c = &a->spread[a->nspread];
         snprintf(w, sizeof w, "spec.topologySpreadConstraints[%zu]", i);
         if (!json_is_object(v))
@@ -239,7 +238,7 @@ static int parse_spread(pod_affinity_t *a, json_t *arr, char *err, size_t errlen
             return -1;
         if (c->hard)
             a->nspread_hard++;
-        sbuf_t b = {0};
+        sbuf_t b = { 0 };
         if (c->match_nothing)
             sbuf_printf(&b, "!");
         else
@@ -271,12 +270,12 @@ int pod_affinity_parse(pod_affinity_t **out, json_t *spec, const char *pod_ns, c
     pod_affinity_t *a = util_xcalloc(1, sizeof(*a));
     const char *req = "requiredDuringSchedulingIgnoredDuringExecution";
     const char *pref = "preferredDuringSchedulingIgnoredDuringExecution";
-    if (parse_terms(a, json_object_get(pa, req), 0, &a->aff_req, &a->naff_req, pod_ns,
-                    "podAffinity.required", err, errlen) < 0 ||
-        parse_terms(a, json_object_get(pa, pref), 1, &a->aff_pref, &a->naff_pref, pod_ns,
-                    "podAffinity.preferred", err, errlen) < 0 ||
-        parse_terms(a, json_object_get(paa, req), 0, &a->anti_req, &a->nanti_req, pod_ns,
-                    "podAntiAffinity.required", err, errlen) < 0 ||
+    if (parse_terms(a, json_object_get(pa, req), 0, &a->aff_req, &a->naff_req, pod_ns, "podAffinity.required", err,
+                    errlen) < 0 ||
+        parse_terms(a, json_object_get(pa, pref), 1, &a->aff_pref, &a->naff_pref, pod_ns, "podAffinity.preferred", err,
+                    errlen) < 0 ||
+        parse_terms(a, json_object_get(paa, req), 0, &a->anti_req, &a->nanti_req, pod_ns, "podAntiAffinity.required",
+                    err, errlen) < 0 ||
         parse_terms(a, json_object_get(paa, pref), 1, &a->anti_pref, &a->nanti_pref, pod_ns,
                     "podAntiAffinity.preferred", err, errlen) < 0 ||
         parse_spread(a, ts, err, errlen) < 0) {

@@ -30,7 +30,7 @@ int labels_from_json(labels_t *out, json_t *obj, char *err, size_t errlen)
     int i = 0;
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) {
+    json_object_foreach (obj, k, v) {
         if (!json_is_string(v)) {
             util_errf(err, errlen, "label %.64s: value is not a string", k);
             for (int j = 0; j < i; j++) {
@@ -130,9 +130,12 @@ static void req_add_value(sel_req_t *r, const char *v)
 
 static int parse_op(const char *s, sel_op_t *op)
 {
-    static const struct { const char *name; sel_op_t op; } ops[] = {
-        { "In", SEL_IN }, { "NotIn", SEL_NOT_IN }, { "Exists", SEL_EXISTS },
-        { "DoesNotExist", SEL_DOES_NOT_EXIST }, { "Gt", SEL_GT }, { "Lt", SEL_LT },
+    static const struct {
+        const char *name;
+        sel_op_t op;
+    } ops[] = {
+        { "In", SEL_IN }, { "NotIn", SEL_NOT_IN }, { "Exists", SEL_EXISTS }, { "DoesNotExist", SEL_DOES_NOT_EXIST },
+        { "Gt", SEL_GT }, { "Lt", SEL_LT },
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         if (strcmp(s, ops[i].name) == 0) {
@@ -145,8 +148,8 @@ static int parse_op(const char *s, sel_op_t *op)
 
 /* Parses one {key, operator, values} requirement into s. what names the list
  * for messages; allow_cmp admits Gt/Lt; on_field marks matchFields. */
-static int parse_requirement(selector_t *s, json_t *e, const char *what, int allow_cmp,
-                             int on_field, char *err, size_t errlen)
+static int parse_requirement(selector_t *s, json_t *e, const char *what, int allow_cmp, int on_field, char *err,
+                             size_t errlen)
 {
     if (!json_is_object(e))
         return util_errf(err, errlen, "%s: requirement is not an object", what);
@@ -160,8 +163,7 @@ static int parse_requirement(selector_t *s, json_t *e, const char *what, int all
     if (!json_is_string(jo) || parse_op(json_string_value(jo), &op) < 0)
         return util_errf(err, errlen, "%s: key %.64s: bad operator", what, key);
     if ((op == SEL_GT || op == SEL_LT) && !allow_cmp)
-        return util_errf(err, errlen, "%s: key %.64s: operator %s not allowed", what, key,
-                         json_string_value(jo));
+        return util_errf(err, errlen, "%s: key %.64s: operator %s not allowed", what, key, json_string_value(jo));
     if (jv && !json_is_null(jv) && !json_is_array(jv))
         return util_errf(err, errlen, "%s: key %.64s: values is not an array", what, key);
     size_t nv = jv && json_is_array(jv) ? json_array_size(jv) : 0;
@@ -185,8 +187,7 @@ static int parse_requirement(selector_t *s, json_t *e, const char *what, int all
     case SEL_EXISTS:
     case SEL_DOES_NOT_EXIST:
         if (nv != 0)
-            return util_errf(err, errlen, "%s: key %.64s: Exists/DoesNotExist take no values",
-                             what, key);
+            return util_errf(err, errlen, "%s: key %.64s: Exists/DoesNotExist take no values", what, key);
         break;
     case SEL_GT:
     case SEL_LT:
@@ -200,8 +201,8 @@ static int parse_requirement(selector_t *s, json_t *e, const char *what, int all
     return 0;
 }
 
-static int parse_requirements(selector_t *s, json_t *arr, const char *what, int allow_cmp,
-                              int on_field, char *err, size_t errlen)
+static int parse_requirements(selector_t *s, json_t *arr, const char *what, int allow_cmp, int on_field, char *err,
+                              size_t errlen)
 {
     if (!arr || json_is_null(arr))
         return 0;
@@ -209,7 +210,7 @@ static int parse_requirements(selector_t *s, json_t *arr, const char *what, int 
         return util_errf(err, errlen, "%s: not an array", what);
     size_t i;
     json_t *e;
-    json_array_foreach(arr, i, e) {
+    json_array_foreach (arr, i, e) {
         if (parse_requirement(s, e, what, allow_cmp, on_field, err, errlen) < 0)
             return -1;
     }
@@ -225,11 +226,11 @@ static int parse_map(selector_t *s, json_t *obj, const char *what, char *err, si
         return util_errf(err, errlen, "%s: not an object", what);
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) {
+    json_object_foreach (obj, k, v) {
         if (!json_is_string(v))
             return util_errf(err, errlen, "%s: %.64s: value is not a string", what, k);
     }
-    json_object_foreach(obj, k, v) {
+    json_object_foreach (obj, k, v) {
         sel_req_t *r = add_req(s, k, SEL_IN, 0);
         req_add_value(r, json_string_value(v));
     }
@@ -245,8 +246,7 @@ int selector_from_label_selector(selector_t *out, json_t *obj, char *err, size_t
     if (!json_is_object(obj))
         return util_errf(err, errlen, "labelSelector: not an object");
     if (parse_map(out, json_object_get(obj, "matchLabels"), "matchLabels", err, errlen) < 0 ||
-        parse_requirements(out, json_object_get(obj, "matchExpressions"), "matchExpressions", 0, 0,
-                           err, errlen) < 0) {
+        parse_requirements(out, json_object_get(obj, "matchExpressions"), "matchExpressions", 0, 0, err, errlen) < 0) {
         selector_free(out);
         return -1;
     }
@@ -259,10 +259,8 @@ int selector_from_node_term(selector_t *out, json_t *obj, char *err, size_t errl
     out->n = 0;
     if (!json_is_object(obj))
         return util_errf(err, errlen, "nodeSelectorTerm: not an object");
-    if (parse_requirements(out, json_object_get(obj, "matchExpressions"), "matchExpressions", 1, 0,
-                           err, errlen) < 0 ||
-        parse_requirements(out, json_object_get(obj, "matchFields"), "matchFields", 0, 1, err,
-                           errlen) < 0) {
+    if (parse_requirements(out, json_object_get(obj, "matchExpressions"), "matchExpressions", 1, 0, err, errlen) < 0 ||
+        parse_requirements(out, json_object_get(obj, "matchFields"), "matchFields", 0, 1, err, errlen) < 0) {
         selector_free(out);
         return -1;
     }
@@ -316,14 +314,10 @@ static int req_matches(const sel_req_t *r, const labels_t *l, const char *name)
     const char *v = r->on_field ? (name ? name : "") : labels_get(l, r->key);
     int64_t a, b;
     switch (r->op) {
-    case SEL_IN:
-        return v && has_value(r, v);
-    case SEL_NOT_IN:
-        return !v || !has_value(r, v);
-    case SEL_EXISTS:
-        return v != NULL;
-    case SEL_DOES_NOT_EXIST:
-        return v == NULL;
+    case SEL_IN: return v && has_value(r, v);
+    case SEL_NOT_IN: return !v || !has_value(r, v);
+    case SEL_EXISTS: return v != NULL;
+    case SEL_DOES_NOT_EXIST: return v == NULL;
     case SEL_GT:
     case SEL_LT:
         /* Fail closed: a missing or non-integer label never satisfies Gt/Lt. */

@@ -12,17 +12,21 @@
  * already either an overflow or a sub-unit fraction that rounds up to 1. */
 #define EXP_CLAMP 100000
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 /* Maps a suffix to a power of ten and a power of two; 0 or -1 if unknown. */
 static int parse_suffix(const char *suf, int64_t *exp10, int *exp2)
 {
-    static const struct { const char *s; int e10, e2; } tab[] = {
-        { "", 0, 0 },   { "n", -9, 0 }, { "u", -6, 0 }, { "m", -3, 0 },
-        { "k", 3, 0 },  { "M", 6, 0 },  { "G", 9, 0 },  { "T", 12, 0 },
-        { "P", 15, 0 }, { "E", 18, 0 },
-        { "Ki", 0, 10 }, { "Mi", 0, 20 }, { "Gi", 0, 30 },
-        { "Ti", 0, 40 }, { "Pi", 0, 50 }, { "Ei", 0, 60 },
+    static const struct {
+        const char *s;
+        int e10, e2;
+    } tab[] = {
+        { "", 0, 0 },    { "n", -9, 0 },  { "u", -6, 0 },  { "m", -3, 0 },  { "k", 3, 0 },   { "M", 6, 0 },
+        { "G", 9, 0 },   { "T", 12, 0 },  { "P", 15, 0 },  { "E", 18, 0 },  { "Ki", 0, 10 }, { "Mi", 0, 20 },
+        { "Gi", 0, 30 }, { "Ti", 0, 40 }, { "Pi", 0, 50 }, { "Ei", 0, 60 },
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
         if (strcmp(suf, tab[i].s) == 0) {
@@ -123,11 +127,11 @@ int quantity_parse(const char *s, int scale, int64_t *out, char *err, size_t err
         d[i] = (unsigned char)(fp[flen - 1 - i] - '0');
     for (size_t i = 0; i < ilen; i++)
         d[flen + i] = (unsigned char)(ip[ilen - 1 - i] - '0');
-    while (n > 0 && d[n - 1] == 0)   /* leading zeros */
+    while (n > 0 && d[n - 1] == 0) /* leading zeros */
         n--;
     int64_t e = exp10 - (int64_t)flen + scale;
     size_t lo = 0;
-    while (lo < n && d[lo] == 0) {   /* trailing zeros become exponent */
+    while (lo < n && d[lo] == 0) { /* trailing zeros become exponent */
         lo++;
         e++;
     }
@@ -156,7 +160,7 @@ int quantity_parse(const char *s, int scale, int64_t *out, char *err, size_t err
             }
         }
     } else if ((uint64_t)-e >= n) {
-        mag = 1;   /* a non-zero fraction below one unit rounds up to one */
+        mag = 1; /* a non-zero fraction below one unit rounds up to one */
     } else {
         size_t cut = (size_t)-e;
         int frac = 0;
@@ -165,7 +169,7 @@ int quantity_parse(const char *s, int scale, int64_t *out, char *err, size_t err
         if (digits_to_u64(d, cut, n, &mag) < 0 || (frac && mag == (uint64_t)INT64_MAX))
             rc = -1;
         else if (frac)
-            mag++;   /* round away from zero, as Quantity.ScaledValue does */
+            mag++; /* round away from zero, as Quantity.ScaledValue does */
     }
     free(d);
     if (rc < 0)

@@ -30,7 +30,10 @@ static int64_t floor_sub(int64_t a, int64_t b)
     return r;
 }
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
 
 /* The intern table: name -> the same name, owned by the map's key copy.
  * Entries live until exit; the map is reachable from here, so leak
@@ -180,7 +183,7 @@ static int parse_list(resources_t *out, json_t *list, int *ignored, char *err, s
         return util_errf(err, errlen, "resource list is not an object");
     const char *name;
     json_t *v;
-    json_object_foreach(list, name, v) {
+    json_object_foreach (list, name, v) {
         char buf[64];
         const char *text = quantity_text(v, buf, sizeof buf);
         if (!text) {
@@ -212,8 +215,7 @@ static int parse_list(resources_t *out, json_t *list, int *ignored, char *err, s
                 continue;
             }
             res_zero(out);
-            return util_errf(err, errlen, "resource %.64s: too many resource names or name too long",
-                             name);
+            return util_errf(err, errlen, "resource %.64s: too many resource names or name too long", name);
         }
     }
     return 0;

@@ -15,46 +15,46 @@
 #include <jansson.h>
 
 /* MIG, hugepages and RDMA nodes list a dozen or two extended resources. */
-#define RES_MAX_SCALAR   32
+#define RES_MAX_SCALAR 32
 /* A qualified resource name: 253 (DNS prefix) + '/' + 63, and the NUL. */
-#define RES_NAME_MAX     318
+#define RES_NAME_MAX 318
 /* Distinct names the intern table accepts (input is untrusted). */
-#define RES_MAX_NAMES    4096
-#define RES_GPU          "nvidia.com/gpu"
+#define RES_MAX_NAMES 4096
+#define RES_GPU       "nvidia.com/gpu"
 
 typedef struct res_scalar {
-    const char *name;      /* interned (res_intern): never freed, compare by value */
-    int64_t     value;
+    const char *name; /* interned (res_intern): never freed, compare by value */
+    int64_t value;
 } res_scalar_t;
 
 typedef struct resources {
-    int64_t      milli_cpu;
-    int64_t      memory;
-    int64_t      ephemeral;
-    int64_t      pods;
-    int          nscalar;
+    int64_t milli_cpu;
+    int64_t memory;
+    int64_t ephemeral;
+    int64_t pods;
+    int nscalar;
     res_scalar_t scalar[RES_MAX_SCALAR];
 } resources_t;
 
-void    res_zero(resources_t *r);
+void res_zero(resources_t *r);
 /* The process-wide copy of name (thread-safe); NULL when the name is too
  * long or RES_MAX_NAMES distinct names were already seen. */
 const char *res_intern(const char *name);
 int64_t res_get_scalar(const resources_t *r, const char *name);
 /* Adds v to the named scalar; -1 if the vector is full (RES_MAX_SCALAR). */
-int     res_add_scalar(resources_t *r, const char *name, int64_t v);
-void    res_add(resources_t *dst, const resources_t *src);   /* saturating */
-void    res_sub(resources_t *dst, const resources_t *src);   /* floors at 0 */
+int res_add_scalar(resources_t *r, const char *name, int64_t v);
+void res_add(resources_t *dst, const resources_t *src); /* saturating */
+void res_sub(resources_t *dst, const resources_t *src); /* floors at 0 */
 /* dst = max(dst, src) per resource (the init-container rule). */
-void    res_max(resources_t *dst, const resources_t *src);
+void res_max(resources_t *dst, const resources_t *src);
 /* Parses a v1.ResourceList ({"cpu":"500m","memory":"1Gi",...}). Unknown
  * resource names become scalars; "pods" sets pods. -1 + message on a bad
  * quantity, a negative value or too many names. */
-int     res_from_json(resources_t *out, json_t *list, char *err, size_t errlen);
+int res_from_json(resources_t *out, json_t *list, char *err, size_t errlen);
 /* The same for a node's capacity or allocatable: a name that finds no room
  * is left out (counted in *ignored) instead of failing, so the node is kept
  * and only pods asking for that resource miss it there. Bad quantities
  * still fail. */
-int     res_from_json_node(resources_t *out, json_t *list, int *ignored, char *err, size_t errlen);
+int res_from_json_node(resources_t *out, json_t *list, int *ignored, char *err, size_t errlen);
 
 #endif

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NONZERO_MILLI_CPU 100                      /* kube DefaultMilliCPURequest */
-#define NONZERO_MEMORY    (200LL * 1024 * 1024)    /* kube DefaultMemoryRequest */
+#define NONZERO_MILLI_CPU 100                   /* kube DefaultMilliCPURequest */
+#define NONZERO_MEMORY    (200LL * 1024 * 1024) /* kube DefaultMemoryRequest */
 
 /* ---- JSON field helpers: missing/null means default, a wrong type is an error ---- */
 
 /* *out = copy of obj[key] or of def. */
-static int get_str(json_t *obj, const char *key, const char *def, char **out, const char *what,
-                   char *err, size_t errlen)
+static int get_str(json_t *obj, const char *key, const char *def, char **out, const char *what, char *err,
+                   size_t errlen)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     if (!v || json_is_null(v)) {
@@ -29,8 +29,7 @@ static int get_str(json_t *obj, const char *key, const char *def, char **out, co
 }
 
 /* *out = obj[key] as an object, or NULL when absent. */
-static int get_obj(json_t *obj, const char *key, json_t **out, const char *what, char *err,
-                   size_t errlen)
+static int get_obj(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     *out = NULL;
@@ -42,8 +41,7 @@ static int get_obj(json_t *obj, const char *key, json_t **out, const char *what,
     return 0;
 }
 
-static int get_arr(json_t *obj, const char *key, json_t **out, const char *what, char *err,
-                   size_t errlen)
+static int get_arr(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     *out = NULL;
@@ -56,8 +54,8 @@ static int get_arr(json_t *obj, const char *key, json_t **out, const char *what,
 }
 
 /* Integer in [lo, hi]; def when absent. */
-static int get_int(json_t *obj, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out,
-                   const char *what, char *err, size_t errlen)
+static int get_int(json_t *obj, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out, const char *what,
+                   char *err, size_t errlen)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     if (!v || json_is_null(v)) {
@@ -74,8 +72,7 @@ static int get_int(json_t *obj, const char *key, int64_t def, int64_t lo, int64_
 }
 
 /* RFC 3339 timestamp as wall ms; def when absent. */
-static int get_time(json_t *obj, const char *key, int64_t def, int64_t *out, const char *what,
-                    char *err, size_t errlen)
+static int get_time(json_t *obj, const char *key, int64_t def, int64_t *out, const char *what, char *err, size_t errlen)
 {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     if (!v || json_is_null(v)) {
@@ -131,13 +128,13 @@ static int parse_taints(node_t *n, json_t *arr, char *err, size_t errlen)
     n->taints = util_xcalloc(json_array_size(arr), sizeof *n->taints);
     size_t i;
     json_t *t;
-    json_array_foreach(arr, i, t) {
+    json_array_foreach (arr, i, t) {
         if (!json_is_object(t))
             return util_errf(err, errlen, "spec.taints[%zu]: not an object", i);
         taint_t *tt = &n->taints[n->ntaints];
         if (get_str(t, "key", "", &tt->key, "spec.taints[]", err, errlen) < 0)
             return -1;
-        n->ntaints++;   /* counted now so node_free releases the key */
+        n->ntaints++; /* counted now so node_free releases the key */
         if (get_str(t, "value", "", &tt->value, "spec.taints[]", err, errlen) < 0)
             return -1;
         if (parse_effect(json_object_get(t, "effect"), 0, &tt->effect) < 0)
@@ -176,15 +173,14 @@ node_t *node_from_json(json_t *obj, char *err, size_t errlen)
         goto fail;
     }
     n->unschedulable = json_is_true(unsched);
-    if (get_arr(spec, "taints", &taints, "spec", err, errlen) < 0 ||
-        parse_taints(n, taints, err, errlen) < 0)
+    if (get_arr(spec, "taints", &taints, "spec", err, errlen) < 0 || parse_taints(n, taints, err, errlen) < 0)
         goto fail;
 
     /* Extended resources beyond what a vector holds are left out, never the
      * node: pods asking for them just do not fit there. */
     int ignored = 0;
-    if (res_from_json_node(&n->capacity, status ? json_object_get(status, "capacity") : NULL,
-                           &ignored, err, errlen) < 0)
+    if (res_from_json_node(&n->capacity, status ? json_object_get(status, "capacity") : NULL, &ignored, err, errlen) <
+        0)
         goto fail;
     alloc = status ? json_object_get(status, "allocatable") : NULL;
     if (!alloc || json_is_null(alloc))
@@ -192,8 +188,7 @@ node_t *node_from_json(json_t *obj, char *err, size_t errlen)
     else if (res_from_json_node(&n->allocatable, alloc, &ignored, err, errlen) < 0)
         goto fail;
     if (ignored)
-        LOG_W("node %s: %d extended resource entries left out (more than %d names)", n->name,
-              ignored, RES_MAX_SCALAR);
+        LOG_W("node %s: %d extended resource entries left out (more than %d names)", n->name, ignored, RES_MAX_SCALAR);
     if (node_parse_extras(n, obj, err, errlen) < 0)
         goto fail;
     return n;
@@ -260,8 +255,7 @@ static int parse_pod_meta(pod_t *p, json_t *meta, char *err, size_t errlen)
         get_str(meta, "resourceVersion", "", &p->resource_version, "metadata", err, errlen) < 0 ||
         get_obj(meta, "annotations", &ann, "metadata", err, errlen) < 0 ||
         get_str(ann, POOL_ANNOTATION, "", &p->pool, "metadata.annotations", err, errlen) < 0 ||
-        get_str(ann, BORROWED_ANNOTATION, "", &p->borrowed_from, "metadata.annotations", err,
-                errlen) < 0 ||
+        get_str(ann, BORROWED_ANNOTATION, "", &p->borrowed_from, "metadata.annotations", err, errlen) < 0 ||
         get_time(meta, "creationTimestamp", 0, &p->created_ms, "metadata", err, errlen) < 0)
         return -1;
     if (p->name[0] == '\0')
@@ -283,16 +277,15 @@ static int scalars_fit(const resources_t *dst, const resources_t *src, char *err
         for (int j = 0; j < dst->nscalar && !found; j++)
             found = strcmp(dst->scalar[j].name, src->scalar[i].name) == 0;
         if (!found)
-            return util_errf(err, errlen, "pod requests more than %d extended resources",
-                             RES_MAX_SCALAR);
+            return util_errf(err, errlen, "pod requests more than %d extended resources", RES_MAX_SCALAR);
     }
     return 0;
 }
 
 /* One container's requests plus its non-zero cpu/memory for scoring: kube
  * substitutes defaults only when the request is unset, not when it is "0". */
-static int container_requests(json_t *c, const char *what, resources_t *req, int64_t *nz_cpu,
-                              int64_t *nz_mem, char *err, size_t errlen)
+static int container_requests(json_t *c, const char *what, resources_t *req, int64_t *nz_cpu, int64_t *nz_mem,
+                              char *err, size_t errlen)
 {
     json_t *resources, *requests;
     char sub[256];
@@ -315,7 +308,7 @@ static int parse_host_ports(pod_t *p, json_t *c, const char *what, char *err, si
         return -1;
     size_t i;
     json_t *pt;
-    json_array_foreach(ports, i, pt) {
+    json_array_foreach (ports, i, pt) {
         int64_t hp;
         char *proto = NULL, *ip = NULL;
         if (!json_is_object(pt))
@@ -323,10 +316,9 @@ static int parse_host_ports(pod_t *p, json_t *c, const char *what, char *err, si
         if (get_int(pt, "hostPort", 0, INT32_MIN, INT32_MAX, &hp, what, err, errlen) < 0)
             return -1;
         if (hp <= 0)
-            continue;   /* only host ports occupy anything on the node */
+            continue; /* only host ports occupy anything on the node */
         if (hp > 65535)
-            return util_errf(err, errlen, "%s.ports[%zu]: hostPort %lld out of range", what, i,
-                             (long long)hp);
+            return util_errf(err, errlen, "%s.ports[%zu]: hostPort %lld out of range", what, i, (long long)hp);
         if (get_str(pt, "protocol", "TCP", &proto, what, err, errlen) < 0)
             return -1;
         if (get_str(pt, "hostIP", "", &ip, what, err, errlen) < 0) {
@@ -363,7 +355,7 @@ static int parse_requests(pod_t *p, json_t *spec, char *err, size_t errlen)
     res_zero(&p->requests);
     size_t i;
     json_t *c;
-    json_array_foreach(containers, i, c) {
+    json_array_foreach (containers, i, c) {
         resources_t r;
         int64_t nzc, nzm;
         snprintf(what, sizeof what, "spec.containers[%zu]", i);
@@ -376,7 +368,7 @@ static int parse_requests(pod_t *p, json_t *spec, char *err, size_t errlen)
         p->nonzero_cpu += nzc;
         p->nonzero_mem += nzm;
     }
-    json_array_foreach(inits, i, c) {
+    json_array_foreach (inits, i, c) {
         resources_t r;
         int64_t nzc, nzm;
         snprintf(what, sizeof what, "spec.initContainers[%zu]", i);
@@ -403,7 +395,7 @@ static int parse_requests(pod_t *p, json_t *spec, char *err, size_t errlen)
         if (json_object_get(overhead, "memory"))
             p->nonzero_mem += r.memory;
     }
-    p->requests.pods = 1;   /* the pod itself occupies one pod slot */
+    p->requests.pods = 1; /* the pod itself occupies one pod slot */
     return 0;
 }
 
@@ -413,18 +405,18 @@ static int parse_affinity(pod_t *p, json_t *spec, char *err, size_t errlen)
     char sub[256];
     if (get_obj(spec, "affinity", &aff, "spec", err, errlen) < 0 ||
         get_obj(aff, "nodeAffinity", &na, "spec.affinity", err, errlen) < 0 ||
-        get_obj(na, "requiredDuringSchedulingIgnoredDuringExecution", &req,
-                "spec.affinity.nodeAffinity", err, errlen) < 0 ||
+        get_obj(na, "requiredDuringSchedulingIgnoredDuringExecution", &req, "spec.affinity.nodeAffinity", err, errlen) <
+            0 ||
         get_arr(req, "nodeSelectorTerms", &terms, "nodeAffinity.required", err, errlen) < 0 ||
-        get_arr(na, "preferredDuringSchedulingIgnoredDuringExecution", &pref,
-                "spec.affinity.nodeAffinity", err, errlen) < 0)
+        get_arr(na, "preferredDuringSchedulingIgnoredDuringExecution", &pref, "spec.affinity.nodeAffinity", err,
+                errlen) < 0)
         return -1;
 
     size_t i;
     json_t *t;
     if (terms && json_array_size(terms) > 0) {
         p->affinity_terms = util_xcalloc(json_array_size(terms), sizeof *p->affinity_terms);
-        json_array_foreach(terms, i, t) {
+        json_array_foreach (terms, i, t) {
             if (selector_from_node_term(&p->affinity_terms[i], t, sub, sizeof sub) < 0)
                 return util_errf(err, errlen, "nodeSelectorTerms[%zu]: %s", i, sub);
             p->naffinity_terms++;
@@ -432,7 +424,7 @@ static int parse_affinity(pod_t *p, json_t *spec, char *err, size_t errlen)
     }
     if (pref && json_array_size(pref) > 0) {
         p->preferred = util_xcalloc(json_array_size(pref), sizeof *p->preferred);
-        json_array_foreach(pref, i, t) {
+        json_array_foreach (pref, i, t) {
             int64_t w;
             json_t *term;
             if (!json_is_object(t))
@@ -463,13 +455,13 @@ static int parse_tolerations(pod_t *p, json_t *spec, char *err, size_t errlen)
     p->tolerations = util_xcalloc(json_array_size(arr), sizeof *p->tolerations);
     size_t i;
     json_t *t;
-    json_array_foreach(arr, i, t) {
+    json_array_foreach (arr, i, t) {
         if (!json_is_object(t))
             return util_errf(err, errlen, "spec.tolerations[%zu]: not an object", i);
         toleration_t *tt = &p->tolerations[p->ntolerations];
         if (get_str(t, "key", "", &tt->key, "spec.tolerations[]", err, errlen) < 0)
             return -1;
-        p->ntolerations++;   /* counted now so pod_free releases the key */
+        p->ntolerations++; /* counted now so pod_free releases the key */
         if (get_str(t, "value", "", &tt->value, "spec.tolerations[]", err, errlen) < 0)
             return -1;
         json_t *op = json_object_get(t, "operator");
@@ -512,16 +504,14 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
     int64_t prio;
     if (get_obj(obj, "metadata", &meta, "pod", err, errlen) < 0 ||
         get_obj(obj, "spec", &spec, "pod", err, errlen) < 0 ||
-        get_obj(obj, "status", &status, "pod", err, errlen) < 0 ||
-        parse_pod_meta(p, meta, err, errlen) < 0)
+        get_obj(obj, "status", &status, "pod", err, errlen) < 0 || parse_pod_meta(p, meta, err, errlen) < 0)
         goto fail;
 
-    if (get_str(spec, "schedulerName", "default-scheduler", &p->scheduler_name, "spec", err,
-                errlen) < 0 ||
+    if (get_str(spec, "schedulerName", "default-scheduler", &p->scheduler_name, "spec", err, errlen) < 0 ||
         get_str(spec, "nodeName", "", &p->node_name, "spec", err, errlen) < 0 ||
         get_int(spec, "priority", 0, INT32_MIN, INT32_MAX, &prio, "spec", err, errlen) < 0)
         goto fail;
-    if (p->scheduler_name[0] == '\0') {   /* "" is defaulted by the API server */
+    if (p->scheduler_name[0] == '\0') { /* "" is defaulted by the API server */
         free(p->scheduler_name);
         p->scheduler_name = util_strdup("default-scheduler");
     }
@@ -534,8 +524,7 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
     p->has_node_selector = p->node_selector.n > 0;
 
     if (parse_affinity(p, spec, err, errlen) < 0 || parse_tolerations(p, spec, err, errlen) < 0 ||
-        parse_requests(p, spec, err, errlen) < 0 ||
-        pod_affinity_parse(&p->interpod, spec, p->ns, err, errlen) < 0)
+        parse_requests(p, spec, err, errlen) < 0 || pod_affinity_parse(&p->interpod, spec, p->ns, err, errlen) < 0)
         goto fail;
     if (pod_volumes_from_json(spec, &p->volumes, &p->nvolumes, err, errlen) < 0)
         goto fail;

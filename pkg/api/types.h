@@ -16,59 +16,59 @@
 #include "api/labels.h"
 #include "api/resources.h"
 
-#define POOL_ANNOTATION      "resource.aibee.cn/pool"
+#define POOL_ANNOTATION "resource.aibee.cn/pool"
 /* Written through the Binding on a borrowed placement: the pool that lent the
  * node. Lets a restarted scheduler rebuild who borrowed what. */
-#define BORROWED_ANNOTATION  "resource.aibee.cn/borrowed-from"
-#define DEFAULT_POOL         "default"
+#define BORROWED_ANNOTATION "resource.aibee.cn/borrowed-from"
+#define DEFAULT_POOL        "default"
 
 typedef enum { EFFECT_NO_SCHEDULE, EFFECT_PREFER_NO_SCHEDULE, EFFECT_NO_EXECUTE, EFFECT_ALL } taint_effect_t;
 
 typedef struct taint {
-    char          *key;
-    char          *value;     /* may be "" */
+    char *key;
+    char *value; /* may be "" */
     taint_effect_t effect;
 } taint_t;
 
 typedef struct toleration {
-    char          *key;       /* "" with Exists matches every key */
-    char          *value;
-    int            op_exists; /* operator Exists (else Equal) */
-    taint_effect_t effect;    /* EFFECT_ALL when empty */
+    char *key; /* "" with Exists matches every key */
+    char *value;
+    int op_exists;         /* operator Exists (else Equal) */
+    taint_effect_t effect; /* EFFECT_ALL when empty */
 } toleration_t;
 
 typedef struct host_port {
-    int  port;
-    char protocol[8];         /* TCP, UDP, SCTP */
-    char host_ip[48];         /* "" means 0.0.0.0 */
+    int port;
+    char protocol[8]; /* TCP, UDP, SCTP */
+    char host_ip[48]; /* "" means 0.0.0.0 */
 } host_port_t;
 
 typedef struct weighted_term {
-    int        weight;
+    int weight;
     selector_t term;
 } weighted_term_t;
 
 typedef struct node {
-    int            refs;      /* atomic */
-    char          *name;
-    char          *uid;
-    char          *resource_version;
-    labels_t       labels;
-    taint_t       *taints;
-    int            ntaints;
-    int            unschedulable;
-    resources_t    capacity;
-    resources_t    allocatable;
+    int refs; /* atomic */
+    char *name;
+    char *uid;
+    char *resource_version;
+    labels_t labels;
+    taint_t *taints;
+    int ntaints;
+    int unschedulable;
+    resources_t capacity;
+    resources_t allocatable;
     /* Parsed in api/extras.c (ImageLocality, NodePreferAvoidPods). */
-    struct node_image *images;          /* status.images, one entry per name, sorted by name */
-    int            nimages;
-    struct avoid_ref *avoid;            /* preferAvoidPods annotation: controllers to avoid */
-    int            navoid;
+    struct node_image *images; /* status.images, one entry per name, sorted by name */
+    int nimages;
+    struct avoid_ref *avoid; /* preferAvoidPods annotation: controllers to avoid */
+    int navoid;
 } node_t;
 
 /* One image name a node holds, with its size (status.images[].sizeBytes). */
 typedef struct node_image {
-    char   *name;
+    char *name;
     int64_t size;
 } node_image_t;
 
@@ -81,50 +81,50 @@ typedef struct avoid_ref {
 typedef enum { PHASE_PENDING, PHASE_RUNNING, PHASE_SUCCEEDED, PHASE_FAILED, PHASE_UNKNOWN } pod_phase_t;
 
 typedef struct pod {
-    int            refs;      /* atomic */
-    char          *ns;
-    char          *name;
-    char          *uid;
-    char          *key;       /* "ns/name", for logs and maps */
-    char          *resource_version;
-    char          *scheduler_name;
-    char          *node_name;           /* "" when unbound */
-    char          *nominated_node;      /* status.nominatedNodeName or "" */
-    char          *pool;                /* annotation value, "" when absent */
-    char          *borrowed_from;       /* BORROWED_ANNOTATION or "" */
-    pod_phase_t    phase;
-    int            deleting;            /* metadata.deletionTimestamp set */
-    int32_t        priority;            /* spec.priority (0 when absent) */
-    int64_t        created_ms;          /* creationTimestamp, wall ms */
-    int64_t        started_ms;          /* status.startTime or created */
-    labels_t       labels;
+    int refs; /* atomic */
+    char *ns;
+    char *name;
+    char *uid;
+    char *key; /* "ns/name", for logs and maps */
+    char *resource_version;
+    char *scheduler_name;
+    char *node_name;      /* "" when unbound */
+    char *nominated_node; /* status.nominatedNodeName or "" */
+    char *pool;           /* annotation value, "" when absent */
+    char *borrowed_from;  /* BORROWED_ANNOTATION or "" */
+    pod_phase_t phase;
+    int deleting;       /* metadata.deletionTimestamp set */
+    int32_t priority;   /* spec.priority (0 when absent) */
+    int64_t created_ms; /* creationTimestamp, wall ms */
+    int64_t started_ms; /* status.startTime or created */
+    labels_t labels;
 
-    resources_t    requests;            /* effective: max(sum containers, each init) + overhead */
-    int64_t        nonzero_cpu;         /* for scoring: 100m when unset */
-    int64_t        nonzero_mem;         /* 200Mi when unset */
+    resources_t requests; /* effective: max(sum containers, each init) + overhead */
+    int64_t nonzero_cpu;  /* for scoring: 100m when unset */
+    int64_t nonzero_mem;  /* 200Mi when unset */
 
-    selector_t     node_selector;       /* spec.nodeSelector as a selector */
-    int            has_node_selector;
-    selector_t    *affinity_terms;      /* required node affinity: OR of terms */
-    int            naffinity_terms;
-    weighted_term_t *preferred;         /* preferred node affinity */
-    int            npreferred;
-    toleration_t  *tolerations;
-    int            ntolerations;
-    host_port_t   *ports;               /* host ports in use */
-    int            nports;
+    selector_t node_selector; /* spec.nodeSelector as a selector */
+    int has_node_selector;
+    selector_t *affinity_terms; /* required node affinity: OR of terms */
+    int naffinity_terms;
+    weighted_term_t *preferred; /* preferred node affinity */
+    int npreferred;
+    toleration_t *tolerations;
+    int ntolerations;
+    host_port_t *ports; /* host ports in use */
+    int nports;
     /* spec.volumes (api/storage.h), owned; NULL/0 when none. */
     struct pod_volume *volumes;
-    int            nvolumes;
+    int nvolumes;
     /* Parsed in api/extras.c: ownership, images, preemption policy and
      * what the scheduler does not implement. */
-    char          *controller_kind;     /* ownerReferences[controller].kind, NULL if none */
-    char          *controller_uid;      /* its uid ("" if unset), NULL if no controller */
-    char         **images;              /* spec.containers[].image, normalised (":latest") */
-    int            ncontainers;         /* entries in images */
-    int            preempt_never;       /* spec.preemptionPolicy: Never */
-    int            has_spread_constraints; /* spec.topologySpreadConstraints non-empty */
-    char          *unsupported;         /* fields we cannot honour, "a, b"; NULL if none */
+    char *controller_kind;      /* ownerReferences[controller].kind, NULL if none */
+    char *controller_uid;       /* its uid ("" if unset), NULL if no controller */
+    char **images;              /* spec.containers[].image, normalised (":latest") */
+    int ncontainers;            /* entries in images */
+    int preempt_never;          /* spec.preemptionPolicy: Never */
+    int has_spread_constraints; /* spec.topologySpreadConstraints non-empty */
+    char *unsupported;          /* fields we cannot honour, "a, b"; NULL if none */
     /* Inter-pod constraints (pod (anti-)affinity, topology spread); NULL
      * when the pod has none. Owned. */
     pod_affinity_t *interpod;
@@ -133,35 +133,36 @@ typedef struct pod {
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad
  * quantity, a bad selector; never crashes on any JSON. */
 node_t *node_from_json(json_t *obj, char *err, size_t errlen);
-pod_t  *pod_from_json(json_t *obj, char *err, size_t errlen);
+pod_t *pod_from_json(json_t *obj, char *err, size_t errlen);
 
 /* api/extras.c: the fields above parsed into / freed from n and p (called by
  * node_from_json / pod_from_json and their free). */
-int     node_parse_extras(node_t *n, json_t *obj, char *err, size_t errlen);
-void    node_free_extras(node_t *n);
-int     pod_parse_extras(pod_t *p, json_t *obj, char *err, size_t errlen);
-void    pod_free_extras(pod_t *p);
+int node_parse_extras(node_t *n, json_t *obj, char *err, size_t errlen);
+void node_free_extras(node_t *n);
+int pod_parse_extras(pod_t *p, json_t *obj, char *err, size_t errlen);
+void pod_free_extras(pod_t *p);
 /* Whether any node object alive reports images (ImageLocality's shortcut). */
-int     node_images_any(void);
+int node_images_any(void);
 /* The image of n called name (normalised), or NULL. */
 const node_image_t *node_find_image(const node_t *n, const char *name);
 /* kube's normalizedImageName: ":latest" when the name has no tag. Caller frees. */
-char   *image_normalize(const char *name);
+char *image_normalize(const char *name);
 
 node_t *node_ref(node_t *n);
-void    node_unref(node_t *n);
-pod_t  *pod_ref(pod_t *p);
-void    pod_unref(pod_t *p);
+void node_unref(node_t *n);
+pod_t *pod_ref(pod_t *p);
+void pod_unref(pod_t *p);
 
 /* Terminal pods (Succeeded/Failed) hold no resources. */
-int     pod_is_terminal(const pod_t *p);
-int     pod_is_bound(const pod_t *p);
+int pod_is_terminal(const pod_t *p);
+int pod_is_bound(const pod_t *p);
 /* The pod's home pool: its annotation, or DEFAULT_POOL. (Whether the pool
  * exists is the pool module's question.) */
 const char *pod_home_pool(const pod_t *p);
 
 /* Toleration matching as v1.Toleration.ToleratesTaint. */
-int     toleration_tolerates(const toleration_t *t, const taint_t *taint);
-int     pod_tolerates_taints(const pod_t *p, const taint_t *taints, int ntaints, int only_hard, const taint_t **first_untolerated);
+int toleration_tolerates(const toleration_t *t, const taint_t *taint);
+int pod_tolerates_taints(const pod_t *p, const taint_t *taints, int ntaints, int only_hard,
+                         const taint_t **first_untolerated);
 
 #endif

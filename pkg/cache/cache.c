@@ -11,47 +11,47 @@
 #include "util/util.h"
 
 typedef struct pod_entry {
-    pod_t            *pod;
+    pod_t *pod;
     cache_pod_state_t state;
-    char             *node;     /* node it is accounted on (assumed or bound), or NULL */
+    char *node; /* node it is accounted on (assumed or bound), or NULL */
 } pod_entry_t;
 
 typedef struct nomination {
     pod_t *pod;
-    char  *node;
+    char *node;
 } nomination_t;
 
 #define NODE_STRIPES 64
 
 struct cache {
-    pthread_rwlock_t    lock;
+    pthread_rwlock_t lock;
     /* Under the read lock, a pool thread reserves on its own node holding
      * that node's stripe, and touches the pod map holding pods_mu. */
-    pthread_mutex_t     stripes[NODE_STRIPES];
-    pthread_mutex_t     pods_mu;
-    cache_partition_fn  partition;
-    void               *partition_ud;
-    hashmap_t          *node_map;    /* name -> node_info_t */
-    node_info_t       **nodes;       /* same infos, for iteration */
-    int                 nnodes, cap_nodes;
-    hashmap_t          *pods;        /* uid -> pod_entry_t */
-    nomination_t       *noms;        /* few: only pods waiting after a preemption */
-    int                 nnoms, cap_noms;
-    hashmap_t          *noms_by_node; /* node -> nom_list_t, rebuilt on change */
-    cache_gap_fn        gap_hook;     /* tests only, see cache_set_assume_gap_hook */
-    void               *gap_ud;
+    pthread_mutex_t stripes[NODE_STRIPES];
+    pthread_mutex_t pods_mu;
+    cache_partition_fn partition;
+    void *partition_ud;
+    hashmap_t *node_map; /* name -> node_info_t */
+    node_info_t **nodes; /* same infos, for iteration */
+    int nnodes, cap_nodes;
+    hashmap_t *pods;    /* uid -> pod_entry_t */
+    nomination_t *noms; /* few: only pods waiting after a preemption */
+    int nnoms, cap_noms;
+    hashmap_t *noms_by_node; /* node -> nom_list_t, rebuilt on change */
+    cache_gap_fn gap_hook;   /* tests only, see cache_set_assume_gap_hook */
+    void *gap_ud;
     /* Bumped (atomically, under the write lock) whenever a pod with
      * required anti-affinity is accounted or node labels change: what can
      * make a placement decided earlier break an existing pod's anti-affinity. */
-    uint64_t            interpod_epoch;
+    uint64_t interpod_epoch;
     /* Per-topology-value pod counts for the inter-pod plugins; fed on every
      * accounting change (its own leaf mutex, below stripes and pods_mu). */
-    fw_topo_index_t    *tindex;
+    fw_topo_index_t *tindex;
 };
 
 typedef struct nom_list {
     pod_t **pods;
-    int     n, cap;
+    int n, cap;
 } nom_list_t;
 
 cache_t *cache_new(cache_partition_fn fn, void *ud)
@@ -61,9 +61,11 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
     pthread_rwlockattr_init(&attr);
     /* Pool threads read almost all the time; informer writes must not starve. */
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    if (pthread_rwlock_init(&c->lock, &attr) != 0) abort();
+    if (pthread_rwlock_init(&c->lock, &attr) != 0)
+        abort();
     pthread_rwlockattr_destroy(&attr);
-    for (int i = 0; i < NODE_STRIPES; i++) pthread_mutex_init(&c->stripes[i], NULL);
+    for (int i = 0; i < NODE_STRIPES; i++)
+        pthread_mutex_init(&c->stripes[i], NULL);
     pthread_mutex_init(&c->pods_mu, NULL);
     c->partition = fn;
     c->partition_ud = ud;
@@ -76,7 +78,8 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
 
 static void entry_free(pod_entry_t *e)
 {
-    if (!e) return;
+    if (!e)
+        return;
     pod_unref(e->pod);
     free(e->node);
     free(e);
@@ -84,28 +87,38 @@ static void entry_free(pod_entry_t *e)
 
 static void nom_list_free(nom_list_t *l)
 {
-    if (!l) return;
-    for (int i = 0; i < l->n; i++) pod_unref(l->pods[i]);
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        pod_unref(l->pods[i]);
     free(l->pods);
     free(l);
 }
 
 void cache_free(cache_t *c)
 {
-    if (!c) return;
+    if (!c)
+        return;
     const char *k;
     void *v;
-    for (size_t it = 0; hashmap_next(c->pods, &it, &k, &v);) entry_free(v);
+    for (size_t it = 0; hashmap_next(c->pods, &it, &k, &v);)
+        entry_free(v);
     hashmap_free(c->pods);
-    for (int i = 0; i < c->nnodes; i++) node_info_free(c->nodes[i]);
+    for (int i = 0; i < c->nnodes; i++)
+        node_info_free(c->nodes[i]);
     free(c->nodes);
     hashmap_free(c->node_map);
-    for (int i = 0; i < c->nnoms; i++) { pod_unref(c->noms[i].pod); free(c->noms[i].node); }
+    for (int i = 0; i < c->nnoms; i++) {
+        pod_unref(c->noms[i].pod);
+        free(c->noms[i].node);
+    }
     free(c->noms);
-    for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);) nom_list_free(v);
+    for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);)
+        nom_list_free(v);
     hashmap_free(c->noms_by_node);
     fw_topo_index_free(c->tindex);
-    for (int i = 0; i < NODE_STRIPES; i++) pthread_mutex_destroy(&c->stripes[i]);
+    for (int i = 0; i < NODE_STRIPES; i++)
+        pthread_mutex_destroy(&c->stripes[i]);
     pthread_mutex_destroy(&c->pods_mu);
     pthread_rwlock_destroy(&c->lock);
     free(c);
@@ -116,31 +129,50 @@ static void epoch_bump(cache_t *c);
 static pthread_mutex_t *stripe(cache_t *c, const char *node)
 {
     uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)node; *p; p++) h = (h ^ *p) * 16777619u;
+    for (const unsigned char *p = (const unsigned char *)node; *p; p++)
+        h = (h ^ *p) * 16777619u;
     return &c->stripes[h % NODE_STRIPES];
 }
 
-void cache_node_lock(cache_t *c, const char *node) { pthread_mutex_lock(stripe(c, node)); }
-void cache_node_unlock(cache_t *c, const char *node) { pthread_mutex_unlock(stripe(c, node)); }
+void cache_node_lock(cache_t *c, const char *node)
+{
+    pthread_mutex_lock(stripe(c, node));
+}
+void cache_node_unlock(cache_t *c, const char *node)
+{
+    pthread_mutex_unlock(stripe(c, node));
+}
 
-void cache_rdlock(cache_t *c) { pthread_rwlock_rdlock(&c->lock); }
-void cache_wrlock(cache_t *c) { pthread_rwlock_wrlock(&c->lock); }
-void cache_unlock(cache_t *c) { pthread_rwlock_unlock(&c->lock); }
+void cache_rdlock(cache_t *c)
+{
+    pthread_rwlock_rdlock(&c->lock);
+}
+void cache_wrlock(cache_t *c)
+{
+    pthread_rwlock_wrlock(&c->lock);
+}
+void cache_unlock(cache_t *c)
+{
+    pthread_rwlock_unlock(&c->lock);
+}
 
 /* Counts (sign +1) or uncounts (-1) the node and its pods in the topology
  * index against the node object it has now. Write lock held. */
 static void index_node_pods(cache_t *c, node_info_t *ni, int sign)
 {
-    if (!ni->node) return;
+    if (!ni->node)
+        return;
     fw_topo_index_node(c->tindex, ni->node, sign);
-    for (int i = 0; i < ni->npods; i++) fw_topo_index_pod(c->tindex, ni->pods[i], ni->node, sign);
+    for (int i = 0; i < ni->npods; i++)
+        fw_topo_index_pod(c->tindex, ni->pods[i], ni->node, sign);
 }
 
 /* The info for a node name, created when pods name a node we have not seen. */
 static node_info_t *node_get_or_add(cache_t *c, const char *name)
 {
     node_info_t *ni = hashmap_get(c->node_map, name);
-    if (ni) return ni;
+    if (ni)
+        return ni;
     ni = node_info_new(name);
     ni->pool = -1;
     hashmap_put(c->node_map, name, ni);
@@ -166,35 +198,40 @@ static void node_drop(cache_t *c, node_info_t *ni)
 
 static int labels_equal(const labels_t *a, const labels_t *b)
 {
-    if (a->n != b->n) return 0;
+    if (a->n != b->n)
+        return 0;
     for (int i = 0; i < a->n; i++)
-        if (strcmp(a->items[i].key, b->items[i].key) || strcmp(a->items[i].value, b->items[i].value)) return 0;
+        if (strcmp(a->items[i].key, b->items[i].key) || strcmp(a->items[i].value, b->items[i].value))
+            return 0;
     return 1;
 }
 
 static int taints_equal(const node_t *a, const node_t *b)
 {
-    if (a->ntaints != b->ntaints) return 0;
+    if (a->ntaints != b->ntaints)
+        return 0;
     for (int i = 0; i < a->ntaints; i++)
         if (strcmp(a->taints[i].key, b->taints[i].key) || strcmp(a->taints[i].value, b->taints[i].value) ||
-            a->taints[i].effect != b->taints[i].effect) return 0;
+            a->taints[i].effect != b->taints[i].effect)
+            return 0;
     return 1;
 }
 
 static int res_equal(const resources_t *a, const resources_t *b)
 {
-    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral ||
-        a->pods != b->pods || a->nscalar != b->nscalar) return 0;
+    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral || a->pods != b->pods ||
+        a->nscalar != b->nscalar)
+        return 0;
     for (int i = 0; i < a->nscalar; i++)
-        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value) return 0;
+        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value)
+            return 0;
     return 1;
 }
 
 /* What kube-scheduler calls a scheduling-relevant node update. */
 static int node_sched_changed(const node_t *old, const node_t *n)
 {
-    return !old || old->unschedulable != n->unschedulable ||
-           !res_equal(&old->allocatable, &n->allocatable) ||
+    return !old || old->unschedulable != n->unschedulable || !res_equal(&old->allocatable, &n->allocatable) ||
            !labels_equal(&old->labels, &n->labels) || !taints_equal(old, n);
 }
 
@@ -209,7 +246,8 @@ int cache_upsert_node(cache_t *c, node_t *n)
         index_node_pods(c, ni, -1);
     }
     node_info_set_node(ni, n);
-    if (relabel) index_node_pods(c, ni, +1);
+    if (relabel)
+        index_node_pods(c, ni, +1);
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
     ni->generation++;
     cache_unlock(c);
@@ -240,7 +278,8 @@ void cache_repartition(cache_t *c)
     cache_wrlock(c);
     for (int i = 0; i < c->nnodes; i++) {
         node_info_t *ni = c->nodes[i];
-        if (!ni->node) continue;
+        if (!ni->node)
+            continue;
         int p = c->partition ? c->partition(c->partition_ud, ni->node) : 0;
         if (p != ni->pool) {
             ni->pool = p;
@@ -253,12 +292,15 @@ void cache_repartition(cache_t *c)
 /* Removes the entry's accounting from its node, if any. */
 static void unaccount(cache_t *c, pod_entry_t *e)
 {
-    if (!e->node) return;
+    if (!e->node)
+        return;
     node_info_t *ni = hashmap_get(c->node_map, e->node);
     if (ni) {
-        if (node_info_remove_pod(ni, e->pod->uid)) fw_topo_index_pod(c->tindex, e->pod, ni->node, -1);
+        if (node_info_remove_pod(ni, e->pod->uid))
+            fw_topo_index_pod(c->tindex, e->pod, ni->node, -1);
         ni->generation++;
-        if (!ni->node && ni->npods == 0) node_drop(c, ni);
+        if (!ni->node && ni->npods == 0)
+            node_drop(c, ni);
     }
     free(e->node);
     e->node = NULL;
@@ -282,7 +324,8 @@ uint64_t cache_interpod_epoch(cache_t *c)
 static void account(cache_t *c, pod_entry_t *e, const char *node)
 {
     node_info_t *ni = node_get_or_add(c, node);
-    if (has_required_anti(e->pod)) epoch_bump(c);
+    if (has_required_anti(e->pod))
+        epoch_bump(c);
     node_info_add_pod(ni, e->pod);
     fw_topo_index_pod(c->tindex, e->pod, ni->node, +1);
     ni->generation++;
@@ -302,7 +345,8 @@ cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
     }
     if (before == CPOD_ASSUMED && !pod_is_bound(p) && !pod_is_terminal(p)) {
         /* Our bind is in flight; this is an older or status-only view. */
-        if (now) *now = CPOD_ASSUMED;
+        if (now)
+            *now = CPOD_ASSUMED;
         cache_unlock(c);
         return before;
     }
@@ -318,7 +362,8 @@ cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
     } else {
         e->state = CPOD_PENDING;
     }
-    if (now) *now = e->state;
+    if (now)
+        *now = e->state;
     cache_unlock(c);
     return before;
 }
@@ -334,7 +379,8 @@ cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int
     }
     if (e) {
         unaccount(c, e);
-        if (old) *old = pod_ref(e->pod);
+        if (old)
+            *old = pod_ref(e->pod);
         entry_free(e);
     } else if (old) {
         *old = NULL;
@@ -350,7 +396,8 @@ pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state)
     pthread_mutex_lock(&c->pods_mu);
     pod_entry_t *e = hashmap_get(c->pods, uid);
     pod_t *p = e ? pod_ref(e->pod) : NULL;
-    if (state) *state = e ? e->state : CPOD_NONE;
+    if (state)
+        *state = e ? e->state : CPOD_NONE;
     pthread_mutex_unlock(&c->pods_mu);
     cache_unlock(c);
     return p;
@@ -370,7 +417,8 @@ node_info_t *cache_node_locked(cache_t *c, const char *name)
 int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
 {
     node_info_t *ni = hashmap_get(c->node_map, node);
-    if (!ni || !ni->node) return -1;
+    if (!ni || !ni->node)
+        return -1;
     pod_entry_t *e = hashmap_get(c->pods, p->uid);
     if (!e) {
         e = util_xcalloc(1, sizeof(*e));
@@ -399,35 +447,33 @@ static int still_pending(cache_t *c, const char *uid)
 static int has_nomination(const cache_t *c, const char *uid)
 {
     for (int i = 0; i < c->nnoms; i++)
-        if (strcmp(c->noms[i].pod->uid, uid) == 0) return 1;
+        if (strcmp(c->noms[i].pod->uid, uid) == 0)
+            return 1;
     return 0;
 }
 
 /* The exclusive reserve of a pod with inter-pod constraints (or one whose
  * decision predates an epoch move): write lock, the pod still pending, and
  * a full re-check against the cluster as it is now. */
-static int assume_interpod(cache_t *c, pod_t *p, const char *node, int pool, const cache_interpod_t *ip,
-                           void *ud)
+static int assume_interpod(cache_t *c, pod_t *p, const char *node, int pool, const cache_interpod_t *ip, void *ud)
 {
     cache_wrlock(c);
     node_info_t *ni = hashmap_get(c->node_map, node);
     pod_entry_t *e = hashmap_get(c->pods, p->uid);
     int rc = -1;
-    if (ni && ni->node && ni->pool == pool && e && e->state == CPOD_PENDING && !e->node &&
-        ip->full_fit(ud, ni))
+    if (ni && ni->node && ni->pool == pool && e && e->state == CPOD_PENDING && !e->node && ip->full_fit(ud, ni))
         rc = cache_assume_locked(c, p, node);
     cache_unlock(c);
     return rc;
 }
 
-int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
-                 cache_fit_fn fit, void *ud)
+int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation, cache_fit_fn fit, void *ud)
 {
     return cache_assume_ex(c, p, node, pool, generation, NULL, fit, ud);
 }
 
-int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
-                    const cache_interpod_t *ip, cache_fit_fn fit, void *ud)
+int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation, const cache_interpod_t *ip,
+                    cache_fit_fn fit, void *ud)
 {
     cache_rdlock(c);
     if (ip && (ip->exclusive || cache_interpod_epoch(c) != ip->epoch)) {
@@ -437,7 +483,8 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
     if (has_nomination(c, p->uid)) {
         /* Dropping the nomination changes shared lists: exclusive path. */
         cache_unlock(c);
-        if (c->gap_hook) c->gap_hook(c->gap_ud);
+        if (c->gap_hook)
+            c->gap_hook(c->gap_ud);
         cache_wrlock(c);
         /* The lock was dropped: re-check that the pod is still pending (a
          * delete in that gap would otherwise leave a ghost entry). */
@@ -468,7 +515,8 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
             }
             pthread_mutex_unlock(&c->pods_mu);
             if (rc == 0) {
-                if (has_required_anti(p)) epoch_bump(c);   /* callers without ip only */
+                if (has_required_anti(p))
+                    epoch_bump(c); /* callers without ip only */
                 node_info_add_pod(ni, p);
                 fw_topo_index_pod(c->tindex, p, ni->node, +1);
                 ni->generation++;
@@ -504,11 +552,13 @@ fw_topo_index_t *cache_topo_index(cache_t *c)
 
 void cache_interpod_prepare(cache_t *c, const pod_t *pod)
 {
-    if (!pod->interpod) return;    /* plain pods need only the registry */
+    if (!pod->interpod)
+        return; /* plain pods need only the registry */
     cache_rdlock(c);
     int ready = fw_topo_index_ready(c->tindex, pod);
     cache_unlock(c);
-    if (ready) return;
+    if (ready)
+        return;
     /* Counting pods reads every node's pod list: exclude the reservers. */
     cache_wrlock(c);
     fw_topo_index_prepare(c->tindex, pod, c->nodes, c->nnodes);
@@ -523,21 +573,25 @@ static void noms_rebuild_node(cache_t *c, const char *node)
     nom_list_free(l);
     l = NULL;
     for (int i = 0; i < c->nnoms; i++) {
-        if (strcmp(c->noms[i].node, node) != 0) continue;
-        if (!l) l = util_xcalloc(1, sizeof(*l));
+        if (strcmp(c->noms[i].node, node) != 0)
+            continue;
+        if (!l)
+            l = util_xcalloc(1, sizeof(*l));
         if (l->n == l->cap) {
             l->cap = l->cap ? l->cap * 2 : 4;
             l->pods = util_xrealloc(l->pods, (size_t)l->cap * sizeof(*l->pods));
         }
         l->pods[l->n++] = pod_ref(c->noms[i].pod);
     }
-    if (l) hashmap_put(c->noms_by_node, node, l);
+    if (l)
+        hashmap_put(c->noms_by_node, node, l);
 }
 
 static void nomination_drop_locked(cache_t *c, const char *uid)
 {
     for (int i = 0; i < c->nnoms; i++) {
-        if (strcmp(c->noms[i].pod->uid, uid) != 0) continue;
+        if (strcmp(c->noms[i].pod->uid, uid) != 0)
+            continue;
         char *node = c->noms[i].node;
         pod_unref(c->noms[i].pod);
         c->noms[i] = c->noms[--c->nnoms];
@@ -577,9 +631,11 @@ void cache_clear_nomination(cache_t *c, const char *uid)
 
 int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods)
 {
-    if (c->nnoms == 0) return 0;
+    if (c->nnoms == 0)
+        return 0;
     nom_list_t *l = hashmap_get(c->noms_by_node, node);
-    if (!l) return 0;
+    if (!l)
+        return 0;
     *pods = l->pods;
     return l->n;
 }
@@ -592,7 +648,8 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
     node_t **ns = util_xcalloc((size_t)c->nnodes + 1, sizeof(*ns));
     int k = 0;
     for (int i = 0; i < c->nnodes; i++)
-        if (c->nodes[i]->node) ns[k++] = node_ref(c->nodes[i]->node);
+        if (c->nodes[i]->node)
+            ns[k++] = node_ref(c->nodes[i]->node);
     *nodes = ns;
     *nn = k;
     pthread_mutex_lock(&c->pods_mu);
@@ -603,7 +660,8 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
     void *v;
     for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
         pod_entry_t *e = v;
-        if (e->state == CPOD_TERMINAL) continue;
+        if (e->state == CPOD_TERMINAL)
+            continue;
         ps[m++] = pod_ref(e->pod);
     }
     pthread_mutex_unlock(&c->pods_mu);
@@ -614,8 +672,10 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
 
 void cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np)
 {
-    for (int i = 0; i < nn; i++) node_unref(nodes[i]);
-    for (int i = 0; i < np; i++) pod_unref(pods[i]);
+    for (int i = 0; i < nn; i++)
+        node_unref(nodes[i]);
+    for (int i = 0; i < np; i++)
+        pod_unref(pods[i]);
     free(nodes);
     free(pods);
 }
@@ -631,9 +691,12 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
     for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
         pod_entry_t *e = v;
         s->pods++;
-        if (e->state == CPOD_PENDING) s->pending++;
-        else if (e->state == CPOD_ASSUMED) s->assumed++;
-        else if (e->state == CPOD_BOUND) s->bound++;
+        if (e->state == CPOD_PENDING)
+            s->pending++;
+        else if (e->state == CPOD_ASSUMED)
+            s->assumed++;
+        else if (e->state == CPOD_BOUND)
+            s->bound++;
     }
     pthread_mutex_unlock(&c->pods_mu);
     cache_unlock(c);

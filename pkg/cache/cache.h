@@ -26,25 +26,25 @@ typedef struct cache cache_t;
 typedef int (*cache_partition_fn)(void *ud, const node_t *node);
 
 typedef enum {
-    CPOD_NONE = 0,      /* unknown, or gone */
-    CPOD_PENDING,       /* unbound, not being bound */
-    CPOD_ASSUMED,       /* placed by us, bind in flight */
-    CPOD_BOUND,         /* spec.nodeName set (ours or anyone's) */
-    CPOD_TERMINAL       /* Succeeded/Failed: holds nothing */
+    CPOD_NONE = 0, /* unknown, or gone */
+    CPOD_PENDING,  /* unbound, not being bound */
+    CPOD_ASSUMED,  /* placed by us, bind in flight */
+    CPOD_BOUND,    /* spec.nodeName set (ours or anyone's) */
+    CPOD_TERMINAL  /* Succeeded/Failed: holds nothing */
 } cache_pod_state_t;
 
 cache_t *cache_new(cache_partition_fn fn, void *ud);
-void     cache_free(cache_t *c);
+void cache_free(cache_t *c);
 
-void     cache_rdlock(cache_t *c);
-void     cache_wrlock(cache_t *c);
-void     cache_unlock(cache_t *c);
+void cache_rdlock(cache_t *c);
+void cache_wrlock(cache_t *c);
+void cache_unlock(cache_t *c);
 
 /* Informer side. */
 /* Returns 1 when the node is new or changed in a way that can make pods
  * fit (labels, taints, allocatable, unschedulable), 0 for other updates. */
-int      cache_upsert_node(cache_t *c, node_t *n);
-void     cache_delete_node(cache_t *c, const char *name);
+int cache_upsert_node(cache_t *c, node_t *n);
+void cache_delete_node(cache_t *c, const char *name);
 /* Records the pod; returns its state before and (in *now) after. An unbound
  * update of an assumed pod leaves it assumed (the bind is in flight). */
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now);
@@ -52,19 +52,19 @@ cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
  * *pool_of_node the pool of the node it was on, or -1. */
 cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int *pool_of_node);
 /* Re-runs the partition for every node (pool specs changed). */
-void     cache_repartition(cache_t *c);
+void cache_repartition(cache_t *c);
 
 /* Lookups. */
-pod_t   *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state);
+pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state);
 
 /* Scheduling side, under the lock. Borrowed arrays and pointers. */
 node_info_t *const *cache_nodes_locked(cache_t *c, int *n);
 node_info_t *cache_node_locked(cache_t *c, const char *name);
 /* Room reserved by preemption on a node: pods nominated there (borrowed). */
-int      cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods);
+int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods);
 /* Places p on node as assumed; write lock held (the exclusive path of
  * cache_assume). -1 if the node is gone. */
-int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
+int cache_assume_locked(cache_t *c, pod_t *p, const char *node);
 
 /* Reserve without excluding other pool threads: under the read lock, with
  * the node's stripe lock held while it changes. If the node's generation
@@ -72,13 +72,12 @@ int      cache_assume_locked(cache_t *c, pod_t *p, const char *node);
  * holding a nomination take the write-locked path. 0 when placed, -1 when
  * the node is gone, left the pool, or no longer fits. */
 typedef int (*cache_fit_fn)(void *ud, node_info_t *ni);
-int      cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
-                      cache_fit_fn fit, void *ud);
+int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation, cache_fit_fn fit, void *ud);
 /* Tests only: fn runs inside cache_assume's nominated path, between
  * dropping the read lock and taking the write lock (a window where the
  * watch may delete the pod). Set before any thread uses the cache. */
 typedef void (*cache_gap_fn)(void *ud);
-void     cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
+void cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
 /* Inter-pod constraints (pod affinity, anti-affinity, topology spread)
  * depend on pods of every pool, so the per-node generation check above is
  * not enough when two pool threads place pods at once. The rule:
@@ -94,15 +93,15 @@ void     cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
  * Pods with required anti-affinity are thus only ever added under the write
  * lock, so the epoch cannot move while a shared-path reserve runs. */
 typedef struct cache_interpod {
-    uint64_t     epoch;       /* cache_interpod_epoch at decision time */
-    int          exclusive;   /* the pod has hard inter-pod constraints */
-    cache_fit_fn full_fit;    /* called with the write lock held */
+    uint64_t epoch;        /* cache_interpod_epoch at decision time */
+    int exclusive;         /* the pod has hard inter-pod constraints */
+    cache_fit_fn full_fit; /* called with the write lock held */
 } cache_interpod_t;
 uint64_t cache_interpod_epoch(cache_t *c);
 /* cache_assume with the inter-pod rule; ip NULL is cache_assume (for pods
  * and callers that know no inter-pod constraint is involved). */
-int      cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation,
-                         const cache_interpod_t *ip, cache_fit_fn fit, void *ud);
+int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t generation, const cache_interpod_t *ip,
+                    cache_fit_fn fit, void *ud);
 /* The per-topology-value pod counts the inter-pod plugins read through
  * fw_cluster_t (borrowed; lives as long as the cache). */
 struct fw_topo_index;
@@ -110,28 +109,28 @@ struct fw_topo_index *cache_topo_index(cache_t *c);
 /* Makes sure the index has the entries pod's PreFilter needs (takes the
  * write lock briefly the first time a new term shows up). Call without the
  * cache lock, before deciding. */
-void     cache_interpod_prepare(cache_t *c, const pod_t *pod);
+void cache_interpod_prepare(cache_t *c, const pod_t *pod);
 /* Readers of another pool's nodes (the read lock held) take the node's
  * stripe lock while they look at it: its own pool thread may be reserving. */
-void     cache_node_lock(cache_t *c, const char *node);
-void     cache_node_unlock(cache_t *c, const char *node);
+void cache_node_lock(cache_t *c, const char *node);
+void cache_node_unlock(cache_t *c, const char *node);
 
 /* Bind failed: undo the assumption. */
-void     cache_forget(cache_t *c, const char *uid);
+void cache_forget(cache_t *c, const char *uid);
 /* Reserves room on node for a preemptor; ignored unless p is still
  * pending (deleted or bound meanwhile: nothing to hold room for). A pod
  * holds at most one nomination; deleting or binding it drops it. */
-void     cache_nominate(cache_t *c, pod_t *p, const char *node);
-void     cache_clear_nomination(cache_t *c, const char *uid);
+void cache_nominate(cache_t *c, pod_t *p, const char *node);
+void cache_clear_nomination(cache_t *c, const char *uid);
 
 /* Copies of every node and every non-terminal pod (refs), for statistics.
  * Free with cache_free_snapshot. */
-void     cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np);
-void     cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np);
+void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np);
+void cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np);
 
 typedef struct cache_stats {
     int nodes, pods, pending, assumed, bound;
 } cache_stats_t;
-void     cache_get_stats(cache_t *c, cache_stats_t *s);
+void cache_get_stats(cache_t *c, cache_stats_t *s);
 
 #endif

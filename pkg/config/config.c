@@ -17,7 +17,7 @@
 
 #include "util/util.h"
 
-#define NRES_MAX ((int)(sizeof(((fw_config_t *)0)->res_weights) / sizeof(((fw_config_t *)0)->res_weights[0])))
+#define NRES_MAX         ((int)(sizeof(((fw_config_t *)0)->res_weights) / sizeof(((fw_config_t *)0)->res_weights[0])))
 #define CFG_RES_NAME_MAX ((int)sizeof(((fw_resource_weight_t *)0)->name))
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -28,7 +28,6 @@ static void set_str(char **dst, const char *s)
     free(*dst);
     *dst = n;
 }
-
 
 static int parse_ll(const char *s, long long *out)
 {
@@ -70,9 +69,15 @@ static int parse_bool(const char *s, int *out)
     static const char *const t[] = { "true", "True", "TRUE", "1", "t", "T", NULL };
     static const char *const f[] = { "false", "False", "FALSE", "0", "f", "F", NULL };
     for (int i = 0; t[i]; i++)
-        if (strcmp(s, t[i]) == 0) { *out = 1; return 0; }
+        if (strcmp(s, t[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
     for (int i = 0; f[i]; i++)
-        if (strcmp(s, f[i]) == 0) { *out = 0; return 0; }
+        if (strcmp(s, f[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
     return -1;
 }
 
@@ -94,7 +99,7 @@ int config_parse_duration(const char *s, int *seconds)
     if (!s || !*s)
         return -1;
     long long v;
-    if (parse_ll(s, &v) == 0) {            /* bare number: seconds */
+    if (parse_ll(s, &v) == 0) { /* bare number: seconds */
         if (v < 0 || v > INT_MAX)
             return -1;
         *seconds = (int)v;
@@ -126,14 +131,29 @@ int config_parse_duration(const char *s, int *seconds)
         if (!digits)
             return -1;
         int64_t unit;
-        if (!strncmp(p, "ns", 2)) { unit = 1; p += 2; }
-        else if (!strncmp(p, "us", 2)) { unit = 1000; p += 2; }
-        else if (!strncmp(p, "\xc2\xb5s", 3)) { unit = 1000; p += 3; }
-        else if (!strncmp(p, "ms", 2)) { unit = 1000000; p += 2; }
-        else if (*p == 's') { unit = 1000000000LL; p++; }
-        else if (*p == 'm') { unit = 60LL * 1000000000LL; p++; }
-        else if (*p == 'h') { unit = 3600LL * 1000000000LL; p++; }
-        else return -1;
+        if (!strncmp(p, "ns", 2)) {
+            unit = 1;
+            p += 2;
+        } else if (!strncmp(p, "us", 2)) {
+            unit = 1000;
+            p += 2;
+        } else if (!strncmp(p, "\xc2\xb5s", 3)) {
+            unit = 1000;
+            p += 3;
+        } else if (!strncmp(p, "ms", 2)) {
+            unit = 1000000;
+            p += 2;
+        } else if (*p == 's') {
+            unit = 1000000000LL;
+            p++;
+        } else if (*p == 'm') {
+            unit = 60LL * 1000000000LL;
+            p++;
+        } else if (*p == 'h') {
+            unit = 3600LL * 1000000000LL;
+            p++;
+        } else
+            return -1;
         if (ip > max_ns / unit)
             return -1;
         int64_t part = ip * unit + (int64_t)((double)frac * (double)unit / (double)fscale);
@@ -148,7 +168,7 @@ int config_parse_duration(const char *s, int *seconds)
 }
 
 static void free_profiles(sched_config_t *c);
-static int  validate_profiles(const sched_config_t *c, const char *file, char *err, size_t errlen);
+static int validate_profiles(const sched_config_t *c, const char *file, char *err, size_t errlen);
 
 /* ---- defaults ----------------------------------------------------------- */
 
@@ -228,11 +248,12 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
     if (l->retry_period_s < 1)
         return util_errf(err, errlen, "leader election retry period must be at least 1s");
     if (l->renew_deadline_s * 5 <= l->retry_period_s * 6)
-        return util_errf(err, errlen, "leader election renew deadline (%ds) must be greater than 1.2 x retry period (%ds)",
-                    l->renew_deadline_s, l->retry_period_s);
+        return util_errf(err, errlen,
+                         "leader election renew deadline (%ds) must be greater than 1.2 x retry period (%ds)",
+                         l->renew_deadline_s, l->retry_period_s);
     if (l->lease_duration_s <= l->renew_deadline_s)
         return util_errf(err, errlen, "leader election lease duration (%ds) must be greater than renew deadline (%ds)",
-                    l->lease_duration_s, l->renew_deadline_s);
+                         l->lease_duration_s, l->renew_deadline_s);
     return 0;
 }
 
@@ -240,9 +261,9 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
 
 typedef struct loader {
     yaml_document_t *doc;
-    const char      *name;
-    char            *err;
-    size_t           errlen;
+    const char *name;
+    char *err;
+    size_t errlen;
 } loader_t;
 
 static int lfail(loader_t *l, const yaml_node_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -345,7 +366,7 @@ static int each_pair(loader_t *l, const yaml_node_t *map, const char *what, pair
 {
     if (!map || map->type != YAML_MAPPING_NODE) {
         if (map && is_null_scalar(map))
-            return 0;           /* "section:" with nothing under it */
+            return 0; /* "section:" with nothing under it */
         return lfail(l, map, "%s: expected a mapping", what);
     }
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -498,12 +519,11 @@ static int on_weights(loader_t *l, const char *key, const yaml_node_t *kn, const
     return get_int(l, vn, what, 0, 100, dst);
 }
 
-
 /* ---- plugins per extension point, profiles, pluginConfig ---------------- */
 
 typedef struct plugin_item {
     char name[FW_PLUGIN_NAME_LEN];
-    int  weight, have_name;
+    int weight, have_name;
 } plugin_item_t;
 
 static int on_plugin_item(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
@@ -526,7 +546,7 @@ static int on_plugin_item(loader_t *l, const char *key, const yaml_node_t *kn, c
 
 typedef struct pset_ctx {
     fw_config_t *fw;
-    int          point;
+    int point;
 } pset_ctx_t;
 
 static int add_plugin_op(loader_t *l, const yaml_node_t *at, fw_config_t *fw, int point, int enable,
@@ -594,7 +614,7 @@ static int plugins_point(loader_t *l, const char *key, const yaml_node_t *vn, fw
 
 typedef struct spread_ctx {
     fw_config_t *fw;
-    int          have_type, list;
+    int have_type, list;
 } spread_ctx_t;
 
 typedef struct constraint_ctx {
@@ -627,7 +647,8 @@ static int on_constraint(loader_t *l, const char *key, const yaml_node_t *kn, co
         if (!strcmp(v, "ScheduleAnyway"))
             return 0;
         if (!strcmp(v, "DoNotSchedule"))
-            return lfail(l, vn, "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
+            return lfail(l, vn,
+                         "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
                          "supported by ai-scheduler (ScheduleAnyway only)");
         return lfail(l, vn, "defaultConstraints.whenUnsatisfiable: \"%s\" is not ScheduleAnyway", v);
     }
@@ -681,7 +702,7 @@ static int on_spread_args(loader_t *l, const char *key, const yaml_node_t *kn, c
 
 typedef struct resargs_ctx {
     fw_config_t *fw;
-    const char  *plugin;
+    const char *plugin;
 } resargs_ctx_t;
 
 static int on_resource_args(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
@@ -709,8 +730,8 @@ static int load_plugin_config(loader_t *l, const yaml_node_t *item, sched_profil
         else if (!strcmp(key, "args") && !args)
             args = vn;
         else
-            return lfail(l, kn, "%s key \"%s\" in pluginConfig", strcmp(key, "name") && strcmp(key, "args") ?
-                         "unknown" : "duplicate", key);
+            return lfail(l, kn, "%s key \"%s\" in pluginConfig",
+                         strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
     }
     const char *name = name_n ? scalar(l, name_n, "pluginConfig.name") : NULL;
     if (!name)
@@ -854,8 +875,8 @@ static int validate_profiles(const sched_config_t *c, const char *file, char *er
             fw_config_t other;
             if (!strcmp(config_profile_fw(c, j, &other), name)) {
                 if (file && c->nprofiles)
-                    return util_errf(err, errlen, "%s:%d: profiles: schedulerName \"%s\" is used twice",
-                                     file, c->profiles[i].line, name);
+                    return util_errf(err, errlen, "%s:%d: profiles: schedulerName \"%s\" is used twice", file,
+                                     c->profiles[i].line, name);
                 return util_errf(err, errlen, "profiles: schedulerName \"%s\" is used twice", name);
             }
         }
@@ -946,12 +967,10 @@ static int parser_error(const yaml_parser_t *p, const char *name, char *err, siz
     if (p->problem)
         m = &p->problem_mark;
     return util_errf(err, errlen, "%s:%lu: YAML: %s%s%s", name, (unsigned long)m->line + 1,
-                p->problem ? p->problem : "parse error",
-                p->context ? " " : "", p->context ? p->context : "");
+                     p->problem ? p->problem : "parse error", p->context ? " " : "", p->context ? p->context : "");
 }
 
-int config_load_string(sched_config_t *c, const char *yaml, size_t len, const char *name,
-                       char *err, size_t errlen)
+int config_load_string(sched_config_t *c, const char *yaml, size_t len, const char *name, char *err, size_t errlen)
 {
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -982,7 +1001,7 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
             rc = validate_profiles(c, name, err, errlen);
     }
     yaml_document_delete(&doc);
-    if (rc == 0) {              /* a second document is a mistake, not ignored */
+    if (rc == 0) { /* a second document is a mistake, not ignored */
         yaml_document_t next;
         if (!yaml_parser_load(&parser, &next)) {
             rc = parser_error(&parser, name, err, errlen);
@@ -990,7 +1009,7 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
             const yaml_node_t *r2 = yaml_document_get_root_node(&next);
             if (r2)
                 rc = util_errf(err, errlen, "%s:%lu: only one YAML document is allowed", name,
-                          (unsigned long)r2->start_mark.line + 1);
+                               (unsigned long)r2->start_mark.line + 1);
             yaml_document_delete(&next);
         }
     }
@@ -1028,9 +1047,9 @@ typedef enum { F_STR, F_STR_OPT, F_INT, F_DOUBLE, F_BOOL, F_DUR, F_STRATEGY, F_C
 
 typedef struct flagdef {
     const char *name;
-    ftype_t     type;
-    size_t      off;
-    int         min, max;
+    ftype_t type;
+    size_t off;
+    int min, max;
     const char *arg;
     const char *help;
 } flagdef_t;
@@ -1039,25 +1058,35 @@ typedef struct flagdef {
 
 static const flagdef_t FLAGS[] = {
     { "config", F_CONFIG, 0, 0, 0, "FILE", "AiSchedulerConfiguration YAML file; other flags override it" },
-    { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE", "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
-    { "scheduler-name", F_STR, OFF(scheduler_name), 0, 0, "NAME", "schedule pods whose spec.schedulerName is NAME (ai-scheduler)" },
+    { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE",
+      "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
+    { "scheduler-name", F_STR, OFF(scheduler_name), 0, 0, "NAME",
+      "schedule pods whose spec.schedulerName is NAME (ai-scheduler)" },
     { "v", F_VERB, OFF(verbosity), 0, 10, "N", "log verbosity: 0 info, 4 debug, 6 trace (also -v N)" },
     { "kube-api-qps", F_DOUBLE, OFF(qps), 0, 1000000, "QPS", "API server queries per second (500)" },
     { "kube-api-burst", F_INT, OFF(burst), 0, 1000000, "N", "API server request burst (1000)" },
     { "disable-preemption", F_BOOL, OFF(disable_preemption), 0, 0, NULL, "never evict lower-priority pods" },
-    { "leader-elect", F_BOOL, OFF(leader.enabled), 0, 0, NULL, "run leader election (true); --leader-elect=false for one replica" },
+    { "leader-elect", F_BOOL, OFF(leader.enabled), 0, 0, NULL,
+      "run leader election (true); --leader-elect=false for one replica" },
     { "leader-elect-lease-duration", F_DUR, OFF(leader.lease_duration_s), 0, 0, "DUR", "lease duration (15s)" },
-    { "leader-elect-renew-deadline", F_DUR, OFF(leader.renew_deadline_s), 0, 0, "DUR", "give up leadership if not renewed within (10s)" },
+    { "leader-elect-renew-deadline", F_DUR, OFF(leader.renew_deadline_s), 0, 0, "DUR",
+      "give up leadership if not renewed within (10s)" },
     { "leader-elect-retry-period", F_DUR, OFF(leader.retry_period_s), 0, 0, "DUR", "acquire/renew interval (2s)" },
     { "leader-elect-resource-name", F_STR, OFF(leader.lease_name), 0, 0, "NAME", "Lease name (ai-scheduler)" },
-    { "leader-elect-resource-namespace", F_STR, OFF(leader.lease_namespace), 0, 0, "NS", "Lease namespace (kube-system)" },
-    { "metrics-port", F_INT, OFF(metrics_port), 0, 65535, "PORT", "/metrics, /healthz, /readyz port (10261); 0 disables" },
+    { "leader-elect-resource-namespace", F_STR, OFF(leader.lease_namespace), 0, 0, "NS",
+      "Lease namespace (kube-system)" },
+    { "metrics-port", F_INT, OFF(metrics_port), 0, 65535, "PORT",
+      "/metrics, /healthz, /readyz port (10261); 0 disables" },
     { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
-    { "eviction-grace-period", F_INT, OFF(eviction_grace_s), -1, 86400, "SECONDS", "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
-    { "pool-status-interval", F_INT, OFF(pool_status_interval_s), 1, 86400, "SECONDS", "how often Pool .status is written (10)" },
+    { "eviction-grace-period", F_INT, OFF(eviction_grace_s), -1, 86400, "SECONDS",
+      "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
+    { "pool-status-interval", F_INT, OFF(pool_status_interval_s), 1, 86400, "SECONDS",
+      "how often Pool .status is written (10)" },
     { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "concurrent binding calls (16)" },
-    { "volume-bind-timeout", F_INT, OFF(volume_bind_timeout_s), 1, 86400, "SECONDS", "how long PreBind waits for claims to be bound (600)" },
-    { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S", "LeastAllocated (spread) or MostAllocated (bin-pack)" },
+    { "volume-bind-timeout", F_INT, OFF(volume_bind_timeout_s), 1, 86400, "SECONDS",
+      "how long PreBind waits for claims to be bound (600)" },
+    { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S",
+      "LeastAllocated (spread) or MostAllocated (bin-pack)" },
     { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },
     { "help", F_HELP, 0, 0, 0, NULL, "print this help (also -h)" },
 };
@@ -1092,9 +1121,7 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
             return util_errf(err, errlen, "flag --%s: must not be empty", f->name);
         set_str((char **)(base + f->off), v);
         return 0;
-    case F_STR_OPT:
-        set_str((char **)(base + f->off), *v ? v : NULL);
-        return 0;
+    case F_STR_OPT: set_str((char **)(base + f->off), *v ? v : NULL); return 0;
     case F_INT:
     case F_VERB:
         if (parse_int_range(v, f->min, f->max, (int *)(base + f->off)) < 0)
@@ -1111,7 +1138,8 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
     case F_DUR: {
         int s;
         if (config_parse_duration(v, &s) < 0 || s < 1)
-            return util_errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 15s", f->name, v);
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 15s", f->name,
+                             v);
         *(int *)(base + f->off) = s;
         return 0;
     }
@@ -1120,15 +1148,14 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
             return util_errf(err, errlen, "flag --%s: \"%s\" is not LeastAllocated or MostAllocated", f->name, v);
         return 0;
     case F_CONFIG:
-    case F_HELP:
-        return 0;
+    case F_HELP: return 0;
     }
     return 0;
 }
 
 typedef struct parsed_flag {
     const flagdef_t *f;
-    const char      *value;
+    const char *value;
 } parsed_flag_t;
 
 /* Splits argv into (flag, value) pairs without applying them. */

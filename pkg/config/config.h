@@ -26,49 +26,49 @@
 #define CONFIG_HELP 1
 
 typedef struct sched_leader_config {
-    int   enabled;            /* --leader-elect, default 1 */
-    char *lease_name;         /* "ai-scheduler" */
-    char *lease_namespace;    /* "kube-system" */
-    int   lease_duration_s;   /* 15 */
-    int   renew_deadline_s;   /* 10 */
-    int   retry_period_s;     /* 2 */
-    char *identity;           /* "<hostname>_<pid>" */
+    int enabled;           /* --leader-elect, default 1 */
+    char *lease_name;      /* "ai-scheduler" */
+    char *lease_namespace; /* "kube-system" */
+    int lease_duration_s;  /* 15 */
+    int renew_deadline_s;  /* 10 */
+    int retry_period_s;    /* 2 */
+    char *identity;        /* "<hostname>_<pid>" */
 } sched_leader_config_t;
 
 /* One entry of `profiles:` (KubeSchedulerConfiguration's profiles). Its
  * framework configuration is the top level's (scoring, plugins) with this
  * profile's plugins and pluginConfig applied: see config_profile_fw. */
 typedef struct sched_profile_config {
-    char       *scheduler_name;   /* NULL: the top-level schedulerName */
-    fw_config_t fw;               /* only plugin_ops and the args below are read */
-    int         has_resources;    /* pluginConfig set the resource weights */
-    int         has_spread;       /* pluginConfig set PodTopologySpread's defaulting */
-    int         line;             /* where it starts in the file */
+    char *scheduler_name; /* NULL: the top-level schedulerName */
+    fw_config_t fw;       /* only plugin_ops and the args below are read */
+    int has_resources;    /* pluginConfig set the resource weights */
+    int has_spread;       /* pluginConfig set PodTopologySpread's defaulting */
+    int line;             /* where it starts in the file */
 } sched_profile_config_t;
 
 typedef struct sched_config {
-    char       *scheduler_name;       /* "ai-scheduler": pods' spec.schedulerName */
-    char       *kubeconfig;           /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
-    char       *config_file;          /* the --config file loaded, or NULL */
-    int         verbosity;            /* -v, 0 */
-    fw_config_t fw;                   /* scoring: strategy, weights, percentage */
-    double      qps;                  /* --kube-api-qps, 500 */
-    int         burst;                /* --kube-api-burst, 1000 */
-    int         disable_preemption;   /* 0 */
-    int         bind_workers;         /* 16 */
-    int         volume_bind_timeout_s;/* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
+    char *scheduler_name;      /* "ai-scheduler": pods' spec.schedulerName */
+    char *kubeconfig;          /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
+    char *config_file;         /* the --config file loaded, or NULL */
+    int verbosity;             /* -v, 0 */
+    fw_config_t fw;            /* scoring: strategy, weights, percentage */
+    double qps;                /* --kube-api-qps, 500 */
+    int burst;                 /* --kube-api-burst, 1000 */
+    int disable_preemption;    /* 0 */
+    int bind_workers;          /* 16 */
+    int volume_bind_timeout_s; /* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
     sched_leader_config_t leader;
-    char       *metrics_bind_address; /* "0.0.0.0" */
-    int         metrics_port;         /* 10261; 0 disables /metrics and probes */
-    int         pool_status_interval_s; /* 10 */
-    int         eviction_grace_s;     /* preemption victims' grace period: 0 at once, -1 the pod's own */
+    char *metrics_bind_address;       /* "0.0.0.0" */
+    int metrics_port;                 /* 10261; 0 disables /metrics and probes */
+    int pool_status_interval_s;       /* 10 */
+    int eviction_grace_s;             /* preemption victims' grace period: 0 at once, -1 the pod's own */
     sched_profile_config_t *profiles; /* `profiles:`; none: one profile from the top level */
-    int         nprofiles;
+    int nprofiles;
 } sched_config_t;
 
 /* The number of profiles the scheduler runs (at least 1), and profile i's
  * schedulerName (borrowed from c) and effective framework configuration. */
-int  config_nprofiles(const sched_config_t *c);
+int config_nprofiles(const sched_config_t *c);
 const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out);
 
 /* Fills c with the defaults (allocates its strings). */
@@ -78,24 +78,23 @@ void config_free(sched_config_t *c);
 /* Loads an AiSchedulerConfiguration YAML file over c (only the keys present
  * change). Returns 0, or -1 with "FILE:LINE: message" in err; c may then be
  * partly updated. */
-int  config_load_file(sched_config_t *c, const char *path, char *err, size_t errlen);
+int config_load_file(sched_config_t *c, const char *path, char *err, size_t errlen);
 /* Same from memory; name is used in messages in place of a file name. */
-int  config_load_string(sched_config_t *c, const char *yaml, size_t len, const char *name,
-                        char *err, size_t errlen);
+int config_load_string(sched_config_t *c, const char *yaml, size_t len, const char *name, char *err, size_t errlen);
 
 /* Parses argv[1..argc-1]: --config FILE first, then every other flag over it;
  * "--flag value" and "--flag=value" both work, boolean flags take only
  * "--flag" or "--flag=true|false". Validates the result.
  * Returns 0, CONFIG_HELP (usage printed to stdout), or -1 with err set. */
-int  config_parse_args(sched_config_t *c, int argc, char **argv, char *err, size_t errlen);
+int config_parse_args(sched_config_t *c, int argc, char **argv, char *err, size_t errlen);
 
 /* Cross-field checks (renew deadline < lease duration, ...): 0 or -1 + err. */
-int  config_validate(const sched_config_t *c, char *err, size_t errlen);
+int config_validate(const sched_config_t *c, char *err, size_t errlen);
 
 /* Go-style duration ("15s", "1m30s", "2h", "1500ms", or bare seconds "15")
  * to whole seconds. Returns 0, or -1 when malformed, negative, overflowing
  * or not a whole number of seconds. */
-int  config_parse_duration(const char *s, int *seconds);
+int config_parse_duration(const char *s, int *seconds);
 
 void config_usage(FILE *out);
 

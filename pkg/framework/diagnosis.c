@@ -8,28 +8,31 @@
 
 typedef struct reason_count {
     char reason[FW_REASON_LEN];
-    int  count;
+    int count;
 } reason_count_t;
 
 /* A handful of distinct reasons at most (one per taint key and resource
  * name), so a linear list beats a map. */
 struct fw_diagnosis {
     reason_count_t *items;
-    int             n, cap;
+    int n, cap;
 };
 
-fw_diagnosis_t *fw_diagnosis_new(void) {
+fw_diagnosis_t *fw_diagnosis_new(void)
+{
     return util_xcalloc(1, sizeof(fw_diagnosis_t));
 }
 
-void fw_diagnosis_free(fw_diagnosis_t *d) {
+void fw_diagnosis_free(fw_diagnosis_t *d)
+{
     if (d == NULL)
         return;
     free(d->items);
     free(d);
 }
 
-static void count_reason(fw_diagnosis_t *d, const char *reason) {
+static void count_reason(fw_diagnosis_t *d, const char *reason)
+{
     for (int i = 0; i < d->n; i++) {
         if (strcmp(d->items[i].reason, reason) == 0) {
             d->items[i].count++;
@@ -47,22 +50,25 @@ static void count_reason(fw_diagnosis_t *d, const char *reason) {
 
 /* Every reason of a failed node counts: a node short of cpu and memory adds
  * one to each. */
-void fw_diagnosis_add(fw_diagnosis_t *d, const fw_status_t *st) {
+void fw_diagnosis_add(fw_diagnosis_t *d, const fw_status_t *st)
+{
     if (st == NULL || st->code == FW_SUCCESS)
         return;
     for (int i = 0; i < st->nreasons && i < FW_MAX_REASONS; i++)
         count_reason(d, st->reasons[i]);
 }
 
-static int by_reason(const void *a, const void *b) {
+static int by_reason(const void *a, const void *b)
+{
     return strcmp(((const reason_count_t *)a)->reason, ((const reason_count_t *)b)->reason);
 }
 
 /* Sorted by reason text. (kube-scheduler sorts the "<count> <reason>"
  * strings, which orders by the count's digits first; the contract asks for
  * the reason order: "3 Insufficient cpu, 2 node(s) didn't match ...".) */
-char *fw_diagnosis_message(const fw_diagnosis_t *d, int nnodes) {
-    sbuf_t b = {0};
+char *fw_diagnosis_message(const fw_diagnosis_t *d, int nnodes)
+{
+    sbuf_t b = { 0 };
     reason_count_t *sorted;
 
     if (nnodes <= 0)

@@ -8,29 +8,31 @@
 #include "util/util.h"
 
 struct framework {
-    fw_config_t      cfg;
-    res_scorer_ctx_t res_ctx[2];   /* the resource scorers' ctx: least, most */
-    fw_plugin_t      plugins[FW_MAX_PLUGINS];   /* one instance per enabled plugin */
-    int              nplugins;
-    fw_cluster_t     base;         /* view for states without one */
-    int              has_base;
+    fw_config_t cfg;
+    res_scorer_ctx_t res_ctx[2];         /* the resource scorers' ctx: least, most */
+    fw_plugin_t plugins[FW_MAX_PLUGINS]; /* one instance per enabled plugin */
+    int nplugins;
+    fw_cluster_t base; /* view for states without one */
+    int has_base;
     /* Instance indexes per point, in the profile's order. */
-    int              filter[FW_MAX_PLUGINS], nfilter;
-    int              score[FW_MAX_PLUGINS], nscore;
-    int              preemption;   /* DefaultPreemption at postFilter */
-    struct owners   *owners;       /* borrowed (framework_set_owners) */
+    int filter[FW_MAX_PLUGINS], nfilter;
+    int score[FW_MAX_PLUGINS], nscore;
+    int preemption;        /* DefaultPreemption at postFilter */
+    struct owners *owners; /* borrowed (framework_set_owners) */
 };
 
 /* ---- status ------------------------------------------------------------ */
 
-void fw_status_reset(fw_status_t *st) {
+void fw_status_reset(fw_status_t *st)
+{
     st->code = FW_SUCCESS;
     st->nreasons = 0;
 }
 
 /* The status keeps the most severe code: one unresolvable reason makes the
  * node unresolvable. Reasons beyond FW_MAX_REASONS are dropped. */
-void fw_status_add(fw_status_t *st, fw_code_t code, const char *reason) {
+void fw_status_add(fw_status_t *st, fw_code_t code, const char *reason)
+{
     if (code > st->code)
         st->code = code;
     if (reason == NULL || st->nreasons >= FW_MAX_REASONS)
@@ -45,14 +47,16 @@ void fw_status_add(fw_status_t *st, fw_code_t code, const char *reason) {
 
 /* ---- scoring helpers shared by plugins ----------------------------------- */
 
-int64_t fw_scale_score(int64_t num, int64_t den) {
+int64_t fw_scale_score(int64_t num, int64_t den)
+{
     if (den <= 0 || num <= 0)
         return 0;
     /* 128-bit so memory in bytes times 100 cannot overflow. */
     return (int64_t)((__int128)num * FW_MAX_SCORE / den);
 }
 
-void fw_default_normalize(int64_t *scores, int n, int reverse) {
+void fw_default_normalize(int64_t *scores, int n, int reverse)
+{
     int64_t max = 0;
 
     for (int i = 0; i < n; i++)
@@ -74,29 +78,80 @@ void fw_default_normalize(int64_t *scores, int n, int reverse) {
 
 #define PT(x) (1u << (x))
 
-static void mk_node_unschedulable(fw_plugin_t *pl, framework_t *fw) { plugin_node_unschedulable(pl); }
-static void mk_node_name(fw_plugin_t *pl, framework_t *fw) { plugin_node_name(pl); }
-static void mk_node_resources_fit(fw_plugin_t *pl, framework_t *fw) { plugin_node_resources_fit(pl); }
-static void mk_node_ports(fw_plugin_t *pl, framework_t *fw) { plugin_node_ports(pl); }
-static void mk_node_affinity(fw_plugin_t *pl, framework_t *fw) { plugin_node_affinity(pl, 1); }
-static void mk_taint_toleration(fw_plugin_t *pl, framework_t *fw) { plugin_taint_toleration(pl, 1); }
-static void mk_balanced(fw_plugin_t *pl, framework_t *fw) { plugin_balanced_allocation(pl, 1); }
-static void mk_image_locality(fw_plugin_t *pl, framework_t *fw) { plugin_image_locality(pl); }
-static void mk_prefer_avoid(fw_plugin_t *pl, framework_t *fw) { plugin_node_prefer_avoid_pods(pl); }
+static void mk_node_unschedulable(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_unschedulable(pl);
+}
+static void mk_node_name(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_name(pl);
+}
+static void mk_node_resources_fit(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_resources_fit(pl);
+}
+static void mk_node_ports(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_ports(pl);
+}
+static void mk_node_affinity(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_affinity(pl, 1);
+}
+static void mk_taint_toleration(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_taint_toleration(pl, 1);
+}
+static void mk_balanced(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_balanced_allocation(pl, 1);
+}
+static void mk_image_locality(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_image_locality(pl);
+}
+static void mk_prefer_avoid(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_prefer_avoid_pods(pl);
+}
 /* One plugin for explicit constraints and v1.20's default spreading. */
 static void mk_pod_topology_spread(fw_plugin_t *pl, framework_t *fw)
 {
     plugin_pod_topology_spread(pl, 2);
     pl->ctx = fw;
 }
-static void mk_inter_pod_affinity(fw_plugin_t *pl, framework_t *fw) { plugin_inter_pod_affinity(pl, 1); }
-static void mk_volume_restrictions(fw_plugin_t *pl, framework_t *fw) { plugin_volume_restrictions(pl); }
-static void mk_ebs_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 0); }
-static void mk_gce_pd_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 1); }
-static void mk_azure_disk_limits(fw_plugin_t *pl, framework_t *fw) { plugin_in_tree_volume_limits(pl, 2); }
-static void mk_node_volume_limits(fw_plugin_t *pl, framework_t *fw) { plugin_node_volume_limits(pl); }
-static void mk_volume_binding(fw_plugin_t *pl, framework_t *fw) { plugin_volume_binding(pl); }
-static void mk_volume_zone(fw_plugin_t *pl, framework_t *fw) { plugin_volume_zone(pl); }
+static void mk_inter_pod_affinity(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_inter_pod_affinity(pl, 1);
+}
+static void mk_volume_restrictions(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_volume_restrictions(pl);
+}
+static void mk_ebs_limits(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_in_tree_volume_limits(pl, 0);
+}
+static void mk_gce_pd_limits(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_in_tree_volume_limits(pl, 1);
+}
+static void mk_azure_disk_limits(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_in_tree_volume_limits(pl, 2);
+}
+static void mk_node_volume_limits(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_node_volume_limits(pl);
+}
+static void mk_volume_binding(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_volume_binding(pl);
+}
+static void mk_volume_zone(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_volume_zone(pl);
+}
 
 static void mk_resources(fw_plugin_t *pl, framework_t *fw, score_strategy_t strategy)
 {
@@ -104,13 +159,19 @@ static void mk_resources(fw_plugin_t *pl, framework_t *fw, score_strategy_t stra
     c.strategy = strategy;
     plugin_resource_allocation(pl, &fw->res_ctx[strategy == SCORE_MOST_ALLOCATED], &c);
 }
-static void mk_least(fw_plugin_t *pl, framework_t *fw) { mk_resources(pl, fw, SCORE_LEAST_ALLOCATED); }
-static void mk_most(fw_plugin_t *pl, framework_t *fw) { mk_resources(pl, fw, SCORE_MOST_ALLOCATED); }
+static void mk_least(fw_plugin_t *pl, framework_t *fw)
+{
+    mk_resources(pl, fw, SCORE_LEAST_ALLOCATED);
+}
+static void mk_most(fw_plugin_t *pl, framework_t *fw)
+{
+    mk_resources(pl, fw, SCORE_MOST_ALLOCATED);
+}
 
 typedef struct fw_registry_entry {
     const char *name;
-    unsigned    points;       /* PT(fw_point_t) of the points it extends */
-    void      (*make)(fw_plugin_t *pl, framework_t *fw);   /* NULL: lives outside the framework */
+    unsigned points;                                /* PT(fw_point_t) of the points it extends */
+    void (*make)(fw_plugin_t *pl, framework_t *fw); /* NULL: lives outside the framework */
 } fw_registry_entry_t;
 
 /* Every plugin a profile may name. A plugin added to the build gets a row
@@ -155,8 +216,8 @@ static const fw_registry_entry_t *registry_find(const char *name)
 }
 
 static const char *const POINT_NAMES[FW_NPOINTS] = {
-    "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-    "reserve", "permit", "preBind", "bind", "postBind",
+    "queueSort", "preFilter", "filter",  "postFilter", "preScore", "score",
+    "reserve",   "permit",    "preBind", "bind",       "postBind",
 };
 
 int fw_point_from_name(const char *name)
@@ -184,12 +245,12 @@ int fw_plugin_known(const char *name, int point)
  * the DefaultPodTopologySpread gate on, its v1.20 default, so no
  * SelectorSpread). Names not in REGISTRY (not built) are skipped. */
 typedef struct default_ref {
-    int         point;
+    int point;
     const char *name;
-    int         weight;
+    int weight;
 } default_ref_t;
 
-#define W_RESOURCES (-1)   /* weights taken from the legacy fw_config_t fields */
+#define W_RESOURCES (-1) /* weights taken from the legacy fw_config_t fields */
 #define W_BALANCED  (-2)
 #define W_AFFINITY  (-3)
 #define W_TAINT     (-4)
@@ -241,9 +302,9 @@ static const default_ref_t DEFAULTS[] = {
  * disabled ones, or none with "*", then the enabled ones in order). */
 typedef struct point_list {
     const char *name[FW_MAX_PLUGINS];
-    int         weight[FW_MAX_PLUGINS];
-    int         line[FW_MAX_PLUGINS];
-    int         n;
+    int weight[FW_MAX_PLUGINS];
+    int line[FW_MAX_PLUGINS];
+    int n;
 } point_list_t;
 
 static int op_disabled(const fw_config_t *c, int point, const char *name)
@@ -314,8 +375,10 @@ int fw_config_check(const fw_config_t *c, char *err, size_t errlen, int *line)
             for (int j = 0; j < i; j++)
                 if (strcmp(l.name[i], l.name[j]) == 0) {
                     *line = l.line[i];
-                    return util_errf(err, errlen, "%s: plugin \"%s\" is enabled twice (disable it first to change "
-                                     "its weight)", fw_point_name(p), l.name[i]);
+                    return util_errf(err, errlen,
+                                     "%s: plugin \"%s\" is enabled twice (disable it first to change "
+                                     "its weight)",
+                                     fw_point_name(p), l.name[i]);
                 }
         int built = 0;
         for (int i = 0; i < l.n; i++)
@@ -330,13 +393,15 @@ int fw_config_check(const fw_config_t *c, char *err, size_t errlen, int *line)
 
 /* ---- configuration and construction ------------------------------------- */
 
-static void add_weight(fw_config_t *c, const char *name, int weight) {
+static void add_weight(fw_config_t *c, const char *name, int weight)
+{
     fw_resource_weight_t *w = &c->res_weights[c->nres_weights++];
     snprintf(w->name, sizeof(w->name), "%s", name);
     w->weight = weight;
 }
 
-void fw_config_default(fw_config_t *c) {
+void fw_config_default(fw_config_t *c)
+{
     memset(c, 0, sizeof(*c));
     c->strategy = SCORE_MOST_ALLOCATED;
     add_weight(c, "cpu", 1);
@@ -360,7 +425,7 @@ static int instance(framework_t *fw, const char *name)
         return -1;
     fw_plugin_t *pl = &fw->plugins[fw->nplugins];
     e->make(pl, fw);
-    pl->name = e->name;     /* the registry's name, even if the plugin says another */
+    pl->name = e->name; /* the registry's name, even if the plugin says another */
     pl->weight = 0;
     pl->index = fw->nplugins;
     return fw->nplugins++;
@@ -371,7 +436,8 @@ static int instance(framework_t *fw, const char *name)
  * pre_filter runs (it prepares what its Filter and Score read). Filters run
  * in the profile's filter order and the first failure decides the node's
  * reasons, as kube-scheduler without runAllFilters. */
-framework_t *framework_new(const fw_config_t *c) {
+framework_t *framework_new(const fw_config_t *c)
+{
     framework_t *fw = util_xcalloc(1, sizeof(*fw));
     char err[256];
     int line;
@@ -412,7 +478,8 @@ framework_t *framework_new(const fw_config_t *c) {
     return fw;
 }
 
-void framework_free(framework_t *fw) {
+void framework_free(framework_t *fw)
+{
     free(fw);
 }
 
@@ -426,48 +493,57 @@ int framework_runs(const framework_t *fw, int point, const char *name)
     return 0;
 }
 
-void framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl) {
+void framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl)
+{
     memset(&fw->base, 0, sizeof(fw->base));
     fw->has_base = cl != NULL;
     if (cl)
         fw->base.volumes = cl->volumes;
 }
 
-const fw_config_t *framework_config(const framework_t *fw) {
+const fw_config_t *framework_config(const framework_t *fw)
+{
     return &fw->cfg;
 }
 
-int framework_preemption_enabled(const framework_t *fw) {
+int framework_preemption_enabled(const framework_t *fw)
+{
     return fw->preemption;
 }
 
-int framework_score_weight(const framework_t *fw, const char *name) {
+int framework_score_weight(const framework_t *fw, const char *name)
+{
     for (int i = 0; i < fw->nscore; i++)
         if (strcmp(fw->plugins[fw->score[i]].name, name) == 0)
             return fw->plugins[fw->score[i]].weight;
     return 0;
 }
 
-int framework_filter_enabled(const framework_t *fw, const char *name) {
+int framework_filter_enabled(const framework_t *fw, const char *name)
+{
     for (int i = 0; i < fw->nfilter; i++)
         if (strcmp(fw->plugins[fw->filter[i]].name, name) == 0)
             return 1;
     return 0;
 }
 
-void framework_set_owners(framework_t *fw, struct owners *o) {
+void framework_set_owners(framework_t *fw, struct owners *o)
+{
     fw->owners = o;
 }
 
-struct owners *framework_owners(const framework_t *fw) {
+struct owners *framework_owners(const framework_t *fw)
+{
     return fw->owners;
 }
 
-cycle_state_t *cycle_state_new(void) {
+cycle_state_t *cycle_state_new(void)
+{
     return util_xcalloc(1, sizeof(cycle_state_t));
 }
 
-static void cycle_state_clear_slots(cycle_state_t *cs) {
+static void cycle_state_clear_slots(cycle_state_t *cs)
+{
     for (int i = 0; i < FW_MAX_PLUGINS; i++) {
         if (cs->slot[i] && cs->slot_free[i])
             cs->slot_free[i](cs->slot[i]);
@@ -476,33 +552,39 @@ static void cycle_state_clear_slots(cycle_state_t *cs) {
     }
 }
 
-void cycle_state_free(cycle_state_t *cs) {
+void cycle_state_free(cycle_state_t *cs)
+{
     if (cs == NULL)
         return;
     cycle_state_clear_slots(cs);
     free(cs);
 }
 
-void cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl) {
+void cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl)
+{
     cs->cluster = cl;
 }
 
-const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs) {
+const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs)
+{
     return cs->cluster;
 }
 
-void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score) {
+void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score)
+{
     if (pl->index < 0 || pl->index >= FW_MAX_PLUGINS)
         return;
     cs->uniform_set[pl->index] = 1;
     cs->uniform[pl->index] = score;
 }
 
-void *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl) {
+void *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl)
+{
     return pl->index >= 0 && pl->index < FW_MAX_PLUGINS ? cs->slot[pl->index] : NULL;
 }
 
-void cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, void *data) {
+void cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, void *data)
+{
     if (pl->index < 0 || pl->index >= FW_MAX_PLUGINS)
         return;
     if (cs->slot[pl->index] && cs->slot_free[pl->index] && cs->slot[pl->index] != data)
@@ -513,7 +595,8 @@ void cycle_state_set_slot(cycle_state_t *cs, const fw_plugin_t *pl, void *data) 
 
 /* ---- extension points ---------------------------------------------------- */
 
-int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st) {
+int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
+{
     fw_status_t local;
 
     if (st == NULL)
@@ -537,7 +620,8 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
     return FW_SUCCESS;
 }
 
-void framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni) {
+void framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni)
+{
     if (!cs->prefiltered || cs->pod != pod)
         return;
     for (int i = 0; i < fw->nplugins; i++)
@@ -545,7 +629,9 @@ void framework_add_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, con
             fw->plugins[i].add_pod(&fw->plugins[i], cs, pod, other, ni);
 }
 
-void framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other, const node_info_t *ni) {
+void framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const pod_t *other,
+                          const node_info_t *ni)
+{
     if (!cs->prefiltered || cs->pod != pod)
         return;
     for (int i = 0; i < fw->nplugins; i++)
@@ -557,7 +643,8 @@ void framework_remove_pod(framework_t *fw, cycle_state_t *cs, const pod_t *pod, 
  * (runAllFilters off). Filters are called with a state made for this pod:
  * PreFilter runs here if the caller did not run it (or ran it for another
  * pod), and a NULL cs gets a state on the stack. */
-int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st) {
+int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
+{
     fw_status_t local;
     cycle_state_t tmp;
 
@@ -584,7 +671,7 @@ int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const
         const fw_plugin_t *pl = &fw->plugins[fw->filter[i]];
         int rc = pl->filter(pl, cs, pod, ni, st);
         if (rc != FW_SUCCESS) {
-            if (st->code == FW_SUCCESS)    /* a plugin that forgot its reason */
+            if (st->code == FW_SUCCESS) /* a plugin that forgot its reason */
                 fw_status_add(st, (fw_code_t)rc, NULL);
             if (cs == &tmp)
                 cycle_state_clear_slots(&tmp);
@@ -598,7 +685,9 @@ int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const
 
 /* One scratch vector for all plugins: raw scores, normalized in place, then
  * weighted into out. */
-void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n, int64_t *out) {
+void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n,
+                     int64_t *out)
+{
     int64_t stackbuf[256], *buf;
     cycle_state_t tmp;
 
@@ -640,7 +729,8 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
 /* kube-scheduler's numFeasibleNodesToFind: small clusters are searched
  * whole; larger ones stop after an adaptive share (50% minus 1% per 125
  * nodes, at least 5%), never fewer than 100 nodes. */
-int framework_num_feasible_to_find(const framework_t *fw, int nnodes) {
+int framework_num_feasible_to_find(const framework_t *fw, int nnodes)
+{
     const int min_nodes = 100, min_pct = 5;
     int pct = fw->cfg.percentage_of_nodes_to_score;
     int64_t num;

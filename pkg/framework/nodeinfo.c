@@ -5,15 +5,17 @@
 #include "framework/nodeinfo.h"
 #include "util/util.h"
 
-node_info_t *node_info_new(const char *name) {
+node_info_t *node_info_new(const char *name)
+{
     node_info_t *ni = util_xcalloc(1, sizeof(*ni));
     ni->name = util_strdup(name ? name : "");
     res_zero(&ni->requested);
-    ni->pool = -1;    /* no pool until the pool module assigns one */
+    ni->pool = -1; /* no pool until the pool module assigns one */
     return ni;
 }
 
-void node_info_free(node_info_t *ni) {
+void node_info_free(node_info_t *ni)
+{
     if (ni == NULL)
         return;
     for (int i = 0; i < ni->npods; i++)
@@ -25,7 +27,8 @@ void node_info_free(node_info_t *ni) {
     free(ni);
 }
 
-void node_info_set_node(node_info_t *ni, node_t *n) {
+void node_info_set_node(node_info_t *ni, node_t *n)
+{
     if (n)
         node_ref(n);
     if (ni->node)
@@ -37,12 +40,13 @@ void node_info_set_node(node_info_t *ni, node_t *n) {
 /* requested.pods counts the pods holding resources (non-terminal), which is
  * what the pod-count check of NodeResourcesFit compares to allocatable. A
  * pod is immutable, so it is terminal on removal iff it was on addition. */
-static void account(node_info_t *ni, const pod_t *p, int sign) {
+static void account(node_info_t *ni, const pod_t *p, int sign)
+{
     int64_t npods = ni->requested.pods;
 
     /* Counted even for terminal pods, so removal mirrors addition. */
-    if (p->interpod && p->interpod->naff_req + p->interpod->nanti_req + p->interpod->naff_pref +
-                       p->interpod->nanti_pref > 0)
+    if (p->interpod &&
+        p->interpod->naff_req + p->interpod->nanti_req + p->interpod->naff_pref + p->interpod->nanti_pref > 0)
         ni->npods_affinity += sign;
     if (p->interpod && p->interpod->nanti_req > 0)
         ni->npods_anti_req += sign;
@@ -59,12 +63,15 @@ static void account(node_info_t *ni, const pod_t *p, int sign) {
         ni->requested.pods = npods > 0 ? npods - 1 : 0;
         ni->nonzero_cpu -= p->nonzero_cpu;
         ni->nonzero_mem -= p->nonzero_mem;
-        if (ni->nonzero_cpu < 0) ni->nonzero_cpu = 0;
-        if (ni->nonzero_mem < 0) ni->nonzero_mem = 0;
+        if (ni->nonzero_cpu < 0)
+            ni->nonzero_cpu = 0;
+        if (ni->nonzero_mem < 0)
+            ni->nonzero_mem = 0;
     }
 }
 
-void node_info_add_pod(node_info_t *ni, pod_t *p) {
+void node_info_add_pod(node_info_t *ni, pod_t *p)
+{
     if (ni->npods == ni->cap) {
         ni->cap = ni->cap ? ni->cap * 2 : 8;
         ni->pods = util_xrealloc(ni->pods, sizeof(*ni->pods) * (size_t)ni->cap);
@@ -74,7 +81,8 @@ void node_info_add_pod(node_info_t *ni, pod_t *p) {
     ni->generation++;
 }
 
-int node_info_remove_pod(node_info_t *ni, const char *uid) {
+int node_info_remove_pod(node_info_t *ni, const char *uid)
+{
     for (int i = 0; i < ni->npods; i++) {
         pod_t *p = ni->pods[i];
         if (strcmp(p->uid, uid) != 0)
@@ -90,7 +98,8 @@ int node_info_remove_pod(node_info_t *ni, const char *uid) {
     return 0;
 }
 
-node_info_t *node_info_clone(const node_info_t *ni) {
+node_info_t *node_info_clone(const node_info_t *ni)
+{
     node_info_t *c = util_xmalloc(sizeof(*c));
 
     *c = *ni;

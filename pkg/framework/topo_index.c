@@ -15,39 +15,39 @@
 enum { REG_REQ_ANTI, REG_REQ_AFF, REG_PREF_AFF, REG_PREF_ANTI, REG_KINDS };
 
 typedef struct reg_entry {
-    pod_aff_term_t term;      /* copy */
-    int64_t        refs;      /* carriers counted, keyed node or not */
-    tp_counts_t    values;    /* value of term's key -> summed weight */
+    pod_aff_term_t term; /* copy */
+    int64_t refs;        /* carriers counted, keyed node or not */
+    tp_counts_t values;  /* value of term's key -> summed weight */
 } reg_entry_t;
 
 typedef struct reg {
-    hashmap_t    *by_key;     /* term.key -> reg_entry_t */
+    hashmap_t *by_key; /* term.key -> reg_entry_t */
     reg_entry_t **list;
-    int           n, cap;
+    int n, cap;
 } reg_t;
 
 typedef struct lazy {
-    char           *id;
-    int             spread;   /* spread matcher, else a conjunction of terms */
-    int             affinity; /* some pending pod's required affinity */
+    char *id;
+    int spread;   /* spread matcher, else a conjunction of terms */
+    int affinity; /* some pending pod's required affinity */
     pod_aff_term_t *terms;
-    int             nterms;
-    char           *ns;       /* spread: the pending pod's namespace */
-    selector_t      sel;
-    int             match_nothing;
-    char           *topo_key;
-    tp_counts_t     values;   /* value -> matching pods */
-    uint64_t        used;
+    int nterms;
+    char *ns; /* spread: the pending pod's namespace */
+    selector_t sel;
+    int match_nothing;
+    char *topo_key;
+    tp_counts_t values; /* value -> matching pods */
+    uint64_t used;
 } lazy_t;
 
 struct fw_topo_index {
     pthread_mutex_t mu;
-    reg_t           reg[REG_KINDS];
-    hashmap_t      *lazy_by_id;
-    lazy_t        **lazy;
-    int             nlazy, cap_lazy;
-    hashmap_t      *domains;  /* topology key -> tp_counts_t (value -> nodes) */
-    uint64_t        tick;
+    reg_t reg[REG_KINDS];
+    hashmap_t *lazy_by_id;
+    lazy_t **lazy;
+    int nlazy, cap_lazy;
+    hashmap_t *domains; /* topology key -> tp_counts_t (value -> nodes) */
+    uint64_t tick;
 };
 
 fw_topo_index_t *fw_topo_index_new(void)
@@ -113,7 +113,7 @@ static void reg_update(reg_t *r, const pod_aff_term_t *t, int weighted, const no
     reg_entry_t *e = hashmap_get(r->by_key, t->key);
     if (!e) {
         if (sign < 0)
-            return;     /* never counted */
+            return; /* never counted */
         e = util_xcalloc(1, sizeof(*e));
         aff_term_copy(&e->term, t);
         tpc_init(&e->values, 8);
@@ -202,17 +202,17 @@ void fw_topo_index_node(fw_topo_index_t *x, const node_t *node, int sign)
 
 /* What a pending pod's PreFilter asks of the index. */
 typedef struct need {
-    char                      *id;
-    const pod_aff_term_t      *terms;   /* conjunction */
-    int                        nterms;
+    char *id;
+    const pod_aff_term_t *terms; /* conjunction */
+    int nterms;
     const spread_constraint_t *spread;
-    const char                *topo_key;
-    int                        affinity;  /* required affinity terms */
+    const char *topo_key;
+    int affinity; /* required affinity terms */
 } need_t;
 
 static char *id_terms(const pod_aff_term_t *t, int n, const char *topo_key)
 {
-    sbuf_t b = {0};
+    sbuf_t b = { 0 };
     sbuf_printf(&b, "T");
     for (int i = 0; i < n; i++)
         sbuf_printf(&b, "\x1e%s", t[i].key);
@@ -222,7 +222,7 @@ static char *id_terms(const pod_aff_term_t *t, int n, const char *topo_key)
 
 static char *id_spread(const spread_constraint_t *c, const char *ns)
 {
-    sbuf_t b = {0};
+    sbuf_t b = { 0 };
     sbuf_printf(&b, "S\x1e%s\x1e%s", ns, c->key);
     return b.data;
 }
@@ -250,14 +250,19 @@ static int needs_of(const pod_t *pod, need_t **out)
     int cap = a->naff_req + a->nanti_req + a->naff_pref + a->nanti_pref + 1, n = 0;
     need_t *v = util_xcalloc((size_t)cap, sizeof(*v));
     for (int i = 0; i < a->naff_req; i++)
-        v[n++] = (need_t){ id_terms(a->aff_req, a->naff_req, a->aff_req[i].topology_key), a->aff_req, a->naff_req,
-                           NULL, a->aff_req[i].topology_key, 1 };
+        v[n++] = (need_t){ id_terms(a->aff_req, a->naff_req, a->aff_req[i].topology_key),
+                           a->aff_req,
+                           a->naff_req,
+                           NULL,
+                           a->aff_req[i].topology_key,
+                           1 };
     const pod_aff_term_t *lists[3] = { a->anti_req, a->aff_pref, a->anti_pref };
     int counts[3] = { a->nanti_req, a->naff_pref, a->nanti_pref };
     for (int l = 0; l < 3; l++)
         for (int i = 0; i < counts[l]; i++)
-            v[n++] = (need_t){ id_terms(&lists[l][i], 1, lists[l][i].topology_key), &lists[l][i], 1, NULL,
-                               lists[l][i].topology_key, 0 };
+            v[n++] = (need_t){
+                id_terms(&lists[l][i], 1, lists[l][i].topology_key), &lists[l][i], 1, NULL, lists[l][i].topology_key, 0
+            };
     const spread_constraint_t *c = indexed_spread(pod);
     if (c)
         v[n++] = (need_t){ id_spread(c, pod->ns), NULL, 0, c, c->topology_key, 0 };
@@ -289,7 +294,7 @@ int fw_topo_index_ready(fw_topo_index_t *x, const pod_t *pod)
         lazy_t *l = lazy_get(x, v[i].id);
         ok = l != NULL && (!v[i].spread || hashmap_get(x->domains, v[i].topo_key));
         if (l)
-            l->affinity |= v[i].affinity;   /* the same term may be another pod's anti-affinity */
+            l->affinity |= v[i].affinity; /* the same term may be another pod's anti-affinity */
     }
     pthread_mutex_unlock(&x->mu);
     needs_free(v, n);
@@ -406,7 +411,7 @@ int fw_topo_index_incoming(fw_topo_index_t *x, const pod_t *pod, tp_counts_t *af
         return 1;
     need_t *v;
     int n = needs_of(pod, &v), ok = 1;
-    int nin = a->naff_req + a->nanti_req;     /* needs_of lists these first */
+    int nin = a->naff_req + a->nanti_req; /* needs_of lists these first */
     lazy_t **l = util_xcalloc((size_t)nin + 1, sizeof(*l));
     pthread_mutex_lock(&x->mu);
     for (int i = 0; i < nin && ok; i++)

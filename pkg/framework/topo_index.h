@@ -33,7 +33,7 @@
 typedef struct fw_topo_index fw_topo_index_t;
 
 fw_topo_index_t *fw_topo_index_new(void);
-void             fw_topo_index_free(fw_topo_index_t *x);
+void fw_topo_index_free(fw_topo_index_t *x);
 
 /* Cache side: pod p counted (+1) or uncounted (-1) on a node whose object
  * is node (NULL: nothing to count). Terminal pods are ignored. */
@@ -42,29 +42,29 @@ void fw_topo_index_pod(fw_topo_index_t *x, const pod_t *p, const node_t *node, i
 void fw_topo_index_node(fw_topo_index_t *x, const node_t *node, int sign);
 
 /* Whether every lazy entry pod's PreFilter uses exists. */
-int  fw_topo_index_ready(fw_topo_index_t *x, const pod_t *pod);
+int fw_topo_index_ready(fw_topo_index_t *x, const pod_t *pod);
 /* Registers the missing ones, counting pods of nodes[] (cache write lock). */
 void fw_topo_index_prepare(fw_topo_index_t *x, const pod_t *pod, node_info_t *const *nodes, int n);
 
 /* Plugin side. Each adds into out and returns 1, or returns 0 (out left as
  * it was) when an entry is missing: the caller then scans the cluster. */
 /* Existing pods' required anti-affinity terms pod matches. */
-int  fw_topo_index_existing_anti(fw_topo_index_t *x, const pod_t *pod, tp_counts_t *out);
+int fw_topo_index_existing_anti(fw_topo_index_t *x, const pod_t *pod, tp_counts_t *out);
 /* Pods matching all of the pod's required affinity terms (per term's key)
  * into aff; pods matching each required anti-affinity term into anti. */
-int  fw_topo_index_incoming(fw_topo_index_t *x, const pod_t *pod, tp_counts_t *aff, tp_counts_t *anti);
+int fw_topo_index_incoming(fw_topo_index_t *x, const pod_t *pod, tp_counts_t *aff, tp_counts_t *anti);
 /* InterPodAffinity's score map: the pod's preferred terms over existing
  * pods, existing pods' required affinity (weight hard_weight) and preferred
  * terms over the pod. *any: some term matched somewhere. */
-int  fw_topo_index_score(fw_topo_index_t *x, const pod_t *pod, int hard_weight, tp_counts_t *out, int *any);
+int fw_topo_index_score(fw_topo_index_t *x, const pod_t *pod, int hard_weight, tp_counts_t *out, int *any);
 /* One hard spread constraint of a pod without node selector or required
  * node affinity: every domain of the key at 0, plus matching pods of ns.
  * 0 also when the key has more than max_domains values. */
-int  fw_topo_index_spread(fw_topo_index_t *x, const spread_constraint_t *c, const char *ns, tp_counts_t *out,
-                          int max_domains);
+int fw_topo_index_spread(fw_topo_index_t *x, const spread_constraint_t *c, const char *ns, tp_counts_t *out,
+                         int max_domains);
 
 /* Whether p matches the required affinity terms some pending pod asked
  * about (kube moves such waiting pods when a matching pod is bound). */
-int  fw_topo_index_affinity_wanted(fw_topo_index_t *x, const pod_t *p);
+int fw_topo_index_affinity_wanted(fw_topo_index_t *x, const pod_t *p);
 
 #endif

@@ -17,7 +17,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define MAX_RESPONSE     ((size_t)1 << 30)   /* a LIST page beyond 1 GiB is an attack or a bug */
+#define MAX_RESPONSE     ((size_t)1 << 30) /* a LIST page beyond 1 GiB is an attack or a bug */
 #define MAX_ERROR_BODY   (64 * 1024)
 #define MAX_TOKEN_FILE   (64 * 1024)
 #define TOKEN_RECHECK_MS 1000
@@ -27,87 +27,102 @@
  * reverse) never touches freed memory. All counts are under reg->mu. */
 typedef struct handle_reg {
     pthread_mutex_t mu;
-    int refs;                       /* the client + every live handle */
+    int refs; /* the client + every live handle */
     struct handle *head;
 } handle_reg_t;
 
 typedef struct handle {
     CURL *curl;
     handle_reg_t *reg;
-    int refs;                       /* key slot + list membership */
+    int refs; /* key slot + list membership */
     int in_list;
     struct handle *prev, *next;
 } handle_t;
 
 typedef struct api_seen {
     char *gv;
-    int   present;
+    int present;
     struct api_seen *next;
 } api_seen_t;
 
 struct kube_client {
-    kube_config_t      cfg;
-    int                timeout_s;
-    char              *user_agent;
-    pthread_key_t      key;
-    handle_reg_t      *reg;
-    kube_ratelimit_t   rl;
+    kube_config_t cfg;
+    int timeout_s;
+    char *user_agent;
+    pthread_key_t key;
+    handle_reg_t *reg;
+    kube_ratelimit_t rl;
 
-    pthread_mutex_t    tok_mu;      /* the token read from cfg.token_file */
-    char              *file_token;
-    struct timespec    tok_mtime;
-    off_t              tok_size;
-    ino_t              tok_ino;
-    int64_t            tok_checked_ms;
+    pthread_mutex_t tok_mu; /* the token read from cfg.token_file */
+    char *file_token;
+    struct timespec tok_mtime;
+    off_t tok_size;
+    ino_t tok_ino;
+    int64_t tok_checked_ms;
 
-    pthread_mutex_t    mu;          /* stats and the API cache */
+    pthread_mutex_t mu; /* stats and the API cache */
     kube_client_stats_t stats;
-    api_seen_t        *apis;
+    api_seen_t *apis;
 };
-
 
 /* ---- handles ---------------------------------------------------------- */
 
-static void reg_release_locked(handle_reg_t *r, handle_t *h, int drops, int *free_reg) {
+static void reg_release_locked(handle_reg_t *r, handle_t *h, int drops, int *free_reg)
+{
     h->refs -= drops;
     if (h->refs == 0) {
         free(h);
-        if (--r->refs == 0) *free_reg = 1;
+        if (--r->refs == 0)
+            *free_reg = 1;
     }
 }
 
-static void reg_unlink_locked(handle_reg_t *r, handle_t *h) {
-    if (h->prev) h->prev->next = h->next; else r->head = h->next;
-    if (h->next) h->next->prev = h->prev;
+static void reg_unlink_locked(handle_reg_t *r, handle_t *h)
+{
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        r->head = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
     h->prev = h->next = NULL;
     h->in_list = 0;
     curl_easy_cleanup(h->curl);
     h->curl = NULL;
 }
 
-static void reg_free(handle_reg_t *r) {
+static void reg_free(handle_reg_t *r)
+{
     pthread_mutex_destroy(&r->mu);
     free(r);
 }
 
 /* pthread key destructor: the thread is exiting. */
-static void handle_thread_exit(void *p) {
+static void handle_thread_exit(void *p)
+{
     handle_t *h = p;
     handle_reg_t *r = h->reg;
     int free_reg = 0;
     pthread_mutex_lock(&r->mu);
-    int drops = 1;                  /* the key slot's reference */
-    if (h->in_list) { reg_unlink_locked(r, h); drops++; }
+    int drops = 1; /* the key slot's reference */
+    if (h->in_list) {
+        reg_unlink_locked(r, h);
+        drops++;
+    }
     reg_release_locked(r, h, drops, &free_reg);
     pthread_mutex_unlock(&r->mu);
-    if (free_reg) reg_free(r);
+    if (free_reg)
+        reg_free(r);
 }
 
-static CURL *thread_curl(kube_client_t *c) {
+static CURL *thread_curl(kube_client_t *c)
+{
     handle_t *h = pthread_getspecific(c->key);
-    if (h) return h->curl;
+    if (h)
+        return h->curl;
     CURL *curl = curl_easy_init();
-    if (!curl) return NULL;
+    if (!curl)
+        return NULL;
     h = util_xcalloc(1, sizeof *h);
     h->curl = curl;
     h->reg = c->reg;
@@ -116,7 +131,8 @@ static CURL *thread_curl(kube_client_t *c) {
     pthread_mutex_lock(&c->reg->mu);
     c->reg->refs++;
     h->next = c->reg->head;
-    if (h->next) h->next->prev = h;
+    if (h->next)
+        h->next->prev = h;
     c->reg->head = h;
     pthread_mutex_unlock(&c->reg->mu);
     pthread_setspecific(c->key, h);
@@ -126,12 +142,16 @@ static CURL *thread_curl(kube_client_t *c) {
 /* ---- client lifecycle ------------------------------------------------- */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
-kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_t *o, char *err, size_t errlen) {
+kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_t *o, char *err, size_t errlen)
+{
     if (!cfg || !cfg->server || strncmp(cfg->server, "http", 4) != 0) {
         util_errf(err, errlen, "kube client: server URL missing or not http(s): %s",
-                cfg && cfg->server ? cfg->server : "(none)");
+                  cfg && cfg->server ? cfg->server : "(none)");
         return NULL;
     }
     pthread_once(&curl_once, curl_init_once);
@@ -155,10 +175,12 @@ kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_
 
 /* Callers must have finished their requests; their threads may still be
  * alive or exit later (each handle is refcounted against the registry). */
-void kube_client_free(kube_client_t *c) {
-    if (!c) return;
+void kube_client_free(kube_client_t *c)
+{
+    if (!c)
+        return;
     handle_t *self = pthread_getspecific(c->key);
-    pthread_key_delete(c->key);      /* no destructor runs after this */
+    pthread_key_delete(c->key); /* no destructor runs after this */
     handle_reg_t *r = c->reg;
     int free_reg = 0;
     pthread_mutex_lock(&r->mu);
@@ -167,12 +189,18 @@ void kube_client_free(kube_client_t *c) {
         reg_unlink_locked(r, h);
         reg_release_locked(r, h, h == self ? 2 : 1, &free_reg);
     }
-    if (--r->refs == 0) free_reg = 1;
+    if (--r->refs == 0)
+        free_reg = 1;
     pthread_mutex_unlock(&r->mu);
-    if (free_reg) reg_free(r);
+    if (free_reg)
+        reg_free(r);
     /* Other live threads keep a small handle_t in their (deleted) key slot;
      * it holds no curl handle any more. */
-    for (api_seen_t *a = c->apis, *n; a; a = n) { n = a->next; free(a->gv); free(a); }
+    for (api_seen_t *a = c->apis, *n; a; a = n) {
+        n = a->next;
+        free(a->gv);
+        free(a);
+    }
     kube_rl_destroy(&c->rl);
     pthread_mutex_destroy(&c->tok_mu);
     pthread_mutex_destroy(&c->mu);
@@ -182,9 +210,13 @@ void kube_client_free(kube_client_t *c) {
     free(c);
 }
 
-const char *kube_client_server(const kube_client_t *c) { return c->cfg.server; }
+const char *kube_client_server(const kube_client_t *c)
+{
+    return c->cfg.server;
+}
 
-void kube_client_get_stats(kube_client_t *c, kube_client_stats_t *s) {
+void kube_client_get_stats(kube_client_t *c, kube_client_stats_t *s)
+{
     pthread_mutex_lock(&c->mu);
     *s = c->stats;
     pthread_mutex_unlock(&c->mu);
@@ -192,31 +224,43 @@ void kube_client_get_stats(kube_client_t *c, kube_client_stats_t *s) {
 
 /* ---- auth ------------------------------------------------------------- */
 
-static char *read_token_file(const char *path) {
+static char *read_token_file(const char *path)
+{
     FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    if (!f)
+        return NULL;
     char *buf = util_xmalloc(MAX_TOKEN_FILE + 1);
     size_t n = fread(buf, 1, MAX_TOKEN_FILE, f);
     fclose(f);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t')) n--;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+        n--;
     buf[n] = '\0';
-    if (n == 0 || strpbrk(buf, "\r\n")) { free(buf); return NULL; }   /* would split the header */
+    if (n == 0 || strpbrk(buf, "\r\n")) {
+        free(buf);
+        return NULL;
+    } /* would split the header */
     return buf;
 }
 
 /* The service-account token rotates; re-read the file when it changes
  * (checked at most once a second). Keeps the last good token on errors. */
-static void refresh_file_token_locked(kube_client_t *c) {
+static void refresh_file_token_locked(kube_client_t *c)
+{
     int64_t now = util_now_ms();
-    if (c->file_token && now - c->tok_checked_ms < TOKEN_RECHECK_MS) return;
+    if (c->file_token && now - c->tok_checked_ms < TOKEN_RECHECK_MS)
+        return;
     c->tok_checked_ms = now;
     struct stat st;
-    if (stat(c->cfg.token_file, &st) != 0) return;
+    if (stat(c->cfg.token_file, &st) != 0)
+        return;
     if (c->file_token && st.st_mtim.tv_sec == c->tok_mtime.tv_sec && st.st_mtim.tv_nsec == c->tok_mtime.tv_nsec &&
         st.st_size == c->tok_size && st.st_ino == c->tok_ino)
         return;
     char *t = read_token_file(c->cfg.token_file);
-    if (!t) { LOG_W("cannot read token file %s", c->cfg.token_file); return; }
+    if (!t) {
+        LOG_W("cannot read token file %s", c->cfg.token_file);
+        return;
+    }
     free(c->file_token);
     c->file_token = t;
     c->tok_mtime = st.st_mtim;
@@ -224,53 +268,66 @@ static void refresh_file_token_locked(kube_client_t *c) {
     c->tok_ino = st.st_ino;
 }
 
-static struct curl_slist *build_headers(kube_client_t *c, const char *ctype, int has_body) {
+static struct curl_slist *build_headers(kube_client_t *c, const char *ctype, int has_body)
+{
     struct curl_slist *hs = NULL;
     hs = curl_slist_append(hs, "Accept: application/json");
-    hs = curl_slist_append(hs, "Expect:");   /* no 100-continue round trip */
+    hs = curl_slist_append(hs, "Expect:"); /* no 100-continue round trip */
     if (has_body) {
-        sbuf_t b = {0};
+        sbuf_t b = { 0 };
         sbuf_printf(&b, "Content-Type: %s", ctype ? ctype : "application/json");
         hs = curl_slist_append(hs, b.data);
         sbuf_free(&b);
     }
-    sbuf_t a = {0};
+    sbuf_t a = { 0 };
     if (c->cfg.token) {
         sbuf_printf(&a, "Authorization: Bearer %s", c->cfg.token);
     } else if (c->cfg.token_file) {
         pthread_mutex_lock(&c->tok_mu);
         refresh_file_token_locked(c);
-        if (c->file_token) sbuf_printf(&a, "Authorization: Bearer %s", c->file_token);
+        if (c->file_token)
+            sbuf_printf(&a, "Authorization: Bearer %s", c->file_token);
         pthread_mutex_unlock(&c->tok_mu);
     }
-    if (a.data) hs = curl_slist_append(hs, a.data);
+    if (a.data)
+        hs = curl_slist_append(hs, a.data);
     sbuf_free(&a);
     return hs;
 }
 
 /* ---- request plumbing ------------------------------------------------- */
 
-static void set_blob(CURL *h, CURLoption opt, const char *pem) {
+static void set_blob(CURL *h, CURLoption opt, const char *pem)
+{
     struct curl_blob b = { .data = (void *)pem, .len = strlen(pem), .flags = CURL_BLOB_COPY };
     curl_easy_setopt(h, opt, &b);
 }
 
-static void setup_tls(kube_client_t *c, CURL *h) {
+static void setup_tls(kube_client_t *c, CURL *h)
+{
     const kube_config_t *k = &c->cfg;
-    if (k->ca_pem) set_blob(h, CURLOPT_CAINFO_BLOB, k->ca_pem);
-    else if (k->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file);
-    if (k->cert_pem) set_blob(h, CURLOPT_SSLCERT_BLOB, k->cert_pem);
-    else if (k->cert_file) curl_easy_setopt(h, CURLOPT_SSLCERT, k->cert_file);
-    if (k->cert_pem || k->cert_file) curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-    if (k->key_pem) set_blob(h, CURLOPT_SSLKEY_BLOB, k->key_pem);
-    else if (k->key_file) curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_file);
+    if (k->ca_pem)
+        set_blob(h, CURLOPT_CAINFO_BLOB, k->ca_pem);
+    else if (k->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file);
+    if (k->cert_pem)
+        set_blob(h, CURLOPT_SSLCERT_BLOB, k->cert_pem);
+    else if (k->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, k->cert_file);
+    if (k->cert_pem || k->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    if (k->key_pem)
+        set_blob(h, CURLOPT_SSLKEY_BLOB, k->key_pem);
+    else if (k->key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_file);
     if (k->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
 }
 
-static int setup_method(CURL *h, const char *method, const char *body) {
+static int setup_method(CURL *h, const char *method, const char *body)
+{
     if (!strcmp(method, "GET")) {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
         return 0;
@@ -281,13 +338,15 @@ static int setup_method(CURL *h, const char *method, const char *body) {
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? strlen(body) : 0));
     }
-    if (strcmp(method, "POST")) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (strcmp(method, "POST"))
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     return 0;
 }
 
 /* Options every request shares. The handle is reset, which keeps its
  * connection cache: reuse is the point of per-thread handles. */
-static void setup_common(kube_client_t *c, CURL *h, const char *url, struct curl_slist *hs, char *ebuf) {
+static void setup_common(kube_client_t *c, CURL *h, const char *url, struct curl_slist *hs, char *ebuf)
+{
     curl_easy_reset(h);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -303,30 +362,36 @@ static void setup_common(kube_client_t *c, CURL *h, const char *url, struct curl
     setup_tls(c, h);
 }
 
-static void rate_wait(kube_client_t *c) {
+static void rate_wait(kube_client_t *c)
+{
     int64_t us = kube_rl_reserve(&c->rl, util_now_us());
-    if (us <= 0) return;
+    if (us <= 0)
+        return;
     util_sleep_ms((us + 999) / 1000);
     pthread_mutex_lock(&c->mu);
     c->stats.throttled_ms += (unsigned long)((us + 999) / 1000);
     pthread_mutex_unlock(&c->mu);
 }
 
-static void count(kube_client_t *c, int64_t start_us, int failed) {
+static void count(kube_client_t *c, int64_t start_us, int failed)
+{
     pthread_mutex_lock(&c->mu);
     c->stats.requests++;
-    if (failed) c->stats.errors++;
+    if (failed)
+        c->stats.errors++;
     c->stats.latency_sum_s += (double)(util_now_us() - start_us) / 1e6;
     pthread_mutex_unlock(&c->mu);
 }
 
-static char *make_url(kube_client_t *c, const char *path) {
-    sbuf_t u = {0};
+static char *make_url(kube_client_t *c, const char *path)
+{
+    sbuf_t u = { 0 };
     sbuf_printf(&u, "%s%s%s", c->cfg.server, path[0] == '/' ? "" : "/", path);
     return u.data;
 }
 
-static void curl_fail(char *err, size_t errlen, const char *method, const char *path, CURLcode rc, const char *ebuf) {
+static void curl_fail(char *err, size_t errlen, const char *method, const char *path, CURLcode rc, const char *ebuf)
+{
     util_errf(err, errlen, "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
 }
 
@@ -335,23 +400,30 @@ static void curl_fail(char *err, size_t errlen, const char *method, const char *
 typedef struct body_sink {
     sbuf_t b;
     size_t cap;
-    int    overflow;
+    int overflow;
 } body_sink_t;
 
-static size_t sink_write(char *p, size_t sz, size_t n, void *ud) {
+static size_t sink_write(char *p, size_t sz, size_t n, void *ud)
+{
     body_sink_t *s = ud;
     size_t len = sz * n;
-    if (s->b.len + len > s->cap) { s->overflow = 1; return 0; }
+    if (s->b.len + len > s->cap) {
+        s->overflow = 1;
+        return 0;
+    }
     sbuf_append(&s->b, p, len);
     return len;
 }
 
-int kube_request(kube_client_t *c, const char *method, const char *path,
-                 const char *content_type, const char *body,
-                 kube_response_t *resp, char *err, size_t errlen) {
+int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type, const char *body,
+                 kube_response_t *resp, char *err, size_t errlen)
+{
     memset(resp, 0, sizeof *resp);
     CURL *h = thread_curl(c);
-    if (!h) { util_errf(err, errlen, "%s %s: cannot create a curl handle", method, path); return -1; }
+    if (!h) {
+        util_errf(err, errlen, "%s %s: cannot create a curl handle", method, path);
+        return -1;
+    }
     char *url = make_url(c, path);
     char ebuf[CURL_ERROR_SIZE];
     struct curl_slist *hs = build_headers(c, content_type, body != NULL);
@@ -363,7 +435,7 @@ int kube_request(kube_client_t *c, const char *method, const char *path,
         return -1;
     }
     body_sink_t sink = { .cap = MAX_RESPONSE };
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");     /* big LISTs come gzip'd */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* big LISTs come gzip'd */
     curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
@@ -377,20 +449,25 @@ int kube_request(kube_client_t *c, const char *method, const char *path,
     int failed = rc != CURLE_OK || resp->status >= 500 || resp->status == 429;
     count(c, t0, failed);
     if (rc != CURLE_OK) {
-        if (sink.overflow) util_errf(err, errlen, "%s %s: response larger than %zu bytes", method, path, sink.cap);
-        else curl_fail(err, errlen, method, path, rc, ebuf);
+        if (sink.overflow)
+            util_errf(err, errlen, "%s %s: response larger than %zu bytes", method, path, sink.cap);
+        else
+            curl_fail(err, errlen, method, path, rc, ebuf);
         sbuf_free(&sink.b);
         resp->status = 0;
         return -1;
     }
-    if (!sink.b.data) sink.b.data = util_strdup("");
+    if (!sink.b.data)
+        sink.b.data = util_strdup("");
     resp->body = sink.b.data;
     resp->len = sink.b.len;
     return 0;
 }
 
-void kube_response_free(kube_response_t *r) {
-    if (!r) return;
+void kube_response_free(kube_response_t *r)
+{
+    if (!r)
+        return;
     free(r->body);
     r->body = NULL;
     r->len = 0;
@@ -400,19 +477,24 @@ void kube_response_free(kube_response_t *r) {
 
 /* Copies at most max bytes of s, replacing control characters: the text is
  * the server's and ends up in one log line. */
-static void clean_copy(char *dst, size_t dstlen, const char *s, size_t n, size_t max) {
+static void clean_copy(char *dst, size_t dstlen, const char *s, size_t n, size_t max)
+{
     size_t j = 0;
     for (size_t i = 0; i < n && i < max && j + 1 < dstlen; i++)
         dst[j++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? ' ' : s[i];
-    if (dstlen) dst[j] = '\0';
+    if (dstlen)
+        dst[j] = '\0';
 }
 
-static void status_error(long status, const char *body, size_t len, char *err, size_t errlen) {
+static void status_error(long status, const char *body, size_t len, char *err, size_t errlen)
+{
     char msg[512] = "";
     json_t *j = body && len ? json_loadb(body, len, 0, NULL) : NULL;
     const char *m = json_string_value(json_object_get(j, "message"));
-    if (m) clean_copy(msg, sizeof msg, m, strlen(m), 400);
-    else if (body && len && !j) clean_copy(msg, sizeof msg, body, len, 160);
+    if (m)
+        clean_copy(msg, sizeof msg, m, strlen(m), 400);
+    else if (body && len && !j)
+        clean_copy(msg, sizeof msg, body, len, 160);
     json_decref(j);
     if (status == 401)
         util_errf(err, errlen, "unauthorized (401): check the token/client certificate%s%s", msg[0] ? ": " : "", msg);
@@ -426,40 +508,56 @@ static void status_error(long status, const char *body, size_t len, char *err, s
 
 /* ---- JSON helpers ----------------------------------------------------- */
 
-static int decode_answer(kube_response_t *r, const char *method, const char *path, json_t **out,
-                         long *status, char *err, size_t errlen) {
-    if (status) *status = r->status;
+static int decode_answer(kube_response_t *r, const char *method, const char *path, json_t **out, long *status,
+                         char *err, size_t errlen)
+{
+    if (status)
+        *status = r->status;
     if (r->status < 200 || r->status > 299) {
         status_error(r->status, r->body, r->len, err, errlen);
         return -1;
     }
-    if (!out) return 0;
+    if (!out)
+        return 0;
     json_error_t je;
     *out = json_loadb(r->body, r->len, 0, &je);
-    if (!*out) { util_errf(err, errlen, "%s %s: bad JSON in answer: %s", method, path, je.text); return -1; }
+    if (!*out) {
+        util_errf(err, errlen, "%s %s: bad JSON in answer: %s", method, path, je.text);
+        return -1;
+    }
     return 0;
 }
 
-int kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status, char *err, size_t errlen) {
+int kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status, char *err, size_t errlen)
+{
     kube_response_t r;
     *out = NULL;
-    if (status) *status = 0;
-    if (kube_request(c, "GET", path, NULL, NULL, &r, err, errlen) != 0) return -1;
+    if (status)
+        *status = 0;
+    if (kube_request(c, "GET", path, NULL, NULL, &r, err, errlen) != 0)
+        return -1;
     int rc = decode_answer(&r, "GET", path, out, status, err, errlen);
     kube_response_free(&r);
     return rc;
 }
 
-int kube_send_json(kube_client_t *c, const char *method, const char *path, const char *content_type,
-                   json_t *body, json_t **out, long *status, char *err, size_t errlen) {
-    if (out) *out = NULL;
-    if (status) *status = 0;
+int kube_send_json(kube_client_t *c, const char *method, const char *path, const char *content_type, json_t *body,
+                   json_t **out, long *status, char *err, size_t errlen)
+{
+    if (out)
+        *out = NULL;
+    if (status)
+        *status = 0;
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    if (body && !text) { util_errf(err, errlen, "%s %s: cannot encode the body", method, path); return -1; }
+    if (body && !text) {
+        util_errf(err, errlen, "%s %s: cannot encode the body", method, path);
+        return -1;
+    }
     kube_response_t r;
     int rc = kube_request(c, method, path, content_type, text, &r, err, errlen);
     free(text);
-    if (rc != 0) return -1;
+    if (rc != 0)
+        return -1;
     rc = decode_answer(&r, method, path, r.len ? out : NULL, status, err, errlen);
     kube_response_free(&r);
     return rc;
@@ -467,11 +565,15 @@ int kube_send_json(kube_client_t *c, const char *method, const char *path, const
 
 /* ---- LIST ------------------------------------------------------------- */
 
-static char *page_path(const char *path, int limit, const char *cont) {
-    sbuf_t b = {0};
+static char *page_path(const char *path, int limit, const char *cont)
+{
+    sbuf_t b = { 0 };
     char sep = strchr(path, '?') ? '&' : '?';
     sbuf_puts(&b, path);
-    if (limit > 0) { sbuf_printf(&b, "%climit=%d", sep, limit); sep = '&'; }
+    if (limit > 0) {
+        sbuf_printf(&b, "%climit=%d", sep, limit);
+        sep = '&';
+    }
     if (cont) {
         char *e = util_urlencode(cont);
         sbuf_printf(&b, "%ccontinue=%s", sep, e);
@@ -480,25 +582,32 @@ static char *page_path(const char *path, int limit, const char *cont) {
     return b.data;
 }
 
-static int copy_rv(const char *rv, char *out, size_t outlen) {
-    if (!out || !outlen) return 0;
-    if (!rv) rv = "";
-    if (strlen(rv) >= outlen) return -1;
+static int copy_rv(const char *rv, char *out, size_t outlen)
+{
+    if (!out || !outlen)
+        return 0;
+    if (!rv)
+        rv = "";
+    if (strlen(rv) >= outlen)
+        return -1;
     memcpy(out, rv, strlen(rv) + 1);
     return 0;
 }
 
-int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, void *ud,
-              char *rv_out, size_t rvlen, long *status, char *err, size_t errlen) {
+int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, void *ud, char *rv_out, size_t rvlen,
+              long *status, char *err, size_t errlen)
+{
     char *cont = NULL;
     int rc = 0, first = 1;
-    if (rv_out && rvlen) rv_out[0] = '\0';
+    if (rv_out && rvlen)
+        rv_out[0] = '\0';
     for (;;) {
         char *p = page_path(path, limit, cont);
         json_t *page = NULL;
         rc = kube_get_json(c, p, &page, status, err, errlen);
         free(p);
-        if (rc != 0) break;
+        if (rc != 0)
+            break;
         json_t *items = json_object_get(page, "items"), *meta = json_object_get(page, "metadata");
         if (!json_is_array(items) && !json_is_null(items) && items) {
             util_errf(err, errlen, "LIST %s: items is not an array", path);
@@ -510,8 +619,9 @@ int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, vo
         first = 0;
         size_t i;
         json_t *it;
-        json_array_foreach(items, i, it) {
-            if (rc || !cb || cb(it, ud) == 0) continue;
+        json_array_foreach (items, i, it) {
+            if (rc || !cb || cb(it, ud) == 0)
+                continue;
             util_errf(err, errlen, "LIST %s: stopped by the caller", path);
             rc = -1;
         }
@@ -519,7 +629,8 @@ int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, vo
         free(cont);
         cont = !rc && next && *next ? util_strdup(next) : NULL;
         json_decref(page);
-        if (rc || !cont) break;
+        if (rc || !cont)
+            break;
     }
     free(cont);
     return rc;
@@ -529,32 +640,40 @@ int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, vo
 
 typedef struct watch_ctx {
     kube_watch_parser_t p;
-    CURL               *h;
-    long                code;
-    body_sink_t         errbody;     /* a non-2xx answer is a Status, not a stream */
+    CURL *h;
+    long code;
+    body_sink_t errbody; /* a non-2xx answer is a Status, not a stream */
     const volatile int *stop;
-    int                 stopped;
+    int stopped;
 } watch_ctx_t;
 
-static size_t watch_write(char *data, size_t sz, size_t n, void *ud) {
+static size_t watch_write(char *data, size_t sz, size_t n, void *ud)
+{
     watch_ctx_t *w = ud;
     size_t len = sz * n;
-    if (!w->code) curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->code);
-    if (w->code < 200 || w->code > 299) return sink_write(data, 1, len, &w->errbody) == len ? len : 0;
+    if (!w->code)
+        curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->code);
+    if (w->code < 200 || w->code > 299)
+        return sink_write(data, 1, len, &w->errbody) == len ? len : 0;
     return kube_watch_parser_feed(&w->p, data, len) == 0 ? len : 0;
 }
 
 /* curl calls this about once a second even on an idle stream. */
-static int watch_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c_, curl_off_t d) {
+static int watch_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c_, curl_off_t d)
+{
     watch_ctx_t *w = ud;
-    if (w->stop && __atomic_load_n(w->stop, __ATOMIC_RELAXED)) { w->stopped = 1; return 1; }
+    if (w->stop && __atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
+        w->stopped = 1;
+        return 1;
+    }
     return 0;
 }
 
-static char *watch_path(const char *path, const char *rv, int timeout_s) {
-    sbuf_t b = {0};
-    sbuf_printf(&b, "%s%cwatch=1&allowWatchBookmarks=true&timeoutSeconds=%d", path,
-                strchr(path, '?') ? '&' : '?', timeout_s > 0 ? timeout_s : 300);
+static char *watch_path(const char *path, const char *rv, int timeout_s)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "%s%cwatch=1&allowWatchBookmarks=true&timeoutSeconds=%d", path, strchr(path, '?') ? '&' : '?',
+                timeout_s > 0 ? timeout_s : 300);
     if (rv && *rv) {
         char *e = util_urlencode(rv);
         sbuf_printf(&b, "&resourceVersion=%s", e);
@@ -563,18 +682,23 @@ static char *watch_path(const char *path, const char *rv, int timeout_s) {
     return b.data;
 }
 
-static int watch_result(watch_ctx_t *w, CURLcode rc, const char *path, const char *ebuf,
-                        long *status, char *err, size_t errlen) {
+static int watch_result(watch_ctx_t *w, CURLcode rc, const char *path, const char *ebuf, long *status, char *err,
+                        size_t errlen)
+{
     *status = w->code;
     if (w->p.failed) {
-        if (w->p.status) *status = w->p.status;
+        if (w->p.status)
+            *status = w->p.status;
         util_errf(err, errlen, "WATCH %s: %s", path, w->p.err);
         return -1;
     }
-    if (w->p.done || w->stopped) return 0;
+    if (w->p.done || w->stopped)
+        return 0;
     if (rc != CURLE_OK) {
-        if (w->errbody.overflow) util_errf(err, errlen, "WATCH %s: error answer too large", path);
-        else curl_fail(err, errlen, "WATCH", path, rc, ebuf);
+        if (w->errbody.overflow)
+            util_errf(err, errlen, "WATCH %s: error answer too large", path);
+        else
+            curl_fail(err, errlen, "WATCH", path, rc, ebuf);
         return -1;
     }
     if (w->code < 200 || w->code > 299) {
@@ -582,21 +706,26 @@ static int watch_result(watch_ctx_t *w, CURLcode rc, const char *path, const cha
         return -1;
     }
     if (kube_watch_parser_finish(&w->p) != 0 && w->p.failed) {
-        if (w->p.status) *status = w->p.status;
+        if (w->p.status)
+            *status = w->p.status;
         util_errf(err, errlen, "WATCH %s: %s", path, w->p.err);
         return -1;
     }
     return 0;
 }
 
-int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, int timeout_s,
-               kube_event_cb cb, void *ud, const volatile int *stop, long *status,
-               char *err, size_t errlen) {
+int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, int timeout_s, kube_event_cb cb, void *ud,
+               const volatile int *stop, long *status, char *err, size_t errlen)
+{
     long st_dummy;
-    if (!status) status = &st_dummy;
+    if (!status)
+        status = &st_dummy;
     *status = 0;
     CURL *h = thread_curl(c);
-    if (!h) { util_errf(err, errlen, "WATCH %s: cannot create a curl handle", path); return -1; }
+    if (!h) {
+        util_errf(err, errlen, "WATCH %s: cannot create a curl handle", path);
+        return -1;
+    }
     char *wp = watch_path(path, rv_io, timeout_s);
     char *url = make_url(c, wp);
     free(wp);
@@ -617,7 +746,8 @@ int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, in
     rate_wait(c);
     int64_t t0 = util_now_us();
     CURLcode rc = curl_easy_perform(h);
-    if (!w.code) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &w.code);
+    if (!w.code)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &w.code);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(hs);
     free(url);
@@ -630,33 +760,40 @@ int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, in
 
 /* ---- discovery -------------------------------------------------------- */
 
-static int gv_served(kube_client_t *c, const char *gv, int *known) {
+static int gv_served(kube_client_t *c, const char *gv, int *known)
+{
     const char *slash = strchr(gv, '/');
-    sbuf_t p = {0};
-    if (slash) sbuf_printf(&p, "/apis/%.*s", (int)(slash - gv), gv);
-    else sbuf_puts(&p, "/api");
+    sbuf_t p = { 0 };
+    if (slash)
+        sbuf_printf(&p, "/apis/%.*s", (int)(slash - gv), gv);
+    else
+        sbuf_puts(&p, "/api");
     json_t *j = NULL;
     long st = 0;
     char err[256];
     int rc = kube_get_json(c, p.data, &j, &st, err, sizeof err);
     sbuf_free(&p);
-    *known = rc == 0 || st == 404;     /* transport errors are not cached */
+    *known = rc == 0 || st == 404; /* transport errors are not cached */
     if (rc != 0) {
-        if (!*known) LOG_W("API discovery for %s: %s", gv, err);
+        if (!*known)
+            LOG_W("API discovery for %s: %s", gv, err);
         return 0;
     }
     int found = 0;
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(j, "versions"), i, v) {
-        const char *s = json_is_string(v) ? json_string_value(v) : json_string_value(json_object_get(v, "groupVersion"));
-        if (s && !strcmp(s, gv)) found = 1;
+    json_array_foreach (json_object_get(j, "versions"), i, v) {
+        const char *s =
+            json_is_string(v) ? json_string_value(v) : json_string_value(json_object_get(v, "groupVersion"));
+        if (s && !strcmp(s, gv))
+            found = 1;
     }
     json_decref(j);
     return found;
 }
 
-int kube_has_api(kube_client_t *c, const char *group_version) {
+int kube_has_api(kube_client_t *c, const char *group_version)
+{
     pthread_mutex_lock(&c->mu);
     for (api_seen_t *a = c->apis; a; a = a->next)
         if (!strcmp(a->gv, group_version)) {

@@ -15,42 +15,41 @@
 typedef struct kube_client kube_client_t;
 
 typedef struct kube_client_opts {
-    double qps;          /* 0 = unlimited */
-    int    burst;
-    int    timeout_s;    /* per request (not watches); default 30 */
+    double qps; /* 0 = unlimited */
+    int burst;
+    int timeout_s; /* per request (not watches); default 30 */
     const char *user_agent;
 } kube_client_opts_t;
 
 typedef struct kube_response {
-    long   status;       /* HTTP status */
-    char  *body;         /* NUL-terminated, owned; may be "" */
+    long status; /* HTTP status */
+    char *body;  /* NUL-terminated, owned; may be "" */
     size_t len;
 } kube_response_t;
 
 /* cfg is copied. */
 kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_t *o, char *err, size_t errlen);
-void           kube_client_free(kube_client_t *c);
-const char    *kube_client_server(const kube_client_t *c);
+void kube_client_free(kube_client_t *c);
+const char *kube_client_server(const kube_client_t *c);
 
 /* method: "GET", "POST", "PUT", "PATCH", "DELETE". body may be NULL.
  * content_type NULL means application/json. */
-int  kube_request(kube_client_t *c, const char *method, const char *path,
-                  const char *content_type, const char *body,
-                  kube_response_t *resp, char *err, size_t errlen);
+int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type, const char *body,
+                 kube_response_t *resp, char *err, size_t errlen);
 void kube_response_free(kube_response_t *r);
 
 /* GET and decode; *out is a new reference. Non-2xx gives -1 with the API's
  * message ("pods \"x\" not found (404)") and *status set. */
-int  kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status, char *err, size_t errlen);
+int kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status, char *err, size_t errlen);
 /* POST/PATCH/PUT a JSON body; *out (optional) gets the decoded answer. */
-int  kube_send_json(kube_client_t *c, const char *method, const char *path, const char *content_type,
-                    json_t *body, json_t **out, long *status, char *err, size_t errlen);
+int kube_send_json(kube_client_t *c, const char *method, const char *path, const char *content_type, json_t *body,
+                   json_t **out, long *status, char *err, size_t errlen);
 
 /* LIST with pagination (limit/continue). cb gets each item (borrowed) and
  * returns 0 to go on. rv_out gets the list's resourceVersion. */
 typedef int (*kube_item_cb)(json_t *item, void *ud);
-int  kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, void *ud,
-               char *rv_out, size_t rvlen, long *status, char *err, size_t errlen);
+int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, void *ud, char *rv_out, size_t rvlen,
+              long *status, char *err, size_t errlen);
 
 /* WATCH from rv as a chunked stream (allowWatchBookmarks=true). cb gets each
  * event's type ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR") and
@@ -59,19 +58,18 @@ int  kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, v
  * *status is 410 when the server says the resourceVersion is gone (also when
  * it says so in an ERROR event). rv_io is updated to the last seen rv. */
 typedef int (*kube_event_cb)(const char *type, json_t *object, void *ud);
-int  kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, int timeout_s,
-                kube_event_cb cb, void *ud, const volatile int *stop, long *status,
-                char *err, size_t errlen);
+int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, int timeout_s, kube_event_cb cb, void *ud,
+               const volatile int *stop, long *status, char *err, size_t errlen);
 
 /* Which API the server serves, e.g. kube_has_api(c, "policy/v1"). Cached. */
-int  kube_has_api(kube_client_t *c, const char *group_version);
+int kube_has_api(kube_client_t *c, const char *group_version);
 
 /* Totals for /metrics, not split by verb or code: requests, errors
  * (transport failures, 5xx, and 429 outside watches), time spent
  * throttled, latency sum. */
 typedef struct kube_client_stats {
     unsigned long requests, errors, throttled_ms;
-    double        latency_sum_s;
+    double latency_sum_s;
 } kube_client_stats_t;
 void kube_client_get_stats(kube_client_t *c, kube_client_stats_t *s);
 

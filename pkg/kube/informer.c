@@ -24,40 +24,44 @@
  * last, and its resourceVersion (to skip unchanged objects on relist). */
 typedef struct known {
     unsigned gen;
-    char     rv[];
+    char rv[];
 } known_t;
 
 struct informer {
-    kube_client_t      *c;
-    char               *path;
+    kube_client_t *c;
+    char *path;
     informer_handler_fn fn;
-    void               *ud;
-    pthread_t           th;
-    int                 started;
-    volatile int        stop;        /* atomic accesses only */
+    void *ud;
+    pthread_t th;
+    int started;
+    volatile int stop; /* atomic accesses only */
 
-    pthread_mutex_t     mu;          /* synced, and sleeping with wake-up on stop */
-    pthread_cond_t      cv;
-    int                 synced;
+    pthread_mutex_t mu; /* synced, and sleeping with wake-up on stop */
+    pthread_cond_t cv;
+    int synced;
 
     /* Touched by the informer thread only. */
-    hashmap_t          *known;
-    unsigned            gen;
-    char                rv[RV_MAX];
-    int                 warned_404;
-    unsigned long       events;
-    unsigned            seed;
+    hashmap_t *known;
+    unsigned gen;
+    char rv[RV_MAX];
+    int warned_404;
+    unsigned long events;
+    unsigned seed;
 };
 
-static int stopping(informer_t *inf) { return __atomic_load_n(&inf->stop, __ATOMIC_RELAXED); }
+static int stopping(informer_t *inf)
+{
+    return __atomic_load_n(&inf->stop, __ATOMIC_RELAXED);
+}
 
-informer_t *informer_new(kube_client_t *c, const char *path, const char *field_selector,
-                         informer_handler_fn fn, void *ud) {
+informer_t *informer_new(kube_client_t *c, const char *path, const char *field_selector, informer_handler_fn fn,
+                         void *ud)
+{
     informer_t *inf = util_xcalloc(1, sizeof *inf);
     inf->c = c;
     inf->fn = fn;
     inf->ud = ud;
-    sbuf_t p = {0};
+    sbuf_t p = { 0 };
     sbuf_puts(&p, path);
     if (field_selector && *field_selector) {
         char *e = util_urlencode(field_selector);
@@ -78,27 +82,32 @@ informer_t *informer_new(kube_client_t *c, const char *path, const char *field_s
 
 /* ---- bookkeeping ------------------------------------------------------ */
 
-static int obj_key(json_t *obj, char *key, size_t n) {
+static int obj_key(json_t *obj, char *key, size_t n)
+{
     json_t *meta = json_object_get(obj, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
-    if (!name || !*name) return -1;
+    if (!name || !*name)
+        return -1;
     int w = ns && *ns ? snprintf(key, n, "%s/%s", ns, name) : snprintf(key, n, "%s", name);
     return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
-static const char *obj_rv(json_t *obj) {
+static const char *obj_rv(json_t *obj)
+{
     const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
     return rv ? rv : "";
 }
 
 /* Records key at rv; returns -1 if it was already known at exactly rv,
  * else 1 when it was known (a modify) or 0 when new (an add). */
-static int remember(informer_t *inf, const char *key, const char *rv) {
+static int remember(informer_t *inf, const char *key, const char *rv)
+{
     known_t *k = hashmap_get(inf->known, key);
     if (k) {
         k->gen = inf->gen;
-        if (!strcmp(k->rv, rv)) return -1;
+        if (!strcmp(k->rv, rv))
+            return -1;
     }
     size_t n = strlen(rv) + 1;
     known_t *nk = util_xmalloc(sizeof *nk + n);
@@ -108,11 +117,14 @@ static int remember(informer_t *inf, const char *key, const char *rv) {
     return k ? 1 : 0;
 }
 
-static void deliver(informer_t *inf, kube_event_type_t t, const char *key, json_t *obj) {
-    if (inf->fn) inf->fn(inf->ud, t, key, obj);
+static void deliver(informer_t *inf, kube_event_type_t t, const char *key, json_t *obj)
+{
+    if (inf->fn)
+        inf->fn(inf->ud, t, key, obj);
 }
 
-static int on_item(informer_t *inf, json_t *obj, int deleted) {
+static int on_item(informer_t *inf, json_t *obj, int deleted)
+{
     char key[KEY_MAX];
     if (obj_key(obj, key, sizeof key) != 0) {
         LOG_W("informer %s: object without a usable name, skipped", inf->path);
@@ -124,39 +136,52 @@ static int on_item(informer_t *inf, json_t *obj, int deleted) {
         return 0;
     }
     int r = remember(inf, key, obj_rv(obj));
-    if (r >= 0) deliver(inf, r ? KUBE_MODIFIED : KUBE_ADDED, key, obj);
+    if (r >= 0)
+        deliver(inf, r ? KUBE_MODIFIED : KUBE_ADDED, key, obj);
     return 0;
 }
 
-static int list_cb(json_t *item, void *ud) {
+static int list_cb(json_t *item, void *ud)
+{
     informer_t *inf = ud;
-    if (stopping(inf)) return 1;
+    if (stopping(inf))
+        return 1;
     return on_item(inf, item, 0);
 }
 
-static int watch_cb(const char *type, json_t *obj, void *ud) {
+static int watch_cb(const char *type, json_t *obj, void *ud)
+{
     informer_t *inf = ud;
-    if (stopping(inf)) return 1;
+    if (stopping(inf))
+        return 1;
     inf->events++;
-    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) return on_item(inf, obj, 0);
-    if (!strcmp(type, "DELETED")) return on_item(inf, obj, 1);
-    return 0;                       /* BOOKMARK: the client already took its rv */
+    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED"))
+        return on_item(inf, obj, 0);
+    if (!strcmp(type, "DELETED"))
+        return on_item(inf, obj, 1);
+    return 0; /* BOOKMARK: the client already took its rv */
 }
 
 /* After a full LIST: whatever was not seen in it is gone. */
-static void synthesize_deletes(informer_t *inf) {
+static void synthesize_deletes(informer_t *inf)
+{
     size_t n = 0, cap = 0, it = 0;
     char **gone = NULL;
     const char *k;
     void *v;
     while (hashmap_next(inf->known, &it, &k, &v)) {
-        if (((known_t *)v)->gen == inf->gen) continue;
-        if (n == cap) { cap = cap ? cap * 2 : 16; gone = util_xrealloc(gone, cap * sizeof *gone); }
+        if (((known_t *)v)->gen == inf->gen)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            gone = util_xrealloc(gone, cap * sizeof *gone);
+        }
         gone[n++] = util_strdup(k);
     }
     for (size_t i = 0; i < n; i++) {
         free(hashmap_remove(inf->known, gone[i]));
-        if (!stopping(inf)) deliver(inf, KUBE_DELETED, gone[i], NULL);
+        if (!stopping(inf))
+            deliver(inf, KUBE_DELETED, gone[i], NULL);
         free(gone[i]);
     }
     free(gone);
@@ -165,61 +190,78 @@ static void synthesize_deletes(informer_t *inf) {
 /* ---- the thread ------------------------------------------------------- */
 
 /* Sleeps ms unless stopped first; returns nonzero when stopping. */
-static int nap(informer_t *inf, int ms) {
+static int nap(informer_t *inf, int ms)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_sec += ms / 1000;
     ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&inf->mu);
     while (!stopping(inf))
-        if (pthread_cond_timedwait(&inf->cv, &inf->mu, &ts) != 0) break;
+        if (pthread_cond_timedwait(&inf->cv, &inf->mu, &ts) != 0)
+            break;
     pthread_mutex_unlock(&inf->mu);
     return stopping(inf);
 }
 
-static void backoff(informer_t *inf, int *ms) {
+static void backoff(informer_t *inf, int *ms)
+{
     nap(inf, *ms);
     *ms = *ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *ms * 2;
 }
 
-static void report(informer_t *inf, const char *what, long status, const char *err) {
+static void report(informer_t *inf, const char *what, long status, const char *err)
+{
     if (status == 404) {
         /* A CRD that is not installed yet: say so once, then keep quiet. */
-        if (!inf->warned_404++) LOG_W("informer %s: not found (404), retrying until it exists", inf->path);
-        else LOG_D("informer %s: still not found (404)", inf->path);
+        if (!inf->warned_404++)
+            LOG_W("informer %s: not found (404), retrying until it exists", inf->path);
+        else
+            LOG_D("informer %s: still not found (404)", inf->path);
         return;
     }
     LOG_W("informer %s: %s failed: %s", inf->path, what, err);
 }
 
-static int do_list(informer_t *inf) {
+static int do_list(informer_t *inf)
+{
     char err[512];
     long status = 0;
     char rv[RV_MAX];
     inf->gen++;
     if (kube_list(inf->c, inf->path, LIST_LIMIT, list_cb, inf, rv, sizeof rv, &status, err, sizeof err) != 0) {
-        if (!stopping(inf)) report(inf, "list", status, err);
+        if (!stopping(inf))
+            report(inf, "list", status, err);
         return -1;
     }
     synthesize_deletes(inf);
     memcpy(inf->rv, rv, sizeof rv);
-    if (inf->warned_404) LOG_I("informer %s: available now", inf->path);
+    if (inf->warned_404)
+        LOG_I("informer %s: available now", inf->path);
     inf->warned_404 = 0;
     pthread_mutex_lock(&inf->mu);
-    if (!inf->synced) LOG_D("informer %s: synced (%zu objects, rv %s)", inf->path, hashmap_len(inf->known), rv);
+    if (!inf->synced)
+        LOG_D("informer %s: synced (%zu objects, rv %s)", inf->path, hashmap_len(inf->known), rv);
     inf->synced = 1;
     pthread_cond_broadcast(&inf->cv);
     pthread_mutex_unlock(&inf->mu);
     return 0;
 }
 
-static void *informer_main(void *arg) {
+static void *informer_main(void *arg)
+{
     informer_t *inf = arg;
     int need_list = 1, wait_ms = BACKOFF_MIN_MS;
     while (!stopping(inf)) {
         if (need_list) {
-            if (do_list(inf) != 0) { backoff(inf, &wait_ms); continue; }
+            if (do_list(inf) != 0) {
+                backoff(inf, &wait_ms);
+                continue;
+            }
             need_list = 0;
             wait_ms = BACKOFF_MIN_MS;
         }
@@ -228,9 +270,10 @@ static void *informer_main(void *arg) {
         int timeout = WATCH_TIMEOUT_S + (int)(rand_r(&inf->seed) % WATCH_JITTER_S);
         unsigned long before = inf->events;
         int64_t t0 = util_now_ms();
-        int rc = kube_watch(inf->c, inf->path, inf->rv, sizeof inf->rv, timeout, watch_cb, inf,
-                            &inf->stop, &status, err, sizeof err);
-        if (stopping(inf)) break;
+        int rc = kube_watch(inf->c, inf->path, inf->rv, sizeof inf->rv, timeout, watch_cb, inf, &inf->stop, &status,
+                            err, sizeof err);
+        if (stopping(inf))
+            break;
         if (status == 410) {
             LOG_D("informer %s: resourceVersion %s gone (410), relisting", inf->path, inf->rv);
             need_list = 1;
@@ -238,67 +281,86 @@ static void *informer_main(void *arg) {
         }
         if (rc != 0) {
             report(inf, "watch", status, err);
-            if (status == 404) need_list = 1;
+            if (status == 404)
+                need_list = 1;
             backoff(inf, &wait_ms);
             continue;
         }
         /* A stream that ends at once with nothing in it would spin. */
-        if (inf->events == before && util_now_ms() - t0 < 1000) backoff(inf, &wait_ms);
-        else wait_ms = BACKOFF_MIN_MS;
+        if (inf->events == before && util_now_ms() - t0 < 1000)
+            backoff(inf, &wait_ms);
+        else
+            wait_ms = BACKOFF_MIN_MS;
     }
     return NULL;
 }
 
-int informer_start(informer_t *inf) {
-    if (inf->started) return 0;
-    if (pthread_create(&inf->th, NULL, informer_main, inf) != 0) return -1;
+int informer_start(informer_t *inf)
+{
+    if (inf->started)
+        return 0;
+    if (pthread_create(&inf->th, NULL, informer_main, inf) != 0)
+        return -1;
     inf->started = 1;
     return 0;
 }
 
-int informer_wait_synced(informer_t *inf, int timeout_ms) {
+int informer_wait_synced(informer_t *inf, int timeout_ms)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_sec += timeout_ms / 1000;
     ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&inf->mu);
     while (!inf->synced)
-        if (pthread_cond_timedwait(&inf->cv, &inf->mu, &ts) != 0) break;
+        if (pthread_cond_timedwait(&inf->cv, &inf->mu, &ts) != 0)
+            break;
     int s = inf->synced;
     pthread_mutex_unlock(&inf->mu);
     return s;
 }
 
-int informer_has_synced(informer_t *inf) {
+int informer_has_synced(informer_t *inf)
+{
     pthread_mutex_lock(&inf->mu);
     int s = inf->synced;
     pthread_mutex_unlock(&inf->mu);
     return s;
 }
 
-void informer_request_stop(informer_t *inf) {
-    if (!inf || !inf->started) return;
+void informer_request_stop(informer_t *inf)
+{
+    if (!inf || !inf->started)
+        return;
     pthread_mutex_lock(&inf->mu);
     __atomic_store_n(&inf->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&inf->cv);
     pthread_mutex_unlock(&inf->mu);
 }
 
-void informer_stop(informer_t *inf) {
-    if (!inf || !inf->started) return;
+void informer_stop(informer_t *inf)
+{
+    if (!inf || !inf->started)
+        return;
     informer_request_stop(inf);
     pthread_join(inf->th, NULL);
     inf->started = 0;
 }
 
-void informer_free(informer_t *inf) {
-    if (!inf) return;
+void informer_free(informer_t *inf)
+{
+    if (!inf)
+        return;
     informer_stop(inf);
     size_t it = 0;
     const char *k;
     void *v;
-    while (hashmap_next(inf->known, &it, &k, &v)) free(v);
+    while (hashmap_next(inf->known, &it, &k, &v))
+        free(v);
     hashmap_free(inf->known);
     pthread_cond_destroy(&inf->cv);
     pthread_mutex_destroy(&inf->mu);

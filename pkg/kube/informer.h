@@ -21,16 +21,16 @@ typedef struct informer informer_t;
 /* path: e.g. "/api/v1/pods", "/apis/resource.aibee.cn/v1alpha1/pools".
  * field_selector may be NULL. A 404 on the path (CRD not installed) is
  * retried with backoff, with one warning (then debug lines). */
-informer_t *informer_new(kube_client_t *c, const char *path, const char *field_selector,
-                         informer_handler_fn fn, void *ud);
-int         informer_start(informer_t *inf);
+informer_t *informer_new(kube_client_t *c, const char *path, const char *field_selector, informer_handler_fn fn,
+                         void *ud);
+int informer_start(informer_t *inf);
 /* 1 once the first LIST has been delivered, 0 on timeout. */
-int         informer_wait_synced(informer_t *inf, int timeout_ms);
-int         informer_has_synced(informer_t *inf);
+int informer_wait_synced(informer_t *inf, int timeout_ms);
+int informer_has_synced(informer_t *inf);
 /* Asks the thread to stop without waiting: stop several informers at once
  * with request_stop on each, then informer_stop (which joins). */
-void        informer_request_stop(informer_t *inf);
-void        informer_stop(informer_t *inf);     /* joins the thread */
-void        informer_free(informer_t *inf);
+void informer_request_stop(informer_t *inf);
+void informer_stop(informer_t *inf); /* joins the thread */
+void informer_free(informer_t *inf);
 
 #endif

@@ -17,21 +17,21 @@
 #include <stddef.h>
 
 typedef struct kube_config {
-    char *server;           /* https://host:port, no trailing slash */
-    char *ca_file;          /* path, or NULL */
-    char *ca_pem;           /* decoded PEM, or NULL */
+    char *server;  /* https://host:port, no trailing slash */
+    char *ca_file; /* path, or NULL */
+    char *ca_pem;  /* decoded PEM, or NULL */
     char *cert_file, *cert_pem;
     char *key_file, *key_pem;
-    char *token;            /* static bearer token, or NULL */
-    char *token_file;       /* re-read when it changes (service-account rotation) */
-    int   insecure;         /* insecure-skip-tls-verify: true */
-    char *source;           /* which file or "in-cluster", for messages */
+    char *token;      /* static bearer token, or NULL */
+    char *token_file; /* re-read when it changes (service-account rotation) */
+    int insecure;     /* insecure-skip-tls-verify: true */
+    char *source;     /* which file or "in-cluster", for messages */
 } kube_config_t;
 
 /* path NULL: $KUBECONFIG, ~/.kube/config, in-cluster. Returns 0, or -1 with
  * one line naming the cause ("kubeconfig /x: no current-context"). */
-int  kube_config_load(kube_config_t *c, const char *path, char *err, size_t errlen);
-int  kube_config_copy(kube_config_t *dst, const kube_config_t *src);
+int kube_config_load(kube_config_t *c, const char *path, char *err, size_t errlen);
+int kube_config_copy(kube_config_t *dst, const kube_config_t *src);
 void kube_config_free(kube_config_t *c);
 
 /* Decodes standard base64 (whitespace ignored, padding optional). Returns a

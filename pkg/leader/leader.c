@@ -16,28 +16,28 @@ typedef enum { LE_IDLE, LE_FOLLOWER, LE_LEADER, LE_LOST, LE_STOPPED } le_state_t
 
 /* The lease record as last read (or written) by us. */
 typedef struct record {
-    char    holder[256];
-    char    renew[64];        /* renewTime as sent by the server, for change detection */
-    char    rv[64];
-    int     duration_s;
-    int64_t renew_wall_ms;    /* parsed renewTime, -1 when absent */
+    char holder[256];
+    char renew[64]; /* renewTime as sent by the server, for change detection */
+    char rv[64];
+    int duration_s;
+    int64_t renew_wall_ms; /* parsed renewTime, -1 when absent */
 } record_t;
 
 struct leader {
-    kube_client_t  *kc;
-    leader_opts_t   o;            /* strings below are our copies */
-    char           *item_path;    /* .../leases/NAME */
-    char           *coll_path;    /* .../leases */
+    kube_client_t *kc;
+    leader_opts_t o; /* strings below are our copies */
+    char *item_path; /* .../leases/NAME */
+    char *coll_path; /* .../leases */
     pthread_mutex_t mu;
-    pthread_cond_t  cv;           /* state changes and stop requests */
-    pthread_t       th;
-    int             started, stopping;
-    le_state_t      state;
-    record_t        seen;
-    int64_t         seen_at_ms;   /* monotonic time the record last changed */
-    int64_t         renewed_ms;   /* monotonic time of our last successful write */
-    int64_t         valid_until_ms; /* monotonic: we may act until then (guarded by mu) */
-    unsigned        seed;
+    pthread_cond_t cv; /* state changes and stop requests */
+    pthread_t th;
+    int started, stopping;
+    le_state_t state;
+    record_t seen;
+    int64_t seen_at_ms;     /* monotonic time the record last changed */
+    int64_t renewed_ms;     /* monotonic time of our last successful write */
+    int64_t valid_until_ms; /* monotonic: we may act until then (guarded by mu) */
+    unsigned seed;
 };
 
 #define LEASES "/apis/coordination.k8s.io/v1/namespaces/"
@@ -111,10 +111,8 @@ static int create_lease(leader_t *le)
     micro_time(now, sizeof now);
     json_t *spec = json_object();
     fill_spec(le, spec, now, 0, 0);
-    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}",
-                             "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
-                             "metadata", "name", le->o.lease_name, "namespace", le->o.lease_namespace,
-                             "spec", spec);
+    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
+                             "metadata", "name", le->o.lease_name, "namespace", le->o.lease_namespace, "spec", spec);
     json_t *out = NULL;
     long status = 0;
     int rc = kube_send_json(le->kc, "POST", le->coll_path, NULL, body, &out, &status, err, sizeof err);
@@ -280,7 +278,7 @@ static void *run(void *arg)
         } else {
             if (ok) {
                 le->renewed_ms = util_now_ms();
-                if (le->o.on_started)       /* before waiters see us leading */
+                if (le->o.on_started) /* before waiters see us leading */
                     le->o.on_started(le->o.ud);
                 set_state(le, LE_LEADER);
                 if (nap(le, retry))
@@ -300,8 +298,8 @@ static void *run(void *arg)
 
 leader_t *leader_new(kube_client_t *kc, const leader_opts_t *o, char *err, size_t errlen)
 {
-    if (!kc || !o || !o->lease_name || !*o->lease_name || !o->lease_namespace || !*o->lease_namespace ||
-        !o->identity || !*o->identity) {
+    if (!kc || !o || !o->lease_name || !*o->lease_name || !o->lease_namespace || !*o->lease_namespace || !o->identity ||
+        !*o->identity) {
         snprintf(err, errlen, "leader: a client, lease name, namespace and identity are required");
         return NULL;
     }
@@ -439,7 +437,7 @@ static void release(leader_t *le)
     json_t *spec = json_object_get(lease, "spec");
     if (!json_is_object(spec) || strcmp(jstr(spec, "holderIdentity"), le->o.identity)) {
         json_decref(lease);
-        return;                          /* not ours any more: nothing to give back */
+        return; /* not ours any more: nothing to give back */
     }
     char now[64];
     micro_time(now, sizeof now);

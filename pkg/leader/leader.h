@@ -33,41 +33,41 @@ typedef struct leader leader_t;
 typedef void (*leader_cb)(void *ud);
 
 typedef struct leader_opts {
-    const char *lease_name;        /* "ai-scheduler" */
-    const char *lease_namespace;   /* "kube-system" */
-    const char *identity;          /* unique per replica: "<hostname>_<pid>" */
-    int         lease_duration_s;  /* 15 */
-    int         renew_deadline_s;  /* 10 */
-    int         retry_period_s;    /* 2 */
-    leader_cb   on_started;        /* became leader; runs before leader_is_leader() turns true (optional) */
-    leader_cb   on_lost;           /* lost leadership; not called by leader_stop (optional) */
-    void       *ud;
+    const char *lease_name;      /* "ai-scheduler" */
+    const char *lease_namespace; /* "kube-system" */
+    const char *identity;        /* unique per replica: "<hostname>_<pid>" */
+    int lease_duration_s;        /* 15 */
+    int renew_deadline_s;        /* 10 */
+    int retry_period_s;          /* 2 */
+    leader_cb on_started;        /* became leader; runs before leader_is_leader() turns true (optional) */
+    leader_cb on_lost;           /* lost leadership; not called by leader_stop (optional) */
+    void *ud;
 } leader_opts_t;
 
 /* Checks the options (names set, lease > renew > retry > 0). NULL + err. */
 leader_t *leader_new(kube_client_t *kc, const leader_opts_t *o, char *err, size_t errlen);
 /* Starts the election thread. 0, or -1 + err. Only once. */
-int       leader_start(leader_t *le, char *err, size_t errlen);
+int leader_start(leader_t *le, char *err, size_t errlen);
 /* Blocks until leading (1), timeout_ms passed (0; -1 waits forever), *stop
  * became nonzero (0; checked every 100ms; stop may be NULL), or leadership
  * was lost / the elector stopped (-1). */
-int       leader_wait_until_leading(leader_t *le, int timeout_ms, const volatile int *stop);
-int       leader_is_leader(leader_t *le);
+int leader_wait_until_leading(leader_t *le, int timeout_ms, const volatile int *stop);
+int leader_is_leader(leader_t *le);
 /* Fencing: nonzero while leading and the last successful renewal started
  * less than renew_deadline_s ago (monotonic clock). Unlike
  * leader_is_leader it turns false by itself when the election thread is
  * late, e.g. after the process was stopped (SIGSTOP) past its lease: check
  * it before every decision and write. */
-int       leader_holds_lease(leader_t *le);
+int leader_holds_lease(leader_t *le);
 /* Nonzero once leadership was lost (renew deadline passed or taken over). */
-int       leader_lost(leader_t *le);
+int leader_lost(leader_t *le);
 /* The holder last seen on the lease ("" when none); for logs and /readyz. */
-void      leader_holder(leader_t *le, char *buf, size_t n);
+void leader_holder(leader_t *le, char *buf, size_t n);
 /* Stops the thread (waits for an in-flight request) and, when leading,
  * releases the lease (empty holder, leaseDurationSeconds 1) so a follower
  * takes over at its next retry. Idempotent. */
-void      leader_stop(leader_t *le);
+void leader_stop(leader_t *le);
 /* Stops if needed and frees. NULL is fine. */
-void      leader_free(leader_t *le);
+void leader_free(leader_t *le);
 
 #endif

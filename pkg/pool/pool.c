@@ -6,14 +6,20 @@
 #include "pool/pool.h"
 #include "util/util.h"
 
-#define ERRF(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+#define ERRF(...)                                                                                                      \
+    do {                                                                                                               \
+        if (err && errlen)                                                                                             \
+            snprintf(err, errlen, __VA_ARGS__);                                                                        \
+    } while (0)
 
 /* A missing or null member reads as absent; every other type mismatch is an
  * error, so a "false" string never silently enables a flag. */
-static int get_bool(json_t *spec, const char *key, int *out, char *err, size_t errlen) {
+static int get_bool(json_t *spec, const char *key, int *out, char *err, size_t errlen)
+{
     json_t *v = json_object_get(spec, key);
     *out = 0;
-    if (!v || json_is_null(v)) return 0;
+    if (!v || json_is_null(v))
+        return 0;
     if (!json_is_boolean(v)) {
         ERRF("spec.%s: must be a boolean", key);
         return -1;
@@ -25,16 +31,18 @@ static int get_bool(json_t *spec, const char *key, int *out, char *err, size_t e
 /* matchExpressions checked as apimachinery validates a LabelSelector: In and
  * NotIn need values, Exists and DoesNotExist take none. Done here too so the
  * rule holds whatever the generic selector parser tolerates. */
-static int check_expressions(json_t *sel, char *err, size_t errlen) {
+static int check_expressions(json_t *sel, char *err, size_t errlen)
+{
     json_t *exprs = json_object_get(sel, "matchExpressions");
-    if (!exprs || json_is_null(exprs)) return 0;
+    if (!exprs || json_is_null(exprs))
+        return 0;
     if (!json_is_array(exprs)) {
         ERRF("spec.nodeSelector.matchExpressions: must be an array");
         return -1;
     }
     size_t i;
     json_t *e;
-    json_array_foreach(exprs, i, e) {
+    json_array_foreach (exprs, i, e) {
         const char *key = json_string_value(json_object_get(e, "key"));
         const char *op = json_string_value(json_object_get(e, "operator"));
         json_t *vals = json_object_get(e, "values");
@@ -73,9 +81,11 @@ static int check_expressions(json_t *sel, char *err, size_t errlen) {
 
 /* Missing or null nodeSelector, and {} too, leave the selector empty, which
  * this module reads as "selects no node" (see pool_partition_node). */
-static int parse_selector(pool_spec_t *p, json_t *spec, char *err, size_t errlen) {
+static int parse_selector(pool_spec_t *p, json_t *spec, char *err, size_t errlen)
+{
     json_t *sel = json_object_get(spec, "nodeSelector");
-    if (!sel || json_is_null(sel)) return 0;
+    if (!sel || json_is_null(sel))
+        return 0;
     if (!json_is_object(sel)) {
         ERRF("spec.nodeSelector: must be an object");
         return -1;
@@ -88,14 +98,15 @@ static int parse_selector(pool_spec_t *p, json_t *spec, char *err, size_t errlen
             ERRF("spec.nodeSelector.matchLabels: must be an object");
             return -1;
         }
-        json_object_foreach(ml, k, v) {
+        json_object_foreach (ml, k, v) {
             if (!json_is_string(v)) {
                 ERRF("spec.nodeSelector.matchLabels.%s: must be a string", k);
                 return -1;
             }
         }
     }
-    if (check_expressions(sel, err, errlen) < 0) return -1;
+    if (check_expressions(sel, err, errlen) < 0)
+        return -1;
     char e2[256] = "";
     if (selector_from_label_selector(&p->selector, sel, e2, sizeof(e2)) < 0) {
         ERRF("spec.nodeSelector: %s", e2[0] ? e2 : "invalid");
@@ -104,15 +115,18 @@ static int parse_selector(pool_spec_t *p, json_t *spec, char *err, size_t errlen
     return 0;
 }
 
-static int parse_borrowing(pool_spec_t *p, json_t *spec, char *err, size_t errlen) {
+static int parse_borrowing(pool_spec_t *p, json_t *spec, char *err, size_t errlen)
+{
     json_t *arr = json_object_get(spec, "borrowingPools");
-    if (!arr || json_is_null(arr)) return 0;
+    if (!arr || json_is_null(arr))
+        return 0;
     if (!json_is_array(arr)) {
         ERRF("spec.borrowingPools: must be an array of pool names");
         return -1;
     }
     size_t n = json_array_size(arr);
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     p->borrowing_pools = util_xcalloc(n, sizeof(char *));
     for (size_t i = 0; i < n; i++) {
         const char *s = json_string_value(json_array_get(arr, i));
@@ -126,8 +140,8 @@ static int parse_borrowing(pool_spec_t *p, json_t *spec, char *err, size_t errle
 }
 
 /* Optional string member of metadata: absent/null gives "", never NULL. */
-static int meta_string(json_t *meta, const char *name, const char *key, char **out,
-                       char *err, size_t errlen) {
+static int meta_string(json_t *meta, const char *name, const char *key, char **out, char *err, size_t errlen)
+{
     json_t *v = json_object_get(meta, key);
     if (v && !json_is_null(v) && !json_is_string(v)) {
         ERRF("pool %s: metadata.%s: must be a string", name, key);
@@ -137,7 +151,8 @@ static int meta_string(json_t *meta, const char *name, const char *key, char **o
     return 0;
 }
 
-static int parse_meta(pool_spec_t *p, json_t *obj, char *err, size_t errlen) {
+static int parse_meta(pool_spec_t *p, json_t *obj, char *err, size_t errlen)
+{
     json_t *meta = json_object_get(obj, "metadata");
     if (!json_is_object(meta)) {
         ERRF("metadata: missing");
@@ -149,8 +164,10 @@ static int parse_meta(pool_spec_t *p, json_t *obj, char *err, size_t errlen) {
         return -1;
     }
     p->name = util_strdup(name);
-    if (meta_string(meta, name, "uid", &p->uid, err, errlen) < 0) return -1;
-    if (meta_string(meta, name, "resourceVersion", &p->resource_version, err, errlen) < 0) return -1;
+    if (meta_string(meta, name, "uid", &p->uid, err, errlen) < 0)
+        return -1;
+    if (meta_string(meta, name, "resourceVersion", &p->resource_version, err, errlen) < 0)
+        return -1;
     json_t *gen = json_object_get(meta, "generation");
     if (gen && !json_is_null(gen)) {
         if (!json_is_integer(gen)) {
@@ -171,7 +188,8 @@ static int parse_meta(pool_spec_t *p, json_t *obj, char *err, size_t errlen) {
     return 0;
 }
 
-int pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen) {
+int pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen)
+{
     pool_spec_t p;
     memset(&p, 0, sizeof(p));
     memset(out, 0, sizeof(*out));
@@ -179,7 +197,8 @@ int pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen)
         ERRF("pool: not an object");
         return -1;
     }
-    if (parse_meta(&p, obj, err, errlen) < 0) goto fail;
+    if (parse_meta(&p, obj, err, errlen) < 0)
+        goto fail;
 
     json_t *spec = json_object_get(obj, "spec");
     if (spec && !json_is_null(spec)) {
@@ -205,18 +224,22 @@ fail:
     return -1;
 }
 
-void pool_spec_free(pool_spec_t *p) {
-    if (!p) return;
+void pool_spec_free(pool_spec_t *p)
+{
+    if (!p)
+        return;
     free(p->name);
     free(p->uid);
     free(p->resource_version);
     selector_free(&p->selector);
-    for (int i = 0; i < p->nborrowing; i++) free(p->borrowing_pools[i]);
+    for (int i = 0; i < p->nborrowing; i++)
+        free(p->borrowing_pools[i]);
     free(p->borrowing_pools);
     memset(p, 0, sizeof(*p));
 }
 
-void pool_spec_default(pool_spec_t *out) {
+void pool_spec_default(pool_spec_t *out)
+{
     memset(out, 0, sizeof(*out));
     out->name = util_strdup(DEFAULT_POOL);
     out->uid = util_strdup("");
@@ -226,25 +249,36 @@ void pool_spec_default(pool_spec_t *out) {
 /* An empty selector would match every node as a LabelSelector {} does, which
  * would put each node in conflict with any other pool and push the whole
  * cluster into default. So here an empty selector selects nothing. */
-int pool_partition_node(const pool_spec_t *specs, int n, const labels_t *labels, const char *node_name) {
+int pool_partition_node(const pool_spec_t *specs, int n, const labels_t *labels, const char *node_name)
+{
     int found = -1;
     labels_t none = { NULL, 0 };
-    if (!labels) labels = &none;
+    if (!labels)
+        labels = &none;
     for (int i = 0; i < n; i++) {
-        if (specs[i].selector.n == 0) continue;
-        if (!selector_matches(&specs[i].selector, labels, node_name ? node_name : "")) continue;
-        if (found >= 0) return -1;   /* claimed twice: a conflict goes to default */
+        if (specs[i].selector.n == 0)
+            continue;
+        if (!selector_matches(&specs[i].selector, labels, node_name ? node_name : ""))
+            continue;
+        if (found >= 0)
+            return -1; /* claimed twice: a conflict goes to default */
         found = i;
     }
     return found;
 }
 
-int pool_may_borrow(const pool_spec_t *from, const pool_spec_t *to) {
-    if (!from || !to || !from->name || !to->name) return 0;
-    if (!strcmp(from->name, to->name)) return 0;
-    if (from->disable_borrowing || to->disable_sharing) return 0;
-    if (from->nborrowing == 0) return 1;
+int pool_may_borrow(const pool_spec_t *from, const pool_spec_t *to)
+{
+    if (!from || !to || !from->name || !to->name)
+        return 0;
+    if (!strcmp(from->name, to->name))
+        return 0;
+    if (from->disable_borrowing || to->disable_sharing)
+        return 0;
+    if (from->nborrowing == 0)
+        return 1;
     for (int i = 0; i < from->nborrowing; i++)
-        if (!strcmp(from->borrowing_pools[i], to->name)) return 1;
+        if (!strcmp(from->borrowing_pools[i], to->name))
+            return 1;
     return 0;
 }

@@ -15,22 +15,22 @@
 #include "api/types.h"
 
 typedef struct pool_spec {
-    char      *name;
-    char      *uid;
-    char      *resource_version;
-    int64_t    generation;
+    char *name;
+    char *uid;
+    char *resource_version;
+    int64_t generation;
     selector_t selector;
-    int        disable_preemption;
-    int        disable_borrowing;
-    int        disable_sharing;
-    char     **borrowing_pools;   /* may borrow only from these; NULL/0 = any */
-    int        nborrowing;
-    int64_t    created_ms;
+    int disable_preemption;
+    int disable_borrowing;
+    int disable_sharing;
+    char **borrowing_pools; /* may borrow only from these; NULL/0 = any */
+    int nborrowing;
+    int64_t created_ms;
 } pool_spec_t;
 
 /* Validates as the API's schema would not: selector operators, value lists,
  * types of the flags. -1 and a message on anything wrong. */
-int  pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen);
+int pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen);
 void pool_spec_free(pool_spec_t *p);
 /* The built-in default pool: matches nothing by selector, every flag false. */
 void pool_spec_default(pool_spec_t *out);
@@ -38,29 +38,27 @@ void pool_spec_default(pool_spec_t *out);
 /* Index in specs[] of the single pool whose selector matches the node, or -1
  * for the default pool (no match, or more than one). specs[] never contains
  * the default pool itself. */
-int  pool_partition_node(const pool_spec_t *specs, int n, const labels_t *labels, const char *node_name);
+int pool_partition_node(const pool_spec_t *specs, int n, const labels_t *labels, const char *node_name);
 /* May a pod of pool `from` borrow from pool `to` (flags and borrowingPools)? */
-int  pool_may_borrow(const pool_spec_t *from, const pool_spec_t *to);
+int pool_may_borrow(const pool_spec_t *from, const pool_spec_t *to);
 
 typedef struct pool_usage {
-    resources_t capacity;      /* sum of node capacity */
-    resources_t allocatable;   /* sum of node allocatable */
-    resources_t used;          /* requests of non-terminal pods bound to its nodes */
-    resources_t shared;        /* of those, pods of other pools (lent out) */
-    resources_t borrowed;      /* its own pods running on other pools' nodes */
-    resources_t pending_req;   /* requests of its pending pods */
-    int         nodes;
-    int         pods_running;  /* non-terminal pods on its nodes */
-    int         pending;       /* its pods waiting for a node */
+    resources_t capacity;    /* sum of node capacity */
+    resources_t allocatable; /* sum of node allocatable */
+    resources_t used;        /* requests of non-terminal pods bound to its nodes */
+    resources_t shared;      /* of those, pods of other pools (lent out) */
+    resources_t borrowed;    /* its own pods running on other pools' nodes */
+    resources_t pending_req; /* requests of its pending pods */
+    int nodes;
+    int pods_running; /* non-terminal pods on its nodes */
+    int pending;      /* its pods waiting for a node */
 } pool_usage_t;
 
 /* Computes usage for n_specs pools plus default (out[n_specs] is default;
  * out must have n_specs+1 entries). Pending counts unbound, non-terminal pods
  * whose schedulerName is scheduler_name. */
-void pool_usage_compute(const pool_spec_t *specs, int n_specs,
-                        node_t *const *nodes, int nnodes,
-                        pod_t *const *pods, int npods,
-                        const char *scheduler_name, pool_usage_t *out);
+void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *nodes, int nnodes, pod_t *const *pods,
+                        int npods, const char *scheduler_name, pool_usage_t *out);
 /* The Pool's .status as written by the scheduler: {capacity, allocatable,
  * used (alias requests), shared, borrowed, free, pending, nodes} with
  * Kubernetes quantity strings. New reference. */

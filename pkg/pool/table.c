@@ -13,51 +13,60 @@
 #include "pool/table.h"
 #include "util/util.h"
 
-#define POOLS_PATH  "/apis/resource.aibee.cn/v1alpha1/pools"
-#define NCOLS       8
-#define ROWS_PER    6      /* cpu gpu mem storage nodes pods */
-#define CELL_MAX    256    /* a pool name is a DNS subdomain: <= 253 */
-#define CHECK       "\xe2\x9c\x93"   /* ✓ U+2713, one column wide */
+#define POOLS_PATH "/apis/resource.aibee.cn/v1alpha1/pools"
+#define NCOLS      8
+#define ROWS_PER   6              /* cpu gpu mem storage nodes pods */
+#define CELL_MAX   256            /* a pool name is a DNS subdomain: <= 253 */
+#define CHECK      "\xe2\x9c\x93" /* ✓ U+2713, one column wide */
 
 /* ---------------------------------------------------------------- table */
 
 typedef struct grid {
     char (*cells)[NCOLS][CELL_MAX];
-    int  rows;
+    int rows;
 } grid_t;
 
 /* Display width of UTF-8 text: code points, not bytes (✓ is 3 bytes, 1 column). */
-static size_t display_width(const char *s) {
+static size_t display_width(const char *s)
+{
     size_t w = 0;
     for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80) w++;
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
     return w;
 }
 
 /* Cores with up to two decimals: 3500 -> "3.5", 250 -> "0.25", 8000 -> "8". */
-static void fmt_cores(int64_t milli, char *buf, size_t n) {
+static void fmt_cores(int64_t milli, char *buf, size_t n)
+{
     int64_t hundredths = (milli + 5) / 10;
     int64_t whole = hundredths / 100, frac = hundredths % 100;
-    if (frac == 0) snprintf(buf, n, "%lld", (long long)whole);
-    else if (frac % 10 == 0) snprintf(buf, n, "%lld.%lld", (long long)whole, (long long)(frac / 10));
-    else snprintf(buf, n, "%lld.%02lld", (long long)whole, (long long)frac);
+    if (frac == 0)
+        snprintf(buf, n, "%lld", (long long)whole);
+    else if (frac % 10 == 0)
+        snprintf(buf, n, "%lld.%lld", (long long)whole, (long long)(frac / 10));
+    else
+        snprintf(buf, n, "%lld.%02lld", (long long)whole, (long long)frac);
 }
 
-static void fmt_int(int64_t v, char *buf, size_t n) {
+static void fmt_int(int64_t v, char *buf, size_t n)
+{
     snprintf(buf, n, "%lld", (long long)v);
 }
 
-static const char *flag(int disabled) {
+static const char *flag(int disabled)
+{
     return disabled ? "x" : CHECK;
 }
 
 /* The six rows of one block. Columns 3..7: Capacity Allocatable Used Shared
  * Pending. Pending of a resource row is what the pending pods request. */
-static void fill_block(grid_t *g, const char *name, const char *flags, const pool_usage_t *u) {
+static void fill_block(grid_t *g, const char *name, const char *flags, const pool_usage_t *u)
+{
     const resources_t *v[5] = { &u->capacity, &u->allocatable, &u->used, &u->shared, &u->pending_req };
     static const char *res_names[ROWS_PER] = { "cpu", "gpu", "mem", "storage", "nodes", "pods" };
     for (int r = 0; r < ROWS_PER; r++) {
-        char (*row)[CELL_MAX] = g->cells[g->rows++];
+        char(*row)[CELL_MAX] = g->cells[g->rows++];
         snprintf(row[0], CELL_MAX, "%s", r == 0 ? name : "");
         snprintf(row[1], CELL_MAX, "%s", r == 0 ? flags : "");
         snprintf(row[2], CELL_MAX, "%s", res_names[r]);
@@ -69,13 +78,17 @@ static void fill_block(grid_t *g, const char *name, const char *flags, const poo
             case 2: quantity_format_bytes(v[c]->memory, cell, CELL_MAX); break;
             case 3: quantity_format_bytes(v[c]->ephemeral, cell, CELL_MAX); break;
             case 4:
-                if (c < 2) fmt_int(u->nodes, cell, CELL_MAX);
-                else snprintf(cell, CELL_MAX, "-");
+                if (c < 2)
+                    fmt_int(u->nodes, cell, CELL_MAX);
+                else
+                    snprintf(cell, CELL_MAX, "-");
                 break;
             default:
                 /* used/shared .pods count pods (pool_usage_compute charges 1 each) */
-                if (c == 4) fmt_int(u->pending, cell, CELL_MAX);
-                else fmt_int(v[c]->pods, cell, CELL_MAX);
+                if (c == 4)
+                    fmt_int(u->pending, cell, CELL_MAX);
+                else
+                    fmt_int(v[c]->pods, cell, CELL_MAX);
                 break;
             }
         }
@@ -83,32 +96,38 @@ static void fill_block(grid_t *g, const char *name, const char *flags, const poo
 }
 
 /* Left-aligned columns two spaces apart, no trailing blanks. */
-static int print_grid(FILE *out, const grid_t *g) {
+static int print_grid(FILE *out, const grid_t *g)
+{
     size_t w[NCOLS] = { 0 };
     for (int r = 0; r < g->rows; r++)
         for (int c = 0; c < NCOLS; c++) {
             size_t dw = display_width(g->cells[r][c]);
-            if (dw > w[c]) w[c] = dw;
+            if (dw > w[c])
+                w[c] = dw;
         }
     for (int r = 0; r < g->rows; r++) {
         int last = NCOLS - 1;
-        while (last > 0 && !g->cells[r][last][0]) last--;
+        while (last > 0 && !g->cells[r][last][0])
+            last--;
         for (int c = 0; c <= last; c++) {
             fputs(g->cells[r][c], out);
-            if (c == last) break;
-            for (size_t pad = display_width(g->cells[r][c]); pad < w[c] + 2; pad++) fputc(' ', out);
+            if (c == last)
+                break;
+            for (size_t pad = display_width(g->cells[r][c]); pad < w[c] + 2; pad++)
+                fputc(' ', out);
         }
         fputc('\n', out);
     }
     return ferror(out) ? -1 : 0;
 }
 
-static void flags_of(const pool_spec_t *s, char *buf, size_t n) {
-    snprintf(buf, n, "%s %s %s", flag(s->disable_preemption), flag(s->disable_borrowing),
-             flag(s->disable_sharing));
+static void flags_of(const pool_spec_t *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s %s %s", flag(s->disable_preemption), flag(s->disable_borrowing), flag(s->disable_sharing));
 }
 
-static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t) {
+static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t)
+{
     memset(t, 0, sizeof(*t));
     for (int i = 0; i < count; i++) {
         res_add(&t->capacity, &usage[i].capacity);
@@ -123,13 +142,14 @@ static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t) {
     }
 }
 
-static int render_table(FILE *out, const pool_spec_t *specs, int n, const pool_spec_t *dflt,
-                        const pool_usage_t *usage) {
+static int render_table(FILE *out, const pool_spec_t *specs, int n, const pool_spec_t *dflt, const pool_usage_t *usage)
+{
     grid_t g = { util_xcalloc((size_t)(n + 2) * ROWS_PER + 1, sizeof(*g.cells)), 0 };
-    static const char *hdr[NCOLS] = { "Pools", "p b s", "Resource", "Capacity", "Allocatable",
-                                      "Used", "Shared", "Pending" };
+    static const char *hdr[NCOLS] = { "Pools",       "p b s", "Resource", "Capacity",
+                                      "Allocatable", "Used",  "Shared",   "Pending" };
     char flags[32], name[CELL_MAX];
-    for (int c = 0; c < NCOLS; c++) snprintf(g.cells[0][c], CELL_MAX, "%s", hdr[c]);
+    for (int c = 0; c < NCOLS; c++)
+        snprintf(g.cells[0][c], CELL_MAX, "%s", hdr[c]);
     g.rows = 1;
     for (int i = 0; i <= n; i++) {
         const pool_spec_t *s = i < n ? &specs[i] : dflt;
@@ -147,16 +167,15 @@ static int render_table(FILE *out, const pool_spec_t *specs, int n, const pool_s
 
 /* ------------------------------------------------------ json and yaml */
 
-static json_t *res_json(const resources_t *r, int64_t pods) {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I}",
-                     "cpu_milli", (json_int_t)r->milli_cpu,
-                     "gpu", (json_int_t)res_get_scalar(r, RES_GPU),
-                     "memory", (json_int_t)r->memory,
-                     "storage", (json_int_t)r->ephemeral,
-                     "pods", (json_int_t)pods);
+static json_t *res_json(const resources_t *r, int64_t pods)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_milli", (json_int_t)r->milli_cpu, "gpu",
+                     (json_int_t)res_get_scalar(r, RES_GPU), "memory", (json_int_t)r->memory, "storage",
+                     (json_int_t)r->ephemeral, "pods", (json_int_t)pods);
 }
 
-static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usage_t *u) {
+static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usage_t *u)
+{
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(name));
     if (s) {
@@ -174,8 +193,8 @@ static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usa
     return o;
 }
 
-static json_t *build_doc(const pool_spec_t *specs, int n, const pool_spec_t *dflt,
-                         const pool_usage_t *usage) {
+static json_t *build_doc(const pool_spec_t *specs, int n, const pool_spec_t *dflt, const pool_usage_t *usage)
+{
     json_t *arr = json_array();
     for (int i = 0; i <= n; i++) {
         const pool_spec_t *s = i < n ? &specs[i] : dflt;
@@ -189,21 +208,26 @@ static json_t *build_doc(const pool_spec_t *specs, int n, const pool_spec_t *dfl
 
 /* Would this string, written plain, read back as something else (a bool,
  * null or a number)? Then it must be quoted. */
-static int yaml_needs_quotes(const char *s) {
+static int yaml_needs_quotes(const char *s)
+{
     static const char *words[] = { "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~" };
-    if (!*s) return 1;
+    if (!*s)
+        return 1;
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (!strcasecmp(s, words[i])) return 1;
+        if (!strcasecmp(s, words[i]))
+            return 1;
     if (strchr("0123456789+-.", *s)) {
         char *end;
         (void)strtod(s, &end);
-        if (!*end) return 1;
+        if (!*end)
+            return 1;
     }
     return 0;
 }
 
 /* is_string: quote it when plain would change its type; otherwise plain. */
-static int yaml_scalar(yaml_emitter_t *em, const char *s, int is_string) {
+static int yaml_scalar(yaml_emitter_t *em, const char *s, int is_string)
+{
     yaml_event_t ev;
     int plain = !is_string || !yaml_needs_quotes(s);
     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain, 1,
@@ -213,7 +237,8 @@ static int yaml_scalar(yaml_emitter_t *em, const char *s, int is_string) {
 
 /* Emits a jansson value as YAML; numbers and booleans plain, strings plain
  * unless that would turn "true" or "0" into another type. */
-static int yaml_value(yaml_emitter_t *em, json_t *v) {
+static int yaml_value(yaml_emitter_t *em, json_t *v)
+{
     yaml_event_t ev;
     char buf[32];
     switch (json_typeof(v)) {
@@ -221,9 +246,11 @@ static int yaml_value(yaml_emitter_t *em, json_t *v) {
         const char *k;
         json_t *x;
         yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-        if (!yaml_emitter_emit(em, &ev)) return -1;
-        json_object_foreach(v, k, x) {
-            if (!yaml_scalar(em, k, 1) || yaml_value(em, x) < 0) return -1;
+        if (!yaml_emitter_emit(em, &ev))
+            return -1;
+        json_object_foreach (v, k, x) {
+            if (!yaml_scalar(em, k, 1) || yaml_value(em, x) < 0)
+                return -1;
         }
         yaml_mapping_end_event_initialize(&ev);
         return yaml_emitter_emit(em, &ev) ? 0 : -1;
@@ -232,51 +259,60 @@ static int yaml_value(yaml_emitter_t *em, json_t *v) {
         size_t i;
         json_t *x;
         yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-        if (!yaml_emitter_emit(em, &ev)) return -1;
-        json_array_foreach(v, i, x) {
-            if (yaml_value(em, x) < 0) return -1;
+        if (!yaml_emitter_emit(em, &ev))
+            return -1;
+        json_array_foreach (v, i, x) {
+            if (yaml_value(em, x) < 0)
+                return -1;
         }
         yaml_sequence_end_event_initialize(&ev);
         return yaml_emitter_emit(em, &ev) ? 0 : -1;
     }
-    case JSON_STRING:  return yaml_scalar(em, json_string_value(v), 1) ? 0 : -1;
+    case JSON_STRING: return yaml_scalar(em, json_string_value(v), 1) ? 0 : -1;
     case JSON_INTEGER:
         snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
         return yaml_scalar(em, buf, 0) ? 0 : -1;
-    case JSON_REAL:
-        snprintf(buf, sizeof(buf), "%g", json_real_value(v));
-        return yaml_scalar(em, buf, 0) ? 0 : -1;
-    case JSON_TRUE:    return yaml_scalar(em, "true", 0) ? 0 : -1;
-    case JSON_FALSE:   return yaml_scalar(em, "false", 0) ? 0 : -1;
-    default:           return yaml_scalar(em, "null", 0) ? 0 : -1;
+    case JSON_REAL: snprintf(buf, sizeof(buf), "%g", json_real_value(v)); return yaml_scalar(em, buf, 0) ? 0 : -1;
+    case JSON_TRUE: return yaml_scalar(em, "true", 0) ? 0 : -1;
+    case JSON_FALSE: return yaml_scalar(em, "false", 0) ? 0 : -1;
+    default: return yaml_scalar(em, "null", 0) ? 0 : -1;
     }
 }
 
-static int emit_yaml(FILE *out, json_t *doc) {
+static int emit_yaml(FILE *out, json_t *doc)
+{
     yaml_emitter_t em;
     yaml_event_t ev;
     int rc = -1;
-    if (!yaml_emitter_initialize(&em)) return -1;
+    if (!yaml_emitter_initialize(&em))
+        return -1;
     yaml_emitter_set_output_file(&em, out);
     yaml_emitter_set_unicode(&em, 1);
     yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    if (!yaml_emitter_emit(&em, &ev)) goto out;
+    if (!yaml_emitter_emit(&em, &ev))
+        goto out;
     yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-    if (!yaml_emitter_emit(&em, &ev)) goto out;
-    if (yaml_value(&em, doc) < 0) goto out;
+    if (!yaml_emitter_emit(&em, &ev))
+        goto out;
+    if (yaml_value(&em, doc) < 0)
+        goto out;
     yaml_document_end_event_initialize(&ev, 1);
-    if (!yaml_emitter_emit(&em, &ev)) goto out;
+    if (!yaml_emitter_emit(&em, &ev))
+        goto out;
     yaml_stream_end_event_initialize(&ev);
-    if (!yaml_emitter_emit(&em, &ev)) goto out;
+    if (!yaml_emitter_emit(&em, &ev))
+        goto out;
     rc = yaml_emitter_flush(&em) ? 0 : -1;
 out:
     yaml_emitter_delete(&em);
     return rc;
 }
 
-int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n,
-                      const pool_spec_t *dflt, const pool_usage_t *usage) {
-    if (fmt == POOL_OUT_TABLE) return render_table(out, specs, n, dflt, usage);
+int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n, const pool_spec_t *dflt,
+                      const pool_usage_t *usage)
+{
+    if (fmt == POOL_OUT_TABLE)
+        return render_table(out, specs, n, dflt, usage);
     json_t *doc = build_doc(specs, n, dflt, usage);
     int rc;
     if (fmt == POOL_OUT_JSON) {
@@ -291,17 +327,20 @@ int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n
 
 /* ------------------------------------------------------ from LIST items */
 
-static int cmp_spec(const void *a, const void *b) {
+static int cmp_spec(const void *a, const void *b)
+{
     return strcmp(((const pool_spec_t *)a)->name, ((const pool_spec_t *)b)->name);
 }
 
-static const char *item_name(json_t *item) {
+static const char *item_name(json_t *item)
+{
     const char *s = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
     return s ? s : "?";
 }
 
 /* Parses the Pool items; a Pool named "default" becomes dflt's flags. */
-static int parse_pools(FILE *errf, json_t *pools, pool_spec_t **out, pool_spec_t *dflt) {
+static int parse_pools(FILE *errf, json_t *pools, pool_spec_t **out, pool_spec_t *dflt)
+{
     size_t cap = json_is_array(pools) ? json_array_size(pools) : 0, i;
     pool_spec_t *specs = util_xcalloc(cap + 1, sizeof(*specs));
     int n = 0;
@@ -330,8 +369,9 @@ static int parse_pools(FILE *errf, json_t *pools, pool_spec_t **out, pool_spec_t
     return n;
 }
 
-int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, json_t *pods,
-                         json_t *pools, const char *scheduler_name) {
+int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, json_t *pods, json_t *pools,
+                         const char *scheduler_name)
+{
     pool_spec_t *specs, dflt;
     int n = parse_pools(errf, pools, &specs, &dflt);
     size_t nn = json_is_array(nodes) ? json_array_size(nodes) : 0;
@@ -344,24 +384,29 @@ int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, j
         json_t *it = json_array_get(nodes, i);
         if (!(nv[cn] = node_from_json(it, err, sizeof(err))))
             fprintf(errf, "warning: skipping node %s: %s\n", item_name(it), err);
-        else cn++;
+        else
+            cn++;
     }
     for (size_t i = 0; i < np; i++) {
         json_t *it = json_array_get(pods, i);
         if (!(pv[cp] = pod_from_json(it, err, sizeof(err))))
             fprintf(errf, "warning: skipping pod %s: %s\n", item_name(it), err);
-        else cp++;
+        else
+            cp++;
     }
     pool_usage_t *usage = util_xcalloc((size_t)n + 1, sizeof(*usage));
     pool_usage_compute(specs, n, nv, cn, pv, cp, scheduler_name, usage);
     int rc = pool_table_render(out, fmt, specs, n, &dflt, usage);
 
     free(usage);
-    for (int i = 0; i < cn; i++) node_unref(nv[i]);
-    for (int i = 0; i < cp; i++) pod_unref(pv[i]);
+    for (int i = 0; i < cn; i++)
+        node_unref(nv[i]);
+    for (int i = 0; i < cp; i++)
+        pod_unref(pv[i]);
     free(nv);
     free(pv);
-    for (int i = 0; i < n; i++) pool_spec_free(&specs[i]);
+    for (int i = 0; i < n; i++)
+        pool_spec_free(&specs[i]);
     free(specs);
     pool_spec_free(&dflt);
     return rc;
@@ -369,7 +414,8 @@ int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, j
 
 /* ------------------------------------------------------ the command */
 
-static void usage_text(FILE *f) {
+static void usage_text(FILE *f)
+{
     fputs("Usage: ai-scheduler pools [--kubeconfig FILE] [-o table|json|yaml] [--scheduler-name NAME]\n"
           "       kubectl pool [same flags]\n"
           "Prints each pool's resources: capacity, allocatable, used, shared (used by\n"
@@ -377,40 +423,47 @@ static void usage_text(FILE *f) {
           "  --kubeconfig FILE      default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
           "  -o, --output FORMAT    table (default), json or yaml\n"
           "  --scheduler-name NAME  whose unbound pods count as pending (ai-scheduler)\n"
-          "  -h, --help             this text\n", f);
+          "  -h, --help             this text\n",
+          f);
 }
 
 /* "--flag VALUE" or "--flag=VALUE"; advances *i past a separate value. */
-static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt) {
+static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt)
+{
     const char *a = argv[*i];
     size_t l = strlen(lng);
-    if (!strncmp(a, lng, l) && a[l] == '=') return a + l + 1;
+    if (!strncmp(a, lng, l) && a[l] == '=')
+        return a + l + 1;
     if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
-        if (*i + 1 >= argc) return NULL;
+        if (*i + 1 >= argc)
+            return NULL;
         return argv[++*i];
     }
-    if (shrt && !strncmp(a, shrt, strlen(shrt)) && a[strlen(shrt)]) return a + strlen(shrt);
+    if (shrt && !strncmp(a, shrt, strlen(shrt)) && a[strlen(shrt)])
+        return a + strlen(shrt);
     return NULL;
 }
 
-static int is_opt(const char *a, const char *lng, const char *shrt) {
+static int is_opt(const char *a, const char *lng, const char *shrt)
+{
     size_t l = strlen(lng);
-    return !strcmp(a, lng) || (!strncmp(a, lng, l) && a[l] == '=') ||
-           (shrt && !strncmp(a, shrt, strlen(shrt)));
+    return !strcmp(a, lng) || (!strncmp(a, lng, l) && a[l] == '=') || (shrt && !strncmp(a, shrt, strlen(shrt)));
 }
 
-static int collect(json_t *item, void *ud) {
+static int collect(json_t *item, void *ud)
+{
     return json_array_append((json_t *)ud, item) < 0 ? -1 : 0;
 }
 
-static int list_into(kube_client_t *c, const char *path, json_t *arr, long *status, char *err, size_t errlen) {
+static int list_into(kube_client_t *c, const char *path, json_t *arr, long *status, char *err, size_t errlen)
+{
     char rv[64];
     *status = 0;
     return kube_list(c, path, 500, collect, arr, rv, sizeof(rv), status, err, errlen);
 }
 
-static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, pool_out_t fmt,
-                            const char *sched) {
+static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, pool_out_t fmt, const char *sched)
+{
     kube_config_t cfg;
     kube_client_t *c = NULL;
     char err[512] = "";
@@ -442,7 +495,8 @@ static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, pool_
         json_array_clear(pools);
     }
     rc = pool_table_from_json(out, errf, fmt, nodes, pods, pools, sched) < 0 ? 1 : 0;
-    if (rc) fprintf(errf, "error: writing output failed\n");
+    if (rc)
+        fprintf(errf, "error: writing output failed\n");
 out_client:
     kube_client_free(c);
 out_cfg:
@@ -454,7 +508,8 @@ out:
     return rc;
 }
 
-int pool_table_main(int argc, char **argv, FILE *out, FILE *errf) {
+int pool_table_main(int argc, char **argv, FILE *out, FILE *errf)
+{
     const char *kubeconfig = NULL, *sched = "ai-scheduler", *v;
     pool_out_t fmt = POOL_OUT_TABLE;
     for (int i = 0; i < argc; i++) {
@@ -463,16 +518,22 @@ int pool_table_main(int argc, char **argv, FILE *out, FILE *errf) {
             usage_text(out);
             return 0;
         } else if (is_opt(a, "--kubeconfig", NULL)) {
-            if (!(v = opt_value(argc, argv, &i, "--kubeconfig", NULL)) || !*v) goto missing;
+            if (!(v = opt_value(argc, argv, &i, "--kubeconfig", NULL)) || !*v)
+                goto missing;
             kubeconfig = v;
         } else if (is_opt(a, "--scheduler-name", NULL)) {
-            if (!(v = opt_value(argc, argv, &i, "--scheduler-name", NULL)) || !*v) goto missing;
+            if (!(v = opt_value(argc, argv, &i, "--scheduler-name", NULL)) || !*v)
+                goto missing;
             sched = v;
         } else if (is_opt(a, "--output", "-o")) {
-            if (!(v = opt_value(argc, argv, &i, "--output", "-o"))) goto missing;
-            if (!strcmp(v, "table") || !strcmp(v, "wide")) fmt = POOL_OUT_TABLE;
-            else if (!strcmp(v, "json")) fmt = POOL_OUT_JSON;
-            else if (!strcmp(v, "yaml")) fmt = POOL_OUT_YAML;
+            if (!(v = opt_value(argc, argv, &i, "--output", "-o")))
+                goto missing;
+            if (!strcmp(v, "table") || !strcmp(v, "wide"))
+                fmt = POOL_OUT_TABLE;
+            else if (!strcmp(v, "json"))
+                fmt = POOL_OUT_JSON;
+            else if (!strcmp(v, "yaml"))
+                fmt = POOL_OUT_YAML;
             else {
                 fprintf(errf, "error: unknown output format \"%s\" (table, json, yaml)\n", v);
                 return 2;
@@ -483,7 +544,7 @@ int pool_table_main(int argc, char **argv, FILE *out, FILE *errf) {
             return 2;
         }
         continue;
-missing:
+    missing:
         fprintf(errf, "error: %s needs a value\n", a);
         return 2;
     }

@@ -18,14 +18,14 @@ typedef enum { POOL_OUT_TABLE, POOL_OUT_JSON, POOL_OUT_YAML } pool_out_t;
  * pool_usage_compute fills it). -o json/yaml units: cpu_milli in millicores,
  * memory and storage in bytes, gpu and pods as counts. Returns 0, or -1 if
  * writing failed. */
-int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n,
-                      const pool_spec_t *dflt, const pool_usage_t *usage);
+int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n, const pool_spec_t *dflt,
+                      const pool_usage_t *usage);
 
 /* The whole command minus the API server: items of the nodes, pods and pools
  * LISTs (arrays, pools may be NULL) are parsed, unparsable objects skipped
  * with a warning on errf, pools sorted by name, usage computed and rendered.
  * A Pool named "default" only sets the default pool's flags. */
-int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, json_t *pods,
-                         json_t *pools, const char *scheduler_name);
+int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, json_t *pods, json_t *pools,
+                         const char *scheduler_name);
 
 #endif

@@ -10,26 +10,29 @@
 
 /* Index of the pod's home pool in specs, or n_specs (default) when the
  * annotation is absent or names no existing pool. O(n_specs): pools are few. */
-static int home_index(const pool_spec_t *specs, int n_specs, const pod_t *p) {
+static int home_index(const pool_spec_t *specs, int n_specs, const pod_t *p)
+{
     const char *home = p->pool;
-    if (!home || !*home) return n_specs;
+    if (!home || !*home)
+        return n_specs;
     for (int i = 0; i < n_specs; i++)
-        if (specs[i].name && !strcmp(specs[i].name, home)) return i;
+        if (specs[i].name && !strcmp(specs[i].name, home))
+            return i;
     return n_specs;
 }
 
 /* The pod's requests with pods=1, so the pods dimension of used/shared/
  * borrowed counts pods whatever the parser put there. */
-static resources_t pod_charge(const pod_t *p) {
+static resources_t pod_charge(const pod_t *p)
+{
     resources_t r = p->requests;
     r.pods = 1;
     return r;
 }
 
-void pool_usage_compute(const pool_spec_t *specs, int n_specs,
-                        node_t *const *nodes, int nnodes,
-                        pod_t *const *pods, int npods,
-                        const char *scheduler_name, pool_usage_t *out) {
+void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *nodes, int nnodes, pod_t *const *pods,
+                        int npods, const char *scheduler_name, pool_usage_t *out)
+{
     for (int i = 0; i <= n_specs; i++) {
         memset(&out[i], 0, sizeof(out[i]));
         res_zero(&out[i].capacity);
@@ -44,9 +47,11 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs,
     hashmap_t *where = hashmap_new((size_t)(nnodes > 0 ? nnodes * 2 : 8));
     for (int i = 0; i < nnodes; i++) {
         const node_t *nd = nodes[i];
-        if (!nd || !nd->name) continue;
+        if (!nd || !nd->name)
+            continue;
         int idx = pool_partition_node(specs, n_specs, &nd->labels, nd->name);
-        if (idx < 0) idx = n_specs;
+        if (idx < 0)
+            idx = n_specs;
         hashmap_put(where, nd->name, (void *)(uintptr_t)(idx + 1));
         res_add(&out[idx].capacity, &nd->capacity);
         res_add(&out[idx].allocatable, &nd->allocatable);
@@ -55,12 +60,14 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs,
 
     for (int i = 0; i < npods; i++) {
         const pod_t *p = pods[i];
-        if (!p || pod_is_terminal(p)) continue;
+        if (!p || pod_is_terminal(p))
+            continue;
         int home = home_index(specs, n_specs, p);
         resources_t req = pod_charge(p);
         if (pod_is_bound(p)) {
             uintptr_t v = (uintptr_t)hashmap_get(where, p->node_name);
-            if (v == 0) continue;   /* node unknown (gone, or not listed yet) */
+            if (v == 0)
+                continue; /* node unknown (gone, or not listed yet) */
             int on = (int)v - 1;
             res_add(&out[on].used, &req);
             out[on].pods_running++;
@@ -77,13 +84,15 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs,
     hashmap_free(where);
 }
 
-static void set_str(json_t *obj, const char *key, const char *val) {
+static void set_str(json_t *obj, const char *key, const char *val)
+{
     json_object_set_new(obj, key, json_string(val));
 }
 
 /* A v1.ResourceList with the four core names and the GPU always present (so
  * printer columns never show <none>), other extended resources when nonzero. */
-static json_t *resource_list(const resources_t *r) {
+static json_t *resource_list(const resources_t *r)
+{
     json_t *o = json_object();
     char buf[64];
     quantity_format_k8s_milli(r->milli_cpu, buf, sizeof(buf));
@@ -97,14 +106,16 @@ static json_t *resource_list(const resources_t *r) {
     snprintf(buf, sizeof(buf), "%lld", (long long)res_get_scalar(r, RES_GPU));
     set_str(o, RES_GPU, buf);
     for (int i = 0; i < r->nscalar && i < RES_MAX_SCALAR; i++) {
-        if (!strcmp(r->scalar[i].name, RES_GPU) || r->scalar[i].value == 0) continue;
+        if (!strcmp(r->scalar[i].name, RES_GPU) || r->scalar[i].value == 0)
+            continue;
         snprintf(buf, sizeof(buf), "%lld", (long long)r->scalar[i].value);
         set_str(o, r->scalar[i].name, buf);
     }
     return o;
 }
 
-json_t *pool_usage_to_status(const pool_usage_t *u) {
+json_t *pool_usage_to_status(const pool_usage_t *u)
+{
     json_t *st = json_object();
     resources_t free_ = u->allocatable;
     res_sub(&free_, &u->used);

@@ -90,7 +90,7 @@ pdb_t *pdb_from_json(json_t *obj, char *err, size_t errlen)
     json_t *status = json_object_get(obj, "status");
     json_t *da = json_object_get(status, "disruptionsAllowed");
     if (!da)
-        da = json_object_get(status, "podDisruptionsAllowed");   /* pre-1.10 name */
+        da = json_object_get(status, "podDisruptionsAllowed"); /* pre-1.10 name */
     if (json_is_integer(da)) {
         json_int_t v = json_integer_value(da);
         p->disruptions_allowed = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
@@ -111,10 +111,10 @@ void pdb_free(pdb_t *p)
 /* --------------------------------------------------------- victim sets */
 
 typedef struct victim {
-    pod_t  *pod;        /* one ref */
+    pod_t *pod; /* one ref */
     int64_t rank;
-    int     order;      /* position on the node: last tie-break, for determinism */
-    int     violating;  /* evicting it would break a PDB */
+    int order;     /* position on the node: last tie-break, for determinism */
+    int violating; /* evicting it would break a PDB */
 } victim_t;
 
 /* Most important first: the order in which victims are offered reprieve. */
@@ -187,8 +187,8 @@ static int collect_victims(framework_t *fw, cycle_state_t *cs, node_info_t *ni, 
 /* Puts victims back, most important first, as long as the preemptor still
  * fits; the ones that must stay out go to out. Two passes: PDB-violating
  * victims get the first chance to stay. */
-static void reprieve(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor, node_info_t *ni,
-                     victim_t *v, int n, preempt_candidate_t *out)
+static void reprieve(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor, node_info_t *ni, victim_t *v, int n,
+                     preempt_candidate_t *out)
 {
     out->max_rank = INT64_MIN;
     for (int pass = 1; pass >= 0; pass--) {
@@ -217,9 +217,9 @@ static void reprieve(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
     }
 }
 
-int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
-                              const node_info_t *ni, preempt_victim_fn is_victim, void *ud,
-                              pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out)
+int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor, const node_info_t *ni,
+                              preempt_victim_fn is_victim, void *ud, pdb_t *const *pdbs, int npdbs,
+                              preempt_candidate_t *out)
 {
     memset(out, 0, sizeof(*out));
     node_info_t *sim = node_info_clone(ni);
@@ -243,15 +243,14 @@ int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *p
             framework_add_pod(fw, cs, preemptor, v[i].pod, ni);
     }
     for (int i = 0; i < n; i++)
-        pod_unref(v[i].pod);    /* NULL for those handed on */
+        pod_unref(v[i].pod); /* NULL for those handed on */
     free(v);
     node_info_free(sim);
     return ok;
 }
 
-int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni,
-                           preempt_victim_fn is_victim, void *ud,
-                           pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out)
+int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni, preempt_victim_fn is_victim,
+                           void *ud, pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out)
 {
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;

@@ -18,15 +18,15 @@
 #include "framework/framework.h"
 
 typedef struct pdb {
-    char      *ns;
-    char      *name;
+    char *ns;
+    char *name;
     selector_t selector;
-    int32_t    disruptions_allowed;   /* status.disruptionsAllowed */
+    int32_t disruptions_allowed; /* status.disruptionsAllowed */
 } pdb_t;
 
 /* policy/v1 or policy/v1beta1 PodDisruptionBudget. NULL + message on bad input. */
 pdb_t *pdb_from_json(json_t *obj, char *err, size_t errlen);
-void   pdb_free(pdb_t *p);
+void pdb_free(pdb_t *p);
 
 /* Is `victim` preemptible by `preemptor` here? If so, return 1 and set
  * *rank: a value that orders victims (lower = evicted first). The scheduler
@@ -34,32 +34,31 @@ void   pdb_free(pdb_t *p);
 typedef int (*preempt_victim_fn)(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
 
 typedef struct preempt_candidate {
-    char    *node;           /* owned */
-    pod_t  **victims;        /* one ref each, owned */
-    int      nvictims;
-    int      pdb_violations;
-    int64_t  max_rank;       /* highest victim rank */
-    int64_t  rank_sum;
-    int64_t  latest_start_ms;
+    char *node;      /* owned */
+    pod_t **victims; /* one ref each, owned */
+    int nvictims;
+    int pdb_violations;
+    int64_t max_rank; /* highest victim rank */
+    int64_t rank_sum;
+    int64_t latest_start_ms;
 } preempt_candidate_t;
 
 /* Finds the minimal victim set on one node. Returns 1 and fills *out when
  * the preemptor fits after evicting it, 0 when it does not fit even with
  * every candidate gone. fw's filters decide fit (so selectors, taints and
  * ports still apply). */
-int  preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni,
-                            preempt_victim_fn is_victim, void *ud,
-                            pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out);
+int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_info_t *ni, preempt_victim_fn is_victim,
+                           void *ud, pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out);
 /* The same with the caller's PreFilter state: cs was prefiltered for the
  * preemptor (with the cluster view set, under the cache lock, so inter-pod
  * plugins see every pod). Victims' removal and reprieve update cs through
  * the plugins' add_pod/remove_pod; cs is as the caller gave it on return,
  * so one state serves every candidate node. */
-int  preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
-                               const node_info_t *ni, preempt_victim_fn is_victim, void *ud,
-                               pdb_t *const *pdbs, int npdbs, preempt_candidate_t *out);
+int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor, const node_info_t *ni,
+                              preempt_victim_fn is_victim, void *ud, pdb_t *const *pdbs, int npdbs,
+                              preempt_candidate_t *out);
 /* Index of the best candidate by the rules above; -1 if n == 0. */
-int  preempt_pick(const preempt_candidate_t *c, int n);
+int preempt_pick(const preempt_candidate_t *c, int n);
 void preempt_candidate_clear(preempt_candidate_t *c);
 
 #endif

@@ -16,40 +16,40 @@ enum { Q_ACTIVE, Q_BACKOFF, Q_UNSCHED };
 /* A queued item and where it sits; pos is its index in the heap or array. */
 typedef struct qent {
     queue_item_t *it;
-    int           where;
-    int           pos;
+    int where;
+    int pos;
 } qent_t;
 
 typedef int (*heap_less_fn)(const sched_queue_t *q, const qent_t *a, const qent_t *b);
 
 typedef struct heap {
-    qent_t     **a;
-    int          n, cap;
+    qent_t **a;
+    int n, cap;
     heap_less_fn less;
 } heap_t;
 
 /* What happened to a popped pod while the caller had it. */
 typedef struct inflight {
-    int    deleted;
-    pod_t *orig;        /* the object when popped, one ref: the baseline */
-    pod_t *updated;     /* newest object seen while out, one ref, or NULL */
-    int    changed;     /* some update changed what scheduling looks at */
+    int deleted;
+    pod_t *orig;    /* the object when popped, one ref: the baseline */
+    pod_t *updated; /* newest object seen while out, one ref, or NULL */
+    int changed;    /* some update changed what scheduling looks at */
 } inflight_t;
 
 struct sched_queue {
     pthread_mutex_t mu;
-    pthread_cond_t  cv;
-    queue_opts_t    o;
-    heap_t          active;
-    heap_t          backoff;
-    qent_t        **unsched;        /* unordered; qent.pos is the slot */
-    int             nunsched, capunsched;
-    int64_t         unsched_due;    /* earliest time a flush may be due (may be stale-early) */
-    hashmap_t      *index;          /* uid -> qent_t*, every queued item */
-    hashmap_t      *inflight;       /* uid -> inflight_t*, every popped item */
-    uint64_t        cycle;          /* bumped at each pop; items carry theirs */
-    uint64_t        move_cycle;     /* cycle at the last move event, 0 = none */
-    int             closed;
+    pthread_cond_t cv;
+    queue_opts_t o;
+    heap_t active;
+    heap_t backoff;
+    qent_t **unsched; /* unordered; qent.pos is the slot */
+    int nunsched, capunsched;
+    int64_t unsched_due; /* earliest time a flush may be due (may be stale-early) */
+    hashmap_t *index;    /* uid -> qent_t*, every queued item */
+    hashmap_t *inflight; /* uid -> inflight_t*, every popped item */
+    uint64_t cycle;      /* bumped at each pop; items carry theirs */
+    uint64_t move_cycle; /* cycle at the last move event, 0 = none */
+    int closed;
 };
 
 /* ---------------------------------------------------------------- items */
@@ -179,9 +179,9 @@ static void place(sched_queue_t *q, qent_t *e, int where)
 {
     e->where = where;
     switch (where) {
-    case Q_ACTIVE:  heap_push(q, &q->active, e); break;
+    case Q_ACTIVE: heap_push(q, &q->active, e); break;
     case Q_BACKOFF: heap_push(q, &q->backoff, e); break;
-    default:        unsched_push(q, e); break;
+    default: unsched_push(q, e); break;
     }
 }
 
@@ -189,7 +189,7 @@ static void place(sched_queue_t *q, qent_t *e, int where)
 static void unplace(sched_queue_t *q, qent_t *e)
 {
     switch (e->where) {
-    case Q_ACTIVE:  heap_remove(q, &q->active, e->pos); break;
+    case Q_ACTIVE: heap_remove(q, &q->active, e->pos); break;
     case Q_BACKOFF: heap_remove(q, &q->backoff, e->pos); break;
     default: {
         int last = --q->nunsched;
@@ -254,7 +254,7 @@ static void flush_unsched(sched_queue_t *q, int64_t now)
         qent_t *e = q->unsched[i];
         int64_t due = e->it->queued_ms + q->o.unschedulable_max_ms;
         if (due <= now) {
-            unplace(q, e);      /* swaps the last slot into i: do not advance */
+            unplace(q, e); /* swaps the last slot into i: do not advance */
             place(q, e, active_or_backoff(e->it, now));
         } else {
             if (due < q->unsched_due)
@@ -307,8 +307,8 @@ static int selector_eq(const selector_t *a, const selector_t *b)
 
 static int resources_eq(const resources_t *a, const resources_t *b)
 {
-    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral ||
-        a->pods != b->pods || a->nscalar != b->nscalar)
+    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral || a->pods != b->pods ||
+        a->nscalar != b->nscalar)
         return 0;
     for (int i = 0; i < a->nscalar; i++)
         if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value)
@@ -323,11 +323,10 @@ static int pod_spec_changed(const pod_t *a, const pod_t *b)
 {
     if (a == b)
         return 0;
-    if (a->priority != b->priority || !resources_eq(&a->requests, &b->requests) ||
-        !labels_eq(&a->labels, &b->labels) || !str_eq(a->pool, b->pool) ||
-        a->has_node_selector != b->has_node_selector || !selector_eq(&a->node_selector, &b->node_selector) ||
-        a->naffinity_terms != b->naffinity_terms || a->ntolerations != b->ntolerations ||
-        a->nports != b->nports || a->npreferred != b->npreferred)
+    if (a->priority != b->priority || !resources_eq(&a->requests, &b->requests) || !labels_eq(&a->labels, &b->labels) ||
+        !str_eq(a->pool, b->pool) || a->has_node_selector != b->has_node_selector ||
+        !selector_eq(&a->node_selector, &b->node_selector) || a->naffinity_terms != b->naffinity_terms ||
+        a->ntolerations != b->ntolerations || a->nports != b->nports || a->npreferred != b->npreferred)
         return 1;
     for (int i = 0; i < a->naffinity_terms; i++)
         if (!selector_eq(&a->affinity_terms[i], &b->affinity_terms[i]))
@@ -478,7 +477,7 @@ void queue_update(sched_queue_t *q, pod_t *pod)
         pod_unref(e->it->pod);
         e->it->pod = pod_ref(pod);
         if (e->where == Q_ACTIVE) {
-            heap_fix(q, &q->active, e->pos);    /* priority may have moved */
+            heap_fix(q, &q->active, e->pos); /* priority may have moved */
         } else if (e->where == Q_UNSCHED && changed) {
             unplace(q, e);
             place(q, e, Q_ACTIVE);
@@ -628,14 +627,14 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
     }
     inflight_free(f);
     if (hashmap_get(q->index, it->pod->uid))
-        return it;      /* re-queued by someone else meanwhile: that one wins */
+        return it; /* re-queued by someone else meanwhile: that one wins */
 
     it->attempts++;
     it->queued_ms = now;
     it->backoff_until = now + backoff_duration(q, it->attempts);
     int where;
     if (changed)
-        where = Q_ACTIVE;       /* the object changed: worth a fresh try */
+        where = Q_ACTIVE; /* the object changed: worth a fresh try */
     else if (to_backoff || (q->move_cycle && q->move_cycle >= it->cycle))
         where = active_or_backoff(it, now);
     else

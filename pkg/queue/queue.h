@@ -20,15 +20,15 @@
 #include "api/types.h"
 
 typedef struct queue_item {
-    pod_t   *pod;            /* one reference, owned by the item */
-    int      borrower;       /* queued in a pool that is not its home */
-    int      attempts;       /* failed attempts so far */
-    int64_t  first_ms;       /* first time queued (monotonic): age order, latency */
-    int64_t  queued_ms;      /* last time queued */
-    int64_t  backoff_until;  /* monotonic ms */
-    uint64_t cycle;          /* scheduling cycle at pop */
-    char    *last_message;   /* last failure summary, owned, may be NULL */
-    int      tried_borrow;   /* borrowing already attempted this round */
+    pod_t *pod;            /* one reference, owned by the item */
+    int borrower;          /* queued in a pool that is not its home */
+    int attempts;          /* failed attempts so far */
+    int64_t first_ms;      /* first time queued (monotonic): age order, latency */
+    int64_t queued_ms;     /* last time queued */
+    int64_t backoff_until; /* monotonic ms */
+    uint64_t cycle;        /* scheduling cycle at pop */
+    char *last_message;    /* last failure summary, owned, may be NULL */
+    int tried_borrow;      /* borrowing already attempted this round */
 } queue_item_t;
 
 /* QueueSort: nonzero if a should be popped before b. */
@@ -37,69 +37,69 @@ typedef int (*queue_less_fn)(const queue_item_t *a, const queue_item_t *b, void 
 int queue_default_less(const queue_item_t *a, const queue_item_t *b, void *ud);
 
 typedef struct queue_opts {
-    queue_less_fn less;        /* NULL: queue_default_less */
-    void         *less_ud;
-    int64_t       initial_backoff_ms;   /* 1000 */
-    int64_t       max_backoff_ms;       /* 10000 */
-    int64_t       unschedulable_max_ms; /* 60000 */
+    queue_less_fn less; /* NULL: queue_default_less */
+    void *less_ud;
+    int64_t initial_backoff_ms;   /* 1000 */
+    int64_t max_backoff_ms;       /* 10000 */
+    int64_t unschedulable_max_ms; /* 60000 */
 } queue_opts_t;
 
 typedef struct sched_queue sched_queue_t;
 
-void           queue_opts_default(queue_opts_t *o);
+void queue_opts_default(queue_opts_t *o);
 sched_queue_t *queue_new(const queue_opts_t *o);
 /* Frees every queued item; items still out with callers stay theirs. */
-void           queue_free(sched_queue_t *q);
+void queue_free(sched_queue_t *q);
 
 /* New pending pod (or an update if its uid is known): into activeQ. */
-void           queue_add(sched_queue_t *q, pod_t *pod, int borrower);
+void queue_add(sched_queue_t *q, pod_t *pod, int borrower);
 /* Puts an item popped from another queue into this one's activeQ (takes it). */
-void           queue_push_item(sched_queue_t *q, queue_item_t *it);
+void queue_push_item(sched_queue_t *q, queue_item_t *it);
 /* Pod object changed (labels, resources...): replace; an unschedulable pod
  * goes back to activeQ if something the filters read changed. */
-void           queue_update(sched_queue_t *q, pod_t *pod);
+void queue_update(sched_queue_t *q, pod_t *pod);
 /* Pod deleted or bound elsewhere: drop it (or mark it, if out). */
-void           queue_delete(sched_queue_t *q, const char *uid);
+void queue_delete(sched_queue_t *q, const char *uid);
 /* Removes and returns the item for uid, if queued (not out); caller owns. */
-queue_item_t  *queue_take(sched_queue_t *q, const char *uid);
+queue_item_t *queue_take(sched_queue_t *q, const char *uid);
 /* Removes and returns every queued item, for moving them elsewhere. The
  * caller frees the array and owns the items. */
 queue_item_t **queue_take_all(sched_queue_t *q, int *n);
 
 /* Blocks until an item is ready or the queue closes (NULL). */
-queue_item_t  *queue_pop(sched_queue_t *q);
+queue_item_t *queue_pop(sched_queue_t *q);
 /* Like queue_pop with a timeout in ms; NULL on timeout or close. */
-queue_item_t  *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms);
+queue_item_t *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms);
 /* Gives back an item that failed: to activeQ if its pod changed while out,
  * else to backoff (activeQ once the backoff ran out) if a move event came
  * after it was popped, else to unschedulable. Bumps attempts. Frees it if the
  * pod was deleted while out or its uid was queued again meanwhile. */
-void           queue_requeue(sched_queue_t *q, queue_item_t *it);
+void queue_requeue(sched_queue_t *q, queue_item_t *it);
 /* As queue_requeue, but to backoff even without a move event (transient errors). */
-void           queue_requeue_backoff(sched_queue_t *q, queue_item_t *it);
+void queue_requeue_backoff(sched_queue_t *q, queue_item_t *it);
 /* Takes back an item that left the queue for good (queue_done) and then
  * failed where the queue could not see it, such as a refused bind: counts
  * the attempt and waits out its backoff, keeping the item's age (first_ms)
  * and attempts. An item already queued for the same uid wins; this one is
  * then freed. */
-void           queue_push_backoff(sched_queue_t *q, queue_item_t *it);
+void queue_push_backoff(sched_queue_t *q, queue_item_t *it);
 /* Done with an item that is not coming back (bound, or moved away). Also
  * forgets any marks kept for its uid while it was out. */
-void           queue_done(sched_queue_t *q, queue_item_t *it);
-void           queue_item_free(queue_item_t *it);
+void queue_done(sched_queue_t *q, queue_item_t *it);
+void queue_item_free(queue_item_t *it);
 
 /* A cluster event that may make pods schedulable: unschedulable pods move
  * to activeQ (or backoffQ if still backing off). */
-void           queue_move_all_to_active(sched_queue_t *q, const char *event);
+void queue_move_all_to_active(sched_queue_t *q, const char *event);
 
 /* Wakes queue_pop callers with NULL from now on. */
-void           queue_close(sched_queue_t *q);
+void queue_close(sched_queue_t *q);
 
 typedef struct queue_stats {
     int active, backoff, unschedulable, inflight;
 } queue_stats_t;
-void           queue_get_stats(sched_queue_t *q, queue_stats_t *s);
+void queue_get_stats(sched_queue_t *q, queue_stats_t *s);
 /* Sum of requests of the queued pods (for the pool table's Pending). */
-void           queue_pending_requests(sched_queue_t *q, resources_t *sum, int *npods);
+void queue_pending_requests(sched_queue_t *q, resources_t *sum, int *npods);
 
 #endif

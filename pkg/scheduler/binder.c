@@ -11,20 +11,20 @@
 
 typedef struct bind_job {
     struct bind_job *next;
-    queue_item_t *it;       /* owned; it->pod is the pod being bound */
-    char    *node;
-    char    *lender;
+    queue_item_t *it; /* owned; it->pod is the pod being bound */
+    char *node;
+    char *lender;
 } bind_job_t;
 
 struct binder {
-    scheduler_t    *s;
+    scheduler_t *s;
     pthread_mutex_t mu;
-    pthread_cond_t  cv;
-    bind_job_t     *head, *tail;
-    int             queued;       /* jobs waiting for a worker */
-    int             closing;
-    pthread_t      *threads;
-    int             nthreads;
+    pthread_cond_t cv;
+    bind_job_t *head, *tail;
+    int queued; /* jobs waiting for a worker */
+    int closing;
+    pthread_t *threads;
+    int nthreads;
 };
 
 static void job_free(bind_job_t *j)
@@ -40,16 +40,16 @@ static void observe_latency(scheduler_t *s, double secs)
     pthread_mutex_lock(&s->stats_mu);
     s->stats.e2e_latency_sum_s += secs;
     pthread_mutex_unlock(&s->stats_mu);
-    if (s->opts.on_bound) s->opts.on_bound(s->opts.on_bound_ud, secs);
+    if (s->opts.on_bound)
+        s->opts.on_bound(s->opts.on_bound_ud, secs);
 }
 
 static char *binding_body(const bind_job_t *j)
 {
     const pod_t *pod = j->it->pod;
-    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}",
-                          "apiVersion", "v1", "kind", "Binding",
-                          "metadata", "name", pod->name, "namespace", pod->ns,
-                          "target", "apiVersion", "v1", "kind", "Node", "name", j->node);
+    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Binding",
+                          "metadata", "name", pod->name, "namespace", pod->ns, "target", "apiVersion", "v1", "kind",
+                          "Node", "name", j->node);
     if (j->lender) {
         /* The API server copies a Binding's annotations onto the pod: the
          * borrow mark costs no extra request. */
@@ -67,11 +67,14 @@ static void retry_later(scheduler_t *s, bind_job_t *j)
     queue_item_t *it = j->it;
     j->it = NULL;
     sched_pool_t *H = pools_get(s, pools_home_id(s, it->pod));
-    if (!H) H = pools_get(s, DEFAULT_POOL_ID);
+    if (!H)
+        H = pools_get(s, DEFAULT_POOL_ID);
     it->borrower = 0;
     it->tried_borrow = 0;
-    if (H) queue_push_backoff(H->q, it);
-    else queue_item_free(it);
+    if (H)
+        queue_push_backoff(H->q, it);
+    else
+        queue_item_free(it);
 }
 
 static void bind_one(scheduler_t *s, bind_job_t *j)
@@ -87,12 +90,13 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
     /* PreBind (VolumeBinding): the claims' writes, then a wait that the
      * volume waiter does off this worker; it takes the item and resubmits. */
     int vr = volumes_prebind(s, &j->it, j->node, j->lender, err, sizeof(err));
-    if (vr == VOLUMES_WAITING) return;
+    if (vr == VOLUMES_WAITING)
+        return;
     char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
-    sbuf_t path = {0};
+    sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
     char *body = binding_body(j);
-    kube_response_t resp = {0};
+    kube_response_t resp = { 0 };
     int rc = vr == VOLUMES_READY ? kube_request(s->kc, "POST", path.data, NULL, body, &resp, err, sizeof(err)) : -1;
     long status = rc == 0 ? resp.status : 0;
     if (rc == 0 && status >= 200 && status < 300) {
@@ -103,12 +107,14 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
         snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", pod->key, j->node);
         writer_pod_event(s->writer, pod, "Normal", "Scheduled", msg);
         if (j->lender) {
-            snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", j->node, j->lender);
+            snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", j->node,
+                     j->lender);
             writer_pod_event(s->writer, pod, "Normal", "Borrowed", msg);
         }
     } else {
         stats_add(s, &s->stats.bind_errors, 1);
-        if (rc == 0) snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp.body ? resp.body : "");
+        if (rc == 0)
+            snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp.body ? resp.body : "");
         cache_forget(s->cache, pod->uid);
         volume_forget(s->volumes, pod->uid);
         if (status == 404) {
@@ -136,16 +142,19 @@ static void *binder_main(void *arg)
     binder_t *b = arg;
     for (;;) {
         pthread_mutex_lock(&b->mu);
-        while (!b->head && !b->closing) pthread_cond_wait(&b->cv, &b->mu);
+        while (!b->head && !b->closing)
+            pthread_cond_wait(&b->cv, &b->mu);
         bind_job_t *j = b->head;
         if (j) {
             b->head = j->next;
-            if (!b->head) b->tail = NULL;
+            if (!b->head)
+                b->tail = NULL;
             b->queued--;
             __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
         }
         pthread_mutex_unlock(&b->mu);
-        if (!j) break;       /* closing and drained */
+        if (!j)
+            break; /* closing and drained */
         bind_one(b->s, j);
         job_free(j);
     }
@@ -158,10 +167,12 @@ binder_t *binder_new(scheduler_t *s, int workers)
     b->s = s;
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
-    if (workers < 1) workers = 1;
+    if (workers < 1)
+        workers = 1;
     b->threads = util_xcalloc((size_t)workers, sizeof(*b->threads));
     for (int i = 0; i < workers; i++) {
-        if (pthread_create(&b->threads[i], NULL, binder_main, b) != 0) break;
+        if (pthread_create(&b->threads[i], NULL, binder_main, b) != 0)
+            break;
         b->nthreads++;
     }
     return b;
@@ -174,8 +185,10 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
     j->node = util_strdup(node);
     j->lender = lender ? util_strdup(lender) : NULL;
     pthread_mutex_lock(&b->mu);
-    if (b->tail) b->tail->next = j;
-    else b->head = j;
+    if (b->tail)
+        b->tail->next = j;
+    else
+        b->head = j;
     b->tail = j;
     b->queued++;
     __atomic_add_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
@@ -187,12 +200,14 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
  * shutdown; a fenced scheduler drops them in bind_one), then joins. */
 void binder_free(binder_t *b)
 {
-    if (!b) return;
+    if (!b)
+        return;
     pthread_mutex_lock(&b->mu);
     b->closing = 1;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
-    for (int i = 0; i < b->nthreads; i++) pthread_join(b->threads[i], NULL);
+    for (int i = 0; i < b->nthreads; i++)
+        pthread_join(b->threads[i], NULL);
     for (bind_job_t *j = b->head, *n; j; j = n) {
         n = j->next;
         __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);

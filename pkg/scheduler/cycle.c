@@ -30,13 +30,16 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     int nn = cache_nominated_locked(s->cache, ni->name, &noms);
     node_info_t *view = ni;
     *cloned = 0;
-    if (nn == 0) return view;
+    if (nn == 0)
+        return view;
     int pod_home = pools_home_id(s, pod) == ni->pool;
     for (int i = 0; i < nn; i++) {
-        if (strcmp(noms[i]->uid, pod->uid) == 0) continue;
+        if (strcmp(noms[i]->uid, pod->uid) == 0)
+            continue;
         int nom_home = pools_home_id(s, noms[i]) == ni->pool;
         int counts = nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority;
-        if (!counts) continue;
+        if (!counts)
+            continue;
         if (!*cloned) {
             view = node_info_clone(ni);
             *cloned = 1;
@@ -52,8 +55,10 @@ static void nominated_state(scheduler_t *s, cycle_state_t *cs, const pod_t *pod,
                             const node_info_t *view, int sign)
 {
     for (int i = ni->npods; i < view->npods; i++) {
-        if (sign > 0) framework_add_pod(sched_pod_fw(s, pod), cs, pod, view->pods[i], view);
-        else framework_remove_pod(sched_pod_fw(s, pod), cs, pod, view->pods[i], view);
+        if (sign > 0)
+            framework_add_pod(sched_pod_fw(s, pod), cs, pod, view->pods[i], view);
+        else
+            framework_remove_pod(sched_pod_fw(s, pod), cs, pod, view->pods[i], view);
     }
 }
 
@@ -62,7 +67,8 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
     int cloned = 0;
     node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
     fw_status_reset(st);
-    if (cloned) nominated_state(s, cs, pod, ni, view, +1);
+    if (cloned)
+        nominated_state(s, cs, pod, ni, view, +1);
     int rc = framework_filter(sched_pod_fw(s, pod), cs, pod, view, st);
     if (cloned) {
         nominated_state(s, cs, pod, ni, view, -1);
@@ -79,16 +85,18 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
 
 void sched_lock_node(void *ud, const char *node, int lock)
 {
-    if (lock) cache_node_lock(ud, node);
-    else cache_node_unlock(ud, node);
+    if (lock)
+        cache_node_lock(ud, node);
+    else
+        cache_node_unlock(ud, node);
 }
 
 typedef struct decision {
-    char    *node;          /* chosen node, owned; NULL if none */
+    char *node; /* chosen node, owned; NULL if none */
     uint64_t generation;
-    uint64_t epoch;         /* cache_interpod_epoch when deciding */
-    char    *message;       /* failure summary, owned */
-    int      pool_nodes;
+    uint64_t epoch; /* cache_interpod_epoch when deciding */
+    char *message;  /* failure summary, owned */
+    int pool_nodes;
 } decision_t;
 
 /* PreFilter, then Filter and Score over the pool's nodes, all under the
@@ -104,20 +112,25 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     d->epoch = cache_interpod_epoch(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(s->cache),
-                        .node_lock = sched_lock_node, .lock_ud = s->cache, .volumes = s->volumes };
+    fw_cluster_t cl = { .nodes = nodes,
+                        .nnodes = n,
+                        .index = cache_topo_index(s->cache),
+                        .node_lock = sched_lock_node,
+                        .lock_ud = s->cache,
+                        .volumes = s->volumes };
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         if (st.code == FW_ERROR || st.nreasons == 0) {
-            sbuf_t b = {0};
+            sbuf_t b = { 0 };
             sbuf_printf(&b, "0/%d nodes are available: %s.", n, st.nreasons ? st.reasons[0] : "prefilter failed");
             d->message = b.data;
         } else {
             /* kube gives every node PreFilter's status: "0/3 nodes are
              * available: 3 pod has unbound immediate PersistentVolumeClaims." */
             fw_diagnosis_t *pd = fw_diagnosis_new();
-            for (int k = 0; k < n; k++) fw_diagnosis_add(pd, &st);
+            for (int k = 0; k < n; k++)
+                fw_diagnosis_add(pd, &st);
             d->message = fw_diagnosis_message(pd, n);
             fw_diagnosis_free(pd);
         }
@@ -127,7 +140,8 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     }
     int pool_n = 0;
     for (int i = 0; i < n; i++)
-        if (nodes[i]->pool == P->id && nodes[i]->node) pool_n++;
+        if (nodes[i]->pool == P->id && nodes[i]->node)
+            pool_n++;
     d->pool_nodes = pool_n;
     int want = framework_num_feasible_to_find(fw, pool_n);
     node_info_t **feasible = util_xcalloc((size_t)(pool_n ? pool_n : 1), sizeof(*feasible));
@@ -136,9 +150,12 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     unsigned start = n ? P->next_start % (unsigned)n : 0;
     for (i = 0; i < n && nf < want; i++) {
         node_info_t *ni = nodes[(start + (unsigned)i) % (unsigned)n];
-        if (ni->pool != P->id || !ni->node) continue;
-        if (filter_node(s, cs, pod, ni, &st) == FW_SUCCESS) feasible[nf++] = ni;
-        else fw_diagnosis_add(diag, &st);
+        if (ni->pool != P->id || !ni->node)
+            continue;
+        if (filter_node(s, cs, pod, ni, &st) == FW_SUCCESS)
+            feasible[nf++] = ni;
+        else
+            fw_diagnosis_add(diag, &st);
     }
     /* Next search starts where this one stopped, spreading work like
      * kube-scheduler's nextStartNodeIndex. */
@@ -148,8 +165,11 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
         framework_score(fw, cs, pod, feasible, nf, scores);
         int best = 0, ties = 1;
         for (int k = 1; k < nf; k++) {
-            if (scores[k] > scores[best]) { best = k; ties = 1; }
-            else if (scores[k] == scores[best] && rng_next(&P->rng) % (uint64_t)++ties == 0) best = k;
+            if (scores[k] > scores[best]) {
+                best = k;
+                ties = 1;
+            } else if (scores[k] == scores[best] && rng_next(&P->rng) % (uint64_t)++ties == 0)
+                best = k;
         }
         d->node = util_strdup(feasible[best]->name);
         d->generation = feasible[best]->generation;
@@ -165,9 +185,9 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
 }
 
 typedef struct refit {
-    scheduler_t   *s;
+    scheduler_t *s;
     cycle_state_t *cs;
-    const pod_t   *pod;
+    const pod_t *pod;
 } refit_t;
 
 static int refit(void *ud, node_info_t *ni)
@@ -233,10 +253,13 @@ static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *messag
      * thousand pending pods do not flood the API server. */
     if (changed || it->attempts % 10 == 0) {
         writer_pod_event(s->writer, it->pod, "Warning", "FailedScheduling", message);
-        if (changed) writer_unschedulable_condition(s->writer, it->pod, message);
+        if (changed)
+            writer_unschedulable_condition(s->writer, it->pod, message);
     }
-    if (changed) LOG_I("unschedulable pod=%s pool=%s: %s", it->pod->key, P->name, message);
-    else LOG_D("still unschedulable pod=%s pool=%s", it->pod->key, P->name);
+    if (changed)
+        LOG_I("unschedulable pod=%s pool=%s: %s", it->pod->key, P->name, message);
+    else
+        LOG_D("still unschedulable pod=%s pool=%s", it->pod->key, P->name);
     free(it->last_message);
     it->last_message = message;
 }
@@ -296,15 +319,17 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     } else {
         stats_add(s, &s->stats.attempts_unschedulable, 1);
         pf_result_t r = postfilter_run(P, it);
-        if (r != PF_MOVED) {       /* a moved item belongs to another queue now */
+        if (r != PF_MOVED) { /* a moved item belongs to another queue now */
             /* Back from a lender that filled up meanwhile (another borrower
              * won the race): retry after a backoff, not at the next event. */
             int back_from_lender = it->tried_borrow;
             report_unschedulable(P, it, d.message);
             d.message = NULL;
             it->tried_borrow = 0;
-            if (back_from_lender) queue_requeue_backoff(P->q, it);
-            else queue_requeue(P->q, it);
+            if (back_from_lender)
+                queue_requeue_backoff(P->q, it);
+            else
+                queue_requeue(P->q, it);
         }
     }
     free(d.node);
@@ -318,7 +343,8 @@ void *pool_thread_main(void *arg)
     LOG_D("pool %s: scheduling thread started", P->name);
     for (;;) {
         queue_item_t *it = queue_pop(P->q);
-        if (!it) break;
+        if (!it)
+            break;
         schedule_one(P, it);
     }
     LOG_D("pool %s: scheduling thread stopped", P->name);

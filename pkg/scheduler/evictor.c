@@ -13,29 +13,30 @@
 
 typedef struct evict_job {
     struct evict_job *next;
-    pod_t  *preemptor;              /* one ref */
-    preempt_candidate_t *cands;     /* owned; tried best first */
-    int     ncands;
-    int     pool_id;                /* the preemptor's pool: who reclaims a borrowed node */
-    char   *pool;
+    pod_t *preemptor;           /* one ref */
+    preempt_candidate_t *cands; /* owned; tried best first */
+    int ncands;
+    int pool_id; /* the preemptor's pool: who reclaims a borrowed node */
+    char *pool;
 } evict_job_t;
 
 struct evictor {
-    scheduler_t    *s;
+    scheduler_t *s;
     pthread_mutex_t mu;
-    pthread_cond_t  cv;
-    evict_job_t    *head, *tail;
-    int             closing;
-    int             busy;         /* a job is being worked on */
-    char           *busy_uid;     /* its preemptor's uid, owned */
-    pthread_t       thread;
-    int             started;
+    pthread_cond_t cv;
+    evict_job_t *head, *tail;
+    int closing;
+    int busy;       /* a job is being worked on */
+    char *busy_uid; /* its preemptor's uid, owned */
+    pthread_t thread;
+    int started;
 };
 
 static void job_free(evict_job_t *j)
 {
     pod_unref(j->preemptor);
-    for (int i = 0; i < j->ncands; i++) preempt_candidate_clear(&j->cands[i]);
+    for (int i = 0; i < j->ncands; i++)
+        preempt_candidate_clear(&j->cands[i]);
     free(j->cands);
     free(j->pool);
     free(j);
@@ -44,11 +45,11 @@ static void job_free(evict_job_t *j)
 static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
 {
     char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
-    sbuf_t path = {0};
+    sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
-    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}",
-                             "apiVersion", s->use_policy_v1 ? "policy/v1" : "policy/v1beta1",
-                             "kind", "Eviction", "metadata", "name", victim->name, "namespace", victim->ns);
+    json_t *body =
+        json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", s->use_policy_v1 ? "policy/v1" : "policy/v1beta1", "kind",
+                  "Eviction", "metadata", "name", victim->name, "namespace", victim->ns);
     if (s->opts.eviction_grace_s >= 0)
         json_object_set_new(body, "deleteOptions",
                             json_pack("{s:I}", "gracePeriodSeconds", (json_int_t)s->opts.eviction_grace_s));
@@ -58,7 +59,8 @@ static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
     sbuf_free(&path);
     free(ns);
     free(name);
-    if (status == 404) return 0;       /* already gone: the room is free */
+    if (status == 404)
+        return 0; /* already gone: the room is free */
     return rc == 0 ? 0 : -1;
 }
 
@@ -69,22 +71,27 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
     char err[256] = "";
     int done = 0;
     for (; done < c->nvictims; done++) {
-        if (scheduler_fenced(s)) return -1;     /* lost the lease: write nothing more */
+        if (scheduler_fenced(s))
+            return -1; /* lost the lease: write nothing more */
         pod_t *v = c->victims[done];
-        if (evict(s, v, err, sizeof(err)) != 0) break;
+        if (evict(s, v, err, sizeof(err)) != 0)
+            break;
         char msg[512];
         snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s", j->preemptor->key, c->node,
                  pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "");
         writer_pod_event(s->writer, v, "Normal", "Preempted", msg);
         stats_add(s, &s->stats.victims, 1);
     }
-    if (done == c->nvictims) return 1;
+    if (done == c->nvictims)
+        return 1;
     /* Half done (or not started): say so where the pod's owner looks. */
-    LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)",
-          c->victims[done]->key, err, j->preemptor->key, c->node, done, c->nvictims);
+    LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)", c->victims[done]->key,
+          err, j->preemptor->key, c->node, done, c->nvictims);
     char msg[768];
-    snprintf(msg, sizeof(msg), "Preemption on node %s incomplete: eviction of %s refused (%d of %d victims "
-             "evicted): %.300s", c->node, c->victims[done]->key, done, c->nvictims, err);
+    snprintf(msg, sizeof(msg),
+             "Preemption on node %s incomplete: eviction of %s refused (%d of %d victims "
+             "evicted): %.300s",
+             c->node, c->victims[done]->key, done, c->nvictims, err);
     writer_pod_event(s->writer, j->preemptor, "Warning", "PreemptionIncomplete", msg);
     stats_add(s, &s->stats.evictions_refused, 1);
     return 0;
@@ -95,7 +102,8 @@ static void run_job(scheduler_t *s, evict_job_t *j)
     int first = 1;
     while (j->ncands > 0) {
         int b = preempt_pick(j->cands, j->ncands);
-        if (b < 0) break;
+        if (b < 0)
+            break;
         preempt_candidate_t *c = &j->cands[b];
         if (!first) {
             /* The room moves to the next candidate. */
@@ -104,10 +112,11 @@ static void run_job(scheduler_t *s, evict_job_t *j)
         }
         first = 0;
         int rc = evict_candidate(s, j, c);
-        if (rc < 0) return;
+        if (rc < 0)
+            return;
         if (rc == 1) {
-            LOG_I("preempted pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->preemptor->key, c->node,
-                  j->pool, c->nvictims, c->pdb_violations);
+            LOG_I("preempted pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->preemptor->key, c->node, j->pool,
+                  c->nvictims, c->pdb_violations);
             stats_add(s, &s->stats.preemptions, 1);
             return;
         }
@@ -125,16 +134,19 @@ static void *evictor_main(void *arg)
     evictor_t *e = arg;
     for (;;) {
         pthread_mutex_lock(&e->mu);
-        while (!e->head && !e->closing) pthread_cond_wait(&e->cv, &e->mu);
+        while (!e->head && !e->closing)
+            pthread_cond_wait(&e->cv, &e->mu);
         evict_job_t *j = e->closing ? NULL : e->head;
         if (j) {
             e->head = j->next;
-            if (!e->head) e->tail = NULL;
+            if (!e->head)
+                e->tail = NULL;
             e->busy = 1;
             e->busy_uid = util_strdup(j->preemptor->uid);
         }
         pthread_mutex_unlock(&e->mu);
-        if (!j) break;
+        if (!j)
+            break;
         run_job(e->s, j);
         job_free(j);
         pthread_mutex_lock(&e->mu);
@@ -153,8 +165,10 @@ evictor_t *evictor_new(scheduler_t *s)
     e->s = s;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
-    if (pthread_create(&e->thread, NULL, evictor_main, e) == 0) e->started = 1;
-    else LOG_E("cannot start the eviction worker");
+    if (pthread_create(&e->thread, NULL, evictor_main, e) == 0)
+        e->started = 1;
+    else
+        LOG_E("cannot start the eviction worker");
     return e;
 }
 
@@ -173,8 +187,10 @@ void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *c
         job_free(j);
         return;
     }
-    if (e->tail) e->tail->next = j;
-    else e->head = j;
+    if (e->tail)
+        e->tail->next = j;
+    else
+        e->head = j;
     e->tail = j;
     pthread_cond_signal(&e->cv);
     pthread_mutex_unlock(&e->mu);
@@ -184,9 +200,11 @@ int evictor_has_job(evictor_t *e, const char *uid)
 {
     int found = 0;
     pthread_mutex_lock(&e->mu);
-    if (e->busy_uid && strcmp(e->busy_uid, uid) == 0) found = 1;
+    if (e->busy_uid && strcmp(e->busy_uid, uid) == 0)
+        found = 1;
     for (evict_job_t *j = e->head; j && !found; j = j->next)
-        if (strcmp(j->preemptor->uid, uid) == 0) found = 1;
+        if (strcmp(j->preemptor->uid, uid) == 0)
+            found = 1;
     pthread_mutex_unlock(&e->mu);
     return found;
 }
@@ -194,7 +212,8 @@ int evictor_has_job(evictor_t *e, const char *uid)
 void evictor_wait_idle(evictor_t *e)
 {
     pthread_mutex_lock(&e->mu);
-    while ((e->head || e->busy) && e->started && !e->closing) pthread_cond_wait(&e->cv, &e->mu);
+    while ((e->head || e->busy) && e->started && !e->closing)
+        pthread_cond_wait(&e->cv, &e->mu);
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -202,12 +221,14 @@ void evictor_wait_idle(evictor_t *e)
  * evicts nothing more; their preemptors are retried by whoever leads. */
 void evictor_free(evictor_t *e)
 {
-    if (!e) return;
+    if (!e)
+        return;
     pthread_mutex_lock(&e->mu);
     e->closing = 1;
     pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);
-    if (e->started) pthread_join(e->thread, NULL);
+    if (e->started)
+        pthread_join(e->thread, NULL);
     for (evict_job_t *j = e->head, *n; j; j = n) {
         n = j->next;
         job_free(j);

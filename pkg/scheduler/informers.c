@@ -33,7 +33,8 @@ void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *ob
     }
     int changed = cache_upsert_node(s->cache, n);
     node_unref(n);
-    if (changed) pools_move_all(s, "NodeChanged");
+    if (changed)
+        pools_move_all(s, "NodeChanged");
 }
 
 static const char *str_at(json_t *obj, const char *a, const char *b)
@@ -48,11 +49,13 @@ static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const c
 {
     const char *sched = str_at(obj, "spec", "schedulerName");
     const char *node = str_at(obj, "spec", "nodeName");
-    if (!sched_is_ours(s, sched) || (node && node[0])) return;
+    if (!sched_is_ours(s, sched) || (node && node[0]))
+        return;
     LOG_W("pod %s cannot be scheduled: %s", key, err);
     const char *ns = str_at(obj, "metadata", "namespace"), *name = str_at(obj, "metadata", "name");
     const char *uid = str_at(obj, "metadata", "uid");
-    if (!ns || !name || !uid) return;
+    if (!ns || !name || !uid)
+        return;
     pod_t fake;
     memset(&fake, 0, sizeof(fake));
     fake.ns = (char *)ns;
@@ -70,14 +73,15 @@ static void forget_pod(scheduler_t *s, const char *uid)
     pod_t *old = NULL;
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
     pools_delete_pod(s, uid);
-    if (st == CPOD_BOUND || st == CPOD_ASSUMED) pools_move_all(s, "PodDeleted");
+    if (st == CPOD_BOUND || st == CPOD_ASSUMED)
+        pools_move_all(s, "PodDeleted");
     pod_unref(old);
 }
 
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
-    status_changed(s);     /* Used and Pending move with pods */
+    status_changed(s); /* Used and Pending move with pods */
     char *known = hashmap_get(s->pod_uid_by_key, key);
     if (type == KUBE_DELETED) {
         if (known) {
@@ -98,29 +102,32 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         free(hashmap_remove(s->pod_uid_by_key, key));
         known = NULL;
     }
-    if (!known) hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
+    if (!known)
+        hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
     cache_pod_state_t now = CPOD_NONE;
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
     int ours = sched_is_ours(s, p->scheduler_name);
     if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
         sched_warn_unsupported(s, p);
         sched_pool_t *H = pools_get(s, pools_home_id(s, p));
-        if (!H) H = pools_get(s, DEFAULT_POOL_ID);
+        if (!H)
+            H = pools_get(s, DEFAULT_POOL_ID);
         queue_add(H->q, p, 0);
     } else if (now == CPOD_PENDING && before == CPOD_PENDING && ours) {
         /* A changed toleration, priority, label or pool annotation is seen
          * now, not at the unschedulable flush: the queued item takes the new
          * object, is re-sorted, and leaves unschedulableQ if it changed. */
-        if (p->deleting) pools_delete_pod(s, p->uid);
-        else pools_update_pod(s, p);
+        if (p->deleting)
+            pools_delete_pod(s, p->uid);
+        else
+            pools_update_pod(s, p);
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
-        pools_delete_pod(s, p->uid);           /* bound by someone else */
+        pools_delete_pod(s, p->uid); /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
         pools_move_all(s, "PodCompleted");
     }
     /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
-    if (now == CPOD_BOUND && before != CPOD_BOUND &&
-        fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))
+    if (now == CPOD_BOUND && before != CPOD_BOUND && fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))
         pools_move_all(s, "AssignedPodAdd");
     pod_unref(p);
 }
@@ -134,7 +141,8 @@ static void pdbs_rebuild_locked(scheduler_t *s)
     s->pdbs = util_xcalloc(hashmap_len(s->pdb_by_key) + 1, sizeof(*s->pdbs));
     const char *k;
     void *v;
-    for (size_t it = 0; hashmap_next(s->pdb_by_key, &it, &k, &v);) s->pdbs[s->npdbs++] = v;
+    for (size_t it = 0; hashmap_next(s->pdb_by_key, &it, &k, &v);)
+        s->pdbs[s->npdbs++] = v;
 }
 
 void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
@@ -144,20 +152,23 @@ void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     if (type != KUBE_DELETED) {
         char err[256];
         p = pdb_from_json(obj, err, sizeof(err));
-        if (!p) LOG_W("PodDisruptionBudget %s ignored: %s", key, err);
+        if (!p)
+            LOG_W("PodDisruptionBudget %s ignored: %s", key, err);
     }
     pthread_mutex_lock(&s->pdb_mu);
     pdb_t *old = p ? hashmap_put(s->pdb_by_key, key, p) : hashmap_remove(s->pdb_by_key, key);
     pdbs_rebuild_locked(s);
     pthread_mutex_unlock(&s->pdb_mu);
-    if (old) pdb_free(old);
+    if (old)
+        pdb_free(old);
 }
 
 void pdbs_destroy(scheduler_t *s)
 {
     const char *k;
     void *v;
-    for (size_t it = 0; hashmap_next(s->pdb_by_key, &it, &k, &v);) pdb_free(v);
+    for (size_t it = 0; hashmap_next(s->pdb_by_key, &it, &k, &v);)
+        pdb_free(v);
     hashmap_free(s->pdb_by_key);
     free(s->pdbs);
     pthread_mutex_destroy(&s->pdb_mu);

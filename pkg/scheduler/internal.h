@@ -36,23 +36,23 @@
 #define DEFAULT_POOL_ID 0
 
 typedef struct sched_pool {
-    int            id;          /* index in scheduler.pools; never reused */
-    char          *name;
-    pool_spec_t    spec;        /* guarded by pools_mu */
-    int            has_object;  /* a Pool object exists (default may have none) */
-    int            dead;        /* deleted; thread stopping */
+    int id; /* index in scheduler.pools; never reused */
+    char *name;
+    pool_spec_t spec; /* guarded by pools_mu */
+    int has_object;   /* a Pool object exists (default may have none) */
+    int dead;         /* deleted; thread stopping */
     sched_queue_t *q;
-    pthread_t      thread;
-    int            started;
-    unsigned       next_start;  /* where the next feasibility search starts */
-    uint64_t       rng;
+    pthread_t thread;
+    int started;
+    unsigned next_start; /* where the next feasibility search starts */
+    uint64_t rng;
     struct scheduler *s;
 } sched_pool_t;
 
 /* One scheduling profile: pods whose schedulerName is name use fw. */
 typedef struct sched_profile {
-    char        *name;        /* owned */
-    framework_t *fw;          /* owned */
+    char *name;      /* owned */
+    framework_t *fw; /* owned */
 } sched_profile_t;
 
 typedef struct api_writer api_writer_t;
@@ -62,176 +62,176 @@ typedef struct evictor evictor_t;
 
 struct scheduler {
     scheduler_opts_t opts;
-    char            *name;      /* scheduler_name, owned */
-    char            *identity;
-    kube_client_t   *kc;
-    framework_t     *fw;
-    cache_t         *cache;
+    char *name; /* scheduler_name, owned */
+    char *identity;
+    kube_client_t *kc;
+    framework_t *fw;
+    cache_t *cache;
 
-    pthread_mutex_t  pools_mu;
-    sched_pool_t   **pools;     /* by id; dead ones stay as tombstones */
-    int              npools, cap_pools;
-    hashmap_t       *pool_by_name;   /* live pools except default -> sched_pool_t */
-    pool_spec_t     *spec_arr;       /* shallow copies of live specs for partitioning */
-    int             *spec_ids;
-    int              nspecs;
-    int              threads_on;     /* pool threads may run (caches synced) */
-    hashmap_t       *pod_uid_by_key; /* ns/name -> uid; pods informer thread only */
+    pthread_mutex_t pools_mu;
+    sched_pool_t **pools; /* by id; dead ones stay as tombstones */
+    int npools, cap_pools;
+    hashmap_t *pool_by_name; /* live pools except default -> sched_pool_t */
+    pool_spec_t *spec_arr;   /* shallow copies of live specs for partitioning */
+    int *spec_ids;
+    int nspecs;
+    int threads_on;            /* pool threads may run (caches synced) */
+    hashmap_t *pod_uid_by_key; /* ns/name -> uid; pods informer thread only */
 
-    pthread_mutex_t  pdb_mu;
-    pdb_t          **pdbs;
-    int              npdbs;
-    hashmap_t       *pdb_by_key;     /* ns/name -> pdb_t (same objects as pdbs) */
+    pthread_mutex_t pdb_mu;
+    pdb_t **pdbs;
+    int npdbs;
+    hashmap_t *pdb_by_key; /* ns/name -> pdb_t (same objects as pdbs) */
 
-    informer_t      *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
-    volume_store_t  *volumes;        /* PVs, PVCs, classes, CSINodes, volume choices in flight */
-    volume_waiter_t *vwait;          /* pods waiting at PreBind for their claims */
-    informer_t      *inf_pvs, *inf_pvcs, *inf_classes, *inf_csinodes;
-    api_writer_t    *writer;
-    binder_t        *binder;
-    evictor_t       *evictor;
-    int              bind_backlog;   /* binds waiting for a worker (atomic); the writer yields to them */
-    pthread_t        housekeeper;
-    int              housekeeper_started;
-    pthread_mutex_t  hk_mu;
-    pthread_cond_t   hk_cv;
-    int              stopping;
-    int              ready;
-    int              fenced;         /* lost the lease: decide and write nothing (atomic) */
-    int              status_dirty;   /* Pool .status may be stale (atomic); see status_changed */
-    hashmap_t       *status_last;    /* "name/uid" -> last status body written; housekeeper only */
+    informer_t *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
+    volume_store_t *volumes; /* PVs, PVCs, classes, CSINodes, volume choices in flight */
+    volume_waiter_t *vwait;  /* pods waiting at PreBind for their claims */
+    informer_t *inf_pvs, *inf_pvcs, *inf_classes, *inf_csinodes;
+    api_writer_t *writer;
+    binder_t *binder;
+    evictor_t *evictor;
+    int bind_backlog; /* binds waiting for a worker (atomic); the writer yields to them */
+    pthread_t housekeeper;
+    int housekeeper_started;
+    pthread_mutex_t hk_mu;
+    pthread_cond_t hk_cv;
+    int stopping;
+    int ready;
+    int fenced;             /* lost the lease: decide and write nothing (atomic) */
+    int status_dirty;       /* Pool .status may be stale (atomic); see status_changed */
+    hashmap_t *status_last; /* "name/uid" -> last status body written; housekeeper only */
 
-    pthread_mutex_t  stats_mu;
+    pthread_mutex_t stats_mu;
     scheduler_stats_t stats;
-    int              use_policy_v1;
+    int use_policy_v1;
 
     /* profiles.c: profiles[0] is (name, fw); owners feed default spreading */
     sched_profile_t *profiles;
-    int              nprofiles;
-    owners_t        *owners;
-    informer_t      *inf_owners[OWNER_NKINDS];
+    int nprofiles;
+    owners_t *owners;
+    informer_t *inf_owners[OWNER_NKINDS];
 };
 
 /* pools.c */
-void          pools_init(scheduler_t *s);
-void          pools_destroy(scheduler_t *s);
-int           pools_partition(void *ud, const node_t *node);
+void pools_init(scheduler_t *s);
+void pools_destroy(scheduler_t *s);
+int pools_partition(void *ud, const node_t *node);
 /* Pool id of a pod's home pool (default when unknown). */
-int           pools_home_id(scheduler_t *s, const pod_t *p);
+int pools_home_id(scheduler_t *s, const pod_t *p);
 /* Live pool by id, or NULL; the pointer stays valid until scheduler_free. */
 sched_pool_t *pools_get(scheduler_t *s, int id);
-void          pools_start_threads(scheduler_t *s);
-void          pools_stop_threads(scheduler_t *s);
-void          pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void pools_start_threads(scheduler_t *s);
+void pools_stop_threads(scheduler_t *s);
+void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Calls fn for every live pool, without pools_mu held. */
-void          pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
-void          pools_move_all(scheduler_t *s, const char *event);
-void          pools_delete_pod(scheduler_t *s, const char *uid);
+void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
+void pools_move_all(scheduler_t *s, const char *event);
+void pools_delete_pod(scheduler_t *s, const char *uid);
 /* A queued pod's object changed: whichever queue holds it takes the update. */
-void          pools_update_pod(scheduler_t *s, pod_t *p);
-void          pools_sweep_dead(scheduler_t *s);
+void pools_update_pod(scheduler_t *s, pod_t *p);
+void pools_sweep_dead(scheduler_t *s);
 /* Copies a pool's flags under pools_mu. */
-void          pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share);
+void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share);
 
 /* cycle.c: the pool thread */
-void         *pool_thread_main(void *arg);
+void *pool_thread_main(void *arg);
 /* fw_cluster_t.node_lock for the cache (ud): a node's stripe lock. */
-void          sched_lock_node(void *ud, const char *node, int lock);
-node_info_t  *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
+void sched_lock_node(void *ud, const char *node, int lock);
+node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
 /* postfilter.c: preemption and borrowing */
 /* PF_MOVED: the item now sits in another queue (lender, or home) and the
  * caller must not touch it. */
 typedef enum { PF_NONE = 0, PF_PREEMPTED, PF_MOVED } pf_result_t;
-pf_result_t   postfilter_run(sched_pool_t *P, queue_item_t *it);
+pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it);
 /* Preemption inside P for pod: 1 when room is reserved (or victims are on
  * their way out), 0 when no node can be freed. */
-int           postfilter_preempt(sched_pool_t *P, pod_t *pod);
+int postfilter_preempt(sched_pool_t *P, pod_t *pod);
 /* Lender choice (design 002), pure: the free amount of the pod's scarcest
  * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
  * order "most idle, then fewest tasks". */
-int64_t       lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
-int           lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
+int64_t lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
+int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 
 /* binder.c */
-binder_t     *binder_new(scheduler_t *s, int workers);
+binder_t *binder_new(scheduler_t *s, int workers);
 /* Takes the item (already queue_done'd): bound, it is freed; refused, it
  * goes back to its home pool's backoff queue with its age and attempts.
  * lender: pool name when borrowed, else NULL. */
-void          binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender);
-void          binder_free(binder_t *b);
+void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender);
+void binder_free(binder_t *b);
 
 /* evictor.c: a preemption's evictions, off the pool thread */
-evictor_t    *evictor_new(scheduler_t *s);
+evictor_t *evictor_new(scheduler_t *s);
 /* Takes cands (an array of n, freed by the worker) and evicts the best
  * candidate's victims, the next candidate's when one is refused (each
  * refusal: a Warning event on the preemptor and evictions_refused). The
  * caller nominated the best node already. When all are refused the
  * nomination is dropped and the queues woken. */
-void          evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n,
-                             int pool_id, const char *pool);
+void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
+                    const char *pool);
 /* A job for this preemptor is queued or running. */
-int           evictor_has_job(evictor_t *e, const char *uid);
+int evictor_has_job(evictor_t *e, const char *uid);
 /* Tests: returns once no job is queued or running. */
-void          evictor_wait_idle(evictor_t *e);
+void evictor_wait_idle(evictor_t *e);
 /* Drops queued jobs (no draining) and joins. */
-void          evictor_free(evictor_t *e);
+void evictor_free(evictor_t *e);
 
 /* scheduler.c: nonzero once scheduler_fence was called. */
-int           scheduler_fenced(scheduler_t *s);
+int scheduler_fenced(scheduler_t *s);
 
 /* writer.c: events and patches, asynchronous, bounded */
 api_writer_t *writer_new(scheduler_t *s, int max_pending);
-void          writer_free(api_writer_t *w);
-void          writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
-void          writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason, const char *message);
-void          writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message);
+void writer_free(api_writer_t *w);
+void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
+void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason,
+                       const char *message);
+void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message);
 /* node NULL clears status.nominatedNodeName. */
-void          writer_nominate(api_writer_t *w, const pod_t *p, const char *node);
-void          writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body /* taken */);
+void writer_nominate(api_writer_t *w, const pod_t *p, const char *node);
+void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body /* taken */);
 
 /* informers.c: pods, nodes, pdbs handlers */
-void          on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void          on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void          on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void          pdbs_destroy(scheduler_t *s);
+void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void pdbs_destroy(scheduler_t *s);
 
 /* volumes.c: storage informers, Reserve and PreBind of VolumeBinding */
-void          on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void          on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void          on_storage_class_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void          on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void on_storage_class_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Reserve: assumes the pod's volume choice on node; -1 with a message if
  * the node no longer fits its volumes. */
-int           volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen);
+int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen);
 enum { VOLUMES_READY = 0, VOLUMES_WAITING = 1, VOLUMES_FAILED = 2 };
 /* PreBind, from a bind worker: READY (bind now), WAITING (the waiter took
  * *it, set to NULL, and resubmits the bind) or FAILED (err says why; event
  * sent). */
-int           volumes_prebind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender,
-                              char *err, size_t errlen);
+int volumes_prebind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, char *err, size_t errlen);
 volume_waiter_t *volume_waiter_new(scheduler_t *s);
-void          volume_waiter_close(volume_waiter_t *w);
-void          volume_waiter_free(volume_waiter_t *w);
+void volume_waiter_close(volume_waiter_t *w);
+void volume_waiter_free(volume_waiter_t *w);
 
-void          stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
+void stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
 /* scheduler.c: something Pool .status shows changed (nodes, pods, pools);
  * the housekeeper rewrites it soon, at most once a second. */
-void          status_changed(scheduler_t *s);
+void status_changed(scheduler_t *s);
 
 /* profiles.c: profiles, the owners informers, unsupported-field warnings */
-int           profiles_init(scheduler_t *s, const scheduler_opts_t *o, char *err, size_t errlen);
-void          profiles_destroy(scheduler_t *s);
+int profiles_init(scheduler_t *s, const scheduler_opts_t *o, char *err, size_t errlen);
+void profiles_destroy(scheduler_t *s);
 /* The framework of the pod's profile (the first profile's if none matches). */
-framework_t  *sched_pod_fw(scheduler_t *s, const pod_t *p);
+framework_t *sched_pod_fw(scheduler_t *s, const pod_t *p);
 /* Whether a pod with this schedulerName belongs to one of our profiles. */
-int           sched_is_ours(scheduler_t *s, const char *scheduler_name);
+int sched_is_ours(scheduler_t *s, const char *scheduler_name);
 /* Whether the pod may evict others: not preemptionPolicy Never, and its
  * profile keeps DefaultPreemption. */
-int           sched_may_preempt(scheduler_t *s, const pod_t *p);
+int sched_may_preempt(scheduler_t *s, const pod_t *p);
 /* One Warning event naming the fields the pod sets that we ignore. */
-void          sched_warn_unsupported(scheduler_t *s, const pod_t *p);
-void          owners_informers_create(scheduler_t *s);
-void          owners_informers_start(scheduler_t *s);
+void sched_warn_unsupported(scheduler_t *s, const pod_t *p);
+void owners_informers_create(scheduler_t *s);
+void owners_informers_start(scheduler_t *s);
 
 #endif

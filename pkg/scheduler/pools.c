@@ -18,8 +18,9 @@ static void rebuild_specs_locked(scheduler_t *s)
     s->nspecs = 0;
     for (int i = 0; i < s->npools; i++) {
         sched_pool_t *P = s->pools[i];
-        if (P->dead || P->id == DEFAULT_POOL_ID) continue;
-        s->spec_arr[s->nspecs] = P->spec;      /* shallow: P owns the memory */
+        if (P->dead || P->id == DEFAULT_POOL_ID)
+            continue;
+        s->spec_arr[s->nspecs] = P->spec; /* shallow: P owns the memory */
         s->spec_ids[s->nspecs] = P->id;
         s->nspecs++;
     }
@@ -56,7 +57,8 @@ void pools_init(scheduler_t *s)
 
 static void pool_start(sched_pool_t *P)
 {
-    if (P->started) return;
+    if (P->started)
+        return;
     if (pthread_create(&P->thread, NULL, pool_thread_main, P) != 0) {
         LOG_E("pool %s: cannot start its thread", P->name);
         return;
@@ -72,7 +74,8 @@ static void pool_join(sched_pool_t *P)
     pthread_mutex_lock(&P->s->pools_mu);
     int started = P->started;
     pthread_mutex_unlock(&P->s->pools_mu);
-    if (!started) return;
+    if (!started)
+        return;
     pthread_join(P->thread, NULL);
     pthread_mutex_lock(&P->s->pools_mu);
     P->started = 0;
@@ -84,7 +87,8 @@ void pools_start_threads(scheduler_t *s)
     pthread_mutex_lock(&s->pools_mu);
     s->threads_on = 1;
     for (int i = 0; i < s->npools; i++)
-        if (!s->pools[i]->dead) pool_start(s->pools[i]);
+        if (!s->pools[i]->dead)
+            pool_start(s->pools[i]);
     pthread_mutex_unlock(&s->pools_mu);
 }
 
@@ -93,13 +97,15 @@ void pools_stop_threads(scheduler_t *s)
     /* Close every queue first so threads finish together, then join
      * without pools_mu (a pool thread may be waiting for it). */
     pthread_mutex_lock(&s->pools_mu);
-    s->threads_on = 0;            /* pools created from now on get no thread */
+    s->threads_on = 0; /* pools created from now on get no thread */
     int n = s->npools;
     sched_pool_t **ps = util_xcalloc((size_t)n + 1, sizeof(*ps));
     memcpy(ps, s->pools, (size_t)n * sizeof(*ps));
     pthread_mutex_unlock(&s->pools_mu);
-    for (int i = 0; i < n; i++) queue_close(ps[i]->q);
-    for (int i = 0; i < n; i++) pool_join(ps[i]);
+    for (int i = 0; i < n; i++)
+        queue_close(ps[i]->q);
+    for (int i = 0; i < n; i++)
+        pool_join(ps[i]);
     free(ps);
 }
 
@@ -131,7 +137,8 @@ int pools_partition(void *ud, const node_t *node)
 
 int pools_home_id(scheduler_t *s, const pod_t *p)
 {
-    if (!p->pool || !p->pool[0]) return DEFAULT_POOL_ID;
+    if (!p->pool || !p->pool[0])
+        return DEFAULT_POOL_ID;
     pthread_mutex_lock(&s->pools_mu);
     sched_pool_t *P = hashmap_get(s->pool_by_name, p->pool);
     int id = P ? P->id : DEFAULT_POOL_ID;
@@ -151,9 +158,12 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
 {
     pthread_mutex_lock(&s->pools_mu);
     sched_pool_t *P = (id >= 0 && id < s->npools) ? s->pools[id] : NULL;
-    if (no_preempt) *no_preempt = P ? P->spec.disable_preemption : 1;
-    if (no_borrow) *no_borrow = P ? P->spec.disable_borrowing : 1;
-    if (no_share) *no_share = P ? P->spec.disable_sharing : 1;
+    if (no_preempt)
+        *no_preempt = P ? P->spec.disable_preemption : 1;
+    if (no_borrow)
+        *no_borrow = P ? P->spec.disable_borrowing : 1;
+    if (no_share)
+        *no_share = P ? P->spec.disable_sharing : 1;
     pthread_mutex_unlock(&s->pools_mu);
 }
 
@@ -166,7 +176,8 @@ void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void
     pthread_mutex_unlock(&s->pools_mu);
     for (int i = 0; i < n; i++) {
         sched_pool_t *P = pools_get(s, i);
-        if (P) fn(P, ud);
+        if (P)
+            fn(P, ud);
     }
 }
 
@@ -211,12 +222,13 @@ static void reroute_queue(scheduler_t *s, sched_queue_t *from, int from_id)
         int home = pools_home_id(s, it->pod);
         sched_pool_t *dst = NULL;
         if (it->borrower && from_id >= 0 && pools_get(s, from_id)) {
-            dst = pools_get(s, from_id);            /* still a valid lender */
+            dst = pools_get(s, from_id); /* still a valid lender */
         } else {
             it->borrower = 0;
             dst = pools_get(s, home);
         }
-        if (!dst) dst = pools_get(s, DEFAULT_POOL_ID);
+        if (!dst)
+            dst = pools_get(s, DEFAULT_POOL_ID);
         queue_push_item(dst->q, it);
     }
     free(items);
@@ -230,7 +242,8 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
     if (pool_spec_from_json(&spec, obj, err, sizeof(err)) != 0) {
         LOG_W("pool %s is invalid and ignored: %s", name ? name : "?", err);
-        if (name && s->writer) writer_pool_event(s->writer, name, uid ? uid : "", "Warning", "InvalidPool", err);
+        if (name && s->writer)
+            writer_pool_event(s->writer, name, uid ? uid : "", "Warning", "InvalidPool", err);
         return;
     }
     int is_default = strcmp(spec.name, DEFAULT_POOL) == 0;
@@ -238,8 +251,8 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     sched_pool_t *P;
     pthread_mutex_lock(&s->pools_mu);
     P = is_default ? s->pools[DEFAULT_POOL_ID] : hashmap_get(s->pool_by_name, spec.name);
-    if (P && P->has_object && spec.generation > 0 && P->spec.generation == spec.generation &&
-        P->spec.uid && spec.uid && strcmp(P->spec.uid, spec.uid) == 0) {
+    if (P && P->has_object && spec.generation > 0 && P->spec.generation == spec.generation && P->spec.uid && spec.uid &&
+        strcmp(P->spec.uid, spec.uid) == 0) {
         /* Same generation: only .status changed (our own writes). Nothing
          * to repartition, nobody to wake. */
         pthread_mutex_unlock(&s->pools_mu);
@@ -252,7 +265,7 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
         created = 1;
         selector_changed = 1;
     } else {
-        selector_changed = !is_default;   /* cheap to recompute; selectors are small */
+        selector_changed = !is_default; /* cheap to recompute; selectors are small */
     }
     if (is_default) {
         /* The default pool keeps its catch-all role; only its flags apply. */
@@ -263,7 +276,8 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     P->spec = spec;
     P->has_object = 1;
     rebuild_specs_locked(s);
-    if (created && s->threads_on) pool_start(P);
+    if (created && s->threads_on)
+        pool_start(P);
     pthread_mutex_unlock(&s->pools_mu);
 
     if (created) {
@@ -271,9 +285,11 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
               spec.disable_preemption ? "off" : "on", spec.disable_borrowing ? "off" : "on",
               spec.disable_sharing ? "off" : "on");
     }
-    if (selector_changed) cache_repartition(s->cache);
+    if (selector_changed)
+        cache_repartition(s->cache);
     status_changed(s);
-    if (created) reroute_queue(s, pools_get(s, DEFAULT_POOL_ID)->q, DEFAULT_POOL_ID);
+    if (created)
+        reroute_queue(s, pools_get(s, DEFAULT_POOL_ID)->q, DEFAULT_POOL_ID);
     pools_move_all(s, "PoolChanged");
 }
 
@@ -295,7 +311,8 @@ static void pool_remove(scheduler_t *s, const char *name)
         rebuild_specs_locked(s);
     }
     pthread_mutex_unlock(&s->pools_mu);
-    if (!P) return;
+    if (!P)
+        return;
     LOG_I("pool %s deleted: its nodes return to default", name);
     status_changed(s);
     pool_join(P);
@@ -316,16 +333,20 @@ void pools_sweep_dead(scheduler_t *s)
         sched_pool_t *P = s->pools[i];
         int dead = P->dead && !P->started;
         pthread_mutex_unlock(&s->pools_mu);
-        if (!dead) continue;
+        if (!dead)
+            continue;
         queue_stats_t qs;
         queue_get_stats(P->q, &qs);
-        if (qs.active + qs.backoff + qs.unschedulable > 0) reroute_queue(s, P->q, -1);
+        if (qs.active + qs.backoff + qs.unschedulable > 0)
+            reroute_queue(s, P->q, -1);
     }
 }
 
 void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
-    if (type == KUBE_DELETED) pool_remove(s, key);
-    else pool_upsert(s, obj);
+    if (type == KUBE_DELETED)
+        pool_remove(s, key);
+    else
+        pool_upsert(s, obj);
 }

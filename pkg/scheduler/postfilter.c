@@ -15,14 +15,16 @@
 
 typedef struct victim_ctx {
     scheduler_t *s;
-    int          pool_id;
+    int pool_id;
 } victim_ctx_t;
 
 static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
     victim_ctx_t *vc = ud;
-    if (!sched_is_ours(vc->s, victim->scheduler_name)) return 0;   /* not ours to evict */
-    if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0) return 0;
+    if (!sched_is_ours(vc->s, victim->scheduler_name))
+        return 0; /* not ours to evict */
+    if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0)
+        return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
         *rank = (int64_t)victim->priority - BORROWER_RANK_SHIFT;
         return 1;
@@ -39,14 +41,18 @@ static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int6
 static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
 {
     const char *node = pod->nominated_node;
-    if (!node || !node[0]) return 0;
+    if (!node || !node[0])
+        return 0;
     int waiting = 0;
     cache_rdlock(s->cache);
     node_info_t *ni = cache_node_locked(s->cache, node);
-    if (ni) cache_node_lock(s->cache, node);
+    if (ni)
+        cache_node_lock(s->cache, node);
     for (int i = 0; ni && i < ni->npods; i++)
-        if (ni->pods[i]->deleting && ni->pods[i]->priority < pod->priority) waiting = 1;
-    if (ni) cache_node_unlock(s->cache, node);
+        if (ni->pods[i]->deleting && ni->pods[i]->priority < pod->priority)
+            waiting = 1;
+    if (ni)
+        cache_node_unlock(s->cache, node);
     cache_unlock(s->cache);
     return waiting;
 }
@@ -58,7 +64,8 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 {
     scheduler_t *s = P->s;
     /* Its victims are still being evicted, or are terminating. */
-    if (evictor_has_job(s->evictor, pod->uid) || waiting_for_victims(s, pod)) return 1;
+    if (evictor_has_job(s->evictor, pod->uid) || waiting_for_victims(s, pod))
+        return 1;
     victim_ctx_t vc = { s, P->id };
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
@@ -74,8 +81,12 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(s->cache),
-                        .node_lock = sched_lock_node, .lock_ud = s->cache, .volumes = s->volumes };
+    fw_cluster_t cl = { .nodes = nodes,
+                        .nnodes = n,
+                        .index = cache_topo_index(s->cache),
+                        .node_lock = sched_lock_node,
+                        .lock_ud = s->cache,
+                        .volumes = s->volumes };
     cycle_state_set_cluster(cs, &cl);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         cycle_state_set_cluster(cs, NULL);
@@ -87,7 +98,8 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     int ncopies = 0;
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
-        if (ni->pool != P->id || !ni->node) continue;
+        if (ni->pool != P->id || !ni->node)
+            continue;
         int cloned = 0;
         node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
         fw_status_reset(&st);
@@ -121,8 +133,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
         free(cands);
         return 0;
     }
-    LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name,
-          cands[b].nvictims);
+    LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
     cache_nominate(s->cache, pod, cands[b].node);
     writer_nominate(s->writer, pod, cands[b].node);
     evictor_submit(s->evictor, pod, cands, nc, P->id, P->name);
@@ -134,15 +145,16 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 static void drop_nomination(scheduler_t *s, const pod_t *pod)
 {
     cache_clear_nomination(s->cache, pod->uid);
-    if (pod->nominated_node && pod->nominated_node[0]) writer_nominate(s->writer, pod, NULL);
+    if (pod->nominated_node && pod->nominated_node[0])
+        writer_nominate(s->writer, pod, NULL);
 }
 
 /* --- borrowing ------------------------------------------------------------ */
 
 typedef struct lender_score {
-    int64_t idle;      /* free amount of the pod's scarcest requested kind */
-    int     tasks;
-    int     fits;
+    int64_t idle; /* free amount of the pod's scarcest requested kind */
+    int tasks;
+    int fits;
 } lender_score_t;
 
 static int64_t free_of(int64_t alloc, int64_t used)
@@ -181,12 +193,14 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
-        if (ni->pool != L->id || !ni->node) continue;
-        cache_node_lock(s->cache, ni->name);      /* L's thread may be reserving here */
+        if (ni->pool != L->id || !ni->node)
+            continue;
+        cache_node_lock(s->cache, ni->name); /* L's thread may be reserving here */
         res_add(&alloc, &ni->node->allocatable);
         res_add(&used, &ni->requested);
         out->tasks += ni->npods;
-        if (!out->fits && framework_filter(sched_pod_fw(s, pod), cs, pod, ni, &st) == FW_SUCCESS) out->fits = 1;
+        if (!out->fits && framework_filter(sched_pod_fw(s, pod), cs, pod, ni, &st) == FW_SUCCESS)
+            out->fits = 1;
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
@@ -204,8 +218,10 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     ids = util_xcalloc((size_t)s->npools, sizeof(*ids));
     for (int i = 0; i < s->npools; i++) {
         sched_pool_t *L = s->pools[i];
-        if (L->dead || L == P) continue;
-        if (pool_may_borrow(&P->spec, &L->spec)) ids[nids++] = L->id;
+        if (L->dead || L == P)
+            continue;
+        if (pool_may_borrow(&P->spec, &L->spec))
+            ids[nids++] = L->id;
     }
     pthread_mutex_unlock(&s->pools_mu);
 
@@ -213,14 +229,16 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     fw_status_t st;
     fw_status_reset(&st);
     sched_pool_t *best = NULL;
-    lender_score_t bs = {0};
+    lender_score_t bs = { 0 };
     if (framework_pre_filter(sched_pod_fw(s, pod), cs, pod, &st) == FW_SUCCESS) {
         for (int i = 0; i < nids; i++) {
             sched_pool_t *L = pools_get(s, ids[i]);
-            if (!L) continue;
+            if (!L)
+                continue;
             lender_score_t sc;
             score_lender(s, L, pod, cs, &sc);
-            if (!sc.fits) continue;
+            if (!sc.fits)
+                continue;
             if (!best || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {
                 best = L;
                 bs = sc;
@@ -238,7 +256,8 @@ static void return_home(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
     sched_pool_t *H = pools_get(s, pools_home_id(s, it->pod));
-    if (!H) H = pools_get(s, DEFAULT_POOL_ID);
+    if (!H)
+        H = pools_get(s, DEFAULT_POOL_ID);
     it->borrower = 0;
     it->tried_borrow = 1;
     queue_done(P->q, it);
@@ -258,9 +277,11 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) && postfilter_preempt(P, it->pod))
         return PF_PREEMPTED;
     drop_nomination(s, it->pod);
-    if (no_borrow || it->tried_borrow) return PF_NONE;
+    if (no_borrow || it->tried_borrow)
+        return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);
-    if (!L) return PF_NONE;
+    if (!L)
+        return PF_NONE;
     LOG_I("borrowing pod=%s from pool=%s for pool=%s", it->pod->key, L->name, P->name);
     stats_add(s, &s->stats.borrowings, 1);
     it->borrower = 1;

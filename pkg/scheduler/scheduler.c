@@ -32,7 +32,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     } else {
         char host[128] = "ai-scheduler";
         gethostname(host, sizeof(host) - 1);
-        sbuf_t b = {0};
+        sbuf_t b = { 0 };
         sbuf_printf(&b, "%s_%ld", host, (long)getpid());
         s->identity = b.data;
     }
@@ -67,7 +67,8 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
 
 void status_changed(scheduler_t *s)
 {
-    if (__atomic_exchange_n(&s->status_dirty, 1, __ATOMIC_ACQ_REL)) return;
+    if (__atomic_exchange_n(&s->status_dirty, 1, __ATOMIC_ACQ_REL))
+        return;
     pthread_mutex_lock(&s->hk_mu);
     pthread_cond_broadcast(&s->hk_cv);
     pthread_mutex_unlock(&s->hk_mu);
@@ -78,11 +79,12 @@ void status_changed(scheduler_t *s)
  * the same name is a new object with no status. */
 static int status_unchanged(scheduler_t *s, const char *name, const char *uid, const char *body)
 {
-    sbuf_t key = {0};
+    sbuf_t key = { 0 };
     sbuf_printf(&key, "%s/%s", name, uid ? uid : "");
     char *last = hashmap_get(s->status_last, key.data);
     int same = last && strcmp(last, body) == 0;
-    if (!same) free(hashmap_put(s->status_last, key.data, util_strdup(body)));
+    if (!same)
+        free(hashmap_put(s->status_last, key.data, util_strdup(body)));
     sbuf_free(&key);
     return same;
 }
@@ -117,7 +119,8 @@ static void write_pool_status(scheduler_t *s, int only_changed)
     pool_usage_compute(specs, nspecs, nodes, nn, pods, np, s->name, u);
     for (int i = 0; i <= nspecs; i++) {
         const char *name = i < nspecs ? specs[i].name : DEFAULT_POOL;
-        if (i == nspecs && !default_has_object) break;
+        if (i == nspecs && !default_has_object)
+            break;
         json_t *status = pool_usage_to_status(&u[i]);
         json_t *patch = json_pack("{s:o}", "status", status);
         char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
@@ -127,7 +130,7 @@ static void write_pool_status(scheduler_t *s, int only_changed)
             continue;
         }
         char *en = util_urlencode(name);
-        sbuf_t path = {0};
+        sbuf_t path = { 0 };
         sbuf_printf(&path, "/apis/resource.aibee.cn/v1alpha1/pools/%s/status", en);
         writer_patch(s->writer, path.data, "application/merge-patch+json", body);
         sbuf_free(&path);
@@ -151,8 +154,9 @@ static void log_summary(scheduler_t *s)
     scheduler_stats_t st;
     scheduler_get_stats(s, &st);
     LOG_I("summary: nodes=%d pods=%d pending=%d binding=%d bound_total=%lu unschedulable_attempts=%lu "
-          "preemptions=%lu borrowings=%lu", cs.nodes, cs.pods, cs.pending, cs.assumed, st.binds_ok,
-          st.attempts_unschedulable, st.preemptions, st.borrowings);
+          "preemptions=%lu borrowings=%lu",
+          cs.nodes, cs.pods, cs.pending, cs.assumed, st.binds_ok, st.attempts_unschedulable, st.preemptions,
+          st.borrowings);
 }
 
 /* Pool .status: written once the caches sync, then within a second of a
@@ -186,7 +190,8 @@ static void *housekeeper_main(void *arg)
             next_summary = now + 60000;
         }
         pthread_mutex_lock(&s->hk_mu);
-        if (s->stopping) break;
+        if (s->stopping)
+            break;
         /* Sleep a second, or until a change may be written. */
         int64_t wait_ms = 1000;
         if (__atomic_load_n(&s->status_dirty, __ATOMIC_ACQUIRE)) {
@@ -219,8 +224,8 @@ typedef struct sync_need {
  * just takes longer), up to timeout_s in all. A new kind of object that
  * partitions the cluster or gates pods (PodGroups, Queues) goes in the same
  * list. */
-static int wait_all_synced(const sync_need_t *needs, int n, int timeout_s, const volatile int *stop,
-                           char *err, size_t errlen)
+static int wait_all_synced(const sync_need_t *needs, int n, int timeout_s, const volatile int *stop, char *err,
+                           size_t errlen)
 {
     int64_t deadline = util_now_ms() + (int64_t)timeout_s * 1000;
     for (int i = 0; i < n; i++) {
@@ -230,8 +235,7 @@ static int wait_all_synced(const sync_need_t *needs, int n, int timeout_s, const
                 return -1;
             }
             if (util_now_ms() >= deadline) {
-                snprintf(err, errlen, "timed out after %ds listing %s from the API server", timeout_s,
-                         needs[i].what);
+                snprintf(err, errlen, "timed out after %ds listing %s from the API server", timeout_s, needs[i].what);
                 return -1;
             }
         }
@@ -248,13 +252,15 @@ static int pool_api_served(scheduler_t *s)
     long status = 0;
     char err[256];
     int rc = kube_get_json(s->kc, "/apis/resource.aibee.cn", &j, &status, err, sizeof(err));
-    if (rc != 0) return status == 404 ? 0 : -1;
+    if (rc != 0)
+        return status == 404 ? 0 : -1;
     int found = 0;
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(j, "versions"), i, v) {
+    json_array_foreach (json_object_get(j, "versions"), i, v) {
         const char *gv = json_string_value(json_object_get(v, "groupVersion"));
-        if (gv && strcmp(gv, "resource.aibee.cn/v1alpha1") == 0) found = 1;
+        if (gv && strcmp(gv, "resource.aibee.cn/v1alpha1") == 0)
+            found = 1;
     }
     json_decref(j);
     return found;
@@ -266,7 +272,8 @@ static int wait_pools(scheduler_t *s, const volatile int *stop, char *err, size_
 {
     int64_t deadline = util_now_ms() + (int64_t)s->opts.sync_timeout_s * 1000;
     for (;;) {
-        if (informer_wait_synced(s->inf_pools, 200)) return 0;
+        if (informer_wait_synced(s->inf_pools, 200))
+            return 0;
         int served = pool_api_served(s);
         if (served == 0) {
             LOG_W("the Pool API (resource.aibee.cn/v1alpha1) is not served (is the CRD from pools/crd.yaml "
@@ -294,20 +301,21 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
 {
     s->use_policy_v1 = kube_has_api(s->kc, "policy/v1");
     s->writer = writer_new(s, 20000);
-    s->vwait = volume_waiter_new(s);     /* before the informers that kick it */
+    s->vwait = volume_waiter_new(s); /* before the informers that kick it */
     s->inf_pools = informer_new(s->kc, "/apis/resource.aibee.cn/v1alpha1/pools", NULL, pools_on_event, s);
     s->inf_nodes = informer_new(s->kc, "/api/v1/nodes", NULL, on_node_event, s);
     s->inf_pods = informer_new(s->kc, "/api/v1/pods", NULL, on_pod_event, s);
-    s->inf_pdbs = informer_new(s->kc, s->use_policy_v1 ? "/apis/policy/v1/poddisruptionbudgets"
-                                                       : "/apis/policy/v1beta1/poddisruptionbudgets",
-                               NULL, on_pdb_event, s);
+    s->inf_pdbs = informer_new(
+        s->kc, s->use_policy_v1 ? "/apis/policy/v1/poddisruptionbudgets" : "/apis/policy/v1beta1/poddisruptionbudgets",
+        NULL, on_pdb_event, s);
     owners_informers_create(s);
     if (informer_start(s->inf_pools) != 0) {
         snprintf(err, errlen, "cannot start the pool watcher");
         return -1;
     }
     /* Pools first, so nodes land in their pool from the start. */
-    if (wait_pools(s, stop, err, errlen) != 0) return -1;
+    if (wait_pools(s, stop, err, errlen) != 0)
+        return -1;
     s->inf_pvs = informer_new(s->kc, "/api/v1/persistentvolumes", NULL, on_pv_event, s);
     s->inf_pvcs = informer_new(s->kc, "/api/v1/persistentvolumeclaims", NULL, on_pvc_event, s);
     s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
@@ -320,15 +328,14 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     }
     int64_t storage_t0 = util_now_ms();
     sync_need_t needs[] = { { s->inf_nodes, "nodes" }, { s->inf_pods, "pods" } };
-    if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err,
-                        errlen) != 0)
+    if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err, errlen) != 0)
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
     owners_informers_start(s);
     /* Storage lists get 3 s from their start (mostly spent meanwhile): a
      * missing RBAC grant must not stop pods without claims; a pod whose
      * claim is not listed yet is unschedulable until the claim arrives. */
-    informer_t *storage[] = {s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
+    informer_t *storage[] = { s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes };
     for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
         int64_t left = storage_t0 + 3000 - util_now_ms();
         if (!informer_wait_synced(storage[i], left > 0 ? (int)left : 0))
@@ -340,7 +347,8 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->binder = binder_new(s, s->opts.bind_workers);
     s->evictor = evictor_new(s);
     pools_start_threads(s);
-    if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0) s->housekeeper_started = 1;
+    if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0)
+        s->housekeeper_started = 1;
     __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
@@ -353,7 +361,8 @@ void scheduler_fence(scheduler_t *s)
 
 int scheduler_fenced(scheduler_t *s)
 {
-    if (__atomic_load_n(&s->fenced, __ATOMIC_ACQUIRE)) return 1;
+    if (__atomic_load_n(&s->fenced, __ATOMIC_ACQUIRE))
+        return 1;
     if (s->opts.may_act && !s->opts.may_act(s->opts.may_act_ud)) {
         if (!__atomic_exchange_n(&s->fenced, 1, __ATOMIC_ACQ_REL))
             LOG_E("fenced: the lease is no longer ours; no more decisions, binds or writes");
@@ -373,25 +382,37 @@ int scheduler_ready(scheduler_t *s)
 void scheduler_stop(scheduler_t *s)
 {
     __atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
-    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs, s->inf_owners[OWNER_SERVICE],
-                          s->inf_owners[OWNER_RC], s->inf_owners[OWNER_RS], s->inf_owners[OWNER_STS],
-                          s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
+    informer_t *infs[] = { s->inf_pods,
+                           s->inf_nodes,
+                           s->inf_pools,
+                           s->inf_pdbs,
+                           s->inf_owners[OWNER_SERVICE],
+                           s->inf_owners[OWNER_RC],
+                           s->inf_owners[OWNER_RS],
+                           s->inf_owners[OWNER_STS],
+                           s->inf_pvs,
+                           s->inf_pvcs,
+                           s->inf_classes,
+                           s->inf_csinodes };
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
-        if (infs[i]) informer_request_stop(infs[i]);
+        if (infs[i])
+            informer_request_stop(infs[i]);
     pools_stop_threads(s);
-    volume_waiter_close(s->vwait);     /* before the binder it resubmits to */
+    volume_waiter_close(s->vwait); /* before the binder it resubmits to */
     binder_free(s->binder);
     s->binder = NULL;
     evictor_free(s->evictor);
     s->evictor = NULL;
     for (size_t i = 0; i < ninf; i++)
-        if (infs[i]) informer_stop(infs[i]);
+        if (infs[i])
+            informer_stop(infs[i]);
     pthread_mutex_lock(&s->hk_mu);
     s->stopping = 1;
     pthread_cond_broadcast(&s->hk_cv);
     pthread_mutex_unlock(&s->hk_mu);
-    if (s->housekeeper_started) pthread_join(s->housekeeper, NULL);
+    if (s->housekeeper_started)
+        pthread_join(s->housekeeper, NULL);
     s->housekeeper_started = 0;
     writer_free(s->writer);
     s->writer = NULL;
@@ -399,10 +420,12 @@ void scheduler_stop(scheduler_t *s)
 
 void scheduler_free(scheduler_t *s)
 {
-    if (!s) return;
-    informer_t *infs[] = {s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs,
-                          s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes};
-    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) informer_free(infs[i]);
+    if (!s)
+        return;
+    informer_t *infs[] = { s->inf_pods, s->inf_nodes, s->inf_pools,   s->inf_pdbs,
+                           s->inf_pvs,  s->inf_pvcs,  s->inf_classes, s->inf_csinodes };
+    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
+        informer_free(infs[i]);
     cache_free(s->cache);
     volume_waiter_free(s->vwait);
     volume_store_free(s->volumes);
@@ -410,9 +433,11 @@ void scheduler_free(scheduler_t *s)
     pdbs_destroy(s);
     const char *k;
     void *v;
-    for (size_t it = 0; hashmap_next(s->pod_uid_by_key, &it, &k, &v);) free(v);
+    for (size_t it = 0; hashmap_next(s->pod_uid_by_key, &it, &k, &v);)
+        free(v);
     hashmap_free(s->pod_uid_by_key);
-    for (size_t it = 0; hashmap_next(s->status_last, &it, &k, &v);) free(v);
+    for (size_t it = 0; hashmap_next(s->status_last, &it, &k, &v);)
+        free(v);
     hashmap_free(s->status_last);
     profiles_destroy(s);
     pthread_mutex_destroy(&s->stats_mu);
@@ -432,7 +457,7 @@ void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out)
 
 typedef struct each_pool_ctx {
     scheduler_pool_fn fn;
-    void             *ud;
+    void *ud;
 } each_pool_ctx_t;
 
 static void report_pool(sched_pool_t *P, void *arg)

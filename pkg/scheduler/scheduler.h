@@ -15,56 +15,56 @@
 #include "kube/client.h"
 
 typedef struct scheduler_opts {
-    const char *scheduler_name;         /* pods with this spec.schedulerName are ours */
+    const char *scheduler_name; /* pods with this spec.schedulerName are ours */
     fw_config_t fw;
     /* More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
      * schedulerName is extra_names[i] are ours too and use extra_fw[i].
      * Borrowed for the duration of scheduler_new; NULL/0 for one profile. */
     const char *const *extra_names;
     const fw_config_t *extra_fw;
-    int         nextra;
-    int         disable_preemption;     /* global switch (pools have their own) */
-    int         bind_workers;           /* concurrent binding requests (16) */
-    int         volume_bind_timeout_s;  /* PreBind waits this long for claims to bind (600) */
-    int         pool_status_interval_s; /* Pool .status refresh (10) */
-    int         eviction_grace_s;       /* victims' grace period; -1 = the pod's own; 0 = at once */
-    int         sync_timeout_s;         /* wait for the first LIST of nodes and pods (60) */
-    const char *identity;               /* reportingInstance of events */
+    int nextra;
+    int disable_preemption;     /* global switch (pools have their own) */
+    int bind_workers;           /* concurrent binding requests (16) */
+    int volume_bind_timeout_s;  /* PreBind waits this long for claims to bind (600) */
+    int pool_status_interval_s; /* Pool .status refresh (10) */
+    int eviction_grace_s;       /* victims' grace period; -1 = the pod's own; 0 = at once */
+    int sync_timeout_s;         /* wait for the first LIST of nodes and pods (60) */
+    const char *identity;       /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
-    void      (*on_bound)(void *ud, double e2e_seconds);
-    void       *on_bound_ud;
+    void (*on_bound)(void *ud, double e2e_seconds);
+    void *on_bound_ud;
     /* Fencing (may be NULL): asked before every decision and every API
      * write (bind, eviction, event, patch); once it returns 0 the scheduler
      * is fenced for good, as after scheduler_fence. */
-    int       (*may_act)(void *ud);
-    void       *may_act_ud;
+    int (*may_act)(void *ud);
+    void *may_act_ud;
 } scheduler_opts_t;
 
 typedef struct scheduler scheduler_t;
 
-void         scheduler_opts_default(scheduler_opts_t *o);
+void scheduler_opts_default(scheduler_opts_t *o);
 /* kc is borrowed and must outlive the scheduler. */
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen);
 /* Starts informers, waits for the caches to sync, then starts the pool
  * threads and workers. -1 with a message if the API server cannot be read. */
-int          scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t errlen);
+int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t errlen);
 /* Stops every thread it started (joins them). */
-void         scheduler_stop(scheduler_t *s);
-void         scheduler_free(scheduler_t *s);
+void scheduler_stop(scheduler_t *s);
+void scheduler_free(scheduler_t *s);
 /* Fencing: leadership is lost. From this call on no pool thread decides,
  * no bind, eviction or write is sent (queued ones are dropped, not
  * drained). Safe from any thread; scheduler_stop still has to be called. */
-void         scheduler_fence(scheduler_t *s);
-int          scheduler_ready(scheduler_t *s);
+void scheduler_fence(scheduler_t *s);
+int scheduler_ready(scheduler_t *s);
 
 /* Counters for /metrics and logs. */
 typedef struct scheduler_stats {
     unsigned long attempts_scheduled, attempts_unschedulable, attempts_error;
     unsigned long binds_ok, bind_errors;
     unsigned long preemptions, victims, borrowings, events_dropped;
-    unsigned long evictions_refused;       /* preemptions stopped by a refused eviction */
-    double        e2e_latency_sum_s;       /* first queued -> bound, summed */
+    unsigned long evictions_refused; /* preemptions stopped by a refused eviction */
+    double e2e_latency_sum_s;        /* first queued -> bound, summed */
 } scheduler_stats_t;
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
 

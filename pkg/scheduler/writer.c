@@ -12,19 +12,19 @@
 typedef struct write_req {
     struct write_req *next;
     char *method, *path, *content_type, *body;
-    int   deferrable;    /* an event: may wait for a burst of binds to pass */
+    int deferrable; /* an event: may wait for a burst of binds to pass */
 } write_req_t;
 
 struct api_writer {
-    scheduler_t    *s;
+    scheduler_t *s;
     pthread_mutex_t mu;
-    pthread_cond_t  cv;
-    write_req_t    *head, *tail;
-    int             len, max;
-    int             closing;
-    int             closing_seen; /* writer thread's copy of closing */
-    pthread_t       thread;
-    unsigned long   seq;
+    pthread_cond_t cv;
+    write_req_t *head, *tail;
+    int len, max;
+    int closing;
+    int closing_seen; /* writer thread's copy of closing */
+    pthread_t thread;
+    unsigned long seq;
 };
 
 static void req_free(write_req_t *r)
@@ -36,8 +36,7 @@ static void req_free(write_req_t *r)
     free(r);
 }
 
-static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body,
-                    int deferrable)
+static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body, int deferrable)
 {
     pthread_mutex_lock(&w->mu);
     if (w->closing || w->len >= w->max) {
@@ -52,8 +51,10 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     r->content_type = ct ? util_strdup(ct) : NULL;
     r->body = body;
     r->deferrable = deferrable;
-    if (w->tail) w->tail->next = r;
-    else w->head = r;
+    if (w->tail)
+        w->tail->next = r;
+    else
+        w->head = r;
     w->tail = r;
     w->len++;
     pthread_cond_signal(&w->cv);
@@ -67,19 +68,22 @@ static void send_with_retry(api_writer_t *w, const write_req_t *r)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
         char err[256];
-        kube_response_t resp = {0};
+        kube_response_t resp = { 0 };
         int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
         long status = rc == 0 ? resp.status : 0;
         int retry = rc != 0 || status == 429 || status >= 500;
-        if (rc != 0) LOG_D("write %s %s failed: %s", r->method, r->path, err);
+        if (rc != 0)
+            LOG_D("write %s %s failed: %s", r->method, r->path, err);
         else if (status >= 300 && status != 404)
             LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, status, resp.body ? resp.body : "");
         kube_response_free(&resp);
-        if (!retry || scheduler_fenced(w->s)) return;
+        if (!retry || scheduler_fenced(w->s))
+            return;
         pthread_mutex_lock(&w->mu);
         int closing = w->closing;
         pthread_mutex_unlock(&w->mu);
-        if (closing) return;
+        if (closing)
+            return;
         util_sleep_ms(attempt == 0 ? 200 : 1000);
     }
 }
@@ -89,26 +93,31 @@ static void *writer_main(void *arg)
     api_writer_t *w = arg;
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (!w->head && !w->closing) pthread_cond_wait(&w->cv, &w->mu);
+        while (!w->head && !w->closing)
+            pthread_cond_wait(&w->cv, &w->mu);
         write_req_t *r = w->head;
         if (r) {
             w->head = r->next;
-            if (!w->head) w->tail = NULL;
+            if (!w->head)
+                w->tail = NULL;
             w->len--;
         }
         int backlog_room = w->len < w->max / 2;
         pthread_mutex_unlock(&w->mu);
-        if (!r) break;
+        if (!r)
+            break;
         /* Bindings first, reports second: during a burst an event waits
          * while binds are queued, unless our own queue is filling up. */
-        while (r->deferrable && backlog_room && !w->closing_seen && __atomic_load_n(&w->s->bind_backlog, __ATOMIC_RELAXED) > 0) {
+        while (r->deferrable && backlog_room && !w->closing_seen &&
+               __atomic_load_n(&w->s->bind_backlog, __ATOMIC_RELAXED) > 0) {
             util_sleep_ms(5);
             pthread_mutex_lock(&w->mu);
             backlog_room = w->len < w->max / 2;
             w->closing_seen = w->closing;
             pthread_mutex_unlock(&w->mu);
         }
-        if (!scheduler_fenced(w->s)) send_with_retry(w, r);   /* fenced: written by nobody */
+        if (!scheduler_fenced(w->s))
+            send_with_retry(w, r); /* fenced: written by nobody */
         req_free(r);
     }
     return NULL;
@@ -131,21 +140,26 @@ api_writer_t *writer_new(scheduler_t *s, int max_pending)
 /* Sends what is queued, then stops. */
 void writer_free(api_writer_t *w)
 {
-    if (!w) return;
+    if (!w)
+        return;
     pthread_mutex_lock(&w->mu);
     int had_thread = !w->closing;
     w->closing = 1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    if (had_thread) pthread_join(w->thread, NULL);
-    for (write_req_t *r = w->head, *n; r; r = n) { n = r->next; req_free(r); }
+    if (had_thread)
+        pthread_join(w->thread, NULL);
+    for (write_req_t *r = w->head, *n; r; r = n) {
+        n = r->next;
+        req_free(r);
+    }
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
 
-static void post_event(api_writer_t *w, const char *ns, json_t *involved, const char *type,
-                       const char *reason, const char *message, const char *base_name)
+static void post_event(api_writer_t *w, const char *ns, json_t *involved, const char *type, const char *reason,
+                       const char *message, const char *base_name)
 {
     char now[64];
     util_rfc3339(util_wall_ms(), now, sizeof(now));
@@ -153,20 +167,16 @@ static void post_event(api_writer_t *w, const char *ns, json_t *involved, const 
     unsigned long seq = ++w->seq;
     pthread_mutex_unlock(&w->mu);
     char evname[320];
-    snprintf(evname, sizeof(evname), "%.200s.%llx%04lx", base_name,
-             (unsigned long long)util_wall_ms(), seq & 0xffff);
+    snprintf(evname, sizeof(evname), "%.200s.%llx%04lx", base_name, (unsigned long long)util_wall_ms(), seq & 0xffff);
     json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s, s:s}",
-                           "apiVersion", "v1", "kind", "Event",
-                           "metadata", "name", evname, "namespace", ns,
-                           "involvedObject", involved,
-                           "reason", reason, "message", message, "type", type,
-                           "source", "component", w->s->name,
-                           "firstTimestamp", now, "lastTimestamp", now, "count", 1,
-                           "reportingComponent", w->s->name,
-                           "reportingInstance", w->s->identity);
-    if (!ev) return;
+                           "apiVersion", "v1", "kind", "Event", "metadata", "name", evname, "namespace", ns,
+                           "involvedObject", involved, "reason", reason, "message", message, "type", type, "source",
+                           "component", w->s->name, "firstTimestamp", now, "lastTimestamp", now, "count", 1,
+                           "reportingComponent", w->s->name, "reportingInstance", w->s->identity);
+    if (!ev)
+        return;
     char *ens = util_urlencode(ns);
-    sbuf_t path = {0};
+    sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/events", ens);
     enqueue(w, "POST", path.data, NULL, json_dumps(ev, JSON_COMPACT), 1);
     sbuf_free(&path);
@@ -176,17 +186,17 @@ static void post_event(api_writer_t *w, const char *ns, json_t *involved, const 
 
 void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message)
 {
-    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "Pod", "apiVersion", "v1",
-                            "namespace", p->ns, "name", p->name, "uid", p->uid,
-                            "resourceVersion", p->resource_version ? p->resource_version : "");
+    json_t *inv =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "Pod", "apiVersion", "v1", "namespace", p->ns, "name",
+                  p->name, "uid", p->uid, "resourceVersion", p->resource_version ? p->resource_version : "");
     post_event(w, p->ns, inv, type, reason, message, p->name);
 }
 
-void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type,
-                       const char *reason, const char *message)
+void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason,
+                       const char *message)
 {
-    json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "kind", "Pool", "apiVersion", "resource.aibee.cn/v1alpha1",
-                            "name", pool, "uid", uid);
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "kind", "Pool", "apiVersion", "resource.aibee.cn/v1alpha1", "name",
+                            pool, "uid", uid);
     /* Cluster-scoped objects' events live in "default", as kubectl expects. */
     post_event(w, "default", inv, type, reason, message, pool);
 }
@@ -195,7 +205,7 @@ static void pod_status_patch(api_writer_t *w, const pod_t *p, json_t *status)
 {
     json_t *patch = json_pack("{s:o}", "status", status);
     char *ns = util_urlencode(p->ns), *name = util_urlencode(p->name);
-    sbuf_t path = {0};
+    sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
     enqueue(w, "PATCH", path.data, "application/strategic-merge-patch+json", json_dumps(patch, JSON_COMPACT), 0);
     sbuf_free(&path);
@@ -208,16 +218,17 @@ void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char 
 {
     char now[64];
     util_rfc3339(util_wall_ms(), now, sizeof(now));
-    json_t *st = json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}", "conditions",
-                           "type", "PodScheduled", "status", "False", "reason", "Unschedulable",
-                           "message", message, "lastTransitionTime", now, "lastProbeTime");
+    json_t *st =
+        json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}", "conditions", "type", "PodScheduled", "status", "False",
+                  "reason", "Unschedulable", "message", message, "lastTransitionTime", now, "lastProbeTime");
     pod_status_patch(w, p, st);
 }
 
 void writer_nominate(api_writer_t *w, const pod_t *p, const char *node)
 {
     /* NULL clears it (a JSON null in a merge patch deletes the field). */
-    pod_status_patch(w, p, node ? json_pack("{s:s}", "nominatedNodeName", node) : json_pack("{s:n}", "nominatedNodeName"));
+    pod_status_patch(w, p,
+                     node ? json_pack("{s:s}", "nominatedNodeName", node) : json_pack("{s:n}", "nominatedNodeName"));
 }
 
 void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body)

@@ -27,11 +27,10 @@ struct http_server {
     int port;
 };
 
-static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char *ctype,
-                          const char *body, int owned)
+static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char *ctype, const char *body, int owned)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
-                                 owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+                                                             owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!r) {
         if (owned)
             free((void *)(uintptr_t)body);
@@ -44,9 +43,8 @@ static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char
     return rc;
 }
 
-static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *url,
-                           const char *method, const char *version, const char *upload,
-                           size_t *upload_size, void **con_cls)
+static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                           const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     http_server_t *s = cls;
     static const char text[] = "text/plain; charset=utf-8";
@@ -73,8 +71,7 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
         return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text, b.data, 1);
     }
     if (!strcmp(url, "/metrics"))
-        return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-                     metrics_render(s->o.metrics), 1);
+        return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", metrics_render(s->o.metrics), 1);
     return reply(conn, MHD_HTTP_NOT_FOUND, text, "not found\n", 0);
 }
 
@@ -136,15 +133,12 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     if (v6)
         flags |= MHD_USE_IPv6;
     errno = 0;
-    s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, s,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, (void *)NULL,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                            MHD_OPTION_END);
+    s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                            (void *)NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "",
-                 port, errno ? strerror(errno) : "libmicrohttpd failed to start");
+        snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
+                 errno ? strerror(errno) : "libmicrohttpd failed to start");
         free(s);
         return NULL;
     }

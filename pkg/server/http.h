@@ -16,11 +16,11 @@
 typedef int (*http_ready_fn)(void *ud, const char **why);
 
 typedef struct http_server_opts {
-    const char   *bind_address;   /* IPv4 or IPv6 literal; NULL = "0.0.0.0" */
-    int           port;           /* 0 = pick a free port (see http_server_port) */
-    metrics_t    *metrics;        /* NULL: /metrics serves an empty body */
-    http_ready_fn ready;          /* NULL: always ready */
-    void         *ready_ud;
+    const char *bind_address; /* IPv4 or IPv6 literal; NULL = "0.0.0.0" */
+    int port;                 /* 0 = pick a free port (see http_server_port) */
+    metrics_t *metrics;       /* NULL: /metrics serves an empty body */
+    http_ready_fn ready;      /* NULL: always ready */
+    void *ready_ud;
 } http_server_opts_t;
 
 typedef struct http_server http_server_t;
@@ -29,8 +29,8 @@ typedef struct http_server http_server_t;
  * when the address is bad or the port is taken. */
 http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t errlen);
 /* The port actually bound (useful with port 0). */
-int            http_server_port(const http_server_t *s);
+int http_server_port(const http_server_t *s);
 /* Stops the thread, closes the socket, frees s. NULL is fine. */
-void           http_server_stop(http_server_t *s);
+void http_server_stop(http_server_t *s);
 
 #endif

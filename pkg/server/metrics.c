@@ -13,34 +13,34 @@
 #include "util/util.h"
 
 typedef struct series {
-    char     *labels;        /* "" when unlabelled */
-    double    value;         /* counter, gauge; histogram: sum */
-    uint64_t  count;         /* histogram observations */
-    uint64_t *buckets;       /* histogram: per-bucket (non-cumulative) counts */
+    char *labels;      /* "" when unlabelled */
+    double value;      /* counter, gauge; histogram: sum */
+    uint64_t count;    /* histogram observations */
+    uint64_t *buckets; /* histogram: per-bucket (non-cumulative) counts */
 } series_t;
 
 struct metric {
-    char           *name, *help;
-    metric_type_t   type;
-    double         *bounds;
-    int             nbounds;
+    char *name, *help;
+    metric_type_t type;
+    double *bounds;
+    int nbounds;
     pthread_mutex_t mu;
-    series_t       *series;
-    int             nseries, cap;
+    series_t *series;
+    int nseries, cap;
 };
 
 typedef struct collector {
     metrics_collect_fn fn;
-    void              *ud;
+    void *ud;
 } collector_t;
 
 struct metrics {
-    pthread_mutex_t mu;          /* families and collectors lists */
-    pthread_mutex_t render_mu;   /* one render (and its collectors) at a time */
-    metric_t      **fams;
-    int             nfams, cap;
-    collector_t    *colls;
-    int             ncolls, ccap;
+    pthread_mutex_t mu;        /* families and collectors lists */
+    pthread_mutex_t render_mu; /* one render (and its collectors) at a time */
+    metric_t **fams;
+    int nfams, cap;
+    collector_t *colls;
+    int ncolls, ccap;
 };
 
 metrics_t *metrics_new(void)
@@ -104,8 +104,7 @@ static int same_buckets(const metric_t *m, const double *b, int n)
     return 1;
 }
 
-static metric_t *reg(metrics_t *r, const char *name, const char *help, metric_type_t t,
-                     const double *b, int nb)
+static metric_t *reg(metrics_t *r, const char *name, const char *help, metric_type_t t, const double *b, int nb)
 {
     if (!r || !valid_name(name))
         return NULL;
@@ -155,8 +154,7 @@ metric_t *metrics_gauge(metrics_t *r, const char *name, const char *help)
     return reg(r, name, help, METRIC_GAUGE, NULL, 0);
 }
 
-metric_t *metrics_histogram(metrics_t *r, const char *name, const char *help,
-                            const double *buckets, int nbuckets)
+metric_t *metrics_histogram(metrics_t *r, const char *name, const char *help, const double *buckets, int nbuckets)
 {
     return reg(r, name, help, METRIC_HISTOGRAM, buckets, nbuckets);
 }
@@ -326,15 +324,13 @@ static void put_help(sbuf_t *b, const char *name, const char *help)
     sbuf_puts(b, "\n");
 }
 
-static void put_sample(sbuf_t *b, const char *name, const char *suffix, const char *labels,
-                       const char *extra, double v)
+static void put_sample(sbuf_t *b, const char *name, const char *suffix, const char *labels, const char *extra, double v)
 {
     char num[40];
     fmt_num(v, num, sizeof num);
     int has = labels && *labels, hasx = extra && *extra;
-    sbuf_printf(b, "%s%s%s%s%s%s%s %s\n", name, suffix, has || hasx ? "{" : "",
-                has ? labels : "", has && hasx ? "," : "", hasx ? extra : "",
-                has || hasx ? "}" : "", num);
+    sbuf_printf(b, "%s%s%s%s%s%s%s %s\n", name, suffix, has || hasx ? "{" : "", has ? labels : "",
+                has && hasx ? "," : "", hasx ? extra : "", has || hasx ? "}" : "", num);
 }
 
 static void render_family(sbuf_t *b, metric_t *m)

@@ -18,12 +18,12 @@
 #include <stddef.h>
 
 typedef struct metrics metrics_t;
-typedef struct metric  metric_t;
+typedef struct metric metric_t;
 
 typedef enum { METRIC_COUNTER = 0, METRIC_GAUGE = 1, METRIC_HISTOGRAM = 2 } metric_type_t;
 
 metrics_t *metrics_new(void);
-void       metrics_free(metrics_t *r);
+void metrics_free(metrics_t *r);
 
 /* Registration. Registering a name again returns the existing family when
  * the type (and for histograms the buckets) match, else NULL; NULL also for
@@ -32,8 +32,7 @@ void       metrics_free(metrics_t *r);
 #define METRICS_MAX_BUCKETS 32
 metric_t *metrics_counter(metrics_t *r, const char *name, const char *help);
 metric_t *metrics_gauge(metrics_t *r, const char *name, const char *help);
-metric_t *metrics_histogram(metrics_t *r, const char *name, const char *help,
-                            const double *buckets, int nbuckets);
+metric_t *metrics_histogram(metrics_t *r, const char *name, const char *help, const double *buckets, int nbuckets);
 
 /* Updates; m may be NULL (no-op) so callers need not check registration.
  * Counters ignore negative additions; observe only on histograms, set only

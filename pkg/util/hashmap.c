@@ -8,15 +8,15 @@
 #include <string.h>
 
 typedef struct slot {
-    char    *key;       /* NULL: empty */
-    void    *value;
+    char *key; /* NULL: empty */
+    void *value;
     uint64_t hash;
 } slot_t;
 
 struct hashmap {
     slot_t *slots;
-    size_t  cap;        /* power of two */
-    size_t  len;
+    size_t cap; /* power of two */
+    size_t len;
 };
 
 static uint64_t fnv1a(const char *s)

@@ -24,8 +24,8 @@ static char level_char(int level)
 {
     switch (level) {
     case LOG_LVL_ERROR: return 'E';
-    case LOG_LVL_WARN:  return 'W';
-    default:            return 'I';   /* klog prints V-levels as info */
+    case LOG_LVL_WARN: return 'W';
+    default: return 'I'; /* klog prints V-levels as info */
     }
 }
 
@@ -73,9 +73,8 @@ void log_msg(int level, const char *file, int line, const char *fmt, ...)
         n--;
 
     /* One fprintf: stdio locks the stream per call, so lines never interleave. */
-    fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %s:%d] %.*s\n", level_char(level),
-            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec,
-            base_name(file), line, n, msg);
+    fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %s:%d] %.*s\n", level_char(level), tm.tm_mon + 1, tm.tm_mday,
+            tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec, base_name(file), line, n, msg);
     if (msg != stack)
         free(msg);
 }

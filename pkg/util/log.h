@@ -11,16 +11,23 @@
 
 enum { LOG_LVL_ERROR = 0, LOG_LVL_WARN = 1, LOG_LVL_INFO = 2, LOG_LVL_DEBUG = 4, LOG_LVL_TRACE = 6 };
 
-void log_set_verbosity(int v);     /* -v N: errors, warnings and info always; 4+ debug, 6+ trace */
-int  log_get_verbosity(void);
-void log_msg(int level, const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void log_set_verbosity(int v); /* -v N: errors, warnings and info always; 4+ debug, 6+ trace */
+int log_get_verbosity(void);
+void log_msg(int level, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #define log_enabled(lvl) ((lvl) <= LOG_LVL_INFO || (lvl) <= log_get_verbosity())
-#define LOG_E(...) log_msg(LOG_LVL_ERROR, __FILE__, __LINE__, __VA_ARGS__)
-#define LOG_W(...) log_msg(LOG_LVL_WARN, __FILE__, __LINE__, __VA_ARGS__)
-#define LOG_I(...) log_msg(LOG_LVL_INFO, __FILE__, __LINE__, __VA_ARGS__)
-#define LOG_D(...) do { if (log_enabled(LOG_LVL_DEBUG)) log_msg(LOG_LVL_DEBUG, __FILE__, __LINE__, __VA_ARGS__); } while (0)
-#define LOG_T(...) do { if (log_enabled(LOG_LVL_TRACE)) log_msg(LOG_LVL_TRACE, __FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define LOG_E(...)       log_msg(LOG_LVL_ERROR, __FILE__, __LINE__, __VA_ARGS__)
+#define LOG_W(...)       log_msg(LOG_LVL_WARN, __FILE__, __LINE__, __VA_ARGS__)
+#define LOG_I(...)       log_msg(LOG_LVL_INFO, __FILE__, __LINE__, __VA_ARGS__)
+#define LOG_D(...)                                                                                                     \
+    do {                                                                                                               \
+        if (log_enabled(LOG_LVL_DEBUG))                                                                                \
+            log_msg(LOG_LVL_DEBUG, __FILE__, __LINE__, __VA_ARGS__);                                                   \
+    } while (0)
+#define LOG_T(...)                                                                                                     \
+    do {                                                                                                               \
+        if (log_enabled(LOG_LVL_TRACE))                                                                                \
+            log_msg(LOG_LVL_TRACE, __FILE__, __LINE__, __VA_ARGS__);                                                   \
+    } while (0)
 
 #endif

@@ -14,9 +14,18 @@ static int64_t clock_us(clockid_t id)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int64_t util_now_ms(void) { return clock_us(CLOCK_MONOTONIC) / 1000; }
-int64_t util_now_us(void) { return clock_us(CLOCK_MONOTONIC); }
-int64_t util_wall_ms(void) { return clock_us(CLOCK_REALTIME) / 1000; }
+int64_t util_now_ms(void)
+{
+    return clock_us(CLOCK_MONOTONIC) / 1000;
+}
+int64_t util_now_us(void)
+{
+    return clock_us(CLOCK_MONOTONIC);
+}
+int64_t util_wall_ms(void)
+{
+    return clock_us(CLOCK_REALTIME) / 1000;
+}
 
 void util_rfc3339(int64_t wall_ms, char *buf, size_t n)
 {
@@ -81,7 +90,7 @@ int64_t util_parse_rfc3339(const char *s)
     if (mm < 0 || mm > 59 || expect(&p, ':'))
         return -1;
     int ss = read_digits(&p, 2);
-    if (ss < 0 || ss > 60)      /* 60: leap second, as RFC 3339 allows */
+    if (ss < 0 || ss > 60) /* 60: leap second, as RFC 3339 allows */
         return -1;
 
     int64_t ms = 0;
@@ -262,8 +271,8 @@ char *util_urlencode(const char *s)
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         /* RFC 3986 unreserved characters pass through; the rest is escaped. */
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-            c == '-' || c == '.' || c == '_' || c == '~') {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~') {
             *o++ = (char)c;
         } else {
             *o++ = '%';

@@ -7,13 +7,13 @@
 #include <stdint.h>
 #include <stdarg.h>
 
-int64_t util_now_ms(void);          /* CLOCK_MONOTONIC, milliseconds */
-int64_t util_now_us(void);          /* CLOCK_MONOTONIC, microseconds */
-int64_t util_wall_ms(void);         /* CLOCK_REALTIME, milliseconds */
-void    util_rfc3339(int64_t wall_ms, char *buf, size_t n);   /* "2026-11-23T04:20:01Z" */
+int64_t util_now_ms(void);                               /* CLOCK_MONOTONIC, milliseconds */
+int64_t util_now_us(void);                               /* CLOCK_MONOTONIC, microseconds */
+int64_t util_wall_ms(void);                              /* CLOCK_REALTIME, milliseconds */
+void util_rfc3339(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20:01Z" */
 /* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
 int64_t util_parse_rfc3339(const char *s);
-void    util_sleep_ms(int64_t ms);
+void util_sleep_ms(int64_t ms);
 
 /* Allocators that abort on OOM, as does every util_x* and util_strdup (NULL
  * gives ""): the scheduler does not try to run on after its own allocation
@@ -27,7 +27,7 @@ void *util_xrealloc(void *p, size_t n);
 /* Growable NUL-terminated buffer. Zero-initialise, then append; the caller
  * frees ->data (or calls sbuf_free). */
 typedef struct sbuf {
-    char  *data;
+    char *data;
     size_t len, cap;
 } sbuf_t;
 void sbuf_append(sbuf_t *b, const char *s, size_t n);

@@ -31,7 +31,7 @@
 
 typedef struct {
     char **v;
-    int    n, cap;
+    int n, cap;
 } strlist_t;
 
 static void sl_push(strlist_t *l, const char *s)
@@ -39,7 +39,10 @@ static void sl_push(strlist_t *l, const char *s)
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 1024;
         l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
-        if (!l->v) { perror("realloc"); exit(2); }
+        if (!l->v) {
+            perror("realloc");
+            exit(2);
+        }
     }
     l->v[l->n++] = strdup(s);
 }
@@ -47,14 +50,19 @@ static void sl_push(strlist_t *l, const char *s)
 static int sl_read_file(strlist_t *l, const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    if (!f) { perror(path); return -1; }
+    if (!f) {
+        perror(path);
+        return -1;
+    }
     char line[1024];
     while (fgets(line, sizeof line, f)) {
         size_t k = strcspn(line, " \t\r\n");
         line[k] = 0;
-        if (line[0] && line[0] != '#') sl_push(l, line);
+        if (line[0] && line[0] != '#')
+            sl_push(l, line);
     }
-    if (f != stdin) fclose(f);
+    if (f != stdin)
+        fclose(f);
     return 0;
 }
 
@@ -70,7 +78,8 @@ static atomic_int n_printed_errs;
 
 static size_t sink(char *p, size_t sz, size_t nm, void *ud)
 {
-    (void)p; (void)ud;
+    (void)p;
+    (void)ud;
     return sz * nm;
 }
 
@@ -85,7 +94,8 @@ static double now_s(void)
 static CURL *new_handle(struct curl_slist **hp)
 {
     CURL *c = curl_easy_init();
-    if (!c) return NULL;
+    if (!c)
+        return NULL;
     struct curl_slist *h = NULL;
     h = curl_slist_append(h, "Content-Type: application/json");
     h = curl_slist_append(h, "Accept: application/json");
@@ -99,11 +109,13 @@ static CURL *new_handle(struct curl_slist **hp)
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
-                     opt.http11 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
-    if (opt.cacert) curl_easy_setopt(c, CURLOPT_CAINFO, opt.cacert);
-    if (opt.cert)   curl_easy_setopt(c, CURLOPT_SSLCERT, opt.cert);
-    if (opt.key)    curl_easy_setopt(c, CURLOPT_SSLKEY, opt.key);
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, opt.http11 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
+    if (opt.cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, opt.cacert);
+    if (opt.cert)
+        curl_easy_setopt(c, CURLOPT_SSLCERT, opt.cert);
+    if (opt.key)
+        curl_easy_setopt(c, CURLOPT_SSLKEY, opt.key);
     if (opt.insecure) {
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -118,13 +130,15 @@ static int preflight(void)
 {
     struct curl_slist *h = NULL;
     CURL *c = new_handle(&h);
-    if (!c) return -1;
+    if (!c)
+        return -1;
     char url[2048];
     snprintf(url, sizeof url, "%s/api/v1/namespaces/%s", opt.server, opt.ns);
     curl_easy_setopt(c, CURLOPT_URL, url);
     CURLcode rc = curl_easy_perform(c);
     long code = 0;
-    if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     if (rc != CURLE_OK) {
@@ -143,21 +157,25 @@ static void *worker(void *arg)
     (void)arg;
     struct curl_slist *h = NULL;
     CURL *c = new_handle(&h);
-    if (!c) { atomic_fetch_add(&n_err, 1); return NULL; }
+    if (!c) {
+        atomic_fetch_add(&n_err, 1);
+        return NULL;
+    }
     curl_easy_setopt(c, CURLOPT_POST, 1L);
 
     char url[2048], body[2048];
     for (;;) {
         int i = atomic_fetch_add(&next_idx, 1);
-        if (i >= opt.pods.n) break;
+        if (i >= opt.pods.n)
+            break;
         const char *pod = opt.pods.v[i];
         const char *node = opt.nodes.v[i % opt.nodes.n];
         snprintf(url, sizeof url, "%s/api/v1/namespaces/%s/pods/%s/binding", opt.server, opt.ns, pod);
         int blen = snprintf(body, sizeof body,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\","
-            "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
-            "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"%s\"}}",
-            pod, opt.ns, node);
+                            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\","
+                            "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+                            "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"%s\"}}",
+                            pod, opt.ns, node);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
@@ -169,15 +187,19 @@ static void *worker(void *arg)
             }
             CURLcode rc = curl_easy_perform(c);
             long code = 0;
-            if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+            if (rc == CURLE_OK)
+                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
             if (rc == CURLE_OK && (code == 200 || code == 201)) {
-                atomic_fetch_add(&n_ok, 1); done = 1;
+                atomic_fetch_add(&n_ok, 1);
+                done = 1;
             } else if (rc == CURLE_OK && code == 409) {
-                atomic_fetch_add(&n_conflict, 1); done = 1;
+                atomic_fetch_add(&n_conflict, 1);
+                done = 1;
             } else if (rc == CURLE_OK && code != 429 && code < 500) {
                 if (atomic_fetch_add(&n_printed_errs, 1) < 5)
                     fprintf(stderr, "bind_probe: %s: HTTP %ld\n", pod, code);
-                atomic_fetch_add(&n_err, 1); done = 1;
+                atomic_fetch_add(&n_err, 1);
+                done = 1;
             } else if (attempt == 5) {
                 if (atomic_fetch_add(&n_printed_errs, 1) < 5)
                     fprintf(stderr, "bind_probe: %s: %s (HTTP %ld)\n", pod,
@@ -194,22 +216,25 @@ static void *worker(void *arg)
 static long self_hwm_kb(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     char line[256];
     long kb = -1;
     while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) { kb = strtol(line + 6, NULL, 10); break; }
+        if (!strncmp(line, "VmHWM:", 6)) {
+            kb = strtol(line + 6, NULL, 10);
+            break;
+        }
     fclose(f);
     return kb;
 }
 
 static void usage(void)
 {
-    fprintf(stderr,
-        "usage: bind_probe --server URL [--cacert F] [--cert F --key F | --token T] [--insecure]\n"
-        "                  --namespace NS (--pods-file F | --pod-prefix P --count N [--start I])\n"
-        "                  (--nodes-file F | --node-prefix P --node-count N | --nodes a,b,...)\n"
-        "                  [--concurrency C (64)] [--http1.1] [--json]\n");
+    fprintf(stderr, "usage: bind_probe --server URL [--cacert F] [--cert F --key F | --token T] [--insecure]\n"
+                    "                  --namespace NS (--pods-file F | --pod-prefix P --count N [--start I])\n"
+                    "                  (--nodes-file F | --node-prefix P --node-count N | --nodes a,b,...)\n"
+                    "                  [--concurrency C (64)] [--http1.1] [--json]\n");
     exit(2);
 }
 
@@ -217,30 +242,43 @@ int main(int argc, char **argv)
 {
     const char *pod_prefix = NULL, *node_prefix = NULL;
     long count = -1, start = 0, node_count = -1;
-    enum { O_CACERT = 256, O_CERT, O_KEY, O_TOKEN, O_INSECURE, O_PODS_FILE, O_POD_PREFIX,
-           O_COUNT, O_START, O_NODES_FILE, O_NODE_PREFIX, O_NODE_COUNT, O_NODES, O_HTTP11, O_JSON };
-    static const struct option lo[] = {
-        {"server", required_argument, 0, 's'},
-        {"namespace", required_argument, 0, 'n'},
-        {"concurrency", required_argument, 0, 'c'},
-        {"cacert", required_argument, 0, O_CACERT},
-        {"cert", required_argument, 0, O_CERT},
-        {"key", required_argument, 0, O_KEY},
-        {"token", required_argument, 0, O_TOKEN},
-        {"insecure", no_argument, 0, O_INSECURE},
-        {"pods-file", required_argument, 0, O_PODS_FILE},
-        {"pod-prefix", required_argument, 0, O_POD_PREFIX},
-        {"count", required_argument, 0, O_COUNT},
-        {"start", required_argument, 0, O_START},
-        {"nodes-file", required_argument, 0, O_NODES_FILE},
-        {"node-prefix", required_argument, 0, O_NODE_PREFIX},
-        {"node-count", required_argument, 0, O_NODE_COUNT},
-        {"nodes", required_argument, 0, O_NODES},
-        {"http1.1", no_argument, 0, O_HTTP11},
-        {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}
+    enum {
+        O_CACERT = 256,
+        O_CERT,
+        O_KEY,
+        O_TOKEN,
+        O_INSECURE,
+        O_PODS_FILE,
+        O_POD_PREFIX,
+        O_COUNT,
+        O_START,
+        O_NODES_FILE,
+        O_NODE_PREFIX,
+        O_NODE_COUNT,
+        O_NODES,
+        O_HTTP11,
+        O_JSON
     };
+    static const struct option lo[] = { { "server", required_argument, 0, 's' },
+                                        { "namespace", required_argument, 0, 'n' },
+                                        { "concurrency", required_argument, 0, 'c' },
+                                        { "cacert", required_argument, 0, O_CACERT },
+                                        { "cert", required_argument, 0, O_CERT },
+                                        { "key", required_argument, 0, O_KEY },
+                                        { "token", required_argument, 0, O_TOKEN },
+                                        { "insecure", no_argument, 0, O_INSECURE },
+                                        { "pods-file", required_argument, 0, O_PODS_FILE },
+                                        { "pod-prefix", required_argument, 0, O_POD_PREFIX },
+                                        { "count", required_argument, 0, O_COUNT },
+                                        { "start", required_argument, 0, O_START },
+                                        { "nodes-file", required_argument, 0, O_NODES_FILE },
+                                        { "node-prefix", required_argument, 0, O_NODE_PREFIX },
+                                        { "node-count", required_argument, 0, O_NODE_COUNT },
+                                        { "nodes", required_argument, 0, O_NODES },
+                                        { "http1.1", no_argument, 0, O_HTTP11 },
+                                        { "json", no_argument, 0, O_JSON },
+                                        { "help", no_argument, 0, 'h' },
+                                        { 0, 0, 0, 0 } };
     int ch;
     while ((ch = getopt_long(argc, argv, "s:n:c:h", lo, NULL)) != -1) {
         switch (ch) {
@@ -252,16 +290,23 @@ int main(int argc, char **argv)
         case O_KEY: opt.key = optarg; break;
         case O_TOKEN: opt.token = optarg; break;
         case O_INSECURE: opt.insecure = 1; break;
-        case O_PODS_FILE: if (sl_read_file(&opt.pods, optarg)) return 2; break;
+        case O_PODS_FILE:
+            if (sl_read_file(&opt.pods, optarg))
+                return 2;
+            break;
         case O_POD_PREFIX: pod_prefix = optarg; break;
         case O_COUNT: count = atol(optarg); break;
         case O_START: start = atol(optarg); break;
-        case O_NODES_FILE: if (sl_read_file(&opt.nodes, optarg)) return 2; break;
+        case O_NODES_FILE:
+            if (sl_read_file(&opt.nodes, optarg))
+                return 2;
+            break;
         case O_NODE_PREFIX: node_prefix = optarg; break;
         case O_NODE_COUNT: node_count = atol(optarg); break;
         case O_NODES: {
             char *s = strdup(optarg), *save = NULL;
-            for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) sl_push(&opt.nodes, t);
+            for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                sl_push(&opt.nodes, t);
             free(s);
             break;
         }
@@ -270,17 +315,20 @@ int main(int argc, char **argv)
         default: usage();
         }
     }
-    if (!opt.server || !opt.ns) usage();
+    if (!opt.server || !opt.ns)
+        usage();
     char buf[512];
     if (pod_prefix) {
-        if (count < 0) usage();
+        if (count < 0)
+            usage();
         for (long i = start; i < start + count; i++) {
             snprintf(buf, sizeof buf, "%s%ld", pod_prefix, i);
             sl_push(&opt.pods, buf);
         }
     }
     if (node_prefix) {
-        if (node_count <= 0) usage();
+        if (node_count <= 0)
+            usage();
         for (long i = 0; i < node_count; i++) {
             snprintf(buf, sizeof buf, "%s%ld", node_prefix, i);
             sl_push(&opt.nodes, buf);
@@ -290,24 +338,32 @@ int main(int argc, char **argv)
         fprintf(stderr, "bind_probe: no pods or no nodes given\n");
         usage();
     }
-    if (opt.conc < 1) opt.conc = 1;
-    if (opt.conc > opt.pods.n) opt.conc = opt.pods.n;
+    if (opt.conc < 1)
+        opt.conc = 1;
+    if (opt.conc > opt.pods.n)
+        opt.conc = opt.pods.n;
 
     curl_global_init(CURL_GLOBAL_ALL);
-    if (preflight()) return 2;
+    if (preflight())
+        return 2;
     pthread_t *th = calloc((size_t)opt.conc, sizeof *th);
     double t0 = now_s();
     for (int i = 0; i < opt.conc; i++)
-        if (pthread_create(&th[i], NULL, worker, NULL)) { perror("pthread_create"); return 2; }
-    for (int i = 0; i < opt.conc; i++) pthread_join(th[i], NULL);
+        if (pthread_create(&th[i], NULL, worker, NULL)) {
+            perror("pthread_create");
+            return 2;
+        }
+    for (int i = 0; i < opt.conc; i++)
+        pthread_join(th[i], NULL);
     double secs = now_s() - t0;
 
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec / 1e6;
     long hwm = self_hwm_kb();
-    if (hwm < 0) hwm = ru.ru_maxrss;
+    if (hwm < 0)
+        hwm = ru.ru_maxrss;
     int ok = atomic_load(&n_ok), conf = atomic_load(&n_conflict), err = atomic_load(&n_err);
     double rate = secs > 0 ? (double)ok / secs : 0;
     if (opt.json)
@@ -318,9 +374,13 @@ int main(int argc, char **argv)
         printf("total=%d ok=%d conflicts=%d errors=%d retries=%d concurrency=%d seconds=%.3f "
                "pods_per_s=%.1f rss_kb=%ld cpu_s=%.2f\n",
                opt.pods.n, ok, conf, err, atomic_load(&n_retries), opt.conc, secs, rate, hwm, cpu);
-    for (int i = 0; i < opt.pods.n; i++) free(opt.pods.v[i]);
-    for (int i = 0; i < opt.nodes.n; i++) free(opt.nodes.v[i]);
-    free(opt.pods.v); free(opt.nodes.v); free(th);
+    for (int i = 0; i < opt.pods.n; i++)
+        free(opt.pods.v[i]);
+    for (int i = 0; i < opt.nodes.n; i++)
+        free(opt.nodes.v[i]);
+    free(opt.pods.v);
+    free(opt.nodes.v);
+    free(th);
     curl_global_cleanup();
     return (ok == opt.pods.n) ? 0 : 1;
 }

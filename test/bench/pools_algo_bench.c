@@ -21,10 +21,10 @@
 #include "framework/framework.h"
 
 typedef struct pool_job {
-    cache_t     *cache;
+    cache_t *cache;
     framework_t *fw;
-    int          pool, npods, placed;
-    pod_t      **pods;
+    int pool, npods, placed;
+    pod_t **pods;
 } pool_job_t;
 
 static double now_s(void)
@@ -46,7 +46,10 @@ static void *parse_or_die(json_t *obj, int is_pod)
     char err[256] = "";
     void *o = is_pod ? (void *)pod_from_json(obj, err, sizeof err) : (void *)node_from_json(obj, err, sizeof err);
     json_decref(obj);
-    if (!o) { fprintf(stderr, "pools_algo_bench: %s\n", err); exit(2); }
+    if (!o) {
+        fprintf(stderr, "pools_algo_bench: %s\n", err);
+        exit(2);
+    }
     return o;
 }
 
@@ -55,9 +58,10 @@ static node_t *make_node(int pool, int i)
     char name[64], pl[16];
     snprintf(name, sizeof name, "p%d-node-%d", pool, i);
     snprintf(pl, sizeof pl, "%d", pool);
-    json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110");
-    json_t *obj = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:O, s:O}}", "metadata", "name", name, "uid", name,
-                            "labels", "pool", pl, "status", "capacity", res, "allocatable", res);
+    json_t *res =
+        json_pack("{s:s, s:s, s:s, s:s}", "cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110");
+    json_t *obj = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:O, s:O}}", "metadata", "name", name, "uid", name, "labels",
+                            "pool", pl, "status", "capacity", res, "allocatable", res);
     json_decref(res);
     return parse_or_die(obj, 0);
 }
@@ -68,9 +72,9 @@ static pod_t *make_pod(int pool, int i)
     snprintf(name, sizeof name, "p%d-pod-%d", pool, i);
     json_t *req = i % 4 == 0 ? json_pack("{s:s, s:s, s:s}", "cpu", "500m", "memory", "512Mi", "nvidia.com/gpu", "1")
                              : json_pack("{s:s, s:s}", "cpu", "500m", "memory", "512Mi");
-    json_t *obj = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:o}}]}}",
-                            "metadata", "name", name, "namespace", "bench", "uid", name,
-                            "spec", "schedulerName", "ai-scheduler", "containers", "name", "c", "resources", "requests", req);
+    json_t *obj = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:o}}]}}", "metadata", "name", name, "namespace",
+                            "bench", "uid", name, "spec", "schedulerName", "ai-scheduler", "containers", "name", "c",
+                            "resources", "requests", req);
     return parse_or_die(obj, 1);
 }
 
@@ -78,7 +82,7 @@ static int refit(void *ud, node_info_t *ni)
 {
     (void)ud;
     (void)ni;
-    return 1;      /* nothing else changes these nodes here */
+    return 1; /* nothing else changes these nodes here */
 }
 
 /* One pool thread's work: as cycle.c's decide() and assume(). */
@@ -95,26 +99,32 @@ static void *run_pool(void *arg)
         cache_rdlock(j->cache);
         int n = 0, pool_n = 0, nf = 0;
         node_info_t *const *nodes = cache_nodes_locked(j->cache, &n);
-        for (int i = 0; i < n; i++) pool_n += nodes[i]->pool == j->pool;
+        for (int i = 0; i < n; i++)
+            pool_n += nodes[i]->pool == j->pool;
         int want = framework_num_feasible_to_find(j->fw, pool_n);
         for (int i = 0; i < n && nf < want && nf < 4096; i++) {
             node_info_t *ni = nodes[(p + i) % n];
-            if (ni->pool != j->pool) continue;
+            if (ni->pool != j->pool)
+                continue;
             fw_status_reset(&st);
-            if (framework_filter(j->fw, cs, pod, ni, &st) == FW_SUCCESS) feasible[nf++] = ni;
+            if (framework_filter(j->fw, cs, pod, ni, &st) == FW_SUCCESS)
+                feasible[nf++] = ni;
         }
         char *best = NULL;
         uint64_t gen = 0;
         if (nf) {
             framework_score(j->fw, cs, pod, feasible, nf, scores);
             int b = 0;
-            for (int k = 1; k < nf; k++) if (scores[k] > scores[b]) b = k;
+            for (int k = 1; k < nf; k++)
+                if (scores[k] > scores[b])
+                    b = k;
             best = strdup(feasible[b]->name);
             gen = feasible[b]->generation;
         }
         cache_unlock(j->cache);
         if (best) {
-            if (cache_assume(j->cache, pod, best, j->pool, gen, refit, j) == 0) j->placed++;
+            if (cache_assume(j->cache, pod, best, j->pool, gen, refit, j) == 0)
+                j->placed++;
             free(best);
         }
         cycle_state_free(cs);
@@ -145,14 +155,18 @@ int main(int argc, char **argv)
     int pools = argc > 1 ? atoi(argv[1]) : 4;
     int npp = argc > 2 ? atoi(argv[2]) : 250;
     int ppp = argc > 3 ? atoi(argv[3]) : 1000;
-    if (pools < 1 || pools > 64 || npp < 1 || ppp < 1) { fprintf(stderr, "usage: pools_algo_bench [POOLS] [NODES_PER_POOL] [PODS_PER_POOL]\n"); return 2; }
+    if (pools < 1 || pools > 64 || npp < 1 || ppp < 1) {
+        fprintf(stderr, "usage: pools_algo_bench [POOLS] [NODES_PER_POOL] [PODS_PER_POOL]\n");
+        return 2;
+    }
     fw_config_t cfg;
     fw_config_default(&cfg);
     framework_t *fw = framework_new(&cfg);
     pod_t ***pods = calloc((size_t)pools, sizeof(*pods));
     for (int p = 0; p < pools; p++) {
         pods[p] = calloc((size_t)ppp, sizeof(**pods));
-        for (int i = 0; i < ppp; i++) pods[p][i] = make_pod(p, i);
+        for (int i = 0; i < ppp; i++)
+            pods[p][i] = make_pod(p, i);
     }
     pool_job_t *jobs = calloc((size_t)pools, sizeof(*jobs));
     int placed_seq = 0, placed_par = 0;
@@ -184,14 +198,16 @@ int main(int argc, char **argv)
     cache_free(c);
 
     for (int p = 0; p < pools; p++) {
-        for (int i = 0; i < ppp; i++) pod_unref(pods[p][i]);
+        for (int i = 0; i < ppp; i++)
+            pod_unref(pods[p][i]);
         free(pods[p]);
     }
     free(pods);
     free(jobs);
     free(th);
     framework_free(fw);
-    printf("pools=%d nodes_per_pool=%d pods_per_pool=%d placed=%d/%d sequential_s=%.3f parallel_s=%.3f ratio=%.2f cpus=%ld\n",
-           pools, npp, ppp, placed_seq, placed_par, seq, par, par / seq, sysconf(_SC_NPROCESSORS_ONLN));
+    printf(
+        "pools=%d nodes_per_pool=%d pods_per_pool=%d placed=%d/%d sequential_s=%.3f parallel_s=%.3f ratio=%.2f cpus=%ld\n",
+        pools, npp, ppp, placed_seq, placed_par, seq, par, par / seq, sysconf(_SC_NPROCESSORS_ONLN));
     return placed_seq == pools * ppp && placed_par == pools * ppp ? 0 : 1;
 }

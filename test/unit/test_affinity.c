@@ -23,7 +23,8 @@
 
 /* ---- fixtures ----------------------------------------------------------- */
 
-static pod_t *mkpod_ns(const char *name, const char *ns, const char *labels, const char *spec) {
+static pod_t *mkpod_ns(const char *name, const char *ns, const char *labels, const char *spec)
+{
     char buf[8192];
     char err[256] = "";
     snprintf(buf, sizeof(buf),
@@ -38,15 +39,16 @@ static pod_t *mkpod_ns(const char *name, const char *ns, const char *labels, con
     return p;
 }
 
-static pod_t *mkpod(const char *name, const char *labels, const char *spec) {
+static pod_t *mkpod(const char *name, const char *labels, const char *spec)
+{
     return mkpod_ns(name, "default", labels, spec);
 }
 
 /* Parses and expects an error containing want. */
-static void parse_fails(const char *spec, const char *want) {
+static void parse_fails(const char *spec, const char *want)
+{
     char buf[4096], err[256] = "";
-    snprintf(buf, sizeof(buf),
-             "{'metadata':{'name':'bad','namespace':'default','uid':'u'},'spec':{%s}}", spec);
+    snprintf(buf, sizeof(buf), "{'metadata':{'name':'bad','namespace':'default','uid':'u'},'spec':{%s}}", spec);
     json_t *j = parse_sq(buf);
     pod_t *p = pod_from_json(j, err, sizeof(err));
     json_decref(j);
@@ -58,11 +60,12 @@ static void parse_fails(const char *spec, const char *want) {
 
 typedef struct cluster {
     node_info_t *ni[16];
-    int          n;
+    int n;
     fw_cluster_t cl;
 } cluster_t;
 
-static node_info_t *add_node(cluster_t *c, const char *name, const char *labels) {
+static node_info_t *add_node(cluster_t *c, const char *name, const char *labels)
+{
     char buf[2048], err[256] = "";
     snprintf(buf, sizeof(buf),
              "{'kind':'Node','metadata':{'name':'%s','uid':'n-%s','labels':{%s}},'spec':{},"
@@ -83,18 +86,21 @@ static node_info_t *add_node(cluster_t *c, const char *name, const char *labels)
     return ni;
 }
 
-static void place(node_info_t *ni, pod_t *p) {
+static void place(node_info_t *ni, pod_t *p)
+{
     node_info_add_pod(ni, p);
     pod_unref(p);
 }
 
-static void cluster_free(cluster_t *c) {
+static void cluster_free(cluster_t *c)
+{
     for (int i = 0; i < c->n; i++)
         node_info_free(c->ni[i]);
 }
 
 /* n1,n2 zone a; n3 zone b; n4 no zone; n5 zone c. */
-static void five(cluster_t *c) {
+static void five(cluster_t *c)
+{
     memset(c, 0, sizeof(*c));
     add_node(c, "n1", "'zone':'a','kubernetes.io/hostname':'n1'");
     add_node(c, "n2", "'zone':'a','kubernetes.io/hostname':'n2'");
@@ -104,7 +110,8 @@ static void five(cluster_t *c) {
 }
 
 /* Filter result on each node as a string of '+' (fits) and '-'. */
-static void filter_all(framework_t *fw, cluster_t *c, const pod_t *p, char *out, fw_status_t *sts) {
+static void filter_all(framework_t *fw, cluster_t *c, const pod_t *p, char *out, fw_status_t *sts)
+{
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &c->cl);
     fw_status_t st;
@@ -119,7 +126,8 @@ static void filter_all(framework_t *fw, cluster_t *c, const pod_t *p, char *out,
     cycle_state_free(cs);
 }
 
-static void score_all(framework_t *fw, cluster_t *c, const pod_t *p, int64_t *out) {
+static void score_all(framework_t *fw, cluster_t *c, const pod_t *p, int64_t *out)
+{
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &c->cl);
     assert_int_equal(framework_pre_filter(fw, cs, p, NULL), FW_SUCCESS);
@@ -131,42 +139,51 @@ static void score_all(framework_t *fw, cluster_t *c, const pod_t *p, int64_t *ou
 /* Only the inter-pod scores, with v1.20's weights (InterPodAffinity 1,
  * PodTopologySpread 2); with_spread 0 leaves PodTopologySpread's score out
  * (its default spreading would add the same 200 to every node). */
-static framework_t *fw_scores_only(int with_spread) {
+static framework_t *fw_scores_only(int with_spread)
+{
     fw_config_t cfg;
     fw_config_default(&cfg);
     int k = 0;
     cfg.plugin_ops[k++] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 0, .name = "*" };
-    cfg.plugin_ops[k++] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 1, .name = "InterPodAffinity" };
+    cfg.plugin_ops[k++] =
+        (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 1, .name = "InterPodAffinity" };
     if (with_spread)
-        cfg.plugin_ops[k++] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 2, .name = "PodTopologySpread" };
+        cfg.plugin_ops[k++] =
+            (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 2, .name = "PodTopologySpread" };
     cfg.nplugin_ops = k;
     return framework_new(&cfg);
 }
 
-static framework_t *fw_interpod_only(void) {
+static framework_t *fw_interpod_only(void)
+{
     return fw_scores_only(1);
 }
 
-#define ANTI(sel, key) "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" \
-                       "[{'labelSelector':{'matchLabels':{" sel "}},'topologyKey':'" key "'}]}}"
-#define AFF(sel, key) "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" \
-                      "[{'labelSelector':{'matchLabels':{" sel "}},'topologyKey':'" key "'}]}}"
-#define SPREAD(skew, key, when, sel) "'topologySpreadConstraints':[{'maxSkew':" skew ",'topologyKey':'" key \
-                                     "','whenUnsatisfiable':'" when "','labelSelector':{'matchLabels':{" sel "}}}]"
+#define ANTI(sel, key)                                                                                                 \
+    "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"                                 \
+    "[{'labelSelector':{'matchLabels':{" sel "}},'topologyKey':'" key "'}]}}"
+#define AFF(sel, key)                                                                                                  \
+    "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"                                     \
+    "[{'labelSelector':{'matchLabels':{" sel "}},'topologyKey':'" key "'}]}}"
+#define SPREAD(skew, key, when, sel)                                                                                   \
+    "'topologySpreadConstraints':[{'maxSkew':" skew ",'topologyKey':'" key "','whenUnsatisfiable':'" when              \
+    "','labelSelector':{'matchLabels':{" sel "}}}]"
 
 /* ---- parsing ------------------------------------------------------------- */
 
-static void test_parse_full(void **state) {
-    pod_t *p = mkpod_ns("p", "team", "'app':'web'",
-        "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-        "{'labelSelector':{'matchLabels':{'app':'db'}},'topologyKey':'zone'}],"
-        "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':7,'podAffinityTerm':"
-        "{'labelSelector':{},'namespaces':['b','a','b'],'topologyKey':'rack'}}]},"
-        "'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-        "{'topologyKey':'kubernetes.io/hostname'}]}},"
-        "'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
-        "'labelSelector':{'matchLabels':{'app':'web'}}},{'maxSkew':1,'topologyKey':'rack',"
-        "'whenUnsatisfiable':'ScheduleAnyway'}]");
+static void test_parse_full(void **state)
+{
+    pod_t *p =
+        mkpod_ns("p", "team", "'app':'web'",
+                 "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                 "{'labelSelector':{'matchLabels':{'app':'db'}},'topologyKey':'zone'}],"
+                 "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':7,'podAffinityTerm':"
+                 "{'labelSelector':{},'namespaces':['b','a','b'],'topologyKey':'rack'}}]},"
+                 "'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                 "{'topologyKey':'kubernetes.io/hostname'}]}},"
+                 "'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
+                 "'labelSelector':{'matchLabels':{'app':'web'}}},{'maxSkew':1,'topologyKey':'rack',"
+                 "'whenUnsatisfiable':'ScheduleAnyway'}]");
     const pod_affinity_t *a = p->interpod;
     assert_non_null(a);
     assert_int_equal(a->naff_req, 1);
@@ -186,7 +203,7 @@ static void test_parse_full(void **state) {
     assert_int_equal(a->aff_pref[0].match_nothing, 0);
     pod_t *q = mkpod_ns("q", "a", "'x':'y'", NULL), *r = mkpod_ns("r", "team", "'app':'db'", NULL);
     assert_true(aff_term_matches(&a->aff_pref[0], q));
-    assert_false(aff_term_matches(&a->aff_pref[0], r));    /* namespace team not listed */
+    assert_false(aff_term_matches(&a->aff_pref[0], r)); /* namespace team not listed */
     assert_true(aff_term_matches(&a->aff_req[0], r));
     assert_false(aff_term_matches(&a->anti_req[0], r));
     assert_int_equal(a->spread[0].max_skew, 2);
@@ -202,9 +219,11 @@ static void test_parse_full(void **state) {
     pod_unref(p);
 }
 
-static void test_parse_namespace_selector(void **state) {
-    pod_t *p = mkpod("p", NULL, "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-                                "{'labelSelector':{},'namespaceSelector':{},'topologyKey':'zone'}]}}");
+static void test_parse_namespace_selector(void **state)
+{
+    pod_t *p = mkpod("p", NULL,
+                     "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+                     "{'labelSelector':{},'namespaceSelector':{},'topologyKey':'zone'}]}}");
     assert_true(p->interpod->anti_req[0].all_namespaces);
     pod_t *q = mkpod_ns("q", "elsewhere", NULL, NULL);
     assert_true(aff_term_matches(&p->interpod->anti_req[0], q));
@@ -212,21 +231,24 @@ static void test_parse_namespace_selector(void **state) {
     pod_unref(p);
     pod_unref(q);
     /* A namespaceSelector with labels is approximated, and said so. */
-    p = mkpod("p", NULL, "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-                         "{'labelSelector':{},'namespaceSelector':{'matchLabels':{'t':'x'}},'topologyKey':'zone'}]}}");
+    p = mkpod("p", NULL,
+              "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+              "{'labelSelector':{},'namespaceSelector':{'matchLabels':{'t':'x'}},'topologyKey':'zone'}]}}");
     assert_non_null(p->interpod->warning);
     assert_non_null(strstr(p->interpod->warning, "namespaceSelector"));
     pod_unref(p);
 }
 
-static void test_parse_errors(void **state) {
+static void test_parse_errors(void **state)
+{
     parse_fails(SPREAD("0", "zone", "DoNotSchedule", ""), "maxSkew");
     parse_fails(SPREAD("-3", "zone", "DoNotSchedule", ""), "maxSkew");
     parse_fails(SPREAD("'1'", "zone", "DoNotSchedule", ""), "maxSkew");
     parse_fails(SPREAD("1", "", "DoNotSchedule", ""), "topologyKey");
     parse_fails(SPREAD("1", "zone", "Sometimes", ""), "whenUnsatisfiable");
     parse_fails("'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'z','whenUnsatisfiable':'DoNotSchedule'},"
-                "{'maxSkew':2,'topologyKey':'z','whenUnsatisfiable':'DoNotSchedule'}]", "duplicate");
+                "{'maxSkew':2,'topologyKey':'z','whenUnsatisfiable':'DoNotSchedule'}]",
+                "duplicate");
     parse_fails("'topologySpreadConstraints':{}", "not an array");
     parse_fails("'topologySpreadConstraints':[7]", "not an object");
     parse_fails(ANTI("'app':'x'", ""), "topologyKey");
@@ -234,35 +256,44 @@ static void test_parse_errors(void **state) {
                 "topologyKey");
     parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{}}}", "not an array");
     parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-                "{'labelSelector':'app=x','topologyKey':'z'}]}}", "labelSelector");
+                "{'labelSelector':'app=x','topologyKey':'z'}]}}",
+                "labelSelector");
     parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
                 "{'labelSelector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]},"
-                "'topologyKey':'z'}]}}", "labelSelector");
+                "'topologyKey':'z'}]}}",
+                "labelSelector");
     parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-                "{'namespaces':'x','topologyKey':'z'}]}}", "namespaces");
+                "{'namespaces':'x','topologyKey':'z'}]}}",
+                "namespaces");
     parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-                "{'namespaces':[1],'topologyKey':'z'}]}}", "namespaces");
+                "{'namespaces':[1],'topologyKey':'z'}]}}",
+                "namespaces");
     parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                "{'weight':0,'podAffinityTerm':{'topologyKey':'z'}}]}}", "weight");
+                "{'weight':0,'podAffinityTerm':{'topologyKey':'z'}}]}}",
+                "weight");
     parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                "{'weight':101,'podAffinityTerm':{'topologyKey':'z'}}]}}", "weight");
+                "{'weight':101,'podAffinityTerm':{'topologyKey':'z'}}]}}",
+                "weight");
     parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                "{'weight':5}]}}", "not an object");
+                "{'weight':5}]}}",
+                "not an object");
     parse_fails("'affinity':{'podAntiAffinity':[]}", "not an object");
     parse_fails("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-                "{'namespaceSelector':[],'topologyKey':'z'}]}}", "namespaceSelector");
+                "{'namespaceSelector':[],'topologyKey':'z'}]}}",
+                "namespaceSelector");
 }
 
 /* ---- InterPodAffinity filter ------------------------------------------- */
 
-static void test_required_anti_affinity(void **state) {
+static void test_required_anti_affinity(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     char got[16];
     fw_status_t sts[16];
     five(&c);
     place(c.ni[0], mkpod("web1", "'app':'web'", NULL));
-    place(c.ni[2], mkpod_ns("web-other-ns", "other", "'app':'web'", NULL));   /* other namespace */
+    place(c.ni[2], mkpod_ns("web-other-ns", "other", "'app':'web'", NULL)); /* other namespace */
 
     pod_t *p = mkpod("p", "'app':'web'", ANTI("'app':'web'", "kubernetes.io/hostname"));
     filter_all(fw, &c, p, got, sts);
@@ -282,20 +313,21 @@ static void test_required_anti_affinity(void **state) {
     framework_free(fw);
 }
 
-static void test_required_affinity(void **state) {
+static void test_required_affinity(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     char got[16];
     fw_status_t sts[16];
     five(&c);
-    place(c.ni[2], mkpod("db", "'app':'db'", NULL));     /* zone b */
+    place(c.ni[2], mkpod("db", "'app':'db'", NULL)); /* zone b */
 
     pod_t *p = mkpod("p", "'app':'web'", AFF("'app':'db'", "zone"));
     filter_all(fw, &c, p, got, sts);
     assert_string_equal(got, "--+--");
     assert_int_equal(sts[0].code, FW_UNSCHEDULABLE_UNRESOLVABLE);
     assert_string_equal(sts[0].reasons[1], "node(s) didn't match pod affinity rules");
-    assert_int_equal(sts[3].code, FW_UNSCHEDULABLE_UNRESOLVABLE);    /* no zone label */
+    assert_int_equal(sts[3].code, FW_UNSCHEDULABLE_UNRESOLVABLE); /* no zone label */
     pod_unref(p);
 
     /* Nothing matches and the pod does not match itself: nowhere. */
@@ -321,7 +353,8 @@ static void test_required_affinity(void **state) {
 }
 
 /* An existing pod's required anti-affinity rejects the incoming pod. */
-static void test_existing_anti_affinity(void **state) {
+static void test_existing_anti_affinity(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     char got[16];
@@ -336,11 +369,11 @@ static void test_existing_anti_affinity(void **state) {
     assert_string_equal(sts[1].reasons[1], "node(s) didn't satisfy existing pods anti-affinity rules");
     pod_unref(p);
 
-    p = mkpod("p", "'app':'other'", NULL);       /* not selected: anywhere */
+    p = mkpod("p", "'app':'other'", NULL); /* not selected: anywhere */
     filter_all(fw, &c, p, got, NULL);
     assert_string_equal(got, "+++++");
     pod_unref(p);
-    p = mkpod_ns("p", "other", "'app':'web'", NULL);   /* term's namespace is default */
+    p = mkpod_ns("p", "other", "'app':'web'", NULL); /* term's namespace is default */
     filter_all(fw, &c, p, got, NULL);
     assert_string_equal(got, "+++++");
     pod_unref(p);
@@ -349,7 +382,8 @@ static void test_existing_anti_affinity(void **state) {
 }
 
 /* The diagnosis counts both reasons, as kube's FitError does. */
-static void test_anti_affinity_message(void **state) {
+static void test_anti_affinity_message(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     memset(&c, 0, sizeof(c));
@@ -377,7 +411,8 @@ static void test_anti_affinity_message(void **state) {
 
 /* ---- PodTopologySpread filter ------------------------------------------- */
 
-static void test_spread_filter(void **state) {
+static void test_spread_filter(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     char got[16];
@@ -387,7 +422,7 @@ static void test_spread_filter(void **state) {
     place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
     place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
     place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
-    place(c.ni[4], mkpod_ns("x-other", "other", "'app':'x'", NULL));   /* other namespace: not counted */
+    place(c.ni[4], mkpod_ns("x-other", "other", "'app':'x'", NULL)); /* other namespace: not counted */
 
     pod_t *p = mkpod("p", "'app':'x'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
     filter_all(fw, &c, p, got, sts);
@@ -395,7 +430,8 @@ static void test_spread_filter(void **state) {
     assert_int_equal(sts[0].code, FW_UNSCHEDULABLE);
     assert_string_equal(sts[0].reasons[0], "node(s) didn't match pod topology spread constraints");
     assert_int_equal(sts[3].code, FW_UNSCHEDULABLE_UNRESOLVABLE);
-    assert_string_equal(sts[3].reasons[0], "node(s) didn't match pod topology spread constraints (missing required label)");
+    assert_string_equal(sts[3].reasons[0],
+                        "node(s) didn't match pod topology spread constraints (missing required label)");
     pod_unref(p);
 
     /* maxSkew 2: zone b (1+1-0) fits too. */
@@ -414,7 +450,7 @@ static void test_spread_filter(void **state) {
      * the minimum is zone b's 1. */
     p = mkpod("p", "'app':'x'", "'nodeSelector':{'zone':'a'}," SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
     filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "++---");    /* only zone a counts: min 2, skew 2+1-2 = 1 */
+    assert_string_equal(got, "++---"); /* only zone a counts: min 2, skew 2+1-2 = 1 */
     pod_unref(p);
 
     /* ScheduleAnyway never filters. */
@@ -428,7 +464,8 @@ static void test_spread_filter(void **state) {
 
 /* With only zone a eligible, the minimum is zone a's own count: 2+1-2 = 1
  * fits; without the selector the global minimum is 0 (zone c). */
-static void test_spread_node_affinity_domains(void **state) {
+static void test_spread_node_affinity_domains(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     char got[16];
@@ -436,10 +473,11 @@ static void test_spread_node_affinity_domains(void **state) {
     place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
     place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
     place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
-    pod_t *p = mkpod("p", "'app':'x'",
-                     "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':"
-                     "[{'matchExpressions':[{'key':'zone','operator':'In','values':['a','b']}]}]}}},"
-                     SPREAD("1", "zone", "DoNotSchedule", "'app':'x'"));
+    pod_t *p =
+        mkpod("p", "'app':'x'",
+              "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':"
+              "[{'matchExpressions':[{'key':'zone','operator':'In','values':['a','b']}]}]}}}," SPREAD(
+                  "1", "zone", "DoNotSchedule", "'app':'x'"));
     filter_all(fw, &c, p, got, NULL);
     /* domains a (2) and b (1): min 1; zone a 2+1-1 = 2 > 1; zone b 1+1-1 = 1 */
     assert_string_equal(got, "--+--");
@@ -449,7 +487,8 @@ static void test_spread_node_affinity_domains(void **state) {
 }
 
 /* Pods being deleted do not count in the spread. */
-static void test_spread_ignores_deleting(void **state) {
+static void test_spread_ignores_deleting(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     char got[16];
@@ -457,8 +496,9 @@ static void test_spread_ignores_deleting(void **state) {
     add_node(&c, "a", "'zone':'a'");
     add_node(&c, "b", "'zone':'b'");
     char buf[1024], err[256];
-    snprintf(buf, sizeof buf, "{'metadata':{'name':'gone','namespace':'default','uid':'g','labels':{'app':'x'},"
-                              "'deletionTimestamp':'2024-01-01T00:00:00Z'},'spec':{},'status':{'phase':'Running'}}");
+    snprintf(buf, sizeof buf,
+             "{'metadata':{'name':'gone','namespace':'default','uid':'g','labels':{'app':'x'},"
+             "'deletionTimestamp':'2024-01-01T00:00:00Z'},'spec':{},'status':{'phase':'Running'}}");
     json_t *j = parse_sq(buf);
     pod_t *gone = pod_from_json(j, err, sizeof err);
     json_decref(j);
@@ -479,14 +519,16 @@ static void test_spread_ignores_deleting(void **state) {
  * anti-affinity (weight 5, hostname, app=web); db on n3, web on n1.
  * Raw: n1 -5, n2 0, n3 +10, n4 0, n5 0; min -5, max 10:
  * n1 0, n2 100*5/15 = 33, n3 100, n4 33, n5 33. */
-static void test_interpod_score_preferred(void **state) {
+static void test_interpod_score_preferred(void **state)
+{
     framework_t *fw = fw_scores_only(0);
     cluster_t c;
     int64_t out[16];
     five(&c);
     place(c.ni[2], mkpod("db", "'app':'db'", NULL));
     place(c.ni[0], mkpod("web", "'app':'web'", NULL));
-    pod_t *p = mkpod("p", NULL,
+    pod_t *p = mkpod(
+        "p", NULL,
         "'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':10,"
         "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'db'}},'topologyKey':'zone'}}]},"
         "'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':5,"
@@ -507,15 +549,19 @@ static void test_interpod_score_preferred(void **state) {
  * and preferred anti-affinity (weight 4) toward the incoming pod's labels.
  * aff on n3 (zone b): zone b +1; anti on n1 (hostname n1): -4.
  * Raw: n1 -4, n2 0, n3 1, n4 0, n5 0; min -4 max 1: n1 0, others 80, n3 100. */
-static void test_interpod_score_symmetric(void **state) {
+static void test_interpod_score_symmetric(void **state)
+{
     framework_t *fw = fw_scores_only(0);
     cluster_t c;
     int64_t out[16];
     five(&c);
     place(c.ni[2], mkpod("fan", "'app':'fan'", AFF("'app':'star'", "zone")));
-    place(c.ni[0], mkpod("hater", "'app':'hater'",
-        "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
-        "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'star'}},'topologyKey':'kubernetes.io/hostname'}}]}}"));
+    place(
+        c.ni[0],
+        mkpod(
+            "hater", "'app':'hater'",
+            "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
+            "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'star'}},'topologyKey':'kubernetes.io/hostname'}}]}}"));
     pod_t *p = mkpod("p", "'app':'star'", NULL);
     score_all(fw, &c, p, out);
     assert_int_equal(out[0], 0);
@@ -539,7 +585,8 @@ static void test_interpod_score_symmetric(void **state) {
  * Raw: n1,n2 int(2*1.609) = 3, n3 1, n5 0; n4 ignored (no zone).
  * Normalized 100*(max+min-s)/max with max 3, min 0: n1,n2 0, n3 66, n5 100;
  * times weight 2. */
-static void test_spread_score(void **state) {
+static void test_spread_score(void **state)
+{
     framework_t *fw = fw_interpod_only();
     cluster_t c;
     int64_t out[16];
@@ -573,13 +620,15 @@ static void test_spread_score(void **state) {
 
 /* ---- PreFilterExtensions and preemption --------------------------------- */
 
-static void test_add_remove_pod(void **state) {
+static void test_add_remove_pod(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     five(&c);
     pod_t *web = mkpod("web", "'app':'web'", NULL);
     node_info_add_pod(c.ni[0], web);
-    pod_t *p = mkpod("p", "'app':'x'", ANTI("'app':'web'", "zone") "," SPREAD("1", "zone", "DoNotSchedule", "'app':'web'"));
+    pod_t *p =
+        mkpod("p", "'app':'x'", ANTI("'app':'web'", "zone") "," SPREAD("1", "zone", "DoNotSchedule", "'app':'web'"));
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &c.cl);
     fw_status_t st;
@@ -598,14 +647,16 @@ static void test_add_remove_pod(void **state) {
     framework_free(fw);
 }
 
-static int lower_priority(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank) {
+static int lower_priority(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
+{
     *rank = victim->priority;
     return victim->priority < preemptor->priority;
 }
 
 /* The preemptor's anti-affinity forbids n1 because of a low-priority pod:
  * evicting it (and only it) makes room, and the caller's state is intact. */
-static void test_preemption_anti_affinity(void **state) {
+static void test_preemption_anti_affinity(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cluster_t c;
     five(&c);
@@ -631,13 +682,15 @@ static void test_preemption_anti_affinity(void **state) {
     framework_free(fw);
 }
 
-
 /* ---- the incremental index answers as the scan does ------------------------ */
 
-static void cache_node(cache_t *c, const char *name, const char *labels) {
+static void cache_node(cache_t *c, const char *name, const char *labels)
+{
     char buf[1024], err[256];
-    snprintf(buf, sizeof buf, "{'metadata':{'name':'%s','uid':'u%s','labels':{%s}},'spec':{},"
-                              "'status':{'allocatable':{'cpu':'64','memory':'64Gi','pods':'110'}}}", name, name, labels);
+    snprintf(buf, sizeof buf,
+             "{'metadata':{'name':'%s','uid':'u%s','labels':{%s}},'spec':{},"
+             "'status':{'allocatable':{'cpu':'64','memory':'64Gi','pods':'110'}}}",
+             name, name, labels);
     json_t *j = parse_sq(buf);
     node_t *n = node_from_json(j, err, sizeof err);
     json_decref(j);
@@ -647,7 +700,8 @@ static void cache_node(cache_t *c, const char *name, const char *labels) {
 }
 
 static void cache_pod(cache_t *c, const char *name, const char *ns, const char *labels, const char *spec,
-                      const char *node) {
+                      const char *node)
+{
     char s2[4096];
     snprintf(s2, sizeof s2, "'nodeName':'%s'%s%s", node, spec ? "," : "", spec ? spec : "");
     pod_t *p = mkpod_ns(name, ns, labels, s2);
@@ -656,7 +710,8 @@ static void cache_pod(cache_t *c, const char *name, const char *ns, const char *
 }
 
 /* Filter codes and scores over every node, with and without the index. */
-static void check_same(framework_t *fw, cache_t *c, const pod_t *p) {
+static void check_same(framework_t *fw, cache_t *c, const pod_t *p)
+{
     cache_interpod_prepare(c, p);
     cache_rdlock(c);
     int n = 0;
@@ -688,7 +743,8 @@ static void check_same(framework_t *fw, cache_t *c, const pod_t *p) {
     }
 }
 
-static void test_index_matches_scan(void **state) {
+static void test_index_matches_scan(void **state)
+{
     framework_t *fw = fw_interpod_only();
     cache_t *c = cache_new(NULL, NULL);
     const char *zones[3] = { "a", "b", "c" };
@@ -705,11 +761,13 @@ static void test_index_matches_scan(void **state) {
     cache_pod(c, "d2", "other", "'app':'db'", NULL, "n5");
     cache_pod(c, "g1", "default", "'app':'guard'", ANTI("'app':'x'", "zone"), "n4");
     cache_pod(c, "f1", "default", "'app':'fan'", AFF("'app':'x'", "zone"), "n8");
-    cache_pod(c, "h1", "default", "'app':'hater'",
-              "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
-              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'kubernetes.io/hostname'}}]},"
-              "'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':9,"
-              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'}}]}}", "n6");
+    cache_pod(
+        c, "h1", "default", "'app':'hater'",
+        "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':4,"
+        "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'kubernetes.io/hostname'}}]},"
+        "'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':9,"
+        "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'}}]}}",
+        "n6");
     for (int i = 0; i < 5; i++) {
         char name[8], node[8];
         snprintf(name, sizeof name, "x%d", i);
@@ -725,12 +783,13 @@ static void test_index_matches_scan(void **state) {
         mkpod("p6", "'app':'x'", SPREAD("1", "zone", "DoNotSchedule", "'app':'x'")),
         mkpod("p7", "'app':'x'", SPREAD("1", "zone", "ScheduleAnyway", "'app':'x'")),
         mkpod("p8", "'app':'x'", SPREAD("1", "kubernetes.io/hostname", "DoNotSchedule", "'app':'x'")),
-        mkpod("p9", "'app':'x'",
-              "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
-              "{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'},"
-              "{'labelSelector':{'matchExpressions':[{'key':'app','operator':'Exists'}]},'topologyKey':'kubernetes.io/hostname'}],"
-              "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':3,'podAffinityTerm':"
-              "{'labelSelector':{'matchLabels':{'app':'db'}},'namespaces':['other'],'topologyKey':'zone'}}]}}"),
+        mkpod(
+            "p9", "'app':'x'",
+            "'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':["
+            "{'labelSelector':{'matchLabels':{'app':'x'}},'topologyKey':'zone'},"
+            "{'labelSelector':{'matchExpressions':[{'key':'app','operator':'Exists'}]},'topologyKey':'kubernetes.io/hostname'}],"
+            "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':3,'podAffinityTerm':"
+            "{'labelSelector':{'matchLabels':{'app':'db'}},'namespaces':['other'],'topologyKey':'zone'}}]}}"),
         mkpod("p10", "'app':'x'", "'nodeSelector':{'zone':'a'}," SPREAD("1", "zone", "DoNotSchedule", "'app':'x'")),
     };
     int np = (int)(sizeof(probes) / sizeof(probes[0]));
@@ -760,21 +819,23 @@ static void test_index_matches_scan(void **state) {
 
 /* The epoch moves exactly when a decision made earlier could now break an
  * existing pod's anti-affinity: such a pod accounted, or node labels. */
-static void test_interpod_epoch(void **state) {
+static void test_interpod_epoch(void **state)
+{
     cache_t *c = cache_new(NULL, NULL);
     cache_node(c, "e1", "'zone':'a'");
     uint64_t e0 = cache_interpod_epoch(c);
     cache_pod(c, "plain", "default", "'app':'x'", NULL, "e1");
     cache_pod(c, "soft", "default", "'app':'y'",
               "'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
-              "'podAffinityTerm':{'labelSelector':{},'topologyKey':'zone'}}]}}", "e1");
+              "'podAffinityTerm':{'labelSelector':{},'topologyKey':'zone'}}]}}",
+              "e1");
     assert_int_equal(cache_interpod_epoch(c), e0);
-    cache_node(c, "e1", "'zone':'a'");                    /* same labels */
+    cache_node(c, "e1", "'zone':'a'"); /* same labels */
     assert_int_equal(cache_interpod_epoch(c), e0);
     cache_pod(c, "hard", "default", "'app':'z'", ANTI("'app':'x'", "zone"), "e1");
     uint64_t e1 = cache_interpod_epoch(c);
     assert_true(e1 > e0);
-    cache_node(c, "e1", "'zone':'b'");                    /* relabelled */
+    cache_node(c, "e1", "'zone':'b'"); /* relabelled */
     assert_true(cache_interpod_epoch(c) > e1);
     cache_free(c);
 }
@@ -786,26 +847,31 @@ static void test_interpod_epoch(void **state) {
  * decides under the read lock, then reserves with the inter-pod rule. They
  * must never both land. */
 typedef struct racer {
-    cache_t      *cache;
-    framework_t  *fw;
-    pod_t        *pod;
-    const char   *node;
-    int           pool;
-    int           exclusive;
+    cache_t *cache;
+    framework_t *fw;
+    pod_t *pod;
+    const char *node;
+    int pool;
+    int exclusive;
     pthread_barrier_t *bar;
-    int           placed;
+    int placed;
 } racer_t;
 
-static int refit_gen(void *ud, node_info_t *ni) { return 1; }
+static int refit_gen(void *ud, node_info_t *ni)
+{
+    return 1;
+}
 
-static void lock_node(void *ud, const char *node, int lock) {
+static void lock_node(void *ud, const char *node, int lock)
+{
     if (lock)
         cache_node_lock(ud, node);
     else
         cache_node_unlock(ud, node);
 }
 
-static int refit_full(void *ud, node_info_t *ni) {
+static int refit_full(void *ud, node_info_t *ni)
+{
     racer_t *r = ud;
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->cache, &n);
@@ -819,7 +885,8 @@ static int refit_full(void *ud, node_info_t *ni) {
     return ok;
 }
 
-static void *race_main(void *arg) {
+static void *race_main(void *arg)
+{
     racer_t *r = arg;
     pthread_barrier_wait(r->bar);
     cache_interpod_prepare(r->cache, r->pod);
@@ -827,15 +894,16 @@ static void *race_main(void *arg) {
     uint64_t epoch = cache_interpod_epoch(r->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->cache), .node_lock = lock_node,
-                        .lock_ud = r->cache };
+    fw_cluster_t cl = {
+        .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->cache), .node_lock = lock_node, .lock_ud = r->cache
+    };
     node_info_t *ni = cache_node_locked(r->cache, r->node);
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &cl);
     fw_status_t st;
     int ok = framework_pre_filter(r->fw, cs, r->pod, &st) == FW_SUCCESS &&
              framework_filter(r->fw, cs, r->pod, ni, &st) == FW_SUCCESS;
-    uint64_t gen = ni->generation;   /* own pool's node: only this thread changes it */
+    uint64_t gen = ni->generation; /* own pool's node: only this thread changes it */
     cycle_state_set_cluster(cs, NULL);
     cache_unlock(r->cache);
     /* Both decide before either reserves, as two pool threads can. */
@@ -848,16 +916,22 @@ static void *race_main(void *arg) {
     return NULL;
 }
 
-static int part_by_name(void *ud, const node_t *n) { return n->name[1] - '0'; }
+static int part_by_name(void *ud, const node_t *n)
+{
+    return n->name[1] - '0';
+}
 
-static void race_round(framework_t *fw, int b_first_exists, int *both) {
+static void race_round(framework_t *fw, int b_first_exists, int *both)
+{
     cache_t *c = cache_new(part_by_name, NULL);
     char err[256];
     const char *nodes[2] = { "p0", "p1" };
     for (int i = 0; i < 2; i++) {
         char buf[1024];
-        snprintf(buf, sizeof buf, "{'metadata':{'name':'%s','uid':'%s','labels':{'zone':'z'}},'spec':{},"
-                                  "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}", nodes[i], nodes[i]);
+        snprintf(buf, sizeof buf,
+                 "{'metadata':{'name':'%s','uid':'%s','labels':{'zone':'z'}},'spec':{},"
+                 "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
+                 nodes[i], nodes[i]);
         json_t *j = parse_sq(buf);
         node_t *n = node_from_json(j, err, sizeof err);
         json_decref(j);
@@ -885,7 +959,7 @@ static void race_round(framework_t *fw, int b_first_exists, int *both) {
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
     pthread_barrier_destroy(&bar);
-    assert_true(ra.placed || rb.placed);    /* one of them always lands */
+    assert_true(ra.placed || rb.placed); /* one of them always lands */
     if (ra.placed && rb.placed)
         (*both)++;
     pod_unref(a);
@@ -893,7 +967,8 @@ static void race_round(framework_t *fw, int b_first_exists, int *both) {
     cache_free(c);
 }
 
-static void test_race_anti_affinity(void **state) {
+static void test_race_anti_affinity(void **state)
+{
     framework_t *fw = framework_new(NULL);
     int both = 0;
     for (int i = 0; i < 200; i++)
@@ -902,7 +977,8 @@ static void test_race_anti_affinity(void **state) {
     framework_free(fw);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_full),
         cmocka_unit_test(test_parse_namespace_selector),

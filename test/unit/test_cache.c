@@ -64,7 +64,7 @@ static void test_assume_confirm_forget(void **state)
     cache_t *c = cache_new(partition, "a");
     node_t *n = mk_node("n1", "a");
     assert_int_equal(cache_upsert_node(c, n), 1);
-    assert_int_equal(cache_upsert_node(c, n), 0);      /* nothing changed */
+    assert_int_equal(cache_upsert_node(c, n), 0); /* nothing changed */
 
     pod_t *p = mk_pod("p", "", "1", "Pending");
     cache_pod_state_t now;
@@ -127,7 +127,7 @@ static void test_pod_before_node_and_node_delete(void **state)
     cache_pod_state_t now;
     cache_upsert_pod(c, p, &now);
     assert_int_equal(now, CPOD_BOUND);
-    assert_int_equal(requested_cpu(c, "n9"), 500);    /* accounted before the node is known */
+    assert_int_equal(requested_cpu(c, "n9"), 500); /* accounted before the node is known */
 
     node_t *n = mk_node("n9", "a");
     cache_upsert_node(c, n);
@@ -167,7 +167,7 @@ static void test_repartition_and_nominations(void **state)
     assert_int_equal(cache_node_locked(c, "nb")->pool, 0);
     cache_unlock(c);
 
-    strcpy(want, "b");          /* the pool's selector changed */
+    strcpy(want, "b"); /* the pool's selector changed */
     cache_repartition(c);
     cache_rdlock(c);
     assert_int_equal(cache_node_locked(c, "na")->pool, 0);
@@ -236,8 +236,8 @@ static void test_concurrent_assume_rules(void **state)
     cache_unlock(c);
 
     int calls = 0;
-    assert_int_equal(cache_assume(c, p, "n1", 0, gen, refit_no, &calls), -1);   /* wrong pool */
-    assert_int_equal(cache_assume(c, p, "zz", 1, gen, refit_no, &calls), -1);   /* no node */
+    assert_int_equal(cache_assume(c, p, "n1", 0, gen, refit_no, &calls), -1); /* wrong pool */
+    assert_int_equal(cache_assume(c, p, "zz", 1, gen, refit_no, &calls), -1); /* no node */
     assert_int_equal(calls, 0);
     /* The generation moved: the fit callback decides. */
     assert_int_equal(cache_assume(c, p, "n1", 1, gen + 7, refit_no, &calls), -1);
@@ -282,7 +282,7 @@ static void test_concurrent_assume_rules(void **state)
  * write lock; the pod deleted in that gap must not come back as a ghost. */
 typedef struct gap {
     cache_t *c;
-    pod_t   *p;
+    pod_t *p;
 } gap_t;
 
 static void delete_in_gap(void *ud)
@@ -371,7 +371,7 @@ static void *race_read(void *arg)
     racer_t *r = arg;
     for (int i = 0; i < r->n; i++) {
         cache_rdlock(r->c);
-        const char *names[2] = {"na", "nb"};
+        const char *names[2] = { "na", "nb" };
         for (int k = 0; k < 2; k++) {
             node_info_t *ni = cache_node_locked(r->c, names[k]);
             cache_node_lock(r->c, names[k]);
@@ -405,7 +405,8 @@ static void test_concurrent_assume_race(void **state)
     pthread_create(&ta, NULL, race_assume, &ra);
     pthread_create(&tb, NULL, race_assume, &rb);
     pthread_create(&tr, NULL, race_read, &rr);
-    for (int i = 0; i < 100; i++) cache_upsert_node(c, nc);      /* writer */
+    for (int i = 0; i < 100; i++)
+        cache_upsert_node(c, nc); /* writer */
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
     pthread_join(tr, NULL);
@@ -423,12 +424,9 @@ static void test_concurrent_assume_race(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_assume_confirm_forget),
-        cmocka_unit_test(test_pod_before_node_and_node_delete),
-        cmocka_unit_test(test_repartition_and_nominations),
-        cmocka_unit_test(test_nominated_reserve_delete_gap),
-        cmocka_unit_test(test_nominate_gone_pod_ignored),
-        cmocka_unit_test(test_concurrent_assume_rules),
+        cmocka_unit_test(test_assume_confirm_forget),       cmocka_unit_test(test_pod_before_node_and_node_delete),
+        cmocka_unit_test(test_repartition_and_nominations), cmocka_unit_test(test_nominated_reserve_delete_gap),
+        cmocka_unit_test(test_nominate_gone_pod_ignored),   cmocka_unit_test(test_concurrent_assume_rules),
         cmocka_unit_test(test_concurrent_assume_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,12 +78,18 @@ static void test_defaults(void **st)
 static void test_duration(void **st)
 {
     int s = -1;
-    assert_int_equal(config_parse_duration("15s", &s), 0); assert_int_equal(s, 15);
-    assert_int_equal(config_parse_duration("1m30s", &s), 0); assert_int_equal(s, 90);
-    assert_int_equal(config_parse_duration("2h", &s), 0); assert_int_equal(s, 7200);
-    assert_int_equal(config_parse_duration("2000ms", &s), 0); assert_int_equal(s, 2);
-    assert_int_equal(config_parse_duration("1.5m", &s), 0); assert_int_equal(s, 90);
-    assert_int_equal(config_parse_duration("7", &s), 0); assert_int_equal(s, 7);
+    assert_int_equal(config_parse_duration("15s", &s), 0);
+    assert_int_equal(s, 15);
+    assert_int_equal(config_parse_duration("1m30s", &s), 0);
+    assert_int_equal(s, 90);
+    assert_int_equal(config_parse_duration("2h", &s), 0);
+    assert_int_equal(s, 7200);
+    assert_int_equal(config_parse_duration("2000ms", &s), 0);
+    assert_int_equal(s, 2);
+    assert_int_equal(config_parse_duration("1.5m", &s), 0);
+    assert_int_equal(s, 90);
+    assert_int_equal(config_parse_duration("7", &s), 0);
+    assert_int_equal(s, 7);
     assert_int_equal(config_parse_duration("1500ms", &s), -1);
     assert_int_equal(config_parse_duration("", &s), -1);
     assert_int_equal(config_parse_duration("s", &s), -1);
@@ -99,20 +105,20 @@ static void test_full_file(void **st)
     sched_config_t c;
     char err[256] = "";
     config_default(&c);
-    const char *y = HDR
-        "schedulerName: gpu-sched\n"
-        "clientConnection:\n  qps: 50.5\n  burst: 100\n  kubeconfig: /etc/kube.conf\n"
-        "leaderElection:\n  leaderElect: false\n  leaseDuration: 30s\n  renewDeadline: 20s\n"
-        "  retryPeriod: 4s\n  resourceName: lease-x\n  resourceNamespace: sched\n  resourceLock: leases\n"
-        "scoring:\n  strategy: LeastAllocated\n  percentageOfNodesToScore: 40\n"
-        "  resources:\n  - name: cpu\n    weight: 2\n  - {name: nvidia.com/gpu, weight: 5}\n"
-        "plugins:\n  weights:\n    NodeResourcesFit: 3\n    NodeResourcesBalancedAllocation: 0\n"
-        "    NodeAffinity: 4\n    TaintToleration: 5\n"
-        "preemption:\n  disabled: true\n"
-        "bindWorkers: 8\n"
-        "metrics:\n  bindAddress: 127.0.0.1\n  port: 9000\n"
-        "poolStatusIntervalSeconds: 30\n"
-        "verbosity: 4\n";
+    const char *y =
+        HDR "schedulerName: gpu-sched\n"
+            "clientConnection:\n  qps: 50.5\n  burst: 100\n  kubeconfig: /etc/kube.conf\n"
+            "leaderElection:\n  leaderElect: false\n  leaseDuration: 30s\n  renewDeadline: 20s\n"
+            "  retryPeriod: 4s\n  resourceName: lease-x\n  resourceNamespace: sched\n  resourceLock: leases\n"
+            "scoring:\n  strategy: LeastAllocated\n  percentageOfNodesToScore: 40\n"
+            "  resources:\n  - name: cpu\n    weight: 2\n  - {name: nvidia.com/gpu, weight: 5}\n"
+            "plugins:\n  weights:\n    NodeResourcesFit: 3\n    NodeResourcesBalancedAllocation: 0\n"
+            "    NodeAffinity: 4\n    TaintToleration: 5\n"
+            "preemption:\n  disabled: true\n"
+            "bindWorkers: 8\n"
+            "metrics:\n  bindAddress: 127.0.0.1\n  port: 9000\n"
+            "poolStatusIntervalSeconds: 30\n"
+            "verbosity: 4\n";
     assert_int_equal(load(&c, y, err, sizeof err), 0);
     assert_string_equal(c.scheduler_name, "gpu-sched");
     assert_true(c.qps == 50.5);
@@ -148,26 +154,33 @@ static void test_full_file(void **st)
 /* Each bad document and the message it must produce. */
 static void test_file_errors(void **st)
 {
-    static const struct { const char *yaml, *msg; } cases[] = {
+    static const struct {
+        const char *yaml, *msg;
+    } cases[] = {
         { HDR "leaderElection:\n  foo: 1\n", "cfg.yaml:4: unknown key \"foo\" in leaderElection" },
         { HDR "bogus: 1\n", "cfg.yaml:3: unknown key \"bogus\" in AiSchedulerConfiguration" },
-        { HDR "scoring:\n  resources:\n  - name: cpu\n    wieght: 1\n", "cfg.yaml:6: unknown key \"wieght\" in scoring.resources" },
+        { HDR "scoring:\n  resources:\n  - name: cpu\n    wieght: 1\n",
+          "cfg.yaml:6: unknown key \"wieght\" in scoring.resources" },
         { HDR "plugins:\n  weights:\n    NodePorts: 1\n", "cfg.yaml:5: unknown key \"NodePorts\" in plugins.weights" },
         { HDR "leaderElection:\n  leaseDuration: 15\n  renewDeadline: soon\n",
           "cfg.yaml:5: leaderElection.renewDeadline: \"soon\" is not a duration of whole seconds such as \"15s\"" },
         { HDR "bindWorkers: many\n", "cfg.yaml:3: bindWorkers: \"many\" is not an integer in 1..1024" },
         { HDR "bindWorkers: 0\n", "cfg.yaml:3: bindWorkers: \"0\" is not an integer in 1..1024" },
         { HDR "metrics:\n  port: 70000\n", "cfg.yaml:4: metrics.port: \"70000\" is not an integer in 0..65535" },
-        { HDR "preemption:\n  disabled: maybe\n", "cfg.yaml:4: preemption.disabled: \"maybe\" is not a boolean (true or false)" },
-        { HDR "scoring:\n  strategy: Random\n", "cfg.yaml:4: scoring.strategy: \"Random\" is not LeastAllocated or MostAllocated" },
+        { HDR "preemption:\n  disabled: maybe\n",
+          "cfg.yaml:4: preemption.disabled: \"maybe\" is not a boolean (true or false)" },
+        { HDR "scoring:\n  strategy: Random\n",
+          "cfg.yaml:4: scoring.strategy: \"Random\" is not LeastAllocated or MostAllocated" },
         { HDR "scoring:\n  resources: cpu\n", "cfg.yaml:4: scoring.resources: expected a list of {name, weight}" },
         { HDR "scoring:\n  resources:\n  - weight: 2\n", "cfg.yaml:5: scoring.resources: item without a name" },
-        { HDR "scoring:\n  resources:\n  - name: cpu\n  - name: cpu\n", "cfg.yaml:6: scoring.resources: \"cpu\" listed twice" },
+        { HDR "scoring:\n  resources:\n  - name: cpu\n  - name: cpu\n",
+          "cfg.yaml:6: scoring.resources: \"cpu\" listed twice" },
         { HDR "clientConnection: 5\n", "cfg.yaml:3: clientConnection: expected a mapping" },
         { HDR "schedulerName: [a, b]\n", "cfg.yaml:3: schedulerName: expected a scalar value" },
         { HDR "verbosity: 1\nverbosity: 2\n", "cfg.yaml:4: duplicate key \"verbosity\" in AiSchedulerConfiguration" },
         { "kind: AiSchedulerConfiguration\n", "cfg.yaml:1: missing apiVersion: ai-scheduler.aibee.cn/v1alpha1" },
-        { "apiVersion: v1\nkind: AiSchedulerConfiguration\n", "cfg.yaml:1: apiVersion is \"v1\", expected \"ai-scheduler.aibee.cn/v1alpha1\"" },
+        { "apiVersion: v1\nkind: AiSchedulerConfiguration\n",
+          "cfg.yaml:1: apiVersion is \"v1\", expected \"ai-scheduler.aibee.cn/v1alpha1\"" },
         { "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: KubeSchedulerConfiguration\n",
           "cfg.yaml:2: kind is \"KubeSchedulerConfiguration\", expected \"AiSchedulerConfiguration\"" },
         { "- a\n- b\n", "cfg.yaml:1: expected a mapping" },
@@ -189,10 +202,15 @@ static void test_file_errors(void **st)
 static void test_garbage(void **st)
 {
     static const char *bad[] = {
-        "a: [1, 2\n", "key: \"unterminated\n", "\t- x\n", "a: &x 1\nb: *y\n",
+        "a: [1, 2\n",
+        "key: \"unterminated\n",
+        "\t- x\n",
+        "a: &x 1\nb: *y\n",
         HDR "scoring:\n  resources: [&a {name: cpu}, *a]\n",
         HDR "clientConnection: {qps: \"1\\u0000\"}\n",
-        "\xff\xfe\x00garbage", ": : :\n", "[[[[[[[[[[[[[[[[[[[[[[[[[[[\n",
+        "\xff\xfe\x00garbage",
+        ": : :\n",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sched_config_t c;
@@ -207,24 +225,42 @@ static void test_garbage(void **st)
 
 static void test_flags_override_file(void **st)
 {
-    const char *path = write_tmp("a.yaml", HDR
-        "schedulerName: from-file\nbindWorkers: 4\nverbosity: 2\n"
-        "leaderElection:\n  resourceName: file-lease\n");
+    const char *path = write_tmp("a.yaml", HDR "schedulerName: from-file\nbindWorkers: 4\nverbosity: 2\n"
+                                               "leaderElection:\n  resourceName: file-lease\n");
     sched_config_t c;
     char err[256] = "";
     config_default(&c);
     /* --config appears after flags that must still win over it. */
-    char *argv[] = { "ai-scheduler", "--scheduler-name", "from-flag", "--v=5", "--config", (char *)path,
-                     "--kube-api-qps=20", "--kube-api-burst", "40", "--disable-preemption",
-                     "--leader-elect=false", "--leader-elect-lease-duration=1m", "--leader-elect-renew-deadline", "30s",
-                     "--leader-elect-retry-period=5s", "--leader-elect-resource-namespace", "ns1",
-                     "--metrics-port=0", "--metrics-bind-address", "::1", "--scoring-strategy=least",
-                     "--percentage-of-nodes-to-score", "50", "--kubeconfig=/k", NULL };
+    char *argv[] = { "ai-scheduler",
+                     "--scheduler-name",
+                     "from-flag",
+                     "--v=5",
+                     "--config",
+                     (char *)path,
+                     "--kube-api-qps=20",
+                     "--kube-api-burst",
+                     "40",
+                     "--disable-preemption",
+                     "--leader-elect=false",
+                     "--leader-elect-lease-duration=1m",
+                     "--leader-elect-renew-deadline",
+                     "30s",
+                     "--leader-elect-retry-period=5s",
+                     "--leader-elect-resource-namespace",
+                     "ns1",
+                     "--metrics-port=0",
+                     "--metrics-bind-address",
+                     "::1",
+                     "--scoring-strategy=least",
+                     "--percentage-of-nodes-to-score",
+                     "50",
+                     "--kubeconfig=/k",
+                     NULL };
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
     assert_int_equal(config_parse_args(&c, argc, argv, err, sizeof err), 0);
     assert_string_equal(c.config_file, path);
     assert_string_equal(c.scheduler_name, "from-flag");
-    assert_int_equal(c.bind_workers, 4);                 /* file, no flag */
+    assert_int_equal(c.bind_workers, 4); /* file, no flag */
     assert_int_equal(c.verbosity, 5);
     assert_string_equal(c.leader.lease_name, "file-lease");
     assert_string_equal(c.leader.lease_namespace, "ns1");
@@ -254,7 +290,10 @@ static void test_flags_override_file(void **st)
 
 static void test_flag_errors(void **st)
 {
-    static const struct { const char *args[4]; const char *msg; } cases[] = {
+    static const struct {
+        const char *args[4];
+        const char *msg;
+    } cases[] = {
         { { "--nope" }, "unknown flag --nope" },
         { { "stray" }, "unexpected argument \"stray\"" },
         { { "--bind-workers" }, "flag --bind-workers needs a value" },
@@ -265,8 +304,10 @@ static void test_flag_errors(void **st)
         { { "--scoring-strategy=x" }, "flag --scoring-strategy: \"x\" is not LeastAllocated or MostAllocated" },
         { { "--scheduler-name=" }, "flag --scheduler-name: must not be empty" },
         { { "--metrics-bind-address", "localhost" }, "metrics bind address \"localhost\" is not an IP address" },
-        { { "--leader-elect-renew-deadline=20s" }, "leader election lease duration (15s) must be greater than renew deadline (20s)" },
-        { { "--leader-elect-retry-period=9s" }, "leader election renew deadline (10s) must be greater than 1.2 x retry period (9s)" },
+        { { "--leader-elect-renew-deadline=20s" },
+          "leader election lease duration (15s) must be greater than renew deadline (20s)" },
+        { { "--leader-elect-retry-period=9s" },
+          "leader election renew deadline (10s) must be greater than 1.2 x retry period (9s)" },
         { { "--config", "/nonexistent/x.yaml" }, "/nonexistent/x.yaml: No such file or directory" },
         { { "--help=yes" }, "flag --help takes no value" },
     };
@@ -308,7 +349,6 @@ static void test_bad_file_via_flag(void **st)
     config_free(&c);
 }
 
-
 /* KubeSchedulerConfiguration-style profiles: plugins per point, weights,
  * "*", pluginConfig; each profile is its own framework. */
 static void test_profiles(void **st)
@@ -316,28 +356,28 @@ static void test_profiles(void **st)
     sched_config_t c;
     char err[512] = "";
     config_default(&c);
-    const char *yaml = HDR
-        "scoring:\n"
-        "  strategy: LeastAllocated\n"
-        "profiles:\n"
-        "  - plugins:\n"                                   /* inherits schedulerName */
-        "      filter:\n"
-        "        disabled: [{name: NodeAffinity}]\n"
-        "  - schedulerName: spread\n"
-        "    plugins:\n"
-        "      score:\n"
-        "        disabled: [{name: \"*\"}]\n"
-        "        enabled:\n"
-        "          - {name: NodeResourcesLeastAllocated, weight: 5}\n"
-        "          - {name: ImageLocality}\n"
-        "      postFilter:\n"
-        "        disabled: [{name: DefaultPreemption}]\n"
-        "    pluginConfig:\n"
-        "      - name: NodeResourcesLeastAllocated\n"
-        "        args: {resources: [{name: cpu, weight: 2}]}\n"
-        "      - name: PodTopologySpread\n"
-        "        args:\n"
-        "          defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]\n";
+    const char *yaml =
+        HDR "scoring:\n"
+            "  strategy: LeastAllocated\n"
+            "profiles:\n"
+            "  - plugins:\n" /* inherits schedulerName */
+            "      filter:\n"
+            "        disabled: [{name: NodeAffinity}]\n"
+            "  - schedulerName: spread\n"
+            "    plugins:\n"
+            "      score:\n"
+            "        disabled: [{name: \"*\"}]\n"
+            "        enabled:\n"
+            "          - {name: NodeResourcesLeastAllocated, weight: 5}\n"
+            "          - {name: ImageLocality}\n"
+            "      postFilter:\n"
+            "        disabled: [{name: DefaultPreemption}]\n"
+            "    pluginConfig:\n"
+            "      - name: NodeResourcesLeastAllocated\n"
+            "        args: {resources: [{name: cpu, weight: 2}]}\n"
+            "      - name: PodTopologySpread\n"
+            "        args:\n"
+            "          defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]\n";
     assert_int_equal(load(&c, yaml, err, sizeof err), 0);
     assert_int_equal(config_nprofiles(&c), 2);
     fw_config_t fw;
@@ -355,13 +395,13 @@ static void test_profiles(void **st)
     assert_string_equal(config_profile_fw(&c, 1, &fw), "spread");
     assert_int_equal(fw.nres_weights, 1);
     assert_int_equal(fw.res_weights[0].weight, 2);
-    assert_int_equal(fw.spread_list_defaulting, 1);       /* constraints given: List */
+    assert_int_equal(fw.spread_list_defaulting, 1); /* constraints given: List */
     assert_int_equal(fw.nspread_defaults, 1);
     f = framework_new(&fw);
     assert_non_null(f);
     assert_true(framework_filter_enabled(f, "NodeAffinity"));
     assert_int_equal(framework_score_weight(f, "NodeResourcesLeastAllocated"), 5);
-    assert_int_equal(framework_score_weight(f, "ImageLocality"), 1);      /* weight 0 means 1 */
+    assert_int_equal(framework_score_weight(f, "ImageLocality"), 1); /* weight 0 means 1 */
     assert_int_equal(framework_score_weight(f, "TaintToleration"), 0);
     assert_false(framework_preemption_enabled(f));
     framework_free(f);
@@ -370,8 +410,11 @@ static void test_profiles(void **st)
     /* Without profiles, top-level plugins apply to the one profile and the
      * legacy weights still work. */
     config_default(&c);
-    assert_int_equal(load(&c, HDR "plugins:\n  weights: {TaintToleration: 7}\n  filter:\n"
-                                  "    disabled: [{name: NodePorts}]\n", err, sizeof err), 0);
+    assert_int_equal(load(&c,
+                          HDR "plugins:\n  weights: {TaintToleration: 7}\n  filter:\n"
+                              "    disabled: [{name: NodePorts}]\n",
+                          err, sizeof err),
+                     0);
     assert_int_equal(config_nprofiles(&c), 1);
     assert_string_equal(config_profile_fw(&c, 0, &fw), "ai-scheduler");
     f = framework_new(&fw);
@@ -409,7 +452,7 @@ static void test_profile_errors(void **st)
     expect_error(HDR "profiles:\n  - pluginConfig:\n      - name: NodeAffinity\n        args: {addedAffinity: {}}\n",
                  "cfg.yaml:5: pluginConfig: args for \"NodeAffinity\" are not supported");
     expect_error(HDR "profiles:\n  - pluginConfig:\n      - name: PodTopologySpread\n        args:\n"
-                 "          defaultingType: System\n          defaultConstraints: [{maxSkew: 1, topologyKey: k}]\n",
+                     "          defaultingType: System\n          defaultConstraints: [{maxSkew: 1, topologyKey: k}]\n",
                  "defaultConstraints must be empty when defaultingType is System");
     expect_error(HDR "profiles:\n  - plugins:\n      sideways: {}\n", "cfg.yaml:5: unknown key \"sideways\"");
     expect_error(HDR "profiles: {a: b}\n", "cfg.yaml:3: profiles: expected a list");
@@ -440,16 +483,11 @@ static void test_help(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_duration),
-        cmocka_unit_test(test_full_file),
-        cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_flags_override_file),
-        cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_bad_file_via_flag),
-        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_defaults),       cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_full_file),      cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_garbage),        cmocka_unit_test(test_flags_override_file),
+        cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_bad_file_via_flag),
+        cmocka_unit_test(test_help),           cmocka_unit_test(test_profiles),
         cmocka_unit_test(test_profile_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

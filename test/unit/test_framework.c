@@ -18,7 +18,8 @@
 
 /* ---- fixtures ----------------------------------------------------------- */
 
-static pod_t *mkpod(const char *name, const char *spec, const char *phase) {
+static pod_t *mkpod(const char *name, const char *spec, const char *phase)
+{
     char buf[4096];
     char err[256] = "";
     snprintf(buf, sizeof(buf),
@@ -33,13 +34,15 @@ static pod_t *mkpod(const char *name, const char *spec, const char *phase) {
     return p;
 }
 
-static pod_t *mkpod_req(const char *name, const char *requests, const char *phase) {
+static pod_t *mkpod_req(const char *name, const char *requests, const char *phase)
+{
     char spec[1024];
     snprintf(spec, sizeof(spec), "'containers':[{'name':'c','image':'x','resources':{'requests':{%s}}}]", requests);
     return mkpod(name, spec, phase);
 }
 
-static node_t *mknode(const char *name, const char *labels, const char *alloc, const char *spec) {
+static node_t *mknode(const char *name, const char *labels, const char *alloc, const char *spec)
+{
     char buf[4096];
     char err[256] = "";
     snprintf(buf, sizeof(buf),
@@ -55,23 +58,26 @@ static node_t *mknode(const char *name, const char *labels, const char *alloc, c
 }
 
 #define ALLOC_4C8G "'cpu':'4','memory':'8Gi','pods':'110'"
-#define GI (1024LL * 1024 * 1024)
+#define GI         (1024LL * 1024 * 1024)
 
-static node_info_t *mkni(node_t *n) {
+static node_info_t *mkni(node_t *n)
+{
     node_info_t *ni = node_info_new(n->name);
     node_info_set_node(ni, n);
     node_unref(n);
     return ni;
 }
 
-static void place(node_info_t *ni, pod_t *p) {
+static void place(node_info_t *ni, pod_t *p)
+{
     node_info_add_pod(ni, p);
     pod_unref(p);
 }
 
 /* ---- config and status ---------------------------------------------------- */
 
-static void test_config_default(void **state) {
+static void test_config_default(void **state)
+{
     fw_config_t c;
     fw_config_default(&c);
     assert_int_equal(c.strategy, SCORE_MOST_ALLOCATED);
@@ -93,7 +99,8 @@ static void test_config_default(void **state) {
     framework_free(fw);
 }
 
-static void test_status(void **state) {
+static void test_status(void **state)
+{
     fw_status_t st;
     char longr[300];
 
@@ -101,7 +108,7 @@ static void test_status(void **state) {
     assert_int_equal(st.code, FW_SUCCESS);
     fw_status_add(&st, FW_UNSCHEDULABLE_UNRESOLVABLE, "a");
     fw_status_add(&st, FW_UNSCHEDULABLE, "b");
-    assert_int_equal(st.code, FW_UNSCHEDULABLE_UNRESOLVABLE);   /* the worst one stays */
+    assert_int_equal(st.code, FW_UNSCHEDULABLE_UNRESOLVABLE); /* the worst one stays */
     assert_int_equal(st.nreasons, 2);
     assert_string_equal(st.reasons[1], "b");
     memset(longr, 'x', sizeof(longr) - 1);
@@ -116,7 +123,8 @@ static void test_status(void **state) {
 
 /* ---- node_info ------------------------------------------------------------ */
 
-static void test_nodeinfo_accounting(void **state) {
+static void test_nodeinfo_accounting(void **state)
+{
     node_info_t *ni = node_info_new("n1");
     uint64_t g0 = ni->generation;
 
@@ -127,17 +135,17 @@ static void test_nodeinfo_accounting(void **state) {
 
     node_t *n = mknode("n1", NULL, ALLOC_4C8G, NULL);
     node_info_set_node(ni, n);
-    node_unref(n);                                  /* ni keeps its own ref */
+    node_unref(n); /* ni keeps its own ref */
     assert_string_equal(ni->node->name, "n1");
 
     place(ni, mkpod_req("a", "'cpu':'1','memory':'1Gi','nvidia.com/gpu':'2'", "Running"));
-    place(ni, mkpod("b", "'containers':[{'name':'c','image':'x'}]", "Running"));   /* no requests */
+    place(ni, mkpod("b", "'containers':[{'name':'c','image':'x'}]", "Running")); /* no requests */
     place(ni, mkpod_req("done", "'cpu':'2','memory':'2Gi'", "Succeeded"));
     assert_int_equal(ni->npods, 3);
     assert_int_equal(ni->requested.milli_cpu, 1000);
     assert_int_equal(ni->requested.memory, 1 * GI);
     assert_int_equal(res_get_scalar(&ni->requested, RES_GPU), 2);
-    assert_int_equal(ni->requested.pods, 2);                  /* terminal pods hold no slot */
+    assert_int_equal(ni->requested.pods, 2); /* terminal pods hold no slot */
     assert_int_equal(ni->nonzero_cpu, 1000 + 100);
     assert_int_equal(ni->nonzero_mem, 1 * GI + 200 * 1024 * 1024);
 
@@ -146,7 +154,7 @@ static void test_nodeinfo_accounting(void **state) {
     assert_int_equal(ni->generation, g1);
     assert_int_equal(node_info_remove_pod(ni, "uid-done"), 1);
     assert_true(ni->generation > g1);
-    assert_int_equal(ni->requested.milli_cpu, 1000);          /* terminal removal changes nothing */
+    assert_int_equal(ni->requested.milli_cpu, 1000); /* terminal removal changes nothing */
     assert_int_equal(node_info_remove_pod(ni, "uid-a"), 1);
     assert_int_equal(ni->npods, 1);
     assert_string_equal(ni->pods[0]->name, "b");
@@ -157,9 +165,10 @@ static void test_nodeinfo_accounting(void **state) {
     node_info_free(ni);
 }
 
-static void test_nodeinfo_clone(void **state) {
+static void test_nodeinfo_clone(void **state)
+{
     node_info_t *ni = mkni(mknode("n1", NULL, ALLOC_4C8G, NULL));
-    for (int i = 0; i < 20; i++) {      /* past the first growth */
+    for (int i = 0; i < 20; i++) { /* past the first growth */
         char name[16];
         snprintf(name, sizeof(name), "p%d", i);
         place(ni, mkpod_req(name, "'cpu':'100m'", "Running"));
@@ -179,7 +188,7 @@ static void test_nodeinfo_clone(void **state) {
     assert_int_equal(ni->npods, 20);
     assert_int_equal(ni->requested.milli_cpu, 2000);
     assert_int_equal(c->requested.milli_cpu, 2900);
-    node_info_free(ni);                  /* clone still holds node and pods */
+    node_info_free(ni); /* clone still holds node and pods */
     assert_string_equal(c->node->name, "n1");
     assert_string_equal(c->pods[0]->name, "p1");
     node_info_free(c);
@@ -187,7 +196,8 @@ static void test_nodeinfo_clone(void **state) {
 
 /* ---- filter chain --------------------------------------------------------- */
 
-static void test_filter_first_failure_wins(void **state) {
+static void test_filter_first_failure_wins(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
@@ -216,14 +226,17 @@ static void test_filter_first_failure_wins(void **state) {
     node_info_free(ghost);
 
     pod_unref(p);
-    node_info_free(cordoned); node_info_free(tainted); node_info_free(ok);
+    node_info_free(cordoned);
+    node_info_free(tainted);
+    node_info_free(ok);
     cycle_state_free(cs);
     framework_free(fw);
 }
 
 /* Filter works without an explicit PreFilter, and a state made for one pod
  * is not reused for another. */
-static void test_filter_state_follows_pod(void **state) {
+static void test_filter_state_follows_pod(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
@@ -238,7 +251,8 @@ static void test_filter_state_follows_pod(void **state) {
     assert_int_equal(framework_filter(fw, cs, plain, cordoned, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
     assert_string_equal(st.reasons[0], "node(s) were unschedulable");
 
-    pod_unref(tol); pod_unref(plain);
+    pod_unref(tol);
+    pod_unref(plain);
     node_info_free(cordoned);
     cycle_state_free(cs);
     framework_free(fw);
@@ -249,7 +263,8 @@ static void test_filter_state_follows_pod(void **state) {
 /* busy has 2 cpu / 4Gi used of 4 / 8Gi, idle nothing; the pod asks 1 / 2Gi.
  * Affinity 0, taints 100 (none anywhere), balanced 100 on both;
  * most-allocated 75 vs 25, least-allocated the reverse. */
-static void score_two(score_strategy_t strategy, int weight_res, int64_t out[2]) {
+static void score_two(score_strategy_t strategy, int weight_res, int64_t out[2])
+{
     fw_config_t c;
     fw_config_default(&c);
     c.strategy = strategy;
@@ -266,7 +281,8 @@ static void score_two(score_strategy_t strategy, int weight_res, int64_t out[2])
     framework_score(fw, cs, p, nodes, 2, out);
 
     pod_unref(p);
-    node_info_free(nodes[0]); node_info_free(nodes[1]);
+    node_info_free(nodes[0]);
+    node_info_free(nodes[1]);
     cycle_state_free(cs);
     framework_free(fw);
 }
@@ -276,7 +292,8 @@ static void score_two(score_strategy_t strategy, int weight_res, int64_t out[2])
  * PodTopologySpread 100 x 2 (no constraints: every node 100). */
 #define UNIFORM (100 * 10000 + 100 * 2)
 
-static void test_score_strategies(void **state) {
+static void test_score_strategies(void **state)
+{
     int64_t out[2];
 
     score_two(SCORE_MOST_ALLOCATED, 1, out);
@@ -288,22 +305,25 @@ static void test_score_strategies(void **state) {
     score_two(SCORE_MOST_ALLOCATED, 2, out);
     assert_int_equal(out[0], UNIFORM + 350);
     assert_int_equal(out[1], UNIFORM + 250);
-    score_two(SCORE_MOST_ALLOCATED, 0, out);      /* weight 0 disables the plugin */
+    score_two(SCORE_MOST_ALLOCATED, 0, out); /* weight 0 disables the plugin */
     assert_int_equal(out[0], UNIFORM + 200);
     assert_int_equal(out[1], UNIFORM + 200);
 }
 
 /* Preferred affinity and PreferNoSchedule taints move the totals; with more
  * nodes than the stack buffer the scratch space comes from the heap. */
-static void test_score_many_nodes(void **state) {
+static void test_score_many_nodes(void **state)
+{
     framework_t *fw = framework_new(NULL);
     enum { N = 300 };
     node_info_t *nodes[N];
     int64_t out[N];
     pod_t *p = mkpod_req("p", "'cpu':'1','memory':'2Gi'", NULL);
-    pod_t *pref = mkpod("pref", "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1','memory':'2Gi'}}}],"
-                                "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                                "{'weight':5,'preference':{'matchExpressions':[{'key':'fast','operator':'Exists'}]}}]}}", NULL);
+    pod_t *pref = mkpod("pref",
+                        "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1','memory':'2Gi'}}}],"
+                        "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+                        "{'weight':5,'preference':{'matchExpressions':[{'key':'fast','operator':'Exists'}]}}]}}",
+                        NULL);
 
     for (int i = 0; i < N; i++) {
         char name[16];
@@ -318,7 +338,8 @@ static void test_score_many_nodes(void **state) {
     framework_score(fw, NULL, pref, nodes, N, out);
     assert_int_equal(out[7], out[0] + 100);
 
-    pod_unref(p); pod_unref(pref);
+    pod_unref(p);
+    pod_unref(pref);
     for (int i = 0; i < N; i++)
         node_info_free(nodes[i]);
     framework_free(fw);
@@ -326,14 +347,17 @@ static void test_score_many_nodes(void **state) {
 
 /* ---- diagnosis ------------------------------------------------------------ */
 
-static void test_diagnosis_message(void **state) {
+static void test_diagnosis_message(void **state)
+{
     framework_t *fw = framework_new(NULL);
     cycle_state_t *cs = cycle_state_new();
     fw_diagnosis_t *d = fw_diagnosis_new();
     fw_status_t st;
     node_info_t *nodes[5];
-    pod_t *p = mkpod("p", "'nodeSelector':{'pool':'a'},"
-                          "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'3'}}}]", NULL);
+    pod_t *p = mkpod("p",
+                     "'nodeSelector':{'pool':'a'},"
+                     "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'3'}}}]",
+                     NULL);
 
     for (int i = 0; i < 5; i++) {
         char name[8];
@@ -361,7 +385,8 @@ static void test_diagnosis_message(void **state) {
 }
 
 /* One node short of two resources counts in both; order is by reason. */
-static void test_diagnosis_counts(void **state) {
+static void test_diagnosis_counts(void **state)
+{
     fw_diagnosis_t *d = fw_diagnosis_new();
     fw_status_t st;
     char *msg;
@@ -375,7 +400,7 @@ static void test_diagnosis_counts(void **state) {
     fw_status_add(&st, FW_UNSCHEDULABLE, "Insufficient cpu");
     fw_diagnosis_add(d, &st);
     fw_status_reset(&st);
-    fw_diagnosis_add(d, &st);            /* a fitting node adds nothing */
+    fw_diagnosis_add(d, &st); /* a fitting node adds nothing */
     for (int i = 0; i < 10; i++) {
         fw_status_reset(&st);
         fw_status_add(&st, FW_UNSCHEDULABLE_UNRESOLVABLE, "node(s) had taint {a: b}, that the pod didn't tolerate");
@@ -393,17 +418,18 @@ static void test_diagnosis_counts(void **state) {
 
 /* ---- how many feasible nodes to find -------------------------------------- */
 
-static void test_num_feasible(void **state) {
+static void test_num_feasible(void **state)
+{
     fw_config_t c;
     fw_config_default(&c);
     framework_t *fw = framework_new(&c);
     assert_int_equal(framework_num_feasible_to_find(fw, 0), 0);
     assert_int_equal(framework_num_feasible_to_find(fw, 50), 50);
     assert_int_equal(framework_num_feasible_to_find(fw, 99), 99);
-    assert_int_equal(framework_num_feasible_to_find(fw, 100), 100);    /* 50% = 50, raised to 100 */
-    assert_int_equal(framework_num_feasible_to_find(fw, 1000), 420);   /* 50 - 8 = 42% */
-    assert_int_equal(framework_num_feasible_to_find(fw, 5000), 500);   /* 10% */
-    assert_int_equal(framework_num_feasible_to_find(fw, 6000), 300);   /* 2% clamped to 5% */
+    assert_int_equal(framework_num_feasible_to_find(fw, 100), 100);  /* 50% = 50, raised to 100 */
+    assert_int_equal(framework_num_feasible_to_find(fw, 1000), 420); /* 50 - 8 = 42% */
+    assert_int_equal(framework_num_feasible_to_find(fw, 5000), 500); /* 10% */
+    assert_int_equal(framework_num_feasible_to_find(fw, 6000), 300); /* 2% clamped to 5% */
     assert_int_equal(framework_num_feasible_to_find(fw, 100000), 5000);
     framework_free(fw);
 
@@ -419,10 +445,10 @@ static void test_num_feasible(void **state) {
     framework_free(fw);
 }
 
-
 /* The plugin set is the profile's: a disabled filter no longer rejects, and
  * kube's defaults (names, weights) are there unless changed. */
-static void test_profile_plugin_set(void **state) {
+static void test_profile_plugin_set(void **state)
+{
     fw_config_t c;
     fw_config_default(&c);
     framework_t *fw = framework_new(&c);
@@ -464,7 +490,8 @@ static void test_profile_plugin_set(void **state) {
 
 /* A score weight changes the winner: balanced allocation prefers the node
  * the pod evens out, MostAllocated the busier one. */
-static void test_weights_change_placement(void **state) {
+static void test_weights_change_placement(void **state)
+{
     node_info_t *nodes[2];
     nodes[0] = mkni(mknode("busy", NULL, ALLOC_4C8G, NULL));
     nodes[1] = mkni(mknode("idle", NULL, ALLOC_4C8G, NULL));
@@ -474,7 +501,8 @@ static void test_weights_change_placement(void **state) {
     fw_config_t c;
     fw_config_default(&c);
     c.plugin_ops[0] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 0, .name = "NodeResourcesMostAllocated" };
-    c.plugin_ops[1] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 50, .name = "NodeResourcesMostAllocated" };
+    c.plugin_ops[1] =
+        (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 50, .name = "NodeResourcesMostAllocated" };
     c.nplugin_ops = 2;
     framework_t *fw = framework_new(&c);
     framework_score(fw, NULL, p, nodes, 2, out);
@@ -482,7 +510,8 @@ static void test_weights_change_placement(void **state) {
     framework_free(fw);
     c.plugin_ops[1].weight = 1;
     c.plugin_ops[2] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 0, .name = "NodeResourcesBalancedAllocation" };
-    c.plugin_ops[3] = (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 50, .name = "NodeResourcesBalancedAllocation" };
+    c.plugin_ops[3] =
+        (fw_plugin_op_t){ .point = FW_PT_SCORE, .enable = 1, .weight = 50, .name = "NodeResourcesBalancedAllocation" };
     c.nplugin_ops = 4;
     fw = framework_new(&c);
     framework_score(fw, NULL, p, nodes, 2, out);
@@ -493,7 +522,8 @@ static void test_weights_change_placement(void **state) {
     node_info_free(nodes[1]);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_default),
         cmocka_unit_test(test_status),

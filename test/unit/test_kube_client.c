@@ -32,7 +32,8 @@
  * rate limiter
  * ====================================================================== */
 
-static void test_ratelimit_math(void **state) {
+static void test_ratelimit_math(void **state)
+{
     kube_ratelimit_t rl;
     kube_rl_init(&rl, 10, 3, 0);
     assert_int_equal(kube_rl_reserve(&rl, 0), 0);
@@ -48,30 +49,39 @@ static void test_ratelimit_math(void **state) {
     assert_true(kube_rl_reserve(&rl, 10000000) > 0);
     kube_rl_destroy(&rl);
 
-    kube_rl_init(&rl, 0, 0, 0);                             /* unlimited */
-    for (int i = 0; i < 1000; i++) assert_int_equal(kube_rl_reserve(&rl, 0), 0);
+    kube_rl_init(&rl, 0, 0, 0); /* unlimited */
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(kube_rl_reserve(&rl, 0), 0);
     kube_rl_destroy(&rl);
 }
 
-typedef struct { kube_ratelimit_t *rl; int n; } rl_arg_t;
+typedef struct {
+    kube_ratelimit_t *rl;
+    int n;
+} rl_arg_t;
 
-static void *rl_worker(void *p) {
+static void *rl_worker(void *p)
+{
     rl_arg_t *a = p;
     for (int i = 0; i < a->n; i++) {
         int64_t us = kube_rl_reserve(a->rl, util_now_us());
-        if (us > 0) util_sleep_ms((us + 999) / 1000);
+        if (us > 0)
+            util_sleep_ms((us + 999) / 1000);
     }
     return NULL;
 }
 
-static void test_ratelimit_threads(void **state) {
+static void test_ratelimit_threads(void **state)
+{
     kube_ratelimit_t rl;
     kube_rl_init(&rl, 50, 5, util_now_us());
     pthread_t th[4];
     rl_arg_t a = { &rl, 5 };
     int64_t t0 = util_now_ms();
-    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, rl_worker, &a);
-    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, rl_worker, &a);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
     int64_t took = util_now_ms() - t0;
     /* 20 requests, 5 free, 15 at 50/s: 300 ms. */
     assert_true(took >= 280);
@@ -84,31 +94,37 @@ static void test_ratelimit_threads(void **state) {
  * ====================================================================== */
 
 typedef struct ev_log {
-    char   seen[64][64];
-    int    n;
-    int    stop_after;          /* cb returns 1 after this many; 0 = never */
+    char seen[64][64];
+    int n;
+    int stop_after; /* cb returns 1 after this many; 0 = never */
     size_t biggest;
 } ev_log_t;
 
-static int log_cb(const char *type, json_t *obj, void *ud) {
+static int log_cb(const char *type, json_t *obj, void *ud)
+{
     ev_log_t *l = ud;
     const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     char *dump = json_dumps(obj, JSON_COMPACT);
-    if (dump && strlen(dump) > l->biggest) l->biggest = strlen(dump);
+    if (dump && strlen(dump) > l->biggest)
+        l->biggest = strlen(dump);
     free(dump);
-    if (l->n < 64) snprintf(l->seen[l->n], sizeof l->seen[0], "%s %s", type, name ? name : "-");
+    if (l->n < 64)
+        snprintf(l->seen[l->n], sizeof l->seen[0], "%s %s", type, name ? name : "-");
     l->n++;
     return l->stop_after && l->n >= l->stop_after;
 }
 
-#define EV(t, name, rv) "{\"type\":\"" t "\",\"object\":{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}}\n"
+#define EV(t, name, rv)                                                                                                \
+    "{\"type\":\"" t "\",\"object\":{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}}\n"
 
-static void test_watch_parser_split(void **state) {
-    const char *stream = EV("ADDED", "a", "11") "\n  \r\n" EV("MODIFIED", "a", "12")
-                         "{\"type\":\"FUTURE\",\"object\":{}}\n" EV("BOOKMARK", "", "20") EV("DELETED", "a", "21");
+static void test_watch_parser_split(void **state)
+{
+    const char *stream =
+        EV("ADDED", "a", "11") "\n  \r\n" EV("MODIFIED", "a", "12") "{\"type\":\"FUTURE\",\"object\":{}}\n" EV(
+            "BOOKMARK", "", "20") EV("DELETED", "a", "21");
     /* Every chunk size, from byte by byte to all at once, gives the same. */
     for (size_t chunk = 1; chunk <= strlen(stream); chunk += (chunk < 8 ? 1 : 37)) {
-        ev_log_t l = {0};
+        ev_log_t l = { 0 };
         char rv[16] = "10";
         kube_watch_parser_t p;
         kube_watch_parser_init(&p, log_cb, &l, rv, sizeof rv, 0);
@@ -128,13 +144,14 @@ static void test_watch_parser_split(void **state) {
     }
 }
 
-static void test_watch_parser_last_line_and_stop(void **state) {
-    ev_log_t l = {0};
+static void test_watch_parser_last_line_and_stop(void **state)
+{
+    ev_log_t l = { 0 };
     char rv[16] = "";
     kube_watch_parser_t p;
     kube_watch_parser_init(&p, log_cb, &l, rv, sizeof rv, 0);
     const char *s = EV("ADDED", "x", "5");
-    assert_int_equal(kube_watch_parser_feed(&p, s, strlen(s) - 1), 0);   /* no '\n' */
+    assert_int_equal(kube_watch_parser_feed(&p, s, strlen(s) - 1), 0); /* no '\n' */
     assert_int_equal(l.n, 0);
     assert_int_equal(kube_watch_parser_finish(&p), 0);
     assert_int_equal(l.n, 1);
@@ -152,16 +169,18 @@ static void test_watch_parser_last_line_and_stop(void **state) {
     kube_watch_parser_free(&p);
 }
 
-static void test_watch_parser_huge_line(void **state) {
+static void test_watch_parser_huge_line(void **state)
+{
     size_t big = 1 << 20;
-    sbuf_t b = {0};
-    sbuf_puts(&b, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\",\"resourceVersion\":\"7\"},\"pad\":\"");
+    sbuf_t b = { 0 };
+    sbuf_puts(&b,
+              "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\",\"resourceVersion\":\"7\"},\"pad\":\"");
     char *pad = malloc(big);
     memset(pad, 'x', big);
     sbuf_append(&b, pad, big);
     free(pad);
     sbuf_puts(&b, "\"}}\n");
-    ev_log_t l = {0};
+    ev_log_t l = { 0 };
     char rv[16] = "";
     kube_watch_parser_t p;
     kube_watch_parser_init(&p, log_cb, &l, rv, sizeof rv, 0);
@@ -173,7 +192,7 @@ static void test_watch_parser_huge_line(void **state) {
     kube_watch_parser_free(&p);
 
     /* Over the cap: a clean failure, not unbounded memory. */
-    ev_log_t l2 = {0};
+    ev_log_t l2 = { 0 };
     kube_watch_parser_init(&p, log_cb, &l2, rv, sizeof rv, 4096);
     int rc = 0;
     for (size_t off = 0; off < b.len && rc == 0; off += 1000)
@@ -187,29 +206,33 @@ static void test_watch_parser_huge_line(void **state) {
     sbuf_free(&b);
 }
 
-static void parse_bad(const char *line, const char *needle, long status) {
-    ev_log_t l = {0};
+static void parse_bad(const char *line, const char *needle, long status)
+{
+    ev_log_t l = { 0 };
     char rv[16] = "3";
     kube_watch_parser_t p;
     kube_watch_parser_init(&p, log_cb, &l, rv, sizeof rv, 0);
     assert_int_equal(kube_watch_parser_feed(&p, line, strlen(line)), -1);
     assert_int_equal(p.failed, 1);
-    if (!strstr(p.err, needle)) fail_msg("\"%s\" lacks \"%s\"", p.err, needle);
+    if (!strstr(p.err, needle))
+        fail_msg("\"%s\" lacks \"%s\"", p.err, needle);
     assert_int_equal(p.status, status);
     assert_string_equal(rv, "3");
     kube_watch_parser_free(&p);
 }
 
-static void test_watch_parser_bad_input(void **state) {
+static void test_watch_parser_bad_input(void **state)
+{
     parse_bad("{not json\n", "bad watch event", 0);
     parse_bad("[1,2]\n", "no type or object", 0);
     parse_bad("{\"type\":7,\"object\":{}}\n", "no type or object", 0);
     parse_bad("{\"type\":\"ADDED\",\"object\":\"str\"}\n", "no type or object", 0);
     parse_bad("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
-              "\"message\":\"too old resource version: 1 (50)\"}}\n", "too old resource version", 410);
+              "\"message\":\"too old resource version: 1 (50)\"}}\n",
+              "too old resource version", 410);
     parse_bad("{\"type\":\"ERROR\",\"object\":{\"code\":500,\"message\":\"etcd down\"}}\n", "etcd down (500)", 500);
     /* An rv that does not fit is ignored rather than truncated. */
-    ev_log_t l = {0};
+    ev_log_t l = { 0 };
     char rv[4] = "1";
     kube_watch_parser_t p;
     kube_watch_parser_init(&p, log_cb, &l, rv, sizeof rv, 0);
@@ -223,67 +246,90 @@ static void test_watch_parser_bad_input(void **state) {
  * fake API server
  * ====================================================================== */
 
-#define MAXOBJ 64
-#define MAXLOG 256
+#define MAXOBJ  64
+#define MAXLOG  256
 #define MAXCONN 256
 
-typedef struct fobj { char name[32]; long rv; int live; } fobj_t;
-typedef struct fev { char type[12]; char name[32]; long rv; } fev_t;
+typedef struct fobj {
+    char name[32];
+    long rv;
+    int live;
+} fobj_t;
+typedef struct fev {
+    char type[12];
+    char name[32];
+    long rv;
+} fev_t;
 
 typedef struct srv {
-    int             lfd, port;
-    pthread_t       th;
+    int lfd, port;
+    pthread_t th;
     pthread_mutex_t mu;
-    pthread_cond_t  cv;
-    int             shutdown;
-    pthread_t       conns[MAXCONN];
-    int             fds[MAXCONN];
-    int             nconns;
+    pthread_cond_t cv;
+    int shutdown;
+    pthread_t conns[MAXCONN];
+    int fds[MAXCONN];
+    int nconns;
     /* the fake resource "pods" in namespace default */
-    fobj_t          objs[MAXOBJ];
-    int             nobj;
-    long            rv, compacted;
-    fev_t           log[MAXLOG];
-    int             nlog;
-    int             kick;            /* bumping it ends open watches */
-    int             fail404;         /* answer 404 to this many LISTs */
-    int             lists, watches, gone_sent, requests;
-    char            last_auth[256], last_body[1024], last_method[16];
+    fobj_t objs[MAXOBJ];
+    int nobj;
+    long rv, compacted;
+    fev_t log[MAXLOG];
+    int nlog;
+    int kick;    /* bumping it ends open watches */
+    int fail404; /* answer 404 to this many LISTs */
+    int lists, watches, gone_sent, requests;
+    char last_auth[256], last_body[1024], last_method[16];
 } srv_t;
 
-typedef struct conn { srv_t *s; int fd; char buf[65536]; size_t len; } conn_t;
+typedef struct conn {
+    srv_t *s;
+    int fd;
+    char buf[65536];
+    size_t len;
+} conn_t;
 
-static int send_all(int fd, const char *p, size_t n) {
+static int send_all(int fd, const char *p, size_t n)
+{
     while (n) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w <= 0) { if (w < 0 && errno == EINTR) continue; return -1; }
+        if (w <= 0) {
+            if (w < 0 && errno == EINTR)
+                continue;
+            return -1;
+        }
         p += w;
         n -= (size_t)w;
     }
     return 0;
 }
 
-static int respond(int fd, int code, const char *body) {
+static int respond(int fd, int code, const char *body)
+{
     char head[256];
-    snprintf(head, sizeof head, "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-             code, strlen(body));
+    snprintf(head, sizeof head, "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n", code,
+             strlen(body));
     return send_all(fd, head, strlen(head)) || send_all(fd, body, strlen(body)) ? -1 : 0;
 }
 
-static int send_chunk(int fd, const char *data, size_t n) {
+static int send_chunk(int fd, const char *data, size_t n)
+{
     char h[32];
     snprintf(h, sizeof h, "%zx\r\n", n);
     return send_all(fd, h, strlen(h)) || send_all(fd, data, n) || send_all(fd, "\r\n", 2) ? -1 : 0;
 }
 
-static int client_gone(int fd) {
+static int client_gone(int fd)
+{
     char c;
     struct pollfd pf = { .fd = fd, .events = POLLIN };
-    if (poll(&pf, 1, 0) <= 0) return 0;
+    if (poll(&pf, 1, 0) <= 0)
+        return 0;
     return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
-static const char *qparam(const char *target, const char *name, char *out, size_t n) {
+static const char *qparam(const char *target, const char *name, char *out, size_t n)
+{
     const char *q = strchr(target, '?');
     size_t ln = strlen(name);
     out[0] = '\0';
@@ -291,7 +337,8 @@ static const char *qparam(const char *target, const char *name, char *out, size_
         q++;
         if (!strncmp(q, name, ln) && q[ln] == '=') {
             size_t i = 0;
-            for (const char *v = q + ln + 1; *v && *v != '&' && i + 1 < n; v++) out[i++] = *v;
+            for (const char *v = q + ln + 1; *v && *v != '&' && i + 1 < n; v++)
+                out[i++] = *v;
             out[i] = '\0';
             return out;
         }
@@ -300,19 +347,23 @@ static const char *qparam(const char *target, const char *name, char *out, size_
     return NULL;
 }
 
-static void obj_json(sbuf_t *b, const char *name, long rv) {
-    sbuf_printf(b, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"resourceVersion\":\"%ld\"}}",
-                name, rv);
+static void obj_json(sbuf_t *b, const char *name, long rv)
+{
+    sbuf_printf(
+        b, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"resourceVersion\":\"%ld\"}}",
+        name, rv);
 }
 
-static void serve_list(srv_t *s, int fd, const char *target) {
+static void serve_list(srv_t *s, int fd, const char *target)
+{
     char lim[16], cont[32];
     pthread_mutex_lock(&s->mu);
     s->lists++;
     if (s->fail404 > 0) {
         s->fail404--;
         pthread_mutex_unlock(&s->mu);
-        respond(fd, 404, "{\"kind\":\"Status\",\"message\":\"the server could not find the requested resource\",\"code\":404}");
+        respond(fd, 404,
+                "{\"kind\":\"Status\",\"message\":\"the server could not find the requested resource\",\"code\":404}");
         return;
     }
     int limit = qparam(target, "limit", lim, sizeof lim) ? atoi(lim) : 0;
@@ -322,17 +373,21 @@ static void serve_list(srv_t *s, int fd, const char *target) {
         respond(fd, 410, "{\"kind\":\"Status\",\"message\":\"continue token expired\",\"code\":410}");
         return;
     }
-    sbuf_t b = {0};
+    sbuf_t b = { 0 };
     sbuf_puts(&b, "{\"kind\":\"PodList\",\"items\":[");
     int i = start, emitted = 0;
     for (; i < s->nobj && (limit <= 0 || emitted < limit); i++) {
-        if (!s->objs[i].live) continue;
-        if (emitted++) sbuf_puts(&b, ",");
+        if (!s->objs[i].live)
+            continue;
+        if (emitted++)
+            sbuf_puts(&b, ",");
         obj_json(&b, s->objs[i].name, s->objs[i].rv);
     }
-    while (i < s->nobj && !s->objs[i].live) i++;
+    while (i < s->nobj && !s->objs[i].live)
+        i++;
     sbuf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%ld\"", s->rv);
-    if (i < s->nobj) sbuf_printf(&b, ",\"continue\":\"c%d\"", i);
+    if (i < s->nobj)
+        sbuf_printf(&b, ",\"continue\":\"c%d\"", i);
     sbuf_puts(&b, "}}");
     pthread_mutex_unlock(&s->mu);
     respond(fd, 200, b.data);
@@ -340,11 +395,13 @@ static void serve_list(srv_t *s, int fd, const char *target) {
 }
 
 /* Streams the log after rv until the test kicks watches or the client goes. */
-static void serve_watch(srv_t *s, int fd, const char *target) {
+static void serve_watch(srv_t *s, int fd, const char *target)
+{
     char rvs[32];
     long from = qparam(target, "resourceVersion", rvs, sizeof rvs) ? atol(rvs) : 0;
     const char *head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-    if (send_all(fd, head, strlen(head))) return;
+    if (send_all(fd, head, strlen(head)))
+        return;
     pthread_mutex_lock(&s->mu);
     s->watches++;
     int kick = s->kick;
@@ -359,12 +416,14 @@ static void serve_watch(srv_t *s, int fd, const char *target) {
     }
     int next = 0;
     while (!s->shutdown && kick == s->kick) {
-        while (next < s->nlog && s->log[next].rv <= from && strcmp(s->log[next].type, "BOOKMARK")) next++;
+        while (next < s->nlog && s->log[next].rv <= from && strcmp(s->log[next].type, "BOOKMARK"))
+            next++;
         if (next < s->nlog) {
             fev_t e = s->log[next++];
-            if (!strcmp(e.type, "BOOKMARK") && e.rv <= from) continue;
+            if (!strcmp(e.type, "BOOKMARK") && e.rv <= from)
+                continue;
             pthread_mutex_unlock(&s->mu);
-            sbuf_t b = {0};
+            sbuf_t b = { 0 };
             sbuf_printf(&b, "{\"type\":\"%s\",\"object\":", e.type);
             obj_json(&b, e.name, e.rv);
             sbuf_puts(&b, "}\n");
@@ -372,70 +431,95 @@ static void serve_watch(srv_t *s, int fd, const char *target) {
             int bad = send_chunk(fd, b.data, b.len / 2) || send_chunk(fd, b.data + b.len / 2, b.len - b.len / 2);
             sbuf_free(&b);
             pthread_mutex_lock(&s->mu);
-            if (bad) break;
+            if (bad)
+                break;
             continue;
         }
-        if (client_gone(fd)) break;
+        if (client_gone(fd))
+            break;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
     pthread_mutex_unlock(&s->mu);
     send_all(fd, "0\r\n\r\n", 5);
 }
 
-static void route(srv_t *s, int fd, const char *method, const char *target, const char *auth, const char *body) {
+static void route(srv_t *s, int fd, const char *method, const char *target, const char *auth, const char *body)
+{
     pthread_mutex_lock(&s->mu);
     s->requests++;
     snprintf(s->last_auth, sizeof s->last_auth, "%s", auth);
     snprintf(s->last_body, sizeof s->last_body, "%s", body);
     snprintf(s->last_method, sizeof s->last_method, "%s", method);
     pthread_mutex_unlock(&s->mu);
-    if (!strncmp(target, "/api/v1/pods", 12) && strstr(target, "watch=1")) serve_watch(s, fd, target);
-    else if (!strncmp(target, "/api/v1/pods", 12)) serve_list(s, fd, target);
+    if (!strncmp(target, "/api/v1/pods", 12) && strstr(target, "watch=1"))
+        serve_watch(s, fd, target);
+    else if (!strncmp(target, "/api/v1/pods", 12))
+        serve_list(s, fd, target);
     else if (!strcmp(target, "/api/v1/namespaces/default/pods/missing"))
-        respond(fd, 404, "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods \\\"missing\\\" not found\","
-                         "\"reason\":\"NotFound\",\"code\":404}");
+        respond(fd, 404,
+                "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods \\\"missing\\\" not found\","
+                "\"reason\":\"NotFound\",\"code\":404}");
     else if (!strcmp(target, "/secret"))
-        strcmp(auth, "Bearer good") ? respond(fd, 401, "{\"kind\":\"Status\",\"message\":\"Unauthorized\",\"code\":401}")
-                                    : respond(fd, 200, "{\"ok\":true}");
+        strcmp(auth, "Bearer good")
+            ? respond(fd, 401, "{\"kind\":\"Status\",\"message\":\"Unauthorized\",\"code\":401}")
+            : respond(fd, 200, "{\"ok\":true}");
     else if (!strcmp(target, "/forbidden"))
-        respond(fd, 403, "{\"kind\":\"Status\",\"message\":\"nodes is forbidden: User \\\"x\\\" cannot list\",\"code\":403}");
-    else if (!strcmp(target, "/notjson")) respond(fd, 500, "oops\n<html>\x01");
-    else if (!strcmp(target, "/badjson")) respond(fd, 200, "{\"items\": [");
-    else if (!strcmp(target, "/echo")) respond(fd, 201, body);
-    else if (!strcmp(target, "/api")) respond(fd, 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
+        respond(fd, 403,
+                "{\"kind\":\"Status\",\"message\":\"nodes is forbidden: User \\\"x\\\" cannot list\",\"code\":403}");
+    else if (!strcmp(target, "/notjson"))
+        respond(fd, 500, "oops\n<html>\x01");
+    else if (!strcmp(target, "/badjson"))
+        respond(fd, 200, "{\"items\": [");
+    else if (!strcmp(target, "/echo"))
+        respond(fd, 201, body);
+    else if (!strcmp(target, "/api"))
+        respond(fd, 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
     else if (!strcmp(target, "/apis/policy"))
-        respond(fd, 200, "{\"kind\":\"APIGroup\",\"name\":\"policy\",\"versions\":[{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}]}");
-    else respond(fd, 404, "{\"kind\":\"Status\",\"message\":\"not here\",\"code\":404}");
+        respond(
+            fd, 200,
+            "{\"kind\":\"APIGroup\",\"name\":\"policy\",\"versions\":[{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}]}");
+    else
+        respond(fd, 404, "{\"kind\":\"Status\",\"message\":\"not here\",\"code\":404}");
 }
 
 /* Reads one request; returns 0 and fills the fields, -1 at EOF. */
-static int read_request(conn_t *c, char *method, char *target, char *auth, char *body, size_t bodymax) {
+static int read_request(conn_t *c, char *method, char *target, char *auth, char *body, size_t bodymax)
+{
     char *end;
     while (!(end = memmem(c->buf, c->len, "\r\n\r\n", 4))) {
-        if (c->len == sizeof c->buf) return -1;
+        if (c->len == sizeof c->buf)
+            return -1;
         ssize_t r = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, 0);
-        if (r <= 0) return -1;
+        if (r <= 0)
+            return -1;
         c->len += (size_t)r;
     }
     size_t headlen = (size_t)(end - c->buf) + 4;
     *end = '\0';
-    if (sscanf(c->buf, "%15s %1023s", method, target) != 2) return -1;
+    if (sscanf(c->buf, "%15s %1023s", method, target) != 2)
+        return -1;
     auth[0] = '\0';
     size_t clen = 0;
     for (char *line = strstr(c->buf, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
         char *h = line + 2;
-        if (!strncasecmp(h, "Authorization: ", 15)) sscanf(h + 15, "%255[^\r]", auth);
-        if (!strncasecmp(h, "Content-Length: ", 16)) clen = (size_t)atol(h + 16);
+        if (!strncasecmp(h, "Authorization: ", 15))
+            sscanf(h + 15, "%255[^\r]", auth);
+        if (!strncasecmp(h, "Content-Length: ", 16))
+            clen = (size_t)atol(h + 16);
     }
     memmove(c->buf, c->buf + headlen, c->len - headlen);
     c->len -= headlen;
     while (c->len < clen) {
         ssize_t r = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, 0);
-        if (r <= 0) return -1;
+        if (r <= 0)
+            return -1;
         c->len += (size_t)r;
     }
     size_t n = clen < bodymax - 1 ? clen : bodymax - 1;
@@ -446,19 +530,22 @@ static int read_request(conn_t *c, char *method, char *target, char *auth, char 
     return 0;
 }
 
-static void *conn_main(void *p) {
+static void *conn_main(void *p)
+{
     conn_t *c = p;
     char method[16], target[1024], auth[256], body[1024];
     while (read_request(c, method, target, auth, body, sizeof body) == 0) {
         route(c->s, c->fd, method, target, auth, body);
-        if (strstr(target, "watch=1")) break;     /* a finished watch closes its connection */
+        if (strstr(target, "watch=1"))
+            break; /* a finished watch closes its connection */
     }
     shutdown(c->fd, SHUT_RDWR);
     free(c);
     return NULL;
 }
 
-static void *accept_main(void *p) {
+static void *accept_main(void *p)
+{
     srv_t *s = p;
     for (;;) {
         int fd = accept(s->lfd, NULL, NULL);
@@ -466,10 +553,11 @@ static void *accept_main(void *p) {
             pthread_mutex_lock(&s->mu);
             int done = s->shutdown;
             pthread_mutex_unlock(&s->mu);
-            if (done || errno != EINTR) return NULL;
+            if (done || errno != EINTR)
+                return NULL;
             continue;
         }
-        int one = 1;      /* head and body go in separate sends */
+        int one = 1; /* head and body go in separate sends */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         conn_t *c = calloc(1, sizeof *c);
         c->s = s;
@@ -486,7 +574,8 @@ static void *accept_main(void *p) {
     }
 }
 
-static srv_t *srv_start(void) {
+static srv_t *srv_start(void)
+{
     srv_t *s = calloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
@@ -502,11 +591,13 @@ static srv_t *srv_start(void) {
     return s;
 }
 
-static void srv_stop(srv_t *s) {
+static void srv_stop(srv_t *s)
+{
     pthread_mutex_lock(&s->mu);
     s->shutdown = 1;
     pthread_cond_broadcast(&s->cv);
-    for (int i = 0; i < s->nconns; i++) shutdown(s->fds[i], SHUT_RDWR);
+    for (int i = 0; i < s->nconns; i++)
+        shutdown(s->fds[i], SHUT_RDWR);
     pthread_mutex_unlock(&s->mu);
     shutdown(s->lfd, SHUT_RDWR);
     pthread_join(s->th, NULL);
@@ -522,13 +613,16 @@ static void srv_stop(srv_t *s) {
 
 /* Changes the fake resource; logged=0 hides the change from watches, as if
  * it happened while the watcher was away. */
-static void srv_op(srv_t *s, const char *type, const char *name, int logged) {
+static void srv_op(srv_t *s, const char *type, const char *name, int logged)
+{
     pthread_mutex_lock(&s->mu);
     long rv = strcmp(type, "BOOKMARK") ? ++s->rv : s->rv;
     int i = 0;
-    while (i < s->nobj && strcmp(s->objs[i].name, name)) i++;
+    while (i < s->nobj && strcmp(s->objs[i].name, name))
+        i++;
     if (strcmp(type, "BOOKMARK")) {
-        if (i == s->nobj) snprintf(s->objs[s->nobj++].name, sizeof s->objs[0].name, "%s", name);
+        if (i == s->nobj)
+            snprintf(s->objs[s->nobj++].name, sizeof s->objs[0].name, "%s", name);
         s->objs[i].rv = rv;
         s->objs[i].live = strcmp(type, "DELETED") != 0;
     }
@@ -543,7 +637,8 @@ static void srv_op(srv_t *s, const char *type, const char *name, int logged) {
 }
 
 /* Forgets history (etcd compaction) and drops open watches. */
-static void srv_compact(srv_t *s) {
+static void srv_compact(srv_t *s)
+{
     pthread_mutex_lock(&s->mu);
     s->compacted = s->rv;
     s->kick++;
@@ -551,7 +646,8 @@ static void srv_compact(srv_t *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-static int srv_get(srv_t *s, int *field) {
+static int srv_get(srv_t *s, int *field)
+{
     pthread_mutex_lock(&s->mu);
     int v = *field;
     pthread_mutex_unlock(&s->mu);
@@ -559,7 +655,8 @@ static int srv_get(srv_t *s, int *field) {
 }
 
 /* A copy of one of the last_* fields, taken under the server's lock. */
-static const char *srv_str(srv_t *s, const char *field) {
+static const char *srv_str(srv_t *s, const char *field)
+{
     static char out[1024];
     pthread_mutex_lock(&s->mu);
     snprintf(out, sizeof out, "%s", field);
@@ -567,13 +664,15 @@ static const char *srv_str(srv_t *s, const char *field) {
     return out;
 }
 
-static void srv_set(srv_t *s, int *field, int v) {
+static void srv_set(srv_t *s, int *field, int v)
+{
     pthread_mutex_lock(&s->mu);
     *field = v;
     pthread_mutex_unlock(&s->mu);
 }
 
-static kube_client_t *client_for(srv_t *s, const char *token, const char *token_file) {
+static kube_client_t *client_for(srv_t *s, const char *token, const char *token_file)
+{
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", s->port);
     kube_config_t cfg = { .server = url, .token = (char *)token, .token_file = (char *)token_file };
@@ -588,7 +687,8 @@ static kube_client_t *client_for(srv_t *s, const char *token, const char *token_
  * client tests
  * ====================================================================== */
 
-static void test_client_errors(void **state) {
+static void test_client_errors(void **state)
+{
     srv_t *s = srv_start();
     kube_client_t *c = client_for(s, "bad", NULL);
     char err[256];
@@ -630,7 +730,7 @@ static void test_client_errors(void **state) {
     kube_client_stats_t stats;
     kube_client_get_stats(c, &stats);
     assert_int_equal(stats.requests, 6);
-    assert_int_equal(stats.errors, 1);          /* the 500 */
+    assert_int_equal(stats.errors, 1); /* the 500 */
     assert_true(stats.latency_sum_s > 0);
     kube_client_free(c);
     srv_stop(s);
@@ -648,7 +748,8 @@ static void test_client_errors(void **state) {
     assert_non_null(strstr(err, "ftp://x"));
 }
 
-static void test_send_json(void **state) {
+static void test_send_json(void **state)
+{
     srv_t *s = srv_start();
     kube_client_t *c = client_for(s, "good", NULL);
     char err[256];
@@ -660,7 +761,8 @@ static void test_send_json(void **state) {
     assert_string_equal(json_string_value(json_object_get(json_object_get(out, "target"), "name")), "n1");
     assert_string_equal(srv_str(s, s->last_method), "POST");
     json_decref(out);
-    assert_int_equal(kube_send_json(c, "PATCH", "/echo", "application/merge-patch+json", body, NULL, &st, err, sizeof err), 0);
+    assert_int_equal(
+        kube_send_json(c, "PATCH", "/echo", "application/merge-patch+json", body, NULL, &st, err, sizeof err), 0);
     assert_string_equal(srv_str(s, s->last_method), "PATCH");
     assert_non_null(strstr(srv_str(s, s->last_body), "\"Binding\""));
     json_decref(body);
@@ -668,21 +770,24 @@ static void test_send_json(void **state) {
     srv_stop(s);
 }
 
-static int count_item(json_t *item, void *ud) {
+static int count_item(json_t *item, void *ud)
+{
     sbuf_t *names = ud;
     sbuf_printf(names, "%s,", json_string_value(json_object_get(json_object_get(item, "metadata"), "name")));
     return 0;
 }
 
-static void test_list_pagination_and_reuse(void **state) {
+static void test_list_pagination_and_reuse(void **state)
+{
     srv_t *s = srv_start();
     const char *names[] = { "a", "b", "c", "d", "e", "f", "g" };
-    for (int i = 0; i < 7; i++) srv_op(s, "ADDED", names[i], 1);
+    for (int i = 0; i < 7; i++)
+        srv_op(s, "ADDED", names[i], 1);
     srv_op(s, "DELETED", "d", 1);
     kube_client_t *c = client_for(s, "good", NULL);
     char err[256], rv[32];
     long st = 0;
-    sbuf_t got = {0};
+    sbuf_t got = { 0 };
     assert_int_equal(kube_list(c, "/api/v1/pods", 2, count_item, &got, rv, sizeof rv, &st, err, sizeof err), 0);
     assert_string_equal(got.data, "a,b,c,e,f,g,");
     assert_string_equal(rv, "108");
@@ -692,7 +797,8 @@ static void test_list_pagination_and_reuse(void **state) {
     sbuf_free(&got);
 
     /* An expired continue token gives 410 so the caller relists. */
-    assert_int_equal(kube_list(c, "/api/v1/pods?continue=xx", 2, count_item, &got, rv, sizeof rv, &st, err, sizeof err), -1);
+    assert_int_equal(kube_list(c, "/api/v1/pods?continue=xx", 2, count_item, &got, rv, sizeof rv, &st, err, sizeof err),
+                     -1);
     assert_int_equal(st, 410);
     sbuf_free(&got);
     kube_client_free(c);
@@ -701,34 +807,40 @@ static void test_list_pagination_and_reuse(void **state) {
 
 typedef struct watch_arg {
     kube_client_t *c;
-    char           rv[32];
-    volatile int   stop;
-    long           status;
-    int            rc;
-    ev_log_t       log;
-    char           err[256];
+    char rv[32];
+    volatile int stop;
+    long status;
+    int rc;
+    ev_log_t log;
+    char err[256];
 } watch_arg_t;
 
-static int watch_log_cb(const char *type, json_t *obj, void *ud) { return log_cb(type, obj, ud); }
+static int watch_log_cb(const char *type, json_t *obj, void *ud)
+{
+    return log_cb(type, obj, ud);
+}
 
-static void *watch_thread(void *p) {
+static void *watch_thread(void *p)
+{
     watch_arg_t *w = p;
-    w->rc = kube_watch(w->c, "/api/v1/pods", w->rv, sizeof w->rv, 30, watch_log_cb, &w->log,
-                       &w->stop, &w->status, w->err, sizeof w->err);
+    w->rc = kube_watch(w->c, "/api/v1/pods", w->rv, sizeof w->rv, 30, watch_log_cb, &w->log, &w->stop, &w->status,
+                       w->err, sizeof w->err);
     return NULL;
 }
 
-static void test_watch_stream_and_stop(void **state) {
+static void test_watch_stream_and_stop(void **state)
+{
     srv_t *s = srv_start();
-    srv_op(s, "ADDED", "a", 1);       /* rv 101: before our watch */
-    srv_op(s, "ADDED", "b", 1);       /* 102 */
-    srv_op(s, "MODIFIED", "b", 1);    /* 103 */
+    srv_op(s, "ADDED", "a", 1);    /* rv 101: before our watch */
+    srv_op(s, "ADDED", "b", 1);    /* 102 */
+    srv_op(s, "MODIFIED", "b", 1); /* 103 */
     watch_arg_t w = { .c = client_for(s, "good", NULL), .rv = "101" };
     pthread_t th;
     pthread_create(&th, NULL, watch_thread, &w);
-    srv_op(s, "DELETED", "a", 1);     /* 104, while streaming */
+    srv_op(s, "DELETED", "a", 1); /* 104, while streaming */
     srv_op(s, "BOOKMARK", "", 1);
-    for (int i = 0; i < 200 && srv_get(s, &s->watches) == 0; i++) util_sleep_ms(10);
+    for (int i = 0; i < 200 && srv_get(s, &s->watches) == 0; i++)
+        util_sleep_ms(10);
     util_sleep_ms(300);
     /* stop is noticed on an idle stream within about a second */
     int64_t t0 = util_now_ms();
@@ -747,7 +859,8 @@ static void test_watch_stream_and_stop(void **state) {
     srv_stop(s);
 }
 
-static void test_watch_gone(void **state) {
+static void test_watch_gone(void **state)
+{
     srv_t *s = srv_start();
     srv_op(s, "ADDED", "a", 1);
     srv_compact(s);
@@ -759,8 +872,8 @@ static void test_watch_gone(void **state) {
     assert_string_equal(w.rv, "50");
 
     /* A non-2xx answer to the watch request itself is decoded too. */
-    w.rc = kube_watch(w.c, "/api/v1/namespaces/default/pods/missing", w.rv, sizeof w.rv, 5,
-                      watch_log_cb, &w.log, NULL, &w.status, w.err, sizeof w.err);
+    w.rc = kube_watch(w.c, "/api/v1/namespaces/default/pods/missing", w.rv, sizeof w.rv, 5, watch_log_cb, &w.log, NULL,
+                      &w.status, w.err, sizeof w.err);
     assert_int_equal(w.rc, -1);
     assert_int_equal(w.status, 404);
     assert_string_equal(w.err, "not here (404)");
@@ -768,7 +881,8 @@ static void test_watch_gone(void **state) {
     srv_stop(s);
 }
 
-static void test_has_api(void **state) {
+static void test_has_api(void **state)
+{
     srv_t *s = srv_start();
     kube_client_t *c = client_for(s, NULL, NULL);
     assert_int_equal(kube_has_api(c, "policy/v1"), 1);
@@ -776,14 +890,15 @@ static void test_has_api(void **state) {
     assert_int_equal(kube_has_api(c, "v1"), 1);
     assert_int_equal(kube_has_api(c, "resource.aibee.cn/v1alpha1"), 0);
     int before = srv_get(s, &s->requests);
-    assert_int_equal(kube_has_api(c, "policy/v1"), 1);                  /* cached */
+    assert_int_equal(kube_has_api(c, "policy/v1"), 1); /* cached */
     assert_int_equal(kube_has_api(c, "resource.aibee.cn/v1alpha1"), 0);
     assert_int_equal(srv_get(s, &s->requests), before);
     kube_client_free(c);
     srv_stop(s);
 }
 
-static void test_token_file_rotation(void **state) {
+static void test_token_file_rotation(void **state)
+{
     srv_t *s = srv_start();
     char path[256];
     tmp_template(path, sizeof path, "kubetok");
@@ -800,7 +915,7 @@ static void test_token_file_rotation(void **state) {
     FILE *f = fopen(path, "w");
     fputs("second-longer", f);
     fclose(f);
-    util_sleep_ms(1100);        /* rechecked at most once a second */
+    util_sleep_ms(1100); /* rechecked at most once a second */
     assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, &r, err, sizeof err), 0);
     kube_response_free(&r);
     assert_string_equal(srv_str(s, s->last_auth), "Bearer second-longer");
@@ -809,7 +924,8 @@ static void test_token_file_rotation(void **state) {
     srv_stop(s);
 }
 
-static void *hammer(void *p) {
+static void *hammer(void *p)
+{
     kube_client_t *c = p;
     for (int i = 0; i < 10; i++) {
         json_t *j = NULL;
@@ -823,14 +939,18 @@ static void *hammer(void *p) {
 
 /* Threads share a client; each keeps one connection; handles of exited
  * threads and of the main thread are cleaned up. */
-static void test_threads_share_client(void **state) {
+static void test_threads_share_client(void **state)
+{
     srv_t *s = srv_start();
     kube_client_t *c = client_for(s, NULL, NULL);
     pthread_t th[4];
-    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, hammer, c);
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, hammer, c);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
     hammer(c);
-    for (int i = 2; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 2; i < 4; i++)
+        pthread_join(th[i], NULL);
     assert_int_equal(srv_get(s, &s->nconns), 5);
     kube_client_stats_t st;
     kube_client_get_stats(c, &st);
@@ -839,7 +959,8 @@ static void test_threads_share_client(void **state) {
     srv_stop(s);
 }
 
-static void test_rate_limited_client(void **state) {
+static void test_rate_limited_client(void **state)
+{
     srv_t *s = srv_start();
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", s->port);
@@ -848,12 +969,13 @@ static void test_rate_limited_client(void **state) {
     char err[256];
     kube_client_t *c = kube_client_new(&cfg, &o, err, sizeof err);
     int64_t t0 = util_now_ms();
-    hammer(c);                           /* 10 requests: 2 free, 8 at 20/s */
+    hammer(c); /* 10 requests: 2 free, 8 at 20/s */
     assert_true(util_now_ms() - t0 >= 380);
     kube_client_stats_t st;
     kube_client_get_stats(c, &st);
     /* Slow requests (sanitizers) refill tokens meanwhile, so only a floor. */
-    if (st.throttled_ms < 100) fail_msg("throttled_ms %lu", st.throttled_ms);
+    if (st.throttled_ms < 100)
+        fail_msg("throttled_ms %lu", st.throttled_ms);
     kube_client_free(c);
     srv_stop(s);
 }
@@ -865,10 +987,11 @@ static void test_rate_limited_client(void **state) {
 typedef struct inf_log {
     pthread_mutex_t mu;
     char ev[128][48];
-    int  n, with_obj[128];
+    int n, with_obj[128];
 } inf_log_t;
 
-static void inf_handler(void *ud, kube_event_type_t t, const char *key, json_t *obj) {
+static void inf_handler(void *ud, kube_event_type_t t, const char *key, json_t *obj)
+{
     inf_log_t *l = ud;
     static const char *names[] = { "ADDED", "MODIFIED", "DELETED" };
     pthread_mutex_lock(&l->mu);
@@ -880,24 +1003,30 @@ static void inf_handler(void *ud, kube_event_type_t t, const char *key, json_t *
     pthread_mutex_unlock(&l->mu);
 }
 
-static int inf_wait(inf_log_t *l, int n) {
+static int inf_wait(inf_log_t *l, int n)
+{
     for (int i = 0; i < 500; i++) {
         pthread_mutex_lock(&l->mu);
         int got = l->n;
         pthread_mutex_unlock(&l->mu);
-        if (got >= n) return got;
+        if (got >= n)
+            return got;
         util_sleep_ms(10);
     }
     return l->n;
 }
 
 /* Order within one list is the server's; compare as a set. */
-static int inf_has(inf_log_t *l, int from, int to, const char *ev) {
-    for (int i = from; i < to; i++) if (!strcmp(l->ev[i], ev)) return 1;
+static int inf_has(inf_log_t *l, int from, int to, const char *ev)
+{
+    for (int i = from; i < to; i++)
+        if (!strcmp(l->ev[i], ev))
+            return 1;
     return 0;
 }
 
-static void test_informer_relist_synthesizes_deletes(void **state) {
+static void test_informer_relist_synthesizes_deletes(void **state)
+{
     srv_t *s = srv_start();
     srv_op(s, "ADDED", "a", 1);
     srv_op(s, "ADDED", "b", 1);
@@ -931,12 +1060,13 @@ static void test_informer_relist_synthesizes_deletes(void **state) {
     srv_compact(s);
     assert_int_equal(inf_wait(&l, 9), 9);
     util_sleep_ms(200);
-    assert_int_equal(l.n, 9);                          /* a is unchanged: no event */
+    assert_int_equal(l.n, 9); /* a is unchanged: no event */
     assert_true(inf_has(&l, 6, 9, "DELETED default/b"));
     assert_true(inf_has(&l, 6, 9, "ADDED default/e"));
     assert_true(inf_has(&l, 6, 9, "MODIFIED default/d"));
     for (int i = 6; i < 9; i++)
-        if (!strncmp(l.ev[i], "DELETED", 7)) assert_int_equal(l.with_obj[i], 0);
+        if (!strncmp(l.ev[i], "DELETED", 7))
+            assert_int_equal(l.with_obj[i], 0);
     assert_true(srv_get(s, &s->gone_sent) >= 1);
     assert_int_equal(srv_get(s, &s->lists), 2);
 
@@ -954,9 +1084,10 @@ static void test_informer_relist_synthesizes_deletes(void **state) {
     pthread_mutex_destroy(&l.mu);
 }
 
-static void test_informer_waits_for_crd(void **state) {
+static void test_informer_waits_for_crd(void **state)
+{
     srv_t *s = srv_start();
-    srv_set(s, &s->fail404, 2);                     /* e.g. the CRD is applied a moment later */
+    srv_set(s, &s->fail404, 2); /* e.g. the CRD is applied a moment later */
     srv_op(s, "ADDED", "p1", 1);
     kube_client_t *c = client_for(s, NULL, NULL);
     inf_log_t l = { .n = 0 };
@@ -964,7 +1095,7 @@ static void test_informer_waits_for_crd(void **state) {
     informer_t *inf = informer_new(c, "/api/v1/pods", "spec.nodeName=", inf_handler, &l);
     informer_start(inf);
     assert_int_equal(informer_wait_synced(inf, 200), 0);
-    assert_int_equal(informer_wait_synced(inf, 5000), 1);   /* 0.5 s + 1 s of backoff */
+    assert_int_equal(informer_wait_synced(inf, 5000), 1); /* 0.5 s + 1 s of backoff */
     assert_int_equal(srv_get(s, &s->lists), 3);
     assert_int_equal(inf_wait(&l, 1), 1);
     assert_string_equal(l.ev[0], "ADDED default/p1");
@@ -985,7 +1116,8 @@ static void test_informer_waits_for_crd(void **state) {
     pthread_mutex_destroy(&l.mu);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ratelimit_math),
         cmocka_unit_test(test_ratelimit_threads),

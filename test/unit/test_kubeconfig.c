@@ -16,7 +16,8 @@
 
 static char tmpdir[256];
 
-static void write_file(const char *name, const char *text) {
+static void write_file(const char *name, const char *text)
+{
     char p[320];
     snprintf(p, sizeof p, "%s/%s", tmpdir, name);
     FILE *f = fopen(p, "w");
@@ -25,36 +26,40 @@ static void write_file(const char *name, const char *text) {
     fclose(f);
 }
 
-static char *path_of(const char *name) {
+static char *path_of(const char *name)
+{
     static char p[320];
     snprintf(p, sizeof p, "%s/%s", tmpdir, name);
     return p;
 }
 
-static int setup(void **state) {
+static int setup(void **state)
+{
     tmp_template(tmpdir, sizeof tmpdir, "kcfgtest");
     assert_non_null(mkdtemp(tmpdir));
     unsetenv("KUBECONFIG");
     return 0;
 }
 
-static int teardown(void **state) {
+static int teardown(void **state)
+{
     assert_int_equal(tmp_rm_tree(tmpdir), 0);
     return 0;
 }
 
 /* ---- base64 ---- */
 
-static void test_base64(void **state) {
+static void test_base64(void **state)
+{
     size_t n = 0;
     char *s = kube_base64_decode("aGVsbG8=", &n);
     assert_string_equal(s, "hello");
     assert_int_equal(n, 5);
     free(s);
-    s = kube_base64_decode("aGVsbG8", &n);          /* padding optional */
+    s = kube_base64_decode("aGVsbG8", &n); /* padding optional */
     assert_string_equal(s, "hello");
     free(s);
-    s = kube_base64_decode("aGVs\nbG8h\n", &n);     /* folded lines */
+    s = kube_base64_decode("aGVs\nbG8h\n", &n); /* folded lines */
     assert_string_equal(s, "hello!");
     assert_int_equal(n, 6);
     free(s);
@@ -66,9 +71,9 @@ static void test_base64(void **state) {
     assert_string_equal(s, "");
     assert_int_equal(n, 0);
     free(s);
-    assert_null(kube_base64_decode("a", &n));           /* impossible length */
-    assert_null(kube_base64_decode("ab$d", &n));        /* bad alphabet */
-    assert_null(kube_base64_decode("aA==aA==", &n));    /* data after padding */
+    assert_null(kube_base64_decode("a", &n));        /* impossible length */
+    assert_null(kube_base64_decode("ab$d", &n));     /* bad alphabet */
+    assert_null(kube_base64_decode("aA==aA==", &n)); /* data after padding */
     /* Binary with NULs survives and the length says so. */
     s = kube_base64_decode("AAEC", &n);
     assert_int_equal(n, 3);
@@ -81,23 +86,23 @@ static void test_base64(void **state) {
 
 #define HEAD "apiVersion: v1\nkind: Config\n"
 
-static void test_inline_data(void **state) {
+static void test_inline_data(void **state)
+{
     /* "-----BEGIN CA-----" etc. */
-    write_file("config", HEAD
-        "current-context: prod\n"
-        "contexts:\n"
-        "- name: dev\n  context: {cluster: devc, user: devu}\n"
-        "- name: prod\n  context:\n    cluster: prodc\n    user: produ\n    namespace: x\n"
-        "clusters:\n"
-        "- name: devc\n  cluster: {server: 'https://dev:6443'}\n"
-        "- name: prodc\n  cluster:\n    server: https://prod.example:6443//\n"
-        "    certificate-authority-data: LS0tLS1CRUdJTiBDQS0tLS0t\n"
-        "users:\n"
-        "- name: devu\n  user: {token: devtoken}\n"
-        "- name: produ\n  user:\n"
-        "    client-certificate-data: Y2VydA==\n"
-        "    client-key-data: a2V5\n"
-        "    token: s3cret\n");
+    write_file("config", HEAD "current-context: prod\n"
+                              "contexts:\n"
+                              "- name: dev\n  context: {cluster: devc, user: devu}\n"
+                              "- name: prod\n  context:\n    cluster: prodc\n    user: produ\n    namespace: x\n"
+                              "clusters:\n"
+                              "- name: devc\n  cluster: {server: 'https://dev:6443'}\n"
+                              "- name: prodc\n  cluster:\n    server: https://prod.example:6443//\n"
+                              "    certificate-authority-data: LS0tLS1CRUdJTiBDQS0tLS0t\n"
+                              "users:\n"
+                              "- name: devu\n  user: {token: devtoken}\n"
+                              "- name: produ\n  user:\n"
+                              "    client-certificate-data: Y2VydA==\n"
+                              "    client-key-data: a2V5\n"
+                              "    token: s3cret\n");
     kube_config_t c;
     char err[256] = "";
     assert_int_equal(kube_config_load(&c, path_of("config"), err, sizeof err), 0);
@@ -120,14 +125,14 @@ static void test_inline_data(void **state) {
     assert_null(d.server);
 }
 
-static void test_relative_paths(void **state) {
-    write_file("config", HEAD
-        "current-context: c\n"
-        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-        "clusters:\n- name: k\n  cluster:\n    server: https://10.0.0.1\n"
-        "    certificate-authority: pki/ca.crt\n    insecure-skip-tls-verify: true\n"
-        "users:\n- name: u\n  user:\n    client-certificate: /abs/c.crt\n    client-key: k.key\n"
-        "    tokenFile: tok\n");
+static void test_relative_paths(void **state)
+{
+    write_file("config", HEAD "current-context: c\n"
+                              "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                              "clusters:\n- name: k\n  cluster:\n    server: https://10.0.0.1\n"
+                              "    certificate-authority: pki/ca.crt\n    insecure-skip-tls-verify: true\n"
+                              "users:\n- name: u\n  user:\n    client-certificate: /abs/c.crt\n    client-key: k.key\n"
+                              "    tokenFile: tok\n");
     kube_config_t c;
     char err[256] = "", want[320];
     assert_int_equal(kube_config_load(&c, path_of("config"), err, sizeof err), 0);
@@ -145,10 +150,11 @@ static void test_relative_paths(void **state) {
 }
 
 /* JSON is YAML: kubectl writes either. */
-static void test_json_kubeconfig(void **state) {
+static void test_json_kubeconfig(void **state)
+{
     write_file("config.json",
-        "{\"current-context\":\"c\",\"contexts\":[{\"name\":\"c\",\"context\":{\"cluster\":\"k\"}}],"
-        "\"clusters\":[{\"name\":\"k\",\"cluster\":{\"server\":\"http://127.0.0.1:8080\"}}]}");
+               "{\"current-context\":\"c\",\"contexts\":[{\"name\":\"c\",\"context\":{\"cluster\":\"k\"}}],"
+               "\"clusters\":[{\"name\":\"k\",\"cluster\":{\"server\":\"http://127.0.0.1:8080\"}}]}");
     kube_config_t c;
     char err[256] = "";
     assert_int_equal(kube_config_load(&c, path_of("config.json"), err, sizeof err), 0);
@@ -158,28 +164,34 @@ static void test_json_kubeconfig(void **state) {
     kube_config_free(&c);
 }
 
-static void expect_error(const char *text, const char *needle) {
+static void expect_error(const char *text, const char *needle)
+{
     write_file("bad", text);
     kube_config_t c;
     char err[256] = "";
     assert_int_equal(kube_config_load(&c, path_of("bad"), err, sizeof err), -1);
-    if (!strstr(err, needle)) fail_msg("error \"%s\" lacks \"%s\"", err, needle);
-    if (!strstr(err, path_of("bad"))) fail_msg("error \"%s\" does not name the file", err);
+    if (!strstr(err, needle))
+        fail_msg("error \"%s\" lacks \"%s\"", err, needle);
+    if (!strstr(err, path_of("bad")))
+        fail_msg("error \"%s\" does not name the file", err);
     assert_null(strchr(err, '\n'));
     assert_null(c.server);
 }
 
-static void test_errors(void **state) {
+static void test_errors(void **state)
+{
     expect_error(HEAD "clusters: []\n", "no current-context");
     expect_error(HEAD "current-context: x\ncontexts: []\n", "context \"x\" not found");
     expect_error(HEAD "current-context: x\ncontexts: [{name: x, context: {cluster: k, user: u}}]\n",
                  "cluster \"k\" not found");
     expect_error(HEAD "current-context: x\ncontexts: [{name: x, context: {cluster: k, user: u}}]\n"
-                 "clusters: [{name: k, cluster: {server: 'https://a'}}]\n", "user \"u\" not found");
+                      "clusters: [{name: k, cluster: {server: 'https://a'}}]\n",
+                 "user \"u\" not found");
     expect_error(HEAD "current-context: x\ncontexts: [{name: x, context: {cluster: k}}]\n"
-                 "clusters: [{name: k, cluster: {insecure-skip-tls-verify: true}}]\n", "has no server");
+                      "clusters: [{name: k, cluster: {insecure-skip-tls-verify: true}}]\n",
+                 "has no server");
     expect_error(HEAD "current-context: x\ncontexts: [{name: x, context: {cluster: k}}]\n"
-                 "clusters: [{name: k, cluster: {server: 'https://a', certificate-authority-data: '#!'}}]\n",
+                      "clusters: [{name: k, cluster: {server: 'https://a', certificate-authority-data: '#!'}}]\n",
                  "certificate-authority-data is not valid base64");
     expect_error("a: b\nc: [unclosed\n  d: e\n", "YAML syntax error at line");
     expect_error("", "empty");
@@ -196,7 +208,8 @@ static void test_errors(void **state) {
     assert_non_null(strstr(err, "No such file"));
 }
 
-static void test_yaml_line_number(void **state) {
+static void test_yaml_line_number(void **state)
+{
     write_file("bad", HEAD "current-context: x\nclusters:\n- name: a\n   bad: indent\n");
     kube_config_t c;
     char err[256] = "";
@@ -204,9 +217,10 @@ static void test_yaml_line_number(void **state) {
     assert_non_null(strstr(err, "line 6"));
 }
 
-static void test_env_kubeconfig(void **state) {
+static void test_env_kubeconfig(void **state)
+{
     write_file("second", HEAD "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
-               "clusters: [{name: k, cluster: {server: 'https://second'}}]\n");
+                              "clusters: [{name: k, cluster: {server: 'https://second'}}]\n");
     char env[600];
     snprintf(env, sizeof env, ":%s:/nonexistent", path_of("second"));
     setenv("KUBECONFIG", env, 1);
@@ -218,10 +232,11 @@ static void test_env_kubeconfig(void **state) {
     unsetenv("KUBECONFIG");
 }
 
-static void test_in_cluster(void **state) {
+static void test_in_cluster(void **state)
+{
     char sa[320], home[320];
     snprintf(sa, sizeof sa, "%s/sa", tmpdir);
-    snprintf(home, sizeof home, "%s/home", tmpdir);      /* no .kube/config there */
+    snprintf(home, sizeof home, "%s/home", tmpdir); /* no .kube/config there */
     assert_int_equal(mkdir(sa, 0700), 0);
     setenv("HOME", home, 1);
     setenv("AISCHED_SA_DIR", sa, 1);
@@ -230,7 +245,7 @@ static void test_in_cluster(void **state) {
 
     kube_config_t c;
     char err[256] = "";
-    assert_int_equal(kube_config_load(&c, NULL, err, sizeof err), -1);   /* no token yet */
+    assert_int_equal(kube_config_load(&c, NULL, err, sizeof err), -1); /* no token yet */
     assert_non_null(strstr(err, "sa/token"));
 
     write_file("sa/token", "tok\n");
@@ -256,7 +271,8 @@ static void test_in_cluster(void **state) {
     unsetenv("AISCHED_SA_DIR");
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base64),
         cmocka_unit_test_setup_teardown(test_inline_data, setup, teardown),

@@ -30,7 +30,7 @@ static void test_labels_basic(void **state)
     labels_t l, c;
     mklabels(&l, "{\"zone\":\"a\",\"app\":\"web\",\"gpu\":\"\"}");
     assert_int_equal(l.n, 3);
-    assert_string_equal(l.items[0].key, "app");   /* sorted */
+    assert_string_equal(l.items[0].key, "app"); /* sorted */
     assert_string_equal(l.items[2].key, "zone");
     assert_string_equal(labels_get(&l, "zone"), "a");
     assert_string_equal(labels_get(&l, "gpu"), "");
@@ -78,7 +78,7 @@ static int ls_match(const char *sel, const char *labels)
 
 static void test_label_selector(void **state)
 {
-    assert_true(ls_match("{}", "{}"));   /* empty selects all */
+    assert_true(ls_match("{}", "{}")); /* empty selects all */
     assert_true(ls_match("{}", "{\"a\":\"b\"}"));
     assert_true(ls_match("{\"matchLabels\":{\"app\":\"web\"}}", "{\"app\":\"web\",\"x\":\"y\"}"));
     assert_false(ls_match("{\"matchLabels\":{\"app\":\"web\"}}", "{\"app\":\"db\"}"));
@@ -92,7 +92,7 @@ static void test_label_selector(void **state)
     const char *notin = "{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}";
     assert_true(ls_match(notin, "{\"tier\":\"b\"}"));
     assert_false(ls_match(notin, "{\"tier\":\"a\"}"));
-    assert_true(ls_match(notin, "{}"));   /* absent key satisfies NotIn */
+    assert_true(ls_match(notin, "{}")); /* absent key satisfies NotIn */
 
     const char *ex = "{\"matchExpressions\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}]}";
     assert_true(ls_match(ex, "{\"gpu\":\"\"}"));
@@ -173,7 +173,7 @@ static void test_node_term(void **state)
     assert_true(term_match(gt, "{\"cores\":\"16\"}", "n"));
     assert_false(term_match(gt, "{\"cores\":\"8\"}", "n"));
     assert_false(term_match(gt, "{\"cores\":\"-3\"}", "n"));
-    assert_false(term_match(gt, "{\"cores\":\"16x\"}", "n"));   /* fail closed */
+    assert_false(term_match(gt, "{\"cores\":\"16x\"}", "n")); /* fail closed */
     assert_false(term_match(gt, "{\"cores\":\"\"}", "n"));
     assert_false(term_match(gt, "{\"cores\":\"99999999999999999999\"}", "n"));
     assert_false(term_match(gt, "{}", "n"));
@@ -186,7 +186,8 @@ static void test_node_term(void **state)
     const char *gtbad = "{\"matchExpressions\":[{\"key\":\"cores\",\"operator\":\"Gt\",\"values\":[\"eight\"]}]}";
     assert_false(term_match(gtbad, "{\"cores\":\"16\"}", "n"));
 
-    const char *field = "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\",\"n2\"]}]}";
+    const char *field =
+        "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\",\"n2\"]}]}";
     assert_true(term_match(field, "{}", "n2"));
     assert_false(term_match(field, "{}", "n3"));
     const char *nfield = "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"NotIn\",\"values\":[\"n1\"]}]}";
@@ -217,7 +218,8 @@ static void test_node_term(void **state)
 static void test_node_term_bad(void **state)
 {
     const char *bad[] = {
-        "null", "[]",
+        "null",
+        "[]",
         "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Gt\",\"values\":[\"1\",\"2\"]}]}",
         "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Lt\",\"values\":[]}]}",
         "{\"matchFields\":[{\"key\":\"metadata.uid\",\"operator\":\"In\",\"values\":[\"x\"]}]}",
@@ -269,12 +271,9 @@ static void test_selector_from_map(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_labels_basic),
-        cmocka_unit_test(test_labels_bad),
-        cmocka_unit_test(test_label_selector),
-        cmocka_unit_test(test_label_selector_bad),
-        cmocka_unit_test(test_node_term),
-        cmocka_unit_test(test_node_term_bad),
+        cmocka_unit_test(test_labels_basic),      cmocka_unit_test(test_labels_bad),
+        cmocka_unit_test(test_label_selector),    cmocka_unit_test(test_label_selector_bad),
+        cmocka_unit_test(test_node_term),         cmocka_unit_test(test_node_term_bad),
         cmocka_unit_test(test_selector_from_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,12 +25,12 @@
 
 static struct {
     pthread_mutex_t mu;
-    json_t *lease;       /* NULL: absent */
-    long    rv;
-    int     fail;        /* answer 500 to everything */
-    int     puts, conflicts;
+    json_t *lease; /* NULL: absent */
+    long rv;
+    int fail; /* answer 500 to everything */
+    int puts, conflicts;
 } api = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0 };
-static int stall_ms;     /* atomic: every answer waits this long (a stuck connection) */
+static int stall_ms; /* atomic: every answer waits this long (a stuck connection) */
 
 typedef struct upload {
     sbuf_t body;
@@ -89,7 +89,8 @@ static enum MHD_Result serve(struct MHD_Connection *c, const char *url, const ch
         }
     } else if (!strcmp(method, "PUT") && !strcmp(url, LEASE)) {
         api.puts++;
-        const char *want = json_string_value(json_object_get(json_object_get(api.lease, "metadata"), "resourceVersion"));
+        const char *want =
+            json_string_value(json_object_get(json_object_get(api.lease, "metadata"), "resourceVersion"));
         const char *got = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
         if (!api.lease) {
             rc = status(c, 404, "not found");
@@ -183,10 +184,19 @@ typedef struct events {
     int started, lost;
 } events_t;
 
-static void on_started(void *ud) { __atomic_add_fetch(&((events_t *)ud)->started, 1, __ATOMIC_SEQ_CST); }
-static void on_lost(void *ud) { __atomic_add_fetch(&((events_t *)ud)->lost, 1, __ATOMIC_SEQ_CST); }
+static void on_started(void *ud)
+{
+    __atomic_add_fetch(&((events_t *)ud)->started, 1, __ATOMIC_SEQ_CST);
+}
+static void on_lost(void *ud)
+{
+    __atomic_add_fetch(&((events_t *)ud)->lost, 1, __ATOMIC_SEQ_CST);
+}
 
-static int ev_get(int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static int ev_get(int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
 
 static leader_t *candidate(const char *id, events_t *ev)
 {
@@ -223,11 +233,10 @@ static void put_lease(const char *holder, int ago_s, int duration, int transitio
 {
     char renew[64];
     micro_ago(ago_s, renew, sizeof renew);
-    json_t *l = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:i,s:s,s:s,s:i}}",
-                          "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
-                          "metadata", "name", "sched", "namespace", "kube-system",
-                          "spec", "holderIdentity", holder, "leaseDurationSeconds", duration,
-                          "acquireTime", renew, "renewTime", renew, "leaseTransitions", transitions);
+    json_t *l = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:i,s:s,s:s,s:i}}", "apiVersion", "coordination.k8s.io/v1",
+                          "kind", "Lease", "metadata", "name", "sched", "namespace", "kube-system", "spec",
+                          "holderIdentity", holder, "leaseDurationSeconds", duration, "acquireTime", renew, "renewTime",
+                          renew, "leaseTransitions", transitions);
     pthread_mutex_lock(&api.mu);
     store(l);
     pthread_mutex_unlock(&api.mu);
@@ -250,7 +259,7 @@ static void test_options(void **st)
     o.identity = "a";
     leader_t *le = leader_new(kc, &o, err, sizeof err);
     assert_non_null(le);
-    assert_int_equal(leader_wait_until_leading(le, 10, NULL), -1);   /* not started */
+    assert_int_equal(leader_wait_until_leading(le, 10, NULL), -1); /* not started */
     assert_int_equal(leader_is_leader(le), 0);
     leader_free(le);
     leader_free(NULL);
@@ -278,7 +287,7 @@ static void test_create_renew_release_handover(void **st)
     assert_true(util_parse_rfc3339(renew1) > 0);
 
     leader_t *b = candidate("replica-b", &eb);
-    assert_int_equal(leader_wait_until_leading(b, 2500, NULL), 0);   /* renewed by a meanwhile */
+    assert_int_equal(leader_wait_until_leading(b, 2500, NULL), 0); /* renewed by a meanwhile */
     assert_false(leader_is_leader(b));
     leader_holder(b, buf, sizeof buf);
     assert_string_equal(buf, "replica-a");
@@ -330,7 +339,7 @@ static void test_live_lease_respected(void **st)
     leader_free(a);
     char buf[64];
     lease_field("holderIdentity", buf, sizeof buf);
-    assert_string_equal(buf, "other");            /* a follower releases nothing */
+    assert_string_equal(buf, "other"); /* a follower releases nothing */
 }
 
 static void test_lost_when_api_fails(void **st)
@@ -346,7 +355,7 @@ static void test_lost_when_api_fails(void **st)
         util_sleep_ms(50);
     assert_true(leader_lost(a));
     int64_t took = util_now_ms() - t0;
-    assert_true(took >= 1000 && took < 4500);   /* renew deadline 2s (+ a retry) */
+    assert_true(took >= 1000 && took < 4500); /* renew deadline 2s (+ a retry) */
     assert_int_equal(ev_get(&e.lost), 1);
     assert_false(leader_is_leader(a));
     assert_int_equal(leader_wait_until_leading(a, 100, NULL), -1);
@@ -364,7 +373,7 @@ static void test_holds_lease_expires_while_stuck(void **st)
     leader_t *a = candidate("replica-a", &e);
     assert_int_equal(leader_wait_until_leading(a, 5000, NULL), 1);
     assert_true(leader_holds_lease(a));
-    util_sleep_ms(1200);                       /* a renewal or two went through */
+    util_sleep_ms(1200); /* a renewal or two went through */
     assert_true(leader_holds_lease(a));
     __atomic_store_n(&stall_ms, 4000, __ATOMIC_SEQ_CST);
     int64_t t0 = util_now_ms();
@@ -372,8 +381,8 @@ static void test_holds_lease_expires_while_stuck(void **st)
         util_sleep_ms(20);
     int64_t took = util_now_ms() - t0;
     assert_false(leader_holds_lease(a));
-    assert_true(took <= 2200);                 /* the renew deadline, not the stall */
-    assert_int_equal(ev_get(&e.lost), 0);      /* the stuck thread has not noticed yet */
+    assert_true(took <= 2200);            /* the renew deadline, not the stall */
+    assert_int_equal(ev_get(&e.lost), 0); /* the stuck thread has not noticed yet */
     assert_true(leader_is_leader(a));
     __atomic_store_n(&stall_ms, 0, __ATOMIC_SEQ_CST);
     leader_free(a);
@@ -390,7 +399,7 @@ static void test_lost_when_taken_over(void **st)
     while (!leader_lost(a) && util_now_ms() - t0 < 3000)
         util_sleep_ms(20);
     assert_true(leader_lost(a));
-    assert_true(util_now_ms() - t0 < 1800);      /* at the next renew, not after the deadline */
+    assert_true(util_now_ms() - t0 < 1800); /* at the next renew, not after the deadline */
     assert_int_equal(ev_get(&e.lost), 1);
     leader_free(a);
     char buf[64];

@@ -23,25 +23,24 @@ static void test_counter_gauge_render(void **st)
     metric_inc(c, "result=\"scheduled\",pool=\"gpu\"");
     metric_inc(c, "result=\"scheduled\",pool=\"gpu\"");
     metric_add(c, "result=\"error\"", 3);
-    metric_add(c, "result=\"error\"", -10);         /* counters never go down */
+    metric_add(c, "result=\"error\"", -10); /* counters never go down */
     metric_set(g, NULL, 7);
-    metric_set(g, "", 5);                             /* NULL and "" are the same series */
-    metric_observe(g, NULL, 100);                     /* wrong kind: ignored */
-    metric_inc(NULL, "x");                            /* unregistered: no-op */
+    metric_set(g, "", 5);         /* NULL and "" are the same series */
+    metric_observe(g, NULL, 100); /* wrong kind: ignored */
+    metric_inc(NULL, "x");        /* unregistered: no-op */
     assert_true(metric_value(c, "result=\"scheduled\",pool=\"gpu\"") == 2);
     assert_true(metric_value(c, "result=\"error\"") == 3);
     assert_true(metric_value(c, "result=\"none\"") == 0);
     assert_true(metric_value(g, NULL) == 5);
 
     char *t = metrics_render(r);
-    assert_string_equal(t,
-        "# HELP ai_scheduler_attempts_total Scheduling attempts.\\nBy result \\\\ pool.\n"
-        "# TYPE ai_scheduler_attempts_total counter\n"
-        "ai_scheduler_attempts_total{result=\"scheduled\",pool=\"gpu\"} 2\n"
-        "ai_scheduler_attempts_total{result=\"error\"} 3\n"
-        "# HELP ai_scheduler_pending_pods Pending pods.\n"
-        "# TYPE ai_scheduler_pending_pods gauge\n"
-        "ai_scheduler_pending_pods 5\n");
+    assert_string_equal(t, "# HELP ai_scheduler_attempts_total Scheduling attempts.\\nBy result \\\\ pool.\n"
+                           "# TYPE ai_scheduler_attempts_total counter\n"
+                           "ai_scheduler_attempts_total{result=\"scheduled\",pool=\"gpu\"} 2\n"
+                           "ai_scheduler_attempts_total{result=\"error\"} 3\n"
+                           "# HELP ai_scheduler_pending_pods Pending pods.\n"
+                           "# TYPE ai_scheduler_pending_pods gauge\n"
+                           "ai_scheduler_pending_pods 5\n");
     free(t);
 
     metric_remove(c, "result=\"error\"");
@@ -82,28 +81,27 @@ static void test_histogram(void **st)
     static const double b[] = { 0.005, 0.1, 1 };
     metric_t *h = metrics_histogram(r, "ai_scheduler_e2e_seconds", "E2E latency.", b, 3);
     metric_observe(h, "result=\"scheduled\"", 0.001);
-    metric_observe(h, "result=\"scheduled\"", 0.1);    /* le is inclusive */
+    metric_observe(h, "result=\"scheduled\"", 0.1); /* le is inclusive */
     metric_observe(h, "result=\"scheduled\"", 0.5);
     metric_observe(h, "result=\"scheduled\"", 7);
     metric_observe(h, NULL, 0.2);
     assert_true(metric_value(h, "result=\"scheduled\"") == 4);
     assert_true(metric_sum(h, "result=\"scheduled\"") == 7.601);
     char *t = metrics_render(r);
-    assert_string_equal(t,
-        "# HELP ai_scheduler_e2e_seconds E2E latency.\n"
-        "# TYPE ai_scheduler_e2e_seconds histogram\n"
-        "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"0.005\"} 1\n"
-        "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"0.1\"} 2\n"
-        "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"1\"} 3\n"
-        "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"+Inf\"} 4\n"
-        "ai_scheduler_e2e_seconds_sum{result=\"scheduled\"} 7.601\n"
-        "ai_scheduler_e2e_seconds_count{result=\"scheduled\"} 4\n"
-        "ai_scheduler_e2e_seconds_bucket{le=\"0.005\"} 0\n"
-        "ai_scheduler_e2e_seconds_bucket{le=\"0.1\"} 0\n"
-        "ai_scheduler_e2e_seconds_bucket{le=\"1\"} 1\n"
-        "ai_scheduler_e2e_seconds_bucket{le=\"+Inf\"} 1\n"
-        "ai_scheduler_e2e_seconds_sum 0.2\n"
-        "ai_scheduler_e2e_seconds_count 1\n");
+    assert_string_equal(t, "# HELP ai_scheduler_e2e_seconds E2E latency.\n"
+                           "# TYPE ai_scheduler_e2e_seconds histogram\n"
+                           "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"0.005\"} 1\n"
+                           "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"0.1\"} 2\n"
+                           "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"1\"} 3\n"
+                           "ai_scheduler_e2e_seconds_bucket{result=\"scheduled\",le=\"+Inf\"} 4\n"
+                           "ai_scheduler_e2e_seconds_sum{result=\"scheduled\"} 7.601\n"
+                           "ai_scheduler_e2e_seconds_count{result=\"scheduled\"} 4\n"
+                           "ai_scheduler_e2e_seconds_bucket{le=\"0.005\"} 0\n"
+                           "ai_scheduler_e2e_seconds_bucket{le=\"0.1\"} 0\n"
+                           "ai_scheduler_e2e_seconds_bucket{le=\"1\"} 1\n"
+                           "ai_scheduler_e2e_seconds_bucket{le=\"+Inf\"} 1\n"
+                           "ai_scheduler_e2e_seconds_sum 0.2\n"
+                           "ai_scheduler_e2e_seconds_count 1\n");
     free(t);
     metrics_free(r);
 }
@@ -143,7 +141,7 @@ static void test_collector(void **st)
 
 typedef struct hammer {
     metrics_t *r;
-    metric_t  *c, *h;
+    metric_t *c, *h;
 } hammer_t;
 
 static void *hammer_fn(void *arg)
@@ -185,10 +183,10 @@ static void test_threads(void **st)
 /* ---- HTTP ---------------------------------------------------------------- */
 
 typedef struct got {
-    long   code;
-    char   body[4096];
+    long code;
+    char body[4096];
     size_t len;
-    char   ctype[128];
+    char ctype[128];
 } got_t;
 
 static size_t on_data(char *p, size_t sz, size_t n, void *ud)

@@ -19,7 +19,8 @@
 /* ---- fixtures ----------------------------------------------------------- */
 
 /* spec is the body of pod.spec without containers' wrapper; status optional. */
-static pod_t *mkpod(const char *name, const char *spec, const char *status) {
+static pod_t *mkpod(const char *name, const char *spec, const char *status)
+{
     char buf[4096];
     char err[256] = "";
     snprintf(buf, sizeof(buf),
@@ -35,13 +36,15 @@ static pod_t *mkpod(const char *name, const char *spec, const char *status) {
 }
 
 /* Pod with one container requesting the given ResourceList body. */
-static pod_t *mkpod_req(const char *name, const char *requests) {
+static pod_t *mkpod_req(const char *name, const char *requests)
+{
     char spec[1024];
     snprintf(spec, sizeof(spec), "'containers':[{'name':'c','image':'x','resources':{'requests':{%s}}}]", requests);
     return mkpod(name, spec, NULL);
 }
 
-static node_t *mknode(const char *name, const char *labels, const char *alloc, const char *spec) {
+static node_t *mknode(const char *name, const char *labels, const char *alloc, const char *spec)
+{
     char buf[4096];
     char err[256] = "";
     snprintf(buf, sizeof(buf),
@@ -58,7 +61,8 @@ static node_t *mknode(const char *name, const char *labels, const char *alloc, c
 
 #define ALLOC_4C8G "'cpu':'4','memory':'8Gi','pods':'110'"
 
-static node_info_t *mkni(node_t *n) {
+static node_info_t *mkni(node_t *n)
+{
     node_info_t *ni = node_info_new(n->name);
     node_info_set_node(ni, n);
     node_unref(n);
@@ -66,13 +70,15 @@ static node_info_t *mkni(node_t *n) {
 }
 
 /* Adds a pod to the node and drops the caller's reference. */
-static void place(node_info_t *ni, pod_t *p) {
+static void place(node_info_t *ni, pod_t *p)
+{
     node_info_add_pod(ni, p);
     pod_unref(p);
 }
 
 /* Runs one plugin's PreFilter then Filter. */
-static int run_filter(const fw_plugin_t *pl, const pod_t *pod, const node_info_t *ni, fw_status_t *st) {
+static int run_filter(const fw_plugin_t *pl, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
+{
     cycle_state_t cs;
     memset(&cs, 0, sizeof(cs));
     cs.pod = pod;
@@ -85,17 +91,22 @@ static int run_filter(const fw_plugin_t *pl, const pod_t *pod, const node_info_t
 
 /* ---- NodeUnschedulable ---------------------------------------------------- */
 
-static void test_unschedulable(void **state) {
+static void test_unschedulable(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_unschedulable(&pl);
     node_info_t *cordoned = mkni(mknode("n1", NULL, ALLOC_4C8G, "'unschedulable':true"));
     node_info_t *open = mkni(mknode("n2", NULL, ALLOC_4C8G, NULL));
     pod_t *plain = mkpod_req("p", "'cpu':'1'");
-    pod_t *tol = mkpod("t", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':"
-                            "'node.kubernetes.io/unschedulable','operator':'Exists','effect':'NoSchedule'}]", NULL);
-    pod_t *wrong = mkpod("w", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':"
-                              "'node.kubernetes.io/unschedulable','operator':'Exists','effect':'NoExecute'}]", NULL);
+    pod_t *tol = mkpod("t",
+                       "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':"
+                       "'node.kubernetes.io/unschedulable','operator':'Exists','effect':'NoSchedule'}]",
+                       NULL);
+    pod_t *wrong = mkpod("w",
+                         "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':"
+                         "'node.kubernetes.io/unschedulable','operator':'Exists','effect':'NoExecute'}]",
+                         NULL);
 
     assert_int_equal(run_filter(&pl, plain, cordoned, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
     assert_int_equal(st.nreasons, 1);
@@ -105,13 +116,17 @@ static void test_unschedulable(void **state) {
     assert_int_equal(run_filter(&pl, tol, cordoned, &st), FW_SUCCESS);
     assert_int_equal(run_filter(&pl, wrong, cordoned, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
 
-    pod_unref(plain); pod_unref(tol); pod_unref(wrong);
-    node_info_free(cordoned); node_info_free(open);
+    pod_unref(plain);
+    pod_unref(tol);
+    pod_unref(wrong);
+    node_info_free(cordoned);
+    node_info_free(open);
 }
 
 /* ---- NodeName ------------------------------------------------------------- */
 
-static void test_node_name(void **state) {
+static void test_node_name(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_name(&pl);
@@ -125,13 +140,16 @@ static void test_node_name(void **state) {
     assert_int_equal(run_filter(&pl, pinned, n2, &st), FW_SUCCESS);
     assert_int_equal(run_filter(&pl, free_pod, n1, &st), FW_SUCCESS);
 
-    pod_unref(pinned); pod_unref(free_pod);
-    node_info_free(n1); node_info_free(n2);
+    pod_unref(pinned);
+    pod_unref(free_pod);
+    node_info_free(n1);
+    node_info_free(n2);
 }
 
 /* ---- NodeResourcesFit ----------------------------------------------------- */
 
-static void test_fit_cpu_memory_all_reasons(void **state) {
+static void test_fit_cpu_memory_all_reasons(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_resources_fit(&pl);
@@ -141,7 +159,7 @@ static void test_fit_cpu_memory_all_reasons(void **state) {
     pod_t *big = mkpod_req("big", "'cpu':'1500m','memory':'3Gi'");
     pod_t *cpu_only = mkpod_req("cpu", "'cpu':'2'");
 
-    assert_int_equal(run_filter(&pl, small, ni, &st), FW_SUCCESS);   /* exactly full */
+    assert_int_equal(run_filter(&pl, small, ni, &st), FW_SUCCESS); /* exactly full */
     assert_int_equal(run_filter(&pl, big, ni, &st), FW_UNSCHEDULABLE);
     assert_int_equal(st.nreasons, 2);
     assert_string_equal(st.reasons[0], "Insufficient cpu");
@@ -150,12 +168,15 @@ static void test_fit_cpu_memory_all_reasons(void **state) {
     assert_int_equal(st.nreasons, 1);
     assert_string_equal(st.reasons[0], "Insufficient cpu");
 
-    pod_unref(small); pod_unref(big); pod_unref(cpu_only);
+    pod_unref(small);
+    pod_unref(big);
+    pod_unref(cpu_only);
     node_info_free(ni);
 }
 
 /* Effective request = max(sum of containers, largest init container). */
-static void test_fit_init_container_rule(void **state) {
+static void test_fit_init_container_rule(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_resources_fit(&pl);
@@ -164,7 +185,8 @@ static void test_fit_init_container_rule(void **state) {
     pod_t *p = mkpod("init",
                      "'initContainers':[{'name':'i','image':'x','resources':{'requests':{'cpu':'3'}}}],"
                      "'containers':[{'name':'a','image':'x','resources':{'requests':{'cpu':'1'}}},"
-                     "{'name':'b','image':'x','resources':{'requests':{'cpu':'1','memory':'1Gi'}}}]", NULL);
+                     "{'name':'b','image':'x','resources':{'requests':{'cpu':'1','memory':'1Gi'}}}]",
+                     NULL);
 
     assert_int_equal(p->requests.milli_cpu, 3000);
     assert_int_equal(run_filter(&pl, p, n25, &st), FW_UNSCHEDULABLE);
@@ -172,10 +194,12 @@ static void test_fit_init_container_rule(void **state) {
     assert_int_equal(run_filter(&pl, p, n3, &st), FW_SUCCESS);
 
     pod_unref(p);
-    node_info_free(n25); node_info_free(n3);
+    node_info_free(n25);
+    node_info_free(n3);
 }
 
-static void test_fit_too_many_pods(void **state) {
+static void test_fit_too_many_pods(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_resources_fit(&pl);
@@ -199,28 +223,37 @@ static void test_fit_too_many_pods(void **state) {
     assert_string_equal(st.reasons[0], "Too many pods");
     assert_string_equal(st.reasons[1], "Insufficient cpu");
 
-    pod_unref(empty); pod_unref(big);
+    pod_unref(empty);
+    pod_unref(big);
     node_info_free(ni);
 }
 
-static void test_fit_gpu(void **state) {
+static void test_fit_gpu(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_resources_fit(&pl);
     node_info_t *cpu_node = mkni(mknode("cpu", NULL, ALLOC_4C8G, NULL));
-    node_info_t *gpu_node = mkni(mknode("gpu", NULL, "'cpu':'32','memory':'128Gi','pods':'110','nvidia.com/gpu':'4'", NULL));
-    pod_t *two = mkpod("two", "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1',"
-                              "'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}}]", NULL);
+    node_info_t *gpu_node =
+        mkni(mknode("gpu", NULL, "'cpu':'32','memory':'128Gi','pods':'110','nvidia.com/gpu':'4'", NULL));
+    pod_t *two = mkpod("two",
+                       "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1',"
+                       "'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}}]",
+                       NULL);
 
     assert_int_equal(run_filter(&pl, two, cpu_node, &st), FW_UNSCHEDULABLE);
     assert_int_equal(st.nreasons, 1);
     assert_string_equal(st.reasons[0], "Insufficient nvidia.com/gpu");
     assert_int_equal(run_filter(&pl, two, gpu_node, &st), FW_SUCCESS);
-    place(gpu_node, mkpod("held", "'containers':[{'name':'c','image':'x','resources':{'requests':{"
-                                  "'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}}]", NULL));
+    place(gpu_node, mkpod("held",
+                          "'containers':[{'name':'c','image':'x','resources':{'requests':{"
+                          "'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}}]",
+                          NULL));
     assert_int_equal(run_filter(&pl, two, gpu_node, &st), FW_SUCCESS);
-    place(gpu_node, mkpod("one", "'containers':[{'name':'c','image':'x','resources':{'requests':{"
-                                 "'nvidia.com/gpu':'1'},'limits':{'nvidia.com/gpu':'1'}}}]", NULL));
+    place(gpu_node, mkpod("one",
+                          "'containers':[{'name':'c','image':'x','resources':{'requests':{"
+                          "'nvidia.com/gpu':'1'},'limits':{'nvidia.com/gpu':'1'}}}]",
+                          NULL));
     assert_int_equal(run_filter(&pl, two, gpu_node, &st), FW_UNSCHEDULABLE);
     assert_string_equal(st.reasons[0], "Insufficient nvidia.com/gpu");
 
@@ -235,23 +268,27 @@ static void test_fit_gpu(void **state) {
     assert_int_equal(st.nreasons, 0);
 
     pod_unref(two);
-    node_info_free(cpu_node); node_info_free(gpu_node);
+    node_info_free(cpu_node);
+    node_info_free(gpu_node);
 }
 
 /* ---- NodeAffinity --------------------------------------------------------- */
 
 /* Pod with required node affinity terms (a JSON list body), plus optional
  * extra spec fields. */
-static pod_t *mkpod_affinity(const char *name, const char *extra, const char *terms) {
+static pod_t *mkpod_affinity(const char *name, const char *extra, const char *terms)
+{
     char spec[2048];
-    snprintf(spec, sizeof(spec),
-             "'containers':[{'name':'c','image':'x'}],%s%s"
-             "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[%s]}}}",
-             extra ? extra : "", extra ? "," : "", terms);
+    snprintf(
+        spec, sizeof(spec),
+        "'containers':[{'name':'c','image':'x'}],%s%s"
+        "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[%s]}}}",
+        extra ? extra : "", extra ? "," : "", terms);
     return mkpod(name, spec, NULL);
 }
 
-static void test_affinity_node_selector(void **state) {
+static void test_affinity_node_selector(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_affinity(&pl, 1);
@@ -269,11 +306,15 @@ static void test_affinity_node_selector(void **state) {
     assert_int_equal(run_filter(&pl, none, hdd, &st), FW_SUCCESS);
     assert_int_equal(run_filter(&pl, both, ssd, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
 
-    pod_unref(sel); pod_unref(none); pod_unref(both);
-    node_info_free(ssd); node_info_free(hdd);
+    pod_unref(sel);
+    pod_unref(none);
+    pod_unref(both);
+    node_info_free(ssd);
+    node_info_free(hdd);
 }
 
-static void test_affinity_terms_ops(void **state) {
+static void test_affinity_terms_ops(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_affinity(&pl, 1);
@@ -301,12 +342,18 @@ static void test_affinity_terms_ops(void **state) {
     assert_int_equal(run_filter(&pl, notin, bare, &st), FW_SUCCESS);
     assert_int_equal(run_filter(&pl, notin, small, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
 
-    pod_unref(gt); pod_unref(lt); pod_unref(orp); pod_unref(notin);
-    node_info_free(big); node_info_free(small); node_info_free(bare);
+    pod_unref(gt);
+    pod_unref(lt);
+    pod_unref(orp);
+    pod_unref(notin);
+    node_info_free(big);
+    node_info_free(small);
+    node_info_free(bare);
 }
 
 /* A term without requirements selects no node; other terms still count. */
-static void test_affinity_empty_term(void **state) {
+static void test_affinity_empty_term(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_affinity(&pl, 1);
@@ -319,31 +366,42 @@ static void test_affinity_empty_term(void **state) {
     assert_int_equal(run_filter(&pl, mixed, a, &st), FW_SUCCESS);
     assert_int_equal(run_filter(&pl, mixed, b, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
 
-    pod_unref(empty); pod_unref(mixed);
-    node_info_free(a); node_info_free(b);
+    pod_unref(empty);
+    pod_unref(mixed);
+    node_info_free(a);
+    node_info_free(b);
 }
 
 /* ---- TaintToleration ------------------------------------------------------ */
 
-static void test_taint_filter(void **state) {
+static void test_taint_filter(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_taint_toleration(&pl, 1);
-    node_info_t *ded = mkni(mknode("n1", NULL, ALLOC_4C8G,
-                                   "'taints':[{'key':'dedicated','value':'gpu','effect':'NoSchedule'}]"));
-    node_info_t *soft = mkni(mknode("n2", NULL, ALLOC_4C8G,
-                                    "'taints':[{'key':'dedicated','value':'gpu','effect':'PreferNoSchedule'}]"));
+    node_info_t *ded =
+        mkni(mknode("n1", NULL, ALLOC_4C8G, "'taints':[{'key':'dedicated','value':'gpu','effect':'NoSchedule'}]"));
+    node_info_t *soft = mkni(
+        mknode("n2", NULL, ALLOC_4C8G, "'taints':[{'key':'dedicated','value':'gpu','effect':'PreferNoSchedule'}]"));
     node_info_t *exec = mkni(mknode("n3", NULL, ALLOC_4C8G, "'taints':[{'key':'bad','effect':'NoExecute'}]"));
     pod_t *plain = mkpod("p", "'containers':[{'name':'c','image':'x'}]", NULL);
-    pod_t *equal = mkpod("eq", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
-                               "'operator':'Equal','value':'gpu','effect':'NoSchedule'}]", NULL);
-    pod_t *other = mkpod("ot", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
-                               "'operator':'Equal','value':'cpu','effect':'NoSchedule'}]", NULL);
-    pod_t *exists = mkpod("ex", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
-                                "'operator':'Exists'}]", NULL);
+    pod_t *equal = mkpod("eq",
+                         "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
+                         "'operator':'Equal','value':'gpu','effect':'NoSchedule'}]",
+                         NULL);
+    pod_t *other = mkpod("ot",
+                         "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
+                         "'operator':'Equal','value':'cpu','effect':'NoSchedule'}]",
+                         NULL);
+    pod_t *exists = mkpod("ex",
+                          "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
+                          "'operator':'Exists'}]",
+                          NULL);
     pod_t *all = mkpod("all", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'operator':'Exists'}]", NULL);
-    pod_t *wrong_effect = mkpod("we", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
-                                      "'operator':'Exists','effect':'NoExecute'}]", NULL);
+    pod_t *wrong_effect = mkpod("we",
+                                "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'dedicated',"
+                                "'operator':'Exists','effect':'NoExecute'}]",
+                                NULL);
 
     assert_int_equal(run_filter(&pl, plain, ded, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
     assert_int_equal(st.nreasons, 1);
@@ -359,23 +417,34 @@ static void test_taint_filter(void **state) {
     assert_int_equal(run_filter(&pl, all, exec, &st), FW_SUCCESS);
     assert_int_equal(run_filter(&pl, wrong_effect, ded, &st), FW_UNSCHEDULABLE_UNRESOLVABLE);
 
-    pod_unref(plain); pod_unref(equal); pod_unref(other); pod_unref(exists); pod_unref(all); pod_unref(wrong_effect);
-    node_info_free(ded); node_info_free(soft); node_info_free(exec);
+    pod_unref(plain);
+    pod_unref(equal);
+    pod_unref(other);
+    pod_unref(exists);
+    pod_unref(all);
+    pod_unref(wrong_effect);
+    node_info_free(ded);
+    node_info_free(soft);
+    node_info_free(exec);
 }
 
 /* Raw score counts intolerable PreferNoSchedule taints; normalization
  * reverses it so the cleanest node scores 100. */
-static void test_taint_score(void **state) {
+static void test_taint_score(void **state)
+{
     fw_plugin_t pl;
     plugin_taint_toleration(&pl, 1);
     node_info_t *n[3];
     n[0] = mkni(mknode("n0", NULL, ALLOC_4C8G, "'taints':[{'key':'a','effect':'NoSchedule'}]"));
     n[1] = mkni(mknode("n1", NULL, ALLOC_4C8G, "'taints':[{'key':'a','effect':'PreferNoSchedule'}]"));
-    n[2] = mkni(mknode("n2", NULL, ALLOC_4C8G, "'taints':[{'key':'a','effect':'PreferNoSchedule'},"
-                                               "{'key':'b','effect':'PreferNoSchedule'}]"));
+    n[2] = mkni(mknode("n2", NULL, ALLOC_4C8G,
+                       "'taints':[{'key':'a','effect':'PreferNoSchedule'},"
+                       "{'key':'b','effect':'PreferNoSchedule'}]"));
     pod_t *plain = mkpod("p", "'containers':[{'name':'c','image':'x'}]", NULL);
-    pod_t *tol_b = mkpod("t", "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'b',"
-                              "'operator':'Exists','effect':'PreferNoSchedule'}]", NULL);
+    pod_t *tol_b = mkpod("t",
+                         "'containers':[{'name':'c','image':'x'}],'tolerations':[{'key':'b',"
+                         "'operator':'Exists','effect':'PreferNoSchedule'}]",
+                         NULL);
     int64_t s[3];
 
     for (int i = 0; i < 3; i++)
@@ -397,23 +466,27 @@ static void test_taint_score(void **state) {
     assert_int_equal(s[0], 100);
     assert_int_equal(s[2], 100);
 
-    pod_unref(plain); pod_unref(tol_b);
+    pod_unref(plain);
+    pod_unref(tol_b);
     for (int i = 0; i < 3; i++)
         node_info_free(n[i]);
 }
 
 /* ---- NodePorts ------------------------------------------------------------ */
 
-static pod_t *mkpod_port(const char *name, int port, const char *proto, const char *ip, const char *phase) {
+static pod_t *mkpod_port(const char *name, int port, const char *proto, const char *ip, const char *phase)
+{
     char spec[512], status[64];
-    snprintf(spec, sizeof(spec), "'containers':[{'name':'c','image':'x','ports':[{'containerPort':%d,"
-                                 "'hostPort':%d,'protocol':'%s'%s%s%s}]}]",
+    snprintf(spec, sizeof(spec),
+             "'containers':[{'name':'c','image':'x','ports':[{'containerPort':%d,"
+             "'hostPort':%d,'protocol':'%s'%s%s%s}]}]",
              port, port, proto, ip ? ",'hostIP':'" : "", ip ? ip : "", ip ? "'" : "");
     snprintf(status, sizeof(status), "'phase':'%s'", phase ? phase : "Running");
     return mkpod(name, spec, status);
 }
 
-static void test_node_ports(void **state) {
+static void test_node_ports(void **state)
+{
     fw_plugin_t pl;
     fw_status_t st;
     plugin_node_ports(&pl);
@@ -422,15 +495,16 @@ static void test_node_ports(void **state) {
     place(ni, mkpod_port("ip9090", 9090, "TCP", "10.0.0.1", NULL));
     place(ni, mkpod_port("done7070", 7070, "TCP", NULL, "Failed"));
 
-    struct { int port; const char *proto, *ip; int conflict; } cases[] = {
-        { 8080, "TCP", "10.0.0.5", 1 },   /* existing 0.0.0.0 covers every IP */
-        { 8080, "TCP", NULL, 1 },
-        { 8080, "UDP", NULL, 0 },         /* other protocol */
-        { 9090, "TCP", "10.0.0.2", 0 },   /* other specific IP */
-        { 9090, "TCP", "10.0.0.1", 1 },
-        { 9090, "TCP", "0.0.0.0", 1 },    /* wildcard hits the specific one */
-        { 9091, "TCP", NULL, 0 },
-        { 7070, "TCP", NULL, 0 },         /* terminal pod released it */
+    struct {
+        int port;
+        const char *proto, *ip;
+        int conflict;
+    } cases[] = {
+        { 8080, "TCP", "10.0.0.5", 1 },                                /* existing 0.0.0.0 covers every IP */
+        { 8080, "TCP", NULL, 1 },       { 8080, "UDP", NULL, 0 },      /* other protocol */
+        { 9090, "TCP", "10.0.0.2", 0 },                                /* other specific IP */
+        { 9090, "TCP", "10.0.0.1", 1 }, { 9090, "TCP", "0.0.0.0", 1 }, /* wildcard hits the specific one */
+        { 9091, "TCP", NULL, 0 },       { 7070, "TCP", NULL, 0 },      /* terminal pod released it */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         pod_t *p = mkpod_port("new", cases[i].port, cases[i].proto, cases[i].ip, "Pending");
@@ -449,7 +523,8 @@ static void test_node_ports(void **state) {
 
 /* ---- (Least|Most)Allocated ------------------------------------------------ */
 
-static void test_least_vs_most(void **state) {
+static void test_least_vs_most(void **state)
+{
     fw_config_t c;
     fw_plugin_t least, most;
     res_scorer_ctx_t lctx, mctx;
@@ -473,11 +548,13 @@ static void test_least_vs_most(void **state) {
     assert_int_equal(most.score(&most, NULL, p, idle), 25);
 
     pod_unref(p);
-    node_info_free(busy); node_info_free(idle);
+    node_info_free(busy);
+    node_info_free(idle);
 }
 
 /* GPUs weigh 3; a node without GPUs is scored on cpu and memory alone. */
-static void test_most_allocated_gpu_weight(void **state) {
+static void test_most_allocated_gpu_weight(void **state)
+{
     fw_config_t c;
     fw_plugin_t most;
     res_scorer_ctx_t ctx;
@@ -486,10 +563,14 @@ static void test_most_allocated_gpu_weight(void **state) {
 
     node_info_t *gpu = mkni(mknode("g", NULL, "'cpu':'10','memory':'10Gi','pods':'110','nvidia.com/gpu':'8'", NULL));
     node_info_t *cpu = mkni(mknode("c", NULL, "'cpu':'10','memory':'10Gi','pods':'110'", NULL));
-    place(gpu, mkpod("g6", "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1','memory':'1Gi',"
-                           "'nvidia.com/gpu':'6'},'limits':{'nvidia.com/gpu':'6'}}}]", NULL));
-    pod_t *p = mkpod("p", "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'4','memory':'4Gi',"
-                          "'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}}]", NULL);
+    place(gpu, mkpod("g6",
+                     "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1','memory':'1Gi',"
+                     "'nvidia.com/gpu':'6'},'limits':{'nvidia.com/gpu':'6'}}}]",
+                     NULL));
+    pod_t *p = mkpod("p",
+                     "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'4','memory':'4Gi',"
+                     "'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}}]",
+                     NULL);
     pod_t *cpu_pod = mkpod_req("cp", "'cpu':'5','memory':'5Gi'");
 
     /* gpu: cpu 50, mem 50, gpu 100 -> (50+50+300)/5 = 80. */
@@ -497,12 +578,15 @@ static void test_most_allocated_gpu_weight(void **state) {
     /* cpu node: (50+50)/2, the missing GPU is not held against it. */
     assert_int_equal(most.score(&most, NULL, cpu_pod, cpu), 50);
 
-    pod_unref(p); pod_unref(cpu_pod);
-    node_info_free(gpu); node_info_free(cpu);
+    pod_unref(p);
+    pod_unref(cpu_pod);
+    node_info_free(gpu);
+    node_info_free(cpu);
 }
 
 /* Pods without requests count 100m/200Mi when scoring. */
-static void test_nonzero_requests_in_scores(void **state) {
+static void test_nonzero_requests_in_scores(void **state)
+{
     fw_config_t c;
     fw_plugin_t least;
     res_scorer_ctx_t ctx;
@@ -522,7 +606,8 @@ static void test_nonzero_requests_in_scores(void **state) {
 
 /* ---- BalancedAllocation --------------------------------------------------- */
 
-static void test_balanced(void **state) {
+static void test_balanced(void **state)
+{
     fw_plugin_t pl;
     plugin_balanced_allocation(&pl, 1);
     node_info_t *ni = mkni(mknode("n", NULL, ALLOC_4C8G, NULL));
@@ -531,16 +616,19 @@ static void test_balanced(void **state) {
     pod_t *over = mkpod_req("over", "'cpu':'4','memory':'1Gi'");
 
     assert_int_equal(pl.score(&pl, NULL, even, ni), 100);
-    assert_int_equal(pl.score(&pl, NULL, skew, ni), 50);     /* |0.75-0.25| */
-    assert_int_equal(pl.score(&pl, NULL, over, ni), 0);      /* cpu fraction 1 */
+    assert_int_equal(pl.score(&pl, NULL, skew, ni), 50); /* |0.75-0.25| */
+    assert_int_equal(pl.score(&pl, NULL, over, ni), 0);  /* cpu fraction 1 */
 
-    pod_unref(even); pod_unref(skew); pod_unref(over);
+    pod_unref(even);
+    pod_unref(skew);
+    pod_unref(over);
     node_info_free(ni);
 }
 
 /* ---- preferred NodeAffinity ----------------------------------------------- */
 
-static void test_preferred_affinity(void **state) {
+static void test_preferred_affinity(void **state)
+{
     fw_plugin_t pl;
     plugin_node_affinity(&pl, 1);
     node_info_t *n[4];
@@ -548,10 +636,12 @@ static void test_preferred_affinity(void **state) {
     n[1] = mkni(mknode("n1", "'disk':'ssd'", ALLOC_4C8G, NULL));
     n[2] = mkni(mknode("n2", "'zone':'a'", ALLOC_4C8G, NULL));
     n[3] = mkni(mknode("n3", NULL, ALLOC_4C8G, NULL));
-    pod_t *p = mkpod("p", "'containers':[{'name':'c','image':'x'}],'affinity':{'nodeAffinity':{"
-                          "'preferredDuringSchedulingIgnoredDuringExecution':["
-                          "{'weight':10,'preference':{'matchExpressions':[{'key':'zone','operator':'In','values':['a']}]}},"
-                          "{'weight':30,'preference':{'matchExpressions':[{'key':'disk','operator':'Exists'}]}}]}}", NULL);
+    pod_t *p = mkpod("p",
+                     "'containers':[{'name':'c','image':'x'}],'affinity':{'nodeAffinity':{"
+                     "'preferredDuringSchedulingIgnoredDuringExecution':["
+                     "{'weight':10,'preference':{'matchExpressions':[{'key':'zone','operator':'In','values':['a']}]}},"
+                     "{'weight':30,'preference':{'matchExpressions':[{'key':'disk','operator':'Exists'}]}}]}}",
+                     NULL);
     pod_t *none = mkpod("none", "'containers':[{'name':'c','image':'x'}]", NULL);
     int64_t s[4];
     const int64_t raw[4] = { 40, 30, 10, 0 }, norm[4] = { 100, 75, 25, 0 };
@@ -570,12 +660,14 @@ static void test_preferred_affinity(void **state) {
     for (int i = 0; i < 4; i++)
         assert_int_equal(s[i], 0);
 
-    pod_unref(p); pod_unref(none);
+    pod_unref(p);
+    pod_unref(none);
     for (int i = 0; i < 4; i++)
         node_info_free(n[i]);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unschedulable),
         cmocka_unit_test(test_node_name),

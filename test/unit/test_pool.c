@@ -12,14 +12,17 @@
 
 #define GI (1024LL * 1024 * 1024)
 
-static json_t *load(const char *s) {
+static json_t *load(const char *s)
+{
     json_error_t e;
     json_t *j = json_loads(s, 0, &e);
-    if (!j) fail_msg("bad fixture: %s: %s", e.text, s);
+    if (!j)
+        fail_msg("bad fixture: %s: %s", e.text, s);
     return j;
 }
 
-static int parse(pool_spec_t *p, const char *s, char *err, size_t errlen) {
+static int parse(pool_spec_t *p, const char *s, char *err, size_t errlen)
+{
     json_t *j = load(s);
     int rc = pool_spec_from_json(p, j, err, errlen);
     json_decref(j);
@@ -27,13 +30,19 @@ static int parse(pool_spec_t *p, const char *s, char *err, size_t errlen) {
 }
 
 /* A label set of up to two labels, sorted as labels_t requires. */
-typedef struct { label_t items[2]; labels_t l; } lbl_t;
+typedef struct {
+    label_t items[2];
+    labels_t l;
+} lbl_t;
 
-static const labels_t *mklabels(lbl_t *b, const char *k1, const char *v1, const char *k2, const char *v2) {
+static const labels_t *mklabels(lbl_t *b, const char *k1, const char *v1, const char *k2, const char *v2)
+{
     b->l.items = b->items;
     b->l.n = 0;
-    if (k1) b->items[b->l.n++] = (label_t){ (char *)k1, (char *)v1 };
-    if (k2) b->items[b->l.n++] = (label_t){ (char *)k2, (char *)v2 };
+    if (k1)
+        b->items[b->l.n++] = (label_t){ (char *)k1, (char *)v1 };
+    if (k2)
+        b->items[b->l.n++] = (label_t){ (char *)k2, (char *)v2 };
     if (b->l.n == 2 && k1 && k2 && strcmp(k1, k2) > 0) {
         label_t t = b->items[0];
         b->items[0] = b->items[1];
@@ -42,17 +51,19 @@ static const labels_t *mklabels(lbl_t *b, const char *k1, const char *v1, const 
     return &b->l;
 }
 
-static void test_parse_full(void **st) {
+static void test_parse_full(void **st)
+{
     pool_spec_t p;
     char err[256] = "";
     int rc = parse(&p,
-        "{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Pool\","
-        " \"metadata\":{\"name\":\"demo\",\"uid\":\"u-1\",\"resourceVersion\":\"42\",\"generation\":3,"
-        "   \"creationTimestamp\":\"2019-05-24T05:37:07Z\"},"
-        " \"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"demo\"},"
-        "   \"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]},"
-        "   \"disablePreemption\":true,\"disableBorrowing\":false,\"disableSharing\":true,"
-        "   \"borrowingPools\":[\"gpu-pool\",\"cpu-pool\"]}}", err, sizeof(err));
+                   "{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Pool\","
+                   " \"metadata\":{\"name\":\"demo\",\"uid\":\"u-1\",\"resourceVersion\":\"42\",\"generation\":3,"
+                   "   \"creationTimestamp\":\"2019-05-24T05:37:07Z\"},"
+                   " \"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"demo\"},"
+                   "   \"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]},"
+                   "   \"disablePreemption\":true,\"disableBorrowing\":false,\"disableSharing\":true,"
+                   "   \"borrowingPools\":[\"gpu-pool\",\"cpu-pool\"]}}",
+                   err, sizeof(err));
     assert_int_equal(rc, 0);
     assert_string_equal(p.name, "demo");
     assert_string_equal(p.uid, "u-1");
@@ -74,7 +85,8 @@ static void test_parse_full(void **st) {
     assert_null(p.name);
 }
 
-static void test_parse_minimal(void **st) {
+static void test_parse_minimal(void **st)
+{
     pool_spec_t p;
     char err[256] = "";
     assert_int_equal(parse(&p, "{\"metadata\":{\"name\":\"bare\"}}", err, sizeof(err)), 0);
@@ -88,8 +100,11 @@ static void test_parse_minimal(void **st) {
     pool_spec_free(&p);
 
     /* nulls read as absent, an empty selector stays empty */
-    assert_int_equal(parse(&p, "{\"metadata\":{\"name\":\"n\",\"uid\":null},\"spec\":{\"nodeSelector\":{},"
-                               "\"disableSharing\":null,\"borrowingPools\":[]}}", err, sizeof(err)), 0);
+    assert_int_equal(parse(&p,
+                           "{\"metadata\":{\"name\":\"n\",\"uid\":null},\"spec\":{\"nodeSelector\":{},"
+                           "\"disableSharing\":null,\"borrowingPools\":[]}}",
+                           err, sizeof(err)),
+                     0);
     assert_int_equal(p.selector.n, 0);
     assert_int_equal(p.disable_sharing, 0);
     assert_int_equal(p.nborrowing, 0);
@@ -99,8 +114,11 @@ static void test_parse_minimal(void **st) {
     pool_spec_free(&p);
 }
 
-static void test_parse_invalid(void **st) {
-    static const struct { const char *json, *want; } bad[] = {
+static void test_parse_invalid(void **st)
+{
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
         { "[]", "not an object" },
         { "{}", "metadata" },
         { "{\"metadata\":{\"name\":\"\"}}", "metadata.name" },
@@ -113,23 +131,31 @@ static void test_parse_invalid(void **st) {
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"disablePreemption\":1}}", "disablePreemption" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"disableBorrowing\":\"true\"}}", "disableBorrowing" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":\"gpu=true\"}}", "nodeSelector" },
-        { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"gpu\":true}}}}", "matchLabels" },
+        { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"gpu\":true}}}}",
+          "matchLabels" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":[]}}}", "matchLabels" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":{}}}}", "matchExpressions" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"key\":\"a\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}}}", "operator" },
+          "[{\"key\":\"a\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}}}",
+          "operator" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"key\":\"a\",\"operator\":\"Equals\",\"values\":[\"1\"]}]}}}", "operator" },
+          "[{\"key\":\"a\",\"operator\":\"Equals\",\"values\":[\"1\"]}]}}}",
+          "operator" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"key\":\"a\",\"operator\":\"In\"}]}}}", "needs values" },
+          "[{\"key\":\"a\",\"operator\":\"In\"}]}}}",
+          "needs values" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"key\":\"a\",\"operator\":\"NotIn\",\"values\":[]}]}}}", "needs values" },
+          "[{\"key\":\"a\",\"operator\":\"NotIn\",\"values\":[]}]}}}",
+          "needs values" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"key\":\"a\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}}}", "no values" },
+          "[{\"key\":\"a\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}}}",
+          "no values" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"key\":\"a\",\"operator\":\"In\",\"values\":[1]}]}}}", "values[0]" },
+          "[{\"key\":\"a\",\"operator\":\"In\",\"values\":[1]}]}}}",
+          "values[0]" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":"
-          "[{\"operator\":\"Exists\"}]}}}", "key" },
+          "[{\"operator\":\"Exists\"}]}}}",
+          "key" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchExpressions\":[\"x\"]}}}", "key" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"borrowingPools\":\"gpu-pool\"}}", "borrowingPools" },
         { "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"borrowingPools\":[\"a\",3]}}", "borrowingPools[1]" },
@@ -139,30 +165,37 @@ static void test_parse_invalid(void **st) {
         pool_spec_t p;
         char err[256] = "";
         int rc = parse(&p, bad[i].json, err, sizeof(err));
-        if (rc != -1) fail_msg("accepted: %s", bad[i].json);
-        if (!strstr(err, bad[i].want)) fail_msg("%s: message \"%s\" lacks \"%s\"", bad[i].json, err, bad[i].want);
-        assert_null(p.name);   /* nothing left to free on failure */
-        pool_spec_free(&p);    /* and freeing it anyway is harmless */
+        if (rc != -1)
+            fail_msg("accepted: %s", bad[i].json);
+        if (!strstr(err, bad[i].want))
+            fail_msg("%s: message \"%s\" lacks \"%s\"", bad[i].json, err, bad[i].want);
+        assert_null(p.name); /* nothing left to free on failure */
+        pool_spec_free(&p);  /* and freeing it anyway is harmless */
     }
     /* spec errors name the pool, for the warning line */
     pool_spec_t p;
     char err[256] = "";
-    assert_int_equal(parse(&p, "{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"disableSharing\":\"no\"}}",
-                           err, sizeof(err)), -1);
+    assert_int_equal(
+        parse(&p, "{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"disableSharing\":\"no\"}}", err, sizeof(err)), -1);
     assert_non_null(strstr(err, "gpu-pool"));
     /* a NULL error buffer is fine */
     assert_int_equal(pool_spec_from_json(&p, NULL, NULL, 0), -1);
 }
 
-static void parse_ok(pool_spec_t *p, const char *s) {
+static void parse_ok(pool_spec_t *p, const char *s)
+{
     char err[256] = "";
-    if (parse(p, s, err, sizeof(err)) < 0) fail_msg("%s: %s", s, err);
+    if (parse(p, s, err, sizeof(err)) < 0)
+        fail_msg("%s: %s", s, err);
 }
 
-static void test_partition(void **st) {
+static void test_partition(void **st)
+{
     pool_spec_t s[3];
-    parse_ok(&s[0], "{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"gpu\":\"true\"}}}}");
-    parse_ok(&s[1], "{\"metadata\":{\"name\":\"cpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"cpu\":\"true\"}}}}");
+    parse_ok(&s[0],
+             "{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"gpu\":\"true\"}}}}");
+    parse_ok(&s[1],
+             "{\"metadata\":{\"name\":\"cpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"cpu\":\"true\"}}}}");
     parse_ok(&s[2], "{\"metadata\":{\"name\":\"empty\"},\"spec\":{\"nodeSelector\":{}}}");
     lbl_t b;
     assert_int_equal(pool_partition_node(s, 3, mklabels(&b, "gpu", "true", NULL, NULL), "n1"), 0);
@@ -175,10 +208,12 @@ static void test_partition(void **st) {
     /* the empty-selector pool claims nothing, so it never causes a conflict */
     assert_int_equal(pool_partition_node(s + 2, 1, mklabels(&b, "any", "thing", NULL, NULL), "n7"), -1);
     assert_int_equal(pool_partition_node(s, 0, mklabels(&b, "gpu", "true", NULL, NULL), "n8"), -1);
-    for (int i = 0; i < 3; i++) pool_spec_free(&s[i]);
+    for (int i = 0; i < 3; i++)
+        pool_spec_free(&s[i]);
 }
 
-static void test_may_borrow(void **st) {
+static void test_may_borrow(void **st)
+{
     pool_spec_t a, b, c, d;
     parse_ok(&a, "{\"metadata\":{\"name\":\"a\"}}");
     parse_ok(&b, "{\"metadata\":{\"name\":\"b\"}}");
@@ -186,11 +221,11 @@ static void test_may_borrow(void **st) {
     parse_ok(&d, "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"borrowingPools\":[\"b\"]}}");
     assert_true(pool_may_borrow(&a, &b));
     assert_true(pool_may_borrow(&b, &a));
-    assert_false(pool_may_borrow(&a, &a));      /* never from itself */
-    assert_false(pool_may_borrow(&a, &c));      /* c does not share */
-    assert_false(pool_may_borrow(&c, &a));      /* c does not borrow */
-    assert_true(pool_may_borrow(&d, &b));       /* listed */
-    assert_false(pool_may_borrow(&d, &a));      /* not listed */
+    assert_false(pool_may_borrow(&a, &a)); /* never from itself */
+    assert_false(pool_may_borrow(&a, &c)); /* c does not share */
+    assert_false(pool_may_borrow(&c, &a)); /* c does not borrow */
+    assert_true(pool_may_borrow(&d, &b));  /* listed */
+    assert_false(pool_may_borrow(&d, &a)); /* not listed */
     assert_true(pool_may_borrow(&a, &d));
     assert_false(pool_may_borrow(NULL, &a));
 
@@ -210,8 +245,8 @@ static void test_may_borrow(void **st) {
 
 /* ---- usage: hand-built nodes and pods (no parser in the way) */
 
-static node_t mknode(const char *name, lbl_t *b, const char *k, const char *v,
-                     int64_t mcpu, int64_t mem, int64_t gpu) {
+static node_t mknode(const char *name, lbl_t *b, const char *k, const char *v, int64_t mcpu, int64_t mem, int64_t gpu)
+{
     node_t n;
     memset(&n, 0, sizeof(n));
     n.refs = 1;
@@ -222,14 +257,16 @@ static node_t mknode(const char *name, lbl_t *b, const char *k, const char *v,
     n.capacity.memory = mem;
     n.capacity.ephemeral = 100 * GI;
     n.capacity.pods = 110;
-    if (gpu) res_add_scalar(&n.capacity, RES_GPU, gpu);
+    if (gpu)
+        res_add_scalar(&n.capacity, RES_GPU, gpu);
     n.allocatable = n.capacity;
-    n.allocatable.milli_cpu = mcpu - 500;   /* reserved */
+    n.allocatable.milli_cpu = mcpu - 500; /* reserved */
     return n;
 }
 
-static pod_t mkpod(const char *name, const char *home, const char *node, const char *sched,
-                   pod_phase_t phase, int64_t mcpu, int64_t gpu) {
+static pod_t mkpod(const char *name, const char *home, const char *node, const char *sched, pod_phase_t phase,
+                   int64_t mcpu, int64_t gpu)
+{
     pod_t p;
     memset(&p, 0, sizeof(p));
     p.refs = 1;
@@ -244,7 +281,8 @@ static pod_t mkpod(const char *name, const char *home, const char *node, const c
     res_zero(&p.requests);
     p.requests.milli_cpu = mcpu;
     p.requests.memory = GI;
-    if (gpu) res_add_scalar(&p.requests, RES_GPU, gpu);
+    if (gpu)
+        res_add_scalar(&p.requests, RES_GPU, gpu);
     return p;
 }
 
@@ -256,9 +294,12 @@ typedef struct {
     pool_usage_t u[3];
 } world_t;
 
-static void build_world(world_t *w) {
-    parse_ok(&w->specs[0], "{\"metadata\":{\"name\":\"cpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"cpu\":\"true\"}}}}");
-    parse_ok(&w->specs[1], "{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"gpu\":\"true\"}}}}");
+static void build_world(world_t *w)
+{
+    parse_ok(&w->specs[0],
+             "{\"metadata\":{\"name\":\"cpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"cpu\":\"true\"}}}}");
+    parse_ok(&w->specs[1],
+             "{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"gpu\":\"true\"}}}}");
     w->nodes[0] = mknode("g1", &w->lb[0], "gpu", "true", 16000, 64 * GI, 8);
     w->nodes[1] = mknode("g2", &w->lb[1], "gpu", "true", 16000, 64 * GI, 8);
     w->nodes[2] = mknode("c1", &w->lb[2], "cpu", "true", 8000, 32 * GI, 0);
@@ -280,17 +321,21 @@ static void build_world(world_t *w) {
 
     node_t *np[4];
     pod_t *pp[12];
-    for (int k = 0; k < 4; k++) np[k] = &w->nodes[k];
-    for (int k = 0; k < 12; k++) pp[k] = &w->pods[k];
+    for (int k = 0; k < 4; k++)
+        np[k] = &w->nodes[k];
+    for (int k = 0; k < 12; k++)
+        pp[k] = &w->pods[k];
     pool_usage_compute(w->specs, 2, np, 4, pp, 12, "ai-scheduler", w->u);
 }
 
-static void free_world(world_t *w) {
+static void free_world(world_t *w)
+{
     pool_spec_free(&w->specs[0]);
     pool_spec_free(&w->specs[1]);
 }
 
-static void test_usage(void **st) {
+static void test_usage(void **st)
+{
     world_t w;
     build_world(&w);
     const pool_usage_t *cpu = &w.u[0], *gpu = &w.u[1], *def = &w.u[2];
@@ -310,8 +355,8 @@ static void test_usage(void **st) {
     assert_int_equal(gpu->pods_running, 2);
     assert_int_equal(gpu->shared.milli_cpu, 1500);
     assert_int_equal(gpu->shared.pods, 1);
-    assert_int_equal(gpu->borrowed.milli_cpu, 1000);   /* its pod on d1 */
-    assert_int_equal(gpu->pending, 0);                  /* the deleting one is not pending */
+    assert_int_equal(gpu->borrowed.milli_cpu, 1000); /* its pod on d1 */
+    assert_int_equal(gpu->pending, 0);               /* the deleting one is not pending */
 
     /* cpu-pool: own pod on c1; borrower on g2; ghost node ignored */
     assert_int_equal(cpu->used.milli_cpu, 1000);
@@ -320,7 +365,7 @@ static void test_usage(void **st) {
     assert_int_equal(cpu->shared.milli_cpu, 0);
     assert_int_equal(cpu->borrowed.milli_cpu, 1500);
     assert_int_equal(cpu->borrowed.pods, 1);
-    assert_int_equal(cpu->pending, 1);                  /* other scheduler and failed excluded */
+    assert_int_equal(cpu->pending, 1); /* other scheduler and failed excluded */
     assert_int_equal(cpu->pending_req.milli_cpu, 250);
 
     /* default: unknown-home pod is its own; gpu-pool's pod there is shared */
@@ -333,7 +378,8 @@ static void test_usage(void **st) {
     free_world(&w);
 }
 
-static void test_usage_empty(void **st) {
+static void test_usage_empty(void **st)
+{
     pool_usage_t u[1];
     memset(u, 0x5a, sizeof(u));
     pool_usage_compute(NULL, 0, NULL, 0, NULL, 0, "ai-scheduler", u);
@@ -343,16 +389,19 @@ static void test_usage_empty(void **st) {
     assert_int_equal(u[0].capacity.nscalar, 0);
 }
 
-static const char *status_str(json_t *st, const char *list, const char *res) {
+static const char *status_str(json_t *st, const char *list, const char *res)
+{
     const char *s = json_string_value(json_object_get(json_object_get(st, list), res));
-    if (!s) fail_msg("status.%s[%s] missing", list, res);
+    if (!s)
+        fail_msg("status.%s[%s] missing", list, res);
     return s;
 }
 
-static void test_status(void **st) {
+static void test_status(void **st)
+{
     world_t w;
     build_world(&w);
-    json_t *s = pool_usage_to_status(&w.u[1]);   /* gpu-pool */
+    json_t *s = pool_usage_to_status(&w.u[1]); /* gpu-pool */
     assert_string_equal(status_str(s, "capacity", "cpu"), "32");
     assert_string_equal(status_str(s, "allocatable", "cpu"), "31");
     assert_string_equal(status_str(s, "used", "cpu"), "3500m");
@@ -376,23 +425,19 @@ static void test_status(void **st) {
     assert_int_equal(json_integer_value(json_object_get(s, "pending")), 0);
     json_decref(s);
 
-    s = pool_usage_to_status(&w.u[0]);   /* cpu-pool: pending 1 */
+    s = pool_usage_to_status(&w.u[0]); /* cpu-pool: pending 1 */
     assert_int_equal(json_integer_value(json_object_get(s, "pending")), 1);
     assert_string_equal(status_str(s, "used", "cpu"), "1");
     json_decref(s);
     free_world(&w);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_full),
-        cmocka_unit_test(test_parse_minimal),
-        cmocka_unit_test(test_parse_invalid),
-        cmocka_unit_test(test_partition),
-        cmocka_unit_test(test_may_borrow),
-        cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_usage_empty),
-        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_parse_full),  cmocka_unit_test(test_parse_minimal), cmocka_unit_test(test_parse_invalid),
+        cmocka_unit_test(test_partition),   cmocka_unit_test(test_may_borrow),    cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_usage_empty), cmocka_unit_test(test_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

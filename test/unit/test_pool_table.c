@@ -16,16 +16,19 @@
 
 #define GI (1024LL * 1024 * 1024)
 
-static json_t *load(const char *s) {
+static json_t *load(const char *s)
+{
     json_error_t e;
     json_t *j = json_loads(s, 0, &e);
-    if (!j) fail_msg("bad fixture: %s (line %d): %s", e.text, e.line, s);
+    if (!j)
+        fail_msg("bad fixture: %s (line %d): %s", e.text, e.line, s);
     return j;
 }
 
 /* A node JSON as the API server returns it (only what we read). */
-static json_t *node_json(const char *name, const char *labels, const char *cpu, const char *alloc_cpu,
-                         const char *mem, const char *gpu) {
+static json_t *node_json(const char *name, const char *labels, const char *cpu, const char *alloc_cpu, const char *mem,
+                         const char *gpu)
+{
     char buf[1024];
     snprintf(buf, sizeof(buf),
              "{\"metadata\":{\"name\":\"%s\",\"labels\":{%s}},\"spec\":{},"
@@ -33,16 +36,19 @@ static json_t *node_json(const char *name, const char *labels, const char *cpu, 
              "\"pods\":\"110\"%s%s%s},"
              "\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"ephemeral-storage\":\"90Gi\","
              "\"pods\":\"110\"%s%s%s}}}",
-             name, labels, cpu, mem, gpu ? ",\"nvidia.com/gpu\":\"" : "", gpu ? gpu : "", gpu ? "\"" : "",
-             alloc_cpu, mem, gpu ? ",\"nvidia.com/gpu\":\"" : "", gpu ? gpu : "", gpu ? "\"" : "");
+             name, labels, cpu, mem, gpu ? ",\"nvidia.com/gpu\":\"" : "", gpu ? gpu : "", gpu ? "\"" : "", alloc_cpu,
+             mem, gpu ? ",\"nvidia.com/gpu\":\"" : "", gpu ? gpu : "", gpu ? "\"" : "");
     return load(buf);
 }
 
-static json_t *pod_json(const char *name, const char *pool, const char *node, const char *sched,
-                        const char *phase, const char *cpu, const char *mem, const char *gpu) {
+static json_t *pod_json(const char *name, const char *pool, const char *node, const char *sched, const char *phase,
+                        const char *cpu, const char *mem, const char *gpu)
+{
     char buf[1024], ann[128] = "", gpures[64] = "";
-    if (pool) snprintf(ann, sizeof(ann), ",\"annotations\":{\"resource.aibee.cn/pool\":\"%s\"}", pool);
-    if (gpu) snprintf(gpures, sizeof(gpures), ",\"nvidia.com/gpu\":\"%s\"", gpu);
+    if (pool)
+        snprintf(ann, sizeof(ann), ",\"annotations\":{\"resource.aibee.cn/pool\":\"%s\"}", pool);
+    if (gpu)
+        snprintf(gpures, sizeof(gpures), ",\"nvidia.com/gpu\":\"%s\"", gpu);
     snprintf(buf, sizeof(buf),
              "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"%s\",\"uid\":\"u-%s\"%s},"
              "\"spec\":{\"schedulerName\":\"%s\",\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\","
@@ -56,7 +62,8 @@ typedef struct fixture {
     json_t *nodes, *pods, *pools;
 } fixture_t;
 
-static int setup(void **st) {
+static int setup(void **st)
+{
     fixture_t *f = util_xcalloc(1, sizeof(*f));
     f->nodes = json_array();
     json_array_append_new(f->nodes, node_json("g1", "\"gpu\":\"true\"", "16", "15500m", "64Gi", "8"));
@@ -64,7 +71,8 @@ static int setup(void **st) {
     json_array_append_new(f->nodes, node_json("c1", "\"cpu\":\"true\"", "8", "7500m", "32Gi", NULL));
     json_array_append_new(f->nodes, node_json("m1", "\"kubernetes.io/role\":\"master\"", "4", "4", "8Gi", NULL));
     json_array_append_new(f->nodes, node_json("both", "\"cpu\":\"true\",\"gpu\":\"true\"", "2", "2", "4Gi", NULL));
-    json_array_append_new(f->nodes, load("{\"metadata\":{\"name\":\"broken\"},\"status\":{\"capacity\":{\"cpu\":\"lots\"}}}"));
+    json_array_append_new(f->nodes,
+                          load("{\"metadata\":{\"name\":\"broken\"},\"status\":{\"capacity\":{\"cpu\":\"lots\"}}}"));
 
     f->pods = json_array();
     json_array_append_new(f->pods, pod_json("train", "gpu-pool", "g1", "ai-scheduler", "Running", "4", "16Gi", "4"));
@@ -73,23 +81,31 @@ static int setup(void **st) {
     json_array_append_new(f->pods, pod_json("done", "gpu-pool", "g1", "ai-scheduler", "Succeeded", "8", "8Gi", "4"));
     json_array_append_new(f->pods, pod_json("wait1", "gpu-pool", "", "ai-scheduler", "Pending", "2", "4Gi", "2"));
     json_array_append_new(f->pods, pod_json("wait2", "gpu-pool", "", "ai-scheduler", "Pending", "250m", "512Mi", "1"));
-    json_array_append_new(f->pods, pod_json("notours", "gpu-pool", "", "default-scheduler", "Pending", "1", "1Gi", NULL));
+    json_array_append_new(f->pods,
+                          pod_json("notours", "gpu-pool", "", "default-scheduler", "Pending", "1", "1Gi", NULL));
     json_array_append_new(f->pods, pod_json("lost", "nosuch", "", "ai-scheduler", "Pending", "100m", "100Mi", NULL));
 
     f->pools = json_array();
-    json_array_append_new(f->pools, load("{\"metadata\":{\"name\":\"masters\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
-        "{\"kubernetes.io/role\":\"master\"}},\"disablePreemption\":true,\"disableBorrowing\":true,\"disableSharing\":true}}"));
-    json_array_append_new(f->pools, load("{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
-        "{\"gpu\":\"true\"}},\"disablePreemption\":false,\"disableBorrowing\":false,\"disableSharing\":false}}"));
-    json_array_append_new(f->pools, load("{\"metadata\":{\"name\":\"cpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
-        "{\"cpu\":\"true\"}},\"disableSharing\":true}}"));
+    json_array_append_new(
+        f->pools,
+        load(
+            "{\"metadata\":{\"name\":\"masters\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
+            "{\"kubernetes.io/role\":\"master\"}},\"disablePreemption\":true,\"disableBorrowing\":true,\"disableSharing\":true}}"));
+    json_array_append_new(
+        f->pools,
+        load("{\"metadata\":{\"name\":\"gpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
+             "{\"gpu\":\"true\"}},\"disablePreemption\":false,\"disableBorrowing\":false,\"disableSharing\":false}}"));
+    json_array_append_new(f->pools,
+                          load("{\"metadata\":{\"name\":\"cpu-pool\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
+                               "{\"cpu\":\"true\"}},\"disableSharing\":true}}"));
     json_array_append_new(f->pools, load("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"disableSharing\":\"yes\"}}"));
     json_array_append_new(f->pools, load("{\"metadata\":{\"name\":\"default\"},\"spec\":{\"disableBorrowing\":true}}"));
     *st = f;
     return 0;
 }
 
-static int teardown(void **st) {
+static int teardown(void **st)
+{
     fixture_t *f = *st;
     json_decref(f->nodes);
     json_decref(f->pods);
@@ -99,79 +115,86 @@ static int teardown(void **st) {
 }
 
 /* Runs the renderer into memory; *errs gets what went to errf. */
-static char *run(fixture_t *f, pool_out_t fmt, char **errs) {
+static char *run(fixture_t *f, pool_out_t fmt, char **errs)
+{
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
     assert_int_equal(pool_table_from_json(out, errf, fmt, f->nodes, f->pods, f->pools, "ai-scheduler"), 0);
     fclose(out);
     fclose(errf);
-    if (errs) *errs = ebuf;
-    else free(ebuf);
+    if (errs)
+        *errs = ebuf;
+    else
+        free(ebuf);
     return obuf;
 }
 
 static const char *expected_table =
-"Pools     p b s  Resource  Capacity  Allocatable  Used  Shared  Pending\n"
-"cpu-pool  \u2713 \u2713 x  cpu       8         7.5          0.5   0.5     0\n"
-"                 gpu       0         0            0     0       0\n"
-"                 mem       32Gi      32Gi         1Gi   1Gi     0\n"
-"                 storage   100Gi     90Gi         0     0       0\n"
-"                 nodes     1         1            -     -       -\n"
-"                 pods      110       110          1     1       0\n"
-"gpu-pool  \u2713 \u2713 \u2713  cpu       32        31           5.5   1.5     2.25\n"
-"                 gpu       16        16           4     0       3\n"
-"                 mem       128Gi     128Gi        18Gi  2Gi     4.5Gi\n"
-"                 storage   200Gi     180Gi        0     0       0\n"
-"                 nodes     2         2            -     -       -\n"
-"                 pods      220       220          2     1       2\n"
-"masters   x x x  cpu       4         4            0     0       0\n"
-"                 gpu       0         0            0     0       0\n"
-"                 mem       8Gi       8Gi          0     0       0\n"
-"                 storage   100Gi     90Gi         0     0       0\n"
-"                 nodes     1         1            -     -       -\n"
-"                 pods      110       110          0     0       0\n"
-"Default   \u2713 x \u2713  cpu       2         2            0     0       0.1\n"
-"                 gpu       0         0            0     0       0\n"
-"                 mem       4Gi       4Gi          0     0       100Mi\n"
-"                 storage   100Gi     90Gi         0     0       0\n"
-"                 nodes     1         1            -     -       -\n"
-"                 pods      110       110          0     0       1\n"
-"Total            cpu       46        44.5         6     2       2.35\n"
-"                 gpu       16        16           4     0       3\n"
-"                 mem       172Gi     172Gi        19Gi  3Gi     4.6Gi\n"
-"                 storage   500Gi     450Gi        0     0       0\n"
-"                 nodes     5         5            -     -       -\n"
-"                 pods      550       550          3     2       3\n";
+    "Pools     p b s  Resource  Capacity  Allocatable  Used  Shared  Pending\n"
+    "cpu-pool  \u2713 \u2713 x  cpu       8         7.5          0.5   0.5     0\n"
+    "                 gpu       0         0            0     0       0\n"
+    "                 mem       32Gi      32Gi         1Gi   1Gi     0\n"
+    "                 storage   100Gi     90Gi         0     0       0\n"
+    "                 nodes     1         1            -     -       -\n"
+    "                 pods      110       110          1     1       0\n"
+    "gpu-pool  \u2713 \u2713 \u2713  cpu       32        31           5.5   1.5     2.25\n"
+    "                 gpu       16        16           4     0       3\n"
+    "                 mem       128Gi     128Gi        18Gi  2Gi     4.5Gi\n"
+    "                 storage   200Gi     180Gi        0     0       0\n"
+    "                 nodes     2         2            -     -       -\n"
+    "                 pods      220       220          2     1       2\n"
+    "masters   x x x  cpu       4         4            0     0       0\n"
+    "                 gpu       0         0            0     0       0\n"
+    "                 mem       8Gi       8Gi          0     0       0\n"
+    "                 storage   100Gi     90Gi         0     0       0\n"
+    "                 nodes     1         1            -     -       -\n"
+    "                 pods      110       110          0     0       0\n"
+    "Default   \u2713 x \u2713  cpu       2         2            0     0       0.1\n"
+    "                 gpu       0         0            0     0       0\n"
+    "                 mem       4Gi       4Gi          0     0       100Mi\n"
+    "                 storage   100Gi     90Gi         0     0       0\n"
+    "                 nodes     1         1            -     -       -\n"
+    "                 pods      110       110          0     0       1\n"
+    "Total            cpu       46        44.5         6     2       2.35\n"
+    "                 gpu       16        16           4     0       3\n"
+    "                 mem       172Gi     172Gi        19Gi  3Gi     4.6Gi\n"
+    "                 storage   500Gi     450Gi        0     0       0\n"
+    "                 nodes     5         5            -     -       -\n"
+    "                 pods      550       550          3     2       3\n";
 
 /* Pools sorted, default (flags from the "default" Pool) then Total last;
  * "both" matches two pools and lands in default; the terminal pod, the other
  * scheduler's pending pod and the invalid objects count nothing. */
-static void test_table(void **st) {
+static void test_table(void **st)
+{
     char *errs;
     char *got = run(*st, POOL_OUT_TABLE, &errs);
     assert_string_equal(got, expected_table);
-    assert_string_equal(errs,
-        "warning: skipping invalid Pool: pool bad: spec.disableSharing: must be a boolean\n"
-        "warning: skipping node broken: resource cpu: quantity lots: no digits\n");
+    assert_string_equal(errs, "warning: skipping invalid Pool: pool bad: spec.disableSharing: must be a boolean\n"
+                              "warning: skipping node broken: resource cpu: quantity lots: no digits\n");
     free(got);
     free(errs);
 }
 
-static json_t *entry(json_t *arr, size_t i, const char *name) {
+static json_t *entry(json_t *arr, size_t i, const char *name)
+{
     json_t *e = json_array_get(arr, i);
     assert_non_null(e);
     assert_string_equal(json_string_value(json_object_get(e, "name")), name);
     return e;
 }
 
-static json_int_t num(json_t *e, const char *list, const char *key) {
+static json_int_t num(json_t *e, const char *list, const char *key)
+{
     json_t *v = json_object_get(json_object_get(e, list), key);
-    if (!json_is_integer(v)) fail_msg("%s.%s not an integer", list, key);
+    if (!json_is_integer(v))
+        fail_msg("%s.%s not an integer", list, key);
     return json_integer_value(v);
 }
 
-static void test_json(void **st) {
+static void test_json(void **st)
+{
     char *got = run(*st, POOL_OUT_JSON, NULL);
     json_t *doc = load(got);
     assert_true(json_is_array(doc));
@@ -211,18 +234,18 @@ static void test_json(void **st) {
     free(got);
 }
 
-static void test_yaml(void **st) {
+static void test_yaml(void **st)
+{
     char *got = run(*st, POOL_OUT_YAML, NULL);
-    assert_non_null(strstr(got,
-        "- name: cpu-pool\n"
-        "  preemption: true\n"
-        "  borrowing: true\n"
-        "  sharing: false\n"
-        "  nodes: 1\n"
-        "  capacity:\n"
-        "    cpu_milli: 8000\n"
-        "    gpu: 0\n"
-        "    memory: 34359738368\n"));
+    assert_non_null(strstr(got, "- name: cpu-pool\n"
+                                "  preemption: true\n"
+                                "  borrowing: true\n"
+                                "  sharing: false\n"
+                                "  nodes: 1\n"
+                                "  capacity:\n"
+                                "    cpu_milli: 8000\n"
+                                "    gpu: 0\n"
+                                "    memory: 34359738368\n"));
     assert_non_null(strstr(got, "- name: total\n  nodes: 5\n"));
     assert_non_null(strstr(got, "  pending:\n    cpu_milli: 2250\n    gpu: 3\n"));
     free(got);
@@ -230,7 +253,8 @@ static void test_yaml(void **st) {
 
 /* Rendering straight from specs and usage: cpu rounding, a name that YAML
  * would read as a number, column widths set by the longest name. */
-static void test_render_direct(void **st) {
+static void test_render_direct(void **st)
+{
     pool_spec_t specs[2], def;
     pool_usage_t u[3];
     memset(specs, 0, sizeof(specs));
@@ -258,7 +282,8 @@ static void test_render_direct(void **st) {
     assert_memory_equal(buf, want_head, strlen(want_head));
     assert_non_null(strstr(buf, "\n123                      \u2713 \u2713 \u2713  cpu       0"));
     assert_non_null(strstr(buf, "\n                                mem       1.5Gi     0"));
-    assert_non_null(strstr(buf, "\n                                nodes     3         3            -     -       -\n"));
+    assert_non_null(
+        strstr(buf, "\n                                nodes     3         3            -     -       -\n"));
     assert_non_null(strstr(buf, "\nDefault                  \u2713 \u2713 \u2713  cpu"));
     assert_non_null(strstr(buf, "\nTotal                           cpu       3.33"));
     free(buf);
@@ -274,7 +299,8 @@ static void test_render_direct(void **st) {
 }
 
 /* No pools at all (CRD missing): only default and total. */
-static void test_no_pools(void **st) {
+static void test_no_pools(void **st)
+{
     fixture_t *f = *st;
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
@@ -295,7 +321,8 @@ static void test_no_pools(void **st) {
     free(ebuf);
 }
 
-static int run_main(char **argv, int argc, char **out_s, char **err_s) {
+static int run_main(char **argv, int argc, char **out_s, char **err_s)
+{
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
@@ -307,44 +334,53 @@ static int run_main(char **argv, int argc, char **out_s, char **err_s) {
     return rc;
 }
 
-static int count_lines(const char *s) {
+static int count_lines(const char *s)
+{
     int n = 0;
-    for (; *s; s++) n += *s == '\n';
+    for (; *s; s++)
+        n += *s == '\n';
     return n;
 }
 
-static void test_main_args(void **st) {
+static void test_main_args(void **st)
+{
     char *o, *e;
     char *help[] = { (char *)"--help" };
     assert_int_equal(run_main(help, 1, &o, &e), 0);
     assert_non_null(strstr(o, "Usage: ai-scheduler pools"));
-    free(o); free(e);
+    free(o);
+    free(e);
 
     char *badfmt[] = { (char *)"-o", (char *)"xml" };
     assert_int_equal(run_main(badfmt, 2, &o, &e), 2);
     assert_non_null(strstr(e, "unknown output format \"xml\""));
-    free(o); free(e);
+    free(o);
+    free(e);
 
     char *bogus[] = { (char *)"--bogus" };
     assert_int_equal(run_main(bogus, 1, &o, &e), 2);
     assert_non_null(strstr(e, "unknown argument \"--bogus\""));
-    free(o); free(e);
+    free(o);
+    free(e);
 
     char *noval[] = { (char *)"--kubeconfig" };
     assert_int_equal(run_main(noval, 1, &o, &e), 2);
     assert_non_null(strstr(e, "--kubeconfig needs a value"));
-    free(o); free(e);
+    free(o);
+    free(e);
 
     char *missing[] = { (char *)"--kubeconfig=/nonexistent/kubeconfig", (char *)"-ojson" };
     assert_int_equal(run_main(missing, 2, &o, &e), 1);
     assert_string_equal(o, "");
     assert_int_equal(count_lines(e), 1);
     assert_memory_equal(e, "error: ", 7);
-    free(o); free(e);
+    free(o);
+    free(e);
 }
 
 /* A server nobody listens on: one error line, exit 1. */
-static void test_main_unreachable(void **st) {
+static void test_main_unreachable(void **st)
+{
     char path[256];
     tmp_template(path, sizeof path, "test_pool_table_kc");
     int fd = mkstemp(path);
@@ -353,7 +389,8 @@ static void test_main_unreachable(void **st) {
     fputs("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
           "clusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n"
           "users:\n- name: u\n  user:\n    token: abc\n"
-          "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n", f);
+          "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
+          f);
     fclose(f);
     char *o, *e;
     char *argv[] = { (char *)"--kubeconfig", path, (char *)"--scheduler-name", (char *)"x" };
@@ -362,10 +399,12 @@ static void test_main_unreachable(void **st) {
     assert_string_equal(o, "");
     assert_int_equal(count_lines(e), 1);
     assert_memory_equal(e, "error: ", 7);
-    free(o); free(e);
+    free(o);
+    free(e);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),

@@ -40,8 +40,8 @@ static node_t *mknode(const char *name, const char *cpu)
 
 /* A running pod on node (or pending when node is NULL). start is the
  * startTime second (0..59). borrowed marks a borrower; extra goes in spec. */
-static pod_t *mkpod_x(const char *name, const char *node, int prio, const char *cpu, int start,
-                      const char *labels, int borrowed, const char *extra_spec)
+static pod_t *mkpod_x(const char *name, const char *node, int prio, const char *cpu, int start, const char *labels,
+                      int borrowed, const char *extra_spec)
 {
     char buf[2048], err[256];
     snprintf(buf, sizeof(buf),
@@ -51,10 +51,9 @@ static pod_t *mkpod_x(const char *name, const char *node, int prio, const char *
              "\"spec\":{\"priority\":%d,\"schedulerName\":\"ai-scheduler\"%s%s%s%s,"
              "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
              "\"status\":{\"phase\":\"%s\",\"startTime\":\"2024-01-01T00:10:%02dZ\"}}",
-             name, name, labels ? labels : "",
-             borrowed ? "\"" BORROWED_ANNOTATION "\":\"other\"" : "", prio,
-             node ? ",\"nodeName\":\"" : "", node ? node : "", node ? "\"" : "",
-             extra_spec ? extra_spec : "", cpu, node ? "Running" : "Pending", start);
+             name, name, labels ? labels : "", borrowed ? "\"" BORROWED_ANNOTATION "\":\"other\"" : "", prio,
+             node ? ",\"nodeName\":\"" : "", node ? node : "", node ? "\"" : "", extra_spec ? extra_spec : "", cpu,
+             node ? "Running" : "Pending", start);
     json_t *j = parse(buf);
     pod_t *p = pod_from_json(j, err, sizeof(err));
     json_decref(j);
@@ -182,7 +181,7 @@ static void test_pdb_parse_v1beta1_expressions(void **st)
                          err, sizeof(err));
     assert_non_null(p);
     assert_string_equal(p->ns, "team");
-    assert_int_equal(p->disruptions_allowed, 0);    /* no status yet */
+    assert_int_equal(p->disruptions_allowed, 0); /* no status yet */
     pod_t *a = mkpod_x("x", NULL, 0, "1", 0, "\"tier\":\"b\"", 0, NULL);
     pod_t *c = mkpod_x("y", NULL, 0, "1", 0, "\"tier\":\"c\"", 0, NULL);
     assert_true(selector_matches(&p->selector, &a->labels, a->name));
@@ -424,8 +423,9 @@ static void test_select_then_pick(void **st)
 
 static preempt_candidate_t cand(int viol, int64_t max, int64_t sum, int n, int64_t start)
 {
-    preempt_candidate_t c = { .pdb_violations = viol, .max_rank = max, .rank_sum = sum,
-                              .nvictims = n, .latest_start_ms = start };
+    preempt_candidate_t c = {
+        .pdb_violations = viol, .max_rank = max, .rank_sum = sum, .nvictims = n, .latest_start_ms = start
+    };
     return c;
 }
 

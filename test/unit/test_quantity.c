@@ -23,29 +23,51 @@ static void check_ok(const qcase_t *c, size_t n)
         char err[128] = "";
         int rc = quantity_parse(c[i].s, c[i].scale, &v, err, sizeof err);
         if (rc != 0 || v != c[i].want)
-            fail_msg("quantity \"%s\" scale %d: rc=%d v=%lld want %lld (%s)", c[i].s, c[i].scale,
-                     rc, (long long)v, (long long)c[i].want, err);
+            fail_msg("quantity \"%s\" scale %d: rc=%d v=%lld want %lld (%s)", c[i].s, c[i].scale, rc, (long long)v,
+                     (long long)c[i].want, err);
     }
 }
 
 static void test_plain_and_suffixes(void **state)
 {
     static const qcase_t c[] = {
-        { "0", 0, 0 },          { "0", 3, 0 },          { "1", 0, 1 },
-        { "1", 3, 1000 },       { "+1", 0, 1 },         { "-1", 0, -1 },
-        { "1Ki", 0, 1024 },     { "1Ki", 3, 1024000 },  { "1Mi", 0, 1048576 },
-        { "1Gi", 0, 1073741824LL }, { "1Ti", 0, 1099511627776LL },
-        { "1Pi", 0, 1125899906842624LL }, { "1Ei", 0, 1152921504606846976LL },
+        { "0", 0, 0 },
+        { "0", 3, 0 },
+        { "1", 0, 1 },
+        { "1", 3, 1000 },
+        { "+1", 0, 1 },
+        { "-1", 0, -1 },
+        { "1Ki", 0, 1024 },
+        { "1Ki", 3, 1024000 },
+        { "1Mi", 0, 1048576 },
+        { "1Gi", 0, 1073741824LL },
+        { "1Ti", 0, 1099511627776LL },
+        { "1Pi", 0, 1125899906842624LL },
+        { "1Ei", 0, 1152921504606846976LL },
         { "7Ei", 0, 7 * 1152921504606846976LL },
-        { "1k", 0, 1000 },      { "1M", 0, 1000000 },   { "1G", 0, 1000000000LL },
-        { "1T", 0, 1000000000000LL }, { "1P", 0, 1000000000000000LL },
+        { "1k", 0, 1000 },
+        { "1M", 0, 1000000 },
+        { "1G", 0, 1000000000LL },
+        { "1T", 0, 1000000000000LL },
+        { "1P", 0, 1000000000000000LL },
         { "1E", 0, 1000000000000000000LL },
-        { "100m", 3, 100 },     { "500m", 3, 500 },     { "2", 3, 2000 },
-        { "1u", 3, 1 },         { "1000u", 3, 1 },      { "1001u", 3, 2 },
-        { "1e3", 0, 1000 },     { "1E3", 0, 1000 },     { "1e+3", 0, 1000 },
-        { "1e0", 0, 1 },        { "12e-1", 0, 2 },      { "1.5e3", 0, 1500 },
-        { "0e5", 0, 0 },        { "0.0", 0, 0 },        { "000123", 0, 123 },
-        { "-0", 0, 0 },         { "64Gi", 0, 68719476736LL },
+        { "100m", 3, 100 },
+        { "500m", 3, 500 },
+        { "2", 3, 2000 },
+        { "1u", 3, 1 },
+        { "1000u", 3, 1 },
+        { "1001u", 3, 2 },
+        { "1e3", 0, 1000 },
+        { "1E3", 0, 1000 },
+        { "1e+3", 0, 1000 },
+        { "1e0", 0, 1 },
+        { "12e-1", 0, 2 },
+        { "1.5e3", 0, 1500 },
+        { "0e5", 0, 0 },
+        { "0.0", 0, 0 },
+        { "000123", 0, 123 },
+        { "-0", 0, 0 },
+        { "64Gi", 0, 68719476736LL },
         { "9223372036854775807", 0, INT64_MAX },
         { "9223372036854775807000m", 0, INT64_MAX },
     };
@@ -55,18 +77,28 @@ static void test_plain_and_suffixes(void **state)
 static void test_fractions_round_up(void **state)
 {
     static const qcase_t c[] = {
-        { "1.5", 0, 2 },        { "1.5", 3, 1500 },     { ".5", 0, 1 },
-        { ".5", 3, 500 },       { "5.", 0, 5 },         { "100m", 0, 1 },
-        { "0.1m", 3, 1 },       { "100n", 3, 1 },       { "1n", 0, 1 },
-        { "1.5Gi", 0, 1610612736LL }, { "0.5Ki", 0, 512 }, { "1.5Ki", 0, 1536 },
-        { "0.001Ki", 0, 2 },    /* 1.024 bytes */
-        { "-1.5", 0, -2 },      /* away from zero, like ScaledValue */
+        { "1.5", 0, 2 },
+        { "1.5", 3, 1500 },
+        { ".5", 0, 1 },
+        { ".5", 3, 500 },
+        { "5.", 0, 5 },
+        { "100m", 0, 1 },
+        { "0.1m", 3, 1 },
+        { "100n", 3, 1 },
+        { "1n", 0, 1 },
+        { "1.5Gi", 0, 1610612736LL },
+        { "0.5Ki", 0, 512 },
+        { "1.5Ki", 0, 1536 },
+        { "0.001Ki", 0, 2 }, /* 1.024 bytes */
+        { "-1.5", 0, -2 },   /* away from zero, like ScaledValue */
         { "1.00000000000000000000001", 0, 2 },
         { "0.000000000000000000000000000001", 0, 1 },
-        { "1e-30", 0, 1 },      { "1e-100000000000", 0, 1 },
+        { "1e-30", 0, 1 },
+        { "1e-100000000000", 0, 1 },
         { "123456789012345678901234567890e-20", 0, 1234567891LL },
         { "100000000000000000000000e-10", 0, 10000000000000LL },
-        { "2.000", 0, 2 },      { "1.0001", 3, 1001 },
+        { "2.000", 0, 2 },
+        { "1.0001", 3, 1001 },
     };
     check_ok(c, sizeof c / sizeof c[0]);
 }
@@ -74,9 +106,9 @@ static void test_fractions_round_up(void **state)
 static void test_rejects(void **state)
 {
     static const char *bad[] = {
-        "", "1.2.3", "abc", "1Gib", "--1", "+-1", "1e", "1E+", "1e-", "1 ", " 1", ".", "-",
-        "+", "1KB", "1K", "1ki", "1e3.5", "1ee3", "m", "Ki", "1mi", "0x10", "1_000", "1,5",
-        "1e--3", "e3", "1.5.", "1Ki1", "1i", "1.e", "NaN", "inf",
+        "",     "1.2.3", "abc", "1Gib",  "--1", "+-1",  "1e",    "1E+",  "1e-", "1 ",  " 1",
+        ".",    "-",     "+",   "1KB",   "1K",  "1ki",  "1e3.5", "1ee3", "m",   "Ki",  "1mi",
+        "0x10", "1_000", "1,5", "1e--3", "e3",  "1.5.", "1Ki1",  "1i",   "1.e", "NaN", "inf",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t v = 777;
@@ -84,7 +116,7 @@ static void test_rejects(void **state)
         if (quantity_parse(bad[i], 0, &v, err, sizeof err) == 0)
             fail_msg("quantity \"%s\" accepted as %lld", bad[i], (long long)v);
         assert_true(err[0] != '\0');
-        assert_int_equal(v, 777);   /* untouched on error */
+        assert_int_equal(v, 777); /* untouched on error */
     }
     int64_t v;
     assert_int_equal(quantity_parse(NULL, 0, &v, NULL, 0), -1);
@@ -93,19 +125,23 @@ static void test_rejects(void **state)
 static void test_overflow(void **state)
 {
     static const qcase_t c[] = {
-        { "9999999999999999999", 0, 0 }, { "9223372036854775808", 0, 0 },
-        { "8Ei", 0, 0 },                 { "1Ei", 3, 0 },
-        { "1E", 3, 0 },                  { "10E", 0, 0 },
-        { "1e19", 0, 0 },                { "1e100000000000", 0, 0 },
-        { "9223372036854775807", 3, 0 }, { "9223372036854775807.5", 0, 0 },
+        { "9999999999999999999", 0, 0 },
+        { "9223372036854775808", 0, 0 },
+        { "8Ei", 0, 0 },
+        { "1Ei", 3, 0 },
+        { "1E", 3, 0 },
+        { "10E", 0, 0 },
+        { "1e19", 0, 0 },
+        { "1e100000000000", 0, 0 },
+        { "9223372036854775807", 3, 0 },
+        { "9223372036854775807.5", 0, 0 },
         { "100000000000000000000000000000000000000000000", 0, 0 },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         int64_t v = 0;
         char err[128] = "";
         if (quantity_parse(c[i].s, c[i].scale, &v, err, sizeof err) == 0)
-            fail_msg("quantity \"%s\" scale %d should overflow, got %lld", c[i].s, c[i].scale,
-                     (long long)v);
+            fail_msg("quantity \"%s\" scale %d should overflow, got %lld", c[i].s, c[i].scale, (long long)v);
         assert_non_null(strstr(err, "range"));
     }
     int64_t v;
@@ -204,7 +240,6 @@ static void test_format_k8s(void **state)
     }
 }
 
-
 /* Random strings over the grammar's alphabet: never crash, and whenever a
  * string parses at both scales the whole-unit value is the milli value
  * rounded away from zero. */
@@ -226,7 +261,7 @@ static void test_random_consistency(void **state)
         int r0 = quantity_parse(s, 0, &v0, NULL, 0);
         int r3 = quantity_parse(s, 3, &v3, NULL, 0);
         if (r3 == 0)
-            assert_int_equal(r0, 0);   /* fits at milli implies fits whole */
+            assert_int_equal(r0, 0); /* fits at milli implies fits whole */
         if (r0 == 0 && r3 == 0) {
             accepted++;
             int64_t q = v3 / 1000, rem = v3 % 1000;

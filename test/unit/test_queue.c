@@ -94,7 +94,7 @@ static void test_priority_order(void **st)
     add(q, "b", 5, 0);
     add(q, "c", 3, 0);
     util_sleep_ms(2);
-    add(q, "d", 5, 0);      /* same priority as b, younger */
+    add(q, "d", 5, 0); /* same priority as b, younger */
     stats_expect(q, 4, 0, 0, 0);
     pop_expect(q, "b");
     pop_expect(q, "d");
@@ -207,8 +207,8 @@ static void test_move_during_cycle_goes_to_backoff(void **st)
     add(q, "a", 0, 0);
     add(q, "b", 0, 0);
     queue_item_t *a = queue_pop(q);
-    queue_move_all_to_active(q, "PodDelete");  /* while a is being tried */
-    queue_item_t *b = queue_pop(q);             /* popped after the event */
+    queue_move_all_to_active(q, "PodDelete"); /* while a is being tried */
+    queue_item_t *b = queue_pop(q);           /* popped after the event */
     queue_requeue(q, a);
     queue_requeue(q, b);
     stats_expect(q, 0, 1, 1, 0);
@@ -229,7 +229,7 @@ static void test_move_all_respects_backoff(void **st)
     queue_requeue(q, queue_pop(q));
     stats_expect(q, 0, 0, 1, 0);
     queue_move_all_to_active(q, "NodeUpdate");
-    stats_expect(q, 0, 1, 0, 0);    /* still within its 200 ms */
+    stats_expect(q, 0, 1, 0, 0); /* still within its 200 ms */
     queue_free(q);
 
     q = newq(1, 1, 60000);
@@ -274,7 +274,7 @@ static void test_delete_queued_and_inflight(void **st)
     queue_item_t *it = queue_pop(q);
     queue_delete(q, "a");
     stats_expect(q, 0, 0, 0, 1);
-    queue_requeue(q, it);   /* deleted while out: freed, not queued */
+    queue_requeue(q, it); /* deleted while out: freed, not queued */
     stats_expect(q, 0, 0, 0, 0);
     assert_int_equal(p->refs, 1);
     queue_delete(q, "nope");
@@ -407,7 +407,7 @@ static void test_take_and_take_all(void **st)
     queue_requeue(q, a);
     queue_item_t *out = queue_pop(q);
     assert_true(!strcmp(out->pod->uid, "d") || !strcmp(out->pod->uid, "e"));
-    assert_null(queue_take(q, out->pod->uid));   /* out: not queued */
+    assert_null(queue_take(q, out->pod->uid)); /* out: not queued */
     stats_expect(q, 1, 1, 1, 1);
 
     int n = -1;
@@ -454,8 +454,8 @@ static void test_pending_requests(void **st)
 
 struct popper {
     sched_queue_t *q;
-    queue_item_t  *got;
-    int            returned;
+    queue_item_t *got;
+    int returned;
 };
 
 static void *pop_thread(void *arg)
@@ -507,10 +507,10 @@ static void test_add_wakes_pop(void **st)
 
 struct stress {
     sched_queue_t *q;
-    int            id;
-    int           *done;     /* atomic: pods finished */
-    int           *stop;     /* atomic */
-    int            bad;      /* stats reader: inconsistent snapshots seen */
+    int id;
+    int *done; /* atomic: pods finished */
+    int *stop; /* atomic */
+    int bad;   /* stats reader: inconsistent snapshots seen */
 };
 
 static void *producer(void *arg)
@@ -564,8 +564,8 @@ static void *stats_reader(void *arg)
         int n;
         queue_get_stats(s->q, &st);
         queue_pending_requests(s->q, &r, &n);
-        if (st.active < 0 || st.backoff < 0 || st.unschedulable < 0 || st.inflight > NCONS ||
-            n < 0 || n > NPROD * PERPROD || r.milli_cpu < n * 1000)
+        if (st.active < 0 || st.backoff < 0 || st.unschedulable < 0 || st.inflight > NCONS || n < 0 ||
+            n > NPROD * PERPROD || r.milli_cpu < n * 1000)
             s->bad++;
         util_sleep_ms(1);
     }

@@ -28,8 +28,8 @@ static json_t *resource_list(int n, const char *prefix)
 
 static node_t *node_with(int n, const char *prefix)
 {
-    json_t *j = json_pack("{s:s, s:{s:s}, s:{s:o}}", "kind", "Node", "metadata", "name", "big",
-                          "status", "allocatable", resource_list(n, prefix));
+    json_t *j = json_pack("{s:s, s:{s:s}, s:{s:o}}", "kind", "Node", "metadata", "name", "big", "status", "allocatable",
+                          resource_list(n, prefix));
     char err[256] = "";
     node_t *node = node_from_json(j, err, sizeof err);
     json_decref(j);
@@ -81,9 +81,9 @@ static void test_node_too_many_kept(void **state)
 static void test_pod_too_many_rejected(void **state)
 {
     (void)state;
-    json_t *j = json_pack("{s:{s:s, s:s}, s:{s:[{s:s, s:{s:o}}]}}", "metadata", "name", "p", "uid", "u",
-                          "spec", "containers", "name", "c", "resources", "requests",
-                          resource_list(RES_MAX_SCALAR + 1, "example.com/dev-"));
+    json_t *j =
+        json_pack("{s:{s:s, s:s}, s:{s:[{s:s, s:{s:o}}]}}", "metadata", "name", "p", "uid", "u", "spec", "containers",
+                  "name", "c", "resources", "requests", resource_list(RES_MAX_SCALAR + 1, "example.com/dev-"));
     char err[256] = "";
     pod_t *p = pod_from_json(j, err, sizeof err);
     json_decref(j);
@@ -95,10 +95,10 @@ static void test_pod_too_many_rejected(void **state)
 static void test_pod_too_many_across_containers(void **state)
 {
     (void)state;
-    json_t *j = json_pack("{s:{s:s, s:s}, s:{s:[{s:s, s:{s:o}}, {s:s, s:{s:o}}]}}", "metadata", "name", "p",
-                          "uid", "u", "spec", "containers",
-                          "name", "a", "resources", "requests", resource_list(RES_MAX_SCALAR / 2 + 1, "a/"),
-                          "name", "b", "resources", "requests", resource_list(RES_MAX_SCALAR / 2, "b/"));
+    json_t *j =
+        json_pack("{s:{s:s, s:s}, s:{s:[{s:s, s:{s:o}}, {s:s, s:{s:o}}]}}", "metadata", "name", "p", "uid", "u", "spec",
+                  "containers", "name", "a", "resources", "requests", resource_list(RES_MAX_SCALAR / 2 + 1, "a/"),
+                  "name", "b", "resources", "requests", resource_list(RES_MAX_SCALAR / 2, "b/"));
     char err[256] = "";
     pod_t *p = pod_from_json(j, err, sizeof err);
     json_decref(j);
@@ -156,12 +156,9 @@ static void test_long_names_and_intern(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_20_extended),
-        cmocka_unit_test(test_node_too_many_kept),
-        cmocka_unit_test(test_pod_too_many_rejected),
-        cmocka_unit_test(test_pod_too_many_across_containers),
-        cmocka_unit_test(test_list_limits),
-        cmocka_unit_test(test_long_names_and_intern),
+        cmocka_unit_test(test_node_20_extended),      cmocka_unit_test(test_node_too_many_kept),
+        cmocka_unit_test(test_pod_too_many_rejected), cmocka_unit_test(test_pod_too_many_across_containers),
+        cmocka_unit_test(test_list_limits),           cmocka_unit_test(test_long_names_and_intern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

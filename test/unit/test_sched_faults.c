@@ -22,14 +22,14 @@
 
 static struct {
     pthread_mutex_t mu;
-    int bind_status;      /* answer to POST .../binding */
-    int binds;            /* binding requests seen */
-    int pools_delay_ms;   /* the Pool LIST answers this late */
-    int pool_api;         /* /apis/resource.aibee.cn is served */
-    int evict_delay_ms;   /* each eviction answers this late */
-    int evict_refuse_at;  /* 1-based eviction that gets a 429; 0 none */
-    int evictions;        /* eviction requests seen */
-    char reasons[1024];   /* reasons of events posted, space separated */
+    int bind_status;     /* answer to POST .../binding */
+    int binds;           /* binding requests seen */
+    int pools_delay_ms;  /* the Pool LIST answers this late */
+    int pool_api;        /* /apis/resource.aibee.cn is served */
+    int evict_delay_ms;  /* each eviction answers this late */
+    int evict_refuse_at; /* 1-based eviction that gets a 429; 0 none */
+    int evictions;       /* eviction requests seen */
+    char reasons[1024];  /* reasons of events posted, space separated */
 } api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "" };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg);
@@ -52,26 +52,32 @@ static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
         pthread_mutex_lock(&api.mu);
         int served = api.pool_api;
         pthread_mutex_unlock(&api.mu);
-        if (!served) return reply(c, 404, "not found");
-        return send_text(c, 200, "{\"kind\":\"APIGroup\",\"name\":\"resource.aibee.cn\",\"versions\":"
-                                 "[{\"groupVersion\":\"resource.aibee.cn/v1alpha1\",\"version\":\"v1alpha1\"}]}");
+        if (!served)
+            return reply(c, 404, "not found");
+        return send_text(c, 200,
+                         "{\"kind\":\"APIGroup\",\"name\":\"resource.aibee.cn\",\"versions\":"
+                         "[{\"groupVersion\":\"resource.aibee.cn/v1alpha1\",\"version\":\"v1alpha1\"}]}");
     }
-    if (watch) return send_text(c, 200, "");
+    if (watch)
+        return send_text(c, 200, "");
     if (!strcmp(url, "/apis/resource.aibee.cn/v1alpha1/pools")) {
         pthread_mutex_lock(&api.mu);
         int delay = api.pools_delay_ms, served = api.pool_api;
         pthread_mutex_unlock(&api.mu);
-        if (!served) return reply(c, 404, "not found");
+        if (!served)
+            return reply(c, 404, "not found");
         util_sleep_ms(delay);
-        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"apiVersion\":"
-                                 "\"resource.aibee.cn/v1alpha1\",\"kind\":\"Pool\",\"metadata\":{\"name\":\"gpu\","
-                                 "\"uid\":\"pool-uid\",\"generation\":1},\"spec\":{\"nodeSelector\":"
-                                 "{\"matchLabels\":{\"pool\":\"gpu\"}}}}]}");
+        return send_text(c, 200,
+                         "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"apiVersion\":"
+                         "\"resource.aibee.cn/v1alpha1\",\"kind\":\"Pool\",\"metadata\":{\"name\":\"gpu\","
+                         "\"uid\":\"pool-uid\",\"generation\":1},\"spec\":{\"nodeSelector\":"
+                         "{\"matchLabels\":{\"pool\":\"gpu\"}}}}]}");
     }
     if (!strcmp(url, "/api/v1/nodes"))
-        return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"metadata\":"
-                                 "{\"name\":\"g0\",\"resourceVersion\":\"3\",\"labels\":{\"pool\":\"gpu\"}},"
-                                 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}]}");
+        return send_text(c, 200,
+                         "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"metadata\":"
+                         "{\"name\":\"g0\",\"resourceVersion\":\"3\",\"labels\":{\"pool\":\"gpu\"}},"
+                         "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}]}");
     if (!strcmp(url, "/api/v1/pods") || strstr(url, "poddisruptionbudgets"))
         return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}");
     return reply(c, 404, "not found");
@@ -107,13 +113,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *size = 0;
         return MHD_YES;
     }
-    if (!strcmp(method, "GET")) return serve_get(c, url);
+    if (!strcmp(method, "GET"))
+        return serve_get(c, url);
     if (!strcmp(method, "POST") && strstr(url, "/eviction")) {
         pthread_mutex_lock(&api.mu);
         int n = ++api.evictions, delay = api.evict_delay_ms, refuse = api.evict_refuse_at == n;
         pthread_mutex_unlock(&api.mu);
         util_sleep_ms(delay);
-        return reply(c, refuse ? 429 : 201, refuse ? "Cannot evict pod as it would violate the pod's disruption budget." : "ok");
+        return reply(c, refuse ? 429 : 201,
+                     refuse ? "Cannot evict pod as it would violate the pod's disruption budget." : "ok");
     }
     if (!strcmp(method, "POST") && strstr(url, "/events")) {
         json_t *ev = json_loads(u->body.data ? u->body.data : "", 0, NULL);
@@ -127,7 +135,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         json_decref(ev);
         return reply(c, 201, "ok");
     }
-    if (!strcmp(method, "PATCH")) return reply(c, 200, "ok");
+    if (!strcmp(method, "PATCH"))
+        return reply(c, 200, "ok");
     pthread_mutex_lock(&api.mu);
     unsigned code = 404;
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
@@ -153,8 +162,8 @@ static kube_client_t *kc;
 static int setup(void **st)
 {
     /* A thread per connection: a slow answer must not hold up the others. */
-    daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
-                               MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+    daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler,
+                               NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
     if (!daemon_)
         return -1;
     int port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
@@ -216,9 +225,10 @@ static scheduler_t *new_sched(void)
 static node_t *add_node(scheduler_t *s, const char *name, const char *cpu)
 {
     char text[512];
-    snprintf(text, sizeof text,
-             "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}",
-             name, cpu);
+    snprintf(
+        text, sizeof text,
+        "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}",
+        name, cpu);
     json_t *j = J(text);
     char err[256];
     node_t *n = node_from_json(j, err, sizeof err);
@@ -246,7 +256,10 @@ static pod_t *add_pod(scheduler_t *s, const char *name, const char *cpu, const c
     return p;
 }
 
-static int always_fits(void *ud, node_info_t *ni) { return 1; }
+static int always_fits(void *ud, node_info_t *ni)
+{
+    return 1;
+}
 
 /* ---- fault 1: a refused bind backs off, keeps age and attempts ----------- */
 
@@ -261,8 +274,8 @@ static void refused_bind(int code)
     queue_add(D->q, p, 0);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     assert_non_null(it);
-    it->attempts = 3;                       /* it failed a few times before */
-    it->first_ms -= 5000;                   /* and is five seconds old */
+    it->attempts = 3;     /* it failed a few times before */
+    it->first_ms -= 5000; /* and is five seconds old */
     int64_t first = it->first_ms;
     assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
     queue_done(D->q, it);
@@ -300,9 +313,18 @@ static void refused_bind(int code)
     scheduler_free(s);
 }
 
-static void test_bind_500_backs_off(void **st) { refused_bind(500); }
-static void test_bind_403_backs_off(void **st) { refused_bind(403); }
-static void test_bind_422_backs_off(void **st) { refused_bind(422); }
+static void test_bind_500_backs_off(void **st)
+{
+    refused_bind(500);
+}
+static void test_bind_403_backs_off(void **st)
+{
+    refused_bind(403);
+}
+static void test_bind_422_backs_off(void **st)
+{
+    refused_bind(422);
+}
 
 /* ---- fault 5: pod updates reach the queue at once ------------------------ */
 
@@ -313,8 +335,8 @@ static json_t *pod_json(const char *name, int priority, const char *toleration)
              "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"},"
              "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,%s%s%s"
              "\"containers\":[{\"name\":\"c\"}]}}",
-             name, name, priority, toleration ? "\"tolerations\":[{\"key\":\"" : "",
-             toleration ? toleration : "", toleration ? "\",\"operator\":\"Exists\"}]," : "");
+             name, name, priority, toleration ? "\"tolerations\":[{\"key\":\"" : "", toleration ? toleration : "",
+             toleration ? "\",\"operator\":\"Exists\"}]," : "");
     return J(text);
 }
 
@@ -334,7 +356,7 @@ static void test_update_leaves_unschedulable(void **st)
     pod_event(s, KUBE_ADDED, "p1", 0, NULL);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     assert_non_null(it);
-    queue_requeue(D->q, it);                      /* failed: unschedulable */
+    queue_requeue(D->q, it); /* failed: unschedulable */
     queue_stats_t qs;
     queue_get_stats(D->q, &qs);
     assert_int_equal(qs.unschedulable, 1);
@@ -364,7 +386,7 @@ static void test_priority_update_resorts(void **st)
     pod_event(s, KUBE_ADDED, "old", 10, NULL);
     util_sleep_ms(2);
     pod_event(s, KUBE_ADDED, "young", 0, NULL);
-    pod_event(s, KUBE_MODIFIED, "young", 100, NULL);     /* now the most urgent */
+    pod_event(s, KUBE_MODIFIED, "young", 100, NULL); /* now the most urgent */
     queue_item_t *it = queue_pop_timeout(D->q, 100);
     assert_non_null(it);
     assert_string_equal(it->pod->name, "young");
@@ -382,7 +404,8 @@ static resources_t cpu_gpu(int64_t mcpu, int64_t gpu)
     res_zero(&r);
     r.milli_cpu = mcpu;
     r.memory = 64LL << 30;
-    if (gpu) res_add_scalar(&r, RES_GPU, gpu);
+    if (gpu)
+        res_add_scalar(&r, RES_GPU, gpu);
     return r;
 }
 
@@ -395,12 +418,13 @@ static void test_lender_most_idle_absolute(void **st)
     int64_t a = lender_idle(&alloc_a, &used_a, &req), b = lender_idle(&alloc_b, &used_b, &req);
     assert_int_equal(a, 8000);
     assert_int_equal(b, 4000);
-    assert_true(lender_better(a, 3, b, 0));      /* more idle wins over fewer tasks */
+    assert_true(lender_better(a, 3, b, 0)); /* more idle wins over fewer tasks */
     assert_false(lender_better(b, 0, a, 3));
     /* Three 1-CPU borrowers in a row still all prefer A (8-1-1 > 4). */
     for (int i = 0; i < 3; i++) {
         res_add(&used_a, &req);
-        if (i < 2) assert_true(lender_better(lender_idle(&alloc_a, &used_a, &req), 3 + i, b, 0));
+        if (i < 2)
+            assert_true(lender_better(lender_idle(&alloc_a, &used_a, &req), 3 + i, b, 0));
     }
     /* Ties go to the pool with fewer tasks. */
     assert_true(lender_better(4000, 1, 4000, 2));
@@ -469,7 +493,8 @@ static void test_start_waits_for_slow_pool_list(void **st)
     int gpu_id = -1;
     pthread_mutex_lock(&s->pools_mu);
     sched_pool_t *P = hashmap_get(s->pool_by_name, "gpu");
-    if (P) gpu_id = P->id;
+    if (P)
+        gpu_id = P->id;
     pthread_mutex_unlock(&s->pools_mu);
     int pool_of_g0 = node_pool(s, "g0");
     scheduler_stop(s);
@@ -512,8 +537,7 @@ static void test_start_without_pool_api(void **st)
 
 /* ---- fault 4: nominations ------------------------------------------------- */
 
-static pod_t *pod_from(scheduler_t *s, const char *name, const char *cpu, int prio, const char *pool,
-                       const char *node)
+static pod_t *pod_from(scheduler_t *s, const char *name, const char *cpu, int prio, const char *pool, const char *node)
 {
     char text[1024];
     snprintf(text, sizeof text,
@@ -534,8 +558,10 @@ static pod_t *pod_from(scheduler_t *s, const char *name, const char *cpu, int pr
 static void add_pool(scheduler_t *s, const char *name)
 {
     char text[512];
-    snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\",\"generation\":1},"
-             "\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"%s\"}}}}", name, name, name);
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\",\"generation\":1},"
+             "\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"%s\"}}}}",
+             name, name, name);
     json_t *j = J(text);
     pools_on_event(s, KUBE_ADDED, name, j);
     json_decref(j);
@@ -563,13 +589,13 @@ static void test_borrower_ranks_below_nominated_home_pod(void **st)
     node_info_t *ni = cache_node_locked(s->cache, "g0");
     int cloned = 0;
     node_info_t *view = node_with_nominated(s, borrower, ni, &cloned);
-    assert_true(cloned);                                    /* the nominated pod counts */
+    assert_true(cloned); /* the nominated pod counts */
     assert_int_equal(view->requested.milli_cpu, 3000);
     node_info_free(view);
-    view = node_with_nominated(s, home_low, ni, &cloned);   /* home, lower priority: counts */
+    view = node_with_nominated(s, home_low, ni, &cloned); /* home, lower priority: counts */
     assert_true(cloned);
     node_info_free(view);
-    view = node_with_nominated(s, home_high, ni, &cloned);  /* home, higher priority: may take it */
+    view = node_with_nominated(s, home_high, ni, &cloned); /* home, higher priority: may take it */
     assert_false(cloned);
     assert_int_equal(view->requested.milli_cpu, 0);
     cache_unlock(s->cache);
@@ -650,8 +676,8 @@ static void test_evictions_off_pool_thread(void **st)
     int64_t t0 = util_now_ms();
     assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
     int64_t took = util_now_ms() - t0;
-    assert_true(took < 500);                       /* not 2 x 800 ms */
-    assert_int_equal(nominated_on(s, "n1"), 1);    /* the room is reserved at once */
+    assert_true(took < 500);                    /* not 2 x 800 ms */
+    assert_int_equal(nominated_on(s, "n1"), 1); /* the room is reserved at once */
     /* Asked again meanwhile, it waits for its victims: no second job. */
     assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
     evictor_wait_idle(s->evictor);
@@ -678,13 +704,14 @@ static void test_refused_eviction_explained(void **st)
     assert_int_equal(ss.evictions_refused, 1);
     assert_int_equal(ss.preemptions, 0);
     assert_int_equal(ss.victims, 1);
-    assert_int_equal(nominated_on(s, "n1"), 0);     /* no room held for nothing */
+    assert_int_equal(nominated_on(s, "n1"), 0); /* no room held for nothing */
     int seen = 0;
     for (int i = 0; i < 100 && !seen; i++) {
         pthread_mutex_lock(&api.mu);
         seen = strstr(api.reasons, "PreemptionIncomplete") != NULL;
         pthread_mutex_unlock(&api.mu);
-        if (!seen) util_sleep_ms(20);
+        if (!seen)
+            util_sleep_ms(20);
     }
     assert_true(seen);
     preemption_teardown(s, it);
@@ -698,9 +725,9 @@ static void test_give_up_clears_nomination(void **st)
     s->writer = writer_new(s, 100);
     s->evictor = evictor_new(s);
     node_unref(add_node(s, "n1", "2"));
-    pod_unref(pod_from(s, "big", "2", 1000, "", "n1"));      /* cannot be preempted */
+    pod_unref(pod_from(s, "big", "2", 1000, "", "n1")); /* cannot be preempted */
     pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
-    cache_nominate(s->cache, pre, "n1");                      /* from an earlier round */
+    cache_nominate(s->cache, pre, "n1"); /* from an earlier round */
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     queue_add(D->q, pre, 0);
     pod_unref(pre);
@@ -714,11 +741,11 @@ static void test_give_up_clears_nomination(void **st)
 /* ---- fault 7: the victim search runs without the cache lock --------------- */
 
 typedef struct lock_probe {
-    scheduler_t  *s;
+    scheduler_t *s;
     sched_pool_t *P;
-    pod_t        *pod;
-    int           rc;
-    int           done;        /* atomic */
+    pod_t *pod;
+    int rc;
+    int done; /* atomic */
 } lock_probe_t;
 
 static void *run_preempt(void *arg)
@@ -732,7 +759,7 @@ static void *run_preempt(void *arg)
 static void *run_pod_update(void *arg)
 {
     lock_probe_t *lp = arg;
-    pod_unref(pod_from(lp->s, "newcomer", "1", 0, "", ""));    /* takes the cache write lock */
+    pod_unref(pod_from(lp->s, "newcomer", "1", 0, "", "")); /* takes the cache write lock */
     __atomic_store_n(&lp->done, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
@@ -749,7 +776,7 @@ static void test_preemption_scan_unlocked(void **st)
     pthread_t a, w;
     pthread_mutex_lock(&s->pools_mu);
     pthread_create(&a, NULL, run_preempt, &pre);
-    util_sleep_ms(200);                               /* the search is waiting for pools_mu */
+    util_sleep_ms(200); /* the search is waiting for pools_mu */
     pthread_create(&w, NULL, run_pod_update, &upd);
     int updated = 0;
     for (int i = 0; i < 100 && !updated; i++) {
@@ -760,8 +787,8 @@ static void test_preemption_scan_unlocked(void **st)
     pthread_mutex_unlock(&s->pools_mu);
     pthread_join(a, NULL);
     pthread_join(w, NULL);
-    assert_false(preempt_done_early);                 /* it really was held up */
-    assert_true(updated);                             /* and the write went through meanwhile */
+    assert_false(preempt_done_early); /* it really was held up */
+    assert_true(updated);             /* and the write went through meanwhile */
     assert_int_equal(pre.rc, 1);
     evictor_wait_idle(s->evictor);
     preemption_teardown(s, it);
@@ -769,8 +796,11 @@ static void test_preemption_scan_unlocked(void **st)
 
 /* ---- fault 3: fencing ------------------------------------------------------ */
 
-static int lease_ok = 1;     /* atomic */
-static int may_act(void *ud) { return __atomic_load_n(&lease_ok, __ATOMIC_SEQ_CST); }
+static int lease_ok = 1; /* atomic */
+static int may_act(void *ud)
+{
+    return __atomic_load_n(&lease_ok, __ATOMIC_SEQ_CST);
+}
 
 /* Binds decided while leading are dropped, not drained, once the lease is
  * gone; the pool thread decides nothing more. */
@@ -791,15 +821,15 @@ static void test_fenced_drops_binds(void **st)
     assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
     queue_done(D->q, it);
     assert_false(scheduler_fenced(s));
-    __atomic_store_n(&lease_ok, 0, __ATOMIC_SEQ_CST);      /* the lease ran out meanwhile */
+    __atomic_store_n(&lease_ok, 0, __ATOMIC_SEQ_CST); /* the lease ran out meanwhile */
     s->binder = binder_new(s, 1);
     binder_submit(s->binder, it, "n1", NULL);
-    binder_free(s->binder);                                 /* would drain: must drop */
+    binder_free(s->binder); /* would drain: must drop */
     s->binder = NULL;
     assert_int_equal(binds_seen(), 0);
     assert_true(scheduler_fenced(s));
     __atomic_store_n(&lease_ok, 1, __ATOMIC_SEQ_CST);
-    assert_true(scheduler_fenced(s));                       /* for good */
+    assert_true(scheduler_fenced(s)); /* for good */
     /* A pool thread with a pod to place does nothing either. */
     pod_t *p2 = add_pod(s, "p2", "1", NULL);
     queue_add(D->q, p2, 0);

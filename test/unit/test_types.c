@@ -50,7 +50,7 @@ static void test_res_from_json(void **state)
     json_decref(j);
     assert_int_equal(r.milli_cpu, 2000);
     assert_int_equal(r.memory, MI);
-    assert_int_equal(res_get_scalar(&r, RES_GPU), 1);   /* rounded up */
+    assert_int_equal(res_get_scalar(&r, RES_GPU), 1); /* rounded up */
     j = J("{\"cpu\":0.1}");
     assert_int_equal(res_from_json(&r, j, err, sizeof err), 0);
     json_decref(j);
@@ -74,10 +74,17 @@ static void test_res_from_json(void **state)
 static void test_res_from_json_bad(void **state)
 {
     const char *bad[] = {
-        "[]", "\"1\"", "{\"cpu\":\"abc\"}", "{\"cpu\":\"-1\"}", "{\"memory\":true}",
-        "{\"memory\":null}", "{\"memory\":{}}", "{\"memory\":\"9999999999999999999\"}",
-        "{\"cpu\":\"9223372036854775807\"}",   /* overflows at milli scale */
-        "{\"memory\":-5}", "{\"memory\":1e300}",
+        "[]",
+        "\"1\"",
+        "{\"cpu\":\"abc\"}",
+        "{\"cpu\":\"-1\"}",
+        "{\"memory\":true}",
+        "{\"memory\":null}",
+        "{\"memory\":{}}",
+        "{\"memory\":\"9999999999999999999\"}",
+        "{\"cpu\":\"9223372036854775807\"}", /* overflows at milli scale */
+        "{\"memory\":-5}",
+        "{\"memory\":1e300}",
         "{\"memory\":\"1\\u0000x\"}",
         /* too many names, too long a name: test_resources.c */
     };
@@ -117,7 +124,7 @@ static void test_res_arith(void **state)
     resources_t d = a;
     res_sub(&d, &b);
     assert_int_equal(d.milli_cpu, 700);
-    assert_int_equal(d.memory, 0);   /* floors at zero */
+    assert_int_equal(d.memory, 0); /* floors at zero */
     assert_int_equal(res_get_scalar(&d, RES_GPU), 1);
     assert_int_equal(res_get_scalar(&d, "example.com/fpga"), 0);
 
@@ -132,7 +139,7 @@ static void test_res_arith(void **state)
     res_zero(&big);
     big.memory = INT64_MAX - 1;
     res_add(&big, &b);
-    assert_int_equal(big.memory, INT64_MAX);   /* saturates */
+    assert_int_equal(big.memory, INT64_MAX); /* saturates */
 
     resources_t full;
     res_zero(&full);
@@ -142,7 +149,7 @@ static void test_res_arith(void **state)
         assert_int_equal(res_add_scalar(&full, name, 1), 0);
     }
     assert_int_equal(res_add_scalar(&full, "x/one-more", 1), -1);
-    assert_int_equal(res_add_scalar(&full, "x/r0", 1), 0);   /* existing name still adds */
+    assert_int_equal(res_add_scalar(&full, "x/r0", 1), 0); /* existing name still adds */
     assert_int_equal(res_get_scalar(&full, "x/r0"), 2);
 }
 
@@ -151,12 +158,13 @@ static void test_res_arith(void **state)
 static void test_node_parse(void **state)
 {
     char err[256] = "";
-    json_t *j = J("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"uid\":\"u-1\",\"resourceVersion\":\"42\","
-                  "\"labels\":{\"zone\":\"a\"},\"unknownField\":[1,2]},"
-                  "\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"gpu\",\"value\":\"true\",\"effect\":\"NoSchedule\"},"
-                  "{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"},{\"key\":\"evict\",\"effect\":\"NoExecute\",\"timeAdded\":\"2026-01-01T00:00:00Z\"}]},"
-                  "\"status\":{\"capacity\":{\"cpu\":\"8\",\"memory\":\"32Gi\",\"pods\":\"110\"},"
-                  "\"allocatable\":{\"cpu\":\"7500m\",\"memory\":\"31Gi\",\"pods\":\"110\",\"nvidia.com/gpu\":\"8\"}}}");
+    json_t *j = J(
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"uid\":\"u-1\",\"resourceVersion\":\"42\","
+        "\"labels\":{\"zone\":\"a\"},\"unknownField\":[1,2]},"
+        "\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"gpu\",\"value\":\"true\",\"effect\":\"NoSchedule\"},"
+        "{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"},{\"key\":\"evict\",\"effect\":\"NoExecute\",\"timeAdded\":\"2026-01-01T00:00:00Z\"}]},"
+        "\"status\":{\"capacity\":{\"cpu\":\"8\",\"memory\":\"32Gi\",\"pods\":\"110\"},"
+        "\"allocatable\":{\"cpu\":\"7500m\",\"memory\":\"31Gi\",\"pods\":\"110\",\"nvidia.com/gpu\":\"8\"}}}");
     node_t *n = node_from_json(j, err, sizeof err);
     json_decref(j);
     assert_non_null(n);
@@ -198,7 +206,11 @@ static void test_node_parse(void **state)
 static void test_node_bad(void **state)
 {
     const char *bad[] = {
-        "[]", "null", "{}", "{\"metadata\":[]}", "{\"metadata\":{\"name\":5}}",
+        "[]",
+        "null",
+        "{}",
+        "{\"metadata\":[]}",
+        "{\"metadata\":{\"name\":5}}",
         "{\"metadata\":{\"name\":\"\"}}",
         "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":1}}}",
         "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"unschedulable\":\"yes\"}}",
@@ -319,7 +331,7 @@ static void test_pod_full(void **state)
     assert_int_equal(p->npreferred, 2);
     assert_int_equal(p->preferred[0].weight, 30);
     assert_false(selector_matches(&p->preferred[0].term, &l, "n1"));
-    assert_true(selector_is_empty(&p->preferred[1].term));   /* absent preference */
+    assert_true(selector_is_empty(&p->preferred[1].term)); /* absent preference */
     assert_int_equal(p->preferred[1].weight, 5);
     labels_free(&l);
 
@@ -350,15 +362,14 @@ static void test_pod_full(void **state)
 
 static void test_pod_init_and_overhead(void **state)
 {
-    pod_t *p = parse_pod(
-        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
-        "\"containers\":["
-        "  {\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"1Gi\"}}},"
-        "  {\"resources\":{\"requests\":{\"cpu\":\"200m\"}}}],"
-        "\"initContainers\":["
-        "  {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"512Mi\"}}},"
-        "  {\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
-        "\"overhead\":{\"cpu\":\"250m\",\"memory\":\"100Mi\"}}}");
+    pod_t *p = parse_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
+                         "\"containers\":["
+                         "  {\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"1Gi\"}}},"
+                         "  {\"resources\":{\"requests\":{\"cpu\":\"200m\"}}}],"
+                         "\"initContainers\":["
+                         "  {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"512Mi\"}}},"
+                         "  {\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
+                         "\"overhead\":{\"cpu\":\"250m\",\"memory\":\"100Mi\"}}}");
     /* cpu: max(100+200, 500, 0) + 250; memory: max(1Gi, 512Mi) + 100Mi. */
     assert_int_equal(p->requests.milli_cpu, 750);
     assert_int_equal(p->requests.memory, GI + 100 * MI);
@@ -379,9 +390,10 @@ static void test_pod_init_and_overhead(void **state)
     pod_unref(p);
 
     /* A big init container dominates the sum. */
-    p = parse_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{"
-                  "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-                  "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\",\"memory\":\"8Gi\"}}}]}}");
+    p = parse_pod(
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{"
+        "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+        "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\",\"memory\":\"8Gi\"}}}]}}");
     assert_int_equal(p->requests.milli_cpu, 3000);
     assert_int_equal(p->requests.memory, 8 * GI);
     assert_int_equal(p->nonzero_cpu, 3000);
@@ -391,20 +403,24 @@ static void test_pod_init_and_overhead(void **state)
 
 static void test_pod_phases_and_status(void **state)
 {
-    static const struct { const char *phase; pod_phase_t want; int terminal; } c[] = {
-        { "Pending", PHASE_PENDING, 0 },     { "Running", PHASE_RUNNING, 0 },
-        { "Succeeded", PHASE_SUCCEEDED, 1 }, { "Failed", PHASE_FAILED, 1 },
-        { "Weird", PHASE_UNKNOWN, 0 },
+    static const struct {
+        const char *phase;
+        pod_phase_t want;
+        int terminal;
+    } c[] = {
+        { "Pending", PHASE_PENDING, 0 }, { "Running", PHASE_RUNNING, 0 }, { "Succeeded", PHASE_SUCCEEDED, 1 },
+        { "Failed", PHASE_FAILED, 1 },   { "Weird", PHASE_UNKNOWN, 0 },
     };
     char buf[256];
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         snprintf(buf, sizeof buf,
                  "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
-                 "\"status\":{\"phase\":\"%s\"}}", c[i].phase);
+                 "\"status\":{\"phase\":\"%s\"}}",
+                 c[i].phase);
         pod_t *p = parse_pod(buf);
         assert_int_equal(p->phase, c[i].want);
         assert_int_equal(pod_is_terminal(p), c[i].terminal);
-        assert_int_equal(p->started_ms, p->created_ms);   /* no startTime: created */
+        assert_int_equal(p->started_ms, p->created_ms); /* no startTime: created */
         assert_true(p->created_ms > 0);
         pod_unref(p);
     }
@@ -413,7 +429,11 @@ static void test_pod_phases_and_status(void **state)
 static void test_pod_bad(void **state)
 {
     const char *bad[] = {
-        "[]", "42", "{}", "{\"metadata\":\"x\"}", "{\"metadata\":{\"name\":[]}}",
+        "[]",
+        "42",
+        "{}",
+        "{\"metadata\":\"x\"}",
+        "{\"metadata\":{\"name\":[]}}",
         "{\"metadata\":{\"name\":\"p\",\"namespace\":1}}",
         "{\"metadata\":{\"name\":\"p\",\"labels\":[]}}",
         "{\"metadata\":{\"name\":\"p\",\"annotations\":[]}}",
@@ -480,7 +500,7 @@ static void test_tolerations(void **state)
 
     toleration_t eq = { "gpu", "true", 0, EFFECT_NO_SCHEDULE };
     assert_true(toleration_tolerates(&eq, &t_gpu));
-    assert_false(toleration_tolerates(&eq, &t_gpu_exec));   /* effect differs */
+    assert_false(toleration_tolerates(&eq, &t_gpu_exec)); /* effect differs */
     toleration_t eq_wrong = { "gpu", "false", 0, EFFECT_ALL };
     assert_false(toleration_tolerates(&eq_wrong, &t_gpu));
     toleration_t eq_all = { "gpu", "true", 0, EFFECT_ALL };
@@ -501,7 +521,7 @@ static void test_tolerations(void **state)
     const taint_t *first = NULL;
     assert_true(pod_tolerates_taints(p, taints, 2, 1, &first));
     assert_null(first);
-    assert_false(pod_tolerates_taints(p, taints, 2, 0, &first));   /* soft counts now */
+    assert_false(pod_tolerates_taints(p, taints, 2, 0, &first)); /* soft counts now */
     assert_ptr_equal(first, &taints[0]);
     taint_t hard[] = { t_gpu, t_gpu_exec };
     assert_false(pod_tolerates_taints(p, hard, 2, 1, &first));
@@ -535,7 +555,6 @@ static void test_refcount_threads(void **state)
     pod_unref(NULL);
 }
 
-
 /* ---- robustness: every field of a rich pod replaced by every JSON type ---- */
 
 static int fuzz_try(json_t *root)
@@ -551,13 +570,14 @@ static int fuzz_try(json_t *root)
 
 static void fuzz_walk(json_t *root, json_t *node, int *tried, int *rejected)
 {
-    json_t *subs[] = { json_null(), json_integer(-1), json_integer(INT64_MAX), json_real(1e300),
-                       json_string("x"), json_string(""), json_true(), json_array(), json_object() };
+    json_t *subs[] = { json_null(),      json_integer(-1), json_integer(INT64_MAX),
+                       json_real(1e300), json_string("x"), json_string(""),
+                       json_true(),      json_array(),     json_object() };
     const size_t nsubs = sizeof subs / sizeof subs[0];
     if (json_is_object(node)) {
         const char *k;
         json_t *v;
-        json_object_foreach(node, k, v) {
+        json_object_foreach (node, k, v) {
             json_t *orig = json_incref(v);
             for (size_t i = 0; i < nsubs; i++) {
                 json_object_set(node, k, subs[i]);
@@ -587,29 +607,29 @@ static void fuzz_walk(json_t *root, json_t *node, int *tried, int *rejected)
 
 static void test_fuzz_shapes(void **state)
 {
-    json_t *pod = J(
-        "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
-        "  \"annotations\":{\"resource.aibee.cn/pool\":\"x\"},\"creationTimestamp\":\"2026-01-02T03:04:05Z\"},"
-        "\"spec\":{\"priority\":5,\"nodeSelector\":{\"d\":\"s\"},"
-        "  \"affinity\":{\"nodeAffinity\":{"
-        "    \"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
-        "      {\"matchExpressions\":[{\"key\":\"z\",\"operator\":\"In\",\"values\":[\"a\"]}],"
-        "       \"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n\"]}]}]},"
-        "    \"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":3,\"preference\":"
-        "      {\"matchExpressions\":[{\"key\":\"c\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}}]}},"
-        "  \"tolerations\":[{\"key\":\"g\",\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"NoSchedule\"}],"
-        "  \"containers\":[{\"ports\":[{\"hostPort\":80,\"protocol\":\"TCP\",\"hostIP\":\"1.2.3.4\"}],"
-        "    \"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"}}}],"
-        "  \"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}],"
-        "  \"overhead\":{\"cpu\":\"100m\"}},"
-        "\"status\":{\"phase\":\"Running\",\"startTime\":\"2026-01-02T03:04:05Z\","
-        "  \"capacity\":{\"cpu\":\"4\"},\"allocatable\":{\"cpu\":\"3\"}}}");
+    json_t *pod =
+        J("{\"metadata\":{\"namespace\":\"ml\",\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
+          "  \"annotations\":{\"resource.aibee.cn/pool\":\"x\"},\"creationTimestamp\":\"2026-01-02T03:04:05Z\"},"
+          "\"spec\":{\"priority\":5,\"nodeSelector\":{\"d\":\"s\"},"
+          "  \"affinity\":{\"nodeAffinity\":{"
+          "    \"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+          "      {\"matchExpressions\":[{\"key\":\"z\",\"operator\":\"In\",\"values\":[\"a\"]}],"
+          "       \"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n\"]}]}]},"
+          "    \"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":3,\"preference\":"
+          "      {\"matchExpressions\":[{\"key\":\"c\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}}]}},"
+          "  \"tolerations\":[{\"key\":\"g\",\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"NoSchedule\"}],"
+          "  \"containers\":[{\"ports\":[{\"hostPort\":80,\"protocol\":\"TCP\",\"hostIP\":\"1.2.3.4\"}],"
+          "    \"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"}}}],"
+          "  \"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}],"
+          "  \"overhead\":{\"cpu\":\"100m\"}},"
+          "\"status\":{\"phase\":\"Running\",\"startTime\":\"2026-01-02T03:04:05Z\","
+          "  \"capacity\":{\"cpu\":\"4\"},\"allocatable\":{\"cpu\":\"3\"}}}");
     int tried = 0, rejected = 0;
     assert_true(fuzz_try(pod));
     fuzz_walk(pod, pod, &tried, &rejected);
-    assert_true(fuzz_try(pod));   /* walk restored the original */
+    assert_true(fuzz_try(pod)); /* walk restored the original */
     assert_true(tried > 500);
-    assert_true(rejected > 100);   /* wrong types are reported, not ignored */
+    assert_true(rejected > 100); /* wrong types are reported, not ignored */
     assert_true(rejected < tried);
     json_decref(pod);
 }

@@ -34,9 +34,16 @@ static void test_rfc3339_roundtrip(void **state)
 
 static void test_rfc3339_rejects(void **state)
 {
-    const char *bad[] = { "", "2026-11-23", "2026-11-23T04:20:01", "2026-13-01T00:00:00Z",
-                          "2026-02-30T00:00:00Z", "2026-11-23T24:00:00Z", "2026-11-23T04:20:01.Z",
-                          "2026-11-23T04:20:01Zjunk", "x026-11-23T04:20:01Z", "2026-11-23T04:20:01+0200" };
+    const char *bad[] = { "",
+                          "2026-11-23",
+                          "2026-11-23T04:20:01",
+                          "2026-13-01T00:00:00Z",
+                          "2026-02-30T00:00:00Z",
+                          "2026-11-23T24:00:00Z",
+                          "2026-11-23T04:20:01.Z",
+                          "2026-11-23T04:20:01Zjunk",
+                          "x026-11-23T04:20:01Z",
+                          "2026-11-23T04:20:01+0200" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(util_parse_rfc3339(bad[i]), -1);
     assert_int_equal(util_parse_rfc3339(NULL), -1);
@@ -101,7 +108,7 @@ static void test_hashmap_basic(void **state)
     assert_null(hashmap_get(m, "a"));
     assert_null(hashmap_put(m, "a", &a));
     assert_ptr_equal(hashmap_get(m, "a"), &a);
-    assert_ptr_equal(hashmap_put(m, "a", &b), &a);   /* replace returns old */
+    assert_ptr_equal(hashmap_put(m, "a", &b), &a); /* replace returns old */
     assert_ptr_equal(hashmap_get(m, "a"), &b);
     assert_int_equal(hashmap_len(m), 1);
     assert_ptr_equal(hashmap_remove(m, "a"), &b);

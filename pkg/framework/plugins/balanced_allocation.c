@@ -5,13 +5,15 @@
 #include "framework/plugins/plugins.h"
 
 /* A node with none of a resource is treated as full of it. */
-static double fraction(double requested, int64_t capacity) {
+static double fraction(double requested, int64_t capacity)
+{
     if (capacity <= 0)
         return 1.0;
     return requested / (double)capacity;
 }
 
-static int64_t ba_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
+static int64_t ba_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
+{
     double cpu, mem;
 
     if (ni->node == NULL)
@@ -23,6 +25,7 @@ static int64_t ba_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
     return (int64_t)((1.0 - fabs(cpu - mem)) * (double)FW_MAX_SCORE);
 }
 
-void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight) {
+void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight)
+{
     *pl = (fw_plugin_t){ .name = "NodeResourcesBalancedAllocation", .score = ba_score, .weight = score_weight };
 }

@@ -15,14 +15,14 @@
 #define HARD_POD_AFFINITY_WEIGHT 1
 
 typedef struct ipa_state {
-    const pod_affinity_t *a;        /* the pod's terms (borrowed; NULL: none) */
-    int          has_cluster;       /* PreFilter saw the cluster (AddPod/RemovePod apply) */
-    int          self_match_all;    /* the pod matches all its own affinity terms */
-    tp_counts_t  existing_anti;     /* existing pods' anti terms the pod matches */
-    tp_counts_t  aff;               /* pods matching all the pod's affinity terms */
-    tp_counts_t  anti;              /* pods matching the pod's anti-affinity terms */
-    int          score_any;         /* PreScore: some term matched */
-    tp_counts_t  score;             /* PreScore: summed weights per pair */
+    const pod_affinity_t *a;   /* the pod's terms (borrowed; NULL: none) */
+    int has_cluster;           /* PreFilter saw the cluster (AddPod/RemovePod apply) */
+    int self_match_all;        /* the pod matches all its own affinity terms */
+    tp_counts_t existing_anti; /* existing pods' anti terms the pod matches */
+    tp_counts_t aff;           /* pods matching all the pod's affinity terms */
+    tp_counts_t anti;          /* pods matching the pod's anti-affinity terms */
+    int score_any;             /* PreScore: some term matched */
+    tp_counts_t score;         /* PreScore: summed weights per pair */
 } ipa_state_t;
 
 static void ipa_state_free(void *p)
@@ -49,8 +49,8 @@ static int matches_all(const pod_t *p, const pod_aff_term_t *t, int n)
 
 /* kube's updateWithAffinityTerms: target counts for every term's pair only
  * when it matches all of them. */
-static void update_aff(tp_counts_t *m, const pod_t *target, const node_t *node, const pod_aff_term_t *t,
-                       int n, int64_t d)
+static void update_aff(tp_counts_t *m, const pod_t *target, const node_t *node, const pod_aff_term_t *t, int n,
+                       int64_t d)
 {
     if (!matches_all(target, t, n))
         return;
@@ -62,8 +62,8 @@ static void update_aff(tp_counts_t *m, const pod_t *target, const node_t *node, 
 }
 
 /* kube's updateWithAntiAffinityTerms: each term target matches counts. */
-static void update_anti(tp_counts_t *m, const pod_t *target, const node_t *node, const pod_aff_term_t *t,
-                        int n, int64_t d)
+static void update_anti(tp_counts_t *m, const pod_t *target, const node_t *node, const pod_aff_term_t *t, int n,
+                        int64_t d)
 {
     for (int i = 0; i < n; i++) {
         if (!aff_term_matches(&t[i], target))
@@ -235,8 +235,7 @@ static int has_pod_affinity(const pod_t *p)
 /* kube's PreScore: over every node of the cluster (not only the feasible
  * ones), every pod when the incoming pod has preferred terms, else only
  * pods with affinity terms of their own. */
-static void ipa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes,
-                          int n)
+static void ipa_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n)
 {
     ipa_state_t *s = cycle_state_slot(cs, pl);
     const fw_cluster_t *cl = cycle_state_cluster(cs);
@@ -316,8 +315,14 @@ static void ipa_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
 
 void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight)
 {
-    *pl = (fw_plugin_t){ .name = "InterPodAffinity", .pre_filter = ipa_pre_filter, .filter = ipa_filter,
-                         .pre_score = ipa_pre_score, .score = ipa_score, .normalize = ipa_normalize,
-                         .add_pod = ipa_add_pod, .remove_pod = ipa_remove_pod, .state_free = ipa_state_free,
+    *pl = (fw_plugin_t){ .name = "InterPodAffinity",
+                         .pre_filter = ipa_pre_filter,
+                         .filter = ipa_filter,
+                         .pre_score = ipa_pre_score,
+                         .score = ipa_score,
+                         .normalize = ipa_normalize,
+                         .add_pod = ipa_add_pod,
+                         .remove_pod = ipa_remove_pod,
+                         .state_free = ipa_state_free,
                          .weight = score_weight };
 }

@@ -5,13 +5,15 @@
 
 /* A term with no requirements matches nothing (v1.NodeSelectorTerm), unlike
  * an empty label selector. */
-static int term_matches(const selector_t *term, const node_t *node) {
+static int term_matches(const selector_t *term, const node_t *node)
+{
     if (selector_is_empty(term))
         return 0;
     return selector_matches(term, &node->labels, node->name);
 }
 
-static int matches_required(const pod_t *pod, const node_t *node) {
+static int matches_required(const pod_t *pod, const node_t *node)
+{
     if (pod->has_node_selector && !selector_matches(&pod->node_selector, &node->labels, node->name))
         return 0;
     if (pod->naffinity_terms == 0)
@@ -22,17 +24,19 @@ static int matches_required(const pod_t *pod, const node_t *node) {
     return 0;
 }
 
-int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node) {
+int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node)
+{
     return matches_required(pod, node);
 }
 
-static int na_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st) {
+static int na_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
+{
     cs->has_affinity = pod->has_node_selector || pod->naffinity_terms > 0;
     return FW_SUCCESS;
 }
 
-static int na_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
-                     const node_info_t *ni, fw_status_t *st) {
+static int na_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
+{
     if (!cs->has_affinity)
         return FW_SUCCESS;
     if (ni->node == NULL || !matches_required(pod, ni->node)) {
@@ -42,7 +46,8 @@ static int na_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
     return FW_SUCCESS;
 }
 
-static int64_t na_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
+static int64_t na_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
+{
     int64_t sum = 0;
 
     if (ni->node == NULL)
@@ -55,11 +60,17 @@ static int64_t na_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
     return sum;
 }
 
-static void na_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n) {
+static void na_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, int64_t *scores, int n)
+{
     fw_default_normalize(scores, n, 0);
 }
 
-void plugin_node_affinity(fw_plugin_t *pl, int score_weight) {
-    *pl = (fw_plugin_t){ .name = "NodeAffinity", .pre_filter = na_pre_filter, .filter = na_filter,
-                         .score = na_score, .normalize = na_normalize, .weight = score_weight };
+void plugin_node_affinity(fw_plugin_t *pl, int score_weight)
+{
+    *pl = (fw_plugin_t){ .name = "NodeAffinity",
+                         .pre_filter = na_pre_filter,
+                         .filter = na_filter,
+                         .score = na_score,
+                         .normalize = na_normalize,
+                         .weight = score_weight };
 }

@@ -3,8 +3,8 @@
 #include <string.h>
 #include "framework/plugins/plugins.h"
 
-static int nn_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
-                     const node_info_t *ni, fw_status_t *st) {
+static int nn_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
+{
     if (pod->node_name == NULL || pod->node_name[0] == '\0')
         return FW_SUCCESS;
     if (ni->node == NULL || strcmp(pod->node_name, ni->node->name) != 0) {
@@ -14,6 +14,7 @@ static int nn_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
     return FW_SUCCESS;
 }
 
-void plugin_node_name(fw_plugin_t *pl) {
+void plugin_node_name(fw_plugin_t *pl)
+{
     *pl = (fw_plugin_t){ .name = "NodeName", .filter = nn_filter };
 }

@@ -5,19 +5,22 @@
 #include <stdio.h>
 #include "framework/plugins/plugins.h"
 
-static int requests_nothing(const resources_t *r) {
+static int requests_nothing(const resources_t *r)
+{
     return r->milli_cpu == 0 && r->memory == 0 && r->ephemeral == 0 && r->nscalar == 0;
 }
 
 /* Adds "Insufficient <name>" to st. */
-static void insufficient(fw_status_t *st, const char *name) {
+static void insufficient(fw_status_t *st, const char *name)
+{
     char reason[FW_REASON_LEN];
     snprintf(reason, sizeof(reason), "Insufficient %s", name);
     fw_status_add(st, FW_UNSCHEDULABLE, reason);
 }
 
 /* want + used > have, without overflowing on absurd quantities. */
-static int exceeds(int64_t have, int64_t used, int64_t want) {
+static int exceeds(int64_t have, int64_t used, int64_t want)
+{
     if (want <= 0)
         return 0;
     if (used >= have)
@@ -27,8 +30,8 @@ static int exceeds(int64_t have, int64_t used, int64_t want) {
 
 /* Every insufficient resource is reported, not just the first, so the
  * diagnosis counts them all as kube-scheduler does. */
-int fw_fits_resources(const pod_t *pod, const node_t *node, const resources_t *requested,
-                      int npods, fw_status_t *st) {
+int fw_fits_resources(const pod_t *pod, const node_t *node, const resources_t *requested, int npods, fw_status_t *st)
+{
     const resources_t *want = &pod->requests, *have = &node->allocatable;
     int fits = 1;
 
@@ -61,13 +64,15 @@ int fw_fits_resources(const pod_t *pod, const node_t *node, const resources_t *r
     return fits;
 }
 
-static int fit_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st) {
+static int fit_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
+{
     cs->requests_nothing = requests_nothing(&pod->requests);
     return FW_SUCCESS;
 }
 
-static int fit_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
-                      const node_info_t *ni, fw_status_t *st) {
+static int fit_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
+                      fw_status_t *st)
+{
     if (ni->node == NULL) {
         fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, FW_REASON_UNKNOWN_CONDITION);
         return st->code;
@@ -80,6 +85,7 @@ static int fit_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod
     return FW_SUCCESS;
 }
 
-void plugin_node_resources_fit(fw_plugin_t *pl) {
+void plugin_node_resources_fit(fw_plugin_t *pl)
+{
     *pl = (fw_plugin_t){ .name = "NodeResourcesFit", .pre_filter = fit_pre_filter, .filter = fit_filter };
 }

@@ -11,22 +11,22 @@
 #include "api/storage.h"
 
 /* kube-scheduler v1.20 reason strings. */
-#define FW_REASON_UNKNOWN_CONDITION  "node(s) had unknown conditions"
-#define FW_REASON_UNSCHEDULABLE      "node(s) were unschedulable"
-#define FW_REASON_NODE_NAME          "node(s) didn't match the requested hostname"
-#define FW_REASON_NODE_AFFINITY      "node(s) didn't match Pod's node affinity/selector"
-#define FW_REASON_NODE_PORTS         "node(s) didn't have free ports for the requested pod ports"
-#define FW_REASON_TOO_MANY_PODS      "Too many pods"
+#define FW_REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
+#define FW_REASON_UNSCHEDULABLE     "node(s) were unschedulable"
+#define FW_REASON_NODE_NAME         "node(s) didn't match the requested hostname"
+#define FW_REASON_NODE_AFFINITY     "node(s) didn't match Pod's node affinity/selector"
+#define FW_REASON_NODE_PORTS        "node(s) didn't have free ports for the requested pod ports"
+#define FW_REASON_TOO_MANY_PODS     "Too many pods"
 /* InterPodAffinity and PodTopologySpread (v1.20). */
-#define FW_REASON_AFFINITY_NOT_MATCH       "node(s) didn't match pod affinity/anti-affinity"
-#define FW_REASON_AFFINITY_RULES           "node(s) didn't match pod affinity rules"
-#define FW_REASON_ANTI_AFFINITY_RULES      "node(s) didn't match pod anti-affinity rules"
-#define FW_REASON_EXISTING_ANTI_AFFINITY   "node(s) didn't satisfy existing pods anti-affinity rules"
-#define FW_REASON_SPREAD                   "node(s) didn't match pod topology spread constraints"
-#define FW_REASON_SPREAD_MISSING_LABEL     FW_REASON_SPREAD " (missing required label)"
-#define FW_LABEL_HOSTNAME                  "kubernetes.io/hostname"
+#define FW_REASON_AFFINITY_NOT_MATCH     "node(s) didn't match pod affinity/anti-affinity"
+#define FW_REASON_AFFINITY_RULES         "node(s) didn't match pod affinity rules"
+#define FW_REASON_ANTI_AFFINITY_RULES    "node(s) didn't match pod anti-affinity rules"
+#define FW_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
+#define FW_REASON_SPREAD                 "node(s) didn't match pod topology spread constraints"
+#define FW_REASON_SPREAD_MISSING_LABEL   FW_REASON_SPREAD " (missing required label)"
+#define FW_LABEL_HOSTNAME                "kubernetes.io/hostname"
 
-#define FW_TAINT_UNSCHEDULABLE       "node.kubernetes.io/unschedulable"
+#define FW_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
 
 /* What PreFilter works out once per pod so Filter (run for thousands of
  * nodes) does not: a few flags, no allocation. `pod` says whom it is for;
@@ -35,18 +35,18 @@
 
 struct cycle_state {
     const pod_t *pod;
-    int  prefiltered;
-    const fw_cluster_t *cluster;   /* borrowed; may be NULL */
+    int prefiltered;
+    const fw_cluster_t *cluster; /* borrowed; may be NULL */
     /* Per-plugin data by plugin index, with the function that frees it. */
-    void  *slot[FW_MAX_PLUGINS];
+    void *slot[FW_MAX_PLUGINS];
     void (*slot_free[FW_MAX_PLUGINS])(void *);
-    int  tolerates_unschedulable;  /* NodeUnschedulable */
-    int  requests_nothing;         /* NodeResourcesFit: only the pod count matters */
-    int  has_affinity;             /* NodeAffinity: nodeSelector or required terms */
+    int tolerates_unschedulable; /* NodeUnschedulable */
+    int requests_nothing;        /* NodeResourcesFit: only the pod count matters */
+    int has_affinity;            /* NodeAffinity: nodeSelector or required terms */
     /* Set by a PreScore (fw_score_uniform) that knows every node scores the
      * same after normalisation: Score and NormalizeScore are skipped. */
     unsigned char uniform_set[FW_MAX_PLUGINS];
-    int64_t       uniform[FW_MAX_PLUGINS];
+    int64_t uniform[FW_MAX_PLUGINS];
 };
 
 /* From PreScore: every node gets `score` (already normalised) from this
@@ -58,15 +58,15 @@ void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score);
 typedef enum { RK_CPU, RK_MEMORY, RK_EPHEMERAL, RK_SCALAR } res_kind_t;
 
 typedef struct res_scorer_entry {
-    res_kind_t  kind;
-    const char *name;     /* scalar name (points into the framework's config) */
-    int64_t     weight;
+    res_kind_t kind;
+    const char *name; /* scalar name (points into the framework's config) */
+    int64_t weight;
 } res_scorer_entry_t;
 
 typedef struct res_scorer_ctx {
-    score_strategy_t   strategy;
+    score_strategy_t strategy;
     res_scorer_entry_t res[8];
-    int                nres;
+    int nres;
 } res_scorer_ctx_t;
 
 /* Constructors: fill *pl (which the caller owns). */
@@ -99,26 +99,27 @@ void plugin_default_spread(fw_plugin_t *pl, framework_t *fw);
 typedef struct ds_state ds_state_t;
 ds_state_t *default_spread_prepare(const framework_t *fw, const fw_cluster_t *cl, const pod_t *pod,
                                    node_info_t *const *nodes, int n);
-int64_t     default_spread_score(const ds_state_t *s, const pod_t *pod, const node_info_t *ni);
-void        default_spread_normalize(const ds_state_t *s, int64_t *scores, int n);
-void        default_spread_free(ds_state_t *s);
+int64_t default_spread_score(const ds_state_t *s, const pod_t *pod, const node_info_t *ni);
+void default_spread_normalize(const ds_state_t *s, int64_t *scores, int n);
+void default_spread_free(ds_state_t *s);
 /* 1 when every node scores the same (*score) for this state: NULL (explicit
  * constraints: 0) or no default constraint applies (100). */
-int         default_spread_uniform(const ds_state_t *s, int64_t *score);
+int default_spread_uniform(const ds_state_t *s, int64_t *score);
 /* The framework's owners store (NULL until framework_set_owners). */
 struct owners *framework_owners(const framework_t *fw);
 void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight);
 void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight);
 
 /* Brackets a read of a node's pods in the cluster view (see fw_cluster_t). */
-static inline void fw_cluster_node_lock(const fw_cluster_t *cl, const node_info_t *ni, int lock) {
+static inline void fw_cluster_node_lock(const fw_cluster_t *cl, const node_info_t *ni, int lock)
+{
     if (cl->node_lock)
         cl->node_lock(cl->lock_ud, ni->name, lock);
 }
 
 /* spec.nodeSelector and required node affinity (kube's
  * PodMatchesNodeSelectorAndAffinityTerms). */
-int  fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);
+int fw_pod_matches_node_affinity(const pod_t *pod, const node_t *node);
 
 /* kube's DefaultNormalizeScore: scale to 0..FW_MAX_SCORE by the maximum;
  * reverse turns "more is worse" counts into scores. */

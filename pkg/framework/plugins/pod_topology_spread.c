@@ -23,28 +23,28 @@
 
 /* kube's criticalPaths: [0] always holds the minimum. Values are owned. */
 typedef struct crit_paths {
-    char   *val[2];
+    char *val[2];
     int32_t num[2];
 } crit_paths_t;
 
 typedef struct pts_state {
-    const pod_affinity_t *a;    /* borrowed from the pod; NULL: no constraints */
-    int          has_cluster;
-    const spread_constraint_t **hard;  /* DoNotSchedule constraints */
-    int          nhard;
-    crit_paths_t *paths;        /* per hard constraint */
-    tp_counts_t  pairs;         /* eligible pairs -> matching pods */
+    const pod_affinity_t *a; /* borrowed from the pod; NULL: no constraints */
+    int has_cluster;
+    const spread_constraint_t **hard; /* DoNotSchedule constraints */
+    int nhard;
+    crit_paths_t *paths; /* per hard constraint */
+    tp_counts_t pairs;   /* eligible pairs -> matching pods */
     /* PreScore */
-    const spread_constraint_t **soft;  /* ScheduleAnyway constraints */
-    int          nsoft;
-    double      *weights;       /* per soft constraint */
-    tp_counts_t  score_pairs;
-    char        *ignored;       /* per scored node: lacks a soft key */
-    int          nscored;
+    const spread_constraint_t **soft; /* ScheduleAnyway constraints */
+    int nsoft;
+    double *weights; /* per soft constraint */
+    tp_counts_t score_pairs;
+    char *ignored; /* per scored node: lacks a soft key */
+    int nscored;
     /* v1.20's default spreading (system default constraints over the
      * selectors of the pod's Services/RCs/RSs/StatefulSets) for a pod
      * without constraints of its own; NULL otherwise. */
-    ds_state_t  *dflt;
+    ds_state_t *dflt;
 } pts_state_t;
 
 static void pts_state_free(void *p)
@@ -252,8 +252,7 @@ static int pts_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod
 
 /* ---- scoring --------------------------------------------------------------- */
 
-static void pts_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes,
-                          int n)
+static void pts_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n)
 {
     pts_state_t *s = cycle_state_slot(cs, pl);
     const fw_cluster_t *cl = cycle_state_cluster(cs);
@@ -316,8 +315,7 @@ static void pts_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
     free(size);
     for (int i = 0; cl && i < cl->nnodes && tpc_len(&s->score_pairs) > 0; i++) {
         const node_info_t *ni = cl->nodes[i];
-        if (!ni->node || !fw_pod_matches_node_affinity(pod, ni->node) ||
-            !has_all_keys(ni->node, s->soft, s->nsoft))
+        if (!ni->node || !fw_pod_matches_node_affinity(pod, ni->node) || !has_all_keys(ni->node, s->soft, s->nsoft))
             continue;
         for (int c = 0; c < s->nsoft; c++) {
             const char *key = s->soft[c]->topology_key, *v = labels_get(&ni->node->labels, key);
@@ -391,8 +389,14 @@ static void pts_normalize(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
 
 void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight)
 {
-    *pl = (fw_plugin_t){ .name = "PodTopologySpread", .pre_filter = pts_pre_filter, .filter = pts_filter,
-                         .pre_score = pts_pre_score, .score = pts_score, .normalize = pts_normalize,
-                         .add_pod = pts_add_pod, .remove_pod = pts_remove_pod, .state_free = pts_state_free,
+    *pl = (fw_plugin_t){ .name = "PodTopologySpread",
+                         .pre_filter = pts_pre_filter,
+                         .filter = pts_filter,
+                         .pre_score = pts_pre_score,
+                         .score = pts_score,
+                         .normalize = pts_normalize,
+                         .add_pod = pts_add_pod,
+                         .remove_pod = pts_remove_pod,
+                         .state_free = pts_state_free,
                          .weight = score_weight };
 }

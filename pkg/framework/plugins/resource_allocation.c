@@ -5,15 +5,17 @@
 #include <string.h>
 #include "framework/plugins/plugins.h"
 
-static int64_t sat_add(int64_t a, int64_t b) {
+static int64_t sat_add(int64_t a, int64_t b)
+{
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
 /* Node allocatable and requested-with-the-pod for one resource. cpu and
  * memory use the nonzero sums (pods without requests count 100m/200Mi) so
  * request-less pods still spread, as kube-scheduler does. */
-static void alloc_and_req(const res_scorer_entry_t *e, const pod_t *pod, const node_info_t *ni,
-                          int64_t *alloc, int64_t *req) {
+static void alloc_and_req(const res_scorer_entry_t *e, const pod_t *pod, const node_info_t *ni, int64_t *alloc,
+                          int64_t *req)
+{
     const resources_t *a = &ni->node->allocatable;
     switch (e->kind) {
     case RK_CPU:
@@ -35,7 +37,8 @@ static void alloc_and_req(const res_scorer_entry_t *e, const pod_t *pod, const n
     }
 }
 
-static int64_t least_requested(int64_t req, int64_t alloc) {
+static int64_t least_requested(int64_t req, int64_t alloc)
+{
     if (req > alloc)
         return 0;
     return fw_scale_score(alloc - req, alloc);
@@ -43,7 +46,8 @@ static int64_t least_requested(int64_t req, int64_t alloc) {
 
 /* requested can exceed allocatable through the nonzero defaults; a full
  * node is then simply full. */
-static int64_t most_requested(int64_t req, int64_t alloc) {
+static int64_t most_requested(int64_t req, int64_t alloc)
+{
     if (req > alloc)
         req = alloc;
     return fw_scale_score(req, alloc);
@@ -51,7 +55,8 @@ static int64_t most_requested(int64_t req, int64_t alloc) {
 
 /* Resources the node has none of are left out of the average: a CPU-only
  * node is not marked down for lacking GPUs. */
-static int64_t ra_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni) {
+static int64_t ra_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
+{
     const res_scorer_ctx_t *ctx = pl->ctx;
     int64_t sum = 0, wsum = 0;
 
@@ -63,21 +68,26 @@ static int64_t ra_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
         alloc_and_req(e, pod, ni, &alloc, &req);
         if (alloc <= 0)
             continue;
-        sum += e->weight * (ctx->strategy == SCORE_MOST_ALLOCATED ? most_requested(req, alloc)
-                                                                  : least_requested(req, alloc));
+        sum += e->weight *
+               (ctx->strategy == SCORE_MOST_ALLOCATED ? most_requested(req, alloc) : least_requested(req, alloc));
         wsum += e->weight;
     }
     return wsum ? sum / wsum : 0;
 }
 
-static res_kind_t kind_of(const char *name) {
-    if (strcmp(name, "cpu") == 0) return RK_CPU;
-    if (strcmp(name, "memory") == 0) return RK_MEMORY;
-    if (strcmp(name, "ephemeral-storage") == 0) return RK_EPHEMERAL;
+static res_kind_t kind_of(const char *name)
+{
+    if (strcmp(name, "cpu") == 0)
+        return RK_CPU;
+    if (strcmp(name, "memory") == 0)
+        return RK_MEMORY;
+    if (strcmp(name, "ephemeral-storage") == 0)
+        return RK_EPHEMERAL;
     return RK_SCALAR;
 }
 
-void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c) {
+void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c)
+{
     memset(ctx, 0, sizeof(*ctx));
     ctx->strategy = c->strategy;
     for (int i = 0; i < c->nres_weights && i < 8; i++) {
@@ -86,7 +96,9 @@ void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw
             continue;
         ctx->res[ctx->nres++] = (res_scorer_entry_t){ kind_of(w->name), w->name, w->weight };
     }
-    *pl = (fw_plugin_t){
-        .name = c->strategy == SCORE_MOST_ALLOCATED ? "NodeResourcesMostAllocated" : "NodeResourcesLeastAllocated",
-        .score = ra_score, .ctx = ctx, .weight = c->weight_resources };
+    *pl = (fw_plugin_t){ .name = c->strategy == SCORE_MOST_ALLOCATED ? "NodeResourcesMostAllocated"
+                                                                     : "NodeResourcesLeastAllocated",
+                         .score = ra_score,
+                         .ctx = ctx,
+                         .weight = c->weight_resources };
 }

@@ -8,8 +8,14 @@
 
 #define SEP '\x1f'
 
-static void *enc(int64_t n) { return (void *)(uintptr_t)((uint64_t)n * 2u + 1u); }
-static int64_t dec(void *v) { return (int64_t)((uint64_t)(uintptr_t)v - 1u) / 2; }
+static void *enc(int64_t n)
+{
+    return (void *)(uintptr_t)((uint64_t)n * 2u + 1u);
+}
+static int64_t dec(void *v)
+{
+    return (int64_t)((uint64_t)(uintptr_t)v - 1u) / 2;
+}
 
 /* Joins key and value into buf (or a heap copy when long). */
 static char *pair_key(char *buf, size_t cap, const char *key, const char *value)
