@@ -83,12 +83,24 @@ static int filter_node(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, node
     return rc;
 }
 
-void sched_lock_node(void *ud, const char *node, int lock)
+static void sched_lock_node(void *ud, const char *node, int lock)
 {
     if (lock)
         cache_node_lock(ud, node);
     else
         cache_node_unlock(ud, node);
+}
+
+void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl)
+{
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    *cl = (fw_cluster_t){ .nodes = nodes,
+                          .nnodes = n,
+                          .index = cache_topo_index(s->cache),
+                          .node_lock = sched_lock_node,
+                          .lock_ud = s->cache,
+                          .volumes = s->volumes };
 }
 
 typedef struct decision {
@@ -110,14 +122,10 @@ static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decisio
     cache_interpod_prepare(s->cache, pod);
     cache_rdlock(s->cache);
     d->epoch = cache_interpod_epoch(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes,
-                        .nnodes = n,
-                        .index = cache_topo_index(s->cache),
-                        .node_lock = sched_lock_node,
-                        .lock_ud = s->cache,
-                        .volumes = s->volumes };
+    fw_cluster_t cl;
+    sched_cluster_view(s, &cl);
+    int n = cl.nnodes;
+    node_info_t *const *nodes = cl.nodes;
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {

@@ -135,8 +135,9 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
 
 /* cycle.c: the pool thread */
 void *pool_thread_main(void *arg);
-/* fw_cluster_t.node_lock for the cache (ud): a node's stripe lock. */
-void sched_lock_node(void *ud, const char *node, int lock);
+/* The whole cluster as PreFilter sees it (every node, the inter-pod index,
+ * the volume store); borrowed from the cache: cache lock held. */
+void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl);
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
 /* postfilter.c: preemption and borrowing */

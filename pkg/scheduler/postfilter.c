@@ -79,14 +79,10 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
      * so informers (and, behind them, the other pools) never wait for it. */
     cache_interpod_prepare(s->cache, pod);
     cache_rdlock(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    fw_cluster_t cl = { .nodes = nodes,
-                        .nnodes = n,
-                        .index = cache_topo_index(s->cache),
-                        .node_lock = sched_lock_node,
-                        .lock_ud = s->cache,
-                        .volumes = s->volumes };
+    fw_cluster_t cl;
+    sched_cluster_view(s, &cl);
+    int n = cl.nnodes;
+    node_info_t *const *nodes = cl.nodes;
     cycle_state_set_cluster(cs, &cl);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         cycle_state_set_cluster(cs, NULL);

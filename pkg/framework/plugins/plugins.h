@@ -88,12 +88,10 @@ void plugin_volume_binding(fw_plugin_t *pl);
 void plugin_volume_zone(fw_plugin_t *pl);
 void plugin_image_locality(fw_plugin_t *pl);
 void plugin_node_prefer_avoid_pods(fw_plugin_t *pl);
-/* Default spreading of PodTopologySpread (pods without explicit
- * constraints); fw gives it the owners store and the defaulting config and
- * must outlive the plugin. */
-void plugin_default_spread(fw_plugin_t *pl, framework_t *fw);
-/* The same for a PodTopologySpread plugin to call on pods without explicit
- * constraints: prepare at PreScore (NULL when the pod has its own
+/* Default spreading, which PodTopologySpread runs for pods without
+ * explicit constraints (v1.20's system defaults over the selectors of the
+ * pod's Services/RCs/RSs/StatefulSets; fw gives the owners store and the
+ * defaulting config): prepare at PreScore (NULL when the pod has its own
  * constraints: nothing to do), score per node (-1 for a node lacking a key,
  * as kube's IgnoredNodes), normalize in place, free with the cycle. */
 typedef struct ds_state ds_state_t;
