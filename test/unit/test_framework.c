@@ -310,6 +310,39 @@ static void test_score_strategies(void **state)
     assert_int_equal(out[1], UNIFORM + 200);
 }
 
+/* Overwrites the stack below the caller's frame, where framework_new's
+ * helpers ran: a scorer that kept pointers into one of their temporaries
+ * (it once kept the resource names of a copied config) reads garbage. */
+static __attribute__((noinline)) void scribble_stack(void)
+{
+    volatile char junk[64 * 1024];
+    for (size_t i = 0; i < sizeof(junk); i++)
+        junk[i] = (char)0xA5;
+}
+
+/* The GPU weight (3) still applies after the stack frames that built the
+ * framework are gone: a GPU pod prefers the node whose GPUs are in use. */
+static void test_scorer_names_outlive_construction(void **state)
+{
+    framework_t *fw = framework_new(NULL);
+    scribble_stack();
+    cycle_state_t *cs = cycle_state_new();
+    node_info_t *nodes[2];
+    nodes[0] = mkni(mknode("gbusy", NULL, "'cpu':'8','memory':'8Gi','pods':'110','nvidia.com/gpu':'8'", NULL));
+    nodes[1] = mkni(mknode("gidle", NULL, "'cpu':'8','memory':'8Gi','pods':'110','nvidia.com/gpu':'8'", NULL));
+    place(nodes[0], mkpod_req("g", "'nvidia.com/gpu':'4'", "Running"));
+    pod_t *p = mkpod_req("p", "'nvidia.com/gpu':'2'", NULL);
+    int64_t out[2];
+    assert_int_equal(framework_pre_filter(fw, cs, p, NULL), FW_SUCCESS);
+    framework_score(fw, cs, p, nodes, 2, out);
+    assert_true(out[0] > out[1]);
+    pod_unref(p);
+    node_info_free(nodes[0]);
+    node_info_free(nodes[1]);
+    cycle_state_free(cs);
+    framework_free(fw);
+}
+
 /* Preferred affinity and PreferNoSchedule taints move the totals; with more
  * nodes than the stack buffer the scratch space comes from the heap. */
 static void test_score_many_nodes(void **state)
@@ -532,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_filter_first_failure_wins),
         cmocka_unit_test(test_filter_state_follows_pod),
         cmocka_unit_test(test_score_strategies),
+        cmocka_unit_test(test_scorer_names_outlive_construction),
         cmocka_unit_test(test_score_many_nodes),
         cmocka_unit_test(test_diagnosis_message),
         cmocka_unit_test(test_diagnosis_counts),

@@ -2,6 +2,7 @@
  * weighted average over configured resources of how free (least) or how full
  * (most) the node would be with the pod on it. Most-allocated packs GPU jobs
  * tightly and keeps whole nodes free for large ones. */
+#include <stdio.h>
 #include <string.h>
 #include "framework/plugins/plugins.h"
 
@@ -94,7 +95,10 @@ void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw
         const fw_resource_weight_t *w = &c->res_weights[i];
         if (w->weight <= 0 || w->name[0] == '\0')
             continue;
-        ctx->res[ctx->nres++] = (res_scorer_entry_t){ kind_of(w->name), w->name, w->weight };
+        res_scorer_entry_t *e = &ctx->res[ctx->nres++];
+        e->kind = kind_of(w->name);
+        snprintf(e->name, sizeof(e->name), "%s", w->name);
+        e->weight = w->weight;
     }
     *pl = (fw_plugin_t){ .name = c->strategy == SCORE_MOST_ALLOCATED ? "NodeResourcesMostAllocated"
                                                                      : "NodeResourcesLeastAllocated",
