@@ -19,33 +19,20 @@
 
 static pod_t *mkpod(const char *meta, const char *spec)
 {
-    char buf[4096], err[256] = "";
+    char buf[4096];
     snprintf(buf, sizeof(buf), "{'metadata':{'name':'p','namespace':'default','uid':'up'%s},'spec':{%s},'status':{}}",
              meta, spec);
-    json_t *j = parse_sq(buf);
-    pod_t *p = pod_from_json(j, err, sizeof(err));
-    json_decref(j);
-    if (!p)
-        fail_msg("pod: %s", err);
-    return p;
+    return fx_pod(buf);
 }
 
 static node_info_t *mknode(const char *name, const char *meta, const char *images)
 {
-    char buf[4096], err[256] = "";
+    char buf[4096];
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s'%s},'spec':{},'status':{'allocatable':{'cpu':'4',"
              "'memory':'8Gi','pods':'110'},'images':[%s]}}",
              name, meta, images);
-    json_t *j = parse_sq(buf);
-    node_t *n = node_from_json(j, err, sizeof(err));
-    json_decref(j);
-    if (!n)
-        fail_msg("node %s: %s", name, err);
-    node_info_t *ni = node_info_new(name);
-    node_info_set_node(ni, n);
-    node_unref(n);
-    return ni;
+    return fx_node_info(buf);
 }
 
 /* A profile scoring with one plugin at weight 1. */

@@ -21,22 +21,17 @@
 static pod_t *mkpod(const char *name, const char *ns, const char *labels, const char *extra_meta,
                     const char *extra_spec)
 {
-    char buf[4096], err[256] = "";
+    char buf[4096];
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','namespace':'%s','uid':'u-%s-%s','labels':{%s}%s},"
              "'spec':{'containers':[{'name':'c','image':'x'}]%s},'status':{'phase':'Running'}}",
              name, ns, ns, name, labels, extra_meta ? extra_meta : "", extra_spec ? extra_spec : "");
-    json_t *j = parse_sq(buf);
-    pod_t *p = pod_from_json(j, err, sizeof(err));
-    json_decref(j);
-    if (!p)
-        fail_msg("pod %s: %s", name, err);
-    return p;
+    return fx_pod(buf);
 }
 
 static node_info_t *mknode(const char *name, const char *zone)
 {
-    char buf[1024], err[256] = "";
+    char buf[1024];
     char zl[128] = "";
     if (zone)
         snprintf(zl, sizeof(zl), ",'topology.kubernetes.io/zone':'%s'", zone);
@@ -44,15 +39,7 @@ static node_info_t *mknode(const char *name, const char *zone)
              "{'metadata':{'name':'%s','labels':{'kubernetes.io/hostname':'%s'%s}},'spec':{},"
              "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
              name, name, zl);
-    json_t *j = parse_sq(buf);
-    node_t *n = node_from_json(j, err, sizeof(err));
-    json_decref(j);
-    if (!n)
-        fail_msg("node %s: %s", name, err);
-    node_info_t *ni = node_info_new(name);
-    node_info_set_node(ni, n);
-    node_unref(n);
-    return ni;
+    return fx_node_info(buf);
 }
 
 static void place(node_info_t *ni, pod_t *p)

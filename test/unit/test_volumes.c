@@ -23,36 +23,23 @@
 
 static pod_t *mkpod(const char *name, const char *volumes)
 {
-    char buf[4096], err[256] = "";
+    char buf[4096];
     snprintf(buf, sizeof(buf),
              "{'metadata':{'name':'%s','namespace':'default','uid':'uid-%s'},"
              "'spec':{'containers':[{'name':'c'}],'volumes':[%s]},'status':{'phase':'Pending'}}",
              name, name, volumes);
-    json_t *j = parse_sq(buf);
-    pod_t *p = pod_from_json(j, err, sizeof(err));
-    json_decref(j);
-    if (!p)
-        fail_msg("pod %s: %s", name, err);
-    return p;
+    return fx_pod(buf);
 }
 
 static node_info_t *mknode_alloc(const char *name, const char *labels, const char *extra)
 {
-    char buf[2048], err[256] = "";
+    char buf[2048];
     snprintf(
         buf, sizeof(buf),
         "{'metadata':{'name':'%s','labels':{%s}},'spec':{},"
         "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'%s},'capacity':{'cpu':'4','memory':'8Gi','pods':'110'%s}}}",
         name, labels, extra, extra);
-    json_t *j = parse_sq(buf);
-    node_t *n = node_from_json(j, err, sizeof(err));
-    json_decref(j);
-    if (!n)
-        fail_msg("node %s: %s", name, err);
-    node_info_t *ni = node_info_new(name);
-    node_info_set_node(ni, n);
-    node_unref(n);
-    return ni;
+    return fx_node_info(buf);
 }
 
 static node_info_t *mknode(const char *name, const char *labels)
