@@ -36,7 +36,7 @@ case_health() {
     if ss -ltn 2>/dev/null | awk '{print $4}' | grep -qE "^(0\.0\.0\.0|\*|\[::\]):$(mport)\$"; then
         fail "metrics port $(mport) is bound to a wildcard address"
     fi
-    scrape | grep -q '^# TYPE ai_scheduler_schedule_attempts_total counter' ||
+    scrape | grep '^# TYPE ai_scheduler_schedule_attempts_total counter' >/dev/null ||
         fail "/metrics has no TYPE line for ai_scheduler_schedule_attempts_total"
 }
 

@@ -261,12 +261,15 @@ case_status() {
     wait_until '[ "$(kc get pool default -o json | jq -c ".status | {nodes, pending, used_cpu: .used.cpu, used_mem: .used.memory}")" = "{\"nodes\":1,\"pending\":0,\"used_cpu\":\"500m\",\"used_mem\":\"512Mi\"}" ]' 30 ||
         fail "pool default status: $(kc get pool default -o json | jq -c .status)"
     # printer columns: NAME NOPREEMPT NOBORROW NOSHARE NODES GPU-USED GPU-ALLOC CPU-USED CPU-ALLOC PENDING AGE
-    local row
-    row=$(kc get pool ps --no-headers | awk '{print $2, $3, $4, $5, $6, $7, $8, $9, $10}')
-    log "kubectl get pool ps: $row"
-    [ "$row" = "false true true 2 1 4 3 8 1" ] || fail "kubectl get pool ps columns: '$row'"
-    kc get pool ps | head -1 | grep -qE 'NODES +GPU-USED +GPU-ALLOC +CPU-USED +CPU-ALLOC +PENDING' ||
-        fail "kubectl get pool header: $(kc get pool ps | head -1)"
+    prow() { kc get pool ps --no-headers | awk '{print $2, $3, $4, $5, $6, $7, $8, $9, $10}'; }
+    wait_until '[ "$(prow)" = "false true true 2 1 4 3 8 1" ]' 10 || fail "kubectl get pool ps columns: '$(prow)'"
+    log "kubectl get pool ps: $(prow)"
+    # Whole output first: with pipefail, `kc | head -1` can fail on SIGPIPE.
+    local header
+    header=$(kc get pool ps)
+    header=${header%%$'\n'*}
+    [[ "$header" =~ NODES\ +GPU-USED\ +GPU-ALLOC\ +CPU-USED\ +CPU-ALLOC\ +PENDING ]] ||
+        fail "kubectl get pool header: $header"
     # live: delete a pod, the status follows
     kc delete pod ps-gpu --grace-period=0 --force >/dev/null 2>&1
     kc delete pod ps-huge --grace-period=0 --force >/dev/null 2>&1
