@@ -469,7 +469,7 @@ case_timeout() {
 
 # kill -9 while gang gw (4 x 4 cpu on 3 x 4 cpu) waits, restart: it stays at
 # ZERO bound, and binds whole when a fourth node comes. Then kill -9 right
-# after the first member of gang gk (8 x 1 cpu) is bound, restart: the
+# after the first member of gang gk (32 x 250m, exactly 2 x 4 cpu) is bound, restart: the
 # restarted scheduler completes the gang. Samples of the bound count every
 # 0.2 s: no partial gang lasts (binds are one API call per pod).
 case_restart() {
@@ -496,19 +496,19 @@ case_restart() {
     make_pool p '{"disableBorrowing": true}'
     pool_nodes p 2 4
     stop_scheduler_clean
-    make_podgroup gk 8
-    gang_pods gk 8 --pool p --cpu 1
+    make_podgroup gk 32
+    gang_pods gk 32 --pool p --cpu 250m
     start_scheduler
     wait_until '[ "$(gang_bound gk)" -ge 1 ]' 60 0.05 || fail "no member of gk bound"
     stop_scheduler KILL || true
-    log "killed -9 with $(gang_bound gk)/8 of gk bound"
+    log "killed -9 with $(gang_bound gk)/32 of gk bound"
     sampler_start gk
     start_scheduler
-    wait_until '[ "$(gang_bound gk)" = 8 ]' 60 || fail "restarted scheduler left gk at $(gang_bound gk)/8: $(placement)"
+    wait_until '[ "$(gang_bound gk)" = 32 ]' 60 || fail "restarted scheduler left gk at $(gang_bound gk)/32: $(placement)"
     sleep 2
     sampler_stop
-    [ "$(gang_bound gk)" = 8 ] || fail "gk lost members: $(placement)"
-    tail -n 3 "$CP_WORK/samples.gk" | awk '$2 != 8 { exit 1 }' || fail "gk not steady at 8: $(tail -n 3 "$CP_WORK/samples.gk" | tr '\n' ' ')"
+    [ "$(gang_bound gk)" = 32 ] || fail "gk lost members: $(placement)"
+    tail -n 3 "$CP_WORK/samples.gk" | awk '$2 != 32 { exit 1 }' || fail "gk not steady at 32: $(tail -n 3 "$CP_WORK/samples.gk" | tr '\n' ' ')"
     assert_no_overcommit
 }
 
@@ -548,6 +548,56 @@ case_status() {
         fail "gs status $(pg_status gs), want phase Finished, succeeded 3"
 }
 
+# Members naming different pools: PodGroupPoolConflict on the PodGroup, nothing placed.
+case_pool_conflict() {
+    reset_all
+    make_pool p '{"disableBorrowing": true}'
+    make_pool q '{"disableBorrowing": true}'
+    pool_nodes p 1 4
+    pool_nodes q 1 4
+    make_podgroup gc 2
+    gang_pod gc-0 gc --pool p --cpu 1
+    gang_pod gc-1 gc --pool q --cpu 1
+    wait_until 'pg_events gc PodGroupPoolConflict | grep -q .' 30 ||
+        fail "no PodGroupPoolConflict event on gc: $(pg_events gc | tr '\n' ' ')"
+    expect_still gc 0 3
+}
+
+# Backfill: gang gw (mid, 2 x 4 cpu, timeout 8 s) waits behind a high pod on
+# 2 x 4 cpu. A later low pod may use the free node (gw could evict it); a
+# later mid pod may not until gw's timeout, then it backfills.
+case_backfill() {
+    reset_all
+    make_pool p '{"disableBorrowing": true}'
+    pool_nodes p 2 4
+    make_pod f0 --pool p --cpu 4 --priority-class high
+    wait_until '[ -n "$(pod_node f0)" ]' 60 || fail "f0 not bound"
+    make_podgroup gw 2 8
+    gang_pods gw 2 --pool p --cpu 4 --priority-class mid
+    expect_members_placeable gw 2 1
+    [ "$(pg_phase gw)" != Failed ] || fail "gw timed out before the test could start (slow machine?)"
+    make_pod s-mid --pool p --cpu 1 --priority-class mid
+    make_pod s-low --pool p --cpu 1 --priority-class low
+    wait_until '[ -n "$(pod_node s-low)" ]' 30 || fail "s-low (gw could evict it) not backfilled: $(placement)"
+    # s-mid may bind only once gw timed out; the Failed phase is written up
+    # to ~1 s after that, so a bound s-mid gets 3 s to see it.
+    local ph t0=$SECONDS
+    while :; do
+        ph=$(pg_phase gw)
+        [ "$ph" = Failed ] && break
+        if [ -n "$(pod_node s-mid)" ]; then
+            wait_until '[ "$(pg_phase gw)" = Failed ]' 3 ||
+                fail "s-mid (equal priority, behind gw) bound while gw waits (phase $ph): $(placement)"
+            break
+        fi
+        [ $((SECONDS - t0)) -lt 60 ] || fail "gw never timed out (phase $ph)"
+        sleep 0.3
+    done
+    wait_until '[ -n "$(pod_node s-mid)" ]' 30 || fail "s-mid not backfilled after gw's timeout: $(placement)"
+    [ "$(gang_bound gw)" = 0 ] || fail "gw partly bound: $(placement)"
+    assert_no_overcommit
+}
+
 case_clean_shutdown() {
     stop_scheduler_clean
 }
@@ -555,6 +605,7 @@ case_clean_shutdown() {
 cp_start
 podgroup_api_setup
 make_priority_class low 10
+make_priority_class mid 50
 make_priority_class high 100
 start_scheduler
 run_case race case_race
@@ -565,6 +616,8 @@ run_case elastic-min-first case_elastic_min_first
 run_case elastic-surplus-victim case_elastic_surplus_victim
 run_case missing-invalid case_missing_invalid
 run_case timeout case_timeout
+run_case pool-conflict case_pool_conflict
+run_case backfill case_backfill
 run_case restart case_restart
 run_case status case_status
 run_case clean-shutdown case_clean_shutdown
