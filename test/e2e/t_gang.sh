@@ -563,7 +563,7 @@ case_pool_conflict() {
     expect_still gc 0 3
 }
 
-# Backfill: gang gw (mid, 2 x 4 cpu, timeout 8 s) waits behind a high pod on
+# Backfill: gang gw (mid, 2 x 4 cpu, timeout 12 s) waits behind a high pod on
 # 2 x 4 cpu. A later low pod may use the free node (gw could evict it); a
 # later mid pod may not until gw's timeout, then it backfills.
 case_backfill() {
@@ -572,7 +572,7 @@ case_backfill() {
     pool_nodes p 2 4
     make_pod f0 --pool p --cpu 4 --priority-class high
     wait_until '[ -n "$(pod_node f0)" ]' 60 || fail "f0 not bound"
-    make_podgroup gw 2 8
+    make_podgroup gw 2 12
     gang_pods gw 2 --pool p --cpu 4 --priority-class mid
     expect_members_placeable gw 2 1
     [ "$(pg_phase gw)" != Failed ] || fail "gw timed out before the test could start (slow machine?)"
