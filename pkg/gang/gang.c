@@ -328,6 +328,7 @@ int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_
         out->min_member = g->pg->min_member;
         out->timeout_s = g->pg->timeout_s;
         out->created_ms = g->pg->created_ms;
+        out->min_resources = g->pg->min_resources;
     } else {
         out->state = g->deleted ? GANG_DELETED : GANG_MISSING;
     }

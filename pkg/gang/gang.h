@@ -61,6 +61,7 @@ typedef struct gang_snap {
     int32_t min_member;
     int32_t timeout_s;
     int64_t created_ms;
+    resources_t min_resources;
     pod_t **members; /* one ref each: every live member */
     int nmembers;
     int64_t start_ms; /* first considered, 0 if never */
