@@ -371,11 +371,13 @@ int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now)
     return t;
 }
 
-double gang_placed(gang_store_t *gs, const char *key, int64_t now)
+double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_waiting)
 {
     double wait = -1;
     pthread_mutex_lock(&gs->mu);
     gang_t *g = hashmap_get(gs->gangs, key);
+    if (was_waiting)
+        *was_waiting = g && g->waiting;
     if (g) {
         if (g->start_ms)
             wait = (double)(now - g->start_ms) / 1000.0;

@@ -418,8 +418,7 @@ static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t 
     else if (min->memory > fr.memory)
         sbuf_printf(&b, "memory %lld > %lld bytes free", (long long)min->memory, (long long)fr.memory);
     else if (min->ephemeral > fr.ephemeral)
-        sbuf_printf(&b, "ephemeral-storage %lld > %lld bytes free", (long long)min->ephemeral,
-                    (long long)fr.ephemeral);
+        sbuf_printf(&b, "ephemeral-storage %lld > %lld bytes free", (long long)min->ephemeral, (long long)fr.ephemeral);
     else if (min->pods > fr.pods)
         sbuf_printf(&b, "pods %lld > %lld free", (long long)min->pods, (long long)fr.pods);
     for (int i = 0; !b.data && i < min->nscalar; i++) {
@@ -611,6 +610,19 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         gang_snap_clear(&g);
         return 1;
     }
+    /* Cheap count first: while a gang is being created pod by pod, each
+     * arrival must not gather (and give back) all the members before it. */
+    int live = 0;
+    for (int i = 0; i < g.nmembers; i++)
+        live += !pod_is_terminal(g.members[i]) && !g.members[i]->deleting;
+    if (live < g.min_member) {
+        sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
+                    g.min_member);
+        sched_report(P, it, "FailedScheduling", msg.data);
+        queue_requeue(P->q, it);
+        gang_snap_clear(&g);
+        return 1;
+    }
     queue_item_t **items;
     int placed = 0;
     int n = gather(P, it, &g, &items, &placed);
@@ -699,7 +711,8 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     }
     free(nodes);
     if (need > 0) {
-        double wait = gang_placed(s->gangs, g.key, util_wall_ms());
+        int was_waiting = 0;
+        double wait = gang_placed(s->gangs, g.key, util_wall_ms(), &was_waiting);
         stats_add(s, &s->stats.gangs_scheduled, 1);
         if (wait >= 0 && s->opts.on_gang_placed)
             s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
@@ -707,7 +720,8 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         podgroup_event(s, g.ns, g.name, g.uid, "Normal", "Scheduled", msg.data);
         LOG_I("pod group %s: %s", g.key, msg.data);
         /* Pods held back behind it may go now. */
-        queue_move_all_to_active(P->q, "GangPlaced");
+        if (was_waiting)
+            queue_move_all_to_active(P->q, "GangPlaced");
     }
     for (int i = need; i < n; i++) {
         place_surplus(P, items[i], g.key);

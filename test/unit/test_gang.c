@@ -182,7 +182,7 @@ static void test_blocker(void **state)
     assert_non_null(why);
     free(why);
     /* placed: no more gate */
-    assert_true(gang_placed(gs, "ns/w", 5000) < 0); /* never considered: no wait figure */
+    assert_true(gang_placed(gs, "ns/w", 5000, NULL) < 0); /* never considered: no wait figure */
     assert_int_equal(gang_nwaiting(gs), 0);
     assert_null(gang_blocker(gs, 1, NULL, 10, 2000, 0, 1));
     gang_store_free(gs);
@@ -295,7 +295,7 @@ static void test_tick_status_timeout_stale(void **state)
     pod_t *b2 = mkmember("tb", "t", 0, "n2", "Running", "2026-01-01T00:00:02Z");
     gang_pod_upsert(gs, a2);
     gang_pod_upsert(gs, b2);
-    assert_true(gang_placed(gs, "ns/t", t0 + 10000) >= 10.0);
+    assert_true(gang_placed(gs, "ns/t", t0 + 10000, NULL) >= 10.0);
     gang_tick(gs, t0 + 10000, 60, 3, 1, placed_by_node, NULL, &t);
     assert_non_null(strstr(t.bodies[0], "\"phase\":\"Running\""));
     gang_tick_clear(&t);
