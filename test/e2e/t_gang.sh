@@ -602,6 +602,63 @@ case_backfill() {
     assert_no_overcommit
 }
 
+# minResources (10 cpu) larger than the pool's free room (8 cpu): the gang
+# waits though its pods (2 x 1 cpu) would fit; a third node: it is placed.
+case_min_resources() {
+    reset_all
+    make_pool p '{"disableBorrowing": true}'
+    pool_nodes p 2 4
+    api_post_json "$PG_API" '{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+        "metadata": {"name": "gm"}, "spec": {"minMember": 2, "minResources": {"cpu": "10"}}}'
+    gang_pods gm 2 --pool p --cpu 1
+    wait_until "pg_events gm FailedScheduling | grep -Eq '^FailedScheduling.pod group default/gm: [0-9]+/2 members placeable; .*minResources'" 30 ||
+        fail "no FailedScheduling naming minResources on gm: $(pg_events gm | tr '\n' ' ')"
+    expect_still gm 0 3
+    make_node p-2 4 16Gi 0 110 pool=p
+    wait_until '[ "$(gang_bound gm)" = 2 ]' 60 || fail "gm not bound once 12 cpu were free: $(placement)"
+}
+
+# metric NAME-WITH-LABELS: the sample's value from /metrics, empty if absent.
+metric() {
+    curl -fsS --max-time 5 "http://127.0.0.1:$(cat "$CP_WORK/metrics.port")/metrics" |
+        awk -v k="$1" '$1 == k { print $2; exit }'
+}
+
+# --stale-gang-grace 2 --evict-stale-gangs, /metrics on: gang gz placed
+# (gangs_scheduled_total 1, gang_wait_seconds_count 1); a member deleted:
+# StaleGang on gz and the rest evicted. Gang gq (3 x 4 cpu on 2 x 4 cpu,
+# timeout 3 s): pending_gangs{pool="p"} 1, then gangs_timed_out_total 1.
+case_stale_metrics() {
+    reset_all
+    stop_scheduler_clean
+    free_port >"$CP_WORK/metrics.port"
+    start_scheduler --metrics-port "$(cat "$CP_WORK/metrics.port")" --metrics-bind-address 127.0.0.1 \
+        --stale-gang-grace 2 --evict-stale-gangs
+    make_pool p '{"disableBorrowing": true}'
+    pool_nodes p 2 4
+    make_podgroup gz 3
+    gang_pods gz 3 --pool p --cpu 1
+    wait_until '[ "$(gang_bound gz)" = 3 ]' 60 || fail "gz not bound: $(placement)"
+    wait_until '[ "$(metric ai_scheduler_gangs_scheduled_total)" = 1 ]' 30 ||
+        fail "ai_scheduler_gangs_scheduled_total '$(metric ai_scheduler_gangs_scheduled_total)', want 1"
+    [ "$(metric ai_scheduler_gang_wait_seconds_count)" = 1 ] ||
+        fail "ai_scheduler_gang_wait_seconds_count '$(metric ai_scheduler_gang_wait_seconds_count)', want 1"
+    delete_pods gz-0
+    wait_until 'pg_events gz StaleGang | grep -q "2 of minMember 3"' 30 ||
+        fail "no StaleGang event '2 of minMember 3 ...' on gz: $(pg_events gz | tr '\n' ' ')"
+    wait_until '[ "$(gang_count gz)" = 0 ]' 30 || fail "the rest of stale gz not evicted: $(placement)"
+
+    make_podgroup gq 3 3
+    gang_pods gq 3 --pool p --cpu 4
+    wait_until '[ "$(metric "ai_scheduler_pending_gangs{pool=\"p\"}")" = 1 ]' 30 ||
+        fail "ai_scheduler_pending_gangs{pool=\"p\"} '$(metric "ai_scheduler_pending_gangs{pool=\"p\"}")', want 1"
+    wait_until '[ "$(metric ai_scheduler_gangs_timed_out_total)" = 1 ]' 30 ||
+        fail "ai_scheduler_gangs_timed_out_total '$(metric ai_scheduler_gangs_timed_out_total)', want 1"
+    [ "$(gang_bound gq)" = 0 ] || fail "gq partly bound: $(placement)"
+    stop_scheduler_clean
+    start_scheduler
+}
+
 case_clean_shutdown() {
     stop_scheduler_clean
 }
@@ -630,6 +687,8 @@ gang_run missing-invalid case_missing_invalid
 gang_run timeout case_timeout
 gang_run pool-conflict case_pool_conflict
 gang_run backfill case_backfill
+gang_run min-resources case_min_resources
+gang_run stale-metrics case_stale_metrics
 gang_run restart case_restart
 gang_run status case_status
 run_case clean-shutdown case_clean_shutdown
