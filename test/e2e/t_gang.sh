@@ -501,7 +501,7 @@ case_restart() {
     stop_scheduler_clean
     make_podgroup gk 32
     gang_pods gk 32 --pool p --cpu 250m
-    start_scheduler
+    start_scheduler --bind-workers 1 # one bind at a time: a wide window for the kill
     # the log line comes before the binds: kill -9 while they are in flight
     wait_until 'grep -q "pod group default/gk: placed" "$CP_WORK/scheduler.log"' 60 0.01 || fail "gk never placed"
     stop_scheduler KILL || true
@@ -511,6 +511,7 @@ case_restart() {
     wait_until '[ "$(gang_bound gk)" = 32 ]' 60 || fail "restarted scheduler left gk at $(gang_bound gk)/32: $(placement)"
     sleep 2
     sampler_stop
+    log "gk after the restart: $(partial_runs gk 32 0 | cut -c1-120) (the kill's partial binds, completed)"
     [ "$(gang_bound gk)" = 32 ] || fail "gk lost members: $(placement)"
     tail -n 3 "$CP_WORK/samples.gk" | awk '$2 != 32 { exit 1 }' || fail "gk not steady at 32: $(tail -n 3 "$CP_WORK/samples.gk" | tr '\n' ' ')"
     assert_no_overcommit
