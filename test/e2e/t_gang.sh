@@ -566,6 +566,9 @@ case_pool_conflict() {
     wait_until 'pg_events gc PodGroupPoolConflict | grep -q .' 30 ||
         fail "no PodGroupPoolConflict event on gc: $(pg_events gc | tr '\n' ' ')"
     expect_still gc 0 3
+    local wrong
+    wrong=$(pg_events gc PodGroupPoolConflict | cut -f2- | grep -Ev '\((p and q|q and p)\)' || true)
+    [ -z "$wrong" ] || fail "PodGroupPoolConflict messages that do not name both pools p and q: $wrong"
 }
 
 # Backfill: gang gw (mid, 2 x 4 cpu, timeout 12 s) waits behind a high pod on
