@@ -38,10 +38,10 @@ case_crd() {
     if [ -f "$REPO/pools/gpu-pool.yaml" ]; then
         kc apply --dry-run=server -f "$REPO/pools/gpu-pool.yaml" >/dev/null || fail "pools/gpu-pool.yaml rejected"
     fi
-    # helm install --include-crds would render both CRDs, and nothing else
-    # from crds/.
+    # The chart's crds/ hold both CRDs.
     local names
-    names=$("$HELM" show crds "$CHART" | kc create --dry-run=client -o json -f - | jq -r '(.items // [.])[].metadata.name' | sort | tr '\n' ' ')
+    names=$(render x default --include-crds | kc create --dry-run=client -o json -f - |
+        jq -r '(.items // [.])[] | select(.kind == "CustomResourceDefinition") | .metadata.name' | sort | tr '\n' ' ')
     [ "$names" = "podgroups.scheduling.x-k8s.io pools.resource.aibee.cn " ] || fail "chart CRDs: $names"
 }
 
