@@ -89,8 +89,9 @@ if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && ls examples/*gang
     kc get pods -l scheduling.x-k8s.io/pod-group -o custom-columns='POD:.metadata.name,GANG:.metadata.labels.scheduling\.x-k8s\.io/pod-group,ROLE:.metadata.labels.training\.kubeflow\.org/replica-type,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName'
     echo
     echo "events on the PodGroups:"
-    kc get events --field-selector involvedObject.kind=PodGroup \
-        -o custom-columns='OBJECT:.involvedObject.name,TYPE:.type,REASON:.reason,MESSAGE:.message' || true
+    ev=$(kc get events --field-selector involvedObject.kind=PodGroup -o json |
+        jq -r '.items[] | "  \(.involvedObject.name)  \(.type)  \(.reason): \(.message)"')
+    echo "${ev:-  (none)}"
 fi
 
 step "pool table: ai-scheduler pools"
