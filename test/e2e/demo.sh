@@ -3,8 +3,9 @@
 # make demo: a local control plane (etcd + kube-apiserver v1.20 on 127.0.0.1),
 # the Pool CRD and pools/, the PodGroup CRD, a few fake nodes, bin/ai-scheduler,
 # and the pods in examples/. Prints where each pod landed, why the impossible
-# one did not, where each gang's members landed (PodGroups), and the pool
-# table; then stops everything it started.
+# one did not, where each gang's members landed (PodGroups), a gang that does
+# not fit with none of its pods bound, and the pool table; then stops
+# everything it started.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -73,7 +74,11 @@ echo "condition: $(pod_condition train-impossible PodScheduled)"
 # Nothing here fails the demo: a gang that stays Pending is shown as it is.
 if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && ls examples/*gang*.yaml >/dev/null 2>&1; then
     step "gang scheduling: PodGroups from examples/*gang*.yaml"
-    for f in examples/*gang*.yaml; do kc apply -f "$f" || echo "(apply $f failed)"; done
+    # gang-waiting.yaml last: a waiting gang holds back what ranks behind it.
+    for f in examples/*gang*.yaml; do
+        [ "$f" = examples/gang-waiting.yaml ] && continue
+        kc apply -f "$f" || echo "(apply $f failed)"
+    done
     # bert-ddp: all 3 members; sweep: at least its minMember 2 (then surplus).
     if ! wait_until '[ "$(count_bound scheduling.x-k8s.io/pod-group=bert-ddp)" -ge 3 ] &&
         [ "$(count_bound scheduling.x-k8s.io/pod-group=sweep)" -ge 2 ]' 30; then
@@ -92,6 +97,18 @@ if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && ls examples/*gang
     ev=$(kc get events --field-selector involvedObject.kind=PodGroup -o json |
         jq -r '.items[] | "  \(.involvedObject.name)  \(.type)  \(.reason): \(.message)"')
     echo "${ev:-  (none)}"
+
+    if [ -f examples/gang-waiting.yaml ]; then
+        step "all or nothing: llm-pretrain needs 2 whole GPU nodes, none is free"
+        kc apply -f examples/gang-waiting.yaml || echo "(apply failed)"
+        wait_until 'events_for llm-pretrain default FailedScheduling | grep -q .' 20 ||
+            echo "(no FailedScheduling event on the PodGroup within 20s)"
+        sleep 1
+        kc get podgroup llm-pretrain
+        echo "members bound: $(count_bound scheduling.x-k8s.io/pod-group=llm-pretrain) of 2"
+        echo "why (events on the PodGroup):"
+        events_for llm-pretrain default | sed 's/^/  /; s/\t/: /'
+    fi
 fi
 
 step "pool table: ai-scheduler pools"
