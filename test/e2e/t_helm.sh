@@ -134,6 +134,9 @@ case_dry_run_overrides() {
     if render x default --set scoring.strategy=Random >/dev/null 2>&1; then
         fail "a bad scoring strategy rendered"
     fi
+    if render x default --set gang.scheduleTimeoutSeconds=0 >/dev/null 2>&1; then
+        fail "gang.scheduleTimeoutSeconds=0 rendered"
+    fi
     # Single replica without election: no lease Role at all.
     render solo default --set replicas=1,leaderElection.enabled=false >"$CP_WORK/helm-solo.yaml" || fail "solo render failed"
     ! grep -q 'kind: Role$' "$CP_WORK/helm-solo.yaml" || fail "a lease Role without leader election"
@@ -177,9 +180,13 @@ case_rbac_least_privilege() {
 # The scheduler accepts the chart's configuration file as rendered.
 case_config_accepted() {
     [ -x "$AISCHED_BIN" ] || fail "no scheduler binary $AISCHED_BIN"
-    render ai-scheduler kube-system --show-only templates/configmap.yaml --set logLevel=2 |
+    render ai-scheduler kube-system --show-only templates/configmap.yaml --set logLevel=2 \
+        --set gang.scheduleTimeoutSeconds=120 --set gang.staleGraceSeconds=30 --set gang.evictStale=true |
         kc create --dry-run=client -o json -f - | jq -r '.data["config.yaml"]' >"$CP_WORK/chart-config.yaml"
     grep -q '^kind: AiSchedulerConfiguration' "$CP_WORK/chart-config.yaml" || fail "no config in the ConfigMap"
+    grep -q '^gangScheduleTimeoutSeconds: 120$' "$CP_WORK/chart-config.yaml" &&
+        grep -q '^staleGangGraceSeconds: 30$' "$CP_WORK/chart-config.yaml" &&
+        grep -q '^evictStaleGangs: true$' "$CP_WORK/chart-config.yaml" || fail "gang values not in the config"
     start_scheduler --config "$CP_WORK/chart-config.yaml"
     sleep 3
     sched_alive || { sched_log_tail; fail "scheduler exited with the chart's config"; }
