@@ -220,13 +220,7 @@ case_install_crds_only_when_missing() {
     kc get crd "$crd" >/dev/null || fail "helm uninstall deleted $crd"
 
     # Someone else's CRD: kept as it is.
-    kc delete crd "$crd" >/dev/null || fail "CRD delete failed"
-    wait_until "! kc get crd $crd" 30 || fail "CRD not deleted"
-    kc create --dry-run=client -o json -f "$REPO/pools/podgroup-crd.yaml" |
-        jq '.metadata.labels = {"owner": "scheduler-plugins"} |
-            del(.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.scheduled) |
-            .spec.versions[0].additionalPrinterColumns |= map(select(.name != "Scheduled"))' |
-        kc create -f - >/dev/null || fail "foreign CRD create failed"
+    use_upstream_podgroup_crd
     local rv
     rv=$(kc get crd "$crd" -o jsonpath='{.metadata.resourceVersion}')
     "${h[@]}" install crdtest "$CHART" "${set[@]}" >&2 || fail "helm install over a foreign CRD failed"
@@ -237,10 +231,56 @@ case_install_crds_only_when_missing() {
     [ "$(kc get crd "$crd" -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || fail "the foreign CRD was written"
     "${h[@]}" uninstall crdtest >&2 || fail "helm uninstall failed"
 
-    # Back to the repository's CRD for whatever runs next.
-    kc delete crd "$crd" >/dev/null || true
+    use_repo_podgroup_crd
+}
+
+# use_upstream_podgroup_crd: replaces the PodGroup CRD with one like
+# scheduler-plugins' current file (no status.scheduled, minMember >= 1),
+# labelled owner=scheduler-plugins. use_repo_podgroup_crd: back to ours.
+use_upstream_podgroup_crd() {
+    local crd=podgroups.scheduling.x-k8s.io
+    kc delete crd "$crd" >/dev/null 2>&1 || true
     wait_until "! kc get crd $crd" 30 || fail "CRD not deleted"
+    kc create --dry-run=client -o json -f "$REPO/pools/podgroup-crd.yaml" |
+        jq '.metadata.labels = {"owner": "scheduler-plugins"} |
+            del(.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.scheduled) |
+            .spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.minMember.minimum = 1 |
+            .spec.versions[0].additionalPrinterColumns |= map(select(.name != "Scheduled"))' |
+        kc create -f - >/dev/null || fail "upstream-like CRD create failed"
+    wait_until "kc get crd $crd -o json | jq -e '.status.conditions[] | select(.type==\"Established\" and .status==\"True\")'" 30 ||
+        fail "upstream-like CRD not established"
+}
+use_repo_podgroup_crd() {
+    kc delete crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 || true
+    wait_until "! kc get crd podgroups.scheduling.x-k8s.io" 30 || fail "CRD not deleted"
     apply_podgroup_crd || fail "apply_podgroup_crd failed"
+}
+
+# A cluster that kept scheduler-plugins' CRD: gangs are placed all together
+# and their status is written (the server drops only status.scheduled).
+case_scheduler_with_upstream_crd() {
+    use_upstream_podgroup_crd
+    make_node gn-1 16 64Gi 4 110 || fail "node create failed"
+    make_node gn-2 16 64Gi 4 110 || fail "node create failed"
+    start_scheduler
+    jq -n '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: "up"}, spec: {minMember: 2}}' |
+        kc create -f - >/dev/null || fail "PodGroup create failed"
+    make_pods up 2 --gpu 4 --cpu 1 --label scheduling.x-k8s.io/pod-group=up || fail "pods create failed"
+    wait_until '[ "$(count_bound scheduling.x-k8s.io/pod-group=up)" = 2 ]' 30 || fail "gang not placed"
+    wait_until '[ "$(kc get pg up -o jsonpath="{.status.phase}")" = Scheduled ]' 15 ||
+        fail "phase $(kc get pg up -o jsonpath='{.status.phase}'), want Scheduled"
+    [ "$(kc get pg up -o jsonpath='{.status.scheduled}')" = "" ] || fail "status.scheduled kept by a CRD without it"
+    # A gang that does not fit binds nothing.
+    jq -n '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: "big"}, spec: {minMember: 2}}' |
+        kc create -f - >/dev/null || fail "PodGroup create failed"
+    make_pods big 2 --gpu 4 --cpu 1 --label scheduling.x-k8s.io/pod-group=big || fail "pods create failed"
+    wait_until 'events_for big default FailedScheduling | grep -q "pod group default/big: 0/2 members placeable"' 30 ||
+        fail "no FailedScheduling event on the PodGroup"
+    [ "$(count_bound scheduling.x-k8s.io/pod-group=big)" = 0 ] || fail "part of a gang that does not fit was bound"
+    stop_scheduler_clean
+    kc delete pg --all >/dev/null || true
+    cp_reset
+    use_repo_podgroup_crd
 }
 
 cp_start
@@ -252,4 +292,5 @@ run_case dry-run-overrides case_dry_run_overrides
 run_case rbac-least-privilege case_rbac_least_privilege
 run_case config-accepted case_config_accepted
 run_case install-crds-only-when-missing case_install_crds_only_when_missing
+run_case scheduler-with-upstream-crd case_scheduler_with_upstream_crd
 finish
