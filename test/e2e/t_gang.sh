@@ -630,8 +630,8 @@ metric() {
 
 # --stale-gang-grace 2 --evict-stale-gangs, /metrics on: gang gz placed
 # (gangs_scheduled_total 1, gang_wait_seconds_count 1); a member deleted:
-# StaleGang on gz and the rest evicted. Gang gq (3 x 4 cpu on 2 x 4 cpu,
-# timeout 3 s): pending_gangs{pool="p"} 1, then gangs_timed_out_total 1.
+# StaleGang on gz and the rest evicted. Gang gq (2 x 4 cpu on 2 x 4 cpu with
+# 1 cpu taken, timeout 3 s): pending_gangs{pool="p"} 1, then gangs_timed_out_total 1.
 case_stale_metrics() {
     reset_all
     stop_scheduler_clean
@@ -652,8 +652,12 @@ case_stale_metrics() {
         fail "no StaleGang event '2 of minMember 3 ...' on gz: $(pg_events gz | tr '\n' ' ')"
     wait_until '[ "$(gang_count gz)" = 0 ]' 30 || fail "the rest of stale gz not evicted: $(placement)"
 
-    make_podgroup gq 3 3
-    gang_pods gq 3 --pool p --cpu 4
+    # gq fits the pool's capacity, not its free room (a gang larger than
+    # its whole pool holds nobody back and is not counted as waiting)
+    make_pod f0 --pool p --cpu 1 --priority-class high
+    wait_until '[ -n "$(pod_node f0)" ]' 30 || fail "f0 not bound"
+    make_podgroup gq 2 3
+    gang_pods gq 2 --pool p --cpu 4
     wait_until '[ "$(metric "ai_scheduler_pending_gangs{pool=\"p\"}")" = 1 ]' 30 ||
         fail "ai_scheduler_pending_gangs{pool=\"p\"} '$(metric "ai_scheduler_pending_gangs{pool=\"p\"}")', want 1"
     wait_until '[ "$(metric ai_scheduler_gangs_timed_out_total)" = 1 ]' 30 ||
