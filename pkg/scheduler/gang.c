@@ -57,21 +57,24 @@ static void report_all(sched_pool_t *P, queue_item_t **items, int n, const char 
             sched_report(P, items[i], reason, util_strdup(msg));
 }
 
-/* Members of another pool disagree with this one: the gang is not split. */
-static const char *pool_conflict(const gang_snap_t *g)
+/* Members that name different pools: the gang is not split. 1 with the
+ * first two pools seen in *a and *b (borrowed from the snapshot). */
+static int pool_conflict(const gang_snap_t *g, const char **a, const char **b)
 {
-    const char *first = NULL;
+    *a = *b = NULL;
     for (int i = 0; i < g->nmembers; i++) {
         const pod_t *m = g->members[i];
         if (pod_is_terminal(m) || m->deleting)
             continue;
         const char *p = pod_home_pool(m);
-        if (!first)
-            first = p;
-        else if (strcmp(first, p) != 0)
-            return p;
+        if (!*a) {
+            *a = p;
+        } else if (strcmp(*a, p) != 0) {
+            *b = p;
+            return 1;
+        }
     }
-    return NULL;
+    return 0;
 }
 
 /* --------------------------------------------------------- simulation */
@@ -459,6 +462,17 @@ static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey)
         queue_requeue(P->q, it);
         return;
     }
+    /* After every minimum queued in this pool: while other pods wait in
+     * activeQ (another gang not tried yet), the surplus steps back. */
+    queue_stats_t qs;
+    queue_get_stats(P->q, &qs);
+    if (qs.active > 0) {
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): the pods queued before it go first", gkey);
+        sched_report(P, it, "FailedScheduling", b.data);
+        queue_requeue_backoff(P->q, it);
+        return;
+    }
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     sched_decide(P, cs, it->pod, &d);
@@ -502,12 +516,14 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     int may_preempt = !s->opts.disable_preemption && !no_preempt;
     for (int i = 0; i < need && may_preempt; i++)
         may_preempt = sched_may_preempt(s, items[i]->pod);
-    sbuf_t msg = { 0 };
-    sbuf_printf(&msg, "pod group %s: %d/%d members placeable; %s", g->key, placeable, g->min_member, why);
+    sbuf_t msg = { 0 }, bare = { 0 };
+    sbuf_printf(&bare, "%d/%d members placeable; %s", placeable, g->min_member, why);
+    sbuf_printf(&msg, "pod group %s: %s", g->key, bare.data);
     if (may_preempt && gang_preempt(P, g, items, need)) {
         report_all(P, items, n, "FailedScheduling", msg.data);
         requeue_all(P, items, n, 0);
         sbuf_free(&msg);
+        sbuf_free(&bare);
         return;
     }
     for (int i = 0; i < n; i++)
@@ -527,6 +543,7 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
                 items[i] = NULL;
             }
             sbuf_free(&msg);
+            sbuf_free(&bare);
             return;
         }
     }
@@ -539,7 +556,8 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     for (int i = 0; i < need; i++)
         res_add(&want, &items[i]->pod->requests);
     pool_free_room(s, P->id, &fr, &all);
-    gang_waiting(s->gangs, g->key, P->id, prio, created, msg.data, !res_exceeds(&want, &all));
+    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, !res_exceeds(&want, &all));
+    sbuf_free(&bare);
     /* One PodGroup event per attempt of the member that was popped, at the
      * same pace as the pods' own events. */
     int changed = !items[0]->last_message || strcmp(items[0]->last_message, msg.data) != 0;
@@ -620,10 +638,10 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         gang_snap_clear(&g);
         return 1;
     }
-    const char *other = pool_conflict(&g);
-    if (other) {
+    const char *pa, *pb;
+    if (pool_conflict(&g, &pa, &pb)) {
         sbuf_printf(&msg, "pod group %s: its pods name different pools (%s and %s); none is placed until they agree",
-                    g.key, pod_home_pool(it->pod), other);
+                    g.key, pa, pb);
         if (!it->last_message || strcmp(it->last_message, msg.data) != 0)
             podgroup_event(s, g.ns, g.name, g.uid, "Warning", "PodGroupPoolConflict", msg.data);
         sched_report(P, it, "FailedScheduling", msg.data);
