@@ -189,8 +189,9 @@ gang_run() {
     ns=bench-$s-$kind-$mode-$round
     tag=$s.$kind.$mode.$round
     local podargs=(--scheduler ai-scheduler --cpu-req "${BENCH_GANG_CPU:-1}" --mem-req "${BENCH_GANG_MEM:-1Gi}" --gpu-every 0)
-    [ "$kind" = gang ] && podargs+=(--gang-size "$size")
     local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log")
+    # Gangs: the scheduler lingers (unmeasured) to write the PodGroups' phases, read below.
+    [ "$kind" = gang ] && { podargs+=(--gang-size "$size"); runargs+=(--linger "${BENCH_GANG_LINGER:-3}"); }
     if [ "$mode" = pre ]; then
         $PY "$BULK" pods --ns "$ns" --count "$pods" "${podargs[@]}" >&2 || { blog "$tag: pod creation failed"; return 1; }
     else
@@ -204,6 +205,10 @@ gang_run() {
     $PY "$BULK" run "${runargs[@]}" -- "${AI_CMD[@]}" >&2 ||
         blog "$tag: did not finish or exited early (see $W/$tag.log)"
     blog "$tag: $(cat "$W/$tag.json" 2>/dev/null)"
+    if [ "$kind" = gang ]; then
+        $PY "$BULK" podgroups --ns "$ns" >"$W/$tag.pg" || rm -f "$W/$tag.pg"
+        blog "$tag: PodGroups: $(cat "$W/$tag.pg" 2>/dev/null)"
+    fi
     $PY "$BULK" delete-pods --ns "$ns" --podgroups >&2
 }
 

@@ -38,7 +38,9 @@ Commands:
           --arrive [--warmup S] and the pod options of `pods`: the pods (and
           PodGroups) are created by this command S seconds after CMD started,
           and the clock runs from the first create instead (create_s: how
-          long creating took).
+          long creating took). --linger S: CMD keeps running S seconds after
+          the last binding (not measured), e.g. to write PodGroup status.
+  podgroups --ns NS        prints {"podgroups": N, "phases": {PHASE: count}}.
 """
 import argparse
 import http.client
@@ -263,6 +265,20 @@ def create_workload(api, a):
     return len(items) - sum(1 for e in errs if not e.startswith("podgroup ")), len(errs)
 
 
+def cmd_podgroups(api, a):
+    code, out = api.req("GET", PG_API % a.ns)
+    if code != 200:
+        sys.stderr.write("podgroups %s: HTTP %d %s\n" % (a.ns, code, out[:200]))
+        return 1
+    items = json.loads(out).get("items") or []
+    phases = {}
+    for i in items:
+        ph = (i.get("status") or {}).get("phase") or "(none)"
+        phases[ph] = phases.get(ph, 0) + 1
+    print(json.dumps({"podgroups": len(items), "phases": phases}))
+    return 0
+
+
 def cmd_pods(api, a):
     ensure_namespace(api, a.ns)
     t0 = time.time()
@@ -472,6 +488,9 @@ def cmd_run(api, a):
     h, c = proc_stats(p.pid)   # final sample, before stopping
     if h is not None:
         hwm, cpu = h, c
+    # --linger: time for status writes (PodGroup phases) after the last binding.
+    while status == "ok" and p.poll() is None and time.monotonic() - (t_done or 0) < a.linger:
+        time.sleep(0.05)
     if p.poll() is None:
         p.send_signal(signal.SIGTERM)
         try:
@@ -545,6 +564,8 @@ def main():
     p = sub.add_parser("delete-pods")
     p.add_argument("--ns", required=True)
     p.add_argument("--podgroups", action="store_true")
+    p = sub.add_parser("podgroups")
+    p.add_argument("--ns", required=True)
     p = sub.add_parser("unbound")
     p.add_argument("--ns", required=True)
     p = sub.add_parser("run")
@@ -554,6 +575,7 @@ def main():
     p.add_argument("--out")
     p.add_argument("--log")
     p.add_argument("--arrive", action="store_true")
+    p.add_argument("--linger", type=float, default=0)
     p.add_argument("--warmup", type=float, default=3.0)
     add_pod_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -562,7 +584,7 @@ def main():
         ap.error("--server (or BENCH_SERVER) is required")
     api = Api(a)
     fn = {"nodes": cmd_nodes, "delete-nodes": cmd_delete_nodes, "pods": cmd_pods,
-          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "run": cmd_run}[a.cmd_name]
+          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "podgroups": cmd_podgroups, "run": cmd_run}[a.cmd_name]
     sys.exit(fn(api, a))
 
 

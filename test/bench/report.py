@@ -13,6 +13,7 @@ DIR holds, per scenario S (e.g. small, large):
 and per gang scale G (gang64, gang1000, gangsmall):
   G.meta        "nodes pods gangs gang_size date"
   G.KIND.MODE.R.json  ai-scheduler runs: KIND plain|gang|kube, MODE pre|arrive, round R
+  G.gang.MODE.R.pg    the PodGroups' phases after that run (bulk_create.py podgroups)
 Missing files are reported as "not run".
 
 The plain scales replace the block between the bench:api markers; each gang
@@ -178,6 +179,11 @@ def gang_table(work, s, meta):
         for kind in ("plain", "gang", "kube"):
             rs = sorted(runs.get((kind, mode), []), key=lambda x: x[0])
             for rnd, r in rs:
+                st = status_of(r)
+                pg = load(os.path.join(work, "%s.%s.%s.%d.pg" % (s, kind, mode, rnd)))
+                if pg:
+                    st += "; PodGroup phases after: " + (", ".join(
+                        "%s %d" % (k, v) for k, v in sorted(pg.get("phases", {}).items())) or "none")
                 per_k = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
                 la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
                       if r.get("loadavg_start") is not None else "–")
@@ -185,7 +191,7 @@ def gang_table(work, s, meta):
                     labels[kind], " #%d" % rnd if len(rs) > 1 else "", clocks[mode],
                     fmt(r.get("seconds"), 2), fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2),
                     fmt(r.get("create_s"), 2), fmt(mib(r.get("rss_kb"))), fmt(r.get("cpu_s"), 2),
-                    fmt(per_k, 2), la, status_of(r)))
+                    fmt(per_k, 2), la, st))
             ok = [r for _, r in rs if r.get("status") == "ok" and r.get("seconds")]
             if rs and len(ok) == len(rs):
                 # Over all rounds: total pods over total time, the mean CPU and the largest RSS.
