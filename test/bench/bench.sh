@@ -45,7 +45,7 @@
 # start (as the other scales); arrive = the scheduler runs (BENCH_GANG_WARMUP
 # seconds, default 3 + nodes/1000) before the first create, clock from the
 # first create. The report gives the gangs' overhead in pods/s against plain.
-#   BENCH_GANG_REPEAT=1            rounds of (plain, gangs) per mode
+#   BENCH_GANG_REPEAT=1            rounds of (plain, gangs) per mode; even rounds run gangs first
 #   BENCH_GANG_KUBE=1              also kube-scheduler on the plain pods (pre), as a reference
 #   BENCH_GANG64_{NODES,GANGS,SIZE}, BENCH_GANG1000_{NODES,GANGS,SIZE}  sizes
 #   The PodGroup CRD: pools/podgroup-crd.yaml, else test/bench/podgroup-crd.yaml.
@@ -217,9 +217,14 @@ gang_scale() {
     local s=$1 mode round
     apply_podgroup_crd || { blog "PodGroup CRD did not apply"; return 1; }
     for mode in ${BENCH_GANG_MODES:-pre arrive}; do
+        # Odd rounds plain first, even rounds gangs first: with 2 rounds a
+        # steady drift in the machine's load hits both kinds alike.
         for round in $(seq 1 "${BENCH_GANG_REPEAT:-1}"); do
-            gang_run "$s" plain "$mode" "$round"
-            gang_run "$s" gang "$mode" "$round"
+            if [ $((round % 2)) = 1 ]; then
+                gang_run "$s" plain "$mode" "$round"; gang_run "$s" gang "$mode" "$round"
+            else
+                gang_run "$s" gang "$mode" "$round"; gang_run "$s" plain "$mode" "$round"
+            fi
         done
     done
     if [ "${BENCH_GANG_KUBE:-0}" = 1 ]; then
