@@ -17,6 +17,7 @@ typedef struct daemon_metrics {
     metrics_t *reg;
     metric_t *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
     metric_t *evictions_refused;
+    metric_t *gang_wait, *gangs_scheduled, *gangs_timed_out, *gang_preemptions, *gangs_stale, *gangs_pending;
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -39,6 +40,13 @@ static void pool_gauge(void *ud, const char *pool, int active, int backoff, int 
     metric_set(dm->queue, metrics_labels(l, sizeof(l), "pool", pool, "queue", "active", NULL), active);
     metric_set(dm->queue, metrics_labels(l, sizeof(l), "pool", pool, "queue", "backoff", NULL), backoff);
     metric_set(dm->queue, metrics_labels(l, sizeof(l), "pool", pool, "queue", "unschedulable", NULL), unsched);
+}
+
+static void pool_gangs_gauge(void *ud, const char *pool, int waiting)
+{
+    daemon_metrics_t *dm = ud;
+    char l[256];
+    metric_set(dm->gangs_pending, metrics_labels(l, sizeof(l), "pool", pool, NULL), waiting);
 }
 
 static void collect(metrics_t *r, void *ud)
@@ -68,6 +76,11 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->borrowings, NULL, (double)st.borrowings);
     counter_to(dm->dropped, NULL, (double)st.events_dropped);
     scheduler_each_pool(sched, pool_gauge, dm);
+    counter_to(dm->gangs_scheduled, NULL, (double)st.gangs_scheduled);
+    counter_to(dm->gangs_timed_out, NULL, (double)st.gangs_timed_out);
+    counter_to(dm->gang_preemptions, NULL, (double)st.gang_preemptions);
+    metric_set(dm->gangs_stale, NULL, st.gangs_stale);
+    scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
 }
 
 static void metrics_setup(daemon_metrics_t *dm)
@@ -87,6 +100,17 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->latency = metrics_histogram(r, "ai_scheduler_e2e_scheduling_duration_seconds", "From first queued to bound.",
                                     buckets, (int)(sizeof(buckets) / sizeof(buckets[0])));
     dm->queue = metrics_gauge(r, "ai_scheduler_pending_pods", "Pods in each pool's queues.");
+    static const double gang_buckets[] = { 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800 };
+    dm->gang_wait = metrics_histogram(r, "ai_scheduler_gang_wait_seconds",
+                                      "From a gang first considered (minMember pods pending) to its minimum placed.",
+                                      gang_buckets, (int)(sizeof(gang_buckets) / sizeof(gang_buckets[0])));
+    dm->gangs_scheduled = metrics_counter(r, "ai_scheduler_gangs_scheduled_total", "Gangs whose minimum was placed.");
+    dm->gangs_timed_out =
+        metrics_counter(r, "ai_scheduler_gangs_timed_out_total", "Gangs not placed within their schedule timeout.");
+    dm->gang_preemptions =
+        metrics_counter(r, "ai_scheduler_gang_preemptions_total", "Preemptions made for a whole gang.");
+    dm->gangs_stale = metrics_gauge(r, "ai_scheduler_stale_gangs", "Placed gangs below minMember past the grace.");
+    dm->gangs_pending = metrics_gauge(r, "ai_scheduler_pending_gangs", "Gangs waiting for room, per pool.");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
     dm->api_latency =
@@ -191,6 +215,9 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     o->disable_preemption = cfg->disable_preemption;
     o->bind_workers = cfg->bind_workers;
     o->volume_bind_timeout_s = cfg->volume_bind_timeout_s;
+    o->gang_timeout_s = cfg->gang_timeout_s;
+    o->stale_gang_grace_s = cfg->stale_gang_grace_s;
+    o->evict_stale_gangs = cfg->evict_stale_gangs;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
     o->eviction_grace_s = cfg->eviction_grace_s;
@@ -297,6 +324,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
     opts_from_config(&so, cfg, &xp);
     so.on_bound = observe_bound;
     so.on_bound_ud = dm.latency;
+    so.on_gang_placed = observe_bound;
+    so.on_gang_ud = dm.gang_wait;
     if (le) {
         so.may_act = lease_valid;
         so.may_act_ud = &lc;

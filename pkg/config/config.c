@@ -181,6 +181,8 @@ void config_default(sched_config_t *c)
     c->burst = 1000;
     c->bind_workers = 16;
     c->volume_bind_timeout_s = 600;
+    c->gang_timeout_s = 60;
+    c->stale_gang_grace_s = 60;
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -950,6 +952,12 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return each_pair(l, vn, "preemption", on_preemption, c);
     if (!strcmp(key, "bindWorkers"))
         return get_int(l, vn, "bindWorkers", 1, 1024, &c->bind_workers);
+    if (!strcmp(key, "gangScheduleTimeoutSeconds"))
+        return get_int(l, vn, "gangScheduleTimeoutSeconds", 1, 86400, &c->gang_timeout_s);
+    if (!strcmp(key, "staleGangGraceSeconds"))
+        return get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->stale_gang_grace_s);
+    if (!strcmp(key, "evictStaleGangs"))
+        return get_bool(l, vn, "evictStaleGangs", &c->evict_stale_gangs);
     if (!strcmp(key, "volumeBindTimeoutSeconds"))
         return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
@@ -1085,6 +1093,12 @@ static const flagdef_t FLAGS[] = {
     { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "concurrent binding calls (16)" },
     { "volume-bind-timeout", F_INT, OFF(volume_bind_timeout_s), 1, 86400, "SECONDS",
       "how long PreBind waits for claims to be bound (600)" },
+    { "gang-schedule-timeout", F_INT, OFF(gang_timeout_s), 1, 86400, "SECONDS",
+      "a PodGroup's scheduleTimeoutSeconds when it sets none (60)" },
+    { "stale-gang-grace", F_INT, OFF(stale_gang_grace_s), 0, 86400, "SECONDS",
+      "a placed gang below minMember this long is stale: event, metric (60)" },
+    { "evict-stale-gangs", F_BOOL, OFF(evict_stale_gangs), 0, 0, NULL,
+      "evict the rest of a stale gang so its resources return" },
     { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S",
       "LeastAllocated (spread) or MostAllocated (bin-pack)" },
     { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },

@@ -57,6 +57,9 @@ typedef struct sched_config {
     int disable_preemption;    /* 0 */
     int bind_workers;          /* 16 */
     int volume_bind_timeout_s; /* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
+    int gang_timeout_s;        /* PodGroup scheduleTimeoutSeconds when unset (60) */
+    int stale_gang_grace_s;    /* placed gang below minMember this long: stale (60) */
+    int evict_stale_gangs;     /* evict the rest of a stale gang (off) */
     sched_leader_config_t leader;
     char *metrics_bind_address;       /* "0.0.0.0" */
     int metrics_port;                 /* 10261; 0 disables /metrics and probes */

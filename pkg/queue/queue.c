@@ -508,6 +508,22 @@ queue_item_t *queue_take(sched_queue_t *q, const char *uid)
     return it;
 }
 
+queue_item_t *queue_take_out(sched_queue_t *q, const char *uid)
+{
+    pthread_mutex_lock(&q->mu);
+    queue_item_t *it = dequeue(q, uid);
+    if (it) {
+        /* Out with the caller as if popped: deletes and updates meanwhile
+         * are remembered, queue_requeue and queue_done apply. */
+        it->cycle = ++q->cycle;
+        inflight_t *f = util_xcalloc(1, sizeof(*f));
+        f->orig = pod_ref(it->pod);
+        inflight_free(hashmap_put(q->inflight, it->pod->uid, f));
+    }
+    pthread_mutex_unlock(&q->mu);
+    return it;
+}
+
 queue_item_t **queue_take_all(sched_queue_t *q, int *n)
 {
     pthread_mutex_lock(&q->mu);

@@ -29,6 +29,7 @@ typedef struct queue_item {
     uint64_t cycle;        /* scheduling cycle at pop */
     char *last_message;    /* last failure summary, owned, may be NULL */
     int tried_borrow;      /* borrowing already attempted this round */
+    int gang_noted;        /* its gang's deletion was said (single-pod fallback) */
 } queue_item_t;
 
 /* QueueSort: nonzero if a should be popped before b. */
@@ -62,6 +63,9 @@ void queue_update(sched_queue_t *q, pod_t *pod);
 void queue_delete(sched_queue_t *q, const char *uid);
 /* Removes and returns the item for uid, if queued (not out); caller owns. */
 queue_item_t *queue_take(sched_queue_t *q, const char *uid);
+/* As queue_take, but the item is then out with the caller exactly as a
+ * popped one (give it back with queue_requeue or queue_done). */
+queue_item_t *queue_take_out(sched_queue_t *q, const char *uid);
 /* Removes and returns every queued item, for moving them elsewhere. The
  * caller frees the array and owns the items. */
 queue_item_t **queue_take_all(sched_queue_t *q, int *n);

@@ -103,17 +103,9 @@ void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl)
                           .volumes = s->volumes };
 }
 
-typedef struct decision {
-    char *node; /* chosen node, owned; NULL if none */
-    uint64_t generation;
-    uint64_t epoch; /* cache_interpod_epoch when deciding */
-    char *message;  /* failure summary, owned */
-    int pool_nodes;
-} decision_t;
-
 /* PreFilter, then Filter and Score over the pool's nodes, all under the
  * read lock: PreFilter may read the whole cluster (fw_cluster_t). */
-static void decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
+void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
 {
     scheduler_t *s = P->s;
     framework_t *fw = sched_pod_fw(s, pod);
@@ -236,7 +228,7 @@ static int has_hard_interpod(const pod_t *p)
  * a way that no longer fits. Pool threads reserve concurrently (their nodes
  * are disjoint), see cache_assume; inter-pod constraints follow the rule in
  * cache.h. */
-static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
+int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
     refit_t r = { P->s, cs, pod };
     char err[256];
@@ -253,14 +245,14 @@ static int assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
     return 1;
 }
 
-static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *message)
+void sched_report(sched_pool_t *P, queue_item_t *it, const char *reason, char *message)
 {
     scheduler_t *s = P->s;
     int changed = !it->last_message || strcmp(it->last_message, message) != 0;
     /* One event per new reason, and a reminder every 10 attempts, so a
      * thousand pending pods do not flood the API server. */
     if (changed || it->attempts % 10 == 0) {
-        writer_pod_event(s->writer, it->pod, "Warning", "FailedScheduling", message);
+        writer_pod_event(s->writer, it->pod, "Warning", reason, message);
         if (changed)
             writer_unschedulable_condition(s->writer, it->pod, message);
     }
@@ -274,7 +266,7 @@ static void report_unschedulable(sched_pool_t *P, queue_item_t *it, char *messag
 
 /* Refreshes the item's pod from the cache. 0 if it is no longer ours to
  * schedule (bound, deleted, terminal, another scheduler). */
-static int refresh(scheduler_t *s, queue_item_t *it)
+int sched_refresh(scheduler_t *s, queue_item_t *it)
 {
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, it->pod->uid, &st);
@@ -290,7 +282,7 @@ static int refresh(scheduler_t *s, queue_item_t *it)
 static void schedule_one(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
-    if (scheduler_fenced(s) || !refresh(s, it)) {
+    if (scheduler_fenced(s) || !sched_refresh(s, it)) {
         queue_done(P->q, it);
         queue_item_free(it);
         return;
@@ -309,14 +301,20 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     /* A constraint ai-scheduler only approximates is said, once. */
     if (it->attempts == 0 && it->pod->interpod && it->pod->interpod->warning)
         writer_pod_event(s->writer, it->pod, "Warning", "UnsupportedConstraint", it->pod->interpod->warning);
+    /* A gang's member takes the whole gang's turn; any other pod first
+     * passes the gate that keeps it from delaying a waiting gang. */
+    if (gang_of(it->pod) && gang_turn(P, it))
+        return;
+    if (gang_gate(P, it))
+        return;
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
-    decide(P, cs, it->pod, &d);
+    sched_decide(P, cs, it->pod, &d);
     if (d.node && scheduler_fenced(s)) {
         /* The lease went while deciding: nothing leaves this process. */
         queue_done(P->q, it);
         queue_item_free(it);
-    } else if (d.node && assume(P, cs, it->pod, &d)) {
+    } else if (d.node && sched_assume(P, cs, it->pod, &d)) {
         stats_add(s, &s->stats.attempts_scheduled, 1);
         LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
         queue_done(P->q, it);
@@ -331,7 +329,7 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
             /* Back from a lender that filled up meanwhile (another borrower
              * won the race): retry after a backoff, not at the next event. */
             int back_from_lender = it->tried_borrow;
-            report_unschedulable(P, it, d.message);
+            sched_report(P, it, "FailedScheduling", d.message);
             d.message = NULL;
             it->tried_borrow = 0;
             if (back_from_lender)

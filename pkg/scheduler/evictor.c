@@ -18,6 +18,7 @@ typedef struct evict_job {
     int ncands;
     int pool_id; /* the preemptor's pool: who reclaims a borrowed node */
     char *pool;
+    int stale; /* no preemptor: preemptor is a stale gang's member to evict */
 } evict_job_t;
 
 struct evictor {
@@ -97,9 +98,29 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
     return 0;
 }
 
+/* A member of a gang below its minimum for too long (--evict-stale-gangs). */
+static void run_stale(scheduler_t *s, evict_job_t *j)
+{
+    char err[256] = "";
+    if (scheduler_fenced(s))
+        return;
+    if (evict(s, j->preemptor, err, sizeof(err)) != 0) {
+        LOG_W("stale gang: eviction of %s refused: %s", j->preemptor->key, err);
+        return;
+    }
+    LOG_I("stale gang: evicted pod=%s", j->preemptor->key);
+    writer_pod_event(s->writer, j->preemptor, "Normal", "Preempted",
+                     "Evicted: its gang stayed below minMember longer than the grace (--evict-stale-gangs)");
+    stats_add(s, &s->stats.victims, 1);
+}
+
 static void run_job(scheduler_t *s, evict_job_t *j)
 {
     int first = 1;
+    if (j->stale) {
+        run_stale(s, j);
+        return;
+    }
     while (j->ncands > 0) {
         int b = preempt_pick(j->cands, j->ncands);
         if (b < 0)
@@ -181,6 +202,28 @@ void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *c
     j->ncands = n;
     j->pool_id = pool_id;
     j->pool = util_strdup(pool);
+    pthread_mutex_lock(&e->mu);
+    if (e->closing || !e->started) {
+        pthread_mutex_unlock(&e->mu);
+        job_free(j);
+        return;
+    }
+    if (e->tail)
+        e->tail->next = j;
+    else
+        e->head = j;
+    e->tail = j;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void evictor_evict_stale(evictor_t *e, pod_t *victim)
+{
+    evict_job_t *j = util_xcalloc(1, sizeof(*j));
+    j->preemptor = pod_ref(victim);
+    j->stale = 1;
+    j->pool_id = -1;
+    j->pool = util_strdup("");
     pthread_mutex_lock(&e->mu);
     if (e->closing || !e->started) {
         pthread_mutex_unlock(&e->mu);

@@ -73,6 +73,8 @@ static void forget_pod(scheduler_t *s, const char *uid)
     pod_t *old = NULL;
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
     pools_delete_pod(s, uid);
+    if (old)
+        gang_pod_delete(s->gangs, old);
     if (st == CPOD_BOUND || st == CPOD_ASSUMED)
         pools_move_all(s, "PodDeleted");
     pod_unref(old);
@@ -106,6 +108,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
     cache_pod_state_t now = CPOD_NONE;
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
+    gang_pod_upsert(s->gangs, p);
     int ours = sched_is_ours(s, p->scheduler_name);
     if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
         sched_warn_unsupported(s, p);

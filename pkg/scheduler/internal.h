@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
+#include "gang/gang.h"
 #include "kube/informer.h"
 #include "owners/owners.h"
 #include "pool/pool.h"
@@ -110,6 +111,10 @@ struct scheduler {
     int nprofiles;
     owners_t *owners;
     informer_t *inf_owners[OWNER_NKINDS];
+
+    /* gang.c: PodGroups and their members (gang/gang.h, a leaf lock) */
+    gang_store_t *gangs;
+    informer_t *inf_podgroups;
 };
 
 /* pools.c */
@@ -135,6 +140,23 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
 
 /* cycle.c: the pool thread */
 void *pool_thread_main(void *arg);
+typedef struct decision {
+    char *node; /* chosen node, owned; NULL if none */
+    uint64_t generation;
+    uint64_t epoch; /* cache_interpod_epoch when deciding */
+    char *message;  /* failure summary, owned */
+    int pool_nodes;
+} decision_t;
+/* PreFilter, Filter and Score over P's nodes for pod (the cache read lock
+ * taken inside); d is the caller's to free (node, message). */
+void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d);
+/* Reserve: 1 when the pod is assumed on d->node (and its volumes chosen). */
+int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d);
+/* Event (reason, Warning) and PodScheduled condition for an unschedulable
+ * item, once per new message; takes message. */
+void sched_report(sched_pool_t *P, queue_item_t *it, const char *reason, char *message);
+/* The item's pod from the cache; 0 if it is no longer ours to schedule. */
+int sched_refresh(scheduler_t *s, queue_item_t *it);
 /* The whole cluster as PreFilter sees it (every node, the inter-pod index,
  * the volume store); borrowed from the cache: cache lock held. */
 void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl);
@@ -154,6 +176,36 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod);
 int64_t lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
 int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 
+/* postfilter.c, shared with gang.c */
+typedef struct victim_ctx {
+    scheduler_t *s;
+    int pool_id;
+} victim_ctx_t;
+/* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
+ * then elastic gang surplus, then lower-priority home pods. */
+int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
+/* Victims of a preemptor still terminating on its nominated node. */
+int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
+/* A borrower that does not fit its lender goes home (takes it). */
+void postfilter_return_home(sched_pool_t *P, queue_item_t *it);
+void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod);
+
+/* gang.c: gangs on the pool thread */
+/* A gang member was popped: gathers the gang's pending members from P's
+ * queue and places its minimum all-or-nothing (then the elastic surplus),
+ * or preempts, borrows, or waits for the whole gang. 1 when it took the
+ * item; 0 when the pod is to be scheduled alone (its PodGroup was deleted). */
+int gang_turn(sched_pool_t *P, queue_item_t *it);
+/* Backfill gate for a pod outside any gang: 1 when it was given back
+ * because a waiting gang goes first (see gang_blocker). */
+int gang_gate(sched_pool_t *P, queue_item_t *it);
+/* Adds to each candidate's victims the gang-mates of victims that keep
+ * their gang at its minimum: a gang is evicted whole or not at all. */
+void gang_expand_victims(scheduler_t *s, preempt_candidate_t *cands, int n);
+void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+/* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
+void gang_housekeep(scheduler_t *s);
+
 /* binder.c */
 binder_t *binder_new(scheduler_t *s, int workers);
 /* Takes the item (already queue_done'd): bound, it is freed; refused, it
@@ -171,6 +223,8 @@ evictor_t *evictor_new(scheduler_t *s);
  * nomination is dropped and the queues woken. */
 void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
                     const char *pool);
+/* Evicts one member of a stale gang (--evict-stale-gangs), with an event. */
+void evictor_evict_stale(evictor_t *e, pod_t *victim);
 /* A job for this preemptor is queued or running. */
 int evictor_has_job(evictor_t *e, const char *uid);
 /* Tests: returns once no job is queued or running. */
@@ -185,6 +239,9 @@ int scheduler_fenced(scheduler_t *s);
 api_writer_t *writer_new(scheduler_t *s, int max_pending);
 void writer_free(api_writer_t *w);
 void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
+/* An event on any object: involved is the involvedObject (taken). */
+void writer_object_event(api_writer_t *w, const char *ns, json_t *involved, const char *type, const char *reason,
+                         const char *message, const char *base_name);
 void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason,
                        const char *message);
 void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message);

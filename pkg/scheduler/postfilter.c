@@ -13,12 +13,10 @@
  * lowest int32 priority. */
 #define BORROWER_RANK_SHIFT (((int64_t)1) << 33)
 
-typedef struct victim_ctx {
-    scheduler_t *s;
-    int pool_id;
-} victim_ctx_t;
+/* Elastic gang surplus sits below every home pod that is not surplus. */
+#define SURPLUS_RANK_SHIFT (((int64_t)1) << 32)
 
-static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
+int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
     victim_ctx_t *vc = ud;
     if (!sched_is_ours(vc->s, victim->scheduler_name))
@@ -27,10 +25,14 @@ static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int6
         return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
         *rank = (int64_t)victim->priority - BORROWER_RANK_SHIFT;
+        if (gang_of(victim) && gang_is_surplus(vc->s->gangs, victim))
+            *rank -= SURPLUS_RANK_SHIFT; /* reclaim takes the surplus first */
         return 1;
     }
     if (victim->priority < preemptor->priority) {
         *rank = victim->priority;
+        if (gang_of(victim) && gang_is_surplus(vc->s->gangs, victim))
+            *rank -= SURPLUS_RANK_SHIFT;
         return 1;
     }
     return 0;
@@ -38,7 +40,7 @@ static int is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int6
 
 /* A preemptor already nominated to a node where victims are still
  * terminating waits for them rather than preempting again. */
-static int waiting_for_victims(scheduler_t *s, const pod_t *pod)
+int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
 {
     const char *node = pod->nominated_node;
     if (!node || !node[0])
@@ -64,7 +66,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 {
     scheduler_t *s = P->s;
     /* Its victims are still being evicted, or are terminating. */
-    if (evictor_has_job(s->evictor, pod->uid) || waiting_for_victims(s, pod))
+    if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
         return 1;
     victim_ctx_t vc = { s, P->id };
     cycle_state_t *cs = cycle_state_new();
@@ -113,7 +115,8 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     for (int i = 0; i < ncopies; i++) {
         /* The PreFilter state (inter-pod counts) was taken under the lock;
          * victims' removal updates it through the plugins' remove_pod. */
-        if (preempt_select_on_node_cs(fw, cs, pod, copies[i], is_victim, &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+        if (preempt_select_on_node_cs(fw, cs, pod, copies[i], postfilter_is_victim, &vc, s->pdbs, s->npdbs,
+                                      &cands[nc]) == 1)
             nc++;
         node_info_free(copies[i]);
     }
@@ -124,6 +127,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
     /* Reserve the room on the best node now and leave the evictions (and
      * the fallback to the next candidates) to the eviction worker: this
      * thread never waits on the API server. */
+    gang_expand_victims(s, cands, nc);
     int b = preempt_pick(cands, nc);
     if (b < 0) {
         free(cands);
@@ -138,7 +142,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 
 /* The pod gave up the room it was promised (it found none by preemption,
  * or it goes to borrow): drop the nomination, here and on the API. */
-static void drop_nomination(scheduler_t *s, const pod_t *pod)
+void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
 {
     cache_clear_nomination(s->cache, pod->uid);
     if (pod->nominated_node && pod->nominated_node[0])
@@ -248,7 +252,7 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
 
 /* A borrower that no longer fits its lender goes back to its home pool,
  * marked so that it waits there instead of bouncing between pools. */
-static void return_home(sched_pool_t *P, queue_item_t *it)
+void postfilter_return_home(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
     sched_pool_t *H = pools_get(s, pools_home_id(s, it->pod));
@@ -265,14 +269,14 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     scheduler_t *s = P->s;
     if (it->borrower) {
         LOG_D("borrower pod=%s no longer fits pool %s; back to its pool", it->pod->key, P->name);
-        return_home(P, it);
+        postfilter_return_home(P, it);
         return PF_MOVED;
     }
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
     if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) && postfilter_preempt(P, it->pod))
         return PF_PREEMPTED;
-    drop_nomination(s, it->pod);
+    postfilter_drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow)
         return PF_NONE;
     sched_pool_t *L = choose_lender(P, it->pod);

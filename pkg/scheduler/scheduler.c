@@ -20,6 +20,8 @@ void scheduler_opts_default(scheduler_opts_t *o)
     /* The original Ai-Scheduler kills reclaimed pods at once (资源抢占). */
     o->eviction_grace_s = 0;
     o->sync_timeout_s = 60;
+    o->gang_timeout_s = 60;
+    o->stale_gang_grace_s = 60;
 }
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
@@ -54,6 +56,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
     s->volumes = volume_store_new();
+    s->gangs = gang_store_new();
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
@@ -183,6 +186,7 @@ static void *housekeeper_main(void *arg)
         }
         if (now >= next_sweep) {
             pools_sweep_dead(s);
+            gang_housekeep(s);
             next_sweep = now + 1000;
         }
         if (now >= next_summary) {
@@ -266,6 +270,48 @@ static int pool_api_served(scheduler_t *s)
     return found;
 }
 
+/* Is the PodGroup API (scheduling.x-k8s.io/v1alpha1) served? As
+ * pool_api_served. */
+static int podgroup_api_served(scheduler_t *s)
+{
+    json_t *j = NULL;
+    long status = 0;
+    char err[256];
+    int rc = kube_get_json(s->kc, "/apis/scheduling.x-k8s.io", &j, &status, err, sizeof(err));
+    if (rc != 0)
+        return status == 404 ? 0 : -1;
+    int found = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get(j, "versions"), i, v) {
+        const char *gv = json_string_value(json_object_get(v, "groupVersion"));
+        if (gv && strcmp(gv, PODGROUP_VERSION) == 0)
+            found = 1;
+    }
+    json_decref(j);
+    return found;
+}
+
+/* PodGroups gate pods: a gang member decided before its PodGroup is listed
+ * only waits (PodGroupNotFound) until it is, so a few seconds suffice. A
+ * missing API or RBAC grant never stops the scheduler. */
+static void wait_podgroups(scheduler_t *s, const volatile int *stop)
+{
+    int64_t deadline = util_now_ms() + 5000;
+    while (!informer_wait_synced(s->inf_podgroups, 200)) {
+        int served = podgroup_api_served(s);
+        if (served == 0) {
+            LOG_I("the PodGroup API (" PODGROUP_VERSION ") is not served: pods labelled " GANG_LABEL
+                  " wait until its CRD (pools/podgroup-crd.yaml) is applied");
+            return;
+        }
+        if ((stop && *stop) || util_now_ms() >= deadline) {
+            LOG_W("PodGroups not listed yet; gang members wait until they are");
+            return;
+        }
+    }
+}
+
 /* Pools partition the nodes: their list must be in before the first
  * decision, or a pod could land on a node of a pool not yet known. */
 static int wait_pools(scheduler_t *s, const volatile int *stop, char *err, size_t errlen)
@@ -320,8 +366,10 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_pvcs = informer_new(s->kc, "/api/v1/persistentvolumeclaims", NULL, on_pvc_event, s);
     s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
     s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
-    if (informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
-        informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
+    s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
+    if (informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
+        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
+        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
@@ -331,6 +379,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err, errlen) != 0)
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
+    wait_podgroups(s, stop);
     owners_informers_start(s);
     /* Storage lists get 3 s from their start (mostly spent meanwhile): a
      * missing RBAC grant must not stop pods without claims; a pod whose
@@ -393,7 +442,8 @@ void scheduler_stop(scheduler_t *s)
                            s->inf_pvs,
                            s->inf_pvcs,
                            s->inf_classes,
-                           s->inf_csinodes };
+                           s->inf_csinodes,
+                           s->inf_podgroups };
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
@@ -422,13 +472,14 @@ void scheduler_free(scheduler_t *s)
 {
     if (!s)
         return;
-    informer_t *infs[] = { s->inf_pods, s->inf_nodes, s->inf_pools,   s->inf_pdbs,
-                           s->inf_pvs,  s->inf_pvcs,  s->inf_classes, s->inf_csinodes };
+    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,     s->inf_pvs,
+                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);
     cache_free(s->cache);
     volume_waiter_free(s->vwait);
     volume_store_free(s->volumes);
+    gang_store_free(s->gangs);
     pools_destroy(s);
     pdbs_destroy(s);
     const char *k;
@@ -472,4 +523,28 @@ void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud)
 {
     each_pool_ctx_t c = { fn, ud };
     pools_each_live(s, report_pool, &c);
+}
+
+typedef struct gang_pool_ctx {
+    void (*fn)(void *ud, const char *pool, int waiting);
+    void *ud;
+    int *per_pool;
+    int n;
+} gang_pool_ctx_t;
+
+static void report_pool_gangs(sched_pool_t *P, void *arg)
+{
+    gang_pool_ctx_t *c = arg;
+    c->fn(c->ud, P->name, P->id < c->n ? c->per_pool[P->id] : 0);
+}
+
+void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud)
+{
+    pthread_mutex_lock(&s->pools_mu);
+    int n = s->npools;
+    pthread_mutex_unlock(&s->pools_mu);
+    gang_pool_ctx_t c = { fn, ud, util_xcalloc((size_t)n + 1, sizeof(int)), n };
+    gang_count_waiting(s->gangs, c.per_pool, n);
+    pools_each_live(s, report_pool_gangs, &c);
+    free(c.per_pool);
 }

@@ -29,11 +29,18 @@ typedef struct scheduler_opts {
     int pool_status_interval_s; /* Pool .status refresh (10) */
     int eviction_grace_s;       /* victims' grace period; -1 = the pod's own; 0 = at once */
     int sync_timeout_s;         /* wait for the first LIST of nodes and pods (60) */
+    int gang_timeout_s;         /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
+    int stale_gang_grace_s;     /* a placed gang below minMember this long is stale (60) */
+    int evict_stale_gangs;      /* evict the rest of a stale gang (off) */
     const char *identity;       /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
     void (*on_bound)(void *ud, double e2e_seconds);
     void *on_bound_ud;
+    /* Called from a pool thread when a gang's minimum is placed, with the
+     * wait since it was first considered; gets on_gang_ud; may be NULL. */
+    void (*on_gang_placed)(void *ud, double wait_seconds);
+    void *on_gang_ud;
     /* Fencing (may be NULL): asked before every decision and every API
      * write (bind, eviction, event, patch); once it returns 0 the scheduler
      * is fenced for good, as after scheduler_fence. */
@@ -64,12 +71,16 @@ typedef struct scheduler_stats {
     unsigned long binds_ok, bind_errors;
     unsigned long preemptions, victims, borrowings, events_dropped;
     unsigned long evictions_refused; /* preemptions stopped by a refused eviction */
-    double e2e_latency_sum_s;        /* first queued -> bound, summed */
+    unsigned long gangs_scheduled, gangs_timed_out, gang_preemptions;
+    int gangs_stale, gangs_waiting; /* gauges */
+    double e2e_latency_sum_s;       /* first queued -> bound, summed */
 } scheduler_stats_t;
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
 
 /* Per-pool queue lengths for /metrics: calls fn for each live pool. */
 typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int backoff, int unschedulable);
 void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud);
+/* Gangs waiting in each live pool, for /metrics. */
+void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud);
 
 #endif

@@ -184,6 +184,12 @@ static void post_event(api_writer_t *w, const char *ns, json_t *involved, const 
     json_decref(ev);
 }
 
+void writer_object_event(api_writer_t *w, const char *ns, json_t *involved, const char *type, const char *reason,
+                         const char *message, const char *base_name)
+{
+    post_event(w, ns, involved, type, reason, message, base_name);
+}
+
 void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message)
 {
     json_t *inv =

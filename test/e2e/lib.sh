@@ -188,6 +188,8 @@ SCHED_RBAC_JSON='{
    {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools/status"], "verbs": ["patch", "update"]},
+   {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+   {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
   ]},
  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

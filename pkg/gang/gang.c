@@ -1,0 +1,743 @@
+/* gang.c -- the gang store: PodGroups, their member pods, and the
+ * scheduler's memory of each gang (see gang.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang/gang.h"
+#include "util/hashmap.h"
+#include "util/util.h"
+
+typedef struct gang {
+    char *key, *ns, *name;
+    podgroup_t *pg;     /* NULL: not seen, or deleted */
+    int deleted;        /* seen, then deleted: members fall back to single pods */
+    hashmap_t *members; /* uid -> pod_t* (one ref) */
+    /* scheduler memory */
+    int64_t start_ms;  /* first considered (wall), 0 = never */
+    int64_t placed_ms; /* minimum last placed (wall), 0 = never */
+    int waiting;       /* minimum did not fit; blocks backfill behind it */
+    int wait_pool;
+    int32_t wait_prio;
+    int64_t wait_created;
+    char *wait_msg;
+    int timed_out;        /* start_ms + timeout passed without placement */
+    int64_t below_since;  /* placed gang below its minimum since (wall), 0 = not */
+    int stale;            /* reported stale */
+    int evicted;          /* stale members handed out for eviction */
+    char *last_status;    /* last status body written */
+    int dirty;            /* status may have changed */
+    char *warned_invalid; /* resourceVersion-free: the invalid message warned */
+} gang_t;
+
+struct gang_store {
+    pthread_mutex_t mu;
+    hashmap_t *gangs;  /* "ns/name" -> gang_t */
+    hashmap_t *pod_of; /* pod uid -> "ns/name" (owned string) */
+    int nwaiting;      /* atomic mirror of gangs waiting, for the fast path */
+};
+
+/* ------------------------------------------------------------ PodGroup */
+
+void podgroup_free(podgroup_t *pg)
+{
+    if (!pg)
+        return;
+    free(pg->ns);
+    free(pg->name);
+    free(pg->uid);
+    free(pg->invalid);
+    free(pg);
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* An int32 field: absent/null -> 0 (ok); not an integer or out of range -> -1. */
+static int int32_field(json_t *o, const char *k, int32_t *out)
+{
+    json_t *v = json_object_get(o, k);
+    *out = 0;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v))
+        return -1;
+    json_int_t i = json_integer_value(v);
+    if (i < INT32_MIN || i > INT32_MAX)
+        return -1;
+    *out = (int32_t)i;
+    return 0;
+}
+
+podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name"), *uid = jstr(meta, "uid");
+    if (!json_is_object(obj) || !ns || !name || !uid) {
+        util_errf(err, errlen, "not a namespaced object with name and uid");
+        return NULL;
+    }
+    podgroup_t *pg = util_xcalloc(1, sizeof(*pg));
+    pg->ns = util_strdup(ns);
+    pg->name = util_strdup(name);
+    pg->uid = util_strdup(uid);
+    res_zero(&pg->min_resources);
+    const char *ts = jstr(meta, "creationTimestamp");
+    pg->created_ms = ts ? util_parse_rfc3339(ts) : 0;
+    if (pg->created_ms < 0)
+        pg->created_ms = 0;
+    json_t *spec = json_object_get(obj, "spec");
+    char why[256] = "";
+    if (spec && !json_is_object(spec))
+        snprintf(why, sizeof(why), "spec is not an object");
+    else if (int32_field(spec, "minMember", &pg->min_member) != 0)
+        snprintf(why, sizeof(why), "spec.minMember is not a 32-bit integer");
+    else if (pg->min_member <= 0)
+        snprintf(why, sizeof(why), "spec.minMember is %d; it must be at least 1", (int)pg->min_member);
+    else if (int32_field(spec, "scheduleTimeoutSeconds", &pg->timeout_s) != 0 || pg->timeout_s < 0)
+        snprintf(why, sizeof(why), "spec.scheduleTimeoutSeconds is not a non-negative 32-bit integer");
+    else {
+        json_t *mr = json_object_get(spec, "minResources");
+        char e2[200];
+        if (mr && !json_is_null(mr) && res_from_json(&pg->min_resources, mr, e2, sizeof(e2)) != 0)
+            snprintf(why, sizeof(why), "spec.minResources: %s", e2);
+    }
+    if (why[0])
+        pg->invalid = util_strdup(why);
+    return pg;
+}
+
+const char *gang_of(const pod_t *p)
+{
+    const char *g = labels_get(&p->labels, GANG_LABEL);
+    return g && g[0] ? g : NULL;
+}
+
+/* -------------------------------------------------------------- store */
+
+gang_store_t *gang_store_new(void)
+{
+    gang_store_t *gs = util_xcalloc(1, sizeof(*gs));
+    pthread_mutex_init(&gs->mu, NULL);
+    gs->gangs = hashmap_new(64);
+    gs->pod_of = hashmap_new(256);
+    return gs;
+}
+
+static void members_clear(hashmap_t *m)
+{
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(m, &it, &k, &v);)
+        pod_unref(v);
+    hashmap_free(m);
+}
+
+static void gang_free(gang_t *g)
+{
+    free(g->key);
+    free(g->ns);
+    free(g->name);
+    podgroup_free(g->pg);
+    members_clear(g->members);
+    free(g->wait_msg);
+    free(g->last_status);
+    free(g->warned_invalid);
+    free(g);
+}
+
+void gang_store_free(gang_store_t *gs)
+{
+    if (!gs)
+        return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);)
+        gang_free(v);
+    hashmap_free(gs->gangs);
+    for (size_t it = 0; hashmap_next(gs->pod_of, &it, &k, &v);)
+        free(v);
+    hashmap_free(gs->pod_of);
+    pthread_mutex_destroy(&gs->mu);
+    free(gs);
+}
+
+static gang_t *get_or_new(gang_store_t *gs, const char *ns, const char *name)
+{
+    sbuf_t key = { 0 };
+    sbuf_printf(&key, "%s/%s", ns, name);
+    gang_t *g = hashmap_get(gs->gangs, key.data);
+    if (!g) {
+        g = util_xcalloc(1, sizeof(*g));
+        g->key = util_strdup(key.data);
+        g->ns = util_strdup(ns);
+        g->name = util_strdup(name);
+        g->members = hashmap_new(8);
+        g->dirty = 1;
+        hashmap_put(gs->gangs, key.data, g);
+    }
+    sbuf_free(&key);
+    return g;
+}
+
+static void set_waiting(gang_store_t *gs, gang_t *g, int on)
+{
+    if (g->waiting == on)
+        return;
+    g->waiting = on;
+    __atomic_add_fetch(&gs->nwaiting, on ? 1 : -1, __ATOMIC_RELAXED);
+}
+
+/* Drops a gang with no PodGroup and no member. */
+static void maybe_drop(gang_store_t *gs, gang_t *g)
+{
+    if (g->pg || hashmap_len(g->members) > 0)
+        return;
+    set_waiting(gs, g, 0);
+    hashmap_remove(gs->gangs, g->key);
+    gang_free(g);
+}
+
+void gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
+{
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = get_or_new(gs, pg->ns, pg->name);
+    if (g->pg && strcmp(g->pg->uid, pg->uid) != 0) {
+        /* A new object under the old name: start over. */
+        g->start_ms = g->placed_ms = 0;
+        g->timed_out = 0;
+        free(g->last_status);
+        g->last_status = NULL;
+    }
+    podgroup_free(g->pg);
+    g->pg = pg;
+    g->deleted = 0;
+    g->dirty = 1;
+    pthread_mutex_unlock(&gs->mu);
+}
+
+void gang_group_delete(gang_store_t *gs, const char *ns, const char *name)
+{
+    pthread_mutex_lock(&gs->mu);
+    sbuf_t key = { 0 };
+    sbuf_printf(&key, "%s/%s", ns, name);
+    gang_t *g = hashmap_get(gs->gangs, key.data);
+    sbuf_free(&key);
+    if (g) {
+        podgroup_free(g->pg);
+        g->pg = NULL;
+        g->deleted = 1;
+        set_waiting(gs, g, 0);
+        free(g->last_status);
+        g->last_status = NULL;
+        maybe_drop(gs, g);
+    }
+    pthread_mutex_unlock(&gs->mu);
+}
+
+static void remove_member_locked(gang_store_t *gs, const char *uid)
+{
+    char *key = hashmap_remove(gs->pod_of, uid);
+    if (!key)
+        return;
+    gang_t *g = hashmap_get(gs->gangs, key);
+    free(key);
+    if (!g)
+        return;
+    pod_unref(hashmap_remove(g->members, uid));
+    g->dirty = 1;
+    maybe_drop(gs, g);
+}
+
+void gang_pod_upsert(gang_store_t *gs, pod_t *p)
+{
+    const char *group = gang_of(p);
+    pthread_mutex_lock(&gs->mu);
+    const char *was = hashmap_get(gs->pod_of, p->uid);
+    if (!group && !was) {
+        pthread_mutex_unlock(&gs->mu);
+        return;
+    }
+    if (was) {
+        /* Still in the same group: replace the object in place. */
+        sbuf_t key = { 0 };
+        if (group)
+            sbuf_printf(&key, "%s/%s", p->ns, group);
+        int same = group && strcmp(key.data, was) == 0;
+        sbuf_free(&key);
+        if (!same)
+            remove_member_locked(gs, p->uid);
+    }
+    if (group) {
+        gang_t *g = get_or_new(gs, p->ns, group);
+        pod_t *old = hashmap_put(g->members, p->uid, pod_ref(p));
+        if (!old)
+            hashmap_put(gs->pod_of, p->uid, util_strdup(g->key));
+        else if (old->phase != p->phase || strcmp(old->node_name, p->node_name) != 0)
+            g->dirty = 1;
+        if (!old)
+            g->dirty = 1;
+        pod_unref(old);
+    }
+    pthread_mutex_unlock(&gs->mu);
+}
+
+void gang_pod_delete(gang_store_t *gs, const pod_t *p)
+{
+    pthread_mutex_lock(&gs->mu);
+    remove_member_locked(gs, p->uid);
+    pthread_mutex_unlock(&gs->mu);
+}
+
+void gang_touch(gang_store_t *gs, const char *ns, const char *name)
+{
+    pthread_mutex_lock(&gs->mu);
+    sbuf_t key = { 0 };
+    sbuf_printf(&key, "%s/%s", ns, name);
+    gang_t *g = hashmap_get(gs->gangs, key.data);
+    sbuf_free(&key);
+    if (g)
+        g->dirty = 1;
+    pthread_mutex_unlock(&gs->mu);
+}
+
+/* ------------------------------------------------------ scheduler side */
+
+int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&gs->mu);
+    sbuf_t key = { 0 };
+    sbuf_printf(&key, "%s/%s", ns, name);
+    gang_t *g = hashmap_get(gs->gangs, key.data);
+    sbuf_free(&key);
+    if (!g) {
+        pthread_mutex_unlock(&gs->mu);
+        return -1;
+    }
+    out->key = util_strdup(g->key);
+    out->ns = util_strdup(g->ns);
+    out->name = util_strdup(g->name);
+    if (g->pg) {
+        out->uid = util_strdup(g->pg->uid);
+        out->state = g->pg->invalid ? GANG_INVALID : GANG_OK;
+        out->invalid = g->pg->invalid ? util_strdup(g->pg->invalid) : NULL;
+        out->min_member = g->pg->min_member;
+        out->timeout_s = g->pg->timeout_s;
+        out->created_ms = g->pg->created_ms;
+    } else {
+        out->state = g->deleted ? GANG_DELETED : GANG_MISSING;
+    }
+    out->members = util_xcalloc(hashmap_len(g->members) + 1, sizeof(*out->members));
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);)
+        out->members[out->nmembers++] = pod_ref(v);
+    out->start_ms = g->start_ms;
+    pthread_mutex_unlock(&gs->mu);
+    return 0;
+}
+
+void gang_snap_clear(gang_snap_t *s)
+{
+    free(s->key);
+    free(s->ns);
+    free(s->name);
+    free(s->uid);
+    free(s->invalid);
+    for (int i = 0; i < s->nmembers; i++)
+        pod_unref(s->members[i]);
+    free(s->members);
+    memset(s, 0, sizeof(*s));
+}
+
+int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now)
+{
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = hashmap_get(gs->gangs, key);
+    int64_t t = 0;
+    if (g) {
+        if (!g->start_ms) {
+            g->start_ms = now;
+            g->dirty = 1;
+        }
+        t = g->start_ms;
+    }
+    pthread_mutex_unlock(&gs->mu);
+    return t;
+}
+
+double gang_placed(gang_store_t *gs, const char *key, int64_t now)
+{
+    double wait = -1;
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = hashmap_get(gs->gangs, key);
+    if (g) {
+        if (g->start_ms)
+            wait = (double)(now - g->start_ms) / 1000.0;
+        g->placed_ms = now;
+        g->timed_out = 0;
+        g->below_since = 0;
+        g->stale = 0;
+        g->evicted = 0;
+        g->dirty = 1;
+        set_waiting(gs, g, 0);
+        free(g->wait_msg);
+        g->wait_msg = NULL;
+    }
+    pthread_mutex_unlock(&gs->mu);
+    return wait;
+}
+
+void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message)
+{
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = hashmap_get(gs->gangs, key);
+    if (g) {
+        set_waiting(gs, g, 1);
+        g->wait_pool = pool;
+        g->wait_prio = prio;
+        g->wait_created = created_ms;
+        free(g->wait_msg);
+        g->wait_msg = message ? util_strdup(message) : NULL;
+        g->dirty = 1;
+    }
+    pthread_mutex_unlock(&gs->mu);
+}
+
+int gang_nwaiting(gang_store_t *gs)
+{
+    return __atomic_load_n(&gs->nwaiting, __ATOMIC_RELAXED);
+}
+
+/* a ranks ahead of b in queue order: higher priority, then older, then key. */
+static int ranks_ahead(int32_t pa, int64_t ca, const char *ka, int32_t pb, int64_t cb, const char *kb)
+{
+    if (pa != pb)
+        return pa > pb;
+    if (ca != cb)
+        return ca < cb;
+    return strcmp(ka, kb) < 0;
+}
+
+char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
+                   int pool_preempts)
+{
+    if (gang_nwaiting(gs) == 0)
+        return NULL;
+    char *why = NULL;
+    pthread_mutex_lock(&gs->mu);
+    const char *k;
+    void *v;
+    for (size_t it = 0; !why && hashmap_next(gs->gangs, &it, &k, &v);) {
+        gang_t *g = v;
+        if (!g->waiting || g->timed_out || g->wait_pool != pool || !g->pg)
+            continue;
+        if (self_key && strcmp(self_key, g->key) == 0)
+            continue;
+        if (!surplus && !ranks_ahead(g->wait_prio, g->wait_created, g->key, prio, created_ms, self_key ? self_key : ""))
+            continue;
+        if (pool_preempts && prio < g->wait_prio)
+            continue; /* the gang can evict it when it needs the room */
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "waiting behind pod group %s, which goes first in this pool and does not fit yet", g->key);
+        why = b.data;
+    }
+    pthread_mutex_unlock(&gs->mu);
+    return why;
+}
+
+/* Bound, live members of g, oldest start first. */
+static int bound_members(gang_t *g, pod_t ***out)
+{
+    pod_t **a = util_xcalloc(hashmap_len(g->members) + 1, sizeof(*a));
+    int n = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+        pod_t *p = v;
+        if (pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting)
+            a[n++] = p;
+    }
+    /* insertion sort by start, then uid: small n */
+    for (int i = 1; i < n; i++) {
+        pod_t *x = a[i];
+        int j = i - 1;
+        while (j >= 0 && (a[j]->started_ms > x->started_ms ||
+                          (a[j]->started_ms == x->started_ms && strcmp(a[j]->uid, x->uid) > 0))) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = x;
+    }
+    *out = a;
+    return n;
+}
+
+static gang_t *gang_of_pod_locked(gang_store_t *gs, const pod_t *p)
+{
+    const char *key = hashmap_get(gs->pod_of, p->uid);
+    return key ? hashmap_get(gs->gangs, key) : NULL;
+}
+
+int gang_is_surplus(gang_store_t *gs, const pod_t *p)
+{
+    int surplus = 0;
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = gang_of_pod_locked(gs, p);
+    if (g && g->pg && !g->pg->invalid) {
+        pod_t **b;
+        int n = bound_members(g, &b);
+        for (int i = g->pg->min_member; i < n; i++)
+            if (strcmp(b[i]->uid, p->uid) == 0)
+                surplus = 1;
+        free(b);
+    }
+    pthread_mutex_unlock(&gs->mu);
+    return surplus;
+}
+
+int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out)
+{
+    *out = NULL;
+    int n = 0;
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = gang_of_pod_locked(gs, p);
+    if (g && g->pg && !g->pg->invalid) {
+        pod_t **b;
+        int nb = bound_members(g, &b);
+        int is_surplus = 0;
+        for (int i = g->pg->min_member; i < nb; i++)
+            if (strcmp(b[i]->uid, p->uid) == 0)
+                is_surplus = 1;
+        if (!is_surplus) {
+            *out = util_xcalloc((size_t)nb + 1, sizeof(**out));
+            for (int i = 0; i < nb; i++)
+                if (strcmp(b[i]->uid, p->uid) != 0)
+                    (*out)[n++] = pod_ref(b[i]);
+        }
+        free(b);
+    }
+    pthread_mutex_unlock(&gs->mu);
+    return n;
+}
+
+void gang_count_waiting(gang_store_t *gs, int *per_pool, int npools)
+{
+    pthread_mutex_lock(&gs->mu);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
+        gang_t *g = v;
+        if (g->waiting && g->wait_pool >= 0 && g->wait_pool < npools)
+            per_pool[g->wait_pool]++;
+    }
+    pthread_mutex_unlock(&gs->mu);
+}
+
+/* -------------------------------------------------------- housekeeping */
+
+const char *gang_phase(int nmembers, int min_member, int scheduled, int running, int succeeded, int failed,
+                       int timed_out)
+{
+    if (min_member > 0 && succeeded >= min_member)
+        return "Finished";
+    if (min_member > 0 && running >= min_member)
+        return "Running";
+    if (min_member > 0 && scheduled >= min_member)
+        return failed > 0 && running + succeeded < min_member ? "Failed" : "Scheduled";
+    if (timed_out)
+        return "Failed";
+    if (scheduled > 0)
+        return "Scheduling";
+    if (nmembers >= min_member && min_member > 0)
+        return "PreScheduling";
+    return "Pending";
+}
+
+static void push_str(char ***arr, int n, char *s)
+{
+    *arr = util_xrealloc(*arr, (size_t)(n + 1) * sizeof(**arr));
+    (*arr)[n] = s;
+}
+
+static void add_event(gang_tick_t *t, const gang_t *g, const char *type, const char *reason, const char *msg)
+{
+    push_str(&t->ev_ns, t->nevents, util_strdup(g->ns));
+    push_str(&t->ev_name, t->nevents, util_strdup(g->name));
+    push_str(&t->ev_uid, t->nevents, util_strdup(g->pg ? g->pg->uid : ""));
+    push_str(&t->ev_type, t->nevents, util_strdup(type));
+    push_str(&t->ev_reason, t->nevents, util_strdup(reason));
+    push_str(&t->ev_msg, t->nevents, util_strdup(msg));
+    t->nevents++;
+}
+
+static void add_wake(gang_tick_t *t, int pool)
+{
+    t->wake_pools = util_xrealloc(t->wake_pools, (size_t)(t->nwake + 1) * sizeof(*t->wake_pools));
+    t->wake_pools[t->nwake++] = pool;
+}
+
+/* Store lock held; gang_tick fixes the nwaiting mirror after the loop. */
+static void unwait(gang_t *g, gang_tick_t *t)
+{
+    g->waiting = 0;
+    t->unwaited++;
+    add_wake(t, g->wait_pool);
+}
+
+static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
+                     gang_placed_fn placed, void *ud, gang_tick_t *t)
+{
+    int min = g->pg->min_member;
+    int n = 0, scheduled = 0, running = 0, succeeded = 0, failed = 0, alive_placed = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+        pod_t *p = v;
+        n++;
+        int pl = pod_is_bound(p) || (placed && placed(ud, p));
+        scheduled += pl;
+        running += p->phase == PHASE_RUNNING;
+        succeeded += p->phase == PHASE_SUCCEEDED;
+        failed += p->phase == PHASE_FAILED;
+        if (pl && !pod_is_terminal(p) && !p->deleting)
+            alive_placed++;
+    }
+    /* Timeout: considered, not placed, past its scheduleTimeoutSeconds. */
+    int timeout = g->pg->timeout_s > 0 ? g->pg->timeout_s : default_timeout_s;
+    if (g->start_ms && !g->placed_ms && !g->timed_out && timeout > 0 && scheduled < min &&
+        now - g->start_ms >= (int64_t)timeout * 1000) {
+        g->timed_out = 1;
+        g->dirty = 1;
+        t->timed_out++;
+        char msg[700];
+        snprintf(msg, sizeof(msg), "not placed within %ds: %.600s", timeout,
+                 g->wait_msg ? g->wait_msg : "its members are still pending");
+        add_event(t, g, "Warning", "GangScheduleTimeout", msg);
+        if (g->waiting)
+            add_wake(t, g->wait_pool); /* it stops holding back the pods behind it */
+    }
+    /* A waiting gang whose members went away holds nothing back. */
+    if (g->waiting && n < min)
+        unwait(g, t);
+    if (g->waiting && !g->timed_out)
+        t->waiting++;
+    /* Stale: a placed gang below its minimum for longer than the grace. */
+    if (g->placed_ms && alive_placed + succeeded < min && alive_placed > 0) {
+        if (!g->below_since)
+            g->below_since = now;
+        if (!g->stale && now - g->below_since >= (int64_t)stale_grace_s * 1000) {
+            g->stale = 1;
+            char msg[300];
+            snprintf(msg, sizeof(msg), "%d of minMember %d members placed and alive for %llds%s", alive_placed, min,
+                     (long long)((now - g->below_since) / 1000),
+                     evict_stale ? "; evicting the rest so their resources return" : "");
+            add_event(t, g, "Warning", "StaleGang", msg);
+        }
+        if (g->stale && evict_stale && !g->evicted) {
+            g->evicted = 1;
+            for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+                pod_t *p = v;
+                if (pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting) {
+                    t->evict = util_xrealloc(t->evict, (size_t)(t->nevict + 1) * sizeof(*t->evict));
+                    t->evict[t->nevict++] = pod_ref(p);
+                }
+            }
+        }
+    } else {
+        g->below_since = 0;
+        g->stale = 0;
+        g->evicted = 0;
+    }
+    if (g->stale)
+        t->stale++;
+    if (!g->dirty)
+        return;
+    g->dirty = 0;
+    json_t *st = json_pack("{s:s, s:i, s:i, s:i, s:i}", "phase",
+                           gang_phase(n, min, scheduled, running, succeeded, failed, g->timed_out), "scheduled",
+                           scheduled, "running", running, "succeeded", succeeded, "failed", failed);
+    if (g->start_ms) {
+        char ts[64];
+        util_rfc3339(g->start_ms, ts, sizeof(ts));
+        json_object_set_new(st, "scheduleStartTime", json_string(ts));
+    }
+    json_t *patch = json_pack("{s:o}", "status", st);
+    char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(patch);
+    if (!body)
+        return;
+    if (g->last_status && strcmp(g->last_status, body) == 0) {
+        free(body);
+        return;
+    }
+    free(g->last_status);
+    g->last_status = util_strdup(body);
+    char *ens = util_urlencode(g->ns), *en = util_urlencode(g->name);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, PODGROUP_API "/namespaces/%s/podgroups/%s/status", ens, en);
+    free(ens);
+    free(en);
+    push_str(&t->paths, t->npatches, path.data);
+    push_str(&t->bodies, t->npatches, body);
+    t->npatches++;
+}
+
+void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
+               gang_placed_fn placed, void *ud, gang_tick_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&gs->mu);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
+        gang_t *g = v;
+        if (!g->pg)
+            continue;
+        if (g->pg->invalid) {
+            if (!g->warned_invalid || strcmp(g->warned_invalid, g->pg->invalid) != 0) {
+                free(g->warned_invalid);
+                g->warned_invalid = util_strdup(g->pg->invalid);
+                add_event(out, g, "Warning", "InvalidPodGroup", g->pg->invalid);
+            }
+            continue;
+        }
+        tick_one(g, now, default_timeout_s, stale_grace_s, evict_stale, placed, ud, out);
+    }
+    if (out->unwaited)
+        __atomic_sub_fetch(&gs->nwaiting, out->unwaited, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&gs->mu);
+}
+
+void gang_tick_clear(gang_tick_t *t)
+{
+    for (int i = 0; i < t->npatches; i++) {
+        free(t->paths[i]);
+        free(t->bodies[i]);
+    }
+    free(t->paths);
+    free(t->bodies);
+    for (int i = 0; i < t->nevents; i++) {
+        free(t->ev_ns[i]);
+        free(t->ev_name[i]);
+        free(t->ev_uid[i]);
+        free(t->ev_type[i]);
+        free(t->ev_reason[i]);
+        free(t->ev_msg[i]);
+    }
+    free(t->ev_ns);
+    free(t->ev_name);
+    free(t->ev_uid);
+    free(t->ev_type);
+    free(t->ev_reason);
+    free(t->ev_msg);
+    free(t->wake_pools);
+    for (int i = 0; i < t->nevict; i++)
+        pod_unref(t->evict[i]);
+    free(t->evict);
+    memset(t, 0, sizeof(*t));
+}

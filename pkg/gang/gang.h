@@ -1,0 +1,133 @@
+/* gang.h -- gangs: scheduler-plugins' PodGroups (scheduling.x-k8s.io/v1alpha1)
+ * and the pods that name one with the label scheduling.x-k8s.io/pod-group,
+ * plus what the scheduler remembers of each gang between attempts (when it
+ * was first considered, whether it waits or timed out, whether it went
+ * stale) and the PodGroup .status that follows from it all.
+ *
+ * Locking: one mutex inside the store, a leaf: nothing is called out while
+ * it is held. Ownership: the store keeps its own references and copies;
+ * everything handed out (gang_snap_t, strings, JSON) belongs to the caller,
+ * who frees it as said at each function. */
+#ifndef AISCHED_GANG_H
+#define AISCHED_GANG_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "api/types.h"
+
+#define GANG_LABEL       "scheduling.x-k8s.io/pod-group"
+#define PODGROUP_API     "/apis/scheduling.x-k8s.io/v1alpha1"
+#define PODGROUP_VERSION "scheduling.x-k8s.io/v1alpha1"
+
+/* A PodGroup as parsed. invalid says why the gang cannot be scheduled
+ * (minMember <= 0, a bad field); NULL when usable. */
+typedef struct podgroup {
+    char *ns, *name, *uid;
+    int32_t min_member;
+    int32_t timeout_s; /* spec.scheduleTimeoutSeconds; 0 when unset */
+    resources_t min_resources;
+    int64_t created_ms;
+    char *invalid;
+} podgroup_t;
+
+/* NULL with a message when obj is not a PodGroup at all (no name, uid);
+ * a PodGroup with a bad spec parses, with ->invalid set. */
+podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen);
+void podgroup_free(podgroup_t *pg);
+
+/* The group a pod names (borrowed from the pod), or NULL. */
+const char *gang_of(const pod_t *p);
+
+typedef struct gang_store gang_store_t;
+gang_store_t *gang_store_new(void);
+void gang_store_free(gang_store_t *gs);
+
+/* Informer side. upsert takes pg. A delete keeps a tombstone while pods
+ * still name the group: they fall back to single-pod scheduling. */
+void gang_group_upsert(gang_store_t *gs, podgroup_t *pg);
+void gang_group_delete(gang_store_t *gs, const char *ns, const char *name);
+/* Any pod update (pods that name no group are ignored unless they did). */
+void gang_pod_upsert(gang_store_t *gs, pod_t *p);
+void gang_pod_delete(gang_store_t *gs, const pod_t *p);
+
+typedef enum { GANG_OK = 0, GANG_MISSING, GANG_DELETED, GANG_INVALID } gang_state_t;
+
+/* What a scheduling attempt needs, copied out. */
+typedef struct gang_snap {
+    char *key; /* "ns/name" */
+    char *ns, *name, *uid;
+    gang_state_t state;
+    char *invalid;
+    int32_t min_member;
+    int32_t timeout_s;
+    int64_t created_ms;
+    pod_t **members; /* one ref each: every live member */
+    int nmembers;
+    int64_t start_ms; /* first considered, 0 if never */
+} gang_snap_t;
+/* 0 and *out filled (free with gang_snap_clear); -1 if ns/name is unknown
+ * (no PodGroup, no member). */
+int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_t *out);
+void gang_snap_clear(gang_snap_t *s);
+
+/* Scheduler memory. */
+/* The gang had its members pending and was tried: remembers the first
+ * time (scheduleStartTime); returns it. */
+int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now_wall_ms);
+/* Its minimum was placed: clears waiting and timeout; returns the wait in
+ * seconds since first considered (for the histogram), -1 if unknown. */
+double gang_placed(gang_store_t *gs, const char *key, int64_t now_wall_ms);
+/* Its minimum did not fit: it waits in pool with this rank (its highest
+ * member priority, its creation time) and blocks backfill behind it. */
+void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message);
+/* Backfill gate. Does a waiting gang other than self_key, within its
+ * timeout, rank ahead of a pod (priority prio, created created_ms) in pool
+ * and could not evict it (prio not below the gang's, or no preemption)?
+ * Returns a malloc'd reason naming the gang, or NULL. surplus: elastic
+ * members rank behind every waiting gang's minimum. */
+char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
+                   int pool_preempts);
+/* Number of gangs waiting (cheap, no lock): 0 means no gate to check. */
+int gang_nwaiting(gang_store_t *gs);
+
+/* Is p (a bound member) beyond its gang's minimum, i.e. elastic surplus?
+ * The latest-started bound members are the surplus. */
+int gang_is_surplus(gang_store_t *gs, const pod_t *p);
+/* The other bound, live members of p's gang when p keeps it at its
+ * minimum (not surplus): refs in *out (caller unrefs, frees the array). */
+int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out);
+
+/* Housekeeping (once a second). state_of(ud, uid) tells whether a member
+ * is placed (1: assumed or bound) as the cache sees it. */
+typedef int (*gang_placed_fn)(void *ud, const pod_t *p);
+typedef struct gang_tick {
+    /* Status patches to write: paths and bodies, owned by the caller. */
+    char **paths, **bodies;
+    int npatches;
+    /* Events to post on PodGroups: parallel arrays, owned. */
+    char **ev_ns, **ev_name, **ev_uid, **ev_type, **ev_reason, **ev_msg;
+    int nevents;
+    /* Gangs that just timed out or stopped waiting: pools to wake. */
+    int *wake_pools;
+    int nwake;
+    /* Pods to evict (stale gangs with evict_stale): refs. */
+    pod_t **evict;
+    int nevict;
+    int timed_out; /* gangs that timed out this tick */
+    int stale;     /* gangs stale now */
+    int waiting;   /* gangs waiting now */
+    int unwaited;  /* gangs that stopped waiting (members gone) */
+} gang_tick_t;
+void gang_tick(gang_store_t *gs, int64_t now_wall_ms, int default_timeout_s, int stale_grace_s, int evict_stale,
+               gang_placed_fn placed, void *ud, gang_tick_t *out);
+void gang_tick_clear(gang_tick_t *t);
+/* Status changes soon (a member moved): the next tick rewrites it. */
+void gang_touch(gang_store_t *gs, const char *ns, const char *name);
+/* Pending gangs per pool for the pool table: waiting[pool id] += 1. */
+void gang_count_waiting(gang_store_t *gs, int *per_pool, int npools);
+
+/* Pure: the phase scheduler-plugins' controller would give these counts. */
+const char *gang_phase(int nmembers, int min_member, int scheduled, int running, int succeeded, int failed,
+                       int timed_out);
+
+#endif

@@ -1,0 +1,737 @@
+/* gang.c -- a gang's turn on its pool thread: gather the pending members,
+ * place the minimum all-or-nothing on the pool's nodes (then the elastic
+ * surplus one by one), or preempt for the whole gang, or borrow one lender
+ * for the whole gang, or leave every member pending; PodGroup events,
+ * status, timeouts and stale gangs from the housekeeper. Nothing is held
+ * while a gang waits: a failed attempt forgets every member it assumed
+ * before the cycle ends. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------ events */
+
+static void podgroup_event(scheduler_t *s, const char *ns, const char *name, const char *uid, const char *type,
+                           const char *reason, const char *message)
+{
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", "PodGroup", "apiVersion", PODGROUP_VERSION,
+                            "namespace", ns, "name", name, "uid", uid ? uid : "");
+    writer_object_event(s->writer, ns, inv, type, reason, message, name);
+}
+
+/* ------------------------------------------------------------ members */
+
+/* Queue order inside a gang: higher priority, then older, then uid. */
+static int member_cmp(const void *a, const void *b)
+{
+    const pod_t *x = (*(queue_item_t *const *)a)->pod, *y = (*(queue_item_t *const *)b)->pod;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (x->created_ms != y->created_ms)
+        return x->created_ms < y->created_ms ? -1 : 1;
+    return strcmp(x->uid, y->uid);
+}
+
+/* Gives every item back to P's queue (unschedulable, or backoff). */
+static void requeue_all(sched_pool_t *P, queue_item_t **items, int n, int backoff)
+{
+    for (int i = 0; i < n; i++) {
+        if (!items[i])
+            continue;
+        items[i]->tried_borrow = 0;
+        if (backoff)
+            queue_requeue_backoff(P->q, items[i]);
+        else
+            queue_requeue(P->q, items[i]);
+        items[i] = NULL;
+    }
+}
+
+static void report_all(sched_pool_t *P, queue_item_t **items, int n, const char *reason, const char *msg)
+{
+    for (int i = 0; i < n; i++)
+        if (items[i])
+            sched_report(P, items[i], reason, util_strdup(msg));
+}
+
+/* Members of another pool disagree with this one: the gang is not split. */
+static const char *pool_conflict(const gang_snap_t *g)
+{
+    const char *first = NULL;
+    for (int i = 0; i < g->nmembers; i++) {
+        const pod_t *m = g->members[i];
+        if (pod_is_terminal(m) || m->deleting)
+            continue;
+        const char *p = pod_home_pool(m);
+        if (!first)
+            first = p;
+        else if (strcmp(first, p) != 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* --------------------------------------------------------- simulation */
+
+/* Copies of pool_id's nodes as pod would see them (nominated room
+ * included), and a PreFilter state per member: the ground a whole-gang
+ * simulation runs on without the cache lock. */
+typedef struct gang_sim {
+    node_info_t **nodes;
+    int nnodes;
+    cycle_state_t **cs; /* one per member */
+    int nmembers;
+    resources_t alloc, used; /* sums over the copies (lender choice) */
+    int tasks;
+} gang_sim_t;
+
+static void sim_free(gang_sim_t *sim)
+{
+    for (int i = 0; i < sim->nnodes; i++)
+        node_info_free(sim->nodes[i]);
+    free(sim->nodes);
+    for (int i = 0; i < sim->nmembers; i++)
+        cycle_state_free(sim->cs[i]);
+    free(sim->cs);
+    memset(sim, 0, sizeof(*sim));
+}
+
+/* 0 when ready; -1 when a member's PreFilter fails. */
+static int sim_build(scheduler_t *s, int pool_id, queue_item_t **items, int n, gang_sim_t *sim)
+{
+    memset(sim, 0, sizeof(*sim));
+    res_zero(&sim->alloc);
+    res_zero(&sim->used);
+    sim->cs = util_xcalloc((size_t)n + 1, sizeof(*sim->cs));
+    for (int i = 0; i < n; i++)
+        cache_interpod_prepare(s->cache, items[i]->pod);
+    cache_rdlock(s->cache);
+    fw_cluster_t cl;
+    sched_cluster_view(s, &cl);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        fw_status_t st;
+        fw_status_reset(&st);
+        sim->cs[i] = cycle_state_new();
+        sim->nmembers = i + 1;
+        cycle_state_set_cluster(sim->cs[i], &cl);
+        if (framework_pre_filter(sched_pod_fw(s, items[i]->pod), sim->cs[i], items[i]->pod, &st) != FW_SUCCESS)
+            rc = -1;
+        cycle_state_set_cluster(sim->cs[i], NULL);
+    }
+    if (rc == 0) {
+        sim->nodes = util_xcalloc((size_t)cl.nnodes + 1, sizeof(*sim->nodes));
+        for (int i = 0; i < cl.nnodes; i++) {
+            node_info_t *ni = cl.nodes[i];
+            if (ni->pool != pool_id || !ni->node)
+                continue;
+            cache_node_lock(s->cache, ni->name); /* its pool thread may be reserving */
+            int cloned = 0;
+            node_info_t *view = node_with_nominated(s, items[0]->pod, ni, &cloned);
+            sim->nodes[sim->nnodes++] = cloned ? view : node_info_clone(ni);
+            res_add(&sim->alloc, &ni->node->allocatable);
+            res_add(&sim->used, &ni->requested);
+            sim->tasks += ni->npods;
+            cache_node_unlock(s->cache, ni->name);
+        }
+    }
+    cache_unlock(s->cache);
+    return rc;
+}
+
+/* First copy where member i passes every filter, or -1. */
+static int sim_fit(scheduler_t *s, gang_sim_t *sim, int i, const pod_t *pod)
+{
+    framework_t *fw = sched_pod_fw(s, pod);
+    for (int k = 0; k < sim->nnodes; k++) {
+        fw_status_t st;
+        fw_status_reset(&st);
+        if (framework_filter(fw, sim->cs[i], pod, sim->nodes[k], &st) == FW_SUCCESS)
+            return k;
+    }
+    return -1;
+}
+
+static int sim_find(gang_sim_t *sim, const char *node)
+{
+    for (int k = 0; k < sim->nnodes; k++)
+        if (strcmp(sim->nodes[k]->name, node) == 0)
+            return k;
+    return -1;
+}
+
+/* -------------------------------------------------- victims, as a gang */
+
+typedef struct victim_set {
+    pod_t **v; /* refs */
+    int n;
+    hashmap_t *seen;
+} victim_set_t;
+
+static int vset_add(victim_set_t *vs, pod_t *p)
+{
+    if (hashmap_get(vs->seen, p->uid))
+        return 0;
+    hashmap_put(vs->seen, p->uid, p);
+    vs->v = util_xrealloc(vs->v, (size_t)(vs->n + 1) * sizeof(*vs->v));
+    vs->v[vs->n++] = pod_ref(p);
+    return 1;
+}
+
+static void vset_free(victim_set_t *vs)
+{
+    for (int i = 0; i < vs->n; i++)
+        pod_unref(vs->v[i]);
+    free(vs->v);
+    hashmap_free(vs->seen);
+}
+
+void gang_expand_victims(scheduler_t *s, preempt_candidate_t *cands, int n)
+{
+    for (int c = 0; c < n; c++) {
+        preempt_candidate_t *cd = &cands[c];
+        victim_set_t vs = { .seen = hashmap_new(16) };
+        for (int i = 0; i < cd->nvictims; i++)
+            vset_add(&vs, cd->victims[i]);
+        int orig = cd->nvictims;
+        for (int i = 0; i < orig; i++) {
+            if (!gang_of(cd->victims[i]))
+                continue;
+            pod_t **mates = NULL;
+            int nm = gang_mates(s->gangs, cd->victims[i], &mates);
+            for (int k = 0; k < nm; k++) {
+                if (vset_add(&vs, mates[k])) {
+                    cd->victims = util_xrealloc(cd->victims, (size_t)(cd->nvictims + 1) * sizeof(*cd->victims));
+                    cd->victims[cd->nvictims++] = pod_ref(mates[k]);
+                    if (mates[k]->priority > cd->max_rank)
+                        cd->max_rank = mates[k]->priority;
+                    cd->rank_sum += mates[k]->priority;
+                }
+                pod_unref(mates[k]);
+            }
+            free(mates);
+        }
+        vset_free(&vs);
+    }
+}
+
+/* Removes a victim (and, when it keeps its gang at the minimum, its whole
+ * gang) from the simulation and adds them to vs. */
+static void sim_evict(scheduler_t *s, gang_sim_t *sim, victim_set_t *vs, pod_t *v)
+{
+    if (!vset_add(vs, v))
+        return;
+    int k = sim_find(sim, v->node_name);
+    if (k >= 0)
+        node_info_remove_pod(sim->nodes[k], v->uid);
+    if (!gang_of(v))
+        return;
+    pod_t **mates = NULL;
+    int nm = gang_mates(s->gangs, v, &mates);
+    for (int i = 0; i < nm; i++) {
+        if (vset_add(vs, mates[i])) {
+            int km = sim_find(sim, mates[i]->node_name);
+            if (km >= 0)
+                node_info_remove_pod(sim->nodes[km], mates[i]->uid);
+        }
+        pod_unref(mates[i]);
+    }
+    free(mates);
+}
+
+/* Preemption for the whole gang's minimum: members are placed in turn on
+ * copies of the pool's nodes; a member that does not fit takes the best
+ * node's minimal victim set (kube's order: PDB violations, highest victim,
+ * priority sum, count), with whole gangs for gang victims. All or nothing:
+ * if one member cannot be placed even so, nobody is evicted. 1 when
+ * evictions are on their way (or victims still terminating). */
+static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need)
+{
+    scheduler_t *s = P->s;
+    for (int i = 0; i < need; i++)
+        if (evictor_has_job(s->evictor, items[i]->pod->uid) || postfilter_waiting_for_victims(s, items[i]->pod))
+            return 1;
+    for (int i = 0; i < need; i++)
+        cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
+    gang_sim_t sim;
+    if (sim_build(s, P->id, items, need, &sim) != 0) {
+        sim_free(&sim);
+        return 0;
+    }
+    victim_set_t vs = { .seen = hashmap_new(32) };
+    char **where = util_xcalloc((size_t)need + 1, sizeof(*where));
+    victim_ctx_t vc = { s, P->id };
+    int ok = 1;
+    pthread_mutex_lock(&s->pdb_mu);
+    for (int i = 0; i < need && ok; i++) {
+        pod_t *pod = items[i]->pod;
+        int k = sim_fit(s, &sim, i, pod);
+        if (k < 0) {
+            preempt_candidate_t *cands = util_xcalloc((size_t)sim.nnodes + 1, sizeof(*cands));
+            int nc = 0;
+            for (int j = 0; j < sim.nnodes; j++)
+                if (preempt_select_on_node_cs(sched_pod_fw(s, pod), sim.cs[i], pod, sim.nodes[j], postfilter_is_victim,
+                                              &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+                    nc++;
+            int b = preempt_pick(cands, nc);
+            if (b >= 0) {
+                k = sim_find(&sim, cands[b].node);
+                for (int v = 0; v < cands[b].nvictims; v++)
+                    sim_evict(s, &sim, &vs, cands[b].victims[v]);
+            }
+            for (int j = 0; j < nc; j++)
+                preempt_candidate_clear(&cands[j]);
+            free(cands);
+        }
+        if (k < 0) {
+            ok = 0;
+            break;
+        }
+        node_info_add_pod(sim.nodes[k], pod);
+        where[i] = util_strdup(sim.nodes[k]->name);
+    }
+    pthread_mutex_unlock(&s->pdb_mu);
+    sim_free(&sim);
+    if (ok && vs.n == 0)
+        ok = 0; /* fits on paper without victims: a race, retry normally */
+    if (ok) {
+        for (int i = 0; i < need; i++) {
+            cache_nominate(s->cache, items[i]->pod, where[i]);
+            writer_nominate(s->writer, items[i]->pod, where[i]);
+        }
+        /* One job for all the victims: the evictor reports a refusal on the
+         * first member and gives back its room. */
+        preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
+        c->node = util_strdup(where[0]);
+        c->victims = vs.v;
+        c->nvictims = vs.n;
+        vs.v = NULL;
+        vs.n = 0;
+        for (int i = 0; i < c->nvictims; i++) {
+            if (c->victims[i]->priority > c->max_rank || i == 0)
+                c->max_rank = c->victims[i]->priority;
+            c->rank_sum += c->victims[i]->priority;
+        }
+        LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, P->name, c->nvictims, need);
+        char msg[400];
+        snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", c->nvictims,
+                 P->name, need);
+        podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
+        stats_add(s, &s->stats.gang_preemptions, 1);
+        evictor_submit(s->evictor, items[0]->pod, c, 1, P->id, P->name);
+    }
+    for (int i = 0; i < need; i++)
+        free(where[i]);
+    free(where);
+    vset_free(&vs);
+    return ok;
+}
+
+/* ------------------------------------------------------------ borrowing */
+
+/* The lender that fits the gang's whole minimum (simulated on its free
+ * room, no preemption), the most idle of the gang's scarcest kind first. */
+static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need)
+{
+    scheduler_t *s = P->s;
+    pthread_mutex_lock(&s->pools_mu);
+    int *ids = util_xcalloc((size_t)s->npools + 1, sizeof(*ids)), nids = 0;
+    for (int i = 0; i < s->npools; i++) {
+        sched_pool_t *L = s->pools[i];
+        if (!L->dead && L != P && pool_may_borrow(&P->spec, &L->spec))
+            ids[nids++] = L->id;
+    }
+    pthread_mutex_unlock(&s->pools_mu);
+    resources_t req;
+    res_zero(&req);
+    for (int i = 0; i < need; i++)
+        res_add(&req, &items[i]->pod->requests);
+    sched_pool_t *best = NULL;
+    int64_t best_idle = 0;
+    int best_tasks = 0;
+    for (int j = 0; j < nids; j++) {
+        sched_pool_t *L = pools_get(s, ids[j]);
+        if (!L)
+            continue;
+        gang_sim_t sim;
+        int fits = sim_build(s, L->id, items, need, &sim) == 0 && sim.nnodes > 0;
+        for (int i = 0; fits && i < need; i++) {
+            int k = sim_fit(s, &sim, i, items[i]->pod);
+            if (k < 0)
+                fits = 0;
+            else
+                node_info_add_pod(sim.nodes[k], items[i]->pod);
+        }
+        int64_t idle = lender_idle(&sim.alloc, &sim.used, &req);
+        int tasks = sim.tasks;
+        sim_free(&sim);
+        if (fits && (!best || lender_better(idle, tasks, best_idle, best_tasks))) {
+            best = L;
+            best_idle = idle;
+            best_tasks = tasks;
+        }
+    }
+    free(ids);
+    return best;
+}
+
+/* ------------------------------------------------------------ the turn */
+
+/* Places one elastic member on its own (after the minimum is placed). */
+static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey)
+{
+    scheduler_t *s = P->s;
+    int no_preempt = 1;
+    pools_flags(s, P->id, &no_preempt, NULL, NULL);
+    char *why = gang_blocker(s->gangs, P->id, gkey, it->pod->priority, it->pod->created_ms, 1,
+                             !no_preempt && !s->opts.disable_preemption);
+    if (why) {
+        sched_report(P, it, "FailedScheduling", why);
+        queue_requeue(P->q, it);
+        return;
+    }
+    cycle_state_t *cs = cycle_state_new();
+    decision_t d;
+    sched_decide(P, cs, it->pod, &d);
+    if (d.node && !scheduler_fenced(s) && sched_assume(P, cs, it->pod, &d)) {
+        stats_add(s, &s->stats.attempts_scheduled, 1);
+        queue_done(P->q, it);
+        binder_submit(s->binder, it, d.node, it->borrower ? P->name : NULL);
+    } else {
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): %s", gkey,
+                    d.message ? d.message : "the node changed; retrying");
+        sched_report(P, it, "FailedScheduling", b.data);
+        if (d.node)
+            queue_requeue_backoff(P->q, it);
+        else
+            queue_requeue(P->q, it);
+    }
+    free(d.node);
+    free(d.message);
+    cycle_state_free(cs);
+}
+
+/* The minimum did not fit: preempt, borrow, or wait; every item is given
+ * back or moved. */
+static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int n, int need, int placeable,
+                        const char *why)
+{
+    scheduler_t *s = P->s;
+    stats_add(s, &s->stats.attempts_unschedulable, (unsigned long)need);
+    if (items[0]->borrower) {
+        /* The lender filled up meanwhile: the whole gang goes home. */
+        LOG_I("pod group %s no longer fits lender pool %s; back home", g->key, P->name);
+        for (int i = 0; i < n; i++) {
+            postfilter_return_home(P, items[i]);
+            items[i] = NULL;
+        }
+        return;
+    }
+    int no_preempt = 1, no_borrow = 1;
+    pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
+    int may_preempt = !s->opts.disable_preemption && !no_preempt;
+    for (int i = 0; i < need && may_preempt; i++)
+        may_preempt = sched_may_preempt(s, items[i]->pod);
+    sbuf_t msg = { 0 };
+    sbuf_printf(&msg, "pod group %s: %d/%d members placeable; %s", g->key, placeable, g->min_member, why);
+    if (may_preempt && gang_preempt(P, g, items, need)) {
+        report_all(P, items, n, "FailedScheduling", msg.data);
+        requeue_all(P, items, n, 0);
+        sbuf_free(&msg);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        postfilter_drop_nomination(s, items[i]->pod);
+    int back_from_lender = 0;
+    for (int i = 0; i < n; i++)
+        back_from_lender |= items[i]->tried_borrow;
+    if (!no_borrow && !back_from_lender) {
+        sched_pool_t *L = gang_lender(P, items, need);
+        if (L) {
+            LOG_I("borrowing for pod group %s (%d pods) from pool=%s for pool=%s", g->key, n, L->name, P->name);
+            stats_add(s, &s->stats.borrowings, (unsigned long)n);
+            for (int i = 0; i < n; i++) {
+                items[i]->borrower = 1;
+                queue_done(P->q, items[i]);
+                queue_push_item(L->q, items[i]);
+                items[i] = NULL;
+            }
+            sbuf_free(&msg);
+            return;
+        }
+    }
+    int32_t prio = items[0]->pod->priority; /* items are sorted: the highest */
+    int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
+    gang_waiting(s->gangs, g->key, P->id, prio, created, msg.data);
+    /* One PodGroup event per attempt of the member that was popped, at the
+     * same pace as the pods' own events. */
+    int changed = !items[0]->last_message || strcmp(items[0]->last_message, msg.data) != 0;
+    if (changed || items[0]->attempts % 10 == 0)
+        podgroup_event(s, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg.data);
+    if (changed)
+        LOG_I("unschedulable pod group %s pool=%s: %s", g->key, P->name, msg.data);
+    report_all(P, items, n, "FailedScheduling", msg.data);
+    requeue_all(P, items, n, back_from_lender);
+    sbuf_free(&msg);
+}
+
+/* Gathers it and the gang's other pending members queued in P (each then
+ * out with us as if popped). Counts members already placed. */
+static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue_item_t ***out, int *placed)
+{
+    scheduler_t *s = P->s;
+    queue_item_t **items = util_xcalloc((size_t)g->nmembers + 2, sizeof(*items));
+    int n = 0;
+    items[n++] = it;
+    *placed = 0;
+    for (int i = 0; i < g->nmembers; i++) {
+        const pod_t *m = g->members[i];
+        if (strcmp(m->uid, it->pod->uid) == 0)
+            continue;
+        cache_pod_state_t st = CPOD_NONE;
+        pod_t *cur = cache_get_pod(s->cache, m->uid, &st);
+        int live = cur && !cur->deleting;
+        pod_unref(cur);
+        if ((st == CPOD_ASSUMED || st == CPOD_BOUND) && live) {
+            (*placed)++;
+            continue;
+        }
+        if (st != CPOD_PENDING || !live)
+            continue;
+        queue_item_t *o = queue_take_out(P->q, m->uid);
+        if (!o)
+            continue; /* queued elsewhere (a lender, its home), or in flight */
+        if (!sched_refresh(s, o)) {
+            queue_done(P->q, o);
+            queue_item_free(o);
+            continue;
+        }
+        items[n++] = o;
+    }
+    *out = items;
+    return n;
+}
+
+int gang_turn(sched_pool_t *P, queue_item_t *it)
+{
+    scheduler_t *s = P->s;
+    const char *group = gang_of(it->pod);
+    gang_snap_t g;
+    if (gang_snapshot(s->gangs, it->pod->ns, group, &g) != 0) {
+        memset(&g, 0, sizeof(g));
+        g.state = GANG_MISSING;
+    }
+    sbuf_t msg = { 0 };
+    if (g.state == GANG_DELETED) {
+        if (!it->gang_noted) {
+            sbuf_printf(&msg, "pod group %s/%s was deleted: scheduling this pod on its own", it->pod->ns, group);
+            writer_pod_event(s->writer, it->pod, "Warning", "PodGroupDeleted", msg.data);
+            it->gang_noted = 1;
+        }
+        sbuf_free(&msg);
+        gang_snap_clear(&g);
+        return 0;
+    }
+    if (g.state == GANG_MISSING || g.state == GANG_INVALID) {
+        if (g.state == GANG_MISSING)
+            sbuf_printf(&msg, "pod group %s/%s not found: the pod waits for it (label " GANG_LABEL ")", it->pod->ns,
+                        group);
+        else
+            sbuf_printf(&msg, "pod group %s/%s is invalid: %s", it->pod->ns, group, g.invalid);
+        sched_report(P, it, g.state == GANG_MISSING ? "PodGroupNotFound" : "FailedScheduling", msg.data);
+        queue_requeue(P->q, it);
+        gang_snap_clear(&g);
+        return 1;
+    }
+    const char *other = pool_conflict(&g);
+    if (other) {
+        sbuf_printf(&msg, "pod group %s: its pods name different pools (%s and %s); none is placed until they agree",
+                    g.key, pod_home_pool(it->pod), other);
+        if (!it->last_message || strcmp(it->last_message, msg.data) != 0)
+            podgroup_event(s, g.ns, g.name, g.uid, "Warning", "PodGroupPoolConflict", msg.data);
+        sched_report(P, it, "FailedScheduling", msg.data);
+        queue_requeue(P->q, it);
+        gang_snap_clear(&g);
+        return 1;
+    }
+    queue_item_t **items;
+    int placed = 0;
+    int n = gather(P, it, &g, &items, &placed);
+    qsort(items, (size_t)n, sizeof(*items), member_cmp);
+    int need = g.min_member - placed;
+    if (need < 0)
+        need = 0;
+    if (need > n) {
+        /* Too few members exist: a constant message, so a gang created pod
+         * by pod sends one event per pod, not one per pod per arrival. */
+        sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
+                    g.min_member);
+        report_all(P, items, n, "FailedScheduling", msg.data);
+        requeue_all(P, items, n, 0);
+        goto out;
+    }
+    gang_considered(s->gangs, g.key, util_wall_ms());
+    if (need > 0) {
+        int no_preempt = 1;
+        pools_flags(s, P->id, &no_preempt, NULL, NULL);
+        int64_t created = g.created_ms ? g.created_ms : items[0]->pod->created_ms;
+        char *why = gang_blocker(s->gangs, P->id, g.key, items[0]->pod->priority, created, 0,
+                                 !no_preempt && !s->opts.disable_preemption);
+        if (why) {
+            report_all(P, items, n, "FailedScheduling", why);
+            requeue_all(P, items, n, 0);
+            free(why);
+            goto out;
+        }
+    }
+    /* The minimum, all or nothing: each member decided with the ones before
+     * it already assumed; the first that fails undoes them all. */
+    char **nodes = util_xcalloc((size_t)need + 1, sizeof(*nodes));
+    int k;
+    char *why = NULL;
+    for (k = 0; k < need; k++) {
+        cycle_state_t *cs = cycle_state_new();
+        decision_t d;
+        sched_decide(P, cs, items[k]->pod, &d);
+        int ok = d.node && !scheduler_fenced(s) && sched_assume(P, cs, items[k]->pod, &d);
+        cycle_state_free(cs);
+        if (ok) {
+            nodes[k] = d.node;
+            free(d.message);
+            continue;
+        }
+        why = d.message ? d.message : util_strdup("a node changed while placing; retrying");
+        free(d.node);
+        break;
+    }
+    if (k < need) {
+        for (int i = 0; i < k; i++) {
+            cache_forget(s->cache, items[i]->pod->uid);
+            volume_forget(s->volumes, items[i]->pod->uid);
+            free(nodes[i]);
+        }
+        free(nodes);
+        if (scheduler_fenced(s)) {
+            for (int i = 0; i < n; i++) {
+                queue_done(P->q, items[i]);
+                queue_item_free(items[i]);
+            }
+        } else {
+            gang_failed(P, &g, items, n, need, placed + k, why);
+        }
+        free(why);
+        goto out;
+    }
+    for (int i = 0; i < need; i++) {
+        stats_add(s, &s->stats.attempts_scheduled, 1);
+        queue_done(P->q, items[i]);
+        binder_submit(s->binder, items[i], nodes[i], items[i]->borrower ? P->name : NULL);
+        items[i] = NULL;
+        free(nodes[i]);
+    }
+    free(nodes);
+    if (need > 0) {
+        double wait = gang_placed(s->gangs, g.key, util_wall_ms());
+        stats_add(s, &s->stats.gangs_scheduled, 1);
+        if (wait >= 0 && s->opts.on_gang_placed)
+            s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
+        sbuf_printf(&msg, "placed %d members (minMember %d) in pool %s", need, g.min_member, P->name);
+        podgroup_event(s, g.ns, g.name, g.uid, "Normal", "Scheduled", msg.data);
+        LOG_I("pod group %s: %s", g.key, msg.data);
+        /* Pods held back behind it may go now. */
+        queue_move_all_to_active(P->q, "GangPlaced");
+    }
+    for (int i = need; i < n; i++) {
+        place_surplus(P, items[i], g.key);
+        items[i] = NULL;
+    }
+out:
+    free(items);
+    sbuf_free(&msg);
+    gang_snap_clear(&g);
+    return 1;
+}
+
+int gang_gate(sched_pool_t *P, queue_item_t *it)
+{
+    scheduler_t *s = P->s;
+    if (gang_nwaiting(s->gangs) == 0)
+        return 0;
+    int no_preempt = 1;
+    pools_flags(s, P->id, &no_preempt, NULL, NULL);
+    char *why = gang_blocker(s->gangs, P->id, NULL, it->pod->priority, it->pod->created_ms, 0,
+                             !no_preempt && !s->opts.disable_preemption && sched_may_preempt(s, it->pod));
+    if (!why)
+        return 0;
+    sched_report(P, it, "FailedScheduling", why);
+    queue_requeue(P->q, it);
+    return 1;
+}
+
+/* --------------------------------------------------------- informer */
+
+void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    scheduler_t *s = ud;
+    if (type == KUBE_DELETED) {
+        const char *slash = strchr(key, '/');
+        if (slash) {
+            char *ns = util_strndup(key, (size_t)(slash - key));
+            gang_group_delete(s->gangs, ns, slash + 1);
+            free(ns);
+        }
+    } else {
+        char err[256];
+        podgroup_t *pg = podgroup_from_json(obj, err, sizeof(err));
+        if (!pg) {
+            LOG_W("PodGroup %s ignored: %s", key, err);
+            return;
+        }
+        gang_group_upsert(s->gangs, pg);
+    }
+    pools_move_all(s, "PodGroupChanged");
+}
+
+/* ------------------------------------------------------ housekeeping */
+
+static int member_placed(void *ud, const pod_t *p)
+{
+    scheduler_t *s = ud;
+    cache_pod_state_t st = CPOD_NONE;
+    pod_t *cur = cache_get_pod(s->cache, p->uid, &st);
+    pod_unref(cur);
+    return st == CPOD_ASSUMED || st == CPOD_BOUND;
+}
+
+void gang_housekeep(scheduler_t *s)
+{
+    if (scheduler_fenced(s))
+        return;
+    gang_tick_t t;
+    gang_tick(s->gangs, util_wall_ms(), s->opts.gang_timeout_s, s->opts.stale_gang_grace_s, s->opts.evict_stale_gangs,
+              member_placed, s, &t);
+    for (int i = 0; i < t.npatches; i++) {
+        writer_patch(s->writer, t.paths[i], "application/merge-patch+json", t.bodies[i]);
+        t.bodies[i] = NULL;
+    }
+    for (int i = 0; i < t.nevents; i++)
+        podgroup_event(s, t.ev_ns[i], t.ev_name[i], t.ev_uid[i], t.ev_type[i], t.ev_reason[i], t.ev_msg[i]);
+    if (t.timed_out)
+        stats_add(s, &s->stats.gangs_timed_out, (unsigned long)t.timed_out);
+    pthread_mutex_lock(&s->stats_mu);
+    s->stats.gangs_stale = t.stale;
+    s->stats.gangs_waiting = t.waiting;
+    pthread_mutex_unlock(&s->stats_mu);
+    for (int i = 0; i < t.nwake; i++) {
+        sched_pool_t *P = pools_get(s, t.wake_pools[i]);
+        if (P)
+            queue_move_all_to_active(P->q, "GangTimedOut");
+    }
+    for (int i = 0; i < t.nevict; i++)
+        evictor_evict_stale(s->evictor, t.evict[i]);
+    gang_tick_clear(&t);
+}
