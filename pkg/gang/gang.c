@@ -328,6 +328,7 @@ int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_
         out->min_member = g->pg->min_member;
         out->timeout_s = g->pg->timeout_s;
         out->created_ms = g->pg->created_ms;
+        out->min_resources = g->pg->min_resources;
     } else {
         out->state = g->deleted ? GANG_DELETED : GANG_MISSING;
     }
@@ -370,11 +371,13 @@ int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now)
     return t;
 }
 
-double gang_placed(gang_store_t *gs, const char *key, int64_t now)
+double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_waiting)
 {
     double wait = -1;
     pthread_mutex_lock(&gs->mu);
     gang_t *g = hashmap_get(gs->gangs, key);
+    if (was_waiting)
+        *was_waiting = g && g->waiting;
     if (g) {
         if (g->start_ms)
             wait = (double)(now - g->start_ms) / 1000.0;

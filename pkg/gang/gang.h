@@ -61,6 +61,7 @@ typedef struct gang_snap {
     int32_t min_member;
     int32_t timeout_s;
     int64_t created_ms;
+    resources_t min_resources;
     pod_t **members; /* one ref each: every live member */
     int nmembers;
     int64_t start_ms; /* first considered, 0 if never */
@@ -75,8 +76,9 @@ void gang_snap_clear(gang_snap_t *s);
  * time (scheduleStartTime); returns it. */
 int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now_wall_ms);
 /* Its minimum was placed: clears waiting and timeout; returns the wait in
- * seconds since first considered (for the histogram), -1 if unknown. */
-double gang_placed(gang_store_t *gs, const char *key, int64_t now_wall_ms);
+ * seconds since first considered (for the histogram), -1 if unknown.
+ * *was_waiting (may be NULL): it was holding back the pods behind it. */
+double gang_placed(gang_store_t *gs, const char *key, int64_t now_wall_ms, int *was_waiting);
 /* Its minimum did not fit: it waits in pool with this rank (its highest
  * member priority, its creation time) and blocks backfill behind it. */
 void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message);

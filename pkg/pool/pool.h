@@ -50,8 +50,9 @@ typedef struct pool_usage {
     resources_t borrowed;    /* its own pods running on other pools' nodes */
     resources_t pending_req; /* requests of its pending pods */
     int nodes;
-    int pods_running; /* non-terminal pods on its nodes */
-    int pending;      /* its pods waiting for a node */
+    int pods_running;  /* non-terminal pods on its nodes */
+    int pending;       /* its pods waiting for a node */
+    int pending_gangs; /* distinct gangs (PodGroups) among those pods */
 } pool_usage_t;
 
 /* Computes usage for n_specs pools plus default (out[n_specs] is default;

@@ -15,7 +15,7 @@
 
 #define POOLS_PATH "/apis/resource.aibee.cn/v1alpha1/pools"
 #define NCOLS      8
-#define ROWS_PER   6              /* cpu gpu mem storage nodes pods */
+#define ROWS_PER   7              /* cpu gpu mem storage nodes pods [gangs] */
 #define CELL_MAX   256            /* a pool name is a DNS subdomain: <= 253 */
 #define CHECK      "\xe2\x9c\x93" /* ✓ U+2713, one column wide */
 
@@ -59,13 +59,15 @@ static const char *flag(int disabled)
     return disabled ? "x" : CHECK;
 }
 
-/* The six rows of one block. Columns 3..7: Capacity Allocatable Used Shared
- * Pending. Pending of a resource row is what the pending pods request. */
-static void fill_block(grid_t *g, const char *name, const char *flags, const pool_usage_t *u)
+/* The six rows of one block (seven with "gangs", shown only while some
+ * gang is pending, so the original table stays as it was). Columns 3..7:
+ * Capacity Allocatable Used Shared Pending. Pending of a resource row is
+ * what the pending pods request. */
+static void fill_block(grid_t *g, const char *name, const char *flags, const pool_usage_t *u, int rows)
 {
     const resources_t *v[5] = { &u->capacity, &u->allocatable, &u->used, &u->shared, &u->pending_req };
-    static const char *res_names[ROWS_PER] = { "cpu", "gpu", "mem", "storage", "nodes", "pods" };
-    for (int r = 0; r < ROWS_PER; r++) {
+    static const char *res_names[ROWS_PER] = { "cpu", "gpu", "mem", "storage", "nodes", "pods", "gangs" };
+    for (int r = 0; r < rows; r++) {
         char(*row)[CELL_MAX] = g->cells[g->rows++];
         snprintf(row[0], CELL_MAX, "%s", r == 0 ? name : "");
         snprintf(row[1], CELL_MAX, "%s", r == 0 ? flags : "");
@@ -80,6 +82,12 @@ static void fill_block(grid_t *g, const char *name, const char *flags, const poo
             case 4:
                 if (c < 2)
                     fmt_int(u->nodes, cell, CELL_MAX);
+                else
+                    snprintf(cell, CELL_MAX, "-");
+                break;
+            case 6: /* gangs: only pending ones are counted */
+                if (c == 4)
+                    fmt_int(u->pending_gangs, cell, CELL_MAX);
                 else
                     snprintf(cell, CELL_MAX, "-");
                 break;
@@ -139,6 +147,7 @@ static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t)
         t->nodes += usage[i].nodes;
         t->pods_running += usage[i].pods_running;
         t->pending += usage[i].pending;
+        t->pending_gangs += usage[i].pending_gangs;
     }
 }
 
@@ -151,15 +160,16 @@ static int render_table(FILE *out, const pool_spec_t *specs, int n, const pool_s
     for (int c = 0; c < NCOLS; c++)
         snprintf(g.cells[0][c], CELL_MAX, "%s", hdr[c]);
     g.rows = 1;
+    pool_usage_t total;
+    usage_total(usage, n + 1, &total);
+    int rows = total.pending_gangs > 0 ? ROWS_PER : ROWS_PER - 1;
     for (int i = 0; i <= n; i++) {
         const pool_spec_t *s = i < n ? &specs[i] : dflt;
         flags_of(s, flags, sizeof(flags));
         snprintf(name, sizeof(name), "%s", i < n ? s->name : "Default");
-        fill_block(&g, name, flags, &usage[i]);
+        fill_block(&g, name, flags, &usage[i], rows);
     }
-    pool_usage_t total;
-    usage_total(usage, n + 1, &total);
-    fill_block(&g, "Total", "", &total);
+    fill_block(&g, "Total", "", &total, rows);
     int rc = print_grid(out, &g);
     free(g.cells);
     return rc;
@@ -190,6 +200,7 @@ static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usa
     json_object_set_new(o, "shared", res_json(&u->shared, u->shared.pods));
     json_object_set_new(o, "borrowed", res_json(&u->borrowed, u->borrowed.pods));
     json_object_set_new(o, "pending", res_json(&u->pending_req, u->pending));
+    json_object_set_new(o, "pending_gangs", json_integer(u->pending_gangs));
     return o;
 }
 

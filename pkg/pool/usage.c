@@ -7,6 +7,7 @@
 #include "api/quantity.h"
 #include "pool/pool.h"
 #include "util/hashmap.h"
+#include "util/util.h"
 
 /* Index of the pod's home pool in specs, or n_specs (default) when the
  * annotation is absent or names no existing pool. O(n_specs): pools are few. */
@@ -45,6 +46,7 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *no
 
     /* node name -> pool index + 1 (a NULL value means "not a node we know") */
     hashmap_t *where = hashmap_new((size_t)(nnodes > 0 ? nnodes * 2 : 8));
+    hashmap_t *gangs = hashmap_new(16); /* "pool|ns/group" of pending gang members */
     for (int i = 0; i < nnodes; i++) {
         const node_t *nd = nodes[i];
         if (!nd || !nd->name)
@@ -79,9 +81,20 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *no
                    (!scheduler_name || (p->scheduler_name && !strcmp(p->scheduler_name, scheduler_name)))) {
             res_add(&out[home].pending_req, &req);
             out[home].pending++;
+            const char *g = labels_get(&p->labels, "scheduling.x-k8s.io/pod-group");
+            if (g && g[0]) {
+                sbuf_t k = { 0 };
+                sbuf_printf(&k, "%d|%s/%s", home, p->ns, g);
+                if (!hashmap_get(gangs, k.data)) {
+                    hashmap_put(gangs, k.data, (void *)1);
+                    out[home].pending_gangs++;
+                }
+                sbuf_free(&k);
+            }
         }
     }
     hashmap_free(where);
+    hashmap_free(gangs);
 }
 
 static void set_str(json_t *obj, const char *key, const char *val)

@@ -378,6 +378,58 @@ static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need
     return best;
 }
 
+/* ------------------------------------------------------ minResources */
+
+/* The free room of a pool's nodes: allocatable minus requested. */
+static void pool_free_room(scheduler_t *s, int pool_id, resources_t *free_)
+{
+    resources_t alloc, used;
+    res_zero(&alloc);
+    res_zero(&used);
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    for (int i = 0; i < n; i++) {
+        node_info_t *ni = nodes[i];
+        if (ni->pool != pool_id || !ni->node)
+            continue;
+        cache_node_lock(s->cache, ni->name);
+        res_add(&alloc, &ni->node->allocatable);
+        res_add(&used, &ni->requested);
+        cache_node_unlock(s->cache, ni->name);
+    }
+    cache_unlock(s->cache);
+    *free_ = alloc;
+    res_sub(free_, &used);
+}
+
+/* scheduler-plugins' PreFilter check: the gang's minResources must be free
+ * in its pool before its members are tried. NULL when they are (or none
+ * are set); else why not (malloc'd). */
+static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t *min)
+{
+    if (min->milli_cpu == 0 && min->memory == 0 && min->ephemeral == 0 && min->pods == 0 && min->nscalar == 0)
+        return NULL;
+    resources_t fr;
+    pool_free_room(s, pool_id, &fr);
+    sbuf_t b = { 0 };
+    if (min->milli_cpu > fr.milli_cpu)
+        sbuf_printf(&b, "cpu %lldm > %lldm free", (long long)min->milli_cpu, (long long)fr.milli_cpu);
+    else if (min->memory > fr.memory)
+        sbuf_printf(&b, "memory %lld > %lld bytes free", (long long)min->memory, (long long)fr.memory);
+    else if (min->ephemeral > fr.ephemeral)
+        sbuf_printf(&b, "ephemeral-storage %lld > %lld bytes free", (long long)min->ephemeral, (long long)fr.ephemeral);
+    else if (min->pods > fr.pods)
+        sbuf_printf(&b, "pods %lld > %lld free", (long long)min->pods, (long long)fr.pods);
+    for (int i = 0; !b.data && i < min->nscalar; i++) {
+        int64_t have = res_get_scalar(&fr, min->scalar[i].name);
+        if (min->scalar[i].value > have)
+            sbuf_printf(&b, "%s %lld > %lld free", min->scalar[i].name, (long long)min->scalar[i].value,
+                        (long long)have);
+    }
+    return b.data;
+}
+
 /* ------------------------------------------------------------ the turn */
 
 /* Places one elastic member on its own (after the minimum is placed). */
@@ -558,6 +610,19 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         gang_snap_clear(&g);
         return 1;
     }
+    /* Cheap count first: while a gang is being created pod by pod, each
+     * arrival must not gather (and give back) all the members before it. */
+    int live = 0;
+    for (int i = 0; i < g.nmembers; i++)
+        live += !pod_is_terminal(g.members[i]) && !g.members[i]->deleting;
+    if (live < g.min_member) {
+        sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
+                    g.min_member);
+        sched_report(P, it, "FailedScheduling", msg.data);
+        queue_requeue(P->q, it);
+        gang_snap_clear(&g);
+        return 1;
+    }
     queue_item_t **items;
     int placed = 0;
     int n = gather(P, it, &g, &items, &placed);
@@ -585,6 +650,17 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
             report_all(P, items, n, "FailedScheduling", why);
             requeue_all(P, items, n, 0);
             free(why);
+            goto out;
+        }
+    }
+    if (need > 0) {
+        char *short_ = min_resources_short(s, P->id, &g.min_resources);
+        if (short_) {
+            sbuf_t w = { 0 };
+            sbuf_printf(&w, "its minResources are not free in pool %s: %s", P->name, short_);
+            gang_failed(P, &g, items, n, need, placed, w.data);
+            sbuf_free(&w);
+            free(short_);
             goto out;
         }
     }
@@ -635,7 +711,8 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     }
     free(nodes);
     if (need > 0) {
-        double wait = gang_placed(s->gangs, g.key, util_wall_ms());
+        int was_waiting = 0;
+        double wait = gang_placed(s->gangs, g.key, util_wall_ms(), &was_waiting);
         stats_add(s, &s->stats.gangs_scheduled, 1);
         if (wait >= 0 && s->opts.on_gang_placed)
             s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
@@ -643,7 +720,8 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         podgroup_event(s, g.ns, g.name, g.uid, "Normal", "Scheduled", msg.data);
         LOG_I("pod group %s: %s", g.key, msg.data);
         /* Pods held back behind it may go now. */
-        queue_move_all_to_active(P->q, "GangPlaced");
+        if (was_waiting)
+            queue_move_all_to_active(P->q, "GangPlaced");
     }
     for (int i = need; i < n; i++) {
         place_surplus(P, items[i], g.key);

@@ -16,7 +16,9 @@
  * filter pass at most (decide, the node copies of preempt); the victim
  * search runs on copies without it. The volume store's rwlock
  * (volume/volume.h) is a leaf too: taken inside the cache lock by the
- * volume plugins, or alone; nothing is called out while it is held. */
+ * volume plugins, or alone; nothing is called out while it is held. The
+ * gang store's mutex (gang/gang.h) is a leaf as well: taken alone, or
+ * under pdb_mu while preemption ranks victims. */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 

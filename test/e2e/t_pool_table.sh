@@ -72,6 +72,8 @@ def terminal: .status.phase == "Succeeded" or .status.phase == "Failed";
     | {home: (if any($names[]; . == $a) then $a else "default" end),
        on: (if (.spec.nodeName // "") == "" then null else $where[.spec.nodeName] // "?" end),
        pending_ok: ((.spec.nodeName // "") == "" and .metadata.deletionTimestamp == null and .spec.schedulerName == $sched),
+       gang: (.metadata.labels["scheduling.x-k8s.io/pod-group"] // "" | if . == "" then null else . end),
+       ns: .metadata.namespace,
        v: podvec})) as $pods
 | [($pools[] | {name: .metadata.name, s: .spec}), {name: "default", s: $dspec}]
 | map(.name as $p
@@ -85,7 +87,8 @@ def terminal: .status.phase == "Succeeded" or .status.phase == "Failed";
        used: ($used | map(.v) | vsum),
        shared: ($used | map(select(.home != $p) | .v) | vsum),
        borrowed: ($pods | map(select(.on != null and .on != "?" and .home == $p and .on != $p) | .v) | vsum),
-       pending: ($pend | map(.v) | vsum)})'
+       pending: ($pend | map(.v) | vsum),
+       pending_gangs: ($pend | map(select(.gang != null) | "\(.ns)/\(.gang)") | unique | length)})'
 
 # expected_table: prints the expected `pools -o json` document (sorted keys).
 expected_table() {
@@ -94,7 +97,7 @@ expected_table() {
         kc get pools -o json >"$CP_WORK/x.pools.json" || return 1
     jq -S -n --slurpfile NN "$CP_WORK/x.nodes.json" --slurpfile PP "$CP_WORK/x.pods.json" \
         --slurpfile PLL "$CP_WORK/x.pools.json" --arg sched "$SCHED_NAME" '$NN[0] as $N | $PP[0] as $P | $PLL[0] as $PL | '"$EXPECT_JQ" |
-        jq -S '. as $all | . + [{name: "total", nodes: (map(.nodes) | add)}
+        jq -S '. as $all | . + [{name: "total", nodes: (map(.nodes) | add), pending_gangs: (map(.pending_gangs) | add)}
             + (reduce ("capacity", "allocatable", "used", "shared", "borrowed", "pending") as $k ({};
                 .[$k] = (reduce $all[] as $p ({cpu_milli: 0, gpu: 0, memory: 0, storage: 0, pods: 0};
                     with_entries(.value += $p[$k][.key])))))]'

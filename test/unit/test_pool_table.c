@@ -286,7 +286,28 @@ static void test_render_direct(void **st)
         strstr(buf, "\n                                nodes     3         3            -     -       -\n"));
     assert_non_null(strstr(buf, "\nDefault                  \u2713 \u2713 \u2713  cpu"));
     assert_non_null(strstr(buf, "\nTotal                           cpu       3.33"));
+    assert_null(strstr(buf, "gangs")); /* no gang pending: the original six rows */
     free(buf);
+
+    /* Two gangs pending in "123": a gangs row in every block, the count
+     * under Pending. */
+    u[1].pending_gangs = 2;
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pool_table_render(f, POOL_OUT_TABLE, specs, 2, &def, u), 0);
+    fclose(f);
+    assert_non_null(
+        strstr(buf, "\n                                gangs     -         -            -     -       2\n"));
+    assert_non_null(
+        strstr(buf, "\n                                gangs     -         -            -     -       0\n"));
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pool_table_render(f, POOL_OUT_JSON, specs, 2, &def, u), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"pending_gangs\": 2"));
+    free(buf);
+    u[1].pending_gangs = 0;
 
     buf = NULL;
     f = open_memstream(&buf, &len);

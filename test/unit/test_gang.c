@@ -1,0 +1,343 @@
+/* test_gang.c -- the gang store: PodGroup parsing (bad input included),
+ * membership, the phase rules, the backfill gate, elastic surplus and
+ * whole-gang victims, and the housekeeping tick (status patches,
+ * timeouts, stale gangs). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "gang/gang.h"
+
+#include "fixtures.h"
+
+static podgroup_t *mkpg(const char *name, const char *spec)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'ns','uid':'pg-%s','creationTimestamp':'2026-01-01T00:00:00Z'},"
+             "'spec':%s}",
+             name, name, spec);
+    json_t *j = parse_sq(buf);
+    char err[256] = "";
+    podgroup_t *pg = podgroup_from_json(j, err, sizeof(err));
+    json_decref(j);
+    if (!pg)
+        fail_msg("podgroup_from_json: %s", err);
+    return pg;
+}
+
+/* A member pod: node "" = pending; phase Running/Succeeded/Failed/Pending. */
+static pod_t *mkmember(const char *name, const char *group, int prio, const char *node, const char *phase,
+                       const char *start)
+{
+    char buf[2048];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','labels':{'scheduling.x-k8s.io/pod-group':'%s'},"
+             "'creationTimestamp':'2026-01-01T00:00:01Z'},"
+             "'spec':{'priority':%d,'nodeName':'%s','containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}]},"
+             "'status':{'phase':'%s','startTime':'%s'}}",
+             name, name, group, prio, node, phase, start);
+    return fx_pod(buf);
+}
+
+static void test_podgroup_parse(void **state)
+{
+    (void)state;
+    podgroup_t *pg = mkpg("a", "{'minMember':3,'scheduleTimeoutSeconds':10,'minResources':{'cpu':'4'}}");
+    assert_null(pg->invalid);
+    assert_int_equal(pg->min_member, 3);
+    assert_int_equal(pg->timeout_s, 10);
+    assert_int_equal(pg->min_resources.milli_cpu, 4000);
+    assert_true(pg->created_ms > 0);
+    podgroup_free(pg);
+
+    /* Bad specs parse, marked invalid with the reason; never a crash. */
+    const char *bad[][2] = {
+        { "{'minMember':0}", "at least 1" },
+        { "{'minMember':-4}", "at least 1" },
+        { "{}", "at least 1" },
+        { "{'minMember':99999999999}", "32-bit" },
+        { "{'minMember':'3'}", "32-bit" },
+        { "{'minMember':2,'scheduleTimeoutSeconds':-1}", "scheduleTimeoutSeconds" },
+        { "{'minMember':2,'minResources':{'cpu':'lots'}}", "minResources" },
+        { "[]", "spec" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        pg = mkpg("b", bad[i][0]);
+        assert_non_null(pg->invalid);
+        if (!strstr(pg->invalid, bad[i][1]))
+            fail_msg("%s: '%s' lacks '%s'", bad[i][0], pg->invalid, bad[i][1]);
+        podgroup_free(pg);
+    }
+    /* Not a PodGroup at all. */
+    char err[128];
+    json_t *j = parse_sq("{'metadata':{'name':'x'}}");
+    assert_null(podgroup_from_json(j, err, sizeof(err)));
+    json_decref(j);
+    j = json_integer(3);
+    assert_null(podgroup_from_json(j, err, sizeof(err)));
+    json_decref(j);
+}
+
+static void test_phase(void **state)
+{
+    (void)state;
+    /* (members, min, scheduled, running, succeeded, failed, timed_out) */
+    assert_string_equal(gang_phase(2, 3, 0, 0, 0, 0, 0), "Pending");
+    assert_string_equal(gang_phase(3, 3, 0, 0, 0, 0, 0), "PreScheduling");
+    assert_string_equal(gang_phase(3, 3, 1, 0, 0, 0, 0), "Scheduling");
+    assert_string_equal(gang_phase(3, 3, 3, 0, 0, 0, 0), "Scheduled");
+    assert_string_equal(gang_phase(4, 3, 3, 3, 0, 0, 0), "Running");
+    assert_string_equal(gang_phase(3, 3, 3, 0, 3, 0, 0), "Finished");
+    assert_string_equal(gang_phase(3, 3, 0, 0, 0, 0, 1), "Failed");
+    assert_string_equal(gang_phase(3, 3, 3, 1, 0, 2, 0), "Failed");
+    /* Placed after a timeout: back to Scheduled. */
+    assert_string_equal(gang_phase(3, 3, 3, 0, 0, 0, 1), "Scheduled");
+}
+
+static void test_membership_and_snapshot(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_snap_t s;
+    pod_t *a = mkmember("a", "g", 0, "", "Pending", "2026-01-01T00:00:01Z");
+    gang_pod_upsert(gs, a);
+    assert_int_equal(gang_snapshot(gs, "ns", "g", &s), 0);
+    assert_int_equal(s.state, GANG_MISSING);
+    assert_int_equal(s.nmembers, 1);
+    gang_snap_clear(&s);
+
+    gang_group_upsert(gs, mkpg("g", "{'minMember':2}"));
+    pod_t *b = mkmember("b", "g", 0, "", "Pending", "2026-01-01T00:00:01Z");
+    gang_pod_upsert(gs, b);
+    assert_int_equal(gang_snapshot(gs, "ns", "g", &s), 0);
+    assert_int_equal(s.state, GANG_OK);
+    assert_int_equal(s.min_member, 2);
+    assert_int_equal(s.nmembers, 2);
+    assert_string_equal(s.uid, "pg-g");
+    gang_snap_clear(&s);
+
+    /* A pod relabelled to another group leaves the first. */
+    pod_t *b2 = mkmember("b", "h", 0, "", "Pending", "2026-01-01T00:00:01Z");
+    gang_pod_upsert(gs, b2);
+    assert_int_equal(gang_snapshot(gs, "ns", "g", &s), 0);
+    assert_int_equal(s.nmembers, 1);
+    gang_snap_clear(&s);
+    assert_int_equal(gang_snapshot(gs, "ns", "h", &s), 0);
+    assert_int_equal(s.nmembers, 1);
+    gang_snap_clear(&s);
+
+    /* Deleted PodGroup: a tombstone while members remain. */
+    gang_group_delete(gs, "ns", "g");
+    assert_int_equal(gang_snapshot(gs, "ns", "g", &s), 0);
+    assert_int_equal(s.state, GANG_DELETED);
+    gang_snap_clear(&s);
+    gang_pod_delete(gs, a);
+    assert_int_equal(gang_snapshot(gs, "ns", "g", &s), -1);
+    gang_pod_delete(gs, b2);
+    assert_int_equal(gang_snapshot(gs, "ns", "h", &s), -1);
+    pod_unref(a);
+    pod_unref(b);
+    pod_unref(b2);
+    gang_store_free(gs);
+}
+
+static void test_blocker(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_group_upsert(gs, mkpg("w", "{'minMember':2}"));
+    assert_int_equal(gang_nwaiting(gs), 0);
+    assert_null(gang_blocker(gs, 1, NULL, 0, 0, 0, 1));
+    /* gang ns/w waits in pool 1 at priority 10, created at t=1000 */
+    gang_waiting(gs, "ns/w", 1, 10, 1000, "0/4 nodes are available");
+    assert_int_equal(gang_nwaiting(gs), 1);
+    char *why;
+    /* same priority, younger: blocked */
+    why = gang_blocker(gs, 1, NULL, 10, 2000, 0, 1);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "ns/w"));
+    free(why);
+    /* same priority, older: goes first */
+    assert_null(gang_blocker(gs, 1, NULL, 10, 500, 0, 1));
+    /* higher priority: goes first */
+    assert_null(gang_blocker(gs, 1, NULL, 11, 2000, 0, 1));
+    /* lower priority: the gang could evict it, so it may backfill... */
+    assert_null(gang_blocker(gs, 1, NULL, 5, 2000, 0, 1));
+    /* ...unless the pool does not preempt */
+    why = gang_blocker(gs, 1, NULL, 5, 2000, 0, 0);
+    assert_non_null(why);
+    free(why);
+    /* another pool: never */
+    assert_null(gang_blocker(gs, 2, NULL, 5, 2000, 0, 0));
+    /* the gang itself is not blocked by itself */
+    assert_null(gang_blocker(gs, 1, "ns/w", 10, 2000, 0, 1));
+    /* elastic surplus of an older gang with the same priority waits */
+    why = gang_blocker(gs, 1, "ns/old", 10, 500, 1, 1);
+    assert_non_null(why);
+    free(why);
+    /* placed: no more gate */
+    assert_true(gang_placed(gs, "ns/w", 5000, NULL) < 0); /* never considered: no wait figure */
+    assert_int_equal(gang_nwaiting(gs), 0);
+    assert_null(gang_blocker(gs, 1, NULL, 10, 2000, 0, 1));
+    gang_store_free(gs);
+}
+
+static void test_surplus_and_mates(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_group_upsert(gs, mkpg("e", "{'minMember':2}"));
+    pod_t *p[4];
+    p[0] = mkmember("e0", "e", 0, "n1", "Running", "2026-01-01T00:00:10Z");
+    p[1] = mkmember("e1", "e", 0, "n1", "Running", "2026-01-01T00:00:11Z");
+    p[2] = mkmember("e2", "e", 0, "n2", "Running", "2026-01-01T00:00:12Z");
+    p[3] = mkmember("e3", "e", 0, "", "Pending", "2026-01-01T00:00:13Z");
+    for (int i = 0; i < 4; i++)
+        gang_pod_upsert(gs, p[i]);
+    /* minMember 2, three bound: the latest started (e2) is the surplus. */
+    assert_false(gang_is_surplus(gs, p[0]));
+    assert_false(gang_is_surplus(gs, p[1]));
+    assert_true(gang_is_surplus(gs, p[2]));
+    assert_false(gang_is_surplus(gs, p[3]));
+    /* A member that keeps the minimum drags the other bound members. */
+    pod_t **m = NULL;
+    int n = gang_mates(gs, p[0], &m);
+    assert_int_equal(n, 2);
+    int seen1 = 0, seen2 = 0;
+    for (int i = 0; i < n; i++) {
+        seen1 |= strcmp(m[i]->name, "e1") == 0;
+        seen2 |= strcmp(m[i]->name, "e2") == 0;
+        pod_unref(m[i]);
+    }
+    free(m);
+    assert_true(seen1 && seen2);
+    /* Surplus goes alone. */
+    assert_int_equal(gang_mates(gs, p[2], &m), 0);
+    free(m);
+    /* Not a gang member. */
+    pod_t *lone = fx_pod("{'metadata':{'name':'x','namespace':'ns','uid':'ux'},'spec':{'containers':[]}}");
+    assert_false(gang_is_surplus(gs, lone));
+    assert_int_equal(gang_mates(gs, lone, &m), 0);
+    free(m);
+    pod_unref(lone);
+    for (int i = 0; i < 4; i++)
+        pod_unref(p[i]);
+    gang_store_free(gs);
+}
+
+static int placed_by_node(void *ud, const pod_t *p)
+{
+    (void)ud;
+    return p->node_name[0] != 0;
+}
+
+static int find_event(const gang_tick_t *t, const char *reason)
+{
+    for (int i = 0; i < t->nevents; i++)
+        if (strcmp(t->ev_reason[i], reason) == 0)
+            return i;
+    return -1;
+}
+
+static void test_tick_status_timeout_stale(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_group_upsert(gs, mkpg("t", "{'minMember':2,'scheduleTimeoutSeconds':5}"));
+    pod_t *a = mkmember("ta", "t", 0, "", "Pending", "2026-01-01T00:00:01Z");
+    pod_t *b = mkmember("tb", "t", 0, "", "Pending", "2026-01-01T00:00:01Z");
+    gang_pod_upsert(gs, a);
+    gang_pod_upsert(gs, b);
+    gang_tick_t t;
+    int64_t t0 = 1700000000000LL;
+    gang_tick(gs, t0, 60, 60, 0, placed_by_node, NULL, &t);
+    assert_int_equal(t.npatches, 1);
+    assert_non_null(strstr(t.paths[0], "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/podgroups/t/status"));
+    assert_non_null(strstr(t.bodies[0], "\"phase\":\"PreScheduling\""));
+    gang_tick_clear(&t);
+    /* Nothing moved: nothing to write. */
+    gang_tick(gs, t0 + 1000, 60, 60, 0, placed_by_node, NULL, &t);
+    assert_int_equal(t.npatches, 0);
+    gang_tick_clear(&t);
+
+    /* Considered and waiting; the PodGroup's own 5 s timeout, not the 60 s default. */
+    gang_considered(gs, "ns/t", t0);
+    gang_waiting(gs, "ns/t", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.");
+    gang_tick(gs, t0 + 4000, 60, 60, 0, placed_by_node, NULL, &t);
+    assert_int_equal(t.timed_out, 0);
+    assert_int_equal(t.waiting, 1);
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 5000, 60, 60, 0, placed_by_node, NULL, &t);
+    assert_int_equal(t.timed_out, 1);
+    int e = find_event(&t, "GangScheduleTimeout");
+    assert_true(e >= 0);
+    assert_non_null(strstr(t.ev_msg[e], "Insufficient cpu"));
+    assert_int_equal(t.nwake, 1); /* the pods it held back may go */
+    assert_int_equal(t.npatches, 1);
+    assert_non_null(strstr(t.bodies[0], "\"phase\":\"Failed\""));
+    assert_non_null(strstr(t.bodies[0], "scheduleStartTime"));
+    gang_tick_clear(&t);
+    /* Once only. */
+    gang_tick(gs, t0 + 9000, 60, 60, 0, placed_by_node, NULL, &t);
+    assert_int_equal(t.timed_out, 0);
+    gang_tick_clear(&t);
+    /* A timed-out gang no longer holds back backfill. */
+    assert_null(gang_blocker(gs, 0, NULL, 0, 1, 0, 0));
+
+    /* Placed: Scheduled; then one member fails: below minMember -> stale after the grace. */
+    pod_t *a2 = mkmember("ta", "t", 0, "n1", "Running", "2026-01-01T00:00:01Z");
+    pod_t *b2 = mkmember("tb", "t", 0, "n2", "Running", "2026-01-01T00:00:02Z");
+    gang_pod_upsert(gs, a2);
+    gang_pod_upsert(gs, b2);
+    assert_true(gang_placed(gs, "ns/t", t0 + 10000, NULL) >= 10.0);
+    gang_tick(gs, t0 + 10000, 60, 3, 1, placed_by_node, NULL, &t);
+    assert_non_null(strstr(t.bodies[0], "\"phase\":\"Running\""));
+    gang_tick_clear(&t);
+    pod_t *b3 = mkmember("tb", "t", 0, "n2", "Failed", "2026-01-01T00:00:02Z");
+    gang_pod_upsert(gs, b3);
+    gang_tick(gs, t0 + 11000, 60, 3, 1, placed_by_node, NULL, &t);
+    assert_int_equal(t.stale, 0);
+    assert_int_equal(t.nevict, 0);
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 14000, 60, 3, 1, placed_by_node, NULL, &t);
+    assert_int_equal(t.stale, 1);
+    assert_true(find_event(&t, "StaleGang") >= 0);
+    assert_int_equal(t.nevict, 1); /* --evict-stale-gangs: the one still running */
+    assert_string_equal(t.evict[0]->name, "ta");
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 15000, 60, 3, 1, placed_by_node, NULL, &t);
+    assert_int_equal(t.nevict, 0); /* once */
+    gang_tick_clear(&t);
+
+    /* An invalid PodGroup is said once per reason. */
+    gang_group_upsert(gs, mkpg("bad", "{'minMember':0}"));
+    gang_tick(gs, t0 + 16000, 60, 3, 0, placed_by_node, NULL, &t);
+    assert_true(find_event(&t, "InvalidPodGroup") >= 0);
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 17000, 60, 3, 0, placed_by_node, NULL, &t);
+    assert_int_equal(find_event(&t, "InvalidPodGroup"), -1);
+    gang_tick_clear(&t);
+
+    pod_unref(a);
+    pod_unref(b);
+    pod_unref(a2);
+    pod_unref(b2);
+    pod_unref(b3);
+    gang_store_free(gs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_podgroup_parse),          cmocka_unit_test(test_phase),
+        cmocka_unit_test(test_membership_and_snapshot), cmocka_unit_test(test_blocker),
+        cmocka_unit_test(test_surplus_and_mates),       cmocka_unit_test(test_tick_status_timeout_stale),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
