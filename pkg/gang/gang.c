@@ -395,12 +395,13 @@ double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_wait
     return wait;
 }
 
-void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message)
+void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message,
+                  int blocks)
 {
     pthread_mutex_lock(&gs->mu);
     gang_t *g = hashmap_get(gs->gangs, key);
     if (g) {
-        set_waiting(gs, g, 1);
+        set_waiting(gs, g, blocks);
         g->wait_pool = pool;
         g->wait_prio = prio;
         g->wait_created = created_ms;

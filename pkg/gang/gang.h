@@ -79,9 +79,11 @@ int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now_wall_ms);
  * seconds since first considered (for the histogram), -1 if unknown.
  * *was_waiting (may be NULL): it was holding back the pods behind it. */
 double gang_placed(gang_store_t *gs, const char *key, int64_t now_wall_ms, int *was_waiting);
-/* Its minimum did not fit: it waits in pool with this rank (its highest
- * member priority, its creation time) and blocks backfill behind it. */
-void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message);
+/* Its minimum did not fit (message says why, for the timeout event). With
+ * blocks, it waits in pool with this rank (its highest member priority,
+ * its creation time) and holds back the pods behind it. */
+void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message,
+                  int blocks);
 /* Backfill gate. Does a waiting gang other than self_key, within its
  * timeout, rank ahead of a pod (priority prio, created created_ms) in pool
  * and could not evict it (prio not below the gang's, or no preemption)?

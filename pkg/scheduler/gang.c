@@ -380,8 +380,9 @@ static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need
 
 /* ------------------------------------------------------ minResources */
 
-/* The free room of a pool's nodes: allocatable minus requested. */
-static void pool_free_room(scheduler_t *s, int pool_id, resources_t *free_)
+/* The free room of a pool's nodes: allocatable minus requested; *all_
+ * (may be NULL) gets the allocatable sum. */
+static void pool_free_room(scheduler_t *s, int pool_id, resources_t *free_, resources_t *all_)
 {
     resources_t alloc, used;
     res_zero(&alloc);
@@ -401,6 +402,19 @@ static void pool_free_room(scheduler_t *s, int pool_id, resources_t *free_)
     cache_unlock(s->cache);
     *free_ = alloc;
     res_sub(free_, &used);
+    if (all_)
+        *all_ = alloc;
+}
+
+/* Whether need exceeds have in any resource need asks for. */
+static int res_exceeds(const resources_t *need, const resources_t *have)
+{
+    if (need->milli_cpu > have->milli_cpu || need->memory > have->memory || need->ephemeral > have->ephemeral)
+        return 1;
+    for (int i = 0; i < need->nscalar; i++)
+        if (need->scalar[i].value > res_get_scalar(have, need->scalar[i].name))
+            return 1;
+    return 0;
 }
 
 /* scheduler-plugins' PreFilter check: the gang's minResources must be free
@@ -411,7 +425,7 @@ static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t 
     if (min->milli_cpu == 0 && min->memory == 0 && min->ephemeral == 0 && min->pods == 0 && min->nscalar == 0)
         return NULL;
     resources_t fr;
-    pool_free_room(s, pool_id, &fr);
+    pool_free_room(s, pool_id, &fr, NULL);
     sbuf_t b = { 0 };
     if (min->milli_cpu > fr.milli_cpu)
         sbuf_printf(&b, "cpu %lldm > %lldm free", (long long)min->milli_cpu, (long long)fr.milli_cpu);
@@ -518,7 +532,14 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     }
     int32_t prio = items[0]->pod->priority; /* items are sorted: the highest */
     int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
-    gang_waiting(s->gangs, g->key, P->id, prio, created, msg.data);
+    /* A minimum larger than the whole pool can never fit here: it holds
+     * nobody back (it may still borrow, or wait for the pool to grow). */
+    resources_t want, fr, all;
+    res_zero(&want);
+    for (int i = 0; i < need; i++)
+        res_add(&want, &items[i]->pod->requests);
+    pool_free_room(s, P->id, &fr, &all);
+    gang_waiting(s->gangs, g->key, P->id, prio, created, msg.data, !res_exceeds(&want, &all));
     /* One PodGroup event per attempt of the member that was popped, at the
      * same pace as the pods' own events. */
     int changed = !items[0]->last_message || strcmp(items[0]->last_message, msg.data) != 0;

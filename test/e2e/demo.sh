@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016,SC2119 source-path=SCRIPTDIR
 # make demo: a local control plane (etcd + kube-apiserver v1.20 on 127.0.0.1),
-# the Pool CRD and pools/, a few fake nodes, bin/ai-scheduler, and the pods in
-# examples/. Prints where each pod landed, why the impossible one did not, and
-# the pool table; then stops everything it started.
+# the Pool CRD and pools/, the PodGroup CRD, a few fake nodes, bin/ai-scheduler,
+# and the pods in examples/. Prints where each pod landed, why the impossible
+# one did not, where each gang's members landed (PodGroups), a gang that does
+# not fit with none of its pods bound, and the pool table; then stops
+# everything it started.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -26,9 +28,13 @@ echo "API server: $API_URL   admin kubeconfig: $ADMIN_KUBECONFIG"
 if [ -f pools/crd.yaml ]; then
     step "Pool CRD and pools/"
     for f in pools/*.yaml; do
-        [ "$f" = pools/crd.yaml ] && continue
+        case $f in pools/crd.yaml | pools/podgroup-crd.yaml) continue ;; esac
         kc apply -f "$f"
     done
+fi
+# cp_start created the PodGroup CRD (apply_podgroup_crd: only when missing).
+if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1; then
+    echo "PodGroup CRD podgroups.scheduling.x-k8s.io is installed"
 fi
 
 step "nodes: 2 in cpu-pool (cpu=true), 2 in gpu-pool (gpu=true, 8 GPUs each), 1 unlabelled (default pool)"
@@ -42,8 +48,11 @@ kc get nodes -L cpu,gpu
 step "starting $AISCHED_BIN"
 start_scheduler
 
-step "applying examples/"
-for f in examples/*.yaml; do kc apply -f "$f"; done
+step "applying examples/ (the gangs come later)"
+for f in examples/*.yaml; do
+    case $f in *gang*) continue ;; esac
+    kc apply -f "$f"
+done
 
 total=$(kc get pods -o name | wc -l)
 want=$((total - 1))   # all but train-impossible
@@ -60,6 +69,47 @@ echo "web-1 -> $(pod_node web-1)   web-2 -> $(pod_node web-2)"
 step "why train-impossible is pending"
 events_for train-impossible default FailedScheduling | cut -f2 | sort -u
 echo "condition: $(pod_condition train-impossible PodScheduled)"
+
+# Gangs after the single pods settled; the pool table below includes them.
+# Nothing here fails the demo: a gang that stays Pending is shown as it is.
+if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && ls examples/*gang*.yaml >/dev/null 2>&1; then
+    step "gang scheduling: PodGroups from examples/*gang*.yaml"
+    # gang-waiting.yaml last: a waiting gang holds back what ranks behind it.
+    for f in examples/*gang*.yaml; do
+        [ "$f" = examples/gang-waiting.yaml ] && continue
+        kc apply -f "$f" || echo "(apply $f failed)"
+    done
+    # bert-ddp: all 3 members; sweep: at least its minMember 2 (then surplus).
+    if ! wait_until '[ "$(count_bound scheduling.x-k8s.io/pod-group=bert-ddp)" -ge 3 ] &&
+        [ "$(count_bound scheduling.x-k8s.io/pod-group=sweep)" -ge 2 ]' 30; then
+        echo "(the gangs were not placed within 30s; what the cluster shows:)"
+    else
+        # sweep's 2 surplus members follow when there is room (there is).
+        wait_until '[ "$(count_bound scheduling.x-k8s.io/pod-group=sweep)" -ge 4 ]' 10 ||
+            echo "(sweep's surplus members are not all placed)"
+    fi
+    sleep 2   # the PodGroup status follows within about a second
+    kc get podgroups
+    echo
+    kc get pods -l scheduling.x-k8s.io/pod-group -o custom-columns='POD:.metadata.name,GANG:.metadata.labels.scheduling\.x-k8s\.io/pod-group,ROLE:.metadata.labels.training\.kubeflow\.org/replica-type,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName'
+    echo
+    echo "events on the PodGroups:"
+    ev=$(kc get events --field-selector involvedObject.kind=PodGroup -o json |
+        jq -r '.items[] | "  \(.involvedObject.name)  \(.type)  \(.reason): \(.message)"')
+    echo "${ev:-  (none)}"
+
+    if [ -f examples/gang-waiting.yaml ]; then
+        step "all or nothing: llm-pretrain needs 2 whole GPU nodes, none is free"
+        kc apply -f examples/gang-waiting.yaml || echo "(apply failed)"
+        wait_until 'events_for llm-pretrain default FailedScheduling | grep -q .' 20 ||
+            echo "(no FailedScheduling event on the PodGroup within 20s)"
+        sleep 1
+        kc get podgroup llm-pretrain
+        echo "members bound: $(count_bound scheduling.x-k8s.io/pod-group=llm-pretrain) of 2"
+        echo "why (events on the PodGroup):"
+        events_for llm-pretrain default | sed 's/^/  /; s/\t/: /'
+    fi
+fi
 
 step "pool table: ai-scheduler pools"
 if ! timeout 30 "$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG"; then

@@ -239,6 +239,9 @@ cp_start() {
     if [ -f "$REPO/pools/crd.yaml" ]; then
         apply_pool_crd || die "pools/crd.yaml did not apply"
     fi
+    if [ -f "$REPO/pools/podgroup-crd.yaml" ]; then
+        apply_podgroup_crd || die "pools/podgroup-crd.yaml did not apply"
+    fi
     log "control plane up: $API_URL (etcd $ETCD_PORT)"
 }
 
@@ -345,6 +348,16 @@ api_post_json() {
 apply_pool_crd() {
     kc apply -f "$REPO/pools/crd.yaml" >/dev/null || return 1
     wait_until 'kc get crd -o json | jq -e ".items[] | select(.spec.group==\"resource.aibee.cn\" and .spec.names.kind==\"Pool\") | .status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
+}
+
+# apply_podgroup_crd: the PodGroup CRD, created only when the cluster has none
+# (a cluster running scheduler-plugins keeps its own), then waits until it is
+# Established either way.
+apply_podgroup_crd() {
+    if ! kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1; then
+        kc create -f "$REPO/pools/podgroup-crd.yaml" >/dev/null || return 1
+    fi
+    wait_until 'kc get crd podgroups.scheduling.x-k8s.io -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
 }
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 # The Helm chart (charts/ai-scheduler): lints, renders, and every rendered
 # object passes the real API server's validation (kubectl apply
 # --dry-run=server); its RBAC, applied for real, grants what the scheduler
-# needs and no more; the scheduler starts with the chart's configuration.
+# needs and no more; the scheduler starts with the chart's configuration; the
+# chart's CRDs (Pool, PodGroup) are installed only where missing.
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -37,6 +38,55 @@ case_crd() {
     if [ -f "$REPO/pools/gpu-pool.yaml" ]; then
         kc apply --dry-run=server -f "$REPO/pools/gpu-pool.yaml" >/dev/null || fail "pools/gpu-pool.yaml rejected"
     fi
+    # The chart's crds/ hold both CRDs.
+    local names
+    names=$(render x default --include-crds | kc create --dry-run=client -o json -f - |
+        jq -r '(.items // [.])[] | select(.kind == "CustomResourceDefinition") | .metadata.name' | sort | tr '\n' ' ')
+    [ "$names" = "podgroups.scheduling.x-k8s.io pools.resource.aibee.cn " ] || fail "chart CRDs: $names"
+}
+
+PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
+
+# The chart's PodGroup CRD is pools/podgroup-crd.yaml (cp_start installed
+# that one): scheduler-plugins' schema, the status subresource, the short
+# names and printer columns; the gang examples pass its validation.
+case_podgroup_crd() {
+    diff -u "$REPO/pools/podgroup-crd.yaml" "$CHART/crds/podgroups.yaml" >&2 ||
+        fail "charts/ai-scheduler/crds/podgroups.yaml differs from pools/podgroup-crd.yaml"
+    wait_until 'kc get crd podgroups.scheduling.x-k8s.io -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30 ||
+        fail "CRD podgroups.scheduling.x-k8s.io not established"
+    local f
+    for f in "$REPO"/examples/*gang*.yaml; do
+        kc apply --dry-run=server -f "$f" >/dev/null || fail "$f rejected"
+    done
+    # Wrong types and bad quantities are refused by the schema.
+    local bad
+    for bad in '{"minMember": "three"}' '{"minMember": 2, "minResources": {"cpu": "lots"}}' \
+        '{"minMember": 2, "scheduleTimeoutSeconds": "1m"}'; do
+        if jq -n --argjson s "$bad" '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: "bad"}, spec: $s}' |
+            kc create --dry-run=server -f - >/dev/null 2>&1; then
+            fail "a PodGroup with spec $bad was accepted"
+        fi
+    done
+    # Status goes through the subresource only; the columns show it.
+    jq -n '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: "cols"},
+            spec: {minMember: 3, minResources: {cpu: "12", "nvidia.com/gpu": 6}, scheduleTimeoutSeconds: 30}}' |
+        kc create -f - >/dev/null || fail "PodGroup create failed"
+    kc patch podgroup cols --type=merge -p '{"status": {"phase": "Failed"}}' >/dev/null 2>&1 || true
+    [ "$(kc get pg cols -o jsonpath='{.status.phase}')" = "" ] || fail "status written through the main resource"
+    api_req PATCH "$PG_API/cols/status" -H 'Content-Type: application/merge-patch+json' -f -o /dev/null \
+        --data '{"status": {"phase": "Scheduled", "scheduled": 3, "running": 2, "succeeded": 0, "failed": 0,
+                 "occupiedBy": "uid-1", "scheduleStartTime": "2026-01-02T03:04:05Z"}}' || fail "status patch failed"
+    local out
+    out=$(kc get pgs cols --no-headers) || fail "kubectl get pgs failed"
+    echo "$out" >&2
+    [ "$(kc get pg cols | head -1 | awk '{print $1, $2, $3, $4, $5, $6}')" = "NAME PHASE MINMEMBER SCHEDULED RUNNING AGE" ] ||
+        fail "printer columns: $(kc get pg cols | head -1)"
+    [ "$(awk '{print $1, $2, $3, $4, $5}' <<<"$out")" = "cols Scheduled 3 3 2" ] || fail "columns show: $out"
+    [ "$(kc get pg cols -o wide | head -1 | awk '{print $6, $7}')" = "SUCCEEDED FAILED" ] || fail "no wide columns"
+    [ "$(kc get podgroup cols -o jsonpath='{.status.scheduleStartTime} {.status.occupiedBy}')" = "2026-01-02T03:04:05Z uid-1" ] ||
+        fail "status fields not kept"
+    kc delete pg cols >/dev/null || true
 }
 
 # Defaults into kube-system: every object passes server-side validation.
@@ -84,6 +134,9 @@ case_dry_run_overrides() {
     if render x default --set scoring.strategy=Random >/dev/null 2>&1; then
         fail "a bad scoring strategy rendered"
     fi
+    if render x default --set gang.scheduleTimeoutSeconds=0 >/dev/null 2>&1; then
+        fail "gang.scheduleTimeoutSeconds=0 rendered"
+    fi
     # Single replica without election: no lease Role at all.
     render solo default --set replicas=1,leaderElection.enabled=false >"$CP_WORK/helm-solo.yaml" || fail "solo render failed"
     ! grep -q 'kind: Role$' "$CP_WORK/helm-solo.yaml" || fail "a lease Role without leader election"
@@ -104,7 +157,9 @@ case_rbac_least_privilege() {
         "-n kube-system create leases.coordination.k8s.io" "-n kube-system get leases.coordination.k8s.io/ai-scheduler" \
         "-n kube-system update leases.coordination.k8s.io/ai-scheduler" \
         "watch persistentvolumes" "patch persistentvolumes" "patch persistentvolumeclaims" \
-        "list storageclasses.storage.k8s.io" "watch csinodes.storage.k8s.io"; do
+        "list storageclasses.storage.k8s.io" "watch csinodes.storage.k8s.io" \
+        "list podgroups.scheduling.x-k8s.io -A" "watch podgroups.scheduling.x-k8s.io -A" "get podgroups.scheduling.x-k8s.io" \
+        "patch podgroups.scheduling.x-k8s.io --subresource=status" "update podgroups.scheduling.x-k8s.io --subresource=status"; do
         # shellcheck disable=SC2086
         [ "$(can $ok)" = yes ] || fail "service account cannot: $ok"
     done
@@ -112,7 +167,9 @@ case_rbac_least_privilege() {
     for no in "delete pods" "create pods" "update nodes" "get secrets" "list secrets -A" "create pools.resource.aibee.cn" \
         "update pools.resource.aibee.cn" "delete pools.resource.aibee.cn" "-n kube-system update leases.coordination.k8s.io/other" \
         "-n default create leases.coordination.k8s.io" "-n kube-system delete leases.coordination.k8s.io/ai-scheduler" \
-        "delete persistentvolumes" "create persistentvolumeclaims" "update storageclasses.storage.k8s.io"; do
+        "delete persistentvolumes" "create persistentvolumeclaims" "update storageclasses.storage.k8s.io" \
+        "create podgroups.scheduling.x-k8s.io" "patch podgroups.scheduling.x-k8s.io" "update podgroups.scheduling.x-k8s.io" \
+        "delete podgroups.scheduling.x-k8s.io"; do
         # shellcheck disable=SC2086
         [ "$(can $no)" = no ] || fail "service account can: $no"
     done
@@ -123,9 +180,13 @@ case_rbac_least_privilege() {
 # The scheduler accepts the chart's configuration file as rendered.
 case_config_accepted() {
     [ -x "$AISCHED_BIN" ] || fail "no scheduler binary $AISCHED_BIN"
-    render ai-scheduler kube-system --show-only templates/configmap.yaml --set logLevel=2 |
+    render ai-scheduler kube-system --show-only templates/configmap.yaml --set logLevel=2 \
+        --set gang.scheduleTimeoutSeconds=120 --set gang.staleGraceSeconds=30 --set gang.evictStale=true |
         kc create --dry-run=client -o json -f - | jq -r '.data["config.yaml"]' >"$CP_WORK/chart-config.yaml"
     grep -q '^kind: AiSchedulerConfiguration' "$CP_WORK/chart-config.yaml" || fail "no config in the ConfigMap"
+    grep -q '^gangScheduleTimeoutSeconds: 120$' "$CP_WORK/chart-config.yaml" &&
+        grep -q '^staleGangGraceSeconds: 30$' "$CP_WORK/chart-config.yaml" &&
+        grep -q '^evictStaleGangs: true$' "$CP_WORK/chart-config.yaml" || fail "gang values not in the config"
     start_scheduler --config "$CP_WORK/chart-config.yaml"
     sleep 3
     sched_alive || { sched_log_tail; fail "scheduler exited with the chart's config"; }
@@ -141,11 +202,95 @@ case_config_accepted() {
     stop_scheduler || true
 }
 
+# helm install creates a CRD of crds/ only where none exists: it installs
+# the PodGroup CRD on a cluster without one, and leaves another copy (here
+# one like scheduler-plugins' current file, without status.scheduled)
+# untouched through install and upgrade. Helm never deletes them.
+case_install_crds_only_when_missing() {
+    local crd=podgroups.scheduling.x-k8s.io h=("$HELM" --kubeconfig "$ADMIN_KUBECONFIG" -n kube-system)
+    local set=(--set replicas=1 --set leaderElection.enabled=false)
+    kc delete crd "$crd" >/dev/null || fail "CRD delete failed"
+    wait_until "! kc get crd $crd" 30 || fail "CRD not deleted"
+    "${h[@]}" install crdtest "$CHART" "${set[@]}" >&2 || fail "helm install failed"
+    wait_until 'kc get crd '"$crd"' -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30 ||
+        fail "helm install did not create $crd"
+    kc get crd "$crd" -o json | jq -e '.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.scheduled' >/dev/null ||
+        fail "the installed CRD is not the chart's"
+    "${h[@]}" uninstall crdtest >&2 || fail "helm uninstall failed"
+    kc get crd "$crd" >/dev/null || fail "helm uninstall deleted $crd"
+
+    # Someone else's CRD: kept as it is.
+    use_upstream_podgroup_crd
+    local rv
+    rv=$(kc get crd "$crd" -o jsonpath='{.metadata.resourceVersion}')
+    "${h[@]}" install crdtest "$CHART" "${set[@]}" >&2 || fail "helm install over a foreign CRD failed"
+    "${h[@]}" upgrade crdtest "$CHART" "${set[@]}" --set logLevel=2 >&2 || fail "helm upgrade failed"
+    [ "$(kc get crd "$crd" -o jsonpath='{.metadata.labels.owner}')" = scheduler-plugins ] || fail "the foreign CRD was replaced"
+    ! kc get crd "$crd" -o json | jq -e '.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.scheduled' >/dev/null ||
+        fail "the foreign CRD was changed"
+    [ "$(kc get crd "$crd" -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || fail "the foreign CRD was written"
+    "${h[@]}" uninstall crdtest >&2 || fail "helm uninstall failed"
+
+    use_repo_podgroup_crd
+}
+
+# use_upstream_podgroup_crd: replaces the PodGroup CRD with one like
+# scheduler-plugins' current file (no status.scheduled, minMember >= 1),
+# labelled owner=scheduler-plugins. use_repo_podgroup_crd: back to ours.
+use_upstream_podgroup_crd() {
+    local crd=podgroups.scheduling.x-k8s.io
+    kc delete crd "$crd" >/dev/null 2>&1 || true
+    wait_until "! kc get crd $crd" 30 || fail "CRD not deleted"
+    kc create --dry-run=client -o json -f "$REPO/pools/podgroup-crd.yaml" |
+        jq '.metadata.labels = {"owner": "scheduler-plugins"} |
+            del(.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.scheduled) |
+            .spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.minMember.minimum = 1 |
+            .spec.versions[0].additionalPrinterColumns |= map(select(.name != "Scheduled"))' |
+        kc create -f - >/dev/null || fail "upstream-like CRD create failed"
+    wait_until "kc get crd $crd -o json | jq -e '.status.conditions[] | select(.type==\"Established\" and .status==\"True\")'" 30 ||
+        fail "upstream-like CRD not established"
+}
+use_repo_podgroup_crd() {
+    kc delete crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 || true
+    wait_until "! kc get crd podgroups.scheduling.x-k8s.io" 30 || fail "CRD not deleted"
+    apply_podgroup_crd || fail "apply_podgroup_crd failed"
+}
+
+# A cluster that kept scheduler-plugins' CRD: gangs are placed all together
+# and their status is written (the server drops only status.scheduled).
+case_scheduler_with_upstream_crd() {
+    use_upstream_podgroup_crd
+    make_node gn-1 16 64Gi 4 110 || fail "node create failed"
+    make_node gn-2 16 64Gi 4 110 || fail "node create failed"
+    start_scheduler
+    jq -n '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: "up"}, spec: {minMember: 2}}' |
+        kc create -f - >/dev/null || fail "PodGroup create failed"
+    make_pods up 2 --gpu 4 --cpu 1 --label scheduling.x-k8s.io/pod-group=up || fail "pods create failed"
+    wait_until '[ "$(count_bound scheduling.x-k8s.io/pod-group=up)" = 2 ]' 30 || fail "gang not placed"
+    wait_until '[ "$(kc get pg up -o jsonpath="{.status.phase}")" = Scheduled ]' 15 ||
+        fail "phase $(kc get pg up -o jsonpath='{.status.phase}'), want Scheduled"
+    [ "$(kc get pg up -o jsonpath='{.status.scheduled}')" = "" ] || fail "status.scheduled kept by a CRD without it"
+    # A gang that does not fit binds nothing.
+    jq -n '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: "big"}, spec: {minMember: 2}}' |
+        kc create -f - >/dev/null || fail "PodGroup create failed"
+    make_pods big 2 --gpu 4 --cpu 1 --label scheduling.x-k8s.io/pod-group=big || fail "pods create failed"
+    wait_until 'events_for big default FailedScheduling | grep -q "pod group default/big: 0/2 members placeable"' 30 ||
+        fail "no FailedScheduling event on the PodGroup"
+    [ "$(count_bound scheduling.x-k8s.io/pod-group=big)" = 0 ] || fail "part of a gang that does not fit was bound"
+    stop_scheduler_clean
+    kc delete pg --all >/dev/null || true
+    cp_reset
+    use_repo_podgroup_crd
+}
+
 cp_start
 run_case lint case_lint
 run_case crd case_crd
+run_case podgroup-crd case_podgroup_crd
 run_case dry-run-defaults case_dry_run_defaults
 run_case dry-run-overrides case_dry_run_overrides
 run_case rbac-least-privilege case_rbac_least_privilege
 run_case config-accepted case_config_accepted
+run_case install-crds-only-when-missing case_install_crds_only_when_missing
+run_case scheduler-with-upstream-crd case_scheduler_with_upstream_crd
 finish

@@ -155,7 +155,11 @@ static void test_blocker(void **state)
     assert_int_equal(gang_nwaiting(gs), 0);
     assert_null(gang_blocker(gs, 1, NULL, 0, 0, 0, 1));
     /* gang ns/w waits in pool 1 at priority 10, created at t=1000 */
-    gang_waiting(gs, "ns/w", 1, 10, 1000, "0/4 nodes are available");
+    gang_waiting(gs, "ns/w", 1, 10, 1000, "0/4 nodes are available", 1);
+    assert_int_equal(gang_nwaiting(gs), 1);
+    /* A gang that can never fit the pool notes why but holds nobody back. */
+    gang_group_upsert(gs, mkpg("huge", "{'minMember':2}"));
+    gang_waiting(gs, "ns/huge", 1, 100, 1, "too big", 0);
     assert_int_equal(gang_nwaiting(gs), 1);
     char *why;
     /* same priority, younger: blocked */
@@ -268,7 +272,7 @@ static void test_tick_status_timeout_stale(void **state)
 
     /* Considered and waiting; the PodGroup's own 5 s timeout, not the 60 s default. */
     gang_considered(gs, "ns/t", t0);
-    gang_waiting(gs, "ns/t", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.");
+    gang_waiting(gs, "ns/t", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1);
     gang_tick(gs, t0 + 4000, 60, 60, 0, placed_by_node, NULL, &t);
     assert_int_equal(t.timed_out, 0);
     assert_int_equal(t.waiting, 1);

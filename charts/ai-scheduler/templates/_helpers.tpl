@@ -51,4 +51,7 @@ app.kubernetes.io/component: scheduler
 {{- if or (lt (int .Values.metrics.port) 1) (gt (int .Values.metrics.port) 65535) -}}
 {{- fail "metrics.port must be 1..65535 (the probes use it)" -}}
 {{- end -}}
+{{- if or (lt (int .Values.gang.scheduleTimeoutSeconds) 1) (gt (int .Values.gang.scheduleTimeoutSeconds) 86400) -}}
+{{- fail "gang.scheduleTimeoutSeconds must be 1..86400" -}}
+{{- end -}}
 {{- end -}}
