@@ -48,7 +48,7 @@
 #   BENCH_GANG_REPEAT=1            rounds of (plain, gangs) per mode; even rounds run gangs first
 #   BENCH_GANG_KUBE=1              also kube-scheduler on the plain pods (pre), as a reference
 #   BENCH_GANG64_{NODES,GANGS,SIZE}, BENCH_GANG1000_{NODES,GANGS,SIZE}  sizes
-#   The PodGroup CRD: pools/podgroup-crd.yaml, else test/bench/podgroup-crd.yaml.
+#   The PodGroup CRD: pools/podgroup-crd.yaml (applied by cp_start).
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -163,17 +163,10 @@ exact_nodes() {
     ensure_nodes "$n"
 }
 
-# The PodGroup CRD, once, before the first gang scale.
-PG_CRD_DONE=0
-apply_podgroup_crd() {
-    [ "$PG_CRD_DONE" = 1 ] && return 0
-    local crd=$REPO/pools/podgroup-crd.yaml
-    [ -f "$crd" ] || crd=$BENCH_DIR/podgroup-crd.yaml
-    blog "applying $crd"
-    kc apply -f "$crd" >/dev/null || return 1
-    wait_until 'kc get crd podgroups.scheduling.x-k8s.io -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30 ||
-        return 1
-    PG_CRD_DONE=1
+# The gang scales need the PodGroup CRD; cp_start applies pools/podgroup-crd.yaml.
+gang_crd_ready() {
+    kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && return 0
+    [ -f "$REPO/pools/podgroup-crd.yaml" ] && apply_podgroup_crd
 }
 
 AI_CMD=("$AISCHED_BIN" --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --metrics-port 0 -v 0
@@ -215,7 +208,7 @@ gang_run() {
 # gang_scale S: every mode and round of S, then the optional kube-scheduler reference.
 gang_scale() {
     local s=$1 mode round
-    apply_podgroup_crd || { blog "PodGroup CRD did not apply"; return 1; }
+    gang_crd_ready || { blog "no PodGroup CRD (pools/podgroup-crd.yaml); $s skipped"; return 1; }
     for mode in ${BENCH_GANG_MODES:-pre arrive}; do
         # Odd rounds plain first, even rounds gangs first: with 2 rounds a
         # steady drift in the machine's load hits both kinds alike.
