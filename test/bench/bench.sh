@@ -19,10 +19,15 @@
 # pods are bound, before the process is stopped.
 #
 # Environment:
-#   BENCH_SCALE=small|large|both|affinity|all   small: 1000 x 5000 (default), large: 5000 x 10000,
+#   BENCH_SCALE=small|large|both|affinity|gang|gang64|gang1000|all
+#                                  small: 1000 x 5000 (default), large: 5000 x 10000,
 #                                  affinity: 5000 x 10000 where each pod has a required hostname
 #                                  anti-affinity within its app (100 apps) and a zone spread
 #                                  (maxSkew 1) over 3 zones (BENCH_AFF_NODES, BENCH_AFF_PODS)
+#                                  gang: gang64 (100 gangs x 64 pods on 1000 nodes) and gang1000
+#                                  (10 gangs x 1000 pods on 5000 nodes); see "Gang scales" below
+#   BENCH_GANG_SMALL=1             gang scales shrunk to one: 10 gangs x 16 pods on 100 nodes
+#                                  (a check of the harness; not written into the docs)
 #   BENCH_TIMEOUT=600              seconds per scheduler run; past it: "did not finish"
 #   BENCH_RUNS=ai,kube,probe,algo  which parts to run
 #   BENCH_PROBE_CONC="16 64"       bind_probe thread counts to try
@@ -30,6 +35,20 @@
 #   BENCH_AI_ARGS                  extra ai-scheduler args
 #   BENCH_KEEP=1                   keep the work dir (logs) — also kept on failure
 #   AISCHED_BIN, K8S_BIN, ETCD_BIN as in test/e2e/lib.sh
+#
+# Gang scales (issue 9): ai-scheduler only, pods of 1 cpu + 1Gi (no GPU), the
+# nodes trimmed or grown to the scale's count. Per mode and round, the same
+# pods twice on the same API server and nodes: (a) plain, (b) labelled
+# scheduling.x-k8s.io/pod-group: gN with one PodGroup per gang (minMember =
+# gang size), each PodGroup created before its pods. Modes (BENCH_GANG_MODES,
+# default "pre arrive"): pre = pods created first, clock from the scheduler's
+# start (as the other scales); arrive = the scheduler runs (BENCH_GANG_WARMUP
+# seconds, default 3 + nodes/1000) before the first create, clock from the
+# first create. The report gives the gangs' overhead in pods/s against plain.
+#   BENCH_GANG_REPEAT=1            rounds of (plain, gangs) per mode; even rounds run gangs first
+#   BENCH_GANG_KUBE=1              also kube-scheduler on the plain pods (pre), as a reference
+#   BENCH_GANG64_{NODES,GANGS,SIZE}, BENCH_GANG1000_{NODES,GANGS,SIZE}  sizes
+#   The PodGroup CRD: pools/podgroup-crd.yaml (applied by cp_start).
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,13 +73,26 @@ case $SCALE in
     large) SCENARIOS="large" ;;
     both)  SCENARIOS="small large" ;;
     affinity) SCENARIOS="affinity" ;;
-    all)   SCENARIOS="small large affinity" ;;
-    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity or all" >&2; exit 2 ;;
+    gang)  SCENARIOS="gang64 gang1000" ;;
+    gang64|gang1000) SCENARIOS=$SCALE ;;
+    # Node counts only grow between the plain scales; gang64 sits where 1000 nodes exist.
+    all)   SCENARIOS="small gang64 large affinity gang1000" ;;
+    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000 or all" >&2; exit 2 ;;
 esac
+if [ "${BENCH_GANG_SMALL:-0}" = 1 ]; then
+    SCENARIOS=$(echo "$SCENARIOS" | sed 's/gang64/gangsmall/; s/ *gang1000//')
+fi
+is_gang() { case $1 in gang*) return 0 ;; esac; return 1; }
+scen_gangs() { case $1 in gang64) echo "${BENCH_GANG64_GANGS:-100}" ;; gang1000) echo "${BENCH_GANG1000_GANGS:-10}" ;;
+                          gangsmall) echo 10 ;; esac; }
+scen_gang_size() { case $1 in gang64) echo "${BENCH_GANG64_SIZE:-64}" ;; gang1000) echo "${BENCH_GANG1000_SIZE:-1000}" ;;
+                              gangsmall) echo 16 ;; esac; }
 scen_nodes() { case $1 in small) echo "${BENCH_SMALL_NODES:-1000}" ;; large) echo "${BENCH_LARGE_NODES:-5000}" ;;
-                          affinity) echo "${BENCH_AFF_NODES:-5000}" ;; esac; }
+                          affinity) echo "${BENCH_AFF_NODES:-5000}" ;; gang64) echo "${BENCH_GANG64_NODES:-1000}" ;;
+                          gang1000) echo "${BENCH_GANG1000_NODES:-5000}" ;; gangsmall) echo 100 ;; esac; }
 scen_pods()  { case $1 in small) echo "${BENCH_SMALL_PODS:-5000}" ;; large) echo "${BENCH_LARGE_PODS:-10000}" ;;
-                          affinity) echo "${BENCH_AFF_PODS:-10000}" ;; esac; }
+                          affinity) echo "${BENCH_AFF_PODS:-10000}" ;;
+                          gang*) echo $(($(scen_gangs "$1") * $(scen_gang_size "$1"))) ;; esac; }
 # Pod options per scenario: the affinity one adds the inter-pod constraints.
 scen_pod_args() { case $1 in affinity) echo "--apps ${BENCH_AFF_APPS:-100}" ;; esac; }
 
@@ -120,6 +152,87 @@ ensure_nodes() {
     $PY "$BULK" nodes --start "$NODES_MADE" --count $((n - NODES_MADE)) >&2 || return 1
     NODES_MADE=$n
 }
+# exact_nodes N: exactly bench-node-0..N-1 (the gang scales name their node count).
+exact_nodes() {
+    local n=$1
+    if [ "$NODES_MADE" -gt "$n" ]; then
+        blog "deleting nodes $n..$((NODES_MADE - 1))"
+        $PY "$BULK" delete-nodes --from "$n" >&2 || return 1
+        NODES_MADE=$n
+    fi
+    ensure_nodes "$n"
+}
+
+# The gang scales need the PodGroup CRD; cp_start applies pools/podgroup-crd.yaml.
+gang_crd_ready() {
+    kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && return 0
+    [ -f "$REPO/pools/podgroup-crd.yaml" ] && apply_podgroup_crd
+}
+
+AI_CMD=("$AISCHED_BIN" --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --metrics-port 0 -v 0
+        --kube-api-qps 5000 --kube-api-burst 5000)
+# shellcheck disable=SC2206  # extra args split on purpose
+[ -n "${BENCH_AI_ARGS:-}" ] && AI_CMD+=(${BENCH_AI_ARGS})
+
+# gang_run S KIND MODE ROUND: one ai-scheduler run of scale S; KIND plain or
+# gang, MODE pre or arrive (see the header). Result in $W/S.KIND.MODE.ROUND.json.
+gang_run() {
+    local s=$1 kind=$2 mode=$3 round=$4 pods size nodes ns tag warm
+    pods=$(scen_pods "$s"); size=$(scen_gang_size "$s"); nodes=$(scen_nodes "$s")
+    ns=bench-$s-$kind-$mode-$round
+    tag=$s.$kind.$mode.$round
+    local podargs=(--scheduler ai-scheduler --cpu-req "${BENCH_GANG_CPU:-1}" --mem-req "${BENCH_GANG_MEM:-1Gi}" --gpu-every 0)
+    local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log")
+    # Gangs: the scheduler lingers (unmeasured) to write the PodGroups' phases, read below.
+    [ "$kind" = gang ] && { podargs+=(--gang-size "$size"); runargs+=(--linger "${BENCH_GANG_LINGER:-3}"); }
+    if [ "$mode" = pre ]; then
+        $PY "$BULK" pods --ns "$ns" --count "$pods" "${podargs[@]}" >&2 || { blog "$tag: pod creation failed"; return 1; }
+    else
+        warm=${BENCH_GANG_WARMUP:-$((3 + nodes / 1000))}
+        runargs+=(--arrive --warmup "$warm" "${podargs[@]}")
+    fi
+    local what="$pods plain pods" clock="scheduler start"
+    [ "$kind" = gang ] && what="$pods pods in gangs of $size"
+    [ "$mode" = arrive ] && clock="first create"
+    blog "$tag: ai-scheduler, $what, clock from $clock"
+    $PY "$BULK" run "${runargs[@]}" -- "${AI_CMD[@]}" >&2 ||
+        blog "$tag: did not finish or exited early (see $W/$tag.log)"
+    blog "$tag: $(cat "$W/$tag.json" 2>/dev/null)"
+    if [ "$kind" = gang ]; then
+        $PY "$BULK" podgroups --ns "$ns" >"$W/$tag.pg" || rm -f "$W/$tag.pg"
+        blog "$tag: PodGroups: $(cat "$W/$tag.pg" 2>/dev/null)"
+    fi
+    $PY "$BULK" delete-pods --ns "$ns" --podgroups >&2
+}
+
+# gang_scale S: every mode and round of S, then the optional kube-scheduler reference.
+gang_scale() {
+    local s=$1 mode round
+    gang_crd_ready || { blog "no PodGroup CRD (pools/podgroup-crd.yaml); $s skipped"; return 1; }
+    for mode in ${BENCH_GANG_MODES:-pre arrive}; do
+        # Odd rounds plain first, even rounds gangs first: with 2 rounds a
+        # steady drift in the machine's load hits both kinds alike.
+        for round in $(seq 1 "${BENCH_GANG_REPEAT:-1}"); do
+            if [ $((round % 2)) = 1 ]; then
+                gang_run "$s" plain "$mode" "$round"; gang_run "$s" gang "$mode" "$round"
+            else
+                gang_run "$s" gang "$mode" "$round"; gang_run "$s" plain "$mode" "$round"
+            fi
+        done
+    done
+    if [ "${BENCH_GANG_KUBE:-0}" = 1 ]; then
+        local ns=bench-$s-kube pods
+        pods=$(scen_pods "$s")
+        $PY "$BULK" pods --ns "$ns" --count "$pods" --scheduler default-scheduler \
+            --cpu-req "${BENCH_GANG_CPU:-1}" --mem-req "${BENCH_GANG_MEM:-1Gi}" --gpu-every 0 >&2
+        blog "$s/kube: kube-scheduler on the plain pods"
+        $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$s.kube.pre.1.json" \
+            --log "$W/$s.kube.pre.1.log" -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
+            --secure-port="$(free_port)" --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1 >&2 ||
+            blog "$s/kube: did not finish"
+        $PY "$BULK" delete-pods --ns "$ns" >&2
+    fi
+}
 
 # run_sched S WHO NS PODS CMD...: create the pods, run the scheduler, measure, clean up.
 run_sched() {
@@ -139,15 +252,19 @@ run_sched() {
 
 for s in $SCENARIOS; do
     nodes=$(scen_nodes "$s"); pods=$(scen_pods "$s")
+    if is_gang "$s"; then
+        echo "$nodes $pods $(scen_gangs "$s") $(scen_gang_size "$s") $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/$s.meta"
+        blog "=== scenario $s: $nodes nodes x $(scen_gangs "$s") gangs of $(scen_gang_size "$s") pods"
+        exact_nodes "$nodes" || { blog "node creation failed"; exit 1; }
+        if [ -x "$AISCHED_BIN" ]; then gang_scale "$s"; else blog "no ai-scheduler binary at $AISCHED_BIN; skipped"; fi
+        continue
+    fi
     echo "$nodes $pods" >"$W/$s.meta"
     blog "=== scenario $s: $nodes nodes x $pods pods"
     ensure_nodes "$nodes" || { blog "node creation failed"; exit 1; }
-    # shellcheck disable=SC2086
     if want ai; then
         if [ -x "$AISCHED_BIN" ]; then
-            run_sched "$s" ai "bench-ai-$s" "$pods" \
-                "$AISCHED_BIN" --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --metrics-port 0 -v 0 \
-                --kube-api-qps 5000 --kube-api-burst 5000 ${BENCH_AI_ARGS:-}
+            run_sched "$s" ai "bench-ai-$s" "$pods" "${AI_CMD[@]}"
         else
             blog "no ai-scheduler binary at $AISCHED_BIN; skipped"
         fi

@@ -15,20 +15,32 @@ Commands:
           POSTs Nodes with status.capacity/allocatable and a Ready condition;
           if the API server drops status on create, PATCHes /status.
   pods    --ns NS --count N [--prefix p-] [--scheduler NAME] [--gpu-every K] [--apps A]
+          [--cpu-req 500m --mem-req 512Mi] [--gang-size K [--gang-prefix g]]
           creates the namespace (and its default ServiceAccount) if missing,
           then N pending pods (cpu 500m, memory 512Mi; every K-th also 1 GPU).
+          --gang-size K: pod i joins gang g(i//K) (label
+          scheduling.x-k8s.io/pod-group); as a training operator does, each
+          gang's PodGroup (minMember K) is created before its pods.
           --apps A: pod i is app app-(i%A), with a required hostname
           anti-affinity within its app and a zone spread (maxSkew 1,
           DoNotSchedule) over its app.
           Nodes carry topology.kubernetes.io/zone=zone-(i%3).
-  delete-pods --ns NS      deletes every pod in NS (grace 0) and waits until gone.
-  delete-nodes --prefix P  deletes the nodes whose name starts with P.
+  delete-pods --ns NS [--podgroups]  deletes every pod in NS (grace 0) and waits
+          until gone; --podgroups: then every PodGroup in NS too.
+  delete-nodes --prefix P [--from I]  deletes the nodes whose name starts with P
+          (and, with --from, whose number is >= I).
   unbound --ns NS          prints how many pods in NS have no spec.nodeName.
   run     --ns NS --count N [--timeout 600] [--out FILE] [--log FILE] -- CMD ...
           starts CMD (a scheduler), watches NS until N pods are bound, samples
           the process's VmHWM and utime+stime, stops it by pid, and writes a
           JSON result: seconds (start -> all bound), first_bind_s, pods_per_s,
           rss_kb (peak), cpu_s, bound, status (ok | timeout | exited).
+          --arrive [--warmup S] and the pod options of `pods`: the pods (and
+          PodGroups) are created by this command S seconds after CMD started,
+          and the clock runs from the first create instead (create_s: how
+          long creating took). --linger S: CMD keeps running S seconds after
+          the last binding (not measured), e.g. to write PodGroup status.
+  podgroups --ns NS        prints {"podgroups": N, "phases": {PHASE: count}}.
 """
 import argparse
 import http.client
@@ -155,11 +167,15 @@ def cmd_delete_nodes(api, a):
                         accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
     names = [i["metadata"]["name"] for i in json.loads(out).get("items", [])
              if i["metadata"]["name"].startswith(a.prefix)]
+    if a.start_from is not None:
+        names = [n for n in names if n[len(a.prefix):].isdigit() and int(n[len(a.prefix):]) >= a.start_from]
 
     def delete(n):
         code, out = api.req("DELETE", "/api/v1/nodes/" + n)
         return None if code in (200, 202, 404) else "%s: HTTP %d" % (n, code)
-    return 1 if parallel(delete, names) else 0
+    bad = parallel(delete, names)
+    print("nodes: %d deleted" % (len(names) - bad))
+    return 1 if bad else 0
 
 
 # ---------------------------------------------------------------- pods
@@ -177,40 +193,100 @@ def ensure_namespace(api, ns):
         raise RuntimeError("serviceaccount %s/default: HTTP %d %s" % (ns, code, out[:200]))
 
 
-def cmd_pods(api, a):
-    ensure_namespace(api, a.ns)
-    names = ["%s%d" % (a.prefix, i) for i in range(a.start, a.start + a.count)]
+PG_API = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups"
+PG_LABEL = "scheduling.x-k8s.io/pod-group"
+
+
+def pod_body(a, i, n):
+    req = {"cpu": a.cpu_req, "memory": a.mem_req}
+    lim = {}
+    if a.gpu_every and i % a.gpu_every == 0:
+        req["nvidia.com/gpu"] = "1"
+        lim["nvidia.com/gpu"] = "1"
+    body = {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": n, "namespace": a.ns, "labels": {"app": "bench"}},
+            "spec": {"schedulerName": a.scheduler, "automountServiceAccountToken": False,
+                     "terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "c", "image": "k8s.gcr.io/pause:3.2",
+                                     "resources": {"requests": req, "limits": lim}}]}}
+    if a.apps:
+        app = "app-%d" % (i % a.apps)
+        sel = {"matchLabels": {"app": app}}
+        body["metadata"]["labels"] = {"app": app}
+        body["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": sel, "topologyKey": "kubernetes.io/hostname"}]}}
+        body["spec"]["topologySpreadConstraints"] = [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": sel}]
+    if a.gang_size:
+        body["metadata"]["labels"][PG_LABEL] = "%s%d" % (a.gang_prefix, i // a.gang_size)
+    return body
+
+
+def create_podgroup(api, ns, name, min_member):
+    body = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": ns}, "spec": {"minMember": min_member}}
+    code, out = api.req("POST", PG_API % ns, body)
+    if code not in (200, 201, 409):
+        return "podgroup %s: HTTP %d %s" % (name, code, out[:300])
+    return None
+
+
+def create_workload(api, a):
+    """Creates the pods of `a` (and, with a.gang_size, each gang's PodGroup
+    right before submitting its pods, so every PodGroup exists before its
+    first pod). Returns (pods created, failures)."""
+    items = list(enumerate(["%s%d" % (a.prefix, i) for i in range(a.start, a.start + a.count)], a.start))
 
     def create(i_n):
         i, n = i_n
-        req = {"cpu": "500m", "memory": "512Mi"}
-        lim = {}
-        if a.gpu_every and i % a.gpu_every == 0:
-            req["nvidia.com/gpu"] = "1"
-            lim["nvidia.com/gpu"] = "1"
-        body = {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": n, "namespace": a.ns, "labels": {"app": "bench"}},
-                "spec": {"schedulerName": a.scheduler, "automountServiceAccountToken": False,
-                         "terminationGracePeriodSeconds": 0,
-                         "containers": [{"name": "c", "image": "k8s.gcr.io/pause:3.2",
-                                         "resources": {"requests": req, "limits": lim}}]}}
-        if a.apps:
-            app = "app-%d" % (i % a.apps)
-            sel = {"matchLabels": {"app": app}}
-            body["metadata"]["labels"] = {"app": app}
-            body["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": sel, "topologyKey": "kubernetes.io/hostname"}]}}
-            body["spec"]["topologySpreadConstraints"] = [
-                {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
-                 "labelSelector": sel}]
-        code, out = api.req("POST", "/api/v1/namespaces/%s/pods" % a.ns, body)
+        code, out = api.req("POST", "/api/v1/namespaces/%s/pods" % a.ns, pod_body(a, i, n))
         if code not in (200, 201, 409):
             return "%s: HTTP %d %s" % (n, code, out[:300])
         return None
 
+    if not a.gang_size:
+        bad = parallel(create, items)
+        return len(items) - bad, bad
+    errs = []
+    with ThreadPoolExecutor(max_workers=THREADS) as ex:
+        futs = []
+        gangs = {}
+        for it in items:
+            gangs.setdefault(it[0] // a.gang_size, []).append(it)
+        for g in sorted(gangs):
+            e = create_podgroup(api, a.ns, "%s%d" % (a.gang_prefix, g), a.gang_size)
+            if e:
+                errs.append(e)
+            futs += [ex.submit(create, it) for it in gangs[g]]
+        errs += [r for r in (f.result() for f in futs) if r]
+    if errs:
+        sys.stderr.write("bulk_create: %d failures, first: %s\n" % (len(errs), errs[0]))
+    return len(items) - sum(1 for e in errs if not e.startswith("podgroup ")), len(errs)
+
+
+def cmd_podgroups(api, a):
+    code, out = api.req("GET", PG_API % a.ns)
+    if code != 200:
+        sys.stderr.write("podgroups %s: HTTP %d %s\n" % (a.ns, code, out[:200]))
+        return 1
+    items = json.loads(out).get("items") or []
+    phases = {}
+    for i in items:
+        ph = (i.get("status") or {}).get("phase") or "(none)"
+        phases[ph] = phases.get(ph, 0) + 1
+    print(json.dumps({"podgroups": len(items), "phases": phases}))
+    return 0
+
+
+def cmd_pods(api, a):
+    ensure_namespace(api, a.ns)
     t0 = time.time()
-    bad = parallel(create, list(enumerate(names, a.start)))
-    print("pods: %d created in %s in %.1fs (schedulerName %s)" % (len(names) - bad, a.ns, time.time() - t0, a.scheduler))
+    made, bad = create_workload(api, a)
+    print("pods: %d created in %s in %.1fs (schedulerName %s%s)" % (
+        made, a.ns, time.time() - t0, a.scheduler,
+        ", %d gangs of %d with PodGroups" % ((a.count + a.gang_size - 1) // a.gang_size, a.gang_size)
+        if a.gang_size else ""))
     return 1 if bad else 0
 
 
@@ -263,7 +339,12 @@ def cmd_delete_pods(api, a):
             return None if code in (200, 202, 404) else "%s: HTTP %d" % (n, code)
         parallel(delete, left)
         time.sleep(0.5)
-    print("pods in %s deleted in %.1fs" % (a.ns, time.time() - t0))
+    if a.podgroups:
+        code, out = api.req("DELETE", PG_API % a.ns)
+        if code not in (200, 202, 404):
+            sys.stderr.write("delete podgroups: HTTP %d %s\n" % (code, out[:200]))
+            return 1
+    print("pods%s in %s deleted in %.1fs" % (" and podgroups" if a.podgroups else "", a.ns, time.time() - t0))
     return 0
 
 
@@ -359,6 +440,8 @@ def cmd_run(api, a):
     if not cmd:
         sys.stderr.write("run: no command\n")
         return 2
+    if a.arrive:
+        ensure_namespace(api, a.ns)
     w = BoundWatcher(api, a.ns)
     w.start()
     if not w.listed.wait(30):
@@ -372,6 +455,21 @@ def cmd_run(api, a):
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     status, hwm, cpu, exitcode = "timeout", None, None, None
     t_done = None
+    creator, created, cpu_warm = None, {}, None
+    if a.arrive:
+        # The scheduler syncs its informers first; the clock starts at the
+        # first create, as when a training operator submits jobs to a
+        # running scheduler.
+        while time.monotonic() - t0 < a.warmup and p.poll() is None:
+            time.sleep(0.05)
+        cpu_warm = proc_stats(p.pid)[1]
+        t0 = time.monotonic()
+
+        def create_all():
+            created["made"], created["bad"] = create_workload(api, a)
+            created["seconds"] = time.monotonic() - t0
+        creator = threading.Thread(target=create_all, daemon=True)
+        creator.start()
     while True:
         h, c = proc_stats(p.pid)
         if h is not None:
@@ -390,6 +488,9 @@ def cmd_run(api, a):
     h, c = proc_stats(p.pid)   # final sample, before stopping
     if h is not None:
         hwm, cpu = h, c
+    # --linger: time for status writes (PodGroup phases) after the last binding.
+    while status == "ok" and p.poll() is None and time.monotonic() - (t_done or 0) < a.linger:
+        time.sleep(0.05)
     if p.poll() is None:
         p.send_signal(signal.SIGTERM)
         try:
@@ -398,6 +499,8 @@ def cmd_run(api, a):
             p.kill()
             p.wait()
     w.stop = True
+    if creator:
+        creator.join(60)
     bound = w.count()
     secs = (t_done - t0) if t_done else None
     res = {"status": status, "exit_code": exitcode, "pods": a.count, "bound": bound,
@@ -407,12 +510,32 @@ def cmd_run(api, a):
            "steady_pods_per_s": round(a.count / (t_done - w.first), 1) if t_done and w.first and t_done > w.first else None,
            "rss_kb": hwm, "cpu_s": round(cpu, 2) if cpu is not None else None,
            "loadavg_start": load_start, "loadavg_end": loadavg1()}
+    if a.arrive:
+        res.update({"clock": "first create", "warmup_s": a.warmup,
+                    "cpu_warmup_s": round(cpu_warm, 2) if cpu_warm is not None else None,
+                    "create_s": round(created["seconds"], 3) if "seconds" in created else None,
+                    "create_failures": created.get("bad")})
+    if a.gang_size:
+        res.update({"gang_size": a.gang_size, "gangs": (a.count + a.gang_size - 1) // a.gang_size})
     out = json.dumps(res)
     print(out)
     if a.out:
         with open(a.out, "w") as f:
             f.write(out + "\n")
     return 0 if status == "ok" else 1
+
+
+def add_pod_args(p):
+    """The pod options shared by `pods` and `run --arrive`."""
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--prefix", default="p-")
+    p.add_argument("--scheduler", default="default-scheduler")
+    p.add_argument("--gpu-every", type=int, default=4)
+    p.add_argument("--apps", type=int, default=0)
+    p.add_argument("--cpu-req", default="500m")
+    p.add_argument("--mem-req", default="512Mi")
+    p.add_argument("--gang-size", type=int, default=0)
+    p.add_argument("--gang-prefix", default="g")
 
 
 def main():
@@ -433,15 +556,15 @@ def main():
     p.add_argument("--pods", type=int, default=110)
     p = sub.add_parser("delete-nodes")
     p.add_argument("--prefix", default="bench-node-")
+    p.add_argument("--from", dest="start_from", type=int)
     p = sub.add_parser("pods")
     p.add_argument("--ns", required=True)
     p.add_argument("--count", type=int, required=True)
-    p.add_argument("--start", type=int, default=0)
-    p.add_argument("--prefix", default="p-")
-    p.add_argument("--scheduler", default="default-scheduler")
-    p.add_argument("--gpu-every", type=int, default=4)
-    p.add_argument("--apps", type=int, default=0)
+    add_pod_args(p)
     p = sub.add_parser("delete-pods")
+    p.add_argument("--ns", required=True)
+    p.add_argument("--podgroups", action="store_true")
+    p = sub.add_parser("podgroups")
     p.add_argument("--ns", required=True)
     p = sub.add_parser("unbound")
     p.add_argument("--ns", required=True)
@@ -451,13 +574,17 @@ def main():
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--out")
     p.add_argument("--log")
+    p.add_argument("--arrive", action="store_true")
+    p.add_argument("--linger", type=float, default=0)
+    p.add_argument("--warmup", type=float, default=3.0)
+    add_pod_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     if not a.server:
         ap.error("--server (or BENCH_SERVER) is required")
     api = Api(a)
     fn = {"nodes": cmd_nodes, "delete-nodes": cmd_delete_nodes, "pods": cmd_pods,
-          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "run": cmd_run}[a.cmd_name]
+          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "podgroups": cmd_podgroups, "run": cmd_run}[a.cmd_name]
     sys.exit(fn(api, a))
 
 

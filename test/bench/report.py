@@ -10,7 +10,16 @@ DIR holds, per scenario S (e.g. small, large):
   S.kube.json   same for kube-scheduler
   S.probe.C.json  bind_probe --json output with C threads (best one is the ceiling)
   S.algo.txt    algo_bench output (last line key=value ...)
+and per gang scale G (gang64, gang1000, gangsmall):
+  G.meta        "nodes pods gangs gang_size date"
+  G.KIND.MODE.R.json  ai-scheduler runs: KIND plain|gang|kube, MODE pre|arrive, round R
+  G.gang.MODE.R.pg    the PodGroups' phases after that run (bulk_create.py podgroups)
 Missing files are reported as "not run".
+
+The plain scales replace the block between the bench:api markers; each gang
+scale replaces only its own block (bench:gang:G markers, added before
+bench:gang:end), so a run of some scales leaves the other tables alone.
+gangsmall (a check of the harness) is printed but never written to the docs.
 """
 import argparse
 import glob
@@ -21,6 +30,9 @@ import sys
 
 BEGIN = "<!-- bench:api:begin -->"
 END = "<!-- bench:api:end -->"
+GANG_END = "<!-- bench:gang:end -->"
+API_SCALES = ("small", "large", "affinity")
+GANG_SCALES = ("gang64", "gang1000", "gangsmall")
 
 
 def load(path):
@@ -128,17 +140,115 @@ def scenario_table(work, s):
     return "\n".join(out)
 
 
+def pct(a, b):
+    """(a - b) / b in percent, signed, or None."""
+    if a is None or b in (None, 0):
+        return None
+    return 100.0 * (a - b) / b
+
+
+def fmt_pct(v):
+    return "–" if v is None else "%+.1f%%" % v
+
+
+def gang_table(work, s, meta):
+    """Markdown for one gang scale, or None if it did not run."""
+    try:
+        f = open(os.path.join(work, s + ".meta")).read().split()
+        nodes, pods, gangs, size = (int(x) for x in f[:4])
+        date = " ".join(f[4:]) or meta.get("date", "?")
+    except (OSError, ValueError):
+        return None
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(work, s + ".*.*.*.json"))):
+        kind, mode, rnd = os.path.basename(path)[len(s) + 1:-len(".json")].split(".")
+        r = load(path)
+        if r:
+            runs.setdefault((kind, mode), []).append((int(rnd), r))
+    out = ["### %d gangs x %d pods on %d nodes (%d pods)" % (gangs, size, nodes, pods), "",
+           "Run %s on %s. %s." % (date, meta.get("machine", "?"), meta.get("versions", "?")), "",
+           "| run | clock from | time to bind all (s) | pods/s | first bind (s) | creating (s) | peak RSS (MiB) "
+           "| CPU (s) | CPU s per 1000 pods | load avg start→end | status |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    labels = {"plain": "ai-scheduler, plain pods",
+              "gang": "ai-scheduler, gangs (PodGroup minMember %d)" % size,
+              "kube": "kube-scheduler v1.20, plain pods (reference)"}
+    clocks = {"pre": "scheduler start", "arrive": "first create"}
+    summary = {}
+    for mode in ("pre", "arrive"):
+        for kind in ("plain", "gang", "kube"):
+            rs = sorted(runs.get((kind, mode), []), key=lambda x: x[0])
+            for rnd, r in rs:
+                st = status_of(r)
+                pg = load(os.path.join(work, "%s.%s.%s.%d.pg" % (s, kind, mode, rnd)))
+                if pg:
+                    st += "; PodGroup phases after: " + (", ".join(
+                        "%s %d" % (k, v) for k, v in sorted(pg.get("phases", {}).items())) or "none")
+                per_k = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
+                la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
+                      if r.get("loadavg_start") is not None else "–")
+                out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    labels[kind], " #%d" % rnd if len(rs) > 1 else "", clocks[mode],
+                    fmt(r.get("seconds"), 2), fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2),
+                    fmt(r.get("create_s"), 2), fmt(mib(r.get("rss_kb"))), fmt(r.get("cpu_s"), 2),
+                    fmt(per_k, 2), la, st))
+            ok = [r for _, r in rs if r.get("status") == "ok" and r.get("seconds")]
+            if rs and len(ok) == len(rs):
+                # Over all rounds: total pods over total time, the mean CPU and the largest RSS;
+                # "paced": the share of the time the creating tool took (arrive mode).
+                summary[(kind, mode)] = {
+                    "paced": max((r.get("create_s") or 0) / r["seconds"] for r in ok),
+                    "pps": len(ok) * pods / sum(r["seconds"] for r in ok),
+                    "cpu": sum(r["cpu_s"] for r in ok) / len(ok) if all(r.get("cpu_s") is not None for r in ok) else None,
+                    "rss": max(r["rss_kb"] for r in ok) if all(r.get("rss_kb") for r in ok) else None}
+    out.append("")
+    for mode, what in (("pre", "pods created first, clock from the scheduler's start"),
+                       ("arrive", "each PodGroup then its pods created while the scheduler runs, clock from the first create")):
+        p, g = summary.get(("plain", mode)), summary.get(("gang", mode))
+        if not runs.get(("plain", mode)) and not runs.get(("gang", mode)):
+            continue
+        if not p or not g:
+            out.append("- %s: no overhead figure (a run did not finish; see the status column)." % (what[0].upper() + what[1:]))
+            continue
+        over = -pct(g["pps"], p["pps"])
+        paced = max(p["paced"], g["paced"])
+        # When creating took most of the time, the creating tool, not the scheduler, set the pace.
+        verdict = ("not judged: creating took up to %.0f%% of a run's time" % (100 * paced) if paced > 0.6
+                   else "met" if over <= 15.0 else "missed")
+        out.append("- %s: gangs %.1f pods/s against plain %.1f: overhead **%.1f%%** in pods/s (goal <= 15%%: %s); "
+                   "CPU %s, peak RSS %s." % (what[0].upper() + what[1:], g["pps"], p["pps"], over, verdict,
+                                              fmt_pct(pct(g["cpu"], p["cpu"])), fmt_pct(pct(g["rss"], p["rss"]))))
+    out.append("")
+    return "\n".join(out)
+
+
+def splice_gang(doc, s, table):
+    begin, end = "<!-- bench:gang:%s:begin -->" % s, "<!-- bench:gang:%s:end -->" % s
+    block = begin + "\n" + table + end
+    if begin in doc and end in doc:
+        return doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+    if GANG_END not in doc:
+        doc = doc.rstrip("\n") + "\n\n## Gang scheduling\n\n<!-- bench:gang:begin -->\n" + GANG_END + "\n"
+    i = doc.index(GANG_END)
+    return doc[:i] + block + "\n" + doc[i:]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--docs")
     ap.add_argument("--meta", action="append", default=[])
     a = ap.parse_args()
-    scen = []
-    for s in ("small", "large", "affinity"):
-        if os.path.exists(os.path.join(a.work, s + ".meta")):
-            scen.append(s)
+    scen = [s for s in API_SCALES if os.path.exists(os.path.join(a.work, s + ".meta"))]
+    gscen = [s for s in GANG_SCALES if os.path.exists(os.path.join(a.work, s + ".meta"))]
     meta = dict(m.split("=", 1) for m in a.meta)
+    gtables = [(s, t) for s, t in ((s, gang_table(a.work, s, meta)) for s in gscen) if t]
+    for _, t in gtables:
+        print(t)
+    if not scen:
+        if a.docs:
+            write_docs(a.docs, None, gtables)
+        return
     lines = [BEGIN, "", "Last run: %s" % meta.get("date", "?"), "",
              "- machine: %s" % meta.get("machine", "?"),
              "- versions: %s" % meta.get("versions", "?"),
@@ -151,17 +261,26 @@ def main():
     section = "\n".join(lines)
     print(section)
     if a.docs:
-        try:
-            doc = open(a.docs).read()
-        except OSError:
-            doc = "# Benchmarks\n\n## API-server benchmark\n\n" + BEGIN + "\n" + END + "\n"
+        write_docs(a.docs, section, gtables)
+
+
+def write_docs(path, section, gtables):
+    """Splices the plain scales' section (if any) and each gang table into path."""
+    try:
+        doc = open(path).read()
+    except OSError:
+        doc = "# Benchmarks\n\n## API-server benchmark\n\n" + BEGIN + "\n" + END + "\n"
+    if section is not None:
         if BEGIN in doc and END in doc:
             doc = doc[:doc.index(BEGIN)] + section + doc[doc.index(END) + len(END):]
         else:
             doc += "\n## API-server benchmark\n\n" + section + "\n"
-        with open(a.docs, "w") as f:
-            f.write(doc)
-        sys.stderr.write("report: wrote %s\n" % a.docs)
+    for s, t in gtables:
+        if s != "gangsmall":
+            doc = splice_gang(doc, s, t)
+    with open(path, "w") as f:
+        f.write(doc)
+    sys.stderr.write("report: wrote %s\n" % path)
 
 
 if __name__ == "__main__":
