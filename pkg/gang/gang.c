@@ -28,6 +28,8 @@ typedef struct gang {
     char *last_status;    /* last status body written */
     int dirty;            /* status may have changed */
     char *warned_invalid; /* resourceVersion-free: the invalid message warned */
+    /* member counts as of the last tick that found the gang dirty */
+    int c_n, c_sched, c_run, c_succ, c_fail, c_alive;
 } gang_t;
 
 struct gang_store {
@@ -593,24 +595,35 @@ static void unwait(gang_t *g, gang_tick_t *t)
     add_wake(t, g->wait_pool);
 }
 
-static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
-                     gang_placed_fn placed, void *ud, gang_tick_t *t)
+/* Member counts from the pods as the API has them (scheduled = bound):
+ * recounted only when a member changed, so a quiet gang costs nothing. */
+static void recount(gang_t *g)
 {
-    int min = g->pg->min_member;
-    int n = 0, scheduled = 0, running = 0, succeeded = 0, failed = 0, alive_placed = 0;
+    g->c_n = g->c_sched = g->c_run = g->c_succ = g->c_fail = g->c_alive = 0;
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
         pod_t *p = v;
-        n++;
-        int pl = pod_is_bound(p) || (placed && placed(ud, p));
-        scheduled += pl;
-        running += p->phase == PHASE_RUNNING;
-        succeeded += p->phase == PHASE_SUCCEEDED;
-        failed += p->phase == PHASE_FAILED;
+        int pl = pod_is_bound(p);
+        g->c_n++;
+        g->c_sched += pl;
+        g->c_run += p->phase == PHASE_RUNNING;
+        g->c_succ += p->phase == PHASE_SUCCEEDED;
+        g->c_fail += p->phase == PHASE_FAILED;
         if (pl && !pod_is_terminal(p) && !p->deleting)
-            alive_placed++;
+            g->c_alive++;
     }
+}
+
+static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale, gang_tick_t *t)
+{
+    int min = g->pg->min_member;
+    if (g->dirty)
+        recount(g);
+    int n = g->c_n, scheduled = g->c_sched, running = g->c_run, succeeded = g->c_succ, failed = g->c_fail,
+        alive_placed = g->c_alive;
+    const char *k;
+    void *v;
     /* Timeout: considered, not placed, past its scheduleTimeoutSeconds. */
     int timeout = g->pg->timeout_s > 0 ? g->pg->timeout_s : default_timeout_s;
     if (g->start_ms && !g->placed_ms && !g->timed_out && timeout > 0 && scheduled < min &&
@@ -692,7 +705,7 @@ static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_gr
 }
 
 void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
-               gang_placed_fn placed, void *ud, gang_tick_t *out)
+               gang_tick_t *out)
 {
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&gs->mu);
@@ -710,7 +723,7 @@ void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_g
             }
             continue;
         }
-        tick_one(g, now, default_timeout_s, stale_grace_s, evict_stale, placed, ud, out);
+        tick_one(g, now, default_timeout_s, stale_grace_s, evict_stale, out);
     }
     if (out->unwaited)
         __atomic_sub_fetch(&gs->nwaiting, out->unwaited, __ATOMIC_RELAXED);

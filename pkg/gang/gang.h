@@ -101,9 +101,8 @@ int gang_is_surplus(gang_store_t *gs, const pod_t *p);
  * minimum (not surplus): refs in *out (caller unrefs, frees the array). */
 int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out);
 
-/* Housekeeping (once a second). state_of(ud, uid) tells whether a member
- * is placed (1: assumed or bound) as the cache sees it. */
-typedef int (*gang_placed_fn)(void *ud, const pod_t *p);
+/* Housekeeping (once a second), from the members as the API has them
+ * (scheduled = bound), so nothing outside the store is read under its lock. */
 typedef struct gang_tick {
     /* Status patches to write: paths and bodies, owned by the caller. */
     char **paths, **bodies;
@@ -123,7 +122,7 @@ typedef struct gang_tick {
     int unwaited;  /* gangs that stopped waiting (members gone) */
 } gang_tick_t;
 void gang_tick(gang_store_t *gs, int64_t now_wall_ms, int default_timeout_s, int stale_grace_s, int evict_stale,
-               gang_placed_fn placed, void *ud, gang_tick_t *out);
+               gang_tick_t *out);
 void gang_tick_clear(gang_tick_t *t);
 /* Status changes soon (a member moved): the next tick rewrites it. */
 void gang_touch(gang_store_t *gs, const char *ns, const char *name);

@@ -815,22 +815,13 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
 
 /* ------------------------------------------------------ housekeeping */
 
-static int member_placed(void *ud, const pod_t *p)
-{
-    scheduler_t *s = ud;
-    cache_pod_state_t st = CPOD_NONE;
-    pod_t *cur = cache_get_pod(s->cache, p->uid, &st);
-    pod_unref(cur);
-    return st == CPOD_ASSUMED || st == CPOD_BOUND;
-}
-
 void gang_housekeep(scheduler_t *s)
 {
     if (scheduler_fenced(s))
         return;
     gang_tick_t t;
     gang_tick(s->gangs, util_wall_ms(), s->opts.gang_timeout_s, s->opts.stale_gang_grace_s, s->opts.evict_stale_gangs,
-              member_placed, s, &t);
+              &t);
     for (int i = 0; i < t.npatches; i++) {
         writer_patch(s->writer, t.paths[i], "application/merge-patch+json", t.bodies[i]);
         t.bodies[i] = NULL;
