@@ -19,7 +19,11 @@ struct api_writer {
     scheduler_t *s;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    write_req_t *head, *tail;
+    /* Two FIFOs: patches (state: statuses, nominations, conditions) go
+     * before events (reports), so a burst of events never delays a
+     * PodGroup's or Pool's status by more than one request. */
+    write_req_t *head, *tail;   /* events (deferrable) */
+    write_req_t *phead, *ptail; /* patches */
     int len, max;
     int closing;
     int closing_seen; /* writer thread's copy of closing */
@@ -51,11 +55,12 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     r->content_type = ct ? util_strdup(ct) : NULL;
     r->body = body;
     r->deferrable = deferrable;
-    if (w->tail)
-        w->tail->next = r;
+    write_req_t **head = deferrable ? &w->head : &w->phead, **tail = deferrable ? &w->tail : &w->ptail;
+    if (*tail)
+        (*tail)->next = r;
     else
-        w->head = r;
-    w->tail = r;
+        *head = r;
+    *tail = r;
     w->len++;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -93,10 +98,15 @@ static void *writer_main(void *arg)
     api_writer_t *w = arg;
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (!w->head && !w->closing)
+        while (!w->head && !w->phead && !w->closing)
             pthread_cond_wait(&w->cv, &w->mu);
-        write_req_t *r = w->head;
-        if (r) {
+        write_req_t *r = w->phead ? w->phead : w->head;
+        if (r == w->phead && r) {
+            w->phead = r->next;
+            if (!w->phead)
+                w->ptail = NULL;
+            w->len--;
+        } else if (r) {
             w->head = r->next;
             if (!w->head)
                 w->tail = NULL;
@@ -150,6 +160,10 @@ void writer_free(api_writer_t *w)
     if (had_thread)
         pthread_join(w->thread, NULL);
     for (write_req_t *r = w->head, *n; r; r = n) {
+        n = r->next;
+        req_free(r);
+    }
+    for (write_req_t *r = w->phead, *n; r; r = n) {
         n = r->next;
         req_free(r);
     }
