@@ -231,3 +231,14 @@ int res_from_json_node(resources_t *out, json_t *list, int *ignored, char *err, 
     int dummy = 0;
     return parse_list(out, list, ignored ? ignored : &dummy, err, errlen);
 }
+
+int res_equal(const resources_t *a, const resources_t *b)
+{
+    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral || a->pods != b->pods ||
+        a->nscalar != b->nscalar)
+        return 0;
+    for (int i = 0; i < a->nscalar; i++)
+        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value)
+            return 0;
+    return 1;
+}

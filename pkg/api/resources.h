@@ -47,6 +47,8 @@ void res_add(resources_t *dst, const resources_t *src); /* saturating */
 void res_sub(resources_t *dst, const resources_t *src); /* floors at 0 */
 /* dst = max(dst, src) per resource (the init-container rule). */
 void res_max(resources_t *dst, const resources_t *src);
+/* Same amounts of the same resources (scalar order does not matter). */
+int res_equal(const resources_t *a, const resources_t *b);
 /* Parses a v1.ResourceList ({"cpu":"500m","memory":"1Gi",...}). Unknown
  * resource names become scalars; "pods" sets pods. -1 + message on a bad
  * quantity, a negative value or too many names. */

@@ -217,17 +217,6 @@ static int taints_equal(const node_t *a, const node_t *b)
     return 1;
 }
 
-static int res_equal(const resources_t *a, const resources_t *b)
-{
-    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral || a->pods != b->pods ||
-        a->nscalar != b->nscalar)
-        return 0;
-    for (int i = 0; i < a->nscalar; i++)
-        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value)
-            return 0;
-    return 1;
-}
-
 /* What kube-scheduler calls a scheduling-relevant node update. */
 static int node_sched_changed(const node_t *old, const node_t *n)
 {

@@ -203,10 +203,18 @@ static void maybe_drop(gang_store_t *gs, gang_t *g)
     gang_free(g);
 }
 
-void gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
+static int same_spec(const podgroup_t *a, const podgroup_t *b)
+{
+    return strcmp(a->uid, b->uid) == 0 && a->min_member == b->min_member && a->timeout_s == b->timeout_s &&
+           res_equal(&a->min_resources, &b->min_resources) && !a->invalid == !b->invalid &&
+           (!a->invalid || strcmp(a->invalid, b->invalid) == 0);
+}
+
+int gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
 {
     pthread_mutex_lock(&gs->mu);
     gang_t *g = get_or_new(gs, pg->ns, pg->name);
+    int changed = !g->pg || !same_spec(g->pg, pg);
     if (g->pg && strcmp(g->pg->uid, pg->uid) != 0) {
         /* A new object under the old name: start over. */
         g->start_ms = g->placed_ms = 0;
@@ -219,6 +227,7 @@ void gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
     g->deleted = 0;
     g->dirty = 1;
     pthread_mutex_unlock(&gs->mu);
+    return changed;
 }
 
 void gang_group_delete(gang_store_t *gs, const char *ns, const char *name)

@@ -42,9 +42,11 @@ typedef struct gang_store gang_store_t;
 gang_store_t *gang_store_new(void);
 void gang_store_free(gang_store_t *gs);
 
-/* Informer side. upsert takes pg. A delete keeps a tombstone while pods
- * still name the group: they fall back to single-pod scheduling. */
-void gang_group_upsert(gang_store_t *gs, podgroup_t *pg);
+/* Informer side. upsert takes pg and returns 1 when what scheduling reads
+ * changed (a new object, minMember, the timeout, minResources, validity),
+ * 0 for a status-only update. A delete keeps a tombstone while pods still
+ * name the group: they fall back to single-pod scheduling. */
+int gang_group_upsert(gang_store_t *gs, podgroup_t *pg);
 void gang_group_delete(gang_store_t *gs, const char *ns, const char *name);
 /* Any pod update (pods that name no group are ignored unless they did). */
 void gang_pod_upsert(gang_store_t *gs, pod_t *p);

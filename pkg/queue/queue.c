@@ -305,17 +305,6 @@ static int selector_eq(const selector_t *a, const selector_t *b)
     return 1;
 }
 
-static int resources_eq(const resources_t *a, const resources_t *b)
-{
-    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral != b->ephemeral || a->pods != b->pods ||
-        a->nscalar != b->nscalar)
-        return 0;
-    for (int i = 0; i < a->nscalar; i++)
-        if (res_get_scalar(b, a->scalar[i].name) != a->scalar[i].value)
-            return 0;
-    return 1;
-}
-
 /* Did anything the filters look at change? Status-only updates (conditions
  * the scheduler itself writes after a failure) must not requeue the pod, or
  * every failure would retrigger itself, like kube's isPodUpdated. */
@@ -323,7 +312,7 @@ static int pod_spec_changed(const pod_t *a, const pod_t *b)
 {
     if (a == b)
         return 0;
-    if (a->priority != b->priority || !resources_eq(&a->requests, &b->requests) || !labels_eq(&a->labels, &b->labels) ||
+    if (a->priority != b->priority || !res_equal(&a->requests, &b->requests) || !labels_eq(&a->labels, &b->labels) ||
         !str_eq(a->pool, b->pool) || a->has_node_selector != b->has_node_selector ||
         !selector_eq(&a->node_selector, &b->node_selector) || a->naffinity_terms != b->naffinity_terms ||
         a->ntolerations != b->ntolerations || a->nports != b->nports || a->npreferred != b->npreferred)

@@ -808,7 +808,10 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
             LOG_W("PodGroup %s ignored: %s", key, err);
             return;
         }
-        gang_group_upsert(s->gangs, pg);
+        /* Our own status writes come back as updates: they change
+         * nothing a pod waits for. */
+        if (!gang_group_upsert(s->gangs, pg))
+            return;
     }
     pools_move_all(s, "PodGroupChanged");
 }

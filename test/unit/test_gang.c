@@ -112,7 +112,11 @@ static void test_membership_and_snapshot(void **state)
     assert_int_equal(s.nmembers, 1);
     gang_snap_clear(&s);
 
-    gang_group_upsert(gs, mkpg("g", "{'minMember':2}"));
+    assert_int_equal(gang_group_upsert(gs, mkpg("g", "{'minMember':2}")), 1);
+    /* A status-only update (our own writes coming back) changes nothing. */
+    assert_int_equal(gang_group_upsert(gs, mkpg("g", "{'minMember':2}")), 0);
+    assert_int_equal(gang_group_upsert(gs, mkpg("g", "{'minMember':2,'minResources':{'cpu':'1'}}")), 1);
+    assert_int_equal(gang_group_upsert(gs, mkpg("g", "{'minMember':2}")), 1);
     pod_t *b = mkmember("b", "g", 0, "", "Pending", "2026-01-01T00:00:01Z");
     gang_pod_upsert(gs, b);
     assert_int_equal(gang_snapshot(gs, "ns", "g", &s), 0);
