@@ -624,7 +624,8 @@ static void recount(gang_t *g)
     }
 }
 
-static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale, gang_tick_t *t)
+static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
+                     int write_status, gang_tick_t *t)
 {
     int min = g->pg->min_member;
     if (g->dirty)
@@ -681,7 +682,7 @@ static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_gr
     }
     if (g->stale)
         t->stale++;
-    if (!g->dirty)
+    if (!g->dirty || !write_status)
         return;
     g->dirty = 0;
     json_t *st = json_pack("{s:s, s:i, s:i, s:i, s:i}", "phase",
@@ -714,7 +715,7 @@ static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_gr
 }
 
 void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
-               gang_tick_t *out)
+               int write_status, gang_tick_t *out)
 {
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&gs->mu);
@@ -732,7 +733,7 @@ void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_g
             }
             continue;
         }
-        tick_one(g, now, default_timeout_s, stale_grace_s, evict_stale, out);
+        tick_one(g, now, default_timeout_s, stale_grace_s, evict_stale, write_status, out);
     }
     if (out->unwaited)
         __atomic_sub_fetch(&gs->nwaiting, out->unwaited, __ATOMIC_RELAXED);

@@ -123,8 +123,10 @@ typedef struct gang_tick {
     int waiting;   /* gangs waiting now */
     int unwaited;  /* gangs that stopped waiting (members gone) */
 } gang_tick_t;
+/* write_status 0: keep changed statuses for a later tick (the scheduler
+ * passes 0 while Bindings are queued: they go first). */
 void gang_tick(gang_store_t *gs, int64_t now_wall_ms, int default_timeout_s, int stale_grace_s, int evict_stale,
-               gang_tick_t *out);
+               int write_status, gang_tick_t *out);
 void gang_tick_clear(gang_tick_t *t);
 /* Status changes soon (a member moved): the next tick rewrites it. */
 void gang_touch(gang_store_t *gs, const char *ns, const char *name);

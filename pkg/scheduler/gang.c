@@ -823,8 +823,12 @@ void gang_housekeep(scheduler_t *s)
     if (scheduler_fenced(s))
         return;
     gang_tick_t t;
+    /* While Bindings are queued they have the API server to themselves:
+     * a hundred gangs binding at once would otherwise add a status write
+     * per gang per second to the burst. Statuses follow within a second. */
+    int binds_queued = __atomic_load_n(&s->bind_backlog, __ATOMIC_RELAXED) > 0;
     gang_tick(s->gangs, util_wall_ms(), s->opts.gang_timeout_s, s->opts.stale_gang_grace_s, s->opts.evict_stale_gangs,
-              &t);
+              !binds_queued, &t);
     for (int i = 0; i < t.npatches; i++) {
         writer_patch(s->writer, t.paths[i], "application/merge-patch+json", t.bodies[i]);
         t.bodies[i] = NULL;

@@ -258,24 +258,28 @@ static void test_tick_status_timeout_stale(void **state)
     gang_pod_upsert(gs, b);
     gang_tick_t t;
     int64_t t0 = 1700000000000LL;
-    gang_tick(gs, t0, 60, 60, 0, &t);
+    /* Bindings queued: the status waits for a later tick. */
+    gang_tick(gs, t0, 60, 60, 0, 0, &t);
+    assert_int_equal(t.npatches, 0);
+    gang_tick_clear(&t);
+    gang_tick(gs, t0, 60, 60, 0, 1, &t);
     assert_int_equal(t.npatches, 1);
     assert_non_null(strstr(t.paths[0], "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/podgroups/t/status"));
     assert_non_null(strstr(t.bodies[0], "\"phase\":\"PreScheduling\""));
     gang_tick_clear(&t);
     /* Nothing moved: nothing to write. */
-    gang_tick(gs, t0 + 1000, 60, 60, 0, &t);
+    gang_tick(gs, t0 + 1000, 60, 60, 0, 1, &t);
     assert_int_equal(t.npatches, 0);
     gang_tick_clear(&t);
 
     /* Considered and waiting; the PodGroup's own 5 s timeout, not the 60 s default. */
     gang_considered(gs, "ns/t", t0);
     gang_waiting(gs, "ns/t", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1);
-    gang_tick(gs, t0 + 4000, 60, 60, 0, &t);
+    gang_tick(gs, t0 + 4000, 60, 60, 0, 1, &t);
     assert_int_equal(t.timed_out, 0);
     assert_int_equal(t.waiting, 1);
     gang_tick_clear(&t);
-    gang_tick(gs, t0 + 5000, 60, 60, 0, &t);
+    gang_tick(gs, t0 + 5000, 60, 60, 0, 1, &t);
     assert_int_equal(t.timed_out, 1);
     int e = find_event(&t, "GangScheduleTimeout");
     assert_true(e >= 0);
@@ -286,7 +290,7 @@ static void test_tick_status_timeout_stale(void **state)
     assert_non_null(strstr(t.bodies[0], "scheduleStartTime"));
     gang_tick_clear(&t);
     /* Once only. */
-    gang_tick(gs, t0 + 9000, 60, 60, 0, &t);
+    gang_tick(gs, t0 + 9000, 60, 60, 0, 1, &t);
     assert_int_equal(t.timed_out, 0);
     gang_tick_clear(&t);
     /* A timed-out gang no longer holds back backfill. */
@@ -298,31 +302,31 @@ static void test_tick_status_timeout_stale(void **state)
     gang_pod_upsert(gs, a2);
     gang_pod_upsert(gs, b2);
     assert_true(gang_placed(gs, "ns/t", t0 + 10000, NULL) >= 10.0);
-    gang_tick(gs, t0 + 10000, 60, 3, 1, &t);
+    gang_tick(gs, t0 + 10000, 60, 3, 1, 1, &t);
     assert_non_null(strstr(t.bodies[0], "\"phase\":\"Running\""));
     gang_tick_clear(&t);
     pod_t *b3 = mkmember("tb", "t", 0, "n2", "Failed", "2026-01-01T00:00:02Z");
     gang_pod_upsert(gs, b3);
-    gang_tick(gs, t0 + 11000, 60, 3, 1, &t);
+    gang_tick(gs, t0 + 11000, 60, 3, 1, 1, &t);
     assert_int_equal(t.stale, 0);
     assert_int_equal(t.nevict, 0);
     gang_tick_clear(&t);
-    gang_tick(gs, t0 + 14000, 60, 3, 1, &t);
+    gang_tick(gs, t0 + 14000, 60, 3, 1, 1, &t);
     assert_int_equal(t.stale, 1);
     assert_true(find_event(&t, "StaleGang") >= 0);
     assert_int_equal(t.nevict, 1); /* --evict-stale-gangs: the one still running */
     assert_string_equal(t.evict[0]->name, "ta");
     gang_tick_clear(&t);
-    gang_tick(gs, t0 + 15000, 60, 3, 1, &t);
+    gang_tick(gs, t0 + 15000, 60, 3, 1, 1, &t);
     assert_int_equal(t.nevict, 0); /* once */
     gang_tick_clear(&t);
 
     /* An invalid PodGroup is said once per reason. */
     gang_group_upsert(gs, mkpg("bad", "{'minMember':0}"));
-    gang_tick(gs, t0 + 16000, 60, 3, 0, &t);
+    gang_tick(gs, t0 + 16000, 60, 3, 0, 1, &t);
     assert_true(find_event(&t, "InvalidPodGroup") >= 0);
     gang_tick_clear(&t);
-    gang_tick(gs, t0 + 17000, 60, 3, 0, &t);
+    gang_tick(gs, t0 + 17000, 60, 3, 0, 1, &t);
     assert_int_equal(find_event(&t, "InvalidPodGroup"), -1);
     gang_tick_clear(&t);
 
