@@ -193,15 +193,9 @@ evictor_t *evictor_new(scheduler_t *s)
     return e;
 }
 
-void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
-                    const char *pool)
+/* Queues j (taken); dropped when the worker is closing or never started. */
+static void push_job(evictor_t *e, evict_job_t *j)
 {
-    evict_job_t *j = util_xcalloc(1, sizeof(*j));
-    j->preemptor = pod_ref((pod_t *)preemptor);
-    j->cands = cands;
-    j->ncands = n;
-    j->pool_id = pool_id;
-    j->pool = util_strdup(pool);
     pthread_mutex_lock(&e->mu);
     if (e->closing || !e->started) {
         pthread_mutex_unlock(&e->mu);
@@ -217,6 +211,18 @@ void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *c
     pthread_mutex_unlock(&e->mu);
 }
 
+void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
+                    const char *pool)
+{
+    evict_job_t *j = util_xcalloc(1, sizeof(*j));
+    j->preemptor = pod_ref((pod_t *)preemptor);
+    j->cands = cands;
+    j->ncands = n;
+    j->pool_id = pool_id;
+    j->pool = util_strdup(pool);
+    push_job(e, j);
+}
+
 void evictor_evict_stale(evictor_t *e, pod_t *victim)
 {
     evict_job_t *j = util_xcalloc(1, sizeof(*j));
@@ -224,19 +230,7 @@ void evictor_evict_stale(evictor_t *e, pod_t *victim)
     j->stale = 1;
     j->pool_id = -1;
     j->pool = util_strdup("");
-    pthread_mutex_lock(&e->mu);
-    if (e->closing || !e->started) {
-        pthread_mutex_unlock(&e->mu);
-        job_free(j);
-        return;
-    }
-    if (e->tail)
-        e->tail->next = j;
-    else
-        e->head = j;
-    e->tail = j;
-    pthread_cond_signal(&e->cv);
-    pthread_mutex_unlock(&e->mu);
+    push_job(e, j);
 }
 
 int evictor_has_job(evictor_t *e, const char *uid)

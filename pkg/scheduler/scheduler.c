@@ -247,15 +247,16 @@ static int wait_all_synced(const sync_need_t *needs, int n, int timeout_s, const
     return 0;
 }
 
-/* Is the Pool API served? 1 yes, 0 no (the CRD is not installed: there
- * are no Pools, so nothing to isolate), -1 unknown (the API server did not
- * answer: keep asking, never guess "no"). */
-static int pool_api_served(scheduler_t *s)
+/* Is group_version (e.g. "resource.aibee.cn/v1alpha1") served under
+ * group_path ("/apis/resource.aibee.cn")? 1 yes, 0 no (its CRD is not
+ * installed), -1 unknown (the API server did not answer: keep asking,
+ * never guess "no"). */
+static int api_served(scheduler_t *s, const char *group_path, const char *group_version)
 {
     json_t *j = NULL;
     long status = 0;
     char err[256];
-    int rc = kube_get_json(s->kc, "/apis/resource.aibee.cn", &j, &status, err, sizeof(err));
+    int rc = kube_get_json(s->kc, group_path, &j, &status, err, sizeof(err));
     if (rc != 0)
         return status == 404 ? 0 : -1;
     int found = 0;
@@ -263,29 +264,7 @@ static int pool_api_served(scheduler_t *s)
     json_t *v;
     json_array_foreach (json_object_get(j, "versions"), i, v) {
         const char *gv = json_string_value(json_object_get(v, "groupVersion"));
-        if (gv && strcmp(gv, "resource.aibee.cn/v1alpha1") == 0)
-            found = 1;
-    }
-    json_decref(j);
-    return found;
-}
-
-/* Is the PodGroup API (scheduling.x-k8s.io/v1alpha1) served? As
- * pool_api_served. */
-static int podgroup_api_served(scheduler_t *s)
-{
-    json_t *j = NULL;
-    long status = 0;
-    char err[256];
-    int rc = kube_get_json(s->kc, "/apis/scheduling.x-k8s.io", &j, &status, err, sizeof(err));
-    if (rc != 0)
-        return status == 404 ? 0 : -1;
-    int found = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach (json_object_get(j, "versions"), i, v) {
-        const char *gv = json_string_value(json_object_get(v, "groupVersion"));
-        if (gv && strcmp(gv, PODGROUP_VERSION) == 0)
+        if (gv && strcmp(gv, group_version) == 0)
             found = 1;
     }
     json_decref(j);
@@ -299,7 +278,7 @@ static void wait_podgroups(scheduler_t *s, const volatile int *stop)
 {
     int64_t deadline = util_now_ms() + 5000;
     while (!informer_wait_synced(s->inf_podgroups, 200)) {
-        int served = podgroup_api_served(s);
+        int served = api_served(s, "/apis/scheduling.x-k8s.io", PODGROUP_VERSION);
         if (served == 0) {
             LOG_I("the PodGroup API (" PODGROUP_VERSION ") is not served: pods labelled " GANG_LABEL
                   " wait until its CRD (pools/podgroup-crd.yaml) is applied");
@@ -320,7 +299,7 @@ static int wait_pools(scheduler_t *s, const volatile int *stop, char *err, size_
     for (;;) {
         if (informer_wait_synced(s->inf_pools, 200))
             return 0;
-        int served = pool_api_served(s);
+        int served = api_served(s, "/apis/resource.aibee.cn", "resource.aibee.cn/v1alpha1");
         if (served == 0) {
             LOG_W("the Pool API (resource.aibee.cn/v1alpha1) is not served (is the CRD from pools/crd.yaml "
                   "applied?); all nodes are in the default pool until it is");
