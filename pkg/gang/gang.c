@@ -498,21 +498,26 @@ static gang_t *gang_of_pod_locked(gang_store_t *gs, const pod_t *p)
     return key ? hashmap_get(gs->gangs, key) : NULL;
 }
 
-int gang_is_surplus(gang_store_t *gs, const pod_t *p)
+int gang_member_class(gang_store_t *gs, const pod_t *p)
 {
-    int surplus = 0;
+    int cls = GANG_MEMBER_NONE;
     pthread_mutex_lock(&gs->mu);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g && g->pg && !g->pg->invalid) {
         pod_t **b;
         int n = bound_members(g, &b);
-        for (int i = g->pg->min_member; i < n; i++)
+        for (int i = 0; i < n; i++)
             if (strcmp(b[i]->uid, p->uid) == 0)
-                surplus = 1;
+                cls = i < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
         free(b);
     }
     pthread_mutex_unlock(&gs->mu);
-    return surplus;
+    return cls;
+}
+
+int gang_is_surplus(gang_store_t *gs, const pod_t *p)
+{
+    return gang_member_class(gs, p) == GANG_MEMBER_SURPLUS;
 }
 
 int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out)

@@ -99,6 +99,10 @@ int gang_nwaiting(gang_store_t *gs);
 /* Is p (a bound member) beyond its gang's minimum, i.e. elastic surplus?
  * The latest-started bound members are the surplus. */
 int gang_is_surplus(gang_store_t *gs, const pod_t *p);
+enum { GANG_MEMBER_NONE = 0, GANG_MEMBER_MINIMUM = 1, GANG_MEMBER_SURPLUS = 2 };
+/* NONE (no valid gang, or not bound), MINIMUM (a bound member that keeps
+ * its gang at minMember) or SURPLUS. */
+int gang_member_class(gang_store_t *gs, const pod_t *p);
 /* The other bound, live members of p's gang when p keeps it at its
  * minimum (not surplus): refs in *out (caller unrefs, frees the array). */
 int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out);

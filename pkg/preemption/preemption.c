@@ -9,10 +9,11 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* Ranks can be negative (borrowers sit at priority - 2^33). Sums are taken
- * over rank + RANK_OFFSET, as kube adds MaxInt32+1 to each priority, so that
- * one more victim always makes the sum larger. */
-#define RANK_OFFSET ((int64_t)1 << 35)
+/* Ranks can be negative (the scheduler puts borrowers 2^38 below, elastic
+ * gang surplus 2^36 below). Sums are taken over rank + RANK_OFFSET, as kube
+ * adds MaxInt32+1 to each priority, so that one more victim always makes
+ * the sum larger. */
+#define RANK_OFFSET PREEMPT_RANK_OFFSET
 
 /* ----------------------------------------------------------------- PDBs */
 

@@ -33,6 +33,10 @@ void pdb_free(pdb_t *p);
  * gives borrowers rank priority - 2^33 so they sit below every home pod. */
 typedef int (*preempt_victim_fn)(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
 
+/* What each victim adds to rank_sum beyond its rank (ranks may be as low
+ * as -2^39), so one more victim always makes the sum larger. */
+#define PREEMPT_RANK_OFFSET ((int64_t)1 << 40)
+
 typedef struct preempt_candidate {
     char *node;      /* owned */
     pod_t **victims; /* one ref each, owned */

@@ -209,9 +209,10 @@ void gang_expand_victims(scheduler_t *s, preempt_candidate_t *cands, int n)
                 if (vset_add(&vs, mates[k])) {
                     cd->victims = util_xrealloc(cd->victims, (size_t)(cd->nvictims + 1) * sizeof(*cd->victims));
                     cd->victims[cd->nvictims++] = pod_ref(mates[k]);
-                    if (mates[k]->priority > cd->max_rank)
-                        cd->max_rank = mates[k]->priority;
-                    cd->rank_sum += mates[k]->priority;
+                    int64_t r = postfilter_mate_rank(mates[k]);
+                    if (r > cd->max_rank)
+                        cd->max_rank = r;
+                    cd->rank_sum += r + PREEMPT_RANK_OFFSET;
                 }
                 pod_unref(mates[k]);
             }
@@ -279,6 +280,8 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
                 if (preempt_select_on_node_cs(sched_pod_fw(s, pod), sim.cs[i], pod, sim.nodes[j], postfilter_is_victim,
                                               &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
                     nc++;
+            /* A gang victim costs its whole gang: count it before choosing. */
+            gang_expand_victims(s, cands, nc);
             int b = preempt_pick(cands, nc);
             if (b >= 0) {
                 k = sim_find(&sim, cands[b].node);

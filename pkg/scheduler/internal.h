@@ -186,6 +186,8 @@ typedef struct victim_ctx {
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
 int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
+/* The rank a gang-mate evicted with a victim adds to a candidate. */
+int64_t postfilter_mate_rank(const pod_t *mate);
 /* Victims of a preemptor still terminating on its nominated node. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 /* A borrower that does not fit its lender goes home (takes it). */

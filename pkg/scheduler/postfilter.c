@@ -9,12 +9,27 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* Borrowers sit below every home pod: their rank is shifted below the
- * lowest int32 priority. */
-#define BORROWER_RANK_SHIFT (((int64_t)1) << 33)
+/* Victim ranks, lowest evicted first: RANK_SCALE x priority, plus one for
+ * a pod that keeps its gang at minMember (of two pods of one priority, the
+ * one whose eviction does not take a whole gang with it goes). Elastic
+ * gang surplus drops below every home pod that is not surplus, and
+ * borrowers below every home pod (reclaim takes their surplus first). */
+#define RANK_SCALE          4
+#define SURPLUS_RANK_SHIFT  (((int64_t)1) << 36)
+#define BORROWER_RANK_SHIFT (((int64_t)1) << 38)
 
-/* Elastic gang surplus sits below every home pod that is not surplus. */
-#define SURPLUS_RANK_SHIFT (((int64_t)1) << 32)
+static int64_t victim_rank(scheduler_t *s, const pod_t *victim)
+{
+    int64_t rank = (int64_t)victim->priority * RANK_SCALE;
+    if (gang_of(victim)) {
+        int cls = gang_member_class(s->gangs, victim);
+        if (cls == GANG_MEMBER_SURPLUS)
+            rank -= SURPLUS_RANK_SHIFT;
+        else if (cls == GANG_MEMBER_MINIMUM)
+            rank += 1;
+    }
+    return rank;
+}
 
 int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
@@ -24,18 +39,19 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
     if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0)
         return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
-        *rank = (int64_t)victim->priority - BORROWER_RANK_SHIFT;
-        if (gang_of(victim) && gang_is_surplus(vc->s->gangs, victim))
-            *rank -= SURPLUS_RANK_SHIFT; /* reclaim takes the surplus first */
+        *rank = victim_rank(vc->s, victim) - BORROWER_RANK_SHIFT;
         return 1;
     }
     if (victim->priority < preemptor->priority) {
-        *rank = victim->priority;
-        if (gang_of(victim) && gang_is_surplus(vc->s->gangs, victim))
-            *rank -= SURPLUS_RANK_SHIFT;
+        *rank = victim_rank(vc->s, victim);
         return 1;
     }
     return 0;
+}
+
+int64_t postfilter_mate_rank(const pod_t *mate)
+{
+    return (int64_t)mate->priority * RANK_SCALE + 1;
 }
 
 /* A preemptor already nominated to a node where victims are still
