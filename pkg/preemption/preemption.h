@@ -30,7 +30,8 @@ void pdb_free(pdb_t *p);
 
 /* Is `victim` preemptible by `preemptor` here? If so, return 1 and set
  * *rank: a value that orders victims (lower = evicted first). The scheduler
- * gives borrowers rank priority - 2^33 so they sit below every home pod. */
+ * ranks 4 x priority (+1 for a pod keeping its gang at minMember) and
+ * shifts elastic surplus 2^36 and borrowers 2^38 below every home pod. */
 typedef int (*preempt_victim_fn)(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
 
 /* What each victim adds to rank_sum beyond its rank (ranks may be as low
