@@ -578,21 +578,16 @@ const char *gang_phase(int nmembers, int min_member, int scheduled, int running,
     return "Pending";
 }
 
-static void push_str(char ***arr, int n, char *s)
-{
-    *arr = util_xrealloc(*arr, (size_t)(n + 1) * sizeof(**arr));
-    (*arr)[n] = s;
-}
-
+/* type and reason: static strings. */
 static void add_event(gang_tick_t *t, const gang_t *g, const char *type, const char *reason, const char *msg)
 {
-    push_str(&t->ev_ns, t->nevents, util_strdup(g->ns));
-    push_str(&t->ev_name, t->nevents, util_strdup(g->name));
-    push_str(&t->ev_uid, t->nevents, util_strdup(g->pg ? g->pg->uid : ""));
-    push_str(&t->ev_type, t->nevents, util_strdup(type));
-    push_str(&t->ev_reason, t->nevents, util_strdup(reason));
-    push_str(&t->ev_msg, t->nevents, util_strdup(msg));
-    t->nevents++;
+    t->events = util_xrealloc(t->events, (size_t)(t->nevents + 1) * sizeof(*t->events));
+    t->events[t->nevents++] = (gang_event_t){ .ns = util_strdup(g->ns),
+                                              .name = util_strdup(g->name),
+                                              .uid = util_strdup(g->pg ? g->pg->uid : ""),
+                                              .msg = util_strdup(msg),
+                                              .type = type,
+                                              .reason = reason };
 }
 
 static void add_wake(gang_tick_t *t, int pool)
@@ -714,9 +709,8 @@ static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_gr
     sbuf_printf(&path, PODGROUP_API "/namespaces/%s/podgroups/%s/status", ens, en);
     free(ens);
     free(en);
-    push_str(&t->paths, t->npatches, path.data);
-    push_str(&t->bodies, t->npatches, body);
-    t->npatches++;
+    t->patches = util_xrealloc(t->patches, (size_t)(t->npatches + 1) * sizeof(*t->patches));
+    t->patches[t->npatches++] = (gang_patch_t){ .path = path.data, .body = body };
 }
 
 void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
@@ -748,25 +742,17 @@ void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_g
 void gang_tick_clear(gang_tick_t *t)
 {
     for (int i = 0; i < t->npatches; i++) {
-        free(t->paths[i]);
-        free(t->bodies[i]);
+        free(t->patches[i].path);
+        free(t->patches[i].body);
     }
-    free(t->paths);
-    free(t->bodies);
+    free(t->patches);
     for (int i = 0; i < t->nevents; i++) {
-        free(t->ev_ns[i]);
-        free(t->ev_name[i]);
-        free(t->ev_uid[i]);
-        free(t->ev_type[i]);
-        free(t->ev_reason[i]);
-        free(t->ev_msg[i]);
+        free(t->events[i].ns);
+        free(t->events[i].name);
+        free(t->events[i].uid);
+        free(t->events[i].msg);
     }
-    free(t->ev_ns);
-    free(t->ev_name);
-    free(t->ev_uid);
-    free(t->ev_type);
-    free(t->ev_reason);
-    free(t->ev_msg);
+    free(t->events);
     free(t->wake_pools);
     for (int i = 0; i < t->nevict; i++)
         pod_unref(t->evict[i]);

@@ -109,12 +109,19 @@ int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out);
 
 /* Housekeeping (once a second), from the members as the API has them
  * (scheduled = bound), so nothing outside the store is read under its lock. */
+typedef struct gang_patch {
+    char *path, *body; /* owned (take body by setting it NULL) */
+} gang_patch_t;
+typedef struct gang_event {
+    char *ns, *name, *uid, *msg; /* owned */
+    const char *type, *reason;   /* static strings */
+} gang_event_t;
 typedef struct gang_tick {
-    /* Status patches to write: paths and bodies, owned by the caller. */
-    char **paths, **bodies;
+    /* Status patches to write, owned by the caller. */
+    gang_patch_t *patches;
     int npatches;
-    /* Events to post on PodGroups: parallel arrays, owned. */
-    char **ev_ns, **ev_name, **ev_uid, **ev_type, **ev_reason, **ev_msg;
+    /* Events to post on PodGroups, owned. */
+    gang_event_t *events;
     int nevents;
     /* Gangs that just timed out or stopped waiting: pools to wake. */
     int *wake_pools;

@@ -308,19 +308,15 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
             cache_nominate(s->cache, items[i]->pod, where[i]);
             writer_nominate(s->writer, items[i]->pod, where[i]);
         }
-        /* One job for all the victims: the evictor reports a refusal on the
-         * first member and gives back its room. */
+        /* One job, one candidate (no ranks to compare) holding all the
+         * victims: the evictor reports a refusal on the first member and
+         * gives back its room. */
         preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
         c->node = util_strdup(where[0]);
         c->victims = vs.v;
         c->nvictims = vs.n;
         vs.v = NULL;
         vs.n = 0;
-        for (int i = 0; i < c->nvictims; i++) {
-            if (c->victims[i]->priority > c->max_rank || i == 0)
-                c->max_rank = c->victims[i]->priority;
-            c->rank_sum += c->victims[i]->priority;
-        }
         LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, P->name, c->nvictims, need);
         char msg[400];
         snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", c->nvictims,
@@ -386,13 +382,11 @@ static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need
 
 /* ------------------------------------------------------ minResources */
 
-/* The free room of a pool's nodes: allocatable minus requested; *all_
- * (may be NULL) gets the allocatable sum. */
-static void pool_free_room(scheduler_t *s, int pool_id, resources_t *free_, resources_t *all_)
+/* The allocatable and requested sums over a pool's nodes. */
+static void pool_room(scheduler_t *s, int pool_id, resources_t *alloc, resources_t *used)
 {
-    resources_t alloc, used;
-    res_zero(&alloc);
-    res_zero(&used);
+    res_zero(alloc);
+    res_zero(used);
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
@@ -401,26 +395,34 @@ static void pool_free_room(scheduler_t *s, int pool_id, resources_t *free_, reso
         if (ni->pool != pool_id || !ni->node)
             continue;
         cache_node_lock(s->cache, ni->name);
-        res_add(&alloc, &ni->node->allocatable);
-        res_add(&used, &ni->requested);
+        res_add(alloc, &ni->node->allocatable);
+        res_add(used, &ni->requested);
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
-    *free_ = alloc;
-    res_sub(free_, &used);
-    if (all_)
-        *all_ = alloc;
 }
 
-/* Whether need exceeds have in any resource need asks for. */
-static int res_exceeds(const resources_t *need, const resources_t *have)
+/* The first resource need asks more of than have holds ("cpu 10000m >
+ * 8000m free"), malloc'd; NULL when have covers need. */
+static char *res_short(const resources_t *need, const resources_t *have)
 {
-    if (need->milli_cpu > have->milli_cpu || need->memory > have->memory || need->ephemeral > have->ephemeral)
-        return 1;
-    for (int i = 0; i < need->nscalar; i++)
-        if (need->scalar[i].value > res_get_scalar(have, need->scalar[i].name))
-            return 1;
-    return 0;
+    sbuf_t b = { 0 };
+    if (need->milli_cpu > have->milli_cpu)
+        sbuf_printf(&b, "cpu %lldm > %lldm free", (long long)need->milli_cpu, (long long)have->milli_cpu);
+    else if (need->memory > have->memory)
+        sbuf_printf(&b, "memory %lld > %lld bytes free", (long long)need->memory, (long long)have->memory);
+    else if (need->ephemeral > have->ephemeral)
+        sbuf_printf(&b, "ephemeral-storage %lld > %lld bytes free", (long long)need->ephemeral,
+                    (long long)have->ephemeral);
+    else if (need->pods > have->pods)
+        sbuf_printf(&b, "pods %lld > %lld free", (long long)need->pods, (long long)have->pods);
+    for (int i = 0; !b.data && i < need->nscalar; i++) {
+        int64_t v = res_get_scalar(have, need->scalar[i].name);
+        if (need->scalar[i].value > v)
+            sbuf_printf(&b, "%s %lld > %lld free", need->scalar[i].name, (long long)need->scalar[i].value,
+                        (long long)v);
+    }
+    return b.data;
 }
 
 /* scheduler-plugins' PreFilter check: the gang's minResources must be free
@@ -428,26 +430,13 @@ static int res_exceeds(const resources_t *need, const resources_t *have)
  * are set); else why not (malloc'd). */
 static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t *min)
 {
-    if (min->milli_cpu == 0 && min->memory == 0 && min->ephemeral == 0 && min->pods == 0 && min->nscalar == 0)
+    resources_t none, alloc, used;
+    res_zero(&none);
+    if (res_equal(min, &none))
         return NULL;
-    resources_t fr;
-    pool_free_room(s, pool_id, &fr, NULL);
-    sbuf_t b = { 0 };
-    if (min->milli_cpu > fr.milli_cpu)
-        sbuf_printf(&b, "cpu %lldm > %lldm free", (long long)min->milli_cpu, (long long)fr.milli_cpu);
-    else if (min->memory > fr.memory)
-        sbuf_printf(&b, "memory %lld > %lld bytes free", (long long)min->memory, (long long)fr.memory);
-    else if (min->ephemeral > fr.ephemeral)
-        sbuf_printf(&b, "ephemeral-storage %lld > %lld bytes free", (long long)min->ephemeral, (long long)fr.ephemeral);
-    else if (min->pods > fr.pods)
-        sbuf_printf(&b, "pods %lld > %lld free", (long long)min->pods, (long long)fr.pods);
-    for (int i = 0; !b.data && i < min->nscalar; i++) {
-        int64_t have = res_get_scalar(&fr, min->scalar[i].name);
-        if (min->scalar[i].value > have)
-            sbuf_printf(&b, "%s %lld > %lld free", min->scalar[i].name, (long long)min->scalar[i].value,
-                        (long long)have);
-    }
-    return b.data;
+    pool_room(s, pool_id, &alloc, &used);
+    res_sub(&alloc, &used);
+    return res_short(min, &alloc);
 }
 
 /* ------------------------------------------------------------ the turn */
@@ -554,12 +543,15 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
     /* A minimum larger than the whole pool can never fit here: it holds
      * nobody back (it may still borrow, or wait for the pool to grow). */
-    resources_t want, fr, all;
+    resources_t want, alloc, used;
     res_zero(&want);
     for (int i = 0; i < need; i++)
         res_add(&want, &items[i]->pod->requests);
-    pool_free_room(s, P->id, &fr, &all);
-    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, !res_exceeds(&want, &all));
+    want.pods = 0; /* resources only, not pod slots */
+    pool_room(s, P->id, &alloc, &used);
+    char *never = res_short(&want, &alloc);
+    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
+    free(never);
     sbuf_free(&bare);
     /* One PodGroup event per attempt of the member that was popped, at the
      * same pace as the pods' own events. */
@@ -833,11 +825,13 @@ void gang_housekeep(scheduler_t *s)
     gang_tick(s->gangs, util_wall_ms(), s->opts.gang_timeout_s, s->opts.stale_gang_grace_s, s->opts.evict_stale_gangs,
               !binds_queued, &t);
     for (int i = 0; i < t.npatches; i++) {
-        writer_patch(s->writer, t.paths[i], "application/merge-patch+json", t.bodies[i]);
-        t.bodies[i] = NULL;
+        writer_patch(s->writer, t.patches[i].path, "application/merge-patch+json", t.patches[i].body);
+        t.patches[i].body = NULL;
     }
-    for (int i = 0; i < t.nevents; i++)
-        podgroup_event(s, t.ev_ns[i], t.ev_name[i], t.ev_uid[i], t.ev_type[i], t.ev_reason[i], t.ev_msg[i]);
+    for (int i = 0; i < t.nevents; i++) {
+        const gang_event_t *e = &t.events[i];
+        podgroup_event(s, e->ns, e->name, e->uid, e->type, e->reason, e->msg);
+    }
     if (t.timed_out)
         stats_add(s, &s->stats.gangs_timed_out, (unsigned long)t.timed_out);
     pthread_mutex_lock(&s->stats_mu);

@@ -242,7 +242,7 @@ static void test_surplus_and_mates(void **state)
 static int find_event(const gang_tick_t *t, const char *reason)
 {
     for (int i = 0; i < t->nevents; i++)
-        if (strcmp(t->ev_reason[i], reason) == 0)
+        if (strcmp(t->events[i].reason, reason) == 0)
             return i;
     return -1;
 }
@@ -264,8 +264,8 @@ static void test_tick_status_timeout_stale(void **state)
     gang_tick_clear(&t);
     gang_tick(gs, t0, 60, 60, 0, 1, &t);
     assert_int_equal(t.npatches, 1);
-    assert_non_null(strstr(t.paths[0], "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/podgroups/t/status"));
-    assert_non_null(strstr(t.bodies[0], "\"phase\":\"PreScheduling\""));
+    assert_non_null(strstr(t.patches[0].path, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/podgroups/t/status"));
+    assert_non_null(strstr(t.patches[0].body, "\"phase\":\"PreScheduling\""));
     gang_tick_clear(&t);
     /* Nothing moved: nothing to write. */
     gang_tick(gs, t0 + 1000, 60, 60, 0, 1, &t);
@@ -283,11 +283,11 @@ static void test_tick_status_timeout_stale(void **state)
     assert_int_equal(t.timed_out, 1);
     int e = find_event(&t, "GangScheduleTimeout");
     assert_true(e >= 0);
-    assert_non_null(strstr(t.ev_msg[e], "Insufficient cpu"));
+    assert_non_null(strstr(t.events[e].msg, "Insufficient cpu"));
     assert_int_equal(t.nwake, 1); /* the pods it held back may go */
     assert_int_equal(t.npatches, 1);
-    assert_non_null(strstr(t.bodies[0], "\"phase\":\"Failed\""));
-    assert_non_null(strstr(t.bodies[0], "scheduleStartTime"));
+    assert_non_null(strstr(t.patches[0].body, "\"phase\":\"Failed\""));
+    assert_non_null(strstr(t.patches[0].body, "scheduleStartTime"));
     gang_tick_clear(&t);
     /* Once only. */
     gang_tick(gs, t0 + 9000, 60, 60, 0, 1, &t);
@@ -303,7 +303,7 @@ static void test_tick_status_timeout_stale(void **state)
     gang_pod_upsert(gs, b2);
     assert_true(gang_placed(gs, "ns/t", t0 + 10000, NULL) >= 10.0);
     gang_tick(gs, t0 + 10000, 60, 3, 1, 1, &t);
-    assert_non_null(strstr(t.bodies[0], "\"phase\":\"Running\""));
+    assert_non_null(strstr(t.patches[0].body, "\"phase\":\"Running\""));
     gang_tick_clear(&t);
     pod_t *b3 = mkmember("tb", "t", 0, "n2", "Failed", "2026-01-01T00:00:02Z");
     gang_pod_upsert(gs, b3);
