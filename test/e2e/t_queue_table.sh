@@ -3,8 +3,8 @@
 # `ai-scheduler queues` (and `kubectl queue`) against a real API server: the
 # Queues of examples/queues.yaml plus a missing parent and a cycle, with
 # statuses written here through the status subresource as the scheduler
-# would. The tree, the numbers, -o json, --pool, and no Queue CRD at all.
-# No scheduler runs: the command only reads.
+# would. The tree, the numbers, -o json, --pool, and no Queue CRD at all;
+# then with the scheduler writing the statuses for examples/queue-jobs.yaml.
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -100,7 +100,36 @@ case_no_crd() {
     apply_queue_crd || fail "apply_queue_crd failed"
 }
 
+# With the scheduler: examples/queue-jobs.yaml on 12 GPUs of the default
+# pool; the table shows what the scheduler wrote, and it agrees with the
+# pods bound per queue (counted here from the pod list).
+case_live() {
+    kc apply -f "$REPO/examples/queues.yaml" >/dev/null || fail "examples/queues.yaml did not apply"
+    make_node g8 32 256Gi 8 110 || fail "node create failed"
+    make_node g4 16 128Gi 4 110 || fail "node create failed"
+    start_scheduler
+    kc apply -f "$REPO/examples/queue-jobs.yaml" >/dev/null || fail "examples/queue-jobs.yaml did not apply"
+    wait_until '[ "$(count_bound)" = 8 ]' 30 || fail "$(count_bound) of 8 pods bound"
+    local want
+    want=$(pods_json | jq -c '[.items[] | select((.spec.nodeName // "") != "") | .metadata.labels["resource.aibee.cn/queue"]]
+        | {"team-a": map(select(. == "team-a")) | length, "team-b": map(select(. == "team-b")) | length,
+           inference: map(select(. == "inference")) | length} | .research = .["team-a"] + .["team-b"]')
+    [ "$want" = '{"team-a":3,"team-b":3,"inference":2,"research":6}' ] || fail "bound per queue: $want"
+    agree() { # agree [--pool P]: allocated.gpu of each queue = its bound pods, fair share as the policy gives
+        queues -o json "$@" | jq -e --argjson w "$want" '
+            map(select(.implicit | not) | {key: .name, value: {a: .allocated.gpu, f: .fairShare.gpu, p: .pending}}) | from_entries
+            | . == ($w | map_values({a: ., f: ., p: 0}))' >/dev/null
+    }
+    wait_until 'agree' 15 || { queues >&2; fail "the table does not show the bound pods"; }
+    wait_until 'agree --pool default' 15 || { queues --pool default >&2; fail "--pool default does not show them"; }
+    queues >&2
+    stop_scheduler_clean
+    kc delete queues --all >/dev/null || true
+    cp_reset
+}
+
 cp_start
 run_case tree case_tree
 run_case no-crd case_no_crd
+run_case live case_live
 finish
