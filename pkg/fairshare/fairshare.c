@@ -39,7 +39,7 @@ static double num_field(json_t *v, int is_memory, int is_cpu, int *bad)
          * numbers: converted to KAI units. */
         int64_t q = 0;
         char e[100];
-        if (quantity_parse(json_string_value(v), is_cpu ? 1000 : 1, &q, e, sizeof(e)) != 0) {
+        if (quantity_parse(json_string_value(v), is_cpu ? 3 : 0, &q, e, sizeof(e)) != 0) {
             *bad = 1;
             return -1;
         }
@@ -69,9 +69,9 @@ static int parse_res(json_t *res, fs_res_t out[FS_NRES], const char *where, char
             return -1;
         }
         int bad = 0;
-        out[r].quota = num_field(json_object_get(o, "quota"), r == FS_MEM, 0, &bad);
+        out[r].quota = num_field(json_object_get(o, "quota"), r == FS_MEM, r == FS_CPU, &bad);
         out[r].weight = num_field(json_object_get(o, "overQuotaWeight"), 0, 0, &bad);
-        out[r].limit = num_field(json_object_get(o, "limit"), r == FS_MEM, 0, &bad);
+        out[r].limit = num_field(json_object_get(o, "limit"), r == FS_MEM, r == FS_CPU, &bad);
         if (bad) {
             snprintf(why, len, "%s.%s: a value is not a number", where, fs_res_names[r]);
             return -1;
