@@ -350,9 +350,8 @@ void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud)
         fs_each_metric(s->fs, metric_cb, &c);
 }
 
-void scheduler_each_queue_counter(scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims,
-                                                             unsigned long reclaimed),
-                                  void *ud)
+void scheduler_each_queue_counter(
+    scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud)
 {
     fs_each_counter(s->fs, fn, ud);
 }

@@ -395,9 +395,9 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
     s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
     s->inf_queues = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_queue_event, s);
-    if (informer_start(s->inf_queues) != 0 || informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
-        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
-        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
+    if (informer_start(s->inf_queues) != 0 || informer_start(s->inf_podgroups) != 0 ||
+        informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
+        informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
@@ -502,7 +502,7 @@ void scheduler_free(scheduler_t *s)
 {
     if (!s)
         return;
-    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,     s->inf_pvs,
+    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,      s->inf_pvs,
                            s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_queues };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);

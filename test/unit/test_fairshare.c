@@ -422,10 +422,14 @@ static void test_queue_tenants(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_waterfill_runai),  cmocka_unit_test(test_waterfill_caps),
-        cmocka_unit_test(test_parse),            cmocka_unit_test(test_hierarchy),
-        cmocka_unit_test(test_invalid_hierarchy), cmocka_unit_test(test_admission),
-        cmocka_unit_test(test_reclaim_stops_at_share), cmocka_unit_test(test_queue_tenants),
+        cmocka_unit_test(test_waterfill_runai),
+        cmocka_unit_test(test_waterfill_caps),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_hierarchy),
+        cmocka_unit_test(test_invalid_hierarchy),
+        cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_reclaim_stops_at_share),
+        cmocka_unit_test(test_queue_tenants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
