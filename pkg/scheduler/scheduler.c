@@ -253,28 +253,34 @@ static int wait_all_synced(const sync_need_t *needs, int n, int timeout_s, const
     return 0;
 }
 
-/* Is group_version (e.g. "resource.aibee.cn/v1alpha1") served under
- * group_path ("/apis/resource.aibee.cn")? 1 yes, 0 no (its CRD is not
+/* Does the discovery document at path list, in its array `list`, an
+ * entry whose `field` is value? 1 yes, 0 no (404: its CRD is not
  * installed), -1 unknown (the API server did not answer: keep asking,
  * never guess "no"). */
-static int api_served(scheduler_t *s, const char *group_path, const char *group_version)
+static int api_lists(scheduler_t *s, const char *path, const char *list, const char *field, const char *value)
 {
     json_t *j = NULL;
     long status = 0;
     char err[256];
-    int rc = kube_get_json(s->kc, group_path, &j, &status, err, sizeof(err));
-    if (rc != 0)
+    if (kube_get_json(s->kc, path, &j, &status, err, sizeof(err)) != 0)
         return status == 404 ? 0 : -1;
     int found = 0;
     size_t i;
     json_t *v;
-    json_array_foreach (json_object_get(j, "versions"), i, v) {
-        const char *gv = json_string_value(json_object_get(v, "groupVersion"));
-        if (gv && strcmp(gv, group_version) == 0)
+    json_array_foreach (json_object_get(j, list), i, v) {
+        const char *got = json_string_value(json_object_get(v, field));
+        if (got && strcmp(got, value) == 0)
             found = 1;
     }
     json_decref(j);
     return found;
+}
+
+/* Is group_version (e.g. "resource.aibee.cn/v1alpha1") served under
+ * group_path ("/apis/resource.aibee.cn")? */
+static int api_served(scheduler_t *s, const char *group_path, const char *group_version)
+{
+    return api_lists(s, group_path, "versions", "groupVersion", group_version);
 }
 
 /* PodGroups gate pods: a gang member decided before its PodGroup is listed
@@ -297,27 +303,6 @@ static void wait_podgroups(scheduler_t *s, const volatile int *stop)
     }
 }
 
-/* Does group_version_path ("/apis/resource.aibee.cn/v1alpha1") list the
- * resource ("queues")? 1 yes, 0 no, -1 unknown (no answer). */
-static int api_has_resource(scheduler_t *s, const char *group_version_path, const char *resource)
-{
-    json_t *j = NULL;
-    long status = 0;
-    char err[256];
-    if (kube_get_json(s->kc, group_version_path, &j, &status, err, sizeof(err)) != 0)
-        return status == 404 ? 0 : -1;
-    int found = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach (json_object_get(j, "resources"), i, v) {
-        const char *name = json_string_value(json_object_get(v, "name"));
-        if (name && strcmp(name, resource) == 0)
-            found = 1;
-    }
-    json_decref(j);
-    return found;
-}
-
 /* Queues order and admit pods: a pod decided before its Queue is listed
  * counts in default, so the list gets a few seconds. A missing CRD or
  * RBAC grant never stops the scheduler: every pod is then in default. */
@@ -326,7 +311,7 @@ static void wait_queues(scheduler_t *s, const volatile int *stop)
     int64_t deadline = util_now_ms() + 5000;
     if (informer_wait_synced(s->inf_queues, 0))
         return;
-    if (api_has_resource(s, FS_QUEUE_API, "queues") == 0) {
+    if (api_lists(s, FS_QUEUE_API, "resources", "name", "queues") == 0) {
         LOG_I("the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
               "until it is");
         return;
