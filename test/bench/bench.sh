@@ -66,6 +66,8 @@
 # the plain pods (BENCH_QUEUE_KUBE=1, default). The report gives pods/s of
 # (b) against (a), CPU ms per pod and peak RSS.
 #   BENCH_QUEUE_REPEAT=2           rounds of (plain, queues); even rounds run queues first
+#   BENCH_QUEUE_PERF=1             then one more (plain, queues) pair under `perf record -g`, not in
+#                                  the table: the top symbols go to queues.KIND.perf.txt in the work dir
 #   BENCH_QUEUE_SMALL=1            shrunk to 500 pods on 100 nodes (a check of the harness; not
 #                                  written into the docs)
 #   The Queue CRD: pools/queue-crd.yaml when present, else a minimal one made here.
@@ -292,13 +294,16 @@ YAML
 }
 
 # queue_run S KIND ROUND: one ai-scheduler run of the queue scale S, KIND
-# plain or queues (see the header). Result in $W/S.KIND.pre.ROUND.json.
+# plain or queues (see the header). Result in $W/S.KIND.pre.ROUND.json;
+# ROUND "perf": profiled instead, result in $W/S.KIND.perf.{json,data,txt}.
 queue_run() {
     local s=$1 kind=$2 round=$3 pods ns tag qn depts
     pods=$(scen_pods "$s"); ns=bench-$s-$kind-$round; tag=$s.$kind.pre.$round
+    [ "$round" = perf ] && tag=$s.$kind.perf
     qn=${BENCH_QUEUE_COUNT:-20}; depts=${BENCH_QUEUE_DEPTS:-4}
     local podargs=(--scheduler ai-scheduler)
     local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log")
+    [ "$round" = perf ] && runargs+=(--perf "$W/$tag.data")
     if [ "$kind" = queues ]; then
         $PY "$BULK" queues --count "$qn" --depts "$depts" >&2 || { blog "$tag: Queue creation failed"; return 1; }
         podargs+=(--queues "$qn"); runargs+=(--linger "${BENCH_QUEUE_LINGER:-3}")
@@ -311,6 +316,11 @@ queue_run() {
     if [ "$kind" = queues ]; then
         $PY "$BULK" queue-status >"$W/$tag.qs" || rm -f "$W/$tag.qs"
         blog "$tag: Queues after: $(cat "$W/$tag.qs" 2>/dev/null)"
+    fi
+    if [ "$round" = perf ] && [ -s "$W/$tag.data" ]; then
+        perf report -i "$W/$tag.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio -g none 2>/dev/null |
+            grep -v '^#' | grep -v '^$' | head -60 >"$W/$tag.txt"
+        blog "$tag: top of the profile:"; head -15 "$W/$tag.txt" >&2
     fi
     $PY "$BULK" delete-pods --ns "$ns" >&2
     [ "$kind" = queues ] && $PY "$BULK" delete-queues >&2
@@ -328,6 +338,13 @@ queue_scale() {
             queue_run "$s" queues "$round"; queue_run "$s" plain "$round"
         fi
     done
+    if [ "${BENCH_QUEUE_PERF:-0}" = 1 ]; then
+        if command -v perf >/dev/null; then
+            queue_run "$s" plain perf; queue_run "$s" queues perf
+        else
+            blog "no perf: BENCH_QUEUE_PERF ignored"
+        fi
+    fi
     if [ "${BENCH_QUEUE_KUBE:-1}" = 1 ]; then
         local ns=bench-$s-kube pods
         pods=$(scen_pods "$s")

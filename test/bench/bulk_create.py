@@ -44,6 +44,7 @@ Commands:
           and the clock runs from the first create instead (create_s: how
           long creating took). --linger S: CMD keeps running S seconds after
           the last binding (not measured), e.g. to write PodGroup status.
+          --perf FILE: `perf record -g` of CMD until the last binding.
   podgroups --ns NS        prints {"podgroups": N, "phases": {PHASE: count}}.
   queues  --count Q [--depts D] [--prefix q-]  creates Q leaf Queues (cluster-
           scoped resource.aibee.cn/v1alpha1) q-0..q-(Q-1), varied quotas,
@@ -563,6 +564,11 @@ def cmd_run(api, a):
     load_start = loadavg1()
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    # --perf: a profile of CMD until the last binding (it costs CPU: not for measured runs).
+    prof = None
+    if a.perf:
+        prof = subprocess.Popen(["perf", "record", "-q", "-F", "499", "-g", "-p", str(p.pid), "-o", a.perf],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     status, hwm, cpu, exitcode = "timeout", None, None, None
     t_done = None
     creator, created, cpu_warm = None, {}, None
@@ -596,6 +602,12 @@ def cmd_run(api, a):
             break
         time.sleep(0.05)
     h, c = proc_stats(p.pid)   # final sample, before stopping
+    if prof:
+        prof.send_signal(signal.SIGINT)
+        try:
+            prof.wait(60)
+        except subprocess.TimeoutExpired:
+            prof.kill()
     if h is not None:
         hwm, cpu = h, c
     # --linger: time for status writes (PodGroup phases) after the last binding.
@@ -695,6 +707,7 @@ def main():
     p.add_argument("--log")
     p.add_argument("--arrive", action="store_true")
     p.add_argument("--linger", type=float, default=0)
+    p.add_argument("--perf")
     p.add_argument("--warmup", type=float, default=3.0)
     add_pod_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
