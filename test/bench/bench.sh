@@ -66,6 +66,8 @@
 # the plain pods (BENCH_QUEUE_KUBE=1, default). The report gives pods/s of
 # (b) against (a), CPU ms per pod and peak RSS.
 #   BENCH_QUEUE_REPEAT=2           rounds of (plain, queues); even rounds run queues first
+#   BENCH_QUEUE_KINDS="plain queues"  add "objects" (the Queues exist, the pods carry no label, so
+#                                  all are in default): what the Queue objects alone cost
 #   BENCH_QUEUE_PERF=1             then one more (plain, queues) pair under `perf record -g`, not in
 #                                  the table: the top symbols go to queues.KIND.perf.txt in the work dir
 #   BENCH_QUEUE_SMALL=1            shrunk to 500 pods on 100 nodes (a check of the harness; not
@@ -254,7 +256,8 @@ gang_scale() {
             --cpu-req "${BENCH_GANG_CPU:-1}" --mem-req "${BENCH_GANG_MEM:-1Gi}" --gpu-every 0 >&2
         blog "$s/kube: kube-scheduler on the plain pods"
         $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$s.kube.pre.1.json" \
-            --log "$W/$s.kube.pre.1.log" -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
+            --log "$W/$s.kube.pre.1.log" --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID" \
+            -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
             --secure-port="$(free_port)" --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1 >&2 ||
             blog "$s/kube: did not finish"
         $PY "$BULK" delete-pods --ns "$ns" >&2
@@ -293,6 +296,21 @@ YAML
     wait_until 'kc get crd queues.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
 }
 
+# api_counts: the API server's apiserver_request_total as "verb resource/subresource count" lines.
+api_counts() {
+    kc get --raw /metrics 2>/dev/null | awk '
+        function lbl(name,   re) { re = "[{,]" name "=\"[^\"]*\""
+            return match($0, re) ? substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4) : "" }
+        /^apiserver_request_total\{/ { r = lbl("resource"); u = lbl("subresource")
+            c[lbl("verb") " " (r == "" ? "-" : r) (u == "" ? "" : "/" u)] += $NF }
+        END { for (k in c) print k, c[k] }'
+}
+# api_delta BEFORE AFTER: the requests between two api_counts, most first.
+api_delta() {
+    awk 'NR == FNR { b[$1 " " $2] = $3; next } { d = $3 - b[$1 " " $2]; if (d > 0) print $1, $2, d }' "$1" "$2" |
+        sort -k3,3nr
+}
+
 # queue_run S KIND ROUND: one ai-scheduler run of the queue scale S, KIND
 # plain or queues (see the header). Result in $W/S.KIND.pre.ROUND.json;
 # ROUND "perf": profiled instead, result in $W/S.KIND.perf.{json,data,txt}.
@@ -302,18 +320,25 @@ queue_run() {
     [ "$round" = perf ] && tag=$s.$kind.perf
     qn=${BENCH_QUEUE_COUNT:-20}; depts=${BENCH_QUEUE_DEPTS:-4}
     local podargs=(--scheduler ai-scheduler)
-    local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log")
+    local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log"
+                   --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID")
     [ "$round" = perf ] && runargs+=(--perf "$W/$tag.data")
-    if [ "$kind" = queues ]; then
+    if [ "$kind" != plain ]; then
         $PY "$BULK" queues --count "$qn" --depts "$depts" >&2 || { blog "$tag: Queue creation failed"; return 1; }
-        podargs+=(--queues "$qn"); runargs+=(--linger "${BENCH_QUEUE_LINGER:-3}")
+        runargs+=(--linger "${BENCH_QUEUE_LINGER:-3}")
     fi
+    [ "$kind" = queues ] && podargs+=(--queues "$qn")
     $PY "$BULK" pods --ns "$ns" --count "$pods" "${podargs[@]}" >&2 || { blog "$tag: pod creation failed"; return 1; }
     blog "$tag: ai-scheduler, $pods pods$([ "$kind" = queues ] && echo " over $qn queues"), clock from scheduler start"
+    api_counts >"$W/$tag.api0"
     $PY "$BULK" run "${runargs[@]}" -- "${AI_CMD[@]}" >&2 ||
         blog "$tag: did not finish or exited early (see $W/$tag.log)"
+    # What the API server served meanwhile (the scheduler's linger included), by verb and resource.
+    api_counts >"$W/$tag.api1"
+    api_delta "$W/$tag.api0" "$W/$tag.api1" >"$W/$tag.api.txt"
+    blog "$tag: API requests during the run: $(head -8 "$W/$tag.api.txt" | tr '\n' ';')"
     blog "$tag: $(cat "$W/$tag.json" 2>/dev/null)"
-    if [ "$kind" = queues ]; then
+    if [ "$kind" != plain ]; then
         $PY "$BULK" queue-status >"$W/$tag.qs" || rm -f "$W/$tag.qs"
         blog "$tag: Queues after: $(cat "$W/$tag.qs" 2>/dev/null)"
     fi
@@ -323,20 +348,22 @@ queue_run() {
         blog "$tag: top of the profile:"; head -15 "$W/$tag.txt" >&2
     fi
     $PY "$BULK" delete-pods --ns "$ns" >&2
-    [ "$kind" = queues ] && $PY "$BULK" delete-queues >&2
+    [ "$kind" != plain ] && $PY "$BULK" delete-queues >&2
     return 0
 }
 
 # queue_scale S: the rounds of (plain, queues), then kube-scheduler on the plain pods.
 queue_scale() {
-    local s=$1 round
+    local s=$1 round kind order kinds=${BENCH_QUEUE_KINDS:-plain queues}
     queue_crd_ready || { blog "no Queue CRD; $s skipped"; return 1; }
+    local rev=""
+    for kind in $kinds; do rev="$kind $rev"; done
     for round in $(seq 1 "${BENCH_QUEUE_REPEAT:-2}"); do
-        if [ $((round % 2)) = 1 ]; then
-            queue_run "$s" plain "$round"; queue_run "$s" queues "$round"
-        else
-            queue_run "$s" queues "$round"; queue_run "$s" plain "$round"
-        fi
+        # Odd rounds in order, even rounds reversed: a drift in the machine's load hits all kinds alike.
+        [ $((round % 2)) = 1 ] && order=$kinds || order=$rev
+        for kind in $order; do
+            queue_run "$s" "$kind" "$round"
+        done
     done
     if [ "${BENCH_QUEUE_PERF:-0}" = 1 ]; then
         if command -v perf >/dev/null; then
@@ -351,7 +378,8 @@ queue_scale() {
         $PY "$BULK" pods --ns "$ns" --count "$pods" --scheduler default-scheduler >&2
         blog "$s/kube: kube-scheduler on the plain pods"
         $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$s.kube.pre.1.json" \
-            --log "$W/$s.kube.pre.1.log" -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
+            --log "$W/$s.kube.pre.1.log" --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID" \
+            -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
             --secure-port="$(free_port)" --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1 >&2 ||
             blog "$s/kube: did not finish"
         $PY "$BULK" delete-pods --ns "$ns" >&2

@@ -45,6 +45,8 @@ Commands:
           long creating took). --linger S: CMD keeps running S seconds after
           the last binding (not measured), e.g. to write PodGroup status.
           --perf FILE: `perf record -g` of CMD until the last binding.
+          --also-pid NAME=PID (repeatable): other_cpu_s.NAME = that process's
+          utime+stime over the same span (e.g. the API server, etcd).
   podgroups --ns NS        prints {"podgroups": N, "phases": {PHASE: count}}.
   queues  --count Q [--depts D] [--prefix q-]  creates Q leaf Queues (cluster-
           scoped resource.aibee.cn/v1alpha1) q-0..q-(Q-1), varied quotas,
@@ -562,6 +564,12 @@ def cmd_run(api, a):
         sys.stderr.write("run: %d pods of %s already bound before start\n" % (pre, a.ns))
     log = open(a.log, "wb") if a.log else subprocess.DEVNULL
     load_start = loadavg1()
+    # --also-pid NAME=PID: other processes' CPU over the same span (e.g. the API server).
+    others = {}
+    for spec in a.also_pid or []:
+        name, _, pid = spec.partition("=")
+        if pid.isdigit():
+            others[name] = [int(pid), proc_stats(int(pid))[1], None]
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     # --perf: a profile of CMD until the last binding (it costs CPU: not for measured runs).
@@ -602,6 +610,8 @@ def cmd_run(api, a):
             break
         time.sleep(0.05)
     h, c = proc_stats(p.pid)   # final sample, before stopping
+    for o in others.values():
+        o[2] = proc_stats(o[0])[1]
     if prof:
         prof.send_signal(signal.SIGINT)
         try:
@@ -632,6 +642,9 @@ def cmd_run(api, a):
            "steady_pods_per_s": round(a.count / (t_done - w.first), 1) if t_done and w.first and t_done > w.first else None,
            "rss_kb": hwm, "cpu_s": round(cpu, 2) if cpu is not None else None,
            "loadavg_start": load_start, "loadavg_end": loadavg1()}
+    if others:
+        res["other_cpu_s"] = {n: round(o[2] - o[1], 2) if o[1] is not None and o[2] is not None else None
+                              for n, o in others.items()}
     if a.arrive:
         res.update({"clock": "first create", "warmup_s": a.warmup,
                     "cpu_warmup_s": round(cpu_warm, 2) if cpu_warm is not None else None,
@@ -708,6 +721,7 @@ def main():
     p.add_argument("--arrive", action="store_true")
     p.add_argument("--linger", type=float, default=0)
     p.add_argument("--perf")
+    p.add_argument("--also-pid", action="append")
     p.add_argument("--warmup", type=float, default=3.0)
     add_pod_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER)

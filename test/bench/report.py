@@ -249,12 +249,13 @@ def queue_table(work, s, meta):
     out = ["### %d pods over %s on %d nodes" % (pods, shape, nodes), "",
            "Run %s on %s. %s." % (date, meta.get("machine", "?"), meta.get("versions", "?")), "",
            "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) "
-           "| CPU ms per pod | load avg start→end | status |",
-           "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+           "| CPU ms per pod | API server + etcd CPU ms per pod | load avg start→end | status |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     labels = {"plain": "ai-scheduler, no queues", "queues": "ai-scheduler, %d queues" % nq,
+              "objects": "ai-scheduler, the Queues exist, pods unlabelled (all in default)",
               "kube": "kube-scheduler v1.20, no queues (reference)"}
     summary = {}
-    for kind in ("plain", "queues", "kube"):
+    for kind in ("plain", "queues", "objects", "kube"):
         rs = sorted(runs.get(kind, []), key=lambda x: x[0])
         for rnd, r in rs:
             st = status_of(r)
@@ -267,10 +268,13 @@ def queue_table(work, s, meta):
             per_pod = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
             la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
                   if r.get("loadavg_start") is not None else "–")
-            out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            oc = r.get("other_cpu_s") or {}
+            api_pod = (1000.0 * sum(oc.values()) / pods
+                       if oc and all(v is not None for v in oc.values()) else None)
+            out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 labels[kind], " #%d" % rnd if len(rs) > 1 else "", fmt(r.get("seconds"), 2),
                 fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2), fmt(mib(r.get("rss_kb"))),
-                fmt(r.get("cpu_s"), 2), fmt(per_pod, 2), la, st))
+                fmt(r.get("cpu_s"), 2), fmt(per_pod, 2), fmt(api_pod, 2), la, st))
         ok = [r for _, r in rs if r.get("status") == "ok" and r.get("seconds")]
         if rs and len(ok) == len(rs):
             # Over all rounds: total pods over total time, the mean CPU per pod, the largest RSS.
@@ -291,6 +295,10 @@ def queue_table(work, s, meta):
                        fmt(mib(q["rss"])), fmt(mib(p["rss"])), fmt_pct(pct(q["rss"], p["rss"]))))
     elif runs.get("plain") or runs.get("queues"):
         out.append("- No overhead figure (a run did not finish; see the status column).")
+    o = summary.get("objects")
+    if p and o:
+        out.append("- The Queue objects alone (pods unlabelled): %.1f pods/s, %s against no queues; CPU per pod %s ms." % (
+            o["pps"], fmt_pct(pct(o["pps"], p["pps"])), fmt(o["cpu_ms"], 2)))
     if k and (p or q):
         out.append("- kube-scheduler v1.20 on the plain pods: %.1f pods/s, CPU %s ms per pod, peak RSS %s MiB; "
                    "ai-scheduler with queues / kube-scheduler: pods/s %s, CPU per pod %s." % (
