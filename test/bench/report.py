@@ -282,14 +282,17 @@ def queue_table(work, s, meta):
                 "pps": len(ok) * pods / sum(r["seconds"] for r in ok),
                 "cpu_ms": (1000.0 * sum(r["cpu_s"] for r in ok) / len(ok) / pods
                            if all(r.get("cpu_s") is not None for r in ok) else None),
-                "rss": max(r["rss_kb"] for r in ok) if all(r.get("rss_kb") for r in ok) else None}
+                "rss": max(r["rss_kb"] for r in ok) if all(r.get("rss_kb") for r in ok) else None,
+                "lo": min(pods / r["seconds"] for r in ok), "hi": max(pods / r["seconds"] for r in ok)}
     out.append("")
     p, q, k = summary.get("plain"), summary.get("queues"), summary.get("kube")
     if p and q:
         slower = -pct(q["pps"], p["pps"])
-        out.append("- Queues %.1f pods/s against no queues %.1f: **%.1f%% %s** (goal <= 10%% slower: %s); "
+        out.append("- Queues %.1f pods/s (rounds %.0f-%.0f) against no queues %.1f (rounds %.0f-%.0f): **%.1f%% %s** "
+                   "(goal <= 10%% slower: %s); "
                    "CPU per pod %s ms against %s ms (%s); peak RSS %s MiB against %s MiB (%s)." % (
-                       q["pps"], p["pps"], abs(slower), "slower" if slower >= 0 else "faster",
+                       q["pps"], q["lo"], q["hi"], p["pps"], p["lo"], p["hi"], abs(slower),
+                       "slower" if slower >= 0 else "faster",
                        "met" if slower <= 10.0 else "missed",
                        fmt(q["cpu_ms"], 2), fmt(p["cpu_ms"], 2), fmt_pct(pct(q["cpu_ms"], p["cpu_ms"])),
                        fmt(mib(q["rss"])), fmt(mib(p["rss"])), fmt_pct(pct(q["rss"], p["rss"]))))
