@@ -28,7 +28,7 @@ RUN apt-get update \
       ca-certificates libcurl4 libjansson4 libyaml-0-2 libssl3 libmicrohttpd12 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /ai-scheduler /usr/local/bin/ai-scheduler
-RUN ln -s ai-scheduler /usr/local/bin/kubectl-pool
+RUN ln -s ai-scheduler /usr/local/bin/kubectl-pool && ln -s ai-scheduler /usr/local/bin/kubectl-queue
 USER 65532:65532
 EXPOSE 10261
 ENTRYPOINT ["/usr/local/bin/ai-scheduler"]

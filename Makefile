@@ -1,5 +1,5 @@
 # ai-scheduler — build, test, demo, bench.
-#   make            bin/ai-scheduler (and bin/kubectl-pool)
+#   make            bin/ai-scheduler (and bin/kubectl-pool, bin/kubectl-queue)
 #   make test       unit tests (plain, ASan+UBSan, TSan) and the e2e suite on a real kube-apiserver
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
@@ -47,7 +47,7 @@ ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 .PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench lint clean install property
 
 all: deps
-	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool tools
+	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
 
 deps:
 	@bash test/deps.sh build
@@ -83,6 +83,9 @@ bin/ai-scheduler: $(B)/bin/ai-scheduler
 	cp $< $@.tmp && mv -f $@.tmp $@
 
 bin/kubectl-pool: bin/ai-scheduler
+	ln -sf ai-scheduler $@
+
+bin/kubectl-queue: bin/ai-scheduler
 	ln -sf ai-scheduler $@
 
 tools: $(TOOL_BINS)
@@ -149,12 +152,13 @@ lint:
 format:
 	@bash test/format.sh
 
-# Installs the scheduler and the kubectl plugin (`kubectl pool`).
+# Installs the scheduler and the kubectl plugins (`kubectl pool`, `kubectl queue`).
 PREFIX ?= /usr/local
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 bin/ai-scheduler $(DESTDIR)$(PREFIX)/bin/ai-scheduler
 	ln -sf ai-scheduler $(DESTDIR)$(PREFIX)/bin/kubectl-pool
+	ln -sf ai-scheduler $(DESTDIR)$(PREFIX)/bin/kubectl-queue
 
 clean:
 	rm -rf build build-asan build-tsan bin

@@ -1,5 +1,6 @@
 /* main.c -- the ai-scheduler command: `ai-scheduler [flags]` runs the
- * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table. */
+ * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table,
+ * `ai-scheduler queues` (or `kubectl queue`) the queue tree. */
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "fairshare/table.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "pool/table.h"
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
         return pool_table_main(argc - 1, argv + 1, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "pools") == 0)
         return pool_table_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(prog, "kubectl-queue") == 0)
+        return queue_table_main(argc - 1, argv + 1, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "queues") == 0)
+        return queue_table_main(argc - 2, argv + 2, stdout, stderr);
 
     if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
         printf("ai-scheduler %s (git %s)\n", AISCHED_VERSION, AISCHED_GIT);

@@ -47,19 +47,19 @@ typedef struct sched_profile_config {
 } sched_profile_config_t;
 
 typedef struct sched_config {
-    char *scheduler_name;      /* "ai-scheduler": pods' spec.schedulerName */
-    char *kubeconfig;          /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
-    char *config_file;         /* the --config file loaded, or NULL */
-    int verbosity;             /* -v, 0 */
-    fw_config_t fw;            /* scoring: strategy, weights, percentage */
-    double qps;                /* --kube-api-qps, 500 */
-    int burst;                 /* --kube-api-burst, 1000 */
-    int disable_preemption;    /* 0 */
-    int bind_workers;          /* 16 */
-    int volume_bind_timeout_s; /* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
-    int gang_timeout_s;        /* PodGroup scheduleTimeoutSeconds when unset (60) */
-    int stale_gang_grace_s;    /* placed gang below minMember this long: stale (60) */
-    int evict_stale_gangs;     /* evict the rest of a stale gang (off) */
+    char *scheduler_name;         /* "ai-scheduler": pods' spec.schedulerName */
+    char *kubeconfig;             /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
+    char *config_file;            /* the --config file loaded, or NULL */
+    int verbosity;                /* -v, 0 */
+    fw_config_t fw;               /* scoring: strategy, weights, percentage */
+    double qps;                   /* --kube-api-qps, 500 */
+    int burst;                    /* --kube-api-burst, 1000 */
+    int disable_preemption;       /* 0 */
+    int bind_workers;             /* 16 */
+    int volume_bind_timeout_s;    /* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
+    int gang_timeout_s;           /* PodGroup scheduleTimeoutSeconds when unset (60) */
+    int stale_gang_grace_s;       /* placed gang below minMember this long: stale (60) */
+    int evict_stale_gangs;        /* evict the rest of a stale gang (off) */
     int usage_half_life_s;        /* queues: decayed usage half-life, 0 = off */
     int starvation_age_s;         /* queues: starvation bound (600) */
     int non_preemptible_priority; /* queues: pods at or above are not preemptible (100) */

@@ -39,7 +39,7 @@ static double num_field(json_t *v, int is_memory, int is_cpu, int *bad)
          * numbers: converted to KAI units. */
         int64_t q = 0;
         char e[100];
-        if (quantity_parse(json_string_value(v), is_cpu ? 1000 : 1, &q, e, sizeof(e)) != 0) {
+        if (quantity_parse(json_string_value(v), is_cpu ? 3 : 0, &q, e, sizeof(e)) != 0) {
             *bad = 1;
             return -1;
         }
@@ -69,9 +69,9 @@ static int parse_res(json_t *res, fs_res_t out[FS_NRES], const char *where, char
             return -1;
         }
         int bad = 0;
-        out[r].quota = num_field(json_object_get(o, "quota"), r == FS_MEM, 0, &bad);
+        out[r].quota = num_field(json_object_get(o, "quota"), r == FS_MEM, r == FS_CPU, &bad);
         out[r].weight = num_field(json_object_get(o, "overQuotaWeight"), 0, 0, &bad);
-        out[r].limit = num_field(json_object_get(o, "limit"), r == FS_MEM, 0, &bad);
+        out[r].limit = num_field(json_object_get(o, "limit"), r == FS_MEM, r == FS_CPU, &bad);
         if (bad) {
             snprintf(why, len, "%s.%s: a value is not a number", where, fs_res_names[r]);
             return -1;
@@ -88,8 +88,7 @@ static int parse_res(json_t *res, fs_res_t out[FS_NRES], const char *where, char
             return -1;
         }
         if (out[r].limit >= 0 && out[r].quota > out[r].limit) {
-            snprintf(why, len, "%s.%s: limit %g is below quota %g", where, fs_res_names[r], out[r].limit,
-                     out[r].quota);
+            snprintf(why, len, "%s.%s: limit %g is below quota %g", where, fs_res_names[r], out[r].limit, out[r].quota);
             return -1;
         }
     }
@@ -137,8 +136,7 @@ static void parse_spec(fs_queue_spec_t *q, json_t *spec, char *why, size_t len)
             pr->pool = util_strdup(k);
             char where[300];
             snprintf(where, sizeof(where), "spec.pools.%.200s.resources", k);
-            if (!json_is_object(v) ||
-                parse_res(json_object_get(v, "resources"), pr->res, where, why, len) != 0) {
+            if (!json_is_object(v) || parse_res(json_object_get(v, "resources"), pr->res, where, why, len) != 0) {
                 if (!why[0])
                     snprintf(why, len, "spec.pools.%.200s is not an object", k);
                 return;
@@ -994,8 +992,7 @@ static double tol_of(double x)
     return 1e-6 * (1 + fabs(x));
 }
 
-int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg,
-             size_t msglen)
+int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg, size_t msglen)
 {
     pthread_mutex_lock(&fs->mu);
     fs_pool_t *P = pool_at(fs, pool);
@@ -1228,13 +1225,13 @@ static json_t *status_of(fs_store_t *fs, int id)
             exc[r] += q->a_excess[r];
         }
         pending += q->a_npend;
-        json_array_append_new(pools, json_pack("{s:s, s:o, s:o, s:o, s:i}", "name", P->name, "allocated",
-                                               jvec(q->a_alloc), "fairShare", jvec(q->fair), "requested", jvec(rq),
-                                               "pending", q->a_npend));
+        json_array_append_new(pools,
+                              json_pack("{s:s, s:o, s:o, s:o, s:i}", "name", P->name, "allocated", jvec(q->a_alloc),
+                                        "fairShare", jvec(q->fair), "requested", jvec(rq), "pending", q->a_npend));
     }
-    json_t *st = json_pack("{s:o, s:o, s:o, s:i, s:o, s:s}", "allocated", jvec(alloc), "fairShare", jvec(fair),
-                           "requested", jvec(req), "pending", pending, "pools", pools, "state",
-                           n->valid ? "Active" : "Invalid");
+    json_t *st =
+        json_pack("{s:o, s:o, s:o, s:i, s:o, s:s}", "allocated", jvec(alloc), "fairShare", jvec(fair), "requested",
+                  jvec(req), "pending", pending, "pools", pools, "state", n->valid ? "Active" : "Invalid");
     json_object_set_new(st, "message", n->valid ? json_null() : json_string(n->why ? n->why : "invalid"));
     int budget = 0;
     for (int r = 0; n->spec && r < FS_NRES; r++)

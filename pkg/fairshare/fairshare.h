@@ -24,12 +24,12 @@
 #include <jansson.h>
 #include "api/types.h"
 
-#define FS_QUEUE_LABEL         "resource.aibee.cn/queue"
-#define FS_KAI_QUEUE_LABEL     "kai.scheduler/queue"
-#define FS_PREEMPTIBLE_LABEL   "resource.aibee.cn/preemptible"
-#define FS_DEFAULT_QUEUE       "default"
-#define FS_QUEUE_API           "/apis/resource.aibee.cn/v1alpha1"
-#define FS_DEFAULT_ID          0
+#define FS_QUEUE_LABEL       "resource.aibee.cn/queue"
+#define FS_KAI_QUEUE_LABEL   "kai.scheduler/queue"
+#define FS_PREEMPTIBLE_LABEL "resource.aibee.cn/preemptible"
+#define FS_DEFAULT_QUEUE     "default"
+#define FS_QUEUE_API         "/apis/resource.aibee.cn/v1alpha1"
+#define FS_DEFAULT_ID        0
 /* Distinct queue names remembered; pods naming more go to default. */
 #define FS_MAX_NAMES 1024
 
@@ -70,8 +70,8 @@ void fs_pod_vec(const pod_t *p, double v[FS_NRES]);
 const char *fs_pod_queue_label(const pod_t *p);
 
 typedef struct fs_opts {
-    int usage_half_life_s;       /* 0: ratios use allocation, no decay */
-    int starvation_age_s;        /* 600 */
+    int usage_half_life_s;        /* 0: ratios use allocation, no decay */
+    int starvation_age_s;         /* 600 */
     int non_preemptible_priority; /* 100 */
 } fs_opts_t;
 

@@ -319,6 +319,11 @@ out:
     return rc;
 }
 
+int pool_table_emit_yaml(FILE *out, json_t *doc)
+{
+    return emit_yaml(out, doc);
+}
+
 int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n, const pool_spec_t *dflt,
                       const pool_usage_t *usage)
 {

@@ -28,4 +28,9 @@ int pool_table_render(FILE *out, pool_out_t fmt, const pool_spec_t *specs, int n
 int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, json_t *pods, json_t *pools,
                          const char *scheduler_name);
 
+/* doc (a jansson value) as one YAML document, strings quoted only where
+ * plain would read back as another type. Also `ai-scheduler queues -o yaml`.
+ * Returns 0, or -1 if writing failed. */
+int pool_table_emit_yaml(FILE *out, json_t *doc);
+
 #endif

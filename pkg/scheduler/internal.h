@@ -18,8 +18,8 @@
  * (volume/volume.h) is a leaf too: taken inside the cache lock by the
  * volume plugins, or alone; nothing is called out while it is held. The
  * gang store's mutex (gang/gang.h) is a leaf as well: taken alone, or
- * under pdb_mu while preemption ranks victims, or under the cache lock
- * (a pod's queue from its PodGroup). The fair-share store's mutex
+ * under pdb_mu while preemption ranks victims, or under the cache lock or
+ * a queue's mutex (a pod's queue from its PodGroup). The fair-share store's mutex
  * (fairshare/fairshare.h) is the innermost leaf: taken alone, under the
  * cache lock (the accounting hook), under a queue's mutex (tenant and
  * pick callbacks) and under pdb_mu (reclaim checks); it is never held

@@ -177,11 +177,10 @@ void queues_housekeep(scheduler_t *s)
 int queues_admit(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
-    if (!fs_active(s->fs))
-        return 0;
+    /* Said once per pod, also when no Queue exists at all. */
     if (!it->queue_noted) {
         it->queue_noted = 1;
-        char *m = fs_fallback_message(s->fs, it->tenant);
+        char *m = it->tenant != FS_DEFAULT_ID ? fs_fallback_message(s->fs, it->tenant) : NULL;
         if (m)
             writer_pod_event(s->writer, it->pod, "Warning", "UnknownQueue", m);
         free(m);
@@ -189,6 +188,8 @@ int queues_admit(sched_pool_t *P, queue_item_t *it)
             writer_pod_event(s->writer, it->pod, "Warning", "InvalidLifetime",
                              "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");
     }
+    if (!fs_active(s->fs))
+        return 0;
     double req[FS_NRES];
     fs_pod_vec(it->pod, req);
     char msg[512];
@@ -349,9 +350,8 @@ void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud)
         fs_each_metric(s->fs, metric_cb, &c);
 }
 
-void scheduler_each_queue_counter(scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims,
-                                                             unsigned long reclaimed),
-                                  void *ud)
+void scheduler_each_queue_counter(
+    scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud)
 {
     fs_each_counter(s->fs, fn, ud);
 }

@@ -297,17 +297,43 @@ static void wait_podgroups(scheduler_t *s, const volatile int *stop)
     }
 }
 
+/* Does group_version_path ("/apis/resource.aibee.cn/v1alpha1") list the
+ * resource ("queues")? 1 yes, 0 no, -1 unknown (no answer). */
+static int api_has_resource(scheduler_t *s, const char *group_version_path, const char *resource)
+{
+    json_t *j = NULL;
+    long status = 0;
+    char err[256];
+    if (kube_get_json(s->kc, group_version_path, &j, &status, err, sizeof(err)) != 0)
+        return status == 404 ? 0 : -1;
+    int found = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get(j, "resources"), i, v) {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (name && strcmp(name, resource) == 0)
+            found = 1;
+    }
+    json_decref(j);
+    return found;
+}
+
 /* Queues order and admit pods: a pod decided before its Queue is listed
  * counts in default, so the list gets a few seconds. A missing CRD or
  * RBAC grant never stops the scheduler: every pod is then in default. */
 static void wait_queues(scheduler_t *s, const volatile int *stop)
 {
     int64_t deadline = util_now_ms() + 5000;
+    if (informer_wait_synced(s->inf_queues, 0))
+        return;
+    if (api_has_resource(s, FS_QUEUE_API, "queues") == 0) {
+        LOG_I("the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
+              "until it is");
+        return;
+    }
     while (!informer_wait_synced(s->inf_queues, 200)) {
-        int served = api_served(s, "/apis/resource.aibee.cn", "resource.aibee.cn/v1alpha1");
-        if (served == 0 || (stop && *stop) || util_now_ms() >= deadline) {
-            LOG_I("Queues not listed (CRD pools/queue-crd.yaml not applied, or no RBAC for queues?): every pod is "
-                  "in queue default until they are");
+        if ((stop && *stop) || util_now_ms() >= deadline) {
+            LOG_W("Queues not listed yet (RBAC for queues?): pods count in queue default until they are");
             return;
         }
     }
@@ -369,9 +395,9 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
     s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
     s->inf_queues = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_queue_event, s);
-    if (informer_start(s->inf_queues) != 0 || informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
-        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
-        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
+    if (informer_start(s->inf_queues) != 0 || informer_start(s->inf_podgroups) != 0 ||
+        informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
+        informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
@@ -476,7 +502,7 @@ void scheduler_free(scheduler_t *s)
 {
     if (!s)
         return;
-    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,     s->inf_pvs,
+    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,      s->inf_pvs,
                            s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_queues };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);

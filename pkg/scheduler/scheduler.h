@@ -23,19 +23,19 @@ typedef struct scheduler_opts {
     const char *const *extra_names;
     const fw_config_t *extra_fw;
     int nextra;
-    int disable_preemption;     /* global switch (pools have their own) */
-    int bind_workers;           /* concurrent binding requests (16) */
-    int volume_bind_timeout_s;  /* PreBind waits this long for claims to bind (600) */
-    int pool_status_interval_s; /* Pool .status refresh (10) */
-    int eviction_grace_s;       /* victims' grace period; -1 = the pod's own; 0 = at once */
-    int sync_timeout_s;         /* wait for the first LIST of nodes and pods (60) */
-    int gang_timeout_s;         /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
-    int stale_gang_grace_s;     /* a placed gang below minMember this long is stale (60) */
-    int evict_stale_gangs;      /* evict the rest of a stale gang (off) */
+    int disable_preemption;       /* global switch (pools have their own) */
+    int bind_workers;             /* concurrent binding requests (16) */
+    int volume_bind_timeout_s;    /* PreBind waits this long for claims to bind (600) */
+    int pool_status_interval_s;   /* Pool .status refresh (10) */
+    int eviction_grace_s;         /* victims' grace period; -1 = the pod's own; 0 = at once */
+    int sync_timeout_s;           /* wait for the first LIST of nodes and pods (60) */
+    int gang_timeout_s;           /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
+    int stale_gang_grace_s;       /* a placed gang below minMember this long is stale (60) */
+    int evict_stale_gangs;        /* evict the rest of a stale gang (off) */
     int usage_half_life_s;        /* queues: decayed usage half-life (0 = off) */
     int starvation_age_s;         /* queues: starvation bound (600) */
     int non_preemptible_priority; /* queues: priority from which pods are non-preemptible (100) */
-    const char *identity;       /* reportingInstance of events */
+    const char *identity;         /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
     void (*on_bound)(void *ud, double e2e_seconds);
@@ -91,8 +91,7 @@ typedef void (*scheduler_queue_fn)(void *ud, const char *queue, const char *pool
                                    const double fair[3], int pending);
 void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud);
 /* Reclaim counters per queue: reclaims made, pods reclaimed from it. */
-void scheduler_each_queue_counter(scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims,
-                                                             unsigned long reclaimed),
-                                  void *ud);
+void scheduler_each_queue_counter(
+    scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud);
 
 #endif

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016,SC2119 source-path=SCRIPTDIR
 # make demo: a local control plane (etcd + kube-apiserver v1.20 on 127.0.0.1),
-# the Pool CRD and pools/, the PodGroup CRD, a few fake nodes, bin/ai-scheduler,
-# and the pods in examples/. Prints where each pod landed, why the impossible
-# one did not, where each gang's members landed (PodGroups), a gang that does
-# not fit with none of its pods bound, and the pool table; then stops
-# everything it started.
+# the Pool CRD and pools/, the PodGroup CRD, the Queue CRD and
+# examples/queues.yaml, a few fake nodes, bin/ai-scheduler, and the pods in
+# examples/. Prints where each pod landed, why the impossible one did not,
+# where each gang's members landed (PodGroups), a gang that does not fit with
+# none of its pods bound, the pool table and the queue tree with each queue's
+# share; then stops everything it started.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -28,7 +29,7 @@ echo "API server: $API_URL   admin kubeconfig: $ADMIN_KUBECONFIG"
 if [ -f pools/crd.yaml ]; then
     step "Pool CRD and pools/"
     for f in pools/*.yaml; do
-        case $f in pools/crd.yaml | pools/podgroup-crd.yaml) continue ;; esac
+        case $f in pools/crd.yaml | pools/podgroup-crd.yaml | pools/queue-crd.yaml) continue ;; esac
         kc apply -f "$f"
     done
 fi
@@ -36,13 +37,21 @@ fi
 if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1; then
     echo "PodGroup CRD podgroups.scheduling.x-k8s.io is installed"
 fi
+# cp_start created the Queue CRD too (apply_queue_crd); the queues come first,
+# so the pods that name them find them.
+if kc get crd queues.resource.aibee.cn >/dev/null 2>&1 && [ -f examples/queues.yaml ]; then
+    step "Queue CRD and examples/queues.yaml: research (8 GPUs) -> team-a (6), team-b (2); inference (4, limit 4)"
+    kc apply -f examples/queues.yaml
+fi
 
-step "nodes: 2 in cpu-pool (cpu=true), 2 in gpu-pool (gpu=true, 8 GPUs each), 1 unlabelled (default pool)"
+step "nodes: 2 in cpu-pool (cpu=true), 2 in gpu-pool (gpu=true, 8 GPUs each), 3 unlabelled (default pool: 12 GPUs for the queues)"
 make_node cpu-node-1 16 64Gi 0 110 cpu=true || die "node create failed"
 make_node cpu-node-2 16 64Gi 0 110 cpu=true
 make_node gpu-node-1 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100
 make_node gpu-node-2 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100
 make_node plain-node-1 4 8Gi 0 110
+make_node gpu-node-3 32 256Gi 8 110 nvidia.com/gpu.product=A100
+make_node gpu-node-4 16 128Gi 4 110 nvidia.com/gpu.product=A100
 kc get nodes -L cpu,gpu
 
 step "starting $AISCHED_BIN"
@@ -50,7 +59,7 @@ start_scheduler
 
 step "applying examples/ (the gangs come later)"
 for f in examples/*.yaml; do
-    case $f in *gang*) continue ;; esac
+    case $f in *gang* | examples/queues.yaml) continue ;; esac
     kc apply -f "$f"
 done
 
@@ -61,7 +70,7 @@ wait_until "[ \"\$(count_bound)\" -ge $want ] && events_for train-impossible def
 sleep 1
 
 step "where the pods landed"
-kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,SCHEDULED:.status.conditions[?(@.type=="PodScheduled")].status'
+kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,QUEUE:.metadata.labels.resource\.aibee\.cn/queue,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,SCHEDULED:.status.conditions[?(@.type=="PodScheduled")].status'
 
 step "pod anti-affinity: the two web replicas on different nodes"
 echo "web-1 -> $(pod_node web-1)   web-2 -> $(pod_node web-2)"
@@ -117,6 +126,14 @@ if ! timeout 30 "$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG"; then
 fi
 if kc get crd pools.resource.aibee.cn >/dev/null 2>&1; then
     kc get pools
+fi
+
+step "queue tree: ai-scheduler queues (allocated and fair share from the status the scheduler writes)"
+if ! timeout 30 "$AISCHED_BIN" queues --kubeconfig "$ADMIN_KUBECONFIG"; then
+    echo "(the queues subcommand is not available yet)"
+fi
+if kc get crd queues.resource.aibee.cn >/dev/null 2>&1; then
+    kc get queues
 fi
 
 step "stopping"

@@ -190,6 +190,8 @@ SCHED_RBAC_JSON='{
    {"apiGroups": ["resource.aibee.cn"], "resources": ["pools/status"], "verbs": ["patch", "update"]},
    {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
    {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
+   {"apiGroups": ["resource.aibee.cn"], "resources": ["queues"], "verbs": ["get", "list", "watch"]},
+   {"apiGroups": ["resource.aibee.cn"], "resources": ["queues/status"], "verbs": ["patch"]},
    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
   ]},
  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -241,6 +243,9 @@ cp_start() {
     fi
     if [ -f "$REPO/pools/podgroup-crd.yaml" ]; then
         apply_podgroup_crd || die "pools/podgroup-crd.yaml did not apply"
+    fi
+    if [ -f "$REPO/pools/queue-crd.yaml" ]; then
+        apply_queue_crd || die "pools/queue-crd.yaml did not apply"
     fi
     log "control plane up: $API_URL (etcd $ETCD_PORT)"
 }
@@ -358,6 +363,15 @@ apply_podgroup_crd() {
         kc create -f "$REPO/pools/podgroup-crd.yaml" >/dev/null || return 1
     fi
     wait_until 'kc get crd podgroups.scheduling.x-k8s.io -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
+}
+
+# apply_queue_crd: the Queue CRD (pools/queue-crd.yaml), created only when the
+# cluster has none, then waits until it is Established either way.
+apply_queue_crd() {
+    if ! kc get crd queues.resource.aibee.cn >/dev/null 2>&1; then
+        kc create -f "$REPO/pools/queue-crd.yaml" >/dev/null || return 1
+    fi
+    wait_until 'kc get crd queues.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
 }
 
 # ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 # object passes the real API server's validation (kubectl apply
 # --dry-run=server); its RBAC, applied for real, grants what the scheduler
 # needs and no more; the scheduler starts with the chart's configuration; the
-# chart's CRDs (Pool, PodGroup) are installed only where missing.
+# chart's CRDs (Pool, PodGroup, Queue) are installed only where missing.
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -38,11 +38,11 @@ case_crd() {
     if [ -f "$REPO/pools/gpu-pool.yaml" ]; then
         kc apply --dry-run=server -f "$REPO/pools/gpu-pool.yaml" >/dev/null || fail "pools/gpu-pool.yaml rejected"
     fi
-    # The chart's crds/ hold both CRDs.
+    # The chart's crds/ hold the three CRDs.
     local names
     names=$(render x default --include-crds | kc create --dry-run=client -o json -f - |
         jq -r '(.items // [.])[] | select(.kind == "CustomResourceDefinition") | .metadata.name' | sort | tr '\n' ' ')
-    [ "$names" = "podgroups.scheduling.x-k8s.io pools.resource.aibee.cn " ] || fail "chart CRDs: $names"
+    [ "$names" = "podgroups.scheduling.x-k8s.io pools.resource.aibee.cn queues.resource.aibee.cn " ] || fail "chart CRDs: $names"
 }
 
 PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
@@ -87,6 +87,50 @@ case_podgroup_crd() {
     [ "$(kc get podgroup cols -o jsonpath='{.status.scheduleStartTime} {.status.occupiedBy}')" = "2026-01-02T03:04:05Z uid-1" ] ||
         fail "status fields not kept"
     kc delete pg cols >/dev/null || true
+}
+
+QUEUE_API=/apis/resource.aibee.cn/v1alpha1/queues
+
+# The chart's Queue CRD is pools/queue-crd.yaml (cp_start installed that one):
+# cluster-scoped, KAI's field names, floats allowed, the status subresource,
+# the printer columns; examples/queues.yaml passes its validation.
+case_queue_crd() {
+    diff -u "$REPO/pools/queue-crd.yaml" "$CHART/crds/queues.yaml" >&2 ||
+        fail "charts/ai-scheduler/crds/queues.yaml differs from pools/queue-crd.yaml"
+    wait_until 'kc get crd queues.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30 ||
+        fail "CRD queues.resource.aibee.cn not established"
+    [ "$(kc get crd queues.resource.aibee.cn -o jsonpath='{.spec.scope}')" = Cluster ] || fail "Queue is not cluster-scoped"
+    if [ -f "$REPO/examples/queues.yaml" ]; then
+        kc apply --dry-run=server -f "$REPO/examples/queues.yaml" >/dev/null || fail "examples/queues.yaml rejected"
+    fi
+    local bad
+    for bad in '{"parentQueue": 3}' '{"priority": "high"}' '{"resources": {"gpu": {"quota": "8"}}}' \
+        '{"pools": {"gpu-pool": {"resources": {"cpu": {"limit": "lots"}}}}}' '{"excessBudget": {"gpu": "1h"}}'; do
+        if jq -n --argjson s "$bad" '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: "bad"}, spec: $s}' |
+            kc create --dry-run=server -f - >/dev/null 2>&1; then
+            fail "a Queue with spec $bad was accepted"
+        fi
+    done
+    jq -n '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: "cols"},
+            spec: {parentQueue: "dept", priority: 1, resources: {gpu: {quota: 2.5, overQuotaWeight: 1, limit: -1},
+                   cpu: {quota: 8000}, memory: {quota: 32000}},
+                   pools: {"gpu-pool": {resources: {gpu: {quota: 4}}}}, excessBudget: {gpu: 3600}}}' |
+        kc create -f - >/dev/null || fail "Queue create failed"
+    [ "$(kc get queue cols -o jsonpath='{.spec.resources.gpu.quota} {.spec.pools.gpu-pool.resources.gpu.quota}')" = "2.5 4" ] ||
+        fail "spec not kept: $(kc get queue cols -o json | jq -c .spec)"
+    kc patch queue cols --type=merge -p '{"status": {"state": "Invalid"}}' >/dev/null 2>&1 || true
+    [ "$(kc get queue cols -o jsonpath='{.status.state}')" = "" ] || fail "status written through the main resource"
+    api_req PATCH "$QUEUE_API/cols/status" -H 'Content-Type: application/merge-patch+json' -f -o /dev/null \
+        --data '{"status": {"allocated": {"gpu": 3, "cpu": 6000, "memory": 1024}, "fairShare": {"gpu": 2.5},
+                 "requested": {"gpu": 4}, "pending": 1, "state": "Active",
+                 "pools": [{"name": "gpu-pool", "allocated": {"gpu": 3}, "pending": 1}]}}' || fail "status patch failed"
+    [ "$(kc get queue cols | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $7}')" = "NAME PARENT GPU-QUOTA GPU-ALLOCATED GPU-FAIRSHARE PENDING AGE" ] ||
+        fail "printer columns: $(kc get queue cols | head -1)"
+    [ "$(kc get queue cols --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')" = "cols dept 2.5 3 2.5 1" ] ||
+        fail "columns show: $(kc get queue cols --no-headers)"
+    [ "$(kc get queue cols -o wide | head -1 | awk '{print $8}')" = STATE ] || fail "no wide column State"
+    [ "$(kc get queue cols -o jsonpath='{.status.pools[0].name}')" = gpu-pool ] || fail "status.pools not kept"
+    kc delete queue cols >/dev/null || true
 }
 
 # Defaults into kube-system: every object passes server-side validation.
@@ -137,6 +181,9 @@ case_dry_run_overrides() {
     if render x default --set gang.scheduleTimeoutSeconds=0 >/dev/null 2>&1; then
         fail "gang.scheduleTimeoutSeconds=0 rendered"
     fi
+    if render x default --set queues.starvationAgeSeconds=-1 >/dev/null 2>&1; then
+        fail "queues.starvationAgeSeconds=-1 rendered"
+    fi
     # Single replica without election: no lease Role at all.
     render solo default --set replicas=1,leaderElection.enabled=false >"$CP_WORK/helm-solo.yaml" || fail "solo render failed"
     ! grep -q 'kind: Role$' "$CP_WORK/helm-solo.yaml" || fail "a lease Role without leader election"
@@ -159,7 +206,9 @@ case_rbac_least_privilege() {
         "watch persistentvolumes" "patch persistentvolumes" "patch persistentvolumeclaims" \
         "list storageclasses.storage.k8s.io" "watch csinodes.storage.k8s.io" \
         "list podgroups.scheduling.x-k8s.io -A" "watch podgroups.scheduling.x-k8s.io -A" "get podgroups.scheduling.x-k8s.io" \
-        "patch podgroups.scheduling.x-k8s.io --subresource=status" "update podgroups.scheduling.x-k8s.io --subresource=status"; do
+        "patch podgroups.scheduling.x-k8s.io --subresource=status" "update podgroups.scheduling.x-k8s.io --subresource=status" \
+        "list queues.resource.aibee.cn" "watch queues.resource.aibee.cn" "get queues.resource.aibee.cn" \
+        "patch queues.resource.aibee.cn --subresource=status"; do
         # shellcheck disable=SC2086
         [ "$(can $ok)" = yes ] || fail "service account cannot: $ok"
     done
@@ -169,7 +218,8 @@ case_rbac_least_privilege() {
         "-n default create leases.coordination.k8s.io" "-n kube-system delete leases.coordination.k8s.io/ai-scheduler" \
         "delete persistentvolumes" "create persistentvolumeclaims" "update storageclasses.storage.k8s.io" \
         "create podgroups.scheduling.x-k8s.io" "patch podgroups.scheduling.x-k8s.io" "update podgroups.scheduling.x-k8s.io" \
-        "delete podgroups.scheduling.x-k8s.io"; do
+        "delete podgroups.scheduling.x-k8s.io" "create queues.resource.aibee.cn" "patch queues.resource.aibee.cn" \
+        "update queues.resource.aibee.cn" "delete queues.resource.aibee.cn"; do
         # shellcheck disable=SC2086
         [ "$(can $no)" = no ] || fail "service account can: $no"
     done
@@ -181,12 +231,16 @@ case_rbac_least_privilege() {
 case_config_accepted() {
     [ -x "$AISCHED_BIN" ] || fail "no scheduler binary $AISCHED_BIN"
     render ai-scheduler kube-system --show-only templates/configmap.yaml --set logLevel=2 \
-        --set gang.scheduleTimeoutSeconds=120 --set gang.staleGraceSeconds=30 --set gang.evictStale=true |
+        --set gang.scheduleTimeoutSeconds=120 --set gang.staleGraceSeconds=30 --set gang.evictStale=true \
+        --set queues.usageHalfLifeSeconds=300 --set queues.starvationAgeSeconds=120 --set queues.nonPreemptiblePriority=50 |
         kc create --dry-run=client -o json -f - | jq -r '.data["config.yaml"]' >"$CP_WORK/chart-config.yaml"
     grep -q '^kind: AiSchedulerConfiguration' "$CP_WORK/chart-config.yaml" || fail "no config in the ConfigMap"
     grep -q '^gangScheduleTimeoutSeconds: 120$' "$CP_WORK/chart-config.yaml" &&
         grep -q '^staleGangGraceSeconds: 30$' "$CP_WORK/chart-config.yaml" &&
         grep -q '^evictStaleGangs: true$' "$CP_WORK/chart-config.yaml" || fail "gang values not in the config"
+    grep -q '^usageHalfLifeSeconds: 300$' "$CP_WORK/chart-config.yaml" &&
+        grep -q '^starvationAgeSeconds: 120$' "$CP_WORK/chart-config.yaml" &&
+        grep -q '^nonPreemptiblePriority: 50$' "$CP_WORK/chart-config.yaml" || fail "queues values not in the config"
     start_scheduler --config "$CP_WORK/chart-config.yaml"
     sleep 3
     sched_alive || { sched_log_tail; fail "scheduler exited with the chart's config"; }
@@ -287,6 +341,7 @@ cp_start
 run_case lint case_lint
 run_case crd case_crd
 run_case podgroup-crd case_podgroup_crd
+run_case queue-crd case_queue_crd
 run_case dry-run-defaults case_dry_run_defaults
 run_case dry-run-overrides case_dry_run_overrides
 run_case rbac-least-privilege case_rbac_least_privilege

@@ -54,4 +54,7 @@ app.kubernetes.io/component: scheduler
 {{- if or (lt (int .Values.gang.scheduleTimeoutSeconds) 1) (gt (int .Values.gang.scheduleTimeoutSeconds) 86400) -}}
 {{- fail "gang.scheduleTimeoutSeconds must be 1..86400" -}}
 {{- end -}}
+{{- if or (lt (int .Values.queues.usageHalfLifeSeconds) 0) (lt (int .Values.queues.starvationAgeSeconds) 0) -}}
+{{- fail "queues.usageHalfLifeSeconds and queues.starvationAgeSeconds must be >= 0" -}}
+{{- end -}}
 {{- end -}}
