@@ -19,13 +19,15 @@
 # pods are bound, before the process is stopped.
 #
 # Environment:
-#   BENCH_SCALE=small|large|both|affinity|gang|gang64|gang1000|all
+#   BENCH_SCALE=small|large|both|affinity|gang|gang64|gang1000|queues|all
 #                                  small: 1000 x 5000 (default), large: 5000 x 10000,
 #                                  affinity: 5000 x 10000 where each pod has a required hostname
 #                                  anti-affinity within its app (100 apps) and a zone spread
 #                                  (maxSkew 1) over 3 zones (BENCH_AFF_NODES, BENCH_AFF_PODS)
 #                                  gang: gang64 (100 gangs x 64 pods on 1000 nodes) and gang1000
 #                                  (10 gangs x 1000 pods on 5000 nodes); see "Gang scales" below
+#                                  queues: 5000 pods over 20 Queues on 1000 nodes against the same
+#                                  pods without queues; see "Queue scale" below (not part of all)
 #   BENCH_GANG_SMALL=1             gang scales shrunk to one: 10 gangs x 16 pods on 100 nodes
 #                                  (a check of the harness; not written into the docs)
 #   BENCH_TIMEOUT=600              seconds per scheduler run; past it: "did not finish"
@@ -49,6 +51,28 @@
 #   BENCH_GANG_KUBE=1              also kube-scheduler on the plain pods (pre), as a reference
 #   BENCH_GANG64_{NODES,GANGS,SIZE}, BENCH_GANG1000_{NODES,GANGS,SIZE}  sizes
 #   The PodGroup CRD: pools/podgroup-crd.yaml (applied by cp_start).
+#
+# Queue scale (issue 10): ai-scheduler on BENCH_QUEUE_NODES (1000) nodes, the
+# usual pods (500m + 512Mi, every 4th also 1 GPU), BENCH_QUEUE_PODS (5000).
+# Per round, the same pods twice on the same API server and nodes, clock from
+# the scheduler's start: (a) plain: no Queue objects, no queue label; (b)
+# queues: BENCH_QUEUE_COUNT (20) leaf Queues q-N under BENCH_QUEUE_DEPTS (4)
+# department Queues dept-N (0: flat), created before the pods, with varied
+# quotas and over-quota weights whose sum is far below the capacity (see
+# queue_specs in bulk_create.py), each pod labelled resource.aibee.cn/queue
+# (a round robin, so every queue gets the same GPU/CPU mix); the scheduler
+# lingers (unmeasured) BENCH_QUEUE_LINGER (3) s for the Queues' .status, read
+# after the run, then the pods and Queues are deleted. Then kube-scheduler on
+# the plain pods (BENCH_QUEUE_KUBE=1, default). The report gives pods/s of
+# (b) against (a), CPU ms per pod and peak RSS.
+#   BENCH_QUEUE_REPEAT=2           rounds of (plain, queues); even rounds run queues first
+#   BENCH_QUEUE_KINDS="plain queues"  add "objects" (the Queues exist, the pods carry no label, so
+#                                  all are in default): what the Queue objects alone cost
+#   BENCH_QUEUE_PERF=1             then one more (plain, queues) pair under `perf record -g`, not in
+#                                  the table: the top symbols go to queues.KIND.perf.txt in the work dir
+#   BENCH_QUEUE_SMALL=1            shrunk to 500 pods on 100 nodes (a check of the harness; not
+#                                  written into the docs)
+#   The Queue CRD: pools/queue-crd.yaml when present, else a minimal one made here.
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,23 +99,28 @@ case $SCALE in
     affinity) SCENARIOS="affinity" ;;
     gang)  SCENARIOS="gang64 gang1000" ;;
     gang64|gang1000) SCENARIOS=$SCALE ;;
+    queues) SCENARIOS="queues" ;;
     # Node counts only grow between the plain scales; gang64 sits where 1000 nodes exist.
     all)   SCENARIOS="small gang64 large affinity gang1000" ;;
-    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000 or all" >&2; exit 2 ;;
+    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000, queues or all" >&2; exit 2 ;;
 esac
+[ "${BENCH_QUEUE_SMALL:-0}" = 1 ] && SCENARIOS=${SCENARIOS/queues/queuesmall}
 if [ "${BENCH_GANG_SMALL:-0}" = 1 ]; then
     SCENARIOS=$(echo "$SCENARIOS" | sed 's/gang64/gangsmall/; s/ *gang1000//')
 fi
 is_gang() { case $1 in gang*) return 0 ;; esac; return 1; }
+is_queues() { case $1 in queues|queuesmall) return 0 ;; esac; return 1; }
 scen_gangs() { case $1 in gang64) echo "${BENCH_GANG64_GANGS:-100}" ;; gang1000) echo "${BENCH_GANG1000_GANGS:-10}" ;;
                           gangsmall) echo 10 ;; esac; }
 scen_gang_size() { case $1 in gang64) echo "${BENCH_GANG64_SIZE:-64}" ;; gang1000) echo "${BENCH_GANG1000_SIZE:-1000}" ;;
                               gangsmall) echo 16 ;; esac; }
 scen_nodes() { case $1 in small) echo "${BENCH_SMALL_NODES:-1000}" ;; large) echo "${BENCH_LARGE_NODES:-5000}" ;;
                           affinity) echo "${BENCH_AFF_NODES:-5000}" ;; gang64) echo "${BENCH_GANG64_NODES:-1000}" ;;
-                          gang1000) echo "${BENCH_GANG1000_NODES:-5000}" ;; gangsmall) echo 100 ;; esac; }
+                          gang1000) echo "${BENCH_GANG1000_NODES:-5000}" ;; gangsmall) echo 100 ;;
+                          queues) echo "${BENCH_QUEUE_NODES:-1000}" ;; queuesmall) echo 100 ;; esac; }
 scen_pods()  { case $1 in small) echo "${BENCH_SMALL_PODS:-5000}" ;; large) echo "${BENCH_LARGE_PODS:-10000}" ;;
                           affinity) echo "${BENCH_AFF_PODS:-10000}" ;;
+                          queues) echo "${BENCH_QUEUE_PODS:-5000}" ;; queuesmall) echo 500 ;;
                           gang*) echo $(($(scen_gangs "$1") * $(scen_gang_size "$1"))) ;; esac; }
 # Pod options per scenario: the affinity one adds the inter-pod constraints.
 scen_pod_args() { case $1 in affinity) echo "--apps ${BENCH_AFF_APPS:-100}" ;; esac; }
@@ -227,7 +256,130 @@ gang_scale() {
             --cpu-req "${BENCH_GANG_CPU:-1}" --mem-req "${BENCH_GANG_MEM:-1Gi}" --gpu-every 0 >&2
         blog "$s/kube: kube-scheduler on the plain pods"
         $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$s.kube.pre.1.json" \
-            --log "$W/$s.kube.pre.1.log" -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
+            --log "$W/$s.kube.pre.1.log" --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID" \
+            -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
+            --secure-port="$(free_port)" --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1 >&2 ||
+            blog "$s/kube: did not finish"
+        $PY "$BULK" delete-pods --ns "$ns" >&2
+    fi
+}
+
+# The Queue CRD: pools/queue-crd.yaml once it exists, else a minimal
+# cluster-scoped one with a status subresource (the schema keeps any field).
+queue_crd_ready() {
+    if kc get crd queues.resource.aibee.cn >/dev/null 2>&1; then
+        :
+    elif [ -f "$REPO/pools/queue-crd.yaml" ]; then
+        kc create -f "$REPO/pools/queue-crd.yaml" >/dev/null || return 1
+    else
+        blog "no pools/queue-crd.yaml: creating a minimal Queue CRD"
+        kc create -f - >/dev/null <<'YAML' || return 1
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: queues.resource.aibee.cn
+spec:
+  group: resource.aibee.cn
+  scope: Cluster
+  names: {kind: Queue, listKind: QueueList, plural: queues, singular: queue, shortNames: [queue]}
+  versions:
+    - name: v1alpha1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+YAML
+    fi
+    wait_until 'kc get crd queues.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
+}
+
+# api_counts: the API server's apiserver_request_total as "verb resource/subresource count" lines.
+api_counts() {
+    kc get --raw /metrics 2>/dev/null | awk '
+        function lbl(name,   re) { re = "[{,]" name "=\"[^\"]*\""
+            return match($0, re) ? substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4) : "" }
+        /^apiserver_request_total\{/ { r = lbl("resource"); u = lbl("subresource")
+            c[lbl("verb") " " (r == "" ? "-" : r) (u == "" ? "" : "/" u)] += $NF }
+        END { for (k in c) print k, c[k] }'
+}
+# api_delta BEFORE AFTER: the requests between two api_counts, most first.
+api_delta() {
+    awk 'NR == FNR { b[$1 " " $2] = $3; next } { d = $3 - b[$1 " " $2]; if (d > 0) print $1, $2, d }' "$1" "$2" |
+        sort -k3,3nr
+}
+
+# queue_run S KIND ROUND: one ai-scheduler run of the queue scale S, KIND
+# plain or queues (see the header). Result in $W/S.KIND.pre.ROUND.json;
+# ROUND "perf": profiled instead, result in $W/S.KIND.perf.{json,data,txt}.
+queue_run() {
+    local s=$1 kind=$2 round=$3 pods ns tag qn depts
+    pods=$(scen_pods "$s"); ns=bench-$s-$kind-$round; tag=$s.$kind.pre.$round
+    [ "$round" = perf ] && tag=$s.$kind.perf
+    qn=${BENCH_QUEUE_COUNT:-20}; depts=${BENCH_QUEUE_DEPTS:-4}
+    local podargs=(--scheduler ai-scheduler)
+    local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log"
+                   --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID")
+    [ "$round" = perf ] && runargs+=(--perf "$W/$tag.data")
+    if [ "$kind" != plain ]; then
+        $PY "$BULK" queues --count "$qn" --depts "$depts" >&2 || { blog "$tag: Queue creation failed"; return 1; }
+        runargs+=(--linger "${BENCH_QUEUE_LINGER:-3}")
+    fi
+    [ "$kind" = queues ] && podargs+=(--queues "$qn")
+    $PY "$BULK" pods --ns "$ns" --count "$pods" "${podargs[@]}" >&2 || { blog "$tag: pod creation failed"; return 1; }
+    blog "$tag: ai-scheduler, $pods pods$([ "$kind" = queues ] && echo " over $qn queues"), clock from scheduler start"
+    api_counts >"$W/$tag.api0"
+    $PY "$BULK" run "${runargs[@]}" -- "${AI_CMD[@]}" >&2 ||
+        blog "$tag: did not finish or exited early (see $W/$tag.log)"
+    # What the API server served meanwhile (the scheduler's linger included), by verb and resource.
+    api_counts >"$W/$tag.api1"
+    api_delta "$W/$tag.api0" "$W/$tag.api1" >"$W/$tag.api.txt"
+    blog "$tag: API requests during the run: $(head -8 "$W/$tag.api.txt" | tr '\n' ';')"
+    blog "$tag: $(cat "$W/$tag.json" 2>/dev/null)"
+    if [ "$kind" != plain ]; then
+        $PY "$BULK" queue-status >"$W/$tag.qs" || rm -f "$W/$tag.qs"
+        blog "$tag: Queues after: $(cat "$W/$tag.qs" 2>/dev/null)"
+    fi
+    if [ "$round" = perf ] && [ -s "$W/$tag.data" ]; then
+        perf report -i "$W/$tag.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio -g none 2>/dev/null |
+            grep -v '^#' | grep -v '^$' | head -60 >"$W/$tag.txt"
+        blog "$tag: top of the profile:"; head -15 "$W/$tag.txt" >&2
+    fi
+    $PY "$BULK" delete-pods --ns "$ns" >&2
+    [ "$kind" != plain ] && $PY "$BULK" delete-queues >&2
+    return 0
+}
+
+# queue_scale S: the rounds of (plain, queues), then kube-scheduler on the plain pods.
+queue_scale() {
+    local s=$1 round kind order kinds=${BENCH_QUEUE_KINDS:-plain queues}
+    queue_crd_ready || { blog "no Queue CRD; $s skipped"; return 1; }
+    local rev=""
+    for kind in $kinds; do rev="$kind $rev"; done
+    for round in $(seq 1 "${BENCH_QUEUE_REPEAT:-2}"); do
+        # Odd rounds in order, even rounds reversed: a drift in the machine's load hits all kinds alike.
+        [ $((round % 2)) = 1 ] && order=$kinds || order=$rev
+        for kind in $order; do
+            queue_run "$s" "$kind" "$round"
+        done
+    done
+    if [ "${BENCH_QUEUE_PERF:-0}" = 1 ]; then
+        if command -v perf >/dev/null; then
+            queue_run "$s" plain perf; queue_run "$s" queues perf
+        else
+            blog "no perf: BENCH_QUEUE_PERF ignored"
+        fi
+    fi
+    if [ "${BENCH_QUEUE_KUBE:-1}" = 1 ]; then
+        local ns=bench-$s-kube pods
+        pods=$(scen_pods "$s")
+        $PY "$BULK" pods --ns "$ns" --count "$pods" --scheduler default-scheduler >&2
+        blog "$s/kube: kube-scheduler on the plain pods"
+        $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$s.kube.pre.1.json" \
+            --log "$W/$s.kube.pre.1.log" --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID" \
+            -- "$REAL_K8S_BIN/kube-scheduler" --config "$KS_CONF" --port=0 \
             --secure-port="$(free_port)" --bind-address=127.0.0.1 --cert-dir "$W/kube-scheduler-certs" -v=1 >&2 ||
             blog "$s/kube: did not finish"
         $PY "$BULK" delete-pods --ns "$ns" >&2
@@ -257,6 +409,13 @@ for s in $SCENARIOS; do
         blog "=== scenario $s: $nodes nodes x $(scen_gangs "$s") gangs of $(scen_gang_size "$s") pods"
         exact_nodes "$nodes" || { blog "node creation failed"; exit 1; }
         if [ -x "$AISCHED_BIN" ]; then gang_scale "$s"; else blog "no ai-scheduler binary at $AISCHED_BIN; skipped"; fi
+        continue
+    fi
+    if is_queues "$s"; then
+        echo "$nodes $pods ${BENCH_QUEUE_COUNT:-20} ${BENCH_QUEUE_DEPTS:-4} $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/$s.meta"
+        blog "=== scenario $s: $nodes nodes x $pods pods over ${BENCH_QUEUE_COUNT:-20} queues"
+        exact_nodes "$nodes" || { blog "node creation failed"; exit 1; }
+        if [ -x "$AISCHED_BIN" ]; then queue_scale "$s"; else blog "no ai-scheduler binary at $AISCHED_BIN; skipped"; fi
         continue
     fi
     echo "$nodes $pods" >"$W/$s.meta"

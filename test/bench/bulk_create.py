@@ -16,6 +16,7 @@ Commands:
           if the API server drops status on create, PATCHes /status.
   pods    --ns NS --count N [--prefix p-] [--scheduler NAME] [--gpu-every K] [--apps A]
           [--cpu-req 500m --mem-req 512Mi] [--gang-size K [--gang-prefix g]]
+          [--queues Q [--queue-prefix q-]]
           creates the namespace (and its default ServiceAccount) if missing,
           then N pending pods (cpu 500m, memory 512Mi; every K-th also 1 GPU).
           --gang-size K: pod i joins gang g(i//K) (label
@@ -24,6 +25,9 @@ Commands:
           --apps A: pod i is app app-(i%A), with a required hostname
           anti-affinity within its app and a zone spread (maxSkew 1,
           DoNotSchedule) over its app.
+          --queues Q: pod i is labelled resource.aibee.cn/queue:
+          q-((i // K) % Q) (K = --gpu-every, else 1), so each queue gets
+          the same mix of GPU and CPU-only pods.
           Nodes carry topology.kubernetes.io/zone=zone-(i%3).
   delete-pods --ns NS [--podgroups]  deletes every pod in NS (grace 0) and waits
           until gone; --podgroups: then every PodGroup in NS too.
@@ -40,7 +44,18 @@ Commands:
           and the clock runs from the first create instead (create_s: how
           long creating took). --linger S: CMD keeps running S seconds after
           the last binding (not measured), e.g. to write PodGroup status.
+          --perf FILE: `perf record -g` of CMD until the last binding.
+          --also-pid NAME=PID (repeatable): other_cpu_s.NAME = that process's
+          utime+stime over the same span (e.g. the API server, etcd).
   podgroups --ns NS        prints {"podgroups": N, "phases": {PHASE: count}}.
+  queues  --count Q [--depts D] [--prefix q-]  creates Q leaf Queues (cluster-
+          scoped resource.aibee.cn/v1alpha1) q-0..q-(Q-1), varied quotas,
+          over-quota weights, priorities and a few limits (see queue_specs);
+          with D > 0 also D parent Queues dept-0..dept-(D-1), Q/D leaves each.
+  delete-queues            deletes every Queue and waits until none is left.
+  queue-status [--prefix q-]  prints a summary of the leaves' .status:
+          {"queues", "states", "allocated", "fairShare", "requested", "pending"}
+          (sums over the leaves q-*; "states" counts status.state).
 """
 import argparse
 import http.client
@@ -220,6 +235,8 @@ def pod_body(a, i, n):
              "labelSelector": sel}]
     if a.gang_size:
         body["metadata"]["labels"][PG_LABEL] = "%s%d" % (a.gang_prefix, i // a.gang_size)
+    if a.queues:
+        body["metadata"]["labels"][QUEUE_LABEL] = "%s%d" % (a.queue_prefix, (i // max(a.gpu_every, 1)) % a.queues)
     return body
 
 
@@ -288,6 +305,102 @@ def cmd_pods(api, a):
         ", %d gangs of %d with PodGroups" % ((a.count + a.gang_size - 1) // a.gang_size, a.gang_size)
         if a.gang_size else ""))
     return 1 if bad else 0
+
+
+# ---------------------------------------------------------------- queues
+QUEUE_API = "/apis/resource.aibee.cn/v1alpha1/queues"
+QUEUE_LABEL = "resource.aibee.cn/queue"
+
+
+def queue_specs(count, depts, prefix):
+    """[(name, spec)] of the bench's Queues, parents first. Leaf j (k = j % 5)
+    has gpu quota 20+10k, cpu 50000+25000k millicores, memory 50000+25000k MB,
+    over-quota weights 1,2,4,1,(absent: the quota), priority 1 when k == 0 and
+    a limit well above its demand when k == 4. With the bench's 5000 pods
+    (250 a queue, a quarter of them with 1 GPU) every leaf wants more than
+    its quota (62 GPUs, 125000 millicores, 134218 MB), and the quotas sum to
+    far less than 1000 nodes hold, so the fair share hands out surplus by
+    weight while every pod still fits."""
+    weights = [1, 2, 4, 1, None]
+    leaves, sums = [], {}
+    per = (count + depts - 1) // depts if depts else count
+    for j in range(count):
+        k = j % 5
+        res = {}
+        for r, q in (("gpu", 20 + 10 * k), ("cpu", 50000 + 25000 * k), ("memory", 50000 + 25000 * k)):
+            res[r] = {"quota": q}
+            if weights[k] is not None:
+                res[r]["overQuotaWeight"] = weights[k]
+            if k == 4:
+                res[r]["limit"] = 4 * q + {"gpu": 300, "cpu": 1000000, "memory": 1000000}[r]
+        spec = {"resources": res}
+        if k == 0:
+            spec["priority"] = 1
+        if depts:
+            d = j // per
+            spec["parentQueue"] = "dept-%d" % d
+            for r, v in res.items():
+                sums.setdefault(d, {}).setdefault(r, 0)
+                sums[d][r] += v["quota"]
+        leaves.append(("%s%d" % (prefix, j), spec))
+    parents = [("dept-%d" % d, {"resources": {r: {"quota": q, "overQuotaWeight": d + 1} for r, q in sums[d].items()}})
+               for d in sorted(sums)]
+    return parents + leaves
+
+
+def cmd_queues(api, a):
+    t0 = time.time()
+    bad = 0
+    for name, spec in queue_specs(a.count, a.depts, a.prefix):
+        body = {"apiVersion": "resource.aibee.cn/v1alpha1", "kind": "Queue",
+                "metadata": {"name": name, "labels": {"bench": "true"}}, "spec": spec}
+        code, out = api.req("POST", QUEUE_API, body)
+        if code not in (200, 201, 409):
+            sys.stderr.write("queue %s: HTTP %d %s\n" % (name, code, out[:300]))
+            bad += 1
+    print("queues: %d leaves%s created in %.1fs" % (a.count, " under %d departments" % a.depts if a.depts else "",
+                                                   time.time() - t0))
+    return 1 if bad else 0
+
+
+def cmd_delete_queues(api, a):
+    t0 = time.time()
+    code, out = api.req("DELETE", QUEUE_API)
+    if code not in (200, 202, 404):
+        sys.stderr.write("delete-queues: HTTP %d %s\n" % (code, out[:200]))
+        return 1
+    while code != 404:
+        code, out = api.req("GET", QUEUE_API, accept=META_LIST)
+        if code != 200 or not json.loads(out).get("items"):
+            break
+        if time.time() - t0 > 60:
+            sys.stderr.write("delete-queues: Queues left after 60s\n")
+            return 1
+        time.sleep(0.2)
+    print("queues deleted in %.1fs" % (time.time() - t0))
+    return 0
+
+
+def cmd_queue_status(api, a):
+    code, out = api.req("GET", QUEUE_API)
+    if code != 200:
+        sys.stderr.write("queue-status: HTTP %d %s\n" % (code, out[:200]))
+        return 1
+    items = [i for i in json.loads(out).get("items") or [] if i["metadata"]["name"].startswith(a.prefix)]
+    res = {"queues": len(items), "states": {}, "pending": 0}
+    for i in items:
+        st = i.get("status") or {}
+        s = st.get("state") or "(none)"
+        res["states"][s] = res["states"].get(s, 0) + 1
+        p = st.get("pending")
+        res["pending"] += p if isinstance(p, (int, float)) else 0
+        for f in ("allocated", "fairShare", "requested"):
+            for r, v in (st.get(f) or {}).items():
+                if isinstance(v, (int, float)):
+                    res.setdefault(f, {}).setdefault(r, 0)
+                    res[f][r] = round(res[f][r] + v, 3)
+    print(json.dumps(res))
+    return 0
 
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -451,8 +564,19 @@ def cmd_run(api, a):
         sys.stderr.write("run: %d pods of %s already bound before start\n" % (pre, a.ns))
     log = open(a.log, "wb") if a.log else subprocess.DEVNULL
     load_start = loadavg1()
+    # --also-pid NAME=PID: other processes' CPU over the same span (e.g. the API server).
+    others = {}
+    for spec in a.also_pid or []:
+        name, _, pid = spec.partition("=")
+        if pid.isdigit():
+            others[name] = [int(pid), proc_stats(int(pid))[1], None]
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    # --perf: a profile of CMD until the last binding (it costs CPU: not for measured runs).
+    prof = None
+    if a.perf:
+        prof = subprocess.Popen(["perf", "record", "-q", "-F", "499", "-g", "-p", str(p.pid), "-o", a.perf],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     status, hwm, cpu, exitcode = "timeout", None, None, None
     t_done = None
     creator, created, cpu_warm = None, {}, None
@@ -486,6 +610,14 @@ def cmd_run(api, a):
             break
         time.sleep(0.05)
     h, c = proc_stats(p.pid)   # final sample, before stopping
+    for o in others.values():
+        o[2] = proc_stats(o[0])[1]
+    if prof:
+        prof.send_signal(signal.SIGINT)
+        try:
+            prof.wait(60)
+        except subprocess.TimeoutExpired:
+            prof.kill()
     if h is not None:
         hwm, cpu = h, c
     # --linger: time for status writes (PodGroup phases) after the last binding.
@@ -510,6 +642,9 @@ def cmd_run(api, a):
            "steady_pods_per_s": round(a.count / (t_done - w.first), 1) if t_done and w.first and t_done > w.first else None,
            "rss_kb": hwm, "cpu_s": round(cpu, 2) if cpu is not None else None,
            "loadavg_start": load_start, "loadavg_end": loadavg1()}
+    if others:
+        res["other_cpu_s"] = {n: round(o[2] - o[1], 2) if o[1] is not None and o[2] is not None else None
+                              for n, o in others.items()}
     if a.arrive:
         res.update({"clock": "first create", "warmup_s": a.warmup,
                     "cpu_warmup_s": round(cpu_warm, 2) if cpu_warm is not None else None,
@@ -536,6 +671,8 @@ def add_pod_args(p):
     p.add_argument("--mem-req", default="512Mi")
     p.add_argument("--gang-size", type=int, default=0)
     p.add_argument("--gang-prefix", default="g")
+    p.add_argument("--queues", type=int, default=0)
+    p.add_argument("--queue-prefix", default="q-")
 
 
 def main():
@@ -566,6 +703,13 @@ def main():
     p.add_argument("--podgroups", action="store_true")
     p = sub.add_parser("podgroups")
     p.add_argument("--ns", required=True)
+    p = sub.add_parser("queues")
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--depts", type=int, default=0)
+    p.add_argument("--prefix", default="q-")
+    sub.add_parser("delete-queues")
+    p = sub.add_parser("queue-status")
+    p.add_argument("--prefix", default="q-")
     p = sub.add_parser("unbound")
     p.add_argument("--ns", required=True)
     p = sub.add_parser("run")
@@ -576,6 +720,8 @@ def main():
     p.add_argument("--log")
     p.add_argument("--arrive", action="store_true")
     p.add_argument("--linger", type=float, default=0)
+    p.add_argument("--perf")
+    p.add_argument("--also-pid", action="append")
     p.add_argument("--warmup", type=float, default=3.0)
     add_pod_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -584,7 +730,8 @@ def main():
         ap.error("--server (or BENCH_SERVER) is required")
     api = Api(a)
     fn = {"nodes": cmd_nodes, "delete-nodes": cmd_delete_nodes, "pods": cmd_pods,
-          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "podgroups": cmd_podgroups, "run": cmd_run}[a.cmd_name]
+          "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "podgroups": cmd_podgroups, "run": cmd_run,
+          "queues": cmd_queues, "delete-queues": cmd_delete_queues, "queue-status": cmd_queue_status}[a.cmd_name]
     sys.exit(fn(api, a))
 
 

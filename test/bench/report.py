@@ -14,12 +14,18 @@ and per gang scale G (gang64, gang1000, gangsmall):
   G.meta        "nodes pods gangs gang_size date"
   G.KIND.MODE.R.json  ai-scheduler runs: KIND plain|gang|kube, MODE pre|arrive, round R
   G.gang.MODE.R.pg    the PodGroups' phases after that run (bulk_create.py podgroups)
+and per queue scale Q (queues, queuesmall):
+  Q.meta        "nodes pods queues departments date"
+  Q.KIND.pre.R.json  runs: KIND plain|queues (ai-scheduler) or kube, round R
+  Q.queues.pre.R.qs  the leaf Queues' .status after that run (bulk_create.py queue-status)
 Missing files are reported as "not run".
 
 The plain scales replace the block between the bench:api markers; each gang
 scale replaces only its own block (bench:gang:G markers, added before
 bench:gang:end), so a run of some scales leaves the other tables alone.
-gangsmall (a check of the harness) is printed but never written to the docs.
+The queue scale replaces the block between the bench:queues markers (added
+at the end when missing). gangsmall and queuesmall (checks of the harness)
+are printed but never written to the docs.
 """
 import argparse
 import glob
@@ -33,6 +39,9 @@ END = "<!-- bench:api:end -->"
 GANG_END = "<!-- bench:gang:end -->"
 API_SCALES = ("small", "large", "affinity")
 GANG_SCALES = ("gang64", "gang1000", "gangsmall")
+QUEUE_SCALES = ("queues", "queuesmall")
+Q_BEGIN = "<!-- bench:queues:begin -->"
+Q_END = "<!-- bench:queues:end -->"
 
 
 def load(path):
@@ -222,6 +231,93 @@ def gang_table(work, s, meta):
     return "\n".join(out)
 
 
+def queue_table(work, s, meta):
+    """Markdown for the queue scale s, or None if it did not run."""
+    try:
+        f = open(os.path.join(work, s + ".meta")).read().split()
+        nodes, pods, nq, depts = (int(x) for x in f[:4])
+        date = " ".join(f[4:]) or meta.get("date", "?")
+    except (OSError, ValueError):
+        return None
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(work, s + ".*.pre.*.json"))):
+        kind, _, rnd = os.path.basename(path)[len(s) + 1:-len(".json")].split(".")
+        r = load(path)
+        if r:
+            runs.setdefault(kind, []).append((int(rnd), r))
+    shape = "%d queues under %d departments" % (nq, depts) if depts else "%d flat queues" % nq
+    out = ["### %d pods over %s on %d nodes" % (pods, shape, nodes), "",
+           "Run %s on %s. %s." % (date, meta.get("machine", "?"), meta.get("versions", "?")), "",
+           "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) "
+           "| CPU ms per pod | API server + etcd CPU ms per pod | load avg start→end | status |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    labels = {"plain": "ai-scheduler, no queues", "queues": "ai-scheduler, %d queues" % nq,
+              "objects": "ai-scheduler, the Queues exist, pods unlabelled (all in default)",
+              "kube": "kube-scheduler v1.20, no queues (reference)"}
+    summary = {}
+    for kind in ("plain", "queues", "objects", "kube"):
+        rs = sorted(runs.get(kind, []), key=lambda x: x[0])
+        for rnd, r in rs:
+            st = status_of(r)
+            qs = load(os.path.join(work, "%s.%s.pre.%d.qs" % (s, kind, rnd)))
+            if qs:
+                alloc = qs.get("allocated") or {}
+                st += "; Queues after: %s; allocated gpu %s, cpu %s, pending %s" % (
+                    ", ".join("%s %d" % (k, v) for k, v in sorted(qs.get("states", {}).items())) or "none",
+                    fmt(alloc.get("gpu")), fmt(alloc.get("cpu")), fmt(qs.get("pending")))
+            per_pod = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
+            la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
+                  if r.get("loadavg_start") is not None else "–")
+            oc = r.get("other_cpu_s") or {}
+            api_pod = (1000.0 * sum(oc.values()) / pods
+                       if oc and all(v is not None for v in oc.values()) else None)
+            out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                labels[kind], " #%d" % rnd if len(rs) > 1 else "", fmt(r.get("seconds"), 2),
+                fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2), fmt(mib(r.get("rss_kb"))),
+                fmt(r.get("cpu_s"), 2), fmt(per_pod, 2), fmt(api_pod, 2), la, st))
+        ok = [r for _, r in rs if r.get("status") == "ok" and r.get("seconds")]
+        if rs and len(ok) == len(rs):
+            # Over all rounds: total pods over total time, the mean CPU per pod, the largest RSS.
+            summary[kind] = {
+                "pps": len(ok) * pods / sum(r["seconds"] for r in ok),
+                "cpu_ms": (1000.0 * sum(r["cpu_s"] for r in ok) / len(ok) / pods
+                           if all(r.get("cpu_s") is not None for r in ok) else None),
+                "rss": max(r["rss_kb"] for r in ok) if all(r.get("rss_kb") for r in ok) else None,
+                "lo": min(pods / r["seconds"] for r in ok), "hi": max(pods / r["seconds"] for r in ok)}
+    out.append("")
+    p, q, k = summary.get("plain"), summary.get("queues"), summary.get("kube")
+    if p and q:
+        slower = -pct(q["pps"], p["pps"])
+        out.append("- Queues %.1f pods/s (rounds %.0f-%.0f) against no queues %.1f (rounds %.0f-%.0f): **%.1f%% %s** "
+                   "(goal <= 10%% slower: %s); "
+                   "CPU per pod %s ms against %s ms (%s); peak RSS %s MiB against %s MiB (%s)." % (
+                       q["pps"], q["lo"], q["hi"], p["pps"], p["lo"], p["hi"], abs(slower),
+                       "slower" if slower >= 0 else "faster",
+                       "met" if slower <= 10.0 else "missed",
+                       fmt(q["cpu_ms"], 2), fmt(p["cpu_ms"], 2), fmt_pct(pct(q["cpu_ms"], p["cpu_ms"])),
+                       fmt(mib(q["rss"])), fmt(mib(p["rss"])), fmt_pct(pct(q["rss"], p["rss"]))))
+    elif runs.get("plain") or runs.get("queues"):
+        out.append("- No overhead figure (a run did not finish; see the status column).")
+    o = summary.get("objects")
+    if p and o:
+        out.append("- The Queue objects alone (pods unlabelled): %.1f pods/s, %s against no queues; CPU per pod %s ms." % (
+            o["pps"], fmt_pct(pct(o["pps"], p["pps"])), fmt(o["cpu_ms"], 2)))
+    if k and (p or q):
+        out.append("- kube-scheduler v1.20 on the plain pods: %.1f pods/s, CPU %s ms per pod, peak RSS %s MiB; "
+                   "ai-scheduler with queues / kube-scheduler: pods/s %s, CPU per pod %s." % (
+                       k["pps"], fmt(k["cpu_ms"], 2), fmt(mib(k["rss"])),
+                       ratio(q and q["pps"], k["pps"]), ratio(q and q["cpu_ms"], k["cpu_ms"])))
+    out.append("")
+    return "\n".join(out)
+
+
+def splice_queues(doc, table):
+    block = Q_BEGIN + "\n" + table + Q_END
+    if Q_BEGIN in doc and Q_END in doc:
+        return doc[:doc.index(Q_BEGIN)] + block + doc[doc.index(Q_END) + len(Q_END):]
+    return doc.rstrip("\n") + "\n\n## Queues\n\n" + block + "\n"
+
+
 def splice_gang(doc, s, table):
     begin, end = "<!-- bench:gang:%s:begin -->" % s, "<!-- bench:gang:%s:end -->" % s
     block = begin + "\n" + table + end
@@ -243,6 +339,8 @@ def main():
     gscen = [s for s in GANG_SCALES if os.path.exists(os.path.join(a.work, s + ".meta"))]
     meta = dict(m.split("=", 1) for m in a.meta)
     gtables = [(s, t) for s, t in ((s, gang_table(a.work, s, meta)) for s in gscen) if t]
+    qscen = [s for s in QUEUE_SCALES if os.path.exists(os.path.join(a.work, s + ".meta"))]
+    gtables += [(s, t) for s, t in ((s, queue_table(a.work, s, meta)) for s in qscen) if t]
     for _, t in gtables:
         print(t)
     if not scen:
@@ -265,7 +363,7 @@ def main():
 
 
 def write_docs(path, section, gtables):
-    """Splices the plain scales' section (if any) and each gang table into path."""
+    """Splices the plain scales' section (if any) and each gang and queue table into path."""
     try:
         doc = open(path).read()
     except OSError:
@@ -276,7 +374,9 @@ def write_docs(path, section, gtables):
         else:
             doc += "\n## API-server benchmark\n\n" + section + "\n"
     for s, t in gtables:
-        if s != "gangsmall":
+        if s == "queues":
+            doc = splice_queues(doc, t)
+        elif s not in ("gangsmall", "queuesmall"):
             doc = splice_gang(doc, s, t)
     with open(path, "w") as f:
         f.write(doc)
