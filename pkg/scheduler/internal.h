@@ -56,6 +56,7 @@ typedef struct sched_pool {
     unsigned next_start; /* where the next feasibility search starts */
     uint64_t rng;
     int64_t fs_refresh_ms; /* last fair-share refresh by this pool's thread */
+    unsigned fs_seen_nodes, fs_seen_pods; /* fs_gen_* at that refresh */
     struct scheduler *s;
 } sched_pool_t;
 
@@ -128,6 +129,9 @@ struct scheduler {
     /* queues.c: Queues, accounting and fair shares (a leaf lock) */
     fs_store_t *fs;
     informer_t *inf_queues;
+    /* Bumped (atomic) when capacity or Queues change (nodes) and when
+     * pending pods arrive (pods): pool threads refresh their shares. */
+    unsigned fs_gen_nodes, fs_gen_pods;
 };
 
 /* pools.c */
@@ -238,8 +242,11 @@ int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *u
 /* The cache's accounting hook (ud: the scheduler). */
 void queues_account(void *ud, const pod_t *p, int sign);
 void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* Pool thread: capacity, pending and fair shares, at most every
- * QUEUES_REFRESH_MS. */
+/* Pool thread: capacity, pending and fair shares: at once after a node or
+ * Queue change, within QUEUES_REFRESH_FAST_MS of new pods, and at least
+ * every QUEUES_REFRESH_MS. */
+#define QUEUES_REFRESH_FAST_MS 20
+void queues_changed(scheduler_t *s, int nodes);
 void queues_refresh(sched_pool_t *P);
 /* Housekeeper, once a second: every pool refreshed, Queue .status, events. */
 void queues_housekeep(scheduler_t *s);

@@ -63,6 +63,7 @@ void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *o
         if (!fs_queue_upsert(s->fs, q))
             return;
     }
+    queues_changed(s, 1);
     /* Limits, quotas or the hierarchy may have moved: waiting pods retry. */
     pools_move_all(s, "QueueChanged");
 }
@@ -125,14 +126,28 @@ static void refresh_pool(sched_pool_t *P)
         queue_move_all_to_active(P->q, "QueueShareChanged");
 }
 
+void queues_changed(scheduler_t *s, int nodes)
+{
+    __atomic_add_fetch(nodes ? &s->fs_gen_nodes : &s->fs_gen_pods, 1, __ATOMIC_RELEASE);
+}
+
 void queues_refresh(sched_pool_t *P)
 {
-    if (!fs_active(P->s->fs))
+    scheduler_t *s = P->s;
+    if (!fs_active(s->fs))
         return;
     int64_t now = util_now_ms();
-    if (now - P->fs_refresh_ms < QUEUES_REFRESH_MS)
+    unsigned gn = __atomic_load_n(&s->fs_gen_nodes, __ATOMIC_ACQUIRE);
+    unsigned gp = __atomic_load_n(&s->fs_gen_pods, __ATOMIC_ACQUIRE);
+    /* Shares decided on an old capacity would hand a whole new node to
+     * whichever queue pops first, and reclaim would then undo it. */
+    int due = gn != P->fs_seen_nodes || (gp != P->fs_seen_pods && now - P->fs_refresh_ms >= QUEUES_REFRESH_FAST_MS) ||
+              now - P->fs_refresh_ms >= QUEUES_REFRESH_MS;
+    if (!due)
         return;
     P->fs_refresh_ms = now;
+    P->fs_seen_nodes = gn;
+    P->fs_seen_pods = gp;
     refresh_pool(P);
 }
 
