@@ -18,6 +18,7 @@ typedef struct daemon_metrics {
     metric_t *attempts, *binds, *bind_errors, *preemptions, *victims, *borrowings, *dropped;
     metric_t *evictions_refused;
     metric_t *gang_wait, *gangs_scheduled, *gangs_timed_out, *gang_preemptions, *gangs_stale, *gangs_pending;
+    metric_t *q_alloc, *q_fair, *q_pending, *q_reclaims, *q_reclaimed;
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -47,6 +48,29 @@ static void pool_gangs_gauge(void *ud, const char *pool, int waiting)
     daemon_metrics_t *dm = ud;
     char l[256];
     metric_set(dm->gangs_pending, metrics_labels(l, sizeof(l), "pool", pool, NULL), waiting);
+}
+
+static void queue_gauges(void *ud, const char *queue, const char *pool, const double alloc[3], const double fair[3],
+                         int pending)
+{
+    static const char *const res[3] = { "gpu", "cpu", "memory" };
+    daemon_metrics_t *dm = ud;
+    char l[512];
+    for (int r = 0; r < 3; r++) {
+        metrics_labels(l, sizeof(l), "queue", queue, "pool", pool, "resource", res[r], NULL);
+        metric_set(dm->q_alloc, l, alloc[r]);
+        metric_set(dm->q_fair, l, fair[r]);
+    }
+    metric_set(dm->q_pending, metrics_labels(l, sizeof(l), "queue", queue, "pool", pool, NULL), pending);
+}
+
+static void queue_counters(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed)
+{
+    daemon_metrics_t *dm = ud;
+    char l[300];
+    metrics_labels(l, sizeof(l), "queue", queue, NULL);
+    counter_to(dm->q_reclaims, l, (double)reclaims);
+    counter_to(dm->q_reclaimed, l, (double)reclaimed);
 }
 
 static void collect(metrics_t *r, void *ud)
@@ -81,6 +105,8 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->gang_preemptions, NULL, (double)st.gang_preemptions);
     metric_set(dm->gangs_stale, NULL, st.gangs_stale);
     scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
+    scheduler_each_queue(sched, queue_gauges, dm);
+    scheduler_each_queue_counter(sched, queue_counters, dm);
 }
 
 static void metrics_setup(daemon_metrics_t *dm)
@@ -111,6 +137,13 @@ static void metrics_setup(daemon_metrics_t *dm)
         metrics_counter(r, "ai_scheduler_gang_preemptions_total", "Preemptions made for a whole gang.");
     dm->gangs_stale = metrics_gauge(r, "ai_scheduler_stale_gangs", "Placed gangs below minMember past the grace.");
     dm->gangs_pending = metrics_gauge(r, "ai_scheduler_pending_gangs", "Gangs waiting for room, per pool.");
+    dm->q_alloc = metrics_gauge(r, "ai_scheduler_queue_allocated",
+                                "Allocated per queue, pool and resource (GPUs, CPU millicores, memory MB).");
+    dm->q_fair = metrics_gauge(r, "ai_scheduler_queue_fair_share", "Fair share per queue, pool and resource.");
+    dm->q_pending = metrics_gauge(r, "ai_scheduler_queue_pending_pods", "Pending pods per queue and pool.");
+    dm->q_reclaims =
+        metrics_counter(r, "ai_scheduler_queue_reclaims_total", "Preemptions by which a queue reclaimed its share.");
+    dm->q_reclaimed = metrics_counter(r, "ai_scheduler_queue_reclaimed_pods_total", "Pods reclaimed from a queue.");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
     dm->api_latency =
@@ -218,6 +251,9 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     o->gang_timeout_s = cfg->gang_timeout_s;
     o->stale_gang_grace_s = cfg->stale_gang_grace_s;
     o->evict_stale_gangs = cfg->evict_stale_gangs;
+    o->usage_half_life_s = cfg->usage_half_life_s;
+    o->starvation_age_s = cfg->starvation_age_s;
+    o->non_preemptible_priority = cfg->non_preemptible_priority;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
     o->eviction_grace_s = cfg->eviction_grace_s;

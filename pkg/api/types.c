@@ -246,6 +246,24 @@ static void pod_free(pod_t *p)
     free(p);
 }
 
+/* A positive decimal number of seconds; -1 for anything else, which the
+ * scheduler reports instead of guessing. */
+static int64_t parse_lifetime(json_t *v)
+{
+    if (!v || json_is_null(v))
+        return 0;
+    const char *s = json_string_value(v);
+    if (!s || !s[0] || strlen(s) > 12)
+        return -1;
+    int64_t n = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9')
+            return -1;
+        n = n * 10 + (*c - '0');
+    }
+    return n > 0 ? n : -1;
+}
+
 static int parse_pod_meta(pod_t *p, json_t *meta, char *err, size_t errlen)
 {
     json_t *ann;
@@ -265,6 +283,7 @@ static int parse_pod_meta(pod_t *p, json_t *meta, char *err, size_t errlen)
     snprintf(p->key, klen, "%s/%s", p->ns, p->name);
     json_t *del = meta ? json_object_get(meta, "deletionTimestamp") : NULL;
     p->deleting = del && !json_is_null(del);
+    p->lifetime_s = parse_lifetime(ann ? json_object_get(ann, LIFETIME_ANNOTATION) : NULL);
     return labels_from_json(&p->labels, meta ? json_object_get(meta, "labels") : NULL, err, errlen);
 }
 

@@ -20,6 +20,8 @@
 /* Written through the Binding on a borrowed placement: the pool that lent the
  * node. Lets a restarted scheduler rebuild who borrowed what. */
 #define BORROWED_ANNOTATION "resource.aibee.cn/borrowed-from"
+/* Seconds after which a pod becomes preemptible (Armada's lifetime). */
+#define LIFETIME_ANNOTATION "resource.aibee.cn/lifetime-seconds"
 #define DEFAULT_POOL        "default"
 
 typedef enum { EFFECT_NO_SCHEDULE, EFFECT_PREFER_NO_SCHEDULE, EFFECT_NO_EXECUTE, EFFECT_ALL } taint_effect_t;
@@ -97,6 +99,7 @@ typedef struct pod {
     int32_t priority;   /* spec.priority (0 when absent) */
     int64_t created_ms; /* creationTimestamp, wall ms */
     int64_t started_ms; /* status.startTime or created */
+    int64_t lifetime_s; /* LIFETIME_ANNOTATION; 0 none, -1 malformed */
     labels_t labels;
 
     resources_t requests; /* effective: max(sum containers, each init) + overhead */

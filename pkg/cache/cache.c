@@ -40,6 +40,8 @@ struct cache {
     hashmap_t *noms_by_node; /* node -> nom_list_t, rebuilt on change */
     cache_gap_fn gap_hook;   /* tests only, see cache_set_assume_gap_hook */
     void *gap_ud;
+    cache_account_fn account_hook; /* see cache_set_account_hook */
+    void *account_ud;
     /* Bumped (atomically, under the write lock) whenever a pod with
      * required anti-affinity is accounted or node labels change: what can
      * make a placement decided earlier break an existing pod's anti-affinity. */
@@ -284,6 +286,8 @@ static void unaccount(cache_t *c, pod_entry_t *e)
     if (!e->node)
         return;
     node_info_t *ni = hashmap_get(c->node_map, e->node);
+    if (c->account_hook)
+        c->account_hook(c->account_ud, e->pod, -1);
     if (ni) {
         if (node_info_remove_pod(ni, e->pod->uid))
             fw_topo_index_pod(c->tindex, e->pod, ni->node, -1);
@@ -319,6 +323,8 @@ static void account(cache_t *c, pod_entry_t *e, const char *node)
     fw_topo_index_pod(c->tindex, e->pod, ni->node, +1);
     ni->generation++;
     e->node = util_strdup(node);
+    if (c->account_hook)
+        c->account_hook(c->account_ud, e->pod, +1);
 }
 
 static void nomination_drop_locked(cache_t *c, const char *uid);
@@ -509,6 +515,8 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
                 node_info_add_pod(ni, p);
                 fw_topo_index_pod(c->tindex, p, ni->node, +1);
                 ni->generation++;
+                if (c->account_hook)
+                    c->account_hook(c->account_ud, p, +1);
             }
         }
         pthread_mutex_unlock(m);
@@ -521,6 +529,12 @@ void cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud)
 {
     c->gap_hook = fn;
     c->gap_ud = ud;
+}
+
+void cache_set_account_hook(cache_t *c, cache_account_fn fn, void *ud)
+{
+    c->account_hook = fn;
+    c->account_ud = ud;
 }
 
 void cache_forget(cache_t *c, const char *uid)

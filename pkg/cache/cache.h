@@ -78,6 +78,12 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
  * watch may delete the pod). Set before any thread uses the cache. */
 typedef void (*cache_gap_fn)(void *ud);
 void cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
+/* Called whenever a pod starts (+1) or stops (-1) occupying a node:
+ * assumed, bound, updated (-1 then +1), forgotten, deleted. Runs under the
+ * cache lock (write lock, or the read lock with the node's stripe held), so
+ * fn must be thread-safe and take only leaf locks. Set before use. */
+typedef void (*cache_account_fn)(void *ud, const pod_t *p, int sign);
+void cache_set_account_hook(cache_t *c, cache_account_fn fn, void *ud);
 /* Inter-pod constraints (pod affinity, anti-affinity, topology spread)
  * depend on pods of every pool, so the per-node generation check above is
  * not enough when two pool threads place pods at once. The rule:

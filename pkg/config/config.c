@@ -183,6 +183,8 @@ void config_default(sched_config_t *c)
     c->volume_bind_timeout_s = 600;
     c->gang_timeout_s = 60;
     c->stale_gang_grace_s = 60;
+    c->starvation_age_s = 600;
+    c->non_preemptible_priority = 100;
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -958,6 +960,12 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->stale_gang_grace_s);
     if (!strcmp(key, "evictStaleGangs"))
         return get_bool(l, vn, "evictStaleGangs", &c->evict_stale_gangs);
+    if (!strcmp(key, "usageHalfLifeSeconds"))
+        return get_int(l, vn, "usageHalfLifeSeconds", 0, 365 * 86400, &c->usage_half_life_s);
+    if (!strcmp(key, "starvationAgeSeconds"))
+        return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->starvation_age_s);
+    if (!strcmp(key, "nonPreemptiblePriority"))
+        return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->non_preemptible_priority);
     if (!strcmp(key, "volumeBindTimeoutSeconds"))
         return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
@@ -1099,6 +1107,13 @@ static const flagdef_t FLAGS[] = {
       "a placed gang below minMember this long is stale: event, metric (60)" },
     { "evict-stale-gangs", F_BOOL, OFF(evict_stale_gangs), 0, 0, NULL,
       "evict the rest of a stale gang so its resources return" },
+    { "usage-half-life", F_INT, OFF(usage_half_life_s), 0, 365 * 86400, "SECONDS",
+      "queues: order by usage decayed with this half-life (0: by current allocation)" },
+    { "starvation-age", F_INT, OFF(starvation_age_s), 0, 365 * 86400, "SECONDS",
+      "queues: a pod pending this long while its queue is under its fair share goes first, by reclaim if needed "
+      "(600; 0 = off)" },
+    { "non-preemptible-priority", F_INT, OFF(non_preemptible_priority), INT32_MIN, INT32_MAX, "N",
+      "queues: pods of this priority or more are non-preemptible and stay within quota (100)" },
     { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S",
       "LeastAllocated (spread) or MostAllocated (bin-pack)" },
     { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },

@@ -60,6 +60,9 @@ typedef struct sched_config {
     int gang_timeout_s;        /* PodGroup scheduleTimeoutSeconds when unset (60) */
     int stale_gang_grace_s;    /* placed gang below minMember this long: stale (60) */
     int evict_stale_gangs;     /* evict the rest of a stale gang (off) */
+    int usage_half_life_s;        /* queues: decayed usage half-life, 0 = off */
+    int starvation_age_s;         /* queues: starvation bound (600) */
+    int non_preemptible_priority; /* queues: pods at or above are not preemptible (100) */
     sched_leader_config_t leader;
     char *metrics_bind_address;       /* "0.0.0.0" */
     int metrics_port;                 /* 10261; 0 disables /metrics and probes */

@@ -48,6 +48,7 @@ void podgroup_free(podgroup_t *pg)
     free(pg->ns);
     free(pg->name);
     free(pg->uid);
+    free(pg->queue);
     free(pg->invalid);
     free(pg);
 }
@@ -91,6 +92,12 @@ podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen)
     pg->created_ms = ts ? util_parse_rfc3339(ts) : 0;
     if (pg->created_ms < 0)
         pg->created_ms = 0;
+    json_t *labels = json_object_get(meta, "labels");
+    const char *q = jstr(labels, "resource.aibee.cn/queue");
+    if (!q || !q[0])
+        q = jstr(labels, "kai.scheduler/queue");
+    if (q && q[0] && strlen(q) <= 253)
+        pg->queue = util_strdup(q);
     json_t *spec = json_object_get(obj, "spec");
     char why[256] = "";
     if (spec && !json_is_object(spec))
@@ -207,7 +214,20 @@ static int same_spec(const podgroup_t *a, const podgroup_t *b)
 {
     return strcmp(a->uid, b->uid) == 0 && a->min_member == b->min_member && a->timeout_s == b->timeout_s &&
            res_equal(&a->min_resources, &b->min_resources) && !a->invalid == !b->invalid &&
-           (!a->invalid || strcmp(a->invalid, b->invalid) == 0);
+           (!a->invalid || strcmp(a->invalid, b->invalid) == 0) &&
+           strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") == 0;
+}
+
+char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name)
+{
+    sbuf_t key = { 0 };
+    sbuf_printf(&key, "%s/%s", ns, name);
+    pthread_mutex_lock(&gs->mu);
+    gang_t *g = hashmap_get(gs->gangs, key.data);
+    char *q = g && g->pg && g->pg->queue ? util_strdup(g->pg->queue) : NULL;
+    pthread_mutex_unlock(&gs->mu);
+    sbuf_free(&key);
+    return q;
 }
 
 int gang_group_upsert(gang_store_t *gs, podgroup_t *pg)

@@ -27,6 +27,7 @@ typedef struct podgroup {
     int32_t timeout_s; /* spec.scheduleTimeoutSeconds; 0 when unset */
     resources_t min_resources;
     int64_t created_ms;
+    char *queue; /* its queue label (resource.aibee.cn/queue or kai.scheduler/queue), or NULL */
     char *invalid;
 } podgroup_t;
 
@@ -41,6 +42,8 @@ const char *gang_of(const pod_t *p);
 typedef struct gang_store gang_store_t;
 gang_store_t *gang_store_new(void);
 void gang_store_free(gang_store_t *gs);
+/* The queue label of PodGroup ns/name, if known and set (caller frees). */
+char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name);
 
 /* Informer side. upsert takes pg and returns 1 when what scheduling reads
  * changed (a new object, minMember, the timeout, minResources, validity),

@@ -26,11 +26,19 @@ typedef struct heap {
     qent_t **a;
     int n, cap;
     heap_less_fn less;
+    int live_pos; /* an active heap's slot in live[] while non-empty */
 } heap_t;
+
+/* What one tenant's pods in this queue ask for. */
+typedef struct tsum {
+    resources_t req;
+    int pods;
+} tsum_t;
 
 /* What happened to a popped pod while the caller had it. */
 typedef struct inflight {
     int deleted;
+    int tenant;     /* counted in tsums with orig's requests */
     pod_t *orig;    /* the object when popped, one ref: the baseline */
     pod_t *updated; /* newest object seen while out, one ref, or NULL */
     int changed;    /* some update changed what scheduling looks at */
@@ -40,7 +48,13 @@ struct sched_queue {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     queue_opts_t o;
-    heap_t active;
+    heap_t *act; /* activeQ: one heap per tenant id, by id */
+    int nact;
+    int *live; /* tenant ids whose heap is non-empty */
+    int nlive;
+    int nactive; /* items in every activeQ heap */
+    tsum_t *tsums;
+    int ntsums;
     heap_t backoff;
     qent_t **unsched; /* unordered; qent.pos is the slot */
     int nunsched, capunsched;
@@ -153,13 +167,6 @@ static void heap_remove(const sched_queue_t *q, heap_t *h, int i)
     }
 }
 
-/* Restores order after e's key changed in place. */
-static void heap_fix(const sched_queue_t *q, heap_t *h, int i)
-{
-    heap_down(q, h, i);
-    heap_up(q, h, i);
-}
-
 /* ------------------------------------------------ placement (lock held) */
 
 static void unsched_push(sched_queue_t *q, qent_t *e)
@@ -175,11 +182,79 @@ static void unsched_push(sched_queue_t *q, qent_t *e)
         q->unsched_due = due;
 }
 
+static heap_t *act_heap(sched_queue_t *q, int tenant)
+{
+    if (tenant >= q->nact) {
+        int n = tenant + 1;
+        q->act = util_xrealloc(q->act, (size_t)n * sizeof(*q->act));
+        q->live = util_xrealloc(q->live, (size_t)n * sizeof(*q->live));
+        for (int i = q->nact; i < n; i++)
+            q->act[i] = (heap_t){ .less = active_less, .live_pos = -1 };
+        q->nact = n;
+    }
+    return &q->act[tenant];
+}
+
+static void active_push(sched_queue_t *q, qent_t *e)
+{
+    heap_t *h = act_heap(q, e->it->tenant);
+    heap_push(q, h, e);
+    q->nactive++;
+    if (h->n == 1) {
+        h->live_pos = q->nlive;
+        q->live[q->nlive++] = e->it->tenant;
+    }
+}
+
+static void active_remove(sched_queue_t *q, int tenant, int pos)
+{
+    heap_t *h = &q->act[tenant];
+    heap_remove(q, h, pos);
+    q->nactive--;
+    if (h->n == 0) {
+        int last = q->live[--q->nlive];
+        q->live[h->live_pos] = last;
+        q->act[last].live_pos = h->live_pos;
+        h->live_pos = -1;
+    }
+}
+
+static int tenant_of(sched_queue_t *q, const pod_t *pod)
+{
+    int t = q->o.tenant_of ? q->o.tenant_of(pod, q->o.tenant_ud) : 0;
+    return t >= 0 && t < 1 << 20 ? t : 0;
+}
+
+/* Counts (sign +1) or uncounts a tenant's pod in tsums. */
+static void tsum_adj(sched_queue_t *q, int tenant, const pod_t *pod, int sign)
+{
+    if (tenant >= q->ntsums) {
+        int n = tenant + 1;
+        q->tsums = util_xrealloc(q->tsums, (size_t)n * sizeof(*q->tsums));
+        for (int i = q->ntsums; i < n; i++) {
+            res_zero(&q->tsums[i].req);
+            q->tsums[i].pods = 0;
+        }
+        q->ntsums = n;
+    }
+    tsum_t *t = &q->tsums[tenant];
+    if (sign > 0) {
+        res_add(&t->req, &pod->requests);
+        t->pods++;
+    } else {
+        res_sub(&t->req, &pod->requests);
+        if (--t->pods <= 0) {
+            t->pods = 0;
+            res_zero(&t->req); /* no drift once a tenant empties */
+        }
+    }
+}
+
 static void place(sched_queue_t *q, qent_t *e, int where)
 {
     e->where = where;
     switch (where) {
-    case Q_ACTIVE: heap_push(q, &q->active, e); break;
+    case Q_ACTIVE: active_push(q, e); break;
     case Q_BACKOFF: heap_push(q, &q->backoff, e); break;
     default: unsched_push(q, e); break;
     }
@@ -189,7 +264,7 @@ static void place(sched_queue_t *q, qent_t *e, int where)
 static void unplace(sched_queue_t *q, qent_t *e)
 {
     switch (e->where) {
-    case Q_ACTIVE: heap_remove(q, &q->active, e->pos); break;
+    case Q_ACTIVE: active_remove(q, e->it->tenant, e->pos); break;
     case Q_BACKOFF: heap_remove(q, &q->backoff, e->pos); break;
     default: {
         int last = --q->nunsched;
@@ -208,12 +283,15 @@ static void enqueue(sched_queue_t *q, queue_item_t *it, int where)
 {
     qent_t *e = util_xcalloc(1, sizeof(*e));
     e->it = it;
+    it->tenant = tenant_of(q, it->pod);
     qent_t *old = hashmap_put(q->index, it->pod->uid, e);
     if (old) {
         unplace(q, old);
+        tsum_adj(q, old->it->tenant, old->it->pod, -1);
         queue_item_free(old->it);
         free(old);
     }
+    tsum_adj(q, it->tenant, it->pod, +1);
     place(q, e, where);
 }
 
@@ -224,6 +302,7 @@ static queue_item_t *dequeue(sched_queue_t *q, const char *uid)
     if (!e)
         return NULL;
     unplace(q, e);
+    tsum_adj(q, e->it->tenant, e->it->pod, -1);
     queue_item_t *it = e->it;
     free(e);
     return it;
@@ -358,7 +437,6 @@ sched_queue_t *queue_new(const queue_opts_t *o)
         q->o.initial_backoff_ms = 0;
     if (q->o.max_backoff_ms < q->o.initial_backoff_ms)
         q->o.max_backoff_ms = q->o.initial_backoff_ms;
-    q->active.less = active_less;
     q->backoff.less = backoff_less;
     q->unsched_due = INT64_MAX;
     q->index = hashmap_new(64);
@@ -389,7 +467,11 @@ void queue_free(sched_queue_t *q)
         inflight_free(v);
     hashmap_free(q->index);
     hashmap_free(q->inflight);
-    free(q->active.a);
+    for (int i = 0; i < q->nact; i++)
+        free(q->act[i].a);
+    free(q->act);
+    free(q->live);
+    free(q->tsums);
     free(q->backoff.a);
     free(q->unsched);
     pthread_cond_destroy(&q->cv);
@@ -406,6 +488,41 @@ void queue_close(sched_queue_t *q)
 }
 
 /* ------------------------------------------------------------ producers */
+
+/* A queued entry's pod object is replaced: its tenant (a label) and its
+ * counted requests may change; it is placed again at where. */
+static void replace_pod(sched_queue_t *q, qent_t *e, pod_t *pod, int where)
+{
+    unplace(q, e);
+    tsum_adj(q, e->it->tenant, e->it->pod, -1);
+    pod_unref(e->it->pod);
+    e->it->pod = pod_ref(pod);
+    e->it->tenant = tenant_of(q, pod);
+    tsum_adj(q, e->it->tenant, e->it->pod, +1);
+    place(q, e, where);
+}
+
+/* An item goes out with a caller: remembered, and still counted. */
+static void go_out(sched_queue_t *q, queue_item_t *it)
+{
+    it->cycle = ++q->cycle;
+    inflight_t *f = util_xcalloc(1, sizeof(*f));
+    f->orig = pod_ref(it->pod);
+    f->tenant = it->tenant;
+    tsum_adj(q, f->tenant, f->orig, +1);
+    inflight_t *old = hashmap_put(q->inflight, it->pod->uid, f);
+    if (old)
+        tsum_adj(q, old->tenant, old->orig, -1);
+    inflight_free(old);
+}
+
+/* The out item's mark is dropped (it came back, or left for good). */
+static void inflight_drop(sched_queue_t *q, inflight_t *f)
+{
+    if (f)
+        tsum_adj(q, f->tenant, f->orig, -1);
+    inflight_free(f);
+}
 
 /* Remembers an update for a pod that is out with a caller. */
 static void mark_update(inflight_t *f, pod_t *pod)
@@ -429,11 +546,8 @@ void queue_add(sched_queue_t *q, pod_t *pod, int borrower)
         f->updated = pod_ref(pod);
     } else if (e) {
         /* Known: replace the object and make it active now (kube's Add). */
-        pod_unref(e->it->pod);
-        e->it->pod = pod_ref(pod);
         e->it->borrower = borrower;
-        unplace(q, e);
-        place(q, e, Q_ACTIVE);
+        replace_pod(q, e, pod, Q_ACTIVE);
     } else {
         queue_item_t *it = util_xcalloc(1, sizeof(*it));
         it->pod = pod_ref(pod);
@@ -463,15 +577,11 @@ void queue_update(sched_queue_t *q, pod_t *pod)
         mark_update(f, pod);
     } else if (e) {
         int changed = pod_spec_changed(e->it->pod, pod);
-        pod_unref(e->it->pod);
-        e->it->pod = pod_ref(pod);
-        if (e->where == Q_ACTIVE) {
-            heap_fix(q, &q->active, e->pos); /* priority may have moved */
-        } else if (e->where == Q_UNSCHED && changed) {
-            unplace(q, e);
-            place(q, e, Q_ACTIVE);
+        /* Priority or the tenant may have moved: placed again. */
+        int where = e->where == Q_UNSCHED && changed ? Q_ACTIVE : e->where;
+        replace_pod(q, e, pod, where);
+        if (where == Q_ACTIVE)
             pthread_cond_signal(&q->cv);
-        }
     }
     /* Unknown pods are left to queue_add: an update for a pod this queue
      * never had (bound, or queued in another pool) must not enqueue it. */
@@ -501,14 +611,10 @@ queue_item_t *queue_take_out(sched_queue_t *q, const char *uid)
 {
     pthread_mutex_lock(&q->mu);
     queue_item_t *it = dequeue(q, uid);
-    if (it) {
-        /* Out with the caller as if popped: deletes and updates meanwhile
-         * are remembered, queue_requeue and queue_done apply. */
-        it->cycle = ++q->cycle;
-        inflight_t *f = util_xcalloc(1, sizeof(*f));
-        f->orig = pod_ref(it->pod);
-        inflight_free(hashmap_put(q->inflight, it->pod->uid, f));
-    }
+    /* Out with the caller as if popped: deletes and updates meanwhile
+     * are remembered, queue_requeue and queue_done apply. */
+    if (it)
+        go_out(q, it);
     pthread_mutex_unlock(&q->mu);
     return it;
 }
@@ -516,12 +622,14 @@ queue_item_t *queue_take_out(sched_queue_t *q, const char *uid)
 queue_item_t **queue_take_all(sched_queue_t *q, int *n)
 {
     pthread_mutex_lock(&q->mu);
-    int total = q->active.n + q->backoff.n + q->nunsched, k = 0;
+    int total = q->nactive + q->backoff.n + q->nunsched, k = 0;
     queue_item_t **out = util_xcalloc((size_t)total + 1, sizeof(*out));
-    /* Active first, in pop order, so the receiver sees the best ones first. */
-    while (q->active.n > 0) {
-        out[k++] = q->active.a[0]->it;
-        heap_remove(q, &q->active, 0);
+    /* Active first, each tenant in pop order, so the receiver sees the
+     * best ones first. */
+    while (q->nlive > 0) {
+        int t = q->live[0];
+        out[k++] = q->act[t].a[0]->it;
+        active_remove(q, t, 0);
     }
     for (int i = 0; i < q->backoff.n; i++)
         out[k++] = q->backoff.a[i]->it;
@@ -530,8 +638,10 @@ queue_item_t **queue_take_all(sched_queue_t *q, int *n)
     q->backoff.n = q->nunsched = 0;
     const char *key;
     void *v;
-    for (size_t i = 0; hashmap_next(q->index, &i, &key, &v);)
+    for (size_t i = 0; hashmap_next(q->index, &i, &key, &v);) {
+        tsum_adj(q, ((qent_t *)v)->it->tenant, ((qent_t *)v)->it->pod, -1);
         free(v);
+    }
     hashmap_free(q->index);
     q->index = hashmap_new(64);
     q->unsched_due = INT64_MAX;
@@ -561,6 +671,43 @@ void queue_move_all_to_active(sched_queue_t *q, const char *event)
 
 /* ------------------------------------------------------------ consumers */
 
+/* Without a pick function: the tenant with the best head by QueueSort. */
+static int best_head_tenant(sched_queue_t *q)
+{
+    int best = q->live[0];
+    for (int i = 1; i < q->nlive; i++)
+        if (active_less(q, q->act[q->live[i]].a[0], q->act[best].a[0]))
+            best = q->live[i];
+    return best;
+}
+
+/* The tenant whose head goes next: pick decides among the tenants with
+ * ready pods, offered best head first. */
+static int pick_tenant(sched_queue_t *q)
+{
+    if (q->nlive == 1 || !q->o.pick)
+        return best_head_tenant(q);
+    int n = q->nlive;
+    int *ts = util_xcalloc((size_t)n, sizeof(int));
+    int64_t *first = util_xcalloc((size_t)n, sizeof(int64_t));
+    for (int i = 0; i < n; i++) {
+        /* insertion by head order: ties in pick go to the better head */
+        int t = q->live[i], j = i;
+        while (j > 0 && active_less(q, q->act[t].a[0], q->act[ts[j - 1]].a[0])) {
+            ts[j] = ts[j - 1];
+            j--;
+        }
+        ts[j] = t;
+    }
+    for (int i = 0; i < n; i++)
+        first[i] = q->act[ts[i]].a[0]->it->first_ms;
+    int k = q->o.pick(ts, first, n, q->o.tenant_ud);
+    int t = ts[k >= 0 && k < n ? k : 0];
+    free(ts);
+    free(first);
+    return t;
+}
+
 static void abs_deadline(struct timespec *ts, int64_t at_ms)
 {
     ts->tv_sec = at_ms / 1000;
@@ -576,16 +723,15 @@ queue_item_t *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms)
         int64_t now = util_now_ms();
         flush_backoff(q, now);
         flush_unsched(q, now);
-        if (q->active.n > 0) {
-            qent_t *e = q->active.a[0];
-            heap_remove(q, &q->active, 0);
+        if (q->nactive > 0) {
+            int t = pick_tenant(q);
+            qent_t *e = q->act[t].a[0];
+            active_remove(q, t, 0);
             hashmap_remove(q->index, e->it->pod->uid);
             it = e->it;
             free(e);
-            it->cycle = ++q->cycle;
-            inflight_t *f = util_xcalloc(1, sizeof(*f));
-            f->orig = pod_ref(it->pod);
-            inflight_free(hashmap_put(q->inflight, it->pod->uid, f));
+            tsum_adj(q, it->tenant, it->pod, -1);
+            go_out(q, it);
             break;
         }
         if (now >= deadline)
@@ -621,7 +767,7 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
     inflight_t *f = hashmap_remove(q->inflight, it->pod->uid);
     int changed = 0;
     if (f && f->deleted) {
-        inflight_free(f);
+        inflight_drop(q, f);
         return it;
     }
     if (f && f->updated) {
@@ -630,7 +776,7 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
         f->updated = NULL;
         changed = f->changed;
     }
-    inflight_free(f);
+    inflight_drop(q, f);
     if (hashmap_get(q->index, it->pod->uid))
         return it; /* re-queued by someone else meanwhile: that one wins */
 
@@ -686,8 +832,8 @@ void queue_done(sched_queue_t *q, queue_item_t *it)
 {
     pthread_mutex_lock(&q->mu);
     inflight_t *f = hashmap_remove(q->inflight, it->pod->uid);
+    inflight_drop(q, f);
     pthread_mutex_unlock(&q->mu);
-    inflight_free(f);
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -695,7 +841,7 @@ void queue_done(sched_queue_t *q, queue_item_t *it)
 void queue_get_stats(sched_queue_t *q, queue_stats_t *s)
 {
     pthread_mutex_lock(&q->mu);
-    s->active = q->active.n;
+    s->active = q->nactive;
     s->backoff = q->backoff.n;
     s->unschedulable = q->nunsched;
     s->inflight = (int)hashmap_len(q->inflight);
@@ -714,4 +860,13 @@ void queue_pending_requests(sched_queue_t *q, resources_t *sum, int *npods)
     pthread_mutex_unlock(&q->mu);
     if (npods)
         *npods = n;
+}
+
+void queue_tenant_pending(sched_queue_t *q, queue_tenant_sum_fn fn, void *ud)
+{
+    pthread_mutex_lock(&q->mu);
+    for (int t = 0; t < q->ntsums; t++)
+        if (q->tsums[t].pods > 0)
+            fn(t, &q->tsums[t].req, q->tsums[t].pods, ud);
+    pthread_mutex_unlock(&q->mu);
 }

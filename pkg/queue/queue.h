@@ -30,6 +30,8 @@ typedef struct queue_item {
     char *last_message;    /* last failure summary, owned, may be NULL */
     int tried_borrow;      /* borrowing already attempted this round */
     int gang_noted;        /* its gang's deletion was said (single-pod fallback) */
+    int tenant;            /* tenant_of(pod) when it entered this queue */
+    int queue_noted;       /* its queue's fallback to default was said */
 } queue_item_t;
 
 /* QueueSort: nonzero if a should be popped before b. */
@@ -37,9 +39,21 @@ typedef int (*queue_less_fn)(const queue_item_t *a, const queue_item_t *b, void 
 /* Default order: home pods before borrowers, then higher priority, then older. */
 int queue_default_less(const queue_item_t *a, const queue_item_t *b, void *ud);
 
+/* Tenants (the queues of a fair-share policy): activeQ keeps one heap per
+ * tenant, each in QueueSort order, and pop asks pick which tenant goes
+ * next. tenant_of gives a pod's tenant, a small non-negative id; pick gets
+ * the tenants with ready pods (best head first by QueueSort) and the
+ * first_ms of each one's head, and returns an index into them. Both are
+ * called with the queue mutex held and must not call the queue. */
+typedef int (*queue_tenant_fn)(const pod_t *pod, void *ud);
+typedef int (*queue_pick_fn)(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
+
 typedef struct queue_opts {
     queue_less_fn less; /* NULL: queue_default_less */
     void *less_ud;
+    queue_tenant_fn tenant_of; /* NULL: one tenant (0) */
+    queue_pick_fn pick;        /* NULL: the best head */
+    void *tenant_ud;
     int64_t initial_backoff_ms;   /* 1000 */
     int64_t max_backoff_ms;       /* 10000 */
     int64_t unschedulable_max_ms; /* 60000 */
@@ -103,6 +117,11 @@ typedef struct queue_stats {
     int active, backoff, unschedulable, inflight;
 } queue_stats_t;
 void queue_get_stats(sched_queue_t *q, queue_stats_t *s);
+/* Per tenant, the requests of its pods held by this queue (queued, or out
+ * with a caller); fn is called for tenants with pods, under the queue
+ * mutex (it must not call the queue). */
+typedef void (*queue_tenant_sum_fn)(int tenant, const resources_t *req, int pods, void *ud);
+void queue_tenant_pending(sched_queue_t *q, queue_tenant_sum_fn fn, void *ud);
 /* Sum of requests of the queued pods (for the pool table's Pending). */
 void queue_pending_requests(sched_queue_t *q, resources_t *sum, int *npods);
 

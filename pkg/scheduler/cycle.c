@@ -307,6 +307,8 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
         return;
     if (gang_gate(P, it))
         return;
+    if (queues_admit(P, it))
+        return;
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
     sched_decide(P, cs, it->pod, &d);
@@ -348,6 +350,7 @@ void *pool_thread_main(void *arg)
     sched_pool_t *P = arg;
     LOG_D("pool %s: scheduling thread started", P->name);
     for (;;) {
+        queues_refresh(P);
         queue_item_t *it = queue_pop(P->q);
         if (!it)
             break;

@@ -75,16 +75,24 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
         if (scheduler_fenced(s))
             return -1; /* lost the lease: write nothing more */
         pod_t *v = c->victims[done];
-        if (evict(s, v, err, sizeof(err)) != 0)
+        char *note = queues_reclaim_note(s, j->preemptor, v);
+        /* A victim stops counting for its queue as its eviction starts. */
+        fs_uncharge(s->fs, v->uid);
+        if (evict(s, v, err, sizeof(err)) != 0) {
+            free(note);
             break;
-        char msg[512];
-        snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s", j->preemptor->key, c->node,
-                 pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "");
+        }
+        char msg[640];
+        snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s%s", j->preemptor->key, c->node,
+                 pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "", note ? note : "");
+        free(note);
         writer_pod_event(s->writer, v, "Normal", "Preempted", msg);
         stats_add(s, &s->stats.victims, 1);
     }
     if (done == c->nvictims)
         return 1;
+    for (int i = done; i < c->nvictims; i++)
+        queues_recharge(s, c->victims[i]); /* still running */
     /* Half done (or not started): say so where the pod's owner looks. */
     LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)", c->victims[done]->key,
           err, j->preemptor->key, c->node, done, c->nvictims);
@@ -146,6 +154,7 @@ static void run_job(scheduler_t *s, evict_job_t *j)
     }
     /* Every candidate refused: give the room back and let the pod retry. */
     cache_clear_nomination(s->cache, j->preemptor->uid);
+    queues_unreserve_preemptor(s, j->preemptor);
     writer_nominate(s->writer, j->preemptor, NULL);
     pools_move_all(s, "EvictionRefused");
 }

@@ -267,7 +267,11 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     }
     victim_set_t vs = { .seen = hashmap_new(32) };
     char **where = util_xcalloc((size_t)need + 1, sizeof(*where));
-    victim_ctx_t vc = { s, P->id };
+    victim_ctx_t vc = { .s = s, .pool_id = P->id };
+    pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
+    for (int i = 0; i < need; i++)
+        mins[i] = items[i]->pod;
+    queues_victim_ctx(P, mins, need, 0, &vc);
     int ok = 1;
     pthread_mutex_lock(&s->pdb_mu);
     for (int i = 0; i < need && ok; i++) {
@@ -282,6 +286,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
                     nc++;
             /* A gang victim costs its whole gang: count it before choosing. */
             gang_expand_victims(s, cands, nc);
+            nc = queues_filter_candidates(&vc, cands, nc);
             int b = preempt_pick(cands, nc);
             if (b >= 0) {
                 k = sim_find(&sim, cands[b].node);
@@ -303,6 +308,11 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     sim_free(&sim);
     if (ok && vs.n == 0)
         ok = 0; /* fits on paper without victims: a race, retry normally */
+    if (ok && !queues_victims_ok(&vc, vs.v, vs.n))
+        ok = 0; /* the victims together would take a queue below its share */
+    if (ok)
+        queues_reserve(&vc, mins, need, vs.v, vs.n);
+    free(mins);
     if (ok) {
         for (int i = 0; i < need; i++) {
             cache_nominate(s->cache, items[i]->pod, where[i]);
@@ -684,6 +694,20 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
             report_all(P, items, n, "FailedScheduling", why);
             requeue_all(P, items, n, 0);
             free(why);
+            goto out;
+        }
+    }
+    if (need > 0) {
+        /* Its queue's limits (and quota, for non-preemptible work) take
+         * the whole minimum, as minResources does. */
+        char *qwhy = queues_admit_gang(P, items, need);
+        if (qwhy) {
+            sbuf_t w = { 0 };
+            sbuf_printf(&w, "pod group %s: %s", g.key, qwhy);
+            report_all(P, items, n, "FailedScheduling", w.data);
+            requeue_all(P, items, n, 0);
+            sbuf_free(&w);
+            free(qwhy);
             goto out;
         }
     }

@@ -72,6 +72,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
     int pool = -1;
     pod_t *old = NULL;
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
+    fs_uncharge(s->fs, uid); /* a preemptor's provisional charge, if any */
     pools_delete_pod(s, uid);
     if (old)
         gang_pod_delete(s->gangs, old);

@@ -18,7 +18,12 @@
  * (volume/volume.h) is a leaf too: taken inside the cache lock by the
  * volume plugins, or alone; nothing is called out while it is held. The
  * gang store's mutex (gang/gang.h) is a leaf as well: taken alone, or
- * under pdb_mu while preemption ranks victims. */
+ * under pdb_mu while preemption ranks victims, or under the cache lock or
+ * a queue's mutex (a pod's queue from its PodGroup). The fair-share store's mutex
+ * (fairshare/fairshare.h) is the innermost leaf: taken alone, under the
+ * cache lock (the accounting hook), under a queue's mutex (tenant and
+ * pick callbacks) and under pdb_mu (reclaim checks); it is never held
+ * while the gang store's is taken. */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 
@@ -26,6 +31,7 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
+#include "fairshare/fairshare.h"
 #include "gang/gang.h"
 #include "kube/informer.h"
 #include "owners/owners.h"
@@ -49,6 +55,7 @@ typedef struct sched_pool {
     int started;
     unsigned next_start; /* where the next feasibility search starts */
     uint64_t rng;
+    int64_t fs_refresh_ms; /* last fair-share refresh by this pool's thread */
     struct scheduler *s;
 } sched_pool_t;
 
@@ -117,6 +124,10 @@ struct scheduler {
     /* gang.c: PodGroups and their members (gang/gang.h, a leaf lock) */
     gang_store_t *gangs;
     informer_t *inf_podgroups;
+
+    /* queues.c: Queues, accounting and fair shares (a leaf lock) */
+    fs_store_t *fs;
+    informer_t *inf_queues;
 };
 
 /* pools.c */
@@ -169,9 +180,10 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
  * caller must not touch it. */
 typedef enum { PF_NONE = 0, PF_PREEMPTED, PF_MOVED } pf_result_t;
 pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it);
-/* Preemption inside P for pod: 1 when room is reserved (or victims are on
- * their way out), 0 when no node can be freed. */
-int postfilter_preempt(sched_pool_t *P, pod_t *pod);
+/* Preemption inside P for pod (queued since first_ms, monotonic): 1 when
+ * room is reserved (or victims are on their way out), 0 when no node can
+ * be freed. */
+int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms);
 /* Lender choice (design 002), pure: the free amount of the pod's scarcest
  * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
  * order "most idle, then fewest tasks". */
@@ -182,6 +194,13 @@ int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 typedef struct victim_ctx {
     scheduler_t *s;
     int pool_id;
+    /* Queues (queues_victim_ctx): across queues only reclaim's rules. */
+    int queues;
+    int tenant;
+    double req[FS_NRES]; /* the preemptor's (a gang: its minimum's) request */
+    int starving;
+    int32_t prio;
+    int64_t created_ms, now_wall;
 } victim_ctx_t;
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
@@ -209,6 +228,43 @@ void gang_expand_victims(scheduler_t *s, preempt_candidate_t *cands, int n);
 void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
 void gang_housekeep(scheduler_t *s);
+
+/* queues.c: tenants (fairshare/fairshare.h) */
+#define QUEUES_REFRESH_MS 200
+int queues_pod_tenant(scheduler_t *s, const pod_t *p);
+/* queue_opts tenant_of and pick for pool P (ud). */
+int queues_tenant_of(const pod_t *pod, void *ud);
+int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
+/* The cache's accounting hook (ud: the scheduler). */
+void queues_account(void *ud, const pod_t *p, int sign);
+void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+/* Pool thread: capacity, pending and fair shares, at most every
+ * QUEUES_REFRESH_MS. */
+void queues_refresh(sched_pool_t *P);
+/* Housekeeper, once a second: every pool refreshed, Queue .status, events. */
+void queues_housekeep(scheduler_t *s);
+/* Admission before a decision: 1 when the item was given back (over a
+ * limit, or a non-preemptible pod over quota), with an event. */
+int queues_admit(sched_pool_t *P, queue_item_t *it);
+/* The same for a gang's minimum: why it may not start (caller frees), or NULL. */
+char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need);
+/* Fills vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
+ * minimum) queued since first_ms (0: never starving). */
+void queues_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);
+/* Drops (and clears) candidates whose victim set breaks reclaim's rules;
+ * returns how many are left, in place. */
+int queues_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n);
+int queues_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n);
+/* A preemption was decided: victims stop counting for their queues and
+ * the preemptors start counting for theirs (until bound or given up). */
+void queues_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv);
+/* A preemptor gave up its room: its provisional charge goes. */
+void queues_unreserve_preemptor(scheduler_t *s, const pod_t *pod);
+/* A victim whose eviction was refused counts again. */
+void queues_recharge(scheduler_t *s, const pod_t *victim);
+/* "; reclaimed by queue ..." when preemptor and victim are in different
+ * queues (caller frees), else NULL. */
+char *queues_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim);
 
 /* binder.c */
 binder_t *binder_new(scheduler_t *s, int workers);

@@ -42,6 +42,18 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         *rank = victim_rank(vc->s, victim) - BORROWER_RANK_SHIFT;
         return 1;
     }
+    if (vc->queues) {
+        /* With queues, priority preempts only inside a queue; across
+         * queues only reclaim's rules take a pod (fairshare.h). */
+        int cross = 0;
+        if (fs_may_reclaim(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, vc->prio, vc->created_ms,
+                           victim->uid, vc->now_wall, &cross)) {
+            *rank = victim_rank(vc->s, victim);
+            return 1;
+        }
+        if (cross)
+            return 0;
+    }
     if (victim->priority < preemptor->priority) {
         *rank = victim_rank(vc->s, victim);
         return 1;
@@ -78,13 +90,14 @@ int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
 /* Runs victim selection over the pool's nodes, nominates the best
  * candidate and hands every candidate to the eviction worker (which moves
  * on to the next one when an eviction is refused). */
-int postfilter_preempt(sched_pool_t *P, pod_t *pod)
+int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 {
     scheduler_t *s = P->s;
     /* Its victims are still being evicted, or are terminating. */
     if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
         return 1;
-    victim_ctx_t vc = { s, P->id };
+    victim_ctx_t vc = { .s = s, .pool_id = P->id };
+    queues_victim_ctx(P, &pod, 1, first_ms, &vc);
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
@@ -144,11 +157,13 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
      * the fallback to the next candidates) to the eviction worker: this
      * thread never waits on the API server. */
     gang_expand_victims(s, cands, nc);
+    nc = queues_filter_candidates(&vc, cands, nc);
     int b = preempt_pick(cands, nc);
     if (b < 0) {
         free(cands);
         return 0;
     }
+    queues_reserve(&vc, &pod, 1, cands[b].victims, cands[b].nvictims);
     LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
     cache_nominate(s->cache, pod, cands[b].node);
     writer_nominate(s->writer, pod, cands[b].node);
@@ -161,6 +176,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod)
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
 {
     cache_clear_nomination(s->cache, pod->uid);
+    queues_unreserve_preemptor(s, pod);
     if (pod->nominated_node && pod->nominated_node[0])
         writer_nominate(s->writer, pod, NULL);
 }
@@ -290,7 +306,8 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     }
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) && postfilter_preempt(P, it->pod))
+    if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) &&
+        postfilter_preempt(P, it->pod, it->first_ms))
         return PF_PREEMPTED;
     postfilter_drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow)

@@ -22,6 +22,8 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->sync_timeout_s = 60;
     o->gang_timeout_s = 60;
     o->stale_gang_grace_s = 60;
+    o->starvation_age_s = 600;
+    o->non_preemptible_priority = 100;
 }
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
@@ -53,8 +55,11 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->pdb_by_key = hashmap_new(16);
     s->pod_uid_by_key = hashmap_new(4096);
     s->status_last = hashmap_new(16);
+    fs_opts_t fo = { o->usage_half_life_s, o->starvation_age_s, o->non_preemptible_priority };
+    s->fs = fs_store_new(&fo);
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
+    cache_set_account_hook(s->cache, queues_account, s);
     s->volumes = volume_store_new();
     s->gangs = gang_store_new();
     fw_cluster_t base = { .volumes = s->volumes };
@@ -187,6 +192,7 @@ static void *housekeeper_main(void *arg)
         if (now >= next_sweep) {
             pools_sweep_dead(s);
             gang_housekeep(s);
+            queues_housekeep(s);
             next_sweep = now + 1000;
         }
         if (now >= next_summary) {
@@ -291,6 +297,48 @@ static void wait_podgroups(scheduler_t *s, const volatile int *stop)
     }
 }
 
+/* Does group_version_path ("/apis/resource.aibee.cn/v1alpha1") list the
+ * resource ("queues")? 1 yes, 0 no, -1 unknown (no answer). */
+static int api_has_resource(scheduler_t *s, const char *group_version_path, const char *resource)
+{
+    json_t *j = NULL;
+    long status = 0;
+    char err[256];
+    if (kube_get_json(s->kc, group_version_path, &j, &status, err, sizeof(err)) != 0)
+        return status == 404 ? 0 : -1;
+    int found = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get(j, "resources"), i, v) {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (name && strcmp(name, resource) == 0)
+            found = 1;
+    }
+    json_decref(j);
+    return found;
+}
+
+/* Queues order and admit pods: a pod decided before its Queue is listed
+ * counts in default, so the list gets a few seconds. A missing CRD or
+ * RBAC grant never stops the scheduler: every pod is then in default. */
+static void wait_queues(scheduler_t *s, const volatile int *stop)
+{
+    int64_t deadline = util_now_ms() + 5000;
+    if (informer_wait_synced(s->inf_queues, 0))
+        return;
+    if (api_has_resource(s, FS_QUEUE_API, "queues") == 0) {
+        LOG_I("the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
+              "until it is");
+        return;
+    }
+    while (!informer_wait_synced(s->inf_queues, 200)) {
+        if ((stop && *stop) || util_now_ms() >= deadline) {
+            LOG_W("Queues not listed yet (RBAC for queues?): pods count in queue default until they are");
+            return;
+        }
+    }
+}
+
 /* Pools partition the nodes: their list must be in before the first
  * decision, or a pod could land on a node of a pool not yet known. */
 static int wait_pools(scheduler_t *s, const volatile int *stop, char *err, size_t errlen)
@@ -346,7 +394,8 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
     s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
     s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
-    if (informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
+    s->inf_queues = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_queue_event, s);
+    if (informer_start(s->inf_queues) != 0 || informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
         informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
         informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
@@ -359,6 +408,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
     wait_podgroups(s, stop);
+    wait_queues(s, stop);
     owners_informers_start(s);
     /* Storage lists get 3 s from their start (mostly spent meanwhile): a
      * missing RBAC grant must not stop pods without claims; a pod whose
@@ -422,7 +472,8 @@ void scheduler_stop(scheduler_t *s)
                            s->inf_pvcs,
                            s->inf_classes,
                            s->inf_csinodes,
-                           s->inf_podgroups };
+                           s->inf_podgroups,
+                           s->inf_queues };
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
@@ -452,7 +503,7 @@ void scheduler_free(scheduler_t *s)
     if (!s)
         return;
     informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,     s->inf_pvs,
-                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups };
+                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_queues };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);
     cache_free(s->cache);
@@ -460,6 +511,7 @@ void scheduler_free(scheduler_t *s)
     volume_store_free(s->volumes);
     gang_store_free(s->gangs);
     pools_destroy(s);
+    fs_store_free(s->fs); /* after the queues, whose callbacks read it */
     pdbs_destroy(s);
     const char *k;
     void *v;

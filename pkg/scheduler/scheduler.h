@@ -32,6 +32,9 @@ typedef struct scheduler_opts {
     int gang_timeout_s;         /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
     int stale_gang_grace_s;     /* a placed gang below minMember this long is stale (60) */
     int evict_stale_gangs;      /* evict the rest of a stale gang (off) */
+    int usage_half_life_s;        /* queues: decayed usage half-life (0 = off) */
+    int starvation_age_s;         /* queues: starvation bound (600) */
+    int non_preemptible_priority; /* queues: priority from which pods are non-preemptible (100) */
     const char *identity;       /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
@@ -82,5 +85,14 @@ typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int ba
 void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud);
 /* Gangs waiting in each live pool, for /metrics. */
 void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud);
+/* Per queue and pool (only while some Queue exists): allocated and fair
+ * share (gpu, cpu millicores, memory MB) and pending pods. */
+typedef void (*scheduler_queue_fn)(void *ud, const char *queue, const char *pool, const double alloc[3],
+                                   const double fair[3], int pending);
+void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud);
+/* Reclaim counters per queue: reclaims made, pods reclaimed from it. */
+void scheduler_each_queue_counter(scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims,
+                                                             unsigned long reclaimed),
+                                  void *ud);
 
 #endif

@@ -751,7 +751,7 @@ typedef struct lock_probe {
 static void *run_preempt(void *arg)
 {
     lock_probe_t *lp = arg;
-    lp->rc = postfilter_preempt(lp->P, lp->pod);
+    lp->rc = postfilter_preempt(lp->P, lp->pod, 0);
     __atomic_store_n(&lp->done, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }

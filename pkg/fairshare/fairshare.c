@@ -1,0 +1,1345 @@
+/* fairshare.c -- Queue objects, the hierarchy, per-pool accounting, fair
+ * share by water-filling, decayed usage, admission and reclaim rules. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/labels.h"
+#include "api/quantity.h"
+#include "api/resources.h"
+#include "fairshare/fairshare.h"
+#include "util/hashmap.h"
+#include "util/util.h"
+
+const char *const fs_res_names[FS_NRES] = { "gpu", "cpu", "memory" };
+
+/* A dominant-share ratio counts GPU fully and CPU and memory at half: a
+ * queue's GPU position decides its order unless it is far further over
+ * its CPU or memory share. */
+static const double RATIO_WEIGHT[FS_NRES] = { 1.0, 0.5, 0.5 };
+#define FS_EPS 1e-9
+/* Ratio of a queue that uses what it has no share of. */
+#define FS_RATIO_OVER 1e9
+
+/* ------------------------------------------------------------ parsing */
+
+static double num_field(json_t *v, int is_memory, int is_cpu, int *bad)
+{
+    if (!v || json_is_null(v))
+        return -1;
+    if (json_is_number(v)) {
+        double d = json_number_value(v);
+        if (!isfinite(d) || d > 1e15 || d < -1e15)
+            *bad = 1;
+        return d;
+    }
+    if (json_is_string(v)) {
+        /* A Kubernetes quantity ("8Gi", "500m", "2") in place of KAI's
+         * numbers: converted to KAI units. */
+        int64_t q = 0;
+        char e[100];
+        if (quantity_parse(json_string_value(v), is_cpu ? 3 : 0, &q, e, sizeof(e)) != 0) {
+            *bad = 1;
+            return -1;
+        }
+        return is_memory ? (double)q / 1e6 : (double)q;
+    }
+    *bad = 1;
+    return -1;
+}
+
+/* {gpu:{quota,overQuotaWeight,limit},cpu:...,memory:...}; why on error. */
+static int parse_res(json_t *res, fs_res_t out[FS_NRES], const char *where, char *why, size_t len)
+{
+    for (int r = 0; r < FS_NRES; r++)
+        out[r] = (fs_res_t){ -1, -1, -1 };
+    if (!res || json_is_null(res))
+        return 0;
+    if (!json_is_object(res)) {
+        snprintf(why, len, "%s is not an object", where);
+        return -1;
+    }
+    for (int r = 0; r < FS_NRES; r++) {
+        json_t *o = json_object_get(res, fs_res_names[r]);
+        if (!o || json_is_null(o))
+            continue;
+        if (!json_is_object(o)) {
+            snprintf(why, len, "%s.%s is not an object", where, fs_res_names[r]);
+            return -1;
+        }
+        int bad = 0;
+        out[r].quota = num_field(json_object_get(o, "quota"), r == FS_MEM, r == FS_CPU, &bad);
+        out[r].weight = num_field(json_object_get(o, "overQuotaWeight"), 0, 0, &bad);
+        out[r].limit = num_field(json_object_get(o, "limit"), r == FS_MEM, r == FS_CPU, &bad);
+        if (bad) {
+            snprintf(why, len, "%s.%s: a value is not a number", where, fs_res_names[r]);
+            return -1;
+        }
+        /* -1 means unset, as KAI; any other negative is an error. */
+        if ((out[r].quota < 0 && out[r].quota != -1 && json_object_get(o, "quota")) ||
+            (out[r].limit < 0 && out[r].limit != -1 && json_object_get(o, "limit"))) {
+            snprintf(why, len, "%s.%s: a negative quota or limit (only -1, meaning none, is allowed)", where,
+                     fs_res_names[r]);
+            return -1;
+        }
+        if (out[r].weight < 0 && json_object_get(o, "overQuotaWeight") && out[r].weight != -1) {
+            snprintf(why, len, "%s.%s.overQuotaWeight is negative", where, fs_res_names[r]);
+            return -1;
+        }
+        if (out[r].limit >= 0 && out[r].quota > out[r].limit) {
+            snprintf(why, len, "%s.%s: limit %g is below quota %g", where, fs_res_names[r], out[r].limit,
+                     out[r].quota);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void parse_spec(fs_queue_spec_t *q, json_t *spec, char *why, size_t len)
+{
+    if (!spec || json_is_null(spec))
+        return;
+    if (!json_is_object(spec)) {
+        snprintf(why, len, "spec is not an object");
+        return;
+    }
+    json_t *parent = json_object_get(spec, "parentQueue");
+    if (parent && !json_is_null(parent)) {
+        if (!json_is_string(parent) || strlen(json_string_value(parent)) > 253) {
+            snprintf(why, len, "spec.parentQueue is not a queue name");
+            return;
+        }
+        if (json_string_value(parent)[0])
+            q->parent = util_strdup(json_string_value(parent));
+    }
+    json_t *prio = json_object_get(spec, "priority");
+    if (prio && !json_is_null(prio)) {
+        if (!json_is_integer(prio) || json_integer_value(prio) > INT32_MAX || json_integer_value(prio) < INT32_MIN) {
+            snprintf(why, len, "spec.priority is not a 32-bit integer");
+            return;
+        }
+        q->priority = json_integer_value(prio);
+    }
+    if (parse_res(json_object_get(spec, "resources"), q->res, "spec.resources", why, len) != 0)
+        return;
+    json_t *pools = json_object_get(spec, "pools");
+    if (pools && !json_is_null(pools)) {
+        if (!json_is_object(pools) || json_object_size(pools) > 256) {
+            snprintf(why, len, "spec.pools is not a map of pool names");
+            return;
+        }
+        q->pools = util_xcalloc(json_object_size(pools) + 1, sizeof(*q->pools));
+        const char *k;
+        json_t *v;
+        json_object_foreach (pools, k, v) {
+            fs_pool_res_t *pr = &q->pools[q->npools++];
+            pr->pool = util_strdup(k);
+            char where[300];
+            snprintf(where, sizeof(where), "spec.pools.%.200s.resources", k);
+            if (!json_is_object(v) ||
+                parse_res(json_object_get(v, "resources"), pr->res, where, why, len) != 0) {
+                if (!why[0])
+                    snprintf(why, len, "spec.pools.%.200s is not an object", k);
+                return;
+            }
+        }
+    }
+    json_t *eb = json_object_get(spec, "excessBudget");
+    if (eb && !json_is_null(eb)) {
+        if (!json_is_object(eb)) {
+            snprintf(why, len, "spec.excessBudget is not an object");
+            return;
+        }
+        for (int r = 0; r < FS_NRES; r++) {
+            int bad = 0;
+            q->excess_budget[r] = num_field(json_object_get(eb, fs_res_names[r]), 0, 0, &bad);
+            if (bad || (q->excess_budget[r] < 0 && json_object_get(eb, fs_res_names[r]))) {
+                snprintf(why, len, "spec.excessBudget.%s is not a non-negative number", fs_res_names[r]);
+                return;
+            }
+        }
+    }
+}
+
+fs_queue_spec_t *fs_queue_from_json(json_t *obj, char *err, size_t errlen)
+{
+    json_t *meta = json_is_object(obj) ? json_object_get(obj, "metadata") : NULL;
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    if (!name || !name[0] || strlen(name) > 253) {
+        util_errf(err, errlen, "not a Queue: no metadata.name");
+        return NULL;
+    }
+    fs_queue_spec_t *q = util_xcalloc(1, sizeof(*q));
+    q->name = util_strdup(name);
+    q->uid = util_strdup(uid ? uid : "");
+    for (int r = 0; r < FS_NRES; r++) {
+        q->res[r] = (fs_res_t){ -1, -1, -1 };
+        q->excess_budget[r] = -1;
+    }
+    char why[400] = "";
+    json_t *spec = json_object_get(obj, "spec");
+    q->spec_json = spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    parse_spec(q, spec, why, sizeof(why));
+    if (!why[0] && q->parent && strcmp(q->parent, q->name) == 0)
+        snprintf(why, sizeof(why), "spec.parentQueue names the queue itself");
+    if (why[0])
+        q->invalid = util_strdup(why);
+    return q;
+}
+
+void fs_queue_spec_free(fs_queue_spec_t *q)
+{
+    if (!q)
+        return;
+    free(q->name);
+    free(q->uid);
+    free(q->parent);
+    for (int i = 0; i < q->npools; i++)
+        free(q->pools[i].pool);
+    free(q->pools);
+    free(q->invalid);
+    free(q->spec_json);
+    free(q);
+}
+
+void fs_pod_vec(const pod_t *p, double v[FS_NRES])
+{
+    v[FS_GPU] = (double)res_get_scalar(&p->requests, RES_GPU);
+    v[FS_CPU] = (double)p->requests.milli_cpu;
+    v[FS_MEM] = (double)p->requests.memory / 1e6;
+}
+
+const char *fs_pod_queue_label(const pod_t *p)
+{
+    const char *q = labels_get(&p->labels, FS_QUEUE_LABEL);
+    if (!q || !q[0])
+        q = labels_get(&p->labels, FS_KAI_QUEUE_LABEL);
+    return q && q[0] ? q : NULL;
+}
+
+/* -------------------------------------------------------------- store */
+
+typedef struct fs_node {
+    char *name;
+    fs_queue_spec_t *spec; /* NULL: no Queue object */
+    int valid;
+    char *why;  /* why invalid (owned) */
+    char *said; /* the invalid message last announced (owned) */
+    int parent; /* -1: top level */
+    int *kids;  /* valid children */
+    int nkids;
+    unsigned long reclaims, reclaimed;
+    char *last_status; /* body last handed out for this object */
+} fs_node_t;
+
+/* One queue id in one pool. Raw figures count the pods charged to this
+ * id; a_* sum the raw figures of every id that resolves into this queue's
+ * subtree. */
+typedef struct fs_pq {
+    double alloc[FS_NRES], np[FS_NRES], pend[FS_NRES], flow[FS_NRES], excess[FS_NRES];
+    int npend;
+    double a_alloc[FS_NRES], a_np[FS_NRES], a_pend[FS_NRES], a_flow[FS_NRES], a_excess[FS_NRES];
+    int a_npend;
+    double fair[FS_NRES];
+} fs_pq_t;
+
+typedef struct fs_pool {
+    int used;
+    char *name;
+    double cap[FS_NRES];
+    fs_pq_t *q;
+    int nq;
+    int64_t flow_ms; /* last decay step (monotonic) */
+} fs_pool_t;
+
+typedef struct fs_chg {
+    int tid, pool;
+    double v[FS_NRES];
+    int preemptible;
+    int32_t prio;
+    int64_t created_ms, started_ms; /* wall */
+    int64_t lifetime_s;
+} fs_chg_t;
+
+struct fs_store {
+    pthread_mutex_t mu;
+    fs_opts_t o;
+    fs_node_t *n;
+    int nn, capn;
+    hashmap_t *by_name; /* name -> (void *)(id + 1) */
+    int *eff;           /* id -> the queue its pods count in */
+    int nobjects;
+    fs_pool_t *pools;
+    int npools;
+    hashmap_t *charges; /* uid -> fs_chg_t */
+    int nlifetime;      /* charges with a lifetime */
+    int64_t excess_ms;  /* last excess-budget step (wall) */
+};
+
+static int intern_locked(fs_store_t *fs, const char *name)
+{
+    if (!name || !name[0])
+        return FS_DEFAULT_ID;
+    void *v = hashmap_get(fs->by_name, name);
+    if (v)
+        return (int)((intptr_t)v - 1);
+    if (fs->nn >= FS_MAX_NAMES || strlen(name) > 253)
+        return FS_DEFAULT_ID;
+    if (fs->nn == fs->capn) {
+        fs->capn = fs->capn ? fs->capn * 2 : 16;
+        fs->n = util_xrealloc(fs->n, (size_t)fs->capn * sizeof(*fs->n));
+        fs->eff = util_xrealloc(fs->eff, (size_t)fs->capn * sizeof(*fs->eff));
+    }
+    int id = fs->nn++;
+    memset(&fs->n[id], 0, sizeof(fs->n[id]));
+    fs->n[id].name = util_strdup(name);
+    fs->n[id].parent = -1;
+    fs->eff[id] = FS_DEFAULT_ID; /* a name without a Queue counts in default */
+    hashmap_put(fs->by_name, fs->n[id].name, (void *)(intptr_t)(id + 1));
+    return id;
+}
+
+fs_store_t *fs_store_new(const fs_opts_t *o)
+{
+    fs_store_t *fs = util_xcalloc(1, sizeof(*fs));
+    if (o)
+        fs->o = *o;
+    else
+        fs->o = (fs_opts_t){ 0, 600, 100 };
+    pthread_mutex_init(&fs->mu, NULL);
+    fs->by_name = hashmap_new(32);
+    fs->charges = hashmap_new(1024);
+    int d = intern_locked(fs, FS_DEFAULT_QUEUE);
+    fs->n[d].valid = 1;
+    return fs;
+}
+
+void fs_store_free(fs_store_t *fs)
+{
+    if (!fs)
+        return;
+    for (int i = 0; i < fs->nn; i++) {
+        fs_node_t *n = &fs->n[i];
+        free(n->name);
+        fs_queue_spec_free(n->spec);
+        free(n->why);
+        free(n->said);
+        free(n->kids);
+        free(n->last_status);
+    }
+    free(fs->n);
+    free(fs->eff);
+    hashmap_free(fs->by_name);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(fs->charges, &it, &k, &v);)
+        free(v);
+    hashmap_free(fs->charges);
+    for (int i = 0; i < fs->npools; i++) {
+        free(fs->pools[i].name);
+        free(fs->pools[i].q);
+    }
+    free(fs->pools);
+    pthread_mutex_destroy(&fs->mu);
+    free(fs);
+}
+
+/* The pool's per-id table, grown to every interned id. */
+static fs_pool_t *pool_at(fs_store_t *fs, int pool)
+{
+    if (pool < 0 || pool > 100000)
+        return NULL;
+    if (pool >= fs->npools) {
+        fs->pools = util_xrealloc(fs->pools, (size_t)(pool + 1) * sizeof(*fs->pools));
+        memset(fs->pools + fs->npools, 0, (size_t)(pool + 1 - fs->npools) * sizeof(*fs->pools));
+        fs->npools = pool + 1;
+    }
+    fs_pool_t *P = &fs->pools[pool];
+    P->used = 1;
+    if (P->nq < fs->nn) {
+        int cap = fs->capn > fs->nn ? fs->capn : fs->nn;
+        P->q = util_xrealloc(P->q, (size_t)cap * sizeof(*P->q));
+        memset(P->q + P->nq, 0, (size_t)(cap - P->nq) * sizeof(*P->q));
+        P->nq = cap;
+    }
+    return P;
+}
+
+/* --------------------------------------------------------- hierarchy */
+
+static void set_invalid(fs_node_t *n, const char *why)
+{
+    n->valid = 0;
+    if (!n->why)
+        n->why = util_strdup(why);
+}
+
+/* Sums the raw figures of every pool into the a_* aggregates. */
+static void aggregate_pool(fs_store_t *fs, fs_pool_t *P)
+{
+    for (int i = 0; i < P->nq && i < fs->nn; i++) {
+        fs_pq_t *q = &P->q[i];
+        memset(q->a_alloc, 0, sizeof(q->a_alloc));
+        memset(q->a_np, 0, sizeof(q->a_np));
+        memset(q->a_pend, 0, sizeof(q->a_pend));
+        memset(q->a_flow, 0, sizeof(q->a_flow));
+        memset(q->a_excess, 0, sizeof(q->a_excess));
+        q->a_npend = 0;
+    }
+    for (int i = 0; i < fs->nn && i < P->nq; i++) {
+        fs_pq_t *src = &P->q[i];
+        for (int a = fs->eff[i], guard = 0; a >= 0 && guard <= fs->nn; a = fs->n[a].parent, guard++) {
+            fs_pq_t *dst = &P->q[a];
+            for (int r = 0; r < FS_NRES; r++) {
+                dst->a_alloc[r] += src->alloc[r];
+                dst->a_np[r] += src->np[r];
+                dst->a_pend[r] += src->pend[r];
+                dst->a_flow[r] += src->flow[r];
+                dst->a_excess[r] += src->excess[r];
+            }
+            dst->a_npend += src->npend;
+        }
+    }
+}
+
+/* Validates the hierarchy, lists valid children, resolves each id to the
+ * queue its pods count in, and re-sums every pool. */
+static void rebuild_locked(fs_store_t *fs)
+{
+    for (int i = 0; i < fs->nn; i++) {
+        fs_node_t *n = &fs->n[i];
+        free(n->why);
+        n->why = NULL;
+        free(n->kids);
+        n->kids = NULL;
+        n->nkids = 0;
+        n->parent = -1;
+        n->valid = n->spec != NULL;
+        if (n->spec && n->spec->invalid)
+            set_invalid(n, n->spec->invalid);
+    }
+    fs->n[FS_DEFAULT_ID].valid = 1; /* the implicit one, when its object is bad */
+    int nn0 = fs->nn;
+    for (int i = 0; i < nn0; i++) {
+        fs_node_t *n = &fs->n[i];
+        if (!n->spec || !n->valid || !n->spec->parent)
+            continue;
+        int p = intern_locked(fs, n->spec->parent);
+        n = &fs->n[i]; /* interning may move the array */
+        char why[400];
+        if (p == FS_DEFAULT_ID) {
+            snprintf(why, sizeof(why), "parentQueue \"%.200s\": the default queue cannot have children",
+                     n->spec->parent);
+            set_invalid(n, why);
+        } else if (!fs->n[p].spec) {
+            snprintf(why, sizeof(why), "parentQueue \"%.200s\" does not exist", n->spec->parent);
+            set_invalid(n, why);
+        } else {
+            n->parent = p;
+        }
+    }
+    /* Cycles: a walk up that takes more steps than there are queues. */
+    for (int i = 0; i < fs->nn; i++) {
+        int steps = 0, a = i;
+        while (a >= 0 && steps <= fs->nn) {
+            a = fs->n[a].parent;
+            steps++;
+        }
+        if (a >= 0) {
+            char why[400];
+            snprintf(why, sizeof(why), "parentQueue cycle through \"%.200s\"", fs->n[i].name);
+            set_invalid(&fs->n[i], why);
+        }
+    }
+    for (int i = 0; i < fs->nn; i++)
+        if (fs->n[i].why && strstr(fs->n[i].why, "cycle"))
+            fs->n[i].parent = -1; /* cut it so every later walk ends */
+    /* An invalid ancestor makes the subtree invalid. */
+    for (int changed = 1, rounds = 0; changed && rounds <= fs->nn; rounds++) {
+        changed = 0;
+        for (int i = 0; i < fs->nn; i++) {
+            fs_node_t *n = &fs->n[i];
+            if (n->valid && n->parent >= 0 && !fs->n[n->parent].valid) {
+                char why[400];
+                snprintf(why, sizeof(why), "parentQueue \"%.200s\" is invalid", fs->n[n->parent].name);
+                set_invalid(n, why);
+                changed = 1;
+            }
+        }
+    }
+    for (int i = 0; i < fs->nn; i++) {
+        fs_node_t *n = &fs->n[i];
+        if (!n->valid || n->parent < 0)
+            continue;
+        fs_node_t *p = &fs->n[n->parent];
+        p->kids = util_xrealloc(p->kids, (size_t)(p->nkids + 1) * sizeof(int));
+        p->kids[p->nkids++] = i;
+    }
+    for (int i = 0; i < fs->nn; i++)
+        fs->eff[i] = fs->n[i].valid && fs->n[i].nkids == 0 ? i : FS_DEFAULT_ID;
+    for (int p = 0; p < fs->npools; p++)
+        if (fs->pools[p].used)
+            aggregate_pool(fs, pool_at(fs, p));
+}
+
+int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
+{
+    pthread_mutex_lock(&fs->mu);
+    int id = intern_locked(fs, q->name);
+    if (id == FS_DEFAULT_ID && strcmp(q->name, FS_DEFAULT_QUEUE) != 0) {
+        /* The name table is full. */
+        pthread_mutex_unlock(&fs->mu);
+        fs_queue_spec_free(q);
+        return 0;
+    }
+    fs_node_t *n = &fs->n[id];
+    if (n->spec && strcmp(n->spec->uid, q->uid) == 0 &&
+        strcmp(n->spec->spec_json ? n->spec->spec_json : "", q->spec_json ? q->spec_json : "") == 0) {
+        pthread_mutex_unlock(&fs->mu); /* our own status write, come back */
+        fs_queue_spec_free(q);
+        return 0;
+    }
+    if (!n->spec)
+        fs->nobjects++;
+    if (n->spec && n->spec->uid && q->uid && strcmp(n->spec->uid, q->uid) != 0) {
+        free(n->last_status); /* a new object: its status is empty */
+        n->last_status = NULL;
+        free(n->said);
+        n->said = NULL;
+    }
+    fs_queue_spec_free(n->spec);
+    n->spec = q;
+    rebuild_locked(fs);
+    pthread_mutex_unlock(&fs->mu);
+    return 1;
+}
+
+void fs_queue_delete(fs_store_t *fs, const char *name)
+{
+    pthread_mutex_lock(&fs->mu);
+    void *v = hashmap_get(fs->by_name, name);
+    if (v) {
+        fs_node_t *n = &fs->n[(intptr_t)v - 1];
+        if (n->spec)
+            fs->nobjects--;
+        fs_queue_spec_free(n->spec);
+        n->spec = NULL;
+        free(n->last_status);
+        n->last_status = NULL;
+        free(n->said);
+        n->said = NULL;
+        rebuild_locked(fs);
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+int fs_active(fs_store_t *fs)
+{
+    pthread_mutex_lock(&fs->mu);
+    int a = fs->nobjects > 0;
+    pthread_mutex_unlock(&fs->mu);
+    return a;
+}
+
+int fs_tenant_id(fs_store_t *fs, const char *name)
+{
+    if (!name || !name[0])
+        return FS_DEFAULT_ID;
+    pthread_mutex_lock(&fs->mu);
+    int id = intern_locked(fs, name);
+    pthread_mutex_unlock(&fs->mu);
+    return id;
+}
+
+int fs_pod_tenant(fs_store_t *fs, const pod_t *p, const char *pg_queue)
+{
+    const char *q = fs_pod_queue_label(p);
+    return fs_tenant_id(fs, q ? q : pg_queue);
+}
+
+char *fs_fallback_message(fs_store_t *fs, int tenant)
+{
+    pthread_mutex_lock(&fs->mu);
+    char *msg = NULL;
+    if (tenant > 0 && tenant < fs->nn && fs->eff[tenant] != tenant) {
+        const fs_node_t *n = &fs->n[tenant];
+        sbuf_t b = { 0 };
+        if (!n->spec)
+            sbuf_printf(&b, "queue \"%s\" does not exist", n->name);
+        else if (!n->valid)
+            sbuf_printf(&b, "queue \"%s\" is invalid (%s)", n->name, n->why ? n->why : "?");
+        else
+            sbuf_printf(&b, "queue \"%s\" has child queues; pods belong in leaf queues", n->name);
+        sbuf_printf(&b, "; using queue \"%s\"", FS_DEFAULT_QUEUE);
+        msg = b.data;
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return msg;
+}
+
+int fs_pod_preemptible(fs_store_t *fs, const pod_t *p)
+{
+    const char *l = labels_get(&p->labels, FS_PREEMPTIBLE_LABEL);
+    if (l && strcmp(l, "false") == 0)
+        return 0;
+    if (l && strcmp(l, "true") == 0)
+        return 1;
+    return p->priority < fs->o.non_preemptible_priority;
+}
+
+/* ---------------------------------------------------------- accounting */
+
+static void apply_charge(fs_store_t *fs, const fs_chg_t *c, double sign)
+{
+    fs_pool_t *P = pool_at(fs, c->pool);
+    if (!P || c->tid >= P->nq)
+        return;
+    fs_pq_t *raw = &P->q[c->tid];
+    for (int r = 0; r < FS_NRES; r++) {
+        raw->alloc[r] += sign * c->v[r];
+        if (!c->preemptible)
+            raw->np[r] += sign * c->v[r];
+    }
+    for (int a = fs->eff[c->tid], guard = 0; a >= 0 && guard <= fs->nn; a = fs->n[a].parent, guard++)
+        for (int r = 0; r < FS_NRES; r++) {
+            P->q[a].a_alloc[r] += sign * c->v[r];
+            if (!c->preemptible)
+                P->q[a].a_np[r] += sign * c->v[r];
+        }
+}
+
+static int64_t lifetime_of(const pod_t *p)
+{
+    return p->lifetime_s > 0 ? p->lifetime_s : 0;
+}
+
+static void uncharge_locked(fs_store_t *fs, const char *uid)
+{
+    fs_chg_t *old = hashmap_remove(fs->charges, uid);
+    if (old) {
+        apply_charge(fs, old, -1);
+        if (old->lifetime_s > 0)
+            fs->nlifetime--;
+        free(old);
+    }
+}
+
+void fs_uncharge(fs_store_t *fs, const char *uid)
+{
+    pthread_mutex_lock(&fs->mu);
+    uncharge_locked(fs, uid);
+    pthread_mutex_unlock(&fs->mu);
+}
+
+void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int sign)
+{
+    pthread_mutex_lock(&fs->mu);
+    uncharge_locked(fs, p->uid);
+    if (sign > 0 && tenant >= 0 && tenant < fs->nn) {
+        fs_chg_t *c = util_xcalloc(1, sizeof(*c));
+        c->tid = tenant;
+        c->pool = pool;
+        fs_pod_vec(p, c->v);
+        c->preemptible = fs_pod_preemptible(fs, p);
+        c->prio = p->priority;
+        c->created_ms = p->created_ms;
+        c->started_ms = p->started_ms ? p->started_ms : util_wall_ms();
+        c->lifetime_s = lifetime_of(p);
+        if (c->lifetime_s > 0)
+            fs->nlifetime++;
+        hashmap_put(fs->charges, p->uid, c);
+        apply_charge(fs, c, +1);
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+void fs_set_pool(fs_store_t *fs, int pool, const char *name, const double cap[FS_NRES])
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    if (P) {
+        if (!P->name || strcmp(P->name, name) != 0) {
+            free(P->name);
+            P->name = util_strdup(name);
+        }
+        memcpy(P->cap, cap, sizeof(P->cap));
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+void fs_set_pending(fs_store_t *fs, int pool, const fs_pending_t *p, int n)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    if (P) {
+        for (int i = 0; i < P->nq; i++) {
+            memset(P->q[i].pend, 0, sizeof(P->q[i].pend));
+            P->q[i].npend = 0;
+        }
+        for (int k = 0; k < n; k++) {
+            if (p[k].tenant < 0 || p[k].tenant >= P->nq)
+                continue;
+            fs_pq_t *q = &P->q[p[k].tenant];
+            for (int r = 0; r < FS_NRES; r++)
+                q->pend[r] += p[k].v[r];
+            q->npend += p[k].pods;
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+/* ------------------------------------------------------- water-filling */
+
+/* Gives up to R to the active entries, in proportion to w, none beyond
+ * room; returns what was given (added to out). */
+static double fill(double R, int n, int *active, const double *w, const double *room, double *out)
+{
+    double given = 0;
+    double *left = util_xcalloc((size_t)n + 1, sizeof(double));
+    for (int i = 0; i < n; i++)
+        left[i] = room[i];
+    while (R > FS_EPS) {
+        double W = 0;
+        for (int i = 0; i < n; i++)
+            if (active[i])
+                W += w[i];
+        if (W <= 0)
+            break;
+        double unit = R / W;
+        int capped = 0;
+        for (int i = 0; i < n; i++) {
+            if (active[i] && w[i] * unit >= left[i]) {
+                out[i] += left[i];
+                R -= left[i];
+                given += left[i];
+                left[i] = 0;
+                active[i] = 0;
+                capped = 1;
+            }
+        }
+        if (capped)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (active[i]) {
+                out[i] += w[i] * unit;
+                given += w[i] * unit;
+            }
+        R = 0;
+    }
+    free(left);
+    return given;
+}
+
+void fs_waterfill(double share, int n, const double *quota, const double *weight, const int64_t *prio,
+                  const double *cap, double *out)
+{
+    if (n <= 0)
+        return;
+    int *active = util_xcalloc((size_t)n, sizeof(int));
+    double *room = util_xcalloc((size_t)n, sizeof(double));
+    double sumd = 0;
+    for (int i = 0; i < n; i++) {
+        double q = quota[i] > 0 ? quota[i] : 0;
+        out[i] = 0;
+        room[i] = q < cap[i] ? q : cap[i];
+        if (room[i] < 0)
+            room[i] = 0;
+        sumd += room[i];
+    }
+    if (share < 0)
+        share = 0;
+    if (sumd > share + FS_EPS) {
+        /* Quotas overcommit the share: max-min by quota over what each
+         * deserves. */
+        for (int i = 0; i < n; i++)
+            active[i] = room[i] > 0 && quota[i] > 0;
+        fill(share, n, active, quota, room, out);
+        free(active);
+        free(room);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = room[i];
+    double R = share - sumd;
+    /* The surplus by overQuotaWeight, higher-priority siblings first:
+     * each priority level, from the top, takes what it can hold. */
+    int64_t below = INT64_MAX; /* levels >= below are done */
+    while (R > FS_EPS) {
+        int have = 0;
+        int64_t top = 0;
+        for (int i = 0; i < n; i++)
+            if (prio[i] < below && (!have || prio[i] > top)) {
+                top = prio[i];
+                have = 1;
+            }
+        if (!have)
+            break;
+        for (int i = 0; i < n; i++) {
+            active[i] = prio[i] == top && cap[i] - out[i] > FS_EPS && weight[i] > 0;
+            room[i] = cap[i] > out[i] ? cap[i] - out[i] : 0;
+        }
+        R -= fill(R, n, active, weight, room, out);
+        below = top;
+    }
+    free(active);
+    free(room);
+}
+
+/* ------------------------------------------------------- fair shares */
+
+/* The node's resource r as it applies in pool P: spec.pools.<pool>
+ * overrides field by field. The implicit default: no quota, weight 1. */
+static fs_res_t node_res(const fs_store_t *fs, int id, const fs_pool_t *P, int r)
+{
+    fs_res_t out = { -1, -1, -1 };
+    const fs_node_t *n = &fs->n[id];
+    if (!n->spec || !n->valid || n->spec->invalid)
+        return out;
+    out = n->spec->res[r];
+    for (int i = 0; P && P->name && i < n->spec->npools; i++) {
+        if (strcmp(n->spec->pools[i].pool, P->name) != 0)
+            continue;
+        const fs_res_t *o = &n->spec->pools[i].res[r];
+        if (o->quota >= 0)
+            out.quota = o->quota;
+        if (o->weight >= 0)
+            out.weight = o->weight;
+        if (o->limit >= 0)
+            out.limit = o->limit;
+    }
+    return out;
+}
+
+/* Run:ai's default: the weight is the quota; a queue without one weighs 1. */
+static double weight_of(fs_res_t x)
+{
+    return x.weight >= 0 ? x.weight : (x.quota > 0 ? x.quota : 1);
+}
+
+static int64_t prio_of(const fs_store_t *fs, int id)
+{
+    const fs_node_t *n = &fs->n[id];
+    return n->spec && n->valid ? n->spec->priority : 0;
+}
+
+/* Splits share[] among ids (siblings), then each one's share among its
+ * children. */
+static void share_level(fs_store_t *fs, fs_pool_t *P, const int *ids, int n, const double share[FS_NRES], int depth)
+{
+    if (n <= 0 || depth > fs->nn)
+        return;
+    double *quota = util_xcalloc((size_t)n, sizeof(double)), *weight = util_xcalloc((size_t)n, sizeof(double));
+    double *cap = util_xcalloc((size_t)n, sizeof(double)), *out = util_xcalloc((size_t)n, sizeof(double));
+    int64_t *prio = util_xcalloc((size_t)n, sizeof(int64_t));
+    for (int r = 0; r < FS_NRES; r++) {
+        for (int i = 0; i < n; i++) {
+            fs_res_t x = node_res(fs, ids[i], P, r);
+            const fs_pq_t *q = &P->q[ids[i]];
+            double demand = q->a_alloc[r] + q->a_pend[r];
+            quota[i] = x.quota;
+            weight[i] = weight_of(x);
+            prio[i] = prio_of(fs, ids[i]);
+            cap[i] = x.limit >= 0 && x.limit < demand ? x.limit : demand;
+        }
+        fs_waterfill(share[r], n, quota, weight, prio, cap, out);
+        for (int i = 0; i < n; i++)
+            P->q[ids[i]].fair[r] = out[i];
+    }
+    for (int i = 0; i < n; i++) {
+        const fs_node_t *nd = &fs->n[ids[i]];
+        if (nd->nkids > 0)
+            share_level(fs, P, nd->kids, nd->nkids, P->q[ids[i]].fair, depth + 1);
+    }
+    free(quota);
+    free(weight);
+    free(cap);
+    free(out);
+    free(prio);
+}
+
+/* Decays usage, re-sums and recomputes fair shares; 1 when a share moved. */
+static int refresh_locked(fs_store_t *fs, fs_pool_t *P, int64_t now_ms)
+{
+    int h = fs->o.usage_half_life_s;
+    double f = 0;
+    if (h > 0 && P->flow_ms > 0 && now_ms > P->flow_ms)
+        f = pow(0.5, (double)(now_ms - P->flow_ms) / (h * 1000.0));
+    else if (h > 0 && P->flow_ms > 0)
+        f = 1;
+    P->flow_ms = now_ms;
+    for (int i = 0; i < fs->nn && i < P->nq; i++) {
+        fs_pq_t *q = &P->q[i];
+        for (int r = 0; r < FS_NRES; r++) {
+            double over = q->flow[r] - q->alloc[r];
+            q->flow[r] = q->alloc[r] + (h > 0 && over > 0 ? over * f : 0);
+        }
+    }
+    aggregate_pool(fs, P);
+    double *old = util_xcalloc((size_t)fs->nn * FS_NRES + 1, sizeof(double));
+    for (int i = 0; i < fs->nn; i++)
+        for (int r = 0; r < FS_NRES; r++) {
+            old[i * FS_NRES + r] = P->q[i].fair[r];
+            P->q[i].fair[r] = 0;
+        }
+    int *roots = util_xcalloc((size_t)fs->nn + 1, sizeof(int)), nroots = 0;
+    for (int i = 0; i < fs->nn; i++)
+        if (fs->n[i].valid && fs->n[i].parent < 0)
+            roots[nroots++] = i;
+    share_level(fs, P, roots, nroots, P->cap, 0);
+    int moved = 0;
+    for (int i = 0; i < fs->nn && !moved; i++)
+        for (int r = 0; r < FS_NRES; r++)
+            if (fabs(old[i * FS_NRES + r] - P->q[i].fair[r]) > 1e-6 * (1 + fabs(P->q[i].fair[r])))
+                moved = 1;
+    free(old);
+    free(roots);
+    return moved;
+}
+
+int fs_refresh(fs_store_t *fs, int pool, int64_t now_ms)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    int moved = P ? refresh_locked(fs, P, now_ms) : 0;
+    pthread_mutex_unlock(&fs->mu);
+    return moved;
+}
+
+/* Usage over fair share, dominant resource; add (times sign) is a pod
+ * arriving (+1) or leaving (-1). */
+static double ratio_of(const fs_store_t *fs, const fs_pool_t *P, int q, const double *add, double sign)
+{
+    const fs_pq_t *x = &P->q[q];
+    double dom = 0;
+    for (int r = 0; r < FS_NRES; r++) {
+        double u = x->a_alloc[r] + (add ? sign * add[r] : 0);
+        if (fs->o.usage_half_life_s > 0) {
+            double fl = x->a_flow[r] + (add ? sign * add[r] : 0);
+            if (fl > u)
+                u = fl;
+        }
+        if (u <= FS_EPS)
+            continue;
+        double v = x->fair[r] > FS_EPS ? u / x->fair[r] : FS_RATIO_OVER;
+        if (RATIO_WEIGHT[r] * v > dom)
+            dom = RATIO_WEIGHT[r] * v;
+    }
+    return dom;
+}
+
+double fs_ratio(fs_store_t *fs, int pool, int tenant)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    double r = P && tenant >= 0 && tenant < fs->nn ? ratio_of(fs, P, fs->eff[tenant], NULL, 0) : 0;
+    pthread_mutex_unlock(&fs->mu);
+    return r;
+}
+
+static int starving_locked(fs_store_t *fs, fs_pool_t *P, int tenant, int64_t first_ms, int64_t now_ms)
+{
+    if (fs->o.starvation_age_s <= 0 || now_ms - first_ms < (int64_t)fs->o.starvation_age_s * 1000)
+        return 0;
+    return ratio_of(fs, P, fs->eff[tenant], NULL, 0) < 1.0;
+}
+
+int fs_starving(fs_store_t *fs, int pool, int tenant, int64_t first_ms, int64_t now_ms)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    int s = P && tenant >= 0 && tenant < fs->nn ? starving_locked(fs, P, tenant, first_ms, now_ms) : 0;
+    pthread_mutex_unlock(&fs->mu);
+    return s;
+}
+
+int fs_pick(fs_store_t *fs, int pool, const int *tenants, const int64_t *head_first_ms, int n, int64_t now_ms)
+{
+    if (n <= 1)
+        return 0;
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    int best = 0, starve = -1;
+    double br = 0;
+    for (int i = 0; P && i < n; i++) {
+        int t = tenants[i] >= 0 && tenants[i] < fs->nn ? tenants[i] : FS_DEFAULT_ID;
+        if (starving_locked(fs, P, t, head_first_ms[i], now_ms) &&
+            (starve < 0 || head_first_ms[i] < head_first_ms[starve]))
+            starve = i;
+        double r = ratio_of(fs, P, fs->eff[t], NULL, 0);
+        if (i == 0 || r < br - FS_EPS) {
+            best = i;
+            br = r;
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return starve >= 0 ? starve : best;
+}
+
+/* -------------------------------------------------------- admission */
+
+static void fmt_amount(char *buf, size_t n, int r, double v)
+{
+    if (r == FS_CPU)
+        snprintf(buf, n, "%gm", v);
+    else if (r == FS_MEM)
+        snprintf(buf, n, "%gMB", v);
+    else
+        snprintf(buf, n, "%g", v);
+}
+
+static double tol_of(double x)
+{
+    return 1e-6 * (1 + fabs(x));
+}
+
+int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg,
+             size_t msglen)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    int rc = 0;
+    int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
+    for (int a = q, guard = 0; P && a >= 0 && guard <= fs->nn && rc == 0; a = fs->n[a].parent, guard++) {
+        for (int r = 0; r < FS_NRES && rc == 0; r++) {
+            if (req[r] <= 0)
+                continue;
+            fs_res_t x = node_res(fs, a, P, r);
+            double have = P->q[a].a_alloc[r], bound = x.limit;
+            const char *what = "limit";
+            if (!(x.limit >= 0 && have + req[r] > x.limit + tol_of(x.limit))) {
+                have = P->q[a].a_np[r];
+                bound = x.quota;
+                what = "quota (non-preemptible)";
+                if (preemptible || x.quota < 0 || have + req[r] <= x.quota + tol_of(x.quota))
+                    continue;
+            }
+            char h[40], q1[40], b[40];
+            fmt_amount(h, sizeof(h), r, have);
+            fmt_amount(q1, sizeof(q1), r, req[r]);
+            fmt_amount(b, sizeof(b), r, bound);
+            snprintf(msg, msglen, "queue \"%s\" %s: %s %s + %s > %s", fs->n[a].name, what, fs_res_names[r], h, q1, b);
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return rc;
+}
+
+/* ----------------------------------------------------------- reclaim */
+
+/* The two children of the lowest common ancestor of leaves p and v on
+ * their paths (the top-level queues when they share none). */
+static void lca_pair(const fs_store_t *fs, int p, int v, int *a, int *b)
+{
+    *a = p;
+    *b = v;
+    for (int x = p, gx = 0; x >= 0 && gx <= fs->nn; x = fs->n[x].parent, gx++) {
+        int prev = -1;
+        for (int y = v, gy = 0; y >= 0 && gy <= fs->nn; y = fs->n[y].parent, gy++) {
+            if (fs->n[y].parent == fs->n[x].parent && y != x) {
+                *a = x;
+                *b = y;
+                return;
+            }
+            prev = y;
+        }
+        (void)prev;
+    }
+}
+
+static int expired(const fs_chg_t *c, int64_t now_wall)
+{
+    return c->lifetime_s > 0 && now_wall - c->started_ms >= c->lifetime_s * 1000;
+}
+
+/* Whether the victim's queue spent its excess budget on pods past their
+ * lifetime: then such pods lose the fair-share floor. */
+static int over_budget(const fs_store_t *fs, const fs_pool_t *P, const fs_chg_t *c, int64_t now_wall)
+{
+    if (!expired(c, now_wall))
+        return 0;
+    int q = fs->eff[c->tid];
+    const fs_node_t *n = &fs->n[q];
+    if (!n->spec)
+        return 0;
+    for (int r = 0; r < FS_NRES; r++)
+        if (n->spec->excess_budget[r] >= 0 && P->q[q].a_excess[r] >= n->spec->excess_budget[r])
+            return 1;
+    return 0;
+}
+
+/* The cross-queue rule, for the reclaimer leaf qp (a below the common
+ * ancestor) taking v from b's subtree. */
+static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, int b, const double *req,
+                      const double *v, int starving, int relaxed)
+{
+    if (starving) {
+        if (ratio_of(fs, P, qp, NULL, 0) >= 1.0)
+            return 0;
+        return ratio_of(fs, P, b, NULL, 0) > ratio_of(fs, P, a, NULL, 0) + FS_EPS;
+    }
+    /* Shares are compared by the dominant-resource ratio: a queue holding
+     * its GPU share is not "below its share" because pods it still waits
+     * for would take more CPU. */
+    double ra = ratio_of(fs, P, a, req, +1), rb = ratio_of(fs, P, b, v, -1);
+    if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9 || ra > 1 + 1e-9)
+        return 0; /* the reclaimer would pass its own share */
+    if (!relaxed && rb < 1 - 1e-9)
+        return 0; /* the victim's queue would fall below its share */
+    return ra <= rb + 1e-9;
+}
+
+int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
+                   int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross)
+{
+    pthread_mutex_lock(&fs->mu);
+    int ok = 0;
+    *cross = 0;
+    fs_chg_t *c = hashmap_get(fs->charges, victim_uid);
+    fs_pool_t *P = pool_at(fs, pool);
+    if (c && P && tenant >= 0 && tenant < fs->nn && (c->preemptible || expired(c, now_ms))) {
+        int qp = fs->eff[tenant], qv = fs->eff[c->tid];
+        if (qp == qv) {
+            ok = starving && c->prio <= prio && c->created_ms > created_ms;
+        } else {
+            *cross = 1;
+            int a, b;
+            lca_pair(fs, qp, qv, &a, &b);
+            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, starving, over_budget(fs, P, c, now_ms));
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return ok;
+}
+
+int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
+                  const char *const *victim_uids, int n, int64_t now_ms)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    int ok = P != NULL && tenant >= 0 && tenant < fs->nn;
+    int *ga = util_xcalloc((size_t)n + 1, sizeof(int)), *gb = util_xcalloc((size_t)n + 1, sizeof(int));
+    int *relax = util_xcalloc((size_t)n + 1, sizeof(int));
+    double *gv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
+    int ng = 0;
+    for (int i = 0; ok && i < n; i++) {
+        fs_chg_t *c = hashmap_get(fs->charges, victim_uids[i]);
+        if (!c)
+            continue;
+        int qp = fs->eff[tenant], qv = fs->eff[c->tid];
+        if (qp == qv)
+            continue;
+        int a, b, g;
+        lca_pair(fs, qp, qv, &a, &b);
+        for (g = 0; g < ng && gb[g] != b; g++)
+            ;
+        if (g == ng) {
+            ga[g] = a;
+            gb[g] = b;
+            relax[g] = 1;
+            ng++;
+        }
+        if (!over_budget(fs, P, c, now_ms))
+            relax[g] = 0;
+        for (int r = 0; r < FS_NRES; r++)
+            gv[g * FS_NRES + r] += c->v[r];
+    }
+    for (int g = 0; ok && g < ng; g++)
+        ok = reclaim_ok(fs, P, fs->eff[tenant], ga[g], gb[g], req, &gv[g * FS_NRES], starving, relax[g]);
+    free(ga);
+    free(gb);
+    free(relax);
+    free(gv);
+    pthread_mutex_unlock(&fs->mu);
+    return ok;
+}
+
+char *fs_queue_of_uid(fs_store_t *fs, const char *uid)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs_chg_t *c = hashmap_get(fs->charges, uid);
+    char *name = c ? util_strdup(fs->n[fs->eff[c->tid]].name) : NULL;
+    pthread_mutex_unlock(&fs->mu);
+    return name;
+}
+
+char *fs_queue_name(fs_store_t *fs, int tenant)
+{
+    pthread_mutex_lock(&fs->mu);
+    char *name = util_strdup(fs->n[tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID].name);
+    pthread_mutex_unlock(&fs->mu);
+    return name;
+}
+
+void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n)
+{
+    pthread_mutex_lock(&fs->mu);
+    int qp = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID, cross = 0;
+    for (int i = 0; i < n; i++) {
+        fs_chg_t *c = hashmap_get(fs->charges, victim_uids[i]);
+        if (c && fs->eff[c->tid] != qp) {
+            fs->n[fs->eff[c->tid]].reclaimed++;
+            cross = 1;
+        }
+    }
+    if (cross)
+        fs->n[qp].reclaims++;
+    pthread_mutex_unlock(&fs->mu);
+}
+
+/* ------------------------------------------------------ housekeeping */
+
+/* Whole numbers as integers, others to three decimals. */
+static json_t *jnum(double v)
+{
+    double r = round(v * 1000) / 1000;
+    if (fabs(r - round(r)) < 1e-9 && fabs(r) < 9e15)
+        return json_integer((json_int_t)llround(r));
+    return json_real(r);
+}
+
+static json_t *jvec(const double v[FS_NRES])
+{
+    json_t *o = json_object();
+    for (int r = 0; r < FS_NRES; r++)
+        json_object_set_new(o, fs_res_names[r], jnum(v[r]));
+    return o;
+}
+
+static json_t *status_of(fs_store_t *fs, int id)
+{
+    const fs_node_t *n = &fs->n[id];
+    double alloc[FS_NRES] = { 0 }, fair[FS_NRES] = { 0 }, req[FS_NRES] = { 0 }, exc[FS_NRES] = { 0 };
+    int pending = 0;
+    json_t *pools = json_array();
+    for (int p = 0; p < fs->npools; p++) {
+        const fs_pool_t *P = &fs->pools[p];
+        if (!P->used || !P->name || id >= P->nq)
+            continue;
+        const fs_pq_t *q = &P->q[id];
+        double rq[FS_NRES];
+        for (int r = 0; r < FS_NRES; r++) {
+            rq[r] = q->a_alloc[r] + q->a_pend[r];
+            alloc[r] += q->a_alloc[r];
+            fair[r] += q->fair[r];
+            req[r] += rq[r];
+            exc[r] += q->a_excess[r];
+        }
+        pending += q->a_npend;
+        json_array_append_new(pools, json_pack("{s:s, s:o, s:o, s:o, s:i}", "name", P->name, "allocated",
+                                               jvec(q->a_alloc), "fairShare", jvec(q->fair), "requested", jvec(rq),
+                                               "pending", q->a_npend));
+    }
+    json_t *st = json_pack("{s:o, s:o, s:o, s:i, s:o, s:s}", "allocated", jvec(alloc), "fairShare", jvec(fair),
+                           "requested", jvec(req), "pending", pending, "pools", pools, "state",
+                           n->valid ? "Active" : "Invalid");
+    json_object_set_new(st, "message", n->valid ? json_null() : json_string(n->why ? n->why : "invalid"));
+    int budget = 0;
+    for (int r = 0; n->spec && r < FS_NRES; r++)
+        budget |= n->spec->excess_budget[r] >= 0;
+    if (budget)
+        json_object_set_new(st, "excessUsed", jvec(exc));
+    return st;
+}
+
+/* Resource-seconds past each pod's lifetime, for excess budgets. */
+static void excess_step(fs_store_t *fs, int64_t now_wall)
+{
+    int64_t last = fs->excess_ms;
+    fs->excess_ms = now_wall;
+    if (fs->nlifetime == 0 || last == 0 || now_wall <= last)
+        return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(fs->charges, &it, &k, &v);) {
+        fs_chg_t *c = v;
+        if (!expired(c, now_wall))
+            continue;
+        int64_t from = c->started_ms + c->lifetime_s * 1000;
+        double secs = (double)(now_wall - (from > last ? from : last)) / 1000.0;
+        fs_pool_t *P = pool_at(fs, c->pool);
+        if (!P || c->tid >= P->nq)
+            continue;
+        for (int r = 0; r < FS_NRES; r++)
+            P->q[c->tid].excess[r] += c->v[r] * secs;
+    }
+}
+
+void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&fs->mu);
+    excess_step(fs, util_wall_ms());
+    for (int p = 0; p < fs->npools; p++)
+        if (fs->pools[p].used)
+            refresh_locked(fs, pool_at(fs, p), now_ms);
+    for (int i = 0; i < fs->nn; i++) {
+        fs_node_t *n = &fs->n[i];
+        if (!n->spec)
+            continue;
+        json_t *st = json_pack("{s:o}", "status", status_of(fs, i));
+        char *body = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(st);
+        if (body && (!n->last_status || strcmp(n->last_status, body) != 0)) {
+            free(n->last_status);
+            n->last_status = util_strdup(body);
+            out->patches = util_xrealloc(out->patches, (size_t)(out->npatches + 1) * sizeof(*out->patches));
+            out->patches[out->npatches++] = (fs_patch_t){ util_strdup(n->name), body };
+        } else {
+            free(body);
+        }
+        if (!n->valid && n->why && (!n->said || strcmp(n->said, n->why) != 0)) {
+            free(n->said);
+            n->said = util_strdup(n->why);
+            out->events = util_xrealloc(out->events, (size_t)(out->nevents + 1) * sizeof(*out->events));
+            out->events[out->nevents++] = (fs_event_t){ util_strdup(n->name), util_strdup(n->spec->uid),
+                                                        util_strdup("InvalidQueue"), util_strdup(n->why) };
+        } else if (n->valid && n->said) {
+            free(n->said);
+            n->said = NULL;
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+void fs_tick_clear(fs_tick_t *t)
+{
+    for (int i = 0; i < t->npatches; i++) {
+        free(t->patches[i].name);
+        free(t->patches[i].body);
+    }
+    for (int i = 0; i < t->nevents; i++) {
+        free(t->events[i].name);
+        free(t->events[i].uid);
+        free(t->events[i].reason);
+        free(t->events[i].message);
+    }
+    free(t->patches);
+    free(t->events);
+    memset(t, 0, sizeof(*t));
+}
+
+void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud)
+{
+    pthread_mutex_lock(&fs->mu);
+    for (int p = 0; p < fs->npools; p++) {
+        const fs_pool_t *P = &fs->pools[p];
+        if (!P->used || !P->name)
+            continue;
+        for (int i = 0; i < fs->nn && i < P->nq; i++)
+            if (fs->n[i].spec || i == FS_DEFAULT_ID)
+                fn(ud, fs->n[i].name, P->name, P->q[i].a_alloc, P->q[i].fair, P->q[i].a_npend);
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud)
+{
+    pthread_mutex_lock(&fs->mu);
+    for (int i = 0; i < fs->nn; i++)
+        if (fs->n[i].reclaims || fs->n[i].reclaimed)
+            fn(ud, fs->n[i].name, fs->n[i].reclaims, fs->n[i].reclaimed);
+    pthread_mutex_unlock(&fs->mu);
+}

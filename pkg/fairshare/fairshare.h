@@ -1,0 +1,190 @@
+/* fairshare.h -- tenants: the Queue objects (queues.resource.aibee.cn), their
+ * hierarchy, what each queue holds and waits for in each pool, its fair
+ * share (weighted max-min water-filling down the hierarchy), its decayed
+ * usage, and the admission and reclaim rules built on those numbers.
+ *
+ * Queues are known by a small id: fs_tenant_id interns any queue name a pod
+ * carries (bounded, see FS_MAX_NAMES), whether or not a Queue of that name
+ * exists; the store resolves an id to the queue its pods count in (itself
+ * when it is a valid leaf, else `default`) each time it is asked, so a
+ * Queue created after its pods needs nothing re-queued.
+ *
+ * Units are KAI-Scheduler's: GPUs, CPU millicores, memory MB (10^6 bytes).
+ *
+ * Locking: one mutex inside the store, a leaf: nothing is called out while
+ * it is held. It is taken alone, under the cache lock (fs_charge, from the
+ * cache's accounting hook), under a scheduling queue's mutex (the tenant
+ * and pick callbacks) and under pdb_mu (reclaim victim checks).
+ * Ownership: the store owns the specs it is given; everything it hands out
+ * (strings, JSON, fs_tick_t arrays) is the caller's, freed as said. */
+#ifndef AISCHED_FAIRSHARE_H
+#define AISCHED_FAIRSHARE_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "api/types.h"
+
+#define FS_QUEUE_LABEL         "resource.aibee.cn/queue"
+#define FS_KAI_QUEUE_LABEL     "kai.scheduler/queue"
+#define FS_PREEMPTIBLE_LABEL   "resource.aibee.cn/preemptible"
+#define FS_DEFAULT_QUEUE       "default"
+#define FS_QUEUE_API           "/apis/resource.aibee.cn/v1alpha1"
+#define FS_DEFAULT_ID          0
+/* Distinct queue names remembered; pods naming more go to default. */
+#define FS_MAX_NAMES 1024
+
+enum { FS_GPU = 0, FS_CPU, FS_MEM, FS_NRES };
+extern const char *const fs_res_names[FS_NRES]; /* "gpu", "cpu", "memory" */
+
+/* One resource of a Queue spec; a negative value means unset. */
+typedef struct fs_res {
+    double quota, weight, limit;
+} fs_res_t;
+
+typedef struct fs_pool_res {
+    char *pool;
+    fs_res_t res[FS_NRES];
+} fs_pool_res_t;
+
+/* A Queue as parsed. invalid says why it cannot be used on its own (a bad
+ * field); hierarchy faults are found by the store. */
+typedef struct fs_queue_spec {
+    char *name, *uid, *parent; /* parent NULL when top-level */
+    int64_t priority;
+    fs_res_t res[FS_NRES];
+    fs_pool_res_t *pools; /* spec.pools overrides */
+    int npools;
+    double excess_budget[FS_NRES]; /* resource-seconds; < 0 unset */
+    char *invalid;
+    char *spec_json; /* spec, compact: tells a spec change from a status write */
+} fs_queue_spec_t;
+
+/* NULL + message when obj is not a Queue at all (no name); a Queue with a
+ * bad spec parses with ->invalid set. */
+fs_queue_spec_t *fs_queue_from_json(json_t *obj, char *err, size_t errlen);
+void fs_queue_spec_free(fs_queue_spec_t *q);
+
+/* A pod's request in store units. */
+void fs_pod_vec(const pod_t *p, double v[FS_NRES]);
+/* The queue label a pod carries (borrowed), or NULL. */
+const char *fs_pod_queue_label(const pod_t *p);
+
+typedef struct fs_opts {
+    int usage_half_life_s;       /* 0: ratios use allocation, no decay */
+    int starvation_age_s;        /* 600 */
+    int non_preemptible_priority; /* 100 */
+} fs_opts_t;
+
+typedef struct fs_store fs_store_t;
+fs_store_t *fs_store_new(const fs_opts_t *o);
+void fs_store_free(fs_store_t *fs);
+
+/* Informer side. upsert takes q; returns 1 when anything scheduling reads
+ * changed (0 for a status-only update). A Queue named default replaces
+ * the implicit one. */
+int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q);
+void fs_queue_delete(fs_store_t *fs, const char *name);
+/* Any Queue object known (otherwise every pod is in default). */
+int fs_active(fs_store_t *fs);
+
+/* Interns a queue name (NULL or "" is default). Thread-safe. */
+int fs_tenant_id(fs_store_t *fs, const char *name);
+/* The id of the queue a pod's label names (its PodGroup's label when the
+ * pod has none: pg_queue, may be NULL). */
+int fs_pod_tenant(fs_store_t *fs, const pod_t *p, const char *pg_queue);
+/* When tenant does not resolve to itself (unknown, invalid, not a leaf),
+ * a message saying so (caller frees); NULL when it does. */
+char *fs_fallback_message(fs_store_t *fs, int tenant);
+/* Whether the pod may be reclaimed or preempted (priority threshold,
+ * label), ignoring its lifetime. */
+int fs_pod_preemptible(fs_store_t *fs, const pod_t *p);
+
+/* Accounting: a pod started (+1) or stopped (-1) occupying a node, charged
+ * to tenant in pool. Idempotent per uid: a second +1 replaces the charge,
+ * a -1 for an unknown uid does nothing. */
+void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int sign);
+/* Drops uid's charge, if any (a pod gone, or a victim on its way out). */
+void fs_uncharge(fs_store_t *fs, const char *uid);
+
+/* Pool inputs: its name and capacity, and the pending demand of each
+ * tenant (fs_set_pending replaces the pool's previous pending vector). */
+void fs_set_pool(fs_store_t *fs, int pool, const char *name, const double cap[FS_NRES]);
+typedef struct fs_pending {
+    int tenant;
+    double v[FS_NRES];
+    int pods;
+} fs_pending_t;
+void fs_set_pending(fs_store_t *fs, int pool, const fs_pending_t *p, int n);
+/* Recomputes the pool's fair shares and decayed usage; 1 when a share
+ * moved (pods that waited on the old shares may fit now). */
+int fs_refresh(fs_store_t *fs, int pool, int64_t now_ms);
+
+/* Order: share ratio of the queue tenant counts in (usage over fair share,
+ * dominant resource; < 1 means under its share). */
+double fs_ratio(fs_store_t *fs, int pool, int tenant);
+/* Which of n tenants with ready pods goes next: a starving head first (its
+ * first_ms older than the starvation age while its queue is under its
+ * share), else the lowest ratio; ties to the earlier index. */
+int fs_pick(fs_store_t *fs, int pool, const int *tenants, const int64_t *head_first_ms, int n, int64_t now_ms);
+/* A pod queued since first_ms (monotonic ms) starves. */
+int fs_starving(fs_store_t *fs, int pool, int tenant, int64_t first_ms, int64_t now_ms);
+
+/* Admission: 0 when req fits the queue's and its ancestors' limits (and,
+ * for non-preemptible work, their quotas); -1 with a message naming the
+ * queue and the resource. */
+int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg,
+             size_t msglen);
+
+/* Reclaim, per victim: may a pod of tenant (asking req; starving) evict
+ * the running pod victim_uid? Same queue: only when starving, for newer
+ * preemptible pods of priority <= prio. Across queues: the victim is
+ * preemptible (or past its lifetime), the reclaimer stays within its fair
+ * share, the victim's queue stays at or above its share (unless the
+ * reclaimer starves, or the victim overran its excess budget) and the
+ * reclaimer's ratio after does not pass the victim's. *cross is set when
+ * the queues differ. */
+int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
+                   int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross);
+/* The same rules for a whole victim set (their sums per queue). */
+int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
+                  const char *const *victim_uids, int n, int64_t now_ms);
+/* The queue name a charged pod counts in (caller frees), or NULL. */
+char *fs_queue_of_uid(fs_store_t *fs, const char *uid);
+/* Counts a reclaim by tenant taking victims (uids). */
+void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n);
+/* Name of the queue tenant counts in (caller frees). */
+char *fs_queue_name(fs_store_t *fs, int tenant);
+
+/* Housekeeping, once a second: decayed usage and excess budgets advance,
+ * fair shares are recomputed, and the Queue objects whose status changed
+ * get a body; newly invalid Queues get an event. */
+typedef struct fs_patch {
+    char *name; /* Queue name */
+    char *body; /* merge patch {"status":...} */
+} fs_patch_t;
+typedef struct fs_event {
+    char *name, *uid, *reason, *message;
+} fs_event_t;
+typedef struct fs_tick {
+    fs_patch_t *patches;
+    int npatches;
+    fs_event_t *events;
+    int nevents;
+} fs_tick_t;
+void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out);
+void fs_tick_clear(fs_tick_t *t);
+
+/* Metrics: one call per (queue, pool) with a known Queue or any use. */
+typedef void (*fs_metric_fn)(void *ud, const char *queue, const char *pool, const double alloc[FS_NRES],
+                             const double fair[FS_NRES], int pending);
+void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud);
+/* Reclaim counters per queue: as reclaimer (reclaims) and as victim (pods). */
+typedef void (*fs_counter_fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed);
+void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud);
+
+/* Pure: water-filling of share among n children (see fairshare.c). quota
+ * < 0 is none, cap is min(limit, demand); out gets each child's share. */
+void fs_waterfill(double share, int n, const double *quota, const double *weight, const int64_t *prio,
+                  const double *cap, double *out);
+
+#endif

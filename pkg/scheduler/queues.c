@@ -1,0 +1,358 @@
+/* queues.c -- tenants (fairshare/fairshare.h) on the scheduler side: the
+ * Queue informer, the tenant and pick functions of each pool's queue, the
+ * cache's accounting hook, admission before a decision, the fair-share
+ * rules handed to preemption (reclaim), and the housekeeping that writes
+ * Queue .status. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* A pod's tenant: its own label, else its PodGroup's. */
+int queues_pod_tenant(scheduler_t *s, const pod_t *p)
+{
+    const char *q = fs_pod_queue_label(p);
+    const char *g = q ? NULL : gang_of(p);
+    if (!g)
+        return fs_tenant_id(s->fs, q);
+    char *pq = gang_queue_of(s->gangs, p->ns, g);
+    int t = fs_tenant_id(s->fs, pq);
+    free(pq);
+    return t;
+}
+
+int queues_tenant_of(const pod_t *pod, void *ud)
+{
+    sched_pool_t *P = ud;
+    return queues_pod_tenant(P->s, pod);
+}
+
+int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud)
+{
+    sched_pool_t *P = ud;
+    return fs_pick(P->s->fs, P->id, tenants, head_first_ms, n, util_now_ms());
+}
+
+/* The cache's accounting hook (cache lock held): what runs is charged to
+ * its queue in its home pool; a pod being deleted is on its way out. */
+void queues_account(void *ud, const pod_t *p, int sign)
+{
+    scheduler_t *s = ud;
+    if (sign > 0 && !p->deleting)
+        fs_charge(s->fs, p, queues_pod_tenant(s, p), pools_home_id(s, p), +1);
+    else
+        fs_uncharge(s->fs, p->uid);
+}
+
+void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    scheduler_t *s = ud;
+    if (type == KUBE_DELETED) {
+        fs_queue_delete(s->fs, key);
+    } else {
+        char err[256];
+        fs_queue_spec_t *q = fs_queue_from_json(obj, err, sizeof(err));
+        if (!q) {
+            LOG_W("Queue %s ignored: %s", key, err);
+            return;
+        }
+        if (q->invalid)
+            LOG_W("Queue %s is invalid: %s", key, q->invalid);
+        if (!fs_queue_upsert(s->fs, q))
+            return;
+    }
+    /* Limits, quotas or the hierarchy may have moved: waiting pods retry. */
+    pools_move_all(s, "QueueChanged");
+}
+
+/* ------------------------------------------------------ pool numbers */
+
+typedef struct pend_acc {
+    fs_pending_t *a;
+    int n, cap;
+} pend_acc_t;
+
+static void vec_of(const resources_t *r, double v[FS_NRES])
+{
+    v[FS_GPU] = (double)res_get_scalar(r, RES_GPU);
+    v[FS_CPU] = (double)r->milli_cpu;
+    v[FS_MEM] = (double)r->memory / 1e6;
+}
+
+static void pend_cb(int tenant, const resources_t *req, int pods, void *ud)
+{
+    pend_acc_t *acc = ud;
+    if (acc->n == acc->cap) {
+        acc->cap = acc->cap ? acc->cap * 2 : 8;
+        acc->a = util_xrealloc(acc->a, (size_t)acc->cap * sizeof(*acc->a));
+    }
+    fs_pending_t *p = &acc->a[acc->n++];
+    p->tenant = tenant;
+    vec_of(req, p->v);
+    p->pods = pods;
+}
+
+/* The pool's allocatable sum, GPU, CPU and memory. */
+static void pool_capacity(scheduler_t *s, int pool, double cap[FS_NRES])
+{
+    resources_t sum;
+    res_zero(&sum);
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    for (int i = 0; i < n; i++)
+        if (nodes[i]->pool == pool && nodes[i]->node)
+            res_add(&sum, &nodes[i]->node->allocatable);
+    cache_unlock(s->cache);
+    vec_of(&sum, cap);
+}
+
+/* Capacity, pending demand, fair shares; pods that waited on the old
+ * shares retry when a share moved. */
+static void refresh_pool(sched_pool_t *P)
+{
+    scheduler_t *s = P->s;
+    double cap[FS_NRES];
+    pool_capacity(s, P->id, cap);
+    fs_set_pool(s->fs, P->id, P->name, cap);
+    pend_acc_t acc = { 0 };
+    queue_tenant_pending(P->q, pend_cb, &acc);
+    fs_set_pending(s->fs, P->id, acc.a, acc.n);
+    free(acc.a);
+    if (fs_refresh(s->fs, P->id, util_now_ms()))
+        queue_move_all_to_active(P->q, "QueueShareChanged");
+}
+
+void queues_refresh(sched_pool_t *P)
+{
+    if (!fs_active(P->s->fs))
+        return;
+    int64_t now = util_now_ms();
+    if (now - P->fs_refresh_ms < QUEUES_REFRESH_MS)
+        return;
+    P->fs_refresh_ms = now;
+    refresh_pool(P);
+}
+
+static void refresh_each(sched_pool_t *P, void *ud)
+{
+    (void)ud;
+    refresh_pool(P);
+}
+
+void queues_housekeep(scheduler_t *s)
+{
+    if (!fs_active(s->fs) || scheduler_fenced(s))
+        return;
+    pools_each_live(s, refresh_each, NULL);
+    /* While Bindings are queued they have the API server to themselves;
+     * statuses follow within a second of the burst (as PodGroups'). */
+    if (__atomic_load_n(&s->bind_backlog, __ATOMIC_RELAXED) > 0)
+        return;
+    fs_tick_t t;
+    fs_tick(s->fs, util_now_ms(), &t);
+    for (int i = 0; i < t.npatches; i++) {
+        char *name = util_urlencode(t.patches[i].name);
+        sbuf_t path = { 0 };
+        sbuf_printf(&path, FS_QUEUE_API "/queues/%s/status", name);
+        writer_patch(s->writer, path.data, "application/merge-patch+json", t.patches[i].body);
+        t.patches[i].body = NULL;
+        sbuf_free(&path);
+        free(name);
+    }
+    for (int i = 0; i < t.nevents; i++) {
+        json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "kind", "Queue", "apiVersion", "resource.aibee.cn/v1alpha1",
+                                "name", t.events[i].name, "uid", t.events[i].uid);
+        LOG_W("queue %s: %s: %s", t.events[i].name, t.events[i].reason, t.events[i].message);
+        writer_object_event(s->writer, "default", inv, "Warning", t.events[i].reason, t.events[i].message,
+                            t.events[i].name);
+    }
+    fs_tick_clear(&t);
+}
+
+/* ------------------------------------------------------------ admission */
+
+int queues_admit(sched_pool_t *P, queue_item_t *it)
+{
+    scheduler_t *s = P->s;
+    /* Said once per pod, also when no Queue exists at all. */
+    if (!it->queue_noted) {
+        it->queue_noted = 1;
+        char *m = it->tenant != FS_DEFAULT_ID ? fs_fallback_message(s->fs, it->tenant) : NULL;
+        if (m)
+            writer_pod_event(s->writer, it->pod, "Warning", "UnknownQueue", m);
+        free(m);
+        if (it->pod->lifetime_s < 0)
+            writer_pod_event(s->writer, it->pod, "Warning", "InvalidLifetime",
+                             "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");
+    }
+    if (!fs_active(s->fs))
+        return 0;
+    double req[FS_NRES];
+    fs_pod_vec(it->pod, req);
+    char msg[512];
+    if (fs_admit(s->fs, pools_home_id(s, it->pod), it->tenant, req, fs_pod_preemptible(s->fs, it->pod), msg,
+                 sizeof(msg)) == 0)
+        return 0;
+    sched_report(P, it, "FailedScheduling", util_strdup(msg));
+    queue_requeue(P->q, it);
+    return 1;
+}
+
+char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need)
+{
+    scheduler_t *s = P->s;
+    if (need <= 0 || !fs_active(s->fs))
+        return NULL;
+    double req[FS_NRES] = { 0 };
+    int preemptible = 1;
+    for (int i = 0; i < need; i++) {
+        double v[FS_NRES];
+        fs_pod_vec(items[i]->pod, v);
+        for (int r = 0; r < FS_NRES; r++)
+            req[r] += v[r];
+        preemptible &= fs_pod_preemptible(s->fs, items[i]->pod);
+    }
+    char msg[512];
+    if (fs_admit(s->fs, pools_home_id(s, items[0]->pod), queues_pod_tenant(s, items[0]->pod), req, preemptible, msg,
+                 sizeof(msg)) == 0)
+        return NULL;
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "its minimum of %d pods: %s", need, msg);
+    return b.data;
+}
+
+/* ------------------------------------------------------------- reclaim */
+
+void queues_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc)
+{
+    scheduler_t *s = P->s;
+    vc->queues = fs_active(s->fs);
+    if (!vc->queues || n <= 0)
+        return;
+    vc->tenant = queues_pod_tenant(s, pods[0]);
+    memset(vc->req, 0, sizeof(vc->req));
+    for (int i = 0; i < n; i++) {
+        double v[FS_NRES];
+        fs_pod_vec(pods[i], v);
+        for (int r = 0; r < FS_NRES; r++)
+            vc->req[r] += v[r];
+    }
+    vc->prio = pods[0]->priority;
+    vc->created_ms = pods[0]->created_ms;
+    vc->now_wall = util_wall_ms();
+    vc->starving = first_ms > 0 && fs_starving(s->fs, P->id, vc->tenant, first_ms, util_now_ms());
+}
+
+static int victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
+{
+    const char **uids = util_xcalloc((size_t)n + 1, sizeof(*uids));
+    for (int i = 0; i < n; i++)
+        uids[i] = victims[i]->uid;
+    int ok = fs_victims_ok(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, uids, n, vc->now_wall);
+    free(uids);
+    return ok;
+}
+
+int queues_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n)
+{
+    if (!vc->queues)
+        return n;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (victims_ok(vc, cands[i].victims, cands[i].nvictims))
+            cands[k++] = cands[i];
+        else
+            preempt_candidate_clear(&cands[i]);
+    }
+    return k;
+}
+
+int queues_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
+{
+    return !vc->queues || victims_ok(vc, victims, n);
+}
+
+void queues_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv)
+{
+    if (!vc->queues)
+        return;
+    scheduler_t *s = vc->s;
+    const char **uids = util_xcalloc((size_t)nv + 1, sizeof(*uids));
+    for (int i = 0; i < nv; i++)
+        uids[i] = victims[i]->uid;
+    fs_note_reclaim(s->fs, vc->tenant, uids, nv);
+    free(uids);
+    /* Until the victims are gone and the preemptors bound, the queues
+     * count them as already moved: the next pod of the reclaiming queue
+     * must not reclaim the same share again. */
+    for (int i = 0; i < nv; i++)
+        fs_uncharge(s->fs, victims[i]->uid);
+    for (int i = 0; i < np; i++)
+        fs_charge(s->fs, preemptors[i], queues_pod_tenant(s, preemptors[i]), vc->pool_id, +1);
+}
+
+void queues_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
+{
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, pod->uid, &st);
+    if (!cur || st == CPOD_PENDING)
+        fs_uncharge(s->fs, pod->uid);
+    pod_unref(cur);
+}
+
+void queues_recharge(scheduler_t *s, const pod_t *victim)
+{
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, victim->uid, &st);
+    if (cur && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !cur->deleting)
+        fs_charge(s->fs, cur, queues_pod_tenant(s, cur), pools_home_id(s, cur), +1);
+    pod_unref(cur);
+}
+
+char *queues_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim)
+{
+    if (!fs_active(s->fs))
+        return NULL;
+    char *vq = fs_queue_name(s->fs, queues_pod_tenant(s, victim));
+    char *pq = fs_queue_name(s->fs, queues_pod_tenant(s, preemptor));
+    char *note = NULL;
+    if (strcmp(vq, pq) != 0) {
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "; reclaimed by queue \"%s\" from queue \"%s\"", pq, vq);
+        note = b.data;
+    }
+    free(vq);
+    free(pq);
+    return note;
+}
+
+/* ------------------------------------------------------------- metrics */
+
+typedef struct queue_metric_ctx {
+    scheduler_queue_fn fn;
+    void *ud;
+} queue_metric_ctx_t;
+
+static void metric_cb(void *ud, const char *queue, const char *pool, const double alloc[FS_NRES],
+                      const double fair[FS_NRES], int pending)
+{
+    queue_metric_ctx_t *c = ud;
+    c->fn(c->ud, queue, pool, alloc, fair, pending);
+}
+
+void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud)
+{
+    queue_metric_ctx_t c = { fn, ud };
+    if (fs_active(s->fs))
+        fs_each_metric(s->fs, metric_cb, &c);
+}
+
+void scheduler_each_queue_counter(scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims,
+                                                             unsigned long reclaimed),
+                                  void *ud)
+{
+    fs_each_counter(s->fs, fn, ud);
+}

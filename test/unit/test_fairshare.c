@@ -1,0 +1,431 @@
+/* test_fairshare.c -- queues: water-filling against hand-computed answers
+ * (Run:ai's 12:4 and 6:10, overcommitted quotas, demand and limit caps,
+ * priority levels, a department over two projects), Queue parsing and the
+ * hierarchy faults, admission (limit, non-preemptible quota), the reclaim
+ * rule (stops at the fair share, no ping-pong), and the scheduling queue's
+ * per-tenant order. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fairshare/fairshare.h"
+#include "queue/queue.h"
+
+#include "fixtures.h"
+
+#define NEAR(a, b) assert_true(((a) - (b)) < 1e-6 && ((b) - (a)) < 1e-6)
+
+static void test_waterfill_runai(void **state)
+{
+    (void)state;
+    /* Quotas 3 and 1, both hungry, 16 GPUs: weights default to the quotas. */
+    double quota[2] = { 3, 1 }, weight[2] = { 3, 1 }, cap[2] = { 100, 100 }, out[2];
+    int64_t prio[2] = { 0, 0 };
+    fs_waterfill(16, 2, quota, weight, prio, cap, out);
+    NEAR(out[0], 12);
+    NEAR(out[1], 4);
+    /* overQuotaWeight Low (1) and High (3): the surplus of 12 splits 1:3. */
+    double w2[2] = { 1, 3 };
+    fs_waterfill(16, 2, quota, w2, prio, cap, out);
+    NEAR(out[0], 6);
+    NEAR(out[1], 10);
+}
+
+static void test_waterfill_caps(void **state)
+{
+    (void)state;
+    int64_t prio[3] = { 0, 0, 0 };
+    double out[3];
+    /* Demand caps: A wants 2, so B and C split the rest by weight. */
+    double quota[3] = { -1, -1, -1 }, weight[3] = { 1, 1, 2 }, cap[3] = { 2, 100, 100 };
+    fs_waterfill(14, 3, quota, weight, prio, cap, out);
+    NEAR(out[0], 2);
+    NEAR(out[1], 4);
+    NEAR(out[2], 8);
+    /* Quotas overcommit the share: max-min by quota. */
+    double q2[2] = { 10, 10 }, w2[2] = { 10, 10 }, c2[2] = { 100, 3 };
+    int64_t p2[2] = { 0, 0 };
+    fs_waterfill(8, 2, q2, w2, p2, c2, out);
+    NEAR(out[0], 5);
+    NEAR(out[1], 3);
+    /* Higher priority siblings take the surplus first. */
+    double q3[2] = { 1, 1 }, w3[2] = { 1, 1 }, c3[2] = { 100, 5 };
+    int64_t p3[2] = { 0, 1 };
+    fs_waterfill(10, 2, q3, w3, p3, c3, out);
+    NEAR(out[1], 5);
+    NEAR(out[0], 5);
+    /* Nothing wanted: nothing given. */
+    double c4[2] = { 0, 0 };
+    fs_waterfill(10, 2, q3, w3, p3, c4, out);
+    NEAR(out[0], 0);
+    NEAR(out[1], 0);
+}
+
+static fs_queue_spec_t *mkq(const char *name, const char *spec)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "{'metadata':{'name':'%s','uid':'uid-%s'},'spec':%s}", name, name, spec);
+    json_t *j = parse_sq(buf);
+    char err[256] = "";
+    fs_queue_spec_t *q = fs_queue_from_json(j, err, sizeof(err));
+    json_decref(j);
+    if (!q)
+        fail_msg("fs_queue_from_json: %s", err);
+    return q;
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    fs_queue_spec_t *q = mkq("a", "{'parentQueue':'p','priority':2,'resources':{'gpu':{'quota':3,'overQuotaWeight':"
+                                  "2,'limit':8},'cpu':{'quota':'4'},'memory':{'quota':'2G'}},'pools':{'gpu-pool':{"
+                                  "'resources':{'gpu':{'quota':5}}}}}");
+    assert_null(q->invalid);
+    assert_string_equal(q->parent, "p");
+    assert_int_equal(q->priority, 2);
+    NEAR(q->res[FS_GPU].quota, 3);
+    NEAR(q->res[FS_GPU].weight, 2);
+    NEAR(q->res[FS_GPU].limit, 8);
+    NEAR(q->res[FS_CPU].quota, 4000); /* a quantity string in millicores */
+    NEAR(q->res[FS_MEM].quota, 2000); /* MB */
+    NEAR(q->res[FS_CPU].limit, -1);
+    assert_int_equal(q->npools, 1);
+    NEAR(q->pools[0].res[FS_GPU].quota, 5);
+    fs_queue_spec_free(q);
+
+    const char *bad[] = {
+        "{'resources':{'gpu':{'quota':-2}}}",
+        "{'resources':{'gpu':{'quota':4,'limit':2}}}",
+        "{'resources':{'gpu':{'quota':'lots'}}}",
+        "{'resources':{'gpu':{'overQuotaWeight':-3}}}",
+        "{'resources':[1]}",
+        "{'parentQueue':7}",
+        "{'parentQueue':'a'}",
+        "{'priority':'high'}",
+        "{'resources':{'gpu':{'quota':1e300}}}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        q = mkq("a", bad[i]);
+        if (!q->invalid)
+            fail_msg("spec %s parsed as valid", bad[i]);
+        fs_queue_spec_free(q);
+    }
+    json_t *j = parse_sq("{'metadata':{}}");
+    char err[128];
+    assert_null(fs_queue_from_json(j, err, sizeof(err)));
+    json_decref(j);
+}
+
+static pod_t *mkpod(const char *name, const char *queue, int gpu, int prio)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','labels':{'resource.aibee.cn/queue':'%s'},"
+             "'creationTimestamp':'2026-01-01T00:00:01Z'},"
+             "'spec':{'priority':%d,'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'%d'}}}]}}",
+             name, name, queue, prio, gpu);
+    return fx_pod(buf);
+}
+
+typedef struct seen {
+    char q[8][32];
+    double alloc[8], fair[8];
+    int n;
+} seen_t;
+
+static void seen_cb(void *ud, const char *queue, const char *pool, const double alloc[FS_NRES],
+                    const double fair[FS_NRES], int pending)
+{
+    (void)pool;
+    (void)pending;
+    seen_t *s = ud;
+    if (s->n < 8) {
+        snprintf(s->q[s->n], sizeof(s->q[0]), "%s", queue);
+        s->alloc[s->n] = alloc[FS_GPU];
+        s->fair[s->n] = fair[FS_GPU];
+        s->n++;
+    }
+}
+
+static double fair_of(fs_store_t *fs, const char *queue)
+{
+    seen_t s = { 0 };
+    fs_each_metric(fs, seen_cb, &s);
+    for (int i = 0; i < s.n; i++)
+        if (strcmp(s.q[i], queue) == 0)
+            return s.fair[i];
+    fail_msg("queue %s not reported", queue);
+    return -1;
+}
+
+/* A pool of gpus GPUs where each named queue has want GPUs pending. */
+static void pool_setup(fs_store_t *fs, double gpus, const char *const *queues, const double *want, int n)
+{
+    double cap[FS_NRES] = { gpus, 1e6, 1e6 };
+    fs_set_pool(fs, 0, "default", cap);
+    fs_pending_t p[8];
+    for (int i = 0; i < n; i++) {
+        p[i] = (fs_pending_t){ fs_tenant_id(fs, queues[i]), { want[i], 0, 0 }, (int)want[i] };
+    }
+    fs_set_pending(fs, 0, p, n);
+    fs_refresh(fs, 0, 1000);
+}
+
+static void test_hierarchy(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    /* research (quota 8, limit 10) over a (quota 6) and b (quota 2, weight
+     * 3); ops (quota 4) beside it; 20 GPUs, everyone hungry. Top: research 8
+     * + ops 4, surplus 8 by weights 8:4 -> research +5.33 capped at its
+     * limit 10 (+2), ops gets the rest: 20 - 10 = 10. Inside research (10):
+     * a 6, b 2, surplus 2 by weights 6:3 -> a 7.33, b 2.67. */
+    fs_queue_upsert(fs, mkq("research", "{'resources':{'gpu':{'quota':8,'limit':10}}}"));
+    fs_queue_upsert(fs, mkq("a", "{'parentQueue':'research','resources':{'gpu':{'quota':6}}}"));
+    fs_queue_upsert(fs, mkq("b", "{'parentQueue':'research','resources':{'gpu':{'quota':2,'overQuotaWeight':3}}}"));
+    fs_queue_upsert(fs, mkq("ops", "{'resources':{'gpu':{'quota':4}}}"));
+    const char *qs[] = { "a", "b", "ops" };
+    double want[] = { 50, 50, 50 };
+    pool_setup(fs, 20, qs, want, 3);
+    NEAR(fair_of(fs, "research"), 10);
+    NEAR(fair_of(fs, "ops"), 10);
+    NEAR(fair_of(fs, "a"), 6 + 2.0 * 6 / 9);
+    NEAR(fair_of(fs, "b"), 2 + 2.0 * 3 / 9);
+    /* A pod naming the parent counts in default, with a message. */
+    char *m = fs_fallback_message(fs, fs_tenant_id(fs, "research"));
+    assert_non_null(m);
+    assert_non_null(strstr(m, "child queues"));
+    free(m);
+    assert_null(fs_fallback_message(fs, fs_tenant_id(fs, "a")));
+    fs_store_free(fs);
+}
+
+static void test_invalid_hierarchy(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("x", "{'parentQueue':'y'}"));
+    fs_queue_upsert(fs, mkq("y", "{'parentQueue':'x'}"));
+    fs_queue_upsert(fs, mkq("orphan", "{'parentQueue':'nobody'}"));
+    fs_queue_upsert(fs, mkq("kid", "{'parentQueue':'orphan'}"));
+    fs_queue_upsert(fs, mkq("ok", "{'resources':{'gpu':{'quota':1}}}"));
+    const char *names[] = { "x", "y", "orphan", "kid" };
+    for (int i = 0; i < 4; i++) {
+        char *m = fs_fallback_message(fs, fs_tenant_id(fs, names[i]));
+        if (!m || !strstr(m, "invalid"))
+            fail_msg("queue %s: %s", names[i], m ? m : "(resolves to itself)");
+        free(m);
+    }
+    assert_null(fs_fallback_message(fs, fs_tenant_id(fs, "ok")));
+    char *m = fs_fallback_message(fs, fs_tenant_id(fs, "never-created"));
+    assert_non_null(strstr(m, "does not exist"));
+    free(m);
+    fs_tick_t t;
+    fs_tick(fs, 1000, &t);
+    int invalid = 0;
+    for (int i = 0; i < t.nevents; i++)
+        invalid += strcmp(t.events[i].reason, "InvalidQueue") == 0;
+    assert_int_equal(invalid, 4);
+    assert_int_equal(t.npatches, 5); /* every object gets a status */
+    int saw = 0;
+    for (int i = 0; i < t.npatches; i++)
+        if (strcmp(t.patches[i].name, "x") == 0)
+            saw = strstr(t.patches[i].body, "\"state\":\"Invalid\"") != NULL;
+    assert_true(saw);
+    fs_tick_clear(&t);
+    /* Said once; a second tick says nothing new. */
+    fs_tick(fs, 2000, &t);
+    assert_int_equal(t.nevents, 0);
+    assert_int_equal(t.npatches, 0);
+    fs_tick_clear(&t);
+    /* Breaking the cycle heals both. */
+    fs_queue_upsert(fs, mkq("y", "{}"));
+    assert_null(fs_fallback_message(fs, fs_tenant_id(fs, "x")));
+    fs_store_free(fs);
+}
+
+static void test_admission(void **state)
+{
+    (void)state;
+    fs_opts_t o = { 0, 600, 100 };
+    fs_store_t *fs = fs_store_new(&o);
+    fs_queue_upsert(fs, mkq("lim", "{'resources':{'gpu':{'quota':2,'limit':4}}}"));
+    int t = fs_tenant_id(fs, "lim");
+    const char *qs[] = { "lim" };
+    double want[] = { 10 };
+    pool_setup(fs, 16, qs, want, 1);
+    double one[FS_NRES] = { 1, 0, 0 };
+    char msg[256];
+    pod_t *p[5];
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "p%d", i);
+        p[i] = mkpod(name, "lim", 1, 0);
+        assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), 0);
+        fs_charge(fs, p[i], t, 0, +1);
+    }
+    assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), -1);
+    assert_string_equal(msg, "queue \"lim\" limit: gpu 4 + 1 > 4");
+    /* Non-preemptible work stays inside the quota (2), whatever else runs. */
+    fs_uncharge(fs, p[3]->uid);
+    fs_uncharge(fs, p[2]->uid);
+    fs_uncharge(fs, p[1]->uid);
+    p[4] = mkpod("np", "lim", 2, 1000);
+    assert_false(fs_pod_preemptible(fs, p[4]));
+    double two[FS_NRES] = { 2, 0, 0 };
+    assert_int_equal(fs_admit(fs, 0, t, two, 0, msg, sizeof(msg)), 0);
+    fs_charge(fs, p[4], t, 0, +1); /* 3 held, 2 of them non-preemptible */
+    assert_int_equal(fs_admit(fs, 0, t, one, 0, msg, sizeof(msg)), -1);
+    assert_string_equal(msg, "queue \"lim\" quota (non-preemptible): gpu 2 + 1 > 2");
+    /* ... while a preemptible pod may go on to the limit. */
+    assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), 0);
+    fs_charge(fs, p[1], t, 0, +1);
+    assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), -1);
+    /* The default queue has no limit and no quota. */
+    assert_int_equal(fs_admit(fs, 0, FS_DEFAULT_ID, two, 0, msg, sizeof(msg)), 0);
+    for (int i = 0; i < 5; i++)
+        pod_unref(p[i]);
+    fs_store_free(fs);
+}
+
+static void test_reclaim_stops_at_share(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("qa", "{'resources':{'gpu':{'quota':3}}}"));
+    fs_queue_upsert(fs, mkq("qb", "{'resources':{'gpu':{'quota':1}}}"));
+    int ta = fs_tenant_id(fs, "qa"), tb = fs_tenant_id(fs, "qb");
+    pod_t *a[16], *b[5];
+    for (int i = 0; i < 16; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "a%d", i);
+        a[i] = mkpod(name, "qa", 1, 0);
+        fs_charge(fs, a[i], ta, 0, +1);
+    }
+    const char *qs[] = { "qa", "qb" };
+    double want[] = { 4, 20 };
+    pool_setup(fs, 16, qs, want, 2);
+    NEAR(fair_of(fs, "qa"), 12);
+    NEAR(fair_of(fs, "qb"), 4);
+    double one[FS_NRES] = { 1, 0, 0 };
+    int cross = 0, k = 0;
+    /* qb takes one GPU at a time until it holds its 4; then nothing. */
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "b%d", i);
+        b[i] = mkpod(name, "qb", 1, 0);
+        if (fs_may_reclaim(fs, 0, tb, one, 0, 0, 0, a[15 - k]->uid, 0, &cross)) {
+            assert_true(cross);
+            fs_uncharge(fs, a[15 - k]->uid);
+            fs_charge(fs, b[i], tb, 0, +1);
+            k++;
+        }
+    }
+    assert_int_equal(k, 4);
+    /* No ping-pong: qa (now at 12, its share) may not take one back. */
+    assert_false(fs_may_reclaim(fs, 0, ta, one, 0, 0, 0, b[0]->uid, 0, &cross));
+    /* Same queue: only a starving pod, and only newer pods of no higher priority. */
+    assert_false(fs_may_reclaim(fs, 0, ta, one, 0, 10, 0, a[0]->uid, 0, &cross));
+    assert_false(cross);
+    /* A non-preemptible victim is never taken. */
+    pod_t *np = mkpod("np", "qa", 1, 500);
+    fs_charge(fs, np, ta, 0, +1);
+    assert_false(fs_may_reclaim(fs, 0, tb, one, 1, 0, 0, np->uid, 0, &cross));
+    pod_unref(np);
+    for (int i = 0; i < 16; i++)
+        pod_unref(a[i]);
+    for (int i = 0; i < 5; i++)
+        pod_unref(b[i]);
+    fs_store_free(fs);
+}
+
+/* The scheduling queue keeps one heap per tenant and asks pick. */
+static int tenant_by_label(const pod_t *p, void *ud)
+{
+    (void)ud;
+    const char *q = fs_pod_queue_label(p);
+    return q && strcmp(q, "b") == 0 ? 1 : 0;
+}
+
+static int pick_tenant1(const int *tenants, const int64_t *first, int n, void *ud)
+{
+    (void)first;
+    (void)ud;
+    for (int i = 0; i < n; i++)
+        if (tenants[i] == 1)
+            return i;
+    return 0;
+}
+
+typedef struct sum_seen {
+    int pods[2];
+    int64_t gpu[2];
+} sum_seen_t;
+
+static void sum_cb(int tenant, const resources_t *req, int pods, void *ud)
+{
+    sum_seen_t *s = ud;
+    if (tenant < 2) {
+        s->pods[tenant] = pods;
+        s->gpu[tenant] = res_get_scalar(req, "nvidia.com/gpu");
+    }
+}
+
+static void test_queue_tenants(void **state)
+{
+    (void)state;
+    queue_opts_t o;
+    queue_opts_default(&o);
+    o.tenant_of = tenant_by_label;
+    o.pick = pick_tenant1;
+    sched_queue_t *q = queue_new(&o);
+    pod_t *a1 = mkpod("qa1", "a", 1, 10), *a2 = mkpod("qa2", "a", 1, 5), *b1 = mkpod("qb1", "b", 2, 0);
+    queue_add(q, a1, 0);
+    queue_add(q, a2, 0);
+    queue_add(q, b1, 0);
+    sum_seen_t s = { 0 };
+    queue_tenant_pending(q, sum_cb, &s);
+    assert_int_equal(s.pods[0], 2);
+    assert_int_equal(s.pods[1], 1);
+    assert_int_equal(s.gpu[1], 2);
+    /* pick prefers tenant 1 although its head has the lowest priority. */
+    queue_item_t *it = queue_pop_timeout(q, 0);
+    assert_string_equal(it->pod->name, "qb1");
+    /* Out with the caller, it still counts as pending. */
+    memset(&s, 0, sizeof(s));
+    queue_tenant_pending(q, sum_cb, &s);
+    assert_int_equal(s.pods[1], 1);
+    queue_done(q, it);
+    queue_item_free(it);
+    memset(&s, 0, sizeof(s));
+    queue_tenant_pending(q, sum_cb, &s);
+    assert_int_equal(s.pods[1], 0);
+    /* Inside a tenant: priority order. */
+    it = queue_pop_timeout(q, 0);
+    assert_string_equal(it->pod->name, "qa1");
+    queue_requeue(q, it);
+    queue_stats_t st;
+    queue_get_stats(q, &st);
+    assert_int_equal(st.active + st.unschedulable + st.backoff, 2);
+    queue_free(q);
+    pod_unref(a1);
+    pod_unref(a2);
+    pod_unref(b1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_waterfill_runai),  cmocka_unit_test(test_waterfill_caps),
+        cmocka_unit_test(test_parse),            cmocka_unit_test(test_hierarchy),
+        cmocka_unit_test(test_invalid_hierarchy), cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_reclaim_stops_at_share), cmocka_unit_test(test_queue_tenants),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
