@@ -637,6 +637,12 @@ case_hierarchy() {
         {"name": "p2", "parent": "dept", "quota": 2, "weight": 3, "demand": 12},
         {"name": "other", "quota": 2, "weight": 1, "demand": 16}]}' p1 p2 other)
     [ "$want" = '{"other":8,"p1":3,"p2":5}' ] || fail "waterfill gives $want, want other 8, p1 3, p2 5"
+    wait_until '[ "$(bound_gpus | jq "[.[]] | add // 0")" = 16 ]' 30 || true
+    local q
+    for q in dept p1 p2 other; do   # the scheduler's own numbers, for the record
+        wait_until "queue_json $q | jq -e '.status.fairShare.gpu != null'" 10 || true
+        measure "Queue $q .status fairShare.gpu $(queue_json "$q" | jq -c '.status.fairShare.gpu') allocated.gpu $(queue_json "$q" | jq -c '.status.allocated.gpu')"
+    done
     check_shares "dept(limit 8) -> p1:p2 weights 1:3, other" "$want"
     local d
     d=$(shares_for "$want" | jq '.p1 + .p2')
