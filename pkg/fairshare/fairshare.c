@@ -624,6 +624,14 @@ static void uncharge_locked(fs_store_t *fs, const char *uid)
     }
 }
 
+int fs_is_charged(fs_store_t *fs, const char *uid)
+{
+    pthread_mutex_lock(&fs->mu);
+    int yes = hashmap_get(fs->charges, uid) != NULL;
+    pthread_mutex_unlock(&fs->mu);
+    return yes;
+}
+
 void fs_uncharge(fs_store_t *fs, const char *uid)
 {
     pthread_mutex_lock(&fs->mu);

@@ -103,6 +103,8 @@ int fs_pod_preemptible(fs_store_t *fs, const pod_t *p);
  * to tenant in pool. Idempotent per uid: a second +1 replaces the charge,
  * a -1 for an unknown uid does nothing. */
 void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int sign);
+/* Whether uid is charged (running, or a preemptor holding room). */
+int fs_is_charged(fs_store_t *fs, const char *uid);
 /* Drops uid's charge, if any (a pod gone, or a victim on its way out). */
 void fs_uncharge(fs_store_t *fs, const char *uid);
 

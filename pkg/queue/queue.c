@@ -870,3 +870,35 @@ void queue_tenant_pending(sched_queue_t *q, queue_tenant_sum_fn fn, void *ud)
             fn(t, &q->tsums[t].req, q->tsums[t].pods, ud);
     pthread_mutex_unlock(&q->mu);
 }
+
+static void oldest_per_tenant(qent_t **best, int n, qent_t *e)
+{
+    int t = e->it->tenant;
+    if (t < n && (!best[t] || e->it->first_ms < best[t]->it->first_ms))
+        best[t] = e;
+}
+
+int queue_activate_starving(sched_queue_t *q, queue_starving_fn starving, void *ud)
+{
+    int moved = 0;
+    pthread_mutex_lock(&q->mu);
+    int n = q->ntsums;
+    qent_t **best = util_xcalloc((size_t)n + 1, sizeof(*best));
+    for (int i = 0; i < q->nunsched; i++)
+        oldest_per_tenant(best, n, q->unsched[i]);
+    for (int i = 0; i < q->backoff.n; i++)
+        oldest_per_tenant(best, n, q->backoff.a[i]);
+    for (int t = 0; t < n; t++) {
+        if (!best[t] || !starving(t, best[t]->it->first_ms, ud))
+            continue;
+        unplace(q, best[t]);
+        best[t]->it->backoff_until = 0;
+        place(q, best[t], Q_ACTIVE);
+        moved++;
+    }
+    free(best);
+    if (moved)
+        pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return moved;
+}

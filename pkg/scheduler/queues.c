@@ -36,11 +36,12 @@ int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *u
 }
 
 /* The cache's accounting hook (cache lock held): what runs is charged to
- * its queue in its home pool; a pod being deleted is on its way out. */
+ * its queue in its home pool, until it is gone (a pod being deleted still
+ * holds its node for its grace period, and a limit counts it). */
 void queues_account(void *ud, const pod_t *p, int sign)
 {
     scheduler_t *s = ud;
-    if (sign > 0 && !p->deleting)
+    if (sign > 0)
         fs_charge(s->fs, p, queues_pod_tenant(s, p), pools_home_id(s, p), +1);
     else
         fs_uncharge(s->fs, p->uid);
@@ -151,10 +152,20 @@ void queues_refresh(sched_pool_t *P)
     refresh_pool(P);
 }
 
+static int starving_cb(int tenant, int64_t first_ms, void *ud)
+{
+    sched_pool_t *P = ud;
+    return fs_starving(P->s->fs, P->id, tenant, first_ms, util_now_ms());
+}
+
 static void refresh_each(sched_pool_t *P, void *ud)
 {
     (void)ud;
     refresh_pool(P);
+    /* The starvation bound: placed (by reclaim if needed) within a cycle
+     * of passing --starvation-age, not at the end of its backoff. */
+    if (P->s->opts.starvation_age_s > 0 && queue_activate_starving(P->q, starving_cb, P) > 0)
+        LOG_D("pool %s: starving pods retried now", P->name);
 }
 
 void queues_housekeep(scheduler_t *s)
@@ -204,6 +215,10 @@ int queues_admit(sched_pool_t *P, queue_item_t *it)
                              "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");
     }
     if (!fs_active(s->fs))
+        return 0;
+    /* A preemptor holding room was admitted when it reclaimed: its own
+     * provisional charge must not count against it. */
+    if (fs_is_charged(s->fs, it->pod->uid))
         return 0;
     double req[FS_NRES];
     fs_pod_vec(it->pod, req);
