@@ -1161,6 +1161,103 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     return ok;
 }
 
+typedef struct lim_cand {
+    const char *uid;
+    const fs_chg_t *c;
+} lim_cand_t;
+
+static int lim_cand_cmp(const void *x, const void *y)
+{
+    const fs_chg_t *a = ((const lim_cand_t *)x)->c, *b = ((const lim_cand_t *)y)->c;
+    if (a->prio != b->prio)
+        return a->prio < b->prio ? -1 : 1;
+    return a->started_ms > b->started_ms ? -1 : a->started_ms < b->started_ms;
+}
+
+static int in_subtree(const fs_store_t *fs, int q, int top)
+{
+    for (int a = q, g = 0; a >= 0 && g <= fs->nn; a = fs->n[a].parent, g++)
+        if (a == top)
+            return 1;
+    return 0;
+}
+
+/* The lowest ancestor (not qp itself) whose limit req would pass, and by
+ * how much; -1 when none, or when qp's own limit already stops it. */
+static int blocking_ancestor(const fs_store_t *fs, const fs_pool_t *P, int qp, const double *req, double *excess)
+{
+    for (int a = qp, g = 0; a >= 0 && g <= fs->nn; a = fs->n[a].parent, g++) {
+        int over = 0;
+        for (int r = 0; r < FS_NRES; r++) {
+            fs_res_t x = node_res(fs, a, P, r);
+            excess[r] = x.limit >= 0 && req[r] > 0 ? P->q[a].a_alloc[r] + req[r] - x.limit : 0;
+            if (excess[r] > tol_of(x.limit))
+                over = 1;
+            else
+                excess[r] = 0;
+        }
+        if (over)
+            return a == qp ? -1 : a;
+    }
+    return -1;
+}
+
+int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int64_t now_ms, char ***out)
+{
+    *out = NULL;
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    int qp = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID, n = 0;
+    double excess[FS_NRES];
+    int top = P ? blocking_ancestor(fs, P, qp, req, excess) : -1;
+    if (top < 0 || ratio_of(fs, P, qp, req, +1) > 1 + 1e-9) {
+        pthread_mutex_unlock(&fs->mu);
+        return 0;
+    }
+    lim_cand_t *cand = util_xcalloc(hashmap_len(fs->charges) + 1, sizeof(*cand));
+    int nc = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(fs->charges, &it, &k, &v);) {
+        const fs_chg_t *c = v;
+        int qv = fs->eff[c->tid], a, b;
+        if (c->pool != pool || qv == qp || !(c->preemptible || expired(c, now_ms)) || !in_subtree(fs, qv, top))
+            continue;
+        lca_pair(fs, qp, qv, &a, &b);
+        if (reclaim_ok(fs, P, qp, a, b, req, c->v, 0, over_budget(fs, P, c, now_ms)))
+            cand[nc++] = (lim_cand_t){ k, c };
+    }
+    qsort(cand, (size_t)nc, sizeof(*cand), lim_cand_cmp);
+    double freed[FS_NRES] = { 0 };
+    int enough = 0;
+    for (; n < nc && !enough; n++) {
+        enough = 1;
+        for (int r = 0; r < FS_NRES; r++) {
+            freed[r] += cand[n].c->v[r];
+            if (freed[r] + 1e-9 < excess[r])
+                enough = 0;
+        }
+    }
+    if (!enough)
+        n = 0;
+    if (n > 0) {
+        *out = util_xcalloc((size_t)n + 1, sizeof(char *));
+        for (int i = 0; i < n; i++)
+            (*out)[i] = util_strdup(cand[i].uid);
+    }
+    free(cand);
+    pthread_mutex_unlock(&fs->mu);
+    /* The set as a whole keeps every victim queue at its share. */
+    if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, n, now_ms)) {
+        for (int i = 0; i < n; i++)
+            free((*out)[i]);
+        free(*out);
+        *out = NULL;
+        n = 0;
+    }
+    return n;
+}
+
 char *fs_queue_of_uid(fs_store_t *fs, const char *uid)
 {
     pthread_mutex_lock(&fs->mu);

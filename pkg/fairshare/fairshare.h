@@ -150,6 +150,13 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
 /* The same rules for a whole victim set (their sums per queue). */
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
                   const char *const *victim_uids, int n, int64_t now_ms);
+/* When only an ancestor's limit keeps a pod of tenant (asking req) out
+ * while its own queue stays within its fair share: the preemptible pods
+ * of sibling subtrees above their shares (lowest priority, then newest
+ * first) whose going frees enough of that ancestor's limit, by reclaim's
+ * rules. Returns how many (uids in *out, an array the caller frees with
+ * each string), 0 when there is no such set. */
+int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int64_t now_ms, char ***out);
 /* The queue name a charged pod counts in (caller frees), or NULL. */
 char *fs_queue_of_uid(fs_store_t *fs, const char *uid);
 /* Counts a reclaim by tenant taking victims (uids). */

@@ -55,7 +55,7 @@ typedef struct sched_pool {
     int started;
     unsigned next_start; /* where the next feasibility search starts */
     uint64_t rng;
-    int64_t fs_refresh_ms; /* last fair-share refresh by this pool's thread */
+    int64_t fs_refresh_ms;                /* last fair-share refresh by this pool's thread */
     unsigned fs_seen_nodes, fs_seen_pods; /* fs_gen_* at that refresh */
     struct scheduler *s;
 } sched_pool_t;

@@ -200,6 +200,47 @@ void queues_housekeep(scheduler_t *s)
 
 /* ------------------------------------------------------------ admission */
 
+/* Only an ancestor's limit keeps the pod out while its queue is within
+ * its share: the victims fs_limit_victims chose (sibling subtrees above
+ * their shares) are evicted, and the pod keeps the room they free. */
+static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_NRES], int home)
+{
+    scheduler_t *s = P->s;
+    int no_preempt = 1;
+    pools_flags(s, P->id, &no_preempt, NULL, NULL);
+    if (s->opts.disable_preemption || no_preempt || !sched_may_preempt(s, it->pod) ||
+        evictor_has_job(s->evictor, it->pod->uid))
+        return 0;
+    char **uids = NULL;
+    int n = fs_limit_victims(s->fs, home, it->tenant, req, util_wall_ms(), &uids);
+    if (n <= 0)
+        return 0;
+    preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
+    c->victims = util_xcalloc((size_t)n, sizeof(*c->victims));
+    for (int i = 0; i < n; i++) {
+        cache_pod_state_t st;
+        pod_t *v = cache_get_pod(s->cache, uids[i], &st);
+        if (v && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !v->deleting)
+            c->victims[c->nvictims++] = v;
+        else
+            pod_unref(v);
+        free(uids[i]);
+    }
+    free(uids);
+    if (c->nvictims < n) { /* one went meanwhile: choose again next time */
+        preempt_candidate_clear(c);
+        free(c);
+        return 0;
+    }
+    c->node = util_strdup(c->victims[0]->node_name);
+    victim_ctx_t vc = { .s = s, .pool_id = home };
+    queues_victim_ctx(P, &it->pod, 1, 0, &vc);
+    queues_reserve(&vc, &it->pod, 1, c->victims, c->nvictims);
+    LOG_I("reclaiming %d pods under a queue limit for pod=%s pool=%s", c->nvictims, it->pod->key, P->name);
+    evictor_submit(s->evictor, it->pod, c, 1, P->id, P->name);
+    return 1;
+}
+
 int queues_admit(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
@@ -223,9 +264,13 @@ int queues_admit(sched_pool_t *P, queue_item_t *it)
     double req[FS_NRES];
     fs_pod_vec(it->pod, req);
     char msg[512];
-    if (fs_admit(s->fs, pools_home_id(s, it->pod), it->tenant, req, fs_pod_preemptible(s->fs, it->pod), msg,
-                 sizeof(msg)) == 0)
+    int home = pools_home_id(s, it->pod);
+    if (fs_admit(s->fs, home, it->tenant, req, fs_pod_preemptible(s->fs, it->pod), msg, sizeof(msg)) == 0)
         return 0;
+    if (limit_reclaim(P, it, req, home)) {
+        size_t len = strlen(msg);
+        snprintf(msg + len, sizeof(msg) - len, "; reclaiming from sibling queues above their fair share");
+    }
     sched_report(P, it, "FailedScheduling", util_strdup(msg));
     queue_requeue(P->q, it);
     return 1;

@@ -345,6 +345,48 @@ static void test_reclaim_stops_at_share(void **state)
     fs_store_free(fs);
 }
 
+static void test_limit_reclaim(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("dept", "{'resources':{'gpu':{'quota':8,'limit':8}}}"));
+    fs_queue_upsert(fs, mkq("p1", "{'parentQueue':'dept','resources':{'gpu':{'quota':3}}}"));
+    fs_queue_upsert(fs, mkq("p2", "{'parentQueue':'dept','resources':{'gpu':{'quota':5}}}"));
+    int t1 = fs_tenant_id(fs, "p1"), t2 = fs_tenant_id(fs, "p2");
+    pod_t *p[8];
+    for (int i = 0; i < 8; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "x%d", i);
+        p[i] = mkpod(name, i < 6 ? "p1" : "p2", 1, 0);
+        fs_charge(fs, p[i], i < 6 ? t1 : t2, 0, +1);
+    }
+    const char *qs[] = { "p1", "p2" };
+    double want[] = { 0, 10 };
+    pool_setup(fs, 16, qs, want, 2);
+    NEAR(fair_of(fs, "p1"), 3);
+    NEAR(fair_of(fs, "p2"), 5);
+    double one[FS_NRES] = { 1, 0, 0 };
+    char msg[256];
+    assert_int_equal(fs_admit(fs, 0, t2, one, 1, msg, sizeof(msg)), -1);
+    assert_string_equal(msg, "queue \"dept\" limit: gpu 8 + 1 > 8");
+    char **uids = NULL;
+    int n = fs_limit_victims(fs, 0, t2, one, 0, &uids);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(uids[0], "u-x")); /* one of p1's pods */
+    int k = uids[0][3] - '0';
+    assert_true(k < 6);
+    free(uids[0]);
+    free(uids);
+    /* p1 itself at its own share asks nothing of p2. */
+    for (int i = 0; i < 3; i++)
+        fs_uncharge(fs, p[i]->uid);
+    n = fs_limit_victims(fs, 0, t1, one, 0, &uids);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 8; i++)
+        pod_unref(p[i]);
+    fs_store_free(fs);
+}
+
 /* The scheduling queue keeps one heap per tenant and asks pick. */
 static int tenant_by_label(const pod_t *p, void *ud)
 {
@@ -430,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_reclaim_stops_at_share),
         cmocka_unit_test(test_queue_tenants),
+        cmocka_unit_test(test_limit_reclaim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
