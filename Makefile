@@ -3,6 +3,7 @@
 #   make test       unit tests (plain, ASan+UBSan, TSan) and the e2e suite on a real kube-apiserver
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
+#   make fairness   the queue fairness suite's long decayed-usage run (150 s, 5%)
 #   make lint       C format, shellcheck, Python syntax, doc links; make format fixes the C format
 # Missing Debian packages are installed first when run as root (see test/deps.sh).
 
@@ -44,7 +45,7 @@ TOOL_BINS := $(TOOL_SRCS:test/bench/%.c=$(B)/tools/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench lint clean install property
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness lint clean install property
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
@@ -134,6 +135,12 @@ bin-tsan: $(B)/bin/ai-scheduler
 
 demo: all
 	@bash test/e2e/demo.sh
+
+# The queue fairness suite with the long decayed-usage run (150 s, checked to
+# the issue's 5%); make test runs it for 40 s and checks 20%.
+fairness: all
+	@$(MAKE) --no-print-directory VARIANT=asan bin-asan
+	@QUEUE_CASES=decay DECAY_RUN=150 DECAY_TOL_PCT=5 bash test/e2e/run.sh queues
 
 bench: all
 	@bash test/bench/bench.sh

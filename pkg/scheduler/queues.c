@@ -111,6 +111,17 @@ static void pool_capacity(scheduler_t *s, int pool, double cap[FS_NRES])
     vec_of(&sum, cap);
 }
 
+/* A queue under its share must not wait on its pods' backoff (up to 10 s)
+ * while others' fresh pods take the room: its oldest pod is retried at
+ * each refresh (QUEUES_REFRESH_MS). This is also the starvation bound: a starving pod is its
+ * queue's oldest and its queue is under its share. */
+static int under_share_cb(int tenant, int64_t first_ms, void *ud)
+{
+    sched_pool_t *P = ud;
+    (void)first_ms;
+    return fs_ratio(P->s->fs, P->id, tenant) < 1.0 - 1e-9;
+}
+
 /* Capacity, pending demand, fair shares; pods that waited on the old
  * shares retry when a share moved. */
 static void refresh_pool(sched_pool_t *P)
@@ -125,6 +136,8 @@ static void refresh_pool(sched_pool_t *P)
     free(acc.a);
     if (fs_refresh(s->fs, P->id, util_now_ms()))
         queue_move_all_to_active(P->q, "QueueShareChanged");
+    if (queue_activate_starving(P->q, under_share_cb, P) > 0)
+        LOG_D("pool %s: the oldest pods of queues under their share retried now", P->name);
 }
 
 void queues_changed(scheduler_t *s, int nodes)
@@ -152,20 +165,10 @@ void queues_refresh(sched_pool_t *P)
     refresh_pool(P);
 }
 
-static int starving_cb(int tenant, int64_t first_ms, void *ud)
-{
-    sched_pool_t *P = ud;
-    return fs_starving(P->s->fs, P->id, tenant, first_ms, util_now_ms());
-}
-
 static void refresh_each(sched_pool_t *P, void *ud)
 {
     (void)ud;
     refresh_pool(P);
-    /* The starvation bound: placed (by reclaim if needed) within a cycle
-     * of passing --starvation-age, not at the end of its backoff. */
-    if (P->s->opts.starvation_age_s > 0 && queue_activate_starving(P->q, starving_cb, P) > 0)
-        LOG_D("pool %s: starving pods retried now", P->name);
 }
 
 void queues_housekeep(scheduler_t *s)
