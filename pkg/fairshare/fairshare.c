@@ -202,11 +202,16 @@ void fs_queue_spec_free(fs_queue_spec_t *q)
     free(q);
 }
 
+void fs_res_vec(const resources_t *r, double v[FS_NRES])
+{
+    v[FS_GPU] = (double)res_get_scalar(r, RES_GPU);
+    v[FS_CPU] = (double)r->milli_cpu;
+    v[FS_MEM] = (double)r->memory / 1e6;
+}
+
 void fs_pod_vec(const pod_t *p, double v[FS_NRES])
 {
-    v[FS_GPU] = (double)res_get_scalar(&p->requests, RES_GPU);
-    v[FS_CPU] = (double)p->requests.milli_cpu;
-    v[FS_MEM] = (double)p->requests.memory / 1e6;
+    fs_res_vec(&p->requests, v);
 }
 
 const char *fs_pod_queue_label(const pod_t *p)
@@ -549,12 +554,6 @@ int fs_tenant_id(fs_store_t *fs, const char *name)
     int id = intern_locked(fs, name);
     pthread_mutex_unlock(&fs->mu);
     return id;
-}
-
-int fs_pod_tenant(fs_store_t *fs, const pod_t *p, const char *pg_queue)
-{
-    const char *q = fs_pod_queue_label(p);
-    return fs_tenant_id(fs, q ? q : pg_queue);
 }
 
 char *fs_fallback_message(fs_store_t *fs, int tenant)
@@ -1256,15 +1255,6 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
         n = 0;
     }
     return n;
-}
-
-char *fs_queue_of_uid(fs_store_t *fs, const char *uid)
-{
-    pthread_mutex_lock(&fs->mu);
-    fs_chg_t *c = hashmap_get(fs->charges, uid);
-    char *name = c ? util_strdup(fs->n[fs->eff[c->tid]].name) : NULL;
-    pthread_mutex_unlock(&fs->mu);
-    return name;
 }
 
 char *fs_queue_name(fs_store_t *fs, int tenant)

@@ -64,7 +64,8 @@ typedef struct fs_queue_spec {
 fs_queue_spec_t *fs_queue_from_json(json_t *obj, char *err, size_t errlen);
 void fs_queue_spec_free(fs_queue_spec_t *q);
 
-/* A pod's request in store units. */
+/* A resource vector, and a pod's request, in store units. */
+void fs_res_vec(const resources_t *r, double v[FS_NRES]);
 void fs_pod_vec(const pod_t *p, double v[FS_NRES]);
 /* The queue label a pod carries (borrowed), or NULL. */
 const char *fs_pod_queue_label(const pod_t *p);
@@ -89,9 +90,6 @@ int fs_active(fs_store_t *fs);
 
 /* Interns a queue name (NULL or "" is default). Thread-safe. */
 int fs_tenant_id(fs_store_t *fs, const char *name);
-/* The id of the queue a pod's label names (its PodGroup's label when the
- * pod has none: pg_queue, may be NULL). */
-int fs_pod_tenant(fs_store_t *fs, const pod_t *p, const char *pg_queue);
 /* When tenant does not resolve to itself (unknown, invalid, not a leaf),
  * a message saying so (caller frees); NULL when it does. */
 char *fs_fallback_message(fs_store_t *fs, int tenant);
@@ -157,8 +155,6 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
  * rules. Returns how many (uids in *out, an array the caller frees with
  * each string), 0 when there is no such set. */
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int64_t now_ms, char ***out);
-/* The queue name a charged pod counts in (caller frees), or NULL. */
-char *fs_queue_of_uid(fs_store_t *fs, const char *uid);
 /* Counts a reclaim by tenant taking victims (uids). */
 void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n);
 /* Name of the queue tenant counts in (caller frees). */

@@ -878,7 +878,7 @@ static void oldest_per_tenant(qent_t **best, int n, qent_t *e)
         best[t] = e;
 }
 
-int queue_activate_starving(sched_queue_t *q, queue_starving_fn starving, void *ud)
+int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud)
 {
     int moved = 0;
     pthread_mutex_lock(&q->mu);
@@ -889,7 +889,7 @@ int queue_activate_starving(sched_queue_t *q, queue_starving_fn starving, void *
     for (int i = 0; i < q->backoff.n; i++)
         oldest_per_tenant(best, n, q->backoff.a[i]);
     for (int t = 0; t < n; t++) {
-        if (!best[t] || !starving(t, best[t]->it->first_ms, ud))
+        if (!best[t] || !pred(t, best[t]->it->first_ms, ud))
             continue;
         unplace(q, best[t]);
         best[t]->it->backoff_until = 0;

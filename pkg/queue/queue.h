@@ -111,11 +111,12 @@ void queue_item_free(queue_item_t *it);
 void queue_move_all_to_active(sched_queue_t *q, const char *event);
 
 /* The oldest unschedulable or backing-off item of each tenant for which
- * starving(tenant, first_ms, ud) holds goes to activeQ at once, its
- * backoff forgotten (a starving pod must not wait out a 10 s backoff).
- * starving is called with the queue mutex held. Returns how many moved. */
-typedef int (*queue_starving_fn)(int tenant, int64_t first_ms, void *ud);
-int queue_activate_starving(sched_queue_t *q, queue_starving_fn starving, void *ud);
+ * pred(tenant, first_ms, ud) holds goes to activeQ at once, its backoff
+ * forgotten (a queue under its share, or a starving pod, must not wait out
+ * a 10 s backoff). pred is called with the queue mutex held. Returns how
+ * many moved. */
+typedef int (*queue_tenant_pred_fn)(int tenant, int64_t first_ms, void *ud);
+int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud);
 
 /* Wakes queue_pop callers with NULL from now on. */
 void queue_close(sched_queue_t *q);

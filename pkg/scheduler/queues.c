@@ -76,13 +76,6 @@ typedef struct pend_acc {
     int n, cap;
 } pend_acc_t;
 
-static void vec_of(const resources_t *r, double v[FS_NRES])
-{
-    v[FS_GPU] = (double)res_get_scalar(r, RES_GPU);
-    v[FS_CPU] = (double)r->milli_cpu;
-    v[FS_MEM] = (double)r->memory / 1e6;
-}
-
 static void pend_cb(int tenant, const resources_t *req, int pods, void *ud)
 {
     pend_acc_t *acc = ud;
@@ -92,7 +85,7 @@ static void pend_cb(int tenant, const resources_t *req, int pods, void *ud)
     }
     fs_pending_t *p = &acc->a[acc->n++];
     p->tenant = tenant;
-    vec_of(req, p->v);
+    fs_res_vec(req, p->v);
     p->pods = pods;
 }
 
@@ -108,7 +101,7 @@ static void pool_capacity(scheduler_t *s, int pool, double cap[FS_NRES])
         if (nodes[i]->pool == pool && nodes[i]->node)
             res_add(&sum, &nodes[i]->node->allocatable);
     cache_unlock(s->cache);
-    vec_of(&sum, cap);
+    fs_res_vec(&sum, cap);
 }
 
 /* A queue under its share must not wait on its pods' backoff (up to 10 s)
@@ -136,7 +129,7 @@ static void refresh_pool(sched_pool_t *P)
     free(acc.a);
     if (fs_refresh(s->fs, P->id, util_now_ms()))
         queue_move_all_to_active(P->q, "QueueShareChanged");
-    if (queue_activate_starving(P->q, under_share_cb, P) > 0)
+    if (queue_activate_oldest(P->q, under_share_cb, P) > 0)
         LOG_D("pool %s: the oldest pods of queues under their share retried now", P->name);
 }
 
