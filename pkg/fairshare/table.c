@@ -503,37 +503,11 @@ static void usage_text(FILE *f)
           f);
 }
 
-/* "--flag VALUE", "--flag=VALUE", "-o VALUE" or "-oVALUE": the value, or
- * NULL when a is not this flag; *missing when it is but has no value. */
-static const char *flag_value(int argc, char **argv, int *i, const char *lng, const char *shrt, int *missing)
-{
-    const char *a = argv[*i];
-    size_t l = strlen(lng);
-    *missing = 0;
-    if (!strncmp(a, lng, l) && a[l] == '=')
-        return a + l + 1;
-    if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
-        if (*i + 1 >= argc) {
-            *missing = 1;
-            return NULL;
-        }
-        return argv[++*i];
-    }
-    if (shrt && !strncmp(a, shrt, strlen(shrt)))
-        return a + strlen(shrt);
-    return NULL;
-}
-
-static int collect(json_t *item, void *ud)
-{
-    return json_array_append((json_t *)ud, item) < 0 ? -1 : 0;
-}
-
 static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, queue_out_t fmt, const char *pool)
 {
     kube_config_t cfg;
     kube_client_t *c = NULL;
-    char err[512] = "", rv[64];
+    char err[512] = "";
     long status = 0;
     int rc = 1;
     json_t *queues = json_array();
@@ -548,7 +522,7 @@ static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, queue
         fprintf(errf, "error: %s\n", err[0] ? err : "cannot create client");
         goto out_cfg;
     }
-    if (kube_list(c, QUEUES_PATH, 500, collect, queues, rv, sizeof(rv), &status, err, sizeof(err)) < 0) {
+    if (kube_list_array(c, QUEUES_PATH, queues, &status, err, sizeof(err)) < 0) {
         if (status != 404) {
             fprintf(errf, "error: %s: %s\n", kube_client_server(c), err[0] ? err : "list queues failed");
             goto out_client;
@@ -578,15 +552,15 @@ int queue_table_main(int argc, char **argv, FILE *out, FILE *errf)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage_text(out);
             return 0;
-        } else if ((v = flag_value(argc, argv, &i, "--kubeconfig", NULL, &missing)) || missing) {
+        } else if ((v = util_opt_value(argc, argv, &i, "--kubeconfig", NULL, &missing)) || missing) {
             if (!v || !*v)
                 goto missing;
             kubeconfig = v;
-        } else if ((v = flag_value(argc, argv, &i, "--pool", NULL, &missing)) || missing) {
+        } else if ((v = util_opt_value(argc, argv, &i, "--pool", NULL, &missing)) || missing) {
             if (!v || !*v)
                 goto missing;
             pool = v;
-        } else if ((v = flag_value(argc, argv, &i, "--output", "-o", &missing)) || missing) {
+        } else if ((v = util_opt_value(argc, argv, &i, "--output", "-o", &missing)) || missing) {
             if (!v || !*v)
                 goto missing;
             if (!strcmp(v, "table") || !strcmp(v, "wide"))

@@ -814,3 +814,15 @@ int kube_has_api(kube_client_t *c, const char *group_version)
     }
     return present;
 }
+
+static int append_item(json_t *item, void *ud)
+{
+    return json_array_append((json_t *)ud, item) < 0 ? -1 : 0;
+}
+
+int kube_list_array(kube_client_t *c, const char *path, json_t *arr, long *status, char *err, size_t errlen)
+{
+    char rv[64];
+    *status = 0;
+    return kube_list(c, path, 500, append_item, arr, rv, sizeof(rv), status, err, errlen);
+}

@@ -51,6 +51,9 @@ typedef int (*kube_item_cb)(json_t *item, void *ud);
 int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, void *ud, char *rv_out, size_t rvlen,
               long *status, char *err, size_t errlen);
 
+/* kube_list into arr (each item appended, a reference each), pages of 500. */
+int kube_list_array(kube_client_t *c, const char *path, json_t *arr, long *status, char *err, size_t errlen);
+
 /* WATCH from rv as a chunked stream (allowWatchBookmarks=true). cb gets each
  * event's type ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR") and
  * object (borrowed); a nonzero return ends the watch. Returns when the stream

@@ -443,41 +443,6 @@ static void usage_text(FILE *f)
           f);
 }
 
-/* "--flag VALUE" or "--flag=VALUE"; advances *i past a separate value. */
-static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt)
-{
-    const char *a = argv[*i];
-    size_t l = strlen(lng);
-    if (!strncmp(a, lng, l) && a[l] == '=')
-        return a + l + 1;
-    if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
-        if (*i + 1 >= argc)
-            return NULL;
-        return argv[++*i];
-    }
-    if (shrt && !strncmp(a, shrt, strlen(shrt)) && a[strlen(shrt)])
-        return a + strlen(shrt);
-    return NULL;
-}
-
-static int is_opt(const char *a, const char *lng, const char *shrt)
-{
-    size_t l = strlen(lng);
-    return !strcmp(a, lng) || (!strncmp(a, lng, l) && a[l] == '=') || (shrt && !strncmp(a, shrt, strlen(shrt)));
-}
-
-static int collect(json_t *item, void *ud)
-{
-    return json_array_append((json_t *)ud, item) < 0 ? -1 : 0;
-}
-
-static int list_into(kube_client_t *c, const char *path, json_t *arr, long *status, char *err, size_t errlen)
-{
-    char rv[64];
-    *status = 0;
-    return kube_list(c, path, 500, collect, arr, rv, sizeof(rv), status, err, errlen);
-}
-
 static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, pool_out_t fmt, const char *sched)
 {
     kube_config_t cfg;
@@ -497,13 +462,13 @@ static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, pool_
         fprintf(errf, "error: %s\n", err[0] ? err : "cannot create client");
         goto out_cfg;
     }
-    if (list_into(c, "/api/v1/nodes", nodes, &status, err, sizeof(err)) < 0 ||
-        list_into(c, "/api/v1/pods", pods, &status, err, sizeof(err)) < 0) {
+    if (kube_list_array(c, "/api/v1/nodes", nodes, &status, err, sizeof(err)) < 0 ||
+        kube_list_array(c, "/api/v1/pods", pods, &status, err, sizeof(err)) < 0) {
         fprintf(errf, "error: %s: %s\n", kube_client_server(c), err[0] ? err : "list failed");
         goto out_client;
     }
     /* No CRD installed: there are no pools, everything is default. */
-    if (list_into(c, POOLS_PATH, pools, &status, err, sizeof(err)) < 0) {
+    if (kube_list_array(c, POOLS_PATH, pools, &status, err, sizeof(err)) < 0) {
         if (status != 404) {
             fprintf(errf, "error: %s: %s\n", kube_client_server(c), err[0] ? err : "list pools failed");
             goto out_client;
@@ -527,22 +492,23 @@ out:
 int pool_table_main(int argc, char **argv, FILE *out, FILE *errf)
 {
     const char *kubeconfig = NULL, *sched = "ai-scheduler", *v;
+    int missing;
     pool_out_t fmt = POOL_OUT_TABLE;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage_text(out);
             return 0;
-        } else if (is_opt(a, "--kubeconfig", NULL)) {
-            if (!(v = opt_value(argc, argv, &i, "--kubeconfig", NULL)) || !*v)
+        } else if ((v = util_opt_value(argc, argv, &i, "--kubeconfig", NULL, &missing)) || missing) {
+            if (!v || !*v)
                 goto missing;
             kubeconfig = v;
-        } else if (is_opt(a, "--scheduler-name", NULL)) {
-            if (!(v = opt_value(argc, argv, &i, "--scheduler-name", NULL)) || !*v)
+        } else if ((v = util_opt_value(argc, argv, &i, "--scheduler-name", NULL, &missing)) || missing) {
+            if (!v || !*v)
                 goto missing;
             sched = v;
-        } else if (is_opt(a, "--output", "-o")) {
-            if (!(v = opt_value(argc, argv, &i, "--output", "-o")))
+        } else if ((v = util_opt_value(argc, argv, &i, "--output", "-o", &missing)) || missing) {
+            if (!v)
                 goto missing;
             if (!strcmp(v, "table") || !strcmp(v, "wide"))
                 fmt = POOL_OUT_TABLE;

@@ -294,3 +294,22 @@ int util_errf(char *err, size_t errlen, const char *fmt, ...)
     }
     return -1;
 }
+
+const char *util_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt, int *missing)
+{
+    const char *a = argv[*i];
+    size_t l = strlen(lng);
+    *missing = 0;
+    if (!strncmp(a, lng, l) && a[l] == '=')
+        return a + l + 1;
+    if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
+        if (*i + 1 >= argc) {
+            *missing = 1;
+            return NULL;
+        }
+        return argv[++*i];
+    }
+    if (shrt && !strncmp(a, shrt, strlen(shrt)))
+        return a + strlen(shrt);
+    return NULL;
+}

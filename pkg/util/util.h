@@ -43,4 +43,10 @@ char *util_urlencode(const char *s);
  * Always returns -1 so parsers can `return util_errf(err, errlen, ...)`. */
 int util_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Command-line option argv[*i]: "--flag VALUE", "--flag=VALUE", "-o VALUE"
+ * or "-oVALUE" (shrt may be NULL). Returns the value (advancing *i past a
+ * separate one), or NULL when argv[*i] is not this option; *missing is set
+ * when it is but no value follows. */
+const char *util_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt, int *missing);
+
 #endif
