@@ -19,6 +19,7 @@ typedef struct daemon_metrics {
     metric_t *evictions_refused;
     metric_t *gang_wait, *gangs_scheduled, *gangs_timed_out, *gang_preemptions, *gangs_stale, *gangs_pending;
     metric_t *q_alloc, *q_fair, *q_pending, *q_reclaims, *q_reclaimed;
+    metric_t *gpu_shared, *gpu_res_created, *gpu_res_deleted;
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -104,6 +105,9 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->gangs_timed_out, NULL, (double)st.gangs_timed_out);
     counter_to(dm->gang_preemptions, NULL, (double)st.gang_preemptions);
     metric_set(dm->gangs_stale, NULL, st.gangs_stale);
+    metric_set(dm->gpu_shared, NULL, st.gpu_shared_devices);
+    counter_to(dm->gpu_res_created, NULL, (double)st.gpu_reservations_created);
+    counter_to(dm->gpu_res_deleted, NULL, (double)st.gpu_reservations_deleted);
     scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
     scheduler_each_queue(sched, queue_gauges, dm);
     scheduler_each_queue_counter(sched, queue_counters, dm);
@@ -144,6 +148,11 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->q_reclaims =
         metrics_counter(r, "ai_scheduler_queue_reclaims_total", "Preemptions by which a queue reclaimed its share.");
     dm->q_reclaimed = metrics_counter(r, "ai_scheduler_queue_reclaimed_pods_total", "Pods reclaimed from a queue.");
+    dm->gpu_shared = metrics_gauge(r, "ai_scheduler_gpu_shared_devices", "GPUs holding fractions (gpu-fraction, gpu-memory).");
+    dm->gpu_res_created =
+        metrics_counter(r, "ai_scheduler_gpu_reservations_created_total", "Reservation pods created for shared GPUs.");
+    dm->gpu_res_deleted = metrics_counter(r, "ai_scheduler_gpu_reservations_deleted_total",
+                                          "Reservation pods deleted (no fraction left, or a whole-GPU pod needed it).");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
     dm->api_latency =
@@ -254,6 +263,8 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     o->usage_half_life_s = cfg->usage_half_life_s;
     o->starvation_age_s = cfg->starvation_age_s;
     o->non_preemptible_priority = cfg->non_preemptible_priority;
+    o->gpu_namespace = cfg->gpu_namespace;
+    o->gpu_image = cfg->gpu_image;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
     o->eviction_grace_s = cfg->eviction_grace_s;

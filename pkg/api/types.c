@@ -2,6 +2,7 @@
  * toleration matching. */
 #include "api/types.h"
 #include "api/storage.h"
+#include "gpu/gpu.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -243,6 +244,7 @@ static void pod_free(pod_t *p)
     free(p->ports);
     pod_free_extras(p);
     pod_affinity_free(p->interpod);
+    gpu_req_free(p->gpu);
     free(p);
 }
 
@@ -558,6 +560,7 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
         pod_free(p);
         return NULL;
     }
+    p->gpu = gpu_req_parse(json_object_get(meta, "annotations"), &p->labels, &p->requests);
     return p;
 
 fail:

@@ -131,6 +131,9 @@ typedef struct pod {
     /* Inter-pod constraints (pod (anti-)affinity, topology spread); NULL
      * when the pod has none. Owned. */
     pod_affinity_t *interpod;
+    /* A shared-GPU request or a GPU reservation (gpu/gpu.h); NULL when the
+     * pod is neither. Owned. */
+    struct gpu_req *gpu;
 } pod_t;
 
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad

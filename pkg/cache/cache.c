@@ -287,7 +287,7 @@ static void unaccount(cache_t *c, pod_entry_t *e)
         return;
     node_info_t *ni = hashmap_get(c->node_map, e->node);
     if (c->account_hook)
-        c->account_hook(c->account_ud, e->pod, -1);
+        c->account_hook(c->account_ud, e->pod, ni, -1);
     if (ni) {
         if (node_info_remove_pod(ni, e->pod->uid))
             fw_topo_index_pod(c->tindex, e->pod, ni->node, -1);
@@ -324,7 +324,7 @@ static void account(cache_t *c, pod_entry_t *e, const char *node)
     ni->generation++;
     e->node = util_strdup(node);
     if (c->account_hook)
-        c->account_hook(c->account_ud, e->pod, +1);
+        c->account_hook(c->account_ud, e->pod, ni, +1);
 }
 
 static void nomination_drop_locked(cache_t *c, const char *uid);
@@ -407,6 +407,21 @@ node_info_t *const *cache_nodes_locked(cache_t *c, int *n)
 node_info_t *cache_node_locked(cache_t *c, const char *name)
 {
     return hashmap_get(c->node_map, name);
+}
+
+int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const node_info_t *ni), void *ud)
+{
+    int rc = -1;
+    cache_rdlock(c);
+    node_info_t *ni = hashmap_get(c->node_map, node);
+    if (ni) {
+        pthread_mutex_lock(stripe(c, node));
+        fn(ud, ni);
+        pthread_mutex_unlock(stripe(c, node));
+        rc = 0;
+    }
+    cache_unlock(c);
+    return rc;
 }
 
 int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
@@ -516,7 +531,7 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
                 fw_topo_index_pod(c->tindex, p, ni->node, +1);
                 ni->generation++;
                 if (c->account_hook)
-                    c->account_hook(c->account_ud, p, +1);
+                    c->account_hook(c->account_ud, p, ni, +1);
             }
         }
         pthread_mutex_unlock(m);

@@ -78,11 +78,12 @@ int cache_assume(cache_t *c, pod_t *p, const char *node, int pool, uint64_t gene
  * watch may delete the pod). Set before any thread uses the cache. */
 typedef void (*cache_gap_fn)(void *ud);
 void cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
-/* Called whenever a pod starts (+1) or stops (-1) occupying a node:
- * assumed, bound, updated (-1 then +1), forgotten, deleted. Runs under the
+/* Called whenever a pod starts (+1) or stops (-1) occupying a node (ni,
+ * NULL when the node is unknown): assumed, bound, updated (-1 then +1),
+ * forgotten, deleted. Runs under the
  * cache lock (write lock, or the read lock with the node's stripe held), so
  * fn must be thread-safe and take only leaf locks. Set before use. */
-typedef void (*cache_account_fn)(void *ud, const pod_t *p, int sign);
+typedef void (*cache_account_fn)(void *ud, const pod_t *p, const node_info_t *ni, int sign);
 void cache_set_account_hook(cache_t *c, cache_account_fn fn, void *ud);
 /* Inter-pod constraints (pod affinity, anti-affinity, topology spread)
  * depend on pods of every pool, so the per-node generation check above is
@@ -120,6 +121,10 @@ void cache_interpod_prepare(cache_t *c, const pod_t *pod);
  * stripe lock while they look at it: its own pool thread may be reserving. */
 void cache_node_lock(cache_t *c, const char *node);
 void cache_node_unlock(cache_t *c, const char *node);
+
+/* Runs fn on the named node under the read lock and the node's stripe (fn
+ * must not call into the cache). -1 when the node is unknown. */
+int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const node_info_t *ni), void *ud);
 
 /* Bind failed: undo the assumption. */
 void cache_forget(cache_t *c, const char *uid);

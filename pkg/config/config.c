@@ -185,6 +185,8 @@ void config_default(sched_config_t *c)
     c->stale_gang_grace_s = 60;
     c->starvation_age_s = 600;
     c->non_preemptible_priority = 100;
+    c->gpu_namespace = util_strdup("ai-scheduler-system");
+    c->gpu_image = util_strdup("registry.k8s.io/pause:3.9");
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -212,6 +214,8 @@ void config_free(sched_config_t *c)
     free(c->config_file);
     free(c->leader.lease_name);
     free(c->leader.lease_namespace);
+    free(c->gpu_namespace);
+    free(c->gpu_image);
     free(c->leader.identity);
     free(c->metrics_bind_address);
     free_profiles(c);
@@ -966,6 +970,10 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->starvation_age_s);
     if (!strcmp(key, "nonPreemptiblePriority"))
         return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->non_preemptible_priority);
+    if (!strcmp(key, "gpuReservationNamespace"))
+        return get_str(l, vn, "gpuReservationNamespace", 0, &c->gpu_namespace);
+    if (!strcmp(key, "gpuReservationImage"))
+        return get_str(l, vn, "gpuReservationImage", 0, &c->gpu_image);
     if (!strcmp(key, "volumeBindTimeoutSeconds"))
         return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
@@ -1114,6 +1122,10 @@ static const flagdef_t FLAGS[] = {
       "(600; 0 = off)" },
     { "non-preemptible-priority", F_INT, OFF(non_preemptible_priority), INT32_MIN, INT32_MAX, "N",
       "queues: pods of this priority or more are non-preemptible and stay within quota (100)" },
+    { "gpu-reservation-namespace", F_STR, OFF(gpu_namespace), 0, 0, "NS",
+      "GPU sharing: namespace of the pods that hold shared GPUs (ai-scheduler-system; created if missing)" },
+    { "gpu-reservation-image", F_STR, OFF(gpu_image), 0, 0, "IMAGE",
+      "GPU sharing: image of those pods (registry.k8s.io/pause:3.9)" },
     { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S",
       "LeastAllocated (spread) or MostAllocated (bin-pack)" },
     { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },

@@ -63,6 +63,8 @@ typedef struct sched_config {
     int usage_half_life_s;        /* queues: decayed usage half-life, 0 = off */
     int starvation_age_s;         /* queues: starvation bound (600) */
     int non_preemptible_priority; /* queues: pods at or above are not preemptible (100) */
+    char *gpu_namespace;          /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
+    char *gpu_image;              /* GPU sharing: reservation pods' image */
     sched_leader_config_t leader;
     char *metrics_bind_address;       /* "0.0.0.0" */
     int metrics_port;                 /* 10261; 0 disables /metrics and probes */

@@ -9,6 +9,7 @@
 #include "api/quantity.h"
 #include "api/resources.h"
 #include "fairshare/fairshare.h"
+#include "gpu/gpu.h"
 #include "util/hashmap.h"
 #include "util/util.h"
 
@@ -212,6 +213,7 @@ void fs_res_vec(const resources_t *r, double v[FS_NRES])
 void fs_pod_vec(const pod_t *p, double v[FS_NRES])
 {
     fs_res_vec(&p->requests, v);
+    v[FS_GPU] += gpu_share(p, 0);
 }
 
 const char *fs_pod_queue_label(const pod_t *p)
@@ -638,7 +640,7 @@ void fs_uncharge(fs_store_t *fs, const char *uid)
     pthread_mutex_unlock(&fs->mu);
 }
 
-void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int sign)
+void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign)
 {
     pthread_mutex_lock(&fs->mu);
     uncharge_locked(fs, p->uid);
@@ -647,6 +649,7 @@ void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int sign)
         c->tid = tenant;
         c->pool = pool;
         fs_pod_vec(p, c->v);
+        c->v[FS_GPU] += gpu_share(p, gpu_mem_mib) - gpu_share(p, 0);
         c->preemptible = fs_pod_preemptible(fs, p);
         c->prio = p->priority;
         c->created_ms = p->created_ms;

@@ -64,7 +64,9 @@ typedef struct fs_queue_spec {
 fs_queue_spec_t *fs_queue_from_json(json_t *obj, char *err, size_t errlen);
 void fs_queue_spec_free(fs_queue_spec_t *q);
 
-/* A resource vector, and a pod's request, in store units. */
+/* A resource vector, and a pod's request, in store units. A shared-GPU
+ * request counts its fraction of a GPU (gpu/gpu.h; one by memory only
+ * once its node's GPU memory is known, at fs_charge). */
 void fs_res_vec(const resources_t *r, double v[FS_NRES]);
 void fs_pod_vec(const pod_t *p, double v[FS_NRES]);
 /* The queue label a pod carries (borrowed), or NULL. */
@@ -98,9 +100,10 @@ char *fs_fallback_message(fs_store_t *fs, int tenant);
 int fs_pod_preemptible(fs_store_t *fs, const pod_t *p);
 
 /* Accounting: a pod started (+1) or stopped (-1) occupying a node, charged
- * to tenant in pool. Idempotent per uid: a second +1 replaces the charge,
- * a -1 for an unknown uid does nothing. */
-void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int sign);
+ * to tenant in pool; gpu_mem_mib is that node's per-GPU memory (0 if
+ * unknown), for a share asked by memory. Idempotent per uid: a second +1
+ * replaces the charge, a -1 for an unknown uid does nothing. */
+void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign);
 /* Whether uid is charged (running, or a preemptor holding room). */
 int fs_is_charged(fs_store_t *fs, const char *uid);
 /* Drops uid's charge, if any (a pod gone, or a victim on its way out). */

@@ -153,6 +153,11 @@ static void mk_volume_zone(fw_plugin_t *pl, framework_t *fw)
     plugin_volume_zone(pl);
 }
 
+static void mk_gpu_sharing(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_gpu_sharing(pl, 1);
+}
+
 static void mk_resources(fw_plugin_t *pl, framework_t *fw, score_strategy_t strategy)
 {
     fw_config_t c = fw->cfg;
@@ -202,6 +207,12 @@ static const fw_registry_entry_t REGISTRY[] = {
     { "VolumeBinding", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_RESERVE) | PT(FW_PT_PRE_BIND),
       mk_volume_binding },
     { "VolumeZone", PT(FW_PT_FILTER), mk_volume_zone },
+    /* ai-scheduler's own: GPU fractions; Reserve and PreBind run in the
+     * scheduler (scheduler/gpu.c). */
+    { "GpuSharing",
+      PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE) | PT(FW_PT_RESERVE) |
+          PT(FW_PT_PRE_BIND),
+      mk_gpu_sharing },
     { "DefaultPreemption", PT(FW_PT_POST_FILTER), NULL },
     { "DefaultBinder", PT(FW_PT_BIND), NULL },
 };
@@ -262,6 +273,7 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_PRE_FILTER, "PodTopologySpread", 0 },
     { FW_PT_PRE_FILTER, "InterPodAffinity", 0 },
     { FW_PT_PRE_FILTER, "VolumeBinding", 0 },
+    { FW_PT_PRE_FILTER, "GpuSharing", 0 },
     { FW_PT_FILTER, "NodeUnschedulable", 0 },
     { FW_PT_FILTER, "NodeName", 0 },
     { FW_PT_FILTER, "TaintToleration", 0 },
@@ -277,10 +289,12 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_FILTER, "VolumeZone", 0 },
     { FW_PT_FILTER, "PodTopologySpread", 0 },
     { FW_PT_FILTER, "InterPodAffinity", 0 },
+    { FW_PT_FILTER, "GpuSharing", 0 },
     { FW_PT_POST_FILTER, "DefaultPreemption", 0 },
     { FW_PT_PRE_SCORE, "InterPodAffinity", 0 },
     { FW_PT_PRE_SCORE, "PodTopologySpread", 0 },
     { FW_PT_PRE_SCORE, "TaintToleration", 0 },
+    { FW_PT_PRE_SCORE, "GpuSharing", 0 },
     { FW_PT_SCORE, "NodeResourcesBalancedAllocation", W_BALANCED },
     { FW_PT_SCORE, "ImageLocality", 1 },
     { FW_PT_SCORE, "InterPodAffinity", 1 },
@@ -292,6 +306,11 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_SCORE, "NodePreferAvoidPods", 10000 },
     { FW_PT_SCORE, "PodTopologySpread", 2 },
     { FW_PT_SCORE, "TaintToleration", W_TAINT },
+    /* Packing fractions outweighs the resource scorers (weights 1 + 1 + 3
+     * per unit), so a fraction fills a shared GPU before opening one. */
+    { FW_PT_SCORE, "GpuSharing", 5 },
+    { FW_PT_RESERVE, "GpuSharing", 0 },
+    { FW_PT_PRE_BIND, "GpuSharing", 0 },
     { FW_PT_RESERVE, "VolumeBinding", 0 },
     { FW_PT_PRE_BIND, "VolumeBinding", 0 },
     { FW_PT_BIND, "DefaultBinder", 0 },

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "framework/nodeinfo.h"
+#include "gpu/gpu.h"
 #include "util/util.h"
 
 node_info_t *node_info_new(const char *name)
@@ -21,6 +22,7 @@ void node_info_free(node_info_t *ni)
     for (int i = 0; i < ni->npods; i++)
         pod_unref(ni->pods[i]);
     free(ni->pods);
+    gpu_node_free(ni->gpu);
     if (ni->node)
         node_unref(ni->node);
     free(ni->name);
@@ -53,6 +55,14 @@ static void account(node_info_t *ni, const pod_t *p, int sign)
 
     if (pod_is_terminal(p))
         return;
+    /* GPU sharing: a shared slot is one GPU in use, whoever holds it; a
+     * reservation pod's own GPU request is that same slot. */
+    int64_t gpu_delta = 0;
+    if (p->gpu) {
+        gpu_delta = gpu_node_account(&ni->gpu, ni->node, res_get_scalar(&ni->requested, RES_GPU), p, sign);
+        if (gpu_is_reservation(p))
+            gpu_delta -= sign * res_get_scalar(&p->requests, RES_GPU);
+    }
     if (sign > 0) {
         res_add(&ni->requested, &p->requests);
         ni->requested.pods = npods + 1;
@@ -68,6 +78,8 @@ static void account(node_info_t *ni, const pod_t *p, int sign)
         if (ni->nonzero_mem < 0)
             ni->nonzero_mem = 0;
     }
+    if (gpu_delta != 0)
+        res_add_scalar(&ni->requested, RES_GPU, gpu_delta);
 }
 
 void node_info_add_pod(node_info_t *ni, pod_t *p)
@@ -108,6 +120,7 @@ node_info_t *node_info_clone(const node_info_t *ni)
         node_ref(c->node);
     c->cap = ni->npods;
     c->pods = NULL;
+    c->gpu = gpu_node_clone(ni->gpu);
     if (ni->npods > 0) {
         c->pods = util_xmalloc(sizeof(*c->pods) * (size_t)ni->npods);
         for (int i = 0; i < ni->npods; i++)

@@ -19,6 +19,10 @@ typedef struct node_info {
     int pool;            /* index of the pool owning the node (pool module) */
     int npods_affinity;  /* pods with any pod (anti-)affinity term */
     int npods_anti_req;  /* pods with required pod anti-affinity */
+    /* Shared GPU slots and the fractions on them (gpu/gpu.h), owned; NULL
+     * while nothing on the node shares a GPU. requested's nvidia.com/gpu
+     * counts each slot with fractions once and no reservation pod's GPU. */
+    struct gpu_node *gpu;
 } node_info_t;
 
 node_info_t *node_info_new(const char *name);

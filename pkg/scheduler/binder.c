@@ -44,18 +44,22 @@ static void observe_latency(scheduler_t *s, double secs)
         s->opts.on_bound(s->opts.on_bound_ud, secs);
 }
 
-static char *binding_body(const bind_job_t *j)
+/* gpu: the slots and reservation pods of a GPU fraction (taken), or NULL. */
+static char *binding_body(const bind_job_t *j, json_t *gpu)
 {
     const pod_t *pod = j->it->pod;
     json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Binding",
                           "metadata", "name", pod->name, "namespace", pod->ns, "target", "apiVersion", "v1", "kind",
                           "Node", "name", j->node);
-    if (j->lender) {
-        /* The API server copies a Binding's annotations onto the pod: the
-         * borrow mark costs no extra request. */
-        json_object_set_new(json_object_get(b, "metadata"), "annotations",
-                            json_pack("{s:s}", BORROWED_ANNOTATION, j->lender));
-    }
+    /* The API server copies a Binding's annotations onto the pod: the
+     * borrow mark and a fraction's GPU slots cost no extra request, and the
+     * pod is never seen bound without them. */
+    json_t *ann = gpu ? gpu : json_object();
+    if (j->lender)
+        json_object_set_new(ann, BORROWED_ANNOTATION, json_string(j->lender));
+    if (json_object_size(ann) > 0)
+        json_object_set(json_object_get(b, "metadata"), "annotations", ann);
+    json_decref(ann);
     char *txt = json_dumps(b, JSON_COMPACT);
     json_decref(b);
     return txt;
@@ -92,10 +96,16 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
     int vr = volumes_prebind(s, &j->it, j->node, j->lender, err, sizeof(err));
     if (vr == VOLUMES_WAITING)
         return;
+    /* PreBind (GpuSharing): the slots' reservation pods. */
+    json_t *gpu = NULL;
+    if (vr == VOLUMES_READY && gpu_prebind(s, pod, j->node, &gpu, err, sizeof(err)) != 0) {
+        LOG_W("bind pod=%s node=%s: gpu sharing: %s", pod->key, j->node, err);
+        vr = VOLUMES_FAILED;
+    }
     char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
     sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-    char *body = binding_body(j);
+    char *body = binding_body(j, gpu);
     kube_response_t resp = { 0 };
     int rc = vr == VOLUMES_READY ? kube_request(s->kc, "POST", path.data, NULL, body, &resp, err, sizeof(err)) : -1;
     long status = rc == 0 ? resp.status : 0;

@@ -33,6 +33,7 @@
 #include "cache/cache.h"
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
+#include "gpu/gpu.h"
 #include "kube/informer.h"
 #include "owners/owners.h"
 #include "pool/pool.h"
@@ -70,6 +71,7 @@ typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
+typedef struct gpu_res gpu_res_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -132,6 +134,9 @@ struct scheduler {
     /* Bumped (atomic) when capacity or Queues change (nodes) and when
      * pending pods arrive (pods): pool threads refresh their shares. */
     unsigned fs_gen_nodes, fs_gen_pods;
+
+    /* gpu.c: reservation pods of shared GPUs (its own leaf mutex) */
+    gpu_res_t *gpu_res;
 };
 
 /* pools.c */
@@ -240,7 +245,7 @@ int queues_pod_tenant(scheduler_t *s, const pod_t *p);
 int queues_tenant_of(const pod_t *pod, void *ud);
 int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
 /* The cache's accounting hook (ud: the scheduler). */
-void queues_account(void *ud, const pod_t *p, int sign);
+void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign);
 void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Pool thread: capacity, pending and fair shares: at once after a node or
  * Queue change, within QUEUES_REFRESH_FAST_MS of new pods, and at least
@@ -272,6 +277,19 @@ void queues_recharge(scheduler_t *s, const pod_t *victim);
 /* "; reclaimed by queue ..." when preemptor and victim are in different
  * queues (caller frees), else NULL. */
 char *queues_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim);
+
+/* gpu.c: GpuSharing's Reserve/PreBind (the slots were taken at assume,
+ * in the node's gpu table) */
+gpu_res_t *gpu_res_new(void);
+void gpu_res_free(gpu_res_t *r);
+/* PreBind, from a bind worker: for a fraction, makes sure each of its slots
+ * has a reservation pod and gives the annotations the Binding carries onto
+ * the pod (gpu-index, reservation pod names; *ann is the caller's). 0 with
+ * *ann NULL for other pods; -1 with a message when it cannot. */
+int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann, char *err, size_t errlen);
+/* Housekeeper, once a second: deletes reservation pods no fraction has used
+ * for a few seconds (after a restart too), refreshes the shared gauge. */
+void gpu_housekeep(scheduler_t *s);
 
 /* binder.c */
 binder_t *binder_new(scheduler_t *s, int workers);

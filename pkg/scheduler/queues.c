@@ -38,11 +38,14 @@ int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *u
 /* The cache's accounting hook (cache lock held): what runs is charged to
  * its queue in its home pool, until it is gone (a pod being deleted still
  * holds its node for its grace period, and a limit counts it). */
-void queues_account(void *ud, const pod_t *p, int sign)
+void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
 {
     scheduler_t *s = ud;
+    /* A reservation pod's GPU is its fractions' (charged to their queues). */
+    if (gpu_is_reservation(p))
+        return;
     if (sign > 0)
-        fs_charge(s->fs, p, queues_pod_tenant(s, p), pools_home_id(s, p), +1);
+        fs_charge(s->fs, p, queues_pod_tenant(s, p), pools_home_id(s, p), ni ? gpu_node_memory(ni->node) : 0, +1);
     else
         fs_uncharge(s->fs, p->uid);
 }
@@ -362,7 +365,7 @@ void queues_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, po
     for (int i = 0; i < nv; i++)
         fs_uncharge(s->fs, victims[i]->uid);
     for (int i = 0; i < np; i++)
-        fs_charge(s->fs, preemptors[i], queues_pod_tenant(s, preemptors[i]), vc->pool_id, +1);
+        fs_charge(s->fs, preemptors[i], queues_pod_tenant(s, preemptors[i]), vc->pool_id, 0, +1);
 }
 
 void queues_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
@@ -379,7 +382,7 @@ void queues_recharge(scheduler_t *s, const pod_t *victim)
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, victim->uid, &st);
     if (cur && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !cur->deleting)
-        fs_charge(s->fs, cur, queues_pod_tenant(s, cur), pools_home_id(s, cur), +1);
+        fs_charge(s->fs, cur, queues_pod_tenant(s, cur), pools_home_id(s, cur), 0, +1);
     pod_unref(cur);
 }
 

@@ -24,6 +24,8 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->stale_gang_grace_s = 60;
     o->starvation_age_s = 600;
     o->non_preemptible_priority = 100;
+    o->gpu_namespace = "ai-scheduler-system";
+    o->gpu_image = "registry.k8s.io/pause:3.9";
 }
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
@@ -62,6 +64,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     cache_set_account_hook(s->cache, queues_account, s);
     s->volumes = volume_store_new();
     s->gangs = gang_store_new();
+    s->gpu_res = gpu_res_new();
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
@@ -193,6 +196,7 @@ static void *housekeeper_main(void *arg)
             pools_sweep_dead(s);
             gang_housekeep(s);
             queues_housekeep(s);
+            gpu_housekeep(s);
             next_sweep = now + 1000;
         }
         if (now >= next_summary) {
@@ -495,6 +499,7 @@ void scheduler_free(scheduler_t *s)
     volume_waiter_free(s->vwait);
     volume_store_free(s->volumes);
     gang_store_free(s->gangs);
+    gpu_res_free(s->gpu_res);
     pools_destroy(s);
     fs_store_free(s->fs); /* after the queues, whose callbacks read it */
     pdbs_destroy(s);

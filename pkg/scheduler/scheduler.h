@@ -35,6 +35,8 @@ typedef struct scheduler_opts {
     int usage_half_life_s;        /* queues: decayed usage half-life (0 = off) */
     int starvation_age_s;         /* queues: starvation bound (600) */
     int non_preemptible_priority; /* queues: priority from which pods are non-preemptible (100) */
+    const char *gpu_namespace;    /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
+    const char *gpu_image;        /* GPU sharing: reservation pods' image */
     const char *identity;         /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
@@ -76,6 +78,8 @@ typedef struct scheduler_stats {
     unsigned long evictions_refused; /* preemptions stopped by a refused eviction */
     unsigned long gangs_scheduled, gangs_timed_out, gang_preemptions;
     int gangs_stale, gangs_waiting; /* gauges */
+    unsigned long gpu_reservations_created, gpu_reservations_deleted;
+    int gpu_shared_devices; /* gauge, refreshed each second */
     double e2e_latency_sum_s;       /* first queued -> bound, summed */
 } scheduler_stats_t;
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);

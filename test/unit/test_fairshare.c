@@ -268,7 +268,7 @@ static void test_admission(void **state)
         snprintf(name, sizeof(name), "p%d", i);
         p[i] = mkpod(name, "lim", 1, 0);
         assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), 0);
-        fs_charge(fs, p[i], t, 0, +1);
+        fs_charge(fs, p[i], t, 0, 0, +1);
     }
     assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), -1);
     assert_string_equal(msg, "queue \"lim\" limit: gpu 4 + 1 > 4");
@@ -280,12 +280,12 @@ static void test_admission(void **state)
     assert_false(fs_pod_preemptible(fs, p[4]));
     double two[FS_NRES] = { 2, 0, 0 };
     assert_int_equal(fs_admit(fs, 0, t, two, 0, msg, sizeof(msg)), 0);
-    fs_charge(fs, p[4], t, 0, +1); /* 3 held, 2 of them non-preemptible */
+    fs_charge(fs, p[4], t, 0, 0, +1); /* 3 held, 2 of them non-preemptible */
     assert_int_equal(fs_admit(fs, 0, t, one, 0, msg, sizeof(msg)), -1);
     assert_string_equal(msg, "queue \"lim\" quota (non-preemptible): gpu 2 + 1 > 2");
     /* ... while a preemptible pod may go on to the limit. */
     assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), 0);
-    fs_charge(fs, p[1], t, 0, +1);
+    fs_charge(fs, p[1], t, 0, 0, +1);
     assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), -1);
     /* The default queue has no limit and no quota. */
     assert_int_equal(fs_admit(fs, 0, FS_DEFAULT_ID, two, 0, msg, sizeof(msg)), 0);
@@ -306,7 +306,7 @@ static void test_reclaim_stops_at_share(void **state)
         char name[8];
         snprintf(name, sizeof(name), "a%d", i);
         a[i] = mkpod(name, "qa", 1, 0);
-        fs_charge(fs, a[i], ta, 0, +1);
+        fs_charge(fs, a[i], ta, 0, 0, +1);
     }
     const char *qs[] = { "qa", "qb" };
     double want[] = { 4, 20 };
@@ -323,7 +323,7 @@ static void test_reclaim_stops_at_share(void **state)
         if (fs_may_reclaim(fs, 0, tb, one, 0, 0, 0, a[15 - k]->uid, 0, &cross)) {
             assert_true(cross);
             fs_uncharge(fs, a[15 - k]->uid);
-            fs_charge(fs, b[i], tb, 0, +1);
+            fs_charge(fs, b[i], tb, 0, 0, +1);
             k++;
         }
     }
@@ -335,7 +335,7 @@ static void test_reclaim_stops_at_share(void **state)
     assert_false(cross);
     /* A non-preemptible victim is never taken. */
     pod_t *np = mkpod("np", "qa", 1, 500);
-    fs_charge(fs, np, ta, 0, +1);
+    fs_charge(fs, np, ta, 0, 0, +1);
     assert_false(fs_may_reclaim(fs, 0, tb, one, 1, 0, 0, np->uid, 0, &cross));
     pod_unref(np);
     for (int i = 0; i < 16; i++)
@@ -358,7 +358,7 @@ static void test_limit_reclaim(void **state)
         char name[8];
         snprintf(name, sizeof(name), "x%d", i);
         p[i] = mkpod(name, i < 6 ? "p1" : "p2", 1, 0);
-        fs_charge(fs, p[i], i < 6 ? t1 : t2, 0, +1);
+        fs_charge(fs, p[i], i < 6 ? t1 : t2, 0, 0, +1);
     }
     const char *qs[] = { "p1", "p2" };
     double want[] = { 0, 10 };

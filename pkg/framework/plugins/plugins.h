@@ -107,6 +107,8 @@ int default_spread_uniform(const ds_state_t *s, int64_t *score);
 struct owners *framework_owners(const framework_t *fw);
 void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight);
 void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight);
+/* GPU fractions (gpu/gpu.h): filter by free slots, score by packing. */
+void plugin_gpu_sharing(fw_plugin_t *pl, int score_weight);
 
 /* Brackets a read of a node's pods in the cluster view (see fw_cluster_t). */
 static inline void fw_cluster_node_lock(const fw_cluster_t *cl, const node_info_t *ni, int lock)

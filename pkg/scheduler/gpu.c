@@ -1,0 +1,482 @@
+/* gpu.c -- GpuSharing's Reserve/PreBind side: the reservation pods that hold
+ * each shared GPU for kubelet and every other scheduler, the slots written on
+ * a fraction at bind, and the collection of reservations no fraction uses.
+ *
+ * A slot's reservation pod is found in the cache (after a restart, too) or
+ * created here before the first fraction on the slot binds. The store below
+ * remembers creations in flight (so two binds never create two pods for one
+ * slot) and the reservations being deleted (so a bind that races the
+ * collection makes a new one rather than name a pod that is going away). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+enum { RES_CREATING = 1, RES_LIVE, RES_DELETING };
+
+typedef struct res_entry {
+    int state;
+    char *name; /* owned */
+} res_entry_t;
+
+struct gpu_res {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    hashmap_t *slots;       /* "node/slot" -> res_entry_t (creations, deletions) */
+    hashmap_t *idle_since;  /* reservation pod uid -> int64_t* wall ms; housekeeper only */
+    unsigned long seq;      /* name suffixes */
+};
+
+gpu_res_t *gpu_res_new(void)
+{
+    gpu_res_t *r = util_xcalloc(1, sizeof(*r));
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->slots = hashmap_new(64);
+    r->idle_since = hashmap_new(64);
+    r->seq = (unsigned long)util_wall_ms();
+    return r;
+}
+
+void gpu_res_free(gpu_res_t *r)
+{
+    if (!r)
+        return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(r->slots, &it, &k, &v);) {
+        res_entry_t *e = v;
+        free(e->name);
+        free(e);
+    }
+    for (size_t it = 0; hashmap_next(r->idle_since, &it, &k, &v);)
+        free(v);
+    hashmap_free(r->slots);
+    hashmap_free(r->idle_since);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+static void slot_key(sbuf_t *b, const char *node, int slot)
+{
+    sbuf_printf(b, "%s/%d", node, slot);
+}
+
+/* ------------------------------------------------- finding reservations */
+
+typedef struct find {
+    gpu_res_t *r;
+    const char *node;
+    int slot;
+    char *name; /* a live reservation pod of the slot (owned), or NULL */
+    uint64_t mask;
+    const char *uid;
+} find_t;
+
+/* A reservation of the slot in the cache that is not being collected. */
+static void find_reservation(void *ud, const node_info_t *ni)
+{
+    find_t *f = ud;
+    for (int i = 0; i < ni->npods && !f->name; i++) {
+        const pod_t *p = ni->pods[i];
+        if (!gpu_is_reservation(p) || p->gpu->slot != f->slot || p->deleting)
+            continue;
+        sbuf_t k = { 0 };
+        slot_key(&k, f->node, f->slot);
+        pthread_mutex_lock(&f->r->mu);
+        res_entry_t *e = hashmap_get(f->r->slots, k.data);
+        int going = e && e->state == RES_DELETING && strcmp(e->name, p->name) == 0;
+        pthread_mutex_unlock(&f->r->mu);
+        sbuf_free(&k);
+        if (!going)
+            f->name = util_strdup(p->name);
+    }
+}
+
+static void find_mask(void *ud, const node_info_t *ni)
+{
+    find_t *f = ud;
+    f->mask = gpu_node_mask_of(ni->gpu, f->uid);
+}
+
+/* ------------------------------------------------------------ creation */
+
+/* r->mu held. */
+static char *reservation_name(gpu_res_t *r, const char *node, int slot)
+{
+    unsigned long n = ++r->seq;
+    sbuf_t b = { 0 };
+    /* A pod name is a DNS subdomain (<= 253) and so is a node name. */
+    sbuf_printf(&b, "gpu-res-%.200s-%d-%05lx", node, slot, n & 0xfffff);
+    return b.data;
+}
+
+static char *reservation_body(scheduler_t *s, const char *name, const char *node, int slot)
+{
+    char idx[8];
+    snprintf(idx, sizeof(idx), "%d", slot);
+    json_t *res = json_pack("{s:s}", RES_GPU, "1");
+    json_t *pod = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
+        " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
+        "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", s->opts.gpu_namespace, "labels",
+        GPU_LABEL_RESERVATION, "true", "app.kubernetes.io/managed-by", "ai-scheduler", "annotations", GPU_ANN_INDEX,
+        idx, GPU_ANN_RESERVATION_NODE, node, "spec", "nodeName", node, "schedulerName", s->name,
+        "terminationGracePeriodSeconds", (json_int_t)0, "tolerations", "operator", "Exists", "containers", "name",
+        "reserve", "image", s->opts.gpu_image, "resources", "requests", res, "limits", res);
+    json_decref(res);
+    char *txt = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return txt;
+}
+
+static long post(scheduler_t *s, const char *path, const char *body, char *err, size_t errlen)
+{
+    kube_response_t resp = { 0 };
+    int rc = kube_request(s->kc, "POST", path, NULL, body, &resp, err, errlen);
+    long st = rc == 0 ? resp.status : 0;
+    if (rc == 0 && (st < 200 || st >= 300))
+        snprintf(err, errlen, "HTTP %ld: %.160s", st, resp.body ? resp.body : "");
+    kube_response_free(&resp);
+    return st;
+}
+
+/* POSTs the reservation pod; creates its namespace when that is missing. */
+static int create_reservation(scheduler_t *s, const char *name, const char *node, int slot, char *err, size_t errlen)
+{
+    char *ns = util_urlencode(s->opts.gpu_namespace);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods", ns);
+    char *body = reservation_body(s, name, node, slot);
+    long st = post(s, path.data, body, err, errlen);
+    if (st == 404) {
+        json_t *nso = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata", "name",
+                                s->opts.gpu_namespace);
+        char *nsb = json_dumps(nso, JSON_COMPACT);
+        json_decref(nso);
+        long nst = post(s, "/api/v1/namespaces", nsb, err, errlen);
+        free(nsb);
+        if ((nst >= 200 && nst < 300) || nst == 409)
+            st = post(s, path.data, body, err, errlen);
+    }
+    free(body);
+    sbuf_free(&path);
+    free(ns);
+    if (st >= 200 && st < 300) {
+        stats_add(s, &s->stats.gpu_reservations_created, 1);
+        LOG_I("gpu: reservation pod %s/%s holds GPU slot %d of node %s", s->opts.gpu_namespace, name, slot, node);
+        return 0;
+    }
+    return -1;
+}
+
+/* The name of a live reservation pod for (node, slot), created if none. */
+static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char *err, size_t errlen)
+{
+    gpu_res_t *r = s->gpu_res;
+    find_t f = { .r = r, .node = node, .slot = slot };
+    cache_node_visit(s->cache, node, find_reservation, &f);
+    if (f.name)
+        return f.name;
+    sbuf_t k = { 0 };
+    slot_key(&k, node, slot);
+    pthread_mutex_lock(&r->mu);
+    res_entry_t *e;
+    while ((e = hashmap_get(r->slots, k.data)) && e->state == RES_CREATING)
+        pthread_cond_wait(&r->cv, &r->mu);
+    if (e && e->state == RES_LIVE) {
+        /* Created by another bind; the watch has not brought it yet. */
+        char *name = util_strdup(e->name);
+        pthread_mutex_unlock(&r->mu);
+        sbuf_free(&k);
+        return name;
+    }
+    if (e) { /* being collected: a new one takes over the slot */
+        hashmap_remove(r->slots, k.data);
+        free(e->name);
+        free(e);
+    }
+    char *name = reservation_name(r, node, slot);
+    e = util_xcalloc(1, sizeof(*e));
+    e->state = RES_CREATING;
+    e->name = util_strdup(name);
+    hashmap_put(r->slots, k.data, e);
+    pthread_mutex_unlock(&r->mu);
+
+    int rc = create_reservation(s, name, node, slot, err, errlen);
+
+    pthread_mutex_lock(&r->mu);
+    if (rc == 0) {
+        e->state = RES_LIVE;
+    } else {
+        hashmap_remove(r->slots, k.data);
+        free(e->name);
+        free(e);
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    sbuf_free(&k);
+    if (rc != 0) {
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
+typedef struct idle_pod idle_pod_t;
+static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node);
+
+int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann, char *err, size_t errlen)
+{
+    *ann = NULL;
+    if (!gpu_is_fraction(pod)) {
+        if (res_get_scalar(&pod->requests, RES_GPU) > 0)
+            release_for_whole(s, pod, node);
+        return 0;
+    }
+    find_t f = { .uid = pod->uid };
+    cache_node_visit(s->cache, node, find_mask, &f);
+    if (!f.mask)
+        return util_errf(err, errlen, "no GPU slot is held for the pod on node %s", node);
+    sbuf_t names = { 0 };
+    for (int i = 0; i < GPU_MAX_DEVICES; i++) {
+        if (!(f.mask & (1ULL << i)))
+            continue;
+        char *name = ensure_reservation(s, node, i, err, errlen);
+        if (!name) {
+            sbuf_free(&names);
+            return -1;
+        }
+        sbuf_printf(&names, "%s%s", names.len ? "," : "", name);
+        free(name);
+    }
+    char idx[GPU_MAX_DEVICES * 3 + 1];
+    gpu_mask_format(f.mask, idx, sizeof(idx));
+    *ann = json_pack("{s:s, s:s}", GPU_ANN_INDEX, idx, GPU_ANN_RESERVATION_POD, names.data);
+    sbuf_free(&names);
+    return 0;
+}
+
+/* ----------------------------------------------------------- collection */
+
+/* How long a reservation may hold a GPU no fraction uses: long enough for
+ * the next fraction of a busy notebook pool to reuse it. */
+#define GPU_RES_GRACE_MS 5000
+
+struct idle_pod {
+    char *ns, *name, *uid, *node;
+    int slot;
+};
+
+typedef struct idle_list {
+    idle_pod_t *v;
+    int n, cap;
+    int max; /* stop after this many (0: no limit) */
+} idle_list_t;
+
+/* Reservation pods of ni on slots without fractions (all of them on a node
+ * that is gone). Read lock and the node's stripe held. */
+static void node_idle(void *ud, const node_info_t *ni)
+{
+    idle_list_t *l = ud;
+    uint64_t idle = gpu_node_idle_reserved(ni->gpu);
+    for (int k = 0; idle && k < ni->npods && (!l->max || l->n < l->max); k++) {
+        const pod_t *p = ni->pods[k];
+        if (!gpu_is_reservation(p) || p->deleting || pod_is_terminal(p))
+            continue;
+        if (ni->node && !(idle & (1ULL << p->gpu->slot)))
+            continue;
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 8;
+            l->v = util_xrealloc(l->v, sizeof(*l->v) * (size_t)l->cap);
+        }
+        l->v[l->n++] = (idle_pod_t){ util_strdup(p->ns), util_strdup(p->name), util_strdup(p->uid),
+                                     util_strdup(ni->name), p->gpu->slot };
+    }
+}
+
+/* Every idle reservation of the cluster. Cache read lock held. */
+static int collect_idle(scheduler_t *s, idle_pod_t **out)
+{
+    idle_list_t l = { 0 };
+    int nn = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &nn);
+    for (int i = 0; i < nn; i++) {
+        if (!nodes[i]->gpu)
+            continue;
+        cache_node_lock(s->cache, nodes[i]->name);
+        node_idle(&l, nodes[i]);
+        cache_node_unlock(s->cache, nodes[i]->name);
+    }
+    *out = l.v;
+    return l.n;
+}
+
+static void delete_reservation(scheduler_t *s, const idle_pod_t *ip)
+{
+    char *ns = util_urlencode(ip->ns), *name = util_urlencode(ip->name);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s", ns, name);
+    char err[256];
+    kube_response_t resp = { 0 };
+    const char *body = "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0}";
+    int rc = kube_request(s->kc, "DELETE", path.data, NULL, body, &resp, err, sizeof(err));
+    if (rc == 0 && ((resp.status >= 200 && resp.status < 300) || resp.status == 404)) {
+        stats_add(s, &s->stats.gpu_reservations_deleted, 1);
+        LOG_I("gpu: reservation pod %s/%s released GPU slot %d of node %s", ip->ns, ip->name, ip->slot, ip->node);
+    } else {
+        LOG_W("gpu: deleting reservation pod %s/%s: %s", ip->ns, ip->name, rc == 0 ? "refused" : err);
+    }
+    kube_response_free(&resp);
+    sbuf_free(&path);
+    free(ns);
+    free(name);
+}
+
+static void idle_free(idle_pod_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(v[i].ns);
+        free(v[i].name);
+        free(v[i].uid);
+        free(v[i].node);
+    }
+    free(v);
+}
+
+/* Marks the slot's reservation as going (under the cache write lock, so no
+ * fraction is assumed meanwhile) if it is still idle. */
+static int mark_going(scheduler_t *s, const idle_pod_t *ip)
+{
+    int still = 0;
+    node_info_t *ni = cache_node_locked(s->cache, ip->node);
+    if (ni && (!ni->node || (gpu_node_idle_reserved(ni->gpu) & (1ULL << ip->slot))))
+        still = 1;
+    if (!still)
+        return 0;
+    sbuf_t k = { 0 };
+    slot_key(&k, ip->node, ip->slot);
+    gpu_res_t *r = s->gpu_res;
+    pthread_mutex_lock(&r->mu);
+    res_entry_t *e = hashmap_get(r->slots, k.data);
+    if (e && e->state == RES_CREATING) {
+        still = 0; /* a bind is making one right now */
+    } else {
+        if (!e) {
+            e = util_xcalloc(1, sizeof(*e));
+            hashmap_put(r->slots, k.data, e);
+        }
+        free(e->name);
+        e->name = util_strdup(ip->name);
+        e->state = RES_DELETING;
+    }
+    pthread_mutex_unlock(&r->mu);
+    sbuf_free(&k);
+    return still;
+}
+
+/* How many idle reservations a whole-GPU pod on ni displaces: the GPUs
+ * in use (its own included, it is assumed) plus the idle reserved ones
+ * beyond the node's count. */
+static void node_excess(void *ud, const node_info_t *ni)
+{
+    idle_list_t *l = ud;
+    if (!ni->gpu || !ni->node)
+        return;
+    int64_t C = res_get_scalar(&ni->node->allocatable, RES_GPU);
+    int64_t idle = __builtin_popcountll(gpu_node_idle_reserved(ni->gpu));
+    int64_t excess = res_get_scalar(&ni->requested, RES_GPU) + idle - C;
+    if (excess <= 0)
+        return;
+    l->max = excess > idle ? (int)idle : (int)excess;
+    node_idle(l, ni);
+}
+
+static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node)
+{
+    idle_list_t l = { 0 };
+    cache_node_visit(s->cache, node, node_excess, &l);
+    if (l.n == 0)
+        return;
+    int *go = util_xcalloc((size_t)l.n, sizeof(*go));
+    cache_wrlock(s->cache);
+    for (int i = 0; i < l.n; i++)
+        go[i] = mark_going(s, &l.v[i]);
+    cache_unlock(s->cache);
+    for (int i = 0; i < l.n; i++)
+        if (go[i]) {
+            LOG_I("gpu: pod %s needs the GPU reservation %s/%s holds idle on node %s", pod->key, l.v[i].ns,
+                  l.v[i].name, node);
+            delete_reservation(s, &l.v[i]);
+        }
+    free(go);
+    idle_free(l.v, l.n);
+}
+
+void gpu_housekeep(scheduler_t *s)
+{
+    gpu_res_t *r = s->gpu_res;
+    idle_pod_t *idle = NULL;
+    cache_rdlock(s->cache);
+    int n = collect_idle(s, &idle);
+    int shared = 0, nn = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &nn);
+    for (int i = 0; i < nn; i++) {
+        if (!nodes[i]->gpu)
+            continue;
+        cache_node_lock(s->cache, nodes[i]->name);
+        shared += gpu_node_shared(nodes[i]->gpu);
+        cache_node_unlock(s->cache, nodes[i]->name);
+    }
+    cache_unlock(s->cache);
+    pthread_mutex_lock(&s->stats_mu);
+    s->stats.gpu_shared_devices = shared;
+    pthread_mutex_unlock(&s->stats_mu);
+
+    /* Idle clocks: started for new idle pods, dropped for busy or gone ones. */
+    int64_t now = util_wall_ms();
+    hashmap_t *seen = hashmap_new(16);
+    int due = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t *since = hashmap_get(r->idle_since, idle[i].uid);
+        if (!since) {
+            since = util_xmalloc(sizeof(*since));
+            *since = now;
+            hashmap_put(r->idle_since, idle[i].uid, since);
+        }
+        hashmap_put(seen, idle[i].uid, since);
+        due += now - *since >= GPU_RES_GRACE_MS;
+    }
+    const char *k;
+    void *v;
+    char **gone = NULL;
+    int ngone = 0;
+    for (size_t it = 0; hashmap_next(r->idle_since, &it, &k, &v);)
+        if (!hashmap_get(seen, k)) {
+            gone = util_xrealloc(gone, sizeof(*gone) * (size_t)(ngone + 1));
+            gone[ngone++] = util_strdup(k);
+        }
+    for (int i = 0; i < ngone; i++) {
+        free(hashmap_remove(r->idle_since, gone[i]));
+        free(gone[i]);
+    }
+    free(gone);
+    if (due > 0 && !scheduler_fenced(s)) {
+        int *go = util_xcalloc((size_t)n, sizeof(*go));
+        cache_wrlock(s->cache);
+        for (int i = 0; i < n; i++) {
+            int64_t *since = hashmap_get(seen, idle[i].uid);
+            go[i] = now - *since >= GPU_RES_GRACE_MS && mark_going(s, &idle[i]);
+        }
+        cache_unlock(s->cache);
+        for (int i = 0; i < n; i++)
+            if (go[i])
+                delete_reservation(s, &idle[i]);
+        free(go);
+    }
+    hashmap_free(seen);
+    idle_free(idle, n);
+}
