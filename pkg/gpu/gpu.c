@@ -447,7 +447,9 @@ static void apply(gpu_node_t *g, uint64_t mask, int64_t ppm, int64_t mib, int si
 
 static void add_fraction(gpu_node_t *g, const node_t *node, int64_t gpu_used, const pod_t *p)
 {
-    uint64_t mask = p->gpu->index_mask;
+    /* Only a bound pod's gpu-index is the scheduler's own writing (at bind);
+     * on a pending pod it is the user's and carries no weight. */
+    uint64_t mask = p->node_name && p->node_name[0] ? p->gpu->index_mask : 0;
     if (!mask) {
         int64_t fill;
         const char *reason;
