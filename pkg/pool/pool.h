@@ -53,6 +53,7 @@ typedef struct pool_usage {
     int pods_running;  /* non-terminal pods on its nodes */
     int pending;       /* its pods waiting for a node */
     int pending_gangs; /* distinct gangs (PodGroups) among those pods */
+    int gpu_shared;    /* GPUs of its nodes split into fractions (reservation pods, gpu/gpu.h) */
 } pool_usage_t;
 
 /* Computes usage for n_specs pools plus default (out[n_specs] is default;

@@ -76,7 +76,13 @@ static void fill_block(grid_t *g, const char *name, const char *flags, const poo
             char *cell = row[3 + c];
             switch (r) {
             case 0: fmt_cores(v[c]->milli_cpu, cell, CELL_MAX); break;
-            case 1: fmt_int(res_get_scalar(v[c], RES_GPU), cell, CELL_MAX); break;
+            case 1:
+                fmt_int(res_get_scalar(v[c], RES_GPU), cell, CELL_MAX);
+                /* Used GPUs that are split into fractions (one reservation
+                 * pod each): "6 (2 shared)". */
+                if (c == 2 && u->gpu_shared > 0)
+                    snprintf(cell + strlen(cell), CELL_MAX - strlen(cell), " (%d shared)", u->gpu_shared);
+                break;
             case 2: quantity_format_bytes(v[c]->memory, cell, CELL_MAX); break;
             case 3: quantity_format_bytes(v[c]->ephemeral, cell, CELL_MAX); break;
             case 4:
@@ -148,6 +154,7 @@ static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t)
         t->pods_running += usage[i].pods_running;
         t->pending += usage[i].pending;
         t->pending_gangs += usage[i].pending_gangs;
+        t->gpu_shared += usage[i].gpu_shared;
     }
 }
 
@@ -196,7 +203,9 @@ static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usa
     json_object_set_new(o, "nodes", json_integer(u->nodes));
     json_object_set_new(o, "capacity", res_json(&u->capacity, u->capacity.pods));
     json_object_set_new(o, "allocatable", res_json(&u->allocatable, u->allocatable.pods));
-    json_object_set_new(o, "used", res_json(&u->used, u->pods_running));
+    json_t *used = res_json(&u->used, u->pods_running);
+    json_object_set_new(used, "gpu_shared", json_integer(u->gpu_shared));
+    json_object_set_new(o, "used", used);
     json_object_set_new(o, "shared", res_json(&u->shared, u->shared.pods));
     json_object_set_new(o, "borrowed", res_json(&u->borrowed, u->borrowed.pods));
     json_object_set_new(o, "pending", res_json(&u->pending_req, u->pending));

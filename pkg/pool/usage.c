@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/quantity.h"
+#include "gpu/gpu.h"
 #include "pool/pool.h"
 #include "util/hashmap.h"
 #include "util/util.h"
@@ -73,6 +74,7 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *no
             int on = (int)v - 1;
             res_add(&out[on].used, &req);
             out[on].pods_running++;
+            out[on].gpu_shared += gpu_is_reservation(p);
             if (on != home) {
                 res_add(&out[on].shared, &req);
                 res_add(&out[home].borrowed, &req);
