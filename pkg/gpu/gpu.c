@@ -279,6 +279,15 @@ uint64_t gpu_node_idle_reserved(const gpu_node_t *g)
     return m;
 }
 
+uint64_t gpu_node_unreserved(const gpu_node_t *g)
+{
+    uint64_t m = 0;
+    for (int i = 0; g && i < GPU_MAX_DEVICES; i++)
+        if (g->slot[i].nfrac > 0 && g->slot[i].nres == 0)
+            m |= 1ULL << i;
+    return m;
+}
+
 double gpu_node_slot_use(const gpu_node_t *g, const node_t *node, int slot)
 {
     if (!g || slot < 0 || slot >= GPU_MAX_DEVICES)

@@ -89,6 +89,9 @@ int gpu_node_shared(const gpu_node_t *g);
 int gpu_node_reserved(const gpu_node_t *g);
 /* Slots with a reservation pod but no fraction: bit i set. */
 uint64_t gpu_node_idle_reserved(const gpu_node_t *g);
+/* Slots with fractions but no reservation pod (one was deleted by hand,
+ * or is being made): bit i set. */
+uint64_t gpu_node_unreserved(const gpu_node_t *g);
 /* Fraction in use of slot i (0..1), for tables and tests. */
 double gpu_node_slot_use(const gpu_node_t *g, const node_t *node, int slot);
 

@@ -18,8 +18,13 @@ enum { RES_CREATING = 1, RES_LIVE, RES_DELETING };
 
 typedef struct res_entry {
     int state;
-    char *name; /* owned */
+    char *name;         /* owned */
+    int64_t created_ms; /* RES_LIVE: when the API accepted it */
 } res_entry_t;
+
+/* A reservation created here is trusted to exist this long before the
+ * watch shows it; after that, the cache is the truth. */
+#define GPU_RES_TRUST_MS 30000
 
 struct gpu_res {
     pthread_mutex_t mu;
@@ -187,7 +192,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
     res_entry_t *e;
     while ((e = hashmap_get(r->slots, k.data)) && e->state == RES_CREATING)
         pthread_cond_wait(&r->cv, &r->mu);
-    if (e && e->state == RES_LIVE) {
+    if (e && e->state == RES_LIVE && util_now_ms() - e->created_ms < GPU_RES_TRUST_MS) {
         /* Created by another bind; the watch has not brought it yet. */
         char *name = util_strdup(e->name);
         pthread_mutex_unlock(&r->mu);
@@ -211,6 +216,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
     pthread_mutex_lock(&r->mu);
     if (rc == 0) {
         e->state = RES_LIVE;
+        e->created_ms = util_now_ms();
     } else {
         hashmap_remove(r->slots, k.data);
         free(e->name);
@@ -416,9 +422,49 @@ static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node
     idle_free(l.v, l.n);
 }
 
+typedef struct slot_ref {
+    char *node;
+    int slot;
+} slot_ref_t;
+
+/* Slots whose fractions lost their reservation pod get a new one, so
+ * kubelet's count stays honest. Cache lock not held. */
+static void restore_reservations(scheduler_t *s)
+{
+    slot_ref_t *v = NULL;
+    int n = 0;
+    cache_rdlock(s->cache);
+    int nn = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &nn);
+    for (int i = 0; i < nn; i++) {
+        if (!nodes[i]->gpu || !nodes[i]->node)
+            continue;
+        cache_node_lock(s->cache, nodes[i]->name);
+        uint64_t m = gpu_node_unreserved(nodes[i]->gpu);
+        for (int k = 0; k < GPU_MAX_DEVICES; k++)
+            if (m & (1ULL << k)) {
+                v = util_xrealloc(v, sizeof(*v) * (size_t)(n + 1));
+                v[n++] = (slot_ref_t){ util_strdup(nodes[i]->name), k };
+            }
+        cache_node_unlock(s->cache, nodes[i]->name);
+    }
+    cache_unlock(s->cache);
+    for (int i = 0; i < n; i++) {
+        char err[256] = "";
+        char *name = ensure_reservation(s, v[i].node, v[i].slot, err, sizeof(err));
+        if (!name)
+            LOG_W("gpu: slot %d of node %s has fractions but no reservation pod: %s", v[i].slot, v[i].node, err);
+        free(name);
+        free(v[i].node);
+    }
+    free(v);
+}
+
 void gpu_housekeep(scheduler_t *s)
 {
     gpu_res_t *r = s->gpu_res;
+    if (!scheduler_fenced(s))
+        restore_reservations(s);
     idle_pod_t *idle = NULL;
     cache_rdlock(s->cache);
     int n = collect_idle(s, &idle);
