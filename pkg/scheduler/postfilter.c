@@ -239,7 +239,11 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
         cache_node_unlock(s->cache, ni->name);
     }
     cache_unlock(s->cache);
-    out->idle = lender_idle(&alloc, &used, &pod->requests);
+    /* A GPU fraction's scarcest kind is the GPU, though it requests none. */
+    resources_t req = pod->requests;
+    if (gpu_is_fraction(pod))
+        res_add_scalar(&req, RES_GPU, 1);
+    out->idle = lender_idle(&alloc, &used, &req);
     queue_stats_t qs;
     queue_get_stats(L->q, &qs);
     out->tasks += qs.active + qs.backoff + qs.unschedulable;
