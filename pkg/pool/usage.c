@@ -72,6 +72,9 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *no
             if (v == 0)
                 continue; /* node unknown (gone, or not listed yet) */
             int on = (int)v - 1;
+            /* A reservation pod belongs to whichever pool owns its node. */
+            if (gpu_is_reservation(p))
+                home = on;
             res_add(&out[on].used, &req);
             out[on].pods_running++;
             out[on].gpu_shared += gpu_is_reservation(p);
