@@ -204,7 +204,8 @@ static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usa
     json_object_set_new(o, "capacity", res_json(&u->capacity, u->capacity.pods));
     json_object_set_new(o, "allocatable", res_json(&u->allocatable, u->allocatable.pods));
     json_t *used = res_json(&u->used, u->pods_running);
-    json_object_set_new(used, "gpu_shared", json_integer(u->gpu_shared));
+    if (u->gpu_shared > 0) /* only where GPUs are split: the document stays as it was elsewhere */
+        json_object_set_new(used, "gpu_shared", json_integer(u->gpu_shared));
     json_object_set_new(o, "used", used);
     json_object_set_new(o, "shared", res_json(&u->shared, u->shared.pods));
     json_object_set_new(o, "borrowed", res_json(&u->borrowed, u->borrowed.pods));
