@@ -170,7 +170,8 @@ EOF
     chmod 600 "$file"
 }
 
-# The ClusterRole holds exactly what ai-scheduler needs.
+# The ClusterRole holds exactly what ai-scheduler needs; as the Helm chart,
+# GPU sharing's reservation pods are created only in ai-scheduler-system.
 SCHED_RBAC_JSON='{
  "apiVersion": "v1", "kind": "List", "items": [
  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
@@ -197,6 +198,14 @@ SCHED_RBAC_JSON='{
  {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
   "metadata": {"name": "ai-scheduler"},
   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ai-scheduler"},
+  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ai-scheduler"}]},
+ {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ai-scheduler-system"}},
+ {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+  "metadata": {"name": "ai-scheduler-gpu-reservations", "namespace": "ai-scheduler-system"},
+  "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]}]},
+ {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+  "metadata": {"name": "ai-scheduler-gpu-reservations", "namespace": "ai-scheduler-system"},
+  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "ai-scheduler-gpu-reservations"},
   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ai-scheduler"}]}
  ]}'
 

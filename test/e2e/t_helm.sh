@@ -208,7 +208,8 @@ case_rbac_least_privilege() {
         "list podgroups.scheduling.x-k8s.io -A" "watch podgroups.scheduling.x-k8s.io -A" "get podgroups.scheduling.x-k8s.io" \
         "patch podgroups.scheduling.x-k8s.io --subresource=status" "update podgroups.scheduling.x-k8s.io --subresource=status" \
         "list queues.resource.aibee.cn" "watch queues.resource.aibee.cn" "get queues.resource.aibee.cn" \
-        "patch queues.resource.aibee.cn --subresource=status"; do
+        "patch queues.resource.aibee.cn --subresource=status" \
+        "-n kube-system create pods" "-n kube-system delete pods"; do
         # shellcheck disable=SC2086
         [ "$(can $ok)" = yes ] || fail "service account cannot: $ok"
     done
