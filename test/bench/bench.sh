@@ -19,7 +19,7 @@
 # pods are bound, before the process is stopped.
 #
 # Environment:
-#   BENCH_SCALE=small|large|both|affinity|gang|gang64|gang1000|queues|all
+#   BENCH_SCALE=small|large|both|affinity|gang|gang64|gang1000|queues|gpufrac|all
 #                                  small: 1000 x 5000 (default), large: 5000 x 10000,
 #                                  affinity: 5000 x 10000 where each pod has a required hostname
 #                                  anti-affinity within its app (100 apps) and a zone spread
@@ -100,16 +100,21 @@ case $SCALE in
     gang)  SCENARIOS="gang64 gang1000" ;;
     gang64|gang1000) SCENARIOS=$SCALE ;;
     queues) SCENARIOS="queues" ;;
+    # GPU fractions: the queue harness with kinds (plain, frac): the same pods,
+    # the quarter that asks for a GPU asking gpu-fraction 0.5/0.25 instead
+    # (BENCH_GPUFRAC_NODES, 1000; BENCH_GPUFRAC_PODS, 5000). kube-scheduler
+    # cannot place fractions: it runs the plain pods only.
+    gpufrac) SCENARIOS="gpufrac" ;;
     # Node counts only grow between the plain scales; gang64 sits where 1000 nodes exist.
     all)   SCENARIOS="small gang64 large affinity gang1000" ;;
-    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000, queues or all" >&2; exit 2 ;;
+    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000, queues, gpufrac or all" >&2; exit 2 ;;
 esac
 [ "${BENCH_QUEUE_SMALL:-0}" = 1 ] && SCENARIOS=${SCENARIOS/queues/queuesmall}
 if [ "${BENCH_GANG_SMALL:-0}" = 1 ]; then
     SCENARIOS=$(echo "$SCENARIOS" | sed 's/gang64/gangsmall/; s/ *gang1000//')
 fi
 is_gang() { case $1 in gang*) return 0 ;; esac; return 1; }
-is_queues() { case $1 in queues|queuesmall) return 0 ;; esac; return 1; }
+is_queues() { case $1 in queues|queuesmall|gpufrac) return 0 ;; esac; return 1; }
 scen_gangs() { case $1 in gang64) echo "${BENCH_GANG64_GANGS:-100}" ;; gang1000) echo "${BENCH_GANG1000_GANGS:-10}" ;;
                           gangsmall) echo 10 ;; esac; }
 scen_gang_size() { case $1 in gang64) echo "${BENCH_GANG64_SIZE:-64}" ;; gang1000) echo "${BENCH_GANG1000_SIZE:-1000}" ;;
@@ -117,10 +122,12 @@ scen_gang_size() { case $1 in gang64) echo "${BENCH_GANG64_SIZE:-64}" ;; gang100
 scen_nodes() { case $1 in small) echo "${BENCH_SMALL_NODES:-1000}" ;; large) echo "${BENCH_LARGE_NODES:-5000}" ;;
                           affinity) echo "${BENCH_AFF_NODES:-5000}" ;; gang64) echo "${BENCH_GANG64_NODES:-1000}" ;;
                           gang1000) echo "${BENCH_GANG1000_NODES:-5000}" ;; gangsmall) echo 100 ;;
-                          queues) echo "${BENCH_QUEUE_NODES:-1000}" ;; queuesmall) echo 100 ;; esac; }
+                          queues) echo "${BENCH_QUEUE_NODES:-1000}" ;; queuesmall) echo 100 ;;
+                          gpufrac) echo "${BENCH_GPUFRAC_NODES:-1000}" ;; esac; }
 scen_pods()  { case $1 in small) echo "${BENCH_SMALL_PODS:-5000}" ;; large) echo "${BENCH_LARGE_PODS:-10000}" ;;
                           affinity) echo "${BENCH_AFF_PODS:-10000}" ;;
                           queues) echo "${BENCH_QUEUE_PODS:-5000}" ;; queuesmall) echo 500 ;;
+                          gpufrac) echo "${BENCH_GPUFRAC_PODS:-5000}" ;;
                           gang*) echo $(($(scen_gangs "$1") * $(scen_gang_size "$1"))) ;; esac; }
 # Pod options per scenario: the affinity one adds the inter-pod constraints.
 scen_pod_args() { case $1 in affinity) echo "--apps ${BENCH_AFF_APPS:-100}" ;; esac; }
@@ -323,7 +330,8 @@ queue_run() {
     local runargs=(--ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log"
                    --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID")
     [ "$round" = perf ] && runargs+=(--perf "$W/$tag.data")
-    if [ "$kind" != plain ]; then
+    [ "$kind" = frac ] && podargs+=(--gpu-fraction)
+    if [ "$kind" = queues ] || [ "$kind" = objects ]; then
         $PY "$BULK" queues --count "$qn" --depts "$depts" >&2 || { blog "$tag: Queue creation failed"; return 1; }
         runargs+=(--linger "${BENCH_QUEUE_LINGER:-3}")
     fi
@@ -338,9 +346,13 @@ queue_run() {
     api_delta "$W/$tag.api0" "$W/$tag.api1" >"$W/$tag.api.txt"
     blog "$tag: API requests during the run: $(head -8 "$W/$tag.api.txt" | tr '\n' ';')"
     blog "$tag: $(cat "$W/$tag.json" 2>/dev/null)"
-    if [ "$kind" != plain ]; then
+    if [ "$kind" = queues ] || [ "$kind" = objects ]; then
         $PY "$BULK" queue-status >"$W/$tag.qs" || rm -f "$W/$tag.qs"
         blog "$tag: Queues after: $(cat "$W/$tag.qs" 2>/dev/null)"
+    fi
+    if [ "$kind" = frac ]; then
+        blog "$tag: reservation pods: $(kc get pods -n ai-scheduler-system -o name 2>/dev/null | wc -l)"
+        $PY "$BULK" delete-pods --ns ai-scheduler-system >&2
     fi
     if [ "$round" = perf ] && [ -s "$W/$tag.data" ]; then
         perf report -i "$W/$tag.data" --no-children --sort dso,sym --percent-limit 0.3 --stdio -g none 2>/dev/null |
@@ -348,14 +360,15 @@ queue_run() {
         blog "$tag: top of the profile:"; head -15 "$W/$tag.txt" >&2
     fi
     $PY "$BULK" delete-pods --ns "$ns" >&2
-    [ "$kind" != plain ] && $PY "$BULK" delete-queues >&2
+    { [ "$kind" = queues ] || [ "$kind" = objects ]; } && $PY "$BULK" delete-queues >&2
     return 0
 }
 
 # queue_scale S: the rounds of (plain, queues), then kube-scheduler on the plain pods.
 queue_scale() {
     local s=$1 round kind order kinds=${BENCH_QUEUE_KINDS:-plain queues}
-    queue_crd_ready || { blog "no Queue CRD; $s skipped"; return 1; }
+    [ "$s" = gpufrac ] && kinds="plain frac"
+    [ "$s" = gpufrac ] || queue_crd_ready || { blog "no Queue CRD; $s skipped"; return 1; }
     local rev=""
     for kind in $kinds; do rev="$kind $rev"; done
     for round in $(seq 1 "${BENCH_QUEUE_REPEAT:-2}"); do
@@ -412,7 +425,11 @@ for s in $SCENARIOS; do
         continue
     fi
     if is_queues "$s"; then
-        echo "$nodes $pods ${BENCH_QUEUE_COUNT:-20} ${BENCH_QUEUE_DEPTS:-4} $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/$s.meta"
+        if [ "$s" = gpufrac ]; then
+            echo "$nodes $pods 0 0 $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/$s.meta"
+        else
+            echo "$nodes $pods ${BENCH_QUEUE_COUNT:-20} ${BENCH_QUEUE_DEPTS:-4} $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/$s.meta"
+        fi
         blog "=== scenario $s: $nodes nodes x $pods pods over ${BENCH_QUEUE_COUNT:-20} queues"
         exact_nodes "$nodes" || { blog "node creation failed"; exit 1; }
         if [ -x "$AISCHED_BIN" ]; then queue_scale "$s"; else blog "no ai-scheduler binary at $AISCHED_BIN; skipped"; fi

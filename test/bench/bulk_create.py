@@ -215,9 +215,14 @@ PG_LABEL = "scheduling.x-k8s.io/pod-group"
 def pod_body(a, i, n):
     req = {"cpu": a.cpu_req, "memory": a.mem_req}
     lim = {}
+    ann = {}
     if a.gpu_every and i % a.gpu_every == 0:
-        req["nvidia.com/gpu"] = "1"
-        lim["nvidia.com/gpu"] = "1"
+        if getattr(a, "gpu_fraction", False):
+            # The same pods share GPUs instead (KAI's annotation): halves and quarters.
+            ann["gpu-fraction"] = "0.5" if (i // a.gpu_every) % 2 == 0 else "0.25"
+        else:
+            req["nvidia.com/gpu"] = "1"
+            lim["nvidia.com/gpu"] = "1"
     body = {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": n, "namespace": a.ns, "labels": {"app": "bench"}},
             "spec": {"schedulerName": a.scheduler, "automountServiceAccountToken": False,
@@ -233,6 +238,8 @@ def pod_body(a, i, n):
         body["spec"]["topologySpreadConstraints"] = [
             {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
              "labelSelector": sel}]
+    if ann:
+        body["metadata"]["annotations"] = ann
     if a.gang_size:
         body["metadata"]["labels"][PG_LABEL] = "%s%d" % (a.gang_prefix, i // a.gang_size)
     if a.queues:
@@ -666,6 +673,8 @@ def add_pod_args(p):
     p.add_argument("--prefix", default="p-")
     p.add_argument("--scheduler", default="default-scheduler")
     p.add_argument("--gpu-every", type=int, default=4)
+    p.add_argument("--gpu-fraction", action="store_true",
+                   help="the GPU pods ask gpu-fraction 0.5/0.25 instead of nvidia.com/gpu: 1")
     p.add_argument("--apps", type=int, default=0)
     p.add_argument("--cpu-req", default="500m")
     p.add_argument("--mem-req", default="512Mi")

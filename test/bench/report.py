@@ -39,7 +39,7 @@ END = "<!-- bench:api:end -->"
 GANG_END = "<!-- bench:gang:end -->"
 API_SCALES = ("small", "large", "affinity")
 GANG_SCALES = ("gang64", "gang1000", "gangsmall")
-QUEUE_SCALES = ("queues", "queuesmall")
+QUEUE_SCALES = ("queues", "queuesmall", "gpufrac")
 Q_BEGIN = "<!-- bench:queues:begin -->"
 Q_END = "<!-- bench:queues:end -->"
 
@@ -246,16 +246,20 @@ def queue_table(work, s, meta):
         if r:
             runs.setdefault(kind, []).append((int(rnd), r))
     shape = "%d queues under %d departments" % (nq, depts) if depts else "%d flat queues" % nq
-    out = ["### %d pods over %s on %d nodes" % (pods, shape, nodes), "",
+    head = "### %d pods over %s on %d nodes" % (pods, shape, nodes)
+    if s == "gpufrac":
+        head = "### %d pods on %d nodes, the quarter that uses a GPU asking gpu-fraction 0.5/0.25" % (pods, nodes)
+    out = [head, "",
            "Run %s on %s. %s." % (date, meta.get("machine", "?"), meta.get("versions", "?")), "",
            "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) "
            "| CPU ms per pod | API server + etcd CPU ms per pod | load avg start→end | status |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     labels = {"plain": "ai-scheduler, no queues", "queues": "ai-scheduler, %d queues" % nq,
               "objects": "ai-scheduler, the Queues exist, pods unlabelled (all in default)",
+              "frac": "ai-scheduler, 25% of the pods GPU fractions",
               "kube": "kube-scheduler v1.20, no queues (reference)"}
     summary = {}
-    for kind in ("plain", "queues", "objects", "kube"):
+    for kind in ("plain", "queues", "objects", "frac", "kube"):
         rs = sorted(runs.get(kind, []), key=lambda x: x[0])
         for rnd, r in rs:
             st = status_of(r)
@@ -285,10 +289,11 @@ def queue_table(work, s, meta):
                 "rss": max(r["rss_kb"] for r in ok) if all(r.get("rss_kb") for r in ok) else None,
                 "lo": min(pods / r["seconds"] for r in ok), "hi": max(pods / r["seconds"] for r in ok)}
     out.append("")
-    p, q, k = summary.get("plain"), summary.get("queues"), summary.get("kube")
+    p, q, k = summary.get("plain"), summary.get("queues") or summary.get("frac"), summary.get("kube")
+    what = "GPU fractions" if s == "gpufrac" else "Queues"
     if p and q:
         slower = -pct(q["pps"], p["pps"])
-        out.append("- Queues %.1f pods/s (rounds %.0f-%.0f) against no queues %.1f (rounds %.0f-%.0f): **%.1f%% %s** "
+        out.append("- " + what + " %.1f pods/s (rounds %.0f-%.0f) against the plain run %.1f (rounds %.0f-%.0f): **%.1f%% %s** "
                    "(goal <= 10%% slower: %s); "
                    "CPU per pod %s ms against %s ms (%s); peak RSS %s MiB against %s MiB (%s)." % (
                        q["pps"], q["lo"], q["hi"], p["pps"], p["lo"], p["hi"], abs(slower),
@@ -304,8 +309,8 @@ def queue_table(work, s, meta):
             o["pps"], fmt_pct(pct(o["pps"], p["pps"])), fmt(o["cpu_ms"], 2)))
     if k and (p or q):
         out.append("- kube-scheduler v1.20 on the plain pods: %.1f pods/s, CPU %s ms per pod, peak RSS %s MiB; "
-                   "ai-scheduler with queues / kube-scheduler: pods/s %s, CPU per pod %s." % (
-                       k["pps"], fmt(k["cpu_ms"], 2), fmt(mib(k["rss"])),
+                   "ai-scheduler with %s / kube-scheduler: pods/s %s, CPU per pod %s." % (
+                       k["pps"], fmt(k["cpu_ms"], 2), fmt(mib(k["rss"])), what.lower(),
                        ratio(q and q["pps"], k["pps"]), ratio(q and q["cpu_ms"], k["cpu_ms"])))
     out.append("")
     return "\n".join(out)
@@ -316,6 +321,15 @@ def splice_queues(doc, table):
     if Q_BEGIN in doc and Q_END in doc:
         return doc[:doc.index(Q_BEGIN)] + block + doc[doc.index(Q_END) + len(Q_END):]
     return doc.rstrip("\n") + "\n\n## Queues\n\n" + block + "\n"
+
+
+def splice_section(doc, key, title, table):
+    """Replaces (or appends under ## title) the block between the key's markers."""
+    begin, end = "<!-- bench:%s:begin -->" % key, "<!-- bench:%s:end -->" % key
+    block = begin + "\n" + table + end
+    if begin in doc and end in doc:
+        return doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+    return doc.rstrip("\n") + "\n\n## " + title + "\n\n" + block + "\n"
 
 
 def splice_gang(doc, s, table):
@@ -376,6 +390,8 @@ def write_docs(path, section, gtables):
     for s, t in gtables:
         if s == "queues":
             doc = splice_queues(doc, t)
+        elif s == "gpufrac":
+            doc = splice_section(doc, "gpufrac", "GPU fractions", t)
         elif s not in ("gangsmall", "queuesmall"):
             doc = splice_gang(doc, s, t)
     with open(path, "w") as f:

@@ -47,8 +47,8 @@ fi
 step "nodes: 2 in cpu-pool (cpu=true), 2 in gpu-pool (gpu=true, 8 GPUs each), 3 unlabelled (default pool: 12 GPUs for the queues)"
 make_node cpu-node-1 16 64Gi 0 110 cpu=true || die "node create failed"
 make_node cpu-node-2 16 64Gi 0 110 cpu=true
-make_node gpu-node-1 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100
-make_node gpu-node-2 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100
+make_node gpu-node-1 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100 nvidia.com/gpu.memory=40960
+make_node gpu-node-2 32 256Gi 8 110 gpu=true nvidia.com/gpu.product=A100 nvidia.com/gpu.memory=40960
 make_node plain-node-1 4 8Gi 0 110
 make_node gpu-node-3 32 256Gi 8 110 nvidia.com/gpu.product=A100
 make_node gpu-node-4 16 128Gi 4 110 nvidia.com/gpu.product=A100
@@ -71,6 +71,11 @@ sleep 1
 
 step "where the pods landed"
 kc get pods -o custom-columns='POD:.metadata.name,POOL:.metadata.annotations.resource\.aibee\.cn/pool,QUEUE:.metadata.labels.resource\.aibee\.cn/queue,CPU:.spec.containers[0].resources.requests.cpu,GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu,NODE:.spec.nodeName,SCHEDULED:.status.conditions[?(@.type=="PodScheduled")].status'
+
+step "GPU fractions (examples/gpu-fractions.yaml): packed onto shared GPUs, one reservation pod each"
+kc get pods -l gpu-share=demo -o custom-columns='POD:.metadata.name,FRACTION:.metadata.annotations.gpu-fraction,GPU-MEMORY:.metadata.annotations.gpu-memory,NODE:.spec.nodeName,GPU-INDEX:.metadata.annotations.resource\.aibee\.cn/gpu-index'
+kc get pods -n ai-scheduler-system -o custom-columns='RESERVATION:.metadata.name,NODE:.spec.nodeName,GPU-INDEX:.metadata.annotations.resource\.aibee\.cn/gpu-index,NVIDIA.COM/GPU:.spec.containers[0].resources.requests.nvidia\.com/gpu' 2>/dev/null ||
+    echo "(no reservation pods)"
 
 step "pod anti-affinity: the two web replicas on different nodes"
 echo "web-1 -> $(pod_node web-1)   web-2 -> $(pod_node web-2)"
