@@ -265,6 +265,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     o->non_preemptible_priority = cfg->non_preemptible_priority;
     o->gpu_namespace = cfg->gpu_namespace;
     o->gpu_image = cfg->gpu_image;
+    o->topology_levels = cfg->topology_levels;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
     o->eviction_grace_s = cfg->eviction_grace_s;

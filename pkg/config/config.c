@@ -1,6 +1,7 @@
 /* config.c -- defaults, the AiSchedulerConfiguration YAML file (libyaml) and
  * the command-line flags. */
 #include "config/config.h"
+#include "topology/topology.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -187,6 +188,7 @@ void config_default(sched_config_t *c)
     c->non_preemptible_priority = 100;
     c->gpu_namespace = util_strdup("ai-scheduler-system");
     c->gpu_image = util_strdup("registry.k8s.io/pause:3.9");
+    c->topology_levels = util_strdup(TOPO_DEFAULT_LEVELS);
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -216,6 +218,7 @@ void config_free(sched_config_t *c)
     free(c->leader.lease_namespace);
     free(c->gpu_namespace);
     free(c->gpu_image);
+    free(c->topology_levels);
     free(c->leader.identity);
     free(c->metrics_bind_address);
     free_profiles(c);
@@ -457,6 +460,31 @@ static int on_resource(loader_t *l, const char *key, const yaml_node_t *kn, cons
         return get_int(l, vn, "scoring.resources.weight", 1, 100, &r->rw->weight);
     }
     return UNKNOWN("scoring.resources");
+}
+
+/* topologyLevels: a list of label keys, or one comma-separated string;
+ * kept as the comma string the scheduler parses (and checks). */
+static int load_topology_levels(loader_t *l, const yaml_node_t *vn, char **dst)
+{
+    if (vn->type != YAML_SEQUENCE_NODE)
+        return get_str(l, vn, "topologyLevels", 1, dst);
+    sbuf_t b = { 0 };
+    for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top; it++) {
+        const yaml_node_t *item = yaml_document_get_node(l->doc, *it);
+        const char *v = item ? scalar(l, item, "topologyLevels") : NULL;
+        if (!v) {
+            sbuf_free(&b);
+            return -1;
+        }
+        if (!*v || strchr(v, ',')) {
+            sbuf_free(&b);
+            return lfail(l, item, "topologyLevels: each item is one node label key");
+        }
+        sbuf_printf(&b, "%s%s", b.len ? "," : "", v);
+    }
+    free(*dst);
+    *dst = b.data ? b.data : util_strdup("");
+    return 0;
 }
 
 static int load_resources(loader_t *l, const yaml_node_t *seq, fw_config_t *fw)
@@ -970,6 +998,8 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->starvation_age_s);
     if (!strcmp(key, "nonPreemptiblePriority"))
         return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->non_preemptible_priority);
+    if (!strcmp(key, "topologyLevels"))
+        return load_topology_levels(l, vn, &c->topology_levels);
     if (!strcmp(key, "gpuReservationNamespace"))
         return get_str(l, vn, "gpuReservationNamespace", 0, &c->gpu_namespace);
     if (!strcmp(key, "gpuReservationImage"))
@@ -1122,6 +1152,8 @@ static const flagdef_t FLAGS[] = {
       "(600; 0 = off)" },
     { "non-preemptible-priority", F_INT, OFF(non_preemptible_priority), INT32_MIN, INT32_MAX, "N",
       "queues: pods of this priority or more are non-preemptible and stay within quota (100)" },
+    { "topology-levels", F_STR_OPT, OFF(topology_levels), 0, 0, "KEYS",
+      "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
     { "gpu-reservation-namespace", F_STR, OFF(gpu_namespace), 0, 0, "NS",
       "GPU sharing: namespace of the pods that hold shared GPUs (ai-scheduler-system; created if missing)" },
     { "gpu-reservation-image", F_STR, OFF(gpu_image), 0, 0, "IMAGE",

@@ -158,6 +158,11 @@ static void mk_gpu_sharing(fw_plugin_t *pl, framework_t *fw)
     plugin_gpu_sharing(pl, 1);
 }
 
+static void mk_topology_domain(fw_plugin_t *pl, framework_t *fw)
+{
+    plugin_topology_domain(pl);
+}
+
 static void mk_resources(fw_plugin_t *pl, framework_t *fw, score_strategy_t strategy)
 {
     fw_config_t c = fw->cfg;
@@ -213,6 +218,8 @@ static const fw_registry_entry_t REGISTRY[] = {
       PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE) | PT(FW_PT_RESERVE) |
           PT(FW_PT_PRE_BIND),
       mk_gpu_sharing },
+    /* Gangs' topology domains (scheduler/gang.c sets the domain). */
+    { "TopologyDomain", PT(FW_PT_FILTER), mk_topology_domain },
     { "DefaultPreemption", PT(FW_PT_POST_FILTER), NULL },
     { "DefaultBinder", PT(FW_PT_BIND), NULL },
 };
@@ -290,6 +297,7 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_FILTER, "PodTopologySpread", 0 },
     { FW_PT_FILTER, "InterPodAffinity", 0 },
     { FW_PT_FILTER, "GpuSharing", 0 },
+    { FW_PT_FILTER, "TopologyDomain", 0 },
     { FW_PT_POST_FILTER, "DefaultPreemption", 0 },
     { FW_PT_PRE_SCORE, "InterPodAffinity", 0 },
     { FW_PT_PRE_SCORE, "PodTopologySpread", 0 },
@@ -587,6 +595,16 @@ void cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl)
 const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs)
 {
     return cs->cluster;
+}
+
+void cycle_state_set_domain(cycle_state_t *cs, const struct topo_domain *d)
+{
+    cs->domain = d;
+}
+
+const struct topo_domain *cycle_state_domain(const cycle_state_t *cs)
+{
+    return cs->domain;
 }
 
 void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score)

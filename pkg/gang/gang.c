@@ -50,6 +50,7 @@ void podgroup_free(podgroup_t *pg)
     free(pg->uid);
     free(pg->queue);
     free(pg->invalid);
+    free(pg->topo_level);
     free(pg);
 }
 
@@ -98,6 +99,19 @@ podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen)
         q = jstr(labels, "kai.scheduler/queue");
     if (q && q[0] && strlen(q) <= 253)
         pg->queue = util_strdup(q);
+    /* Topology: a label or an annotation; required wins over preferred. */
+    json_t *ann = json_object_get(meta, "annotations");
+    const char *tr = jstr(labels, "resource.aibee.cn/topology-required");
+    if (!tr || !tr[0])
+        tr = jstr(ann, "resource.aibee.cn/topology-required");
+    const char *tp = jstr(labels, "resource.aibee.cn/topology-preferred");
+    if (!tp || !tp[0])
+        tp = jstr(ann, "resource.aibee.cn/topology-preferred");
+    const char *lvl = tr && tr[0] ? tr : tp;
+    if (lvl && lvl[0] && strlen(lvl) <= 317) {
+        pg->topo_level = util_strdup(lvl);
+        pg->topo_required = tr && tr[0];
+    }
     json_t *spec = json_object_get(obj, "spec");
     char why[256] = "";
     if (spec && !json_is_object(spec))
@@ -215,7 +229,9 @@ static int same_spec(const podgroup_t *a, const podgroup_t *b)
     return strcmp(a->uid, b->uid) == 0 && a->min_member == b->min_member && a->timeout_s == b->timeout_s &&
            res_equal(&a->min_resources, &b->min_resources) && !a->invalid == !b->invalid &&
            (!a->invalid || strcmp(a->invalid, b->invalid) == 0) &&
-           strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") == 0;
+           strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") == 0 &&
+           strcmp(a->topo_level ? a->topo_level : "", b->topo_level ? b->topo_level : "") == 0 &&
+           a->topo_required == b->topo_required;
 }
 
 char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name)
@@ -360,6 +376,8 @@ int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_
         out->timeout_s = g->pg->timeout_s;
         out->created_ms = g->pg->created_ms;
         out->min_resources = g->pg->min_resources;
+        out->topo_level = g->pg->topo_level ? util_strdup(g->pg->topo_level) : NULL;
+        out->topo_required = g->pg->topo_required;
     } else {
         out->state = g->deleted ? GANG_DELETED : GANG_MISSING;
     }
@@ -380,6 +398,7 @@ void gang_snap_clear(gang_snap_t *s)
     free(s->name);
     free(s->uid);
     free(s->invalid);
+    free(s->topo_level);
     for (int i = 0; i < s->nmembers; i++)
         pod_unref(s->members[i]);
     free(s->members);

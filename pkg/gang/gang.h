@@ -29,6 +29,10 @@ typedef struct podgroup {
     int64_t created_ms;
     char *queue; /* its queue label (resource.aibee.cn/queue or kai.scheduler/queue), or NULL */
     char *invalid;
+    /* resource.aibee.cn/topology-required|preferred (label or annotation):
+     * the node label of the level its minimum must / should share; NULL if none. */
+    char *topo_level;
+    int topo_required;
 } podgroup_t;
 
 /* NULL with a message when obj is not a PodGroup at all (no name, uid);
@@ -70,6 +74,8 @@ typedef struct gang_snap {
     pod_t **members; /* one ref each: every live member */
     int nmembers;
     int64_t start_ms; /* first considered, 0 if never */
+    char *topo_level; /* see podgroup_t */
+    int topo_required;
 } gang_snap_t;
 /* 0 and *out filled (free with gang_snap_clear); -1 if ns/name is unknown
  * (no PodGroup, no member). */

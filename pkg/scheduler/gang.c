@@ -449,10 +449,135 @@ static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t 
     return res_short(min, &alloc);
 }
 
+/* ------------------------------------------------------------ topology */
+
+typedef struct topo_sim {
+    scheduler_t *s;
+    gang_sim_t *sim;
+    queue_item_t **items;
+    int need;
+} topo_sim_t;
+
+/* topo_fit_fn: the whole minimum on these copies, first fit in member
+ * order (each member sees the ones before it); the copies are restored. */
+static int topo_fit(void *ud, node_info_t **nodes, int n)
+{
+    topo_sim_t *t = ud;
+    int *where = util_xcalloc((size_t)t->need + 1, sizeof(*where));
+    int placed = 0, ok = 1;
+    for (int i = 0; i < t->need && ok; i++) {
+        pod_t *pod = t->items[i]->pod;
+        framework_t *fw = sched_pod_fw(t->s, pod);
+        int k;
+        for (k = 0; k < n; k++) {
+            fw_status_t st;
+            fw_status_reset(&st);
+            if (framework_filter(fw, t->sim->cs[i], pod, nodes[k], &st) == FW_SUCCESS)
+                break;
+        }
+        if (k == n) {
+            ok = 0;
+        } else {
+            node_info_add_pod(nodes[k], pod);
+            where[placed++] = k;
+        }
+    }
+    for (int j = 0; j < placed; j++)
+        node_info_remove_pod(nodes[where[j]], t->items[j]->pod->uid);
+    free(where);
+    return ok;
+}
+
+/* The domain the gang's minimum goes to (resource.aibee.cn/topology-*).
+ * 1 with *dom (the caller frees it) and *placed_msg for the event once
+ * placed; 0 when nothing constrains the placement (no level, or preferred
+ * and no domain fits at any level); -1 when required and no domain fits
+ * (*why, malloc'd). */
+static int gang_topology(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, topo_domain_t *dom,
+                         char **placed_msg, char **why)
+{
+    scheduler_t *s = P->s;
+    memset(dom, 0, sizeof(*dom));
+    *placed_msg = *why = NULL;
+    if (!g->topo_level || need == 0)
+        return 0;
+    if (topo_level_index(&s->topo, g->topo_level) < 0 && items[0]->attempts == 0) {
+        sbuf_t w = { 0 };
+        sbuf_printf(&w, "topology level %s is not one of --topology-levels: %s", g->topo_level,
+                    g->topo_required ? "taken as a plain node label" : "no wider level to fall back to");
+        podgroup_event(s, g->ns, g->name, g->uid, "Warning", "UnknownTopologyLevel", w.data);
+        sbuf_free(&w);
+    }
+    gang_sim_t sim;
+    if (sim_build(s, P->id, items, need, &sim) != 0) {
+        sim_free(&sim);
+        return 0; /* a member's PreFilter fails: the placement below says why */
+    }
+    resources_t tot;
+    res_zero(&tot);
+    for (int i = 0; i < need; i++)
+        res_add(&tot, &items[i]->pod->requests);
+    topo_sim_t t = { s, &sim, items, need };
+    topo_choice_t c;
+    int ok = topo_choose(&s->topo, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
+    sim_free(&sim);
+    sbuf_t m = { 0 };
+    if (!ok) {
+        topo_choice_clear(&c);
+        if (!g->topo_required)
+            return 0;
+        sbuf_printf(&m, "pod group %s: no %s domain of pool %s has room for its %d members (topology-required)", g->key,
+                    g->topo_level, P->name, need);
+        *why = m.data;
+        return -1;
+    }
+    char name[512];
+    topo_domain_format(&c.dom, name, sizeof(name));
+    sbuf_printf(&m, "minimum (%d members) placed in %s (%d nodes, %s %s): %lld GPUs and %lld millicores left free there",
+                need, name, c.nodes, g->topo_required ? "required" : "preferred", g->topo_level,
+                (long long)c.stranded_gpu, (long long)c.stranded_milli_cpu);
+    if (c.next[0])
+        sbuf_printf(&m, "; next best: %s", c.next);
+    else
+        sbuf_printf(&m, "; the only domain that fits");
+    *dom = c.dom;
+    *placed_msg = m.data;
+    return 1;
+}
+
+/* The domain where a gang whose minimum is already placed runs (for its
+ * elastic members under topology-required); 0 and *dom filled, or -1. */
+typedef struct dom_probe {
+    const topo_levels_t *l;
+    const char *key;
+    topo_domain_t *dom;
+    int rc;
+} dom_probe_t;
+
+static void probe_domain(void *ud, const node_info_t *ni)
+{
+    dom_probe_t *p = ud;
+    p->rc = ni->node ? topo_domain_of(p->l, p->key, ni->node, p->dom) : -1;
+}
+
+static int placed_domain(scheduler_t *s, const gang_snap_t *g, topo_domain_t *dom)
+{
+    for (int i = 0; i < g->nmembers; i++) {
+        const pod_t *m = g->members[i];
+        if (!m->node_name[0] || pod_is_terminal(m) || m->deleting)
+            continue;
+        dom_probe_t p = { &s->topo, g->topo_level, dom, -1 };
+        if (cache_node_visit(s->cache, m->node_name, probe_domain, &p) == 0 && p.rc == 0)
+            return 0;
+    }
+    return -1;
+}
+
 /* ------------------------------------------------------------ the turn */
 
 /* Places one elastic member on its own (after the minimum is placed). */
-static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey)
+/* dom: the gang's required topology domain, or NULL. */
+static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey, const topo_domain_t *dom)
 {
     scheduler_t *s = P->s;
     int no_preempt = 1;
@@ -476,6 +601,7 @@ static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey)
         return;
     }
     cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_domain(cs, dom);
     decision_t d;
     sched_decide(P, cs, it->pod, &d);
     if (d.node && !scheduler_fenced(s) && sched_assume(P, cs, it->pod, &d)) {
@@ -622,6 +748,9 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         g.state = GANG_MISSING;
     }
     sbuf_t msg = { 0 };
+    topo_domain_t dom = { 0 };
+    int has_dom = 0;
+    char *topo_msg = NULL;
     if (g.state == GANG_DELETED) {
         if (!it->gang_noted) {
             sbuf_printf(&msg, "pod group %s/%s was deleted: scheduling this pod on its own", it->pod->ns, group);
@@ -722,6 +851,22 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
             goto out;
         }
     }
+    /* Topology: the domain that fits the whole minimum and strands the least. */
+    if (need > 0 && g.topo_level) {
+        char *twhy = NULL;
+        int tr = gang_topology(P, &g, items, need, &dom, &topo_msg, &twhy);
+        if (tr < 0) {
+            if (!items[0]->last_message || strcmp(items[0]->last_message, twhy) != 0)
+                podgroup_event(s, g.ns, g.name, g.uid, "Warning", "TopologyUnsatisfiable", twhy);
+            report_all(P, items, n, "FailedScheduling", twhy);
+            requeue_all(P, items, n, 0);
+            free(twhy);
+            goto out;
+        }
+        has_dom = tr > 0;
+    } else if (need == 0 && g.topo_level && g.topo_required) {
+        has_dom = placed_domain(s, &g, &dom) == 0;
+    }
     /* The minimum, all or nothing: each member decided with the ones before
      * it already assumed; the first that fails undoes them all. */
     char **nodes = util_xcalloc((size_t)need + 1, sizeof(*nodes));
@@ -729,6 +874,8 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     char *why = NULL;
     for (k = 0; k < need; k++) {
         cycle_state_t *cs = cycle_state_new();
+        if (has_dom)
+            cycle_state_set_domain(cs, &dom);
         decision_t d;
         sched_decide(P, cs, items[k]->pod, &d);
         int ok = d.node && !scheduler_fenced(s) && sched_assume(P, cs, items[k]->pod, &d);
@@ -754,6 +901,11 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
                 queue_done(P->q, items[i]);
                 queue_item_free(items[i]);
             }
+        } else if (has_dom && g.topo_required) {
+            /* Never evict for a gang that must stay in one domain and then
+             * place it split: it waits, and the next turn chooses again. */
+            report_all(P, items, n, "FailedScheduling", why);
+            requeue_all(P, items, n, 1);
         } else {
             gang_failed(P, &g, items, n, need, placed + k, why);
         }
@@ -776,18 +928,22 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
             s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
         sbuf_printf(&msg, "placed %d members (minMember %d) in pool %s", need, g.min_member, P->name);
         podgroup_event(s, g.ns, g.name, g.uid, "Normal", "Scheduled", msg.data);
+        if (topo_msg)
+            podgroup_event(s, g.ns, g.name, g.uid, "Normal", "TopologyPlaced", topo_msg);
         LOG_I("pod group %s: %s", g.key, msg.data);
         /* Pods held back behind it may go now. */
         if (was_waiting)
             queue_move_all_to_active(P->q, "GangPlaced");
     }
     for (int i = need; i < n; i++) {
-        place_surplus(P, items[i], g.key);
+        place_surplus(P, items[i], g.key, has_dom && g.topo_required ? &dom : NULL);
         items[i] = NULL;
     }
 out:
     free(items);
     sbuf_free(&msg);
+    topo_domain_free(&dom);
+    free(topo_msg);
     gang_snap_clear(&g);
     return 1;
 }

@@ -34,6 +34,7 @@
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
 #include "gpu/gpu.h"
+#include "topology/topology.h"
 #include "kube/informer.h"
 #include "owners/owners.h"
 #include "pool/pool.h"
@@ -137,6 +138,8 @@ struct scheduler {
 
     /* gpu.c: reservation pods of shared GPUs (its own leaf mutex) */
     gpu_res_t *gpu_res;
+    /* gang.c: the topology levels gangs may ask for (read-only) */
+    topo_levels_t topo;
 };
 
 /* pools.c */

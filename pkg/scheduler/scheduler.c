@@ -26,6 +26,7 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->non_preemptible_priority = 100;
     o->gpu_namespace = "ai-scheduler-system";
     o->gpu_image = "registry.k8s.io/pause:3.9";
+    o->topology_levels = TOPO_DEFAULT_LEVELS;
 }
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
@@ -43,7 +44,8 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
         s->identity = b.data;
     }
     s->kc = kc;
-    if (profiles_init(s, o, err, errlen) != 0) {
+    if (topo_levels_parse(o->topology_levels, &s->topo, err, errlen) != 0 || profiles_init(s, o, err, errlen) != 0) {
+        topo_levels_free(&s->topo);
         profiles_destroy(s);
         free(s->name);
         free(s->identity);
@@ -500,6 +502,7 @@ void scheduler_free(scheduler_t *s)
     volume_store_free(s->volumes);
     gang_store_free(s->gangs);
     gpu_res_free(s->gpu_res);
+    topo_levels_free(&s->topo);
     pools_destroy(s);
     fs_store_free(s->fs); /* after the queues, whose callbacks read it */
     pdbs_destroy(s);

@@ -37,6 +37,7 @@ typedef struct scheduler_opts {
     int non_preemptible_priority; /* queues: priority from which pods are non-preemptible (100) */
     const char *gpu_namespace;    /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
     const char *gpu_image;        /* GPU sharing: reservation pods' image */
+    const char *topology_levels;  /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
     const char *identity;         /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
