@@ -639,11 +639,14 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
     if (st == NULL)
         st = &local;
     fw_status_reset(st);
-    /* Keep the cluster view; drop what the last PreFilter computed. */
+    /* Keep the cluster view and the caller's domain; drop what the last
+     * PreFilter computed. */
     const fw_cluster_t *cl = cs->cluster ? cs->cluster : fw->has_base ? &fw->base : NULL;
+    const struct topo_domain *dom = cs->domain;
     cycle_state_clear_slots(cs);
     memset(cs, 0, sizeof(*cs));
     cs->cluster = cl;
+    cs->domain = dom;
     cs->pod = pod;
     for (int i = 0; i < fw->nplugins; i++) {
         const fw_plugin_t *pl = &fw->plugins[i];

@@ -855,6 +855,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     if (need > 0 && g.topo_level) {
         char *twhy = NULL;
         int tr = gang_topology(P, &g, items, need, &dom, &topo_msg, &twhy);
+        LOG_D("pod group %s: topology %s %s: %d", g.key, g.topo_required ? "required" : "preferred", g.topo_level, tr);
         if (tr < 0) {
             if (!items[0]->last_message || strcmp(items[0]->last_message, twhy) != 0)
                 podgroup_event(s, g.ns, g.name, g.uid, "Warning", "TopologyUnsatisfiable", twhy);
