@@ -20,6 +20,7 @@ typedef struct daemon_metrics {
     metric_t *gang_wait, *gangs_scheduled, *gangs_timed_out, *gang_preemptions, *gangs_stale, *gangs_pending;
     metric_t *q_alloc, *q_fair, *q_pending, *q_reclaims, *q_reclaimed;
     metric_t *gpu_shared, *gpu_res_created, *gpu_res_deleted;
+    metric_t *consolidations, *consolidations_failed, *consolidation_moves;
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -108,6 +109,9 @@ static void collect(metrics_t *r, void *ud)
     metric_set(dm->gpu_shared, NULL, st.gpu_shared_devices);
     counter_to(dm->gpu_res_created, NULL, (double)st.gpu_reservations_created);
     counter_to(dm->gpu_res_deleted, NULL, (double)st.gpu_reservations_deleted);
+    counter_to(dm->consolidations, NULL, (double)st.consolidations);
+    counter_to(dm->consolidations_failed, NULL, (double)st.consolidations_failed);
+    counter_to(dm->consolidation_moves, NULL, (double)st.consolidation_moves);
     scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
     scheduler_each_queue(sched, queue_gauges, dm);
     scheduler_each_queue_counter(sched, queue_counters, dm);
@@ -153,6 +157,11 @@ static void metrics_setup(daemon_metrics_t *dm)
         metrics_counter(r, "ai_scheduler_gpu_reservations_created_total", "Reservation pods created for shared GPUs.");
     dm->gpu_res_deleted = metrics_counter(r, "ai_scheduler_gpu_reservations_deleted_total",
                                           "Reservation pods deleted (no fraction left, or a whole-GPU pod needed it).");
+    dm->consolidations = metrics_counter(r, "ai_scheduler_consolidations_total",
+                                         "Consolidations started (pods moved so that a fragmented pod fits).");
+    dm->consolidations_failed = metrics_counter(r, "ai_scheduler_consolidations_failed_total",
+                                                "Fragmented pods for which no consolidation plan existed.");
+    dm->consolidation_moves = metrics_counter(r, "ai_scheduler_consolidation_moves_total", "Pods moved by consolidation.");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
     dm->api_latency =
@@ -266,6 +275,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     o->gpu_namespace = cfg->gpu_namespace;
     o->gpu_image = cfg->gpu_image;
     o->topology_levels = cfg->topology_levels;
+    o->max_consolidation_moves = cfg->max_consolidation_moves;
     o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
     o->eviction_grace_s = cfg->eviction_grace_s;

@@ -189,6 +189,7 @@ void config_default(sched_config_t *c)
     c->gpu_namespace = util_strdup("ai-scheduler-system");
     c->gpu_image = util_strdup("registry.k8s.io/pause:3.9");
     c->topology_levels = util_strdup(TOPO_DEFAULT_LEVELS);
+    c->max_consolidation_moves = 8;
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -998,6 +999,8 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->starvation_age_s);
     if (!strcmp(key, "nonPreemptiblePriority"))
         return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->non_preemptible_priority);
+    if (!strcmp(key, "maxConsolidationMoves"))
+        return get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->max_consolidation_moves);
     if (!strcmp(key, "topologyLevels"))
         return load_topology_levels(l, vn, &c->topology_levels);
     if (!strcmp(key, "gpuReservationNamespace"))
@@ -1152,6 +1155,8 @@ static const flagdef_t FLAGS[] = {
       "(600; 0 = off)" },
     { "non-preemptible-priority", F_INT, OFF(non_preemptible_priority), INT32_MIN, INT32_MAX, "N",
       "queues: pods of this priority or more are non-preemptible and stay within quota (100)" },
+    { "max-consolidation-moves", F_INT, OFF(max_consolidation_moves), 0, 1000, "N",
+      "consolidation: most pods moved so that a pod fragmented free GPUs could not hold fits (8; 0 = off)" },
     { "topology-levels", F_STR_OPT, OFF(topology_levels), 0, 0, "KEYS",
       "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
     { "gpu-reservation-namespace", F_STR, OFF(gpu_namespace), 0, 0, "NS",

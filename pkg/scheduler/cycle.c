@@ -30,6 +30,8 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     int nn = cache_nominated_locked(s->cache, ni->name, &noms);
     node_info_t *view = ni;
     *cloned = 0;
+    /* Room held for the replacements of pods a consolidation moved. */
+    view = consol_view(s, pod, view, cloned);
     if (nn == 0)
         return view;
     int pod_home = pools_home_id(s, pod) == ni->pool;
@@ -279,6 +281,29 @@ int sched_refresh(scheduler_t *s, queue_item_t *it)
     return 1;
 }
 
+static void hostname_of(void *ud, const node_info_t *ni)
+{
+    topo_domain_t *d = ud;
+    const char *h = ni->node ? labels_get(&ni->node->labels, "kubernetes.io/hostname") : NULL;
+    if (h && h[0]) {
+        d->keys[0] = util_strdup("kubernetes.io/hostname");
+        d->values[0] = util_strdup(h);
+        d->n = 1;
+    }
+}
+
+/* The node a consolidation held for this replacement, as a one-node domain
+ * (by its hostname label); 0 when none. */
+static int held_node(scheduler_t *s, const pod_t *pod, topo_domain_t *d)
+{
+    char *node = consol_claim(s, pod);
+    if (!node)
+        return 0;
+    cache_node_visit(s->cache, node, hostname_of, d);
+    free(node);
+    return d->n > 0;
+}
+
 static void schedule_one(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
@@ -311,7 +336,17 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
         return;
     cycle_state_t *cs = cycle_state_new();
     decision_t d;
+    /* A pod moved by a consolidation comes back where room was held for it. */
+    topo_domain_t held = { 0 };
+    if (held_node(s, it->pod, &held))
+        cycle_state_set_domain(cs, &held);
     sched_decide(P, cs, it->pod, &d);
+    if (!d.node && held.n > 0) {
+        free(d.message);
+        cycle_state_set_domain(cs, NULL);
+        sched_decide(P, cs, it->pod, &d);
+    }
+    topo_domain_free(&held);
     if (d.node && scheduler_fenced(s)) {
         /* The lease went while deciding: nothing leaves this process. */
         queue_done(P->q, it);

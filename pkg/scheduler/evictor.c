@@ -19,6 +19,8 @@ typedef struct evict_job {
     int pool_id; /* the preemptor's pool: who reclaims a borrowed node */
     char *pool;
     int stale; /* no preemptor: preemptor is a stale gang's member to evict */
+    char **dests; /* consolidation: each victim's destination (owned), else NULL */
+    int ndests;
 } evict_job_t;
 
 struct evictor {
@@ -40,6 +42,9 @@ static void job_free(evict_job_t *j)
         preempt_candidate_clear(&j->cands[i]);
     free(j->cands);
     free(j->pool);
+    for (int i = 0; i < j->ndests; i++)
+        free(j->dests[i]);
+    free(j->dests);
     free(j);
 }
 
@@ -83,6 +88,15 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
             break;
         }
         char msg[640];
+        if (j->dests) {
+            snprintf(msg, sizeof(msg),
+                     "Moved (consolidation) to make room for %s on node %s; its replacement is expected on node %s",
+                     j->preemptor->key, c->node, j->dests[done]);
+            free(note);
+            writer_pod_event(s->writer, v, "Normal", "Consolidated", msg);
+            stats_add(s, &s->stats.consolidation_moves, 1);
+            continue;
+        }
         snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s%s", j->preemptor->key, c->node,
                  pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "", note ? note : "");
         free(note);
@@ -144,9 +158,10 @@ static void run_job(scheduler_t *s, evict_job_t *j)
         if (rc < 0)
             return;
         if (rc == 1) {
-            LOG_I("preempted pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->preemptor->key, c->node, j->pool,
-                  c->nvictims, c->pdb_violations);
-            stats_add(s, &s->stats.preemptions, 1);
+            LOG_I("%s pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->dests ? "moved for" : "preempted",
+                  j->preemptor->key, c->node, j->pool, c->nvictims, c->pdb_violations);
+            if (!j->dests)
+                stats_add(s, &s->stats.preemptions, 1);
             return;
         }
         preempt_candidate_clear(c);
@@ -229,6 +244,20 @@ void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *c
     j->ncands = n;
     j->pool_id = pool_id;
     j->pool = util_strdup(pool);
+    push_job(e, j);
+}
+
+void evictor_submit_moves(evictor_t *e, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool_id,
+                          const char *pool)
+{
+    evict_job_t *j = util_xcalloc(1, sizeof(*j));
+    j->preemptor = pod_ref((pod_t *)pod);
+    j->cands = cand;
+    j->ncands = 1;
+    j->pool_id = pool_id;
+    j->pool = util_strdup(pool);
+    j->dests = dests;
+    j->ndests = cand->nvictims;
     push_job(e, j);
 }
 

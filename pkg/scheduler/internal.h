@@ -73,6 +73,7 @@ typedef struct binder binder_t;
 typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
 typedef struct gpu_res gpu_res_t;
+typedef struct consol_state consol_state_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -140,6 +141,9 @@ struct scheduler {
     gpu_res_t *gpu_res;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
+    /* consolidate.c: consolidations in flight and the room held for movers'
+     * replacements (its own leaf mutex, taken under the cache lock) */
+    consol_state_t *consol;
 };
 
 /* pools.c */
@@ -294,6 +298,20 @@ int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann
  * for a few seconds (after a restart too), refreshes the shared gauge. */
 void gpu_housekeep(scheduler_t *s);
 
+/* consolidate.c: consolidation (PostFilter, before preemption) */
+consol_state_t *consol_new(void);
+void consol_free(consol_state_t *c);
+/* 1 when a consolidation for it->pod was started (or is under way): the
+ * pod waits for its nominated node; 0 when there is nothing to consolidate. */
+int consolidate_run(sched_pool_t *P, queue_item_t *it);
+/* The node as pod should see it with the room held for movers'
+ * replacements (other controllers' pods see it taken). Like
+ * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
+node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
+/* The node held for this replacement pod (caller frees), the hold taken;
+ * NULL when none. */
+char *consol_claim(scheduler_t *s, const pod_t *pod);
+
 /* binder.c */
 binder_t *binder_new(scheduler_t *s, int workers);
 /* Takes the item (already queue_done'd): bound, it is freed; refused, it
@@ -311,6 +329,10 @@ evictor_t *evictor_new(scheduler_t *s);
  * nomination is dropped and the queues woken. */
 void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
                     const char *pool);
+/* Consolidation: evicts cand's pods (moved: each to dests[i], named in its
+ * event); takes cand (one) and dests (cand->nvictims strings). */
+void evictor_submit_moves(evictor_t *e, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool_id,
+                          const char *pool);
 /* Evicts one member of a stale gang (--evict-stale-gangs), with an event. */
 void evictor_evict_stale(evictor_t *e, pod_t *victim);
 /* A job for this preemptor is queued or running. */

@@ -27,6 +27,7 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->gpu_namespace = "ai-scheduler-system";
     o->gpu_image = "registry.k8s.io/pause:3.9";
     o->topology_levels = TOPO_DEFAULT_LEVELS;
+    o->max_consolidation_moves = 8;
 }
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
@@ -67,6 +68,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->volumes = volume_store_new();
     s->gangs = gang_store_new();
     s->gpu_res = gpu_res_new();
+    s->consol = consol_new();
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
@@ -502,6 +504,7 @@ void scheduler_free(scheduler_t *s)
     volume_store_free(s->volumes);
     gang_store_free(s->gangs);
     gpu_res_free(s->gpu_res);
+    consol_free(s->consol);
     topo_levels_free(&s->topo);
     pools_destroy(s);
     fs_store_free(s->fs); /* after the queues, whose callbacks read it */

@@ -37,6 +37,7 @@ typedef struct scheduler_opts {
     int non_preemptible_priority; /* queues: priority from which pods are non-preemptible (100) */
     const char *gpu_namespace;    /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
     const char *gpu_image;        /* GPU sharing: reservation pods' image */
+    int max_consolidation_moves;  /* consolidation: most pods moved for one pod (8; 0 = off) */
     const char *topology_levels;  /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
     const char *identity;         /* reportingInstance of events */
     /* Called from a bind worker for each pod bound, with the time from
@@ -80,6 +81,7 @@ typedef struct scheduler_stats {
     unsigned long gangs_scheduled, gangs_timed_out, gang_preemptions;
     int gangs_stale, gangs_waiting; /* gauges */
     unsigned long gpu_reservations_created, gpu_reservations_deleted;
+    unsigned long consolidations, consolidations_failed, consolidation_moves;
     int gpu_shared_devices; /* gauge, refreshed each second */
     double e2e_latency_sum_s;       /* first queued -> bound, summed */
 } scheduler_stats_t;

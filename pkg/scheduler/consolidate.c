@@ -1,0 +1,318 @@
+/* consolidate.c -- consolidation on a pool thread (PostFilter, before
+ * preemption: moving loses no work): when a pod needs GPUs that are free in
+ * its pool but on no single node, move the fewest preemptible pods that
+ * their controllers recreate, then hold each mover's new place for its
+ * replacement. One consolidation at a time per pool. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "consolidation/consolidation.h"
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* How long a consolidation (and a hold for a replacement) may take. */
+#define CONSOL_TIMEOUT_MS 60000
+
+typedef struct hold {
+    char *node;           /* destination */
+    char *controller_uid; /* whose replacement it waits for */
+    pod_t *mover;         /* the moved pod: its requests are what is held (one ref) */
+    int64_t until_ms;
+} hold_t;
+
+struct consol_state {
+    pthread_mutex_t mu; /* a leaf: taken under the cache lock by node views */
+    hold_t *holds;
+    int nholds;
+    int pub; /* nholds as last published (atomic): node views skip the lock when 0 */
+    char **pool_pod; /* by pool id: the pod a consolidation runs for, or NULL */
+    int64_t *pool_until;
+    int npools;
+};
+
+consol_state_t *consol_new(void)
+{
+    consol_state_t *c = util_xcalloc(1, sizeof(*c));
+    pthread_mutex_init(&c->mu, NULL);
+    return c;
+}
+
+static void hold_clear(hold_t *h)
+{
+    free(h->node);
+    free(h->controller_uid);
+    pod_unref(h->mover);
+}
+
+void consol_free(consol_state_t *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->nholds; i++)
+        hold_clear(&c->holds[i]);
+    free(c->holds);
+    for (int i = 0; i < c->npools; i++)
+        free(c->pool_pod[i]);
+    free(c->pool_pod);
+    free(c->pool_until);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Drops expired holds; c->mu held. */
+static void expire_locked(consol_state_t *c, int64_t now)
+{
+    for (int i = 0; i < c->nholds;) {
+        if (c->holds[i].until_ms > now) {
+            i++;
+            continue;
+        }
+        hold_clear(&c->holds[i]);
+        c->holds[i] = c->holds[--c->nholds];
+    }
+    __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
+}
+
+node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned)
+{
+    consol_state_t *c = s->consol;
+    if (!c || __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) == 0)
+        return view;
+    pthread_mutex_lock(&c->mu);
+    int64_t now = util_now_ms();
+    for (int i = 0; i < c->nholds; i++) {
+        hold_t *h = &c->holds[i];
+        if (h->until_ms <= now || strcmp(h->node, view->name) != 0)
+            continue;
+        if (pod->controller_uid && strcmp(pod->controller_uid, h->controller_uid) == 0)
+            continue; /* its own controller's replacement takes the room */
+        if (!*cloned) {
+            view = node_info_clone(view);
+            *cloned = 1;
+        }
+        node_info_add_pod(view, h->mover);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return view;
+}
+
+char *consol_claim(scheduler_t *s, const pod_t *pod)
+{
+    consol_state_t *c = s->consol;
+    if (!c || !pod->controller_uid || __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) == 0)
+        return NULL;
+    char *node = NULL;
+    pthread_mutex_lock(&c->mu);
+    expire_locked(c, util_now_ms());
+    for (int i = 0; i < c->nholds && !node; i++) {
+        hold_t *h = &c->holds[i];
+        if (strcmp(h->controller_uid, pod->controller_uid) != 0 ||
+            !res_equal(&h->mover->requests, &pod->requests))
+            continue;
+        node = util_strdup(h->node);
+        hold_clear(h);
+        c->holds[i] = c->holds[--c->nholds];
+    }
+    __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&c->mu);
+    return node;
+}
+
+/* ----------------------------------------------------------- the plan */
+
+typedef struct fit_ctx {
+    scheduler_t *s;
+    /* One PreFilter state per pod asked about (the waiting pod, movers). */
+    const pod_t **pods;
+    cycle_state_t **cs;
+    int n, cap;
+    int pool_id;
+} fit_ctx_t;
+
+static cycle_state_t *state_of(fit_ctx_t *f, const pod_t *pod)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->pods[i] == pod)
+            return f->cs[i];
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 8;
+        f->pods = util_xrealloc(f->pods, sizeof(*f->pods) * (size_t)f->cap);
+        f->cs = util_xrealloc(f->cs, sizeof(*f->cs) * (size_t)f->cap);
+    }
+    cycle_state_t *cs = cycle_state_new();
+    fw_status_t st;
+    fw_status_reset(&st);
+    /* Without the cache lock: the base view (volumes) only; the inter-pod
+     * constraints of movers and GPU pods are not re-checked here. */
+    framework_pre_filter(sched_pod_fw(f->s, pod), cs, pod, &st);
+    f->pods[f->n] = pod;
+    f->cs[f->n++] = cs;
+    return cs;
+}
+
+static int fit(void *ud, const pod_t *pod, node_info_t *ni)
+{
+    fit_ctx_t *f = ud;
+    fw_status_t st;
+    fw_status_reset(&st);
+    return framework_filter(sched_pod_fw(f->s, pod), state_of(f, pod), pod, ni, &st) == FW_SUCCESS;
+}
+
+static int movable(void *ud, const pod_t *p)
+{
+    fit_ctx_t *f = ud;
+    if (!sched_is_ours(f->s, p->scheduler_name) || p->deleting || pod_is_terminal(p) || !p->controller_kind)
+        return 0;
+    if (strcmp(p->controller_kind, "ReplicaSet") != 0 && strcmp(p->controller_kind, "Job") != 0 &&
+        strcmp(p->controller_kind, "StatefulSet") != 0)
+        return 0;
+    if (p->gpu || gang_of(p)) /* fractions and gang members stay */
+        return 0;
+    if (pools_home_id(f->s, p) != f->pool_id)
+        return 0;
+    return fs_pod_preemptible(f->s->fs, p);
+}
+
+static void fit_ctx_free(fit_ctx_t *f)
+{
+    for (int i = 0; i < f->n; i++)
+        cycle_state_free(f->cs[i]);
+    free(f->cs);
+    free(f->pods);
+}
+
+/* 1 while a consolidation runs in pool P for another pod (or for this one:
+ * *mine); 0 when none (an expired or finished one is cleared). */
+static int in_flight(scheduler_t *s, sched_pool_t *P, const pod_t *pod, int *mine)
+{
+    consol_state_t *c = s->consol;
+    *mine = 0;
+    /* The cache is asked without c->mu held (c->mu is taken under the cache lock). */
+    pthread_mutex_lock(&c->mu);
+    char *uid = P->id < c->npools && c->pool_pod[P->id] ? util_strdup(c->pool_pod[P->id]) : NULL;
+    int64_t until = uid ? c->pool_until[P->id] : 0;
+    pthread_mutex_unlock(&c->mu);
+    if (!uid)
+        return 0;
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, uid, &st);
+    int busy = cur && st == CPOD_PENDING && util_now_ms() <= until;
+    pod_unref(cur);
+    if (!busy) {
+        pthread_mutex_lock(&c->mu);
+        if (c->pool_pod[P->id] && strcmp(c->pool_pod[P->id], uid) == 0) {
+            free(c->pool_pod[P->id]);
+            c->pool_pod[P->id] = NULL;
+        }
+        pthread_mutex_unlock(&c->mu);
+    } else {
+        *mine = strcmp(uid, pod->uid) == 0;
+    }
+    free(uid);
+    return busy;
+}
+
+static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t **nodes, const consol_plan_t *plan)
+{
+    consol_state_t *c = s->consol;
+    int64_t until = util_now_ms() + CONSOL_TIMEOUT_MS;
+    pthread_mutex_lock(&c->mu);
+    if (P->id >= c->npools) {
+        int n = P->id + 1;
+        c->pool_pod = util_xrealloc(c->pool_pod, sizeof(*c->pool_pod) * (size_t)n);
+        c->pool_until = util_xrealloc(c->pool_until, sizeof(*c->pool_until) * (size_t)n);
+        for (int i = c->npools; i < n; i++) {
+            c->pool_pod[i] = NULL;
+            c->pool_until[i] = 0;
+        }
+        c->npools = n;
+    }
+    free(c->pool_pod[P->id]);
+    c->pool_pod[P->id] = util_strdup(pod->uid);
+    c->pool_until[P->id] = until;
+    c->holds = util_xrealloc(c->holds, sizeof(*c->holds) * (size_t)(c->nholds + plan->nmoves));
+    for (int i = 0; i < plan->nmoves; i++) {
+        const consol_move_t *m = &plan->moves[i];
+        c->holds[c->nholds++] = (hold_t){ util_strdup(nodes[m->to]->name), util_strdup(m->pod->controller_uid),
+                                          pod_ref(m->pod), until };
+    }
+    __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&c->mu);
+}
+
+int consolidate_run(sched_pool_t *P, queue_item_t *it)
+{
+    scheduler_t *s = P->s;
+    pod_t *pod = it->pod;
+    if (s->opts.max_consolidation_moves <= 0 || res_get_scalar(&pod->requests, RES_GPU) <= 0 || gang_of(pod))
+        return 0;
+    int mine = 0;
+    if (in_flight(s, P, pod, &mine))
+        return mine; /* its own: wait for the movers; another's: not now */
+    /* Copies of the pool's nodes, as this pod would see them. */
+    node_info_t **nodes = NULL;
+    int n = 0;
+    cache_rdlock(s->cache);
+    int nn = 0;
+    node_info_t *const *all = cache_nodes_locked(s->cache, &nn);
+    nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
+    for (int i = 0; i < nn; i++) {
+        if (all[i]->pool != P->id || !all[i]->node)
+            continue;
+        cache_node_lock(s->cache, all[i]->name);
+        int cloned = 0;
+        node_info_t *v = node_with_nominated(s, pod, all[i], &cloned);
+        nodes[n++] = cloned ? v : node_info_clone(all[i]);
+        cache_node_unlock(s->cache, all[i]->name);
+    }
+    cache_unlock(s->cache);
+    int64_t total, best;
+    consol_free_gpus(nodes, n, &total, &best);
+    int64_t want = res_get_scalar(&pod->requests, RES_GPU);
+    int done = 0;
+    /* Only fragmentation: the pool has the GPUs, no node has them. */
+    if (total >= want && best < want) {
+        fit_ctx_t f = { .s = s, .pool_id = P->id };
+        consol_plan_t plan;
+        if (consol_plan(nodes, n, pod, s->opts.max_consolidation_moves, fit, movable, &f, &plan)) {
+            const char *target = nodes[plan.target]->name;
+            sbuf_t names = { 0 };
+            for (int i = 0; i < plan.nmoves; i++)
+                sbuf_printf(&names, "%s%s -> %s", i ? ", " : "", plan.moves[i].pod->key, nodes[plan.moves[i].to]->name);
+            LOG_I("consolidation for pod=%s pool=%s: %d move(s) free node %s: %s", pod->key, P->name, plan.nmoves,
+                  target, names.data);
+            start(s, P, pod, nodes, &plan);
+            cache_nominate(s->cache, pod, target);
+            writer_nominate(s->writer, pod, target);
+            sbuf_t msg = { 0 };
+            sbuf_printf(&msg, "moving %d pod(s) so that node %s has room (free GPUs were fragmented): %s", plan.nmoves,
+                        target, names.data);
+            writer_pod_event(s->writer, pod, "Normal", "Consolidation", msg.data);
+            sbuf_free(&msg);
+            sbuf_free(&names);
+            preempt_candidate_t *cand = util_xcalloc(1, sizeof(*cand));
+            cand->node = util_strdup(target);
+            cand->victims = util_xcalloc((size_t)plan.nmoves, sizeof(*cand->victims));
+            char **dests = util_xcalloc((size_t)plan.nmoves, sizeof(*dests));
+            for (int i = 0; i < plan.nmoves; i++) {
+                cand->victims[i] = pod_ref(plan.moves[i].pod);
+                dests[i] = util_strdup(nodes[plan.moves[i].to]->name);
+            }
+            cand->nvictims = plan.nmoves;
+            evictor_submit_moves(s->evictor, pod, cand, dests, P->id, P->name);
+            stats_add(s, &s->stats.consolidations, 1);
+            consol_plan_clear(&plan);
+            done = 1;
+        } else {
+            stats_add(s, &s->stats.consolidations_failed, 1);
+            LOG_D("consolidation for pod=%s pool=%s: no plan within %d moves", pod->key, P->name,
+                  s->opts.max_consolidation_moves);
+        }
+        fit_ctx_free(&f);
+    }
+    for (int i = 0; i < n; i++)
+        node_info_free(nodes[i]);
+    free(nodes);
+    return done;
+}
