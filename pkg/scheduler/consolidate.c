@@ -123,40 +123,51 @@ char *consol_claim(scheduler_t *s, const pod_t *pod)
 
 typedef struct fit_ctx {
     scheduler_t *s;
-    /* One PreFilter state per pod asked about (the waiting pod, movers). */
+    /* Per pod asked about (the waiting pod, movers): the pod as its
+     * replacement would be (a shallow copy, unbound) and its PreFilter state. */
     const pod_t **pods;
+    pod_t **as;
     cycle_state_t **cs;
     int n, cap;
     int pool_id;
 } fit_ctx_t;
 
-static cycle_state_t *state_of(fit_ctx_t *f, const pod_t *pod)
+static int state_of(fit_ctx_t *f, const pod_t *pod)
 {
     for (int i = 0; i < f->n; i++)
         if (f->pods[i] == pod)
-            return f->cs[i];
+            return i;
     if (f->n == f->cap) {
         f->cap = f->cap ? f->cap * 2 : 8;
         f->pods = util_xrealloc(f->pods, sizeof(*f->pods) * (size_t)f->cap);
+        f->as = util_xrealloc(f->as, sizeof(*f->as) * (size_t)f->cap);
         f->cs = util_xrealloc(f->cs, sizeof(*f->cs) * (size_t)f->cap);
     }
+    /* A mover is bound (NodeName would keep it home); its replacement is
+     * the same pod unbound. The copy borrows every field of pod, which
+     * outlives it, and is only read. */
+    pod_t *as = util_xmalloc(sizeof(*as));
+    *as = *pod;
+    as->node_name = (char *)"";
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
     /* Without the cache lock: the base view (volumes) only; the inter-pod
      * constraints of movers and GPU pods are not re-checked here. */
-    framework_pre_filter(sched_pod_fw(f->s, pod), cs, pod, &st);
+    framework_pre_filter(sched_pod_fw(f->s, pod), cs, as, &st);
     f->pods[f->n] = pod;
-    f->cs[f->n++] = cs;
-    return cs;
+    f->as[f->n] = as;
+    f->cs[f->n] = cs;
+    return f->n++;
 }
 
 static int fit(void *ud, const pod_t *pod, node_info_t *ni)
 {
     fit_ctx_t *f = ud;
+    int i = state_of(f, pod);
     fw_status_t st;
     fw_status_reset(&st);
-    return framework_filter(sched_pod_fw(f->s, pod), state_of(f, pod), pod, ni, &st) == FW_SUCCESS;
+    return framework_filter(sched_pod_fw(f->s, pod), f->cs[i], f->as[i], ni, &st) == FW_SUCCESS;
 }
 
 static int movable(void *ud, const pod_t *p)
@@ -176,9 +187,12 @@ static int movable(void *ud, const pod_t *p)
 
 static void fit_ctx_free(fit_ctx_t *f)
 {
-    for (int i = 0; i < f->n; i++)
+    for (int i = 0; i < f->n; i++) {
         cycle_state_free(f->cs[i]);
+        free(f->as[i]); /* the shallow copy only: its fields are the pod's */
+    }
     free(f->cs);
+    free(f->as);
     free(f->pods);
 }
 
