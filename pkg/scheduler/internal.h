@@ -23,7 +23,12 @@
  * (fairshare/fairshare.h) is the innermost leaf: taken alone, under the
  * cache lock (the accounting hook), under a queue's mutex (tenant and
  * pick callbacks) and under pdb_mu (reclaim checks); it is never held
- * while the gang store's is taken. */
+ * while the gang store's is taken. Two more leaves: the GPU reservation
+ * store's mutex (gpu.c; taken under the cache lock while a node's
+ * reservation pods are read or marked, or alone, never across an API call
+ * except as a condition wait) and the consolidation state's (consolidate.c;
+ * taken under the cache lock by node views, or alone; the cache is never
+ * called while it is held). */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 
