@@ -152,7 +152,8 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->q_reclaims =
         metrics_counter(r, "ai_scheduler_queue_reclaims_total", "Preemptions by which a queue reclaimed its share.");
     dm->q_reclaimed = metrics_counter(r, "ai_scheduler_queue_reclaimed_pods_total", "Pods reclaimed from a queue.");
-    dm->gpu_shared = metrics_gauge(r, "ai_scheduler_gpu_shared_devices", "GPUs holding fractions (gpu-fraction, gpu-memory).");
+    dm->gpu_shared =
+        metrics_gauge(r, "ai_scheduler_gpu_shared_devices", "GPUs holding fractions (gpu-fraction, gpu-memory).");
     dm->gpu_res_created =
         metrics_counter(r, "ai_scheduler_gpu_reservations_created_total", "Reservation pods created for shared GPUs.");
     dm->gpu_res_deleted = metrics_counter(r, "ai_scheduler_gpu_reservations_deleted_total",
@@ -161,7 +162,8 @@ static void metrics_setup(daemon_metrics_t *dm)
                                          "Consolidations started (pods moved so that a fragmented pod fits).");
     dm->consolidations_failed = metrics_counter(r, "ai_scheduler_consolidations_failed_total",
                                                 "Fragmented pods for which no consolidation plan existed.");
-    dm->consolidation_moves = metrics_counter(r, "ai_scheduler_consolidation_moves_total", "Pods moved by consolidation.");
+    dm->consolidation_moves =
+        metrics_counter(r, "ai_scheduler_consolidation_moves_total", "Pods moved by consolidation.");
     dm->api_requests = metrics_counter(r, "ai_scheduler_api_requests_total", "Requests sent to the API server.");
     dm->api_errors = metrics_counter(r, "ai_scheduler_api_request_errors_total", "API requests that failed.");
     dm->api_latency =

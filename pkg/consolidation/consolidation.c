@@ -16,7 +16,8 @@ void consol_free_gpus(node_info_t *const *nodes, int n, int64_t *total, int64_t 
     for (int i = 0; i < n; i++) {
         if (!nodes[i]->node)
             continue;
-        int64_t f = res_get_scalar(&nodes[i]->node->allocatable, RES_GPU) - res_get_scalar(&nodes[i]->requested, RES_GPU);
+        int64_t f =
+            res_get_scalar(&nodes[i]->node->allocatable, RES_GPU) - res_get_scalar(&nodes[i]->requested, RES_GPU);
         if (f <= 0)
             continue;
         *total += f;
@@ -37,7 +38,8 @@ static int by_gpus_desc(const void *a, const void *b)
 /* Places movers[0..k) on nodes other than t, largest first, first fit;
  * where[] gets each destination. Undoes nothing: the caller does. Returns
  * how many were placed. */
-static int place_movers(node_info_t **nodes, int n, int t, pod_t **movers, int k, consol_fit_fn fit, void *ud, int *where)
+static int place_movers(node_info_t **nodes, int n, int t, pod_t **movers, int k, consol_fit_fn fit, void *ud,
+                        int *where)
 {
     for (int i = 0; i < k; i++) {
         int j;

@@ -25,7 +25,7 @@ struct consol_state {
     pthread_mutex_t mu; /* a leaf: taken under the cache lock by node views */
     hold_t *holds;
     int nholds;
-    int pub; /* nholds as last published (atomic): node views skip the lock when 0 */
+    int pub;         /* nholds as last published (atomic): node views skip the lock when 0 */
     char **pool_pod; /* by pool id: the pod a consolidation runs for, or NULL */
     int64_t *pool_until;
     int npools;
@@ -107,8 +107,7 @@ char *consol_claim(scheduler_t *s, const pod_t *pod)
     expire_locked(c, util_now_ms());
     for (int i = 0; i < c->nholds && !node; i++) {
         hold_t *h = &c->holds[i];
-        if (strcmp(h->controller_uid, pod->controller_uid) != 0 ||
-            !res_equal(&h->mover->requests, &pod->requests))
+        if (strcmp(h->controller_uid, pod->controller_uid) != 0 || !res_equal(&h->mover->requests, &pod->requests))
             continue;
         node = util_strdup(h->node);
         hold_clear(h);
@@ -248,8 +247,8 @@ static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t
     c->holds = util_xrealloc(c->holds, sizeof(*c->holds) * (size_t)(c->nholds + plan->nmoves));
     for (int i = 0; i < plan->nmoves; i++) {
         const consol_move_t *m = &plan->moves[i];
-        c->holds[c->nholds++] = (hold_t){ util_strdup(nodes[m->to]->name), util_strdup(m->pod->controller_uid),
-                                          pod_ref(m->pod), until };
+        c->holds[c->nholds++] =
+            (hold_t){ util_strdup(nodes[m->to]->name), util_strdup(m->pod->controller_uid), pod_ref(m->pod), until };
     }
     __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&c->mu);

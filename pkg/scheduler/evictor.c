@@ -18,7 +18,7 @@ typedef struct evict_job {
     int ncands;
     int pool_id; /* the preemptor's pool: who reclaims a borrowed node */
     char *pool;
-    int stale; /* no preemptor: preemptor is a stale gang's member to evict */
+    int stale;    /* no preemptor: preemptor is a stale gang's member to evict */
     char **dests; /* consolidation: each victim's destination (owned), else NULL */
     int ndests;
 } evict_job_t;

@@ -533,7 +533,8 @@ static int gang_topology(sched_pool_t *P, const gang_snap_t *g, queue_item_t **i
     }
     char name[512];
     topo_domain_format(&c.dom, name, sizeof(name));
-    sbuf_printf(&m, "minimum (%d members) placed in %s (%d nodes, %s %s): %lld GPUs and %lld millicores left free there",
+    sbuf_printf(&m,
+                "minimum (%d members) placed in %s (%d nodes, %s %s): %lld GPUs and %lld millicores left free there",
                 need, name, c.nodes, g->topo_required ? "required" : "preferred", g->topo_level,
                 (long long)c.stranded_gpu, (long long)c.stranded_milli_cpu);
     if (c.next[0])

@@ -29,9 +29,9 @@ typedef struct res_entry {
 struct gpu_res {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    hashmap_t *slots;       /* "node/slot" -> res_entry_t (creations, deletions) */
-    hashmap_t *idle_since;  /* reservation pod uid -> int64_t* wall ms; housekeeper only */
-    unsigned long seq;      /* name suffixes */
+    hashmap_t *slots;      /* "node/slot" -> res_entry_t (creations, deletions) */
+    hashmap_t *idle_since; /* reservation pod uid -> int64_t* wall ms; housekeeper only */
+    unsigned long seq;     /* name suffixes */
 };
 
 gpu_res_t *gpu_res_new(void)
@@ -414,8 +414,8 @@ static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node
     cache_unlock(s->cache);
     for (int i = 0; i < l.n; i++)
         if (go[i]) {
-            LOG_I("gpu: pod %s needs the GPU reservation %s/%s holds idle on node %s", pod->key, l.v[i].ns,
-                  l.v[i].name, node);
+            LOG_I("gpu: pod %s needs the GPU reservation %s/%s holds idle on node %s", pod->key, l.v[i].ns, l.v[i].name,
+                  node);
             delete_reservation(s, &l.v[i]);
         }
     free(go);

@@ -82,8 +82,8 @@ typedef struct scheduler_stats {
     int gangs_stale, gangs_waiting; /* gauges */
     unsigned long gpu_reservations_created, gpu_reservations_deleted;
     unsigned long consolidations, consolidations_failed, consolidation_moves;
-    int gpu_shared_devices; /* gauge, refreshed each second */
-    double e2e_latency_sum_s;       /* first queued -> bound, summed */
+    int gpu_shared_devices;   /* gauge, refreshed each second */
+    double e2e_latency_sum_s; /* first queued -> bound, summed */
 } scheduler_stats_t;
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
 

@@ -13,7 +13,7 @@
 
 #define TOPO_ANN_REQUIRED  "resource.aibee.cn/topology-required"
 #define TOPO_ANN_PREFERRED "resource.aibee.cn/topology-preferred"
-#define TOPO_DEFAULT_LEVELS \
+#define TOPO_DEFAULT_LEVELS                                                                                            \
     "topology.kubernetes.io/zone,network.aibee.cn/spine,network.aibee.cn/block,kubernetes.io/hostname"
 #define TOPO_MAX_LEVELS 8
 

@@ -253,10 +253,11 @@ static void test_num_devices(void **state)
 static void test_reservations_and_restart(void **state)
 {
     node_info_t *ni = gpu_node("n", 4, NULL);
-    pod_t *res = fx_pod("{'metadata':{'name':'r','namespace':'ai-scheduler-system','uid':'ur',"
-                        "'labels':{'resource.aibee.cn/gpu-reservation':'true'},"
-                        "'annotations':{'resource.aibee.cn/gpu-index':'2'}},"
-                        "'spec':{'nodeName':'n','containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'1'}}}]}}");
+    pod_t *res =
+        fx_pod("{'metadata':{'name':'r','namespace':'ai-scheduler-system','uid':'ur',"
+               "'labels':{'resource.aibee.cn/gpu-reservation':'true'},"
+               "'annotations':{'resource.aibee.cn/gpu-index':'2'}},"
+               "'spec':{'nodeName':'n','containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'1'}}}]}}");
     pod_t *bound = fx_pod("{'metadata':{'name':'b','uid':'ub','annotations':{'gpu-fraction':'0.5',"
                           "'resource.aibee.cn/gpu-index':'2'}},"
                           "'spec':{'nodeName':'n','containers':[{'name':'c'}]}}");

@@ -123,7 +123,7 @@ static void test_fallback_and_required(void **state)
     assert_int_equal(topo_levels_parse(SPINE "," BLOCK, &l, err, sizeof(err)), 0);
     node_info_t *n[5] = {
         tnode("a1", "s1", "b1", 0), tnode("a2", "s1", "b2", 0), tnode("b1", "s2", "b3", 0),
-        tnode("x1", "", "", 0), tnode("x2", "", "", 0), /* unlabelled: 16 GPUs in no domain */
+        tnode("x1", "", "", 0),     tnode("x2", "", "", 0), /* unlabelled: 16 GPUs in no domain */
     };
     resources_t need;
     res_zero(&need);

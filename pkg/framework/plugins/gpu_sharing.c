@@ -15,8 +15,7 @@ static int gs_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
     return FW_SUCCESS;
 }
 
-static int gs_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
-                     fw_status_t *st)
+static int gs_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
 {
     if (!gpu_is_fraction(pod))
         return FW_SUCCESS;
@@ -28,8 +27,7 @@ static int gs_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
     return st->code;
 }
 
-static void gs_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes,
-                         int n)
+static void gs_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n)
 {
     if (!gpu_is_fraction(pod))
         fw_score_uniform(cs, pl, 0);

@@ -36,7 +36,7 @@
 struct cycle_state {
     const pod_t *pod;
     int prefiltered;
-    const fw_cluster_t *cluster; /* borrowed; may be NULL */
+    const fw_cluster_t *cluster;      /* borrowed; may be NULL */
     const struct topo_domain *domain; /* borrowed; a gang's domain, NULL for none */
     /* Per-plugin data by plugin index, with the function that frees it. */
     void *slot[FW_MAX_PLUGINS];

@@ -6,8 +6,7 @@
 
 #define FW_REASON_TOPOLOGY "node(s) were outside the gang's topology domain"
 
-static int td_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,
-                     fw_status_t *st)
+static int td_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni, fw_status_t *st)
 {
     if (!cs->domain || topo_node_in(cs->domain, ni->node))
         return FW_SUCCESS;
