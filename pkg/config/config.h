@@ -67,7 +67,7 @@ typedef struct sched_config {
     char *gpu_image;              /* GPU sharing: reservation pods' image */
     char *topology_levels;
     int max_consolidation_moves;
-        /* consolidation: most pods moved for one pod (8; 0 = off) */ /* gangs' topology levels, widest first, comma-separated */
+    /* consolidation: most pods moved for one pod (8; 0 = off) */ /* gangs' topology levels, widest first, comma-separated */
     sched_leader_config_t leader;
     char *metrics_bind_address;       /* "0.0.0.0" */
     int metrics_port;                 /* 10261; 0 disables /metrics and probes */
