@@ -254,10 +254,11 @@ def queue_table(work, s, meta):
            "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) "
            "| CPU ms per pod | API server + etcd CPU ms per pod | load avg start→end | status |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
-    labels = {"plain": "ai-scheduler, no queues", "queues": "ai-scheduler, %d queues" % nq,
+    plain_label = "ai-scheduler, no fractions" if s == "gpufrac" else "ai-scheduler, no queues"
+    labels = {"plain": plain_label, "queues": "ai-scheduler, %d queues" % nq,
               "objects": "ai-scheduler, the Queues exist, pods unlabelled (all in default)",
               "frac": "ai-scheduler, 25% of the pods GPU fractions",
-              "kube": "kube-scheduler v1.20, no queues (reference)"}
+              "kube": "kube-scheduler v1.20, plain pods (reference)"}
     summary = {}
     for kind in ("plain", "queues", "objects", "frac", "kube"):
         rs = sorted(runs.get(kind, []), key=lambda x: x[0])

@@ -186,7 +186,8 @@ case_dry_run_overrides() {
     fi
     # Single replica without election: no lease Role at all.
     render solo default --set replicas=1,leaderElection.enabled=false >"$CP_WORK/helm-solo.yaml" || fail "solo render failed"
-    ! grep -q 'kind: Role$' "$CP_WORK/helm-solo.yaml" || fail "a lease Role without leader election"
+    ! grep -q 'name: solo-ai-scheduler-leader-election$' "$CP_WORK/helm-solo.yaml" || fail "a lease Role without leader election"
+    grep -q 'name: solo-ai-scheduler-gpu-reservations$' "$CP_WORK/helm-solo.yaml" || fail "no GPU reservation Role"
     kc apply --dry-run=server -f "$CP_WORK/helm-solo.yaml" >/dev/null || fail "solo dry-run failed"
 }
 
