@@ -256,15 +256,20 @@ int queues_admit(sched_pool_t *P, queue_item_t *it)
     }
     if (!fs_active(s->fs))
         return 0;
-    /* A preemptor holding room was admitted when it reclaimed: its own
-     * provisional charge must not count against it. */
-    if (fs_is_charged(s->fs, it->pod->uid))
-        return 0;
     double req[FS_NRES];
     fs_pod_vec(it->pod, req);
     char msg[512];
     int home = pools_home_id(s, it->pod);
-    if (fs_admit(s->fs, home, it->tenant, req, fs_pod_preemptible(s->fs, it->pod), msg, sizeof(msg)) == 0)
+    /* Read under the cache's read lock: an informer update re-charges a pod
+     * (-1 then +1) under the write lock, so the count seen here never misses
+     * a running pod (seen once as a limit exceeded by one pod). A preemptor
+     * holding room was admitted when it reclaimed: its own provisional
+     * charge must not count against it. */
+    cache_rdlock(s->cache);
+    int ok = fs_is_charged(s->fs, it->pod->uid) ||
+             fs_admit(s->fs, home, it->tenant, req, fs_pod_preemptible(s->fs, it->pod), msg, sizeof(msg)) == 0;
+    cache_unlock(s->cache);
+    if (ok)
         return 0;
     if (limit_reclaim(P, it, req, home)) {
         size_t len = strlen(msg);
@@ -290,8 +295,11 @@ char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need)
         preemptible &= fs_pod_preemptible(s->fs, items[i]->pod);
     }
     char msg[512];
-    if (fs_admit(s->fs, pools_home_id(s, items[0]->pod), queues_pod_tenant(s, items[0]->pod), req, preemptible, msg,
-                 sizeof(msg)) == 0)
+    int home = pools_home_id(s, items[0]->pod), tenant = queues_pod_tenant(s, items[0]->pod);
+    cache_rdlock(s->cache); /* as queues_admit: no re-charge half done */
+    int ok = fs_admit(s->fs, home, tenant, req, preemptible, msg, sizeof(msg)) == 0;
+    cache_unlock(s->cache);
+    if (ok)
         return NULL;
     sbuf_t b = { 0 };
     sbuf_printf(&b, "its minimum of %d pods: %s", need, msg);
