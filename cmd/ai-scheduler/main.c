@@ -1,6 +1,8 @@
 /* main.c -- the ai-scheduler command: `ai-scheduler [flags]` runs the
  * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table,
- * `ai-scheduler queues` (or `kubectl queue`) the queue tree. */
+ * `ai-scheduler queues` (or `kubectl queue`) the queue tree; `ai-scheduler
+ * dispatch` runs the MultiClusterJob controller and `ai-scheduler mcjob get`
+ * lists those jobs. */
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "daemon.h"
+#include "dispatch.h"
+#include "dispatch/table.h"
 #include "version.h"
 
 static volatile sig_atomic_t g_stop;
@@ -52,6 +56,12 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "queues") == 0)
         return queue_table_main(argc - 2, argv + 2, stdout, stderr);
 
+    if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
+        return dsp_table_main(argc - 2, argv + 2, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "dispatch") == 0) {
+        install_signals();
+        return dispatch_main(argc - 2, argv + 2, (const volatile int *)&g_stop);
+    }
     if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
         printf("ai-scheduler %s (git %s)\n", AISCHED_VERSION, AISCHED_GIT);
         return 0;

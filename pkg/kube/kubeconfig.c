@@ -246,6 +246,40 @@ static int fill_from_doc(kube_config_t *c, const char *file, yaml_document_t *d,
     return 0;
 }
 
+int kube_config_parse(kube_config_t *c, const char *data, size_t len, const char *source, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof(*c));
+    yaml_parser_t p;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&p)) {
+        util_errf(err, errlen, "kubeconfig %s: out of memory", source);
+        return -1;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
+    int ok = yaml_parser_load(&p, &doc);
+    if (!ok)
+        util_errf(err, errlen, "kubeconfig %s: YAML syntax error at line %zu: %s", source, p.problem_mark.line + 1,
+                  p.problem ? p.problem : "invalid document");
+    yaml_parser_delete(&p);
+    if (!ok)
+        return -1;
+    /* No file to be relative to: "./x" stays relative to the working
+     * directory (a mounted path should be absolute). */
+    int rc = fill_from_doc(c, "", &doc, err, errlen);
+    yaml_document_delete(&doc);
+    if (rc != 0) {
+        /* fill_from_doc named the file ""; say where the config came from */
+        char why[400];
+        snprintf(why, sizeof why, "%s", err);
+        const char *rest = strncmp(why, "kubeconfig : ", 13) == 0 ? why + 13 : why;
+        util_errf(err, errlen, "kubeconfig %s: %s", source, rest);
+        kube_config_free(c);
+        return -1;
+    }
+    c->source = util_strdup(source);
+    return 0;
+}
+
 static int load_file(kube_config_t *c, const char *file, char *err, size_t errlen)
 {
     yaml_document_t doc;

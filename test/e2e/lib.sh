@@ -259,35 +259,40 @@ cp_start() {
     log "control plane up: $API_URL (etcd $ETCD_PORT)"
 }
 
+# _start_etcd [DIR]: etcd with its data and log in DIR (default $CP_WORK).
 _start_etcd() {
+    local d=${1:-$CP_WORK}
     ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port)
-    rm -rf "$CP_WORK/etcd"
-    "$ETCD_BIN" --name e2e --data-dir "$CP_WORK/etcd" \
+    rm -rf "$d/etcd"
+    "$ETCD_BIN" --name e2e --data-dir "$d/etcd" \
         --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
         --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
         --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-cluster-state new --unsafe-no-fsync \
-        >"$CP_WORK/etcd.log" 2>&1 &
+        >"$d/etcd.log" 2>&1 &
     ETCD_PID=$!
     _pid_record "$ETCD_PID" etcd
     if ! wait_until "curl -fsS http://127.0.0.1:$ETCD_PORT/health | grep -q true" 30 0.2; then
-        tail -20 "$CP_WORK/etcd.log" >&2
+        tail -20 "$d/etcd.log" >&2
         return 1
     fi
 }
 
+# _start_apiserver [DIR [PORT]]: kube-apiserver on $ETCD_PORT with its log in
+# DIR (default $CP_WORK), on PORT (default a free one); the certificates and
+# tokens are always $CP_WORK/pki's, so one kubeconfig user works everywhere.
 _start_apiserver() {
-    local p=$CP_WORK/pki
-    API_PORT=$(free_port)
+    local p=$CP_WORK/pki d=${1:-$CP_WORK}
+    API_PORT=${2:-$(free_port)}
     API_URL=https://127.0.0.1:$API_PORT
-    mkdir -p "$CP_WORK/apiserver-certs"
+    mkdir -p "$d/apiserver-certs"
     "$K8S_BIN/kube-apiserver" \
         --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
         --secure-port "$API_PORT" --insecure-port 0 \
         --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
-        --cert-dir "$CP_WORK/apiserver-certs" \
+        --cert-dir "$d/apiserver-certs" \
         --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
         --client-ca-file "$p/ca.crt" --token-auth-file "$p/tokens.csv" \
         --authorization-mode RBAC \
@@ -298,11 +303,11 @@ _start_apiserver() {
         --service-cluster-ip-range 10.0.0.0/24 \
         --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
         --allow-privileged=true --profiling=false ${APISERVER_EXTRA_ARGS:-} \
-        >"$CP_WORK/apiserver.log" 2>&1 &
+        >>"$d/apiserver.log" 2>&1 &
     API_PID=$!
     _pid_record "$API_PID" kube-apiserver
     if ! wait_until "kill -0 $API_PID && api_get /readyz | grep -qx ok" 90 0.5; then
-        tail -30 "$CP_WORK/apiserver.log" >&2
+        tail -30 "$d/apiserver.log" >&2
         return 1
     fi
 }
@@ -684,6 +689,69 @@ stop_scheduler_clean() {
     stop_scheduler TERM || rc=$?
     sched_log_clean || fail "scheduler log has sanitizer/valgrind errors"
     [ "$rc" = 0 ] || { sched_log_tail; fail "scheduler exited $rc on SIGTERM (want 0)"; }
+}
+
+# ---------------------------------------------------------------------------
+# member clusters (multi-cluster tests)
+#
+# member_start NAME: one more control plane (its own etcd and kube-apiserver
+# on new ports) beside cp_start's, sharing its certificates and tokens, with
+# the same RBAC and CRDs. State in $CP_WORK/m/NAME: port, admin.kubeconfig,
+# scheduler.kubeconfig, logs. The hub's globals are left as they were.
+member_start() {
+    local name=$1 d=$CP_WORK/m/$1 rc=0
+    local s_url=$API_URL s_port=$API_PORT s_etcd=$ETCD_PORT s_kc=$ADMIN_KUBECONFIG s_pid=$API_PID s_epid=$ETCD_PID
+    mkdir -p "$d"
+    if _start_etcd "$d" && _start_apiserver "$d"; then
+        echo "$ETCD_PORT" >"$d/etcd_port"; echo "$API_PORT" >"$d/port"; echo "$API_PID" >"$d/api.pid"
+        _write_kubeconfig "$d/admin.kubeconfig" e2e-admin cert
+        _write_kubeconfig "$d/scheduler.kubeconfig" ai-scheduler token
+        ADMIN_KUBECONFIG=$d/admin.kubeconfig
+        { wait_until 'kc get namespace default' 60 &&
+            echo "$SCHED_RBAC_JSON" | kc apply -f - >/dev/null &&
+            apply_podgroup_crd; } || rc=1
+    else
+        rc=1
+    fi
+    API_URL=$s_url API_PORT=$s_port ETCD_PORT=$s_etcd ADMIN_KUBECONFIG=$s_kc API_PID=$s_pid ETCD_PID=$s_epid
+    [ $rc = 0 ] && log "member $name up: https://127.0.0.1:$(cat "$d/port")"
+    return $rc
+}
+
+# mkc NAME ARGS...: kubectl against member NAME.
+mkc() {
+    local name=$1; shift
+    kubectl --kubeconfig "$CP_WORK/m/$name/admin.kubeconfig" --request-timeout=10s "$@" \
+        2> >(grep -v 'WARNING: version difference' >&2)
+}
+
+# member_api_stop NAME / member_api_start NAME: take member NAME's
+# kube-apiserver down (its etcd keeps the data) and bring it back on the
+# same port.
+member_api_stop() {
+    local d=$CP_WORK/m/$1
+    _kill_pid "$(cat "$d/api.pid")" 3
+    wait "$(cat "$d/api.pid")" 2>/dev/null || true
+    log "member $1: kube-apiserver stopped"
+}
+member_api_start() {
+    local d=$CP_WORK/m/$1 rc=0
+    local s_url=$API_URL s_port=$API_PORT s_etcd=$ETCD_PORT s_pid=$API_PID
+    ETCD_PORT=$(cat "$d/etcd_port")
+    _start_apiserver "$d" "$(cat "$d/port")" || rc=1
+    [ $rc = 0 ] && echo "$API_PID" >"$d/api.pid"
+    API_URL=$s_url API_PORT=$s_port ETCD_PORT=$s_etcd API_PID=$s_pid
+    log "member $1: kube-apiserver started again (rc $rc)"
+    return $rc
+}
+
+# member_scheduler NAME: ai-scheduler ($AISCHED_BIN) for member NAME, with
+# its scheduler kubeconfig; log in $CP_WORK/m/NAME/scheduler.log.
+member_scheduler() {
+    local d=$CP_WORK/m/$1
+    "$AISCHED_BIN" --kubeconfig "$d/scheduler.kubeconfig" --scheduler-name "$SCHED_NAME" \
+        --leader-elect=false --metrics-port 0 -v 2 >"$d/scheduler.log" 2>&1 &
+    _pid_record $! "scheduler-$1"
 }
 
 # ---------------------------------------------------------------------------

@@ -38,11 +38,12 @@ case_crd() {
     if [ -f "$REPO/pools/gpu-pool.yaml" ]; then
         kc apply --dry-run=server -f "$REPO/pools/gpu-pool.yaml" >/dev/null || fail "pools/gpu-pool.yaml rejected"
     fi
-    # The chart's crds/ hold the three CRDs.
+    # The chart's crds/ hold the four CRDs.
     local names
     names=$(render x default --include-crds | kc create --dry-run=client -o json -f - |
         jq -r '(.items // [.])[] | select(.kind == "CustomResourceDefinition") | .metadata.name' | sort | tr '\n' ' ')
-    [ "$names" = "podgroups.scheduling.x-k8s.io pools.resource.aibee.cn queues.resource.aibee.cn " ] || fail "chart CRDs: $names"
+    [ "$names" = "multiclusterjobs.resource.aibee.cn podgroups.scheduling.x-k8s.io pools.resource.aibee.cn queues.resource.aibee.cn " ] ||
+        fail "chart CRDs: $names"
 }
 
 PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
@@ -229,6 +230,50 @@ case_rbac_least_privilege() {
         kc delete -f - >/dev/null 2>&1 || true
 }
 
+# dispatch.enabled adds the MultiClusterJob controller: its own account, a
+# Deployment running `ai-scheduler dispatch`, and RBAC that reads Secrets by
+# name only and writes MultiClusterJobs' finalizers and status, nothing else.
+case_dispatch() {
+    diff -u "$REPO/pools/multiclusterjob-crd.yaml" "$CHART/crds/multiclusterjobs.yaml" >&2 ||
+        fail "charts/ai-scheduler/crds/multiclusterjobs.yaml differs from pools/multiclusterjob-crd.yaml"
+    kc apply -f "$CHART/crds/multiclusterjobs.yaml" >/dev/null || fail "CRD did not apply"
+    wait_until 'kc get crd multiclusterjobs.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30 ||
+        fail "CRD multiclusterjobs not established"
+    ! render x default | grep -q 'dispatch' || fail "dispatch objects rendered while disabled"
+    render dsp kube-system --set dispatch.enabled=true,dispatch.pollIntervalSeconds=0.5 >"$CP_WORK/helm-dsp.yaml" ||
+        fail "helm template failed"
+    kc apply --dry-run=server -f "$CP_WORK/helm-dsp.yaml" >/dev/null || fail "dry-run apply failed"
+    local dep
+    dep=$(kc create --dry-run=client -o json -f "$CP_WORK/helm-dsp.yaml" 2>/dev/null |
+        jq -c '(.items // [.])[] | select(.kind=="Deployment" and .metadata.name=="dsp-ai-scheduler-dispatch")')
+    [ -n "$dep" ] || fail "no dispatch Deployment"
+    jq -e '.spec.template.spec.containers[0].args | index("dispatch") == 0 and index("--poll-interval=0.5") and index("--leader-elect=true")' \
+        <<<"$dep" >/dev/null || fail "dispatch args: $(jq -c '.spec.template.spec.containers[0].args' <<<"$dep")"
+    [ "$(jq -r .spec.template.spec.serviceAccountName <<<"$dep")" = dsp-ai-scheduler-dispatch ] || fail "service account"
+    kc apply -f "$CP_WORK/helm-dsp.yaml" --dry-run=client -o json |
+        jq '(.items // [.]) | map(select(.kind != "Deployment" and .kind != "Service" and .kind != "ConfigMap")) | {apiVersion: "v1", kind: "List", items: .}' |
+        kc apply -f - >/dev/null || fail "RBAC apply failed"
+    local sa=system:serviceaccount:kube-system:dsp-ai-scheduler-dispatch
+    can() { kc auth can-i --as "$sa" "$@" 2>/dev/null; }
+    local ok no
+    for ok in "watch multiclusterjobs.resource.aibee.cn -A" "patch multiclusterjobs.resource.aibee.cn" \
+        "patch multiclusterjobs.resource.aibee.cn --subresource=status" "-n team get secrets/member-a" \
+        "create events" "-n kube-system create leases.coordination.k8s.io" \
+        "-n kube-system update leases.coordination.k8s.io/ai-scheduler-dispatch"; do
+        # shellcheck disable=SC2086
+        [ "$(can $ok)" = yes ] || fail "dispatch account cannot: $ok"
+    done
+    for no in "list secrets -A" "watch secrets" "create pods" "create pods --subresource=binding" \
+        "delete multiclusterjobs.resource.aibee.cn" "create multiclusterjobs.resource.aibee.cn" \
+        "-n kube-system update leases.coordination.k8s.io/ai-scheduler"; do
+        # shellcheck disable=SC2086
+        [ "$(can $no)" = no ] || fail "dispatch account can: $no"
+    done
+    kc apply -f "$CP_WORK/helm-dsp.yaml" --dry-run=client -o json |
+        jq '(.items // [.]) | map(select(.kind != "Deployment" and .kind != "Service" and .kind != "ConfigMap")) | {apiVersion: "v1", kind: "List", items: .}' |
+        kc delete -f - >/dev/null 2>&1 || true
+}
+
 # The scheduler accepts the chart's configuration file as rendered.
 case_config_accepted() {
     [ -x "$AISCHED_BIN" ] || fail "no scheduler binary $AISCHED_BIN"
@@ -347,6 +392,7 @@ run_case queue-crd case_queue_crd
 run_case dry-run-defaults case_dry_run_defaults
 run_case dry-run-overrides case_dry_run_overrides
 run_case rbac-least-privilege case_rbac_least_privilege
+run_case dispatch case_dispatch
 run_case config-accepted case_config_accepted
 run_case install-crds-only-when-missing case_install_crds_only_when_missing
 run_case scheduler-with-upstream-crd case_scheduler_with_upstream_crd

@@ -1,0 +1,433 @@
+/* member.c -- member clusters for dispatch: clients from Secrets, discovery,
+ * create / observe / delete of the specialised objects. */
+#include "dispatch/member.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/template.h"
+#include "kube/kubeconfig.h"
+#include "util/hashmap.h"
+#include "util/util.h"
+
+#define SECRET_TTL_MS 10000
+
+struct dsp_mclient {
+    char *secret_rv;
+    int64_t checked_ms;
+    kube_client_t *kc;  /* NULL while the Secret is unusable */
+    json_t *discovery;  /* groupVersion -> resources[] */
+    const char *reason; /* why kc is NULL */
+    char err[384];
+};
+
+struct dsp_members {
+    kube_client_t *hub;
+    int timeout_s;
+    hashmap_t *by_secret; /* "ns/secret/key" -> dsp_member */
+};
+
+dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s)
+{
+    dsp_members_t *ms = util_xcalloc(1, sizeof(*ms));
+    ms->hub = hub;
+    ms->timeout_s = timeout_s > 0 ? timeout_s : 10;
+    ms->by_secret = hashmap_new(16);
+    return ms;
+}
+
+static void member_reset(struct dsp_mclient *m)
+{
+    kube_client_free(m->kc);
+    m->kc = NULL;
+    json_decref(m->discovery);
+    m->discovery = NULL;
+}
+
+void dsp_members_free(dsp_members_t *ms)
+{
+    if (!ms)
+        return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(ms->by_secret, &it, &k, &v);) {
+        struct dsp_mclient *m = v;
+        member_reset(m);
+        free(m->secret_rv);
+        free(m);
+    }
+    hashmap_free(ms->by_secret);
+    free(ms);
+}
+
+const char *dsp_member_server(dsp_member_client_t *mc)
+{
+    return mc && mc->kc ? kube_client_server(mc->kc) : "";
+}
+
+/* The kubeconfig bytes in the Secret: data[key], else the only entry. */
+static char *secret_kubeconfig(json_t *secret, const char *key, size_t *len, char *err, size_t errlen)
+{
+    json_t *data = json_object_get(secret, "data");
+    json_t *v = NULL;
+    if (json_is_object(data)) {
+        v = json_object_get(data, key ? key : "kubeconfig");
+        if (!v && !key && json_object_size(data) == 1)
+            v = json_object_iter_value(json_object_iter(data));
+    }
+    if (!json_is_string(v)) {
+        util_errf(err, errlen, "has no data key \"%s\"", key ? key : "kubeconfig");
+        return NULL;
+    }
+    char *out = kube_base64_decode(json_string_value(v), len);
+    if (!out)
+        util_errf(err, errlen, "data \"%s\" is not base64", key ? key : "kubeconfig");
+    return out;
+}
+
+static void member_build(dsp_members_t *ms, struct dsp_mclient *m, json_t *secret, const char *name, const char *key)
+{
+    member_reset(m);
+    size_t len = 0;
+    char why[300];
+    char *kcfg = secret_kubeconfig(secret, key, &len, why, sizeof why);
+    m->reason = DSP_R_KUBECONFIG;
+    if (!kcfg) {
+        snprintf(m->err, sizeof m->err, "secret %.150s %.200s", name, why);
+        return;
+    }
+    char src[300];
+    snprintf(src, sizeof src, "in secret %.250s", name);
+    kube_config_t cfg;
+    int rc = kube_config_parse(&cfg, kcfg, len, src, m->err, sizeof m->err);
+    free(kcfg);
+    if (rc != 0)
+        return;
+    kube_client_opts_t o = {
+        .qps = 20, .burst = 40, .timeout_s = ms->timeout_s, .user_agent = "ai-scheduler/dispatch"
+    };
+    m->kc = kube_client_new(&cfg, &o, m->err, sizeof m->err);
+    kube_config_free(&cfg);
+    if (m->kc) {
+        m->reason = NULL;
+        m->err[0] = '\0';
+        m->discovery = json_object();
+    }
+}
+
+dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
+                                    const char **reason, char *err, size_t errlen)
+{
+    char mk[600];
+    snprintf(mk, sizeof mk, "%s/%s/%s", ns, secret, key ? key : "");
+    struct dsp_mclient *m = hashmap_get(ms->by_secret, mk);
+    if (!m) {
+        m = util_xcalloc(1, sizeof(*m));
+        hashmap_put(ms->by_secret, mk, m);
+    }
+    int64_t now = util_now_ms();
+    if (!m->checked_ms || now - m->checked_ms >= SECRET_TTL_MS) {
+        char *ens = util_urlencode(ns), *esec = util_urlencode(secret);
+        sbuf_t path = { 0 };
+        sbuf_printf(&path, "/api/v1/namespaces/%s/secrets/%s", ens, esec);
+        free(ens);
+        free(esec);
+        json_t *s = NULL;
+        long status = 0;
+        char gerr[300];
+        int rc = kube_get_json(ms->hub, path.data, &s, &status, gerr, sizeof gerr);
+        sbuf_free(&path);
+        if (rc != 0) {
+            if (status == 404 || status == 403) {
+                member_reset(m);
+                free(m->secret_rv);
+                m->secret_rv = NULL;
+                m->reason = DSP_R_SECRET;
+                snprintf(m->err, sizeof m->err, "secret %.63s/%.100s: %.200s", ns, secret, gerr);
+                m->checked_ms = now;
+            } else if (!m->kc) {
+                /* the hub did not answer: keep what we had, try again soon */
+                *reason = DSP_R_SECRET;
+                util_errf(err, errlen, "reading secret %s/%s: %s", ns, secret, gerr);
+                return NULL;
+            }
+        } else {
+            const char *rv = json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion"));
+            if (!m->secret_rv || !rv || strcmp(rv, m->secret_rv) != 0) {
+                char name[400];
+                snprintf(name, sizeof name, "%.63s/%.253s", ns, secret);
+                member_build(ms, m, s, name, key);
+                free(m->secret_rv);
+                m->secret_rv = util_strdup(rv ? rv : "");
+            }
+            m->checked_ms = now;
+        }
+        json_decref(s);
+    }
+    if (!m->kc) {
+        *reason = m->reason ? m->reason : DSP_R_KUBECONFIG;
+        util_errf(err, errlen, "%s", m->err);
+        return NULL;
+    }
+    return m;
+}
+
+/* "v1" -> /api/v1, "g/v" -> /apis/g/v */
+static void gv_path(const char *api_version, sbuf_t *b)
+{
+    if (strchr(api_version, '/'))
+        sbuf_printf(b, "/apis/%s", api_version);
+    else
+        sbuf_printf(b, "/api/%s", api_version);
+}
+
+/* The collection path of obj's kind in ns, from the member's discovery. */
+static int object_path(dsp_member_client_t *mc, json_t *obj, sbuf_t *out, int *transport, char *err, size_t errlen)
+{
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+    *transport = 0;
+    json_t *res = json_object_get(mc->discovery, av);
+    if (!res) {
+        sbuf_t p = { 0 };
+        gv_path(av, &p);
+        json_t *doc = NULL;
+        long status = 0;
+        int rc = kube_get_json(mc->kc, p.data, &doc, &status, err, errlen);
+        sbuf_free(&p);
+        if (rc != 0) {
+            *transport = status == 0 || status >= 500;
+            if (status == 404)
+                util_errf(err, errlen, "the member does not serve %s", av);
+            return -1;
+        }
+        res = json_object_get(doc, "resources");
+        if (!json_is_array(res)) {
+            json_decref(doc);
+            return util_errf(err, errlen, "discovery of %s returned no resources", av);
+        }
+        json_object_set(mc->discovery, av, res);
+        json_decref(doc);
+    }
+    size_t i;
+    json_t *r;
+    json_array_foreach (res, i, r) {
+        const char *name = json_string_value(json_object_get(r, "name"));
+        const char *k = json_string_value(json_object_get(r, "kind"));
+        if (!name || !k || strchr(name, '/') || strcmp(k, kind) != 0)
+            continue;
+        if (!json_is_true(json_object_get(r, "namespaced")))
+            return util_errf(err, errlen, "%s %s is not namespaced", av, kind);
+        char *ens = util_urlencode(ns);
+        gv_path(av, out);
+        sbuf_printf(out, "/namespaces/%s/%s", ens, name);
+        free(ens);
+        return 0;
+    }
+    return util_errf(err, errlen, "the member has no kind %s in %s", kind, av);
+}
+
+static const char *obj_name(json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+}
+
+static int is_ours(json_t *o, const char *uid)
+{
+    const char *v =
+        json_string_value(json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), DSP_LABEL_UID));
+    return v && strcmp(v, uid) == 0;
+}
+
+/* GET the member's object: 1 found (*out), 0 not found, -1 error. */
+static int get_object(dsp_member_client_t *mc, const char *coll, const char *name, json_t **out, int *transport,
+                      char *err, size_t errlen)
+{
+    char *en = util_urlencode(name);
+    sbuf_t p = { 0 };
+    sbuf_printf(&p, "%s/%s", coll, en);
+    free(en);
+    long status = 0;
+    int rc = kube_get_json(mc->kc, p.data, out, &status, err, errlen);
+    sbuf_free(&p);
+    if (rc == 0)
+        return 1;
+    if (status == 404)
+        return 0;
+    *transport = status == 0 || status >= 500 || status == 429;
+    return -1;
+}
+
+int dsp_member_create(dsp_member_client_t *mc, json_t *obj, const char *uid, const char **reason, char *err,
+                      size_t errlen)
+{
+    sbuf_t coll = { 0 };
+    int transport = 0;
+    *reason = DSP_R_REJECTED;
+    if (object_path(mc, obj, &coll, &transport, err, errlen) != 0) {
+        if (transport)
+            *reason = DSP_R_UNREACHABLE;
+        sbuf_free(&coll);
+        return -1;
+    }
+    long status = 0;
+    char perr[400];
+    int rc = kube_send_json(mc->kc, "POST", coll.data, NULL, obj, NULL, &status, perr, sizeof perr);
+    if (rc == 0) {
+        sbuf_free(&coll);
+        return 0;
+    }
+    if (status != 409) {
+        *reason = (status == 0 || status >= 500 || status == 429) ? DSP_R_UNREACHABLE : DSP_R_REJECTED;
+        util_errf(err, errlen, "%s %s: %s", json_string_value(json_object_get(obj, "kind")), obj_name(obj), perr);
+        sbuf_free(&coll);
+        return -1;
+    }
+    /* already there: ours (created before a restart) or someone else's */
+    json_t *cur = NULL;
+    int got = get_object(mc, coll.data, obj_name(obj), &cur, &transport, err, errlen);
+    sbuf_free(&coll);
+    if (got == 1 && is_ours(cur, uid)) {
+        json_decref(cur);
+        return 0;
+    }
+    json_decref(cur);
+    if (got == 1) {
+        *reason = DSP_R_CONFLICT;
+        util_errf(err, errlen, "%s %s exists and does not belong to this job (left alone)",
+                  json_string_value(json_object_get(obj, "kind")), obj_name(obj));
+    } else if (got == 0) {
+        *reason = DSP_R_UNREACHABLE; /* deleted meanwhile: try again */
+        util_errf(err, errlen, "%s %s: conflict, then not found", json_string_value(json_object_get(obj, "kind")),
+                  obj_name(obj));
+    } else if (transport) {
+        *reason = DSP_R_UNREACHABLE;
+    }
+    return -1;
+}
+
+int dsp_member_delete(dsp_member_client_t *mc, json_t *obj, const char *uid, int *foreign, char *err, size_t errlen)
+{
+    *foreign = 0;
+    sbuf_t coll = { 0 };
+    int transport = 0;
+    if (object_path(mc, obj, &coll, &transport, err, errlen) != 0) {
+        sbuf_free(&coll);
+        /* a kind the member does not serve was never created there */
+        return transport ? -1 : 1;
+    }
+    json_t *cur = NULL;
+    int got = get_object(mc, coll.data, obj_name(obj), &cur, &transport, err, errlen);
+    if (got <= 0) {
+        sbuf_free(&coll);
+        return got == 0 ? 1 : -1;
+    }
+    json_t *meta = json_object_get(cur, "metadata");
+    if (!is_ours(cur, uid)) {
+        *foreign = 1;
+        json_decref(cur);
+        sbuf_free(&coll);
+        return 1;
+    }
+    if (json_object_get(meta, "deletionTimestamp")) {
+        json_decref(cur);
+        sbuf_free(&coll);
+        return 1;
+    }
+    json_t *body = json_pack("{s:s, s:s, s:s, s:{s:O}}", "kind", "DeleteOptions", "apiVersion", "v1",
+                             "propagationPolicy", "Background", "preconditions", "uid", json_object_get(meta, "uid"));
+    char *en = util_urlencode(obj_name(obj));
+    sbuf_printf(&coll, "/%s", en);
+    free(en);
+    long status = 0;
+    int rc = kube_send_json(mc->kc, "DELETE", coll.data, NULL, body, NULL, &status, err, errlen);
+    json_decref(body);
+    json_decref(cur);
+    sbuf_free(&coll);
+    /* 404: gone already; 409: the uid changed, so it is no longer ours */
+    if (rc == 0 || status == 404 || status == 409)
+        return 1;
+    return -1;
+}
+
+static int has_controller(json_t *pod)
+{
+    json_t *refs = json_object_get(json_object_get(pod, "metadata"), "ownerReferences");
+    size_t i;
+    json_t *r;
+    json_array_foreach (refs, i, r)
+        if (json_is_true(json_object_get(r, "controller")))
+            return 1;
+    return 0;
+}
+
+static int job_failed(json_t *job)
+{
+    json_t *conds = json_object_get(json_object_get(job, "status"), "conditions");
+    size_t i;
+    json_t *c;
+    json_array_foreach (conds, i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(t, "Failed") == 0 && strcmp(s, "True") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int dsp_member_observe(dsp_member_client_t *mc, const char *ns, const char *uid, json_t *objs, dsp_pods_t *out,
+                       char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    char *ens = util_urlencode(ns);
+    char sel[200];
+    snprintf(sel, sizeof sel, "%s=%s", DSP_LABEL_UID, uid);
+    char *esel = util_urlencode(sel);
+    sbuf_t p = { 0 };
+    sbuf_printf(&p, "/api/v1/namespaces/%s/pods?labelSelector=%s", ens, esel);
+    free(ens);
+    free(esel);
+    json_t *items = json_array();
+    long status = 0;
+    int rc = kube_list_array(mc->kc, p.data, items, &status, err, errlen);
+    sbuf_free(&p);
+    if (rc != 0) {
+        json_decref(items);
+        return -1;
+    }
+    size_t i;
+    json_t *pod;
+    json_array_foreach (items, i, pod) {
+        if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+            continue;
+        const char *ph = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+        out->total++;
+        if (!ph)
+            continue;
+        if (strcmp(ph, "Running") == 0)
+            out->running++;
+        else if (strcmp(ph, "Succeeded") == 0)
+            out->succeeded++;
+        else if (strcmp(ph, "Failed") == 0 && !has_controller(pod))
+            out->failed++;
+    }
+    json_decref(items);
+    json_t *o;
+    json_array_foreach (objs, i, o) {
+        const char *av = json_string_value(json_object_get(o, "apiVersion"));
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        if (!av || !kind || strncmp(av, "batch/", 6) != 0 || strcmp(kind, "Job") != 0)
+            continue;
+        sbuf_t coll = { 0 };
+        int transport = 0;
+        json_t *job = NULL;
+        if (object_path(mc, o, &coll, &transport, err, errlen) == 0 &&
+            get_object(mc, coll.data, obj_name(o), &job, &transport, err, errlen) == 1 && is_ours(job, uid))
+            out->job_failed |= job_failed(job);
+        json_decref(job);
+        sbuf_free(&coll);
+    }
+    return 0;
+}

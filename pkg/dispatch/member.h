@@ -1,0 +1,55 @@
+/* member.h -- the dispatch controller's side of each member cluster: a client
+ * built from a kubeconfig held in a hub Secret (rebuilt when the Secret
+ * changes), API discovery to find where a kind lives, and the three things
+ * done there: create the specialised objects, observe their pods, delete
+ * them. An object without the job's uid label is never changed or deleted.
+ *
+ * Not thread-safe: one controller worker owns the set. */
+#ifndef AISCHED_DISPATCH_MEMBER_H
+#define AISCHED_DISPATCH_MEMBER_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "kube/client.h"
+
+typedef struct dsp_members dsp_members_t;
+typedef struct dsp_mclient dsp_member_client_t;
+
+/* Why a member cannot be used (status reasons). */
+#define DSP_R_SECRET      "SecretNotFound"
+#define DSP_R_KUBECONFIG  "BadKubeconfig"
+#define DSP_R_UNREACHABLE "Unreachable"
+#define DSP_R_REJECTED    "Rejected"
+#define DSP_R_CONFLICT    "NameConflict"
+
+/* hub is borrowed. timeout_s bounds each member request. */
+dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s);
+void dsp_members_free(dsp_members_t *ms);
+
+/* The client for Secret ns/secret (key: the data key, NULL = "kubeconfig",
+ * or the only key). Borrowed until the next call for the same Secret; the
+ * Secret is read again when older than 10 s. NULL with *reason and err. */
+dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
+                                    const char **reason, char *err, size_t errlen);
+const char *dsp_member_server(dsp_member_client_t *mc);
+
+/* Creates obj unless it exists. 0: created, or already there with our uid
+ * label. -1 with *reason (Unreachable, Rejected, NameConflict) and err. */
+int dsp_member_create(dsp_member_client_t *mc, json_t *obj, const char *uid, const char **reason, char *err,
+                      size_t errlen);
+
+/* Deletes obj's counterpart (background propagation, precondition on its
+ * uid). 1: gone, being deleted, or not ours (left alone, *foreign set);
+ * 0 never; -1 with err when the member did not answer or refused. */
+int dsp_member_delete(dsp_member_client_t *mc, json_t *obj, const char *uid, int *foreign, char *err, size_t errlen);
+
+typedef struct dsp_pods {
+    int total, running, succeeded, failed; /* failed: bare pods (no controller) in phase Failed */
+    int job_failed;                        /* a batch Job of ours has condition Failed=True */
+} dsp_pods_t;
+
+/* The pods with our uid label in ns, and the Jobs among objs. 0 or -1 + err. */
+int dsp_member_observe(dsp_member_client_t *mc, const char *ns, const char *uid, json_t *objs, dsp_pods_t *out,
+                       char *err, size_t errlen);
+
+#endif
