@@ -5,7 +5,8 @@
 # examples/queues.yaml, a few fake nodes, bin/ai-scheduler, and the pods in
 # examples/. Prints where each pod landed, why the impossible one did not,
 # where each gang's members landed (PodGroups), a gang that does not fit with
-# none of its pods bound, the pool table and the queue tree with each queue's
+# none of its pods bound, a MultiClusterJob raced between this cluster and a
+# second control plane, the pool table and the queue tree with each queue's
 # share; then stops everything it started.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,7 @@ echo "API server: $API_URL   admin kubeconfig: $ADMIN_KUBECONFIG"
 if [ -f pools/crd.yaml ]; then
     step "Pool CRD and pools/"
     for f in pools/*.yaml; do
-        case $f in pools/crd.yaml | pools/podgroup-crd.yaml | pools/queue-crd.yaml) continue ;; esac
+        case $f in pools/crd.yaml | pools/podgroup-crd.yaml | pools/queue-crd.yaml | pools/multiclusterjob-crd.yaml) continue ;; esac
         kc apply -f "$f"
     done
 fi
@@ -59,7 +60,7 @@ start_scheduler
 
 step "applying examples/ (the gangs come later)"
 for f in examples/*.yaml; do
-    case $f in *gang* | examples/queues.yaml) continue ;; esac
+    case $f in *gang* | *multicluster* | examples/queues.yaml) continue ;; esac
     kc apply -f "$f"
 done
 
@@ -123,6 +124,28 @@ if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && ls examples/*gang
         echo "why (events on the PodGroup):"
         events_for llm-pretrain default | sed 's/^/  /; s/\t/: /'
     fi
+fi
+
+if [ -f examples/multicluster-job.yaml ]; then
+    step "multi-cluster dispatch: examples/multicluster-job.yaml offered to this cluster ('here', priority 20) and a second control plane ('big', priority 80, no nodes)"
+    kc apply -f pools/multiclusterjob-crd.yaml
+    member_start big || die "second control plane did not start"
+    kc create secret generic cluster-here --from-file=kubeconfig="$ADMIN_KUBECONFIG"
+    kc create secret generic cluster-big --from-file=kubeconfig="$CP_WORK/m/big/admin.kubeconfig"
+    # no kubelet here: the stand-in marks bound pods Running (as in the tests)
+    python3 test/e2e/fake_kubelet.py --ca "$CP_WORK/pki/ca.crt" --cert "$CP_WORK/pki/admin.crt" \
+        --key "$CP_WORK/pki/admin.key" "$API_URL" "https://127.0.0.1:$(cat "$CP_WORK/m/big/port")" >/dev/null 2>&1 &
+    _pid_record $! fake-kubelet
+    "$AISCHED_BIN" dispatch --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --metrics-port 0 \
+        --poll-interval 0.25 >"$CP_WORK/dispatch.log" 2>&1 &
+    _pid_record $! dispatch
+    wait_until 'kc get crd multiclusterjobs.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30
+    kc apply -f examples/multicluster-job.yaml
+    wait_until '[ "$(kc get mcjob finetune -o json | jq -r ".status.winner, ([.status.clusters[] | select(.name==\"big\") | .state] | .[0])" | tr "\n" " ")" = "here Cancelled " ]' 40 ||
+        echo "(not decided within 40s)"
+    "$AISCHED_BIN" mcjob get --kubeconfig "$ADMIN_KUBECONFIG"
+    kc get mcjob finetune -o json | jq -r '.status.clusters[] | "  \(.name): \(.state)  \(.message // "")"'
+    echo "  the winner's pod: $(kc get pod finetune-here -o jsonpath='{.metadata.name} on {.spec.nodeName}, args {.spec.containers[0].args}')"
 fi
 
 step "pool table: ai-scheduler pools"
