@@ -217,16 +217,14 @@ static int fatal_api_error(long status, const char *err)
     return strstr(err, "certificate") || strstr(err, "SSL") || strstr(err, "TLS") || strstr(err, "unauthorized");
 }
 
-/* Waits for the API server: an outage is waited out, bad credentials are
- * not. */
-static int preflight(kube_client_t *kc, const char *server, const volatile int *stop)
+int daemon_preflight(kube_client_t *kc, const char *server, const char *probe_path, const volatile int *stop)
 {
     int warned = 0;
     while (!*stop) {
         char err[512] = "";
         long status = 0;
         json_t *out = NULL;
-        int rc = kube_get_json(kc, "/api/v1/nodes?limit=1", &out, &status, err, sizeof(err));
+        int rc = kube_get_json(kc, probe_path, &out, &status, err, sizeof(err));
         json_decref(out);
         if (rc == 0)
             return 0;
@@ -354,7 +352,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
             goto out;
         }
     }
-    if (preflight(kc, kcfg.server, stop) != 0)
+    if (daemon_preflight(kc, kcfg.server, "/api/v1/nodes?limit=1", stop) != 0)
         goto out;
     LOG_I("ai-scheduler: API server %s (from %s), schedulerName=%s", kcfg.server, kcfg.source ? kcfg.source : "?",
           cfg->scheduler_name);

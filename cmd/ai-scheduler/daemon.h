@@ -3,8 +3,14 @@
 #define AISCHED_DAEMON_H
 
 #include "config/config.h"
+#include "kube/client.h"
 
 /* Runs until *stop; returns the process exit code. */
 int daemon_run(const sched_config_t *cfg, const volatile int *stop);
+
+/* Waits for the API server at server (GET probe_path answering): an outage
+ * is waited out, bad credentials or certificates are not (-1 with one
+ * line on stderr). Also -1 once *stop. Shared with `dispatch`. */
+int daemon_preflight(kube_client_t *kc, const char *server, const char *probe_path, const volatile int *stop);
 
 #endif

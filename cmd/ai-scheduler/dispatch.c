@@ -4,6 +4,7 @@
  * scheduler it exits when it loses the lease; its supervisor restarts it and
  * the new leader continues from each job's .status. */
 #include "dispatch.h"
+#include "daemon.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,30 +153,6 @@ static int lease_valid(void *ud)
     return leader_holds_lease(ud);
 }
 
-/* Waits for the hub; bad credentials end it. */
-static int preflight(kube_client_t *kc, const char *server, const volatile int *stop)
-{
-    int warned = 0;
-    while (!*stop) {
-        char err[512] = "";
-        long status = 0;
-        json_t *out = NULL;
-        int rc = kube_get_json(kc, "/version", &out, &status, err, sizeof err);
-        json_decref(out);
-        if (rc == 0)
-            return 0;
-        if (status == 401 || status == 403 || strstr(err, "certificate") || strstr(err, "SSL")) {
-            fprintf(stderr, "ai-scheduler dispatch: cannot use the hub at %s: %s\n", server, err);
-            return -1;
-        }
-        if (!warned++)
-            LOG_W("dispatch: waiting for the hub at %s: %s", server, err);
-        for (int i = 0; i < 20 && !*stop; i++)
-            util_sleep_ms(100);
-    }
-    return -1;
-}
-
 int dispatch_main(int argc, char **argv, const volatile int *stop)
 {
     dopts_t o;
@@ -215,7 +192,7 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
             goto out;
         }
     }
-    if (preflight(kc, cfg.server, stop) != 0) {
+    if (daemon_preflight(kc, cfg.server, "/version", stop) != 0) {
         exit_code = *stop ? 0 : 1;
         goto out;
     }

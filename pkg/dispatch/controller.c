@@ -555,23 +555,30 @@ static int may_act(dsp_controller_t *ctl)
     return !ctl->o.may_act || ctl->o.may_act(ctl->o.may_act_ud);
 }
 
+/* PATCH (merge) the job, or its status with sub "/status". */
+static int patch_job(dsp_controller_t *ctl, job_t *j, const char *sub, json_t *body, json_t **out, long *status,
+                     char *err, size_t errlen)
+{
+    char *ens = util_urlencode(j->ns), *en = util_urlencode(j->name);
+    sbuf_t p = { 0 };
+    sbuf_printf(&p, "/apis/%s/%s/namespaces/%s/multiclusterjobs/%s%s", DSP_GROUP, DSP_VERSION, ens, en, sub);
+    free(ens);
+    free(en);
+    int rc = kube_send_json(ctl->hub, "PATCH", p.data, "application/merge-patch+json", body, out, status, err, errlen);
+    sbuf_free(&p);
+    return rc;
+}
+
 static int write_status(dsp_controller_t *ctl, job_t *j, json_t *st)
 {
     if (!may_act(ctl))
         return -1;
-    char *ens = util_urlencode(j->ns), *en = util_urlencode(j->name);
-    sbuf_t p = { 0 };
-    sbuf_printf(&p, "/apis/%s/%s/namespaces/%s/multiclusterjobs/%s/status", DSP_GROUP, DSP_VERSION, ens, en);
-    free(ens);
-    free(en);
     json_t *body = json_pack("{s:O}", "status", st);
     long status = 0;
     char err[400];
     json_t *out = NULL;
-    int rc =
-        kube_send_json(ctl->hub, "PATCH", p.data, "application/merge-patch+json", body, &out, &status, err, sizeof err);
+    int rc = patch_job(ctl, j, "/status", body, &out, &status, err, sizeof err);
     json_decref(body);
-    sbuf_free(&p);
     if (rc != 0) {
         LOG_W("dispatch: %s/%s: status: %s", j->ns, j->name, err);
         json_decref(out);
@@ -664,18 +671,11 @@ static int set_finalizer(dsp_controller_t *ctl, job_t *j, int add)
         json_array_append_new(list, json_string(DSP_FINALIZER));
     json_t *body = json_pack("{s:{s:o, s:O}}", "metadata", "finalizers", list, "resourceVersion",
                              json_object_get(meta, "resourceVersion"));
-    char *ens = util_urlencode(j->ns), *en = util_urlencode(j->name);
-    sbuf_t p = { 0 };
-    sbuf_printf(&p, "/apis/%s/%s/namespaces/%s/multiclusterjobs/%s", DSP_GROUP, DSP_VERSION, ens, en);
-    free(ens);
-    free(en);
     long status = 0;
     char err[400];
     json_t *out = NULL;
-    int rc =
-        kube_send_json(ctl->hub, "PATCH", p.data, "application/merge-patch+json", body, &out, &status, err, sizeof err);
+    int rc = patch_job(ctl, j, "", body, &out, &status, err, sizeof err);
     json_decref(body);
-    sbuf_free(&p);
     if (rc != 0) {
         if (status != 409 && status != 404)
             LOG_W("dispatch: %s/%s: finalizer: %s", j->ns, j->name, err);
