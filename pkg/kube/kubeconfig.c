@@ -263,10 +263,17 @@ int kube_config_parse(kube_config_t *c, const char *data, size_t len, const char
     yaml_parser_delete(&p);
     if (!ok)
         return -1;
-    /* No file to be relative to: "./x" stays relative to the working
-     * directory (a mounted path should be absolute). */
     int rc = fill_from_doc(c, "", &doc, err, errlen);
     yaml_document_delete(&doc);
+    /* Whoever wrote the buffer must not make us read our own files: a
+     * tokenFile naming our service-account token would hand it to their
+     * server. Only inline credentials. */
+    if (rc == 0 && (c->ca_file || c->cert_file || c->key_file || c->token_file)) {
+        util_errf(err, errlen,
+                  "kubeconfig : file references (certificate-authority, client-certificate, "
+                  "client-key, tokenFile) are not allowed here; use the -data fields or token");
+        rc = -1;
+    }
     if (rc != 0) {
         /* fill_from_doc named the file ""; say where the config came from */
         char why[400];

@@ -32,7 +32,9 @@ typedef struct kube_config {
  * one line naming the cause ("kubeconfig /x: no current-context"). */
 int kube_config_load(kube_config_t *c, const char *path, char *err, size_t errlen);
 /* The same from a buffer (a kubeconfig held in a Secret); source names it in
- * messages ("secret ns/name"). Relative file paths stay as they are. */
+ * messages ("in secret ns/name"). Only inline credentials: a file reference
+ * (certificate-authority, client-certificate, client-key, tokenFile) is an
+ * error, so the buffer's author cannot make us send our own files. */
 int kube_config_parse(kube_config_t *c, const char *data, size_t len, const char *source, char *err, size_t errlen);
 int kube_config_copy(kube_config_t *dst, const kube_config_t *src);
 void kube_config_free(kube_config_t *c);

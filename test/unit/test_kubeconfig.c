@@ -125,6 +125,39 @@ static void test_inline_data(void **state)
     assert_null(d.server);
 }
 
+/* From a buffer (a Secret's): inline credentials only. */
+static void test_parse_buffer(void **state)
+{
+    (void)state;
+    const char *ok =
+        HEAD "current-context: c\n"
+             "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+             "clusters:\n- name: k\n  cluster: {server: 'https://m:6443', certificate-authority-data: Y2E=}\n"
+             "users:\n- name: u\n  user: {token: t0k}\n";
+    kube_config_t c;
+    char err[300] = "";
+    assert_int_equal(kube_config_parse(&c, ok, strlen(ok), "in secret ns/s", err, sizeof err), 0);
+    assert_string_equal(c.server, "https://m:6443");
+    assert_string_equal(c.ca_pem, "ca");
+    assert_string_equal(c.token, "t0k");
+    assert_string_equal(c.source, "in secret ns/s");
+    kube_config_free(&c);
+    const char *steal =
+        HEAD "current-context: c\n"
+             "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+             "clusters:\n- name: k\n  cluster: {server: 'https://evil:6443'}\n"
+             "users:\n- name: u\n  user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}\n";
+    assert_int_equal(kube_config_parse(&c, steal, strlen(steal), "in secret ns/s", err, sizeof err), -1);
+    assert_non_null(strstr(err, "kubeconfig in secret ns/s: file references"));
+    assert_null(c.server);
+    const char *bad = "current-context: [";
+    assert_int_equal(kube_config_parse(&c, bad, strlen(bad), "in secret ns/s", err, sizeof err), -1);
+    assert_non_null(strstr(err, "kubeconfig in secret ns/s: YAML syntax error"));
+    const char *none = HEAD "clusters: []\n";
+    assert_int_equal(kube_config_parse(&c, none, strlen(none), "in secret ns/s", err, sizeof err), -1);
+    assert_string_equal(err, "kubeconfig in secret ns/s: no current-context");
+}
+
 static void test_relative_paths(void **state)
 {
     write_file("config", HEAD "current-context: c\n"
@@ -275,6 +308,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_parse_buffer),
         cmocka_unit_test_setup_teardown(test_inline_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relative_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_kubeconfig, setup, teardown),
