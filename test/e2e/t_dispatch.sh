@@ -41,7 +41,8 @@ start_dispatch() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1} LOGF=$CP_WORK/dispatch.$DISPATCH_N.log \
         PIDF=$CP_WORK/dispatch.pid RCF=$CP_WORK/dispatch.rc \
         bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
-        "$AISCHED_BIN" dispatch --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --metrics-port 0 \
+        "$AISCHED_BIN" dispatch --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false \
+        --metrics-bind-address 127.0.0.1 --metrics-port "$(free_port | tee "$CP_WORK/dispatch.port")" \
         --poll-interval 0.25 -v 4 &
     _pid_record $! dispatch-wrapper
     wait_until '[ -s "$CP_WORK/dispatch.pid" ]' 10 0.05 || fail "dispatch did not start"
@@ -318,6 +319,14 @@ run_case bad-input-per-cluster c_bad_input
 run_case member-down-then-back c_member_down
 
 check_dispatch_exit() {
+    # /readyz and /metrics of the controller that ran the last cases
+    local url=http://127.0.0.1:$(cat "$CP_WORK/dispatch.port")
+    [ "$(curl -sS --max-time 5 "$url/readyz")" = ok ] || fail "/readyz"
+    curl -sS --max-time 5 "$url/metrics" >"$CP_WORK/dispatch.metrics" || fail "/metrics"
+    [ "$(grep -cE '^ai_scheduler_dispatch_(decisions_total|cancel_latency_seconds_count|reconciles_total) [1-9]' \
+        "$CP_WORK/dispatch.metrics")" = 3 ] || { cat "$CP_WORK/dispatch.metrics" >&2; fail "dispatch metrics"; }
+    grep -q '^ai_scheduler_dispatch_member_errors_total{reason="Unreachable"} [1-9]' "$CP_WORK/dispatch.metrics" ||
+        fail "no Unreachable member error counted"
     _kill_pid "$(dispatch_pid)" 10
     wait_until '[ -s "$CP_WORK/dispatch.rc" ]' 10 0.1 || fail "no exit code"
     [ "$(cat "$CP_WORK/dispatch.rc")" = 0 ] || fail "dispatch exited $(cat "$CP_WORK/dispatch.rc") on SIGTERM"

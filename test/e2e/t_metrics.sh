@@ -19,8 +19,12 @@ mport() { cat "$CP_WORK/metrics.port"; }
 http_get() { curl -sS --max-time 5 -o "$CP_WORK/http.body" -w '%{http_code}' "http://127.0.0.1:$(mport)$1" && printf ' %s' "$(cat "$CP_WORK/http.body")"; }
 scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$(mport)/metrics"; }
 # metric NAME-WITH-LABELS: the sample's value (exact series match), empty if absent
+# (scraped whole first: awk leaving at the match would cut curl off, which
+# pipefail reports as a failure, "curl: (23) Failed writing body")
 metric() {
-    scrape | awk -v k="$1" '$1 == k { print $2; found = 1; exit }'
+    local s
+    s=$(scrape) || return 1
+    awk -v k="$1" '$1 == k { print $2; exit }' <<<"$s"
 }
 num_eq() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0 && a != "") }'; }
 num_gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 > b + 0) }'; }
