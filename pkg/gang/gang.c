@@ -492,7 +492,12 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
             continue;
         if (self_key && strcmp(self_key, g->key) == 0)
             continue;
-        if (!surplus && !ranks_ahead(g->wait_prio, g->wait_created, g->key, prio, created_ms, self_key ? self_key : ""))
+        /* A pod of no gang ties behind a waiting gang: creation times have
+         * second precision, and the gang was waiting before the pod was
+         * tried (by key it would pass whenever both came in one second). */
+        int ahead = self_key ? ranks_ahead(g->wait_prio, g->wait_created, g->key, prio, created_ms, self_key)
+                             : (g->wait_prio != prio ? g->wait_prio > prio : g->wait_created <= created_ms);
+        if (!surplus && !ahead)
             continue;
         if (pool_preempts && prio < g->wait_prio)
             continue; /* the gang can evict it when it needs the room */

@@ -171,6 +171,11 @@ static void test_blocker(void **state)
     assert_non_null(why);
     assert_non_null(strstr(why, "ns/w"));
     free(why);
+    /* same priority, created in the same second: behind the waiting gang
+     * (seen once in CI as a pod passing a gang it came after) */
+    why = gang_blocker(gs, 1, NULL, 10, 1000, 0, 1);
+    assert_non_null(why);
+    free(why);
     /* same priority, older: goes first */
     assert_null(gang_blocker(gs, 1, NULL, 10, 500, 0, 1));
     /* higher priority: goes first */
