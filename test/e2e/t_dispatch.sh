@@ -320,7 +320,8 @@ run_case member-down-then-back c_member_down
 
 check_dispatch_exit() {
     # /readyz and /metrics of the controller that ran the last cases
-    local url=http://127.0.0.1:$(cat "$CP_WORK/dispatch.port")
+    local url
+    url=http://127.0.0.1:$(cat "$CP_WORK/dispatch.port")
     [ "$(curl -sS --max-time 5 "$url/readyz")" = ok ] || fail "/readyz"
     curl -sS --max-time 5 "$url/metrics" >"$CP_WORK/dispatch.metrics" || fail "/metrics"
     [ "$(grep -cE '^ai_scheduler_dispatch_(decisions_total|cancel_latency_seconds_count|reconciles_total) [1-9]' \
