@@ -17,6 +17,7 @@
 #include "dispatch/decide.h"
 #include "dispatch/member.h"
 #include "dispatch/template.h"
+#include "kube/event.h"
 #include "kube/informer.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -594,8 +595,6 @@ static void post_events(dsp_controller_t *ctl, job_t *j)
 {
     size_t i;
     json_t *e;
-    char now[64];
-    util_rfc3339(util_wall_ms(), now, sizeof now);
     char *ens = util_urlencode(j->ns);
     sbuf_t p = { 0 };
     sbuf_printf(&p, "/api/v1/namespaces/%s/events", ens);
@@ -603,17 +602,12 @@ static void post_events(dsp_controller_t *ctl, job_t *j)
     json_array_foreach (j->events, i, e) {
         if (!may_act(ctl))
             break;
-        char evname[320];
-        snprintf(evname, sizeof evname, "%.200s.%llx%04lx", j->name, (unsigned long long)util_wall_ms(),
-                 ++ctl->seq & 0xffff);
-        json_t *ev = json_pack(
-            "{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, s:O, s:O, s:O, s:{s:s}, s:s, s:s, s:i, s:s, s:s}",
-            "apiVersion", "v1", "kind", "Event", "metadata", "name", evname, "namespace", j->ns, "involvedObject",
-            "apiVersion", DSP_GROUP "/" DSP_VERSION, "kind", "MultiClusterJob", "namespace", j->ns, "name", j->name,
-            "uid", j->uid, "type", json_array_get(e, 0), "reason", json_array_get(e, 1), "message",
-            json_array_get(e, 2), "source", "component", "ai-scheduler-dispatch", "firstTimestamp", now,
-            "lastTimestamp", now, "count", 1, "reportingComponent", "ai-scheduler-dispatch", "reportingInstance",
-            ctl->o.identity ? ctl->o.identity : "");
+        json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "apiVersion", DSP_GROUP "/" DSP_VERSION, "kind",
+                                "MultiClusterJob", "namespace", j->ns, "name", j->name, "uid", j->uid);
+        json_t *ev =
+            kube_event_new(j->ns, inv, json_string_value(json_array_get(e, 0)), json_string_value(json_array_get(e, 1)),
+                           json_string_value(json_array_get(e, 2)), "ai-scheduler-dispatch",
+                           ctl->o.identity ? ctl->o.identity : "", j->name, ++ctl->seq);
         if (!ev)
             continue;
         long status = 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/event.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -175,18 +176,10 @@ void writer_free(api_writer_t *w)
 static void post_event(api_writer_t *w, const char *ns, json_t *involved, const char *type, const char *reason,
                        const char *message, const char *base_name)
 {
-    char now[64];
-    util_rfc3339(util_wall_ms(), now, sizeof(now));
     pthread_mutex_lock(&w->mu);
     unsigned long seq = ++w->seq;
     pthread_mutex_unlock(&w->mu);
-    char evname[320];
-    snprintf(evname, sizeof(evname), "%.200s.%llx%04lx", base_name, (unsigned long long)util_wall_ms(), seq & 0xffff);
-    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s, s:s}",
-                           "apiVersion", "v1", "kind", "Event", "metadata", "name", evname, "namespace", ns,
-                           "involvedObject", involved, "reason", reason, "message", message, "type", type, "source",
-                           "component", w->s->name, "firstTimestamp", now, "lastTimestamp", now, "count", 1,
-                           "reportingComponent", w->s->name, "reportingInstance", w->s->identity);
+    json_t *ev = kube_event_new(ns, involved, type, reason, message, w->s->name, w->s->identity, base_name, seq);
     if (!ev)
         return;
     char *ens = util_urlencode(ns);
