@@ -91,16 +91,6 @@ static void st_set(cstat_t *c, const char *s, const char *reason, const char *fm
     }
 }
 
-static void fmt_time(int64_t wall_ms, char *buf, size_t n)
-{
-    time_t s = (time_t)(wall_ms / 1000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    char b[40];
-    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, n, "%s.%03dZ", b, (int)(wall_ms % 1000));
-}
-
 static int64_t get_time(json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
@@ -112,7 +102,7 @@ static void put_time(json_t *o, const char *k, int64_t ms)
 {
     if (ms > 0) {
         char b[48];
-        fmt_time(ms, b, sizeof b);
+        util_rfc3339_ms(ms, b, sizeof b);
         json_object_set_new(o, k, json_string(b));
     }
 }
@@ -491,7 +481,7 @@ static void put_cond(json_t *conds, json_t *old, const char *type, int status, c
                      int64_t now)
 {
     char ts[48];
-    fmt_time(now, ts, sizeof ts);
+    util_rfc3339_ms(now, ts, sizeof ts);
     size_t i;
     json_t *e;
     json_array_foreach (old, i, e) {

@@ -42,6 +42,15 @@ void util_rfc3339(int64_t wall_ms, char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n)
+{
+    char sec[40];
+    util_rfc3339(wall_ms, sec, sizeof(sec));
+    size_t len = strlen(sec); /* "...:SSZ": the fraction goes before the Z */
+    int64_t frac = ((wall_ms % 1000) + 1000) % 1000;
+    snprintf(buf, n, "%.*s.%03dZ", (int)(len - 1), sec, (int)frac);
+}
+
 /* Reads exactly `width` digits at *p; -1 if any is not a digit. */
 static int read_digits(const char **p, int width)
 {

@@ -7,10 +7,11 @@
 #include <stdint.h>
 #include <stdarg.h>
 
-int64_t util_now_ms(void);                               /* CLOCK_MONOTONIC, milliseconds */
-int64_t util_now_us(void);                               /* CLOCK_MONOTONIC, microseconds */
-int64_t util_wall_ms(void);                              /* CLOCK_REALTIME, milliseconds */
-void util_rfc3339(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20:01Z" */
+int64_t util_now_ms(void);                                  /* CLOCK_MONOTONIC, milliseconds */
+int64_t util_now_us(void);                                  /* CLOCK_MONOTONIC, microseconds */
+int64_t util_wall_ms(void);                                 /* CLOCK_REALTIME, milliseconds */
+void util_rfc3339(int64_t wall_ms, char *buf, size_t n);    /* "2026-11-23T04:20:01Z" */
+void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20:01.250Z" */
 /* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
 int64_t util_parse_rfc3339(const char *s);
 void util_sleep_ms(int64_t ms);

@@ -30,6 +30,12 @@ static void test_rfc3339_roundtrip(void **state)
     /* An offset is subtracted to get UTC. */
     assert_int_equal(util_parse_rfc3339("1970-01-01T02:00:00+02:00"), 0);
     assert_int_equal(util_parse_rfc3339("1970-01-01T00:00:00-00:30"), 1800 * 1000);
+    /* with milliseconds (the dispatch controller's .status times) */
+    util_rfc3339_ms(t + 250, buf, sizeof buf);
+    assert_string_equal(buf, "2026-11-23T04:20:01.250Z");
+    assert_int_equal(util_parse_rfc3339(buf), t + 250);
+    util_rfc3339_ms(-1, buf, sizeof buf);
+    assert_string_equal(buf, "1969-12-31T23:59:59.999Z");
 }
 
 static void test_rfc3339_rejects(void **state)
