@@ -148,6 +148,14 @@ static int ready(void *ud, const char **why)
     return 0;
 }
 
+/* /metrics: the job counts, from whichever controller is running. */
+static void collect(metrics_t *r, void *ud)
+{
+    (void)r;
+    dstate_t *s = ud;
+    dsp_controller_collect(__atomic_load_n(&s->ctl, __ATOMIC_ACQUIRE));
+}
+
 static int lease_valid(void *ud)
 {
     return leader_holds_lease(ud);
@@ -176,6 +184,7 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
     int exit_code = 1;
     metrics_t *reg = metrics_new();
     dstate_t st = { 0 };
+    metrics_on_collect(reg, collect, &st);
     http_server_t *http = NULL;
     dsp_controller_t *ctl = NULL;
     if (!kc) {

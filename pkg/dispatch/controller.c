@@ -69,6 +69,8 @@ typedef struct cstat {
     int pods_total, pods_running, pods_succeeded;
     double deadline;   /* open window end, wall s; 0 = none */
     double cancel_due; /* this pass: when its cancel became due, wall s */
+    json_t *objs;      /* this pass: the specialised objects (cluster_objs), owned */
+    char objs_err[300];
 } cstat_t;
 
 static int st_is(const cstat_t *c, const char *s)
@@ -203,7 +205,7 @@ static int dns_label(const char *s)
     return 1;
 }
 
-static void spec_cluster(job_t *j, cstat_t *c, json_t *e, int idx)
+static void spec_cluster(job_t *j, cstat_t *c, json_t *e, int idx, json_t *refs)
 {
     const char *name = json_string_value(json_object_get(e, "name"));
     snprintf(c->name, sizeof c->name, "%s", name ? name : "");
@@ -245,8 +247,6 @@ static void spec_cluster(job_t *j, cstat_t *c, json_t *e, int idx)
     if (!c->ns || !c->ns[0])
         c->ns = j->ns;
     /* every param the template uses must have a value here */
-    json_t *refs = json_array();
-    dsp_param_refs(j->tmpl, refs);
     size_t i;
     json_t *r;
     json_array_foreach (refs, i, r) {
@@ -264,7 +264,6 @@ static void spec_cluster(job_t *j, cstat_t *c, json_t *e, int idx)
             break;
         }
     }
-    json_decref(refs);
 }
 
 static int job_load(job_t *j, json_t *obj)
@@ -304,9 +303,11 @@ static int job_load(job_t *j, json_t *obj)
     j->n = (int)n;
     json_t *status = json_object_get(obj, "status");
     json_t *sc = json_object_get(status, "clusters");
+    json_t *refs = json_array(); /* the params the template uses */
+    dsp_param_refs(j->tmpl, refs);
     for (int i = 0; i < j->n; i++) {
         cstat_t *c = &j->c[i];
-        spec_cluster(j, c, json_array_get(cl, (size_t)i), i);
+        spec_cluster(j, c, json_array_get(cl, (size_t)i), i, refs);
         snprintf(c->state, sizeof c->state, "Submitting");
         size_t k;
         json_t *e;
@@ -321,6 +322,7 @@ static int job_load(job_t *j, json_t *obj)
         if (j->spec_err[0] && !st_is(c, "Failed"))
             st_set(c, "Failed", "InvalidSpec", "%s", j->spec_err);
     }
+    json_decref(refs);
     const char *w = json_string_value(json_object_get(status, "winner"));
     for (int i = 0; w && i < j->n; i++)
         if (strcmp(j->c[i].name, w) == 0)
@@ -328,6 +330,14 @@ static int job_load(job_t *j, json_t *obj)
     j->decided = get_time(status, "decidedAt");
     j->events = json_array();
     return 0;
+}
+
+static void job_free(job_t *j)
+{
+    for (int i = 0; i < j->n; i++)
+        json_decref(j->c[i].objs);
+    json_decref(j->events);
+    free(j);
 }
 
 static void job_event(job_t *j, const char *type, const char *reason, const char *fmt, ...)
@@ -370,6 +380,17 @@ static dsp_member_client_t *member_of(dsp_controller_t *ctl, job_t *j, cstat_t *
     return dsp_member_get(ctl->members, j->ns, c->secret, c->secret_key, reason, err, errlen);
 }
 
+/* c's objects, specialised once per pass (submit, observe and cleanup all
+ * use them). Borrowed; NULL with err when the template cannot be. */
+static json_t *cluster_objs(job_t *j, cstat_t *c, char *err, size_t errlen)
+{
+    if (!c->objs && !c->objs_err[0])
+        c->objs = dsp_specialise(j->tmpl, j->params, c->name, c->ns, j->name, j->uid, c->objs_err, sizeof c->objs_err);
+    if (!c->objs)
+        util_errf(err, errlen, "%s", c->objs_err);
+    return c->objs;
+}
+
 /* Submitting / Unavailable: (re)create everything; then observe. */
 static int submit(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
 {
@@ -380,7 +401,7 @@ static int submit(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
         unavailable(ctl, c, reason, err, now);
         return -1;
     }
-    json_t *objs = dsp_specialise(j->tmpl, j->params, c->name, c->ns, j->name, j->uid, err, sizeof err);
+    json_t *objs = cluster_objs(j, c, err, sizeof err);
     if (!objs) {
         st_set(c, "Failed", "InvalidTemplate", "%s", err);
         return -1;
@@ -396,7 +417,6 @@ static int submit(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
             break;
         }
     }
-    json_decref(objs);
     if (rc == 0) {
         if (!c->submitted)
             c->submitted = now;
@@ -413,9 +433,8 @@ static void observe(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
     char err[512];
     dsp_member_client_t *mc = member_of(ctl, j, c, &reason, err, sizeof err);
     dsp_pods_t p;
-    json_t *objs = mc ? dsp_specialise(j->tmpl, j->params, c->name, c->ns, j->name, j->uid, err, sizeof err) : NULL;
+    json_t *objs = mc ? cluster_objs(j, c, err, sizeof err) : NULL;
     int rc = objs ? dsp_member_observe(mc, c->ns, j->uid, objs, &p, err, sizeof err) : -1;
-    json_decref(objs);
     int won = st_is(c, "Won");
     if (rc != 0) {
         if (won) { /* a winner stays the winner; say why it is not seen */
@@ -450,7 +469,7 @@ static int cleanup(dsp_controller_t *ctl, job_t *j, cstat_t *c, char *err, size_
     dsp_member_client_t *mc = member_of(ctl, j, c, &reason, err, errlen);
     if (!mc)
         return c->contacted ? 0 : 1; /* never reached: nothing was created there */
-    json_t *objs = dsp_specialise(j->tmpl, j->params, c->name, c->ns, j->name, j->uid, err, errlen);
+    json_t *objs = cluster_objs(j, c, err, errlen);
     if (!objs)
         return 1; /* nothing could be created from it either */
     size_t i;
@@ -465,7 +484,6 @@ static int cleanup(dsp_controller_t *ctl, job_t *j, cstat_t *c, char *err, size_
                   json_string_value(json_object_get(o, "kind")),
                   json_string_value(json_object_get(json_object_get(o, "metadata"), "name")), c->name);
     }
-    json_decref(objs);
     return done;
 }
 
@@ -534,13 +552,6 @@ static json_t *build_status(job_t *j, int64_t now)
     return st;
 }
 
-/* The status without its timestamps that only move with time, to decide
- * whether a write is needed. */
-static int status_changed(json_t *old, json_t *neu)
-{
-    return !old || !json_equal(old, neu);
-}
-
 static int may_act(dsp_controller_t *ctl)
 {
     return !ctl->o.may_act || ctl->o.may_act(ctl->o.may_act_ud);
@@ -579,6 +590,17 @@ static int write_status(dsp_controller_t *ctl, job_t *j, json_t *st)
     json_object_set(j->obj, "status", json_object_get(out, "status") ? json_object_get(out, "status") : st);
     json_decref(out);
     return 0;
+}
+
+/* Writes the status built from j when it differs from the stored one. 0
+ * when stored (or already so), -1 when the write failed. */
+static int store_status(dsp_controller_t *ctl, job_t *j, int64_t now)
+{
+    json_t *st = build_status(j, now);
+    json_t *old = json_object_get(j->obj, "status");
+    int rc = (old && json_equal(old, st)) ? 0 : write_status(ctl, j, st);
+    json_decref(st);
+    return rc;
 }
 
 static void post_events(dsp_controller_t *ctl, job_t *j)
@@ -775,10 +797,7 @@ static int64_t reconcile_delete(dsp_controller_t *ctl, job_t *j, int64_t now)
         return 1000;
     }
     j->phase = "Deleting";
-    json_t *st = build_status(j, now);
-    if (status_changed(json_object_get(j->obj, "status"), st))
-        write_status(ctl, j, st);
-    json_decref(st);
+    store_status(ctl, j, now);
     state_events(j);
     post_events(ctl, j);
     return 5000;
@@ -830,13 +849,8 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
     state_events(j);
 
     /* 1. the decision is stored before any loser is touched */
-    json_t *st = build_status(j, now);
-    int changed = status_changed(json_object_get(j->obj, "status"), st);
-    if (changed && write_status(ctl, j, st) != 0) {
-        json_decref(st);
+    if (store_status(ctl, j, now) != 0)
         return 1000;
-    }
-    json_decref(st);
 
     /* 2. cancel: delete the losers' objects (and earlier ones not yet
      * cleaned, e.g. a member that was down when it lost) */
@@ -848,7 +862,6 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
         char err[512] = "";
         if (cleanup(ctl, j, c, err, sizeof err)) {
             c->cleaned = 1;
-            c->message[0] = '\0';
             snprintf(c->message, sizeof c->message, "cluster %s won; objects deleted",
                      j->winner >= 0 ? j->c[j->winner].name : "?");
             cleaned_now++;
@@ -865,13 +878,8 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
             snprintf(c->message, sizeof c->message, "cleanup pending: %.380s", err);
         }
     }
-    (void)cleaned_now;
-    if (cleaned_now || pending) {
-        st = build_status(j, now);
-        if (status_changed(json_object_get(j->obj, "status"), st))
-            write_status(ctl, j, st);
-        json_decref(st);
-    }
+    if (cleaned_now || pending)
+        store_status(ctl, j, now);
     post_events(ctl, j);
 
     if (pending)
@@ -920,14 +928,15 @@ static void on_job(void *ud, kube_event_type_t type, const char *key, json_t *ob
     pthread_mutex_unlock(&ctl->mu);
 }
 
-static void count_jobs(dsp_controller_t *ctl)
+void dsp_controller_collect(dsp_controller_t *ctl)
 {
-    if (!ctl->m_jobs)
+    if (!ctl || !ctl->m_jobs)
         return;
     static const char *const phases[] = { "Pending", "Racing", "Won", "Succeeded", "Failed", "Deleting" };
     int counts[6] = { 0 };
     const char *k;
     void *v;
+    pthread_mutex_lock(&ctl->mu);
     for (size_t it = 0; hashmap_next(ctl->entries, &it, &k, &v);) {
         entry_t *e = v;
         const char *ph = json_string_value(json_object_get(json_object_get(e->obj, "status"), "phase"));
@@ -935,6 +944,7 @@ static void count_jobs(dsp_controller_t *ctl)
             if (strcmp(ph, phases[i]) == 0)
                 counts[i]++;
     }
+    pthread_mutex_unlock(&ctl->mu);
     for (int i = 0; i < 6; i++) {
         char lb[64];
         metric_set(ctl->m_jobs, metrics_labels(lb, sizeof lb, "phase", phases[i], NULL), counts[i]);
@@ -990,8 +1000,7 @@ static void *worker_main(void *arg)
             if (ctl->m_reconciles)
                 metric_inc(ctl->m_reconciles, NULL);
         }
-        json_decref(j->events);
-        free(j);
+        job_free(j);
         json_decref(obj);
 
         pthread_mutex_lock(&ctl->mu);
@@ -1004,7 +1013,6 @@ static void *worker_main(void *arg)
         } else if (again >= 0) {
             e->due = util_now_ms() + again;
         }
-        count_jobs(ctl);
     }
     pthread_mutex_unlock(&ctl->mu);
     return NULL;

@@ -36,6 +36,9 @@ dsp_controller_t *dsp_controller_new(kube_client_t *hub, const dsp_opts_t *o, ch
 int dsp_controller_start(dsp_controller_t *c, char *err, size_t errlen);
 /* 1 once the first LIST of jobs has been seen. */
 int dsp_controller_synced(dsp_controller_t *c);
+/* Refreshes ai_scheduler_dispatch_jobs{phase} (a count over every job):
+ * for a metrics_on_collect hook, so it costs nothing between scrapes. */
+void dsp_controller_collect(dsp_controller_t *c);
 void dsp_controller_stop(dsp_controller_t *c); /* joins the threads */
 void dsp_controller_free(dsp_controller_t *c);
 
