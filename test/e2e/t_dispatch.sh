@@ -245,6 +245,41 @@ c_delete_racing() {
     [ "$(ours a "$u")" = 0 ] && [ "$(ours b "$u")" = 0 ] || fail "left behind"
 }
 
+# A gang in the template: a PodGroup and its two workers. The pod-group
+# label follows the rename, each member's ai-scheduler places the gang whole,
+# the member is Running once both workers run; the loser's PodGroup and pods
+# go with it.
+c_gang_template() {
+    nodes_in a 1 && nodes_in b 0
+    jq -n --arg sched "$SCHED_NAME" '
+      def worker($n): {apiVersion: "v1", kind: "Pod",
+        metadata: {name: $n, labels: {"scheduling.x-k8s.io/pod-group": "gang"}},
+        spec: {schedulerName: $sched, terminationGracePeriodSeconds: 0,
+               containers: [{name: "w", image: "x", resources: {requests: {cpu: "<% $mcc.cpu %>"}}}]}};
+      {apiVersion: "resource.aibee.cn/v1alpha1", kind: "MultiClusterJob", metadata: {name: "jg"},
+       spec: {guardTimeRunningSeconds: 2, timeScaleSeconds: 0.1,
+              clusters: [{name: "a", kubeconfigSecret: "member-a", priority: 20},
+                         {name: "b", kubeconfigSecret: "member-b", priority: 60}],
+              params: {cpu: {a: "3", b: "3"}},
+              template: [{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup",
+                          metadata: {name: "gang"}, spec: {minMember: 2}},
+                         worker("w0"), worker("w1")]}}' | kc apply -f - >/dev/null
+    wait_until '[ "$(st jg .winner)" = "\"a\"" ] && [ "$(cst jg b cleanedUp)" = true ]' 40 || fail "$(st jg)"
+    local u w
+    u=$(uid_of jg)
+    for w in w0-a w1-a; do
+        [ "$(mkc a get pod "$w" -o jsonpath='{.metadata.labels.scheduling\.x-k8s\.io/pod-group}')" = gang-a ] ||
+            fail "$w's pod-group label not renamed"
+        [ -n "$(mkc a get pod "$w" -o jsonpath='{.spec.nodeName}')" ] || fail "$w not bound"
+    done
+    [ "$(mkc a get podgroup gang-a -o jsonpath='{.metadata.labels.resource\.aibee\.cn/multiclusterjob-uid}')" = "$u" ] ||
+        fail "PodGroup gang-a not ours"
+    [ "$(ours a "$u")" = 2 ] && [ "$(ours b "$u")" = 0 ] || fail "pods: a $(ours a "$u"), b $(ours b "$u")"
+    ! mkc b get podgroup gang-b >/dev/null 2>&1 || fail "b's PodGroup left behind"
+    delete_job jg
+    ! mkc a get podgroup gang-a >/dev/null 2>&1 || fail "a's PodGroup left behind after deletion"
+}
+
 # A member whose pod failed is dropped from the race (the others go on);
 # failed everywhere, the job is Failed.
 pod_failed() { # MEMBER POD: what a kubelet reports when the pod's container failed
@@ -315,6 +350,7 @@ run_case both-room-high-wins-delete-cleans c_both_room
 run_case controller-killed-repeatedly c_controller_killed
 run_case delete-mid-race c_delete_racing
 run_case failed-everywhere c_failed_everywhere
+run_case gang-in-template c_gang_template
 run_case bad-input-per-cluster c_bad_input
 run_case member-down-then-back c_member_down
 
