@@ -709,7 +709,7 @@ member_start() {
         ADMIN_KUBECONFIG=$d/admin.kubeconfig
         { wait_until 'kc get namespace default' 60 &&
             echo "$SCHED_RBAC_JSON" | kc apply -f - >/dev/null &&
-            apply_podgroup_crd; } || rc=1
+            apply_pool_crd && apply_podgroup_crd && apply_queue_crd; } || rc=1
     else
         rc=1
     fi

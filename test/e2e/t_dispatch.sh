@@ -280,6 +280,75 @@ c_gang_template() {
     ! mkc a get podgroup gang-a >/dev/null 2>&1 || fail "a's PodGroup left behind after deletion"
 }
 
+# Pools, borrowing and queues inside the members. a (60): the job's pool
+# "train" has 2 CPUs, so the 4-CPU pod borrows the idle sharing pool "spare";
+# its queue "research" has room. b (20): pool "batch" has room, but queue
+# "research" is limited to 2 CPUs, so the pod is held by the queue. a runs
+# by borrowing and wins at the guard time; b is cancelled at once and its
+# queue holds nothing; deleting the job gives a's queue and lender back.
+mpool() { # MEMBER NAME: a Pool of the nodes labelled pool=NAME
+    jq -n --arg n "$2" '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
+        spec: {nodeSelector: {matchLabels: {pool: $n}}}}' | mkc "$1" create -f - >/dev/null
+}
+mqueue() { # MEMBER NAME CPU-SPEC-JSON: a Queue with that cpu spec (millicores)
+    jq -n --arg n "$2" --argjson c "$3" '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue",
+        metadata: {name: $n}, spec: {resources: {cpu: $c}}}' | mkc "$1" create -f - >/dev/null
+}
+mqueue_status() { mkc "$1" get queues.resource.aibee.cn "$2" -o json | jq -c "${3:-.status}"; }
+c_pools_queues() {
+    nodes_in a 0 && nodes_in b 0
+    node_json train-1 2 16Gi 0 110 pool=train | mkc a create -f - >/dev/null
+    node_json spare-1 8 16Gi 0 110 pool=spare | mkc a create -f - >/dev/null
+    node_json batch-1 8 16Gi 0 110 pool=batch | mkc b create -f - >/dev/null
+    mpool a train && mpool a spare && mpool b batch
+    mqueue a research '{"quota": 8000}' && mqueue b research '{"limit": 2000}'
+    jq -n --arg sched "$SCHED_NAME" '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "MultiClusterJob",
+      metadata: {name: "jpq"}, spec: {guardTimeRunningSeconds: 2, timeScaleSeconds: 0.25,
+        clusters: [{name: "a", kubeconfigSecret: "member-a", priority: 60},
+                   {name: "b", kubeconfigSecret: "member-b", priority: 20}],
+        params: {pool: {a: "train", b: "batch"}},
+        template: [{apiVersion: "v1", kind: "Pod",
+          metadata: {labels: {"resource.aibee.cn/queue": "research"},
+                     annotations: {"resource.aibee.cn/pool": "<% $mcc.pool %>"}},
+          spec: {schedulerName: $sched, terminationGracePeriodSeconds: 0,
+                 containers: [{name: "main", image: "x", resources: {requests: {cpu: "4"}}}]}}]}}' |
+        kc apply -f - >/dev/null
+    local u
+    wait_until '[ "$(cst jpq b)" = Waiting ]' 30 || fail "b never submitted: $(st jq)"
+    # b: held by its queue's limit, with the queue's own words
+    wait_until "mkc b get events -o json | jq -e '[.items[] | select(.involvedObject.name==\"jpq-b\" and .reason==\"FailedScheduling\"
+        and (.message | contains(\"queue \\\"research\\\" limit: cpu 0m + 4000m > 2000m\")))] | length > 0'" 30 ||
+        fail "no queue-limit FailedScheduling for jpq-b: $(mkc b get events -o json | jq -c '[.items[] | select(.involvedObject.name=="jpq-b") | .message]')"
+    [ -z "$(mkc b get pod jpq-b -o jsonpath='{.spec.nodeName}')" ] || fail "jpq-b bound past its queue's limit"
+    wait_until '[ "$(st jpq .winner)" = "\"a\"" ] && [ "$(cst jpq b cleanedUp)" = true ]' 40 || fail "$(st jpq)"
+    # a ran by borrowing: on spare-1, marked as borrowed from spare
+    [ "$(mkc a get pod jpq-a -o jsonpath='{.spec.nodeName}')" = spare-1 ] || fail "jpq-a not on spare-1"
+    [ "$(mkc a get pod jpq-a -o json | jq -r '.metadata.annotations["resource.aibee.cn/borrowed-from"] // ""')" = spare ] ||
+        fail "jpq-a not marked borrowed-from spare"
+    local dec rs can
+    dec=$(ms "$(st jpq .decidedAt | jq -r .)")
+    rs=$(ms "$(cst jpq a runningSince)")
+    [ $((dec - rs)) = 2000 ] || fail "a decided $((dec - rs)) ms after it ran, want 2000"
+    can=$(ms "$(cst jpq b cancelledAt)")
+    [ "$can" -ge "$dec" ] && [ "$can" -lt $((dec + 2000)) ] || fail "b cancelled $((can - dec)) ms after the decision"
+    u=$(uid_of jpq)
+    [ "$(ours a "$u")" = 1 ] && [ "$(ours b "$u")" = 0 ] || fail "pods: a $(ours a "$u"), b $(ours b "$u")"
+    # the queues' own accounts: a's holds the winner's 4 CPUs, b's nothing
+    wait_until "[ \"\$(mqueue_status a research .status.allocated.cpu)\" = 4000 ]" 20 ||
+        fail "a's queue: $(mqueue_status a research)"
+    wait_until "[ \"\$(mqueue_status b research '.status.allocated.cpu // 0')\" = 0 ] &&
+        [ \"\$(mqueue_status b research '.status.pending // 0')\" = 0 ]" 20 || fail "b's queue: $(mqueue_status b research)"
+    delete_job jpq
+    [ "$(ours a "$u")" = 0 ] || fail "a's pod left behind"
+    wait_until "[ \"\$(mqueue_status a research '.status.allocated.cpu // 0')\" = 0 ]" 20 ||
+        fail "a's queue still charged: $(mqueue_status a research)"
+    local m
+    for m in a b; do
+        mkc "$m" delete queues.resource.aibee.cn --all >/dev/null
+        mkc "$m" delete pools --all >/dev/null
+    done
+}
+
 # A member whose pod failed is dropped from the race (the others go on);
 # failed everywhere, the job is Failed.
 pod_failed() { # MEMBER POD: what a kubelet reports when the pod's container failed
@@ -351,6 +420,7 @@ run_case controller-killed-repeatedly c_controller_killed
 run_case delete-mid-race c_delete_racing
 run_case failed-everywhere c_failed_everywhere
 run_case gang-in-template c_gang_template
+run_case pools-queues-borrowing c_pools_queues
 run_case bad-input-per-cluster c_bad_input
 run_case member-down-then-back c_member_down
 
