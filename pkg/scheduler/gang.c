@@ -57,6 +57,18 @@ static void report_all(sched_pool_t *P, queue_item_t **items, int n, const char 
             sched_report(P, items[i], reason, util_strdup(msg));
 }
 
+/* A gang-wide reason: every member's FailedScheduling, and the PodGroup's
+ * own event so `kubectl describe podgroup` says why. One PodGroup event per
+ * new message of the member that was popped, and every tenth attempt, at
+ * the pace of the pods' own events. */
+static void report_gang(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int n, const char *msg)
+{
+    int changed = !items[0]->last_message || strcmp(items[0]->last_message, msg) != 0;
+    if (changed || items[0]->attempts % 10 == 0)
+        podgroup_event(P->s, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg);
+    report_all(P, items, n, "FailedScheduling", msg);
+}
+
 /* Members that name different pools: the gang is not split. 1 with the
  * first two pools seen in *a and *b (borrowed from the snapshot). */
 static int pool_conflict(const gang_snap_t *g, const char **a, const char **b)
@@ -690,14 +702,9 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
     free(never);
     sbuf_free(&bare);
-    /* One PodGroup event per attempt of the member that was popped, at the
-     * same pace as the pods' own events. */
-    int changed = !items[0]->last_message || strcmp(items[0]->last_message, msg.data) != 0;
-    if (changed || items[0]->attempts % 10 == 0)
-        podgroup_event(s, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg.data);
-    if (changed)
+    if (!items[0]->last_message || strcmp(items[0]->last_message, msg.data) != 0)
         LOG_I("unschedulable pod group %s pool=%s: %s", g->key, P->name, msg.data);
-    report_all(P, items, n, "FailedScheduling", msg.data);
+    report_gang(P, g, items, n, msg.data);
     requeue_all(P, items, n, back_from_lender);
     sbuf_free(&msg);
 }
@@ -809,7 +816,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
          * by pod sends one event per pod, not one per pod per arrival. */
         sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
                     g.min_member);
-        report_all(P, items, n, "FailedScheduling", msg.data);
+        report_gang(P, &g, items, n, msg.data);
         requeue_all(P, items, n, 0);
         goto out;
     }
@@ -821,7 +828,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         char *why = gang_blocker(s->gangs, P->id, g.key, items[0]->pod->priority, created, 0,
                                  !no_preempt && !s->opts.disable_preemption);
         if (why) {
-            report_all(P, items, n, "FailedScheduling", why);
+            report_gang(P, &g, items, n, why);
             requeue_all(P, items, n, 0);
             free(why);
             goto out;
@@ -834,7 +841,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         if (qwhy) {
             sbuf_t w = { 0 };
             sbuf_printf(&w, "pod group %s: %s", g.key, qwhy);
-            report_all(P, items, n, "FailedScheduling", w.data);
+            report_gang(P, &g, items, n, w.data);
             requeue_all(P, items, n, 0);
             sbuf_free(&w);
             free(qwhy);
@@ -906,7 +913,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         } else if (has_dom && g.topo_required) {
             /* Never evict for a gang that must stay in one domain and then
              * place it split: it waits, and the next turn chooses again. */
-            report_all(P, items, n, "FailedScheduling", why);
+            report_gang(P, &g, items, n, why);
             requeue_all(P, items, n, 1);
         } else {
             gang_failed(P, &g, items, n, need, placed + k, why);

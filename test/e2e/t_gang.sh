@@ -573,7 +573,8 @@ case_pool_conflict() {
 
 # Backfill: gang gw (mid, 2 x 4 cpu, timeout 12 s) waits behind a high pod on
 # 2 x 4 cpu. A later low pod may use the free node (gw could evict it); a
-# later mid pod may not until gw's timeout, then it backfills.
+# later mid pod, or a later mid gang gb, may not until gw's timeout, then
+# they backfill. gb's PodGroup itself says why it waits.
 case_backfill() {
     reset_all
     make_pool p '{"disableBorrowing": true}'
@@ -586,22 +587,27 @@ case_backfill() {
     [ "$(pg_phase gw)" != Failed ] || fail "gw timed out before the test could start (slow machine?)"
     make_pod s-mid --pool p --cpu 1 --priority-class mid
     make_pod s-low --pool p --cpu 1 --priority-class low
+    make_podgroup gb 2
+    gang_pods gb 2 --pool p --cpu 1 --priority-class mid
     wait_until '[ -n "$(pod_node s-low)" ]' 30 || fail "s-low (gw could evict it) not backfilled: $(placement)"
+    wait_until "pg_events gb FailedScheduling | grep -qF 'waiting behind pod group default/gw, which goes first'" 10 ||
+        fail "no FailedScheduling 'waiting behind pod group default/gw' on PodGroup gb: $(pg_events gb | tr '\n' ' ')"
     # s-mid may bind only once gw timed out; the Failed phase is written up
     # to ~1 s after that, so a bound s-mid gets 3 s to see it.
     local ph t0=$SECONDS
     while :; do
         ph=$(pg_phase gw)
         [ "$ph" = Failed ] && break
-        if [ -n "$(pod_node s-mid)" ]; then
+        if [ -n "$(pod_node s-mid)" ] || [ "$(gang_bound gb)" != 0 ]; then
             wait_until '[ "$(pg_phase gw)" = Failed ]' 3 ||
-                fail "s-mid (equal priority, behind gw) bound while gw waits (phase $ph): $(placement)"
+                fail "s-mid or gb (equal priority, behind gw) bound while gw waits (phase $ph): $(placement)"
             break
         fi
         [ $((SECONDS - t0)) -lt 60 ] || fail "gw never timed out (phase $ph)"
         sleep 0.3
     done
-    wait_until '[ -n "$(pod_node s-mid)" ]' 30 || fail "s-mid not backfilled after gw's timeout: $(placement)"
+    wait_until '[ -n "$(pod_node s-mid)" ] && [ "$(gang_bound gb)" = 2 ]' 30 ||
+        fail "s-mid and gb not backfilled after gw's timeout: $(placement)"
     [ "$(gang_bound gw)" = 0 ] || fail "gw partly bound: $(placement)"
     assert_no_overcommit
 }
