@@ -467,13 +467,20 @@ int gang_nwaiting(gang_store_t *gs)
     return __atomic_load_n(&gs->nwaiting, __ATOMIC_RELAXED);
 }
 
-/* a ranks ahead of b in queue order: higher priority, then older, then key. */
-static int ranks_ahead(int32_t pa, int64_t ca, const char *ka, int32_t pb, int64_t cb, const char *kb)
+/* a ranks ahead of b in queue order: higher priority, then older, then
+ * first considered (creation times have second precision: of two gangs
+ * created in one second, the one this scheduler tried first goes first,
+ * as kube-scheduler orders by the time a pod entered its queue), then key.
+ * A strict order, so two waiting gangs never hold each other back. */
+static int ranks_ahead(int32_t pa, int64_t ca, int64_t sa, const char *ka, int32_t pb, int64_t cb, int64_t sb,
+                       const char *kb)
 {
     if (pa != pb)
         return pa > pb;
     if (ca != cb)
         return ca < cb;
+    if (sa && sb && sa != sb)
+        return sa < sb;
     return strcmp(ka, kb) < 0;
 }
 
@@ -484,6 +491,8 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
         return NULL;
     char *why = NULL;
     pthread_mutex_lock(&gs->mu);
+    const gang_t *me = self_key ? hashmap_get(gs->gangs, self_key) : NULL;
+    int64_t my_start = me ? me->start_ms : 0;
     const char *k;
     void *v;
     for (size_t it = 0; !why && hashmap_next(gs->gangs, &it, &k, &v);) {
@@ -495,7 +504,8 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
         /* A pod of no gang ties behind a waiting gang: creation times have
          * second precision, and the gang was waiting before the pod was
          * tried (by key it would pass whenever both came in one second). */
-        int ahead = self_key ? ranks_ahead(g->wait_prio, g->wait_created, g->key, prio, created_ms, self_key)
+        int ahead = self_key ? ranks_ahead(g->wait_prio, g->wait_created, g->start_ms, g->key, prio, created_ms,
+                                           my_start, self_key)
                              : (g->wait_prio != prio ? g->wait_prio > prio : g->wait_created <= created_ms);
         if (!surplus && !ahead)
             continue;
