@@ -3,6 +3,7 @@
 #   make test       unit tests (plain, ASan+UBSan, TSan) and the e2e suite on a real kube-apiserver
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
+#   make fuzz       every libFuzzer target (test/fuzz) for FUZZ_RUNS runs (default 10M) each
 #   make fairness   the queue fairness suite's long decayed-usage run (150 s, 5%)
 #   make lint       C format, shellcheck, Python syntax, doc links; make format fixes the C format
 # Missing Debian packages are installed first when run as root (see test/deps.sh).
@@ -22,6 +23,12 @@ ifeq ($(VARIANT),asan)
 else ifeq ($(VARIANT),tsan)
   B := build-tsan
   SAN := -fsanitize=thread -fno-omit-frame-pointer
+else ifeq ($(VARIANT),fuzz)
+  # libFuzzer targets (test/fuzz): clang, coverage hooks in the library,
+  # ASan+UBSan; the fuzzer's own main() is linked into the targets only.
+  B := build-fuzz
+  CC := clang
+  SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
   B := build
   SAN :=
@@ -41,11 +48,13 @@ UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(B)/test/%)
 TOOL_SRCS := $(wildcard test/bench/*.c)
 TOOL_BINS := $(TOOL_SRCS:test/bench/%.c=$(B)/tools/%)
+FUZZ_SRCS := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/fuzz_%.c=$(B)/fuzz/%)
 
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness lint clean install property
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness fuzz fuzz-bins lint clean install property
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
@@ -101,6 +110,12 @@ $(B)/test/%: test/unit/%.c $(B)/libaisched.a
 
 unit-bins: $(UNIT_BINS)
 
+$(B)/fuzz/%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(B)/libaisched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(B)/libaisched.a $(PKG_LIBS) $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
 # Each unit binary is a cmocka suite; run them all, fail if any fails.
 unit: deps
 	@$(MAKE) --no-print-directory unit-bins
@@ -127,6 +142,7 @@ test: deps
 	@bash test/summary.sh run "build" $(MAKE) --no-print-directory all
 	@bash test/summary.sh run "build (ASan)" $(MAKE) --no-print-directory VARIANT=asan bin-asan
 	@bash test/summary.sh run "build (TSan)" $(MAKE) --no-print-directory VARIANT=tsan bin-tsan
+	@bash test/summary.sh run "fuzz (short)" bash test/fuzz/run.sh short
 	@bash test/summary.sh run "e2e" bash test/e2e/run.sh
 	@bash test/summary.sh end
 
@@ -135,6 +151,12 @@ bin-tsan: $(B)/bin/ai-scheduler
 
 demo: all
 	@bash test/e2e/demo.sh
+
+# Each fuzz target (clang's libFuzzer) over its corpus in test/fuzz/corpus:
+# FUZZ_RUNS executions (default 10M) or FUZZ_TIME seconds, whichever ends
+# first; prints executions per target. make test runs each for FUZZ_SHORT s.
+fuzz: deps
+	@bash test/fuzz/run.sh long
 
 # The queue fairness suite with the long decayed-usage run (150 s, checked to
 # the issue's 5%); make test runs it for 40 s and checks 20%.
@@ -168,6 +190,6 @@ install: all
 	ln -sf ai-scheduler $(DESTDIR)$(PREFIX)/bin/kubectl-queue
 
 clean:
-	rm -rf build build-asan build-tsan bin
+	rm -rf build build-asan build-tsan build-fuzz bin
 
--include $(shell find build build-asan build-tsan -name '*.d' 2>/dev/null)
+-include $(shell find build build-asan build-tsan build-fuzz -name '*.d' 2>/dev/null)

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a target needs, when they are missing and we
 # are root. `build`: compilers and -dev libraries. `e2e`: etcd, jq, valgrind.
-# `lint`: clang-format and python3, plus shellcheck when apt has it.
+# `fuzz`: clang and its libFuzzer runtime. `lint`: clang-format and python3, plus shellcheck when apt has it.
 # Quiet when everything is there.
 set -euo pipefail
 what=${1:-build}
 pkgs_build="gcc make pkg-config libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libcmocka-dev"
-pkgs_e2e="etcd-server jq valgrind openssl curl python3 unzip"
+pkgs_e2e="etcd-server jq valgrind openssl curl python3 python3-yaml unzip"
+pkgs_fuzz="clang libclang-rt-dev python3-yaml"
 pkgs_lint="clang-format python3"
 pkgs_lint_optional="shellcheck"
 optional=""
 case "$what" in
   build) want=$pkgs_build ;;
   e2e)   want="$pkgs_build $pkgs_e2e" ;;
+  fuzz)  want="$pkgs_build $pkgs_fuzz" ;;
   lint)  want=$pkgs_lint; optional=$pkgs_lint_optional ;;
   *) echo "deps.sh: unknown set $what" >&2; exit 2 ;;
 esac

@@ -315,7 +315,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, le
     return rc == 1 ? 1 : (*stop ? 0 : -1);
 }
 
-int daemon_run(const sched_config_t *cfg, const volatile int *stop)
+int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int *dump)
 {
     char err[512];
     int exit_code = 1;
@@ -325,6 +325,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         fprintf(stderr, "ai-scheduler: %s\n", err);
         return 1;
     }
+    if (cfg->insecure_skip_tls_verify)
+        kcfg.insecure = 1; /* kube_client_new says so, loudly */
     kube_client_opts_t ko = { .qps = cfg->qps, .burst = cfg->burst, .timeout_s = 30, .user_agent = "ai-scheduler" };
     kube_client_t *kc = kube_client_new(&kcfg, &ko, err, sizeof(err));
     if (!kc) {
@@ -404,8 +406,13 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop)
         goto out;
     }
     LOG_I("ai-scheduler: scheduling");
-    while (!*stop && !__atomic_load_n(&lc.lost, __ATOMIC_ACQUIRE) && !(le && !leader_holds_lease(le)))
+    while (!*stop && !__atomic_load_n(&lc.lost, __ATOMIC_ACQUIRE) && !(le && !leader_holds_lease(le))) {
         util_sleep_ms(100);
+        if (dump && *dump) {
+            *dump = 0;
+            scheduler_dump_cache(sched);
+        }
+    }
     if (le && !leader_holds_lease(le)) {
         /* Another replica may already be scheduling: stop at once, as
          * kube-scheduler does, and let the supervisor restart us. */

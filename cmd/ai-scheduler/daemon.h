@@ -5,8 +5,9 @@
 #include "config/config.h"
 #include "kube/client.h"
 
-/* Runs until *stop; returns the process exit code. */
-int daemon_run(const sched_config_t *cfg, const volatile int *stop);
+/* Runs until *stop; returns the process exit code. When *dump is set (SIGUSR2)
+ * it is cleared and the cache is written to the log (scheduler_dump_cache). */
+int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int *dump);
 
 /* Waits for the API server at server (GET probe_path answering): an outage
  * is waited out, bad credentials or certificates are not (-1 with one

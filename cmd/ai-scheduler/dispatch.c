@@ -22,7 +22,7 @@
 
 typedef struct dopts {
     const char *kubeconfig, *lease_name, *lease_ns, *bind;
-    int leader, port, member_timeout, verbosity;
+    int leader, port, member_timeout, verbosity, insecure;
     double poll;
 } dopts_t;
 
@@ -44,6 +44,7 @@ static void usage(FILE *f)
                "  --metrics-port PORT                 /metrics, /healthz, /readyz; 0 turns it off (default 10262)\n"
                "  --poll-interval SECONDS             how often racing members are looked at (default 1)\n"
                "  --member-timeout SECONDS            per request to a member cluster (default 10)\n"
+               "  --insecure-skip-tls-verify          do not verify the hub's certificate (warned; tests only)\n"
                "  -v N                                log verbosity\n");
 }
 
@@ -88,6 +89,10 @@ static int parse(dopts_t *o, int argc, char **argv)
         }
         if (!strcmp(a, "--leader-elect")) { /* bare flag: true */
             o->leader = 1;
+            continue;
+        }
+        if (!strcmp(a, "--insecure-skip-tls-verify") || !strcmp(a, "--insecure")) {
+            o->insecure = 1;
             continue;
         }
         if ((v = util_opt_value(argc, argv, &i, "--kubeconfig", NULL, &missing)) || missing) {
@@ -179,6 +184,8 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
         fprintf(stderr, "ai-scheduler dispatch: %s\n", err);
         return 1;
     }
+    if (o.insecure)
+        cfg.insecure = 1; /* kube_client_new says so, loudly */
     kube_client_opts_t ko = { .qps = 50, .burst = 100, .timeout_s = 30, .user_agent = "ai-scheduler/dispatch" };
     kube_client_t *kc = kube_client_new(&cfg, &ko, err, sizeof err), *kc_le = NULL;
     int exit_code = 1;

@@ -25,12 +25,14 @@
 #include "dispatch/table.h"
 #include "version.h"
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_dump;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    if (sig == SIGUSR2)
+        g_dump = 1; /* the daemon writes its cache to the log */
+    else
+        g_stop = 1;
 }
 
 static void install_signals(void)
@@ -41,6 +43,7 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -81,7 +84,7 @@ int main(int argc, char **argv)
     }
     log_set_verbosity(cfg.verbosity);
     install_signals();
-    rc = daemon_run(&cfg, (const volatile int *)&g_stop);
+    rc = daemon_run(&cfg, (const volatile int *)&g_stop, (volatile int *)&g_dump);
     config_free(&cfg);
     return rc;
 }

@@ -55,6 +55,7 @@ typedef struct sched_config {
     double qps;                   /* --kube-api-qps, 500 */
     int burst;                    /* --kube-api-burst, 1000 */
     int disable_preemption;       /* 0 */
+    int insecure_skip_tls_verify; /* 0: --insecure-skip-tls-verify (or --insecure) turns TLS checks off, loudly */
     int bind_workers;             /* 16 */
     int volume_bind_timeout_s;    /* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
     int gang_timeout_s;           /* PodGroup scheduleTimeoutSeconds when unset (60) */

@@ -154,6 +154,15 @@ kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_
                   cfg && cfg->server ? cfg->server : "(none)");
         return NULL;
     }
+    /* Loud at every verbosity: without verification anyone on the path can
+     * pose as the API server and collect this client's credentials. */
+    if (!strncmp(cfg->server, "http://", 7))
+        LOG_W("INSECURE: %s is plain HTTP (%s): requests and credentials travel unencrypted", cfg->server,
+              cfg->source ? cfg->source : "kubeconfig");
+    else if (cfg->insecure)
+        LOG_W("INSECURE: TLS verification is OFF for %s (%s): the server's certificate is not checked, so anyone "
+              "on the path can pose as the API server and read this client's credentials",
+              cfg->server, cfg->source ? cfg->source : "kubeconfig");
     pthread_once(&curl_once, curl_init_once);
     kube_client_t *c = util_xcalloc(1, sizeof *c);
     if (pthread_key_create(&c->key, handle_thread_exit) != 0) {

@@ -86,6 +86,9 @@ typedef struct scheduler_stats {
     double e2e_latency_sum_s; /* first queued -> bound, summed */
 } scheduler_stats_t;
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
+/* Writes the cache to the log: a digest and one line per node and pod
+ * (scheduler/dump.c says the format). Any thread. */
+void scheduler_dump_cache(scheduler_t *s);
 
 /* Per-pool queue lengths for /metrics: calls fn for each live pool. */
 typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int backoff, int unschedulable);

@@ -140,7 +140,7 @@ if [ -f examples/multicluster-job.yaml ]; then
     python3 test/e2e/fake_kubelet.py --ca "$CP_WORK/pki/ca.crt" --cert "$CP_WORK/pki/admin.crt" \
         --key "$CP_WORK/pki/admin.key" "$API_URL" "https://127.0.0.1:$(cat "$CP_WORK/m/big/port")" >/dev/null 2>&1 &
     _pid_record $! fake-kubelet
-    "$AISCHED_BIN" dispatch --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --metrics-port 0 \
+    "$AISCHED_BIN" dispatch --kubeconfig "$DISPATCH_KUBECONFIG" --leader-elect=false --metrics-port 0 \
         --poll-interval 0.25 >"$CP_WORK/dispatch.log" 2>&1 &
     _pid_record $! dispatch
     wait_until 'kc get crd multiclusterjobs.resource.aibee.cn -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30

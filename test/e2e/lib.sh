@@ -128,24 +128,23 @@ EOF
         openssl rsa -in sa.key -pubout -out sa.pub
     ) >"$CP_WORK/openssl.log" 2>&1 || { cat "$CP_WORK/openssl.log" >&2; die "openssl failed"; }
     ADMIN_TOKEN=$(openssl rand -hex 16)
-    SCHED_TOKEN=$(openssl rand -hex 16)
-    # token,user,uid,"groups"
+    # token,user,uid,"groups". The scheduler has no static token: it runs as
+    # the chart's ServiceAccount (see _chart_rbac_apply).
     cat >"$d/tokens.csv" <<EOF
 $ADMIN_TOKEN,e2e-admin-token,uid-admin,"system:masters"
-$SCHED_TOKEN,ai-scheduler,uid-ai-scheduler
 EOF
     chmod 600 "$d"/*.key "$d/tokens.csv"
 }
 
-# write_kubeconfig FILE USER-NAME (cert|token)
+# write_kubeconfig FILE USER-NAME (cert|token) [TOKEN (default $SCHED_TOKEN)]
 _write_kubeconfig() {
-    local file=$1 user=$2 kind=$3 ca auth
+    local file=$1 user=$2 kind=$3 token=${4:-${SCHED_TOKEN:-}} ca auth
     ca=$(base64 -w0 <"$CP_WORK/pki/ca.crt")
     if [ "$kind" = cert ]; then
         auth="    client-certificate-data: $(base64 -w0 <"$CP_WORK/pki/admin.crt")
     client-key-data: $(base64 -w0 <"$CP_WORK/pki/admin.key")"
     else
-        auth="    token: $SCHED_TOKEN"
+        auth="    token: $token"
     fi
     cat >"$file" <<EOF
 apiVersion: v1
@@ -170,44 +169,50 @@ EOF
     chmod 600 "$file"
 }
 
-# The ClusterRole holds exactly what ai-scheduler needs; as the Helm chart,
-# GPU sharing's reservation pods are created only in ai-scheduler-system.
-SCHED_RBAC_JSON='{
- "apiVersion": "v1", "kind": "List", "items": [
- {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-  "metadata": {"name": "ai-scheduler"},
-  "rules": [
-   {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch", "delete"]},
-   {"apiGroups": [""], "resources": ["pods/binding", "pods/eviction"], "verbs": ["create"]},
-   {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
-   {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
-   {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": [""], "resources": ["persistentvolumes", "persistentvolumeclaims"], "verbs": ["get", "list", "watch", "patch", "update"]},
-   {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses", "csinodes"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": [""], "resources": ["services", "replicationcontrollers"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": ["resource.aibee.cn"], "resources": ["pools"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": ["resource.aibee.cn"], "resources": ["pools/status"], "verbs": ["patch", "update"]},
-   {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"], "verbs": ["patch", "update"]},
-   {"apiGroups": ["resource.aibee.cn"], "resources": ["queues"], "verbs": ["get", "list", "watch"]},
-   {"apiGroups": ["resource.aibee.cn"], "resources": ["queues/status"], "verbs": ["patch"]},
-   {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
-  ]},
- {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-  "metadata": {"name": "ai-scheduler"},
-  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ai-scheduler"},
-  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ai-scheduler"}]},
- {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ai-scheduler-system"}},
- {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-  "metadata": {"name": "ai-scheduler-gpu-reservations", "namespace": "ai-scheduler-system"},
-  "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]}]},
- {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-  "metadata": {"name": "ai-scheduler-gpu-reservations", "namespace": "ai-scheduler-system"},
-  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "ai-scheduler-gpu-reservations"},
-  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ai-scheduler"}]}
- ]}'
+# Least privilege: the scheduler and the dispatch controller run with the
+# Helm chart's own RBAC (ClusterRoles, Roles, bindings, ServiceAccounts in
+# $CHART_NS, release "ai-scheduler", dispatch enabled), rendered by helm, and
+# authenticate with their ServiceAccounts' tokens (TokenRequest). A permission
+# the chart lacks fails the test that needs it (sched_log_clean also fails on
+# any "forbidden" in a scheduler log).
+CHART_NS=ai-scheduler-system
+SCHED_SA=ai-scheduler
+DISPATCH_SA=ai-scheduler-dispatch
+
+# _chart_rbac_render: the chart's RBAC objects as one JSON List in
+# $CP_WORK/chart-rbac.json (helm comes from test/e2e/get-helm.sh).
+_chart_rbac_render() {
+    local out=$CP_WORK/chart-rbac.json helm
+    [ -s "$out" ] && return 0
+    helm=$(bash "$E2E_DIR/get-helm.sh") || die "no helm: the e2e suite runs the scheduler with the chart's RBAC"
+    "$helm" template ai-scheduler "$REPO/charts/ai-scheduler" --namespace "$CHART_NS" \
+        --set dispatch.enabled=true >"$CP_WORK/chart.yaml" || die "helm template failed"
+    python3 - "$CP_WORK/chart.yaml" >"$out" <<'PY' || die "could not read the chart's RBAC"
+import json, sys, yaml
+keep = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+items = [d for d in yaml.safe_load_all(open(sys.argv[1])) if isinstance(d, dict) and d.get("kind") in keep]
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+PY
+}
+
+# _chart_rbac_apply: the chart's RBAC on the current API server
+# ($ADMIN_KUBECONFIG), then each ServiceAccount's token: prints
+# "SCHED-TOKEN DISPATCH-TOKEN". Tokens are bound to the server's copy of the
+# account, so each control plane (members too) gets its own.
+_chart_rbac_apply() {
+    _chart_rbac_render
+    kc get namespace "$CHART_NS" >/dev/null 2>&1 || kc create namespace "$CHART_NS" >/dev/null || return 1
+    kc apply -f "$CP_WORK/chart-rbac.json" >/dev/null || return 1
+    local sa tok out=""
+    for sa in "$SCHED_SA" "$DISPATCH_SA"; do
+        tok=$(kc create --raw "/api/v1/namespaces/$CHART_NS/serviceaccounts/$sa/token" -f - <<<\
+            '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":172800}}' |
+            jq -r '.status.token // empty') || return 1
+        [ -n "$tok" ] || { log "no token for ServiceAccount $CHART_NS/$sa"; return 1; }
+        out="$out $tok"
+    done
+    echo "$out"
+}
 
 _require_bins() {
     [ -x "$K8S_BIN/kube-apiserver" ] || die "no $K8S_BIN/kube-apiserver (run: bash test/e2e/build-k8s.sh)"
@@ -242,11 +247,15 @@ cp_start() {
     done
     ADMIN_KUBECONFIG=$CP_WORK/admin.kubeconfig
     SCHED_KUBECONFIG=$CP_WORK/scheduler.kubeconfig
+    DISPATCH_KUBECONFIG=$CP_WORK/dispatch.kubeconfig
     _write_kubeconfig "$ADMIN_KUBECONFIG" e2e-admin cert
-    _write_kubeconfig "$SCHED_KUBECONFIG" ai-scheduler token
     export KUBECONFIG=$ADMIN_KUBECONFIG
     wait_until 'kc get namespace default' 60 || die "namespace default never appeared"
-    echo "$SCHED_RBAC_JSON" | kc apply -f - >/dev/null || die "RBAC apply failed"
+    local toks
+    toks=$(_chart_rbac_apply) || die "the chart's RBAC did not apply"
+    read -r SCHED_TOKEN DISPATCH_TOKEN <<<"$toks"
+    _write_kubeconfig "$SCHED_KUBECONFIG" "system:serviceaccount:$CHART_NS:$SCHED_SA" token "$SCHED_TOKEN"
+    _write_kubeconfig "$DISPATCH_KUBECONFIG" "system:serviceaccount:$CHART_NS:$DISPATCH_SA" token "$DISPATCH_TOKEN"
     if [ -f "$REPO/pools/crd.yaml" ]; then
         apply_pool_crd || die "pools/crd.yaml did not apply"
     fi
@@ -671,9 +680,22 @@ stop_scheduler() {
     return "$rc"
 }
 
-# sched_log_clean: no sanitizer / valgrind report in any scheduler log.
+# sched_log_clean: no sanitizer / valgrind report in any scheduler log, no
+# request the chart's RBAC refused (a missing permission is a failure), and
+# not the scheduler's token (t_security.sh looks for every secret).
 sched_log_clean() {
     local bad
+    if [ -n "${SCHED_TOKEN:-}" ] && grep -qF -- "${SCHED_TOKEN##*.}" "$CP_WORK"/scheduler.*.log 2>/dev/null; then
+        log "the scheduler's ServiceAccount token is in a scheduler log"
+        return 1
+    fi
+    bad=$(grep -l -i 'forbidden' "$CP_WORK"/scheduler.*.log 2>/dev/null)
+    if [ -n "$bad" ]; then
+        log "requests refused by the chart's RBAC in: $bad"
+        # shellcheck disable=SC2086  # one file name per line
+        grep -h -i -m5 'forbidden' $bad >&2
+        return 1
+    fi
     bad=$(grep -lE 'ERROR: (AddressSanitizer|LeakSanitizer)|WARNING: ThreadSanitizer|runtime error:|ERROR SUMMARY: [1-9]|definitely lost: [1-9]' \
         "$CP_WORK"/scheduler.*.log 2>/dev/null)
     [ -z "$bad" ] && return 0
@@ -705,11 +727,12 @@ member_start() {
     if _start_etcd "$d" && _start_apiserver "$d"; then
         echo "$ETCD_PORT" >"$d/etcd_port"; echo "$API_PORT" >"$d/port"; echo "$API_PID" >"$d/api.pid"
         _write_kubeconfig "$d/admin.kubeconfig" e2e-admin cert
-        _write_kubeconfig "$d/scheduler.kubeconfig" ai-scheduler token
         ADMIN_KUBECONFIG=$d/admin.kubeconfig
-        { wait_until 'kc get namespace default' 60 &&
-            echo "$SCHED_RBAC_JSON" | kc apply -f - >/dev/null &&
+        local toks="" st _dt
+        { wait_until 'kc get namespace default' 60 && toks=$(_chart_rbac_apply) &&
             apply_pool_crd && apply_podgroup_crd && apply_queue_crd; } || rc=1
+        read -r st _dt <<<"$toks"
+        _write_kubeconfig "$d/scheduler.kubeconfig" "system:serviceaccount:$CHART_NS:$SCHED_SA" token "${st:-none}"
     else
         rc=1
     fi
@@ -758,8 +781,11 @@ member_scheduler() {
 # cases
 
 # run_case NAME FUNC: runs FUNC in a subshell (errexit on); records PASS/FAIL.
+# E2E_CASES="a b": run only the cases of those names (E2E_TRACE=1: set -x).
 run_case() {
     local name=$1 fn=$2 rc t0=$SECONDS
+    [ -n "${E2E_CASES:-}" ] && [[ " $E2E_CASES " != *" $name "* ]] && return 0
+    [ -n "${E2E_TRACE:-}" ] && set -x
     log "=== case $name"
     ( set -e; "$fn" )
     rc=$?

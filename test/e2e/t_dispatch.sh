@@ -41,7 +41,7 @@ start_dispatch() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1} LOGF=$CP_WORK/dispatch.$DISPATCH_N.log \
         PIDF=$CP_WORK/dispatch.pid RCF=$CP_WORK/dispatch.rc \
         bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
-        "$AISCHED_BIN" dispatch --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false \
+        "$AISCHED_BIN" dispatch --kubeconfig "$DISPATCH_KUBECONFIG" --leader-elect=false \
         --metrics-bind-address 127.0.0.1 --metrics-port "$(free_port | tee "$CP_WORK/dispatch.port")" \
         --poll-interval 0.25 -v 4 &
     _pid_record $! dispatch-wrapper

@@ -118,8 +118,8 @@ case_pool_status_prompt() {
 # over and binds, then the paused one resumes (SIGCONT) with the node events
 # waiting on its watch. It must not decide or bind anything after resuming:
 # no node over allocatable, no pod bound twice.
-LEASE_NS=default
-LEASE_NAME=ai-scheduler-faults
+LEASE_NS=$CHART_NS  # the chart's Role grants this Lease only
+LEASE_NAME=ai-scheduler
 le_start() {
     local name=$1 bin=$AISCHED_BIN
     local n

@@ -629,9 +629,10 @@ case_min_resources() {
 }
 
 # metric NAME-WITH-LABELS: the sample's value from /metrics, empty if absent.
-metric() {
-    curl -fsS --max-time 5 "http://127.0.0.1:$(cat "$CP_WORK/metrics.port")/metrics" |
-        awk -v k="$1" '$1 == k { print $2; exit }'
+metric() { # the whole page first: awk leaving early would cut curl off (pipefail)
+    local page
+    page=$(curl -fsS --max-time 5 "http://127.0.0.1:$(cat "$CP_WORK/metrics.port")/metrics") || return 1
+    awk -v k="$1" '$1 == k { print $2; exit }' <<<"$page"
 }
 
 # --stale-gang-grace 2 --evict-stale-gangs, /metrics on: gang gz placed

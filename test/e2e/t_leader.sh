@@ -9,8 +9,8 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 export E2E_FILE=leader/
 
-LEASE_NS=default
-LEASE_NAME=ai-scheduler-e2e
+LEASE_NS=$CHART_NS  # the chart's Role grants this Lease only
+LEASE_NAME=ai-scheduler
 LEASE_DURATION=4
 
 # le_start NAME: a scheduler replica with leader election on. Its log is
