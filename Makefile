@@ -4,6 +4,7 @@
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
 #   make fuzz       every libFuzzer target (test/fuzz) for FUZZ_RUNS runs (default 10M) each
+#   make chaos      the chaos suite at full size (5000 pods, leader kills, a 20-minute soak)
 #   make fairness   the queue fairness suite's long decayed-usage run (150 s, 5%)
 #   make lint       C format, shellcheck, Python syntax, doc links; make format fixes the C format
 # Missing Debian packages are installed first when run as root (see test/deps.sh).
@@ -54,7 +55,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/fuzz_%.c=$(B)/fuzz/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness fuzz fuzz-bins lint clean install property
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness fuzz fuzz-bins chaos lint clean install property
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
@@ -157,6 +158,12 @@ demo: all
 # first; prints executions per target. make test runs each for FUZZ_SHORT s.
 fuzz: deps
 	@bash test/fuzz/run.sh long
+
+# The chaos suite (test/e2e/t_chaos.sh) at the issue's sizes: 5000 pods with
+# a leader loss every 5 s, and a 20-minute create/delete soak (about 30 min).
+chaos: all
+	@$(MAKE) --no-print-directory VARIANT=asan bin-asan
+	@CHAOS_LONG=1 E2E_FILE_TIMEOUT=$${E2E_FILE_TIMEOUT:-3600} bash test/e2e/run.sh chaos
 
 # The queue fairness suite with the long decayed-usage run (150 s, checked to
 # the issue's 5%); make test runs it for 40 s and checks 20%.

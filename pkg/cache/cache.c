@@ -703,6 +703,7 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
     memset(s, 0, sizeof(*s));
     cache_rdlock(c);
     s->nodes = c->nnodes;
+    s->nominated = c->nnoms;
     pthread_mutex_lock(&c->pods_mu);
     const char *key;
     void *v;

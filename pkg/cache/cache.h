@@ -140,7 +140,7 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
 void cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np);
 
 typedef struct cache_stats {
-    int nodes, pods, pending, assumed, bound;
+    int nodes, pods, pending, assumed, bound, nominated;
 } cache_stats_t;
 void cache_get_stats(cache_t *c, cache_stats_t *s);
 

@@ -56,8 +56,8 @@ void scheduler_dump_cache(scheduler_t *s)
     char hex[2 * EVP_MAX_MD_SIZE + 1];
     for (unsigned i = 0; i < len; i++)
         snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-    LOG_I("cache dump: %d nodes, %d pods (%d pending, %d assumed, %d bound), digest %s", nn, np, st.pending, st.assumed,
-          st.bound, hex);
+    LOG_I("cache dump: %d nodes, %d pods (%d pending, %d assumed, %d bound), %d nominated, digest %s", nn, np,
+          st.pending, st.assumed, st.bound, st.nominated, hex);
     for (int i = 0; i < n; i++) {
         LOG_I("cache dump: %s", lines[i]);
         free(lines[i]);

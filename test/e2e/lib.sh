@@ -684,12 +684,14 @@ stop_scheduler() {
 # request the chart's RBAC refused (a missing permission is a failure), and
 # not the scheduler's token (t_security.sh looks for every secret).
 sched_log_clean() {
-    local bad
+    local bad=""
     if [ -n "${SCHED_TOKEN:-}" ] && grep -qF -- "${SCHED_TOKEN##*.}" "$CP_WORK"/scheduler.*.log 2>/dev/null; then
         log "the scheduler's ServiceAccount token is in a scheduler log"
         return 1
     fi
-    bad=$(grep -l -i 'forbidden' "$CP_WORK"/scheduler.*.log 2>/dev/null)
+    # E2E_FORBIDDEN_OK=1: a case that restarts the API server, which answers
+    # 403 for a moment while its RBAC caches fill.
+    [ -z "${E2E_FORBIDDEN_OK:-}" ] && bad=$(grep -l -i 'forbidden' "$CP_WORK"/scheduler.*.log 2>/dev/null)
     if [ -n "$bad" ]; then
         log "requests refused by the chart's RBAC in: $bad"
         # shellcheck disable=SC2086  # one file name per line

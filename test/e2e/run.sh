@@ -7,7 +7,8 @@
 #
 # Binaries: the core files use the ASan build (build-asan/bin/ai-scheduler)
 # when present, else bin/ai-scheduler; t_concurrency.sh uses the TSan build
-# when present (so do t_pools_concurrent.sh and t_leader.sh); t_valgrind.sh runs bin/ai-scheduler under valgrind. Setting
+# when present (so do t_pools_concurrent.sh and t_leader.sh); t_valgrind.sh runs bin/ai-scheduler under valgrind
+# (and t_chaos.sh's soak case runs bin/ai-scheduler too: ASan's quarantine would hide an RSS trend). Setting
 # AISCHED_BIN forces one binary everywhere (valgrind still wraps t_valgrind).
 # Ends with "e2e: N passed, M failed"; non-zero exit on any failure.
 set -uo pipefail

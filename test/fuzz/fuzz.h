@@ -39,4 +39,22 @@ static inline char *fuzz_str(const uint8_t *data, size_t size)
             abort();                                                                                                   \
     } while (0)
 
+/* The whole target for a parser of one object: T *parse(json, err, errlen)
+ * returning NULL with a message, and its release function. */
+#define FUZZ_OBJECT_PARSER(T, parse, release)                                                                          \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                                       \
+    {                                                                                                                  \
+        json_t *j = fuzz_json(data, size);                                                                             \
+        if (!j)                                                                                                        \
+            return 0;                                                                                                  \
+        char err[256] = "";                                                                                            \
+        T *obj = parse(j, err, sizeof err);                                                                            \
+        if (obj)                                                                                                       \
+            release(obj);                                                                                              \
+        else                                                                                                           \
+            FUZZ_ASSERT(err[0] != '\0'); /* a refusal always says why */                                               \
+        json_decref(j);                                                                                                \
+        return 0;                                                                                                      \
+    }
+
 #endif

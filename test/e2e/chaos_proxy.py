@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""chaos_proxy.py -- a fault-injecting HTTPS proxy between a client under test
+and a kube-apiserver, for the chaos suite (test/e2e/t_chaos.sh).
+
+It terminates TLS with a certificate of the test's CA, reads each request,
+and either answers it with an injected failure or forwards it upstream over
+TLS (verified against the same CA) with "Connection: close", streaming the
+response back (watches included) and closing the client's connection after
+it. Credentials pass through untouched and are never logged.
+
+Faults come from a JSON control file, re-read every 0.2 s so a test can
+change them mid-run (missing keys are "off"):
+
+  {"latency_ms": 50,                       every request waits this long first
+   "cut_per_s": 0.5,                       each open stream is cut with this
+                                           probability per second (watches:
+                                           "cut_watch_per_s" overrides)
+   "fail_rate": 0.2, "fail_codes": [429, 500],
+   "fail_match": "/binding$|/eviction$"}   POSTs whose path matches fail at
+                                           fail_rate with one of fail_codes
+                                           (429 carries Retry-After: 1)
+   "refuse": true                          new connections are closed at once
+
+Every request is logged to --log as "epoch_s method path status", with the
+time it arrived (status
+"cut" when the stream was cut, "inj-429" when injected), so the test can
+count requests per second and faults.
+
+    chaos_proxy.py --listen-port P --upstream https://127.0.0.1:6443 \\
+        --cert proxy.crt --key proxy.key --ca ca.crt --control faults.json --log req.log
+"""
+import argparse
+import json
+import random
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+from urllib.parse import urlparse
+
+MAX_HEAD = 64 * 1024
+
+
+class Faults:
+    def __init__(self, path):
+        self.path = path
+        self.cfg = {}
+        self.mu = threading.Lock()
+        self.load()
+        threading.Thread(target=self.reload_loop, daemon=True).start()
+
+    def load(self):
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                cfg = json.load(f)
+        except (OSError, ValueError):
+            return
+        with self.mu:
+            self.cfg = cfg
+
+    def reload_loop(self):
+        while True:
+            time.sleep(0.2)
+            self.load()
+
+    def get(self, key, default=None):
+        with self.mu:
+            return self.cfg.get(key, default)
+
+
+class Proxy:
+    def __init__(self, a):
+        self.up = urlparse(a.upstream)
+        self.faults = Faults(a.control)
+        self.srv_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.srv_ctx.load_cert_chain(a.cert, a.key)
+        self.up_ctx = ssl.create_default_context(cafile=a.ca)
+        self.log = open(a.log, "a", buffering=1, encoding="utf-8")
+        self.log_mu = threading.Lock()
+        self.streams = {}  # id -> (client socket, upstream socket, is_watch)
+        self.cut = set()  # ids of the streams the cutter shut down
+        self.streams_mu = threading.Lock()
+        self.rng = random.Random(a.seed)
+        threading.Thread(target=self.cutter, daemon=True).start()
+
+    def record(self, t0, method, path, status):
+        # When the request arrived (rates are the client's), and the path
+        # only: a query may carry a label selector, never a credential.
+        with self.log_mu:
+            self.log.write("%.3f %s %s %s\n" % (t0, method, path.split("?")[0], status))
+
+    def cutter(self):
+        while True:
+            time.sleep(0.1)
+            rate = float(self.faults.get("cut_per_s", 0) or 0)
+            wrate = float(self.faults.get("cut_watch_per_s", rate) or 0)
+            if rate <= 0 and wrate <= 0:
+                continue
+            with self.streams_mu:
+                items = list(self.streams.items())
+            for _, (c, u, watch) in items:
+                if self.rng.random() < (wrate if watch else rate) * 0.1:
+                    with self.streams_mu:
+                        self.cut.add(id(u))
+                    for s in (c, u):
+                        try:
+                            s.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+
+    def serve(self, port):
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("127.0.0.1", port))
+        ls.listen(512)
+        print("chaos_proxy: listening on 127.0.0.1:%d -> %s" % (port, self.up.geturl()), file=sys.stderr, flush=True)
+        while True:
+            conn, _ = ls.accept()
+            if self.faults.get("refuse"):
+                conn.close()
+                continue
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+    def handle(self, raw):
+        try:
+            c = self.srv_ctx.wrap_socket(raw, server_side=True)
+        except (OSError, ssl.SSLError):
+            raw.close()
+            return
+        try:
+            while self.one_request(c):
+                pass
+        except (OSError, ssl.SSLError, ValueError):
+            pass
+        finally:
+            try:
+                c.close()
+            except OSError:
+                pass
+
+    @staticmethod
+    def read_head(c):
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            chunk = c.recv(4096)
+            if not chunk:
+                return None, b""
+            buf += chunk
+            if len(buf) > MAX_HEAD:
+                raise ValueError("request head too large")
+        head, rest = buf.split(b"\r\n\r\n", 1)
+        return head.decode("latin-1"), rest
+
+    def one_request(self, c):
+        """Handles one request; True when the client connection stays open."""
+        head, rest = self.read_head(c)
+        if head is None:
+            return False
+        t0 = time.time()
+        lines = head.split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = []
+        length = 0
+        for h in lines[1:]:
+            k, _, v = h.partition(":")
+            if k.strip().lower() == "content-length":
+                length = int(v.strip())
+            if k.strip().lower() in ("connection", "keep-alive", "proxy-connection"):
+                continue
+            headers.append(h)
+        body = rest
+        while len(body) < length:
+            chunk = c.recv(min(65536, length - len(body)))
+            if not chunk:
+                return False
+            body += chunk
+        lat = float(self.faults.get("latency_ms", 0) or 0)
+        if lat > 0:
+            time.sleep(lat / 1000.0)
+        if method == "POST" and self.should_fail(path):
+            code = self.rng.choice(self.faults.get("fail_codes") or [500])
+            self.inject(c, code)
+            self.record(t0, method, path, "inj-%d" % code)
+            return True
+        return self.forward(c, t0, method, path, headers, body)
+
+    def should_fail(self, path):
+        rate = float(self.faults.get("fail_rate", 0) or 0)
+        pat = self.faults.get("fail_match")
+        if rate <= 0 or not pat:
+            return False
+        return re.search(pat, path.split("?")[0]) is not None and self.rng.random() < rate
+
+    @staticmethod
+    def inject(c, code):
+        reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}.get(code, "InternalError")
+        body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                           "message": "injected by chaos_proxy", "reason": reason, "code": code}).encode()
+        extra = "Retry-After: 1\r\n" if code == 429 else ""
+        c.sendall(("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n"
+                   % (code, reason, len(body), extra)).encode() + body)
+
+    def forward(self, c, t0, method, path, headers, body):
+        host = self.up.hostname
+        port = self.up.port or 443
+        try:
+            u = self.up_ctx.wrap_socket(socket.create_connection((host, port), timeout=10), server_hostname=host)
+        except (OSError, ssl.SSLError):
+            self.inject(c, 503)
+            self.record(t0, method, path, "upstream-down")
+            return True
+        u.settimeout(None)
+        req = "%s %s HTTP/1.1\r\n%s\r\nConnection: close\r\n\r\n" % (method, path, "\r\n".join(headers))
+        watch = "watch=" in path
+        sid = id(u)
+        with self.streams_mu:
+            self.streams[sid] = (c, u, watch)
+        status = "?"
+        try:
+            u.sendall(req.encode("latin-1") + body)
+            first = True
+            while True:
+                chunk = u.recv(65536)
+                if not chunk:
+                    break
+                if first:
+                    m = re.match(rb"HTTP/1\.[01] (\d+)", chunk)
+                    status = m.group(1).decode() if m else "?"
+                    first = False
+                c.sendall(chunk)
+        except (OSError, ssl.SSLError):
+            status = "cut"
+        finally:
+            with self.streams_mu:
+                self.streams.pop(sid, None)
+                if sid in self.cut:
+                    self.cut.discard(sid)
+                    status = "cut"
+            try:
+                u.close()
+            except OSError:
+                pass
+        self.record(t0, method, path, status)
+        return False  # upstream closed: close the client's connection too
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--listen-port", type=int, required=True)
+    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--control", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    Proxy(a).serve(a.listen_port)
+
+
+if __name__ == "__main__":
+    main()
