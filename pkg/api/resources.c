@@ -14,14 +14,6 @@ void res_zero(resources_t *r)
     memset(r, 0, sizeof *r);
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
 static int64_t floor_sub(int64_t a, int64_t b)
 {
     int64_t r;
@@ -104,22 +96,22 @@ int res_add_scalar(resources_t *r, const char *name, int64_t v)
     res_scalar_t *s = scalar_slot(r, name);
     if (!s)
         return -1;
-    s->value = sat_add(s->value, v);
+    s->value = res_sat_add(s->value, v);
     return 0;
 }
 
 void res_add(resources_t *dst, const resources_t *src)
 {
-    dst->milli_cpu = sat_add(dst->milli_cpu, src->milli_cpu);
-    dst->memory = sat_add(dst->memory, src->memory);
-    dst->ephemeral = sat_add(dst->ephemeral, src->ephemeral);
-    dst->pods = sat_add(dst->pods, src->pods);
+    dst->milli_cpu = res_sat_add(dst->milli_cpu, src->milli_cpu);
+    dst->memory = res_sat_add(dst->memory, src->memory);
+    dst->ephemeral = res_sat_add(dst->ephemeral, src->ephemeral);
+    dst->pods = res_sat_add(dst->pods, src->pods);
     /* A vector already holding RES_MAX_SCALAR names drops one more: the
      * parser refuses such pods, so this only guards arithmetic on odd mixes. */
     for (int i = 0; i < src->nscalar; i++) {
         res_scalar_t *s = scalar_slot_interned(dst, src->scalar[i].name);
         if (s)
-            s->value = sat_add(s->value, src->scalar[i].value);
+            s->value = res_sat_add(s->value, src->scalar[i].value);
     }
 }
 

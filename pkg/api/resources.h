@@ -37,6 +37,15 @@ typedef struct resources {
 } resources_t;
 
 void res_zero(resources_t *r);
+/* a + b clamped to int64's range: amounts come from untrusted objects, and
+ * every sum of them saturates rather than overflows. */
+static inline int64_t res_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
 /* The process-wide copy of name (thread-safe); NULL when the name is too
  * long or RES_MAX_NAMES distinct names were already seen. */
 const char *res_intern(const char *name);

@@ -42,14 +42,6 @@ void node_info_set_node(node_info_t *ni, node_t *n)
 /* requested.pods counts the pods holding resources (non-terminal), which is
  * what the pod-count check of NodeResourcesFit compares to allocatable. A
  * pod is immutable, so it is terminal on removal iff it was on addition. */
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
 static void account(node_info_t *ni, const pod_t *p, int sign)
 {
     int64_t npods = ni->requested.pods;
@@ -76,8 +68,8 @@ static void account(node_info_t *ni, const pod_t *p, int sign)
         ni->requested.pods = npods + 1;
         /* Saturating, as res_add: requests come from untrusted pods, and
          * two of 7Ei each overflow an int64 (found by test/fuzz/fuzz_cycle). */
-        ni->nonzero_cpu = sat_add(ni->nonzero_cpu, p->nonzero_cpu);
-        ni->nonzero_mem = sat_add(ni->nonzero_mem, p->nonzero_mem);
+        ni->nonzero_cpu = res_sat_add(ni->nonzero_cpu, p->nonzero_cpu);
+        ni->nonzero_mem = res_sat_add(ni->nonzero_mem, p->nonzero_mem);
     } else {
         res_sub(&ni->requested, &p->requests);
         ni->requested.pods = npods > 0 ? npods - 1 : 0;
