@@ -4,7 +4,7 @@
  *
  * Lines: "node NAME RV" and "pod NS/NAME UID NODE RV" (NODE "-" when
  * unbound), sorted bytewise; the digest is the SHA-256 of the sorted lines,
- * each ending in '\n'. `test/e2e/chaos.sh` builds the same lines from the
+ * each ending in '\n'. `test/e2e/t_chaos.sh` builds the same lines from the
  * API server's objects. */
 #include <openssl/evp.h>
 #include <stdio.h>

@@ -136,9 +136,9 @@ EOF
     chmod 600 "$d"/*.key "$d/tokens.csv"
 }
 
-# write_kubeconfig FILE USER-NAME (cert|token) [TOKEN (default $SCHED_TOKEN)]
+# write_kubeconfig FILE USER-NAME cert | FILE USER-NAME token TOKEN
 _write_kubeconfig() {
-    local file=$1 user=$2 kind=$3 token=${4:-${SCHED_TOKEN:-}} ca auth
+    local file=$1 user=$2 kind=$3 token=${4:-} ca auth
     ca=$(base64 -w0 <"$CP_WORK/pki/ca.crt")
     if [ "$kind" = cert ]; then
         auth="    client-certificate-data: $(base64 -w0 <"$CP_WORK/pki/admin.crt")
@@ -678,6 +678,17 @@ stop_scheduler() {
     local rc
     rc=$(cat "$CP_WORK/sched.rc" 2>/dev/null || echo 255)
     return "$rc"
+}
+
+# lease_holder: the holderIdentity ("<host>_<pid>") of Lease $LEASE_NS/$LEASE_NAME;
+# lease_holder_pid: the pid it names, failing when nobody holds it.
+lease_holder() {
+    kc get lease "$LEASE_NAME" -n "$LEASE_NS" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null
+}
+lease_holder_pid() {
+    local h
+    h=$(lease_holder) || return 1
+    [ -n "$h" ] && echo "${h##*_}"
 }
 
 # sched_log_clean: no sanitizer / valgrind report in any scheduler log, no

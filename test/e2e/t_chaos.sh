@@ -209,14 +209,9 @@ supervise() {
         sleep 0.5
     done
 }
-leader_pid() {
-    local h
-    h=$(kc get lease "$LEASE_NAME" -n "$LEASE_NS" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) || return 1
-    [ -n "$h" ] && echo "${h##*_}"
-}
 leader_name() {
     local p r
-    p=$(leader_pid) || return 1
+    p=$(lease_holder_pid) || return 1
     for r in A B; do [ "$(rep_pid $r)" = "$p" ] && kill -0 "$p" 2>/dev/null && { echo $r; return 0; }; done
     return 1
 }

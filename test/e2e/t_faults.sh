@@ -149,10 +149,10 @@ le_alive() { [ ! -e "$CP_WORK/le-$1.rc" ] && kill -0 "$(le_pid "$1")" 2>/dev/nul
 # overloaded API server can make any leader miss its renew deadline).
 keep_replica() { le_alive "$1" || { log "replica $1 exited ($(cat "$CP_WORK/le-$1.rc" 2>/dev/null)); restarting it"; le_start "$1"; }; }
 holder_name() {
-    local h n
-    h=$(kc get lease "$LEASE_NAME" -n "$LEASE_NS" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) || return 1
+    local p n
+    p=$(lease_holder_pid) || return 1
     for n in A B; do
-        [ -s "$CP_WORK/le-$n.pid" ] && [ "${h##*_}" = "$(le_pid "$n")" ] && { echo "$n"; return 0; }
+        [ -s "$CP_WORK/le-$n.pid" ] && [ "$p" = "$(le_pid "$n")" ] && { echo "$n"; return 0; }
     done
     return 1
 }

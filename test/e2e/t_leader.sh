@@ -50,16 +50,12 @@ le_pid() { cat "$CP_WORK/le-$1.pid"; }
 le_log() { echo "$CP_WORK/scheduler.le-$1.log"; }
 le_alive() { [ ! -e "$CP_WORK/le-$1.rc" ] && kill -0 "$(le_pid "$1")" 2>/dev/null; }
 
-lease_holder() {
-    kc get lease "$LEASE_NAME" -n "$LEASE_NS" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null
-}
-# holder_name: A/B/C whose pid the Lease holder identity ("<host>_<pid>") names.
+# holder_name: A/B/C whose pid the Lease holder identity names.
 holder_name() {
-    local h n
-    h=$(lease_holder) || return 1
-    [ -n "$h" ] || return 1
+    local p n
+    p=$(lease_holder_pid) || return 1
     for n in A B C; do
-        [ -s "$CP_WORK/le-$n.pid" ] && [ "${h##*_}" = "$(le_pid "$n")" ] && { echo "$n"; return 0; }
+        [ -s "$CP_WORK/le-$n.pid" ] && [ "$p" = "$(le_pid "$n")" ] && { echo "$n"; return 0; }
     done
     return 1
 }
