@@ -1142,7 +1142,7 @@ static const flagdef_t FLAGS[] = {
       "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
     { "pool-status-interval", F_INT, OFF(pool_status_interval_s), 1, 86400, "SECONDS",
       "how often Pool .status is written (10)" },
-    { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "concurrent binding calls (16)" },
+    { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "Bindings in flight at once (16)" },
     { "volume-bind-timeout", F_INT, OFF(volume_bind_timeout_s), 1, 86400, "SECONDS",
       "how long PreBind waits for claims to be bound (600)" },
     { "gang-schedule-timeout", F_INT, OFF(gang_timeout_s), 1, 86400, "SECONDS",

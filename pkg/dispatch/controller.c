@@ -954,6 +954,7 @@ void dsp_controller_collect(dsp_controller_t *ctl)
 static void *worker_main(void *arg)
 {
     dsp_controller_t *ctl = arg;
+    util_thread_name("dispatch");
     pthread_mutex_lock(&ctl->mu);
     while (!ctl->stop) {
         int64_t now = util_now_ms(), best = -1;

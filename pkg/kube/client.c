@@ -1,6 +1,6 @@
 /* client.c -- Kubernetes REST client over libcurl: per-thread reused handles,
- * TLS/bearer auth, token-file rotation, qps/burst limiting, JSON helpers,
- * paginated LIST and streaming WATCH. */
+ * TLS/bearer auth, token-file rotation, qps/burst limiting, JSON helpers and
+ * streaming WATCH (paginated LIST: list.c; many writes in flight: async.c). */
 #include "kube/client.h"
 
 #include <curl/curl.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kube/client_internal.h"
 #include "kube/ratelimit.h"
 #include "kube/watchparse.h"
 #include "util/log.h"
@@ -404,6 +405,36 @@ static void curl_fail(char *err, size_t errlen, const char *method, const char *
     util_errf(err, errlen, "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
 }
 
+/* ---- for async.c (client_internal.h) --------------------------------- */
+
+int kube_client_prepare(kube_client_t *c, CURL *h, const char *method, const char *path, const char *content_type,
+                        const char *body, struct curl_slist **hs, char **url, char *ebuf)
+{
+    *url = make_url(c, path);
+    *hs = build_headers(c, content_type, body != NULL);
+    setup_common(c, h, *url, *hs, ebuf);
+    if (setup_method(h, method, body) != 0)
+        return -1;
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
+    return 0;
+}
+
+int64_t kube_client_reserve(kube_client_t *c)
+{
+    int64_t us = kube_rl_reserve(&c->rl, util_now_us());
+    if (us > 0) {
+        pthread_mutex_lock(&c->mu);
+        c->stats.throttled_ms += (unsigned long)((us + 999) / 1000);
+        pthread_mutex_unlock(&c->mu);
+    }
+    return us > 0 ? us : 0;
+}
+
+void kube_client_count(kube_client_t *c, int64_t start_us, int failed)
+{
+    count(c, start_us, failed);
+}
+
 /* ---- kube_request ----------------------------------------------------- */
 
 typedef struct body_sink {
@@ -517,8 +548,8 @@ static void status_error(long status, const char *body, size_t len, char *err, s
 
 /* ---- JSON helpers ----------------------------------------------------- */
 
-static int decode_answer(kube_response_t *r, const char *method, const char *path, json_t **out, long *status,
-                         char *err, size_t errlen)
+int kube_client_decode(kube_response_t *r, const char *method, const char *path, json_t **out, long *status, char *err,
+                       size_t errlen)
 {
     if (status)
         *status = r->status;
@@ -545,7 +576,7 @@ int kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status
         *status = 0;
     if (kube_request(c, "GET", path, NULL, NULL, &r, err, errlen) != 0)
         return -1;
-    int rc = decode_answer(&r, "GET", path, out, status, err, errlen);
+    int rc = kube_client_decode(&r, "GET", path, out, status, err, errlen);
     kube_response_free(&r);
     return rc;
 }
@@ -567,81 +598,8 @@ int kube_send_json(kube_client_t *c, const char *method, const char *path, const
     free(text);
     if (rc != 0)
         return -1;
-    rc = decode_answer(&r, method, path, r.len ? out : NULL, status, err, errlen);
+    rc = kube_client_decode(&r, method, path, r.len ? out : NULL, status, err, errlen);
     kube_response_free(&r);
-    return rc;
-}
-
-/* ---- LIST ------------------------------------------------------------- */
-
-static char *page_path(const char *path, int limit, const char *cont)
-{
-    sbuf_t b = { 0 };
-    char sep = strchr(path, '?') ? '&' : '?';
-    sbuf_puts(&b, path);
-    if (limit > 0) {
-        sbuf_printf(&b, "%climit=%d", sep, limit);
-        sep = '&';
-    }
-    if (cont) {
-        char *e = util_urlencode(cont);
-        sbuf_printf(&b, "%ccontinue=%s", sep, e);
-        free(e);
-    }
-    return b.data;
-}
-
-static int copy_rv(const char *rv, char *out, size_t outlen)
-{
-    if (!out || !outlen)
-        return 0;
-    if (!rv)
-        rv = "";
-    if (strlen(rv) >= outlen)
-        return -1;
-    memcpy(out, rv, strlen(rv) + 1);
-    return 0;
-}
-
-int kube_list(kube_client_t *c, const char *path, int limit, kube_item_cb cb, void *ud, char *rv_out, size_t rvlen,
-              long *status, char *err, size_t errlen)
-{
-    char *cont = NULL;
-    int rc = 0, first = 1;
-    if (rv_out && rvlen)
-        rv_out[0] = '\0';
-    for (;;) {
-        char *p = page_path(path, limit, cont);
-        json_t *page = NULL;
-        rc = kube_get_json(c, p, &page, status, err, errlen);
-        free(p);
-        if (rc != 0)
-            break;
-        json_t *items = json_object_get(page, "items"), *meta = json_object_get(page, "metadata");
-        if (!json_is_array(items) && !json_is_null(items) && items) {
-            util_errf(err, errlen, "LIST %s: items is not an array", path);
-            rc = -1;
-        } else if (first && copy_rv(json_string_value(json_object_get(meta, "resourceVersion")), rv_out, rvlen)) {
-            util_errf(err, errlen, "LIST %s: resourceVersion too long", path);
-            rc = -1;
-        }
-        first = 0;
-        size_t i;
-        json_t *it;
-        json_array_foreach (items, i, it) {
-            if (rc || !cb || cb(it, ud) == 0)
-                continue;
-            util_errf(err, errlen, "LIST %s: stopped by the caller", path);
-            rc = -1;
-        }
-        const char *next = json_string_value(json_object_get(meta, "continue"));
-        free(cont);
-        cont = !rc && next && *next ? util_strdup(next) : NULL;
-        json_decref(page);
-        if (rc || !cont)
-            break;
-    }
-    free(cont);
     return rc;
 }
 
@@ -822,16 +780,4 @@ int kube_has_api(kube_client_t *c, const char *group_version)
         pthread_mutex_unlock(&c->mu);
     }
     return present;
-}
-
-static int append_item(json_t *item, void *ud)
-{
-    return json_array_append((json_t *)ud, item) < 0 ? -1 : 0;
-}
-
-int kube_list_array(kube_client_t *c, const char *path, json_t *arr, long *status, char *err, size_t errlen)
-{
-    char rv[64];
-    *status = 0;
-    return kube_list(c, path, 500, append_item, arr, rv, sizeof(rv), status, err, errlen);
 }

@@ -255,6 +255,12 @@ static int do_list(informer_t *inf)
 static void *informer_main(void *arg)
 {
     informer_t *inf = arg;
+    /* "inf-" and the resource: the path's last segment before any query. */
+    size_t q = strcspn(inf->path, "?");
+    const char *kind = inf->path + q;
+    while (kind > inf->path && kind[-1] != '/')
+        kind--;
+    util_thread_name("inf-%.*s", (int)(inf->path + q - kind), kind);
     int need_list = 1, wait_ms = BACKOFF_MIN_MS;
     while (!stopping(inf)) {
         if (need_list) {

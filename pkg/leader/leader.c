@@ -240,6 +240,7 @@ static void extend(leader_t *le, int64_t attempt)
 static void *run(void *arg)
 {
     leader_t *le = arg;
+    util_thread_name("leader");
     int64_t retry = (int64_t)le->o.retry_period_s * 1000;
     for (;;) {
         pthread_mutex_lock(&le->mu);

@@ -1,16 +1,25 @@
-/* binder.c -- bind workers: POST pods/<name>/binding concurrently, so the
- * pool threads never wait on the API server. A failed bind forgets the
- * assumption and gives the pod's queue item back to its home pool's backoff
- * queue: the attempt counts and the pod keeps its age. */
+/* binder.c -- binding off the pool threads: a few workers run PreBind (the
+ * volume writes, a GPU fraction's reservation pods), then hand the POST
+ * pods/<name>/binding to kube_async, which keeps up to bind_workers of them
+ * in flight as HTTP/2 streams, so the pool threads never wait on the API
+ * server. A failed bind forgets the assumption and gives the pod's queue
+ * item back to its home pool's backoff queue: the attempt counts and the pod
+ * keeps its age. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/async.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
 
+/* PreBind usually costs nothing; when it writes (claims, reservation pods)
+ * a few workers keep other pods' bindings moving. */
+#define PREBIND_WORKERS 4
+
 typedef struct bind_job {
     struct bind_job *next;
+    binder_t *b;
     queue_item_t *it; /* owned; it->pod is the pod being bound */
     char *node;
     char *lender;
@@ -25,6 +34,7 @@ struct binder {
     int closing;
     pthread_t *threads;
     int nthreads;
+    kube_async_t *async; /* the Bindings in flight */
 };
 
 static void job_free(bind_job_t *j)
@@ -81,35 +91,35 @@ static void retry_later(scheduler_t *s, bind_job_t *j)
         queue_item_free(it);
 }
 
-static void bind_one(scheduler_t *s, bind_job_t *j)
+/* A Binding that did not take (status 0: no answer or PreBind failed). */
+static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *err)
 {
     const pod_t *pod = j->it->pod;
-    if (scheduler_fenced(s)) {
-        /* Decided while leading, but the lease is gone: the new leader
-         * decides again from the API's truth. Never drained. */
-        LOG_D("fenced: bind pod=%s node=%s dropped", pod->key, j->node);
-        return;
+    stats_add(s, &s->stats.bind_errors, 1);
+    cache_forget(s->cache, pod->uid);
+    volume_forget(s->volumes, pod->uid);
+    if (status == 404) {
+        LOG_D("bind pod=%s: pod is gone", pod->key);
+    } else if (status == 409) {
+        /* Already bound (by us before a restart, or by someone else): the
+         * watch brings the truth. */
+        LOG_I("bind pod=%s node=%s: conflict, pod already bound", pod->key, j->node);
+    } else {
+        /* 403, 422, 5xx, a timeout: retry after the pod's backoff, not
+         * at once, and count the attempt (kube's handleSchedulingFailure). */
+        LOG_W("bind pod=%s node=%s failed: %s; retrying after a backoff", pod->key, j->node, err);
+        retry_later(s, j);
     }
-    char err[256] = "";
-    /* PreBind (VolumeBinding): the claims' writes, then a wait that the
-     * volume waiter does off this worker; it takes the item and resubmits. */
-    int vr = volumes_prebind(s, &j->it, j->node, j->lender, err, sizeof(err));
-    if (vr == VOLUMES_WAITING)
-        return;
-    /* PreBind (GpuSharing): the slots' reservation pods. */
-    json_t *gpu = NULL;
-    if (vr == VOLUMES_READY && gpu_prebind(s, pod, j->node, &gpu, err, sizeof(err)) != 0) {
-        LOG_W("bind pod=%s node=%s: gpu sharing: %s", pod->key, j->node, err);
-        vr = VOLUMES_FAILED;
-    }
-    char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
-    sbuf_t path = { 0 };
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-    char *body = binding_body(j, gpu);
-    kube_response_t resp = { 0 };
-    int rc = vr == VOLUMES_READY ? kube_request(s->kc, "POST", path.data, NULL, body, &resp, err, sizeof(err)) : -1;
-    long status = rc == 0 ? resp.status : 0;
-    if (rc == 0 && status >= 200 && status < 300) {
+}
+
+/* The Binding's answer, on the async thread: j is ours to free. */
+static void bind_done(void *ud, const kube_response_t *resp, const char *transport_err)
+{
+    bind_job_t *j = ud;
+    scheduler_t *s = j->b->s;
+    const pod_t *pod = j->it->pod;
+    long status = resp->status;
+    if (status >= 200 && status < 300) {
         stats_add(s, &s->stats.binds_ok, 1);
         observe_latency(s, (double)(util_now_ms() - j->it->first_ms) / 1000.0);
         LOG_D("bound pod=%s node=%s%s%s", pod->key, j->node, j->lender ? " lender=" : "", j->lender ? j->lender : "");
@@ -122,26 +132,50 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
             writer_pod_event(s->writer, pod, "Normal", "Borrowed", msg);
         }
     } else {
-        stats_add(s, &s->stats.bind_errors, 1);
-        if (rc == 0)
-            snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp.body ? resp.body : "");
-        cache_forget(s->cache, pod->uid);
-        volume_forget(s->volumes, pod->uid);
-        if (status == 404) {
-            LOG_D("bind pod=%s: pod is gone", pod->key);
-        } else if (status == 409) {
-            /* Already bound (by us before a restart, or by someone else): the
-             * watch brings the truth. */
-            LOG_I("bind pod=%s node=%s: conflict, pod already bound", pod->key, j->node);
-        } else {
-            /* 403, 422, 5xx, a timeout: retry after the pod's backoff, not
-             * at once, and count the attempt (kube's handleSchedulingFailure). */
-            LOG_W("bind pod=%s node=%s failed: %s; retrying after a backoff", pod->key, j->node, err);
-            retry_later(s, j);
-        }
+        char err[512];
+        if (transport_err)
+            snprintf(err, sizeof(err), "%s", transport_err);
+        else
+            snprintf(err, sizeof(err), "HTTP %ld: %.200s", status, resp->body);
+        bind_failed(s, j, status, err);
     }
-    kube_response_free(&resp);
-    free(body);
+    job_free(j);
+}
+
+/* Runs on a worker: PreBind, then the Binding goes out without waiting. */
+static void bind_one(scheduler_t *s, bind_job_t *j)
+{
+    const pod_t *pod = j->it->pod;
+    if (scheduler_fenced(s)) {
+        /* Decided while leading, but the lease is gone: the new leader
+         * decides again from the API's truth. Never drained. */
+        LOG_D("fenced: bind pod=%s node=%s dropped", pod->key, j->node);
+        job_free(j);
+        return;
+    }
+    char err[256] = "";
+    /* PreBind (VolumeBinding): the claims' writes, then a wait that the
+     * volume waiter does off this worker; it takes the item and resubmits. */
+    int vr = volumes_prebind(s, &j->it, j->node, j->lender, err, sizeof(err));
+    if (vr == VOLUMES_WAITING) {
+        job_free(j);
+        return;
+    }
+    /* PreBind (GpuSharing): the slots' reservation pods. */
+    json_t *gpu = NULL;
+    if (vr == VOLUMES_READY && gpu_prebind(s, pod, j->node, &gpu, err, sizeof(err)) != 0) {
+        LOG_W("bind pod=%s node=%s: gpu sharing: %s", pod->key, j->node, err);
+        vr = VOLUMES_FAILED;
+    }
+    if (vr != VOLUMES_READY) {
+        bind_failed(s, j, 0, err);
+        job_free(j);
+        return;
+    }
+    char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    kube_async_submit(j->b->async, "POST", path.data, NULL, binding_body(j, gpu), bind_done, j);
     sbuf_free(&path);
     free(ns);
     free(name);
@@ -150,6 +184,7 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
 static void *binder_main(void *arg)
 {
     binder_t *b = arg;
+    util_thread_name("binder");
     for (;;) {
         pthread_mutex_lock(&b->mu);
         while (!b->head && !b->closing)
@@ -164,9 +199,8 @@ static void *binder_main(void *arg)
         }
         pthread_mutex_unlock(&b->mu);
         if (!j)
-            break; /* closing and drained */
-        bind_one(b->s, j);
-        job_free(j);
+            break;         /* closing and drained */
+        bind_one(b->s, j); /* takes j */
     }
     return NULL;
 }
@@ -179,8 +213,19 @@ binder_t *binder_new(scheduler_t *s, int workers)
     pthread_cond_init(&b->cv, NULL);
     if (workers < 1)
         workers = 1;
-    b->threads = util_xcalloc((size_t)workers, sizeof(*b->threads));
-    for (int i = 0; i < workers; i++) {
+    char err[256];
+    /* bind_backlog counts the Bindings waiting for a slot too. */
+    b->async = kube_async_new(s->kc, workers, &s->bind_backlog, err, sizeof(err));
+    if (!b->async) {
+        LOG_E("binder: %s", err);
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+        return NULL;
+    }
+    int nworkers = workers < PREBIND_WORKERS ? workers : PREBIND_WORKERS;
+    b->threads = util_xcalloc((size_t)nworkers, sizeof(*b->threads));
+    for (int i = 0; i < nworkers; i++) {
         if (pthread_create(&b->threads[i], NULL, binder_main, b) != 0)
             break;
         b->nthreads++;
@@ -191,6 +236,7 @@ binder_t *binder_new(scheduler_t *s, int workers)
 void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender)
 {
     bind_job_t *j = util_xcalloc(1, sizeof(*j));
+    j->b = b;
     j->it = it;
     j->node = util_strdup(node);
     j->lender = lender ? util_strdup(lender) : NULL;
@@ -223,6 +269,7 @@ void binder_free(binder_t *b)
         __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
         job_free(j);
     }
+    kube_async_free(b->async); /* the Bindings already sent get their answers */
     free(b->threads);
     pthread_cond_destroy(&b->cv);
     pthread_mutex_destroy(&b->mu);

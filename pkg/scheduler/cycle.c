@@ -383,6 +383,7 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
 void *pool_thread_main(void *arg)
 {
     sched_pool_t *P = arg;
+    util_thread_name("pool-%s", P->name);
     LOG_D("pool %s: scheduling thread started", P->name);
     for (;;) {
         queues_refresh(P);

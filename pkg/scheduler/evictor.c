@@ -177,6 +177,7 @@ static void run_job(scheduler_t *s, evict_job_t *j)
 static void *evictor_main(void *arg)
 {
     evictor_t *e = arg;
+    util_thread_name("evictor");
     for (;;) {
         pthread_mutex_lock(&e->mu);
         while (!e->head && !e->closing)

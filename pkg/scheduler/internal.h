@@ -110,7 +110,7 @@ struct scheduler {
     api_writer_t *writer;
     binder_t *binder;
     evictor_t *evictor;
-    int bind_backlog; /* binds waiting for a worker (atomic); the writer yields to them */
+    int bind_backlog; /* binds not on the wire yet: for a worker or a slot (atomic); other writes yield to them */
     pthread_t housekeeper;
     int housekeeper_started;
     pthread_mutex_t hk_mu;

@@ -24,7 +24,7 @@ typedef struct scheduler_opts {
     const fw_config_t *extra_fw;
     int nextra;
     int disable_preemption;       /* global switch (pools have their own) */
-    int bind_workers;             /* concurrent binding requests (16) */
+    int bind_workers;             /* Bindings in flight at once (16) */
     int volume_bind_timeout_s;    /* PreBind waits this long for claims to bind (600) */
     int pool_status_interval_s;   /* Pool .status refresh (10) */
     int eviction_grace_s;         /* victims' grace period; -1 = the pod's own; 0 = at once */

@@ -276,6 +276,7 @@ static int check_entry(scheduler_t *s, vwait_entry_t *e, int64_t now)
 static void *waiter_main(void *arg)
 {
     volume_waiter_t *w = arg;
+    util_thread_name("vol-waiter");
     pthread_mutex_lock(&w->mu);
     while (!w->closing) {
         if (!w->kicked) {

@@ -1,19 +1,29 @@
 /* writer.c -- asynchronous API writes that must not slow scheduling:
  * events, PodScheduled conditions, nominatedNodeName and Pool status
  * patches. One thread, a bounded FIFO; when it is full new writes are
- * dropped and counted (an event storm must not grow memory). */
+ * dropped and counted (an event storm must not grow memory). Patches go
+ * one at a time, in order; events, which need no order, go out through
+ * kube_async, EVENTS_INFLIGHT at once (one while Bindings wait). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/async.h"
 #include "kube/event.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
 
+#define EVENTS_INFLIGHT 16
+
+typedef struct api_writer api_writer_t;
+
 typedef struct write_req {
     struct write_req *next;
+    api_writer_t *w;
     char *method, *path, *content_type, *body;
-    int deferrable; /* an event: may wait for a burst of binds to pass */
+    int deferrable;        /* an event: may wait for a burst of binds to pass */
+    int attempt;           /* earlier tries that failed */
+    int64_t not_before_ms; /* a retry waits this long */
 } write_req_t;
 
 struct api_writer {
@@ -30,6 +40,7 @@ struct api_writer {
     int closing_seen; /* writer thread's copy of closing */
     pthread_t thread;
     unsigned long seq;
+    kube_async_t *async; /* the events on the wire; NULL: sent like patches */
 };
 
 static void req_free(write_req_t *r)
@@ -51,6 +62,7 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
         return;
     }
     write_req_t *r = util_xcalloc(1, sizeof(*r));
+    r->w = w;
     r->method = util_strdup(method);
     r->path = util_strdup(path);
     r->content_type = ct ? util_strdup(ct) : NULL;
@@ -67,6 +79,12 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Whether a write that got this answer may succeed if tried again. */
+static int retryable(int failed, long status)
+{
+    return failed || status == 429 || status >= 500;
+}
+
 /* A loaded API server may time out or shed load (429, 5xx): try again a
  * couple of times, so an overloaded moment does not lose the one
  * FailedScheduling event a pod gets for a new reason. */
@@ -77,7 +95,7 @@ static void send_with_retry(api_writer_t *w, const write_req_t *r)
         kube_response_t resp = { 0 };
         int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
         long status = rc == 0 ? resp.status : 0;
-        int retry = rc != 0 || status == 429 || status >= 500;
+        int retry = retryable(rc != 0, status);
         if (rc != 0)
             LOG_D("write %s %s failed: %s", r->method, r->path, err);
         else if (status >= 300 && status != 404)
@@ -94,9 +112,61 @@ static void send_with_retry(api_writer_t *w, const write_req_t *r)
     }
 }
 
+/* An event's answer, on the async thread: a retry goes back to the FIFO's
+ * tail with its delay, unless the writer is closing. */
+static void event_done(void *ud, const kube_response_t *resp, const char *err)
+{
+    write_req_t *r = ud;
+    api_writer_t *w = r->w;
+    if (err)
+        LOG_D("write %s %s failed: %s", r->method, r->path, err);
+    else if (resp->status >= 300 && resp->status != 404)
+        LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, resp->status, resp->body);
+    if (!retryable(err != NULL, resp->status) || r->attempt >= 2 || scheduler_fenced(w->s)) {
+        req_free(r);
+        return;
+    }
+    r->attempt++;
+    r->not_before_ms = util_now_ms() + (r->attempt == 1 ? 200 : 1000);
+    r->next = NULL;
+    pthread_mutex_lock(&w->mu);
+    if (w->closing || w->len >= w->max) {
+        pthread_mutex_unlock(&w->mu);
+        req_free(r);
+        return;
+    }
+    if (w->tail)
+        w->tail->next = r;
+    else
+        w->head = r;
+    w->tail = r;
+    w->len++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Hands an event to kube_async once fewer than EVENTS_INFLIGHT are out,
+ * or fewer than one while Bindings wait: in a burst the events that no
+ * longer fit the deferral trickle out instead of taking the API server's
+ * writes from the Bindings. */
+static void send_event(api_writer_t *w, write_req_t *r)
+{
+    for (;;) {
+        int limit = __atomic_load_n(&w->s->bind_backlog, __ATOMIC_RELAXED) > 0 ? 1 : EVENTS_INFLIGHT;
+        if (kube_async_pending(w->async) < limit)
+            break;
+        util_sleep_ms(1);
+    }
+    int64_t wait = r->not_before_ms - util_now_ms();
+    if (wait > 0)
+        util_sleep_ms(wait);
+    kube_async_submit(w->async, r->method, r->path, r->content_type, util_strdup(r->body), event_done, r);
+}
+
 static void *writer_main(void *arg)
 {
     api_writer_t *w = arg;
+    util_thread_name("writer");
     for (;;) {
         pthread_mutex_lock(&w->mu);
         while (!w->head && !w->phead && !w->closing)
@@ -127,9 +197,14 @@ static void *writer_main(void *arg)
             w->closing_seen = w->closing;
             pthread_mutex_unlock(&w->mu);
         }
-        if (!scheduler_fenced(w->s))
-            send_with_retry(w, r); /* fenced: written by nobody */
-        req_free(r);
+        if (scheduler_fenced(w->s)) {
+            req_free(r); /* fenced: written by nobody */
+        } else if (r->deferrable && w->async) {
+            send_event(w, r); /* event_done frees it */
+        } else {
+            send_with_retry(w, r);
+            req_free(r);
+        }
     }
     return NULL;
 }
@@ -141,6 +216,10 @@ api_writer_t *writer_new(scheduler_t *s, int max_pending)
     w->max = max_pending;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    char err[256];
+    w->async = kube_async_new(s->kc, EVENTS_INFLIGHT, NULL, err, sizeof(err));
+    if (!w->async)
+        LOG_W("events are sent one at a time: %s", err);
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
         LOG_E("cannot start the API writer thread");
         w->closing = 1;
@@ -160,6 +239,7 @@ void writer_free(api_writer_t *w)
     pthread_mutex_unlock(&w->mu);
     if (had_thread)
         pthread_join(w->thread, NULL);
+    kube_async_free(w->async); /* the events already handed over are sent */
     for (write_req_t *r = w->head, *n; r; r = n) {
         n = r->next;
         req_free(r);

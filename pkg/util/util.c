@@ -2,6 +2,8 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +163,16 @@ void util_sleep_ms(int64_t ms)
     struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
         ;
+}
+
+void util_thread_name(const char *fmt, ...)
+{
+    char name[16];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    pthread_setname_np(pthread_self(), name);
 }
 
 static void oom(size_t n)

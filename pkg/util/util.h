@@ -37,6 +37,10 @@ void sbuf_printf(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 
 void sbuf_reset(sbuf_t *b);
 void sbuf_free(sbuf_t *b);
 
+/* Names the calling thread for top -H, perf and gdb (cut to the kernel's
+ * 15 characters); best effort. */
+void util_thread_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* URL-escape for path segments and query values; caller frees. */
 char *util_urlencode(const char *s);
 

@@ -44,9 +44,19 @@ Commands:
           and the clock runs from the first create instead (create_s: how
           long creating took). --linger S: CMD keeps running S seconds after
           the last binding (not measured), e.g. to write PodGroup status.
-          --perf FILE: `perf record -g` of CMD until the last binding.
+          --perf FILE: CMD runs under `perf record -g` (profiled until it exits).
           --also-pid NAME=PID (repeatable): other_cpu_s.NAME = that process's
           utime+stime over the same span (e.g. the API server, etcd).
+  steady  --ns NS --rate R [--duration 60] [--warmup 5] [--drain 60] [--events-wait 60]
+          [--out FILE] [--log FILE] [pod options] -- CMD ...
+          starts CMD, waits --warmup s, then creates R pods a second for
+          --duration s (each at its due time, from up to 64 threads) while a
+          metadata watch notes when each is bound; waits up to --drain s for
+          the last. JSON: p50/p90/p99/max creation->bound latency in ms (from
+          the create request's start to the binding seen), pods created late
+          (>50 ms behind schedule), the "Scheduled" events when the last pod
+          was bound and how long after it there was one per pod, CMD's peak
+          RSS and CPU during the arrivals.
   podgroups --ns NS        prints {"podgroups": N, "phases": {PHASE: count}}.
   queues  --count Q [--depts D] [--prefix q-]  creates Q leaf Queues (cluster-
           scoped resource.aibee.cn/v1alpha1) q-0..q-(Q-1), varied quotas,
@@ -504,6 +514,7 @@ class BoundWatcher(threading.Thread):
         super().__init__(daemon=True)
         self.api, self.ns = api, ns
         self.bound = set()
+        self.when = {}  # name -> monotonic time its binding was seen
         self.first = None
         self.last = None
         self.lock = threading.Lock()
@@ -519,6 +530,7 @@ class BoundWatcher(threading.Thread):
             if name not in self.bound:
                 self.bound.add(name)
                 t = time.monotonic()
+                self.when[name] = t
                 if self.first is None:
                     self.first = t
                 self.last = t
@@ -555,6 +567,57 @@ class BoundWatcher(threading.Thread):
                 time.sleep(0.5)
 
 
+def stop_process(p):
+    """SIGTERM, then SIGKILL after 10 s; waits for it."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+class Traced:
+    """CMD started by perf: pid, poll, send_signal, wait and kill act on CMD
+    itself (perf's only child); perf ends with it."""
+
+    def __init__(self, argv, log):
+        self.perf = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        self.pid = None
+        for _ in range(200):
+            try:
+                with open("/proc/%d/task/%d/children" % (self.perf.pid, self.perf.pid)) as f:
+                    kids = f.read().split()
+            except OSError:
+                kids = []
+            if kids:
+                self.pid = int(kids[0])
+                break
+            if self.perf.poll() is not None:
+                break
+            time.sleep(0.01)
+        if self.pid is None:
+            self.pid = self.perf.pid
+
+    def poll(self):
+        if os.path.exists("/proc/%d" % self.pid) and self.perf.poll() is None:
+            return None
+        return self.perf.wait()
+
+    def send_signal(self, sig):
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout=None):
+        return self.perf.wait(timeout)
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+
 def cmd_run(api, a):
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
     if not cmd:
@@ -578,12 +641,15 @@ def cmd_run(api, a):
         if pid.isdigit():
             others[name] = [int(pid), proc_stats(int(pid))[1], None]
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    # --perf: a profile of CMD until the last binding (it costs CPU: not for measured runs).
-    prof = None
+    # --perf: CMD runs under `perf record -g` (it costs CPU: not for measured
+    # runs). perf starts CMD, so every thread is profiled from its first
+    # instruction (attaching with -p misses threads made while it attaches).
     if a.perf:
-        prof = subprocess.Popen(["perf", "record", "-q", "-F", "499", "-g", "-p", str(p.pid), "-o", a.perf],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # BENCH_PERF_ARGS: other perf record options, e.g. "--call-graph dwarf".
+        extra = os.environ.get("BENCH_PERF_ARGS", "").split()
+        p = Traced(["perf", "record", "-q", "-F", "499", "-g"] + extra + ["-o", a.perf, "--"] + cmd, log)
+    else:
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     status, hwm, cpu, exitcode = "timeout", None, None, None
     t_done = None
     creator, created, cpu_warm = None, {}, None
@@ -619,24 +685,12 @@ def cmd_run(api, a):
     h, c = proc_stats(p.pid)   # final sample, before stopping
     for o in others.values():
         o[2] = proc_stats(o[0])[1]
-    if prof:
-        prof.send_signal(signal.SIGINT)
-        try:
-            prof.wait(60)
-        except subprocess.TimeoutExpired:
-            prof.kill()
     if h is not None:
         hwm, cpu = h, c
     # --linger: time for status writes (PodGroup phases) after the last binding.
     while status == "ok" and p.poll() is None and time.monotonic() - (t_done or 0) < a.linger:
         time.sleep(0.05)
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    stop_process(p)
     w.stop = True
     if creator:
         creator.join(60)
@@ -665,6 +719,107 @@ def cmd_run(api, a):
         with open(a.out, "w") as f:
             f.write(out + "\n")
     return 0 if status == "ok" else 1
+
+
+def percentile(v, q):
+    """The q-quantile (0..1) of the sorted list v (nearest rank)."""
+    if not v:
+        return None
+    return v[min(len(v) - 1, max(0, int(round(q * len(v) + 0.5)) - 1))]
+
+
+def count_events(api, ns, reason):
+    code, out = api.req("GET", "/api/v1/namespaces/%s/events?fieldSelector=reason%%3D%s" % (ns, reason))
+    if code != 200:
+        return None
+    return len(json.loads(out).get("items") or [])
+
+
+def cmd_steady(api, a):
+    """Steady arrival: CMD runs (warm), pods are created at --rate for
+    --duration seconds, each pod's creation->bound latency is measured."""
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    if not cmd:
+        sys.stderr.write("steady: no command\n")
+        return 2
+    ensure_namespace(api, a.ns)
+    w = BoundWatcher(api, a.ns)
+    w.start()
+    w.listed.wait(30)
+    log = open(a.log, "wb") if a.log else subprocess.DEVNULL
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    t_start = time.monotonic()
+    while time.monotonic() - t_start < a.warmup and p.poll() is None:
+        time.sleep(0.05)
+    cpu0 = proc_stats(p.pid)[1]
+    n = int(a.rate * a.duration)
+    sent = {}
+    lock = threading.Lock()
+    t0 = time.monotonic()
+    late = [0]
+
+    def create(i):
+        name = "%s%d" % (a.prefix, i)
+        due = t0 + i / a.rate
+        d = due - time.monotonic()
+        if d > 0:
+            time.sleep(d)
+        elif d < -0.05:
+            with lock:
+                late[0] += 1
+        ts = time.monotonic()
+        code, out = api.req("POST", "/api/v1/namespaces/%s/pods" % a.ns, pod_body(a, i, name))
+        with lock:
+            sent[name] = ts
+        return None if code in (200, 201) else "%s: HTTP %d %s" % (name, code, out[:200])
+
+    # Enough threads that a slow create never holds up the schedule.
+    with ThreadPoolExecutor(max_workers=max(THREADS, 64)) as ex:
+        errs = [e for e in ex.map(create, range(n)) if e]
+    t_created = time.monotonic()
+    hwm, cpu = None, None
+    while time.monotonic() - t_created < a.drain:
+        h, c = proc_stats(p.pid)
+        if h is not None:
+            hwm, cpu = h, c
+        if w.count() >= n - len(errs) or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    h, c = proc_stats(p.pid)
+    if h is not None:
+        hwm, cpu = h, c
+    t_bound = time.monotonic()
+    with w.lock:
+        lat = sorted(w.when[k] - sent[k] for k in sent if k in w.when)
+        last_bind = max(w.when.values()) if w.when else None
+    # "Scheduled" events: how many exist when the last pod is bound, and how
+    # long after that until there is one per bound pod.
+    ev_at_end = count_events(api, a.ns, "Scheduled")
+    ev, caught = ev_at_end, None
+    while ev is not None and time.monotonic() - t_bound < a.events_wait:
+        if ev >= len(lat):
+            caught = round(time.monotonic() - (last_bind or t_bound), 2)
+            break
+        time.sleep(0.5)
+        ev = count_events(api, a.ns, "Scheduled")
+    stop_process(p)
+    w.stop = True
+    ms = lambda v: None if v is None else round(v * 1000.0, 1)
+    res = {"status": "ok" if len(lat) == n - len(errs) and not errs else "incomplete",
+           "rate": a.rate, "duration_s": a.duration, "created": n - len(errs), "create_errors": len(errs),
+           "created_late": late[0], "create_s": round(t_created - t0, 2), "bound": len(lat),
+           "p50_ms": ms(percentile(lat, 0.5)), "p90_ms": ms(percentile(lat, 0.9)),
+           "p99_ms": ms(percentile(lat, 0.99)), "max_ms": ms(lat[-1] if lat else None),
+           "events_at_last_bind": ev_at_end, "events_final": ev, "events_caught_up_s": caught,
+           "rss_kb": hwm, "cpu_s": round(cpu - cpu0, 2) if cpu is not None and cpu0 is not None else None}
+    if errs:
+        sys.stderr.write("steady: %d create failures, first: %s\n" % (len(errs), errs[0]))
+    out = json.dumps(res)
+    print(out)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(out + "\n")
+    return 0 if res["status"] == "ok" else 1
 
 
 def add_pod_args(p):
@@ -734,13 +889,25 @@ def main():
     p.add_argument("--warmup", type=float, default=3.0)
     add_pod_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER)
+    p = sub.add_parser("steady")
+    p.add_argument("--ns", required=True)
+    p.add_argument("--rate", type=float, required=True)
+    p.add_argument("--duration", type=float, default=60)
+    p.add_argument("--warmup", type=float, default=5)
+    p.add_argument("--drain", type=float, default=60)
+    p.add_argument("--events-wait", dest="events_wait", type=float, default=60)
+    p.add_argument("--out")
+    p.add_argument("--log")
+    add_pod_args(p)
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     if not a.server:
         ap.error("--server (or BENCH_SERVER) is required")
     api = Api(a)
     fn = {"nodes": cmd_nodes, "delete-nodes": cmd_delete_nodes, "pods": cmd_pods,
           "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "podgroups": cmd_podgroups, "run": cmd_run,
-          "queues": cmd_queues, "delete-queues": cmd_delete_queues, "queue-status": cmd_queue_status}[a.cmd_name]
+          "queues": cmd_queues, "delete-queues": cmd_delete_queues, "queue-status": cmd_queue_status,
+          "steady": cmd_steady}[a.cmd_name]
     sys.exit(fn(api, a))
 
 

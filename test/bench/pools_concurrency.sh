@@ -94,7 +94,7 @@ print("pods: %d for pool %s created in %s in %.1fs" % (a.count - bad, a.pool, a.
 sys.exit(1 if bad else 0)
 EOF
 
-E2E_DIR=$W
+E2E_WORK_ROOT=$W
 cp_start
 export BENCH_DIR BENCH_SERVER=$API_URL BENCH_CACERT=$CP_WORK/pki/ca.crt \
        BENCH_CERT=$CP_WORK/pki/admin.crt BENCH_KEY=$CP_WORK/pki/admin.key

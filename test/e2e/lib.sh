@@ -23,6 +23,8 @@
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$E2E_DIR/../.." && pwd)
+# Where cp_start makes its work dirs; the benchmarks put them under their own.
+E2E_WORK_ROOT=${E2E_WORK_ROOT:-$E2E_DIR/.work}
 AISCHED_BIN=${AISCHED_BIN:-$REPO/bin/ai-scheduler}
 K8S_BIN=${K8S_BIN:-${AI_SCHED_CACHE:-$HOME/.cache/ai-scheduler}/bin}
 ETCD_BIN=${ETCD_BIN:-$(command -v etcd || echo /usr/bin/etcd)}
@@ -228,8 +230,8 @@ _require_bins() {
 # EXIT trap that calls cp_stop.
 cp_start() {
     _require_bins
-    mkdir -p "$E2E_DIR/.work"
-    CP_WORK=$(mktemp -d "$E2E_DIR/.work/cp.XXXXXX")
+    mkdir -p "$E2E_WORK_ROOT"
+    CP_WORK=$(mktemp -d "$E2E_WORK_ROOT/cp.XXXXXX")
     : >"$CP_WORK/pids"
     trap 'cp_stop' EXIT
     trap 'exit 130' INT
@@ -269,8 +271,11 @@ cp_start() {
 }
 
 # _start_etcd [DIR]: etcd with its data and log in DIR (default $CP_WORK).
+# No fsync unless E2E_ETCD_FSYNC=1 (a real cluster's durability, which makes
+# every write wait for the disk: the benchmarks' BENCH_ETCD_FSYNC).
 _start_etcd() {
-    local d=${1:-$CP_WORK}
+    local d=${1:-$CP_WORK} nofsync=--unsafe-no-fsync
+    [ "${E2E_ETCD_FSYNC:-0}" = 1 ] && nofsync=""
     ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port)
     rm -rf "$d/etcd"
     "$ETCD_BIN" --name e2e --data-dir "$d/etcd" \
@@ -279,7 +284,7 @@ _start_etcd() {
         --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
-        --initial-cluster-state new --unsafe-no-fsync \
+        --initial-cluster-state new ${nofsync:+"$nofsync"} \
         >"$d/etcd.log" 2>&1 &
     ETCD_PID=$!
     _pid_record "$ETCD_PID" etcd

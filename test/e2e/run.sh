@@ -34,7 +34,8 @@ PLAIN=$REPO/bin/ai-scheduler
 CORE_BIN=${AISCHED_BIN:-$(pick "$REPO/build-asan/bin/ai-scheduler" "$PLAIN")}
 TSAN_BIN=${AISCHED_BIN:-$(pick "$REPO/build-tsan/bin/ai-scheduler" "$PLAIN")}
 VG_BIN=${AISCHED_BIN:-$PLAIN}
-VG_WRAP="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --quiet"
+# somalloc: valgrind takes over jemalloc's malloc and free too (the plain build links it).
+VG_WRAP="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --quiet --soname-synonyms=somalloc=libjemalloc.so*"
 [ -x "$CORE_BIN" ] || say "WARNING: no scheduler binary yet ($CORE_BIN): the cases will fail"
 
 RESULTS=$(mktemp "${TMPDIR:-/tmp}/ai-sched-e2e.XXXXXX")
