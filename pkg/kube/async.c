@@ -140,16 +140,11 @@ static void collect(kube_async_t *a)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         curl_multi_remove_handle(a->m, h);
         a->inflight--;
-        kube_client_count(a->c, r->start_us, rc != CURLE_OK || status >= 500 || status == 429);
+        kube_client_count(a->c, r->start_us, rc, status);
         char err[CURL_ERROR_SIZE + 300];
-        if (rc != CURLE_OK) {
-            if (r->overflow)
-                snprintf(err, sizeof err, "%s %s: response larger than %u bytes", r->method, r->path,
-                         MAX_ASYNC_RESPONSE);
-            else
-                snprintf(err, sizeof err, "%s %s: %s", r->method, r->path,
-                         r->ebuf[0] ? r->ebuf : curl_easy_strerror(rc));
-        }
+        if (rc != CURLE_OK)
+            kube_client_transport_error(err, sizeof err, r->method, r->path, rc, r->ebuf,
+                                        r->overflow ? MAX_ASYNC_RESPONSE : 0);
         finish(a, r, status, rc == CURLE_OK ? NULL : err);
     }
 }

@@ -400,9 +400,13 @@ static char *make_url(kube_client_t *c, const char *path)
     return u.data;
 }
 
-static void curl_fail(char *err, size_t errlen, const char *method, const char *path, CURLcode rc, const char *ebuf)
+void kube_client_transport_error(char *err, size_t errlen, const char *method, const char *path, CURLcode rc,
+                                 const char *ebuf, size_t overflow_cap)
 {
-    util_errf(err, errlen, "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
+    if (overflow_cap)
+        util_errf(err, errlen, "%s %s: response larger than %zu bytes", method, path, overflow_cap);
+    else
+        util_errf(err, errlen, "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
 }
 
 /* ---- for async.c (client_internal.h) --------------------------------- */
@@ -430,9 +434,9 @@ int64_t kube_client_reserve(kube_client_t *c)
     return us > 0 ? us : 0;
 }
 
-void kube_client_count(kube_client_t *c, int64_t start_us, int failed)
+void kube_client_count(kube_client_t *c, int64_t start_us, CURLcode rc, long status)
 {
-    count(c, start_us, failed);
+    count(c, start_us, rc != CURLE_OK || status >= 500 || status == 429);
 }
 
 /* ---- kube_request ----------------------------------------------------- */
@@ -486,13 +490,9 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(hs);
     free(url);
-    int failed = rc != CURLE_OK || resp->status >= 500 || resp->status == 429;
-    count(c, t0, failed);
+    kube_client_count(c, t0, rc, resp->status);
     if (rc != CURLE_OK) {
-        if (sink.overflow)
-            util_errf(err, errlen, "%s %s: response larger than %zu bytes", method, path, sink.cap);
-        else
-            curl_fail(err, errlen, method, path, rc, ebuf);
+        kube_client_transport_error(err, errlen, method, path, rc, ebuf, sink.overflow ? sink.cap : 0);
         sbuf_free(&sink.b);
         resp->status = 0;
         return -1;
@@ -665,7 +665,7 @@ static int watch_result(watch_ctx_t *w, CURLcode rc, const char *path, const cha
         if (w->errbody.overflow)
             util_errf(err, errlen, "WATCH %s: error answer too large", path);
         else
-            curl_fail(err, errlen, "WATCH", path, rc, ebuf);
+            kube_client_transport_error(err, errlen, "WATCH", path, rc, ebuf, 0);
         return -1;
     }
     if (w->code < 200 || w->code > 299) {

@@ -16,8 +16,14 @@ int kube_client_prepare(kube_client_t *c, CURL *h, const char *method, const cha
 /* Takes a token from the client's limiter: microseconds to wait before
  * sending (0: now). Waits are counted in the stats' throttled_ms. */
 int64_t kube_client_reserve(kube_client_t *c);
-/* One finished request in the stats (failed: transport error, 429, 5xx). */
-void kube_client_count(kube_client_t *c, int64_t start_us, int failed);
+/* One finished request in the stats; it failed with a transport error
+ * (rc), a 429 or a 5xx. */
+void kube_client_count(kube_client_t *c, int64_t start_us, CURLcode rc, long status);
+/* The message of a request that got no answer: "METHOD PATH: why" (why:
+ * curl's error buffer, else rc's text; overflow_cap > 0: the answer was
+ * cut at that many bytes). */
+void kube_client_transport_error(char *err, size_t errlen, const char *method, const char *path, CURLcode rc,
+                                 const char *ebuf, size_t overflow_cap);
 
 /* An answer's status and JSON: non-2xx gives -1 with the API's message and
  * *status set (status may be NULL); out NULL skips decoding. */

@@ -21,7 +21,6 @@ typedef struct fetcher {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     char *path; /* the page asked for; NULL: nothing asked */
-    int busy;   /* a request is on the wire */
     int ready;  /* resp/rc/err hold an answer not yet taken */
     int quit;
     kube_response_t resp;
@@ -41,7 +40,6 @@ static void *fetch_main(void *arg)
             break;
         char *p = f->path;
         f->path = NULL;
-        f->busy = 1;
         pthread_mutex_unlock(&f->mu);
         kube_response_t r;
         char err[512] = "";
@@ -51,7 +49,6 @@ static void *fetch_main(void *arg)
         f->resp = r;
         f->rc = rc;
         memcpy(f->err, err, sizeof err);
-        f->busy = 0;
         f->ready = 1;
         pthread_cond_broadcast(&f->cv);
     }

@@ -30,7 +30,6 @@ struct binder {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bind_job_t *head, *tail;
-    int queued; /* jobs waiting for a worker */
     int closing;
     pthread_t *threads;
     int nthreads;
@@ -194,7 +193,6 @@ static void *binder_main(void *arg)
             b->head = j->next;
             if (!b->head)
                 b->tail = NULL;
-            b->queued--;
             __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
         }
         pthread_mutex_unlock(&b->mu);
@@ -246,7 +244,6 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
     else
         b->head = j;
     b->tail = j;
-    b->queued++;
     __atomic_add_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);

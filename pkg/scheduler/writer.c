@@ -15,8 +15,6 @@
 
 #define EVENTS_INFLIGHT 16
 
-typedef struct api_writer api_writer_t;
-
 typedef struct write_req {
     struct write_req *next;
     api_writer_t *w;
@@ -52,23 +50,17 @@ static void req_free(write_req_t *r)
     free(r);
 }
 
-static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body, int deferrable)
+/* Puts r at the tail of its FIFO (events or patches); -1 when the writer is
+ * closing or full, and r stays the caller's. */
+static int append(api_writer_t *w, write_req_t *r)
 {
     pthread_mutex_lock(&w->mu);
     if (w->closing || w->len >= w->max) {
         pthread_mutex_unlock(&w->mu);
-        free(body);
-        stats_add(w->s, &w->s->stats.events_dropped, 1);
-        return;
+        return -1;
     }
-    write_req_t *r = util_xcalloc(1, sizeof(*r));
-    r->w = w;
-    r->method = util_strdup(method);
-    r->path = util_strdup(path);
-    r->content_type = ct ? util_strdup(ct) : NULL;
-    r->body = body;
-    r->deferrable = deferrable;
-    write_req_t **head = deferrable ? &w->head : &w->phead, **tail = deferrable ? &w->tail : &w->ptail;
+    r->next = NULL;
+    write_req_t **head = r->deferrable ? &w->head : &w->phead, **tail = r->deferrable ? &w->tail : &w->ptail;
     if (*tail)
         (*tail)->next = r;
     else
@@ -77,6 +69,22 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     w->len++;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+static void enqueue(api_writer_t *w, const char *method, const char *path, const char *ct, char *body, int deferrable)
+{
+    write_req_t *r = util_xcalloc(1, sizeof(*r));
+    r->w = w;
+    r->method = util_strdup(method);
+    r->path = util_strdup(path);
+    r->content_type = ct ? util_strdup(ct) : NULL;
+    r->body = body;
+    r->deferrable = deferrable;
+    if (append(w, r) != 0) {
+        req_free(r);
+        stats_add(w->s, &w->s->stats.events_dropped, 1);
+    }
 }
 
 /* Whether a write that got this answer may succeed if tried again. */
@@ -128,21 +136,8 @@ static void event_done(void *ud, const kube_response_t *resp, const char *err)
     }
     r->attempt++;
     r->not_before_ms = util_now_ms() + (r->attempt == 1 ? 200 : 1000);
-    r->next = NULL;
-    pthread_mutex_lock(&w->mu);
-    if (w->closing || w->len >= w->max) {
-        pthread_mutex_unlock(&w->mu);
+    if (append(w, r) != 0)
         req_free(r);
-        return;
-    }
-    if (w->tail)
-        w->tail->next = r;
-    else
-        w->head = r;
-    w->tail = r;
-    w->len++;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
 }
 
 /* Hands an event to kube_async once fewer than EVENTS_INFLIGHT are out,
