@@ -22,7 +22,7 @@
 
 typedef struct dopts {
     const char *kubeconfig, *lease_name, *lease_ns, *bind;
-    int leader, port, member_timeout, verbosity, insecure;
+    int leader, port, member_timeout, workers, verbosity, insecure;
     double poll;
 } dopts_t;
 
@@ -44,6 +44,7 @@ static void usage(FILE *f)
                "  --metrics-port PORT                 /metrics, /healthz, /readyz; 0 turns it off (default 10262)\n"
                "  --poll-interval SECONDS             how often racing members are looked at (default 1)\n"
                "  --member-timeout SECONDS            per request to a member cluster (default 10)\n"
+               "  --workers N                         jobs reconciled at once (default 4, at most 64)\n"
                "  --insecure-skip-tls-verify          do not verify the hub's certificate (warned; tests only)\n"
                "  -v N                                log verbosity\n");
 }
@@ -78,6 +79,7 @@ static int parse(dopts_t *o, int argc, char **argv)
                     .leader = 1,
                     .port = 10262,
                     .member_timeout = 10,
+                    .workers = DSP_DEFAULT_WORKERS,
                     .poll = 1 };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -119,6 +121,10 @@ static int parse(dopts_t *o, int argc, char **argv)
             if (v && parse_num(v, 1, 600, &d) < 0)
                 goto bad;
             o->member_timeout = v ? (int)d : 10;
+        } else if ((v = util_opt_value(argc, argv, &i, "--workers", NULL, &missing)) || missing) {
+            if (v && parse_num(v, 1, DSP_MAX_WORKERS, &d) < 0)
+                goto bad;
+            o->workers = v ? (int)d : DSP_DEFAULT_WORKERS;
         } else if ((v = util_opt_value(argc, argv, &i, "-v", NULL, &missing)) || missing ||
                    (v = util_opt_value(argc, argv, &i, "--v", NULL, &missing)) || missing) {
             if (v && parse_num(v, 0, 10, &d) < 0)
@@ -239,6 +245,7 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
     }
     dsp_opts_t dop = { .poll_s = o.poll,
                        .member_timeout_s = o.member_timeout,
+                       .workers = o.workers,
                        .identity = id,
                        .metrics = reg,
                        .may_act = st.le ? lease_valid : NULL,

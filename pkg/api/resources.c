@@ -32,14 +32,17 @@ static int64_t max64(int64_t a, int64_t b)
  * checkers do not report it. */
 static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
 static hashmap_t *intern_map;
+const char res_gpu_name[] = RES_GPU_NAME;
 
 const char *res_intern(const char *name)
 {
     if (!name || strlen(name) >= RES_NAME_MAX)
         return NULL;
     pthread_mutex_lock(&intern_mu);
-    if (!intern_map)
+    if (!intern_map) {
         intern_map = hashmap_new(64);
+        hashmap_put(intern_map, res_gpu_name, (void *)res_gpu_name);
+    }
     char *v = hashmap_get(intern_map, name);
     if (!v && hashmap_len(intern_map) < RES_MAX_NAMES) {
         v = util_strdup(name);
@@ -49,12 +52,17 @@ const char *res_intern(const char *name)
     return v;
 }
 
+/* By address first: names from vectors, RES_GPU and the scorer's are
+ * interned, so the string comparison runs only for a name from elsewhere or
+ * one the vector lacks. */
 static res_scalar_t *find_scalar(const resources_t *r, const char *name)
 {
-    for (int i = 0; i < r->nscalar; i++) {
-        if (r->scalar[i].name == name || strcmp(r->scalar[i].name, name) == 0)
+    for (int i = 0; i < r->nscalar; i++)
+        if (r->scalar[i].name == name)
             return (res_scalar_t *)&r->scalar[i];
-    }
+    for (int i = 0; i < r->nscalar; i++)
+        if (strcmp(r->scalar[i].name, name) == 0)
+            return (res_scalar_t *)&r->scalar[i];
     return NULL;
 }
 

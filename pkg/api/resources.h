@@ -20,7 +20,12 @@
 #define RES_NAME_MAX 318
 /* Distinct names the intern table accepts (input is untrusted). */
 #define RES_MAX_NAMES 4096
-#define RES_GPU       "nvidia.com/gpu"
+#define RES_GPU_NAME  "nvidia.com/gpu"
+/* The GPU's interned name: the intern table starts with this very array, so
+ * vectors parsed from objects hold its address and a lookup by RES_GPU is a
+ * pointer comparison (Filter and Score make several per node). */
+extern const char res_gpu_name[];
+#define RES_GPU res_gpu_name
 
 typedef struct res_scalar {
     const char *name; /* interned (res_intern): never freed, compare by value */

@@ -49,6 +49,9 @@ struct cache {
     /* Per-topology-value pod counts for the inter-pod plugins; fed on every
      * accounting change (its own leaf mutex, below stripes and pods_mu). */
     fw_topo_index_t *tindex;
+    /* Bumped (under the write lock) when a node appears, goes or changes
+     * pool: pool threads keep their node count until it moves. */
+    uint64_t nodes_ver;
 };
 
 typedef struct nom_list {
@@ -75,6 +78,7 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
     c->pods = hashmap_new(4096);
     c->noms_by_node = hashmap_new(16);
     c->tindex = fw_topo_index_new();
+    c->nodes_ver = 1;
     return c;
 }
 
@@ -183,11 +187,13 @@ static node_info_t *node_get_or_add(cache_t *c, const char *name)
         c->nodes = util_xrealloc(c->nodes, (size_t)c->cap_nodes * sizeof(*c->nodes));
     }
     c->nodes[c->nnodes++] = ni;
+    c->nodes_ver++;
     return ni;
 }
 
 static void node_drop(cache_t *c, node_info_t *ni)
 {
+    c->nodes_ver++;
     hashmap_remove(c->node_map, ni->name);
     for (int i = 0; i < c->nnodes; i++) {
         if (c->nodes[i] == ni) {
@@ -236,10 +242,13 @@ int cache_upsert_node(cache_t *c, node_t *n)
         epoch_bump(c);
         index_node_pods(c, ni, -1);
     }
+    int had_node = ni->node != NULL, was = ni->pool;
     node_info_set_node(ni, n);
     if (relabel)
         index_node_pods(c, ni, +1);
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
+    if (!had_node || ni->pool != was)
+        c->nodes_ver++;
     ni->generation++;
     cache_unlock(c);
     return changed;
@@ -259,6 +268,7 @@ void cache_delete_node(cache_t *c, const char *name)
             ni->node = NULL;
             ni->pool = -1;
             ni->generation++;
+            c->nodes_ver++;
         }
     }
     cache_unlock(c);
@@ -275,6 +285,7 @@ void cache_repartition(cache_t *c)
         if (p != ni->pool) {
             ni->pool = p;
             ni->generation++;
+            c->nodes_ver++;
         }
     }
     cache_unlock(c);
@@ -396,6 +407,11 @@ pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state)
     pthread_mutex_unlock(&c->pods_mu);
     cache_unlock(c);
     return p;
+}
+
+uint64_t cache_nodes_version_locked(cache_t *c)
+{
+    return c->nodes_ver;
 }
 
 node_info_t *const *cache_nodes_locked(cache_t *c, int *n)

@@ -59,6 +59,9 @@ pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state);
 
 /* Scheduling side, under the lock. Borrowed arrays and pointers. */
 node_info_t *const *cache_nodes_locked(cache_t *c, int *n);
+/* Changes whenever a node appears, goes or moves to another pool: what a
+ * per-pool node count computed under the lock depends on. */
+uint64_t cache_nodes_version_locked(cache_t *c);
 node_info_t *cache_node_locked(cache_t *c, const char *name);
 /* Room reserved by preemption on a node: pods nominated there (borrowed). */
 int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods);

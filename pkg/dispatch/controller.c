@@ -29,6 +29,9 @@
 #define RETRY_MAX_MS    60000
 #define DEFAULT_GUARD_S 600
 #define DEFAULT_SCALE_S 60
+/* A racing job whose members' pods are all watched is looked at this many
+ * poll intervals apart when nothing changes. */
+#define WATCHED_POLL_FACTOR 5
 
 typedef struct entry {
     json_t *obj; /* latest seen, owned; NULL once deleted */
@@ -45,9 +48,10 @@ struct dsp_controller {
     pthread_mutex_t mu; /* entries, stop */
     pthread_cond_t cv;
     hashmap_t *entries; /* "ns/name" -> entry_t */
+    hashmap_t *by_uid;  /* job uid -> "ns/name" (owned copy), for the member watches' kicks */
     int stop;
-    int started;
-    pthread_t worker;
+    int started; /* workers running */
+    pthread_t workers[DSP_MAX_WORKERS];
     unsigned long seq;
     metric_t *m_reconciles, *m_decisions, *m_latency, *m_member_errors, *m_jobs;
 };
@@ -174,6 +178,7 @@ typedef struct job {
     int winner;
     int64_t decided; /* wall ms of the winner's win */
     int final;
+    int polled;        /* this pass, a member's pods were LISTed (its watch not current) */
     const char *phase; /* static, or old_phase */
     char old_phase[32];
     char spec_err[300];
@@ -403,6 +408,7 @@ static int submit(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
     }
     json_t *objs = cluster_objs(j, c, err, sizeof err);
     if (!objs) {
+        dsp_member_put(mc);
         st_set(c, "Failed", "InvalidTemplate", "%s", err);
         return -1;
     }
@@ -417,6 +423,7 @@ static int submit(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
             break;
         }
     }
+    dsp_member_put(mc);
     if (rc == 0) {
         if (!c->submitted)
             c->submitted = now;
@@ -435,15 +442,19 @@ static void observe(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
     dsp_pods_t p;
     json_t *objs = mc ? cluster_objs(j, c, err, sizeof err) : NULL;
     int rc = objs ? dsp_member_observe(mc, c->ns, j->uid, objs, &p, err, sizeof err) : -1;
-    int won = st_is(c, "Won");
+    int won = st_is(c, "Won"), had_client = mc != NULL;
+    dsp_member_put(mc);
     if (rc != 0) {
+        j->polled = 1;
         if (won) { /* a winner stays the winner; say why it is not seen */
             snprintf(c->message, sizeof c->message, "not observed: %.380s", err);
             return;
         }
-        unavailable(ctl, c, mc ? DSP_R_UNREACHABLE : reason, err, now);
+        unavailable(ctl, c, had_client ? DSP_R_UNREACHABLE : reason, err, now);
         return;
     }
+    if (!p.watched)
+        j->polled = 1;
     c->pods_total = p.total;
     c->pods_running = p.running;
     c->pods_succeeded = p.succeeded;
@@ -470,8 +481,10 @@ static int cleanup(dsp_controller_t *ctl, job_t *j, cstat_t *c, char *err, size_
     if (!mc)
         return c->contacted ? 0 : 1; /* never reached: nothing was created there */
     json_t *objs = cluster_objs(j, c, err, errlen);
-    if (!objs)
+    if (!objs) {
+        dsp_member_put(mc);
         return 1; /* nothing could be created from it either */
+    }
     size_t i;
     json_t *o;
     int done = 1;
@@ -484,6 +497,7 @@ static int cleanup(dsp_controller_t *ctl, job_t *j, cstat_t *c, char *err, size_
                   json_string_value(json_object_get(o, "kind")),
                   json_string_value(json_object_get(json_object_get(o, "metadata"), "name")), c->name);
     }
+    dsp_member_put(mc);
     return done;
 }
 
@@ -616,10 +630,10 @@ static void post_events(dsp_controller_t *ctl, job_t *j)
             break;
         json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "apiVersion", DSP_GROUP "/" DSP_VERSION, "kind",
                                 "MultiClusterJob", "namespace", j->ns, "name", j->name, "uid", j->uid);
-        json_t *ev =
-            kube_event_new(j->ns, inv, json_string_value(json_array_get(e, 0)), json_string_value(json_array_get(e, 1)),
-                           json_string_value(json_array_get(e, 2)), "ai-scheduler-dispatch",
-                           ctl->o.identity ? ctl->o.identity : "", j->name, ++ctl->seq);
+        json_t *ev = kube_event_new(j->ns, inv, json_string_value(json_array_get(e, 0)),
+                                    json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
+                                    "ai-scheduler-dispatch", ctl->o.identity ? ctl->o.identity : "", j->name,
+                                    __atomic_add_fetch(&ctl->seq, 1, __ATOMIC_RELAXED));
         if (!ev)
             continue;
         long status = 0;
@@ -886,7 +900,9 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
         next = min_due(next, 5000);
     if (strcmp(j->phase, "Succeeded") == 0 || strcmp(j->phase, "Failed") == 0)
         return next;
-    int64_t poll = (int64_t)(ctl->o.poll_s * 1000);
+    /* Watched members kick a pass when their pods change: the poll is then
+     * only the safety net (Jobs' Failed condition, a watch gone quiet). */
+    int64_t poll = (int64_t)(ctl->o.poll_s * 1000) * (j->polled ? 1 : WATCHED_POLL_FACTOR);
     if (d.next_wake >= 0)
         next = min_due(next, (int64_t)llround(d.next_wake * 1000) - now);
     if (!j->final)
@@ -898,11 +914,37 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
 
 /* ---- queue and threads ------------------------------------------------ */
 
+static const char *job_uid(json_t *obj)
+{
+    const char *u = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+    return u ? u : "";
+}
+
+/* A member watch saw one of job uid's pods change: look at the job now. */
+static void kick(void *ud, const char *uid)
+{
+    dsp_controller_t *ctl = ud;
+    pthread_mutex_lock(&ctl->mu);
+    const char *key = hashmap_get(ctl->by_uid, uid);
+    entry_t *e = key ? hashmap_get(ctl->entries, key) : NULL;
+    if (e && e->obj) {
+        int64_t now = util_now_ms();
+        if (e->busy)
+            e->dirty = 1;
+        else if (e->due < 0 || e->due > now)
+            e->due = now;
+        pthread_cond_signal(&ctl->cv);
+    }
+    pthread_mutex_unlock(&ctl->mu);
+}
+
 static void on_job(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     dsp_controller_t *ctl = ud;
     pthread_mutex_lock(&ctl->mu);
     entry_t *e = hashmap_get(ctl->entries, key);
+    if (e && e->obj)
+        free(hashmap_remove(ctl->by_uid, job_uid(e->obj)));
     if (type == KUBE_DELETED || !obj) {
         if (e && !e->busy) {
             json_decref(e->obj);
@@ -921,6 +963,8 @@ static void on_job(void *ud, kube_event_type_t type, const char *key, json_t *ob
     }
     json_decref(e->obj);
     e->obj = json_deep_copy(obj);
+    if (job_uid(obj)[0])
+        free(hashmap_put(ctl->by_uid, job_uid(obj), util_strdup(key)));
     e->due = util_now_ms();
     if (e->busy)
         e->dirty = 1;
@@ -971,17 +1015,9 @@ static void *worker_main(void *arg)
             }
         }
         if (!bk || best > now) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
             int64_t wait = bk ? best - now : 1000;
-            if (wait > 1000)
-                wait = 1000;
-            ts.tv_sec += wait / 1000;
-            ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts;
+            util_deadline(CLOCK_REALTIME, wait > 1000 ? 1000 : wait, &ts);
             pthread_cond_timedwait(&ctl->cv, &ctl->mu, &ts);
             continue;
         }
@@ -1028,10 +1064,15 @@ dsp_controller_t *dsp_controller_new(kube_client_t *hub, const dsp_opts_t *o, ch
         ctl->o.poll_s = 1;
     if (ctl->o.member_timeout_s <= 0)
         ctl->o.member_timeout_s = 10;
+    if (ctl->o.workers <= 0)
+        ctl->o.workers = DSP_DEFAULT_WORKERS;
+    if (ctl->o.workers > DSP_MAX_WORKERS)
+        ctl->o.workers = DSP_MAX_WORKERS;
     pthread_mutex_init(&ctl->mu, NULL);
     pthread_cond_init(&ctl->cv, NULL);
     ctl->entries = hashmap_new(64);
-    ctl->members = dsp_members_new(hub, ctl->o.member_timeout_s);
+    ctl->by_uid = hashmap_new(64);
+    ctl->members = dsp_members_new(hub, ctl->o.member_timeout_s, kick, ctl);
     ctl->inf = informer_new(hub, JOBS_PATH, NULL, on_job, ctl);
     if (!ctl->inf) {
         util_errf(err, errlen, "cannot watch %s", JOBS_PATH);
@@ -1059,9 +1100,11 @@ int dsp_controller_start(dsp_controller_t *ctl, char *err, size_t errlen)
 {
     if (informer_start(ctl->inf) != 0)
         return util_errf(err, errlen, "cannot start the MultiClusterJob informer");
-    if (pthread_create(&ctl->worker, NULL, worker_main, ctl) != 0)
-        return util_errf(err, errlen, "cannot start the dispatch worker");
-    ctl->started = 1;
+    for (int i = 0; i < ctl->o.workers; i++) {
+        if (pthread_create(&ctl->workers[i], NULL, worker_main, ctl) != 0)
+            return util_errf(err, errlen, "cannot start dispatch worker %d", i + 1);
+        ctl->started++;
+    }
     return 0;
 }
 
@@ -1080,8 +1123,8 @@ void dsp_controller_stop(dsp_controller_t *ctl)
     ctl->stop = 1;
     pthread_cond_broadcast(&ctl->cv);
     pthread_mutex_unlock(&ctl->mu);
-    if (ctl->started)
-        pthread_join(ctl->worker, NULL);
+    for (int i = 0; i < ctl->started; i++)
+        pthread_join(ctl->workers[i], NULL);
     ctl->started = 0;
 }
 
@@ -1091,6 +1134,7 @@ void dsp_controller_free(dsp_controller_t *ctl)
         return;
     dsp_controller_stop(ctl);
     informer_free(ctl->inf);
+    dsp_members_free(ctl->members); /* first: its watches' threads kick ctl */
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(ctl->entries, &it, &k, &v);) {
@@ -1099,7 +1143,9 @@ void dsp_controller_free(dsp_controller_t *ctl)
         free(e);
     }
     hashmap_free(ctl->entries);
-    dsp_members_free(ctl->members);
+    for (size_t it = 0; hashmap_next(ctl->by_uid, &it, &k, &v);)
+        free(v);
+    hashmap_free(ctl->by_uid);
     pthread_cond_destroy(&ctl->cv);
     pthread_mutex_destroy(&ctl->mu);
     free(ctl);

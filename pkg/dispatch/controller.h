@@ -5,8 +5,10 @@
  * hub object goes (finalizer). Everything it knows is in the job's .status,
  * so a restarted or failed-over controller continues where the last one was.
  *
- * One informer thread and one worker thread; reconciles of one job never
- * overlap. Member requests are bounded by opts.member_timeout_s.
+ * One informer thread and opts.workers worker threads, each taking the job
+ * due first; reconciles of one job never overlap, those of different jobs
+ * do, so a member that is slow to answer holds up one worker, not every
+ * job. Member requests are bounded by opts.member_timeout_s.
  *
  * Ownership: hub and metrics are borrowed and must outlive the controller. */
 #ifndef AISCHED_DISPATCH_CONTROLLER_H
@@ -22,8 +24,12 @@
 
 typedef struct dsp_controller dsp_controller_t;
 
+#define DSP_DEFAULT_WORKERS 4
+#define DSP_MAX_WORKERS     64
+
 typedef struct dsp_opts {
     double poll_s;        /* how often a racing job's members are looked at (1) */
+    int workers;          /* reconciles at once (DSP_DEFAULT_WORKERS; at most DSP_MAX_WORKERS) */
     int member_timeout_s; /* per member request (10) */
     const char *identity; /* for events */
     metrics_t *metrics;   /* optional */

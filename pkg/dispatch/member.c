@@ -2,10 +2,12 @@
  * create / observe / delete of the specialised objects. */
 #include "dispatch/member.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/podwatch.h"
 #include "dispatch/template.h"
 #include "kube/kubeconfig.h"
 #include "util/hashmap.h"
@@ -13,36 +15,79 @@
 
 #define SECRET_TTL_MS 10000
 
+/* A usable member client, built from one version of its Secret and shared
+ * by the workers: a newer Secret replaces it in the slot, and the last
+ * worker to let go frees it. */
 struct dsp_mclient {
+    int refs; /* under ms->mu: the slot's, and one per dsp_member_get */
+    dsp_members_t *ms;
+    kube_client_t *kc;  /* thread-safe */
+    pthread_mutex_t mu; /* discovery, watches */
+    json_t *discovery;  /* groupVersion -> resources[] */
+    hashmap_t *watches; /* namespace -> dsp_podwatch_t, owned; on kc */
+};
+
+/* What is known of one Secret. */
+typedef struct slot {
     char *secret_rv;
     int64_t checked_ms;
-    kube_client_t *kc;  /* NULL while the Secret is unusable */
-    json_t *discovery;  /* groupVersion -> resources[] */
-    const char *reason; /* why kc is NULL */
+    struct dsp_mclient *cur; /* NULL while the Secret is unusable; holds a reference */
+    const char *reason;      /* why cur is NULL */
     char err[384];
-};
+} slot_t;
 
 struct dsp_members {
     kube_client_t *hub;
     int timeout_s;
-    hashmap_t *by_secret; /* "ns/secret/key" -> dsp_member */
+    pthread_mutex_t mu;   /* by_secret, the slots, refs */
+    hashmap_t *by_secret; /* "ns/secret/key" -> slot_t */
+    dsp_kick_fn kick;
+    void *kick_ud;
 };
 
-dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s)
+dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s, dsp_kick_fn kick, void *kick_ud)
 {
     dsp_members_t *ms = util_xcalloc(1, sizeof(*ms));
     ms->hub = hub;
     ms->timeout_s = timeout_s > 0 ? timeout_s : 10;
+    pthread_mutex_init(&ms->mu, NULL);
     ms->by_secret = hashmap_new(16);
+    ms->kick = kick;
+    ms->kick_ud = kick_ud;
     return ms;
 }
 
-static void member_reset(struct dsp_mclient *m)
+static void mclient_free(struct dsp_mclient *m)
 {
+    const char *k;
+    void *v;
+    /* The watches use kc: they stop first. */
+    for (size_t it = 0; m->watches && hashmap_next(m->watches, &it, &k, &v);)
+        dsp_podwatch_free(v);
+    hashmap_free(m->watches);
     kube_client_free(m->kc);
-    m->kc = NULL;
     json_decref(m->discovery);
-    m->discovery = NULL;
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+/* Drops a reference; the last one frees, outside ms->mu (stopping a watch
+ * joins its thread). */
+static void mclient_unref(dsp_members_t *ms, struct dsp_mclient *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&ms->mu);
+    int last = --m->refs == 0;
+    pthread_mutex_unlock(&ms->mu);
+    if (last)
+        mclient_free(m);
+}
+
+void dsp_member_put(dsp_member_client_t *mc)
+{
+    if (mc)
+        mclient_unref(mc->ms, mc);
 }
 
 void dsp_members_free(dsp_members_t *ms)
@@ -52,12 +97,13 @@ void dsp_members_free(dsp_members_t *ms)
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(ms->by_secret, &it, &k, &v);) {
-        struct dsp_mclient *m = v;
-        member_reset(m);
-        free(m->secret_rv);
-        free(m);
+        slot_t *sl = v;
+        mclient_unref(ms, sl->cur);
+        free(sl->secret_rv);
+        free(sl);
     }
     hashmap_free(ms->by_secret);
+    pthread_mutex_destroy(&ms->mu);
     free(ms);
 }
 
@@ -86,34 +132,96 @@ static char *secret_kubeconfig(json_t *secret, const char *key, size_t *len, cha
     return out;
 }
 
-static void member_build(dsp_members_t *ms, struct dsp_mclient *m, json_t *secret, const char *name, const char *key)
+/* A client from the Secret's kubeconfig (one reference, the slot's), or
+ * NULL with sl->reason and sl->err. */
+static struct dsp_mclient *mclient_build(dsp_members_t *ms, slot_t *sl, json_t *secret, const char *name,
+                                         const char *key)
 {
-    member_reset(m);
     size_t len = 0;
     char why[300];
     char *kcfg = secret_kubeconfig(secret, key, &len, why, sizeof why);
-    m->reason = DSP_R_KUBECONFIG;
+    sl->reason = DSP_R_KUBECONFIG;
     if (!kcfg) {
-        snprintf(m->err, sizeof m->err, "secret %.150s %.200s", name, why);
-        return;
+        snprintf(sl->err, sizeof sl->err, "secret %.150s %.200s", name, why);
+        return NULL;
     }
     char src[300];
     snprintf(src, sizeof src, "in secret %.250s", name);
     kube_config_t cfg;
-    int rc = kube_config_parse(&cfg, kcfg, len, src, m->err, sizeof m->err);
+    int rc = kube_config_parse(&cfg, kcfg, len, src, sl->err, sizeof sl->err);
     free(kcfg);
     if (rc != 0)
-        return;
+        return NULL;
     kube_client_opts_t o = {
         .qps = 20, .burst = 40, .timeout_s = ms->timeout_s, .user_agent = "ai-scheduler/dispatch"
     };
-    m->kc = kube_client_new(&cfg, &o, m->err, sizeof m->err);
+    kube_client_t *kc = kube_client_new(&cfg, &o, sl->err, sizeof sl->err);
     kube_config_free(&cfg);
-    if (m->kc) {
-        m->reason = NULL;
-        m->err[0] = '\0';
-        m->discovery = json_object();
+    if (!kc)
+        return NULL;
+    struct dsp_mclient *m = util_xcalloc(1, sizeof(*m));
+    m->refs = 1;
+    m->ms = ms;
+    m->kc = kc;
+    pthread_mutex_init(&m->mu, NULL);
+    m->discovery = json_object();
+    m->watches = hashmap_new(4);
+    sl->reason = NULL;
+    sl->err[0] = '\0';
+    return m;
+}
+
+/* Reads the Secret again when its slot is older than SECRET_TTL_MS, and
+ * replaces the client when the Secret changed. ms->mu held (one refresh at
+ * a time; the other workers wait for it). Returns the client replaced, for
+ * the caller to let go of outside the lock; *fail set when the hub did not
+ * answer and no client is at hand. */
+static struct dsp_mclient *refresh(dsp_members_t *ms, slot_t *sl, const char *ns, const char *secret, const char *key,
+                                   int *fail, char *err, size_t errlen)
+{
+    int64_t now = util_now_ms();
+    struct dsp_mclient *old = NULL;
+    *fail = 0;
+    if (sl->checked_ms && now - sl->checked_ms < SECRET_TTL_MS)
+        return NULL;
+    char *ens = util_urlencode(ns), *esec = util_urlencode(secret);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, "/api/v1/namespaces/%s/secrets/%s", ens, esec);
+    free(ens);
+    free(esec);
+    json_t *s = NULL;
+    long status = 0;
+    char gerr[300];
+    int rc = kube_get_json(ms->hub, path.data, &s, &status, gerr, sizeof gerr);
+    sbuf_free(&path);
+    if (rc != 0) {
+        if (status == 404 || status == 403) {
+            old = sl->cur;
+            sl->cur = NULL;
+            free(sl->secret_rv);
+            sl->secret_rv = NULL;
+            sl->reason = DSP_R_SECRET;
+            snprintf(sl->err, sizeof sl->err, "secret %.63s/%.100s: %.200s", ns, secret, gerr);
+            sl->checked_ms = now;
+        } else if (!sl->cur) {
+            /* the hub did not answer: keep what we had, try again soon */
+            util_errf(err, errlen, "reading secret %s/%s: %s", ns, secret, gerr);
+            *fail = 1;
+        }
+    } else {
+        const char *rv = json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion"));
+        if (!sl->secret_rv || !rv || strcmp(rv, sl->secret_rv) != 0) {
+            char name[400];
+            snprintf(name, sizeof name, "%.63s/%.253s", ns, secret);
+            old = sl->cur;
+            sl->cur = mclient_build(ms, sl, s, name, key);
+            free(sl->secret_rv);
+            sl->secret_rv = util_strdup(rv ? rv : "");
+        }
+        sl->checked_ms = now;
     }
+    json_decref(s);
+    return old;
 }
 
 dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
@@ -121,55 +229,24 @@ dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const cha
 {
     char mk[600];
     snprintf(mk, sizeof mk, "%s/%s/%s", ns, secret, key ? key : "");
-    struct dsp_mclient *m = hashmap_get(ms->by_secret, mk);
-    if (!m) {
-        m = util_xcalloc(1, sizeof(*m));
-        hashmap_put(ms->by_secret, mk, m);
+    pthread_mutex_lock(&ms->mu);
+    slot_t *sl = hashmap_get(ms->by_secret, mk);
+    if (!sl) {
+        sl = util_xcalloc(1, sizeof(*sl));
+        hashmap_put(ms->by_secret, mk, sl);
     }
-    int64_t now = util_now_ms();
-    if (!m->checked_ms || now - m->checked_ms >= SECRET_TTL_MS) {
-        char *ens = util_urlencode(ns), *esec = util_urlencode(secret);
-        sbuf_t path = { 0 };
-        sbuf_printf(&path, "/api/v1/namespaces/%s/secrets/%s", ens, esec);
-        free(ens);
-        free(esec);
-        json_t *s = NULL;
-        long status = 0;
-        char gerr[300];
-        int rc = kube_get_json(ms->hub, path.data, &s, &status, gerr, sizeof gerr);
-        sbuf_free(&path);
-        if (rc != 0) {
-            if (status == 404 || status == 403) {
-                member_reset(m);
-                free(m->secret_rv);
-                m->secret_rv = NULL;
-                m->reason = DSP_R_SECRET;
-                snprintf(m->err, sizeof m->err, "secret %.63s/%.100s: %.200s", ns, secret, gerr);
-                m->checked_ms = now;
-            } else if (!m->kc) {
-                /* the hub did not answer: keep what we had, try again soon */
-                *reason = DSP_R_SECRET;
-                util_errf(err, errlen, "reading secret %s/%s: %s", ns, secret, gerr);
-                return NULL;
-            }
-        } else {
-            const char *rv = json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion"));
-            if (!m->secret_rv || !rv || strcmp(rv, m->secret_rv) != 0) {
-                char name[400];
-                snprintf(name, sizeof name, "%.63s/%.253s", ns, secret);
-                member_build(ms, m, s, name, key);
-                free(m->secret_rv);
-                m->secret_rv = util_strdup(rv ? rv : "");
-            }
-            m->checked_ms = now;
-        }
-        json_decref(s);
+    int fail = 0;
+    struct dsp_mclient *old = refresh(ms, sl, ns, secret, key, &fail, err, errlen), *m = sl->cur;
+    if (m)
+        m->refs++;
+    else if (fail)
+        *reason = DSP_R_SECRET;
+    else {
+        *reason = sl->reason ? sl->reason : DSP_R_KUBECONFIG;
+        util_errf(err, errlen, "%s", sl->err);
     }
-    if (!m->kc) {
-        *reason = m->reason ? m->reason : DSP_R_KUBECONFIG;
-        util_errf(err, errlen, "%s", m->err);
-        return NULL;
-    }
+    pthread_mutex_unlock(&ms->mu);
+    mclient_unref(ms, old);
     return m;
 }
 
@@ -189,7 +266,10 @@ static int object_path(dsp_member_client_t *mc, json_t *obj, sbuf_t *out, int *t
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
     *transport = 0;
-    json_t *res = json_object_get(mc->discovery, av);
+    /* Our own reference: another worker may store the same entry meanwhile. */
+    pthread_mutex_lock(&mc->mu);
+    json_t *res = json_incref(json_object_get(mc->discovery, av));
+    pthread_mutex_unlock(&mc->mu);
     if (!res) {
         sbuf_t p = { 0 };
         gv_path(av, &p);
@@ -203,14 +283,17 @@ static int object_path(dsp_member_client_t *mc, json_t *obj, sbuf_t *out, int *t
                 util_errf(err, errlen, "the member does not serve %s", av);
             return -1;
         }
-        res = json_object_get(doc, "resources");
+        res = json_incref(json_object_get(doc, "resources"));
+        json_decref(doc);
         if (!json_is_array(res)) {
-            json_decref(doc);
+            json_decref(res);
             return util_errf(err, errlen, "discovery of %s returned no resources", av);
         }
+        pthread_mutex_lock(&mc->mu);
         json_object_set(mc->discovery, av, res);
-        json_decref(doc);
+        pthread_mutex_unlock(&mc->mu);
     }
+    int rc = 1; /* 1: no such kind there */
     size_t i;
     json_t *r;
     json_array_foreach (res, i, r) {
@@ -218,15 +301,21 @@ static int object_path(dsp_member_client_t *mc, json_t *obj, sbuf_t *out, int *t
         const char *k = json_string_value(json_object_get(r, "kind"));
         if (!name || !k || strchr(name, '/') || strcmp(k, kind) != 0)
             continue;
-        if (!json_is_true(json_object_get(r, "namespaced")))
-            return util_errf(err, errlen, "%s %s is not namespaced", av, kind);
+        if (!json_is_true(json_object_get(r, "namespaced"))) {
+            rc = util_errf(err, errlen, "%s %s is not namespaced", av, kind);
+            break;
+        }
         char *ens = util_urlencode(ns);
         gv_path(av, out);
         sbuf_printf(out, "/namespaces/%s/%s", ens, name);
         free(ens);
-        return 0;
+        rc = 0;
+        break;
     }
-    return util_errf(err, errlen, "the member has no kind %s in %s", kind, av);
+    json_decref(res);
+    if (rc == 1)
+        rc = util_errf(err, errlen, "the member has no kind %s in %s", kind, av);
+    return rc;
 }
 
 static const char *obj_name(json_t *obj)
@@ -352,17 +441,6 @@ int dsp_member_delete(dsp_member_client_t *mc, json_t *obj, const char *uid, int
     return -1;
 }
 
-static int has_controller(json_t *pod)
-{
-    json_t *refs = json_object_get(json_object_get(pod, "metadata"), "ownerReferences");
-    size_t i;
-    json_t *r;
-    json_array_foreach (refs, i, r)
-        if (json_is_true(json_object_get(r, "controller")))
-            return 1;
-    return 0;
-}
-
 static int job_failed(json_t *job)
 {
     json_t *conds = json_object_get(json_object_get(job, "status"), "conditions");
@@ -377,10 +455,44 @@ static int job_failed(json_t *job)
     return 0;
 }
 
+/* The batch Jobs among objs: one that failed fails the member. */
+static int observe_jobs(dsp_member_client_t *mc, const char *uid, json_t *objs, dsp_pods_t *out, char *err,
+                        size_t errlen)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach (objs, i, o) {
+        const char *av = json_string_value(json_object_get(o, "apiVersion"));
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        if (!av || !kind || strncmp(av, "batch/", 6) != 0 || strcmp(kind, "Job") != 0)
+            continue;
+        sbuf_t coll = { 0 };
+        int transport = 0;
+        json_t *job = NULL;
+        if (object_path(mc, o, &coll, &transport, err, errlen) == 0 &&
+            get_object(mc, coll.data, obj_name(o), &job, &transport, err, errlen) == 1 && is_ours(job, uid))
+            out->job_failed |= job_failed(job);
+        json_decref(job);
+        sbuf_free(&coll);
+    }
+    return 0;
+}
+
 int dsp_member_observe(dsp_member_client_t *mc, const char *ns, const char *uid, json_t *objs, dsp_pods_t *out,
                        char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&mc->mu);
+    dsp_podwatch_t *w = hashmap_get(mc->watches, ns);
+    if (!w) {
+        w = dsp_podwatch_new(mc->kc, ns, mc->ms->kick, mc->ms->kick_ud);
+        hashmap_put(mc->watches, ns, w);
+    }
+    pthread_mutex_unlock(&mc->mu);
+    /* The watch when it is current; else (not synced yet, the member
+     * down, no permission to watch) a LIST, whose failure says so. */
+    if (dsp_podwatch_count(w, uid, out) == 0)
+        return observe_jobs(mc, uid, objs, out, err, errlen);
     char *ens = util_urlencode(ns);
     char sel[200];
     snprintf(sel, sizeof sel, "%s=%s", DSP_LABEL_UID, uid);
@@ -399,35 +511,8 @@ int dsp_member_observe(dsp_member_client_t *mc, const char *ns, const char *uid,
     }
     size_t i;
     json_t *pod;
-    json_array_foreach (items, i, pod) {
-        if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
-            continue;
-        const char *ph = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
-        out->total++;
-        if (!ph)
-            continue;
-        if (strcmp(ph, "Running") == 0)
-            out->running++;
-        else if (strcmp(ph, "Succeeded") == 0)
-            out->succeeded++;
-        else if (strcmp(ph, "Failed") == 0 && !has_controller(pod))
-            out->failed++;
-    }
+    json_array_foreach (items, i, pod)
+        dsp_pods_add(out, pod);
     json_decref(items);
-    json_t *o;
-    json_array_foreach (objs, i, o) {
-        const char *av = json_string_value(json_object_get(o, "apiVersion"));
-        const char *kind = json_string_value(json_object_get(o, "kind"));
-        if (!av || !kind || strncmp(av, "batch/", 6) != 0 || strcmp(kind, "Job") != 0)
-            continue;
-        sbuf_t coll = { 0 };
-        int transport = 0;
-        json_t *job = NULL;
-        if (object_path(mc, o, &coll, &transport, err, errlen) == 0 &&
-            get_object(mc, coll.data, obj_name(o), &job, &transport, err, errlen) == 1 && is_ours(job, uid))
-            out->job_failed |= job_failed(job);
-        json_decref(job);
-        sbuf_free(&coll);
-    }
-    return 0;
+    return observe_jobs(mc, uid, objs, out, err, errlen);
 }

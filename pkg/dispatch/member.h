@@ -1,15 +1,21 @@
 /* member.h -- the dispatch controller's side of each member cluster: a client
  * built from a kubeconfig held in a hub Secret (rebuilt when the Secret
  * changes), API discovery to find where a kind lives, and the three things
- * done there: create the specialised objects, observe their pods, delete
- * them. An object without the job's uid label is never changed or deleted.
+ * done there: create the specialised objects, observe their pods (through a
+ * watch per member namespace, podwatch.h, with a LIST when it is not
+ * current), delete them. An object without the job's uid label is never
+ * changed or deleted.
  *
- * Not thread-safe: one controller worker owns the set. */
+ * Thread-safe: the controller's workers share the set. Its mutex (slots,
+ * references) is held over the hub's Secret read, so one refresh runs at a
+ * time; a client's mutex (discovery, watches) over no request. The two are
+ * never nested, and a podwatch's lock is its own leaf. */
 #ifndef AISCHED_DISPATCH_MEMBER_H
 #define AISCHED_DISPATCH_MEMBER_H
 
 #include <stddef.h>
 #include <jansson.h>
+#include "dispatch/podwatch.h"
 #include "kube/client.h"
 
 typedef struct dsp_members dsp_members_t;
@@ -22,15 +28,19 @@ typedef struct dsp_mclient dsp_member_client_t;
 #define DSP_R_REJECTED    "Rejected"
 #define DSP_R_CONFLICT    "NameConflict"
 
-/* hub is borrowed. timeout_s bounds each member request. */
-dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s);
+/* hub is borrowed. timeout_s bounds each member request. kick (may be
+ * NULL) hears, on a watch's thread, of a change to a job's pods. */
+dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s, dsp_kick_fn kick, void *kick_ud);
 void dsp_members_free(dsp_members_t *ms);
 
 /* The client for Secret ns/secret (key: the data key, NULL = "kubeconfig",
- * or the only key). Borrowed until the next call for the same Secret; the
- * Secret is read again when older than 10 s. NULL with *reason and err. */
+ * or the only key): a reference the caller gives back with dsp_member_put.
+ * The Secret is read again when older than 10 s; a changed one gets a new
+ * client, and the old one lives on until its last holder puts it. NULL with
+ * *reason and err. */
 dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
                                     const char **reason, char *err, size_t errlen);
+void dsp_member_put(dsp_member_client_t *mc);
 const char *dsp_member_server(dsp_member_client_t *mc);
 
 /* Creates obj unless it exists. 0: created, or already there with our uid
@@ -42,11 +52,6 @@ int dsp_member_create(dsp_member_client_t *mc, json_t *obj, const char *uid, con
  * uid). 1: gone, being deleted, or not ours (left alone, *foreign set);
  * 0 never; -1 with err when the member did not answer or refused. */
 int dsp_member_delete(dsp_member_client_t *mc, json_t *obj, const char *uid, int *foreign, char *err, size_t errlen);
-
-typedef struct dsp_pods {
-    int total, running, succeeded, failed; /* failed: bare pods (no controller) in phase Failed */
-    int job_failed;                        /* a batch Job of ours has condition Failed=True */
-} dsp_pods_t;
 
 /* The pods with our uid label in ns, and the Jobs among objs. 0 or -1 + err. */
 int dsp_member_observe(dsp_member_client_t *mc, const char *ns, const char *uid, json_t *objs, dsp_pods_t *out,

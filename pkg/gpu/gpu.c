@@ -170,7 +170,7 @@ gpu_req_t *gpu_req_parse(json_t *ann, const labels_t *labels, const resources_t 
     else if (ndev && parse_count(ndev, GPU_MAX_DEVICES, &n) != 0)
         set_err(r, "invalid " GPU_ANN_NUM_DEVICES " \"%.12s\": must be from 1 to 64%s", ndev, NULL);
     else if (requests && res_get_scalar(requests, RES_GPU) > 0)
-        set_err(r, "%s/%s and a " RES_GPU " request are exclusive", GPU_ANN_FRACTION, GPU_ANN_MEMORY);
+        set_err(r, "%s/%s and a " RES_GPU_NAME " request are exclusive", GPU_ANN_FRACTION, GPU_ANN_MEMORY);
     if (n > 0)
         r->ndev = (int)n;
     const char *idx = ann_str(ann, GPU_ANN_INDEX);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/client_internal.h"
 #include "util/log.h"
@@ -43,8 +44,9 @@ struct kube_async {
     pthread_mutex_t mu; /* the submitted list, closing, pending */
     areq_t *head, *tail;
     int closing;
-    int pending;  /* submitted, done not yet run */
-    int *waiting; /* the owner's count of requests not on the wire (atomic) */
+    int pending;             /* submitted, done not yet run */
+    pthread_cond_t answered; /* pending went down */
+    int *waiting;            /* the owner's count of requests not on the wire (atomic) */
 
     /* The async thread's own. */
     areq_t *wait_head, *wait_tail; /* taken, waiting for a token or a slot */
@@ -90,6 +92,7 @@ static void finish(kube_async_t *a, areq_t *r, long status, const char *err)
     req_free(r);
     pthread_mutex_lock(&a->mu);
     a->pending--;
+    pthread_cond_broadcast(&a->answered);
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -234,6 +237,7 @@ kube_async_t *kube_async_new(kube_client_t *c, int max_inflight, int *waiting, c
     curl_multi_setopt(a->m, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     curl_multi_setopt(a->m, CURLMOPT_MAX_HOST_CONNECTIONS, (long)a->max_inflight);
     pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->answered, NULL);
     if (pthread_create(&a->th, NULL, async_main, a) != 0) {
         util_errf(err, errlen, "kube async: cannot start its thread");
         pthread_mutex_destroy(&a->mu);
@@ -279,6 +283,19 @@ int kube_async_pending(kube_async_t *a)
     return n;
 }
 
+int kube_async_wait_below(kube_async_t *a, int n, int timeout_ms)
+{
+    struct timespec ts;
+    util_deadline(CLOCK_REALTIME, timeout_ms, &ts);
+    pthread_mutex_lock(&a->mu);
+    while (a->pending >= n)
+        if (pthread_cond_timedwait(&a->answered, &a->mu, &ts) != 0)
+            break;
+    int p = a->pending;
+    pthread_mutex_unlock(&a->mu);
+    return p;
+}
+
 void kube_async_free(kube_async_t *a)
 {
     if (!a)
@@ -292,6 +309,7 @@ void kube_async_free(kube_async_t *a)
         curl_easy_cleanup(a->idle[i]);
     free(a->idle);
     curl_multi_cleanup(a->m);
+    pthread_cond_destroy(&a->answered);
     pthread_mutex_destroy(&a->mu);
     free(a);
 }

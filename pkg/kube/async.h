@@ -30,6 +30,10 @@ void kube_async_submit(kube_async_t *a, const char *method, const char *path, co
 
 /* Requests submitted and not yet answered. */
 int kube_async_pending(kube_async_t *a);
+/* Waits until fewer than n are pending, or timeout_ms passed; returns how
+ * many are pending then. Not from a done callback (it would wait on its own
+ * thread). */
+int kube_async_wait_below(kube_async_t *a, int n, int timeout_ms);
 
 /* Sends and completes everything submitted, then stops the thread. */
 void kube_async_free(kube_async_t *a);

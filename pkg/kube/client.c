@@ -23,23 +23,6 @@
 #define MAX_TOKEN_FILE   (64 * 1024)
 #define TOKEN_RECHECK_MS 1000
 
-/* Per-thread curl handles. The thread's key slot and the client's list each
- * hold a reference, so a thread exiting while the client is freed (or the
- * reverse) never touches freed memory. All counts are under reg->mu. */
-typedef struct handle_reg {
-    pthread_mutex_t mu;
-    int refs; /* the client + every live handle */
-    struct handle *head;
-} handle_reg_t;
-
-typedef struct handle {
-    CURL *curl;
-    handle_reg_t *reg;
-    int refs; /* key slot + list membership */
-    int in_list;
-    struct handle *prev, *next;
-} handle_t;
-
 typedef struct api_seen {
     char *gv;
     int present;
@@ -50,9 +33,13 @@ struct kube_client {
     kube_config_t cfg;
     int timeout_s;
     char *user_agent;
-    pthread_key_t key;
-    handle_reg_t *reg;
     kube_ratelimit_t rl;
+
+    /* Idle curl handles, each keeping its connection: a request takes one
+     * and gives it back, whichever thread it runs on. */
+    pthread_mutex_t idle_mu;
+    CURL **idle;
+    int nidle, cap_idle;
 
     pthread_mutex_t tok_mu; /* the token read from cfg.token_file */
     char *file_token;
@@ -68,76 +55,25 @@ struct kube_client {
 
 /* ---- handles ---------------------------------------------------------- */
 
-static void reg_release_locked(handle_reg_t *r, handle_t *h, int drops, int *free_reg)
+static CURL *handle_get(kube_client_t *c)
 {
-    h->refs -= drops;
-    if (h->refs == 0) {
-        free(h);
-        if (--r->refs == 0)
-            *free_reg = 1;
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->idle_mu);
+    if (c->nidle)
+        h = c->idle[--c->nidle];
+    pthread_mutex_unlock(&c->idle_mu);
+    return h ? h : curl_easy_init();
+}
+
+static void handle_put(kube_client_t *c, CURL *h)
+{
+    pthread_mutex_lock(&c->idle_mu);
+    if (c->nidle == c->cap_idle) {
+        c->cap_idle = c->cap_idle ? c->cap_idle * 2 : 8;
+        c->idle = util_xrealloc(c->idle, (size_t)c->cap_idle * sizeof(*c->idle));
     }
-}
-
-static void reg_unlink_locked(handle_reg_t *r, handle_t *h)
-{
-    if (h->prev)
-        h->prev->next = h->next;
-    else
-        r->head = h->next;
-    if (h->next)
-        h->next->prev = h->prev;
-    h->prev = h->next = NULL;
-    h->in_list = 0;
-    curl_easy_cleanup(h->curl);
-    h->curl = NULL;
-}
-
-static void reg_free(handle_reg_t *r)
-{
-    pthread_mutex_destroy(&r->mu);
-    free(r);
-}
-
-/* pthread key destructor: the thread is exiting. */
-static void handle_thread_exit(void *p)
-{
-    handle_t *h = p;
-    handle_reg_t *r = h->reg;
-    int free_reg = 0;
-    pthread_mutex_lock(&r->mu);
-    int drops = 1; /* the key slot's reference */
-    if (h->in_list) {
-        reg_unlink_locked(r, h);
-        drops++;
-    }
-    reg_release_locked(r, h, drops, &free_reg);
-    pthread_mutex_unlock(&r->mu);
-    if (free_reg)
-        reg_free(r);
-}
-
-static CURL *thread_curl(kube_client_t *c)
-{
-    handle_t *h = pthread_getspecific(c->key);
-    if (h)
-        return h->curl;
-    CURL *curl = curl_easy_init();
-    if (!curl)
-        return NULL;
-    h = util_xcalloc(1, sizeof *h);
-    h->curl = curl;
-    h->reg = c->reg;
-    h->refs = 2;
-    h->in_list = 1;
-    pthread_mutex_lock(&c->reg->mu);
-    c->reg->refs++;
-    h->next = c->reg->head;
-    if (h->next)
-        h->next->prev = h;
-    c->reg->head = h;
-    pthread_mutex_unlock(&c->reg->mu);
-    pthread_setspecific(c->key, h);
-    return curl;
+    c->idle[c->nidle++] = h;
+    pthread_mutex_unlock(&c->idle_mu);
 }
 
 /* ---- client lifecycle ------------------------------------------------- */
@@ -166,46 +102,25 @@ kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_
               cfg->server, cfg->source ? cfg->source : "kubeconfig");
     pthread_once(&curl_once, curl_init_once);
     kube_client_t *c = util_xcalloc(1, sizeof *c);
-    if (pthread_key_create(&c->key, handle_thread_exit) != 0) {
-        util_errf(err, errlen, "kube client: pthread_key_create failed");
-        free(c);
-        return NULL;
-    }
+    pthread_mutex_init(&c->idle_mu, NULL);
     kube_config_copy(&c->cfg, cfg);
     c->timeout_s = o && o->timeout_s > 0 ? o->timeout_s : 30;
     c->user_agent = util_strdup(o && o->user_agent ? o->user_agent : "ai-scheduler");
-    c->reg = util_xcalloc(1, sizeof *c->reg);
-    pthread_mutex_init(&c->reg->mu, NULL);
-    c->reg->refs = 1;
     kube_rl_init(&c->rl, o ? o->qps : 0, o ? o->burst : 0, util_now_us());
     pthread_mutex_init(&c->tok_mu, NULL);
     pthread_mutex_init(&c->mu, NULL);
     return c;
 }
 
-/* Callers must have finished their requests; their threads may still be
- * alive or exit later (each handle is refcounted against the registry). */
+/* Callers must have finished their requests (from any thread). */
 void kube_client_free(kube_client_t *c)
 {
     if (!c)
         return;
-    handle_t *self = pthread_getspecific(c->key);
-    pthread_key_delete(c->key); /* no destructor runs after this */
-    handle_reg_t *r = c->reg;
-    int free_reg = 0;
-    pthread_mutex_lock(&r->mu);
-    while (r->head) {
-        handle_t *h = r->head;
-        reg_unlink_locked(r, h);
-        reg_release_locked(r, h, h == self ? 2 : 1, &free_reg);
-    }
-    if (--r->refs == 0)
-        free_reg = 1;
-    pthread_mutex_unlock(&r->mu);
-    if (free_reg)
-        reg_free(r);
-    /* Other live threads keep a small handle_t in their (deleted) key slot;
-     * it holds no curl handle any more. */
+    for (int i = 0; i < c->nidle; i++)
+        curl_easy_cleanup(c->idle[i]);
+    free(c->idle);
+    pthread_mutex_destroy(&c->idle_mu);
     for (api_seen_t *a = c->apis, *n; a; a = n) {
         n = a->next;
         free(a->gv);
@@ -463,7 +378,7 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
                  kube_response_t *resp, char *err, size_t errlen)
 {
     memset(resp, 0, sizeof *resp);
-    CURL *h = thread_curl(c);
+    CURL *h = handle_get(c);
     if (!h) {
         util_errf(err, errlen, "%s %s: cannot create a curl handle", method, path);
         return -1;
@@ -474,6 +389,8 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
     setup_common(c, h, url, hs, ebuf);
     if (setup_method(h, method, body) != 0) {
         util_errf(err, errlen, "%s %s: unsupported method", method, path);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        handle_put(c, h);
         curl_slist_free_all(hs);
         free(url);
         return -1;
@@ -488,6 +405,7 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
     CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    handle_put(c, h);
     curl_slist_free_all(hs);
     free(url);
     kube_client_count(c, t0, rc, resp->status);
@@ -688,7 +606,7 @@ int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, in
     if (!status)
         status = &st_dummy;
     *status = 0;
-    CURL *h = thread_curl(c);
+    CURL *h = handle_get(c);
     if (!h) {
         util_errf(err, errlen, "WATCH %s: cannot create a curl handle", path);
         return -1;
@@ -716,6 +634,7 @@ int kube_watch(kube_client_t *c, const char *path, char *rv_io, size_t rvlen, in
     if (!w.code)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &w.code);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    handle_put(c, h);
     curl_slist_free_all(hs);
     free(url);
     int ret = watch_result(&w, rc, path, ebuf, status, err, errlen);

@@ -1,8 +1,9 @@
 /* client.h -- a small Kubernetes REST client over libcurl (HTTPS, client
  * certificates or bearer tokens, connection reuse, client-side QPS/burst).
  *
- * Thread-safe: each calling thread gets its own curl handle (kept and reused,
- * so TLS connections stay open), the rate limiter is shared. Requests return
+ * Thread-safe: a request takes an idle curl handle from the client's pool and
+ * gives it back (so TLS connections stay open, whichever thread asks next),
+ * the rate limiter is shared. Requests return
  * 0 when an HTTP answer came back (whatever its status) and -1 with a message
  * on transport errors. */
 #ifndef AISCHED_KUBE_CLIENT_H

@@ -36,15 +36,16 @@ struct informer {
     int started;
     volatile int stop; /* atomic accesses only */
 
-    pthread_mutex_t mu; /* synced, and sleeping with wake-up on stop */
+    pthread_mutex_t mu; /* synced, healthy, and sleeping with wake-up on stop */
     pthread_cond_t cv;
     int synced;
+    int healthy; /* the last LIST or WATCH did not fail */
 
     /* Touched by the informer thread only. */
     hashmap_t *known;
     unsigned gen;
     char rv[RV_MAX];
-    int warned_404;
+    long warned; /* 404 or 403 said once; 0 when none is standing */
     unsigned long events;
     unsigned seed;
 };
@@ -149,12 +150,22 @@ static int list_cb(json_t *item, void *ud)
     return on_item(inf, item, 0);
 }
 
+static void set_healthy(informer_t *inf, int h)
+{
+    pthread_mutex_lock(&inf->mu);
+    inf->healthy = h;
+    pthread_mutex_unlock(&inf->mu);
+}
+
 static int watch_cb(const char *type, json_t *obj, void *ud)
 {
     informer_t *inf = ud;
     if (stopping(inf))
         return 1;
     inf->events++;
+    /* Only this thread writes healthy: reading it here needs no lock. */
+    if (!inf->healthy)
+        set_healthy(inf, 1);
     if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED"))
         return on_item(inf, obj, 0);
     if (!strcmp(type, "DELETED"))
@@ -193,13 +204,7 @@ static void synthesize_deletes(informer_t *inf)
 static int nap(informer_t *inf, int ms)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    util_deadline(CLOCK_MONOTONIC, ms, &ts);
     pthread_mutex_lock(&inf->mu);
     while (!stopping(inf))
         if (pthread_cond_timedwait(&inf->cv, &inf->mu, &ts) != 0)
@@ -216,12 +221,16 @@ static void backoff(informer_t *inf, int *ms)
 
 static void report(informer_t *inf, const char *what, long status, const char *err)
 {
-    if (status == 404) {
-        /* A CRD that is not installed yet: say so once, then keep quiet. */
-        if (!inf->warned_404++)
-            LOG_W("informer %s: not found (404), retrying until it exists", inf->path);
+    /* A CRD not installed yet (404), a permission not granted (403): say so
+     * once, then keep quiet while it stands. */
+    if (status == 404 || status == 403) {
+        if (inf->warned != status)
+            LOG_W("informer %s: %s", inf->path,
+                  status == 404 ? "not found (404), retrying until it exists"
+                                : "forbidden (403), retrying until allowed");
         else
-            LOG_D("informer %s: still not found (404)", inf->path);
+            LOG_D("informer %s: still %ld", inf->path, status);
+        inf->warned = status;
         return;
     }
     LOG_W("informer %s: %s failed: %s", inf->path, what, err);
@@ -236,17 +245,19 @@ static int do_list(informer_t *inf)
     if (kube_list(inf->c, inf->path, LIST_LIMIT, list_cb, inf, rv, sizeof rv, &status, err, sizeof err) != 0) {
         if (!stopping(inf))
             report(inf, "list", status, err);
+        set_healthy(inf, 0);
         return -1;
     }
     synthesize_deletes(inf);
     memcpy(inf->rv, rv, sizeof rv);
-    if (inf->warned_404)
+    if (inf->warned)
         LOG_I("informer %s: available now", inf->path);
-    inf->warned_404 = 0;
+    inf->warned = 0;
     pthread_mutex_lock(&inf->mu);
     if (!inf->synced)
         LOG_D("informer %s: synced (%zu objects, rv %s)", inf->path, hashmap_len(inf->known), rv);
     inf->synced = 1;
+    inf->healthy = 1;
     pthread_cond_broadcast(&inf->cv);
     pthread_mutex_unlock(&inf->mu);
     return 0;
@@ -286,6 +297,7 @@ static void *informer_main(void *arg)
             continue;
         }
         if (rc != 0) {
+            set_healthy(inf, 0);
             report(inf, "watch", status, err);
             if (status == 404)
                 need_list = 1;
@@ -314,13 +326,7 @@ int informer_start(informer_t *inf)
 int informer_wait_synced(informer_t *inf, int timeout_ms)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    util_deadline(CLOCK_MONOTONIC, timeout_ms, &ts);
     pthread_mutex_lock(&inf->mu);
     while (!inf->synced)
         if (pthread_cond_timedwait(&inf->cv, &inf->mu, &ts) != 0)
@@ -328,6 +334,14 @@ int informer_wait_synced(informer_t *inf, int timeout_ms)
     int s = inf->synced;
     pthread_mutex_unlock(&inf->mu);
     return s;
+}
+
+int informer_healthy(informer_t *inf)
+{
+    pthread_mutex_lock(&inf->mu);
+    int h = inf->synced && inf->healthy;
+    pthread_mutex_unlock(&inf->mu);
+    return h;
 }
 
 int informer_has_synced(informer_t *inf)

@@ -27,6 +27,11 @@ int informer_start(informer_t *inf);
 /* 1 once the first LIST has been delivered, 0 on timeout. */
 int informer_wait_synced(informer_t *inf, int timeout_ms);
 int informer_has_synced(informer_t *inf);
+/* 1 while what it delivered is current: synced, and no LIST or WATCH has
+ * failed since the last LIST that worked (a member that went away, a
+ * permission missing). A watch that dropped is unhealthy until the LIST or
+ * WATCH after it succeeds. */
+int informer_healthy(informer_t *inf);
 /* Asks the thread to stop without waiting: stop several informers at once
  * with request_stop on each, then informer_stop (which joins). */
 void informer_request_stop(informer_t *inf);

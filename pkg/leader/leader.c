@@ -197,13 +197,7 @@ static int try_acquire_or_renew(leader_t *le, int *other)
 static int nap(leader_t *le, int64_t ms)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    util_deadline(CLOCK_MONOTONIC, ms, &ts);
     pthread_mutex_lock(&le->mu);
     while (!le->stopping && pthread_cond_timedwait(&le->cv, &le->mu, &ts) != ETIMEDOUT)
         ;
@@ -385,12 +379,7 @@ int leader_wait_until_leading(leader_t *le, int timeout_ms, const volatile int *
         if (deadline >= 0 && deadline - now < wait)
             wait = deadline - now;
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += wait * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        util_deadline(CLOCK_MONOTONIC, wait, &ts);
         pthread_cond_timedwait(&le->cv, &le->mu, &ts);
     }
 }

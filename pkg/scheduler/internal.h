@@ -61,6 +61,8 @@ typedef struct sched_pool {
     pthread_t thread;
     int started;
     unsigned next_start; /* where the next feasibility search starts */
+    int nodes_n;         /* this pool's nodes, counted at cache nodes version nodes_ver */
+    uint64_t nodes_ver;  /* 0: not counted yet (the cache's version starts at 1) */
     uint64_t rng;
     int64_t fs_refresh_ms;                /* last fair-share refresh by this pool's thread */
     unsigned fs_seen_nodes, fs_seen_pods; /* fs_gen_* at that refresh */

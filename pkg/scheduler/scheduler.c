@@ -223,13 +223,7 @@ static void *housekeeper_main(void *arg)
             wait_ms = due < 10 ? 10 : due < 1000 ? due : 1000;
         }
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += wait_ms / 1000;
-        ts.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        util_deadline(CLOCK_REALTIME, wait_ms, &ts);
         pthread_cond_timedwait(&s->hk_cv, &s->hk_mu, &ts);
     }
     pthread_mutex_unlock(&s->hk_mu);

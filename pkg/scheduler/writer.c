@@ -148,9 +148,9 @@ static void send_event(api_writer_t *w, write_req_t *r)
 {
     for (;;) {
         int limit = __atomic_load_n(&w->s->bind_backlog, __ATOMIC_RELAXED) > 0 ? 1 : EVENTS_INFLIGHT;
-        if (kube_async_pending(w->async) < limit)
+        /* woken by an answer; the 50 ms bound notices the Bindings' backlog clearing */
+        if (kube_async_wait_below(w->async, limit, 50) < limit)
             break;
-        util_sleep_ms(1);
     }
     int64_t wait = r->not_before_ms - util_now_ms();
     if (wait > 0)

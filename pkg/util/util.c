@@ -165,6 +165,19 @@ void util_sleep_ms(int64_t ms)
         ;
 }
 
+void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts)
+{
+    clock_gettime(clock, ts);
+    if (ms < 0)
+        ms = 0;
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 void util_thread_name(const char *fmt, ...)
 {
     char name[16];

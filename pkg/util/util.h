@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <time.h>
 
 int64_t util_now_ms(void);                                  /* CLOCK_MONOTONIC, milliseconds */
 int64_t util_now_us(void);                                  /* CLOCK_MONOTONIC, microseconds */
@@ -15,6 +16,9 @@ void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20
 /* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
 int64_t util_parse_rfc3339(const char *s);
 void util_sleep_ms(int64_t ms);
+/* *ts = now on clock + ms: the deadline for pthread_cond_timedwait, whose
+ * condition variable must use that clock (CLOCK_REALTIME unless set). */
+void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts);
 
 /* Allocators that abort on OOM, as does every util_x* and util_strdup (NULL
  * gives ""): the scheduler does not try to run on after its own allocation

@@ -83,7 +83,9 @@
 # (100000) pending pods of the usual kind, each scheduler started on them
 # (clock from its start). Per scheduler: start-up (start to first bind, the
 # LISTs included), steady pods/s (first to last bind), pods/s overall, peak
-# RSS, CPU ms per pod, and the API server's and etcd's CPU meanwhile.
+# RSS, CPU ms per pod, and the API server's and etcd's CPU meanwhile. Then
+# (BENCH_RUNS has probe) the bind+watch ceiling on the same nodes with
+# BENCH_SCALE_PROBE_PODS (20000) pods, for the share of it.
 # BENCH_SCALE_PERF=1 adds one ai-scheduler run under perf (not in the
 # table): its summary by thread, library and symbol is scale.ai.perf.txt.
 # BENCH_TIMEOUT defaults to 1800 for it.
@@ -466,6 +468,18 @@ scale_scale() {
         blog "$s/$who: $(cat "$W/$s.$who.json" 2>/dev/null)"
         $PY "$BULK" delete-pods --ns "$ns" >&2
     done
+    # The bind+watch ceiling on the same nodes and API server, with
+    # BENCH_SCALE_PROBE_PODS (20000) pods: Bindings/s do not depend on how
+    # many more are pending, and 100,000 would add ten minutes of creating
+    # and deleting.
+    if want probe && [ -n "$PROBE" ]; then
+        local conc r
+        for conc in $PROBE_CONC; do
+            r=$(probe "bench-$s-probe-$conc" "$(scen_nodes "$s")" "${BENCH_SCALE_PROBE_PODS:-20000}" "$conc" \
+                "$W/$s.probe.$conc")
+            blog "$s/probe: $conc threads with a pod watch open: $r Bindings/s"
+        done
+    fi
     if [ "${BENCH_SCALE_PERF:-0}" = 1 ] && command -v perf >/dev/null && [ -x "$AISCHED_BIN" ]; then
         ns=bench-$s-perf
         $PY "$BULK" pods --ns "$ns" --count "$pods" --scheduler ai-scheduler >&2

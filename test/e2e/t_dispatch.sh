@@ -43,12 +43,19 @@ start_dispatch() {
         bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
         "$AISCHED_BIN" dispatch --kubeconfig "$DISPATCH_KUBECONFIG" --leader-elect=false \
         --metrics-bind-address 127.0.0.1 --metrics-port "$(free_port | tee "$CP_WORK/dispatch.port")" \
-        --poll-interval 0.25 -v 4 &
+        --poll-interval "${DISPATCH_POLL:-0.25}" -v 4 &
     _pid_record $! dispatch-wrapper
     wait_until '[ -s "$CP_WORK/dispatch.pid" ]' 10 0.05 || fail "dispatch did not start"
     _pid_record "$(dispatch_pid)" dispatch
 }
 dispatch_pid() { cat "$CP_WORK/dispatch.pid"; }
+# restart_dispatch [POLL]: stop the controller (SIGTERM) and start it again
+# with --poll-interval POLL (default 0.25).
+restart_dispatch() {
+    _kill_pid "$(dispatch_pid)" 10
+    wait_until '[ -s "$CP_WORK/dispatch.rc" ]' 10 0.1 || fail "the controller did not stop"
+    DISPATCH_POLL=${1:-0.25} start_dispatch
+}
 
 # nodes_in MEMBER N: exactly N 8-CPU nodes in the member (0 = no room).
 nodes_in() {
@@ -413,6 +420,104 @@ c_bad_input() {
     mkc b delete pod j9-b --grace-period=0 --force >/dev/null 2>&1 || true
 }
 
+# 11. Members' pods are watched, not polled: with a 30 s poll, b's pod
+#     getting room (a node appears, its scheduler binds, the kubelet runs
+#     it) is seen at once because the watch kicks the job; the decision is
+#     the rule's exact answer and a's window ends on time.
+c_watched_not_polled() {
+    restart_dispatch 30
+    nodes_in a 0 && nodes_in b 0
+    mcjob j11 3 0.25
+    wait_until '[ "$(cst j11 b)" = Waiting ] && [ "$(cst j11 b pods.total)" = 1 ]' 20 ||
+        fail "b's pod never seen: $(st j11)"
+    sleep 2
+    local t0
+    t0=$(date +%s%3N)
+    node_json n1 8 16Gi 0 110 | mkc b create -f - >/dev/null || fail "node in b"
+    wait_until '[ "$(cst j11 b)" = Running ] || [ "$(st j11 .winner)" = "\"b\"" ]' 12 ||
+        fail "b's pod Running not seen within 12 s with a 30 s poll: $(st j11)"
+    log "b Running seen within $(($(date +%s%3N) - t0)) ms of its node appearing (poll 30 s)"
+    wait_until '[ "$(st j11 .winner)" = "\"b\"" ]' 15 || fail "b never won: $(st j11)"
+    local dec rs
+    dec=$(ms "$(st j11 .decidedAt | jq -r .)")
+    rs=$(ms "$(cst j11 b runningSince)")
+    [ $((dec - rs)) = 3000 ] || fail "b decided $((dec - rs)) ms after it ran, want 3000"
+    wait_until '[ "$(cst j11 a)" = Cancelled ] && [ "$(cst j11 a cleanedUp)" = true ]' 20 ||
+        fail "a not cancelled at its window's end: $(st j11)"
+    [ "$(ours a "$(uid_of j11)")" = 0 ] && [ "$(ours b "$(uid_of j11)")" = 1 ] || fail "objects after the race"
+    delete_job j11
+    restart_dispatch
+}
+
+# 12. The hub's API server goes down mid-race (its etcd keeps the data) for
+#     longer than the guard time: the controller rides it out without a
+#     restart; once the hub is back, .status carries the rule's exact answer
+#     and the loser is cleaned up.
+c_hub_outage() {
+    nodes_in a 0 && nodes_in b 1
+    mcjob j12 3 0.25
+    wait_until '[ "$(cst j12 b)" = Running ]' 40 || fail "b never ran: $(st j12)"
+    local pid
+    pid=$(dispatch_pid)
+    _kill_pid "$API_PID" 3
+    wait "$API_PID" 2>/dev/null || true
+    log "hub kube-apiserver stopped"
+    sleep 6
+    _start_apiserver "$CP_WORK" "$API_PORT" || fail "the hub did not come back"
+    log "hub kube-apiserver back"
+    wait_until '[ "$(st j12 .winner)" = "\"b\"" ]' 40 || fail "b never won: $(st j12)"
+    local dec rs due
+    dec=$(ms "$(st j12 .decidedAt | jq -r .)")
+    rs=$(ms "$(cst j12 b runningSince)")
+    [ $((dec - rs)) = 3000 ] || fail "b decided $((dec - rs)) ms after it ran, want 3000"
+    # a's window (10 s) may end during the outage: its cancel is then due at
+    # exactly the window's end whenever it was seen
+    wait_until '[ "$(cst j12 a)" = Cancelled ] && [ "$(cst j12 a cleanedUp)" = true ]' 30 ||
+        fail "a not cancelled: $(st j12)"
+    due=$(ms "$(cst j12 a cancelDueAt)")
+    [ $((due - dec)) = 10000 ] || fail "a's cancel due $((due - dec)) ms after the decision, want 10000: $(st j12)"
+    [ "$(ours a "$(uid_of j12)")" = 0 ] && [ "$(ours b "$(uid_of j12)")" = 1 ] || fail "objects after the race"
+    [ "$(dispatch_pid)" = "$pid" ] && kill -0 "$pid" 2>/dev/null || fail "the controller did not ride out the outage"
+    delete_job j12
+}
+
+# 13. A member that takes connections and never answers (a blackhole)
+#     holds up one worker per request, not every job: while three jobs wait
+#     on it, a job racing on a and b is decided on time.
+c_slow_member() {
+    local port
+    port=$(free_port)
+    python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(128); time.sleep(900)' "$port" &
+    local bh=$!
+    _pid_record "$bh" blackhole
+    sed "s#server: .*#server: https://127.0.0.1:$port#" "$CP_WORK/m/a/admin.kubeconfig" >"$CP_WORK/blackhole.kubeconfig"
+    kc create secret generic member-z --from-file=kubeconfig="$CP_WORK/blackhole.kubeconfig" >/dev/null ||
+        fail "secret member-z"
+    nodes_in a 0 && nodes_in b 1
+    local i
+    for i in 1 2 3; do mcjob "z$i" 3 0.25 '[{"name":"c","kubeconfigSecret":"member-z","priority":50}]'; done
+    sleep 2 # the three are in their first 10 s request to z
+    local t0
+    t0=$(date +%s%3N)
+    mcjob j13 3 0.25
+    wait_until '[ "$(st j13 .winner)" = "\"b\"" ]' 30 || fail "b never won: $(st j13)"
+    local took=$(($(date +%s%3N) - t0))
+    log "j13 decided ${took} ms after it was created, three jobs waiting on a blackhole"
+    [ "$took" -lt 12000 ] || fail "j13 took ${took} ms: the blackhole held up every worker"
+    [ "$(st z1 .winner)" = null ] || fail "z1 on the blackhole has a winner: $(st z1)"
+    delete_job j13
+    for i in 1 2 3; do
+        # z never answers, so the cleanup cannot confirm: the admin's way out
+        kc patch mcjob "z$i" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+        kc delete mcjob "z$i" --wait=false >/dev/null
+    done
+    wait_until '[ "$(kc get mcjob -o name | grep -c "/z")" = 0 ]' 30 || fail "z* not deleted"
+    kc delete secret member-z >/dev/null
+    _kill_pid "$bh" 3
+}
+
 run_case only-low-room-wins-after-window c_only_low
 run_case high-priority-takes-over-in-window c_high_in_window
 run_case both-room-high-wins-delete-cleans c_both_room
@@ -422,6 +527,10 @@ run_case failed-everywhere c_failed_everywhere
 run_case gang-in-template c_gang_template
 run_case pools-queues-borrowing c_pools_queues
 run_case bad-input-per-cluster c_bad_input
+run_case watched-not-polled c_watched_not_polled
+run_case hub-outage c_hub_outage
+run_case slow-member-holds-one-worker c_slow_member
+# last before clean-exit, whose metrics check counts its Unreachable
 run_case member-down-then-back c_member_down
 
 check_dispatch_exit() {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <microhttpd.h>
 
+#include "fake_api.h"
 #include "kube/async.h"
 #include "util/util.h"
 
@@ -99,23 +99,14 @@ static void on_done(void *ud, const kube_response_t *resp, const char *err)
 
 static struct MHD_Daemon *start_server(int *port)
 {
-    struct MHD_Daemon *d =
-        MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
-                         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    struct MHD_Daemon *d = fake_api_start(handler, completed, port);
     assert_non_null(d);
-    *port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     return d;
 }
 
 static kube_client_t *client(int port, double qps, int burst)
 {
-    char server[64], err[256];
-    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
-    kube_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.server = server;
-    kube_client_opts_t o = { qps, burst, 5, "test_kube_async" };
-    kube_client_t *c = kube_client_new(&cfg, &o, err, sizeof err);
+    kube_client_t *c = fake_api_client(port, qps, burst, "test_kube_async");
     assert_non_null(c);
     return c;
 }
@@ -197,6 +188,35 @@ static void test_rate_limit_kept(void **st)
     MHD_stop_daemon(d);
 }
 
+/* wait_below returns when the answers bring pending under n, or at its
+ * timeout with what is still pending (qps 50: 10 requests take 180 ms). */
+static void test_wait_below(void **st)
+{
+    int port;
+    struct MHD_Daemon *d = start_server(&port);
+    pthread_mutex_lock(&srv.mu);
+    srv.delay_ms = 0;
+    pthread_mutex_unlock(&srv.mu);
+    kube_client_t *c = client(port, 50, 1);
+    char err[256];
+    kube_async_t *a = kube_async_new(c, 4, NULL, err, sizeof err);
+    static result_t res = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    for (int i = 0; i < 10; i++)
+        submit(a, &res, i);
+    int64_t t0 = util_now_ms();
+    assert_true(kube_async_wait_below(a, 1, 20) > 0);
+    assert_true(util_now_ms() - t0 >= 15);
+    assert_true(kube_async_wait_below(a, 5, 5000) < 5);
+    assert_int_equal(kube_async_wait_below(a, 1, 5000), 0);
+    pthread_mutex_lock(&res.mu);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(res.calls[i], 1);
+    pthread_mutex_unlock(&res.mu);
+    kube_async_free(a);
+    kube_client_free(c);
+    MHD_stop_daemon(d);
+}
+
 /* Nobody listens: each request gets status 0 and a message, once. */
 static void test_transport_error(void **st)
 {
@@ -223,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_answered_once),
         cmocka_unit_test(test_rate_limit_kept),
+        cmocka_unit_test(test_wait_below),
         cmocka_unit_test(test_transport_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include <microhttpd.h>
 
+#include "fake_api.h"
 #include "kube/client.h"
 #include "leader/leader.h"
 #include "util/util.h"
@@ -144,18 +144,9 @@ static kube_client_t *kc;
 
 static int setup(void **st)
 {
-    daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handler, NULL,
-                               MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
-    if (!daemon_)
-        return -1;
-    int port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
-    char server[64], err[256];
-    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
-    kube_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.server = server;
-    kube_client_opts_t o = { 0, 0, 5, "test_leader" };
-    kc = kube_client_new(&cfg, &o, err, sizeof err);
+    int port;
+    daemon_ = fake_api_start(handler, done, &port);
+    kc = daemon_ ? fake_api_client(port, 0, 0, "test_leader") : NULL;
     return kc ? 0 : -1;
 }
 

@@ -60,7 +60,7 @@ typedef enum { RK_CPU, RK_MEMORY, RK_EPHEMERAL, RK_SCALAR } res_kind_t;
 
 typedef struct res_scorer_entry {
     res_kind_t kind;
-    char name[64]; /* scalar name, a copy: the config it came from may be a temporary */
+    const char *name; /* scalar name, interned (res_intern): the config it came from may be a temporary */
     int64_t weight;
 } res_scorer_entry_t;
 

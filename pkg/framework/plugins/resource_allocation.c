@@ -93,11 +93,12 @@ void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw
     ctx->strategy = c->strategy;
     for (int i = 0; i < c->nres_weights && i < 8; i++) {
         const fw_resource_weight_t *w = &c->res_weights[i];
-        if (w->weight <= 0 || w->name[0] == '\0')
+        const char *iname = res_intern(w->name);
+        if (w->weight <= 0 || w->name[0] == '\0' || !iname)
             continue;
         res_scorer_entry_t *e = &ctx->res[ctx->nres++];
         e->kind = kind_of(w->name);
-        snprintf(e->name, sizeof(e->name), "%s", w->name);
+        e->name = iname;
         e->weight = w->weight;
     }
     *pl = (fw_plugin_t){ .name = c->strategy == SCORE_MOST_ALLOCATED ? "NodeResourcesMostAllocated"
