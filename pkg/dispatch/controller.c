@@ -902,11 +902,11 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
         return next;
     /* Watched members kick a pass when their pods change: the poll is then
      * only the safety net (Jobs' Failed condition, a watch gone quiet). */
-    int64_t poll = (int64_t)(ctl->o.poll_s * 1000) * (j->polled ? 1 : WATCHED_POLL_FACTOR);
+    int64_t poll = (int64_t)(ctl->o.poll_s * 1000);
     if (d.next_wake >= 0)
         next = min_due(next, (int64_t)llround(d.next_wake * 1000) - now);
     if (!j->final)
-        next = min_due(next, poll);
+        next = min_due(next, j->polled ? poll : poll * WATCHED_POLL_FACTOR);
     else
         next = min_due(next, poll * 10); /* the winner: only Succeeded / Failed */
     return next < 0 ? 0 : next;
