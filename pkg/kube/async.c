@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube/client_internal.h"
 #include "util/log.h"
@@ -240,6 +239,7 @@ kube_async_t *kube_async_new(kube_client_t *c, int max_inflight, int *waiting, c
     pthread_cond_init(&a->answered, NULL);
     if (pthread_create(&a->th, NULL, async_main, a) != 0) {
         util_errf(err, errlen, "kube async: cannot start its thread");
+        pthread_cond_destroy(&a->answered);
         pthread_mutex_destroy(&a->mu);
         curl_multi_cleanup(a->m);
         free(a->idle);
@@ -273,14 +273,6 @@ void kube_async_submit(kube_async_t *a, const char *method, const char *path, co
         __atomic_add_fetch(a->waiting, 1, __ATOMIC_RELAXED);
     if (wake)
         curl_multi_wakeup(a->m);
-}
-
-int kube_async_pending(kube_async_t *a)
-{
-    pthread_mutex_lock(&a->mu);
-    int n = a->pending;
-    pthread_mutex_unlock(&a->mu);
-    return n;
 }
 
 int kube_async_wait_below(kube_async_t *a, int n, int timeout_ms)

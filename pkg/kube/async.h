@@ -28,10 +28,8 @@ kube_async_t *kube_async_new(kube_client_t *c, int max_inflight, int *waiting, c
 void kube_async_submit(kube_async_t *a, const char *method, const char *path, const char *content_type, char *body,
                        kube_async_done_fn done, void *ud);
 
-/* Requests submitted and not yet answered. */
-int kube_async_pending(kube_async_t *a);
-/* Waits until fewer than n are pending, or timeout_ms passed; returns how
- * many are pending then. Not from a done callback (it would wait on its own
+/* Waits until fewer than n requests are submitted and not yet answered, or
+ * timeout_ms passed; returns how many are pending then. Not from a done callback (it would wait on its own
  * thread). */
 int kube_async_wait_below(kube_async_t *a, int n, int timeout_ms);
 

@@ -1,4 +1,4 @@
-/* client.c -- Kubernetes REST client over libcurl: per-thread reused handles,
+/* client.c -- Kubernetes REST client over libcurl: pooled reused handles,
  * TLS/bearer auth, token-file rotation, qps/burst limiting, JSON helpers and
  * streaming WATCH (paginated LIST: list.c; many writes in flight: async.c). */
 #include "kube/client.h"
@@ -289,13 +289,9 @@ static void setup_common(kube_client_t *c, CURL *h, const char *url, struct curl
 
 static void rate_wait(kube_client_t *c)
 {
-    int64_t us = kube_rl_reserve(&c->rl, util_now_us());
-    if (us <= 0)
-        return;
-    util_sleep_ms((us + 999) / 1000);
-    pthread_mutex_lock(&c->mu);
-    c->stats.throttled_ms += (unsigned long)((us + 999) / 1000);
-    pthread_mutex_unlock(&c->mu);
+    int64_t us = kube_client_reserve(c);
+    if (us > 0)
+        util_sleep_ms((us + 999) / 1000);
 }
 
 static void count(kube_client_t *c, int64_t start_us, int failed)
@@ -383,11 +379,10 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
         util_errf(err, errlen, "%s %s: cannot create a curl handle", method, path);
         return -1;
     }
-    char *url = make_url(c, path);
+    char *url;
     char ebuf[CURL_ERROR_SIZE];
-    struct curl_slist *hs = build_headers(c, content_type, body != NULL);
-    setup_common(c, h, url, hs, ebuf);
-    if (setup_method(h, method, body) != 0) {
+    struct curl_slist *hs;
+    if (kube_client_prepare(c, h, method, path, content_type, body, &hs, &url, ebuf) != 0) {
         util_errf(err, errlen, "%s %s: unsupported method", method, path);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
         handle_put(c, h);
@@ -397,7 +392,6 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
     }
     body_sink_t sink = { .cap = MAX_RESPONSE };
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* big LISTs come gzip'd */
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     rate_wait(c);

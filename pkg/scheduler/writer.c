@@ -20,7 +20,7 @@ typedef struct write_req {
     api_writer_t *w;
     char *method, *path, *content_type, *body;
     int deferrable;        /* an event: may wait for a burst of binds to pass */
-    int attempt;           /* earlier tries that failed */
+    int failed;            /* tries that failed */
     int64_t not_before_ms; /* a retry waits this long */
 } write_req_t;
 
@@ -87,10 +87,27 @@ static void enqueue(api_writer_t *w, const char *method, const char *path, const
     }
 }
 
+/* Tries of one write, and the wait before the next after `failed` tries
+ * failed (200 ms, then 1 s): one policy for patches and events. */
+#define WRITE_TRIES 3
+static int64_t retry_delay_ms(int failed)
+{
+    return failed == 1 ? 200 : 1000;
+}
+
 /* Whether a write that got this answer may succeed if tried again. */
 static int retryable(int failed, long status)
 {
     return failed || status == 429 || status >= 500;
+}
+
+/* Says (debug) why a write did not take; err is set when no answer came. */
+static void log_answer(const write_req_t *r, const char *err, long status, const char *body)
+{
+    if (err)
+        LOG_D("write %s %s failed: %s", r->method, r->path, err);
+    else if (status >= 300 && status != 404)
+        LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, status, body ? body : "");
 }
 
 /* A loaded API server may time out or shed load (429, 5xx): try again a
@@ -98,25 +115,22 @@ static int retryable(int failed, long status)
  * FailedScheduling event a pod gets for a new reason. */
 static void send_with_retry(api_writer_t *w, const write_req_t *r)
 {
-    for (int attempt = 0; attempt < 3; attempt++) {
+    for (int failed = 0;;) {
         char err[256];
         kube_response_t resp = { 0 };
         int rc = kube_request(w->s->kc, r->method, r->path, r->content_type, r->body, &resp, err, sizeof(err));
         long status = rc == 0 ? resp.status : 0;
         int retry = retryable(rc != 0, status);
-        if (rc != 0)
-            LOG_D("write %s %s failed: %s", r->method, r->path, err);
-        else if (status >= 300 && status != 404)
-            LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, status, resp.body ? resp.body : "");
+        log_answer(r, rc != 0 ? err : NULL, status, resp.body);
         kube_response_free(&resp);
-        if (!retry || scheduler_fenced(w->s))
+        if (!retry || ++failed >= WRITE_TRIES || scheduler_fenced(w->s))
             return;
         pthread_mutex_lock(&w->mu);
         int closing = w->closing;
         pthread_mutex_unlock(&w->mu);
         if (closing)
             return;
-        util_sleep_ms(attempt == 0 ? 200 : 1000);
+        util_sleep_ms(retry_delay_ms(failed));
     }
 }
 
@@ -126,16 +140,12 @@ static void event_done(void *ud, const kube_response_t *resp, const char *err)
 {
     write_req_t *r = ud;
     api_writer_t *w = r->w;
-    if (err)
-        LOG_D("write %s %s failed: %s", r->method, r->path, err);
-    else if (resp->status >= 300 && resp->status != 404)
-        LOG_D("write %s %s: HTTP %ld %.200s", r->method, r->path, resp->status, resp->body);
-    if (!retryable(err != NULL, resp->status) || r->attempt >= 2 || scheduler_fenced(w->s)) {
+    log_answer(r, err, resp->status, resp->body);
+    if (!retryable(err != NULL, resp->status) || ++r->failed >= WRITE_TRIES || scheduler_fenced(w->s)) {
         req_free(r);
         return;
     }
-    r->attempt++;
-    r->not_before_ms = util_now_ms() + (r->attempt == 1 ? 200 : 1000);
+    r->not_before_ms = util_now_ms() + retry_delay_ms(r->failed);
     if (append(w, r) != 0)
         req_free(r);
 }

@@ -438,12 +438,7 @@ static void serve_watch(srv_t *s, int fd, const char *target)
         if (client_gone(fd))
             break;
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        util_deadline(CLOCK_REALTIME, 50, &ts);
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
     pthread_mutex_unlock(&s->mu);
