@@ -237,6 +237,7 @@ typedef struct fs_node {
     int nkids;
     unsigned long reclaims, reclaimed;
     char *last_status; /* body last handed out for this object */
+    int object_name;   /* a Queue object has (had) this name */
 } fs_node_t;
 
 /* One queue id in one pool. Raw figures count the pods charged to this
@@ -276,6 +277,7 @@ struct fs_store {
     hashmap_t *by_name; /* name -> (void *)(id + 1) */
     int *eff;           /* id -> the queue its pods count in */
     int nobjects;
+    int nobject_names; /* ids interned for Queue objects' names */
     fs_pool_t *pools;
     int npools;
     hashmap_t *charges; /* uid -> fs_chg_t */
@@ -283,14 +285,20 @@ struct fs_store {
     int64_t excess_ms;  /* last excess-budget step (wall) */
 };
 
-static int intern_locked(fs_store_t *fs, const char *name)
+/* object: the name of a Queue object. Names only pods carry are bounded
+ * (FS_MAX_NAMES of them, a label is anyone's to write); a Queue object's
+ * name always gets an id (up to FS_MAX_OBJECT_NAMES), so labels never
+ * lock a later Queue out. */
+static int intern_locked(fs_store_t *fs, const char *name, int object)
 {
     if (!name || !name[0])
         return FS_DEFAULT_ID;
     void *v = hashmap_get(fs->by_name, name);
     if (v)
         return (int)((intptr_t)v - 1);
-    if (fs->nn >= FS_MAX_NAMES || strlen(name) > 253)
+    if (strlen(name) > 253 || fs->nn >= FS_MAX_NAMES + FS_MAX_OBJECT_NAMES)
+        return FS_DEFAULT_ID;
+    if (!object && fs->nn - fs->nobject_names >= FS_MAX_NAMES)
         return FS_DEFAULT_ID;
     if (fs->nn == fs->capn) {
         fs->capn = fs->capn ? fs->capn * 2 : 16;
@@ -302,6 +310,8 @@ static int intern_locked(fs_store_t *fs, const char *name)
     fs->n[id].name = util_strdup(name);
     fs->n[id].parent = -1;
     fs->eff[id] = FS_DEFAULT_ID; /* a name without a Queue counts in default */
+    fs->n[id].object_name = object;
+    fs->nobject_names += object;
     hashmap_put(fs->by_name, fs->n[id].name, (void *)(intptr_t)(id + 1));
     return id;
 }
@@ -316,7 +326,7 @@ fs_store_t *fs_store_new(const fs_opts_t *o)
     pthread_mutex_init(&fs->mu, NULL);
     fs->by_name = hashmap_new(32);
     fs->charges = hashmap_new(1024);
-    int d = intern_locked(fs, FS_DEFAULT_QUEUE);
+    int d = intern_locked(fs, FS_DEFAULT_QUEUE, 1);
     fs->n[d].valid = 1;
     return fs;
 }
@@ -431,7 +441,7 @@ static void rebuild_locked(fs_store_t *fs)
         fs_node_t *n = &fs->n[i];
         if (!n->spec || !n->valid || !n->spec->parent)
             continue;
-        int p = intern_locked(fs, n->spec->parent);
+        int p = intern_locked(fs, n->spec->parent, 1);
         n = &fs->n[i]; /* interning may move the array */
         char why[400];
         if (p == FS_DEFAULT_ID) {
@@ -492,14 +502,18 @@ static void rebuild_locked(fs_store_t *fs)
 int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
 {
     pthread_mutex_lock(&fs->mu);
-    int id = intern_locked(fs, q->name);
+    int id = intern_locked(fs, q->name, 1);
     if (id == FS_DEFAULT_ID && strcmp(q->name, FS_DEFAULT_QUEUE) != 0) {
-        /* The name table is full. */
+        /* Past FS_MAX_OBJECT_NAMES Queue objects, or a name too long. */
         pthread_mutex_unlock(&fs->mu);
         fs_queue_spec_free(q);
         return 0;
     }
     fs_node_t *n = &fs->n[id];
+    if (!n->object_name) { /* first seen on a pod: now a Queue's name */
+        n->object_name = 1;
+        fs->nobject_names++;
+    }
     if (n->spec && strcmp(n->spec->uid, q->uid) == 0 &&
         strcmp(n->spec->spec_json ? n->spec->spec_json : "", q->spec_json ? q->spec_json : "") == 0) {
         pthread_mutex_unlock(&fs->mu); /* our own status write, come back */
@@ -553,7 +567,7 @@ int fs_tenant_id(fs_store_t *fs, const char *name)
     if (!name || !name[0])
         return FS_DEFAULT_ID;
     pthread_mutex_lock(&fs->mu);
-    int id = intern_locked(fs, name);
+    int id = intern_locked(fs, name, 0);
     pthread_mutex_unlock(&fs->mu);
     return id;
 }
@@ -1077,6 +1091,24 @@ static int over_budget(const fs_store_t *fs, const fs_pool_t *P, const fs_chg_t 
     return 0;
 }
 
+/* The subtree is denied every resource it is short of: some resource's
+ * fair share is below its demand (held and pending), and each such share
+ * is zero. Resources it has all it asks of (CPU beside a GPU shortage) say
+ * nothing of whether it deserves what it holds of the contested ones. */
+static int no_share(const fs_pq_t *x)
+{
+    int contested = 0;
+    for (int r = 0; r < FS_NRES; r++) {
+        double demand = x->a_alloc[r] + x->a_pend[r];
+        if (x->fair[r] + tol_of(demand) >= demand)
+            continue;
+        contested = 1;
+        if (x->fair[r] > FS_EPS)
+            return 0;
+    }
+    return contested;
+}
+
 /* The cross-queue rule, for the reclaimer leaf qp (a below the common
  * ancestor) taking v from b's subtree. */
 static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, int b, const double *req,
@@ -1093,6 +1125,12 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
     double ra = ratio_of(fs, P, a, req, +1), rb = ratio_of(fs, P, b, v, -1);
     if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9 || ra > 1 + 1e-9)
         return 0; /* the reclaimer would pass its own share */
+    /* A subtree whose fair share here is nothing falls below it by no
+     * eviction, and its ratio once emptied (0) says nothing of who is
+     * fairer: all it holds goes back (it cannot reclaim it again, its
+     * ratio with anything would pass its share). */
+    if (no_share(&P->q[b]))
+        return 1;
     if (!relaxed && rb < 1 - 1e-9)
         return 0; /* the victim's queue would fall below its share */
     return ra <= rb + 1e-9;
@@ -1184,8 +1222,8 @@ static int in_subtree(const fs_store_t *fs, int q, int top)
     return 0;
 }
 
-/* The lowest ancestor (not qp itself) whose limit req would pass, and by
- * how much; -1 when none, or when qp's own limit already stops it. */
+/* The lowest queue on qp's path (qp included) whose limit req would pass,
+ * and by how much; -1 when none. */
 static int blocking_ancestor(const fs_store_t *fs, const fs_pool_t *P, int qp, const double *req, double *excess)
 {
     for (int a = qp, g = 0; a >= 0 && g <= fs->nn; a = fs->n[a].parent, g++) {
@@ -1199,12 +1237,31 @@ static int blocking_ancestor(const fs_store_t *fs, const fs_pool_t *P, int qp, c
                 excess[r] = 0;
         }
         if (over)
-            return a == qp ? -1 : a;
+            return a;
     }
     return -1;
 }
 
-int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int64_t now_ms, char ***out)
+/* Whether charge c (in qv) may go so that a pod of qp at priority prio
+ * passes the limit of top: a lower-priority pod of qp itself (priority
+ * preemption inside a queue, as kube-scheduler's), or, while qp stays
+ * within its share, a reclaimable pod of a sibling subtree under top. */
+static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int top, int32_t prio, const double *req,
+                           const fs_chg_t *c, int64_t now_ms)
+{
+    int qv = fs->eff[c->tid], a, b;
+    if (qv == qp)
+        return c->prio < prio;
+    if (top == qp || !(c->preemptible || expired(c, now_ms)) || !in_subtree(fs, qv, top))
+        return 0;
+    if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9)
+        return 0;
+    lca_pair(fs, qp, qv, &a, &b);
+    return reclaim_ok(fs, P, qp, a, b, req, c->v, 0, over_budget(fs, P, c, now_ms));
+}
+
+int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
+                     char ***out)
 {
     *out = NULL;
     pthread_mutex_lock(&fs->mu);
@@ -1212,7 +1269,7 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     int qp = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID, n = 0;
     double excess[FS_NRES];
     int top = P ? blocking_ancestor(fs, P, qp, req, excess) : -1;
-    if (top < 0 || ratio_of(fs, P, qp, req, +1) > 1 + 1e-9) {
+    if (top < 0) {
         pthread_mutex_unlock(&fs->mu);
         return 0;
     }
@@ -1222,11 +1279,7 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     void *v;
     for (size_t it = 0; hashmap_next(fs->charges, &it, &k, &v);) {
         const fs_chg_t *c = v;
-        int qv = fs->eff[c->tid], a, b;
-        if (c->pool != pool || qv == qp || !(c->preemptible || expired(c, now_ms)) || !in_subtree(fs, qv, top))
-            continue;
-        lca_pair(fs, qp, qv, &a, &b);
-        if (reclaim_ok(fs, P, qp, a, b, req, c->v, 0, over_budget(fs, P, c, now_ms)))
+        if (c->pool == pool && limit_victim_ok(fs, P, qp, top, prio, req, c, now_ms))
             cand[nc++] = (lim_cand_t){ k, c };
     }
     qsort(cand, (size_t)nc, sizeof(*cand), lim_cand_cmp);

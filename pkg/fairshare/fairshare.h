@@ -30,8 +30,10 @@
 #define FS_DEFAULT_QUEUE     "default"
 #define FS_QUEUE_API         "/apis/resource.aibee.cn/v1alpha1"
 #define FS_DEFAULT_ID        0
-/* Distinct queue names remembered; pods naming more go to default. */
-#define FS_MAX_NAMES 1024
+/* Distinct queue names remembered from pods' labels; pods naming more go
+ * to default. Queue objects' names are counted apart (fairshare.c). */
+#define FS_MAX_NAMES        1024
+#define FS_MAX_OBJECT_NAMES 65536
 
 enum { FS_GPU = 0, FS_CPU, FS_MEM, FS_NRES };
 extern const char *const fs_res_names[FS_NRES]; /* "gpu", "cpu", "memory" */
@@ -151,13 +153,16 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
 /* The same rules for a whole victim set (their sums per queue). */
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
                   const char *const *victim_uids, int n, int64_t now_ms);
-/* When only an ancestor's limit keeps a pod of tenant (asking req) out
- * while its own queue stays within its fair share: the preemptible pods
- * of sibling subtrees above their shares (lowest priority, then newest
- * first) whose going frees enough of that ancestor's limit, by reclaim's
- * rules. Returns how many (uids in *out, an array the caller frees with
- * each string), 0 when there is no such set. */
-int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int64_t now_ms, char ***out);
+/* When a limit on the path of tenant (its own or an ancestor's) keeps a
+ * pod of priority prio asking req out: the pods whose going frees enough
+ * of that limit, lowest priority then newest first. They are the queue's
+ * own pods of lower priority (priority preemption inside a queue) and,
+ * when the limit is an ancestor's and the queue stays within its fair
+ * share, preemptible pods of sibling subtrees above their shares, by
+ * reclaim's rules. Returns how many (uids in *out, an array the caller
+ * frees with each string), 0 when there is no such set. */
+int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
+                     char ***out);
 /* Counts a reclaim by tenant taking victims (uids). */
 void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n);
 /* Name of the queue tenant counts in (caller frees). */

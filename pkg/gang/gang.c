@@ -16,6 +16,7 @@ typedef struct gang {
     /* scheduler memory */
     int64_t start_ms;  /* first considered (wall), 0 = never */
     int64_t placed_ms; /* minimum last placed (wall), 0 = never */
+    int ran;           /* members of that placement were seen bound and alive */
     int waiting;       /* minimum did not fit; blocks backfill behind it */
     int wait_pool;
     int32_t wait_prio;
@@ -432,6 +433,7 @@ double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_wait
         if (g->start_ms)
             wait = (double)(now - g->start_ms) / 1000.0;
         g->placed_ms = now;
+        g->ran = 0;
         g->timed_out = 0;
         g->below_since = 0;
         g->stale = 0;
@@ -688,6 +690,19 @@ static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_gr
         alive_placed = g->c_alive;
     const char *k;
     void *v;
+    /* A placement that ran and is gone whole (preempted as a gang, or its
+     * pods deleted to be recreated) is over: the gang schedules anew, with
+     * a fresh clock for its timeout at its next turn. Until its pods are
+     * seen bound, a placement's Bindings may still be on their way. */
+    if (g->placed_ms && alive_placed > 0)
+        g->ran = 1;
+    if (g->placed_ms && g->ran && alive_placed == 0 && succeeded < min) {
+        g->placed_ms = 0;
+        g->ran = 0;
+        g->start_ms = 0;
+        g->timed_out = 0;
+        g->dirty = 1;
+    }
     /* Timeout: considered, not placed, past its scheduleTimeoutSeconds. */
     int timeout = g->pg->timeout_s > 0 ? g->pg->timeout_s : default_timeout_s;
     if (g->start_ms && !g->placed_ms && !g->timed_out && timeout > 0 && scheduled < min &&

@@ -151,6 +151,19 @@ static void mark_pdb_violations(victim_t *v, int n, pdb_t *const *pdbs, int npdb
     free(left);
 }
 
+int preempt_pdb_violations(pod_t *const *pods, int n, pdb_t *const *pdbs, int npdbs)
+{
+    victim_t *v = util_xcalloc((size_t)n + 1, sizeof(*v));
+    for (int i = 0; i < n; i++)
+        v[i].pod = pods[i];
+    mark_pdb_violations(v, n, pdbs, npdbs);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += v[i].violating;
+    free(v);
+    return k;
+}
+
 static int fits(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
 {
     fw_status_t st;

@@ -62,6 +62,9 @@ int preempt_select_on_node(framework_t *fw, const pod_t *preemptor, const node_i
 int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor, const node_info_t *ni,
                               preempt_victim_fn is_victim, void *ud, pdb_t *const *pdbs, int npdbs,
                               preempt_candidate_t *out);
+/* How many of pods (victims, most important first) the PDBs protect past
+ * their disruptionsAllowed, by the same walk as a candidate's count. */
+int preempt_pdb_violations(pod_t *const *pods, int n, pdb_t *const *pdbs, int npdbs);
 /* Index of the best candidate by the rules above; -1 if n == 0. */
 int preempt_pick(const preempt_candidate_t *c, int n);
 void preempt_candidate_clear(preempt_candidate_t *c);

@@ -13,7 +13,9 @@
 
 typedef struct evict_job {
     struct evict_job *next;
-    pod_t *preemptor;           /* one ref */
+    pod_t *preemptor; /* one ref; a gang's first member */
+    pod_t **mates;    /* a gang's other preemptors (one ref each), owned */
+    int nmates;
     preempt_candidate_t *cands; /* owned; tried best first */
     int ncands;
     int pool_id; /* the preemptor's pool: who reclaims a borrowed node */
@@ -29,8 +31,8 @@ struct evictor {
     pthread_cond_t cv;
     evict_job_t *head, *tail;
     int closing;
-    int busy;       /* a job is being worked on */
-    char *busy_uid; /* its preemptor's uid, owned */
+    int busy;              /* a job is being worked on */
+    evict_job_t *busy_job; /* that job (its preemptors, for evictor_has_job) */
     pthread_t thread;
     int started;
 };
@@ -38,6 +40,9 @@ struct evictor {
 static void job_free(evict_job_t *j)
 {
     pod_unref(j->preemptor);
+    for (int i = 0; i < j->nmates; i++)
+        pod_unref(j->mates[i]);
+    free(j->mates);
     for (int i = 0; i < j->ncands; i++)
         preempt_candidate_clear(&j->cands[i]);
     free(j->cands);
@@ -136,6 +141,14 @@ static void run_stale(scheduler_t *s, evict_job_t *j)
     stats_add(s, &s->stats.victims, 1);
 }
 
+/* A preemptor whose victims could not all be evicted gives up its room. */
+static void give_back(scheduler_t *s, const pod_t *p)
+{
+    cache_clear_nomination(s->cache, p->uid);
+    queues_unreserve_preemptor(s, p);
+    writer_nominate(s->writer, p, NULL);
+}
+
 static void run_job(scheduler_t *s, evict_job_t *j)
 {
     int first = 1;
@@ -167,10 +180,11 @@ static void run_job(scheduler_t *s, evict_job_t *j)
         preempt_candidate_clear(c);
         j->cands[b] = j->cands[--j->ncands];
     }
-    /* Every candidate refused: give the room back and let the pod retry. */
-    cache_clear_nomination(s->cache, j->preemptor->uid);
-    queues_unreserve_preemptor(s, j->preemptor);
-    writer_nominate(s->writer, j->preemptor, NULL);
+    /* Every candidate refused: give the room back and let the pods retry
+     * (every member of a gang: each was nominated and charged). */
+    give_back(s, j->preemptor);
+    for (int i = 0; i < j->nmates; i++)
+        give_back(s, j->mates[i]);
     pools_move_all(s, "EvictionRefused");
 }
 
@@ -188,17 +202,16 @@ static void *evictor_main(void *arg)
             if (!e->head)
                 e->tail = NULL;
             e->busy = 1;
-            e->busy_uid = util_strdup(j->preemptor->uid);
+            e->busy_job = j;
         }
         pthread_mutex_unlock(&e->mu);
         if (!j)
             break;
         run_job(e->s, j);
-        job_free(j);
         pthread_mutex_lock(&e->mu);
         e->busy = 0;
-        free(e->busy_uid);
-        e->busy_uid = NULL;
+        e->busy_job = NULL;
+        job_free(j);
         pthread_cond_broadcast(&e->cv);
         pthread_mutex_unlock(&e->mu);
     }
@@ -236,11 +249,16 @@ static void push_job(evictor_t *e, evict_job_t *j)
     pthread_mutex_unlock(&e->mu);
 }
 
-void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
+void evictor_submit(evictor_t *e, pod_t *const *preemptors, int np, preempt_candidate_t *cands, int n, int pool_id,
                     const char *pool)
 {
     evict_job_t *j = util_xcalloc(1, sizeof(*j));
-    j->preemptor = pod_ref((pod_t *)preemptor);
+    j->preemptor = pod_ref(preemptors[0]);
+    if (np > 1) {
+        j->mates = util_xcalloc((size_t)np - 1, sizeof(*j->mates));
+        for (int i = 1; i < np; i++)
+            j->mates[j->nmates++] = pod_ref(preemptors[i]);
+    }
     j->cands = cands;
     j->ncands = n;
     j->pool_id = pool_id;
@@ -272,15 +290,24 @@ void evictor_evict_stale(evictor_t *e, pod_t *victim)
     push_job(e, j);
 }
 
+static int job_has(const evict_job_t *j, const char *uid)
+{
+    if (strcmp(j->preemptor->uid, uid) == 0)
+        return 1;
+    for (int i = 0; i < j->nmates; i++)
+        if (strcmp(j->mates[i]->uid, uid) == 0)
+            return 1;
+    return 0;
+}
+
 int evictor_has_job(evictor_t *e, const char *uid)
 {
     int found = 0;
     pthread_mutex_lock(&e->mu);
-    if (e->busy_uid && strcmp(e->busy_uid, uid) == 0)
+    if (e->busy_job && job_has(e->busy_job, uid))
         found = 1;
     for (evict_job_t *j = e->head; j && !found; j = j->next)
-        if (strcmp(j->preemptor->uid, uid) == 0)
-            found = 1;
+        found = job_has(j, uid);
     pthread_mutex_unlock(&e->mu);
     return found;
 }
@@ -309,7 +336,6 @@ void evictor_free(evictor_t *e)
         n = j->next;
         job_free(j);
     }
-    free(e->busy_uid);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     free(e);

@@ -204,34 +204,57 @@ static void vset_free(victim_set_t *vs)
     hashmap_free(vs->seen);
 }
 
-void gang_expand_victims(scheduler_t *s, preempt_candidate_t *cands, int n)
+/* Adds the gang-mates of cd's gang victims (a gang goes whole). 0 when a
+ * mate is no victim of preemptor by the same rule as any victim (ours,
+ * lower claim, queue rules), or when a PDB protects one of the set: the
+ * Eviction API would refuse it midway and leave a gang below its minimum. */
+static int expand_one(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cd)
 {
-    for (int c = 0; c < n; c++) {
-        preempt_candidate_t *cd = &cands[c];
-        victim_set_t vs = { .seen = hashmap_new(16) };
-        for (int i = 0; i < cd->nvictims; i++)
-            vset_add(&vs, cd->victims[i]);
-        int orig = cd->nvictims;
-        for (int i = 0; i < orig; i++) {
-            if (!gang_of(cd->victims[i]))
-                continue;
-            pod_t **mates = NULL;
-            int nm = gang_mates(s->gangs, cd->victims[i], &mates);
-            for (int k = 0; k < nm; k++) {
-                if (vset_add(&vs, mates[k])) {
+    victim_set_t vs = { .seen = hashmap_new(16) };
+    int ok = 1, gangs = 0;
+    for (int i = 0; i < cd->nvictims; i++)
+        vset_add(&vs, cd->victims[i]);
+    int orig = cd->nvictims;
+    for (int i = 0; i < orig && ok; i++) {
+        if (!gang_of(cd->victims[i]))
+            continue;
+        pod_t **mates = NULL;
+        int nm = gang_mates(s->gangs, cd->victims[i], &mates);
+        gangs = 1;
+        for (int k = 0; k < nm; k++) {
+            int64_t r = 0;
+            if (ok && !mates[k]->deleting && hashmap_get(vs.seen, mates[k]->uid) == NULL) {
+                if (!postfilter_is_victim(mates[k], preemptor, vc, &r)) {
+                    ok = 0;
+                } else {
+                    vset_add(&vs, mates[k]);
                     cd->victims = util_xrealloc(cd->victims, (size_t)(cd->nvictims + 1) * sizeof(*cd->victims));
                     cd->victims[cd->nvictims++] = pod_ref(mates[k]);
-                    int64_t r = postfilter_mate_rank(mates[k]);
                     if (r > cd->max_rank)
                         cd->max_rank = r;
                     cd->rank_sum += r + PREEMPT_RANK_OFFSET;
                 }
-                pod_unref(mates[k]);
             }
-            free(mates);
+            pod_unref(mates[k]);
         }
-        vset_free(&vs);
+        free(mates);
     }
+    vset_free(&vs);
+    if (ok && gangs)
+        ok = preempt_pdb_violations(cd->victims, cd->nvictims, s->pdbs, s->npdbs) == 0;
+    return ok;
+}
+
+int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
+{
+    int k = 0;
+    for (int c = 0; c < n; c++) {
+        if (expand_one(s, vc, preemptor, &cands[c]))
+            cands[k++] = cands[c];
+        else
+            preempt_candidate_clear(&cands[c]);
+    }
+    return k;
 }
 
 /* Removes a victim (and, when it keeps its gang at the minimum, its whole
@@ -297,7 +320,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
                                               &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
                     nc++;
             /* A gang victim costs its whole gang: count it before choosing. */
-            gang_expand_victims(s, cands, nc);
+            nc = gang_expand_victims(s, &vc, pod, cands, nc);
             nc = queues_filter_candidates(&vc, cands, nc);
             int b = preempt_pick(cands, nc);
             if (b >= 0) {
@@ -324,7 +347,6 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
         ok = 0; /* the victims together would take a queue below its share */
     if (ok)
         queues_reserve(&vc, mins, need, vs.v, vs.n);
-    free(mins);
     if (ok) {
         for (int i = 0; i < need; i++) {
             cache_nominate(s->cache, items[i]->pod, where[i]);
@@ -332,7 +354,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
         }
         /* One job, one candidate (no ranks to compare) holding all the
          * victims: the evictor reports a refusal on the first member and
-         * gives back its room. */
+         * gives back every member's room and charge. */
         preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
         c->node = util_strdup(where[0]);
         c->victims = vs.v;
@@ -345,8 +367,9 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
                  P->name, need);
         podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
         stats_add(s, &s->stats.gang_preemptions, 1);
-        evictor_submit(s->evictor, items[0]->pod, c, 1, P->id, P->name);
+        evictor_submit(s->evictor, mins, need, c, 1, P->id, P->name);
     }
+    free(mins);
     for (int i = 0; i < need; i++)
         free(where[i]);
     free(where);

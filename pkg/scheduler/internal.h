@@ -228,8 +228,6 @@ typedef struct victim_ctx {
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
 int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
-/* The rank a gang-mate evicted with a victim adds to a candidate. */
-int64_t postfilter_mate_rank(const pod_t *mate);
 /* Victims of a preemptor still terminating on its nominated node. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 /* A borrower that does not fit its lender goes home (takes it). */
@@ -246,8 +244,11 @@ int gang_turn(sched_pool_t *P, queue_item_t *it);
  * because a waiting gang goes first (see gang_blocker). */
 int gang_gate(sched_pool_t *P, queue_item_t *it);
 /* Adds to each candidate's victims the gang-mates of victims that keep
- * their gang at its minimum: a gang is evicted whole or not at all. */
-void gang_expand_victims(scheduler_t *s, preempt_candidate_t *cands, int n);
+ * their gang at its minimum: a gang is evicted whole or not at all. A
+ * candidate where a mate is no victim of preemptor (postfilter_is_victim
+ * with vc), or where a PDB protects one of a set holding a gang, is
+ * dropped (cleared); returns how many are left, in place. pdb_mu held. */
+int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
 void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
 void gang_housekeep(scheduler_t *s);
@@ -331,10 +332,12 @@ void binder_free(binder_t *b);
 evictor_t *evictor_new(scheduler_t *s);
 /* Takes cands (an array of n, freed by the worker) and evicts the best
  * candidate's victims, the next candidate's when one is refused (each
- * refusal: a Warning event on the preemptor and evictions_refused). The
- * caller nominated the best node already. When all are refused the
- * nomination is dropped and the queues woken. */
-void evictor_submit(evictor_t *e, const pod_t *preemptor, preempt_candidate_t *cands, int n, int pool_id,
+ * refusal: a Warning event on the first preemptor and evictions_refused).
+ * preemptors: the pod set the room is for (one pod, or a gang's minimum;
+ * referenced). The caller nominated and charged them already. When all
+ * are refused every one's nomination and charge is dropped and the
+ * queues woken. */
+void evictor_submit(evictor_t *e, pod_t *const *preemptors, int np, preempt_candidate_t *cands, int n, int pool_id,
                     const char *pool);
 /* Consolidation: evicts cand's pods (moved: each to dests[i], named in its
  * event); takes cand (one) and dests (cand->nvictims strings). */

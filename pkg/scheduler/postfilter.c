@@ -64,11 +64,6 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
     return 0;
 }
 
-int64_t postfilter_mate_rank(const pod_t *mate)
-{
-    return (int64_t)mate->priority * RANK_SCALE + 1;
-}
-
 /* A preemptor already nominated to a node where victims are still
  * terminating waits for them rather than preempting again. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
@@ -152,6 +147,8 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
             nc++;
         node_info_free(copies[i]);
     }
+    /* A gang victim costs its whole gang, each mate by the victim rules. */
+    nc = gang_expand_victims(s, &vc, pod, cands, nc);
     pthread_mutex_unlock(&s->pdb_mu);
     free(copies);
     cycle_state_free(cs);
@@ -159,7 +156,6 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     /* Reserve the room on the best node now and leave the evictions (and
      * the fallback to the next candidates) to the eviction worker: this
      * thread never waits on the API server. */
-    gang_expand_victims(s, cands, nc);
     nc = queues_filter_candidates(&vc, cands, nc);
     int b = preempt_pick(cands, nc);
     if (b < 0) {
@@ -170,7 +166,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
     cache_nominate(s->cache, pod, cands[b].node);
     writer_nominate(s->writer, pod, cands[b].node);
-    evictor_submit(s->evictor, pod, cands, nc, P->id, P->name);
+    evictor_submit(s->evictor, &pod, 1, cands, nc, P->id, P->name);
     return 1;
 }
 

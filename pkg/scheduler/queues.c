@@ -36,8 +36,10 @@ int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *u
 }
 
 /* The cache's accounting hook (cache lock held): what runs is charged to
- * its queue in its home pool, until it is gone (a pod being deleted still
- * holds its node for its grace period, and a limit counts it). */
+ * its queue in the pool whose node it holds (a borrower in its lender:
+ * borrowed room counts against neither its home pool's share nor its
+ * limits there), until it is gone (a pod being deleted still holds its
+ * node for its grace period, and a limit counts it). */
 void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
 {
     scheduler_t *s = ud;
@@ -45,9 +47,24 @@ void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
     if (gpu_is_reservation(p))
         return;
     if (sign > 0)
-        fs_charge(s->fs, p, queues_pod_tenant(s, p), pools_home_id(s, p), ni ? gpu_node_memory(ni->node) : 0, +1);
+        fs_charge(s->fs, p, queues_pod_tenant(s, p), ni ? ni->pool : pools_home_id(s, p),
+                  ni ? gpu_node_memory(ni->node) : 0, +1);
     else
         fs_uncharge(s->fs, p->uid);
+}
+
+static void node_pool_cb(void *ud, const node_info_t *ni)
+{
+    *(int *)ud = ni->pool;
+}
+
+/* The pool a pod is charged in: its node's, else its home pool. */
+static int charge_pool(scheduler_t *s, const pod_t *p)
+{
+    int pool = -1;
+    if (p->node_name[0] && cache_node_visit(s->cache, p->node_name, node_pool_cb, &pool) == 0 && pool >= 0)
+        return pool;
+    return pools_home_id(s, p);
 }
 
 void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
@@ -199,10 +216,10 @@ void queues_housekeep(scheduler_t *s)
 
 /* ------------------------------------------------------------ admission */
 
-/* Only an ancestor's limit keeps the pod out while its queue is within
- * its share: the victims fs_limit_victims chose (sibling subtrees above
- * their shares) are evicted, and the pod keeps the room they free. */
-static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_NRES], int home)
+/* A limit keeps the pod out: the victims fs_limit_victims chose (its own
+ * queue's lower-priority pods, or sibling subtrees above their shares) are
+ * evicted, and the pod keeps the room they free. */
+static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_NRES], int pool)
 {
     scheduler_t *s = P->s;
     int no_preempt = 1;
@@ -211,7 +228,7 @@ static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_
         evictor_has_job(s->evictor, it->pod->uid))
         return 0;
     char **uids = NULL;
-    int n = fs_limit_victims(s->fs, home, it->tenant, req, util_wall_ms(), &uids);
+    int n = fs_limit_victims(s->fs, pool, it->tenant, req, it->pod->priority, util_wall_ms(), &uids);
     if (n <= 0)
         return 0;
     preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
@@ -232,12 +249,48 @@ static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_
         return 0;
     }
     c->node = util_strdup(c->victims[0]->node_name);
-    victim_ctx_t vc = { .s = s, .pool_id = home };
+    victim_ctx_t vc = { .s = s, .pool_id = pool };
     queues_victim_ctx(P, &it->pod, 1, 0, &vc);
     queues_reserve(&vc, &it->pod, 1, c->victims, c->nvictims);
     LOG_I("reclaiming %d pods under a queue limit for pod=%s pool=%s", c->nvictims, it->pod->key, P->name);
-    evictor_submit(s->evictor, it->pod, c, 1, P->id, P->name);
+    evictor_submit(s->evictor, &it->pod, 1, c, 1, P->id, P->name);
     return 1;
+}
+
+/* The pool a set's queue numbers are read in: where it is being placed
+ * (a borrower's lender), as queues_account charges it. */
+static int admit_pool(sched_pool_t *P, const queue_item_t *it)
+{
+    return it->borrower ? P->id : pools_home_id(P->s, it->pod);
+}
+
+/* Admission of a pod set (one pod, or a gang's minimum) against its
+ * queue's limits and, for non-preemptible work, quotas: 0, or -1 with msg.
+ * Members already charged (preemptors holding the room they reclaimed)
+ * were admitted when they reclaimed: they do not count twice. *req gets
+ * the uncharged members' sum. */
+static int admit_set(sched_pool_t *P, queue_item_t *const *items, int n, double req[FS_NRES], char *msg, size_t msglen)
+{
+    scheduler_t *s = P->s;
+    int preemptible = 1;
+    memset(req, 0, sizeof(double) * FS_NRES);
+    /* Read under the cache's read lock: an informer update re-charges a pod
+     * (-1 then +1) under the write lock, so the count seen here never misses
+     * a running pod (seen once as a limit exceeded by one pod). */
+    cache_rdlock(s->cache);
+    for (int i = 0; i < n; i++) {
+        if (fs_is_charged(s->fs, items[i]->pod->uid))
+            continue;
+        double v[FS_NRES];
+        fs_pod_vec(items[i]->pod, v);
+        for (int r = 0; r < FS_NRES; r++)
+            req[r] += v[r];
+        preemptible &= fs_pod_preemptible(s->fs, items[i]->pod);
+    }
+    int rc =
+        fs_admit(s->fs, admit_pool(P, items[0]), queues_pod_tenant(s, items[0]->pod), req, preemptible, msg, msglen);
+    cache_unlock(s->cache);
+    return rc;
 }
 
 int queues_admit(sched_pool_t *P, queue_item_t *it)
@@ -257,23 +310,12 @@ int queues_admit(sched_pool_t *P, queue_item_t *it)
     if (!fs_active(s->fs))
         return 0;
     double req[FS_NRES];
-    fs_pod_vec(it->pod, req);
     char msg[512];
-    int home = pools_home_id(s, it->pod);
-    /* Read under the cache's read lock: an informer update re-charges a pod
-     * (-1 then +1) under the write lock, so the count seen here never misses
-     * a running pod (seen once as a limit exceeded by one pod). A preemptor
-     * holding room was admitted when it reclaimed: its own provisional
-     * charge must not count against it. */
-    cache_rdlock(s->cache);
-    int ok = fs_is_charged(s->fs, it->pod->uid) ||
-             fs_admit(s->fs, home, it->tenant, req, fs_pod_preemptible(s->fs, it->pod), msg, sizeof(msg)) == 0;
-    cache_unlock(s->cache);
-    if (ok)
+    if (admit_set(P, &it, 1, req, msg, sizeof(msg)) == 0)
         return 0;
-    if (limit_reclaim(P, it, req, home)) {
+    if (limit_reclaim(P, it, req, admit_pool(P, it))) {
         size_t len = strlen(msg);
-        snprintf(msg + len, sizeof(msg) - len, "; reclaiming from sibling queues above their fair share");
+        snprintf(msg + len, sizeof(msg) - len, "; reclaiming under the limit");
     }
     sched_report(P, it, "FailedScheduling", util_strdup(msg));
     queue_requeue(P->q, it);
@@ -285,21 +327,9 @@ char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need)
     scheduler_t *s = P->s;
     if (need <= 0 || !fs_active(s->fs))
         return NULL;
-    double req[FS_NRES] = { 0 };
-    int preemptible = 1;
-    for (int i = 0; i < need; i++) {
-        double v[FS_NRES];
-        fs_pod_vec(items[i]->pod, v);
-        for (int r = 0; r < FS_NRES; r++)
-            req[r] += v[r];
-        preemptible &= fs_pod_preemptible(s->fs, items[i]->pod);
-    }
+    double req[FS_NRES];
     char msg[512];
-    int home = pools_home_id(s, items[0]->pod), tenant = queues_pod_tenant(s, items[0]->pod);
-    cache_rdlock(s->cache); /* as queues_admit: no re-charge half done */
-    int ok = fs_admit(s->fs, home, tenant, req, preemptible, msg, sizeof(msg)) == 0;
-    cache_unlock(s->cache);
-    if (ok)
+    if (admit_set(P, items, need, req, msg, sizeof(msg)) == 0)
         return NULL;
     sbuf_t b = { 0 };
     sbuf_printf(&b, "its minimum of %d pods: %s", need, msg);
@@ -328,12 +358,17 @@ void queues_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first
     vc->starving = first_ms > 0 && fs_starving(s->fs, P->id, vc->tenant, first_ms, util_now_ms());
 }
 
+/* Reclaim's rules over a victim set. Borrowers of vc's pool are left out:
+ * a pool takes back what it lent whatever queue the borrower is in (the
+ * rule of postfilter_is_victim), so no share of theirs is weighed here. */
 static int victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
 {
     const char **uids = util_xcalloc((size_t)n + 1, sizeof(*uids));
+    int k = 0;
     for (int i = 0; i < n; i++)
-        uids[i] = victims[i]->uid;
-    int ok = fs_victims_ok(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, uids, n, vc->now_wall);
+        if (pools_home_id(vc->s, victims[i]) == vc->pool_id)
+            uids[k++] = victims[i]->uid;
+    int ok = fs_victims_ok(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, uids, k, vc->now_wall);
     free(uids);
     return ok;
 }
@@ -390,7 +425,7 @@ void queues_recharge(scheduler_t *s, const pod_t *victim)
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, victim->uid, &st);
     if (cur && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !cur->deleting)
-        fs_charge(s->fs, cur, queues_pod_tenant(s, cur), pools_home_id(s, cur), 0, +1);
+        fs_charge(s->fs, cur, queues_pod_tenant(s, cur), charge_pool(s, cur), 0, +1);
     pod_unref(cur);
 }
 

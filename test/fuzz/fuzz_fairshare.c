@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (void)fs_may_reclaim(fs, 0, t, req, k & 1, 0, 0, pods[m]->uid, 700000, &cross);
         }
         char **victims = NULL;
-        int nv = fs_limit_victims(fs, 0, t, req, 700000, &victims);
+        int nv = fs_limit_victims(fs, 0, t, req, p->priority, 700000, &victims);
         if (nv > 0)
             (void)fs_victims_ok(fs, 0, t, req, 0, (const char *const *)victims, nv, 700000);
         for (int m = 0; m < nv; m++)

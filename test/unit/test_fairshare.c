@@ -370,7 +370,7 @@ static void test_limit_reclaim(void **state)
     assert_int_equal(fs_admit(fs, 0, t2, one, 1, msg, sizeof(msg)), -1);
     assert_string_equal(msg, "queue \"dept\" limit: gpu 8 + 1 > 8");
     char **uids = NULL;
-    int n = fs_limit_victims(fs, 0, t2, one, 0, &uids);
+    int n = fs_limit_victims(fs, 0, t2, one, 0, 0, &uids);
     assert_int_equal(n, 1);
     assert_non_null(strstr(uids[0], "u-x")); /* one of p1's pods */
     int k = uids[0][3] - '0';
@@ -380,10 +380,147 @@ static void test_limit_reclaim(void **state)
     /* p1 itself at its own share asks nothing of p2. */
     for (int i = 0; i < 3; i++)
         fs_uncharge(fs, p[i]->uid);
-    n = fs_limit_victims(fs, 0, t1, one, 0, &uids);
+    n = fs_limit_victims(fs, 0, t1, one, 0, 0, &uids);
     assert_int_equal(n, 0);
     for (int i = 0; i < 8; i++)
         pod_unref(p[i]);
+    fs_store_free(fs);
+}
+
+/* A GPU pod that asks some CPU too (the CPU is plentiful: not contested). */
+static pod_t *mkpod_cpu(const char *name, const char *queue, int gpu)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','labels':{'resource.aibee.cn/queue':'%s'},"
+             "'creationTimestamp':'2026-01-01T00:00:01Z'},"
+             "'spec':{'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'%d','cpu':'100m'}}}]}}",
+             name, name, queue, gpu);
+    return fx_pod(buf);
+}
+
+/* Issue 22, fault 16: train (quota 8, limit 8) against other (quota 0),
+ * which fills the 8 GPUs with 1-GPU pods. other's fair share of GPUs is 0:
+ * train reclaims all 8, as four 2-GPU pods one at a time and as one gang
+ * of 4 x 2 at once. (The old rule stopped at 6 for single pods, and at 0
+ * for the gang: emptied, other's ratio fell "below" a share of nothing.) */
+static void test_reclaim_zero_share(void **state)
+{
+    (void)state;
+    for (int gang = 0; gang < 2; gang++) {
+        fs_store_t *fs = fs_store_new(NULL);
+        fs_queue_upsert(fs, mkq("train", "{'resources':{'gpu':{'quota':8,'limit':8}}}"));
+        fs_queue_upsert(fs, mkq("other", "{'resources':{'gpu':{'quota':0}}}"));
+        int tt = fs_tenant_id(fs, "train"), to = fs_tenant_id(fs, "other");
+        pod_t *o[8], *t[4];
+        for (int i = 0; i < 8; i++) {
+            char name[8];
+            snprintf(name, sizeof(name), "o%d", i);
+            o[i] = mkpod_cpu(name, "other", 1);
+            fs_charge(fs, o[i], to, 0, 0, +1);
+        }
+        double cap[FS_NRES] = { 8, 1e6, 1e6 };
+        fs_set_pool(fs, 0, "default", cap);
+        fs_pending_t pend[1] = { { tt, { 8, 400, 0 }, 4 } };
+        fs_set_pending(fs, 0, pend, 1);
+        fs_refresh(fs, 0, 1000);
+        NEAR(fair_of(fs, "train"), 8);
+        NEAR(fair_of(fs, "other"), 0);
+        int taken = 0;
+        if (gang) {
+            double req[FS_NRES] = { 8, 400, 0 };
+            const char *uids[8];
+            for (int i = 0; i < 8; i++)
+                uids[i] = o[i]->uid;
+            assert_true(fs_victims_ok(fs, 0, tt, req, 0, uids, 8, 0));
+            taken = 8;
+        } else {
+            double req[FS_NRES] = { 2, 100, 0 };
+            for (int k = 0; k < 4; k++) {
+                char name[8];
+                snprintf(name, sizeof(name), "t%d", k);
+                t[k] = mkpod_cpu(name, "train", 2);
+                const char *uids[2] = { o[2 * k]->uid, o[2 * k + 1]->uid };
+                if (!fs_victims_ok(fs, 0, tt, req, 0, uids, 2, 0))
+                    break;
+                fs_uncharge(fs, uids[0]);
+                fs_uncharge(fs, uids[1]);
+                fs_charge(fs, t[k], tt, 0, 0, +1);
+                taken += 2;
+            }
+            /* No ping-pong: other may take nothing back. */
+            int cross = 0;
+            double one[FS_NRES] = { 1, 100, 0 };
+            assert_false(fs_may_reclaim(fs, 0, to, one, 0, 0, 0, t[0]->uid, 0, &cross));
+            for (int k = 0; k < 4; k++)
+                pod_unref(t[k]);
+        }
+        assert_int_equal(taken, 8);
+        for (int i = 0; i < 8; i++)
+            pod_unref(o[i]);
+        fs_store_free(fs);
+    }
+}
+
+/* Issue 22, fault 4: a queue at its own limit lets its urgent pod in by
+ * evicting its own lower-priority pods (lowest priority first), never
+ * pods of its own priority or higher. */
+static void test_limit_own_priority(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("team", "{'resources':{'gpu':{'quota':4,'limit':4}}}"));
+    int t = fs_tenant_id(fs, "team");
+    pod_t *p[4];
+    int prio[4] = { 50, 10, 50, 80 };
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "l%d", i);
+        p[i] = mkpod(name, "team", 1, prio[i]);
+        fs_charge(fs, p[i], t, 0, 0, +1);
+    }
+    const char *qs[] = { "team" };
+    double want[] = { 6 };
+    pool_setup(fs, 8, qs, want, 1);
+    double two[FS_NRES] = { 2, 0, 0 };
+    char msg[256];
+    assert_int_equal(fs_admit(fs, 0, t, two, 1, msg, sizeof(msg)), -1);
+    char **uids = NULL;
+    /* priority 60: the 10 and one of the 50s go. */
+    int n = fs_limit_victims(fs, 0, t, two, 60, 0, &uids);
+    assert_int_equal(n, 2);
+    assert_string_equal(uids[0], "u-l1");
+    assert_true(strcmp(uids[1], "u-l0") == 0 || strcmp(uids[1], "u-l2") == 0);
+    for (int i = 0; i < n; i++)
+        free(uids[i]);
+    free(uids);
+    /* priority 50: only the 10 is lower, and one GPU is not enough. */
+    assert_int_equal(fs_limit_victims(fs, 0, t, two, 50, 0, &uids), 0);
+    assert_null(uids);
+    for (int i = 0; i < 4; i++)
+        pod_unref(p[i]);
+    fs_store_free(fs);
+}
+
+/* Issue 22, fault 14: pods naming more than FS_MAX_NAMES queues send the
+ * rest to default, but never keep a Queue created later out. */
+static void test_names_cap(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    char name[32];
+    for (int i = 0; i < FS_MAX_NAMES + 10; i++) {
+        snprintf(name, sizeof(name), "label-%d", i);
+        (void)fs_tenant_id(fs, name);
+    }
+    assert_int_equal(fs_tenant_id(fs, "one-too-many"), FS_DEFAULT_ID);
+    assert_int_equal(fs_queue_upsert(fs, mkq("late", "{'resources':{'gpu':{'quota':2}}}")), 1);
+    int t = fs_tenant_id(fs, "late");
+    assert_int_not_equal(t, FS_DEFAULT_ID);
+    char *qn = fs_queue_name(fs, t);
+    assert_string_equal(qn, "late");
+    free(qn);
+    assert_null(fs_fallback_message(fs, t));
     fs_store_free(fs);
 }
 
@@ -473,6 +610,9 @@ int main(void)
         cmocka_unit_test(test_reclaim_stops_at_share),
         cmocka_unit_test(test_queue_tenants),
         cmocka_unit_test(test_limit_reclaim),
+        cmocka_unit_test(test_reclaim_zero_share),
+        cmocka_unit_test(test_limit_own_priority),
+        cmocka_unit_test(test_names_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

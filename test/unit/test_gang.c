@@ -362,12 +362,57 @@ static void test_tick_status_timeout_stale(void **state)
     gang_store_free(gs);
 }
 
+/* Issue 22, fault 3: a gang placed once, then preempted whole (or its pods
+ * recreated), times out again: its clock restarts at its next turn. */
+static void test_timeout_after_placement(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_group_upsert(gs, mkpg("r", "{'minMember':2,'scheduleTimeoutSeconds':5}"));
+    pod_t *a = mkmember("ra", "r", 0, "n1", "Running", "2026-01-01T00:00:01Z");
+    pod_t *b = mkmember("rb", "r", 0, "n2", "Running", "2026-01-01T00:00:01Z");
+    gang_pod_upsert(gs, a);
+    gang_pod_upsert(gs, b);
+    int64_t t0 = 1700000000000LL;
+    gang_considered(gs, "ns/r", t0);
+    gang_placed(gs, "ns/r", t0 + 1000, NULL);
+    gang_tick_t t;
+    gang_tick(gs, t0 + 2000, 60, 60, 0, 1, &t);
+    gang_tick_clear(&t);
+    /* Preempted whole: both members gone, replacements pending. */
+    gang_pod_delete(gs, a);
+    gang_pod_delete(gs, b);
+    pod_t *a2 = mkmember("ra2", "r", 0, "", "Pending", "2026-01-01T00:00:03Z");
+    pod_t *b2 = mkmember("rb2", "r", 0, "", "Pending", "2026-01-01T00:00:03Z");
+    gang_pod_upsert(gs, a2);
+    gang_pod_upsert(gs, b2);
+    gang_tick(gs, t0 + 3000, 60, 60, 0, 1, &t);
+    gang_tick_clear(&t);
+    gang_considered(gs, "ns/r", t0 + 4000);
+    gang_waiting(gs, "ns/r", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1);
+    gang_tick(gs, t0 + 8000, 60, 60, 0, 1, &t);
+    assert_int_equal(t.timed_out, 0); /* 4 s since its new turn */
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 9000, 60, 60, 0, 1, &t);
+    assert_int_equal(t.timed_out, 1);
+    assert_true(find_event(&t, "GangScheduleTimeout") >= 0);
+    gang_tick_clear(&t);
+    /* It no longer holds back the pods of its priority behind it. */
+    assert_null(gang_blocker(gs, 0, NULL, 0, t0, 0, 0));
+    pod_unref(a);
+    pod_unref(b);
+    pod_unref(a2);
+    pod_unref(b2);
+    gang_store_free(gs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_podgroup_parse),          cmocka_unit_test(test_phase),
         cmocka_unit_test(test_membership_and_snapshot), cmocka_unit_test(test_blocker),
         cmocka_unit_test(test_surplus_and_mates),       cmocka_unit_test(test_tick_status_timeout_stale),
+        cmocka_unit_test(test_timeout_after_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -784,6 +784,191 @@ static void test_preemption_scan_unlocked(void **st)
     preemption_teardown(s, it);
 }
 
+/* ---- issue 22: gangs as victims and as preemptors -------------------------- */
+
+/* A gang member on node (or pending when node is ""), in the gang store too. */
+static pod_t *gang_pod(scheduler_t *s, const char *name, const char *group, int prio, const char *node)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"labels\":"
+             "{\"" GANG_LABEL "\":\"%s\",\"app\":\"%s\"},\"creationTimestamp\":\"2026-01-01T00:00:01Z\"},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,\"nodeName\":\"%s\",\"containers\":"
+             "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+             name, name, group, group, prio, node, node[0] ? "Running" : "Pending");
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    gang_pod_upsert(s->gangs, p);
+    return p;
+}
+
+static void add_podgroup(scheduler_t *s, const char *name, int min)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"pg-%s\","
+             "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"minMember\":%d}}",
+             name, name, min);
+    json_t *j = J(text);
+    char err[256];
+    podgroup_t *pg = podgroup_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(pg);
+    gang_group_upsert(s->gangs, pg);
+}
+
+static scheduler_t *victims_setup(void)
+{
+    set_evictions(0, 0);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "1"));
+    node_unref(add_node(s, "n2", "1"));
+    return s;
+}
+
+static void victims_teardown(scheduler_t *s)
+{
+    evictor_free(s->evictor);
+    s->evictor = NULL;
+    writer_free(s->writer);
+    s->writer = NULL;
+    scheduler_free(s);
+}
+
+/* Issue 22, fault 8: a gang goes whole, and each mate must itself be a
+ * victim: a priority-500 pod does not evict the priority-1000 master of a
+ * gang whose priority-0 worker sits where it wants to go. */
+static void test_gang_mates_follow_victim_rules(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_podgroup(s, "job", 2);
+    pod_unref(gang_pod(s, "worker", "job", 0, "n1"));
+    pod_unref(gang_pod(s, "master", "job", 1000, "n2"));
+    pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
+    assert_int_equal(postfilter_preempt(pools_get(s, DEFAULT_POOL_ID), pre, 0), 0);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 0);
+    assert_int_equal(nominated_on(s, "n1"), 0);
+    /* The same gang at priority 0 throughout goes, whole. */
+    pod_unref(gang_pod(s, "master", "job", 0, "n2"));
+    assert_int_equal(postfilter_preempt(pools_get(s, DEFAULT_POOL_ID), pre, 0), 1);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 2);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* Issue 22, fault 8: a PDB that protects a mate keeps the gang out of the
+ * victims (the Eviction API would stop halfway, leaving half a gang). */
+static void test_gang_victims_respect_pdb(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_podgroup(s, "job", 2);
+    pod_unref(gang_pod(s, "worker", "job", 0, "n1"));
+    pod_unref(gang_pod(s, "master", "job", 0, "n2"));
+    json_t *pdb = J("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"job\","
+                    "\"namespace\":\"ns\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"job\"}}},"
+                    "\"status\":{\"disruptionsAllowed\":1}}");
+    on_pdb_event(s, KUBE_ADDED, "ns/job", pdb);
+    json_decref(pdb);
+    pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
+    assert_int_equal(postfilter_preempt(pools_get(s, DEFAULT_POOL_ID), pre, 0), 0);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 0);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* Issue 22, fault 6: a gang preempts for its minimum of two; the second
+ * eviction is refused: every member's nomination goes, not the first's
+ * only. */
+static void test_refused_gang_eviction_gives_back_all(void **st)
+{
+    set_evictions(0, 2);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    pod_unref(pod_from(s, "v1", "1", 0, "", "n1"));
+    pod_unref(pod_from(s, "v2", "1", 0, "", "n1"));
+    add_podgroup(s, "train", 2);
+    pod_t *a = gang_pod(s, "ta", "train", 100, "");
+    pod_t *b = gang_pod(s, "tb", "train", 100, "");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, a, 0);
+    queue_add(D->q, b, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    assert_int_equal(gang_turn(D, it), 1);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 2);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.evictions_refused, 1);
+    assert_int_equal(nominated_on(s, "n1"), 0);
+    pod_unref(a);
+    pod_unref(b);
+    victims_teardown(s);
+}
+
+/* Issue 22, fault 2: a gang that reclaimed under its queue's limit holds a
+ * provisional charge for its minimum; its next turn is not refused by that
+ * same charge (a limit equal to the job's size). */
+static void test_gang_not_blocked_by_own_charge(void **st)
+{
+    scheduler_t *s = victims_setup();
+    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
+                  "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":2000,\"limit\":2000}}}}");
+    on_queue_event(s, KUBE_ADDED, "train", q);
+    json_decref(q);
+    add_podgroup(s, "job", 2);
+    char text[1024];
+    pod_t *m[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text,
+                 "{\"metadata\":{\"name\":\"m%d\",\"namespace\":\"ns\",\"uid\":\"uid-m%d\",\"labels\":"
+                 "{\"" GANG_LABEL "\":\"job\",\"resource.aibee.cn/queue\":\"train\"}},\"spec\":{\"schedulerName\":"
+                 "\"ai-scheduler\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}",
+                 i, i);
+        json_t *j = J(text);
+        char err[256];
+        m[i] = pod_from_json(j, err, sizeof err);
+        json_decref(j);
+        assert_non_null(m[i]);
+        cache_upsert_pod(s->cache, m[i], NULL);
+    }
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queues_refresh(D);
+    queue_add(D->q, m[0], 0);
+    queue_add(D->q, m[1], 0);
+    queue_item_t *items[2];
+    for (int i = 0; i < 2; i++) {
+        items[i] = queue_pop_timeout(D->q, 1000);
+        assert_non_null(items[i]);
+    }
+    char *why = queues_admit_gang(D, items, 2);
+    assert_null(why);
+    /* It preempted: the minimum is charged until bound. */
+    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
+    queues_victim_ctx(D, m, 2, 0, &vc);
+    queues_reserve(&vc, m, 2, NULL, 0);
+    why = queues_admit_gang(D, items, 2);
+    if (why)
+        fail_msg("refused by its own charge: %s", why);
+    assert_true(fs_is_charged(s->fs, "uid-m0"));
+    for (int i = 0; i < 2; i++) {
+        queue_requeue(D->q, items[i]);
+        pod_unref(m[i]);
+    }
+    victims_teardown(s);
+}
+
 /* ---- fault 3: fencing ------------------------------------------------------ */
 
 static int lease_ok = 1; /* atomic */
@@ -856,6 +1041,10 @@ int main(void)
         cmocka_unit_test(test_give_up_clears_nomination),
         cmocka_unit_test(test_preemption_scan_unlocked),
         cmocka_unit_test(test_fenced_drops_binds),
+        cmocka_unit_test(test_gang_mates_follow_victim_rules),
+        cmocka_unit_test(test_gang_victims_respect_pdb),
+        cmocka_unit_test(test_refused_gang_eviction_gives_back_all),
+        cmocka_unit_test(test_gang_not_blocked_by_own_charge),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
