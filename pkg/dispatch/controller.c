@@ -32,6 +32,8 @@
 /* A racing job whose members' pods are all watched is looked at this many
  * poll intervals apart when nothing changes. */
 #define WATCHED_POLL_FACTOR 5
+/* A member's cleanup given up for want of credentials (status reason). */
+#define DSP_R_ABANDONED "CleanupAbandoned"
 
 typedef struct entry {
     json_t *obj; /* latest seen, owned; NULL once deleted */
@@ -53,7 +55,7 @@ struct dsp_controller {
     int started; /* workers running */
     pthread_t workers[DSP_MAX_WORKERS];
     unsigned long seq;
-    metric_t *m_reconciles, *m_decisions, *m_latency, *m_member_errors, *m_jobs;
+    metric_t *m_reconciles, *m_decisions, *m_latency, *m_member_errors, *m_jobs, *m_abandoned;
 };
 
 /* ---- member state in .status ------------------------------------------ */
@@ -382,7 +384,7 @@ static void unavailable(dsp_controller_t *ctl, cstat_t *c, const char *reason, c
 static dsp_member_client_t *member_of(dsp_controller_t *ctl, job_t *j, cstat_t *c, const char **reason, char *err,
                                       size_t errlen)
 {
-    return dsp_member_get(ctl->members, j->ns, c->secret, c->secret_key, reason, err, errlen);
+    return dsp_member_get(ctl->members, j->ns, c->secret, c->secret_key, j->uid, reason, err, errlen);
 }
 
 /* c's objects, specialised once per pass (submit, observe and cleanup all
@@ -473,13 +475,23 @@ static void observe(dsp_controller_t *ctl, job_t *j, cstat_t *c, int64_t now)
     }
 }
 
-/* Deletes c's objects; 1 when none of ours is left running there. */
+/* cleanup's answer when the member cannot be reached for want of
+ * credentials: its Secret is gone and none are kept. */
+#define CLEANUP_NO_CREDENTIALS (-1)
+
+/* Deletes c's objects; 1 when none of ours is left running there (the
+ * member answered they are gone, 404 included), 0 while pending, or
+ * CLEANUP_NO_CREDENTIALS. */
 static int cleanup(dsp_controller_t *ctl, job_t *j, cstat_t *c, char *err, size_t errlen)
 {
     const char *reason = NULL;
-    dsp_member_client_t *mc = member_of(ctl, j, c, &reason, err, errlen);
+    int none = 0;
+    dsp_member_client_t *mc =
+        dsp_member_get_cleanup(ctl->members, j->ns, c->secret, c->secret_key, j->uid, &none, &reason, err, errlen);
+    if (!mc && !c->contacted)
+        return 1; /* never reached: nothing was created there */
     if (!mc)
-        return c->contacted ? 0 : 1; /* never reached: nothing was created there */
+        return none ? CLEANUP_NO_CREDENTIALS : 0;
     json_t *objs = cluster_objs(j, c, err, errlen);
     if (!objs) {
         dsp_member_put(mc);
@@ -600,8 +612,11 @@ static int write_status(dsp_controller_t *ctl, job_t *j, json_t *st)
         json_decref(out);
         return -1;
     }
-    /* later steps of this reconcile compare with what is stored now */
+    /* later steps of this reconcile compare with what is stored now (and
+     * a finalizer change needs the resourceVersion this write made) */
     json_object_set(j->obj, "status", json_object_get(out, "status") ? json_object_get(out, "status") : st);
+    if (json_is_object(json_object_get(out, "metadata")))
+        json_object_set(j->obj, "metadata", json_object_get(out, "metadata"));
     json_decref(out);
     return 0;
 }
@@ -652,8 +667,11 @@ static void state_events(job_t *j)
         cstat_t *c = &j->c[i], *o = &j->old[i];
         if (st_is(c, o->state) && strcmp(c->reason, o->reason) == 0)
             continue;
-        int warn = st_is(c, "Unavailable") || st_is(c, "Failed");
+        int abandoned = strcmp(c->reason, DSP_R_ABANDONED) == 0;
+        int warn = st_is(c, "Unavailable") || st_is(c, "Failed") || abandoned;
         const char *what = st_is(c, "Waiting") && st_is(o, "Submitting") ? "Submitted" : c->state;
+        if (abandoned)
+            what = DSP_R_ABANDONED;
         if (st_is(c, "Waiting") && st_is(o, "Unavailable"))
             what = "Submitted";
         job_event(j, warn ? "Warning" : "Normal", what, "cluster %s: %s%s%s", c->name, c->state,
@@ -780,32 +798,110 @@ static int64_t min_due(int64_t a, int64_t b)
     return a < 0 ? b : (b < 0 ? a : (a < b ? a : b));
 }
 
-/* Deleting: every member cleaned, then the finalizer comes off. Returns the
- * wall-ms delay to come back after, or -1 when done. */
+/* "Kind ns/name, ..." of c's objects, for an operator to find them. */
+static void objects_list(job_t *j, cstat_t *c, char *out, size_t outlen)
+{
+    char err[300];
+    json_t *objs = cluster_objs(j, c, err, sizeof err);
+    size_t n = 0, i;
+    json_t *o;
+    out[0] = '\0';
+    json_array_foreach (objs, i, o) {
+        json_t *meta = json_object_get(o, "metadata");
+        int w = snprintf(
+            out + n, outlen - n, "%s%s %s/%s", i ? ", " : "", json_string_value(json_object_get(o, "kind")),
+            json_string_value(json_object_get(meta, "namespace")), json_string_value(json_object_get(meta, "name")));
+        if (w < 0 || (size_t)w >= outlen - n)
+            break;
+        n += (size_t)w;
+    }
+}
+
+/* c's objects cannot be deleted for want of credentials, and the grace is
+ * over: the finalizer comes off without them, said in a Warning event and
+ * the log, since the objects may still be running in the member. */
+static void abandon(dsp_controller_t *ctl, job_t *j, int i, const char *why, int64_t now)
+{
+    cstat_t *c = &j->c[i];
+    /* said once: a pass that then fails to remove the finalizer comes back */
+    int said = strcmp(j->old[i].reason, DSP_R_ABANDONED) == 0;
+    char objs[400];
+    objects_list(j, c, objs, sizeof objs);
+    /* state_events makes this the Warning event */
+    st_set(c, "Cancelled", DSP_R_ABANDONED,
+           "no credentials to delete its objects (%.120s); the finalizer comes off without it; these may still be "
+           "running there: %.150s",
+           why, objs);
+    if (!c->cancelled)
+        c->cancelled = now;
+    if (!said)
+        LOG_W("dispatch: %s/%s: cluster %s: no credentials to delete its objects (%s); the finalizer comes off without "
+              "it; these may still be running there: %s",
+              j->ns, j->name, c->name, why, objs);
+    if (ctl->m_abandoned && !said)
+        metric_inc(ctl->m_abandoned, NULL);
+}
+
+/* Deleting: every member cleaned, then the finalizer comes off. A member
+ * with no credentials left holds it for the grace after deletionTimestamp
+ * only (abandon). Returns the wall-ms delay to come back after, or -1 when
+ * done. */
 static int64_t reconcile_delete(dsp_controller_t *ctl, job_t *j, int64_t now)
 {
-    if (!has_finalizer(j->obj))
+    if (!has_finalizer(j->obj)) {
+        dsp_members_forget(ctl->members, j->uid);
         return -1;
-    int all = 1;
+    }
+    int64_t grace_end =
+        get_time(json_object_get(j->obj, "metadata"), "deletionTimestamp") + (int64_t)ctl->o.cleanup_grace_s * 1000;
+    int all = 1, abandoned = 0;
+    int64_t next = 5000;
     for (int i = 0; i < j->n; i++) {
         cstat_t *c = &j->c[i];
         if (c->bad && !c->contacted)
             continue;
         char err[512] = "";
-        if (cleanup(ctl, j, c, err, sizeof err)) {
+        int rc = cleanup(ctl, j, c, err, sizeof err);
+        if (rc == 1) {
             c->cleaned = 1;
-            if (!st_is(c, "Cancelled"))
+            if (!st_is(c, "Cancelled") || !strcmp(c->reason, DSP_R_ABANDONED))
                 st_set(c, "Cancelled", "Deleted", "the MultiClusterJob is being deleted");
             if (!c->cancelled)
                 c->cancelled = now;
+        } else if (rc == CLEANUP_NO_CREDENTIALS && now >= grace_end) {
+            abandon(ctl, j, i, err, now);
+            abandoned++;
         } else {
             all = 0;
-            snprintf(c->message, sizeof c->message, "cleanup pending: %.380s", err);
+            if (rc == CLEANUP_NO_CREDENTIALS) {
+                char at[48];
+                util_rfc3339_ms(grace_end, at, sizeof at);
+                snprintf(c->message, sizeof c->message,
+                         "cleanup pending: %.250s; without credentials by %.30s the finalizer comes off anyway", err,
+                         at);
+                if (grace_end - now < next)
+                    next = grace_end - now;
+            } else {
+                snprintf(c->message, sizeof c->message, "cleanup pending: %.380s", err);
+            }
         }
     }
     if (all) {
+        if (abandoned) {
+            /* said before the object can go; best effort (a namespace
+             * being deleted refuses new events: the log has it too) */
+            j->phase = "Deleting";
+            store_status(ctl, j, now);
+            state_events(j);
+            post_events(ctl, j);
+        }
         if (set_finalizer(ctl, j, 0) == 0) {
-            LOG_I("dispatch: %s/%s: every member cleaned up; finalizer removed", j->ns, j->name);
+            if (abandoned)
+                LOG_W("dispatch: %s/%s: finalizer removed; %d cluster(s) not cleaned up (no credentials)", j->ns,
+                      j->name, abandoned);
+            else
+                LOG_I("dispatch: %s/%s: every member cleaned up; finalizer removed", j->ns, j->name);
+            dsp_members_forget(ctl->members, j->uid);
             return -1;
         }
         return 1000;
@@ -814,7 +910,7 @@ static int64_t reconcile_delete(dsp_controller_t *ctl, job_t *j, int64_t now)
     store_status(ctl, j, now);
     state_events(j);
     post_events(ctl, j);
-    return 5000;
+    return next;
 }
 
 /* One pass over a job. Returns the delay (ms) until it should be looked at
@@ -874,7 +970,7 @@ static int64_t reconcile(dsp_controller_t *ctl, job_t *j)
         if (!st_is(c, "Cancelled") || c->cleaned)
             continue;
         char err[512] = "";
-        if (cleanup(ctl, j, c, err, sizeof err)) {
+        if (cleanup(ctl, j, c, err, sizeof err) == 1) {
             c->cleaned = 1;
             snprintf(c->message, sizeof c->message, "cluster %s won; objects deleted",
                      j->winner >= 0 ? j->c[j->winner].name : "?");
@@ -1066,6 +1162,8 @@ dsp_controller_t *dsp_controller_new(kube_client_t *hub, const dsp_opts_t *o, ch
         ctl->o.member_timeout_s = 10;
     if (ctl->o.workers <= 0)
         ctl->o.workers = DSP_DEFAULT_WORKERS;
+    if (ctl->o.cleanup_grace_s <= 0)
+        ctl->o.cleanup_grace_s = DSP_DEFAULT_CLEANUP_GRACE_S;
     if (ctl->o.workers > DSP_MAX_WORKERS)
         ctl->o.workers = DSP_MAX_WORKERS;
     pthread_mutex_init(&ctl->mu, NULL);
@@ -1091,6 +1189,9 @@ dsp_controller_t *dsp_controller_new(kube_client_t *hub, const dsp_opts_t *o, ch
             (int)(sizeof lat_buckets / sizeof lat_buckets[0]));
         ctl->m_member_errors = metrics_counter(o->metrics, "ai_scheduler_dispatch_member_errors_total",
                                                "Member clusters found unavailable, by reason.");
+        ctl->m_abandoned =
+            metrics_counter(o->metrics, "ai_scheduler_dispatch_cleanups_abandoned_total",
+                            "Members whose objects were left when a job's finalizer came off without credentials.");
         ctl->m_jobs = metrics_gauge(o->metrics, "ai_scheduler_dispatch_jobs", "MultiClusterJobs by phase.");
     }
     return ctl;

@@ -25,12 +25,17 @@
 typedef struct dsp_controller dsp_controller_t;
 
 #define DSP_DEFAULT_WORKERS 4
-#define DSP_MAX_WORKERS     64
+/* A job being deleted whose member has no credentials left (its Secret is
+ * gone and none are kept, e.g. after a restart) keeps its finalizer this
+ * long after deletionTimestamp, then loses it with a Warning. */
+#define DSP_DEFAULT_CLEANUP_GRACE_S 60
+#define DSP_MAX_WORKERS             64
 
 typedef struct dsp_opts {
     double poll_s;        /* how often a racing job's members are looked at (1) */
     int workers;          /* reconciles at once (DSP_DEFAULT_WORKERS; at most DSP_MAX_WORKERS) */
     int member_timeout_s; /* per member request (10) */
+    int cleanup_grace_s;  /* DSP_DEFAULT_CLEANUP_GRACE_S when 0 */
     const char *identity; /* for events */
     metrics_t *metrics;   /* optional */
     /* Fencing: asked before every write; 0 stops writes (lease lost). */

@@ -11,9 +11,11 @@
 #include "dispatch/template.h"
 #include "kube/kubeconfig.h"
 #include "util/hashmap.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #define SECRET_TTL_MS 10000
+#define KEEP_MS       ((int64_t)DSP_KEEP_CREDS_S * 1000)
 
 /* A usable member client, built from one version of its Secret and shared
  * by the workers: a newer Secret replaces it in the slot, and the last
@@ -30,10 +32,19 @@ struct dsp_mclient {
 /* What is known of one Secret. */
 typedef struct slot {
     char *secret_rv;
+    char secret_id[160]; /* "uid U, resourceVersion R" of the version cur was built from */
     int64_t checked_ms;
     struct dsp_mclient *cur; /* NULL while the Secret is unusable; holds a reference */
     const char *reason;      /* why cur is NULL */
     char err[384];
+    /* The last usable client, kept once the Secret went (or stopped
+     * parsing) so the jobs that used it can still delete their objects;
+     * dropped when none of them is left, after KEEP_MS, or when a usable
+     * Secret is back. Holds a reference. */
+    struct dsp_mclient *kept;
+    char kept_id[160];
+    int64_t kept_ms;  /* monotonic: when it was kept */
+    hashmap_t *users; /* uids of the jobs that got a client from this slot */
 } slot_t;
 
 struct dsp_members {
@@ -99,6 +110,8 @@ void dsp_members_free(dsp_members_t *ms)
     for (size_t it = 0; hashmap_next(ms->by_secret, &it, &k, &v);) {
         slot_t *sl = v;
         mclient_unref(ms, sl->cur);
+        mclient_unref(ms, sl->kept);
+        hashmap_free(sl->users);
         free(sl->secret_rv);
         free(sl);
     }
@@ -171,19 +184,34 @@ static struct dsp_mclient *mclient_build(dsp_members_t *ms, slot_t *sl, json_t *
     return m;
 }
 
+/* The Secret can no longer give a client: cur, if any, becomes the kept
+ * one. ms->mu held. Returns the client that drops out (the kept one it
+ * replaces), for the caller to let go of outside the lock. */
+static struct dsp_mclient *keep(slot_t *sl)
+{
+    struct dsp_mclient *old = NULL;
+    if (sl->cur) {
+        old = sl->kept;
+        sl->kept = sl->cur;
+        snprintf(sl->kept_id, sizeof sl->kept_id, "%s", sl->secret_id);
+        sl->kept_ms = util_now_ms();
+        sl->cur = NULL;
+    }
+    return old;
+}
+
 /* Reads the Secret again when its slot is older than SECRET_TTL_MS, and
  * replaces the client when the Secret changed. ms->mu held (one refresh at
- * a time; the other workers wait for it). Returns the client replaced, for
- * the caller to let go of outside the lock; *fail set when the hub did not
- * answer and no client is at hand. */
-static struct dsp_mclient *refresh(dsp_members_t *ms, slot_t *sl, const char *ns, const char *secret, const char *key,
-                                   int *fail, char *err, size_t errlen)
+ * a time; the other workers wait for it). The clients that drop out go in
+ * drop[0..1], for the caller to let go of outside the lock; *fail set when
+ * the hub did not answer and no client is at hand. */
+static void refresh(dsp_members_t *ms, slot_t *sl, const char *ns, const char *secret, const char *key,
+                    struct dsp_mclient *drop[2], int *fail, char *err, size_t errlen)
 {
     int64_t now = util_now_ms();
-    struct dsp_mclient *old = NULL;
     *fail = 0;
     if (sl->checked_ms && now - sl->checked_ms < SECRET_TTL_MS)
-        return NULL;
+        return;
     char *ens = util_urlencode(ns), *esec = util_urlencode(secret);
     sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/secrets/%s", ens, esec);
@@ -196,8 +224,7 @@ static struct dsp_mclient *refresh(dsp_members_t *ms, slot_t *sl, const char *ns
     sbuf_free(&path);
     if (rc != 0) {
         if (status == 404 || status == 403) {
-            old = sl->cur;
-            sl->cur = NULL;
+            drop[0] = keep(sl);
             free(sl->secret_rv);
             sl->secret_rv = NULL;
             sl->reason = DSP_R_SECRET;
@@ -213,19 +240,42 @@ static struct dsp_mclient *refresh(dsp_members_t *ms, slot_t *sl, const char *ns
         if (!sl->secret_rv || !rv || strcmp(rv, sl->secret_rv) != 0) {
             char name[400];
             snprintf(name, sizeof name, "%.63s/%.253s", ns, secret);
-            old = sl->cur;
-            sl->cur = mclient_build(ms, sl, s, name, key);
+            struct dsp_mclient *m = mclient_build(ms, sl, s, name, key);
+            if (!m) {
+                drop[0] = keep(sl);
+            } else {
+                /* a usable Secret again: it is the one to use */
+                drop[0] = sl->cur;
+                drop[1] = sl->kept;
+                sl->kept = NULL;
+                sl->cur = m;
+                const char *uid = json_string_value(json_object_get(json_object_get(s, "metadata"), "uid"));
+                snprintf(sl->secret_id, sizeof sl->secret_id, "uid %.60s, resourceVersion %.60s", uid ? uid : "?",
+                         rv ? rv : "?");
+            }
             free(sl->secret_rv);
             sl->secret_rv = util_strdup(rv ? rv : "");
         }
         sl->checked_ms = now;
     }
     json_decref(s);
-    return old;
 }
 
-dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
-                                    const char **reason, char *err, size_t errlen)
+/* The kept client, once no job that used it is left or it is older than
+ * KEEP_MS: taken out of sl for the caller to let go of. ms->mu held. */
+static struct dsp_mclient *kept_expired(slot_t *sl, int64_t now)
+{
+    struct dsp_mclient *m = sl->kept;
+    if (!m || (hashmap_len(sl->users) > 0 && now - sl->kept_ms < KEEP_MS))
+        return NULL;
+    sl->kept = NULL;
+    return m;
+}
+
+/* dsp_member_get, and for cleanup (cleanup=1) the kept client when the
+ * Secret gives none and job uid used it. */
+static dsp_member_client_t *get(dsp_members_t *ms, const char *ns, const char *secret, const char *key, const char *uid,
+                                int cleanup, int *none, const char **reason, char *err, size_t errlen)
 {
     char mk[600];
     snprintf(mk, sizeof mk, "%s/%s/%s", ns, secret, key ? key : "");
@@ -233,21 +283,69 @@ dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const cha
     slot_t *sl = hashmap_get(ms->by_secret, mk);
     if (!sl) {
         sl = util_xcalloc(1, sizeof(*sl));
+        sl->users = hashmap_new(4);
         hashmap_put(ms->by_secret, mk, sl);
     }
     int fail = 0;
-    struct dsp_mclient *old = refresh(ms, sl, ns, secret, key, &fail, err, errlen), *m = sl->cur;
-    if (m)
-        m->refs++;
-    else if (fail)
+    struct dsp_mclient *drop[3] = { NULL, NULL, NULL }, *m = NULL;
+    refresh(ms, sl, ns, secret, key, drop, &fail, err, errlen);
+    drop[2] = kept_expired(sl, util_now_ms());
+    if (sl->cur) {
+        m = sl->cur;
+        if (uid)
+            hashmap_put(sl->users, uid, sl);
+    } else if (cleanup && sl->kept && uid && hashmap_get(sl->users, uid)) {
+        m = sl->kept;
+        LOG_I("dispatch: secret %s/%s gives no client (%s); deleting with the credentials it held before (%s)", ns,
+              secret, fail ? err : sl->err, sl->kept_id);
+    } else if (fail) {
         *reason = DSP_R_SECRET;
-    else {
+    } else {
         *reason = sl->reason ? sl->reason : DSP_R_KUBECONFIG;
         util_errf(err, errlen, "%s", sl->err);
+        *none = 1;
     }
+    if (m)
+        m->refs++;
     pthread_mutex_unlock(&ms->mu);
-    mclient_unref(ms, old);
+    for (int i = 0; i < 3; i++)
+        mclient_unref(ms, drop[i]);
     return m;
+}
+
+dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
+                                    const char *uid, const char **reason, char *err, size_t errlen)
+{
+    int none = 0;
+    return get(ms, ns, secret, key, uid, 0, &none, reason, err, errlen);
+}
+
+dsp_member_client_t *dsp_member_get_cleanup(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
+                                            const char *uid, int *none, const char **reason, char *err, size_t errlen)
+{
+    *none = 0;
+    return get(ms, ns, secret, key, uid, 1, none, reason, err, errlen);
+}
+
+void dsp_members_forget(dsp_members_t *ms, const char *uid)
+{
+    /* one client at a time: the last reference frees outside ms->mu */
+    for (;;) {
+        struct dsp_mclient *m = NULL;
+        const char *k;
+        void *v;
+        pthread_mutex_lock(&ms->mu);
+        int64_t now = util_now_ms();
+        for (size_t it = 0; !m && hashmap_next(ms->by_secret, &it, &k, &v);) {
+            slot_t *sl = v;
+            hashmap_remove(sl->users, uid);
+            m = kept_expired(sl, now);
+        }
+        pthread_mutex_unlock(&ms->mu);
+        if (!m)
+            return;
+        mclient_unref(ms, m);
+    }
 }
 
 /* "v1" -> /api/v1, "g/v" -> /apis/g/v */

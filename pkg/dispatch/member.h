@@ -1,6 +1,6 @@
 /* member.h -- the dispatch controller's side of each member cluster: a client
  * built from a kubeconfig held in a hub Secret (rebuilt when the Secret
- * changes), API discovery to find where a kind lives, and the three things
+ * changes, kept a while for cleanup when it goes), API discovery to find where a kind lives, and the three things
  * done there: create the specialised objects, observe their pods (through a
  * watch per member namespace, podwatch.h, with a LIST when it is not
  * current), delete them. An object without the job's uid label is never
@@ -33,13 +33,32 @@ typedef struct dsp_mclient dsp_member_client_t;
 dsp_members_t *dsp_members_new(kube_client_t *hub, int timeout_s, dsp_kick_fn kick, void *kick_ud);
 void dsp_members_free(dsp_members_t *ms);
 
+/* How long the last usable client of a Secret that went away is kept for
+ * the cleanups of the jobs that used it (at most). */
+#define DSP_KEEP_CREDS_S 3600
+
 /* The client for Secret ns/secret (key: the data key, NULL = "kubeconfig",
  * or the only key): a reference the caller gives back with dsp_member_put.
  * The Secret is read again when older than 10 s; a changed one gets a new
- * client, and the old one lives on until its last holder puts it. NULL with
- * *reason and err. */
+ * client, and the old one lives on until its last holder puts it. uid (may
+ * be NULL) is the job asking: it is remembered as a user of the Secret's
+ * credentials. NULL with *reason and err. */
 dsp_member_client_t *dsp_member_get(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
-                                    const char **reason, char *err, size_t errlen);
+                                    const char *uid, const char **reason, char *err, size_t errlen);
+
+/* For deleting job uid's objects: dsp_member_get's client, else, when the
+ * Secret is gone (404, 403) or no longer parses, the last client it gave,
+ * if job uid got one before. That client is kept in memory (never written
+ * anywhere) until no job that used it is left (dsp_members_forget), for
+ * DSP_KEEP_CREDS_S at most, or until the Secret is usable again; a
+ * restarted controller has none. NULL with *reason and err; *none set when
+ * no credentials can be had at all (the hub answered and nothing is kept),
+ * as opposed to the hub not answering. */
+dsp_member_client_t *dsp_member_get_cleanup(dsp_members_t *ms, const char *ns, const char *secret, const char *key,
+                                            const char *uid, int *none, const char **reason, char *err, size_t errlen);
+
+/* Job uid is gone: it no longer holds kept credentials. */
+void dsp_members_forget(dsp_members_t *ms, const char *uid);
 void dsp_member_put(dsp_member_client_t *mc);
 const char *dsp_member_server(dsp_member_client_t *mc);
 
