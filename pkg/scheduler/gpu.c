@@ -119,23 +119,26 @@ static char *reservation_name(gpu_res_t *r, const char *node, int slot)
     unsigned long n = ++r->seq;
     sbuf_t b = { 0 };
     /* A pod name is a DNS subdomain (<= 253) and so is a node name. */
-    sbuf_printf(&b, "gpu-res-%.200s-%d-%05lx", node, slot, n & 0xfffff);
+    sbuf_printf(&b, GPU_RESERVATION_PREFIX "%.200s-%d-%05lx", node, slot, n & 0xfffff);
     return b.data;
 }
 
+/* Every mark gpu_reservation_trusted (gpu/gpu.c) looks for: the namespace,
+ * the label, managed-by, the name (reservation_name) and the node
+ * annotation equal to spec.nodeName. */
 static char *reservation_body(scheduler_t *s, const char *name, const char *node, int slot)
 {
     char idx[8];
     snprintf(idx, sizeof(idx), "%d", slot);
     json_t *res = json_pack("{s:s}", RES_GPU, "1");
-    json_t *pod = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
-        " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
-        "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", s->opts.gpu_namespace, "labels",
-        GPU_LABEL_RESERVATION, "true", "app.kubernetes.io/managed-by", "ai-scheduler", "annotations", GPU_ANN_INDEX,
-        idx, GPU_ANN_RESERVATION_NODE, node, "spec", "nodeName", node, "schedulerName", s->name,
-        "terminationGracePeriodSeconds", (json_int_t)0, "tolerations", "operator", "Exists", "containers", "name",
-        "reserve", "image", s->opts.gpu_image, "resources", "requests", res, "limits", res);
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
+                            " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
+                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                            s->opts.gpu_namespace, "labels", GPU_LABEL_RESERVATION, "true", GPU_LABEL_MANAGED_BY,
+                            GPU_MANAGER, "annotations", GPU_ANN_INDEX, idx, GPU_ANN_RESERVATION_NODE, node, "spec",
+                            "nodeName", node, "schedulerName", s->name, "terminationGracePeriodSeconds", (json_int_t)0,
+                            "tolerations", "operator", "Exists", "containers", "name", "reserve", "image",
+                            s->opts.gpu_image, "resources", "requests", res, "limits", res);
     json_decref(res);
     char *txt = json_dumps(pod, JSON_COMPACT);
     json_decref(pod);

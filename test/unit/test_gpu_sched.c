@@ -158,12 +158,13 @@ static pod_t *parse_pod(const char *text)
     return p;
 }
 
-/* A reservation pod on g0 holding slot 0, as reservation_body writes it. */
-static pod_t *add_reservation(scheduler_t *s, const char *name)
+/* A pod labelled as a reservation on g0 holding slot 0, as reservation_body
+ * writes it, in namespace ns (the real ones: ai-scheduler-system). */
+static pod_t *add_labelled(scheduler_t *s, const char *ns, const char *name)
 {
     char text[1024];
     snprintf(text, sizeof text,
-             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ai-scheduler-system\",\"uid\":\"uid-%s\","
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"uid-%s\","
              "\"labels\":{\"resource.aibee.cn/gpu-reservation\":\"true\","
              "\"app.kubernetes.io/managed-by\":\"ai-scheduler\"},"
              "\"annotations\":{\"resource.aibee.cn/gpu-index\":\"0\","
@@ -171,10 +172,15 @@ static pod_t *add_reservation(scheduler_t *s, const char *name)
              "\"spec\":{\"nodeName\":\"g0\",\"schedulerName\":\"ai-scheduler\",\"containers\":[{\"name\":\"reserve\","
              "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
              "\"status\":{\"phase\":\"Running\"}}",
-             name, name);
+             name, ns, name);
     pod_t *p = parse_pod(text);
     cache_upsert_pod(s->cache, p, NULL);
     return p;
+}
+
+static pod_t *add_reservation(scheduler_t *s, const char *name)
+{
+    return add_labelled(s, "ai-scheduler-system", name);
 }
 
 /* A pending pod of ours: ann is its annotations' members, gpu its
@@ -309,6 +315,43 @@ static void test_bind_waits_for_delete_in_flight(void **st)
     scheduler_free(s);
 }
 
+/* ---- issue 22 fault 5: a forged reservation is an ordinary pod ---------- */
+
+static void node_gpus_used(void *ud, const node_info_t *ni)
+{
+    *(int64_t *)ud = res_get_scalar(&ni->requested, RES_GPU);
+}
+
+/* A user's pod in its own namespace with every mark of a reservation pod:
+ * its GPU counts on the node, preemption may take it, and a whole-GPU
+ * pod's PreBind does not delete it. */
+static void test_forged_reservation_is_ordinary(void **st)
+{
+    api_reset(200, 0);
+    scheduler_t *s = new_sched();
+    add_gpu_node(s, 2);
+    pod_t *forged = add_labelled(s, "team-a", "gpu-res-g0-0-00001");
+    assert_false(gpu_is_reservation(forged));
+    int64_t used = -1;
+    cache_node_visit(s->cache, "g0", node_gpus_used, &used);
+    assert_int_equal(used, 1);
+
+    pod_t *pre = parse_pod("{\"metadata\":{\"name\":\"pre\",\"namespace\":\"ns\",\"uid\":\"uid-pre\"},"
+                           "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":100,"
+                           "\"containers\":[{\"name\":\"c\"}]}}");
+    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
+    int64_t rank = 0;
+    assert_true(postfilter_is_victim(forged, pre, &vc, &rank));
+
+    pod_t *w = assume_pod(s, "whole", "", "2");
+    prebind_whole(s, w);
+    assert_int_equal(api_count(&api.deletes), 0);
+    pod_unref(w);
+    pod_unref(pre);
+    pod_unref(forged);
+    scheduler_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_refused_delete_reuses_reservation),
         cmocka_unit_test(test_accepted_delete_makes_new_reservation),
         cmocka_unit_test(test_bind_waits_for_delete_in_flight),
+        cmocka_unit_test(test_forged_reservation_is_ordinary),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
