@@ -560,7 +560,7 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
         pod_free(p);
         return NULL;
     }
-    p->gpu = gpu_req_parse(json_object_get(meta, "annotations"), &p->labels, &p->requests);
+    p->gpu = gpu_req_parse(p, json_object_get(meta, "annotations"));
     return p;
 
 fail:

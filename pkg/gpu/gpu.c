@@ -2,6 +2,7 @@
  * and the fractions on them, best-fit choice of slots. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,11 +141,58 @@ static gpu_req_t *parse_reservation(json_t *ann)
     return r;
 }
 
-gpu_req_t *gpu_req_parse(json_t *ann, const labels_t *labels, const resources_t *requests)
+/* The reservation namespace, written at start-up and read by every parse
+ * of a labelled pod, on any thread. A namespace name is at most 63 bytes. */
+static pthread_mutex_t res_ns_mu = PTHREAD_MUTEX_INITIALIZER;
+static char res_ns[64] = GPU_RESERVATION_NS;
+
+void gpu_set_reservation_namespace(const char *ns)
 {
-    const char *res = labels ? labels_get(labels, GPU_LABEL_RESERVATION) : NULL;
-    if (res && strcmp(res, "true") == 0)
+    pthread_mutex_lock(&res_ns_mu);
+    /* No namespace, or one too long to exist: nothing is trusted. */
+    if (!ns || strlen(ns) >= sizeof(res_ns))
+        ns = "";
+    snprintf(res_ns, sizeof(res_ns), "%s", ns);
+    pthread_mutex_unlock(&res_ns_mu);
+}
+
+static int in_reservation_namespace(const char *ns)
+{
+    pthread_mutex_lock(&res_ns_mu);
+    int in = ns && res_ns[0] && strcmp(ns, res_ns) == 0;
+    pthread_mutex_unlock(&res_ns_mu);
+    return in;
+}
+
+/* Anyone who may create a pod may label it, so the label alone is no
+ * proof: a user's pod would hide its GPUs from the node's count (kubelet
+ * then rejects the next pod), escape quota and preemption, and be deleted
+ * by the housekeeper. The proof no user can forge is the namespace: the
+ * Helm chart (charts/ai-scheduler/templates/rbac.yaml) grants pods
+ * create there only to the scheduler's ServiceAccount, through a Role in
+ * that namespace alone. The rest is what reservation_body
+ * (scheduler/gpu.c) writes, and it keeps apart other pods of that
+ * namespace (by default the release's, where the scheduler itself runs):
+ * the managed-by label, the name prefix, and the node annotation naming
+ * the node the pod was created bound to. Reservation pods made by earlier
+ * versions carry all of it, so an upgrade keeps them. */
+int gpu_reservation_trusted(const pod_t *p, json_t *ann)
+{
+    const char *res = labels_get(&p->labels, GPU_LABEL_RESERVATION);
+    const char *by = labels_get(&p->labels, GPU_LABEL_MANAGED_BY);
+    const char *node = ann_str(ann, GPU_ANN_RESERVATION_NODE);
+    return res && strcmp(res, "true") == 0 && in_reservation_namespace(p->ns) && by && strcmp(by, GPU_MANAGER) == 0 &&
+           p->name && strncmp(p->name, GPU_RESERVATION_PREFIX, strlen(GPU_RESERVATION_PREFIX)) == 0 && node &&
+           p->node_name && p->node_name[0] && strcmp(node, p->node_name) == 0;
+}
+
+gpu_req_t *gpu_req_parse(const pod_t *p, json_t *ann)
+{
+    /* An untrusted reservation label means nothing: the pod is parsed (and
+     * counted, charged, preempted) as any other. */
+    if (gpu_reservation_trusted(p, ann))
         return parse_reservation(ann);
+    const resources_t *requests = &p->requests;
     const char *frac = ann_str(ann, GPU_ANN_FRACTION), *mem = ann_str(ann, GPU_ANN_MEMORY);
     const char *ndev = ann_str(ann, GPU_ANN_NUM_DEVICES);
     json_t *annobj = json_is_object(ann) ? ann : NULL;
@@ -169,7 +217,7 @@ gpu_req_t *gpu_req_parse(json_t *ann, const labels_t *labels, const resources_t 
         set_err(r, "annotation %s needs %s or " GPU_ANN_MEMORY, GPU_ANN_NUM_DEVICES, GPU_ANN_FRACTION);
     else if (ndev && parse_count(ndev, GPU_MAX_DEVICES, &n) != 0)
         set_err(r, "invalid " GPU_ANN_NUM_DEVICES " \"%.12s\": must be from 1 to 64%s", ndev, NULL);
-    else if (requests && res_get_scalar(requests, RES_GPU) > 0)
+    else if (res_get_scalar(requests, RES_GPU) > 0)
         set_err(r, "%s/%s and a " RES_GPU_NAME " request are exclusive", GPU_ANN_FRACTION, GPU_ANN_MEMORY);
     if (n > 0)
         r->ndev = (int)n;

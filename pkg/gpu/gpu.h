@@ -30,6 +30,10 @@
 #define GPU_ANN_RESERVATION_POD  "resource.aibee.cn/gpu-reservation-pod"
 #define GPU_ANN_RESERVATION_NODE "resource.aibee.cn/gpu-reservation-node"
 #define GPU_LABEL_RESERVATION    "resource.aibee.cn/gpu-reservation"
+#define GPU_LABEL_MANAGED_BY     "app.kubernetes.io/managed-by"
+#define GPU_MANAGER              "ai-scheduler"        /* GPU_LABEL_MANAGED_BY of reservation pods */
+#define GPU_RESERVATION_PREFIX   "gpu-res-"            /* their names */
+#define GPU_RESERVATION_NS       "ai-scheduler-system" /* default namespace */
 #define GPU_LABEL_MEMORY         "nvidia.com/gpu.memory"
 #define GPU_MAX_DEVICES          64
 #define GPU_PPM                  1000000
@@ -46,14 +50,25 @@ typedef struct gpu_req {
     char *err; /* why the request is invalid (the pod stays pending); NULL if valid */
 } gpu_req_t;
 
-/* From the pod's annotations and labels; requests is its parsed resource
- * requests (a fraction with nvidia.com/gpu is refused). Never fails: an
- * invalid request comes back with err set. NULL when the pod asks nothing. */
-gpu_req_t *gpu_req_parse(json_t *annotations, const labels_t *labels, const resources_t *requests);
+/* From the pod's annotations; p is the pod parsed so far (namespace, name,
+ * labels, nodeName and resource requests: a fraction with nvidia.com/gpu is
+ * refused). Never fails: an invalid request comes back with err set. NULL
+ * when the pod asks nothing. A pod labelled as a reservation that
+ * ai-scheduler did not make (gpu_reservation_trusted) is parsed as any
+ * other pod: its GPUs count, quota and preemption apply. */
+gpu_req_t *gpu_req_parse(const pod_t *p, json_t *annotations);
+/* The namespace reservation pods are made in (the scheduler's
+ * gpu_namespace; GPU_RESERVATION_NS until set). Process-wide, as pods are
+ * parsed before any scheduler sees them; thread-safe. */
+void gpu_set_reservation_namespace(const char *ns);
+/* Whether p, labelled GPU_LABEL_RESERVATION=true, is a reservation pod
+ * ai-scheduler made (see gpu.c for what proves it). */
+int gpu_reservation_trusted(const pod_t *p, json_t *annotations);
 void gpu_req_free(gpu_req_t *r);
 /* A pod with a valid fraction / memory request. */
 int gpu_is_fraction(const pod_t *p);
-/* A reservation pod (label GPU_LABEL_RESERVATION=true with a valid slot). */
+/* A trusted reservation pod (label GPU_LABEL_RESERVATION=true, made by
+ * ai-scheduler, with a valid slot). */
 int gpu_is_reservation(const pod_t *p);
 /* The GPU share p holds on one device, in GPUs (a fraction, or memory over
  * the device's memory mem_mib; 0 when that is unknown), times its devices. */

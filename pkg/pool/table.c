@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "api/quantity.h"
+#include "gpu/gpu.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "pool/table.h"
@@ -443,12 +444,16 @@ int pool_table_from_json(FILE *out, FILE *errf, pool_out_t fmt, json_t *nodes, j
 static void usage_text(FILE *f)
 {
     fputs("Usage: ai-scheduler pools [--kubeconfig FILE] [-o table|json|yaml] [--scheduler-name NAME]\n"
+          "                         [--gpu-reservation-namespace NS]\n"
           "       kubectl pool [same flags]\n"
           "Prints each pool's resources: capacity, allocatable, used, shared (used by\n"
           "other pools' pods) and pending (requests of pods waiting for a node).\n"
           "  --kubeconfig FILE      default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
           "  -o, --output FORMAT    table (default), json or yaml\n"
           "  --scheduler-name NAME  whose unbound pods count as pending (ai-scheduler)\n"
+          "  --gpu-reservation-namespace NS\n"
+          "                         the scheduler's GPU reservation pods' namespace\n"
+          "                         (" GPU_RESERVATION_NS "): only there a labelled pod is one\n"
           "  -h, --help             this text\n",
           f);
 }
@@ -517,6 +522,10 @@ int pool_table_main(int argc, char **argv, FILE *out, FILE *errf)
             if (!v || !*v)
                 goto missing;
             sched = v;
+        } else if ((v = util_opt_value(argc, argv, &i, "--gpu-reservation-namespace", NULL, &missing)) || missing) {
+            if (!v || !*v)
+                goto missing;
+            gpu_set_reservation_namespace(v); /* before the pods are parsed */
         } else if ((v = util_opt_value(argc, argv, &i, "--output", "-o", &missing)) || missing) {
             if (!v)
                 goto missing;

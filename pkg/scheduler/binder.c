@@ -57,9 +57,13 @@ static void observe_latency(scheduler_t *s, double secs)
 static char *binding_body(const bind_job_t *j, json_t *gpu)
 {
     const pod_t *pod = j->it->pod;
-    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Binding",
-                          "metadata", "name", pod->name, "namespace", pod->ns, "target", "apiVersion", "v1", "kind",
-                          "Node", "name", j->node);
+    /* metadata.uid is a precondition (as kube-scheduler sends it): a pod
+     * deleted and recreated under the same name while this Binding waited
+     * was never filtered for the node, and the API server refuses it (409)
+     * instead of binding the new pod there. */
+    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Binding",
+                          "metadata", "name", pod->name, "namespace", pod->ns, "uid", pod->uid, "target", "apiVersion",
+                          "v1", "kind", "Node", "name", j->node);
     /* The API server copies a Binding's annotations onto the pod: the
      * borrow mark and a fraction's GPU slots cost no extra request, and the
      * pod is never seen bound without them. */
@@ -100,9 +104,13 @@ static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *
     if (status == 404) {
         LOG_D("bind pod=%s: pod is gone", pod->key);
     } else if (status == 409) {
-        /* Already bound (by us before a restart, or by someone else): the
-         * watch brings the truth. */
-        LOG_I("bind pod=%s node=%s: conflict, pod already bound", pod->key, j->node);
+        /* Already bound (by us before a restart, or by someone else), or
+         * replaced: the UID precondition failed because the pod was deleted
+         * and recreated under its name. Either way this item is done, never
+         * retried: the watch brings the truth, and a new pod arrives as a
+         * new pending pod to be filtered on its own. */
+        LOG_I("bind pod=%s node=%s: conflict, pod %s", pod->key, j->node,
+              err && strstr(err, "UID") ? "replaced by a new one of the same name" : "already bound");
     } else {
         /* 403, 422, 5xx, a timeout: retry after the pod's backoff, not
          * at once, and count the attempt (kube's handleSchedulingFailure). */

@@ -5,8 +5,11 @@
  * A slot's reservation pod is found in the cache (after a restart, too) or
  * created here before the first fraction on the slot binds. The store below
  * remembers creations in flight (so two binds never create two pods for one
- * slot) and the reservations being deleted (so a bind that races the
- * collection makes a new one rather than name a pod that is going away). */
+ * slot) and deletions: while a DELETE is in flight a bind for the slot waits
+ * for its answer; once the API accepted it the bind makes a new reservation
+ * rather than name a pod that is going away, and when it failed the mark is
+ * undone and the existing reservation is reused (never a second pod
+ * holding a second GPU for one slot). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +17,8 @@
 #include "util/log.h"
 #include "util/util.h"
 
-enum { RES_CREATING = 1, RES_LIVE, RES_DELETING };
+/* RES_DELETING: the DELETE is in flight; RES_GONE: the API accepted it. */
+enum { RES_CREATING = 1, RES_LIVE, RES_DELETING, RES_GONE };
 
 typedef struct res_entry {
     int state;
@@ -93,7 +97,7 @@ static void find_reservation(void *ud, const node_info_t *ni)
         slot_key(&k, f->node, f->slot);
         pthread_mutex_lock(&f->r->mu);
         res_entry_t *e = hashmap_get(f->r->slots, k.data);
-        int going = e && e->state == RES_DELETING && strcmp(e->name, p->name) == 0;
+        int going = e && (e->state == RES_DELETING || e->state == RES_GONE) && strcmp(e->name, p->name) == 0;
         pthread_mutex_unlock(&f->r->mu);
         sbuf_free(&k);
         if (!going)
@@ -115,23 +119,26 @@ static char *reservation_name(gpu_res_t *r, const char *node, int slot)
     unsigned long n = ++r->seq;
     sbuf_t b = { 0 };
     /* A pod name is a DNS subdomain (<= 253) and so is a node name. */
-    sbuf_printf(&b, "gpu-res-%.200s-%d-%05lx", node, slot, n & 0xfffff);
+    sbuf_printf(&b, GPU_RESERVATION_PREFIX "%.200s-%d-%05lx", node, slot, n & 0xfffff);
     return b.data;
 }
 
+/* Every mark gpu_reservation_trusted (gpu/gpu.c) looks for: the namespace,
+ * the label, managed-by, the name (reservation_name) and the node
+ * annotation equal to spec.nodeName. */
 static char *reservation_body(scheduler_t *s, const char *name, const char *node, int slot)
 {
     char idx[8];
     snprintf(idx, sizeof(idx), "%d", slot);
     json_t *res = json_pack("{s:s}", RES_GPU, "1");
-    json_t *pod = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
-        " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
-        "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", s->opts.gpu_namespace, "labels",
-        GPU_LABEL_RESERVATION, "true", "app.kubernetes.io/managed-by", "ai-scheduler", "annotations", GPU_ANN_INDEX,
-        idx, GPU_ANN_RESERVATION_NODE, node, "spec", "nodeName", node, "schedulerName", s->name,
-        "terminationGracePeriodSeconds", (json_int_t)0, "tolerations", "operator", "Exists", "containers", "name",
-        "reserve", "image", s->opts.gpu_image, "resources", "requests", res, "limits", res);
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
+                            " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
+                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                            s->opts.gpu_namespace, "labels", GPU_LABEL_RESERVATION, "true", GPU_LABEL_MANAGED_BY,
+                            GPU_MANAGER, "annotations", GPU_ANN_INDEX, idx, GPU_ANN_RESERVATION_NODE, node, "spec",
+                            "nodeName", node, "schedulerName", s->name, "terminationGracePeriodSeconds", (json_int_t)0,
+                            "tolerations", "operator", "Exists", "containers", "name", "reserve", "image",
+                            s->opts.gpu_image, "resources", "requests", res, "limits", res);
     json_decref(res);
     char *txt = json_dumps(pod, JSON_COMPACT);
     json_decref(pod);
@@ -178,20 +185,41 @@ static int create_reservation(scheduler_t *s, const char *name, const char *node
     return -1;
 }
 
+/* r->mu held: waits out a creation or a deletion of the slot in flight;
+ * 1 when it waited (what the cache and the store say may have changed). */
+static int wait_settled(gpu_res_t *r, const char *key)
+{
+    int waited = 0;
+    res_entry_t *e;
+    while ((e = hashmap_get(r->slots, key)) && (e->state == RES_CREATING || e->state == RES_DELETING)) {
+        pthread_cond_wait(&r->cv, &r->mu);
+        waited = 1;
+    }
+    return waited;
+}
+
 /* The name of a live reservation pod for (node, slot), created if none. */
 static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char *err, size_t errlen)
 {
     gpu_res_t *r = s->gpu_res;
-    find_t f = { .r = r, .node = node, .slot = slot };
-    cache_node_visit(s->cache, node, find_reservation, &f);
-    if (f.name)
-        return f.name;
     sbuf_t k = { 0 };
     slot_key(&k, node, slot);
-    pthread_mutex_lock(&r->mu);
     res_entry_t *e;
-    while ((e = hashmap_get(r->slots, k.data)) && e->state == RES_CREATING)
-        pthread_cond_wait(&r->cv, &r->mu);
+    for (;;) {
+        find_t f = { .r = r, .node = node, .slot = slot };
+        cache_node_visit(s->cache, node, find_reservation, &f);
+        if (f.name) {
+            sbuf_free(&k);
+            return f.name;
+        }
+        pthread_mutex_lock(&r->mu);
+        /* After a wait, look again: a failed DELETE leaves its reservation
+         * in the cache to be reused. */
+        if (!wait_settled(r, k.data))
+            break;
+        pthread_mutex_unlock(&r->mu);
+    }
+    e = hashmap_get(r->slots, k.data);
     if (e && e->state == RES_LIVE && util_now_ms() - e->created_ms < GPU_RES_TRUST_MS) {
         /* Created by another bind; the watch has not brought it yet. */
         char *name = util_strdup(e->name);
@@ -199,7 +227,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
         sbuf_free(&k);
         return name;
     }
-    if (e) { /* being collected: a new one takes over the slot */
+    if (e) { /* gone (or a stale creation): a new one takes over the slot */
         hashmap_remove(r->slots, k.data);
         free(e->name);
         free(e);
@@ -321,7 +349,8 @@ static int collect_idle(scheduler_t *s, idle_pod_t **out)
     return l.n;
 }
 
-static void delete_reservation(scheduler_t *s, const idle_pod_t *ip)
+/* 0 when the API accepted the DELETE (or the pod was gone already). */
+static int delete_reservation(scheduler_t *s, const idle_pod_t *ip)
 {
     char *ns = util_urlencode(ip->ns), *name = util_urlencode(ip->name);
     sbuf_t path = { 0 };
@@ -330,7 +359,8 @@ static void delete_reservation(scheduler_t *s, const idle_pod_t *ip)
     kube_response_t resp = { 0 };
     const char *body = "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0}";
     int rc = kube_request(s->kc, "DELETE", path.data, NULL, body, &resp, err, sizeof(err));
-    if (rc == 0 && ((resp.status >= 200 && resp.status < 300) || resp.status == 404)) {
+    int ok = rc == 0 && ((resp.status >= 200 && resp.status < 300) || resp.status == 404);
+    if (ok) {
         stats_add(s, &s->stats.gpu_reservations_deleted, 1);
         LOG_I("gpu: reservation pod %s/%s released GPU slot %d of node %s", ip->ns, ip->name, ip->slot, ip->node);
     } else {
@@ -340,6 +370,7 @@ static void delete_reservation(scheduler_t *s, const idle_pod_t *ip)
     sbuf_free(&path);
     free(ns);
     free(name);
+    return ok ? 0 : -1;
 }
 
 static void idle_free(idle_pod_t *v, int n)
@@ -368,8 +399,8 @@ static int mark_going(scheduler_t *s, const idle_pod_t *ip)
     gpu_res_t *r = s->gpu_res;
     pthread_mutex_lock(&r->mu);
     res_entry_t *e = hashmap_get(r->slots, k.data);
-    if (e && e->state == RES_CREATING) {
-        still = 0; /* a bind is making one right now */
+    if (e && (e->state == RES_CREATING || e->state == RES_DELETING)) {
+        still = 0; /* a bind is making one, or another DELETE is out */
     } else {
         if (!e) {
             e = util_xcalloc(1, sizeof(*e));
@@ -382,6 +413,37 @@ static int mark_going(scheduler_t *s, const idle_pod_t *ip)
     pthread_mutex_unlock(&r->mu);
     sbuf_free(&k);
     return still;
+}
+
+/* The DELETE marked by mark_going was answered: accepted, the pod is gone
+ * for binds (RES_GONE); failed, the mark is undone so that the reservation,
+ * still in the cache and still holding its GPU, is found and reused rather
+ * than joined by a second one. Either way the binds waiting are woken. */
+static void unmark_going(scheduler_t *s, const idle_pod_t *ip, int deleted)
+{
+    sbuf_t k = { 0 };
+    slot_key(&k, ip->node, ip->slot);
+    gpu_res_t *r = s->gpu_res;
+    pthread_mutex_lock(&r->mu);
+    res_entry_t *e = hashmap_get(r->slots, k.data);
+    if (e && e->state == RES_DELETING && strcmp(e->name, ip->name) == 0) {
+        if (deleted) {
+            e->state = RES_GONE;
+        } else {
+            hashmap_remove(r->slots, k.data);
+            free(e->name);
+            free(e);
+        }
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    sbuf_free(&k);
+}
+
+/* Deletes a reservation mark_going marked, then settles the mark. */
+static void collect(scheduler_t *s, const idle_pod_t *ip)
+{
+    unmark_going(s, ip, delete_reservation(s, ip) == 0);
 }
 
 /* How many idle reservations a whole-GPU pod on ni displaces: the GPUs
@@ -416,7 +478,7 @@ static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node
         if (go[i]) {
             LOG_I("gpu: pod %s needs the GPU reservation %s/%s holds idle on node %s", pod->key, l.v[i].ns, l.v[i].name,
                   node);
-            delete_reservation(s, &l.v[i]);
+            collect(s, &l.v[i]);
         }
     free(go);
     idle_free(l.v, l.n);
@@ -520,7 +582,7 @@ void gpu_housekeep(scheduler_t *s)
         cache_unlock(s->cache);
         for (int i = 0; i < n; i++)
             if (go[i])
-                delete_reservation(s, &idle[i]);
+                collect(s, &idle[i]);
         free(go);
     }
     hashmap_free(seen);

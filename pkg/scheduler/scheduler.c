@@ -24,7 +24,7 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->stale_gang_grace_s = 60;
     o->starvation_age_s = 600;
     o->non_preemptible_priority = 100;
-    o->gpu_namespace = "ai-scheduler-system";
+    o->gpu_namespace = GPU_RESERVATION_NS;
     o->gpu_image = "registry.k8s.io/pause:3.9";
     o->topology_levels = TOPO_DEFAULT_LEVELS;
     o->max_consolidation_moves = 8;
@@ -45,6 +45,9 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
         s->identity = b.data;
     }
     s->kc = kc;
+    /* Pods are parsed before any scheduler sees them: only those in this
+     * namespace may be trusted as reservation pods. */
+    gpu_set_reservation_namespace(o->gpu_namespace);
     if (topo_levels_parse(o->topology_levels, &s->topo, err, errlen) != 0 || profiles_init(s, o, err, errlen) != 0) {
         topo_levels_free(&s->topo);
         profiles_destroy(s);

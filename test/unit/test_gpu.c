@@ -34,6 +34,23 @@ static pod_t *ann_pod(const char *name, const char *ann, const char *gpu)
     return fx_pod(buf);
 }
 
+/* A pod labelled as a reservation of slot 2, bound to node (NULL: pending),
+ * with managed-by `by` and the node annotation `ann_node` (NULL: none). */
+static pod_t *reservation_pod(const char *ns, const char *name, const char *uid, const char *by, const char *node,
+                              const char *ann_node)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'%s','uid':'%s',"
+             "'labels':{'resource.aibee.cn/gpu-reservation':'true'%s%s%s},"
+             "'annotations':{'resource.aibee.cn/gpu-index':'2'%s%s%s}},"
+             "'spec':{%s%s%s'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'1'}}}]}}",
+             name, ns, uid, by ? ",'app.kubernetes.io/managed-by':'" : "", by ? by : "", by ? "'" : "",
+             ann_node ? ",'resource.aibee.cn/gpu-reservation-node':'" : "", ann_node ? ann_node : "",
+             ann_node ? "'" : "", node ? "'nodeName':'" : "", node ? node : "", node ? "'," : "");
+    return fx_pod(buf);
+}
+
 static int64_t gpus_used(const node_info_t *ni)
 {
     return res_get_scalar(&ni->requested, RES_GPU);
@@ -253,11 +270,7 @@ static void test_num_devices(void **state)
 static void test_reservations_and_restart(void **state)
 {
     node_info_t *ni = gpu_node("n", 4, NULL);
-    pod_t *res =
-        fx_pod("{'metadata':{'name':'r','namespace':'ai-scheduler-system','uid':'ur',"
-               "'labels':{'resource.aibee.cn/gpu-reservation':'true'},"
-               "'annotations':{'resource.aibee.cn/gpu-index':'2'}},"
-               "'spec':{'nodeName':'n','containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'1'}}}]}}");
+    pod_t *res = reservation_pod("ai-scheduler-system", "gpu-res-n-2-00001", "ur", "ai-scheduler", "n", "n");
     pod_t *bound = fx_pod("{'metadata':{'name':'b','uid':'ub','annotations':{'gpu-fraction':'0.5',"
                           "'resource.aibee.cn/gpu-index':'2'}},"
                           "'spec':{'nodeName':'n','containers':[{'name':'c'}]}}");
@@ -298,6 +311,68 @@ static void test_reservations_and_restart(void **state)
     node_info_free(ni);
 }
 
+/* Issue 22 fault 5: the reservation label is trusted only on a pod that
+ * ai-scheduler made: in the reservation namespace, with its name, its
+ * managed-by label and the node annotation naming its node. */
+static void test_reservation_trust(void **state)
+{
+    const char *ns = "ai-scheduler-system", *name = "gpu-res-n-2-00001";
+    struct {
+        const char *ns, *name, *by, *node, *ann_node;
+        int trusted;
+    } cases[] = {
+        { ns, name, "ai-scheduler", "n", "n", 1 },
+        { "team-a", name, "ai-scheduler", "n", "n", 0 }, /* a user's namespace */
+        { "default", name, "ai-scheduler", "n", "n", 0 },
+        { ns, name, NULL, "n", "n", 0 },               /* no managed-by */
+        { ns, name, "someone", "n", "n", 0 },          /* another manager */
+        { ns, "my-pod", "ai-scheduler", "n", "n", 0 }, /* not a reservation's name */
+        { ns, name, "ai-scheduler", "n", NULL, 0 },    /* no node annotation */
+        { ns, name, "ai-scheduler", "n", "m", 0 },     /* annotation names another node */
+        { ns, name, "ai-scheduler", NULL, "n", 0 },    /* not created bound */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        pod_t *p = reservation_pod(cases[i].ns, cases[i].name, "u", cases[i].by, cases[i].node, cases[i].ann_node);
+        if (gpu_is_reservation(p) != cases[i].trusted)
+            fail_msg("case %zu: reservation %d, want %d", i, gpu_is_reservation(p), cases[i].trusted);
+        /* Untrusted, it asks nothing of sharing: an ordinary GPU pod. */
+        if (!cases[i].trusted)
+            assert_null(p->gpu);
+        pod_unref(p);
+    }
+    /* The namespace is the configured one, not a fixed name. */
+    gpu_set_reservation_namespace("gpu-res");
+    pod_t *old = reservation_pod(ns, name, "u1", "ai-scheduler", "n", "n");
+    pod_t *cfg = reservation_pod("gpu-res", name, "u2", "ai-scheduler", "n", "n");
+    gpu_set_reservation_namespace(GPU_RESERVATION_NS);
+    assert_false(gpu_is_reservation(old));
+    assert_true(gpu_is_reservation(cfg));
+    pod_unref(old);
+    pod_unref(cfg);
+}
+
+/* A forged reservation is counted as what it is: a pod holding a whole
+ * GPU. Its GPU stays in the node's count and no slot is reserved. */
+static void test_forged_reservation_counts(void **state)
+{
+    node_info_t *ni = gpu_node("n", 2, NULL);
+    pod_t *forged = reservation_pod("team-a", "gpu-res-n-2-00001", "uf", "ai-scheduler", "n", "n");
+    node_info_add_pod(ni, forged);
+    assert_int_equal(gpus_used(ni), 1);
+    assert_int_equal(gpu_node_idle_reserved(ni->gpu), 0);
+    assert_int_equal(gpu_node_reserved(ni->gpu), 0);
+    /* One GPU is left: a whole-GPU pod fits beside it, a second does not. */
+    pod_t *f = ann_pod("f", "'gpu-fraction':'0.5'", NULL);
+    uint64_t mask = 0;
+    assert_true(fits(ni, f, &mask));
+    assert_int_equal(mask, 1); /* a fresh slot, not the forged one's slot 2 */
+    node_info_remove_pod(ni, "uf");
+    assert_int_equal(gpus_used(ni), 0);
+    pod_unref(forged);
+    pod_unref(f);
+    node_info_free(ni);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_num_devices),
         cmocka_unit_test(test_reservations_and_restart),
+        cmocka_unit_test(test_reservation_trust),
+        cmocka_unit_test(test_forged_reservation_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

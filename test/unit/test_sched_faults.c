@@ -22,15 +22,16 @@
 
 static struct {
     pthread_mutex_t mu;
-    int bind_status;     /* answer to POST .../binding */
-    int binds;           /* binding requests seen */
-    int pools_delay_ms;  /* the Pool LIST answers this late */
-    int pool_api;        /* /apis/resource.aibee.cn is served */
-    int evict_delay_ms;  /* each eviction answers this late */
-    int evict_refuse_at; /* 1-based eviction that gets a 429; 0 none */
-    int evictions;       /* eviction requests seen */
-    char reasons[1024];  /* reasons of events posted, space separated */
-} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "" };
+    int bind_status;      /* answer to POST .../binding */
+    int binds;            /* binding requests seen */
+    int pools_delay_ms;   /* the Pool LIST answers this late */
+    int pool_api;         /* /apis/resource.aibee.cn is served */
+    int evict_delay_ms;   /* each eviction answers this late */
+    int evict_refuse_at;  /* 1-based eviction that gets a 429; 0 none */
+    int evictions;        /* eviction requests seen */
+    char reasons[1024];   /* reasons of events posted, space separated */
+    char bind_body[2048]; /* the last Binding posted */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "", "" };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg);
 
@@ -142,6 +143,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
         api.binds++;
         code = (unsigned)api.bind_status;
+        snprintf(api.bind_body, sizeof api.bind_body, "%s", u->body.data ? u->body.data : "");
     }
     pthread_mutex_unlock(&api.mu);
     return reply(c, code, code < 300 ? "ok" : "refused");
@@ -314,6 +316,79 @@ static void test_bind_403_backs_off(void **st)
 static void test_bind_422_backs_off(void **st)
 {
     refused_bind(422);
+}
+
+/* ---- issue 22 fault 7: a Binding names the pod's UID ------------------- */
+
+/* Assumes p on n1 and hands it to a binder; returns once the Binding's
+ * answer was handled (the binder drained). */
+static void bind_and_wait(scheduler_t *s, pod_t *p)
+{
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, p, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
+    queue_done(D->q, it);
+    if (!s->writer)
+        s->writer = writer_new(s, 100); /* the Scheduled event */
+    s->binder = binder_new(s, 1);
+    binder_submit(s->binder, it, "n1", NULL);
+    binder_free(s->binder); /* drains; the answers were handled */
+    s->binder = NULL;
+}
+
+/* The Binding carries metadata.uid, so the API server refuses it for a pod
+ * deleted and recreated under the same name meanwhile. */
+static void test_bind_carries_uid(void **st)
+{
+    set_bind_status(201);
+    scheduler_t *s = new_sched();
+    node_t *n = add_node(s, "n1", "4");
+    pod_t *p = add_pod(s, "p1", "1", NULL);
+    bind_and_wait(s, p);
+    assert_int_equal(binds_seen(), 1);
+    pthread_mutex_lock(&api.mu);
+    json_t *b = J(api.bind_body);
+    pthread_mutex_unlock(&api.mu);
+    json_t *meta = json_object_get(b, "metadata");
+    assert_string_equal(json_string_value(json_object_get(b, "kind")), "Binding");
+    assert_string_equal(json_string_value(json_object_get(meta, "name")), "p1");
+    assert_string_equal(json_string_value(json_object_get(meta, "namespace")), "ns");
+    assert_true(json_is_string(json_object_get(meta, "uid")));
+    assert_string_equal(json_string_value(json_object_get(meta, "uid")), "uid-p1");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(b, "target"), "name")), "n1");
+    json_decref(b);
+    pod_unref(p);
+    node_unref(n);
+    scheduler_free(s);
+}
+
+/* 409 for a replaced pod (the UID precondition failed): the assumption is
+ * forgotten and the item dropped, not retried against the new pod. */
+static void test_bind_409_replaced_not_retried(void **st)
+{
+    set_bind_status(409);
+    scheduler_t *s = new_sched();
+    node_t *n = add_node(s, "n1", "4");
+    pod_t *p = add_pod(s, "p1", "1", NULL);
+    bind_and_wait(s, p);
+    assert_int_equal(binds_seen(), 1);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_stats_t qs;
+    memset(&qs, 0, sizeof qs);
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.backoff, 0);
+    assert_int_equal(qs.active, 0);
+    assert_null(queue_take(D->q, "uid-p1"));
+    cache_pod_state_t cst;
+    pod_t *cur = cache_get_pod(s->cache, "uid-p1", &cst);
+    assert_int_equal(cst, CPOD_PENDING); /* no longer assumed on n1 */
+    pod_unref(cur);
+    pod_unref(p);
+    node_unref(n);
+    scheduler_free(s);
+    set_bind_status(201);
 }
 
 /* ---- fault 5: pod updates reach the queue at once ------------------------ */
@@ -1030,6 +1105,8 @@ int main(void)
         cmocka_unit_test(test_bind_500_backs_off),
         cmocka_unit_test(test_bind_403_backs_off),
         cmocka_unit_test(test_bind_422_backs_off),
+        cmocka_unit_test(test_bind_carries_uid),
+        cmocka_unit_test(test_bind_409_replaced_not_retried),
         cmocka_unit_test(test_update_leaves_unschedulable),
         cmocka_unit_test(test_priority_update_resorts),
         cmocka_unit_test(test_lender_most_idle_absolute),
