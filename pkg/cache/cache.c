@@ -232,6 +232,18 @@ static int node_sched_changed(const node_t *old, const node_t *n)
            !labels_equal(&old->labels, &n->labels) || !taints_equal(old, n);
 }
 
+/* The node moved to another pool: what its pods are charged to follows
+ * (the accounting hook charges a pod in its node's pool). Write lock held. */
+static void reaccount_node(cache_t *c, node_info_t *ni)
+{
+    if (!c->account_hook)
+        return;
+    for (int i = 0; i < ni->npods; i++) {
+        c->account_hook(c->account_ud, ni->pods[i], ni, -1);
+        c->account_hook(c->account_ud, ni->pods[i], ni, +1);
+    }
+}
+
 int cache_upsert_node(cache_t *c, node_t *n)
 {
     cache_wrlock(c);
@@ -249,6 +261,8 @@ int cache_upsert_node(cache_t *c, node_t *n)
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
     if (!had_node || ni->pool != was)
         c->nodes_ver++;
+    if (had_node && ni->pool != was)
+        reaccount_node(c, ni);
     ni->generation++;
     cache_unlock(c);
     return changed;
@@ -286,6 +300,7 @@ void cache_repartition(cache_t *c)
             ni->pool = p;
             ni->generation++;
             c->nodes_ver++;
+            reaccount_node(c, ni);
         }
     }
     cache_unlock(c);

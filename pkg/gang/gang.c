@@ -38,6 +38,8 @@ struct gang_store {
     hashmap_t *gangs;  /* "ns/name" -> gang_t */
     hashmap_t *pod_of; /* pod uid -> "ns/name" (owned string) */
     int nwaiting;      /* atomic mirror of gangs waiting, for the fast path */
+    hashmap_t *turns;  /* "ns/name" of gangs in a turn -> (void *)1 */
+    pthread_cond_t turn_cv;
 };
 
 /* ------------------------------------------------------------ PodGroup */
@@ -148,6 +150,8 @@ gang_store_t *gang_store_new(void)
     pthread_mutex_init(&gs->mu, NULL);
     gs->gangs = hashmap_new(64);
     gs->pod_of = hashmap_new(256);
+    gs->turns = hashmap_new(8);
+    pthread_cond_init(&gs->turn_cv, NULL);
     return gs;
 }
 
@@ -185,6 +189,8 @@ void gang_store_free(gang_store_t *gs)
     for (size_t it = 0; hashmap_next(gs->pod_of, &it, &k, &v);)
         free(v);
     hashmap_free(gs->pod_of);
+    hashmap_free(gs->turns);
+    pthread_cond_destroy(&gs->turn_cv);
     pthread_mutex_destroy(&gs->mu);
     free(gs);
 }
@@ -404,6 +410,23 @@ void gang_snap_clear(gang_snap_t *s)
         pod_unref(s->members[i]);
     free(s->members);
     memset(s, 0, sizeof(*s));
+}
+
+void gang_turn_begin(gang_store_t *gs, const char *key)
+{
+    pthread_mutex_lock(&gs->mu);
+    while (hashmap_get(gs->turns, key))
+        pthread_cond_wait(&gs->turn_cv, &gs->mu);
+    hashmap_put(gs->turns, key, (void *)1);
+    pthread_mutex_unlock(&gs->mu);
+}
+
+void gang_turn_end(gang_store_t *gs, const char *key)
+{
+    pthread_mutex_lock(&gs->mu);
+    hashmap_remove(gs->turns, key);
+    pthread_cond_broadcast(&gs->turn_cv);
+    pthread_mutex_unlock(&gs->mu);
 }
 
 int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now)

@@ -85,6 +85,12 @@ void gang_snap_clear(gang_snap_t *s);
 /* Scheduler memory. */
 /* The gang had its members pending and was tried: remembers the first
  * time (scheduleStartTime); returns it. */
+/* One turn of a gang at a time, across pool threads (a gang that borrows
+ * has members queued in its lender and its home pool): begin waits while
+ * another thread runs the gang's turn. A turn never waits on another
+ * gang's, so two threads cannot wait on each other. */
+void gang_turn_begin(gang_store_t *gs, const char *key);
+void gang_turn_end(gang_store_t *gs, const char *key);
 int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now_wall_ms);
 /* Its minimum was placed: clears waiting and timeout; returns the wait in
  * seconds since first considered (for the histogram), -1 if unknown.

@@ -884,8 +884,6 @@ int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud)
     pthread_mutex_lock(&q->mu);
     int n = q->ntsums;
     qent_t **best = util_xcalloc((size_t)n + 1, sizeof(*best));
-    for (int i = 0; i < q->nunsched; i++)
-        oldest_per_tenant(best, n, q->unsched[i]);
     for (int i = 0; i < q->backoff.n; i++)
         oldest_per_tenant(best, n, q->backoff.a[i]);
     for (int t = 0; t < n; t++) {

@@ -110,11 +110,13 @@ void queue_item_free(queue_item_t *it);
  * to activeQ (or backoffQ if still backing off). */
 void queue_move_all_to_active(sched_queue_t *q, const char *event);
 
-/* The oldest unschedulable or backing-off item of each tenant for which
- * pred(tenant, first_ms, ud) holds goes to activeQ at once, its backoff
- * forgotten (a queue under its share, or a starving pod, must not wait out
- * a 10 s backoff). pred is called with the queue mutex held. Returns how
- * many moved. */
+/* The oldest backing-off item of each tenant for which pred(tenant,
+ * first_ms, ud) holds goes to activeQ at once, its backoff forgotten (a
+ * queue under its share, or a starving pod, must not wait out a 10 s
+ * backoff). Unschedulable items stay: nothing changed since they failed,
+ * and a pod that can never fit would be retried at every call (a cluster
+ * event moves them, queue_move_all_to_active). pred is called with the
+ * queue mutex held. Returns how many moved. */
 typedef int (*queue_tenant_pred_fn)(int tenant, int64_t first_ms, void *ud);
 int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud);
 

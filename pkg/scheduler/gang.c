@@ -98,6 +98,7 @@ typedef struct gang_sim {
     node_info_t **nodes;
     int nnodes;
     cycle_state_t **cs; /* one per member */
+    pod_t **pods;       /* the members (borrowed), cs[i] is pods[i]'s */
     int nmembers;
     resources_t alloc, used; /* sums over the copies (lender choice) */
     int tasks;
@@ -111,6 +112,7 @@ static void sim_free(gang_sim_t *sim)
     for (int i = 0; i < sim->nmembers; i++)
         cycle_state_free(sim->cs[i]);
     free(sim->cs);
+    free(sim->pods);
     memset(sim, 0, sizeof(*sim));
 }
 
@@ -121,6 +123,9 @@ static int sim_build(scheduler_t *s, int pool_id, queue_item_t **items, int n, g
     res_zero(&sim->alloc);
     res_zero(&sim->used);
     sim->cs = util_xcalloc((size_t)n + 1, sizeof(*sim->cs));
+    sim->pods = util_xcalloc((size_t)n + 1, sizeof(*sim->pods));
+    for (int i = 0; i < n; i++)
+        sim->pods[i] = items[i]->pod;
     for (int i = 0; i < n; i++)
         cache_interpod_prepare(s->cache, items[i]->pod);
     cache_rdlock(s->cache);
@@ -168,6 +173,24 @@ static int sim_fit(scheduler_t *s, gang_sim_t *sim, int i, const pod_t *pod)
             return k;
     }
     return -1;
+}
+
+/* Member i goes on copy k: every member's PreFilter state counts it (the
+ * inter-pod and spread terms among the members themselves). */
+static void sim_place(scheduler_t *s, gang_sim_t *sim, int k, int i)
+{
+    node_info_add_pod(sim->nodes[k], sim->pods[i]);
+    for (int j = 0; j < sim->nmembers; j++)
+        if (j != i)
+            framework_add_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], sim->pods[i], sim->nodes[k]);
+}
+
+/* A pod leaves copy k: every member's state forgets it. */
+static void sim_remove(scheduler_t *s, gang_sim_t *sim, int k, const pod_t *p)
+{
+    for (int j = 0; j < sim->nmembers; j++)
+        framework_remove_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], p, sim->nodes[k]);
+    node_info_remove_pod(sim->nodes[k], p->uid);
 }
 
 static int sim_find(gang_sim_t *sim, const char *node)
@@ -265,7 +288,7 @@ static void sim_evict(scheduler_t *s, gang_sim_t *sim, victim_set_t *vs, pod_t *
         return;
     int k = sim_find(sim, v->node_name);
     if (k >= 0)
-        node_info_remove_pod(sim->nodes[k], v->uid);
+        sim_remove(s, sim, k, v);
     if (!gang_of(v))
         return;
     pod_t **mates = NULL;
@@ -274,39 +297,52 @@ static void sim_evict(scheduler_t *s, gang_sim_t *sim, victim_set_t *vs, pod_t *
         if (vset_add(vs, mates[i])) {
             int km = sim_find(sim, mates[i]->node_name);
             if (km >= 0)
-                node_info_remove_pod(sim->nodes[km], mates[i]->uid);
+                sim_remove(s, sim, km, mates[i]);
         }
         pod_unref(mates[i]);
     }
     free(mates);
 }
 
-/* Preemption for the whole gang's minimum: members are placed in turn on
- * copies of the pool's nodes; a member that does not fit takes the best
- * node's minimal victim set (kube's order: PDB violations, highest victim,
- * priority sum, count), with whole gangs for gang victims. All or nothing:
- * if one member cannot be placed even so, nobody is evicted. 1 when
- * evictions are on their way (or victims still terminating). */
-static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need)
+/* A whole-gang preemption worked out on copies: where each member of the
+ * minimum goes and the victims (whole gangs for gang victims). */
+typedef struct gang_plan {
+    char **where; /* need node names, owned */
+    int need;
+    victim_set_t vs;
+    int64_t max_rank; /* highest victim rank, for choosing between domains */
+} gang_plan_t;
+
+static void plan_free(gang_plan_t *pl)
+{
+    for (int i = 0; pl->where && i < pl->need; i++)
+        free(pl->where[i]);
+    free(pl->where);
+    vset_free(&pl->vs);
+    memset(pl, 0, sizeof(*pl));
+}
+
+/* Members are placed in turn on copies of the pool's nodes (inside dom,
+ * when given); a member that does not fit takes the best node's minimal
+ * victim set (kube's order: PDB violations, highest victim, priority sum,
+ * count), with whole gangs for gang victims. All or nothing: 1 with *pl
+ * when every member of the minimum finds a place and some victim is
+ * needed and the victims together keep reclaim's rules; 0 otherwise. */
+static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx_t *vc, const topo_domain_t *dom,
+                     gang_plan_t *pl)
 {
     scheduler_t *s = P->s;
-    for (int i = 0; i < need; i++)
-        if (evictor_has_job(s->evictor, items[i]->pod->uid) || postfilter_waiting_for_victims(s, items[i]->pod))
-            return 1;
-    for (int i = 0; i < need; i++)
-        cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
+    memset(pl, 0, sizeof(*pl));
+    pl->vs.seen = hashmap_new(32);
+    pl->need = need;
+    pl->where = util_xcalloc((size_t)need + 1, sizeof(*pl->where));
     gang_sim_t sim;
     if (sim_build(s, P->id, items, need, &sim) != 0) {
         sim_free(&sim);
         return 0;
     }
-    victim_set_t vs = { .seen = hashmap_new(32) };
-    char **where = util_xcalloc((size_t)need + 1, sizeof(*where));
-    victim_ctx_t vc = { .s = s, .pool_id = P->id };
-    pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
-    for (int i = 0; i < need; i++)
-        mins[i] = items[i]->pod;
-    queues_victim_ctx(P, mins, need, 0, &vc);
+    for (int i = 0; dom && i < need; i++)
+        cycle_state_set_domain(sim.cs[i], dom);
     int ok = 1;
     pthread_mutex_lock(&s->pdb_mu);
     for (int i = 0; i < need && ok; i++) {
@@ -317,16 +353,18 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
             int nc = 0;
             for (int j = 0; j < sim.nnodes; j++)
                 if (preempt_select_on_node_cs(sched_pod_fw(s, pod), sim.cs[i], pod, sim.nodes[j], postfilter_is_victim,
-                                              &vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
+                                              vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
                     nc++;
             /* A gang victim costs its whole gang: count it before choosing. */
-            nc = gang_expand_victims(s, &vc, pod, cands, nc);
-            nc = queues_filter_candidates(&vc, cands, nc);
+            nc = gang_expand_victims(s, vc, pod, cands, nc);
+            nc = queues_filter_candidates(vc, cands, nc);
             int b = preempt_pick(cands, nc);
             if (b >= 0) {
                 k = sim_find(&sim, cands[b].node);
+                if (cands[b].max_rank > pl->max_rank || pl->vs.n == 0)
+                    pl->max_rank = cands[b].max_rank;
                 for (int v = 0; v < cands[b].nvictims; v++)
-                    sim_evict(s, &sim, &vs, cands[b].victims[v]);
+                    sim_evict(s, &sim, &pl->vs, cands[b].victims[v]);
             }
             for (int j = 0; j < nc; j++)
                 preempt_candidate_clear(&cands[j]);
@@ -336,31 +374,110 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
             ok = 0;
             break;
         }
-        node_info_add_pod(sim.nodes[k], pod);
-        where[i] = util_strdup(sim.nodes[k]->name);
+        sim_place(s, &sim, k, i);
+        pl->where[i] = util_strdup(sim.nodes[k]->name);
     }
     pthread_mutex_unlock(&s->pdb_mu);
+    for (int i = 0; dom && i < need; i++)
+        cycle_state_set_domain(sim.cs[i], NULL);
     sim_free(&sim);
-    if (ok && vs.n == 0)
+    if (ok && pl->vs.n == 0)
         ok = 0; /* fits on paper without victims: a race, retry normally */
-    if (ok && !queues_victims_ok(&vc, vs.v, vs.n))
+    if (ok && !queues_victims_ok(vc, pl->vs.v, pl->vs.n))
         ok = 0; /* the victims together would take a queue below its share */
-    if (ok)
-        queues_reserve(&vc, mins, need, vs.v, vs.n);
+    return ok;
+}
+
+/* Of two plans, a is better: fewer victims, then a lower highest victim. */
+static int plan_better(const gang_plan_t *a, const gang_plan_t *b)
+{
+    if (a->vs.n != b->vs.n)
+        return a->vs.n < b->vs.n;
+    return a->max_rank < b->max_rank;
+}
+
+/* For a topology-required gang: the best plan over the domains of its
+ * level in the pool (each plan kept inside its domain). */
+static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, victim_ctx_t *vc,
+                             gang_plan_t *best)
+{
+    scheduler_t *s = P->s;
+    topo_domain_t *doms = NULL;
+    int nd = 0;
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    for (int i = 0; i < n; i++) {
+        topo_domain_t d;
+        if (nodes[i]->pool != P->id || !nodes[i]->node ||
+            topo_domain_of(&s->topo, g->topo_level, nodes[i]->node, &d) != 0)
+            continue;
+        int seen = 0;
+        for (int j = 0; j < nd && !seen; j++)
+            seen = topo_node_in(&doms[j], nodes[i]->node);
+        if (seen) {
+            topo_domain_free(&d);
+            continue;
+        }
+        doms = util_xrealloc(doms, (size_t)(nd + 1) * sizeof(*doms));
+        doms[nd++] = d;
+    }
+    cache_unlock(s->cache);
+    int found = 0;
+    for (int j = 0; j < nd; j++) {
+        gang_plan_t pl;
+        if (gang_plan(P, items, need, vc, &doms[j], &pl) && (!found || plan_better(&pl, best))) {
+            if (found)
+                plan_free(best);
+            *best = pl;
+            found = 1;
+        } else {
+            plan_free(&pl);
+        }
+    }
+    for (int j = 0; j < nd; j++)
+        topo_domain_free(&doms[j]);
+    free(doms);
+    return found;
+}
+
+/* Preemption for the whole gang's minimum (see gang_plan), inside one
+ * domain of its level for a topology-required gang. 1 when evictions are
+ * on their way (or victims still terminating). */
+static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need)
+{
+    scheduler_t *s = P->s;
+    for (int i = 0; i < need; i++)
+        if (evictor_has_job(s->evictor, items[i]->pod->uid) || postfilter_waiting_for_victims(s, items[i]->pod))
+            return 1;
+    for (int i = 0; i < need; i++)
+        cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
+    victim_ctx_t vc = { .s = s, .pool_id = P->id };
+    pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
+    for (int i = 0; i < need; i++)
+        mins[i] = items[i]->pod;
+    queues_victim_ctx(P, mins, need, 0, &vc);
+    gang_plan_t pl;
+    int ok;
+    if (g->topo_level && g->topo_required)
+        ok = gang_plan_domains(P, g, items, need, &vc, &pl);
+    else if (!(ok = gang_plan(P, items, need, &vc, NULL, &pl)))
+        plan_free(&pl);
     if (ok) {
+        queues_reserve(&vc, mins, need, pl.vs.v, pl.vs.n);
         for (int i = 0; i < need; i++) {
-            cache_nominate(s->cache, items[i]->pod, where[i]);
-            writer_nominate(s->writer, items[i]->pod, where[i]);
+            cache_nominate(s->cache, items[i]->pod, pl.where[i]);
+            writer_nominate(s->writer, items[i]->pod, pl.where[i]);
         }
         /* One job, one candidate (no ranks to compare) holding all the
          * victims: the evictor reports a refusal on the first member and
          * gives back every member's room and charge. */
         preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
-        c->node = util_strdup(where[0]);
-        c->victims = vs.v;
-        c->nvictims = vs.n;
-        vs.v = NULL;
-        vs.n = 0;
+        c->node = util_strdup(pl.where[0]);
+        c->victims = pl.vs.v;
+        c->nvictims = pl.vs.n;
+        pl.vs.v = NULL;
+        pl.vs.n = 0;
         LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, P->name, c->nvictims, need);
         char msg[400];
         snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", c->nvictims,
@@ -368,12 +485,9 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
         podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
         stats_add(s, &s->stats.gang_preemptions, 1);
         evictor_submit(s->evictor, mins, need, c, 1, P->id, P->name);
+        plan_free(&pl);
     }
     free(mins);
-    for (int i = 0; i < need; i++)
-        free(where[i]);
-    free(where);
-    vset_free(&vs);
     return ok;
 }
 
@@ -410,7 +524,7 @@ static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need
             if (k < 0)
                 fits = 0;
             else
-                node_info_add_pod(sim.nodes[k], items[i]->pod);
+                sim_place(s, &sim, k, i);
         }
         int64_t idle = lender_idle(&sim.alloc, &sim.used, &req);
         int tasks = sim.tasks;
@@ -611,6 +725,10 @@ static int placed_domain(scheduler_t *s, const gang_snap_t *g, topo_domain_t *do
 
 /* ------------------------------------------------------------ the turn */
 
+/* How often an elastic member yields to the pods queued behind it before it
+ * is tried on its own (each time after its backoff: 1 + 2 + 4 s). */
+#define SURPLUS_STEP_BACKS 3
+
 /* Places one elastic member on its own (after the minimum is placed). */
 /* dom: the gang's required topology domain, or NULL. */
 static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey, const topo_domain_t *dom)
@@ -626,10 +744,12 @@ static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey, c
         return;
     }
     /* After every minimum queued in this pool: while other pods wait in
-     * activeQ (another gang not tried yet), the surplus steps back. */
+     * activeQ (another gang not tried yet), the surplus steps back, a few
+     * times: under a steady arrival activeQ is never empty, and a surplus
+     * that always stepped back would never run. */
     queue_stats_t qs;
     queue_get_stats(P->q, &qs);
-    if (qs.active > 0) {
+    if (qs.active > 0 && it->attempts < SURPLUS_STEP_BACKS) {
         sbuf_t b = { 0 };
         sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): the pods queued before it go first", gkey);
         sched_report(P, it, "FailedScheduling", b.data);
@@ -780,7 +900,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     }
     sbuf_t msg = { 0 };
     topo_domain_t dom = { 0 };
-    int has_dom = 0;
+    int has_dom = 0, in_turn = 0;
     char *topo_msg = NULL;
     if (g.state == GANG_DELETED) {
         if (!it->gang_noted) {
@@ -829,6 +949,10 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     }
     queue_item_t **items;
     int placed = 0;
+    /* Another pool's thread may be placing this gang (it borrows): its
+     * assumed members would count here as placed, and both would place. */
+    gang_turn_begin(s->gangs, g.key);
+    in_turn = 1;
     int n = gather(P, it, &g, &items, &placed);
     qsort(items, (size_t)n, sizeof(*items), member_cmp);
     int need = g.min_member - placed;
@@ -888,10 +1012,11 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         int tr = gang_topology(P, &g, items, need, &dom, &topo_msg, &twhy);
         LOG_D("pod group %s: topology %s %s: %d", g.key, g.topo_required ? "required" : "preferred", g.topo_level, tr);
         if (tr < 0) {
-            if (!items[0]->last_message || strcmp(items[0]->last_message, twhy) != 0)
+            /* No domain has the room free: preempt inside the best domain,
+             * or wait holding back what would refragment them. */
+            if (!items[0]->last_message || strstr(items[0]->last_message, twhy) == NULL)
                 podgroup_event(s, g.ns, g.name, g.uid, "Warning", "TopologyUnsatisfiable", twhy);
-            report_all(P, items, n, "FailedScheduling", twhy);
-            requeue_all(P, items, n, 0);
+            gang_failed(P, &g, items, n, need, placed, twhy);
             free(twhy);
             goto out;
         }
@@ -933,11 +1058,6 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
                 queue_done(P->q, items[i]);
                 queue_item_free(items[i]);
             }
-        } else if (has_dom && g.topo_required) {
-            /* Never evict for a gang that must stay in one domain and then
-             * place it split: it waits, and the next turn chooses again. */
-            report_gang(P, &g, items, n, why);
-            requeue_all(P, items, n, 1);
         } else {
             gang_failed(P, &g, items, n, need, placed + k, why);
         }
@@ -972,6 +1092,8 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         items[i] = NULL;
     }
 out:
+    if (in_turn)
+        gang_turn_end(s->gangs, g.key);
     free(items);
     sbuf_free(&msg);
     topo_domain_free(&dom);

@@ -28,7 +28,9 @@
  * reservation pods are read or marked, or alone, never across an API call
  * except as a condition wait) and the consolidation state's (consolidate.c;
  * taken under the cache lock by node views, or alone; the cache is never
- * called while it is held). */
+ * called while it is held). A gang's turn (gang_turn_begin/end, gang/gang.h)
+ * is held by one pool thread at a time, taken with no lock held; a thread
+ * holds one turn at most and never waits for another while holding it. */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 

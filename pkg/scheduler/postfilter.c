@@ -310,11 +310,12 @@ pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
     int no_preempt = 1, no_borrow = 1;
     pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
     /* Consolidation first: moving pods that are recreated loses no work.
-     * It evicts, so it follows the pool's preemption switch. */
-    if (!s->opts.disable_preemption && !no_preempt && consolidate_run(P, it))
+     * It evicts, so it follows the pool's preemption switch and the pod's
+     * preemptionPolicy (Never: it displaces nobody, moved or not). */
+    int may_evict = !s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod);
+    if (may_evict && consolidate_run(P, it))
         return PF_PREEMPTED;
-    if (!s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod) &&
-        postfilter_preempt(P, it->pod, it->first_ms))
+    if (may_evict && postfilter_preempt(P, it->pod, it->first_ms))
         return PF_PREEMPTED;
     postfilter_drop_nomination(s, it->pod);
     if (no_borrow || it->tried_borrow)

@@ -125,9 +125,10 @@ static void pool_capacity(scheduler_t *s, int pool, double cap[FS_NRES])
 }
 
 /* A queue under its share must not wait on its pods' backoff (up to 10 s)
- * while others' fresh pods take the room: its oldest pod is retried at
- * each refresh. This is also the starvation bound: a starving pod is its
- * queue's oldest, and its queue is under its share. */
+ * while others' fresh pods take the room: its oldest backing-off pod is
+ * retried at each refresh (one that failed with no event since waits for
+ * one). This is also the starvation bound: a starving pod is its queue's
+ * oldest, and its queue is under its share. */
 static int under_share_cb(int tenant, int64_t first_ms, void *ud)
 {
     sched_pool_t *P = ud;

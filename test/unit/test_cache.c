@@ -154,6 +154,55 @@ static void test_pod_before_node_and_node_delete(void **state)
     cache_free(c);
 }
 
+/* The accounting hook as a queue store would use it: the pool last charged. */
+typedef struct charged {
+    int pool, sign, calls;
+} charged_t;
+
+static void record_charge(void *ud, const pod_t *p, const node_info_t *ni, int sign)
+{
+    charged_t *ch = ud;
+    (void)p;
+    ch->pool = ni ? ni->pool : -1;
+    ch->sign = sign;
+    ch->calls++;
+}
+
+/* Issue 22, fault 15: a node that moves to another pool (its Pool's
+ * selector changed) takes its pods' charges along: the hook sees each pod
+ * leave and come back in the new pool. */
+static void test_repartition_recharges(void **state)
+{
+    (void)state;
+    char want[8] = "a";
+    cache_t *c = cache_new(partition, want);
+    charged_t ch = { 0 };
+    cache_set_account_hook(c, record_charge, &ch);
+    node_t *na = mk_node("na", "a");
+    cache_upsert_node(c, na);
+    pod_t *p = mk_pod("run", "na", "1", "Running");
+    cache_upsert_pod(c, p, NULL);
+    assert_int_equal(ch.pool, 1);
+    assert_int_equal(ch.sign, +1);
+    int before = ch.calls;
+    strcpy(want, "b");
+    cache_repartition(c);
+    assert_int_equal(ch.calls, before + 2);
+    assert_int_equal(ch.pool, 0);
+    assert_int_equal(ch.sign, +1);
+    /* A relabelled node, the same. */
+    strcpy(want, "a");
+    node_t *na2 = mk_node("na", "a");
+    cache_upsert_node(c, na2);
+    assert_int_equal(ch.pool, 1);
+    assert_int_equal(ch.sign, +1);
+    assert_int_equal(ch.calls, before + 4);
+    pod_unref(p);
+    node_unref(na);
+    node_unref(na2);
+    cache_free(c);
+}
+
 static void test_repartition_and_nominations(void **state)
 {
     (void)state;
@@ -424,10 +473,10 @@ static void test_concurrent_assume_race(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_assume_confirm_forget),       cmocka_unit_test(test_pod_before_node_and_node_delete),
-        cmocka_unit_test(test_repartition_and_nominations), cmocka_unit_test(test_nominated_reserve_delete_gap),
-        cmocka_unit_test(test_nominate_gone_pod_ignored),   cmocka_unit_test(test_concurrent_assume_rules),
-        cmocka_unit_test(test_concurrent_assume_race),
+        cmocka_unit_test(test_assume_confirm_forget),        cmocka_unit_test(test_pod_before_node_and_node_delete),
+        cmocka_unit_test(test_repartition_and_nominations),  cmocka_unit_test(test_repartition_recharges),
+        cmocka_unit_test(test_nominated_reserve_delete_gap), cmocka_unit_test(test_nominate_gone_pod_ignored),
+        cmocka_unit_test(test_concurrent_assume_rules),      cmocka_unit_test(test_concurrent_assume_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

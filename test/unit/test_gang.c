@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "gang/gang.h"
 
@@ -406,13 +408,48 @@ static void test_timeout_after_placement(void **state)
     gang_store_free(gs);
 }
 
+typedef struct turn_probe {
+    gang_store_t *gs;
+    int entered; /* atomic */
+} turn_probe_t;
+
+static void *second_turn(void *arg)
+{
+    turn_probe_t *t = arg;
+    gang_turn_begin(t->gs, "ns/g");
+    __atomic_store_n(&t->entered, 1, __ATOMIC_SEQ_CST);
+    gang_turn_end(t->gs, "ns/g");
+    return NULL;
+}
+
+/* Issue 22, fault 9: one turn of a gang at a time across pool threads (a
+ * borrowing gang has members queued in two pools); another gang's turn is
+ * not held up. */
+static void test_one_turn_at_a_time(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    turn_probe_t t = { gs, 0 };
+    gang_turn_begin(gs, "ns/g");
+    pthread_t th;
+    pthread_create(&th, NULL, second_turn, &t);
+    gang_turn_begin(gs, "ns/other"); /* a different gang: no wait */
+    gang_turn_end(gs, "ns/other");
+    usleep(100 * 1000);
+    assert_int_equal(__atomic_load_n(&t.entered, __ATOMIC_SEQ_CST), 0);
+    gang_turn_end(gs, "ns/g");
+    pthread_join(th, NULL);
+    assert_int_equal(t.entered, 1);
+    gang_store_free(gs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_podgroup_parse),          cmocka_unit_test(test_phase),
         cmocka_unit_test(test_membership_and_snapshot), cmocka_unit_test(test_blocker),
         cmocka_unit_test(test_surplus_and_mates),       cmocka_unit_test(test_tick_status_timeout_stale),
-        cmocka_unit_test(test_timeout_after_placement),
+        cmocka_unit_test(test_timeout_after_placement), cmocka_unit_test(test_one_turn_at_a_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

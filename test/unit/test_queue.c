@@ -243,6 +243,33 @@ static void test_move_all_respects_backoff(void **st)
     queue_free(q);
 }
 
+static int any_tenant(int tenant, int64_t first_ms, void *ud)
+{
+    (void)tenant;
+    (void)first_ms;
+    (void)ud;
+    return 1;
+}
+
+/* Issue 22, fault 12: the oldest pod of a queue under its share skips its
+ * backoff, but one that failed with no event since stays parked: it would
+ * be retried at every refresh although nothing can have changed. */
+static void test_activate_oldest_skips_unschedulable(void **st)
+{
+    sched_queue_t *q = newq(10000, 10000, 60000);
+    add(q, "a", 0, 0);
+    queue_requeue(q, queue_pop(q)); /* failed: unschedulable */
+    stats_expect(q, 0, 0, 1, 0);
+    assert_int_equal(queue_activate_oldest(q, any_tenant, NULL), 0);
+    stats_expect(q, 0, 0, 1, 0);
+    queue_item_t *it = queue_take(q, "a");
+    queue_requeue_backoff(q, it); /* an event came while it was tried */
+    stats_expect(q, 0, 1, 0, 0);
+    assert_int_equal(queue_activate_oldest(q, any_tenant, NULL), 1);
+    stats_expect(q, 1, 0, 0, 0);
+    queue_free(q);
+}
+
 static void test_unschedulable_flush(void **st)
 {
     sched_queue_t *q = newq(1, 1, 40);
@@ -616,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_move_during_cycle_goes_to_backoff),
         cmocka_unit_test(test_move_all_respects_backoff),
         cmocka_unit_test(test_unschedulable_flush),
+        cmocka_unit_test(test_activate_oldest_skips_unschedulable),
         cmocka_unit_test(test_delete_queued_and_inflight),
         cmocka_unit_test(test_done_forgets_marks),
         cmocka_unit_test(test_update_unschedulable),
