@@ -180,6 +180,12 @@ fs_queue_spec_t *fs_queue_from_json(json_t *obj, char *err, size_t errlen)
     char why[400] = "";
     json_t *spec = json_object_get(obj, "spec");
     q->spec_json = spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_t *status = json_object_get(obj, "status");
+    if (json_is_object(status)) {
+        json_t *st = json_pack("{s:O}", "status", status);
+        q->status_json = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(st);
+    }
     parse_spec(q, spec, why, sizeof(why));
     if (!why[0] && q->parent && strcmp(q->parent, q->name) == 0)
         snprintf(why, sizeof(why), "spec.parentQueue names the queue itself");
@@ -200,6 +206,7 @@ void fs_queue_spec_free(fs_queue_spec_t *q)
     free(q->pools);
     free(q->invalid);
     free(q->spec_json);
+    free(q->status_json);
     free(q);
 }
 
@@ -236,8 +243,9 @@ typedef struct fs_node {
     int *kids;  /* valid children */
     int nkids;
     unsigned long reclaims, reclaimed;
-    char *last_status; /* body last handed out for this object */
-    int object_name;   /* a Queue object has (had) this name */
+    char *last_status;  /* body last handed out for this object */
+    int object_name;    /* a Queue object has (had) this name */
+    int64_t written_ms; /* when last_status was handed out */
 } fs_node_t;
 
 /* One queue id in one pool. Raw figures count the pods charged to this
@@ -516,7 +524,11 @@ int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
     }
     if (n->spec && strcmp(n->spec->uid, q->uid) == 0 &&
         strcmp(n->spec->spec_json ? n->spec->spec_json : "", q->spec_json ? q->spec_json : "") == 0) {
-        pthread_mutex_unlock(&fs->mu); /* our own status write, come back */
+        /* our own status write, come back: what the API shows now */
+        free(n->spec->status_json);
+        n->spec->status_json = q->status_json;
+        q->status_json = NULL;
+        pthread_mutex_unlock(&fs->mu);
         fs_queue_spec_free(q);
         return 0;
     }
@@ -1415,6 +1427,10 @@ static void excess_step(fs_store_t *fs, int64_t now_wall)
     }
 }
 
+/* How long a status write may take to show in the informer before it is
+ * handed out again. */
+#define STATUS_RETRY_MS 10000
+
 void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -1430,9 +1446,15 @@ void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out)
         json_t *st = json_pack("{s:o}", "status", status_of(fs, i));
         char *body = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(st);
-        if (body && (!n->last_status || strcmp(n->last_status, body) != 0)) {
+        /* Written is not shown: resent every STATUS_RETRY_MS until the
+         * Queue the informer sees carries it (a dropped write is retried). */
+        int shown = body && n->spec->status_json && strcmp(n->spec->status_json, body) == 0;
+        int in_flight =
+            body && n->last_status && strcmp(n->last_status, body) == 0 && now_ms - n->written_ms < STATUS_RETRY_MS;
+        if (body && !shown && !in_flight) {
             free(n->last_status);
             n->last_status = util_strdup(body);
+            n->written_ms = now_ms;
             out->patches = util_xrealloc(out->patches, (size_t)(out->npatches + 1) * sizeof(*out->patches));
             out->patches[out->npatches++] = (fs_patch_t){ util_strdup(n->name), body };
         } else {

@@ -58,7 +58,8 @@ typedef struct fs_queue_spec {
     int npools;
     double excess_budget[FS_NRES]; /* resource-seconds; < 0 unset */
     char *invalid;
-    char *spec_json; /* spec, compact: tells a spec change from a status write */
+    char *spec_json;   /* spec, compact: tells a spec change from a status write */
+    char *status_json; /* {"status":...} as the API has it, compact, sorted; NULL if none */
 } fs_queue_spec_t;
 
 /* NULL + message when obj is not a Queue at all (no name); a Queue with a

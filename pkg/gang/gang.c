@@ -27,6 +27,7 @@ typedef struct gang {
     int stale;            /* reported stale */
     int evicted;          /* stale members handed out for eviction */
     char *last_status;    /* last status body written */
+    int64_t written_ms;   /* when (wall); rewritten until the API shows it */
     int dirty;            /* status may have changed */
     char *warned_invalid; /* resourceVersion-free: the invalid message warned */
     /* member counts as of the last tick that found the gang dirty */
@@ -54,7 +55,25 @@ void podgroup_free(podgroup_t *pg)
     free(pg->queue);
     free(pg->invalid);
     free(pg->topo_level);
+    free(pg->observed_status);
     free(pg);
+}
+
+/* The status body this scheduler writes, {"status":{...}} compact with
+ * sorted keys: the fields it owns, from status (NULL: none). */
+static char *status_body(json_t *status)
+{
+    static const char *const owned[] = { "phase", "scheduled", "running", "succeeded", "failed", "scheduleStartTime" };
+    json_t *st = json_object();
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        json_t *v = json_object_get(status, owned[i]);
+        if (v)
+            json_object_set(st, owned[i], v);
+    }
+    json_t *patch = json_pack("{s:o}", "status", st);
+    char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(patch);
+    return body;
 }
 
 static const char *jstr(json_t *o, const char *k)
@@ -115,6 +134,8 @@ podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen)
         pg->topo_level = util_strdup(lvl);
         pg->topo_required = tr && tr[0];
     }
+    json_t *status = json_object_get(obj, "status");
+    pg->observed_status = status_body(json_is_object(status) ? status : NULL);
     json_t *spec = json_object_get(obj, "spec");
     char why[256] = "";
     if (spec && !json_is_object(spec))
@@ -703,6 +724,10 @@ static void recount(gang_t *g)
     }
 }
 
+/* How long a status write may take to show in the informer before it is
+ * sent again. */
+#define STATUS_RETRY_MS 10000
+
 static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_grace_s, int evict_stale,
                      int write_status, gang_tick_t *t)
 {
@@ -785,17 +810,25 @@ static void tick_one(gang_t *g, int64_t now, int default_timeout_s, int stale_gr
         util_rfc3339(g->start_ms, ts, sizeof(ts));
         json_object_set_new(st, "scheduleStartTime", json_string(ts));
     }
-    json_t *patch = json_pack("{s:o}", "status", st);
-    char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(patch);
+    char *body = status_body(st);
+    json_decref(st);
     if (!body)
         return;
-    if (g->last_status && strcmp(g->last_status, body) == 0) {
+    /* Written is not shown: a write the writer dropped (or the API refused)
+     * is sent again every STATUS_RETRY_MS until the PodGroup the informer
+     * sees carries it. */
+    if (g->pg->observed_status && strcmp(g->pg->observed_status, body) == 0) {
+        free(body);
+        return;
+    }
+    g->dirty = 1; /* looked at again next tick, until confirmed */
+    if (g->last_status && strcmp(g->last_status, body) == 0 && now - g->written_ms < STATUS_RETRY_MS) {
         free(body);
         return;
     }
     free(g->last_status);
     g->last_status = util_strdup(body);
+    g->written_ms = now;
     char *ens = util_urlencode(g->ns), *en = util_urlencode(g->name);
     sbuf_t path = { 0 };
     sbuf_printf(&path, PODGROUP_API "/namespaces/%s/podgroups/%s/status", ens, en);

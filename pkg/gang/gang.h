@@ -33,6 +33,7 @@ typedef struct podgroup {
      * the node label of the level its minimum must / should share; NULL if none. */
     char *topo_level;
     int topo_required;
+    char *observed_status; /* the status fields the scheduler writes, as the API has them (gang.c) */
 } podgroup_t;
 
 /* NULL with a message when obj is not a PodGroup at all (no name, uid);

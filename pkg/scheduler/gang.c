@@ -350,8 +350,8 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
         int k = sim_fit(s, &sim, i, pod);
         if (k < 0) {
             preempt_candidate_t *cands = util_xcalloc((size_t)sim.nnodes + 1, sizeof(*cands));
-            int nc = 0;
-            for (int j = 0; j < sim.nnodes; j++)
+            int nc = 0, want = postfilter_candidates_wanted(sim.nnodes);
+            for (int j = 0; j < sim.nnodes && nc < want; j++)
                 if (preempt_select_on_node_cs(sched_pod_fw(s, pod), sim.cs[i], pod, sim.nodes[j], postfilter_is_victim,
                                               vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
                     nc++;
@@ -396,33 +396,50 @@ static int plan_better(const gang_plan_t *a, const gang_plan_t *b)
     return a->max_rank < b->max_rank;
 }
 
-/* For a topology-required gang: the best plan over the domains of its
- * level in the pool (each plan kept inside its domain). */
-static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, victim_ctx_t *vc,
-                             gang_plan_t *best)
+/* The domains of level key among pool_id's nodes (*doms, the caller frees
+ * each and the array) and, when alloc is given, each one's allocatable sum
+ * (*alloc, an array the caller frees). Returns how many. */
+static int pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
 {
-    scheduler_t *s = P->s;
-    topo_domain_t *doms = NULL;
     int nd = 0;
+    *doms = NULL;
+    if (alloc)
+        *alloc = NULL;
     cache_rdlock(s->cache);
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
     for (int i = 0; i < n; i++) {
         topo_domain_t d;
-        if (nodes[i]->pool != P->id || !nodes[i]->node ||
-            topo_domain_of(&s->topo, g->topo_level, nodes[i]->node, &d) != 0)
+        if (nodes[i]->pool != pool_id || !nodes[i]->node || topo_domain_of(&s->topo, key, nodes[i]->node, &d) != 0)
             continue;
-        int seen = 0;
-        for (int j = 0; j < nd && !seen; j++)
-            seen = topo_node_in(&doms[j], nodes[i]->node);
-        if (seen) {
+        int j = 0;
+        while (j < nd && !topo_node_in(&(*doms)[j], nodes[i]->node))
+            j++;
+        if (j < nd) {
             topo_domain_free(&d);
-            continue;
+        } else {
+            *doms = util_xrealloc(*doms, (size_t)(nd + 1) * sizeof(**doms));
+            (*doms)[nd] = d;
+            if (alloc) {
+                *alloc = util_xrealloc(*alloc, (size_t)(nd + 1) * sizeof(**alloc));
+                res_zero(&(*alloc)[nd]);
+            }
+            nd++;
         }
-        doms = util_xrealloc(doms, (size_t)(nd + 1) * sizeof(*doms));
-        doms[nd++] = d;
+        if (alloc)
+            res_add(&(*alloc)[j], &nodes[i]->node->allocatable);
     }
     cache_unlock(s->cache);
+    return nd;
+}
+
+/* For a topology-required gang: the best plan over the domains of its
+ * level in the pool (each plan kept inside its domain). */
+static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, victim_ctx_t *vc,
+                             gang_plan_t *best)
+{
+    topo_domain_t *doms = NULL;
+    int nd = pool_domains(P->s, P->id, g->topo_level, &doms, NULL);
     int found = 0;
     for (int j = 0; j < nd; j++) {
         gang_plan_t pl;
@@ -582,6 +599,38 @@ static char *res_short(const resources_t *need, const resources_t *have)
                         (long long)v);
     }
     return b.data;
+}
+
+/* Why a minimum needing want can never fit pool_id (caller frees), or NULL:
+ * more than the pool's allocatable, or, topology-required, more than any
+ * one domain's. Such a gang holds nobody back. */
+static char *never_fits(scheduler_t *s, int pool_id, const gang_snap_t *g, const resources_t *want)
+{
+    resources_t alloc, used;
+    pool_room(s, pool_id, &alloc, &used);
+    char *never = res_short(want, &alloc);
+    if (never || !g->topo_level || !g->topo_required)
+        return never;
+    topo_domain_t *doms;
+    resources_t *room;
+    int nd = pool_domains(s, pool_id, g->topo_level, &doms, &room);
+    for (int j = 0; j < nd; j++) {
+        char *w = res_short(want, &room[j]);
+        if (!w) {
+            free(never);
+            never = NULL;
+            break;
+        }
+        if (!never)
+            never = w;
+        else
+            free(w);
+    }
+    for (int j = 0; j < nd; j++)
+        topo_domain_free(&doms[j]);
+    free(doms);
+    free(room);
+    return nd > 0 ? never : NULL;
 }
 
 /* scheduler-plugins' PreFilter check: the gang's minResources must be free
@@ -833,15 +882,15 @@ static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     }
     int32_t prio = items[0]->pod->priority; /* items are sorted: the highest */
     int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
-    /* A minimum larger than the whole pool can never fit here: it holds
-     * nobody back (it may still borrow, or wait for the pool to grow). */
-    resources_t want, alloc, used;
+    /* A minimum larger than the whole pool (or than any domain it must
+     * stay in) can never fit here: it holds nobody back (it may still
+     * borrow, or wait for the pool to grow). */
+    resources_t want;
     res_zero(&want);
     for (int i = 0; i < need; i++)
         res_add(&want, &items[i]->pod->requests);
     want.pods = 0; /* resources only, not pod slots */
-    pool_room(s, P->id, &alloc, &used);
-    char *never = res_short(&want, &alloc);
+    char *never = never_fits(s, P->id, g, &want);
     gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
     free(never);
     sbuf_free(&bare);

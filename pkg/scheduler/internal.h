@@ -230,6 +230,10 @@ typedef struct victim_ctx {
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
 int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
+/* How many candidate nodes a preemption's victim search looks for before
+ * it stops: kube-scheduler's minCandidateNodesPercentage (10%) of the
+ * nodes, at least minCandidateNodesAbsolute (100). */
+int postfilter_candidates_wanted(int nodes);
 /* Victims of a preemptor still terminating on its nominated node. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 /* A borrower that does not fit its lender goes home (takes it). */

@@ -64,6 +64,12 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
     return 0;
 }
 
+int postfilter_candidates_wanted(int nodes)
+{
+    int k = nodes / 10;
+    return k < 100 ? 100 : k;
+}
+
 /* A preemptor already nominated to a node where victims are still
  * terminating waits for them rather than preempting again. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
@@ -137,13 +143,20 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     cache_unlock(s->cache);
 
     preempt_candidate_t *cands = util_xcalloc((size_t)(ncopies ? ncopies : 1), sizeof(*cands));
-    int nc = 0;
+    int nc = 0, want = postfilter_candidates_wanted(ncopies);
+    /* From a random node on, as kube-scheduler's dry run: no node is
+     * always the first one asked to give way. */
+    P->rng ^= P->rng << 13;
+    P->rng ^= P->rng >> 7;
+    P->rng ^= P->rng << 17;
+    int start = ncopies ? (int)(P->rng % (uint64_t)ncopies) : 0;
     pthread_mutex_lock(&s->pdb_mu);
-    for (int i = 0; i < ncopies; i++) {
+    for (int j = 0; j < ncopies; j++) {
+        int i = (start + j) % ncopies;
         /* The PreFilter state (inter-pod counts) was taken under the lock;
          * victims' removal updates it through the plugins' remove_pod. */
-        if (preempt_select_on_node_cs(fw, cs, pod, copies[i], postfilter_is_victim, &vc, s->pdbs, s->npdbs,
-                                      &cands[nc]) == 1)
+        if (nc < want && preempt_select_on_node_cs(fw, cs, pod, copies[i], postfilter_is_victim, &vc, s->pdbs, s->npdbs,
+                                                   &cands[nc]) == 1)
             nc++;
         node_info_free(copies[i]);
     }

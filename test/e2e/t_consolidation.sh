@@ -84,19 +84,26 @@ case_fragmented() {
 # and nothing is moved.
 case_no_room_elsewhere() {
     local i rsuid owner
+    # 8 GPUs free in the pool (4 + 2 + 2), none on one node: consolidation
+    # plans; the only movable pod (m0, 4 GPUs) has nowhere to go.
     make_node d0 64 256Gi 8 110 || fail "node create failed"
     make_node d1 64 256Gi 8 110 || fail "node create failed"
+    make_node d2 64 256Gi 8 110 || fail "node create failed"
     rsuid=$(post_uid /apis/apps/v1/namespaces/default/replicasets "$(jq -cn '{apiVersion: "apps/v1", kind: "ReplicaSet",
         metadata: {name: "rs2"}, spec: {replicas: 1, selector: {matchLabels: {app: "rs2"}},
         template: {metadata: {labels: {app: "rs2"}}, spec: {containers: [{name: "c", image: "registry.invalid/pause:3"}]}}}}')") || fail "ReplicaSet create failed"
     [ -n "$rsuid" ] || fail "no ReplicaSet uid"
     owner=$(jq -cn --arg u "$rsuid" '{metadata: {ownerReferences: [{apiVersion: "apps/v1", kind: "ReplicaSet", name: "rs2",
         uid: $u, controller: true}]}, spec: {nodeName: "d0"}}')
-    make_pod m0 --gpu 2 --label app=rs2 --merge "$owner" || fail "pod create failed"
-    make_pod w1 --gpu 7 --merge '{"spec": {"nodeName": "d1"}}' || fail "pod create failed"
+    make_pod m0 --gpu 4 --label app=rs2 --merge "$owner" || fail "pod create failed"
+    make_pod w1 --gpu 6 --merge '{"spec": {"nodeName": "d1"}}' || fail "pod create failed"
+    make_pod w2 --gpu 6 --merge '{"spec": {"nodeName": "d2"}}' || fail "pod create failed"
     start_scheduler
     make_pod big2 --gpu 8 || fail "pod create failed"
     wait_until 'events_for big2 default FailedScheduling | grep -q .' 20 || fail "no FailedScheduling"
+    # It did plan (the free total was enough), and found no plan.
+    wait_until 'grep -q "consolidation for pod=default/big2 pool=default: no plan" "$CP_WORK/scheduler.log"' 20 ||
+        fail "consolidation never planned for big2 (the case would pass for the wrong reason)"
     sleep 2
     [ -z "$(pod_node big2)" ] || fail "big2 bound"
     [ "$(kc get events -o json | jq '[.items[] | select(.reason == "Consolidated")] | length')" = 0 ] || fail "something moved"

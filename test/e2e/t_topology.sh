@@ -146,6 +146,47 @@ case_preferred_vs_blind() {
     cp_reset
 }
 
+# Issue 22, fault 10: a topology-required gang that fits no block preempts
+# inside one block (the one that costs the fewest victims), never across
+# blocks. 2 blocks x 2 nodes x 8 GPUs, each node half taken by a priority-10
+# pod of 4 GPUs; a priority-100 gang of 2 x 8 GPUs must share a block: the two
+# fill pods of one block go, the other block's stay, the gang lands whole in
+# the block it emptied.
+case_required_preempts_in_block() {
+    local b i
+    for b in 0 1; do
+        for i in 0 1; do
+            make_node "n$b$i" 64 256Gi 8 110 "$BLOCK=b$b" || fail "node create failed"
+        done
+    done
+    start_scheduler
+    make_priority_class low 10 >/dev/null 2>&1 || true
+    make_priority_class high 100 >/dev/null 2>&1 || true
+    for b in 0 1; do
+        for i in 0 1; do
+            make_pod "fill-$b$i" --gpu 4 --priority-class low --node-selector "kubernetes.io/hostname=n$b$i" ||
+                fail "fill pod failed"
+        done
+    done
+    wait_until '[ "$(count_bound app=e2e)" = 4 ]' 30 || fail "fill pods: $(count_bound app=e2e)/4 bound"
+    api_post_json "$PG_API" "$(jq -cn '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup",
+        metadata: {name: "tp", annotations: {"resource.aibee.cn/topology-required": "network.aibee.cn/block"}},
+        spec: {minMember: 2}}')" || fail "PodGroup tp create failed"
+    make_pods tp 2 --label "$PG_LABEL=tp" --gpu 8 --cpu 1 --priority-class high || fail "pods of tp failed"
+    wait_until "[ \"\$(count_bound '$PG_LABEL=tp')\" = 2 ]" 60 ||
+        fail "gang tp: $(count_bound "$PG_LABEL=tp")/2 bound: $(events_for tp default | tail -3 | tr '\n' ' ')"
+    local blocks left
+    blocks=$(gang_blocks tp)
+    [ "$blocks" = b0 ] || [ "$blocks" = b1 ] || fail "gang tp spans blocks '$blocks'"
+    left=$(pods_json | jq -r '[.items[] | select(.metadata.name | startswith("fill-")) | select(.metadata.deletionTimestamp == null) | .metadata.name] | sort | join(" ")')
+    local other=b0
+    [ "$blocks" = b0 ] && other=b1
+    [ "$left" = "fill-${other#b}0 fill-${other#b}1" ] || fail "fill pods left: '$left', want the two of block $other"
+    log "measured: gang tp preempted the 2 fill pods of block $blocks; block $other untouched"
+    assert_no_overcommit
+    stop_scheduler_clean
+}
+
 # topo_run NAME FUNC: run_case, then clean up what a failed case left.
 topo_run() {
     run_case "$@"
@@ -158,4 +199,5 @@ cp_start
 topo_run required-empty case_required_empty
 topo_run required-fragmented case_required_fragmented
 topo_run preferred-vs-blind case_preferred_vs_blind
+topo_run required-preempts-in-block case_required_preempts_in_block
 finish

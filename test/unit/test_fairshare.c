@@ -15,6 +15,7 @@
 
 #include "fairshare/fairshare.h"
 #include "queue/queue.h"
+#include "util/util.h"
 
 #include "fixtures.h"
 
@@ -524,6 +525,40 @@ static void test_names_cap(void **state)
     fs_store_free(fs);
 }
 
+/* Issue 22, fault 15: a Queue's status write counts as done only once the
+ * informer shows it; a dropped write goes again after STATUS_RETRY_MS. */
+static void test_status_rewritten_until_seen(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("s", "{'resources':{'gpu':{'quota':1}}}"));
+    fs_tick_t t;
+    fs_tick(fs, 1000, &t);
+    assert_int_equal(t.npatches, 1);
+    char *body = util_strdup(t.patches[0].body);
+    fs_tick_clear(&t);
+    fs_tick(fs, 5000, &t);
+    assert_int_equal(t.npatches, 0); /* in flight */
+    fs_tick_clear(&t);
+    fs_tick(fs, 12000, &t);
+    assert_int_equal(t.npatches, 1); /* never shown: again */
+    assert_string_equal(t.patches[0].body, body);
+    fs_tick_clear(&t);
+    /* The write comes back through the informer: done for good. */
+    json_t *b = json_loads(body, 0, NULL);
+    json_t *obj = json_pack("{s:{s:s, s:s}, s:{s:{s:{s:i}}}, s:O}", "metadata", "name", "s", "uid", "uid-s", "spec",
+                            "resources", "gpu", "quota", 1, "status", json_object_get(b, "status"));
+    char err[128];
+    assert_int_equal(fs_queue_upsert(fs, fs_queue_from_json(obj, err, sizeof(err))), 0);
+    fs_tick(fs, 30000, &t);
+    assert_int_equal(t.npatches, 0);
+    fs_tick_clear(&t);
+    json_decref(obj);
+    json_decref(b);
+    free(body);
+    fs_store_free(fs);
+}
+
 /* The scheduling queue keeps one heap per tenant and asks pick. */
 static int tenant_by_label(const pod_t *p, void *ud)
 {
@@ -613,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_zero_share),
         cmocka_unit_test(test_limit_own_priority),
         cmocka_unit_test(test_names_cap),
+        cmocka_unit_test(test_status_rewritten_until_seen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

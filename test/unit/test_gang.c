@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gang/gang.h"
+#include "util/util.h"
 
 #include "fixtures.h"
 
@@ -443,13 +444,64 @@ static void test_one_turn_at_a_time(void **state)
     gang_store_free(gs);
 }
 
+/* Issue 22, fault 15: a status write is not taken as done until the
+ * PodGroup the informer sees carries it: a dropped write goes again. */
+static void test_status_rewritten_until_seen(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_group_upsert(gs, mkpg("s", "{'minMember':1}"));
+    pod_t *a = mkmember("sa", "s", 0, "", "Pending", "2026-01-01T00:00:01Z");
+    gang_pod_upsert(gs, a);
+    gang_tick_t t;
+    int64_t t0 = 1700000000000LL;
+    gang_tick(gs, t0, 60, 60, 0, 1, &t);
+    assert_int_equal(t.npatches, 1);
+    char *body = util_strdup(t.patches[0].body);
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 5000, 60, 60, 0, 1, &t);
+    assert_int_equal(t.npatches, 0); /* in flight: not sent twice at once */
+    gang_tick_clear(&t);
+    gang_tick(gs, t0 + 11000, 60, 60, 0, 1, &t);
+    assert_int_equal(t.npatches, 1); /* never seen: sent again */
+    assert_string_equal(t.patches[0].body, body);
+    gang_tick_clear(&t);
+    /* The informer brings it back: done. */
+    json_t *b = json_loads(body, 0, NULL);
+    char *st = json_dumps(json_object_get(b, "status"), JSON_COMPACT);
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\",\"uid\":\"pg-s\"},\"spec\":{\"minMember\":1},"
+             "\"status\":%s}",
+             st);
+    json_t *j = json_loads(text, 0, NULL);
+    char err[256];
+    podgroup_t *pg = podgroup_from_json(j, err, sizeof(err));
+    assert_non_null(pg);
+    assert_int_equal(gang_group_upsert(gs, pg), 0);
+    gang_tick(gs, t0 + 30000, 60, 60, 0, 1, &t);
+    assert_int_equal(t.npatches, 0);
+    gang_tick_clear(&t);
+    json_decref(j);
+    json_decref(b);
+    free(st);
+    free(body);
+    pod_unref(a);
+    gang_store_free(gs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_podgroup_parse),          cmocka_unit_test(test_phase),
-        cmocka_unit_test(test_membership_and_snapshot), cmocka_unit_test(test_blocker),
-        cmocka_unit_test(test_surplus_and_mates),       cmocka_unit_test(test_tick_status_timeout_stale),
-        cmocka_unit_test(test_timeout_after_placement), cmocka_unit_test(test_one_turn_at_a_time),
+        cmocka_unit_test(test_podgroup_parse),
+        cmocka_unit_test(test_phase),
+        cmocka_unit_test(test_membership_and_snapshot),
+        cmocka_unit_test(test_blocker),
+        cmocka_unit_test(test_surplus_and_mates),
+        cmocka_unit_test(test_tick_status_timeout_stale),
+        cmocka_unit_test(test_timeout_after_placement),
+        cmocka_unit_test(test_one_turn_at_a_time),
+        cmocka_unit_test(test_status_rewritten_until_seen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
