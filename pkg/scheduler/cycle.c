@@ -35,8 +35,13 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     if (nn == 0)
         return view;
     int pod_home = pools_home_id(s, pod) == ni->pool;
+    const char *gang = gang_of(pod);
     for (int i = 0; i < nn; i++) {
         if (strcmp(noms[i]->uid, pod->uid) == 0)
+            continue;
+        /* A gang's room is held for the gang: its members do not keep it
+         * from one another (a whole-gang simulation sees it free). */
+        if (gang && strcmp(noms[i]->ns, pod->ns) == 0 && gang_of(noms[i]) && strcmp(gang_of(noms[i]), gang) == 0)
             continue;
         int nom_home = pools_home_id(s, noms[i]) == ni->pool;
         int counts = nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority;

@@ -327,7 +327,8 @@ static void plan_free(gang_plan_t *pl)
  * victim set (kube's order: PDB violations, highest victim, priority sum,
  * count), with whole gangs for gang victims. All or nothing: 1 with *pl
  * when every member of the minimum finds a place and some victim is
- * needed and the victims together keep reclaim's rules; 0 otherwise. */
+ * needed and the victims together keep reclaim's rules; -1 when it fits
+ * with no victim (a race: nothing to evict); 0 otherwise. */
 static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx_t *vc, const topo_domain_t *dom,
                      gang_plan_t *pl)
 {
@@ -382,7 +383,7 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
         cycle_state_set_domain(sim.cs[i], NULL);
     sim_free(&sim);
     if (ok && pl->vs.n == 0)
-        ok = 0; /* fits on paper without victims: a race, retry normally */
+        return -1; /* fits on paper without victims: a race, retry normally */
     if (ok && !queues_victims_ok(vc, pl->vs.v, pl->vs.n))
         ok = 0; /* the victims together would take a queue below its share */
     return ok;
@@ -440,10 +441,12 @@ static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t
 {
     topo_domain_t *doms = NULL;
     int nd = pool_domains(P->s, P->id, g->topo_level, &doms, NULL);
-    int found = 0;
-    for (int j = 0; j < nd; j++) {
+    int found = 0, free_domain = 0;
+    for (int j = 0; j < nd && !free_domain; j++) {
         gang_plan_t pl;
-        if (gang_plan(P, items, need, vc, &doms[j], &pl) && (!found || plan_better(&pl, best))) {
+        int rc = gang_plan(P, items, need, vc, &doms[j], &pl);
+        free_domain = rc < 0; /* a domain has the room already: evict nobody */
+        if (rc > 0 && (!found || plan_better(&pl, best))) {
             if (found)
                 plan_free(best);
             *best = pl;
@@ -455,7 +458,9 @@ static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t
     for (int j = 0; j < nd; j++)
         topo_domain_free(&doms[j]);
     free(doms);
-    return found;
+    if (free_domain && found)
+        plan_free(best);
+    return found && !free_domain;
 }
 
 /* Preemption for the whole gang's minimum (see gang_plan), inside one
@@ -478,7 +483,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     int ok;
     if (g->topo_level && g->topo_required)
         ok = gang_plan_domains(P, g, items, need, &vc, &pl);
-    else if (!(ok = gang_plan(P, items, need, &vc, NULL, &pl)))
+    else if ((ok = gang_plan(P, items, need, &vc, NULL, &pl) > 0) == 0)
         plan_free(&pl);
     if (ok) {
         queues_reserve(&vc, mins, need, pl.vs.v, pl.vs.n);

@@ -1044,6 +1044,32 @@ static void test_gang_not_blocked_by_own_charge(void **st)
     victims_teardown(s);
 }
 
+/* A gang's nominated room is the gang's: a member does not see another
+ * member's nomination as taken (a whole-gang simulation would find no room
+ * where the gang just preempted); a pod of another gang does. */
+static void test_gang_mates_share_nominated_room(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_podgroup(s, "job", 2);
+    pod_t *a = gang_pod(s, "ja", "job", 100, "");
+    pod_t *b = gang_pod(s, "jb", "job", 100, "");
+    pod_t *o = gang_pod(s, "oa", "other", 100, "");
+    cache_nominate(s->cache, b, "n1");
+    cache_rdlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, "n1");
+    int cloned = 0;
+    node_info_t *view = node_with_nominated(s, a, ni, &cloned);
+    assert_false(cloned);
+    view = node_with_nominated(s, o, ni, &cloned);
+    assert_true(cloned);
+    node_info_free(view);
+    cache_unlock(s->cache);
+    pod_unref(a);
+    pod_unref(b);
+    pod_unref(o);
+    victims_teardown(s);
+}
+
 /* ---- fault 3: fencing ------------------------------------------------------ */
 
 static int lease_ok = 1; /* atomic */
@@ -1122,6 +1148,7 @@ int main(void)
         cmocka_unit_test(test_gang_victims_respect_pdb),
         cmocka_unit_test(test_refused_gang_eviction_gives_back_all),
         cmocka_unit_test(test_gang_not_blocked_by_own_charge),
+        cmocka_unit_test(test_gang_mates_share_nominated_room),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
