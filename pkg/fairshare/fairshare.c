@@ -1028,34 +1028,42 @@ static double tol_of(double x)
     return 1e-6 * (1 + fabs(x));
 }
 
+/* The first queue on tenant's path where req passes a bound: the quota of
+ * non-preemptible work (quota 1) or the limit (quota 0). */
+static int admit_pass(fs_store_t *fs, fs_pool_t *P, int q, const double *req, int quota, char *msg, size_t msglen)
+{
+    for (int a = q, guard = 0; a >= 0 && guard <= fs->nn; a = fs->n[a].parent, guard++) {
+        for (int r = 0; r < FS_NRES; r++) {
+            if (req[r] <= 0)
+                continue;
+            fs_res_t x = node_res(fs, a, P, r);
+            double have = quota ? P->q[a].a_np[r] : P->q[a].a_alloc[r], bound = quota ? x.quota : x.limit;
+            if (bound < 0 || have + req[r] <= bound + tol_of(bound))
+                continue;
+            char h[40], q1[40], b[40];
+            fmt_amount(h, sizeof(h), r, have);
+            fmt_amount(q1, sizeof(q1), r, req[r]);
+            fmt_amount(b, sizeof(b), r, bound);
+            snprintf(msg, msglen, "queue \"%s\" %s: %s %s + %s > %s", fs->n[a].name,
+                     quota ? "quota (non-preemptible)" : "limit", fs_res_names[r], h, q1, b);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg, size_t msglen)
 {
     pthread_mutex_lock(&fs->mu);
     fs_pool_t *P = pool_at(fs, pool);
     int rc = 0;
     int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
-    for (int a = q, guard = 0; P && a >= 0 && guard <= fs->nn && rc == 0; a = fs->n[a].parent, guard++) {
-        for (int r = 0; r < FS_NRES && rc == 0; r++) {
-            if (req[r] <= 0)
-                continue;
-            fs_res_t x = node_res(fs, a, P, r);
-            double have = P->q[a].a_alloc[r], bound = x.limit;
-            const char *what = "limit";
-            if (!(x.limit >= 0 && have + req[r] > x.limit + tol_of(x.limit))) {
-                have = P->q[a].a_np[r];
-                bound = x.quota;
-                what = "quota (non-preemptible)";
-                if (preemptible || x.quota < 0 || have + req[r] <= x.quota + tol_of(x.quota))
-                    continue;
-            }
-            char h[40], q1[40], b[40];
-            fmt_amount(h, sizeof(h), r, have);
-            fmt_amount(q1, sizeof(q1), r, req[r]);
-            fmt_amount(b, sizeof(b), r, bound);
-            snprintf(msg, msglen, "queue \"%s\" %s: %s %s + %s > %s", fs->n[a].name, what, fs_res_names[r], h, q1, b);
-            rc = -1;
-        }
-    }
+    /* Quota first: a limit reclaim (FS_ADMIT_LIMIT) may then make room
+     * knowing the quota holds. */
+    if (P && !preemptible && admit_pass(fs, P, q, req, 1, msg, msglen) != 0)
+        rc = FS_ADMIT_QUOTA;
+    else if (P && admit_pass(fs, P, q, req, 0, msg, msglen) != 0)
+        rc = FS_ADMIT_LIMIT;
     pthread_mutex_unlock(&fs->mu);
     return rc;
 }

@@ -136,8 +136,11 @@ int fs_pick(fs_store_t *fs, int pool, const int *tenants, const int64_t *head_fi
 int fs_starving(fs_store_t *fs, int pool, int tenant, int64_t first_ms, int64_t now_ms);
 
 /* Admission: 0 when req fits the queue's and its ancestors' limits (and,
- * for non-preemptible work, their quotas); -1 with a message naming the
- * queue and the resource. */
+ * for non-preemptible work, their quotas); else a message naming the queue
+ * and the resource, and FS_ADMIT_QUOTA (a non-preemptible quota is passed:
+ * checked first) or FS_ADMIT_LIMIT (a limit is passed; quotas hold). */
+#define FS_ADMIT_LIMIT (-1)
+#define FS_ADMIT_QUOTA (-2)
 int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg,
              size_t msglen);
 

@@ -797,6 +797,17 @@ static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey, c
         queue_requeue(P->q, it);
         return;
     }
+    /* Its queue admits it as any pod (limits; quota for non-preemptible
+     * work); surplus makes no room under a limit. */
+    char *qwhy = queues_admit_pod(P, it);
+    if (qwhy) {
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): %s", gkey, qwhy);
+        sched_report(P, it, "FailedScheduling", b.data);
+        queue_requeue(P->q, it);
+        free(qwhy);
+        return;
+    }
     /* After every minimum queued in this pool: while other pods wait in
      * activeQ (another gang not tried yet), the surplus steps back, a few
      * times: under a steady arrival activeQ is never empty, and a surplus

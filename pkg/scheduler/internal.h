@@ -279,6 +279,9 @@ void queues_housekeep(scheduler_t *s);
 /* Admission before a decision: 1 when the item was given back (over a
  * limit, or a non-preemptible pod over quota), with an event. */
 int queues_admit(sched_pool_t *P, queue_item_t *it);
+/* The same check for one pod, nothing given back, no room made (a gang's
+ * elastic member): why it may not run (caller frees), or NULL. */
+char *queues_admit_pod(sched_pool_t *P, queue_item_t *it);
 /* The same for a gang's minimum: why it may not start (caller frees), or NULL. */
 char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need);
 /* Fills vc's queue fields for preemptors pods[0..n) (one pod, or a gang's

@@ -225,7 +225,8 @@ static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_
     scheduler_t *s = P->s;
     int no_preempt = 1;
     pools_flags(s, P->id, &no_preempt, NULL, NULL);
-    if (s->opts.disable_preemption || no_preempt || !sched_may_preempt(s, it->pod) ||
+    /* A borrower makes no room in its lender: the lender's pods are home. */
+    if (s->opts.disable_preemption || no_preempt || it->borrower || !sched_may_preempt(s, it->pod) ||
         evictor_has_job(s->evictor, it->pod->uid))
         return 0;
     char **uids = NULL;
@@ -252,6 +253,14 @@ static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_
     c->node = util_strdup(c->victims[0]->node_name);
     victim_ctx_t vc = { .s = s, .pool_id = pool };
     queues_victim_ctx(P, &it->pod, 1, 0, &vc);
+    /* A gang goes whole, each mate by the victim rules, or not at all. */
+    pthread_mutex_lock(&s->pdb_mu);
+    int left = gang_expand_victims(s, &vc, it->pod, c, 1);
+    pthread_mutex_unlock(&s->pdb_mu);
+    if (left == 0) {
+        free(c);
+        return 0;
+    }
     queues_reserve(&vc, &it->pod, 1, c->victims, c->nvictims);
     LOG_I("reclaiming %d pods under a queue limit for pod=%s pool=%s", c->nvictims, it->pod->key, P->name);
     evictor_submit(s->evictor, &it->pod, 1, c, 1, P->id, P->name);
@@ -266,7 +275,8 @@ static int admit_pool(sched_pool_t *P, const queue_item_t *it)
 }
 
 /* Admission of a pod set (one pod, or a gang's minimum) against its
- * queue's limits and, for non-preemptible work, quotas: 0, or -1 with msg.
+ * queue's limits and, for non-preemptible work, quotas: 0, or
+ * FS_ADMIT_LIMIT / FS_ADMIT_QUOTA with msg.
  * Members already charged (preemptors holding the room they reclaimed)
  * were admitted when they reclaimed: they do not count twice. *req gets
  * the uncharged members' sum. */
@@ -312,15 +322,27 @@ int queues_admit(sched_pool_t *P, queue_item_t *it)
         return 0;
     double req[FS_NRES];
     char msg[512];
-    if (admit_set(P, &it, 1, req, msg, sizeof(msg)) == 0)
+    int rc = admit_set(P, &it, 1, req, msg, sizeof(msg));
+    if (rc == 0)
         return 0;
-    if (limit_reclaim(P, it, req, admit_pool(P, it))) {
+    /* Only a limit is made room under: a quota of non-preemptible work is
+     * not (FS_ADMIT_QUOTA), whatever could be evicted. */
+    if (rc == FS_ADMIT_LIMIT && limit_reclaim(P, it, req, admit_pool(P, it))) {
         size_t len = strlen(msg);
         snprintf(msg + len, sizeof(msg) - len, "; reclaiming under the limit");
     }
     sched_report(P, it, "FailedScheduling", util_strdup(msg));
     queue_requeue(P->q, it);
     return 1;
+}
+
+char *queues_admit_pod(sched_pool_t *P, queue_item_t *it)
+{
+    double req[FS_NRES];
+    char msg[512];
+    if (!fs_active(P->s->fs) || admit_set(P, &it, 1, req, msg, sizeof(msg)) == 0)
+        return NULL;
+    return util_strdup(msg);
 }
 
 char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need)

@@ -271,7 +271,7 @@ static void test_admission(void **state)
         assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), 0);
         fs_charge(fs, p[i], t, 0, 0, +1);
     }
-    assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), -1);
+    assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), FS_ADMIT_LIMIT);
     assert_string_equal(msg, "queue \"lim\" limit: gpu 4 + 1 > 4");
     /* Non-preemptible work stays inside the quota (2), whatever else runs. */
     fs_uncharge(fs, p[3]->uid);
@@ -282,12 +282,17 @@ static void test_admission(void **state)
     double two[FS_NRES] = { 2, 0, 0 };
     assert_int_equal(fs_admit(fs, 0, t, two, 0, msg, sizeof(msg)), 0);
     fs_charge(fs, p[4], t, 0, 0, +1); /* 3 held, 2 of them non-preemptible */
-    assert_int_equal(fs_admit(fs, 0, t, one, 0, msg, sizeof(msg)), -1);
+    assert_int_equal(fs_admit(fs, 0, t, one, 0, msg, sizeof(msg)), FS_ADMIT_QUOTA);
     assert_string_equal(msg, "queue \"lim\" quota (non-preemptible): gpu 2 + 1 > 2");
     /* ... while a preemptible pod may go on to the limit. */
     assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), 0);
     fs_charge(fs, p[1], t, 0, 0, +1);
     assert_int_equal(fs_admit(fs, 0, t, one, 1, msg, sizeof(msg)), -1);
+    /* Past both the limit (4) and the quota: the quota is what is said, so
+     * no limit reclaim makes room for non-preemptible work over its quota
+     * (issue 22, found by the composition suite). */
+    assert_int_equal(fs_admit(fs, 0, t, two, 0, msg, sizeof(msg)), FS_ADMIT_QUOTA);
+    assert_string_equal(msg, "queue \"lim\" quota (non-preemptible): gpu 2 + 2 > 2");
     /* The default queue has no limit and no quota. */
     assert_int_equal(fs_admit(fs, 0, FS_DEFAULT_ID, two, 0, msg, sizeof(msg)), 0);
     for (int i = 0; i < 5; i++)
