@@ -28,11 +28,15 @@ WHEN each rule is checked
                    resource.aibee.cn/preemptible "false") hold no more gpu than its quota,
                    where one is set. Only the leaf is checked: the docs say "its queue's quota".
   On the event history (check_history), after every step:
+    borrower-evicts-home  no borrower (a pod on a node outside its home pool) evicts a home
+                   pod of the pool lending it the node (design.md "Ranks", README: borrowing
+                   takes idle nodes; a borrower ranks below every home pod)
     pdb            no pod covered by a PDB with status.disruptionsAllowed 0 was evicted
                    (Preempted event)
     ping-pong      no workload (pod name; run.py recreates some evicted pods under the same
                    name, as a controller would) evicted twice for the same preemptor, and no
-                   two workloads each evicted for the other
+                   two workloads each evicted for the other; the preemptor's incarnation is the one
+                   that existed when the event was first written
   Only once the cluster has settled (check_settled: no pod terminating, bindings unchanged
   for several seconds, the kubelet frozen), because each needs the scheduler's retries to
   have happened:
@@ -344,27 +348,58 @@ def evictions(snap):
     return out
 
 
+def _incarnation(seen, name, when):
+    """The uid of pod ns/name that existed at time `when` (RFC 3339): the newest one
+    created at or before it (run.py recreates some pods under the same name)."""
+    best = None
+    for uid, p in seen.items():
+        if key(p) == name and p["metadata"].get("creationTimestamp", "") <= when:
+            if best is None or p["metadata"]["creationTimestamp"] >= best[0]:
+                best = (p["metadata"]["creationTimestamp"], uid)
+    return best[1] if best else name
+
+
 def check_history(snap, ctx):
     v = View(snap)
     seen = ctx.get("seen") or {}
     out = []
-    ev = evictions(snap)
     per = {}
-    for victim, uid, by, node in ev:
-        per.setdefault((victim, by), set()).add(uid)
+    for e in snap.get("events", []):
+        if e.get("reason") != "Preempted":
+            continue
+        m = PREEMPTED_RE.match(e.get("message") or e.get("note") or "")
+        if not m:
+            continue
+        io = e.get("involvedObject") or e.get("regarding") or {}
+        victim, uid, by, node = "%s/%s" % (io.get("namespace", ""), io.get("name", "")), io.get("uid", ""), m.group(1), m.group(2)
+        when = e.get("firstTimestamp") or e.get("eventTime") or e.get("lastTimestamp") or ""
+        by_uid = _incarnation(seen, by, when)
+        per.setdefault((victim, by, by_uid), set()).add(uid)
         old = seen.get(uid)
         if old is not None:
             blk = v.pdb_blocks(old)
             if blk:
                 out.append(fmt(ctx, "pdb", victim, "evicted for %s on %s although PDB %s allows no disruption" % (by, node, blk)))
-    for (victim, by), uids in sorted(per.items()):
+        # design.md "Ranks": a borrower ranks below every home pod; README: it borrows idle
+        # nodes. A borrower never evicts a home pod of the pool that lends it the node.
+        pre = seen.get(by_uid)
+        lender = v.node_pool.get(node) or _pool_from_seen_node(ctx, node)
+        if pre is not None and old is not None and lender and v.home(pre) != lender and v.home(old) == lender:
+            out.append(fmt(ctx, "borrower-evicts-home", victim,
+                           "home pod of pool %s evicted on %s for %s, a borrower from pool %s (%s)" % (
+                               lender, node, by, v.home(pre), e.get("message"))))
+    for (victim, by, _), uids in sorted(per.items()):
         if len(uids) > 1:
-            out.append(fmt(ctx, "ping-pong", victim, "evicted %d times for the same preemptor %s" % (len(uids), by)))
-    pairs = set(per)
+            out.append(fmt(ctx, "ping-pong", victim, "evicted %d times for the same demand (one incarnation of %s)" % (len(uids), by)))
+    pairs = {(a, b) for (a, b, _) in per}
     for (victim, by) in sorted(pairs):
         if victim < by and (by, victim) in pairs:
             out.append(fmt(ctx, "ping-pong", "%s <-> %s" % (victim, by), "each was evicted for the other"))
     return out
+
+
+def _pool_from_seen_node(ctx, node):
+    return (ctx.get("node_pools") or {}).get(node, "")
 
 
 # ---------------------------------------------------------------------------

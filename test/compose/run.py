@@ -228,7 +228,9 @@ class Runner:
             grp = ((p or {}).get("metadata", {}).get("labels") or {}).get(checker.PG_LABEL)
             if grp:
                 gangs.add("%s/%s" % (NS, grp))
-        return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs,
+        node_pools = {n["name"]: n["pool"] for n in self.scn["nodes"]}
+        node_pools.update({st["node"]["name"]: st["node"]["pool"] for st in self.scn["steps"] if st["op"] == "add_node"})
+        return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs, "node_pools": node_pools,
                 "harness_deleted": dict(self.kubelet.deleted)}
 
     def record(self, label, snap, found):
