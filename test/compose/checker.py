@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""Composition suite: an independent checker of ai-scheduler's documented invariants.
+
+Written from README.md, docs/design.md and docs/gpu-sharing.md, not from pkg/: it
+imports nothing of the scheduler and recomputes everything from API objects.
+
+Input: a snapshot (dict) of what the API server holds at one moment:
+  {"nodes": [...], "pods": [...], "pools": [...], "queues": [...], "podgroups": [...],
+   "pdbs": [...], "events": [...]}
+and a context: {"seed", "step" (a label such as "3 gang g1" or "final"),
+  "harness_deleted": {"ns/name/uid": why} (deleted by the fake kubelet or a drain),
+  "disrupted_gangs": set of "ns/name" (a member deleted by the harness),
+  "seen": {uid: pod} (every pod version run.py ever saw, for evicted pods' labels)}.
+
+WHEN each rule is checked
+  After every step (check_step), on any snapshot; these must hold at every instant:
+    overcommit     no node over allocatable in cpu, memory, nvidia.com/gpu or pods, summing
+                   the requests of every pod bound to it that is not Succeeded/Failed
+                   (terminating pods included), reservation pods included: as kubelet counts
+    gpu-slot       every bound GPU-fraction pod carries resource.aibee.cn/gpu-index; each
+                   slot index < the node's GPUs; the fractions on one (node, slot) sum to
+                   <= 1; each used slot has a live, trusted reservation pod for that slot on
+                   that node (docs/gpu-sharing.md: created before the first fraction binds)
+    queue-limit    per pool (the pool of the node a pod holds), no queue or ancestor holds
+                   more gpu than its limit (spec.pools[pool] overrides spec.resources);
+                   fractions charged their fraction, reservation pods nothing
+    np-quota       per pool, a leaf queue's non-preemptible pods (priority >= 100 or
+                   resource.aibee.cn/preemptible "false") hold no more gpu than its quota,
+                   where one is set. Only the leaf is checked: the docs say "its queue's quota".
+  On the event history (check_history), after every step:
+    borrower-evicts-home  no borrower (a pod on a node outside its home pool) evicts a home
+                   pod of the pool lending it the node (design.md "Ranks", README: borrowing
+                   takes idle nodes; a borrower ranks below every home pod)
+    pdb            no pod covered by a PDB with status.disruptionsAllowed 0 was evicted
+                   (Preempted event)
+    ping-pong      no workload (pod name; run.py recreates some evicted pods under the same
+                   name, as a controller would) evicted twice for the same preemptor, and no
+                   two workloads each evicted for the other; the preemptor's incarnation is the one
+                   that existed when the event was first written
+  Only once the cluster has settled (check_settled: no pod terminating, bindings unchanged
+  for several seconds, the kubelet frozen), because each needs the scheduler's retries to
+  have happened:
+    gang-min       no PodGroup with bound members has fewer than minMember bound + Succeeded
+                   (gangs the harness itself broke by a drain are exempt)
+    home-vs-borrower  a pending home pod of pool P does not wait while borrowers occupy a
+                   node of P where it would fit without them (borrowers rank below every
+                   home pod: design.md "Ranks"). Checked for lone pods that ask whole GPUs or
+                   no GPU, may preempt (not preemptionPolicy Never, pool preemption on), pass
+                   their queue's admission (limit, and quota when non-preemptible) in P, and
+                   are not held by the gang backfill rule ("waiting behind pod group");
+                   borrowers covered by a PDB with disruptionsAllowed 0 are not counted as
+                   removable, nor are fraction borrowers (their GPU is shared).
+    nomination     no pending pod still carries status.nominatedNodeName (its victims are
+                   gone by then: it should be bound or the nomination dropped)
+    reason         every pending pod of ours has PodScheduled=False with a message and a
+                   FailedScheduling event; a "queue "q" limit: gpu A + B > L" reason is
+                   current only if q + B is still over L in some pool; a "waiting behind pod
+                   group ns/g" reason only while g exists with pending members.
+NOT CHECKED (cannot be checked faithfully from API objects):
+  - which physical GPU a whole-GPU pod holds versus a shared slot (no device ids on the
+    objects); kubelet-level GPU counting (rule overcommit) is what is checkable;
+  - gpu-memory shares (the generator makes none), cpu/memory queue quotas (none set);
+  - whether an arbitrary "0/N nodes are available: ..." reason is still true;
+  - gang members for home-vs-borrower (a gang needs its whole minimum, topology, backfill).
+"""
+import json
+import re
+import sys
+
+POOL_ANN = "resource.aibee.cn/pool"
+QUEUE_LABELS = ("resource.aibee.cn/queue", "kai.scheduler/queue")
+PG_LABEL = "scheduling.x-k8s.io/pod-group"
+GPU = "nvidia.com/gpu"
+RES_NS = "ai-scheduler-system"
+SCHED = "ai-scheduler"
+NP_PRIORITY = 100
+MICRO = 1000000
+
+_SUFFIX = {"": 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+           "Ki": 1024, "Mi": 1024 ** 2, "Gi": 1024 ** 3, "Ti": 1024 ** 4, "Pi": 1024 ** 5, "Ei": 1024 ** 6}
+
+
+def qty(s):
+    """A Kubernetes quantity as a float (cpu in cores)."""
+    if s is None:
+        return 0.0
+    if isinstance(s, (int, float)):
+        return float(s)
+    m = re.match(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$", str(s).strip())
+    if not m or m.group(2) not in _SUFFIX:
+        raise ValueError("bad quantity %r" % s)
+    return float(m.group(1)) * _SUFFIX[m.group(2)]
+
+
+def key(o):
+    m = o["metadata"]
+    return "%s/%s" % (m["namespace"], m["name"]) if m.get("namespace") else m["name"]
+
+
+def requests(pod, res):
+    spec = pod.get("spec", {})
+    c = sum(qty(((x.get("resources") or {}).get("requests") or {}).get(res)) for x in spec.get("containers", []))
+    i = max([qty(((x.get("resources") or {}).get("requests") or {}).get(res)) for x in spec.get("initContainers") or []] or [0])
+    return max(c, i) + qty((spec.get("overhead") or {}).get(res))
+
+
+def node_of(p):
+    return (p.get("spec") or {}).get("nodeName") or ""
+
+
+def terminal(p):
+    return (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def holds_node(p):
+    """Counts on its node as kubelet counts: bound and not terminal (terminating included)."""
+    return bool(node_of(p)) and not terminal(p)
+
+
+def is_ours(p):
+    return (p.get("spec") or {}).get("schedulerName") == SCHED
+
+
+def is_reservation(p):
+    """docs/gpu-sharing.md: all of namespace, name prefix, both labels, node annotation."""
+    m = p["metadata"]
+    lab, ann = m.get("labels") or {}, m.get("annotations") or {}
+    return (m.get("namespace") == RES_NS and m["name"].startswith("gpu-res-")
+            and lab.get("resource.aibee.cn/gpu-reservation") == "true"
+            and lab.get("app.kubernetes.io/managed-by") == SCHED
+            and ann.get("resource.aibee.cn/gpu-reservation-node") == node_of(p) and node_of(p) != "")
+
+
+def fraction(p):
+    f = (p["metadata"].get("annotations") or {}).get("gpu-fraction")
+    return round(float(f) * MICRO) if f else 0
+
+
+def pdevices(p):
+    return int((p["metadata"].get("annotations") or {}).get("gpu-fraction-num-devices") or 1)
+
+
+def priority(p):
+    return (p.get("spec") or {}).get("priority") or 0
+
+
+def non_preemptible(p):
+    return priority(p) >= NP_PRIORITY or (p["metadata"].get("labels") or {}).get("resource.aibee.cn/preemptible") == "false"
+
+
+def pending(p):
+    return is_ours(p) and not node_of(p) and not terminal(p) and not p["metadata"].get("deletionTimestamp")
+
+
+def label_match(sel, labels):
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e["key"], e["operator"], e.get("values") or []
+        if op == "In" and labels.get(k) not in vals:
+            return False
+        if op == "NotIn" and labels.get(k) in vals:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return True
+
+
+class View:
+    """Derived facts of one snapshot."""
+
+    def __init__(self, snap):
+        self.snap = snap
+        self.nodes = {n["metadata"]["name"]: n for n in snap.get("nodes", [])}
+        self.pods = snap.get("pods", [])
+        self.pools = {p["metadata"]["name"]: p for p in snap.get("pools", [])}
+        # design.md "Pools": a node is in the one pool whose (non-empty) selector matches it;
+        # none or several: default
+        self.node_pool = {}
+        for name, n in self.nodes.items():
+            labels = n["metadata"].get("labels") or {}
+            hits = [pn for pn, p in self.pools.items() if pn != "default"
+                    and (((p.get("spec") or {}).get("nodeSelector") or {}).get("matchLabels")
+                         or ((p.get("spec") or {}).get("nodeSelector") or {}).get("matchExpressions"))
+                    and label_match((p.get("spec") or {}).get("nodeSelector") or {}, labels)]
+            self.node_pool[name] = hits[0] if len(hits) == 1 else "default"
+        self.queues = {q["metadata"]["name"]: q for q in snap.get("queues", [])}
+        self.pgs = {key(g): g for g in snap.get("podgroups", [])}
+        self.pdbs = snap.get("pdbs", [])
+
+    def home(self, p):
+        h = (p["metadata"].get("annotations") or {}).get(POOL_ANN) or ""
+        return h if h in self.pools and h != "default" else "default"
+
+    def queue_of(self, p):
+        lab = p["metadata"].get("labels") or {}
+        name = next((lab[k] for k in QUEUE_LABELS if lab.get(k)), "")
+        if not name:
+            g = self.pgs.get("%s/%s" % (p["metadata"]["namespace"], lab.get(PG_LABEL, "")))
+            if g:
+                glab = g["metadata"].get("labels") or {}
+                name = next((glab[k] for k in QUEUE_LABELS if glab.get(k)), "")
+        if name in self.queues and not self.children(name):
+            return name
+        return "default"
+
+    def children(self, q):
+        return [n for n, o in self.queues.items() if (o.get("spec") or {}).get("parentQueue") == q]
+
+    def ancestors(self, q):
+        out, seen = [], set()
+        while q in self.queues and q not in seen:
+            seen.add(q)
+            out.append(q)
+            q = (self.queues[q].get("spec") or {}).get("parentQueue") or ""
+        return out or [q]
+
+    def qfield(self, q, pool, field):
+        """gpu quota/limit of queue q in pool (spec.pools overrides); None when not set."""
+        spec = (self.queues.get(q) or {}).get("spec") or {}
+        v = (((spec.get("pools") or {}).get(pool) or {}).get("resources") or {}).get("gpu", {}).get(field)
+        if v is None:
+            v = ((spec.get("resources") or {}).get("gpu") or {}).get(field)
+        if v is None or v < 0:
+            return None
+        return round(v * MICRO)
+
+    def gpu_charge(self, p):
+        """What a queue is charged, in millionths of a GPU."""
+        if is_reservation(p):
+            return 0
+        f = fraction(p)
+        if f:
+            return f * pdevices(p)
+        return round(requests(p, GPU) * MICRO)
+
+    def usage(self):
+        """{(queue, pool): micro-GPUs} over every leaf's ancestors, and the leaf's
+        non-preemptible part {(leaf, pool): micro}."""
+        use, np_use = {}, {}
+        for p in self.pods:
+            if not holds_node(p) or is_reservation(p) or node_of(p) not in self.nodes:
+                continue
+            pool = self.node_pool[node_of(p)]
+            q = self.queue_of(p)
+            c = self.gpu_charge(p)
+            for a in self.ancestors(q):
+                use[(a, pool)] = use.get((a, pool), 0) + c
+            if non_preemptible(p):
+                np_use[(q, pool)] = np_use.get((q, pool), 0) + c
+        return use, np_use
+
+    def pdb_blocks(self, p, pods_labels=None):
+        labels = pods_labels if pods_labels is not None else (p["metadata"].get("labels") or {})
+        for d in self.pdbs:
+            if d["metadata"].get("namespace") != p["metadata"].get("namespace"):
+                continue
+            sel = (d.get("spec") or {}).get("selector")
+            if sel and label_match(sel, labels) and ((d.get("status") or {}).get("disruptionsAllowed") or 0) <= 0:
+                return key(d)
+        return ""
+
+
+def fmt(ctx, rule, objs, detail):
+    return "SEED %s step %s: RULE %s: %s: %s" % (ctx.get("seed", "?"), ctx.get("step", "?"), rule, objs, detail)
+
+
+def gb(micro):
+    return ("%.6f" % (micro / MICRO)).rstrip("0").rstrip(".")
+
+
+# ---------------------------------------------------------------------------
+# after every step
+
+def check_step(snap, ctx):
+    v = View(snap)
+    out = []
+    # overcommit (kubelet's count)
+    for name, n in v.nodes.items():
+        alloc = (n.get("status") or {}).get("allocatable") or {}
+        mine = [p for p in v.pods if node_of(p) == name and holds_node(p)]
+        for res in ("cpu", "memory", GPU):
+            used = sum(requests(p, res) for p in mine)
+            if used > qty(alloc.get(res)) + 1e-9:
+                out.append(fmt(ctx, "overcommit", "node " + name, "%s requested %g > allocatable %s by %s" % (
+                    res, used, alloc.get(res), ", ".join(key(p) for p in mine if requests(p, res)))))
+        if len(mine) > qty(alloc.get("pods")):
+            out.append(fmt(ctx, "overcommit", "node " + name, "%d pods > allocatable %s" % (len(mine), alloc.get("pods"))))
+    # gpu-slot
+    slots = {}
+    for p in v.pods:
+        if not holds_node(p) or not fraction(p) or not is_ours(p):
+            continue
+        idx = (p["metadata"].get("annotations") or {}).get("resource.aibee.cn/gpu-index")
+        if not idx:
+            out.append(fmt(ctx, "gpu-slot", key(p), "bound GPU fraction on %s without resource.aibee.cn/gpu-index" % node_of(p)))
+            continue
+        ngpu = qty((((v.nodes.get(node_of(p)) or {}).get("status") or {}).get("allocatable") or {}).get(GPU))
+        for s in idx.split(","):
+            s = int(s)
+            if s < 0 or s >= ngpu:
+                out.append(fmt(ctx, "gpu-slot", key(p), "slot %d outside node %s's %g GPUs" % (s, node_of(p), ngpu)))
+            slots.setdefault((node_of(p), s), []).append(p)
+    live_res = {}
+    for p in v.pods:
+        if is_reservation(p) and holds_node(p) and not p["metadata"].get("deletionTimestamp"):
+            idx = (p["metadata"].get("annotations") or {}).get("resource.aibee.cn/gpu-index", "")
+            live_res.setdefault((node_of(p), idx), []).append(key(p))
+    for (node, s), ps in sorted(slots.items()):
+        tot = sum(fraction(p) for p in ps)
+        if tot > MICRO:
+            out.append(fmt(ctx, "gpu-slot", "node %s slot %d" % (node, s), "fractions sum to %s > 1: %s" % (
+                gb(tot), ", ".join("%s=%s" % (key(p), gb(fraction(p))) for p in ps))))
+        if not live_res.get((node, str(s))):
+            out.append(fmt(ctx, "gpu-slot", "node %s slot %d" % (node, s), "used by %s but no live reservation pod holds it" % (
+                ", ".join(key(p) for p in ps))))
+    # queue-limit and np-quota
+    use, np_use = v.usage()
+    for (q, pool), u in sorted(use.items()):
+        lim = v.qfield(q, pool, "limit")
+        if lim is not None and u > lim:
+            out.append(fmt(ctx, "queue-limit", "queue %s pool %s" % (q, pool), "holds gpu %s > limit %s" % (gb(u), gb(lim))))
+    for (q, pool), u in sorted(np_use.items()):
+        quota = v.qfield(q, pool, "quota")
+        if quota is not None and u > quota:
+            out.append(fmt(ctx, "np-quota", "queue %s pool %s" % (q, pool),
+                           "non-preemptible pods hold gpu %s > quota %s" % (gb(u), gb(quota))))
+    return out
+
+
+PREEMPTED_RE = re.compile(r"^Preempted by (\S+) on node (\S+)")
+
+
+def evictions(snap):
+    """[(victim ns/name, victim uid, preemptor ns/name, node)] from Preempted events."""
+    out = []
+    for e in snap.get("events", []):
+        if e.get("reason") != "Preempted":
+            continue
+        m = PREEMPTED_RE.match(e.get("message") or e.get("note") or "")
+        if not m:
+            continue
+        io = e.get("involvedObject") or e.get("regarding") or {}
+        out.append(("%s/%s" % (io.get("namespace", ""), io.get("name", "")), io.get("uid", ""), m.group(1), m.group(2)))
+    return out
+
+
+def _incarnation(seen, name, when):
+    """The uid of pod ns/name that existed at time `when` (RFC 3339): the newest one
+    created at or before it (run.py recreates some pods under the same name)."""
+    best = None
+    for uid, p in seen.items():
+        if key(p) == name and p["metadata"].get("creationTimestamp", "") <= when:
+            if best is None or p["metadata"]["creationTimestamp"] >= best[0]:
+                best = (p["metadata"]["creationTimestamp"], uid)
+    return best[1] if best else name
+
+
+def check_history(snap, ctx):
+    v = View(snap)
+    seen = ctx.get("seen") or {}
+    out = []
+    per = {}
+    for e in snap.get("events", []):
+        if e.get("reason") != "Preempted":
+            continue
+        m = PREEMPTED_RE.match(e.get("message") or e.get("note") or "")
+        if not m:
+            continue
+        io = e.get("involvedObject") or e.get("regarding") or {}
+        victim, uid, by, node = "%s/%s" % (io.get("namespace", ""), io.get("name", "")), io.get("uid", ""), m.group(1), m.group(2)
+        when = e.get("firstTimestamp") or e.get("eventTime") or e.get("lastTimestamp") or ""
+        by_uid = _incarnation(seen, by, when)
+        per.setdefault((victim, by, by_uid), set()).add(uid)
+        old = seen.get(uid)
+        if old is not None:
+            blk = v.pdb_blocks(old)
+            if blk:
+                out.append(fmt(ctx, "pdb", victim, "evicted for %s on %s although PDB %s allows no disruption" % (by, node, blk)))
+        # design.md "Ranks": a borrower ranks below every home pod; README: it borrows idle
+        # nodes. A borrower never evicts a home pod of the pool that lends it the node.
+        pre = seen.get(by_uid)
+        lender = v.node_pool.get(node) or _pool_from_seen_node(ctx, node)
+        if pre is not None and old is not None and lender and v.home(pre) != lender and v.home(old) == lender:
+            out.append(fmt(ctx, "borrower-evicts-home", victim,
+                           "home pod of pool %s evicted on %s for %s, a borrower from pool %s (%s)" % (
+                               lender, node, by, v.home(pre), e.get("message"))))
+    for (victim, by, _), uids in sorted(per.items()):
+        if len(uids) > 1:
+            out.append(fmt(ctx, "ping-pong", victim, "evicted %d times for the same demand (one incarnation of %s)" % (len(uids), by)))
+    pairs = {(a, b) for (a, b, _) in per}
+    for (victim, by) in sorted(pairs):
+        if victim < by and (by, victim) in pairs:
+            out.append(fmt(ctx, "ping-pong", "%s <-> %s" % (victim, by), "each was evicted for the other"))
+    return out
+
+
+def _pool_from_seen_node(ctx, node):
+    return (ctx.get("node_pools") or {}).get(node, "")
+
+
+# ---------------------------------------------------------------------------
+# once settled
+
+LIMIT_RE = re.compile(r'queue "([^"]+)" limit: gpu ([0-9.]+) \+ ([0-9.]+) > ([0-9.]+)')
+BEHIND_RE = re.compile(r"waiting behind pod group (\S+?),")
+
+
+def _fits(req, free):
+    return all(req[r] <= free[r] + 1e-9 for r in req)
+
+
+def check_settled(snap, ctx):
+    v = View(snap)
+    out = []
+    disrupted = ctx.get("disrupted_gangs") or set()
+    use, np_use = v.usage()
+    # gang-min
+    for gk, g in sorted(v.pgs.items()):
+        ns = g["metadata"]["namespace"]
+        mem = [p for p in v.pods if p["metadata"].get("namespace") == ns
+               and (p["metadata"].get("labels") or {}).get(PG_LABEL) == g["metadata"]["name"]]
+        bound = [p for p in mem if holds_node(p)]
+        done = [p for p in mem if (p.get("status") or {}).get("phase") == "Succeeded"]
+        minm = (g.get("spec") or {}).get("minMember") or 0
+        if bound and len(bound) + len(done) < minm and gk not in disrupted:
+            out.append(fmt(ctx, "gang-min", "podgroup " + gk, "%d bound + %d succeeded < minMember %d (bound: %s)" % (
+                len(bound), len(done), minm, ", ".join("%s@%s" % (key(p), node_of(p)) for p in bound))))
+    # home-vs-borrower
+    for p in v.pods:
+        if not pending(p) or fraction(p) or (p["metadata"].get("labels") or {}).get(PG_LABEL):
+            continue
+        if (p.get("spec") or {}).get("preemptionPolicy") == "Never":
+            continue
+        home = v.home(p)
+        if home == "default" or ((v.pools[home].get("spec") or {}).get("disablePreemption")):
+            continue
+        cond = _cond(p)
+        if cond and BEHIND_RE.search(cond.get("message") or ""):
+            continue
+        q = v.queue_of(p)
+        c = v.gpu_charge(p)
+        if any(v.qfield(a, home, "limit") is not None and use.get((a, home), 0) + c > v.qfield(a, home, "limit")
+               for a in v.ancestors(q)):
+            continue
+        if non_preemptible(p) and v.qfield(q, home, "quota") is not None and \
+                np_use.get((q, home), 0) + c > v.qfield(q, home, "quota"):
+            continue
+        req = {"cpu": requests(p, "cpu"), "memory": requests(p, "memory"), GPU: requests(p, GPU), "pods": 1}
+        for name, n in sorted(v.nodes.items()):
+            if v.node_pool[name] != home or (n.get("spec") or {}).get("unschedulable") or (n.get("spec") or {}).get("taints"):
+                continue
+            alloc = (n.get("status") or {}).get("allocatable") or {}
+            mine = [x for x in v.pods if node_of(x) == name and holds_node(x)]
+            free = {r: qty(alloc.get(r)) - sum(requests(x, r) for x in mine) for r in ("cpu", "memory", GPU)}
+            free["pods"] = qty(alloc.get("pods")) - len(mine)
+            if _fits(req, free):
+                continue   # fits without reclaim: not this rule's business
+            borrowers = [x for x in mine if not is_reservation(x) and is_ours(x) and v.home(x) != home
+                         and not fraction(x) and not v.pdb_blocks(x)]
+            if not borrowers:
+                continue
+            for x in borrowers:
+                for r in ("cpu", "memory", GPU):
+                    free[r] += requests(x, r)
+                free["pods"] += 1
+            if _fits(req, free):
+                out.append(fmt(ctx, "home-vs-borrower", key(p), "home pod of pool %s (queue %s, priority %d) pending: %s; "
+                               "it fits on %s without the borrowers %s" % (
+                                   home, q, priority(p), (cond or {}).get("message", "no reason"), name,
+                                   ", ".join("%s(home %s)" % (key(x), v.home(x)) for x in borrowers))))
+                break
+    # nomination and reason
+    events_by_uid = {}
+    for e in snap.get("events", []):
+        io = e.get("involvedObject") or e.get("regarding") or {}
+        events_by_uid.setdefault(io.get("uid"), []).append(e)
+    for p in v.pods:
+        if not pending(p):
+            continue
+        nn = (p.get("status") or {}).get("nominatedNodeName")
+        if nn:
+            out.append(fmt(ctx, "nomination", key(p), "still pending with nominatedNodeName %s%s" % (
+                nn, "" if nn in v.nodes else " (node gone)")))
+        cond = _cond(p)
+        if not cond or cond.get("status") != "False" or not cond.get("message"):
+            out.append(fmt(ctx, "reason", key(p), "pending without a PodScheduled=False condition and message"))
+            continue
+        if not any(e.get("reason") == "FailedScheduling" for e in events_by_uid.get(p["metadata"]["uid"], [])):
+            out.append(fmt(ctx, "reason", key(p), "pending without a FailedScheduling event (condition: %s)" % cond.get("message")))
+        msg = cond["message"]
+        m = LIMIT_RE.search(msg)
+        if m:
+            q, b, lim = m.group(1), round(float(m.group(3)) * MICRO), round(float(m.group(4)) * MICRO)
+            pools = set(v.node_pool.values()) | {"default"}
+            if not any(use.get((q, pl), 0) + b > lim for pl in pools):
+                out.append(fmt(ctx, "reason", key(p), "stale reason %r: queue %s holds %s in every pool, + %s <= %s" % (
+                    msg, q, "/".join("%s=%s" % (pl, gb(use.get((q, pl), 0))) for pl in sorted(pools)), gb(b), gb(lim))))
+        m = BEHIND_RE.search(msg)
+        if m:
+            g = m.group(1)
+            ns, _, gname = g.partition("/")
+            waiting = [x for x in v.pods if pending(x) and x["metadata"].get("namespace") == ns
+                       and (x["metadata"].get("labels") or {}).get(PG_LABEL) == gname]
+            if g not in v.pgs or not waiting:
+                out.append(fmt(ctx, "reason", key(p), "stale reason %r: pod group %s %s" % (
+                    msg, g, "is gone" if g not in v.pgs else "has no pending member")))
+    return out
+
+
+def _cond(p):
+    for c in (p.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled":
+            return c
+    return None
+
+
+def main():
+    """checker.py SNAPSHOT.json [--settled]: prints failures, exit 1 if any."""
+    snap = json.load(open(sys.argv[1]))
+    ctx = snap.get("ctx") or {"seed": "?", "step": "file"}
+    out = check_step(snap, ctx) + check_history(snap, ctx)
+    if "--settled" in sys.argv:
+        out += check_settled(snap, ctx)
+    for f in out:
+        print(f)
+    sys.exit(1 if out else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Composition suite: drives one seed's scenario against a running API server + ai-scheduler.
+
+  run.py --seed S [--scale F] --server URL --ca CA --cert CRT --key KEY [--out DIR]
+
+1. Removes what an earlier seed left (pods of default and the reservation namespace,
+   PodGroups, PDBs, Queues, Pools, nodes) and waits until it is gone.
+2. Creates the scenario's Pools, Queues and nodes (plain Node objects with status),
+   starts the fake kubelet (kubelet.py) and a controller that recreates, under the same
+   name, the pods marked compose.aibee.cn/restart that the scheduler evicted.
+3. Runs the steps in order; after each, a short pause, a snapshot (nodes, pods, pools,
+   queues, podgroups, pdbs, events) and checker.check_step + check_history.
+4. Freezes the kubelet (no more pods finish), waits until the cluster settles (no pod
+   terminating or bound-but-not-running, bindings unchanged for 6 s; at most --settle s),
+   then checker.check_settled, retried for up to 20 s while it fails (the scheduler's
+   retries must have had their chance), and the step checks once more.
+Prints "SEED <n>: ok" or every failure (each names the seed, the step, the objects and
+the rule); exit 1 on failure. --out DIR keeps the scenario, the snapshots of failing
+checks and the final one.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checker  # noqa: E402
+import generator  # noqa: E402
+from kubelet import ApiError, Client, Kubelet  # noqa: E402
+
+NS = "default"
+PG_API = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % NS
+PDB_API = "/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets" % NS
+Q_API = "/apis/resource.aibee.cn/v1alpha1/queues"
+POOL_API = "/apis/resource.aibee.cn/v1alpha1/pools"
+T0 = time.time()
+
+
+def log(msg):
+    sys.stderr.write("[compose %s +%.0fs] %s\n" % (time.strftime("%H:%M:%S"), time.time() - T0, msg))
+    sys.stderr.flush()
+
+
+def wait_for(pred, timeout, what, interval=0.5):
+    end = time.time() + timeout
+    while not pred():
+        if time.time() > end:
+            raise SystemExit("run.py: timed out after %ss waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def names(c, path):
+    r = c.get(path, ok=(404,))
+    return [o["metadata"]["name"] for o in (r or {}).get("items", [])]
+
+
+def reset(c):
+    grace0 = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
+    for ns in (NS, checker.RES_NS):
+        c.req("DELETE", "/api/v1/namespaces/%s/pods" % ns, grace0, ok=(404,))
+    for path in (PG_API, PDB_API):
+        c.req("DELETE", path, ok=(404,))
+    c.req("DELETE", "/api/v1/namespaces/%s/events" % NS, ok=(404,))
+    wait_for(lambda: not c.get("/api/v1/pods")["items"], 60, "pods gone")
+    for path in (Q_API, POOL_API, "/api/v1/nodes"):
+        for n in names(c, path):
+            c.delete("%s/%s" % (path, n))
+    wait_for(lambda: not any(names(c, p) for p in (Q_API, POOL_API, "/api/v1/nodes", PG_API, PDB_API)), 60,
+             "nodes, queues, pools, podgroups, pdbs gone")
+    time.sleep(1)   # the scheduler's informers see the deletions
+
+
+def node_obj(n):
+    res = {"cpu": str(n["cpu"]), "memory": n["memory"], "pods": "110", "ephemeral-storage": "100Gi",
+           "nvidia.com/gpu": str(n["gpu"])}
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": n["name"], "labels": dict(n["labels"], **{"kubernetes.io/hostname": n["name"],
+                                                                              "kubernetes.io/os": "linux"})},
+            "spec": {},
+            "status": {"capacity": res, "allocatable": res,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "message": "compose fake node", "lastHeartbeatTime": now,
+                                       "lastTransitionTime": now}],
+                       "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
+                       "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "v1.20.2",
+                                    "kubeProxyVersion": "v1.20.2", "containerRuntimeVersion": "fake://0",
+                                    "osImage": "compose", "kernelVersion": "0", "machineID": "", "systemUUID": "",
+                                    "bootID": ""}}}
+
+
+def pod_obj(p):
+    labels = dict(p["labels"], app="compose")
+    if p["queue"]:
+        labels["resource.aibee.cn/queue"] = p["queue"]
+    if p["group"]:
+        labels[checker.PG_LABEL] = p["group"]
+    ann = {checker.POOL_ANN: p["pool"], "compose.aibee.cn/run-seconds": str(p["run"]),
+           "compose.aibee.cn/restart": "true" if p["restart"] else "false"}
+    if p["fraction"]:
+        ann["gpu-fraction"] = p["fraction"]
+    req = {"cpu": p["cpu"], "memory": p["memory"]}
+    res = {"requests": req}
+    if p["gpu"]:
+        req["nvidia.com/gpu"] = str(p["gpu"])
+        res["limits"] = {"nvidia.com/gpu": str(p["gpu"])}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": p["name"], "namespace": NS, "labels": labels, "annotations": ann},
+            "spec": {"schedulerName": checker.SCHED, "terminationGracePeriodSeconds": 0,
+                     "priorityClassName": p["priorityClass"],
+                     "containers": [{"name": "main", "image": "registry.invalid/pause:3", "resources": res}]}}
+
+
+class Runner:
+    def __init__(self, a):
+        self.a = a
+        self.c = Client(a.server, a.ca, a.cert, a.key)
+        self.scn = generator.generate(a.seed, a.scale)
+        self.kubelet = Kubelet(self.c, log=log)
+        self.seen = {}              # uid -> last pod version seen
+        self.created = {}           # name -> (scenario pod, uid of the current incarnation, recreations)
+        self.drained = set()        # "ns/name/uid" deleted by a drain
+        self.failures = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    # -- objects
+    def create_pod(self, p):
+        try:
+            o = self.c.post("/api/v1/namespaces/%s/pods" % NS, pod_obj(p))
+        except ApiError as e:
+            if e.code == 409:
+                return
+            raise
+        with self.lock:
+            old = self.created.get(p["name"])
+            self.created[p["name"]] = (p, o["metadata"]["uid"], (old[2] + 1) if old else 0)
+
+    def setup(self):
+        s = self.scn
+        for pl in s["pools"]:
+            self.c.post(POOL_API, {"apiVersion": "resource.aibee.cn/v1alpha1", "kind": "Pool",
+                                   "metadata": {"name": pl["name"]},
+                                   "spec": {"nodeSelector": {"matchLabels": {"pool": pl["name"]}},
+                                            "disableSharing": pl["disableSharing"],
+                                            "disableBorrowing": pl["disableBorrowing"],
+                                            "disablePreemption": pl["disablePreemption"]}})
+        for q in s["queues"]:   # parents come first in the list
+            spec = {"resources": q["resources"]}
+            if q["parent"]:
+                spec["parentQueue"] = q["parent"]
+            self.c.post(Q_API, {"apiVersion": "resource.aibee.cn/v1alpha1", "kind": "Queue",
+                                "metadata": {"name": q["name"]}, "spec": spec})
+        for n in s["nodes"]:
+            self.c.post("/api/v1/nodes", node_obj(n))
+        time.sleep(1)
+
+    def controller(self):
+        """Recreates restartable pods the scheduler evicted (gone, not deleted by the harness)."""
+        while not self.stop.wait(0.5):
+            try:
+                live = {p["metadata"]["name"] for p in self.c.get("/api/v1/namespaces/%s/pods" % NS)["items"]}
+                for name, (p, uid, n) in list(self.created.items()):
+                    if not p["restart"] or name in live or n >= 3:
+                        continue
+                    k = "%s/%s/%s" % (NS, name, uid)
+                    if k in self.kubelet.deleted or k in self.drained:
+                        continue
+                    log("controller: %s was evicted; recreating it" % name)
+                    self.create_pod(p)
+            except Exception as e:
+                log("controller: %s" % e)
+
+    def step(self, i, st):
+        op = st["op"]
+        if op == "pods":
+            for p in st["pods"]:
+                self.create_pod(p)
+        elif op == "gang":
+            ann = {}
+            if st["topology"]:
+                ann["resource.aibee.cn/topology-" + st["topology"]] = "network.aibee.cn/block"
+            self.c.post(PG_API, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                                 "metadata": {"name": st["name"], "annotations": ann,
+                                              "labels": {"resource.aibee.cn/queue": st["pods"][0]["queue"]}},
+                                 "spec": {"minMember": st["minMember"],
+                                          "scheduleTimeoutSeconds": st["scheduleTimeoutSeconds"]}})
+            for p in st["pods"]:
+                self.create_pod(p)
+        elif op == "pdb":
+            o = self.c.post(PDB_API, {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
+                                      "metadata": {"name": st["name"]},
+                                      "spec": {"minAvailable": 1, "selector": {"matchLabels": {"compose-pdb": st["name"]}}}})
+            # no disruption controller runs here: say "none allowed" as it would for a budget at its floor
+            self.c.merge_patch(PDB_API + "/%s/status" % st["name"], {"status": {
+                "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1,
+                "observedGeneration": o["metadata"].get("generation", 1)}}, ok=())
+        elif op == "add_node":
+            self.c.post("/api/v1/nodes", node_obj(st["node"]))
+        elif op == "remove_node":
+            n = st["node"]
+            self.c.merge_patch("/api/v1/nodes/" + n, {"spec": {"unschedulable": True}})
+            for p in self.c.get("/api/v1/pods?fieldSelector=spec.nodeName%3D" + n)["items"]:
+                m = p["metadata"]
+                self.drained.add("%s/%s/%s" % (m["namespace"], m["name"], m["uid"]))
+                self.kubelet._del(p, "drain of " + n)
+            self.c.delete("/api/v1/nodes/" + n)
+        elif op == "wait":
+            time.sleep(st["seconds"])
+
+    # -- observation
+    def snapshot(self):
+        g = self.c.get
+        s = {"nodes": g("/api/v1/nodes")["items"], "pods": g("/api/v1/pods")["items"],
+             "pools": g(POOL_API)["items"], "queues": g(Q_API)["items"],
+             "podgroups": g(PG_API)["items"], "pdbs": g(PDB_API)["items"],
+             "events": g("/api/v1/events")["items"]}
+        for p in s["pods"]:
+            self.seen[p["metadata"]["uid"]] = p
+        return s
+
+    def ctx(self, label):
+        gangs = set()
+        for k in list(self.drained) + [k for k, why in self.kubelet.deleted.items() if why.startswith("podgc")]:
+            p = self.seen.get(k.rsplit("/", 1)[1])
+            grp = ((p or {}).get("metadata", {}).get("labels") or {}).get(checker.PG_LABEL)
+            if grp:
+                gangs.add("%s/%s" % (NS, grp))
+        node_pools = {n["name"]: n["pool"] for n in self.scn["nodes"]}
+        node_pools.update({st["node"]["name"]: st["node"]["pool"] for st in self.scn["steps"] if st["op"] == "add_node"})
+        return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs, "node_pools": node_pools,
+                "harness_deleted": dict(self.kubelet.deleted)}
+
+    def record(self, label, snap, found):
+        new = [f for f in found if f.split(": RULE ", 1)[1] not in {x.split(": RULE ", 1)[1] for x in self.failures}]
+        for f in new:
+            log("FAIL " + f)
+        self.failures += new
+        if new and self.a.out:
+            with open(os.path.join(self.a.out, "seed-%s.snap-%s.json" % (self.a.seed, label.split()[0])), "w") as f:
+                json.dump(snap, f)
+
+    def settle(self, timeout):
+        end = time.time() + timeout
+        last, same_since = None, time.time()
+        while True:
+            snap = self.snapshot()
+            busy = [p for p in snap["pods"] if p["metadata"].get("deletionTimestamp")
+                    or (checker.node_of(p) and (p.get("status") or {}).get("phase", "Pending") == "Pending")]
+            state = sorted((p["metadata"]["uid"], checker.node_of(p)) for p in snap["pods"])
+            if state != last or busy:
+                last, same_since = state, time.time()
+            elif time.time() - same_since >= 6:
+                return snap, True
+            if time.time() > end:
+                return snap, False
+            time.sleep(1)
+
+    def run(self):
+        s = self.scn
+        log("seed %d: %d pools, %d nodes, %d steps, %d pods" % (
+            self.a.seed, len(s["pools"]), len(s["nodes"]), len(s["steps"]),
+            sum(len(st.get("pods", [])) for st in s["steps"])))
+        if self.a.out:
+            with open(os.path.join(self.a.out, "seed-%s.scenario.json" % self.a.seed), "w") as f:
+                json.dump(s, f, indent=1)
+        reset(self.c)
+        self.setup()
+        self.kubelet.start()
+        ctl = threading.Thread(target=self.controller, daemon=True)
+        ctl.start()
+        try:
+            for i, st in enumerate(s["steps"]):
+                what = st["node"]["name"] if isinstance(st.get("node"), dict) else st.get("node") or st.get("name") or ""
+                if st["op"] == "pods":
+                    what = ",".join(p["name"] for p in st["pods"])
+                label = ("%d %s %s" % (i, st["op"], what)).strip()
+                self.step(i, st)
+                time.sleep(self.a.pause)
+                snap = self.snapshot()
+                c = self.ctx(label)
+                self.record(label, snap, checker.check_step(snap, c) + checker.check_history(snap, c))
+            self.kubelet.freeze()
+            snap, ok = self.settle(self.a.settle)
+            if not ok:
+                log("the cluster did not settle in %ss; checking anyway" % self.a.settle)
+            end = time.time() + self.a.retry
+            while True:
+                c = self.ctx("final")
+                found = checker.check_settled(snap, c)
+                if not found or time.time() > end:
+                    break
+                time.sleep(3)
+                snap = self.snapshot()
+            c = self.ctx("final")
+            self.record("final", snap, found + checker.check_step(snap, c) + checker.check_history(snap, c))
+            if self.a.out:
+                with open(os.path.join(self.a.out, "seed-%s.final.json" % self.a.seed), "w") as f:
+                    json.dump(snap, f)
+        finally:
+            self.stop.set()
+            self.kubelet.close()
+        if self.kubelet.errors:
+            log("kubelet errors (first 3): %s" % self.kubelet.errors[:3])
+        if self.failures:
+            print("SEED %d: FAILED (%d): replay with COMPOSE_SEEDS=%d" % (self.a.seed, len(self.failures), self.a.seed))
+            for f in self.failures:
+                print("  " + f)
+            return 1
+        print("SEED %d: ok (%.0fs)" % (self.a.seed, time.time() - T0))
+        return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--pause", type=float, default=1.5, help="seconds after each step before its snapshot")
+    ap.add_argument("--settle", type=float, default=45)
+    ap.add_argument("--retry", type=float, default=20)
+    a = ap.parse_args()
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+    sys.exit(Runner(a).run())
+
+
+if __name__ == "__main__":
+    main()

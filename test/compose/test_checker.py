@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Unit tests of test/compose/checker.py: a clean hand-made snapshot passes, and one
+snapshot per invariant that violates it is reported (with its rule name), so the
+checker can fail. Plain unittest: python3 test/compose/test_checker.py"""
+import copy
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checker  # noqa: E402
+
+CTX = {"seed": 7, "step": "t"}
+
+
+def node(name, pool, gpu=4, cpu="32", mem="128Gi"):
+    res = {"cpu": cpu, "memory": mem, "nvidia.com/gpu": str(gpu), "pods": "110"}
+    return {"metadata": {"name": name, "labels": {"pool": pool}}, "spec": {},
+            "status": {"allocatable": res, "capacity": res}}
+
+
+_uid = [0]
+
+
+def pod(name, pool, gpu=0, nodeName="", queue="", prio=10, frac="", idx="", labels=None, phase=None,
+        ns="default", ann=None, policy=None, cond=None, nominated=""):
+    _uid[0] += 1
+    lab = dict(labels or {})
+    if queue:
+        lab["resource.aibee.cn/queue"] = queue
+    a = {"resource.aibee.cn/pool": pool}
+    if frac:
+        a["gpu-fraction"] = frac
+    if idx:
+        a["resource.aibee.cn/gpu-index"] = idx
+    a.update(ann or {})
+    req = {"cpu": "1", "memory": "1Gi"}
+    if gpu:
+        req["nvidia.com/gpu"] = str(gpu)
+    p = {"metadata": {"name": name, "namespace": ns, "uid": "u-%s-%d" % (name, _uid[0]), "labels": lab,
+                      "annotations": a, "creationTimestamp": "2026-01-01T00:00:%02dZ" % (_uid[0] % 60)},
+         "spec": {"schedulerName": "ai-scheduler", "priority": prio, "nodeName": nodeName,
+                  "containers": [{"name": "c", "resources": {"requests": req}}]},
+         "status": {"phase": phase or ("Running" if nodeName else "Pending")}}
+    if policy:
+        p["spec"]["preemptionPolicy"] = policy
+    if cond is not None:
+        p["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                      "message": cond}]
+    if nominated:
+        p["status"]["nominatedNodeName"] = nominated
+    return p
+
+
+def reservation(nodeName, slot):
+    return {"metadata": {"name": "gpu-res-%s-%d-x" % (nodeName, slot), "namespace": "ai-scheduler-system",
+                         "uid": "r-%s-%d" % (nodeName, slot),
+                         "labels": {"resource.aibee.cn/gpu-reservation": "true",
+                                    "app.kubernetes.io/managed-by": "ai-scheduler"},
+                         "annotations": {"resource.aibee.cn/gpu-index": str(slot),
+                                         "resource.aibee.cn/gpu-reservation-node": nodeName}},
+            "spec": {"schedulerName": "default-scheduler", "nodeName": nodeName,
+                     "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]},
+            "status": {"phase": "Running"}}
+
+
+def pool(name, **kw):
+    return {"metadata": {"name": name}, "spec": dict({"nodeSelector": {"matchLabels": {"pool": name}}}, **kw)}
+
+
+def queue(name, parent="", quota=None, limit=None):
+    g = {}
+    if quota is not None:
+        g["quota"] = quota
+    if limit is not None:
+        g["limit"] = limit
+    spec = {"resources": {"gpu": g}}
+    if parent:
+        spec["parentQueue"] = parent
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def event(obj, reason, msg, when="2026-01-01T00:01:00Z"):
+    m = obj["metadata"]
+    return {"reason": reason, "message": msg, "firstTimestamp": when,
+            "involvedObject": {"kind": "Pod", "namespace": m["namespace"], "name": m["name"], "uid": m["uid"]}}
+
+
+def base():
+    """A clean, settled cluster: pools pa (2 nodes) and pb (1 node), queues dept > (a, b)
+    and other; a fraction pair on a shared slot, a whole-GPU pod, a borrower on pb where
+    nobody of pb waits, a full gang, and a pending pod with a current reason."""
+    fa = pod("fa", "pa", nodeName="pa-0", queue="a", frac="0.5", idx="0")
+    fb = pod("fb", "pa", nodeName="pa-0", queue="a", frac="0.5", idx="0")
+    w = pod("w", "pa", gpu=3, nodeName="pa-0", queue="b")
+    bor = pod("bor", "pa", gpu=2, nodeName="pb-0", queue="other",
+              ann={"resource.aibee.cn/borrowed-from": "pb"})
+    g0 = pod("g-0", "pa", gpu=2, nodeName="pa-1", queue="b", labels={checker.PG_LABEL: "g"})
+    g1 = pod("g-1", "pa", gpu=2, nodeName="pa-1", queue="b", labels={checker.PG_LABEL: "g"})
+    big = pod("big", "pa", gpu=8, queue="other", cond="0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
+    snap = {"nodes": [node("pa-0", "pa"), node("pa-1", "pa"), node("pb-0", "pb")],
+            "pods": [fa, fb, w, bor, g0, g1, big, reservation("pa-0", 0)],
+            "pools": [pool("pa"), pool("pb")],
+            "queues": [queue("dept", limit=8), queue("a", "dept", quota=2, limit=4), queue("b", "dept", quota=2),
+                       queue("other", quota=2, limit=6)],
+            "podgroups": [{"metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": 2}}],
+            "pdbs": [], "events": [event(big, "FailedScheduling", "0/3 nodes are available")]}
+    return snap
+
+
+def named(snap, name):
+    return next(p for p in snap["pods"] if p["metadata"]["name"] == name)
+
+
+def rules(found):
+    return sorted({f.split(": RULE ", 1)[1].split(":", 1)[0] for f in found})
+
+
+class CheckerTest(unittest.TestCase):
+    def all(self, snap, ctx=None):
+        c = dict(CTX, **(ctx or {}))
+        c.setdefault("seen", {p["metadata"]["uid"]: p for p in snap["pods"]})
+        return checker.check_step(snap, c) + checker.check_history(snap, c) + checker.check_settled(snap, c)
+
+    def assertRule(self, snap, rule, ctx=None):
+        found = self.all(snap, ctx)
+        self.assertIn(rule, rules(found), "want %s, got %s" % (rule, found))
+        for f in found:
+            self.assertTrue(f.startswith("SEED 7 step t: RULE "), f)
+        return found
+
+    def test_clean(self):
+        self.assertEqual(self.all(base()), [])
+
+    def test_overcommit_gpu(self):
+        s = base()
+        s["pods"].append(pod("x", "pa", gpu=1, nodeName="pa-0", queue="b"))   # 3 + 1 + reservation 1 = 5 > 4
+        f = self.assertRule(s, "overcommit")
+        self.assertIn("node pa-0", f[0])
+
+    def test_overcommit_counts_reservation_pods(self):
+        s = base()
+        named(s, "w")["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "3"
+        s["pods"].append(reservation("pa-0", 1))    # 3 whole + 2 reservations = 5 > 4
+        self.assertRule(s, "overcommit")
+
+    def test_overcommit_cpu_and_terminating_counts(self):
+        s = base()
+        x = pod("x", "pb", nodeName="pb-0", queue="b")
+        x["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "31500m"
+        x["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        s["pods"].append(x)
+        self.assertRule(s, "overcommit")
+
+    def test_succeeded_pods_do_not_count(self):
+        s = base()
+        s["pods"].append(pod("done", "pa", gpu=4, nodeName="pa-0", queue="b", phase="Succeeded"))
+        self.assertEqual(self.all(s), [])
+
+    def test_slot_over_one(self):
+        s = base()
+        s["pods"].append(pod("fc", "pa", nodeName="pa-0", queue="a", frac="0.25", idx="0"))
+        self.assertRule(s, "gpu-slot")
+
+    def test_slot_without_index_or_reservation(self):
+        s = base()
+        s["pods"].append(pod("fd", "pa", nodeName="pa-1", queue="a", frac="0.25"))
+        self.assertRule(s, "gpu-slot")
+        s = base()
+        s["pods"] = [p for p in s["pods"] if not checker.is_reservation(p)]
+        f = self.assertRule(s, "gpu-slot")
+        self.assertTrue(any("no live reservation" in x for x in f))
+
+    def test_forged_reservation_is_not_trusted(self):
+        s = base()
+        r = named(s, "gpu-res-pa-0-0-x")
+        r["metadata"]["namespace"] = "default"
+        self.assertRule(s, "gpu-slot")
+
+    def test_queue_limit_leaf_and_ancestor(self):
+        s = base()
+        s["nodes"][2] = node("pb-0", "pb", gpu=16)
+        s["pods"].append(pod("a2", "pa", gpu=2, nodeName="pb-0", queue="a"))   # borrowers: charged in pb
+        s["pods"].append(pod("a3", "pb", gpu=2, nodeName="pb-0", queue="a"))   # a in pb: 4 <= 4
+        self.assertEqual(self.all(s), [])
+        s["pods"].append(pod("a4", "pb", gpu=1, nodeName="pb-0", queue="a"))   # 5 > 4
+        f = self.assertRule(s, "queue-limit")
+        self.assertTrue(any("queue a pool pb" in x for x in f), f)
+        s = base()
+        s["nodes"][2] = node("pb-0", "pb", gpu=16)
+        s["pods"].append(pod("b2", "pb", gpu=4, nodeName="pb-0", queue="b"))   # dept in pb: 4 > 3
+        s["queues"][0]["spec"]["resources"]["gpu"]["limit"] = 3
+        f = self.assertRule(s, "queue-limit")
+        self.assertTrue(any("queue dept pool pb" in x for x in f), f)
+
+    def test_queue_limit_per_pool_override(self):
+        s = base()
+        s["queues"][3]["spec"]["pools"] = {"pb": {"resources": {"gpu": {"limit": 1}}}}
+        f = self.assertRule(s, "queue-limit")     # bor (queue other) holds 2 GPUs of pb
+        self.assertIn("queue other pool pb", f[0])
+
+    def test_np_quota(self):
+        s = base()
+        s["nodes"][2] = node("pb-0", "pb", gpu=16)
+        s["pods"].append(pod("hi1", "pb", gpu=1, nodeName="pb-0", queue="a", prio=200))
+        s["pods"].append(pod("hi2", "pb", gpu=1, nodeName="pb-0", queue="a",
+                             labels={"resource.aibee.cn/preemptible": "false"}))
+        self.assertEqual(self.all(s), [])    # non-preemptible in a, pool pb: 2 <= quota 2
+        s["pods"].append(pod("hi3", "pb", frac="0.5", idx="0", nodeName="pb-0", queue="a", prio=150))
+        s["pods"].append(reservation("pb-0", 0))
+        f = self.assertRule(s, "np-quota")   # 2.5 > 2
+        self.assertIn("queue a pool pb", f[0])
+
+    def test_pdb(self):
+        s = base()
+        v = pod("guarded", "pa", gpu=1, nodeName="pa-1", queue="b", labels={"compose-pdb": "g0"})
+        s["pdbs"] = [{"metadata": {"name": "g0", "namespace": "default"},
+                      "spec": {"selector": {"matchLabels": {"compose-pdb": "g0"}}}, "status": {"disruptionsAllowed": 0}}]
+        seen = {p["metadata"]["uid"]: p for p in s["pods"] + [v]}
+        s["events"].append(event(v, "Preempted", "Preempted by default/w on node pa-1"))
+        self.assertRule(s, "pdb", {"seen": seen})
+
+    def test_ping_pong_same_demand(self):
+        s = base()
+        v1 = pod("v", "pa", gpu=1, nodeName="pa-1", queue="b")
+        v2 = copy.deepcopy(v1)
+        v2["metadata"]["uid"] = "u-v-again"
+        seen = {p["metadata"]["uid"]: p for p in s["pods"] + [v1, v2]}
+        s["events"] += [event(v1, "Preempted", "Preempted by default/w on node pa-1"),
+                        event(v2, "Preempted", "Preempted by default/w on node pa-1")]
+        self.assertRule(s, "ping-pong", {"seen": seen})
+
+    def test_same_victim_new_preemptor_incarnation_is_not_ping_pong(self):
+        s = base()
+        v1 = pod("v", "pa", gpu=1, nodeName="pa-1", queue="b")
+        v2 = copy.deepcopy(v1)
+        v2["metadata"]["uid"] = "u-v-again"
+        w2 = copy.deepcopy(named(s, "w"))
+        w2["metadata"]["uid"] = "u-w-again"
+        w2["metadata"]["creationTimestamp"] = "2026-01-01T00:05:00Z"
+        seen = {p["metadata"]["uid"]: p for p in s["pods"] + [v1, v2, w2]}
+        s["events"] += [event(v1, "Preempted", "Preempted by default/w on node pa-1", "2026-01-01T00:01:00Z"),
+                        event(v2, "Preempted", "Preempted by default/w on node pa-1", "2026-01-01T00:06:00Z")]
+        self.assertEqual([f for f in self.all(s, {"seen": seen}) if "ping-pong" in f], [])
+
+    def test_ping_pong_mutual(self):
+        s = base()
+        x, y = pod("x", "pa", gpu=1, nodeName="pa-1", queue="a"), pod("y", "pa", gpu=1, nodeName="pa-1", queue="b")
+        seen = {p["metadata"]["uid"]: p for p in s["pods"] + [x, y]}
+        s["events"] += [event(x, "Preempted", "Preempted by default/y on node pa-1"),
+                        event(y, "Preempted", "Preempted by default/x on node pa-1")]
+        self.assertRule(s, "ping-pong", {"seen": seen})
+
+    def test_borrower_evicts_home(self):
+        s = base()
+        home = pod("pbhome", "pb", gpu=1, nodeName="pb-0", queue="other")
+        seen = {p["metadata"]["uid"]: p for p in s["pods"] + [home]}
+        s["events"].append(event(home, "Preempted", "Preempted by default/bor on node pb-0"))
+        self.assertRule(s, "borrower-evicts-home", {"seen": seen})
+
+    def test_gang_min(self):
+        s = base()
+        s["podgroups"][0]["spec"]["minMember"] = 3
+        f = self.assertRule(s, "gang-min")
+        self.assertIn("podgroup default/g", f[0])
+        # a gang the harness broke (drain) is exempt; a Succeeded member counts
+        self.assertEqual([x for x in self.all(s, {"disrupted_gangs": {"default/g"}}) if "gang-min" in x], [])
+        s["pods"].append(pod("g-2", "pa", gpu=2, nodeName="pa-1", queue="b", labels={checker.PG_LABEL: "g"},
+                             phase="Succeeded"))
+        self.assertEqual([x for x in self.all(s) if "gang-min" in x], [])
+
+    def test_home_pod_waits_behind_borrower(self):
+        s = base()
+        s["nodes"][2]["status"]["allocatable"]["nvidia.com/gpu"] = "2"     # pb-0: the borrower fills it
+        s["nodes"][2]["status"]["capacity"]["nvidia.com/gpu"] = "2"
+        h = pod("home", "pb", gpu=1, queue="other", cond="0/3 nodes are available: 1 Insufficient nvidia.com/gpu.")
+        s["pods"].append(h)
+        s["events"].append(event(h, "FailedScheduling", "x"))
+        self.assertRule(s, "home-vs-borrower")
+        # not for preemptionPolicy Never, nor when the borrower is PDB-protected, nor over the queue limit
+        h["spec"]["preemptionPolicy"] = "Never"
+        self.assertEqual(self.all(s), [])
+        del h["spec"]["preemptionPolicy"]
+        s["queues"][3]["spec"]["resources"]["gpu"]["limit"] = 2
+        self.assertEqual([x for x in self.all(s) if "home-vs-borrower" in x], [])
+
+    def test_stale_nomination(self):
+        s = base()
+        named(s, "big")["status"]["nominatedNodeName"] = "pa-1"
+        self.assertRule(s, "nomination")
+
+    def test_reason_missing(self):
+        s = base()
+        del named(s, "big")["status"]["conditions"]
+        self.assertRule(s, "reason")
+        s = base()
+        s["events"] = []
+        self.assertRule(s, "reason")
+
+    def test_reason_stale_limit(self):
+        s = base()
+        named(s, "big")["status"]["conditions"][0]["message"] = 'queue "other" limit: gpu 6 + 8 > 6'
+        self.assertEqual(self.all(s), [])        # other holds 2 in pb: 2 + 8 > 6 still true
+        named(s, "big")["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+        named(s, "big")["status"]["conditions"][0]["message"] = 'queue "other" limit: gpu 6 + 1 > 6'
+        self.assertRule(s, "reason")             # 2 + 1 <= 6 in every pool: stale
+
+    def test_reason_stale_waiting_behind(self):
+        s = base()
+        named(s, "big")["status"]["conditions"][0]["message"] = \
+            "waiting behind pod group default/g, which goes first in this pool and does not fit yet"
+        self.assertRule(s, "reason")             # g has no pending member
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
