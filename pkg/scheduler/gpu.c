@@ -38,6 +38,14 @@ struct gpu_res {
     unsigned long seq;     /* name suffixes */
 };
 
+/* Forgets the slot's entry e (key key). r->mu held. */
+static void slot_drop(gpu_res_t *r, const char *key, res_entry_t *e)
+{
+    hashmap_remove(r->slots, key);
+    free(e->name);
+    free(e);
+}
+
 gpu_res_t *gpu_res_new(void)
 {
     gpu_res_t *r = util_xcalloc(1, sizeof(*r));
@@ -228,9 +236,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
         return name;
     }
     if (e) { /* gone (or a stale creation): a new one takes over the slot */
-        hashmap_remove(r->slots, k.data);
-        free(e->name);
-        free(e);
+        slot_drop(r, k.data, e);
     }
     char *name = reservation_name(r, node, slot);
     e = util_xcalloc(1, sizeof(*e));
@@ -246,9 +252,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
         e->state = RES_LIVE;
         e->created_ms = util_now_ms();
     } else {
-        hashmap_remove(r->slots, k.data);
-        free(e->name);
-        free(e);
+        slot_drop(r, k.data, e);
     }
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
@@ -430,9 +434,7 @@ static void unmark_going(scheduler_t *s, const idle_pod_t *ip, int deleted)
         if (deleted) {
             e->state = RES_GONE;
         } else {
-            hashmap_remove(r->slots, k.data);
-            free(e->name);
-            free(e);
+            slot_drop(r, k.data, e);
         }
     }
     pthread_cond_broadcast(&r->cv);

@@ -722,14 +722,19 @@ static int nominated_on(scheduler_t *s, const char *node)
     return n;
 }
 
-static void preemption_teardown(scheduler_t *s, queue_item_t *it)
+static void victims_teardown(scheduler_t *s)
 {
-    queue_requeue(pools_get(s, DEFAULT_POOL_ID)->q, it);
     evictor_free(s->evictor);
     s->evictor = NULL;
     writer_free(s->writer);
     s->writer = NULL;
     scheduler_free(s);
+}
+
+static void preemption_teardown(scheduler_t *s, queue_item_t *it)
+{
+    queue_requeue(pools_get(s, DEFAULT_POOL_ID)->q, it);
+    victims_teardown(s);
 }
 
 static void test_evictions_off_pool_thread(void **st)
@@ -905,15 +910,6 @@ static scheduler_t *victims_setup(void)
     node_unref(add_node(s, "n1", "1"));
     node_unref(add_node(s, "n2", "1"));
     return s;
-}
-
-static void victims_teardown(scheduler_t *s)
-{
-    evictor_free(s->evictor);
-    s->evictor = NULL;
-    writer_free(s->writer);
-    s->writer = NULL;
-    scheduler_free(s);
 }
 
 /* Issue 22, fault 8: a gang goes whole, and each mate must itself be a
