@@ -671,6 +671,16 @@ void cache_nominate(cache_t *c, pod_t *p, const char *node)
     cache_unlock(c);
 }
 
+int cache_is_nominated(cache_t *c, const char *uid)
+{
+    int yes = 0;
+    cache_rdlock(c);
+    for (int i = 0; i < c->nnoms && !yes; i++)
+        yes = strcmp(c->noms[i].pod->uid, uid) == 0;
+    cache_unlock(c);
+    return yes;
+}
+
 void cache_clear_nomination(cache_t *c, const char *uid)
 {
     cache_wrlock(c);

@@ -136,6 +136,8 @@ void cache_forget(cache_t *c, const char *uid);
  * holds at most one nomination; deleting or binding it drops it. */
 void cache_nominate(cache_t *c, pod_t *p, const char *node);
 void cache_clear_nomination(cache_t *c, const char *uid);
+/* Whether the pod holds a nomination (linear in the nominations). */
+int cache_is_nominated(cache_t *c, const char *uid);
 
 /* Copies of every node and every non-terminal pod (refs), for statistics.
  * Free with cache_free_snapshot. */

@@ -35,6 +35,31 @@ static int member_cmp(const void *a, const void *b)
     return strcmp(x->uid, y->uid);
 }
 
+/* Members holding room from an earlier preemption go first (stable): the
+ * minimum is the set the room was made for, not a member that came since
+ * and sorts before them. */
+static void nominated_first(scheduler_t *s, queue_item_t **items, int n)
+{
+    queue_item_t **tmp = util_xcalloc((size_t)n + 1, sizeof(*tmp));
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            if (cache_is_nominated(s->cache, items[i]->pod->uid) == (pass == 0))
+                tmp[k++] = items[i];
+    memcpy(items, tmp, (size_t)n * sizeof(*items));
+    free(tmp);
+}
+
+/* A turn that ends neither placing nor preempting: the room and queue
+ * charge an earlier preemption left to its members go (it holds them for
+ * nothing while it waits). */
+static void drop_rooms(scheduler_t *s, queue_item_t **items, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (items[i] && cache_is_nominated(s->cache, items[i]->pod->uid))
+            postfilter_drop_nomination(s, items[i]->pod);
+}
+
 /* Gives every item back to P's queue (unschedulable, or backoff). */
 static void requeue_all(sched_pool_t *P, queue_item_t **items, int n, int backoff)
 {
@@ -1020,6 +1045,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
     in_turn = 1;
     int n = gather(P, it, &g, &items, &placed);
     qsort(items, (size_t)n, sizeof(*items), member_cmp);
+    nominated_first(s, items, n);
     int need = g.min_member - placed;
     if (need < 0)
         need = 0;
@@ -1029,6 +1055,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
         sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
                     g.min_member);
         report_gang(P, &g, items, n, msg.data);
+        drop_rooms(s, items, n);
         requeue_all(P, items, n, 0);
         goto out;
     }
@@ -1041,6 +1068,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
                                  !no_preempt && !s->opts.disable_preemption);
         if (why) {
             report_gang(P, &g, items, n, why);
+            drop_rooms(s, items, n);
             requeue_all(P, items, n, 0);
             free(why);
             goto out;
@@ -1054,6 +1082,7 @@ int gang_turn(sched_pool_t *P, queue_item_t *it)
             sbuf_t w = { 0 };
             sbuf_printf(&w, "pod group %s: %s", g.key, qwhy);
             report_gang(P, &g, items, n, w.data);
+            drop_rooms(s, items, n);
             requeue_all(P, items, n, 0);
             sbuf_free(&w);
             free(qwhy);
