@@ -33,7 +33,7 @@ SEEDS=${COMPOSE_SEEDS:-5 8 12}
 #              pods of the lending pool (l13, l16 of pb)
 #   ping-pong  2: l17 evicts l15 twice on pa-1; l15's replacement (higher priority, queue
 #              default) takes the room nominated for l17 in between
-#   queue-limit / np-quota  3, 4, 6, 10, 11: a gang's elastic surplus (members beyond
+#   queue-limit / np-quota  3, 4, 6, 10, 11 (7 in some runs): a gang's elastic surplus (members beyond
 #              minMember) is bound without queue admission (seed 3: g4, minMember 2 of 4,
 #              2 GPUs each, priority 200: queue other holds 8.75 > limit 8 and 8 > quota 4
 #              non-preemptible in pool pb)
