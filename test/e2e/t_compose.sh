@@ -15,7 +15,6 @@ export E2E_FILE=compose/
 QLABEL=resource.aibee.cn/queue
 PG_LABEL=scheduling.x-k8s.io/pod-group
 PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
-BORROWED=resource.aibee.cn/borrowed-from
 
 make_pool() {
     api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
