@@ -261,7 +261,7 @@ int cache_upsert_node(cache_t *c, node_t *n)
     ni->pool = c->partition ? c->partition(c->partition_ud, n) : 0;
     if (!had_node || ni->pool != was)
         c->nodes_ver++;
-    if (had_node && ni->pool != was)
+    if (ni->pool != was) /* a pool change, or pods seen before their node */
         reaccount_node(c, ni);
     ni->generation++;
     cache_unlock(c);

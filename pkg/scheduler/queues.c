@@ -47,8 +47,8 @@ void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
     if (gpu_is_reservation(p))
         return;
     if (sign > 0)
-        fs_charge(s->fs, p, queues_pod_tenant(s, p), ni ? ni->pool : pools_home_id(s, p),
-                  ni ? gpu_node_memory(ni->node) : 0, +1);
+        fs_charge(s->fs, p, queues_pod_tenant(s, p), ni && ni->pool >= 0 ? ni->pool : pools_home_id(s, p),
+                  ni && ni->node ? gpu_node_memory(ni->node) : 0, +1);
     else
         fs_uncharge(s->fs, p->uid);
 }

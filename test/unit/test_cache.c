@@ -197,6 +197,17 @@ static void test_repartition_recharges(void **state)
     assert_int_equal(ch.pool, 1);
     assert_int_equal(ch.sign, +1);
     assert_int_equal(ch.calls, before + 4);
+    /* A pod seen before its node (the pod informer first): charged again
+     * once the node, and so its pool, is known. */
+    pod_t *early = mk_pod("early", "nz", "1", "Running");
+    cache_upsert_pod(c, early, NULL);
+    assert_int_equal(ch.pool, -1);
+    node_t *nz = mk_node("nz", "a");
+    cache_upsert_node(c, nz);
+    assert_int_equal(ch.pool, 1);
+    assert_int_equal(ch.sign, +1);
+    pod_unref(early);
+    node_unref(nz);
     pod_unref(p);
     node_unref(na);
     node_unref(na2);
