@@ -8,7 +8,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
-static uint64_t rng_next(uint64_t *x)
+uint64_t sched_rng_next(uint64_t *x)
 {
     /* xorshift64*: enough for tie-breaks, no shared state between pools */
     *x ^= *x >> 12;
@@ -189,7 +189,7 @@ void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision
             if (scores[k] > scores[best]) {
                 best = k;
                 ties = 1;
-            } else if (scores[k] == scores[best] && rng_next(&P->rng) % (uint64_t)++ties == 0)
+            } else if (scores[k] == scores[best] && sched_rng_next(&P->rng) % (uint64_t)++ties == 0)
                 best = k;
         }
         d->node = util_strdup(feasible[best]->name);

@@ -404,8 +404,6 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
         pl->where[i] = util_strdup(sim.nodes[k]->name);
     }
     pthread_mutex_unlock(&s->pdb_mu);
-    for (int i = 0; dom && i < need; i++)
-        cycle_state_set_domain(sim.cs[i], NULL);
     sim_free(&sim);
     if (ok && pl->vs.n == 0)
         return -1; /* fits on paper without victims: a race, retry normally */

@@ -178,6 +178,9 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
 
 /* cycle.c: the pool thread */
 void *pool_thread_main(void *arg);
+/* The next number of a pool's generator (P->rng, its thread only):
+ * score ties and where a victim search starts. */
+uint64_t sched_rng_next(uint64_t *x);
 typedef struct decision {
     char *node; /* chosen node, owned; NULL if none */
     uint64_t generation;

@@ -146,10 +146,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     int nc = 0, want = postfilter_candidates_wanted(ncopies);
     /* From a random node on, as kube-scheduler's dry run: no node is
      * always the first one asked to give way. */
-    P->rng ^= P->rng << 13;
-    P->rng ^= P->rng >> 7;
-    P->rng ^= P->rng << 17;
-    int start = ncopies ? (int)(P->rng % (uint64_t)ncopies) : 0;
+    int start = ncopies ? (int)(sched_rng_next(&P->rng) % (uint64_t)ncopies) : 0;
     pthread_mutex_lock(&s->pdb_mu);
     for (int j = 0; j < ncopies; j++) {
         int i = (start + j) % ncopies;
