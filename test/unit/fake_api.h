@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <jansson.h>
 #include <microhttpd.h>
 
 #include "kube/client.h"
@@ -22,6 +23,20 @@ static inline struct MHD_Daemon *fake_api_start(MHD_AccessHandlerCallback handle
     if (d)
         *port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     return d;
+}
+
+/* Answers a kube Status with code and message (Success below 300). */
+static inline enum MHD_Result fake_api_status(struct MHD_Connection *c, unsigned code, const char *msg)
+{
+    json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", code < 300 ? "Success" : "Failure",
+                          "message", msg, "code", code);
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return rc;
 }
 
 /* A client of http://127.0.0.1:port (qps and burst 0: no limit), 5 s per

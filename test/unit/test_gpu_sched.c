@@ -26,19 +26,6 @@ static struct {
     int creates;         /* pod POSTs seen */
 } api = { PTHREAD_MUTEX_INITIALIZER, 200, 0, 0, 0 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg)
-{
-    json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", code < 300 ? "Success" : "Failure",
-                          "message", msg, "code", code);
-    char *s = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
 {
@@ -57,15 +44,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         int st = api.delete_status, delay = api.delete_delay_ms;
         pthread_mutex_unlock(&api.mu);
         util_sleep_ms(delay);
-        return reply(c, (unsigned)st, st < 300 ? "ok" : "etcd is sulking");
+        return fake_api_status(c, (unsigned)st, st < 300 ? "ok" : "etcd is sulking");
     }
     if (!strcmp(method, "POST") && pods) {
         pthread_mutex_lock(&api.mu);
         api.creates++;
         pthread_mutex_unlock(&api.mu);
-        return reply(c, 201, "created");
+        return fake_api_status(c, 201, "created");
     }
-    return reply(c, 404, "not found");
+    return fake_api_status(c, 404, "not found");
 }
 
 static struct MHD_Daemon *daemon_;

@@ -33,8 +33,6 @@ static struct {
     char bind_body[2048]; /* the last Binding posted */
 } api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "", "" };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg);
-
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *text)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
@@ -54,7 +52,7 @@ static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
         int served = api.pool_api;
         pthread_mutex_unlock(&api.mu);
         if (!served)
-            return reply(c, 404, "not found");
+            return fake_api_status(c, 404, "not found");
         return send_text(c, 200,
                          "{\"kind\":\"APIGroup\",\"name\":\"resource.aibee.cn\",\"versions\":"
                          "[{\"groupVersion\":\"resource.aibee.cn/v1alpha1\",\"version\":\"v1alpha1\"}]}");
@@ -66,7 +64,7 @@ static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
         int delay = api.pools_delay_ms, served = api.pool_api;
         pthread_mutex_unlock(&api.mu);
         if (!served)
-            return reply(c, 404, "not found");
+            return fake_api_status(c, 404, "not found");
         util_sleep_ms(delay);
         return send_text(c, 200,
                          "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{\"apiVersion\":"
@@ -81,25 +79,12 @@ static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
                          "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}]}");
     if (!strcmp(url, "/api/v1/pods") || strstr(url, "poddisruptionbudgets"))
         return send_text(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}");
-    return reply(c, 404, "not found");
+    return fake_api_status(c, 404, "not found");
 }
 
 typedef struct upload {
     sbuf_t body;
 } upload_t;
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *msg)
-{
-    json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", code < 300 ? "Success" : "Failure",
-                          "message", msg, "code", code);
-    char *s = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return rc;
-}
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
@@ -121,8 +106,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         int n = ++api.evictions, delay = api.evict_delay_ms, refuse = api.evict_refuse_at == n;
         pthread_mutex_unlock(&api.mu);
         util_sleep_ms(delay);
-        return reply(c, refuse ? 429 : 201,
-                     refuse ? "Cannot evict pod as it would violate the pod's disruption budget." : "ok");
+        return fake_api_status(c, refuse ? 429 : 201,
+                               refuse ? "Cannot evict pod as it would violate the pod's disruption budget." : "ok");
     }
     if (!strcmp(method, "POST") && strstr(url, "/events")) {
         json_t *ev = json_loads(u->body.data ? u->body.data : "", 0, NULL);
@@ -134,10 +119,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         }
         pthread_mutex_unlock(&api.mu);
         json_decref(ev);
-        return reply(c, 201, "ok");
+        return fake_api_status(c, 201, "ok");
     }
     if (!strcmp(method, "PATCH"))
-        return reply(c, 200, "ok");
+        return fake_api_status(c, 200, "ok");
     pthread_mutex_lock(&api.mu);
     unsigned code = 404;
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
@@ -146,7 +131,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         snprintf(api.bind_body, sizeof api.bind_body, "%s", u->body.data ? u->body.data : "");
     }
     pthread_mutex_unlock(&api.mu);
-    return reply(c, code, code < 300 ? "ok" : "refused");
+    return fake_api_status(c, code, code < 300 ? "ok" : "refused");
 }
 
 static void done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
