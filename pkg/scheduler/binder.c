@@ -161,20 +161,22 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
         return;
     }
     char err[256] = "";
-    /* PreBind (VolumeBinding): the claims' writes, then a wait that the
-     * volume waiter does off this worker; it takes the item and resubmits. */
-    int vr = volumes_prebind(s, &j->it, j->node, j->lender, err, sizeof(err));
-    if (vr == VOLUMES_WAITING) {
+    /* PreBind, row by row (the claims' writes, whose wait the volume
+     * waiter does off this worker, taking the item and resubmitting; a GPU
+     * fraction's reservation pods). */
+    json_t *ann = NULL;
+    int n = 0, rc = PREBIND_READY;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n && rc == PREBIND_READY; i++)
+        if (ext[i].pre_bind)
+            rc = ext[i].pre_bind(s, &j->it, j->node, j->lender, &ann, err, sizeof(err));
+    if (rc == PREBIND_WAITING) {
+        json_decref(ann);
         job_free(j);
         return;
     }
-    /* PreBind (GpuSharing): the slots' reservation pods. */
-    json_t *gpu = NULL;
-    if (vr == VOLUMES_READY && gpu_prebind(s, pod, j->node, &gpu, err, sizeof(err)) != 0) {
-        LOG_W("bind pod=%s node=%s: gpu sharing: %s", pod->key, j->node, err);
-        vr = VOLUMES_FAILED;
-    }
-    if (vr != VOLUMES_READY) {
+    if (rc != PREBIND_READY) {
+        json_decref(ann);
         bind_failed(s, j, 0, err);
         job_free(j);
         return;
@@ -182,7 +184,7 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
     char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
     sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-    kube_async_submit(j->b->async, "POST", path.data, NULL, binding_body(j, gpu), bind_done, j);
+    kube_async_submit(j->b->async, "POST", path.data, NULL, binding_body(j, ann), bind_done, j);
     sbuf_free(&path);
     free(ns);
     free(name);

@@ -254,7 +254,9 @@ static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t
     pthread_mutex_unlock(&c->mu);
 }
 
-int consolidate_run(sched_pool_t *P, queue_item_t *it)
+/* 1 when a consolidation for it->pod was started (or is under way): the
+ * pod waits for its nominated node; 0 when there is nothing to consolidate. */
+static int consolidate_run(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
     pod_t *pod = it->pod;
@@ -328,4 +330,44 @@ int consolidate_run(sched_pool_t *P, queue_item_t *it)
         node_info_free(nodes[i]);
     free(nodes);
     return done;
+}
+
+/* The consolidation row's post-filter, before preemption: moving pods that
+ * are recreated loses no work. It moves pods for one pod, and evicts, so
+ * it follows the pool's preemption switch and the pod's preemptionPolicy
+ * (Never: it displaces nobody, moved or not). */
+ext_rc_t consol_ext_post_filter(pod_set_t *set)
+{
+    if (set->kind != SET_LONE || !sched_set_may_evict(set))
+        return EXT_NEXT;
+    return consolidate_run(set->P, set->items[0]) ? EXT_DONE : EXT_NEXT;
+}
+
+static void hostname_of(void *ud, const node_info_t *ni)
+{
+    topo_domain_t *d = ud;
+    const char *h = ni->node ? labels_get(&ni->node->labels, "kubernetes.io/hostname") : NULL;
+    if (h && h[0]) {
+        d->keys[0] = util_strdup("kubernetes.io/hostname");
+        d->values[0] = util_strdup(h);
+        d->n = 1;
+    }
+}
+
+/* The consolidation row's pre-place: a pod moved by a consolidation comes
+ * back where room was held for it (a one-node domain by its hostname
+ * label), else anywhere. */
+ext_rc_t consol_ext_pre_place(pod_set_t *set)
+{
+    if (set->kind != SET_LONE || set->has_dom)
+        return EXT_NEXT;
+    scheduler_t *s = set->P->s;
+    char *node = consol_claim(s, set->items[0]->pod);
+    if (!node)
+        return EXT_NEXT;
+    cache_node_visit(s->cache, node, hostname_of, &set->dom);
+    free(node);
+    set->has_dom = set->dom.n > 0;
+    set->dom_soft = 1;
+    return EXT_NEXT;
 }

@@ -1,6 +1,7 @@
-/* cycle.c -- a pool's scheduling thread: pop, filter, score, assume, hand
- * the bind to the binder; on failure run the post-filter (preemption, then
- * borrowing) and give the pod back to its queue. */
+/* cycle.c -- a pool's scheduling thread and the one cycle it runs on every
+ * pod set (extension.h): gate, admit, pre-place, then filter, score,
+ * assume and reserve each member, hand the binds to the binder; on failure
+ * the post-filter rows, and the set goes back to its queue. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,9 +247,10 @@ static int has_hard_interpod(const pod_t *p)
 }
 
 /* Reserve: account the pod on the node unless the node changed under us in
- * a way that no longer fits. Pool threads reserve concurrently (their nodes
- * are disjoint), see cache_assume; inter-pod constraints follow the rule in
- * cache.h. */
+ * a way that no longer fits, then every row's reserve (a volume choice,
+ * re-checked on the live store so two pods never take the same PV). Pool
+ * threads reserve concurrently (their nodes are disjoint), see
+ * cache_assume; inter-pod constraints follow the rule in cache.h. */
 int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
     refit_t r = { P->s, cs, pod };
@@ -256,14 +258,30 @@ int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
     cache_interpod_t ip = { d->epoch, has_hard_interpod(pod), refit_full };
     if (cache_assume_ex(P->s->cache, pod, d->node, P->id, d->generation, &ip, refit, &r) != 0)
         return 0;
-    /* Reserve (VolumeBinding): the volume choice, re-checked on the live
-     * store so two pods never take the same PV. */
-    if (volumes_reserve(P->s, pod, d->node, err, sizeof(err)) != 0) {
-        LOG_D("reserve pod=%s node=%s: volumes: %s", pod->key, d->node, err);
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n; i++) {
+        if (!ext[i].reserve || ext[i].reserve(P, pod, d->node, err, sizeof(err)) == 0)
+            continue;
+        LOG_D("reserve pod=%s node=%s: %s: %s", pod->key, d->node, ext[i].name, err);
+        while (--i >= 0)
+            if (ext[i].reserve && ext[i].unreserve)
+                ext[i].unreserve(P, pod);
         cache_forget(P->s->cache, pod->uid);
         return 0;
     }
     return 1;
+}
+
+/* Undoes sched_assume: every row's unreserve, then the cache forgets. */
+void sched_unassume(sched_pool_t *P, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = n - 1; i >= 0; i--)
+        if (ext[i].unreserve)
+            ext[i].unreserve(P, pod);
+    cache_forget(P->s->cache, pod->uid);
 }
 
 void sched_report(sched_pool_t *P, queue_item_t *it, const char *reason, char *message)
@@ -300,30 +318,284 @@ int sched_refresh(scheduler_t *s, queue_item_t *it)
     return 1;
 }
 
-static void hostname_of(void *ud, const node_info_t *ni)
+/* ------------------------------------------------------------ the cycle */
+
+void pod_set_init(pod_set_t *set, sched_pool_t *P, set_kind_t kind, queue_item_t *it)
 {
-    topo_domain_t *d = ud;
-    const char *h = ni->node ? labels_get(&ni->node->labels, "kubernetes.io/hostname") : NULL;
-    if (h && h[0]) {
-        d->keys[0] = util_strdup("kubernetes.io/hostname");
-        d->values[0] = util_strdup(h);
-        d->n = 1;
+    memset(set, 0, sizeof(*set));
+    set->P = P;
+    set->kind = kind;
+    set->items = util_xcalloc(2, sizeof(*set->items));
+    set->items[0] = it;
+    set->n = set->need = 1;
+    set->reason = "FailedScheduling";
+}
+
+void pod_set_why(pod_set_t *set, const char *reason, char *msg)
+{
+    free(set->why);
+    set->why = msg;
+    set->reason = reason ? reason : "FailedScheduling";
+}
+
+void pod_set_clear(pod_set_t *set)
+{
+    /* The cycle gives every item on before it ends; one left here would be
+     * a pod no queue holds: it goes back rather than being lost. */
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i]) {
+            LOG_W("pod=%s left in its set (%d); given back", set->items[i]->pod->key, (int)set->outcome);
+            queue_requeue_backoff(set->P->q, set->items[i]);
+        }
+    free(set->items);
+    free(set->label);
+    free(set->why);
+    free(set->placed_msg);
+    topo_domain_free(&set->dom);
+    memset(set, 0, sizeof(*set));
+}
+
+enum { PT_GATE, PT_ADMIT, PT_PRE_PLACE, PT_POST_FILTER };
+
+static ext_rc_t (*row_point(const sched_ext_t *e, int pt))(pod_set_t *)
+{
+    switch (pt) {
+    case PT_GATE: return e->gate;
+    case PT_ADMIT: return e->admit;
+    case PT_PRE_PLACE: return e->pre_place;
+    default: return e->post_filter;
     }
 }
 
-/* The node a consolidation held for this replacement, as a one-node domain
- * (by its hostname label); 0 when none. */
-static int held_node(scheduler_t *s, const pod_t *pod, topo_domain_t *d)
+/* Runs point pt of every row in order until one says other than EXT_NEXT. */
+static ext_rc_t run_rows(pod_set_t *set, int pt)
 {
-    char *node = consol_claim(s, pod);
-    if (!node)
-        return 0;
-    cache_node_visit(s->cache, node, hostname_of, d);
-    free(node);
-    return d->n > 0;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n; i++) {
+        ext_rc_t (*fn)(pod_set_t *) = row_point(&ext[i], pt);
+        if (!fn)
+            continue;
+        ext_rc_t rc = fn(set);
+        if (rc != EXT_NEXT) {
+            LOG_D("pod=%s: %s says %d", set->items[0] ? set->items[0]->pod->key : "(moved)", ext[i].name, (int)rc);
+            return rc;
+        }
+    }
+    return EXT_NEXT;
 }
 
-static void schedule_one(sched_pool_t *P, queue_item_t *it)
+ext_rc_t sched_post_filter(pod_set_t *set)
+{
+    return run_rows(set, PT_POST_FILTER);
+}
+
+/* Every item still in the set goes back to P's queue; msg (may be NULL:
+ * a race, said nowhere) is each member's reason and every row hears it. */
+static void set_give_back(pod_set_t *set, const char *msg)
+{
+    sched_pool_t *P = set->P;
+    if (msg) {
+        int n = 0;
+        const sched_ext_t *ext = sched_extensions(&n);
+        for (int i = 0; i < n; i++)
+            if (ext[i].report)
+                ext[i].report(set, msg);
+    }
+    for (int i = 0; i < set->n; i++) {
+        queue_item_t *it = set->items[i];
+        if (!it)
+            continue;
+        if (msg)
+            sched_report(P, it, set->reason, util_strdup(msg));
+        it->tried_borrow = 0;
+        if (set->backoff)
+            queue_requeue_backoff(P->q, it);
+        else
+            queue_requeue(P->q, it);
+        set->items[i] = NULL;
+    }
+}
+
+/* Fenced, or gone: nothing leaves this process. */
+static void set_drop(pod_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i]) {
+            queue_done(set->P->q, set->items[i]);
+            queue_item_free(set->items[i]);
+            set->items[i] = NULL;
+        }
+    set->outcome = SET_DROPPED;
+}
+
+enum { PLACE_OK, PLACE_FAIL, PLACE_RACE, PLACE_FENCED };
+
+/* The set's first need members, all or nothing: each decided with the
+ * ones before it assumed; the first that fails undoes them all. nodes[i]:
+ * member i's node (owned) when PLACE_OK. */
+static int set_place(pod_set_t *set, char **nodes)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    int k, rc = PLACE_OK;
+    for (k = 0; k < set->need; k++) {
+        pod_t *pod = set->items[k]->pod;
+        cycle_state_t *cs = cycle_state_new();
+        if (set->has_dom)
+            cycle_state_set_domain(cs, &set->dom);
+        decision_t d;
+        sched_decide(P, cs, pod, &d);
+        if (!d.node && set->has_dom && set->dom_soft) {
+            free(d.message);
+            cycle_state_set_domain(cs, NULL);
+            sched_decide(P, cs, pod, &d);
+        }
+        if (d.node && scheduler_fenced(s))
+            rc = PLACE_FENCED;
+        else if (d.node && sched_assume(P, cs, pod, &d))
+            nodes[k] = util_strdup(d.node);
+        else if (d.node)
+            rc = PLACE_RACE; /* the node changed between decision and reserve */
+        else
+            rc = PLACE_FAIL;
+        if (rc == PLACE_FAIL)
+            pod_set_why(set, "FailedScheduling", d.message);
+        else
+            free(d.message);
+        free(d.node);
+        cycle_state_free(cs);
+        if (rc != PLACE_OK)
+            break;
+    }
+    set->fits = k;
+    if (rc != PLACE_OK)
+        for (int i = 0; i < k; i++) {
+            sched_unassume(P, set->items[i]->pod);
+            free(nodes[i]);
+            nodes[i] = NULL;
+        }
+    return rc;
+}
+
+/* Placed: the binds go out, then every row's commit. */
+static void set_commit(pod_set_t *set, char **nodes)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    for (int i = 0; i < set->need; i++) {
+        queue_item_t *it = set->items[i];
+        stats_add(s, &s->stats.attempts_scheduled, 1);
+        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, nodes[i], P->name, it->borrower ? " (borrowed)" : "");
+        queue_done(P->q, it);
+        binder_submit(s->binder, it, nodes[i], it->borrower ? P->name : NULL);
+        set->items[i] = NULL;
+    }
+    set->outcome = SET_PLACED;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n; i++)
+        if (ext[i].commit)
+            ext[i].commit(set);
+}
+
+/* The message a set that did not fit is given back with (caller frees). */
+static char *fail_message(const pod_set_t *set)
+{
+    const char *why = set->why ? set->why : "no node fits";
+    sbuf_t b = { 0 };
+    if (!set->label)
+        sbuf_printf(&b, "%s", why);
+    else if (set->kind == SET_SURPLUS)
+        sbuf_printf(&b, "elastic member of %s (beyond minMember): %s", set->label, why);
+    else
+        sbuf_printf(&b, "%s: %d/%d members placeable; %s", set->label, set->placed + set->fits, set->min, why);
+    return b.data;
+}
+
+/* Did not fit: the post-filter rows in order (a surplus member displaces
+ * nobody and goes nowhere: it ranks behind), then the set waits. */
+static void set_failed(pod_set_t *set)
+{
+    scheduler_t *s = set->P->s;
+    stats_add(s, &s->stats.attempts_unschedulable, (unsigned long)(set->need > 0 ? set->need : 1));
+    char *msg = fail_message(set);
+    set->outcome = SET_FAILED;
+    if (set->kind != SET_SURPLUS && sched_post_filter(set) == EXT_DONE && set->outcome != SET_MOVED)
+        set->outcome = SET_ROOM;
+    if (set->outcome != SET_MOVED) {
+        /* Back from a lender that filled up meanwhile (another borrower
+         * won the race): retry after a backoff, not at the next event. */
+        for (int i = 0; i < set->n; i++)
+            if (set->items[i] && set->items[i]->tried_borrow)
+                set->backoff = 1;
+        set_give_back(set, msg);
+    }
+    free(msg);
+}
+
+static void run_set(pod_set_t *set);
+
+/* A placed minimum's elastic members, each a set of one behind it. */
+static void place_surplus(pod_set_t *min)
+{
+    for (int i = min->need; i < min->n; i++) {
+        queue_item_t *it = min->items[i];
+        if (!it)
+            continue;
+        min->items[i] = NULL;
+        pod_set_t one;
+        pod_set_init(&one, min->P, SET_SURPLUS, it);
+        one.label = min->label ? util_strdup(min->label) : NULL;
+        one.gang = min->gang;
+        one.min = min->min;
+        one.parent = min;
+        run_set(&one);
+        pod_set_clear(&one);
+    }
+}
+
+static void run_set(pod_set_t *set)
+{
+    ext_rc_t rc = run_rows(set, PT_GATE);
+    if (rc == EXT_NEXT && set->outcome == SET_OPEN)
+        rc = run_rows(set, PT_ADMIT);
+    if (rc == EXT_NEXT && set->outcome == SET_OPEN)
+        rc = run_rows(set, PT_PRE_PLACE);
+    if (set->outcome != SET_OPEN) {
+        /* a row took the items (dropped or moved them) */
+    } else if (rc == EXT_HOLD) {
+        set->outcome = SET_HELD;
+        set_give_back(set, set->why ? set->why : "held");
+    } else if (rc != EXT_NEXT) {
+        set_failed(set);
+    } else {
+        char **nodes = util_xcalloc((size_t)set->need + 1, sizeof(*nodes));
+        int pr = set_place(set, nodes);
+        if (pr == PLACE_OK) {
+            set_commit(set, nodes);
+            place_surplus(set);
+        } else if (pr == PLACE_FENCED) {
+            set_drop(set);
+        } else if (pr == PLACE_RACE) {
+            set->backoff = 1;
+            set->outcome = SET_FAILED;
+            set_give_back(set, NULL);
+        } else {
+            set_failed(set);
+        }
+        for (int i = 0; i < set->need; i++)
+            free(nodes[i]);
+        free(nodes);
+    }
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n; i++)
+        if (ext[i].end)
+            ext[i].end(set);
+}
+
+void sched_schedule_item(sched_pool_t *P, queue_item_t *it)
 {
     scheduler_t *s = P->s;
     if (scheduler_fenced(s) || !sched_refresh(s, it)) {
@@ -345,58 +617,10 @@ static void schedule_one(sched_pool_t *P, queue_item_t *it)
     /* A constraint ai-scheduler only approximates is said, once. */
     if (it->attempts == 0 && it->pod->interpod && it->pod->interpod->warning)
         writer_pod_event(s->writer, it->pod, "Warning", "UnsupportedConstraint", it->pod->interpod->warning);
-    /* A gang's member takes the whole gang's turn; any other pod first
-     * passes the gate that keeps it from delaying a waiting gang. */
-    if (gang_of(it->pod) && gang_turn(P, it))
-        return;
-    if (gang_gate(P, it))
-        return;
-    if (queues_admit(P, it))
-        return;
-    cycle_state_t *cs = cycle_state_new();
-    decision_t d;
-    /* A pod moved by a consolidation comes back where room was held for it. */
-    topo_domain_t held = { 0 };
-    if (held_node(s, it->pod, &held))
-        cycle_state_set_domain(cs, &held);
-    sched_decide(P, cs, it->pod, &d);
-    if (!d.node && held.n > 0) {
-        free(d.message);
-        cycle_state_set_domain(cs, NULL);
-        sched_decide(P, cs, it->pod, &d);
-    }
-    topo_domain_free(&held);
-    if (d.node && scheduler_fenced(s)) {
-        /* The lease went while deciding: nothing leaves this process. */
-        queue_done(P->q, it);
-        queue_item_free(it);
-    } else if (d.node && sched_assume(P, cs, it->pod, &d)) {
-        stats_add(s, &s->stats.attempts_scheduled, 1);
-        LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, d.node, P->name, it->borrower ? " (borrowed)" : "");
-        queue_done(P->q, it);
-        binder_submit(s->binder, it, d.node, it->borrower ? P->name : NULL);
-    } else if (d.node) {
-        /* The node changed between decision and reserve: try again soon. */
-        queue_requeue_backoff(P->q, it);
-    } else {
-        stats_add(s, &s->stats.attempts_unschedulable, 1);
-        pf_result_t r = postfilter_run(P, it);
-        if (r != PF_MOVED) { /* a moved item belongs to another queue now */
-            /* Back from a lender that filled up meanwhile (another borrower
-             * won the race): retry after a backoff, not at the next event. */
-            int back_from_lender = it->tried_borrow;
-            sched_report(P, it, "FailedScheduling", d.message);
-            d.message = NULL;
-            it->tried_borrow = 0;
-            if (back_from_lender)
-                queue_requeue_backoff(P->q, it);
-            else
-                queue_requeue(P->q, it);
-        }
-    }
-    free(d.node);
-    free(d.message);
-    cycle_state_free(cs);
+    pod_set_t set;
+    pod_set_init(&set, P, SET_LONE, it);
+    run_set(&set);
+    pod_set_clear(&set);
 }
 
 void *pool_thread_main(void *arg)
@@ -409,7 +633,7 @@ void *pool_thread_main(void *arg)
         queue_item_t *it = queue_pop(P->q);
         if (!it)
             break;
-        schedule_one(P, it);
+        sched_schedule_item(P, it);
     }
     LOG_D("pool %s: scheduling thread stopped", P->name);
     return NULL;

@@ -1,10 +1,10 @@
-/* gang.c -- a gang's turn on its pool thread: gather the pending members,
- * place the minimum all-or-nothing on the pool's nodes (then the elastic
- * surplus one by one), or preempt for the whole gang, or borrow one lender
- * for the whole gang, or leave every member pending; PodGroup events,
- * status, timeouts and stale gangs from the housekeeper. Nothing is held
- * while a gang waits: a failed attempt forgets every member it assumed
- * before the cycle ends. */
+/* gang.c -- the gang row of the cycle (extension.h): a gang member's set
+ * becomes the gang's pending members, its minimum placed all or nothing by
+ * the cycle (then each elastic member as a set of one behind it); the
+ * whole-gang simulation preemption, borrowing and the topology row use;
+ * PodGroup events, status, timeouts and stale gangs from the housekeeper.
+ * Nothing is held while a gang waits: the cycle forgets every member it
+ * assumed before it ends. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,40 +58,6 @@ static void drop_rooms(scheduler_t *s, queue_item_t **items, int n)
     for (int i = 0; i < n; i++)
         if (items[i] && cache_is_nominated(s->cache, items[i]->pod->uid))
             postfilter_drop_nomination(s, items[i]->pod);
-}
-
-/* Gives every item back to P's queue (unschedulable, or backoff). */
-static void requeue_all(sched_pool_t *P, queue_item_t **items, int n, int backoff)
-{
-    for (int i = 0; i < n; i++) {
-        if (!items[i])
-            continue;
-        items[i]->tried_borrow = 0;
-        if (backoff)
-            queue_requeue_backoff(P->q, items[i]);
-        else
-            queue_requeue(P->q, items[i]);
-        items[i] = NULL;
-    }
-}
-
-static void report_all(sched_pool_t *P, queue_item_t **items, int n, const char *reason, const char *msg)
-{
-    for (int i = 0; i < n; i++)
-        if (items[i])
-            sched_report(P, items[i], reason, util_strdup(msg));
-}
-
-/* A gang-wide reason: every member's FailedScheduling, and the PodGroup's
- * own event so `kubectl describe podgroup` says why. One PodGroup event per
- * new message of the member that was popped, and every tenth attempt, at
- * the pace of the pods' own events. */
-static void report_gang(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int n, const char *msg)
-{
-    int changed = !items[0]->last_message || strcmp(items[0]->last_message, msg) != 0;
-    if (changed || items[0]->attempts % 10 == 0)
-        podgroup_event(P->s, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg);
-    report_all(P, items, n, "FailedScheduling", msg);
 }
 
 /* Members that name different pools: the gang is not split. 1 with the
@@ -800,146 +766,6 @@ static int placed_domain(scheduler_t *s, const gang_snap_t *g, topo_domain_t *do
     return -1;
 }
 
-/* ------------------------------------------------------------ the turn */
-
-/* How often an elastic member yields to the pods queued behind it before it
- * is tried on its own (each time after its backoff: 1 + 2 + 4 s). */
-#define SURPLUS_STEP_BACKS 3
-
-/* Places one elastic member on its own (after the minimum is placed). */
-/* dom: the gang's required topology domain, or NULL. */
-static void place_surplus(sched_pool_t *P, queue_item_t *it, const char *gkey, const topo_domain_t *dom)
-{
-    scheduler_t *s = P->s;
-    int no_preempt = 1;
-    pools_flags(s, P->id, &no_preempt, NULL, NULL);
-    char *why = gang_blocker(s->gangs, P->id, gkey, it->pod->priority, it->pod->created_ms, 1,
-                             !no_preempt && !s->opts.disable_preemption);
-    if (why) {
-        sched_report(P, it, "FailedScheduling", why);
-        queue_requeue(P->q, it);
-        return;
-    }
-    /* Its queue admits it as any pod (limits; quota for non-preemptible
-     * work); surplus makes no room under a limit. */
-    char *qwhy = queues_admit_pod(P, it);
-    if (qwhy) {
-        sbuf_t b = { 0 };
-        sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): %s", gkey, qwhy);
-        sched_report(P, it, "FailedScheduling", b.data);
-        queue_requeue(P->q, it);
-        free(qwhy);
-        return;
-    }
-    /* After every minimum queued in this pool: while other pods wait in
-     * activeQ (another gang not tried yet), the surplus steps back, a few
-     * times: under a steady arrival activeQ is never empty, and a surplus
-     * that always stepped back would never run. */
-    queue_stats_t qs;
-    queue_get_stats(P->q, &qs);
-    if (qs.active > 0 && it->attempts < SURPLUS_STEP_BACKS) {
-        sbuf_t b = { 0 };
-        sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): the pods queued before it go first", gkey);
-        sched_report(P, it, "FailedScheduling", b.data);
-        queue_requeue_backoff(P->q, it);
-        return;
-    }
-    cycle_state_t *cs = cycle_state_new();
-    cycle_state_set_domain(cs, dom);
-    decision_t d;
-    sched_decide(P, cs, it->pod, &d);
-    if (d.node && !scheduler_fenced(s) && sched_assume(P, cs, it->pod, &d)) {
-        stats_add(s, &s->stats.attempts_scheduled, 1);
-        queue_done(P->q, it);
-        binder_submit(s->binder, it, d.node, it->borrower ? P->name : NULL);
-    } else {
-        sbuf_t b = { 0 };
-        sbuf_printf(&b, "elastic member of pod group %s (beyond minMember): %s", gkey,
-                    d.message ? d.message : "the node changed; retrying");
-        sched_report(P, it, "FailedScheduling", b.data);
-        if (d.node)
-            queue_requeue_backoff(P->q, it);
-        else
-            queue_requeue(P->q, it);
-    }
-    free(d.node);
-    free(d.message);
-    cycle_state_free(cs);
-}
-
-/* The minimum did not fit: preempt, borrow, or wait; every item is given
- * back or moved. */
-static void gang_failed(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int n, int need, int placeable,
-                        const char *why)
-{
-    scheduler_t *s = P->s;
-    stats_add(s, &s->stats.attempts_unschedulable, (unsigned long)need);
-    if (items[0]->borrower) {
-        /* The lender filled up meanwhile: the whole gang goes home. */
-        LOG_I("pod group %s no longer fits lender pool %s; back home", g->key, P->name);
-        for (int i = 0; i < n; i++) {
-            postfilter_return_home(P, items[i]);
-            items[i] = NULL;
-        }
-        return;
-    }
-    int no_preempt = 1, no_borrow = 1;
-    pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    int may_preempt = !s->opts.disable_preemption && !no_preempt;
-    for (int i = 0; i < need && may_preempt; i++)
-        may_preempt = sched_may_preempt(s, items[i]->pod);
-    sbuf_t msg = { 0 }, bare = { 0 };
-    sbuf_printf(&bare, "%d/%d members placeable; %s", placeable, g->min_member, why);
-    sbuf_printf(&msg, "pod group %s: %s", g->key, bare.data);
-    if (may_preempt && gang_preempt(P, g, items, need)) {
-        report_all(P, items, n, "FailedScheduling", msg.data);
-        requeue_all(P, items, n, 0);
-        sbuf_free(&msg);
-        sbuf_free(&bare);
-        return;
-    }
-    for (int i = 0; i < n; i++)
-        postfilter_drop_nomination(s, items[i]->pod);
-    int back_from_lender = 0;
-    for (int i = 0; i < n; i++)
-        back_from_lender |= items[i]->tried_borrow;
-    if (!no_borrow && !back_from_lender) {
-        sched_pool_t *L = gang_lender(P, items, need);
-        if (L) {
-            LOG_I("borrowing for pod group %s (%d pods) from pool=%s for pool=%s", g->key, n, L->name, P->name);
-            stats_add(s, &s->stats.borrowings, (unsigned long)n);
-            for (int i = 0; i < n; i++) {
-                items[i]->borrower = 1;
-                queue_done(P->q, items[i]);
-                queue_push_item(L->q, items[i]);
-                items[i] = NULL;
-            }
-            sbuf_free(&msg);
-            sbuf_free(&bare);
-            return;
-        }
-    }
-    int32_t prio = items[0]->pod->priority; /* items are sorted: the highest */
-    int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
-    /* A minimum larger than the whole pool (or than any domain it must
-     * stay in) can never fit here: it holds nobody back (it may still
-     * borrow, or wait for the pool to grow). */
-    resources_t want;
-    res_zero(&want);
-    for (int i = 0; i < need; i++)
-        res_add(&want, &items[i]->pod->requests);
-    want.pods = 0; /* resources only, not pod slots */
-    char *never = never_fits(s, P->id, g, &want);
-    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
-    free(never);
-    sbuf_free(&bare);
-    if (!items[0]->last_message || strcmp(items[0]->last_message, msg.data) != 0)
-        LOG_I("unschedulable pod group %s pool=%s: %s", g->key, P->name, msg.data);
-    report_gang(P, g, items, n, msg.data);
-    requeue_all(P, items, n, back_from_lender);
-    sbuf_free(&msg);
-}
-
 /* Gathers it and the gang's other pending members queued in P (each then
  * out with us as if popped). Counts members already placed. */
 static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue_item_t ***out, int *placed)
@@ -977,237 +803,311 @@ static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue
     return n;
 }
 
-int gang_turn(sched_pool_t *P, queue_item_t *it)
+/* ------------------------------------------------------------ the rows */
+
+/* How often an elastic member yields to the pods queued behind it before it
+ * is tried on its own (each time after its backoff: 1 + 2 + 4 s). */
+#define SURPLUS_STEP_BACKS 3
+
+static int pool_preempts(sched_pool_t *P)
 {
+    int no_preempt = 1;
+    pools_flags(P->s, P->id, &no_preempt, NULL, NULL);
+    return !no_preempt && !P->s->opts.disable_preemption;
+}
+
+static ext_rc_t hold(pod_set_t *set, const char *reason, char *why)
+{
+    pod_set_why(set, reason, why);
+    return EXT_HOLD;
+}
+
+/* A pod outside any gang: the backfill gate keeps it from delaying a
+ * waiting gang (see gang_blocker). */
+static ext_rc_t gate_lone(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
+    const pod_t *pod = set->items[0]->pod;
+    if (gang_nwaiting(s->gangs) == 0)
+        return EXT_NEXT;
+    char *why = gang_blocker(s->gangs, P->id, NULL, pod->priority, pod->created_ms, 0,
+                             pool_preempts(P) && sched_may_preempt(s, pod));
+    return why ? hold(set, NULL, why) : EXT_NEXT;
+}
+
+/* An elastic member: after every minimum queued in this pool. While other
+ * pods wait in activeQ (another gang not tried yet), it steps back, a few
+ * times: under a steady arrival activeQ is never empty, and a surplus that
+ * always stepped back would never run. */
+static ext_rc_t gate_surplus(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    queue_item_t *it = set->items[0];
+    char *why =
+        gang_blocker(P->s->gangs, P->id, set->gang->key, it->pod->priority, it->pod->created_ms, 1, pool_preempts(P));
+    if (why)
+        return hold(set, NULL, why);
+    queue_stats_t qs;
+    queue_get_stats(P->q, &qs);
+    if (qs.active > 0 && it->attempts < SURPLUS_STEP_BACKS) {
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "elastic member of %s (beyond minMember): the pods queued before it go first", set->label);
+        set->backoff = 1;
+        return hold(set, NULL, b.data);
+    }
+    return EXT_NEXT;
+}
+
+/* A gang's member was popped: the set becomes the gang's pending members
+ * (its turn taken), the first need of them its minimum. */
+static ext_rc_t gate_gang(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    queue_item_t *it = set->items[0];
     const char *group = gang_of(it->pod);
-    gang_snap_t g;
-    if (gang_snapshot(s->gangs, it->pod->ns, group, &g) != 0) {
-        memset(&g, 0, sizeof(g));
-        g.state = GANG_MISSING;
+    gang_snap_t *g = util_xcalloc(1, sizeof(*g));
+    if (gang_snapshot(s->gangs, it->pod->ns, group, g) != 0) {
+        memset(g, 0, sizeof(*g));
+        g->state = GANG_MISSING;
     }
     sbuf_t msg = { 0 };
-    topo_domain_t dom = { 0 };
-    int has_dom = 0, in_turn = 0;
-    char *topo_msg = NULL;
-    if (g.state == GANG_DELETED) {
+    if (g->state == GANG_DELETED) {
         if (!it->gang_noted) {
             sbuf_printf(&msg, "pod group %s/%s was deleted: scheduling this pod on its own", it->pod->ns, group);
             writer_pod_event(s->writer, it->pod, "Warning", "PodGroupDeleted", msg.data);
             it->gang_noted = 1;
+            sbuf_free(&msg);
         }
-        sbuf_free(&msg);
-        gang_snap_clear(&g);
-        return 0;
+        gang_snap_clear(g);
+        free(g);
+        return gate_lone(set);
     }
-    if (g.state == GANG_MISSING || g.state == GANG_INVALID) {
-        if (g.state == GANG_MISSING)
+    set->kind = SET_MINIMUM;
+    set->gang = g; /* the set's until gang_ext_end */
+    if (g->state == GANG_MISSING || g->state == GANG_INVALID) {
+        if (g->state == GANG_MISSING)
             sbuf_printf(&msg, "pod group %s/%s not found: the pod waits for it (label " GANG_LABEL ")", it->pod->ns,
                         group);
         else
-            sbuf_printf(&msg, "pod group %s/%s is invalid: %s", it->pod->ns, group, g.invalid);
-        sched_report(P, it, g.state == GANG_MISSING ? "PodGroupNotFound" : "FailedScheduling", msg.data);
-        queue_requeue(P->q, it);
-        gang_snap_clear(&g);
-        return 1;
+            sbuf_printf(&msg, "pod group %s/%s is invalid: %s", it->pod->ns, group, g->invalid);
+        return hold(set, g->state == GANG_MISSING ? "PodGroupNotFound" : NULL, msg.data);
     }
     const char *pa, *pb;
-    if (pool_conflict(&g, &pa, &pb)) {
+    if (pool_conflict(g, &pa, &pb)) {
         sbuf_printf(&msg, "pod group %s: its pods name different pools (%s and %s); none is placed until they agree",
-                    g.key, pa, pb);
+                    g->key, pa, pb);
         if (!it->last_message || strcmp(it->last_message, msg.data) != 0)
-            podgroup_event(s, g.ns, g.name, g.uid, "Warning", "PodGroupPoolConflict", msg.data);
-        sched_report(P, it, "FailedScheduling", msg.data);
-        queue_requeue(P->q, it);
-        gang_snap_clear(&g);
-        return 1;
+            podgroup_event(s, g->ns, g->name, g->uid, "Warning", "PodGroupPoolConflict", msg.data);
+        return hold(set, NULL, msg.data);
     }
     /* Cheap count first: while a gang is being created pod by pod, each
      * arrival must not gather (and give back) all the members before it. */
     int live = 0;
-    for (int i = 0; i < g.nmembers; i++)
-        live += !pod_is_terminal(g.members[i]) && !g.members[i]->deleting;
-    if (live < g.min_member) {
-        sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
-                    g.min_member);
-        sched_report(P, it, "FailedScheduling", msg.data);
-        queue_requeue(P->q, it);
-        gang_snap_clear(&g);
-        return 1;
+    for (int i = 0; i < g->nmembers; i++)
+        live += !pod_is_terminal(g->members[i]) && !g->members[i]->deleting;
+    if (live < g->min_member) {
+        sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g->key,
+                    g->min_member);
+        return hold(set, NULL, msg.data);
     }
-    queue_item_t **items;
-    int placed = 0;
     /* Another pool's thread may be placing this gang (it borrows): its
      * assumed members would count here as placed, and both would place. */
-    gang_turn_begin(s->gangs, g.key);
-    in_turn = 1;
-    int n = gather(P, it, &g, &items, &placed);
+    gang_turn_begin(s->gangs, g->key);
+    set->turn = 1;
+    queue_item_t **items;
+    int placed = 0;
+    int n = gather(P, it, g, &items, &placed);
     qsort(items, (size_t)n, sizeof(*items), member_cmp);
     nominated_first(s, items, n);
-    int need = g.min_member - placed;
-    if (need < 0)
-        need = 0;
+    free(set->items);
+    set->items = items;
+    set->n = n;
+    set->placed = placed;
+    set->min = g->min_member;
+    sbuf_printf(&msg, "pod group %s", g->key);
+    set->label = msg.data;
+    int need = g->min_member - placed;
+    set->need = need < 0 ? 0 : need > n ? n : need;
     if (need > n) {
         /* Too few members exist: a constant message, so a gang created pod
          * by pod sends one event per pod, not one per pod per arrival. */
-        sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g.key,
-                    g.min_member);
-        report_gang(P, &g, items, n, msg.data);
-        drop_rooms(s, items, n);
-        requeue_all(P, items, n, 0);
-        goto out;
+        sbuf_t w = { 0 };
+        sbuf_printf(&w, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g->key,
+                    g->min_member);
+        return hold(set, NULL, w.data);
     }
-    gang_considered(s->gangs, g.key, util_wall_ms());
-    if (need > 0) {
-        int no_preempt = 1;
-        pools_flags(s, P->id, &no_preempt, NULL, NULL);
-        int64_t created = g.created_ms ? g.created_ms : items[0]->pod->created_ms;
-        char *why = gang_blocker(s->gangs, P->id, g.key, items[0]->pod->priority, created, 0,
-                                 !no_preempt && !s->opts.disable_preemption);
-        if (why) {
-            report_gang(P, &g, items, n, why);
-            drop_rooms(s, items, n);
-            requeue_all(P, items, n, 0);
-            free(why);
-            goto out;
-        }
+    gang_considered(s->gangs, g->key, util_wall_ms());
+    if (set->need > 0) {
+        int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
+        char *why = gang_blocker(s->gangs, P->id, g->key, items[0]->pod->priority, created, 0, pool_preempts(P));
+        if (why)
+            return hold(set, NULL, why);
     }
-    if (need > 0) {
-        /* Its queue's limits (and quota, for non-preemptible work) take
-         * the whole minimum, as minResources does. */
-        char *qwhy = queues_admit_gang(P, items, need);
-        if (qwhy) {
-            sbuf_t w = { 0 };
-            sbuf_printf(&w, "pod group %s: %s", g.key, qwhy);
-            report_gang(P, &g, items, n, w.data);
-            drop_rooms(s, items, n);
-            requeue_all(P, items, n, 0);
-            sbuf_free(&w);
-            free(qwhy);
-            goto out;
-        }
-    }
-    if (need > 0) {
-        char *short_ = min_resources_short(s, P->id, &g.min_resources);
-        if (short_) {
-            sbuf_t w = { 0 };
-            sbuf_printf(&w, "its minResources are not free in pool %s: %s", P->name, short_);
-            gang_failed(P, &g, items, n, need, placed, w.data);
-            sbuf_free(&w);
-            free(short_);
-            goto out;
-        }
-    }
-    /* Topology: the domain that fits the whole minimum and strands the least. */
-    if (need > 0 && g.topo_level) {
-        char *twhy = NULL;
-        int tr = gang_topology(P, &g, items, need, &dom, &topo_msg, &twhy);
-        LOG_D("pod group %s: topology %s %s: %d", g.key, g.topo_required ? "required" : "preferred", g.topo_level, tr);
-        if (tr < 0) {
-            /* No domain has the room free: preempt inside the best domain,
-             * or wait holding back what would refragment them. */
-            if (!items[0]->last_message || strstr(items[0]->last_message, twhy) == NULL)
-                podgroup_event(s, g.ns, g.name, g.uid, "Warning", "TopologyUnsatisfiable", twhy);
-            gang_failed(P, &g, items, n, need, placed, twhy);
-            free(twhy);
-            goto out;
-        }
-        has_dom = tr > 0;
-    } else if (need == 0 && g.topo_level && g.topo_required) {
-        has_dom = placed_domain(s, &g, &dom) == 0;
-    }
-    /* The minimum, all or nothing: each member decided with the ones before
-     * it already assumed; the first that fails undoes them all. */
-    char **nodes = util_xcalloc((size_t)need + 1, sizeof(*nodes));
-    int k;
-    char *why = NULL;
-    for (k = 0; k < need; k++) {
-        cycle_state_t *cs = cycle_state_new();
-        if (has_dom)
-            cycle_state_set_domain(cs, &dom);
-        decision_t d;
-        sched_decide(P, cs, items[k]->pod, &d);
-        int ok = d.node && !scheduler_fenced(s) && sched_assume(P, cs, items[k]->pod, &d);
-        cycle_state_free(cs);
-        if (ok) {
-            nodes[k] = d.node;
-            free(d.message);
-            continue;
-        }
-        why = d.message ? d.message : util_strdup("a node changed while placing; retrying");
-        free(d.node);
-        break;
-    }
-    if (k < need) {
-        for (int i = 0; i < k; i++) {
-            cache_forget(s->cache, items[i]->pod->uid);
-            volume_forget(s->volumes, items[i]->pod->uid);
-            free(nodes[i]);
-        }
-        free(nodes);
-        if (scheduler_fenced(s)) {
-            for (int i = 0; i < n; i++) {
-                queue_done(P->q, items[i]);
-                queue_item_free(items[i]);
-            }
-        } else {
-            gang_failed(P, &g, items, n, need, placed + k, why);
-        }
-        free(why);
-        goto out;
-    }
-    for (int i = 0; i < need; i++) {
-        stats_add(s, &s->stats.attempts_scheduled, 1);
-        queue_done(P->q, items[i]);
-        binder_submit(s->binder, items[i], nodes[i], items[i]->borrower ? P->name : NULL);
-        items[i] = NULL;
-        free(nodes[i]);
-    }
-    free(nodes);
-    if (need > 0) {
-        int was_waiting = 0;
-        double wait = gang_placed(s->gangs, g.key, util_wall_ms(), &was_waiting);
-        stats_add(s, &s->stats.gangs_scheduled, 1);
-        if (wait >= 0 && s->opts.on_gang_placed)
-            s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
-        sbuf_printf(&msg, "placed %d members (minMember %d) in pool %s", need, g.min_member, P->name);
-        podgroup_event(s, g.ns, g.name, g.uid, "Normal", "Scheduled", msg.data);
-        if (topo_msg)
-            podgroup_event(s, g.ns, g.name, g.uid, "Normal", "TopologyPlaced", topo_msg);
-        LOG_I("pod group %s: %s", g.key, msg.data);
-        /* Pods held back behind it may go now. */
-        if (was_waiting)
-            queue_move_all_to_active(P->q, "GangPlaced");
-    }
-    for (int i = need; i < n; i++) {
-        place_surplus(P, items[i], g.key, has_dom && g.topo_required ? &dom : NULL);
-        items[i] = NULL;
-    }
-out:
-    if (in_turn)
-        gang_turn_end(s->gangs, g.key);
-    free(items);
-    sbuf_free(&msg);
-    topo_domain_free(&dom);
-    free(topo_msg);
-    gang_snap_clear(&g);
-    return 1;
+    return EXT_NEXT;
 }
 
-int gang_gate(sched_pool_t *P, queue_item_t *it)
+ext_rc_t gang_ext_gate(pod_set_t *set)
 {
+    if (set->kind == SET_SURPLUS)
+        return gate_surplus(set);
+    if (gang_of(set->items[0]->pod))
+        return gate_gang(set);
+    return gate_lone(set);
+}
+
+/* scheduler-plugins' PreFilter check: the gang's minResources must be free
+ * in its pool before its members are tried. */
+ext_rc_t gang_ext_pre_place(pod_set_t *set)
+{
+    if (set->kind != SET_MINIMUM || set->need == 0)
+        return EXT_NEXT;
+    char *short_ = min_resources_short(set->P->s, set->P->id, &set->gang->min_resources);
+    if (!short_)
+        return EXT_NEXT;
+    sbuf_t w = { 0 };
+    sbuf_printf(&w, "its minResources are not free in pool %s: %s", set->P->name, short_);
+    free(short_);
+    pod_set_why(set, NULL, w.data);
+    return EXT_FAIL;
+}
+
+/* The topology row: the domain that fits the whole minimum and strands the
+ * least; an elastic member of a topology-required gang stays in the
+ * gang's domain. */
+ext_rc_t topology_ext_pre_place(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
-    if (gang_nwaiting(s->gangs) == 0)
-        return 0;
-    int no_preempt = 1;
-    pools_flags(s, P->id, &no_preempt, NULL, NULL);
-    char *why = gang_blocker(s->gangs, P->id, NULL, it->pod->priority, it->pod->created_ms, 0,
-                             !no_preempt && !s->opts.disable_preemption && sched_may_preempt(s, it->pod));
-    if (!why)
-        return 0;
-    sched_report(P, it, "FailedScheduling", why);
-    queue_requeue(P->q, it);
-    return 1;
+    const gang_snap_t *g = set->gang;
+    if (!g || !g->topo_level)
+        return EXT_NEXT;
+    if (set->kind == SET_SURPLUS) {
+        if (g->topo_required && set->parent && set->parent->has_dom) {
+            for (int i = 0; i < set->parent->dom.n; i++) {
+                set->dom.keys[i] = util_strdup(set->parent->dom.keys[i]);
+                set->dom.values[i] = util_strdup(set->parent->dom.values[i]);
+            }
+            set->dom.n = set->parent->dom.n;
+            set->has_dom = 1;
+        }
+        return EXT_NEXT;
+    }
+    if (set->need == 0) {
+        set->has_dom = g->topo_required && placed_domain(s, g, &set->dom) == 0;
+        return EXT_NEXT;
+    }
+    char *twhy = NULL, *tmsg = NULL;
+    int tr = gang_topology(P, g, set->items, set->need, &set->dom, &tmsg, &twhy);
+    LOG_D("pod group %s: topology %s %s: %d", g->key, g->topo_required ? "required" : "preferred", g->topo_level, tr);
+    if (tr < 0) {
+        /* No domain has the room free: preempt inside the best domain,
+         * or wait holding back what would refragment them. */
+        queue_item_t *it = set->items[0];
+        if (!it->last_message || strstr(it->last_message, twhy) == NULL)
+            podgroup_event(s, g->ns, g->name, g->uid, "Warning", "TopologyUnsatisfiable", twhy);
+        pod_set_why(set, NULL, twhy);
+        return EXT_FAIL;
+    }
+    set->has_dom = tr > 0;
+    free(set->placed_msg);
+    set->placed_msg = tmsg;
+    return EXT_NEXT;
+}
+
+void gang_ext_commit(pod_set_t *set)
+{
+    if (set->kind != SET_MINIMUM || set->need == 0)
+        return;
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    const gang_snap_t *g = set->gang;
+    int was_waiting = 0;
+    double wait = gang_placed(s->gangs, g->key, util_wall_ms(), &was_waiting);
+    stats_add(s, &s->stats.gangs_scheduled, 1);
+    if (wait >= 0 && s->opts.on_gang_placed)
+        s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
+    sbuf_t msg = { 0 };
+    sbuf_printf(&msg, "placed %d members (minMember %d) in pool %s", set->need, g->min_member, P->name);
+    podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Scheduled", msg.data);
+    if (set->placed_msg)
+        podgroup_event(s, g->ns, g->name, g->uid, "Normal", "TopologyPlaced", set->placed_msg);
+    LOG_I("pod group %s: %s", g->key, msg.data);
+    sbuf_free(&msg);
+    /* Pods held back behind it may go now. */
+    if (was_waiting)
+        queue_move_all_to_active(P->q, "GangPlaced");
+}
+
+/* Last of the post-filter rows: the minimum neither made room nor
+ * borrowed, so the gang waits, holding back what would take its room. */
+ext_rc_t gang_ext_post_filter(pod_set_t *set)
+{
+    if (set->kind != SET_MINIMUM)
+        return EXT_NEXT;
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    const gang_snap_t *g = set->gang;
+    int32_t prio = set->items[0]->pod->priority; /* items are sorted: the highest */
+    int64_t created = g->created_ms ? g->created_ms : set->items[0]->pod->created_ms;
+    /* A minimum larger than the whole pool (or than any domain it must
+     * stay in) can never fit here: it holds nobody back (it may still
+     * borrow, or wait for the pool to grow). */
+    resources_t want;
+    res_zero(&want);
+    for (int i = 0; i < set->need; i++)
+        res_add(&want, &set->items[i]->pod->requests);
+    want.pods = 0; /* resources only, not pod slots */
+    char *never = never_fits(s, P->id, g, &want);
+    sbuf_t bare = { 0 };
+    sbuf_printf(&bare, "%d/%d members placeable; %s", set->placed + set->fits, g->min_member,
+                set->why ? set->why : "no node fits");
+    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
+    if (!set->items[0]->last_message || strstr(set->items[0]->last_message, bare.data) == NULL)
+        LOG_I("unschedulable pod group %s pool=%s: %s", g->key, P->name, bare.data);
+    free(never);
+    sbuf_free(&bare);
+    return EXT_NEXT;
+}
+
+/* A gang-wide reason: the PodGroup's own event too, so `kubectl describe
+ * podgroup` says why. One per new message of the member that was popped,
+ * and every tenth attempt, at the pace of the pods' own events. A turn
+ * that ends neither placing nor preempting gives back the room and queue
+ * charge an earlier preemption left to its members. */
+void gang_ext_report(pod_set_t *set, const char *msg)
+{
+    if (set->kind != SET_MINIMUM || !set->turn || !set->items[0])
+        return;
+    const gang_snap_t *g = set->gang;
+    queue_item_t *first = set->items[0];
+    if (!first->last_message || strcmp(first->last_message, msg) != 0 || first->attempts % 10 == 0)
+        podgroup_event(set->P->s, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg);
+    if (set->outcome == SET_HELD)
+        drop_rooms(set->P->s, set->items, set->n);
+}
+
+void gang_ext_end(pod_set_t *set)
+{
+    if (set->kind != SET_MINIMUM || !set->gang)
+        return;
+    if (set->turn)
+        gang_turn_end(set->P->s->gangs, set->gang->key);
+    set->turn = 0;
+    gang_snap_clear(set->gang);
+    free(set->gang);
+    set->gang = NULL;
+}
+
+int gang_preempt_set(pod_set_t *set)
+{
+    return gang_preempt(set->P, set->gang, set->items, set->need);
+}
+
+struct sched_pool *gang_lender_of(pod_set_t *set)
+{
+    return gang_lender(set->P, set->items, set->need);
 }
 
 /* --------------------------------------------------------- informer */

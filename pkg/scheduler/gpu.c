@@ -590,3 +590,25 @@ void gpu_housekeep(scheduler_t *s)
     hashmap_free(seen);
     idle_free(idle, n);
 }
+
+/* The GpuSharing row's PreBind: the slots' reservation pods, and the
+ * annotations the Binding carries (merged into *ann). */
+int gpu_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann, char *err,
+                     size_t errlen)
+{
+    (void)lender;
+    json_t *mine = NULL;
+    if (gpu_prebind(s, (*it)->pod, node, &mine, err, errlen) != 0) {
+        LOG_W("bind pod=%s node=%s: gpu sharing: %s", (*it)->pod->key, node, err);
+        return PREBIND_FAILED;
+    }
+    if (!mine)
+        return PREBIND_READY;
+    if (!*ann) {
+        *ann = mine;
+    } else {
+        json_object_update(*ann, mine);
+        json_decref(mine);
+    }
+    return PREBIND_READY;
+}

@@ -47,6 +47,7 @@
 #include "pool/pool.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
+#include "scheduler/extension.h"
 #include "scheduler/scheduler.h"
 #include "util/hashmap.h"
 #include "volume/volume.h"
@@ -191,8 +192,18 @@ typedef struct decision {
 /* PreFilter, Filter and Score over P's nodes for pod (the cache read lock
  * taken inside); d is the caller's to free (node, message). */
 void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d);
-/* Reserve: 1 when the pod is assumed on d->node (and its volumes chosen). */
+/* Reserve: 1 when the pod is assumed on d->node and every row's reserve
+ * took it (its volumes chosen). */
 int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d);
+/* Undoes sched_assume (every row's unreserve, and the cache forgets). */
+void sched_unassume(sched_pool_t *P, const pod_t *pod);
+/* One cycle (extension.h) for a popped item, a set of one that the gang
+ * row widens to its gang: the item is given on (bound, requeued, moved or
+ * freed) before it returns. */
+void sched_schedule_item(sched_pool_t *P, queue_item_t *it);
+/* The post-filter rows in order, until one makes room or moves the set
+ * (EXT_DONE; moved items are NULL in set->items). */
+ext_rc_t sched_post_filter(pod_set_t *set);
 /* Event (reason, Warning) and PodScheduled condition for an unschedulable
  * item, once per new message; takes message. */
 void sched_report(sched_pool_t *P, queue_item_t *it, const char *reason, char *message);
@@ -203,11 +214,13 @@ int sched_refresh(scheduler_t *s, queue_item_t *it);
 void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl);
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
-/* postfilter.c: preemption and borrowing */
-/* PF_MOVED: the item now sits in another queue (lender, or home) and the
- * caller must not touch it. */
-typedef enum { PF_NONE = 0, PF_PREEMPTED, PF_MOVED } pf_result_t;
-pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it);
+/* postfilter.c: the lender, preemption and borrowing rows */
+ext_rc_t lender_ext_post_filter(pod_set_t *set);
+ext_rc_t preemption_ext_post_filter(pod_set_t *set);
+ext_rc_t borrowing_ext_post_filter(pod_set_t *set);
+/* Whether the set may evict: the pool's switch, every member of its
+ * minimum's preemptionPolicy and profile. */
+int sched_set_may_evict(const pod_set_t *set);
 /* Preemption inside P for pod (queued since first_ms, monotonic): 1 when
  * room is reserved (or victims are on their way out), 0 when no node can
  * be freed. */
@@ -243,15 +256,26 @@ int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 void postfilter_return_home(sched_pool_t *P, queue_item_t *it);
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod);
 
-/* gang.c: gangs on the pool thread */
-/* A gang member was popped: gathers the gang's pending members from P's
- * queue and places its minimum all-or-nothing (then the elastic surplus),
- * or preempts, borrows, or waits for the whole gang. 1 when it took the
- * item; 0 when the pod is to be scheduled alone (its PodGroup was deleted). */
-int gang_turn(sched_pool_t *P, queue_item_t *it);
-/* Backfill gate for a pod outside any gang: 1 when it was given back
- * because a waiting gang goes first (see gang_blocker). */
-int gang_gate(sched_pool_t *P, queue_item_t *it);
+/* gang.c: the gang row. gate: a gang member's set becomes the gang's
+ * pending members from P's queue (its turn taken until end), the first
+ * need the minimum; a pod outside any gang passes the backfill gate (a
+ * waiting gang goes first, see gang_blocker); an elastic member steps
+ * behind. pre_place: minResources. commit: placement events. post_filter
+ * (last): the minimum waits, holding back backfill. */
+ext_rc_t gang_ext_gate(pod_set_t *set);
+ext_rc_t gang_ext_pre_place(pod_set_t *set);
+void gang_ext_commit(pod_set_t *set);
+ext_rc_t gang_ext_post_filter(pod_set_t *set);
+void gang_ext_report(pod_set_t *set, const char *msg);
+void gang_ext_end(pod_set_t *set);
+/* The topology row (gang.c, on the gang simulation): the domain of the
+ * minimum; a required gang's elastic members stay in it. */
+ext_rc_t topology_ext_pre_place(pod_set_t *set);
+/* Preemption for a gang's minimum, planned on copies (inside one domain
+ * for a topology-required gang): 1 when evictions are on their way. */
+int gang_preempt_set(pod_set_t *set);
+/* The lender that fits the minimum whole (simulated), or NULL. */
+sched_pool_t *gang_lender_of(pod_set_t *set);
 /* Adds to each candidate's victims the gang-mates of victims that keep
  * their gang at its minimum: a gang is evicted whole or not at all. A
  * candidate where a mate is no victim of preemptor (postfilter_is_victim
@@ -279,14 +303,10 @@ void queues_changed(scheduler_t *s, int nodes);
 void queues_refresh(sched_pool_t *P);
 /* Housekeeper, once a second: every pool refreshed, Queue .status, events. */
 void queues_housekeep(scheduler_t *s);
-/* Admission before a decision: 1 when the item was given back (over a
- * limit, or a non-preemptible pod over quota), with an event. */
-int queues_admit(sched_pool_t *P, queue_item_t *it);
-/* The same check for one pod, nothing given back, no room made (a gang's
- * elastic member): why it may not run (caller frees), or NULL. */
-char *queues_admit_pod(sched_pool_t *P, queue_item_t *it);
-/* The same for a gang's minimum: why it may not start (caller frees), or NULL. */
-char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need);
+/* The queues row's admit: EXT_HOLD (set->why) when the set's minimum is
+ * over its queue's limit (room is made under it, an elastic member
+ * excepted) or, non-preemptible, over its quota. */
+ext_rc_t queues_ext_admit(pod_set_t *set);
 /* Fills vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
  * minimum) queued since first_ms (0: never starving). */
 void queues_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);
@@ -317,13 +337,18 @@ int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann
 /* Housekeeper, once a second: deletes reservation pods no fraction has used
  * for a few seconds (after a restart too), refreshes the shared gauge. */
 void gpu_housekeep(scheduler_t *s);
+/* The gpu-sharing row's pre_bind (gpu_prebind, annotations merged). */
+int gpu_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann, char *err,
+                     size_t errlen);
 
 /* consolidate.c: consolidation (PostFilter, before preemption) */
 consol_state_t *consol_new(void);
 void consol_free(consol_state_t *c);
-/* 1 when a consolidation for it->pod was started (or is under way): the
- * pod waits for its nominated node; 0 when there is nothing to consolidate. */
-int consolidate_run(sched_pool_t *P, queue_item_t *it);
+/* The consolidation row: post_filter (before preemption) frees a node by
+ * moving pods for a lone GPU pod; pre_place sends a moved pod back to the
+ * node held for it. */
+ext_rc_t consol_ext_post_filter(pod_set_t *set);
+ext_rc_t consol_ext_pre_place(pod_set_t *set);
 /* The node as pod should see it with the room held for movers'
  * replacements (other controllers' pods see it taken). Like
  * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
@@ -403,6 +428,11 @@ int volumes_prebind(scheduler_t *s, queue_item_t **it, const char *node, const c
 volume_waiter_t *volume_waiter_new(scheduler_t *s);
 void volume_waiter_close(volume_waiter_t *w);
 void volume_waiter_free(volume_waiter_t *w);
+/* The volumes row: reserve, unreserve and pre_bind of VolumeBinding. */
+int volumes_ext_reserve(sched_pool_t *P, const pod_t *pod, const char *node, char *err, size_t errlen);
+void volumes_ext_unreserve(sched_pool_t *P, const pod_t *pod);
+int volumes_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+                         char *err, size_t errlen);
 
 void stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
 /* scheduler.c: something Pool .status shows changed (nodes, pods, pools);

@@ -309,34 +309,86 @@ void postfilter_return_home(sched_pool_t *P, queue_item_t *it)
     queue_push_item(H->q, it);
 }
 
-pf_result_t postfilter_run(sched_pool_t *P, queue_item_t *it)
+/* Whether the set may evict: the pool's preemption switch, and every
+ * member of its minimum's preemptionPolicy and profile. */
+int sched_set_may_evict(const pod_set_t *set)
 {
-    scheduler_t *s = P->s;
-    if (it->borrower) {
-        LOG_D("borrower pod=%s no longer fits pool %s; back to its pool", it->pod->key, P->name);
-        postfilter_return_home(P, it);
-        return PF_MOVED;
+    scheduler_t *s = set->P->s;
+    int no_preempt = 1;
+    pools_flags(s, set->P->id, &no_preempt, NULL, NULL);
+    if (s->opts.disable_preemption || no_preempt)
+        return 0;
+    for (int i = 0; i < set->need; i++)
+        if (!sched_may_preempt(s, set->items[i]->pod))
+            return 0;
+    return 1;
+}
+
+/* The lender row, first of the post-filter rows: a borrower that no longer
+ * fits its lender goes home whole, and makes no room here (the lender's
+ * pods are home). */
+ext_rc_t lender_ext_post_filter(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    if (!set->items[0]->borrower)
+        return EXT_NEXT;
+    LOG_D("borrower pod=%s (%d in its set) no longer fits pool %s; back to its pool", set->items[0]->pod->key, set->n,
+          P->name);
+    for (int i = 0; i < set->n; i++) {
+        if (set->items[i])
+            postfilter_return_home(P, set->items[i]);
+        set->items[i] = NULL;
     }
-    int no_preempt = 1, no_borrow = 1;
-    pools_flags(s, P->id, &no_preempt, &no_borrow, NULL);
-    /* Consolidation first: moving pods that are recreated loses no work.
-     * It evicts, so it follows the pool's preemption switch and the pod's
-     * preemptionPolicy (Never: it displaces nobody, moved or not). */
-    int may_evict = !s->opts.disable_preemption && !no_preempt && sched_may_preempt(s, it->pod);
-    if (may_evict && consolidate_run(P, it))
-        return PF_PREEMPTED;
-    if (may_evict && postfilter_preempt(P, it->pod, it->first_ms))
-        return PF_PREEMPTED;
-    postfilter_drop_nomination(s, it->pod);
-    if (no_borrow || it->tried_borrow)
-        return PF_NONE;
-    sched_pool_t *L = choose_lender(P, it->pod);
+    set->outcome = SET_MOVED;
+    return EXT_DONE;
+}
+
+/* The preemption row: room inside the pool for the set's minimum. A set of
+ * one searches the live nodes (kube's candidates); a gang's minimum is
+ * planned on copies, every member with the ones before it (gang.c). When
+ * no room is made, what an earlier round held for the set goes. */
+ext_rc_t preemption_ext_post_filter(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    if (set->need > 0 && sched_set_may_evict(set)) {
+        if (set->kind == SET_MINIMUM ? gang_preempt_set(set)
+                                     : postfilter_preempt(P, set->items[0]->pod, set->items[0]->first_ms))
+            return EXT_DONE;
+    }
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i])
+            postfilter_drop_nomination(P->s, set->items[i]->pod);
+    return EXT_NEXT;
+}
+
+/* The borrowing row: the whole set to the sharing pool that fits it with
+ * the most idle units of its scarcest kind, then fewest tasks. */
+ext_rc_t borrowing_ext_post_filter(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    int no_borrow = 1;
+    pools_flags(s, P->id, NULL, &no_borrow, NULL);
+    if (no_borrow || set->need == 0)
+        return EXT_NEXT;
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i] && set->items[i]->tried_borrow)
+            return EXT_NEXT; /* back from a lender: it waits at home */
+    sched_pool_t *L = set->kind == SET_MINIMUM ? gang_lender_of(set) : choose_lender(P, set->items[0]->pod);
     if (!L)
-        return PF_NONE;
-    LOG_I("borrowing pod=%s from pool=%s for pool=%s", it->pod->key, L->name, P->name);
-    stats_add(s, &s->stats.borrowings, 1);
-    it->borrower = 1;
-    queue_done(P->q, it);
-    queue_push_item(L->q, it);
-    return PF_MOVED;
+        return EXT_NEXT;
+    LOG_I("borrowing for pod=%s (%d in its set) from pool=%s for pool=%s", set->items[0]->pod->key, set->n, L->name,
+          P->name);
+    stats_add(s, &s->stats.borrowings, (unsigned long)set->n);
+    for (int i = 0; i < set->n; i++) {
+        queue_item_t *it = set->items[i];
+        if (!it)
+            continue;
+        it->borrower = 1;
+        queue_done(P->q, it);
+        queue_push_item(L->q, it);
+        set->items[i] = NULL;
+    }
+    set->outcome = SET_MOVED;
+    return EXT_DONE;
 }

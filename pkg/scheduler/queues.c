@@ -217,20 +217,28 @@ void queues_housekeep(scheduler_t *s)
 
 /* ------------------------------------------------------------ admission */
 
-/* A limit keeps the pod out: the victims fs_limit_victims chose (its own
- * queue's lower-priority pods, or sibling subtrees above their shares) are
- * evicted, and the pod keeps the room they free. */
-static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_NRES], int pool)
+/* A limit keeps the set's minimum out: the victims fs_limit_victims chose
+ * (its own queue's lower-priority pods, or sibling subtrees above their
+ * shares) are evicted, and the members keep the room they free. */
+static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
 {
+    sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
+    int np = set->need;
+    queue_item_t *const *items = set->items;
     int no_preempt = 1;
     pools_flags(s, P->id, &no_preempt, NULL, NULL);
     /* A borrower makes no room in its lender: the lender's pods are home. */
-    if (s->opts.disable_preemption || no_preempt || it->borrower || !sched_may_preempt(s, it->pod) ||
-        evictor_has_job(s->evictor, it->pod->uid))
+    if (s->opts.disable_preemption || no_preempt || np == 0 || items[0]->borrower)
         return 0;
+    for (int i = 0; i < np; i++)
+        if (!sched_may_preempt(s, items[i]->pod) || evictor_has_job(s->evictor, items[i]->pod->uid))
+            return 0;
     char **uids = NULL;
-    int n = fs_limit_victims(s->fs, pool, it->tenant, req, it->pod->priority, util_wall_ms(), &uids);
+    /* items are in queue order: the first has the highest priority; the
+     * lowest one's decides what the set may take from its own queue. */
+    int32_t prio = items[np - 1]->pod->priority;
+    int n = fs_limit_victims(s->fs, pool, items[0]->tenant, req, prio, util_wall_ms(), &uids);
     if (n <= 0)
         return 0;
     preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
@@ -251,19 +259,25 @@ static int limit_reclaim(sched_pool_t *P, queue_item_t *it, const double req[FS_
         return 0;
     }
     c->node = util_strdup(c->victims[0]->node_name);
+    pod_t **pods = util_xcalloc((size_t)np, sizeof(*pods));
+    for (int i = 0; i < np; i++)
+        pods[i] = items[i]->pod;
     victim_ctx_t vc = { .s = s, .pool_id = pool };
-    queues_victim_ctx(P, &it->pod, 1, 0, &vc);
+    queues_victim_ctx(P, pods, np, 0, &vc);
     /* A gang goes whole, each mate by the victim rules, or not at all. */
     pthread_mutex_lock(&s->pdb_mu);
-    int left = gang_expand_victims(s, &vc, it->pod, c, 1);
+    int left = gang_expand_victims(s, &vc, pods[0], c, 1);
     pthread_mutex_unlock(&s->pdb_mu);
     if (left == 0) {
         free(c);
+        free(pods);
         return 0;
     }
-    queues_reserve(&vc, &it->pod, 1, c->victims, c->nvictims);
-    LOG_I("reclaiming %d pods under a queue limit for pod=%s pool=%s", c->nvictims, it->pod->key, P->name);
-    evictor_submit(s->evictor, &it->pod, 1, c, 1, P->id, P->name);
+    queues_reserve(&vc, pods, np, c->victims, c->nvictims);
+    LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", c->nvictims, pods[0]->key, np,
+          P->name);
+    evictor_submit(s->evictor, pods, np, c, 1, P->id, P->name);
+    free(pods);
     return 1;
 }
 
@@ -304,59 +318,53 @@ static int admit_set(sched_pool_t *P, queue_item_t *const *items, int n, double 
     return rc;
 }
 
-int queues_admit(sched_pool_t *P, queue_item_t *it)
+/* The notes said once per pod, also when no Queue exists at all. */
+static void note_once(scheduler_t *s, queue_item_t *it)
 {
+    if (it->queue_noted)
+        return;
+    it->queue_noted = 1;
+    char *m = it->tenant != FS_DEFAULT_ID ? fs_fallback_message(s->fs, it->tenant) : NULL;
+    if (m)
+        writer_pod_event(s->writer, it->pod, "Warning", "UnknownQueue", m);
+    free(m);
+    if (it->pod->lifetime_s < 0)
+        writer_pod_event(s->writer, it->pod, "Warning", "InvalidLifetime",
+                         "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");
+}
+
+/* The queues row's admission: the set's minimum against its queue's limits
+ * (and quota, for non-preemptible work), as minResources does for a gang.
+ * Under a limit the set makes room (limit_reclaim), an elastic member
+ * excepted: it ranks behind and displaces nobody. */
+ext_rc_t queues_ext_admit(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
-    /* Said once per pod, also when no Queue exists at all. */
-    if (!it->queue_noted) {
-        it->queue_noted = 1;
-        char *m = it->tenant != FS_DEFAULT_ID ? fs_fallback_message(s->fs, it->tenant) : NULL;
-        if (m)
-            writer_pod_event(s->writer, it->pod, "Warning", "UnknownQueue", m);
-        free(m);
-        if (it->pod->lifetime_s < 0)
-            writer_pod_event(s->writer, it->pod, "Warning", "InvalidLifetime",
-                             "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");
-    }
-    if (!fs_active(s->fs))
-        return 0;
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i])
+            note_once(s, set->items[i]);
+    if (set->need <= 0 || !fs_active(s->fs))
+        return EXT_NEXT;
     double req[FS_NRES];
     char msg[512];
-    int rc = admit_set(P, &it, 1, req, msg, sizeof(msg));
+    int rc = admit_set(P, set->items, set->need, req, msg, sizeof(msg));
     if (rc == 0)
-        return 0;
+        return EXT_NEXT;
     /* Only a limit is made room under: a quota of non-preemptible work is
      * not (FS_ADMIT_QUOTA), whatever could be evicted. */
-    if (rc == FS_ADMIT_LIMIT && limit_reclaim(P, it, req, admit_pool(P, it))) {
-        size_t len = strlen(msg);
-        snprintf(msg + len, sizeof(msg) - len, "; reclaiming under the limit");
-    }
-    sched_report(P, it, "FailedScheduling", util_strdup(msg));
-    queue_requeue(P->q, it);
-    return 1;
-}
-
-char *queues_admit_pod(sched_pool_t *P, queue_item_t *it)
-{
-    double req[FS_NRES];
-    char msg[512];
-    if (!fs_active(P->s->fs) || admit_set(P, &it, 1, req, msg, sizeof(msg)) == 0)
-        return NULL;
-    return util_strdup(msg);
-}
-
-char *queues_admit_gang(sched_pool_t *P, queue_item_t **items, int need)
-{
-    scheduler_t *s = P->s;
-    if (need <= 0 || !fs_active(s->fs))
-        return NULL;
-    double req[FS_NRES];
-    char msg[512];
-    if (admit_set(P, items, need, req, msg, sizeof(msg)) == 0)
-        return NULL;
+    const char *note = "";
+    if (rc == FS_ADMIT_LIMIT && set->kind != SET_SURPLUS && limit_reclaim(set, req, admit_pool(P, set->items[0])))
+        note = "; reclaiming under the limit";
     sbuf_t b = { 0 };
-    sbuf_printf(&b, "its minimum of %d pods: %s", need, msg);
-    return b.data;
+    if (set->kind == SET_SURPLUS)
+        sbuf_printf(&b, "elastic member of %s (beyond minMember): %s", set->label, msg);
+    else if (set->label)
+        sbuf_printf(&b, "%s: its minimum of %d pods: %s%s", set->label, set->need, msg, note);
+    else
+        sbuf_printf(&b, "%s%s", msg, note);
+    pod_set_why(set, NULL, b.data);
+    return EXT_HOLD;
 }
 
 /* ------------------------------------------------------------- reclaim */

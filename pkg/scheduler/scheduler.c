@@ -207,9 +207,11 @@ static void *housekeeper_main(void *arg)
         }
         if (now >= next_sweep) {
             pools_sweep_dead(s);
-            gang_housekeep(s);
-            queues_housekeep(s);
-            gpu_housekeep(s);
+            int n = 0;
+            const sched_ext_t *ext = sched_extensions(&n);
+            for (int i = 0; i < n; i++)
+                if (ext[i].housekeep)
+                    ext[i].housekeep(s);
             next_sweep = now + 1000;
         }
         if (now >= next_summary) {

@@ -356,3 +356,22 @@ void volume_waiter_free(volume_waiter_t *w)
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
+
+/* ------------------------------------------------ the VolumeBinding row */
+
+int volumes_ext_reserve(sched_pool_t *P, const pod_t *pod, const char *node, char *err, size_t errlen)
+{
+    return volumes_reserve(P->s, pod, node, err, errlen);
+}
+
+void volumes_ext_unreserve(sched_pool_t *P, const pod_t *pod)
+{
+    volume_forget(P->s->volumes, pod->uid);
+}
+
+int volumes_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+                         char *err, size_t errlen)
+{
+    (void)ann;
+    return volumes_prebind(s, it, node, lender, err, errlen);
+}

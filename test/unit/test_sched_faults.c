@@ -676,6 +676,36 @@ static int api_int(int *f)
     return v;
 }
 
+/* The post-filter rows for one popped pod (a set of one); the item stays
+ * the test's unless a row moved it. */
+static ext_rc_t post_filter_one(sched_pool_t *P, queue_item_t *it)
+{
+    pod_set_t set;
+    pod_set_init(&set, P, SET_LONE, it);
+    ext_rc_t rc = sched_post_filter(&set);
+    set.items[0] = NULL;
+    pod_set_clear(&set);
+    return rc;
+}
+
+/* The queues row's admission for a gang's minimum items[0..n): why it is
+ * held (caller frees), or NULL. */
+static char *admit_minimum(sched_pool_t *P, queue_item_t **items, int n)
+{
+    pod_set_t set;
+    pod_set_init(&set, P, SET_MINIMUM, items[0]);
+    free(set.items);
+    set.items = calloc((size_t)n, sizeof(*set.items));
+    memcpy(set.items, items, (size_t)n * sizeof(*items));
+    set.n = set.need = n;
+    set.label = strdup("pod group ns/job");
+    char *why = queues_ext_admit(&set) == EXT_HOLD ? strdup(set.why) : NULL;
+    for (int i = 0; i < n; i++)
+        set.items[i] = NULL;
+    pod_set_clear(&set);
+    return why;
+}
+
 /* n1 (2 CPUs) is full of two 1-CPU pods of priority 0; a 2-CPU pod of
  * priority 100 preempts both. The pool thread (postfilter_run) returns at
  * once although each eviction takes 800 ms. */
@@ -729,12 +759,12 @@ static void test_evictions_off_pool_thread(void **st)
     scheduler_t *s = preemption_setup(&it);
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     int64_t t0 = util_now_ms();
-    assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
+    assert_int_equal(post_filter_one(D, it), EXT_DONE);
     int64_t took = util_now_ms() - t0;
     assert_true(took < 500);                    /* not 2 x 800 ms */
     assert_int_equal(nominated_on(s, "n1"), 1); /* the room is reserved at once */
     /* Asked again meanwhile, it waits for its victims: no second job. */
-    assert_int_equal(postfilter_run(D, it), PF_PREEMPTED);
+    assert_int_equal(post_filter_one(D, it), EXT_DONE);
     evictor_wait_idle(s->evictor);
     assert_int_equal(api_int(&api.evictions), 2);
     scheduler_stats_t ss;
@@ -752,7 +782,7 @@ static void test_refused_eviction_explained(void **st)
     set_evictions(0, 2);
     queue_item_t *it;
     scheduler_t *s = preemption_setup(&it);
-    assert_int_equal(postfilter_run(pools_get(s, DEFAULT_POOL_ID), it), PF_PREEMPTED);
+    assert_int_equal(post_filter_one(pools_get(s, DEFAULT_POOL_ID), it), EXT_DONE);
     evictor_wait_idle(s->evictor);
     scheduler_stats_t ss;
     scheduler_get_stats(s, &ss);
@@ -788,7 +818,7 @@ static void test_give_up_clears_nomination(void **st)
     pod_unref(pre);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     it->tried_borrow = 1;
-    assert_int_equal(postfilter_run(D, it), PF_NONE);
+    assert_int_equal(post_filter_one(D, it), EXT_NEXT);
     assert_int_equal(nominated_on(s, "n1"), 0);
     preemption_teardown(s, it);
 }
@@ -961,7 +991,7 @@ static void test_refused_gang_eviction_gives_back_all(void **st)
     queue_add(D->q, b, 0);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     assert_non_null(it);
-    assert_int_equal(gang_turn(D, it), 1);
+    sched_schedule_item(D, it);
     evictor_wait_idle(s->evictor);
     assert_int_equal(api_int(&api.evictions), 2);
     scheduler_stats_t ss;
@@ -1008,13 +1038,13 @@ static void test_gang_not_blocked_by_own_charge(void **st)
         items[i] = queue_pop_timeout(D->q, 1000);
         assert_non_null(items[i]);
     }
-    char *why = queues_admit_gang(D, items, 2);
+    char *why = admit_minimum(D, items, 2);
     assert_null(why);
     /* It preempted: the minimum is charged until bound. */
     victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
     queues_victim_ctx(D, m, 2, 0, &vc);
     queues_reserve(&vc, m, 2, NULL, 0);
-    why = queues_admit_gang(D, items, 2);
+    why = admit_minimum(D, items, 2);
     if (why)
         fail_msg("refused by its own charge: %s", why);
     assert_true(fs_is_charged(s->fs, "uid-m0"));

@@ -1,0 +1,122 @@
+/* extension.h -- the scheduling cycle's extension points: one table of
+ * rows, one row per capability, run in table order on a pod set.
+ *
+ * A pod set is the unit of a cycle: a lone pod is a set of one, a gang's
+ * minimum is one set (placed all or nothing), and each elastic member
+ * beyond the minimum is a set of one that ranks behind. The cycle
+ * (cycle.c) is the same for all three:
+ *
+ *   gate -> admit -> pre_place -> [Filter/Score, assume, reserve] per member
+ *        -> placed: commit, bind (pre_bind on a bind worker)
+ *        -> not placed: post_filter rows in order, then the set waits
+ *   report (every reason given), end (always, last)
+ *
+ * Nothing is held between turns: a set that is not placed forgets every
+ * member it assumed before its cycle ends. */
+#ifndef AISCHED_SCHED_EXTENSION_H
+#define AISCHED_SCHED_EXTENSION_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "gang/gang.h"
+#include "queue/queue.h"
+#include "topology/topology.h"
+
+struct scheduler;
+struct sched_pool;
+
+typedef enum {
+    SET_LONE = 0, /* a pod outside any gang */
+    SET_MINIMUM,  /* a gang's pending members; the first need place together */
+    SET_SURPLUS   /* one elastic member beyond its gang's minimum */
+} set_kind_t;
+
+typedef enum {
+    SET_OPEN = 0, /* still in its cycle */
+    SET_PLACED,   /* assumed and handed to the binder */
+    SET_HELD,     /* given back before placement (gate, admit) */
+    SET_FAILED,   /* did not fit; post-filter ran; given back */
+    SET_ROOM,     /* did not fit; a post-filter row is making room; given back */
+    SET_MOVED,    /* taken by another pool's queue (borrowing, going home) */
+    SET_DROPPED   /* fenced, or no longer ours: freed */
+} set_outcome_t;
+
+typedef struct pod_set {
+    struct sched_pool *P; /* the pool whose thread runs the cycle */
+    set_kind_t kind;
+    /* Taken out of P's queue, the cycle's until given on (then NULL).
+     * items[0..need) place all or nothing; items[need..n) are the
+     * gang's elastic members, each its own SET_SURPLUS set afterwards. */
+    queue_item_t **items;
+    int n, need;
+    int placed;                   /* members of its gang already placed (count toward min) */
+    int min;                      /* its gang's minMember (0: a lone pod) */
+    char *label;                  /* "pod group ns/name" for messages; NULL for a lone pod */
+    gang_snap_t *gang;            /* its PodGroup (the gang row's), or NULL */
+    const struct pod_set *parent; /* a surplus set's minimum set */
+    topo_domain_t dom;            /* pre_place: nodes limited to dom */
+    int has_dom, dom_soft;        /* dom_soft: a member may go outside it */
+    char *placed_msg;             /* said once placed (a pre_place row's) */
+    char *why;                    /* why it is held or did not fit */
+    const char *reason;           /* its events' reason (FailedScheduling) */
+    int fits;                     /* members assumed before the first failure */
+    int backoff;                  /* given back to the backoff queue */
+    set_outcome_t outcome;
+    int turn; /* the gang row holds the gang's turn (gang_turn_begin) */
+} pod_set_t;
+
+/* What a row's gate, admit, pre_place or post_filter says:
+ * EXT_NEXT  the set goes on (to the next row);
+ * EXT_HOLD  the set waits before placement: set->why says why;
+ * EXT_FAIL  it cannot be placed as it stands (set->why): post-filter runs;
+ * EXT_DONE  (post_filter) the row made room, or moved the items: the
+ *           rows after it do not run. */
+typedef enum { EXT_NEXT = 0, EXT_HOLD, EXT_FAIL, EXT_DONE } ext_rc_t;
+
+/* PreBind's answers (bind worker). */
+enum { PREBIND_READY = 0, PREBIND_WAITING = 1, PREBIND_FAILED = 2 };
+
+/* One capability's row. Every point is optional. The set points run on
+ * the set's pool thread with no lock held. */
+typedef struct sched_ext {
+    const char *name;
+    /* May widen the set (a gang gathers its pending members) or hold it. */
+    ext_rc_t (*gate)(pod_set_t *set);
+    /* Quotas and limits of the set's members taken together. */
+    ext_rc_t (*admit)(pod_set_t *set);
+    /* Narrows where the set goes (set->dom), or fails it. */
+    ext_rc_t (*pre_place)(pod_set_t *set);
+    /* One member assumed on node: 0, or -1 with err (the node no longer
+     * fits it); unreserve undoes a reserve that succeeded. */
+    int (*reserve)(struct sched_pool *P, const pod_t *pod, const char *node, char *err, size_t errlen);
+    void (*unreserve)(struct sched_pool *P, const pod_t *pod);
+    /* The set's minimum is assumed and its binds are on their way. */
+    void (*commit)(pod_set_t *set);
+    /* The set did not fit: make room, or move it. */
+    ext_rc_t (*post_filter)(pod_set_t *set);
+    /* The set is given back with msg (before each member's own event). */
+    void (*report)(pod_set_t *set, const char *msg);
+    /* Last, whatever the outcome: the row lets go of what it holds. */
+    void (*end)(pod_set_t *set);
+    /* Bind worker, before the Binding: PREBIND_READY; PREBIND_WAITING
+     * (the row took *it and resubmits the bind); PREBIND_FAILED (err).
+     * ann: the annotations the Binding carries (created on demand). */
+    int (*pre_bind)(struct scheduler *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+                    char *err, size_t errlen);
+    /* Housekeeper, once a second. */
+    void (*housekeep)(struct scheduler *s);
+} sched_ext_t;
+
+/* extensions.c: the table, in order. */
+const sched_ext_t *sched_extensions(int *n);
+
+/* A set of one from a popped item (the set takes it). */
+void pod_set_init(pod_set_t *set, struct sched_pool *P, set_kind_t kind, queue_item_t *it);
+/* Frees what the set still owns (items left in it are freed, not given
+ * back: the cycle gives them back first). */
+void pod_set_clear(pod_set_t *set);
+/* Replaces set->why (takes msg). */
+void pod_set_why(pod_set_t *set, const char *reason, char *msg);
+
+#endif
