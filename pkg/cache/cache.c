@@ -38,6 +38,7 @@ struct cache {
     nomination_t *noms; /* few: only pods waiting after a preemption */
     int nnoms, cap_noms;
     hashmap_t *noms_by_node; /* node -> nom_list_t, rebuilt on change */
+    hashmap_t *noms_by_uid;  /* uid of each nominated pod -> (void *)1 */
     cache_gap_fn gap_hook;   /* tests only, see cache_set_assume_gap_hook */
     void *gap_ud;
     cache_account_fn account_hook; /* see cache_set_account_hook */
@@ -77,6 +78,7 @@ cache_t *cache_new(cache_partition_fn fn, void *ud)
     c->node_map = hashmap_new(1024);
     c->pods = hashmap_new(4096);
     c->noms_by_node = hashmap_new(16);
+    c->noms_by_uid = hashmap_new(16);
     c->tindex = fw_topo_index_new();
     c->nodes_ver = 1;
     return c;
@@ -122,6 +124,7 @@ void cache_free(cache_t *c)
     for (size_t it = 0; hashmap_next(c->noms_by_node, &it, &k, &v);)
         nom_list_free(v);
     hashmap_free(c->noms_by_node);
+    hashmap_free(c->noms_by_uid);
     fw_topo_index_free(c->tindex);
     for (int i = 0; i < NODE_STRIPES; i++)
         pthread_mutex_destroy(&c->stripes[i]);
@@ -487,10 +490,7 @@ static int still_pending(cache_t *c, const char *uid)
 
 static int has_nomination(const cache_t *c, const char *uid)
 {
-    for (int i = 0; i < c->nnoms; i++)
-        if (strcmp(c->noms[i].pod->uid, uid) == 0)
-            return 1;
-    return 0;
+    return hashmap_get(c->noms_by_uid, uid) != NULL;
 }
 
 /* The exclusive reserve of a pod with inter-pod constraints (or one whose
@@ -638,6 +638,8 @@ static void noms_rebuild_node(cache_t *c, const char *node)
 
 static void nomination_drop_locked(cache_t *c, const char *uid)
 {
+    if (!hashmap_remove(c->noms_by_uid, uid))
+        return;
     for (int i = 0; i < c->nnoms; i++) {
         if (strcmp(c->noms[i].pod->uid, uid) != 0)
             continue;
@@ -667,16 +669,15 @@ void cache_nominate(cache_t *c, pod_t *p, const char *node)
     c->noms[c->nnoms].pod = pod_ref(p);
     c->noms[c->nnoms].node = util_strdup(node);
     c->nnoms++;
+    hashmap_put(c->noms_by_uid, p->uid, (void *)1);
     noms_rebuild_node(c, node);
     cache_unlock(c);
 }
 
 int cache_is_nominated(cache_t *c, const char *uid)
 {
-    int yes = 0;
     cache_rdlock(c);
-    for (int i = 0; i < c->nnoms && !yes; i++)
-        yes = strcmp(c->noms[i].pod->uid, uid) == 0;
+    int yes = has_nomination(c, uid);
     cache_unlock(c);
     return yes;
 }

@@ -629,7 +629,7 @@ void *pool_thread_main(void *arg)
     util_thread_name("pool-%s", P->name);
     LOG_D("pool %s: scheduling thread started", P->name);
     for (;;) {
-        queues_refresh(P);
+        tenants_refresh(P);
         queue_item_t *it = queue_pop(P->q);
         if (!it)
             break;

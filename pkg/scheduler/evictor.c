@@ -85,7 +85,7 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
         if (scheduler_fenced(s))
             return -1; /* lost the lease: write nothing more */
         pod_t *v = c->victims[done];
-        char *note = queues_reclaim_note(s, j->preemptor, v);
+        char *note = tenants_reclaim_note(s, j->preemptor, v);
         /* A victim stops counting for its queue as its eviction starts. */
         fs_uncharge(s->fs, v->uid);
         if (evict(s, v, err, sizeof(err)) != 0) {
@@ -111,7 +111,7 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
     if (done == c->nvictims)
         return 1;
     for (int i = done; i < c->nvictims; i++)
-        queues_recharge(s, c->victims[i]); /* still running */
+        tenants_recharge(s, c->victims[i]); /* still running */
     /* Half done (or not started): say so where the pod's owner looks. */
     LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)", c->victims[done]->key,
           err, j->preemptor->key, c->node, done, c->nvictims);
@@ -145,7 +145,7 @@ static void run_stale(scheduler_t *s, evict_job_t *j)
 static void give_back(scheduler_t *s, const pod_t *p)
 {
     cache_clear_nomination(s->cache, p->uid);
-    queues_unreserve_preemptor(s, p);
+    tenants_unreserve_preemptor(s, p);
     writer_nominate(s->writer, p, NULL);
 }
 

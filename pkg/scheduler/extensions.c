@@ -13,7 +13,7 @@
  * pre_bind   volumes (claims bound first), gpu-sharing (slots' pods). */
 static const sched_ext_t table[] = {
     { .name = "lender", .post_filter = lender_ext_post_filter },
-    { .name = "queues", .admit = queues_ext_admit, .housekeep = queues_housekeep },
+    { .name = "tenants", .admit = tenants_ext_admit, .housekeep = tenants_housekeep },
     { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
     { .name = "borrowing", .post_filter = borrowing_ext_post_filter },

@@ -349,7 +349,7 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
                     nc++;
             /* A gang victim costs its whole gang: count it before choosing. */
             nc = gang_expand_victims(s, vc, pod, cands, nc);
-            nc = queues_filter_candidates(vc, cands, nc);
+            nc = tenants_filter_candidates(vc, cands, nc);
             int b = preempt_pick(cands, nc);
             if (b >= 0) {
                 k = sim_find(&sim, cands[b].node);
@@ -373,7 +373,7 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
     sim_free(&sim);
     if (ok && pl->vs.n == 0)
         return -1; /* fits on paper without victims: a race, retry normally */
-    if (ok && !queues_victims_ok(vc, pl->vs.v, pl->vs.n))
+    if (ok && !tenants_victims_ok(vc, pl->vs.v, pl->vs.n))
         ok = 0; /* the victims together would take a queue below its share */
     return ok;
 }
@@ -467,7 +467,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
     for (int i = 0; i < need; i++)
         mins[i] = items[i]->pod;
-    queues_victim_ctx(P, mins, need, 0, &vc);
+    tenants_victim_ctx(P, mins, need, 0, &vc);
     gang_plan_t pl;
     int ok;
     if (g->topo_level && g->topo_required)
@@ -475,7 +475,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     else if ((ok = gang_plan(P, items, need, &vc, NULL, &pl) > 0) == 0)
         plan_free(&pl);
     if (ok) {
-        queues_reserve(&vc, mins, need, pl.vs.v, pl.vs.n);
+        tenants_reserve(&vc, mins, need, pl.vs.v, pl.vs.n);
         for (int i = 0; i < need; i++) {
             cache_nominate(s->cache, items[i]->pod, pl.where[i]);
             writer_nominate(s->writer, items[i]->pod, pl.where[i]);

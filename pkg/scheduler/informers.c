@@ -20,7 +20,7 @@ void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *ob
 {
     scheduler_t *s = ud;
     status_changed(s);
-    queues_changed(s, 1);
+    tenants_changed(s, 1);
     if (type == KUBE_DELETED) {
         cache_delete_node(s->cache, key);
         LOG_D("node %s deleted", key);
@@ -118,7 +118,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         if (!H)
             H = pools_get(s, DEFAULT_POOL_ID);
         queue_add(H->q, p, 0);
-        queues_changed(s, 0);
+        tenants_changed(s, 0);
     } else if (now == CPOD_PENDING && before == CPOD_PENDING && ours) {
         /* A changed toleration, priority, label or pool annotation is seen
          * now, not at the unschedulable flush: the queued item takes the new

@@ -140,9 +140,9 @@ struct scheduler {
     gang_store_t *gangs;
     informer_t *inf_podgroups;
 
-    /* queues.c: Queues, accounting and fair shares (a leaf lock) */
+    /* tenants.c: Queue objects (tenants), accounting and fair shares (a leaf lock) */
     fs_store_t *fs;
-    informer_t *inf_queues;
+    informer_t *inf_tenants;
     /* Bumped (atomic) when capacity or Queues change (nodes) and when
      * pending pods arrive (pods): pool threads refresh their shares. */
     unsigned fs_gen_nodes, fs_gen_pods;
@@ -235,7 +235,7 @@ int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 typedef struct victim_ctx {
     scheduler_t *s;
     int pool_id;
-    /* Queues (queues_victim_ctx): across queues only reclaim's rules. */
+    /* Queues (tenants_victim_ctx): across queues only reclaim's rules. */
     int queues;
     int tenant;
     double req[FS_NRES]; /* the preemptor's (a gang: its minimum's) request */
@@ -286,44 +286,44 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
 /* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
 void gang_housekeep(scheduler_t *s);
 
-/* queues.c: tenants (fairshare/fairshare.h) */
-#define QUEUES_REFRESH_MS 200
-int queues_pod_tenant(scheduler_t *s, const pod_t *p);
+/* tenants.c: tenants, the Queue objects (fairshare/fairshare.h); "queue" alone is the scheduling queue */
+#define TENANTS_REFRESH_MS 200
+int tenants_pod_tenant(scheduler_t *s, const pod_t *p);
 /* queue_opts tenant_of and pick for pool P (ud). */
-int queues_tenant_of(const pod_t *pod, void *ud);
-int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
+int tenants_tenant_of(const pod_t *pod, void *ud);
+int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
 /* The cache's accounting hook (ud: the scheduler). */
-void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign);
-void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+void tenants_account(void *ud, const pod_t *p, const node_info_t *ni, int sign);
+void on_tenant_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Pool thread: capacity, pending and fair shares: at once after a node or
- * Queue change, within QUEUES_REFRESH_FAST_MS of new pods, and at least
- * every QUEUES_REFRESH_MS. */
-#define QUEUES_REFRESH_FAST_MS 20
-void queues_changed(scheduler_t *s, int nodes);
-void queues_refresh(sched_pool_t *P);
+ * Queue change, within TENANTS_REFRESH_FAST_MS of new pods, and at least
+ * every TENANTS_REFRESH_MS. */
+#define TENANTS_REFRESH_FAST_MS 20
+void tenants_changed(scheduler_t *s, int nodes);
+void tenants_refresh(sched_pool_t *P);
 /* Housekeeper, once a second: every pool refreshed, Queue .status, events. */
-void queues_housekeep(scheduler_t *s);
+void tenants_housekeep(scheduler_t *s);
 /* The queues row's admit: EXT_HOLD (set->why) when the set's minimum is
  * over its queue's limit (room is made under it, an elastic member
  * excepted) or, non-preemptible, over its quota. */
-ext_rc_t queues_ext_admit(pod_set_t *set);
+ext_rc_t tenants_ext_admit(pod_set_t *set);
 /* Fills vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
  * minimum) queued since first_ms (0: never starving). */
-void queues_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);
+void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);
 /* Drops (and clears) candidates whose victim set breaks reclaim's rules;
  * returns how many are left, in place. */
-int queues_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n);
-int queues_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n);
+int tenants_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n);
+int tenants_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n);
 /* A preemption was decided: victims stop counting for their queues and
  * the preemptors start counting for theirs (until bound or given up). */
-void queues_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv);
+void tenants_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv);
 /* A preemptor gave up its room: its provisional charge goes. */
-void queues_unreserve_preemptor(scheduler_t *s, const pod_t *pod);
+void tenants_unreserve_preemptor(scheduler_t *s, const pod_t *pod);
 /* A victim whose eviction was refused counts again. */
-void queues_recharge(scheduler_t *s, const pod_t *victim);
+void tenants_recharge(scheduler_t *s, const pod_t *victim);
 /* "; reclaimed by queue ..." when preemptor and victim are in different
  * queues (caller frees), else NULL. */
-char *queues_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim);
+char *tenants_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim);
 
 /* gpu.c: GpuSharing's Reserve/PreBind (the slots were taken at assume,
  * in the node's gpu table) */

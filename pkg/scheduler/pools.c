@@ -35,8 +35,8 @@ static sched_pool_t *pool_new_locked(scheduler_t *s, const char *name)
     P->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)util_now_us() ^ ((uint64_t)P->id << 32);
     queue_opts_t qo;
     queue_opts_default(&qo);
-    qo.tenant_of = queues_tenant_of;
-    qo.pick = queues_pick;
+    qo.tenant_of = tenants_tenant_of;
+    qo.pick = tenants_pick;
     qo.tenant_ud = P;
     P->q = queue_new(&qo);
     if (s->npools == s->cap_pools) {

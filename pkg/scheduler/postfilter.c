@@ -101,7 +101,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
         return 1;
     victim_ctx_t vc = { .s = s, .pool_id = P->id };
-    queues_victim_ctx(P, &pod, 1, first_ms, &vc);
+    tenants_victim_ctx(P, &pod, 1, first_ms, &vc);
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
@@ -166,13 +166,13 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     /* Reserve the room on the best node now and leave the evictions (and
      * the fallback to the next candidates) to the eviction worker: this
      * thread never waits on the API server. */
-    nc = queues_filter_candidates(&vc, cands, nc);
+    nc = tenants_filter_candidates(&vc, cands, nc);
     int b = preempt_pick(cands, nc);
     if (b < 0) {
         free(cands);
         return 0;
     }
-    queues_reserve(&vc, &pod, 1, cands[b].victims, cands[b].nvictims);
+    tenants_reserve(&vc, &pod, 1, cands[b].victims, cands[b].nvictims);
     LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
     cache_nominate(s->cache, pod, cands[b].node);
     writer_nominate(s->writer, pod, cands[b].node);
@@ -185,7 +185,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
 {
     cache_clear_nomination(s->cache, pod->uid);
-    queues_unreserve_preemptor(s, pod);
+    tenants_unreserve_preemptor(s, pod);
     if (pod->nominated_node && pod->nominated_node[0])
         writer_nominate(s->writer, pod, NULL);
 }

@@ -67,7 +67,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->fs = fs_store_new(&fo);
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
-    cache_set_account_hook(s->cache, queues_account, s);
+    cache_set_account_hook(s->cache, tenants_account, s);
     s->volumes = volume_store_new();
     s->gangs = gang_store_new();
     s->gpu_res = gpu_res_new();
@@ -322,14 +322,14 @@ static void wait_podgroups(scheduler_t *s, const volatile int *stop)
 static void wait_queues(scheduler_t *s, const volatile int *stop)
 {
     int64_t deadline = util_now_ms() + 5000;
-    if (informer_wait_synced(s->inf_queues, 0))
+    if (informer_wait_synced(s->inf_tenants, 0))
         return;
     if (api_lists(s, FS_QUEUE_API, "resources", "name", "queues") == 0) {
         LOG_I("the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
               "until it is");
         return;
     }
-    while (!informer_wait_synced(s->inf_queues, 200)) {
+    while (!informer_wait_synced(s->inf_tenants, 200)) {
         if ((stop && *stop) || util_now_ms() >= deadline) {
             LOG_W("Queues not listed yet (RBAC for queues?): pods count in queue default until they are");
             return;
@@ -392,8 +392,8 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
     s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
     s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
-    s->inf_queues = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_queue_event, s);
-    if (informer_start(s->inf_queues) != 0 || informer_start(s->inf_podgroups) != 0 ||
+    s->inf_tenants = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_tenant_event, s);
+    if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_podgroups) != 0 ||
         informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
         informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
@@ -475,7 +475,7 @@ void scheduler_stop(scheduler_t *s)
                            s->inf_classes,
                            s->inf_csinodes,
                            s->inf_podgroups,
-                           s->inf_queues };
+                           s->inf_tenants };
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
@@ -505,7 +505,7 @@ void scheduler_free(scheduler_t *s)
     if (!s)
         return;
     informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,      s->inf_pvs,
-                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_queues };
+                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_tenants };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);
     cache_free(s->cache);

@@ -140,6 +140,24 @@ case_limit_own_priority() {
     assert_no_overcommit
 }
 
+# The same rule for a gang (issue 22: one admission row for every pod set):
+# a PodGroup of 2 x 1 GPU at priority 50 in team, held at its limit by 4
+# pods of priority 10, takes the place of two of them, whole. Before, a
+# gang's admission only said no ("its minimum of 2 pods: queue \"team\"
+# limit") and waited for team's own low-priority pods to finish.
+case_limit_own_priority_gang() {
+    reset_all
+    gpu_nodes g 2 4
+    make_queue team '{"resources": {"gpu": {"quota": 4, "limit": 4}}}'
+    make_pods low 4 --gpu 1 --label "$QLABEL=team" --priority-class low
+    wait_until '[ "$(bound low)" = 4 ]' 30 || fail "team: $(bound low)/4 bound"
+    make_podgroup urgent 2
+    make_pods urgent 2 --gpu 1 --label "$QLABEL=team" --label "$PG_LABEL=urgent" --priority-class mid
+    wait_until '[ "$(bound urgent)" = 2 ]' 45 || fail "urgent: $(bound urgent)/2 bound: $(events_for urgent-0 | tail -3 | tr '\n' ' ')"
+    [ "$(existing low)" = 2 ] || fail "$(existing low) low pods left, want 2 (two preempted for the gang)"
+    assert_no_overcommit
+}
+
 case_clean_shutdown() {
     stop_scheduler_clean
 }
@@ -155,5 +173,6 @@ run_case queues-borrow-reclaim case_queues_borrow_reclaim
 run_case reclaim-zero-share-gang case_reclaim_zero_share_gang
 run_case reclaim-zero-share-pods case_reclaim_zero_share_pods
 run_case limit-own-priority case_limit_own_priority
+run_case limit-own-priority-gang case_limit_own_priority_gang
 run_case clean-shutdown case_clean_shutdown
 finish

@@ -699,7 +699,7 @@ static char *admit_minimum(sched_pool_t *P, queue_item_t **items, int n)
     memcpy(set.items, items, (size_t)n * sizeof(*items));
     set.n = set.need = n;
     set.label = strdup("pod group ns/job");
-    char *why = queues_ext_admit(&set) == EXT_HOLD ? strdup(set.why) : NULL;
+    char *why = tenants_ext_admit(&set) == EXT_HOLD ? strdup(set.why) : NULL;
     for (int i = 0; i < n; i++)
         set.items[i] = NULL;
     pod_set_clear(&set);
@@ -707,7 +707,7 @@ static char *admit_minimum(sched_pool_t *P, queue_item_t **items, int n)
 }
 
 /* n1 (2 CPUs) is full of two 1-CPU pods of priority 0; a 2-CPU pod of
- * priority 100 preempts both. The pool thread (postfilter_run) returns at
+ * priority 100 preempts both. The pool thread (the post-filter rows) returns at
  * once although each eviction takes 800 ms. */
 static scheduler_t *preemption_setup(queue_item_t **out)
 {
@@ -1011,7 +1011,7 @@ static void test_gang_not_blocked_by_own_charge(void **st)
     scheduler_t *s = victims_setup();
     json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
                   "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":2000,\"limit\":2000}}}}");
-    on_queue_event(s, KUBE_ADDED, "train", q);
+    on_tenant_event(s, KUBE_ADDED, "train", q);
     json_decref(q);
     add_podgroup(s, "job", 2);
     char text[1024];
@@ -1030,7 +1030,7 @@ static void test_gang_not_blocked_by_own_charge(void **st)
         cache_upsert_pod(s->cache, m[i], NULL);
     }
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
-    queues_refresh(D);
+    tenants_refresh(D);
     queue_add(D->q, m[0], 0);
     queue_add(D->q, m[1], 0);
     queue_item_t *items[2];
@@ -1042,8 +1042,8 @@ static void test_gang_not_blocked_by_own_charge(void **st)
     assert_null(why);
     /* It preempted: the minimum is charged until bound. */
     victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
-    queues_victim_ctx(D, m, 2, 0, &vc);
-    queues_reserve(&vc, m, 2, NULL, 0);
+    tenants_victim_ctx(D, m, 2, 0, &vc);
+    tenants_reserve(&vc, m, 2, NULL, 0);
     why = admit_minimum(D, items, 2);
     if (why)
         fail_msg("refused by its own charge: %s", why);

@@ -1,4 +1,4 @@
-/* queues.c -- tenants (fairshare/fairshare.h) on the scheduler side: the
+/* tenants.c -- tenants (fairshare/fairshare.h) on the scheduler side: the
  * Queue informer, the tenant and pick functions of each pool's queue, the
  * cache's accounting hook, admission before a decision, the fair-share
  * rules handed to preemption (reclaim), and the housekeeping that writes
@@ -11,7 +11,7 @@
 #include "util/util.h"
 
 /* A pod's tenant: its own label, else its PodGroup's. */
-int queues_pod_tenant(scheduler_t *s, const pod_t *p)
+int tenants_pod_tenant(scheduler_t *s, const pod_t *p)
 {
     const char *q = fs_pod_queue_label(p);
     const char *g = q ? NULL : gang_of(p);
@@ -23,13 +23,13 @@ int queues_pod_tenant(scheduler_t *s, const pod_t *p)
     return t;
 }
 
-int queues_tenant_of(const pod_t *pod, void *ud)
+int tenants_tenant_of(const pod_t *pod, void *ud)
 {
     sched_pool_t *P = ud;
-    return queues_pod_tenant(P->s, pod);
+    return tenants_pod_tenant(P->s, pod);
 }
 
-int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud)
+int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud)
 {
     sched_pool_t *P = ud;
     return fs_pick(P->s->fs, P->id, tenants, head_first_ms, n, util_now_ms());
@@ -40,14 +40,14 @@ int queues_pick(const int *tenants, const int64_t *head_first_ms, int n, void *u
  * borrowed room counts against neither its home pool's share nor its
  * limits there), until it is gone (a pod being deleted still holds its
  * node for its grace period, and a limit counts it). */
-void queues_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
+void tenants_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
 {
     scheduler_t *s = ud;
     /* A reservation pod's GPU is its fractions' (charged to their queues). */
     if (gpu_is_reservation(p))
         return;
     if (sign > 0)
-        fs_charge(s->fs, p, queues_pod_tenant(s, p), ni && ni->pool >= 0 ? ni->pool : pools_home_id(s, p),
+        fs_charge(s->fs, p, tenants_pod_tenant(s, p), ni && ni->pool >= 0 ? ni->pool : pools_home_id(s, p),
                   ni && ni->node ? gpu_node_memory(ni->node) : 0, +1);
     else
         fs_uncharge(s->fs, p->uid);
@@ -67,7 +67,7 @@ static int charge_pool(scheduler_t *s, const pod_t *p)
     return pools_home_id(s, p);
 }
 
-void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+void on_tenant_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
     if (type == KUBE_DELETED) {
@@ -84,7 +84,7 @@ void on_queue_event(void *ud, kube_event_type_t type, const char *key, json_t *o
         if (!fs_queue_upsert(s->fs, q))
             return;
     }
-    queues_changed(s, 1);
+    tenants_changed(s, 1);
     /* Limits, quotas or the hierarchy may have moved: waiting pods retry. */
     pools_move_all(s, "QueueChanged");
 }
@@ -154,12 +154,12 @@ static void refresh_pool(sched_pool_t *P)
         LOG_D("pool %s: the oldest pods of queues under their share retried now", P->name);
 }
 
-void queues_changed(scheduler_t *s, int nodes)
+void tenants_changed(scheduler_t *s, int nodes)
 {
     __atomic_add_fetch(nodes ? &s->fs_gen_nodes : &s->fs_gen_pods, 1, __ATOMIC_RELEASE);
 }
 
-void queues_refresh(sched_pool_t *P)
+void tenants_refresh(sched_pool_t *P)
 {
     scheduler_t *s = P->s;
     if (!fs_active(s->fs))
@@ -169,8 +169,8 @@ void queues_refresh(sched_pool_t *P)
     unsigned gp = __atomic_load_n(&s->fs_gen_pods, __ATOMIC_ACQUIRE);
     /* Shares decided on an old capacity would hand a whole new node to
      * whichever queue pops first, and reclaim would then undo it. */
-    int due = gn != P->fs_seen_nodes || (gp != P->fs_seen_pods && now - P->fs_refresh_ms >= QUEUES_REFRESH_FAST_MS) ||
-              now - P->fs_refresh_ms >= QUEUES_REFRESH_MS;
+    int due = gn != P->fs_seen_nodes || (gp != P->fs_seen_pods && now - P->fs_refresh_ms >= TENANTS_REFRESH_FAST_MS) ||
+              now - P->fs_refresh_ms >= TENANTS_REFRESH_MS;
     if (!due)
         return;
     P->fs_refresh_ms = now;
@@ -185,7 +185,7 @@ static void refresh_each(sched_pool_t *P, void *ud)
     refresh_pool(P);
 }
 
-void queues_housekeep(scheduler_t *s)
+void tenants_housekeep(scheduler_t *s)
 {
     if (!fs_active(s->fs) || scheduler_fenced(s))
         return;
@@ -263,7 +263,7 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
     for (int i = 0; i < np; i++)
         pods[i] = items[i]->pod;
     victim_ctx_t vc = { .s = s, .pool_id = pool };
-    queues_victim_ctx(P, pods, np, 0, &vc);
+    tenants_victim_ctx(P, pods, np, 0, &vc);
     /* A gang goes whole, each mate by the victim rules, or not at all. */
     pthread_mutex_lock(&s->pdb_mu);
     int left = gang_expand_victims(s, &vc, pods[0], c, 1);
@@ -273,7 +273,7 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
         free(pods);
         return 0;
     }
-    queues_reserve(&vc, pods, np, c->victims, c->nvictims);
+    tenants_reserve(&vc, pods, np, c->victims, c->nvictims);
     LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", c->nvictims, pods[0]->key, np,
           P->name);
     evictor_submit(s->evictor, pods, np, c, 1, P->id, P->name);
@@ -282,7 +282,7 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
 }
 
 /* The pool a set's queue numbers are read in: where it is being placed
- * (a borrower's lender), as queues_account charges it. */
+ * (a borrower's lender), as tenants_account charges it. */
 static int admit_pool(sched_pool_t *P, const queue_item_t *it)
 {
     return it->borrower ? P->id : pools_home_id(P->s, it->pod);
@@ -313,7 +313,7 @@ static int admit_set(sched_pool_t *P, queue_item_t *const *items, int n, double 
         preemptible &= fs_pod_preemptible(s->fs, items[i]->pod);
     }
     int rc =
-        fs_admit(s->fs, admit_pool(P, items[0]), queues_pod_tenant(s, items[0]->pod), req, preemptible, msg, msglen);
+        fs_admit(s->fs, admit_pool(P, items[0]), tenants_pod_tenant(s, items[0]->pod), req, preemptible, msg, msglen);
     cache_unlock(s->cache);
     return rc;
 }
@@ -337,7 +337,7 @@ static void note_once(scheduler_t *s, queue_item_t *it)
  * (and quota, for non-preemptible work), as minResources does for a gang.
  * Under a limit the set makes room (limit_reclaim), an elastic member
  * excepted: it ranks behind and displaces nobody. */
-ext_rc_t queues_ext_admit(pod_set_t *set)
+ext_rc_t tenants_ext_admit(pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
@@ -369,13 +369,13 @@ ext_rc_t queues_ext_admit(pod_set_t *set)
 
 /* ------------------------------------------------------------- reclaim */
 
-void queues_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc)
+void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc)
 {
     scheduler_t *s = P->s;
     vc->queues = fs_active(s->fs);
     if (!vc->queues || n <= 0)
         return;
-    vc->tenant = queues_pod_tenant(s, pods[0]);
+    vc->tenant = tenants_pod_tenant(s, pods[0]);
     memset(vc->req, 0, sizeof(vc->req));
     for (int i = 0; i < n; i++) {
         double v[FS_NRES];
@@ -404,7 +404,7 @@ static int victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
     return ok;
 }
 
-int queues_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n)
+int tenants_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n)
 {
     if (!vc->queues)
         return n;
@@ -418,12 +418,12 @@ int queues_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands,
     return k;
 }
 
-int queues_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
+int tenants_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
 {
     return !vc->queues || victims_ok(vc, victims, n);
 }
 
-void queues_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv)
+void tenants_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv)
 {
     if (!vc->queues)
         return;
@@ -439,10 +439,10 @@ void queues_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, po
     for (int i = 0; i < nv; i++)
         fs_uncharge(s->fs, victims[i]->uid);
     for (int i = 0; i < np; i++)
-        fs_charge(s->fs, preemptors[i], queues_pod_tenant(s, preemptors[i]), vc->pool_id, 0, +1);
+        fs_charge(s->fs, preemptors[i], tenants_pod_tenant(s, preemptors[i]), vc->pool_id, 0, +1);
 }
 
-void queues_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
+void tenants_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
 {
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, pod->uid, &st);
@@ -451,21 +451,21 @@ void queues_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
     pod_unref(cur);
 }
 
-void queues_recharge(scheduler_t *s, const pod_t *victim)
+void tenants_recharge(scheduler_t *s, const pod_t *victim)
 {
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, victim->uid, &st);
     if (cur && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !cur->deleting)
-        fs_charge(s->fs, cur, queues_pod_tenant(s, cur), charge_pool(s, cur), 0, +1);
+        fs_charge(s->fs, cur, tenants_pod_tenant(s, cur), charge_pool(s, cur), 0, +1);
     pod_unref(cur);
 }
 
-char *queues_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim)
+char *tenants_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim)
 {
     if (!fs_active(s->fs))
         return NULL;
-    char *vq = fs_queue_name(s->fs, queues_pod_tenant(s, victim));
-    char *pq = fs_queue_name(s->fs, queues_pod_tenant(s, preemptor));
+    char *vq = fs_queue_name(s->fs, tenants_pod_tenant(s, victim));
+    char *pq = fs_queue_name(s->fs, tenants_pod_tenant(s, preemptor));
     char *note = NULL;
     if (strcmp(vq, pq) != 0) {
         sbuf_t b = { 0 };
