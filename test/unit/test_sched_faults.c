@@ -1055,6 +1055,73 @@ static void test_gang_not_blocked_by_own_charge(void **st)
     victims_teardown(s);
 }
 
+/* Issue 22: one admission row for every pod set. A gang's minimum over its
+ * queue's limit makes room among the queue's own lower-priority pods, as a
+ * lone pod does; an elastic member beyond the minimum is held with the
+ * limit's message and displaces nobody. */
+static pod_t *queue_pod(scheduler_t *s, const char *name, int prio, const char *node, const char *group)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"labels\":"
+             "{\"resource.aibee.cn/queue\":\"train\"%s%s%s}},\"spec\":{\"schedulerName\":\"ai-scheduler\","
+             "\"priority\":%d,\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+             name, name, group ? ",\"" GANG_LABEL "\":\"" : "", group ? group : "", group ? "\"" : "", prio, node,
+             node[0] ? "Running" : "Pending");
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    if (group)
+        gang_pod_upsert(s->gangs, p);
+    return p;
+}
+
+static void test_limit_room_for_minimum_not_surplus(void **st)
+{
+    scheduler_t *s = victims_setup();
+    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
+                  "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":2000,\"limit\":2000}}}}");
+    on_tenant_event(s, KUBE_ADDED, "train", q);
+    json_decref(q);
+    pod_unref(queue_pod(s, "low1", 0, "n1", NULL));
+    pod_unref(queue_pod(s, "low2", 0, "n2", NULL));
+    add_podgroup(s, "job", 1);
+    pod_t *m = queue_pod(s, "m0", 100, "", "job");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    tenants_refresh(D);
+    queue_add(D->q, m, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+
+    /* As an elastic member: held, nobody evicted. */
+    pod_set_t set;
+    pod_set_init(&set, D, SET_SURPLUS, it);
+    set.label = strdup("pod group ns/job");
+    assert_int_equal(tenants_ext_admit(&set), EXT_HOLD);
+    assert_non_null(strstr(set.why, "elastic member of pod group ns/job"));
+    assert_null(strstr(set.why, "reclaiming"));
+    set.items[0] = NULL;
+    pod_set_clear(&set);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 0);
+
+    /* As the minimum: held while one of team's priority-0 pods goes. */
+    char *why = admit_minimum(D, &it, 1);
+    assert_non_null(why);
+    if (!strstr(why, "reclaiming under the limit"))
+        fail_msg("no room made: %s", why);
+    free(why);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 1);
+    queue_requeue(D->q, it);
+    pod_unref(m);
+    victims_teardown(s);
+}
+
 /* A gang's nominated room is the gang's: a member does not see another
  * member's nomination as taken (a whole-gang simulation would find no room
  * where the gang just preempted); a pod of another gang does. */
@@ -1159,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_gang_victims_respect_pdb),
         cmocka_unit_test(test_refused_gang_eviction_gives_back_all),
         cmocka_unit_test(test_gang_not_blocked_by_own_charge),
+        cmocka_unit_test(test_limit_room_for_minimum_not_surplus),
         cmocka_unit_test(test_gang_mates_share_nominated_room),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
