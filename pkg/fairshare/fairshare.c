@@ -972,6 +972,20 @@ double fs_ratio(fs_store_t *fs, int pool, int tenant)
     return r;
 }
 
+int fs_at_share(fs_store_t *fs, int pool, int tenant)
+{
+    int at = 0;
+    pthread_mutex_lock(&fs->mu);
+    fs_pool_t *P = pool_at(fs, pool);
+    if (P && tenant >= 0 && tenant < fs->nn) {
+        const fs_pq_t *x = &P->q[fs->eff[tenant]];
+        for (int r = 0; r < FS_NRES && !at; r++)
+            at = x->a_alloc[r] > FS_EPS && x->a_alloc[r] + FS_EPS >= x->fair[r];
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return at;
+}
+
 static int starving_locked(fs_store_t *fs, fs_pool_t *P, int tenant, int64_t first_ms, int64_t now_ms)
 {
     if (fs->o.starvation_age_s <= 0 || now_ms - first_ms < (int64_t)fs->o.starvation_age_s * 1000)

@@ -128,6 +128,9 @@ int fs_refresh(fs_store_t *fs, int pool, int64_t now_ms);
 /* Order: share ratio of the queue tenant counts in (usage over fair share,
  * dominant resource; < 1 means under its share). */
 double fs_ratio(fs_store_t *fs, int pool, int tenant);
+/* Whether tenant holds at least its fair share of some resource it uses
+ * in pool (unweighted, unlike fs_ratio's order). */
+int fs_at_share(fs_store_t *fs, int pool, int tenant);
 /* Which of n tenants with ready pods goes next: a starving head first (its
  * first_ms older than the starvation age while its queue is under its
  * share), else the lowest ratio; ties to the earlier index. */

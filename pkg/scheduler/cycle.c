@@ -23,7 +23,8 @@ uint64_t sched_rng_next(uint64_t *x)
  * kube-scheduler's RunFilterPluginsWithNominatedPods. Ranks follow
  * preemption's: a borrower (a pod whose home is not the node's pool) ranks
  * below every home pod of that pool whatever its priority, so it never
- * takes room promised to one. Returns ni itself, or a clone the caller
+ * takes room promised to one; with Queues, a pod of a queue at or above
+ * its fair share never takes room held for another queue's pod. Returns ni itself, or a clone the caller
  * frees with node_info_free when *cloned is set. Cache lock held. */
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned)
 {
@@ -46,6 +47,12 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
             continue;
         int nom_home = pools_home_id(s, noms[i]) == ni->pool;
         int counts = nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority;
+        /* Across Queues the rule is reclaim's: a pod whose queue is at or
+         * above its fair share here does not take the room held for another
+         * queue's pod, whatever the priorities (that room was reclaimed
+         * from such queues; taken back, it would be reclaimed again). */
+        if (!counts && nom_home == pod_home)
+            counts = tenants_room_kept(s, noms[i], pod, ni->pool);
         if (!counts)
             continue;
         if (!*cloned) {

@@ -119,6 +119,27 @@ static void find_mask(void *ud, const node_info_t *ni)
     f->mask = gpu_node_mask_of(ni->gpu, f->uid);
 }
 
+/* The watch saw a reservation pod go (collected here, or deleted by anyone
+ * else): a creation the store still trusts under that name ends, so the
+ * next fraction on the slot makes a new reservation rather than name a pod
+ * that no longer exists. */
+void gpu_reservation_gone(scheduler_t *s, const pod_t *pod)
+{
+    gpu_res_t *r = s->gpu_res;
+    if (!r || !pod->gpu || !pod->node_name[0])
+        return;
+    sbuf_t k = { 0 };
+    slot_key(&k, pod->node_name, pod->gpu->slot);
+    pthread_mutex_lock(&r->mu);
+    res_entry_t *e = hashmap_get(r->slots, k.data);
+    if (e && (e->state == RES_LIVE || e->state == RES_GONE) && strcmp(e->name, pod->name) == 0) {
+        slot_drop(r, k.data, e);
+        pthread_cond_broadcast(&r->cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    sbuf_free(&k);
+}
+
 /* ------------------------------------------------------------ creation */
 
 /* r->mu held. */

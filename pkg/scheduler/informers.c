@@ -77,6 +77,8 @@ static void forget_pod(scheduler_t *s, const char *uid)
     pools_delete_pod(s, uid);
     if (old)
         gang_pod_delete(s->gangs, old);
+    if (old && gpu_is_reservation(old))
+        gpu_reservation_gone(s, old);
     if (st == CPOD_BOUND || st == CPOD_ASSUMED)
         pools_move_all(s, "PodDeleted");
     pod_unref(old);

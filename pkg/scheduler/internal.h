@@ -289,6 +289,10 @@ void gang_housekeep(scheduler_t *s);
 /* tenants.c: tenants, the Queue objects (fairshare/fairshare.h); "queue" alone is the scheduling queue */
 #define TENANTS_REFRESH_MS 200
 int tenants_pod_tenant(scheduler_t *s, const pod_t *p);
+/* Whether room nominated for nominee is kept from pod in pool: they are in
+ * different queues and pod's is at or above its fair share there (cache
+ * lock may be held: the gang and fair-share stores are leaves). */
+int tenants_room_kept(scheduler_t *s, const pod_t *nominee, const pod_t *pod, int pool);
 /* queue_opts tenant_of and pick for pool P (ud). */
 int tenants_tenant_of(const pod_t *pod, void *ud);
 int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
@@ -337,6 +341,8 @@ int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann
 /* Housekeeper, once a second: deletes reservation pods no fraction has used
  * for a few seconds (after a restart too), refreshes the shared gauge. */
 void gpu_housekeep(scheduler_t *s);
+/* Pods informer: a reservation pod was deleted (see gpu.c). */
+void gpu_reservation_gone(scheduler_t *s, const pod_t *pod);
 /* The gpu-sharing row's pre_bind (gpu_prebind, annotations merged). */
 int gpu_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann, char *err,
                      size_t errlen);

@@ -23,6 +23,14 @@ int tenants_pod_tenant(scheduler_t *s, const pod_t *p)
     return t;
 }
 
+int tenants_room_kept(scheduler_t *s, const pod_t *nominee, const pod_t *pod, int pool)
+{
+    if (!fs_active(s->fs))
+        return 0;
+    int tp = tenants_pod_tenant(s, pod);
+    return tp != tenants_pod_tenant(s, nominee) && fs_at_share(s->fs, pool, tp);
+}
+
 int tenants_tenant_of(const pod_t *pod, void *ud)
 {
     sched_pool_t *P = ud;

@@ -264,6 +264,46 @@ static void test_accepted_delete_makes_new_reservation(void **st)
     scheduler_free(s);
 }
 
+/* Composition seed 4: a reservation this scheduler created is deleted by
+ * someone else (a namespace cleanup, its node removed) before the next
+ * fraction binds on its slot, inside the 30 s the store trusts a creation
+ * the watch has not shown yet. The watch's DELETE ends that trust: the
+ * fraction gets a new reservation, not the name of a pod that is gone. */
+static void test_deleted_reservation_not_named(void **st)
+{
+    api_reset(200, 0);
+    scheduler_t *s = new_sched();
+    add_gpu_node(s, 1);
+    pod_t *f1 = assume_pod(s, "f1", "\"gpu-fraction\":\"0.5\"", NULL);
+    char *first = prebind_fraction(s, f1);
+    assert_int_equal(api_count(&api.creates), 1);
+    char text[1024], key[300];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ai-scheduler-system\",\"uid\":\"uid-r\","
+             "\"labels\":{\"resource.aibee.cn/gpu-reservation\":\"true\","
+             "\"app.kubernetes.io/managed-by\":\"ai-scheduler\"},"
+             "\"annotations\":{\"resource.aibee.cn/gpu-index\":\"0\","
+             "\"resource.aibee.cn/gpu-reservation-node\":\"g0\"}},"
+             "\"spec\":{\"nodeName\":\"g0\",\"schedulerName\":\"ai-scheduler\",\"containers\":[{\"name\":\"reserve\","
+             "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
+             "\"status\":{\"phase\":\"Running\"}}",
+             first);
+    snprintf(key, sizeof key, "ai-scheduler-system/%s", first);
+    json_t *j = J(text);
+    on_pod_event(s, KUBE_ADDED, key, j);
+    on_pod_event(s, KUBE_DELETED, key, j);
+    json_decref(j);
+    pod_t *f2 = assume_pod(s, "f2", "\"gpu-fraction\":\"0.25\"", NULL);
+    char *second = prebind_fraction(s, f2);
+    assert_string_not_equal(second, first);
+    assert_int_equal(api_count(&api.creates), 2);
+    free(first);
+    free(second);
+    pod_unref(f1);
+    pod_unref(f2);
+    scheduler_free(s);
+}
+
 typedef struct whole_arg {
     scheduler_t *s;
     pod_t *w;
@@ -347,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_accepted_delete_makes_new_reservation),
         cmocka_unit_test(test_bind_waits_for_delete_in_flight),
         cmocka_unit_test(test_forged_reservation_is_ordinary),
+        cmocka_unit_test(test_deleted_reservation_not_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

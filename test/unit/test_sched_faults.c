@@ -1122,6 +1122,47 @@ static void test_limit_room_for_minimum_not_surplus(void **st)
     victims_teardown(s);
 }
 
+/* Composition seed 2 (ping-pong): a pod of queue other reclaimed a node
+ * from the default queue and holds it nominated; the evicted pod's
+ * replacement (default queue, above its fair share, higher priority) must
+ * not take that room: it would be reclaimed again. */
+static void test_over_share_queue_keeps_off_reclaimed_room(void **st)
+{
+    scheduler_t *s = victims_setup();
+    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
+                  "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":1000}}}}");
+    on_tenant_event(s, KUBE_ADDED, "train", q);
+    json_decref(q);
+    pod_unref(pod_from(s, "keep", "1", 0, "", "n2"));  /* the default queue's */
+    pod_t *rec = queue_pod(s, "rec", 0, "", NULL);     /* train's reclaimer */
+    pod_t *rep = pod_from(s, "rep", "1", 500, "", ""); /* the victim's replacement */
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, rec, 0); /* pending: train's share counts it */
+    tenants_changed(s, 1);   /* shares now, not at the next refresh */
+    tenants_refresh(D);
+    int def = tenants_pod_tenant(s, rep);
+    if (!fs_at_share(s->fs, DEFAULT_POOL_ID, def))
+        fail_msg("setup: the default queue should be at or above its share");
+    cache_nominate(s->cache, rec, "n1");
+    cycle_state_t *cs = cycle_state_new();
+    decision_t d;
+    sched_decide(D, cs, rep, &d);
+    if (d.node)
+        fail_msg("the replacement took %s, the room held for train's pod", d.node);
+    free(d.message);
+    cycle_state_free(cs);
+    /* A pod of train itself sees the room as its queue's rules say
+     * (priority), and a pod of the same queue as the nominee is unaffected. */
+    assert_int_equal(tenants_room_kept(s, rec, rep, DEFAULT_POOL_ID), 1);
+    assert_int_equal(tenants_room_kept(s, rep, rec, DEFAULT_POOL_ID), 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    queue_requeue(D->q, it);
+    pod_unref(rec);
+    pod_unref(rep);
+    victims_teardown(s);
+}
+
 /* A gang's nominated room is the gang's: a member does not see another
  * member's nomination as taken (a whole-gang simulation would find no room
  * where the gang just preempted); a pod of another gang does. */
@@ -1227,6 +1268,7 @@ int main(void)
         cmocka_unit_test(test_refused_gang_eviction_gives_back_all),
         cmocka_unit_test(test_gang_not_blocked_by_own_charge),
         cmocka_unit_test(test_limit_room_for_minimum_not_surplus),
+        cmocka_unit_test(test_over_share_queue_keeps_off_reclaimed_room),
         cmocka_unit_test(test_gang_mates_share_nominated_room),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
