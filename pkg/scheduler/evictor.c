@@ -25,9 +25,19 @@ typedef struct evict_job {
     int ndests;
 } evict_job_t;
 
+/* The victims evicted for one preemptor, until every one is gone: while
+ * any is still there (terminating) the preemptor waits for its room and
+ * keeps its queue charge, wherever the victims were (a reclaim under a
+ * queue limit nominates no node). */
+typedef struct awaited {
+    char **uids; /* owned */
+    int n;
+} awaited_t;
+
 struct evictor {
     scheduler_t *s;
     pthread_mutex_t mu;
+    hashmap_t *awaiting; /* preemptor uid -> awaited_t (mu) */
     pthread_cond_t cv;
     evict_job_t *head, *tail;
     int closing;
@@ -142,8 +152,89 @@ static void run_stale(scheduler_t *s, evict_job_t *j)
 }
 
 /* A preemptor whose victims could not all be evicted gives up its room. */
+static void awaited_free(awaited_t *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < a->n; i++)
+        free(a->uids[i]);
+    free(a->uids);
+    free(a);
+}
+
+/* cand's victims were evicted for j's preemptors. */
+static void await_victims(evictor_t *e, const evict_job_t *j, const preempt_candidate_t *c)
+{
+    pthread_mutex_lock(&e->mu);
+    for (int k = -1; k < j->nmates; k++) {
+        const pod_t *p = k < 0 ? j->preemptor : j->mates[k];
+        awaited_t *a = util_xcalloc(1, sizeof(*a));
+        a->uids = util_xcalloc((size_t)c->nvictims + 1, sizeof(*a->uids));
+        for (int i = 0; i < c->nvictims; i++)
+            a->uids[a->n++] = util_strdup(c->victims[i]->uid);
+        awaited_free(hashmap_put(e->awaiting, p->uid, a));
+    }
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void await_drop(evictor_t *e, const char *uid)
+{
+    pthread_mutex_lock(&e->mu);
+    awaited_free(hashmap_remove(e->awaiting, uid));
+    pthread_mutex_unlock(&e->mu);
+}
+
+int evictor_awaiting(evictor_t *e, const char *uid)
+{
+    char **uids = NULL;
+    int n = 0;
+    pthread_mutex_lock(&e->mu);
+    awaited_t *a = hashmap_get(e->awaiting, uid);
+    if (a) {
+        uids = util_xcalloc((size_t)a->n + 1, sizeof(*uids));
+        for (int i = 0; i < a->n; i++)
+            uids[n++] = util_strdup(a->uids[i]);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (!uids)
+        return 0;
+    /* The cache is read with no evictor lock held (the cache is outer). */
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+        cache_pod_state_t st;
+        pod_t *v = cache_get_pod(e->s->cache, uids[i], &st);
+        left |= v != NULL;
+        pod_unref(v);
+        free(uids[i]);
+    }
+    free(uids);
+    if (!left)
+        await_drop(e, uid);
+    return left;
+}
+
+/* After each job: entries whose victims are all gone go (their preemptor
+ * may never ask again: bound, or deleted). */
+static void await_sweep(evictor_t *e)
+{
+    pthread_mutex_lock(&e->mu);
+    size_t nk = hashmap_len(e->awaiting), k = 0;
+    char **keys = util_xcalloc(nk + 1, sizeof(*keys));
+    const char *key;
+    void *v;
+    for (size_t it = 0; k < nk && hashmap_next(e->awaiting, &it, &key, &v);)
+        keys[k++] = util_strdup(key);
+    pthread_mutex_unlock(&e->mu);
+    for (size_t i = 0; i < k; i++) {
+        evictor_awaiting(e, keys[i]);
+        free(keys[i]);
+    }
+    free(keys);
+}
+
 static void give_back(scheduler_t *s, const pod_t *p)
 {
+    await_drop(s->evictor, p->uid);
     cache_clear_nomination(s->cache, p->uid);
     tenants_unreserve_preemptor(s, p);
     writer_nominate(s->writer, p, NULL);
@@ -173,8 +264,10 @@ static void run_job(scheduler_t *s, evict_job_t *j)
         if (rc == 1) {
             LOG_I("%s pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->dests ? "moved for" : "preempted",
                   j->preemptor->key, c->node, j->pool, c->nvictims, c->pdb_violations);
-            if (!j->dests)
+            if (!j->dests) {
                 stats_add(s, &s->stats.preemptions, 1);
+                await_victims(s->evictor, j, c);
+            }
             return;
         }
         preempt_candidate_clear(c);
@@ -208,6 +301,7 @@ static void *evictor_main(void *arg)
         if (!j)
             break;
         run_job(e->s, j);
+        await_sweep(e);
         pthread_mutex_lock(&e->mu);
         e->busy = 0;
         e->busy_job = NULL;
@@ -224,6 +318,7 @@ evictor_t *evictor_new(scheduler_t *s)
     e->s = s;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
+    e->awaiting = hashmap_new(16);
     if (pthread_create(&e->thread, NULL, evictor_main, e) == 0)
         e->started = 1;
     else
@@ -336,6 +431,11 @@ void evictor_free(evictor_t *e)
         n = j->next;
         job_free(j);
     }
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(e->awaiting, &it, &k, &v);)
+        awaited_free(v);
+    hashmap_free(e->awaiting);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     free(e);

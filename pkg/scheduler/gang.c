@@ -35,16 +35,18 @@ static int member_cmp(const void *a, const void *b)
     return strcmp(x->uid, y->uid);
 }
 
-/* Members holding room from an earlier preemption go first (stable): the
- * minimum is the set the room was made for, not a member that came since
- * and sorts before them. */
+/* Members holding room from an earlier preemption (nominated) or from a
+ * reclaim under their queue's limit (charged while pending) go first
+ * (stable): the minimum is the set the room was made for, not a member
+ * that came since and sorts before them. */
 static void nominated_first(scheduler_t *s, queue_item_t **items, int n)
 {
     queue_item_t **tmp = util_xcalloc((size_t)n + 1, sizeof(*tmp));
     int k = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++)
-            if (cache_is_nominated(s->cache, items[i]->pod->uid) == (pass == 0))
+            if ((cache_is_nominated(s->cache, items[i]->pod->uid) || fs_is_charged(s->fs, items[i]->pod->uid)) ==
+                (pass == 0))
                 tmp[k++] = items[i];
     memcpy(items, tmp, (size_t)n * sizeof(*items));
     free(tmp);

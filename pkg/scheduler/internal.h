@@ -250,7 +250,7 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
  * it stops: kube-scheduler's minCandidateNodesPercentage (10%) of the
  * nodes, at least minCandidateNodesAbsolute (100). */
 int postfilter_candidates_wanted(int nodes);
-/* Victims of a preemptor still terminating on its nominated node. */
+/* Victims of a preemptor still terminating: evicted for it (evictor_awaiting), or on its nominated node. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 /* A borrower that does not fit its lender goes home (takes it). */
 void postfilter_return_home(sched_pool_t *P, queue_item_t *it);
@@ -390,6 +390,8 @@ void evictor_submit_moves(evictor_t *e, const pod_t *pod, preempt_candidate_t *c
 void evictor_evict_stale(evictor_t *e, pod_t *victim);
 /* A job for this preemptor is queued or running. */
 int evictor_has_job(evictor_t *e, const char *uid);
+/* Victims evicted for this preemptor (any node) are still there. */
+int evictor_awaiting(evictor_t *e, const char *uid);
 /* Tests: returns once no job is queued or running. */
 void evictor_wait_idle(evictor_t *e);
 /* Drops queued jobs (no draining) and joins. */

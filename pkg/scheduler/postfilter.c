@@ -74,6 +74,8 @@ int postfilter_candidates_wanted(int nodes)
  * terminating waits for them rather than preempting again. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
 {
+    if (s->evictor && evictor_awaiting(s->evictor, pod->uid))
+        return 1;
     const char *node = pod->nominated_node;
     if (!node || !node[0])
         return 0;
