@@ -251,9 +251,12 @@ typedef struct extra_profiles {
     fw_config_t *fw;
 } extra_profiles_t;
 
+/* The scheduler's options are the config's (cfg->sched holds every knob;
+ * its strings stay owned by cfg, which outlives the scheduler), with the
+ * first profile's name and framework, the other profiles and the identity. */
 static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, extra_profiles_t *x)
 {
-    scheduler_opts_default(o);
+    *o = cfg->sched;
     o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
     int n = config_nprofiles(cfg);
     x->names = util_xcalloc((size_t)n, sizeof(*x->names));
@@ -263,22 +266,7 @@ static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, ext
     o->extra_names = x->names;
     o->extra_fw = x->fw;
     o->nextra = n - 1;
-    o->disable_preemption = cfg->disable_preemption;
-    o->bind_workers = cfg->bind_workers;
-    o->volume_bind_timeout_s = cfg->volume_bind_timeout_s;
-    o->gang_timeout_s = cfg->gang_timeout_s;
-    o->stale_gang_grace_s = cfg->stale_gang_grace_s;
-    o->evict_stale_gangs = cfg->evict_stale_gangs;
-    o->usage_half_life_s = cfg->usage_half_life_s;
-    o->starvation_age_s = cfg->starvation_age_s;
-    o->non_preemptible_priority = cfg->non_preemptible_priority;
-    o->gpu_namespace = cfg->gpu_namespace;
-    o->gpu_image = cfg->gpu_image;
-    o->topology_levels = cfg->topology_levels;
-    o->max_consolidation_moves = cfg->max_consolidation_moves;
-    o->pool_status_interval_s = cfg->pool_status_interval_s;
     o->identity = cfg->leader.identity;
-    o->eviction_grace_s = cfg->eviction_grace_s;
 }
 
 /* Starts the elector and blocks until this replica leads (1), or stop (0),
@@ -357,7 +345,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     if (daemon_preflight(kc, kcfg.server, "/api/v1/nodes?limit=1", stop) != 0)
         goto out;
     LOG_I("ai-scheduler: API server %s (from %s), schedulerName=%s", kcfg.server, kcfg.source ? kcfg.source : "?",
-          cfg->scheduler_name);
+          cfg->sched.scheduler_name);
 
     if (cfg->leader.enabled) {
         /* The elector's own client: renewals never wait behind binds or a

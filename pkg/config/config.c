@@ -23,11 +23,27 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void set_str(char **dst, const char *s)
+/* Strings: dst points at a string member the config owns, a char * of its
+ * own or a const char * knob of c->sched (scheduler_opts_t borrows those).
+ * Both kinds of pointer have one representation (C11 6.2.5), so the member
+ * is read and written as bytes. put_str takes owned (heap or NULL). */
+static char *get_owned(const void *dst)
 {
-    char *n = s ? util_strdup(s) : NULL;
-    free(*dst);
-    *dst = n;
+    char *p;
+    memcpy(&p, dst, sizeof p);
+    return p;
+}
+
+static void put_str(void *dst, char *owned)
+{
+    char *old = get_owned(dst);
+    memcpy(dst, &owned, sizeof owned);
+    free(old);
+}
+
+static void set_str(void *dst, const char *s)
+{
+    put_str(dst, s ? util_strdup(s) : NULL);
 }
 
 static int parse_ll(const char *s, long long *out)
@@ -169,6 +185,7 @@ int config_parse_duration(const char *s, int *seconds)
 }
 
 static void free_profiles(sched_config_t *c);
+static void own_knob_strings(sched_config_t *c, int release);
 static int validate_profiles(const sched_config_t *c, const char *file, char *err, size_t errlen);
 
 /* ---- defaults ----------------------------------------------------------- */
@@ -176,20 +193,12 @@ static int validate_profiles(const sched_config_t *c, const char *file, char *er
 void config_default(sched_config_t *c)
 {
     memset(c, 0, sizeof *c);
-    c->scheduler_name = util_strdup("ai-scheduler");
-    fw_config_default(&c->fw);
+    /* The knobs' defaults are the scheduler's own; their strings become
+     * copies the config owns. */
+    scheduler_opts_default(&c->sched);
+    own_knob_strings(c, 0);
     c->qps = 500;
     c->burst = 1000;
-    c->bind_workers = 16;
-    c->volume_bind_timeout_s = 600;
-    c->gang_timeout_s = 60;
-    c->stale_gang_grace_s = 60;
-    c->starvation_age_s = 600;
-    c->non_preemptible_priority = 100;
-    c->gpu_namespace = util_strdup("ai-scheduler-system");
-    c->gpu_image = util_strdup("registry.k8s.io/pause:3.9");
-    c->topology_levels = util_strdup(TOPO_DEFAULT_LEVELS);
-    c->max_consolidation_moves = 8;
     c->leader.enabled = 1;
     c->leader.lease_name = util_strdup("ai-scheduler");
     c->leader.lease_namespace = util_strdup("kube-system");
@@ -204,22 +213,17 @@ void config_default(sched_config_t *c)
     c->leader.identity = util_strdup(id);
     c->metrics_bind_address = util_strdup("0.0.0.0");
     c->metrics_port = 10261;
-    c->pool_status_interval_s = 10;
-    c->eviction_grace_s = 0;
 }
 
 void config_free(sched_config_t *c)
 {
     if (!c)
         return;
-    free(c->scheduler_name);
+    own_knob_strings(c, 1);
     free(c->kubeconfig);
     free(c->config_file);
     free(c->leader.lease_name);
     free(c->leader.lease_namespace);
-    free(c->gpu_namespace);
-    free(c->gpu_image);
-    free(c->topology_levels);
     free(c->leader.identity);
     free(c->metrics_bind_address);
     free_profiles(c);
@@ -229,14 +233,14 @@ void config_free(sched_config_t *c)
 int config_validate(const sched_config_t *c, char *err, size_t errlen)
 {
     const sched_leader_config_t *l = &c->leader;
-    if (!c->scheduler_name || !*c->scheduler_name)
+    if (!c->sched.scheduler_name || !*c->sched.scheduler_name)
         return util_errf(err, errlen, "scheduler name must not be empty");
     if (c->qps < 0 || c->burst < 0)
         return util_errf(err, errlen, "client qps and burst must not be negative");
     if (c->qps > 0 && c->burst < 1)
         return util_errf(err, errlen, "client burst must be at least 1 when qps is set");
-    if (c->bind_workers < 1 || c->bind_workers > 1024)
-        return util_errf(err, errlen, "bind workers must be in 1..1024, not %d", c->bind_workers);
+    if (c->sched.bind_workers < 1 || c->sched.bind_workers > 1024)
+        return util_errf(err, errlen, "bind workers must be in 1..1024, not %d", c->sched.bind_workers);
     if (c->metrics_port < 0 || c->metrics_port > 65535)
         return util_errf(err, errlen, "metrics port must be in 0..65535, not %d", c->metrics_port);
     if (c->metrics_port) {
@@ -245,9 +249,9 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
         if (inet_pton(AF_INET, a, buf) != 1 && inet_pton(AF_INET6, a, buf) != 1)
             return util_errf(err, errlen, "metrics bind address \"%s\" is not an IP address", a);
     }
-    if (c->fw.percentage_of_nodes_to_score < 0 || c->fw.percentage_of_nodes_to_score > 100)
+    if (c->sched.fw.percentage_of_nodes_to_score < 0 || c->sched.fw.percentage_of_nodes_to_score > 100)
         return util_errf(err, errlen, "percentageOfNodesToScore must be in 0..100");
-    if (c->pool_status_interval_s < 1)
+    if (c->sched.pool_status_interval_s < 1)
         return util_errf(err, errlen, "pool status interval must be at least 1s");
     if (validate_profiles(c, c->config_file, err, errlen) != 0)
         return -1;
@@ -315,7 +319,8 @@ static int is_null_scalar(const yaml_node_t *n)
     return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
 }
 
-static int get_str(loader_t *l, const yaml_node_t *n, const char *what, int allow_empty, char **dst)
+/* dst: a string member of the config (see set_str). */
+static int get_str(loader_t *l, const yaml_node_t *n, const char *what, int allow_empty, void *dst)
 {
     if (allow_empty && n && is_null_scalar(n)) {
         set_str(dst, NULL);
@@ -465,7 +470,7 @@ static int on_resource(loader_t *l, const char *key, const yaml_node_t *kn, cons
 
 /* topologyLevels: a list of label keys, or one comma-separated string;
  * kept as the comma string the scheduler parses (and checks). */
-static int load_topology_levels(loader_t *l, const yaml_node_t *vn, char **dst)
+static int load_topology_levels(loader_t *l, const yaml_node_t *vn, void *dst)
 {
     if (vn->type != YAML_SEQUENCE_NODE)
         return get_str(l, vn, "topologyLevels", 1, dst);
@@ -483,8 +488,7 @@ static int load_topology_levels(loader_t *l, const yaml_node_t *vn, char **dst)
         }
         sbuf_printf(&b, "%s%s", b.len ? "," : "", v);
     }
-    free(*dst);
-    *dst = b.data ? b.data : util_strdup("");
+    put_str(dst, b.data ? b.data : util_strdup(""));
     return 0;
 }
 
@@ -521,7 +525,7 @@ static int load_resources(loader_t *l, const yaml_node_t *seq, fw_config_t *fw)
 
 static int on_scoring(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
-    fw_config_t *fw = &((sched_config_t *)ctx)->fw;
+    fw_config_t *fw = &((sched_config_t *)ctx)->sched.fw;
     if (!strcmp(key, "strategy")) {
         const char *v = scalar(l, vn, "scoring.strategy");
         if (!v)
@@ -873,9 +877,9 @@ int config_nprofiles(const sched_config_t *c)
 
 const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out)
 {
-    *out = c->fw;
+    *out = c->sched.fw;
     if (c->nprofiles == 0 || i < 0 || i >= c->nprofiles)
-        return c->scheduler_name;
+        return c->sched.scheduler_name;
     const sched_profile_config_t *p = &c->profiles[i];
     for (int k = 0; k < p->fw.nplugin_ops && out->nplugin_ops < FW_MAX_PLUGIN_OPS; k++)
         out->plugin_ops[out->nplugin_ops++] = p->fw.plugin_ops[k];
@@ -888,7 +892,7 @@ const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out)
         memcpy(out->spread_defaults, p->fw.spread_defaults, sizeof out->spread_defaults);
         out->nspread_defaults = p->fw.nspread_defaults;
     }
-    return p->scheduler_name ? p->scheduler_name : c->scheduler_name;
+    return p->scheduler_name ? p->scheduler_name : c->sched.scheduler_name;
 }
 
 /* Every profile as the framework will build it: unknown names were caught
@@ -924,8 +928,8 @@ static int validate_profiles(const sched_config_t *c, const char *file, char *er
 static int on_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     if (!strcmp(key, "weights"))
-        return each_pair(l, vn, "plugins.weights", on_weights, &((sched_config_t *)ctx)->fw);
-    int rc = plugins_point(l, key, vn, &((sched_config_t *)ctx)->fw);
+        return each_pair(l, vn, "plugins.weights", on_weights, &((sched_config_t *)ctx)->sched.fw);
+    int rc = plugins_point(l, key, vn, &((sched_config_t *)ctx)->sched.fw);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
     return UNKNOWN("plugins");
@@ -934,10 +938,10 @@ static int on_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const
 static int on_preemption(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     if (!strcmp(key, "disabled"))
-        return get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->disable_preemption);
+        return get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->sched.disable_preemption);
     if (!strcmp(key, "evictionGracePeriodSeconds"))
         return get_int(l, vn, "preemption.evictionGracePeriodSeconds", -1, 86400,
-                       &((sched_config_t *)ctx)->eviction_grace_s);
+                       &((sched_config_t *)ctx)->sched.eviction_grace_s);
     return UNKNOWN("preemption");
 }
 
@@ -972,7 +976,7 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
         return 0;
     }
     if (!strcmp(key, "schedulerName"))
-        return get_str(l, vn, "schedulerName", 0, &c->scheduler_name);
+        return get_str(l, vn, "schedulerName", 0, &c->sched.scheduler_name);
     if (!strcmp(key, "clientConnection"))
         return each_pair(l, vn, "clientConnection", on_client, c);
     if (!strcmp(key, "leaderElection"))
@@ -986,33 +990,33 @@ static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yam
     if (!strcmp(key, "preemption"))
         return each_pair(l, vn, "preemption", on_preemption, c);
     if (!strcmp(key, "bindWorkers"))
-        return get_int(l, vn, "bindWorkers", 1, 1024, &c->bind_workers);
+        return get_int(l, vn, "bindWorkers", 1, 1024, &c->sched.bind_workers);
     if (!strcmp(key, "gangScheduleTimeoutSeconds"))
-        return get_int(l, vn, "gangScheduleTimeoutSeconds", 1, 86400, &c->gang_timeout_s);
+        return get_int(l, vn, "gangScheduleTimeoutSeconds", 1, 86400, &c->sched.gang_timeout_s);
     if (!strcmp(key, "staleGangGraceSeconds"))
-        return get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->stale_gang_grace_s);
+        return get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->sched.stale_gang_grace_s);
     if (!strcmp(key, "evictStaleGangs"))
-        return get_bool(l, vn, "evictStaleGangs", &c->evict_stale_gangs);
+        return get_bool(l, vn, "evictStaleGangs", &c->sched.evict_stale_gangs);
     if (!strcmp(key, "usageHalfLifeSeconds"))
-        return get_int(l, vn, "usageHalfLifeSeconds", 0, 365 * 86400, &c->usage_half_life_s);
+        return get_int(l, vn, "usageHalfLifeSeconds", 0, 365 * 86400, &c->sched.usage_half_life_s);
     if (!strcmp(key, "starvationAgeSeconds"))
-        return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->starvation_age_s);
+        return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->sched.starvation_age_s);
     if (!strcmp(key, "nonPreemptiblePriority"))
-        return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->non_preemptible_priority);
+        return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->sched.non_preemptible_priority);
     if (!strcmp(key, "maxConsolidationMoves"))
-        return get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->max_consolidation_moves);
+        return get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->sched.max_consolidation_moves);
     if (!strcmp(key, "topologyLevels"))
-        return load_topology_levels(l, vn, &c->topology_levels);
+        return load_topology_levels(l, vn, &c->sched.topology_levels);
     if (!strcmp(key, "gpuReservationNamespace"))
-        return get_str(l, vn, "gpuReservationNamespace", 0, &c->gpu_namespace);
+        return get_str(l, vn, "gpuReservationNamespace", 0, &c->sched.gpu_namespace);
     if (!strcmp(key, "gpuReservationImage"))
-        return get_str(l, vn, "gpuReservationImage", 0, &c->gpu_image);
+        return get_str(l, vn, "gpuReservationImage", 0, &c->sched.gpu_image);
     if (!strcmp(key, "volumeBindTimeoutSeconds"))
-        return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->volume_bind_timeout_s);
+        return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->sched.volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
         return each_pair(l, vn, "metrics", on_metrics, c);
     if (!strcmp(key, "poolStatusIntervalSeconds"))
-        return get_int(l, vn, "poolStatusIntervalSeconds", 1, 86400, &c->pool_status_interval_s);
+        return get_int(l, vn, "poolStatusIntervalSeconds", 1, 86400, &c->sched.pool_status_interval_s);
     if (!strcmp(key, "verbosity"))
         return get_int(l, vn, "verbosity", 0, 10, &c->verbosity);
     return UNKNOWN(CONFIG_KIND);
@@ -1117,12 +1121,12 @@ static const flagdef_t FLAGS[] = {
     { "config", F_CONFIG, 0, 0, 0, "FILE", "AiSchedulerConfiguration YAML file; other flags override it" },
     { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE",
       "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
-    { "scheduler-name", F_STR, OFF(scheduler_name), 0, 0, "NAME",
+    { "scheduler-name", F_STR, OFF(sched.scheduler_name), 0, 0, "NAME",
       "schedule pods whose spec.schedulerName is NAME (ai-scheduler)" },
     { "v", F_VERB, OFF(verbosity), 0, 10, "N", "log verbosity: 0 info, 4 debug, 6 trace (also -v N)" },
     { "kube-api-qps", F_DOUBLE, OFF(qps), 0, 1000000, "QPS", "API server queries per second (500)" },
     { "kube-api-burst", F_INT, OFF(burst), 0, 1000000, "N", "API server request burst (1000)" },
-    { "disable-preemption", F_BOOL, OFF(disable_preemption), 0, 0, NULL, "never evict lower-priority pods" },
+    { "disable-preemption", F_BOOL, OFF(sched.disable_preemption), 0, 0, NULL, "never evict lower-priority pods" },
     { "insecure-skip-tls-verify", F_BOOL, OFF(insecure_skip_tls_verify), 0, 0, NULL,
       "do not verify the API server's certificate (logged as a warning; for tests only)" },
     { "insecure", F_BOOL, OFF(insecure_skip_tls_verify), 0, 0, NULL, "the same as --insecure-skip-tls-verify" },
@@ -1138,40 +1142,65 @@ static const flagdef_t FLAGS[] = {
     { "metrics-port", F_INT, OFF(metrics_port), 0, 65535, "PORT",
       "/metrics, /healthz, /readyz port (10261); 0 disables" },
     { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
-    { "eviction-grace-period", F_INT, OFF(eviction_grace_s), -1, 86400, "SECONDS",
+    { "eviction-grace-period", F_INT, OFF(sched.eviction_grace_s), -1, 86400, "SECONDS",
       "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
-    { "pool-status-interval", F_INT, OFF(pool_status_interval_s), 1, 86400, "SECONDS",
+    { "pool-status-interval", F_INT, OFF(sched.pool_status_interval_s), 1, 86400, "SECONDS",
       "how often Pool .status is written (10)" },
-    { "bind-workers", F_INT, OFF(bind_workers), 1, 1024, "N", "Bindings in flight at once (16)" },
-    { "volume-bind-timeout", F_INT, OFF(volume_bind_timeout_s), 1, 86400, "SECONDS",
+    { "bind-workers", F_INT, OFF(sched.bind_workers), 1, 1024, "N", "Bindings in flight at once (16)" },
+    { "volume-bind-timeout", F_INT, OFF(sched.volume_bind_timeout_s), 1, 86400, "SECONDS",
       "how long PreBind waits for claims to be bound (600)" },
-    { "gang-schedule-timeout", F_INT, OFF(gang_timeout_s), 1, 86400, "SECONDS",
+    { "gang-schedule-timeout", F_INT, OFF(sched.gang_timeout_s), 1, 86400, "SECONDS",
       "a PodGroup's scheduleTimeoutSeconds when it sets none (60)" },
-    { "stale-gang-grace", F_INT, OFF(stale_gang_grace_s), 0, 86400, "SECONDS",
+    { "stale-gang-grace", F_INT, OFF(sched.stale_gang_grace_s), 0, 86400, "SECONDS",
       "a placed gang below minMember this long is stale: event, metric (60)" },
-    { "evict-stale-gangs", F_BOOL, OFF(evict_stale_gangs), 0, 0, NULL,
+    { "evict-stale-gangs", F_BOOL, OFF(sched.evict_stale_gangs), 0, 0, NULL,
       "evict the rest of a stale gang so its resources return" },
-    { "usage-half-life", F_INT, OFF(usage_half_life_s), 0, 365 * 86400, "SECONDS",
+    { "usage-half-life", F_INT, OFF(sched.usage_half_life_s), 0, 365 * 86400, "SECONDS",
       "queues: order by usage decayed with this half-life (0: by current allocation)" },
-    { "starvation-age", F_INT, OFF(starvation_age_s), 0, 365 * 86400, "SECONDS",
+    { "starvation-age", F_INT, OFF(sched.starvation_age_s), 0, 365 * 86400, "SECONDS",
       "queues: a pod pending this long while its queue is under its fair share goes first, by reclaim if needed "
       "(600; 0 = off)" },
-    { "non-preemptible-priority", F_INT, OFF(non_preemptible_priority), INT32_MIN, INT32_MAX, "N",
+    { "non-preemptible-priority", F_INT, OFF(sched.non_preemptible_priority), INT32_MIN, INT32_MAX, "N",
       "queues: pods of this priority or more are non-preemptible and stay within quota (100)" },
-    { "max-consolidation-moves", F_INT, OFF(max_consolidation_moves), 0, 1000, "N",
+    { "max-consolidation-moves", F_INT, OFF(sched.max_consolidation_moves), 0, 1000, "N",
       "consolidation: most pods moved so that a pod fragmented free GPUs could not hold fits (8; 0 = off)" },
-    { "topology-levels", F_STR_OPT, OFF(topology_levels), 0, 0, "KEYS",
+    { "topology-levels", F_STR_OPT, OFF(sched.topology_levels), 0, 0, "KEYS",
       "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
-    { "gpu-reservation-namespace", F_STR, OFF(gpu_namespace), 0, 0, "NS",
+    { "gpu-reservation-namespace", F_STR, OFF(sched.gpu_namespace), 0, 0, "NS",
       "GPU sharing: namespace of the pods that hold shared GPUs (ai-scheduler-system; created if missing)" },
-    { "gpu-reservation-image", F_STR, OFF(gpu_image), 0, 0, "IMAGE",
+    { "gpu-reservation-image", F_STR, OFF(sched.gpu_image), 0, 0, "IMAGE",
       "GPU sharing: image of those pods (registry.k8s.io/pause:3.9)" },
-    { "scoring-strategy", F_STRATEGY, OFF(fw.strategy), 0, 0, "S",
+    { "scoring-strategy", F_STRATEGY, OFF(sched.fw.strategy), 0, 0, "S",
       "LeastAllocated (spread) or MostAllocated (bin-pack)" },
-    { "percentage-of-nodes-to-score", F_INT, OFF(fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },
+    { "percentage-of-nodes-to-score", F_INT, OFF(sched.fw.percentage_of_nodes_to_score), 0, 100, "P", "0 = adaptive" },
     { "help", F_HELP, 0, 0, 0, NULL, "print this help (also -h)" },
 };
 #define NFLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
+
+/* The string knobs of c->sched are the string rows of FLAGS that point into
+ * it: !release replaces each value (a scheduler_opts_default literal) with
+ * a heap copy the config owns, release frees them. A row sharing another's
+ * member is skipped, so no string is copied or freed twice. */
+static void own_knob_strings(sched_config_t *c, int release)
+{
+    for (int i = 0; i < NFLAGS; i++) {
+        const flagdef_t *f = &FLAGS[i];
+        if ((f->type != F_STR && f->type != F_STR_OPT) || f->off - OFF(sched) >= sizeof c->sched)
+            continue; /* not a string, or not in c->sched (unsigned: below it wraps) */
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = FLAGS[j].off == f->off && (FLAGS[j].type == F_STR || FLAGS[j].type == F_STR_OPT);
+        if (seen)
+            continue;
+        void *dst = (char *)c + f->off;
+        if (release) {
+            put_str(dst, NULL);
+        } else {
+            char *lit = get_owned(dst), *copy = lit ? util_strdup(lit) : NULL;
+            memcpy(dst, &copy, sizeof copy); /* the literal is not freed */
+        }
+    }
+}
 
 void config_usage(FILE *out)
 {
@@ -1200,9 +1229,9 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
     case F_STR:
         if (!*v)
             return util_errf(err, errlen, "flag --%s: must not be empty", f->name);
-        set_str((char **)(base + f->off), v);
+        set_str(base + f->off, v);
         return 0;
-    case F_STR_OPT: set_str((char **)(base + f->off), *v ? v : NULL); return 0;
+    case F_STR_OPT: set_str(base + f->off, *v ? v : NULL); return 0;
     case F_INT:
     case F_VERB:
         if (parse_int_range(v, f->min, f->max, (int *)(base + f->off)) < 0)

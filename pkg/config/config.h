@@ -10,14 +10,19 @@
  *   ... CONFIG_HELP: usage went to stdout, exit 0; -1: err says why ...
  *   config_free(&c);
  *
- * Ownership: every char * in sched_config_t is heap-owned by the struct and
- * released by config_free(); setters replace (and free) the old string. */
+ * Ownership: every string in sched_config_t is heap-owned by the struct and
+ * released by config_free(); setters replace (and free) the old string.
+ * That includes the const char * knobs of c->sched (scheduler_name,
+ * gpu_namespace, gpu_image, topology_levels): scheduler_opts_t only borrows
+ * them, so they live as long as the config. config.c knows them as the
+ * string rows of its flag table that point into c->sched. */
 #ifndef AISCHED_CONFIG_H
 #define AISCHED_CONFIG_H
 
 #include <stddef.h>
 #include <stdio.h>
 #include "framework/framework.h"
+#include "scheduler/scheduler.h"
 
 #define CONFIG_API_VERSION "ai-scheduler.aibee.cn/v1alpha1"
 #define CONFIG_KIND        "AiSchedulerConfiguration"
@@ -47,33 +52,21 @@ typedef struct sched_profile_config {
 } sched_profile_config_t;
 
 typedef struct sched_config {
-    char *scheduler_name;         /* "ai-scheduler": pods' spec.schedulerName */
+    /* Every scheduler knob, defaults from scheduler_opts_default: the file's
+     * keys and the flags write here, and the daemon hands it to
+     * scheduler_new as it is (with the first profile's name and framework,
+     * and its own wiring). scheduler_name and fw are the top level's; the
+     * string members are owned by this struct, as below. */
+    scheduler_opts_t sched;
     char *kubeconfig;             /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
     char *config_file;            /* the --config file loaded, or NULL */
     int verbosity;                /* -v, 0 */
-    fw_config_t fw;               /* scoring: strategy, weights, percentage */
     double qps;                   /* --kube-api-qps, 500 */
     int burst;                    /* --kube-api-burst, 1000 */
-    int disable_preemption;       /* 0 */
     int insecure_skip_tls_verify; /* 0: --insecure-skip-tls-verify (or --insecure) turns TLS checks off, loudly */
-    int bind_workers;             /* 16 */
-    int volume_bind_timeout_s;    /* VolumeBinding PreBind wait (600, kube's bindTimeoutSeconds) */
-    int gang_timeout_s;           /* PodGroup scheduleTimeoutSeconds when unset (60) */
-    int stale_gang_grace_s;       /* placed gang below minMember this long: stale (60) */
-    int evict_stale_gangs;        /* evict the rest of a stale gang (off) */
-    int usage_half_life_s;        /* queues: decayed usage half-life, 0 = off */
-    int starvation_age_s;         /* queues: starvation bound (600) */
-    int non_preemptible_priority; /* queues: pods at or above are not preemptible (100) */
-    char *gpu_namespace;          /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
-    char *gpu_image;              /* GPU sharing: reservation pods' image */
-    char *topology_levels;
-    int max_consolidation_moves;
-    /* consolidation: most pods moved for one pod (8; 0 = off) */ /* gangs' topology levels, widest first, comma-separated */
     sched_leader_config_t leader;
     char *metrics_bind_address;       /* "0.0.0.0" */
     int metrics_port;                 /* 10261; 0 disables /metrics and probes */
-    int pool_status_interval_s;       /* 10 */
-    int eviction_grace_s;             /* preemption victims' grace period: 0 at once, -1 the pod's own */
     sched_profile_config_t *profiles; /* `profiles:`; none: one profile from the top level */
     int nprofiles;
 } sched_config_t;

@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
+/* The knobs' one set of defaults: config_default starts from these too. */
 void scheduler_opts_default(scheduler_opts_t *o)
 {
     memset(o, 0, sizeof(*o));

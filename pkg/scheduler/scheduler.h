@@ -14,21 +14,24 @@
 #include "framework/framework.h"
 #include "kube/client.h"
 
+/* Every knob of the scheduler, in one place. The configuration embeds this
+ * struct (sched_config_t.sched, pkg/config): the file's keys and the flags
+ * write straight into it and config_default starts from
+ * scheduler_opts_default, so a new knob is one field here, one row in the
+ * flag table and one config key (docs/operations.md, "Adding a knob").
+ *
+ * Strings are borrowed: whoever fills the struct keeps them alive while the
+ * scheduler runs, and the scheduler never frees them. scheduler_opts_default
+ * sets literals; a config's are its own heap copies, freed by config_free. */
 typedef struct scheduler_opts {
-    const char *scheduler_name; /* pods with this spec.schedulerName are ours */
-    fw_config_t fw;
-    /* More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
-     * schedulerName is extra_names[i] are ours too and use extra_fw[i].
-     * Borrowed for the duration of scheduler_new; NULL/0 for one profile. */
-    const char *const *extra_names;
-    const fw_config_t *extra_fw;
-    int nextra;
+    const char *scheduler_name;   /* pods with this spec.schedulerName are ours ("ai-scheduler") */
+    fw_config_t fw;               /* the first profile's framework (the config's top level) */
     int disable_preemption;       /* global switch (pools have their own) */
     int bind_workers;             /* Bindings in flight at once (16) */
     int volume_bind_timeout_s;    /* PreBind waits this long for claims to bind (600) */
     int pool_status_interval_s;   /* Pool .status refresh (10) */
     int eviction_grace_s;         /* victims' grace period; -1 = the pod's own; 0 = at once */
-    int sync_timeout_s;           /* wait for the first LIST of nodes and pods (60) */
+    int sync_timeout_s;           /* wait for the first LIST of nodes and pods (60; no flag) */
     int gang_timeout_s;           /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
     int stale_gang_grace_s;       /* a placed gang below minMember this long is stale (60) */
     int evict_stale_gangs;        /* evict the rest of a stale gang (off) */
@@ -39,7 +42,15 @@ typedef struct scheduler_opts {
     const char *gpu_image;        /* GPU sharing: reservation pods' image */
     int max_consolidation_moves;  /* consolidation: most pods moved for one pod (8; 0 = off) */
     const char *topology_levels;  /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
-    const char *identity;         /* reportingInstance of events */
+    /* Not knobs: the daemon wires the rest (the config leaves them as
+     * scheduler_opts_default does: NULL, 0).
+     * More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
+     * schedulerName is extra_names[i] are ours too and use extra_fw[i].
+     * Borrowed for the duration of scheduler_new; NULL/0 for one profile. */
+    const char *const *extra_names;
+    const fw_config_t *extra_fw;
+    int nextra;
+    const char *identity; /* reportingInstance of events (the leader election identity) */
     /* Called from a bind worker for each pod bound, with the time from
      * first queued to bound (for a latency histogram); may be NULL. */
     void (*on_bound)(void *ud, double e2e_seconds);

@@ -49,13 +49,13 @@ static void test_defaults(void **st)
     sched_config_t c;
     char err[256];
     config_default(&c);
-    assert_string_equal(c.scheduler_name, "ai-scheduler");
+    assert_string_equal(c.sched.scheduler_name, "ai-scheduler");
     assert_null(c.kubeconfig);
     assert_int_equal(c.verbosity, 0);
     assert_true(c.qps == 500.0);
     assert_int_equal(c.burst, 1000);
-    assert_int_equal(c.disable_preemption, 0);
-    assert_int_equal(c.bind_workers, 16);
+    assert_int_equal(c.sched.disable_preemption, 0);
+    assert_int_equal(c.sched.bind_workers, 16);
     assert_int_equal(c.leader.enabled, 1);
     assert_string_equal(c.leader.lease_name, "ai-scheduler");
     assert_string_equal(c.leader.lease_namespace, "kube-system");
@@ -67,11 +67,51 @@ static void test_defaults(void **st)
     assert_non_null(strstr(c.leader.identity, want));
     assert_string_equal(c.metrics_bind_address, "0.0.0.0");
     assert_int_equal(c.metrics_port, 10261);
-    assert_int_equal(c.pool_status_interval_s, 10);
+    assert_int_equal(c.sched.pool_status_interval_s, 10);
     fw_config_t fw;
     fw_config_default(&fw);
-    assert_memory_equal(&fw, &c.fw, sizeof fw);
+    assert_memory_equal(&fw, &c.sched.fw, sizeof fw);
     assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    config_free(&c);
+}
+
+/* One set of defaults (scheduler_opts_default) and one home for the knobs:
+ * c.sched is what the scheduler gets, the file and the flags write straight
+ * into it, and its strings are the config's own copies, replaced and freed
+ * by the config (valgrind or ASan see a leak or a double free). */
+static void test_knobs_are_scheduler_opts(void **st)
+{
+    sched_config_t c;
+    scheduler_opts_t o, same;
+    char err[256] = "";
+    config_default(&c);
+    scheduler_opts_default(&o);
+    memcpy(&same, &c.sched, sizeof same);
+    const char **mine[] = { &same.scheduler_name, &same.gpu_namespace, &same.gpu_image, &same.topology_levels };
+    const char *const defaults[] = { o.scheduler_name, o.gpu_namespace, o.gpu_image, o.topology_levels };
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+        assert_string_equal(*mine[i], defaults[i]);
+        assert_ptr_not_equal(*mine[i], defaults[i]); /* a copy, not the literal */
+        *mine[i] = defaults[i];
+    }
+    assert_memory_equal(&same, &o, sizeof o);
+    assert_int_equal(c.sched.gang_timeout_s, 60);
+
+    const char *path = write_tmp("knobs.yaml", HDR "gangScheduleTimeoutSeconds: 30\n"
+                                                   "gpuReservationNamespace: file-ns\n"
+                                                   "topologyLevels: [zone, rack]\n");
+    char *argv[] = {
+        "ai-scheduler", "--config",           (char *)path, "--gang-schedule-timeout=45", "--gpu-reservation-image",
+        "img:1",        "--topology-levels=", NULL
+    };
+    assert_int_equal(config_parse_args(&c, (int)(sizeof argv / sizeof argv[0]) - 1, argv, err, sizeof err), 0);
+    assert_int_equal(c.sched.gang_timeout_s, 45);
+    assert_string_equal(c.sched.gpu_namespace, "file-ns");
+    assert_string_equal(c.sched.gpu_image, "img:1");
+    assert_null(c.sched.topology_levels);
+    assert_int_equal(load(&c, HDR "topologyLevels: [zone, rack]\nschedulerName: again\n", err, sizeof err), 0);
+    assert_string_equal(c.sched.topology_levels, "zone,rack");
+    assert_string_equal(c.sched.scheduler_name, "again");
     config_free(&c);
 }
 
@@ -120,7 +160,7 @@ static void test_full_file(void **st)
             "poolStatusIntervalSeconds: 30\n"
             "verbosity: 4\n";
     assert_int_equal(load(&c, y, err, sizeof err), 0);
-    assert_string_equal(c.scheduler_name, "gpu-sched");
+    assert_string_equal(c.sched.scheduler_name, "gpu-sched");
     assert_true(c.qps == 50.5);
     assert_int_equal(c.burst, 100);
     assert_string_equal(c.kubeconfig, "/etc/kube.conf");
@@ -130,22 +170,22 @@ static void test_full_file(void **st)
     assert_int_equal(c.leader.retry_period_s, 4);
     assert_string_equal(c.leader.lease_name, "lease-x");
     assert_string_equal(c.leader.lease_namespace, "sched");
-    assert_int_equal(c.fw.strategy, SCORE_LEAST_ALLOCATED);
-    assert_int_equal(c.fw.percentage_of_nodes_to_score, 40);
-    assert_int_equal(c.fw.nres_weights, 2);
-    assert_string_equal(c.fw.res_weights[0].name, "cpu");
-    assert_int_equal(c.fw.res_weights[0].weight, 2);
-    assert_string_equal(c.fw.res_weights[1].name, "nvidia.com/gpu");
-    assert_int_equal(c.fw.res_weights[1].weight, 5);
-    assert_int_equal(c.fw.weight_resources, 3);
-    assert_int_equal(c.fw.weight_balanced, 0);
-    assert_int_equal(c.fw.weight_node_affinity, 4);
-    assert_int_equal(c.fw.weight_taint_toleration, 5);
-    assert_int_equal(c.disable_preemption, 1);
-    assert_int_equal(c.bind_workers, 8);
+    assert_int_equal(c.sched.fw.strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(c.sched.fw.percentage_of_nodes_to_score, 40);
+    assert_int_equal(c.sched.fw.nres_weights, 2);
+    assert_string_equal(c.sched.fw.res_weights[0].name, "cpu");
+    assert_int_equal(c.sched.fw.res_weights[0].weight, 2);
+    assert_string_equal(c.sched.fw.res_weights[1].name, "nvidia.com/gpu");
+    assert_int_equal(c.sched.fw.res_weights[1].weight, 5);
+    assert_int_equal(c.sched.fw.weight_resources, 3);
+    assert_int_equal(c.sched.fw.weight_balanced, 0);
+    assert_int_equal(c.sched.fw.weight_node_affinity, 4);
+    assert_int_equal(c.sched.fw.weight_taint_toleration, 5);
+    assert_int_equal(c.sched.disable_preemption, 1);
+    assert_int_equal(c.sched.bind_workers, 8);
     assert_string_equal(c.metrics_bind_address, "127.0.0.1");
     assert_int_equal(c.metrics_port, 9000);
-    assert_int_equal(c.pool_status_interval_s, 30);
+    assert_int_equal(c.sched.pool_status_interval_s, 30);
     assert_int_equal(c.verbosity, 4);
     assert_int_equal(config_validate(&c, err, sizeof err), 0);
     config_free(&c);
@@ -259,22 +299,22 @@ static void test_flags_override_file(void **st)
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
     assert_int_equal(config_parse_args(&c, argc, argv, err, sizeof err), 0);
     assert_string_equal(c.config_file, path);
-    assert_string_equal(c.scheduler_name, "from-flag");
-    assert_int_equal(c.bind_workers, 4); /* file, no flag */
+    assert_string_equal(c.sched.scheduler_name, "from-flag");
+    assert_int_equal(c.sched.bind_workers, 4); /* file, no flag */
     assert_int_equal(c.verbosity, 5);
     assert_string_equal(c.leader.lease_name, "file-lease");
     assert_string_equal(c.leader.lease_namespace, "ns1");
     assert_true(c.qps == 20.0);
     assert_int_equal(c.burst, 40);
-    assert_int_equal(c.disable_preemption, 1);
+    assert_int_equal(c.sched.disable_preemption, 1);
     assert_int_equal(c.leader.enabled, 0);
     assert_int_equal(c.leader.lease_duration_s, 60);
     assert_int_equal(c.leader.renew_deadline_s, 30);
     assert_int_equal(c.leader.retry_period_s, 5);
     assert_int_equal(c.metrics_port, 0);
     assert_string_equal(c.metrics_bind_address, "::1");
-    assert_int_equal(c.fw.strategy, SCORE_LEAST_ALLOCATED);
-    assert_int_equal(c.fw.percentage_of_nodes_to_score, 50);
+    assert_int_equal(c.sched.fw.strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(c.sched.fw.percentage_of_nodes_to_score, 50);
     assert_string_equal(c.kubeconfig, "/k");
     config_free(&c);
 
@@ -282,8 +322,8 @@ static void test_flags_override_file(void **st)
     char *argv2[] = { "x", "-v", "3", "--bind-workers=2", "--scoring-strategy", "MostAllocated", NULL };
     assert_int_equal(config_parse_args(&c, 6, argv2, err, sizeof err), 0);
     assert_int_equal(c.verbosity, 3);
-    assert_int_equal(c.bind_workers, 2);
-    assert_int_equal(c.fw.strategy, SCORE_MOST_ALLOCATED);
+    assert_int_equal(c.sched.bind_workers, 2);
+    assert_int_equal(c.sched.fw.strategy, SCORE_MOST_ALLOCATED);
     assert_null(c.config_file);
     config_free(&c);
 }
@@ -483,11 +523,17 @@ static void test_help(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),       cmocka_unit_test(test_duration),
-        cmocka_unit_test(test_full_file),      cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_garbage),        cmocka_unit_test(test_flags_override_file),
-        cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_bad_file_via_flag),
-        cmocka_unit_test(test_help),           cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_knobs_are_scheduler_opts),
+        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_full_file),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_flags_override_file),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_bad_file_via_flag),
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_profiles),
         cmocka_unit_test(test_profile_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -812,14 +812,14 @@ static void test_bind_timeout_config(void **state)
     sched_config_t c;
     char err[256] = "";
     config_default(&c);
-    assert_int_equal(c.volume_bind_timeout_s, 600);
+    assert_int_equal(c.sched.volume_bind_timeout_s, 600);
     const char *y = "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: AiSchedulerConfiguration\n"
                     "volumeBindTimeoutSeconds: 30\n";
     assert_int_equal(config_load_string(&c, y, strlen(y), "cfg.yaml", err, sizeof(err)), 0);
-    assert_int_equal(c.volume_bind_timeout_s, 30);
+    assert_int_equal(c.sched.volume_bind_timeout_s, 30);
     char *argv[] = { "ai-scheduler", "--volume-bind-timeout", "5", NULL };
     assert_int_equal(config_parse_args(&c, 3, argv, err, sizeof(err)), 0);
-    assert_int_equal(c.volume_bind_timeout_s, 5);
+    assert_int_equal(c.sched.volume_bind_timeout_s, 5);
     char *bad[] = { "ai-scheduler", "--volume-bind-timeout", "0", NULL };
     assert_int_not_equal(config_parse_args(&c, 3, bad, err, sizeof(err)), 0);
     config_free(&c);
