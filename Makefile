@@ -55,6 +55,9 @@ LIB_SRCS  := $(shell find pkg -name '*.c' | sort)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
 CMD_SRCS  := $(shell find cmd/ai-scheduler -name '*.c' | sort)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/%.o)
+# The command's objects but main.o: the unit tests link them (the table
+# commands' front-ends, cmd/ai-scheduler/cli.c) and include "ai-scheduler/*.h".
+CMDLIB_OBJS := $(filter-out $(B)/cmd/ai-scheduler/main.o,$(CMD_OBJS))
 UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(B)/test/%)
 TOOL_SRCS := $(wildcard test/bench/*.c)
@@ -78,6 +81,10 @@ $(B)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 $(B)/libaisched.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/libaischedcmd.a: $(CMDLIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -115,9 +122,9 @@ $(B)/tools/%: test/bench/%.c $(B)/libaisched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(B)/libaisched.a $(PKG_LIBS) $(LDLIBS)
 
-$(B)/test/%: test/unit/%.c $(B)/libaisched.a
+$(B)/test/%: test/unit/%.c $(B)/libaischedcmd.a $(B)/libaisched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itest/unit $(ALL_LDFLAGS) -o $@ $< $(B)/libaisched.a $(PKG_LIBS) $$(pkg-config --libs cmocka) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itest/unit -Icmd $(ALL_LDFLAGS) -o $@ $< $(B)/libaischedcmd.a $(B)/libaisched.a $(PKG_LIBS) $$(pkg-config --libs cmocka) $(LDLIBS)
 
 unit-bins: $(UNIT_BINS)
 

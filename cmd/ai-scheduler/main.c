@@ -11,10 +11,8 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "fairshare/table.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
-#include "pool/table.h"
 #include "scheduler/scheduler.h"
 #include "server/http.h"
 #include "server/metrics.h"
@@ -22,7 +20,9 @@
 #include "util/util.h"
 #include "daemon.h"
 #include "dispatch.h"
-#include "dispatch/table.h"
+#include "mcjob.h"
+#include "pools.h"
+#include "queues.h"
 #include "version.h"
 
 static volatile sig_atomic_t g_stop, g_dump;
@@ -51,16 +51,16 @@ int main(int argc, char **argv)
 {
     const char *prog = basename(argv[0]);
     if (strcmp(prog, "kubectl-pool") == 0)
-        return pool_table_main(argc - 1, argv + 1, stdout, stderr);
+        return pools_main(argc - 1, argv + 1, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "pools") == 0)
-        return pool_table_main(argc - 2, argv + 2, stdout, stderr);
+        return pools_main(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(prog, "kubectl-queue") == 0)
-        return queue_table_main(argc - 1, argv + 1, stdout, stderr);
+        return queues_main(argc - 1, argv + 1, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "queues") == 0)
-        return queue_table_main(argc - 2, argv + 2, stdout, stderr);
+        return queues_main(argc - 2, argv + 2, stdout, stderr);
 
     if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
-        return dsp_table_main(argc - 2, argv + 2, stdout, stderr);
+        return mcjob_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "dispatch") == 0) {
         install_signals();
         return dispatch_main(argc - 2, argv + 2, (const volatile int *)&g_stop);

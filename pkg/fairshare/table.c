@@ -1,5 +1,5 @@
-/* table.c -- `ai-scheduler queues` / `kubectl queue`: LISTs the Queues and
- * prints their tree with quota, limit, weight and the scheduler's status. */
+/* table.c -- the rows of `ai-scheduler queues`: the Queue tree with quota,
+ * limit, weight and the scheduler's status, as table cells and a document. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,14 +7,10 @@
 #include <string.h>
 
 #include "fairshare/table.h"
-#include "kube/client.h"
-#include "kube/kubeconfig.h"
-#include "pool/table.h"
 #include "util/util.h"
 
-#define QUEUES_PATH   "/apis/resource.aibee.cn/v1alpha1/queues"
 #define DEFAULT_QUEUE "default"
-#define NCOLS         11
+#define NCOLS         QUEUE_TABLE_COLS
 #define CELL_MAX      320 /* a name is <= 253 bytes, plus the indent */
 #define MAX_INDENT    32  /* deeper trees are indented no further */
 
@@ -36,6 +32,14 @@ typedef struct qrow {
     int up;       /* the parent's row, -1 at the top level */
     int depth;
 } qrow_t;
+
+/* The rows by name, their tree order, and the pool shown (NULL: all). */
+struct queue_table {
+    qrow_t *rows;
+    int n;
+    int *order; /* tree order: row indices */
+    const char *pool;
+};
 
 /* ------------------------------------------------------------ parsing */
 
@@ -358,54 +362,30 @@ static void fill_row(char (*c)[CELL_MAX], const qrow_t *q)
     snprintf(c[10], CELL_MAX, "%s", row_state(q));
 }
 
-/* Left-aligned columns three spaces apart (as kubectl), no trailing blanks. */
-static void print_grid(FILE *out, char (*cells)[NCOLS][CELL_MAX], int rows)
+char **queue_table_cells(const queue_table_t *t, int *rows)
 {
-    size_t w[NCOLS] = { 0 };
-    for (int r = 0; r < rows; r++)
+    char(*grid)[NCOLS][CELL_MAX] = util_xcalloc((size_t)t->n + 1, sizeof(*grid));
+    char **cells = util_xcalloc((size_t)t->n * NCOLS + 1, sizeof(*cells));
+    for (int k = 0; k < t->n; k++) {
+        fill_row(grid[k], &t->rows[t->order[k]]);
         for (int c = 0; c < NCOLS; c++)
-            if (strlen(cells[r][c]) > w[c])
-                w[c] = strlen(cells[r][c]);
-    for (int r = 0; r < rows; r++) {
-        for (int c = 0; c < NCOLS; c++) {
-            if (c == NCOLS - 1)
-                fprintf(out, "%s\n", cells[r][c]);
-            else
-                fprintf(out, "%-*s   ", (int)w[c], cells[r][c]);
-        }
+            cells[(size_t)k * NCOLS + (size_t)c] = util_strdup(grid[k][c]);
     }
+    free(grid);
+    *rows = t->n;
+    return cells;
 }
 
-static void render_table(FILE *out, const qrow_t *rows, int n, const int *order)
+char *queue_table_notes(const queue_table_t *t)
 {
-    static const char *hdr[NCOLS] = { "QUEUE",
-                                      "PRIORITY",
-                                      "GPU QUOTA",
-                                      "GPU LIMIT",
-                                      "GPU WEIGHT",
-                                      "GPU ALLOCATED",
-                                      "GPU FAIRSHARE",
-                                      "CPU ALLOCATED/FAIRSHARE",
-                                      "MEMORY ALLOCATED",
-                                      "PENDING",
-                                      "STATE" };
-    char(*cells)[NCOLS][CELL_MAX] = util_xcalloc((size_t)n + 1, sizeof(*cells));
-    for (int c = 0; c < NCOLS; c++)
-        snprintf(cells[0][c], CELL_MAX, "%s", hdr[c]);
-    for (int k = 0; k < n; k++)
-        fill_row(cells[k + 1], &rows[order[k]]);
-    print_grid(out, cells, n + 1);
-    free(cells);
-    /* Why each Invalid queue is so: ours first, else the scheduler's. */
-    int any = 0;
-    for (int k = 0; k < n; k++) {
-        const qrow_t *q = &rows[order[k]];
+    sbuf_t b = { 0 };
+    for (int k = 0; k < t->n; k++) {
+        const qrow_t *q = &t->rows[t->order[k]];
         const char *why = q->why ? q->why : q->state && !strcmp(q->state, "Invalid") ? q->message : NULL;
-        if (!why)
-            continue;
-        fprintf(out, "%s%s: %s\n", any ? "" : "\n", q->name, why);
-        any = 1;
+        if (why)
+            sbuf_printf(&b, "%s: %s\n", q->name, why);
     }
+    return b.data;
 }
 
 /* Integral values as JSON integers (12, not 12.0); NAN as null. */
@@ -433,17 +413,17 @@ static json_t *str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
-static json_t *build_doc(const qrow_t *rows, int n, const int *order, const char *pool)
+json_t *queue_table_doc(const queue_table_t *t)
 {
     json_t *arr = json_array();
-    for (int k = 0; k < n; k++) {
-        const qrow_t *q = &rows[order[k]];
+    for (int k = 0; k < t->n; k++) {
+        const qrow_t *q = &t->rows[t->order[k]];
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(q->name));
         json_object_set_new(o, "parent", str_or_null(q->parent));
         json_object_set_new(o, "depth", json_integer(q->depth));
-        if (pool)
-            json_object_set_new(o, "pool", json_string(pool));
+        if (t->pool)
+            json_object_set_new(o, "pool", json_string(t->pool));
         json_object_set_new(o, "priority", json_integer((json_int_t)q->priority));
         json_object_set_new(o, "quota", res_json(q->quota));
         json_object_set_new(o, "limit", res_json(q->limit));
@@ -460,128 +440,24 @@ static json_t *build_doc(const qrow_t *rows, int n, const int *order, const char
     return arr;
 }
 
-int queue_table_from_json(FILE *out, FILE *errf, queue_out_t fmt, json_t *queues, const char *pool)
+queue_table_t *queue_table_load(FILE *errf, json_t *queues, const char *pool)
 {
-    int n, rc = 0;
-    qrow_t *rows = parse_rows(errf, queues, pool, &n);
-    int *order = util_xcalloc((size_t)n + 1, sizeof(*order));
-    link_parents(rows, n);
-    tree_order(rows, n, order);
-    if (fmt == QUEUE_OUT_TABLE) {
-        render_table(out, rows, n, order);
-    } else {
-        json_t *doc = build_doc(rows, n, order, pool);
-        if (fmt == QUEUE_OUT_JSON) {
-            rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ? -1 : 0;
-            fputc('\n', out);
-        } else {
-            rc = pool_table_emit_yaml(out, doc);
-        }
-        json_decref(doc);
-    }
-    for (int i = 0; i < n; i++)
-        row_free(&rows[i]);
-    free(rows);
-    free(order);
-    return rc < 0 || ferror(out) ? -1 : 0;
+    queue_table_t *t = util_xcalloc(1, sizeof(*t));
+    t->pool = pool;
+    t->rows = parse_rows(errf, queues, pool, &t->n);
+    t->order = util_xcalloc((size_t)t->n + 1, sizeof(*t->order));
+    link_parents(t->rows, t->n);
+    tree_order(t->rows, t->n, t->order);
+    return t;
 }
 
-/* ------------------------------------------------------------ the command */
-
-static void usage_text(FILE *f)
+void queue_table_free(queue_table_t *t)
 {
-    fputs("Usage: ai-scheduler queues [--kubeconfig FILE] [-o table|json|yaml] [--pool NAME]\n"
-          "       kubectl queue [same flags]\n"
-          "Prints the Queue tree: each queue's priority, GPU quota, limit and\n"
-          "over-quota weight, and from the status the scheduler writes: allocated,\n"
-          "fair share (GPU; CPU in cores), memory allocated, pending pods and state.\n"
-          "\"default\" is the implicit queue of pods without a queue label (no status).\n"
-          "  --kubeconfig FILE      default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
-          "  -o, --output FORMAT    table (default), json or yaml (the API's units)\n"
-          "  --pool NAME            that pool's numbers instead of the sums over pools\n"
-          "  -h, --help             this text\n",
-          f);
-}
-
-static int fetch_and_render(FILE *out, FILE *errf, const char *kubeconfig, queue_out_t fmt, const char *pool)
-{
-    kube_config_t cfg;
-    kube_client_t *c = NULL;
-    char err[512] = "";
-    long status = 0;
-    int rc = 1;
-    json_t *queues = json_array();
-
-    memset(&cfg, 0, sizeof(cfg));
-    if (kube_config_load(&cfg, kubeconfig, err, sizeof(err)) < 0) {
-        fprintf(errf, "error: %s\n", err[0] ? err : "cannot load kubeconfig");
-        goto out;
-    }
-    kube_client_opts_t o = { .qps = 0, .burst = 0, .timeout_s = 30, .user_agent = "ai-scheduler-queues" };
-    if (!(c = kube_client_new(&cfg, &o, err, sizeof(err)))) {
-        fprintf(errf, "error: %s\n", err[0] ? err : "cannot create client");
-        goto out_cfg;
-    }
-    if (kube_list_array(c, QUEUES_PATH, queues, &status, err, sizeof(err)) < 0) {
-        if (status != 404) {
-            fprintf(errf, "error: %s: %s\n", kube_client_server(c), err[0] ? err : "list queues failed");
-            goto out_client;
-        }
-        /* No Queue CRD: every pod is in the implicit default queue. */
-        json_array_clear(queues);
-    }
-    rc = queue_table_from_json(out, errf, fmt, queues, pool) < 0 ? 1 : 0;
-    if (rc)
-        fprintf(errf, "error: writing output failed\n");
-out_client:
-    kube_client_free(c);
-out_cfg:
-    kube_config_free(&cfg);
-out:
-    json_decref(queues);
-    return rc;
-}
-
-int queue_table_main(int argc, char **argv, FILE *out, FILE *errf)
-{
-    const char *kubeconfig = NULL, *pool = NULL, *v;
-    queue_out_t fmt = QUEUE_OUT_TABLE;
-    int missing;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_text(out);
-            return 0;
-        } else if ((v = util_opt_value(argc, argv, &i, "--kubeconfig", NULL, &missing)) || missing) {
-            if (!v || !*v)
-                goto missing;
-            kubeconfig = v;
-        } else if ((v = util_opt_value(argc, argv, &i, "--pool", NULL, &missing)) || missing) {
-            if (!v || !*v)
-                goto missing;
-            pool = v;
-        } else if ((v = util_opt_value(argc, argv, &i, "--output", "-o", &missing)) || missing) {
-            if (!v || !*v)
-                goto missing;
-            if (!strcmp(v, "table") || !strcmp(v, "wide"))
-                fmt = QUEUE_OUT_TABLE;
-            else if (!strcmp(v, "json"))
-                fmt = QUEUE_OUT_JSON;
-            else if (!strcmp(v, "yaml"))
-                fmt = QUEUE_OUT_YAML;
-            else {
-                fprintf(errf, "error: unknown output format \"%s\" (table, json, yaml)\n", v);
-                return 2;
-            }
-        } else {
-            fprintf(errf, "error: unknown argument \"%s\"\n", a);
-            usage_text(errf);
-            return 2;
-        }
-        continue;
-    missing:
-        fprintf(errf, "error: %s needs a value\n", a);
-        return 2;
-    }
-    return fetch_and_render(out, errf, kubeconfig, fmt, pool);
+    if (!t)
+        return;
+    for (int i = 0; i < t->n; i++)
+        row_free(&t->rows[i]);
+    free(t->rows);
+    free(t->order);
+    free(t);
 }

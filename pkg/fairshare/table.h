@@ -1,28 +1,38 @@
-/* table.h -- `ai-scheduler queues` (also `kubectl queue`): the Queue tree and
- * each queue's share, read live from the API server. */
+/* table.h -- the rows of `ai-scheduler queues` (cmd/ai-scheduler/queues.c):
+ * the Queue tree with each queue's quota, limit, weight and the status the
+ * scheduler writes, as table cells and as a document. */
 #ifndef AISCHED_FAIRSHARE_TABLE_H
 #define AISCHED_FAIRSHARE_TABLE_H
 
 #include <stdio.h>
 #include <jansson.h>
 
-typedef enum { QUEUE_OUT_TABLE, QUEUE_OUT_JSON, QUEUE_OUT_YAML } queue_out_t;
+#define QUEUE_TABLE_COLS 11
 
-/* argv as after the "queues" word: [--kubeconfig F] [-o table|json|yaml]
- * [--pool NAME] [-h]. Returns a process exit code. */
-int queue_table_main(int argc, char **argv, FILE *out, FILE *errf);
+typedef struct queue_table queue_table_t;
 
-/* The whole command minus the API server: `queues` is the items array of a
- * Queue LIST (NULL or not an array: no queues). Items without a name are
- * skipped with a warning on errf; fields of the wrong type read as absent.
- * Prints the queues as a tree (siblings by name), with the implicit queue
- * "default" when no Queue has that name. A queue whose parent is missing or
- * that is part of a parentQueue cycle is shown at the top level, Invalid.
- * pool NULL: spec.resources and the status sums; else that pool's numbers
- * (spec.pools.<pool>.resources where set, status.pools[] of that name).
- * -o json/yaml units are the API's: gpu GPUs, cpu millicores, memory MB,
- * -1 for no quota or limit, null where the status is not written.
- * Returns 0, or -1 if writing failed. */
-int queue_table_from_json(FILE *out, FILE *errf, queue_out_t fmt, json_t *queues, const char *pool);
+/* `queues` is the items array of a Queue LIST (NULL or not an array: no
+ * queues). Items without a name are skipped with a warning on errf; fields
+ * of the wrong type read as absent. The queues form a tree (siblings by
+ * name), with the implicit queue "default" when no Queue has that name. A
+ * queue whose parent is missing or that is part of a parentQueue cycle is
+ * at the top level, Invalid. pool NULL: spec.resources and the status
+ * sums; else that pool's numbers (spec.pools.<pool>.resources where set,
+ * status.pools[] of that name). pool is kept, not copied. */
+queue_table_t *queue_table_load(FILE *errf, json_t *queues, const char *pool);
+void queue_table_free(queue_table_t *t);
+
+/* The table's cells in tree order (malloc'd strings, row-major,
+ * QUEUE_TABLE_COLS a row, no header); *rows is set. */
+char **queue_table_cells(const queue_table_t *t, int *rows);
+
+/* Why each Invalid queue is so (ours first, else the scheduler's message),
+ * "name: why\n" in tree order; NULL when none is. malloc'd. */
+char *queue_table_notes(const queue_table_t *t);
+
+/* The queues as a JSON array in tree order, in the API's units: gpu GPUs,
+ * cpu millicores, memory MB, -1 for no quota or limit, null where the
+ * status is not written. A new reference. */
+json_t *queue_table_doc(const queue_table_t *t);
 
 #endif

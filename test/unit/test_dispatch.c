@@ -1,7 +1,7 @@
 /* test_dispatch.c -- MultiClusterJob pieces without a cluster: template
  * specialisation (dispatch/template.h), the first-available decision with
  * priorities (dispatch/decide.h) against the rule's exact answers, and the
- * `mcjob get` table (dispatch/table.h). */
+ * `mcjob get` table (dispatch/table.h, cmd/ai-scheduler/mcjob.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "dispatch/decide.h"
-#include "dispatch/table.h"
+#include "ai-scheduler/mcjob.h"
 #include "dispatch/template.h"
 
 static json_t *js(const char *text)
@@ -290,7 +290,7 @@ static void test_table(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    dsp_table_render(f, items, 0, 1767225630000LL); /* 2026-01-01T00:00:30Z */
+    mcjob_print(f, items, 0, 1767225630000LL); /* 2026-01-01T00:00:30Z */
     fclose(f);
     assert_string_equal(buf, "NAME    PHASE     WINNER   WAITED   CLUSTERS\n"
                              "train   Won       a        2m5s     a(80)=Won,b(20)=Cancelled\n"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "pool/table.h"
+#include "ai-scheduler/pools.h"
 #include "util/util.h"
 #include "tmpdir.h"
 
@@ -115,12 +115,12 @@ static int teardown(void **st)
 }
 
 /* Runs the renderer into memory; *errs gets what went to errf. */
-static char *run(fixture_t *f, pool_out_t fmt, char **errs)
+static char *run(fixture_t *f, cli_out_t fmt, char **errs)
 {
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
-    assert_int_equal(pool_table_from_json(out, errf, fmt, f->nodes, f->pods, f->pools, "ai-scheduler"), 0);
+    assert_int_equal(pools_render(out, errf, fmt, f->nodes, f->pods, f->pools, "ai-scheduler"), 0);
     fclose(out);
     fclose(errf);
     if (errs)
@@ -169,7 +169,7 @@ static const char *expected_table =
 static void test_table(void **st)
 {
     char *errs;
-    char *got = run(*st, POOL_OUT_TABLE, &errs);
+    char *got = run(*st, CLI_OUT_TABLE, &errs);
     assert_string_equal(got, expected_table);
     assert_string_equal(errs, "warning: skipping invalid Pool: pool bad: spec.disableSharing: must be a boolean\n"
                               "warning: skipping node broken: resource cpu: quantity lots: no digits\n");
@@ -195,7 +195,7 @@ static json_int_t num(json_t *e, const char *list, const char *key)
 
 static void test_json(void **st)
 {
-    char *got = run(*st, POOL_OUT_JSON, NULL);
+    char *got = run(*st, CLI_OUT_JSON, NULL);
     json_t *doc = load(got);
     assert_true(json_is_array(doc));
     assert_int_equal(json_array_size(doc), 5);
@@ -236,7 +236,7 @@ static void test_json(void **st)
 
 static void test_yaml(void **st)
 {
-    char *got = run(*st, POOL_OUT_YAML, NULL);
+    char *got = run(*st, CLI_OUT_YAML, NULL);
     assert_non_null(strstr(got, "- name: cpu-pool\n"
                                 "  preemption: true\n"
                                 "  borrowing: true\n"
@@ -274,7 +274,7 @@ static void test_render_direct(void **st)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(pool_table_render(f, POOL_OUT_TABLE, specs, 2, &def, u), 0);
+    assert_int_equal(pools_print(f, CLI_OUT_TABLE, specs, 2, &def, u), 0);
     fclose(f);
     const char *want_head =
         "Pools                    p b s  Resource  Capacity  Allocatable  Used  Shared  Pending\n"
@@ -294,7 +294,7 @@ static void test_render_direct(void **st)
     u[1].pending_gangs = 2;
     buf = NULL;
     f = open_memstream(&buf, &len);
-    assert_int_equal(pool_table_render(f, POOL_OUT_TABLE, specs, 2, &def, u), 0);
+    assert_int_equal(pools_print(f, CLI_OUT_TABLE, specs, 2, &def, u), 0);
     fclose(f);
     assert_non_null(
         strstr(buf, "\n                                gangs     -         -            -     -       2\n"));
@@ -303,7 +303,7 @@ static void test_render_direct(void **st)
     free(buf);
     buf = NULL;
     f = open_memstream(&buf, &len);
-    assert_int_equal(pool_table_render(f, POOL_OUT_JSON, specs, 2, &def, u), 0);
+    assert_int_equal(pools_print(f, CLI_OUT_JSON, specs, 2, &def, u), 0);
     fclose(f);
     assert_non_null(strstr(buf, "\"pending_gangs\": 2"));
     free(buf);
@@ -311,7 +311,7 @@ static void test_render_direct(void **st)
 
     buf = NULL;
     f = open_memstream(&buf, &len);
-    assert_int_equal(pool_table_render(f, POOL_OUT_YAML, specs, 2, &def, u), 0);
+    assert_int_equal(pools_print(f, CLI_OUT_YAML, specs, 2, &def, u), 0);
     fclose(f);
     assert_non_null(strstr(buf, "- name: \"123\"\n"));
     assert_non_null(strstr(buf, "- name: a-rather-long-pool-name\n"));
@@ -326,7 +326,7 @@ static void test_no_pools(void **st)
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
-    assert_int_equal(pool_table_from_json(out, errf, POOL_OUT_JSON, f->nodes, f->pods, NULL, "ai-scheduler"), 0);
+    assert_int_equal(pools_render(out, errf, CLI_OUT_JSON, f->nodes, f->pods, NULL, "ai-scheduler"), 0);
     fclose(out);
     fclose(errf);
     json_t *doc = load(obuf);
@@ -347,7 +347,7 @@ static int run_main(char **argv, int argc, char **out_s, char **err_s)
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
-    int rc = pool_table_main(argc, argv, out, errf);
+    int rc = pools_main(argc, argv, out, errf);
     fclose(out);
     fclose(errf);
     *out_s = obuf;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fairshare/table.h"
+#include "ai-scheduler/queues.h"
 #include "tmpdir.h"
 
 /* research (quota 8) -> team-a (6), team-b (2, weight 0.5, limit 4) with
@@ -49,13 +49,13 @@ static json_t *load(const char *s)
 }
 
 /* Renders into *out_s and *err_s (both malloc'd); returns the return code. */
-static int render(const char *json, queue_out_t fmt, const char *pool, char **out_s, char **err_s)
+static int render(const char *json, cli_out_t fmt, const char *pool, char **out_s, char **err_s)
 {
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
     json_t *q = json ? load(json) : NULL;
-    int rc = queue_table_from_json(out, errf, fmt, q, pool);
+    int rc = queues_render(out, errf, fmt, q, pool);
     json_decref(q);
     fclose(out);
     fclose(errf);
@@ -74,7 +74,7 @@ static const char *NARROW_HEADER = "QUEUE     PRIORITY   GPU QUOTA   GPU LIMIT  
 static void test_table_tree(void **st)
 {
     char *o, *e, want[4096];
-    assert_int_equal(render(FIXTURE, QUEUE_OUT_TABLE, NULL, &o, &e), 0);
+    assert_int_equal(render(FIXTURE, CLI_OUT_TABLE, NULL, &o, &e), 0);
     snprintf(
         want, sizeof(want), "%s%s", HEADER,
         "default        0          -           -           1            -               -               -/-                       -                  -         Implicit\n"
@@ -103,7 +103,7 @@ static void test_table_tree(void **st)
 static void test_table_pool(void **st)
 {
     char *o, *e;
-    assert_int_equal(render(FIXTURE, QUEUE_OUT_TABLE, "gpu-pool", &o, &e), 0);
+    assert_int_equal(render(FIXTURE, CLI_OUT_TABLE, "gpu-pool", &o, &e), 0);
     assert_non_null(
         strstr(o, "\ninference      0          1           2           1            -               -       "));
     assert_non_null(strstr(o,
@@ -127,7 +127,7 @@ static void test_cycles_and_depth(void **st)
                       "{\"metadata\":{\"name\":\"self\"},\"spec\":{\"parentQueue\":\"self\"}},"
                       "{\"metadata\":{\"name\":\"default\"},\"spec\":{\"resources\":{\"gpu\":{\"quota\":2}}}}]";
     char *o, *e, want[4096];
-    assert_int_equal(render(cyc, QUEUE_OUT_TABLE, NULL, &o, &e), 0);
+    assert_int_equal(render(cyc, CLI_OUT_TABLE, NULL, &o, &e), 0);
     snprintf(
         want, sizeof(want), "%s%s", NARROW_HEADER,
         "a         0          -           -           1            -               -               -/-                       -                  -         Invalid\n"
@@ -157,7 +157,7 @@ static void test_cycles_and_depth(void **st)
     }
     char *deep = json_dumps(arr, JSON_COMPACT);
     json_decref(arr);
-    assert_int_equal(render(deep, QUEUE_OUT_JSON, NULL, &o, &e), 0);
+    assert_int_equal(render(deep, CLI_OUT_JSON, NULL, &o, &e), 0);
     json_t *doc = load(o);
     assert_int_equal(json_array_size(doc), DEEP + 1); /* and the implicit default */
     assert_string_equal(json_string_value(json_object_get(json_array_get(doc, 1), "name")), "q00000");
@@ -167,7 +167,7 @@ static void test_cycles_and_depth(void **st)
     json_decref(doc);
     free(o);
     free(e);
-    assert_int_equal(render(deep, QUEUE_OUT_TABLE, NULL, &o, &e), 0);
+    assert_int_equal(render(deep, CLI_OUT_TABLE, NULL, &o, &e), 0);
     /* 64 spaces at most before a name */
     assert_non_null(strstr(o, "\n                                                                q19999 "));
     assert_null(strstr(o, "\n                                                                 "));
@@ -179,7 +179,7 @@ static void test_cycles_and_depth(void **st)
 static void test_json(void **st)
 {
     char *o, *e;
-    assert_int_equal(render(FIXTURE, QUEUE_OUT_JSON, NULL, &o, &e), 0);
+    assert_int_equal(render(FIXTURE, CLI_OUT_JSON, NULL, &o, &e), 0);
     json_t *doc = load(o);
     assert_true(json_is_array(doc));
     static const char *names[] = { "default", "inference", "loop-a", "under-loop", "loop-b",
@@ -221,7 +221,7 @@ static void test_json(void **st)
     free(o);
     free(e);
 
-    assert_int_equal(render(FIXTURE, QUEUE_OUT_JSON, "gpu-pool", &o, &e), 0);
+    assert_int_equal(render(FIXTURE, CLI_OUT_JSON, "gpu-pool", &o, &e), 0);
     doc = load(o);
     json_t *inf = json_array_get(doc, 1);
     assert_string_equal(json_string_value(json_object_get(inf, "pool")), "gpu-pool");
@@ -235,7 +235,7 @@ static void test_json(void **st)
 static void test_yaml(void **st)
 {
     char *o, *e;
-    assert_int_equal(render(FIXTURE, QUEUE_OUT_YAML, NULL, &o, &e), 0);
+    assert_int_equal(render(FIXTURE, CLI_OUT_YAML, NULL, &o, &e), 0);
     assert_memory_equal(o, "- name: default\n  parent: null\n  depth: 0\n", 40);
     assert_non_null(strstr(o, "- name: team-b\n  parent: research\n  depth: 1\n"));
     assert_non_null(strstr(o, "  overQuotaWeight:\n    gpu: 0.5\n"));
@@ -252,11 +252,11 @@ static void test_bad_input(void **st)
     snprintf(
         want, sizeof(want), "%s%s", NARROW_HEADER,
         "default   0          -           -           1            -               -               -/-                       -                  -         Implicit\n");
-    assert_int_equal(render(NULL, QUEUE_OUT_TABLE, NULL, &o, &e), 0);
+    assert_int_equal(render(NULL, CLI_OUT_TABLE, NULL, &o, &e), 0);
     assert_string_equal(o, want);
     free(o);
     free(e);
-    assert_int_equal(render("{\"items\": 3}", QUEUE_OUT_TABLE, NULL, &o, &e), 0);
+    assert_int_equal(render("{\"items\": 3}", CLI_OUT_TABLE, NULL, &o, &e), 0);
     assert_string_equal(o, want);
     free(o);
     free(e);
@@ -268,14 +268,14 @@ static void test_bad_input(void **st)
         " \"status\": {\"allocated\": {\"gpu\": \"7\", \"cpu\": -2500}, \"fairShare\": [],"
         " \"pending\": -4, \"state\": 3, \"pools\": 9}},"
         "{\"metadata\": {\"name\": \"x\"}}]";
-    assert_int_equal(render(junk, QUEUE_OUT_TABLE, NULL, &o, &e), 0);
+    assert_int_equal(render(junk, CLI_OUT_TABLE, NULL, &o, &e), 0);
     assert_non_null(strstr(
         o,
         "\nx         0          1e+300      -           1e+300       -               -               -2.5/-                    -                  -         -\n"));
     assert_non_null(strstr(e, "warning: skipping a second Queue named \"x\"\n"));
     free(o);
     free(e);
-    assert_int_equal(render(junk, QUEUE_OUT_YAML, "p", &o, &e), 0);
+    assert_int_equal(render(junk, CLI_OUT_YAML, "p", &o, &e), 0);
     assert_non_null(strstr(o, "- name: x\n"));
     free(o);
     free(e);
@@ -286,7 +286,7 @@ static int run_main(char **argv, int argc, char **out_s, char **err_s)
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *out = open_memstream(&obuf, &olen), *errf = open_memstream(&ebuf, &elen);
-    int rc = queue_table_main(argc, argv, out, errf);
+    int rc = queues_main(argc, argv, out, errf);
     fclose(out);
     fclose(errf);
     *out_s = obuf;
