@@ -10,6 +10,7 @@
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 typedef struct evict_job {
     struct evict_job *next;
@@ -193,7 +194,7 @@ static void *evictor_main(void *arg)
     evictor_t *e = arg;
     util_thread_name("evictor");
     for (;;) {
-        pthread_mutex_lock(&e->mu);
+        lo_mutex_lock(&e->mu, LO_EVICTOR);
         while (!e->head && !e->closing)
             pthread_cond_wait(&e->cv, &e->mu);
         evict_job_t *j = e->closing ? NULL : e->head;
@@ -204,16 +205,16 @@ static void *evictor_main(void *arg)
             e->busy = 1;
             e->busy_job = j;
         }
-        pthread_mutex_unlock(&e->mu);
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
         if (!j)
             break;
         run_job(e->s, j);
-        pthread_mutex_lock(&e->mu);
+        lo_mutex_lock(&e->mu, LO_EVICTOR);
         e->busy = 0;
         e->busy_job = NULL;
         job_free(j);
         pthread_cond_broadcast(&e->cv);
-        pthread_mutex_unlock(&e->mu);
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
     }
     return NULL;
 }
@@ -234,9 +235,9 @@ evictor_t *evictor_new(scheduler_t *s)
 /* Queues j (taken); dropped when the worker is closing or never started. */
 static void push_job(evictor_t *e, evict_job_t *j)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     if (e->closing || !e->started) {
-        pthread_mutex_unlock(&e->mu);
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
         job_free(j);
         return;
     }
@@ -246,7 +247,7 @@ static void push_job(evictor_t *e, evict_job_t *j)
         e->head = j;
     e->tail = j;
     pthread_cond_signal(&e->cv);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
 
 void evictor_submit(evictor_t *e, pod_t *const *preemptors, int np, preempt_candidate_t *cands, int n, int pool_id,
@@ -303,21 +304,21 @@ static int job_has(const evict_job_t *j, const char *uid)
 int evictor_has_job(evictor_t *e, const char *uid)
 {
     int found = 0;
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     if (e->busy_job && job_has(e->busy_job, uid))
         found = 1;
     for (evict_job_t *j = e->head; j && !found; j = j->next)
         found = job_has(j, uid);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
     return found;
 }
 
 void evictor_wait_idle(evictor_t *e)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     while ((e->head || e->busy) && e->started && !e->closing)
         pthread_cond_wait(&e->cv, &e->mu);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
 
 /* Queued jobs are dropped, not drained: a stopping (or fenced) scheduler
@@ -326,10 +327,10 @@ void evictor_free(evictor_t *e)
 {
     if (!e)
         return;
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     e->closing = 1;
     pthread_cond_broadcast(&e->cv);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
     if (e->started)
         pthread_join(e->thread, NULL);
     for (evict_job_t *j = e->head, *n; j; j = n) {
