@@ -16,14 +16,18 @@ CPPFLAGS+= -D_GNU_SOURCE -Ipkg
 CFLAGS  ?= -O2 -g
 LDLIBS  += -lpthread -lm
 
-# Variants: plain (build/), asan (build-asan/), tsan (build-tsan/).
+# Variants: plain (build/), asan (build-asan/), tsan (build-tsan/). The
+# sanitizer builds also check the lock hierarchy (pkg/util/lockorder.h);
+# the plain build does not pay for it.
 VARIANT ?= plain
 ifeq ($(VARIANT),asan)
   B := build-asan
   SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  CHECKS := -DAISCHED_LOCKCHECK
 else ifeq ($(VARIANT),tsan)
   B := build-tsan
   SAN := -fsanitize=thread -fno-omit-frame-pointer
+  CHECKS := -DAISCHED_LOCKCHECK
 else ifeq ($(VARIANT),fuzz)
   # libFuzzer targets (test/fuzz): clang, coverage hooks in the library,
   # ASan+UBSan; the fuzzer's own main() is linked into the targets only.
@@ -65,7 +69,7 @@ TOOL_BINS := $(TOOL_SRCS:test/bench/%.c=$(B)/tools/%)
 FUZZ_SRCS := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/fuzz_%.c=$(B)/fuzz/%)
 
-ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(CHECKS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness fuzz fuzz-bins chaos lint clean install property soak

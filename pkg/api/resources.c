@@ -3,6 +3,7 @@
 #include "api/quantity.h"
 #include "util/hashmap.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -38,7 +39,7 @@ const char *res_intern(const char *name)
 {
     if (!name || strlen(name) >= RES_NAME_MAX)
         return NULL;
-    pthread_mutex_lock(&intern_mu);
+    lo_mutex_lock(&intern_mu, LO_RES_INTERN);
     if (!intern_map) {
         intern_map = hashmap_new(64);
         hashmap_put(intern_map, res_gpu_name, (void *)res_gpu_name);
@@ -48,7 +49,7 @@ const char *res_intern(const char *name)
         v = util_strdup(name);
         hashmap_put(intern_map, name, v);
     }
-    pthread_mutex_unlock(&intern_mu);
+    lo_mutex_unlock(&intern_mu, LO_RES_INTERN);
     return v;
 }
 

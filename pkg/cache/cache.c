@@ -7,6 +7,7 @@
 
 #include "framework/topo_index.h"
 #include "util/hashmap.h"
+#include "util/lockorder.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -145,30 +146,41 @@ static pthread_mutex_t *stripe(cache_t *c, const char *node)
 
 void cache_node_lock(cache_t *c, const char *node)
 {
-    pthread_mutex_lock(stripe(c, node));
+    lockorder_assert_held(LO_CACHE);
+    lo_mutex_lock(stripe(c, node), LO_CACHE_STRIPE);
 }
 void cache_node_unlock(cache_t *c, const char *node)
 {
-    pthread_mutex_unlock(stripe(c, node));
+    lo_mutex_unlock(stripe(c, node), LO_CACHE_STRIPE);
 }
 
 void cache_rdlock(cache_t *c)
 {
-    pthread_rwlock_rdlock(&c->lock);
+    lo_rwlock_rdlock(&c->lock, LO_CACHE);
 }
 void cache_wrlock(cache_t *c)
 {
-    pthread_rwlock_wrlock(&c->lock);
+    lo_rwlock_wrlock(&c->lock, LO_CACHE);
 }
 void cache_unlock(cache_t *c)
 {
-    pthread_rwlock_unlock(&c->lock);
+    lo_rwlock_unlock(&c->lock, LO_CACHE);
+}
+
+static void pods_lock(cache_t *c)
+{
+    lo_mutex_lock(&c->pods_mu, LO_CACHE_PODS);
+}
+static void pods_unlock(cache_t *c)
+{
+    lo_mutex_unlock(&c->pods_mu, LO_CACHE_PODS);
 }
 
 /* Counts (sign +1) or uncounts (-1) the node and its pods in the topology
  * index against the node object it has now. Write lock held. */
 static void index_node_pods(cache_t *c, node_info_t *ni, int sign)
 {
+    lockorder_assert_held_excl(LO_CACHE);
     if (!ni->node)
         return;
     fw_topo_index_node(c->tindex, ni->node, sign);
@@ -239,6 +251,7 @@ static int node_sched_changed(const node_t *old, const node_t *n)
  * (the accounting hook charges a pod in its node's pool). Write lock held. */
 static void reaccount_node(cache_t *c, node_info_t *ni)
 {
+    lockorder_assert_held_excl(LO_CACHE);
     if (!c->account_hook)
         return;
     for (int i = 0; i < ni->npods; i++) {
@@ -417,29 +430,32 @@ cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int
 pod_t *cache_get_pod(cache_t *c, const char *uid, cache_pod_state_t *state)
 {
     cache_rdlock(c);
-    pthread_mutex_lock(&c->pods_mu);
+    pods_lock(c);
     pod_entry_t *e = hashmap_get(c->pods, uid);
     pod_t *p = e ? pod_ref(e->pod) : NULL;
     if (state)
         *state = e ? e->state : CPOD_NONE;
-    pthread_mutex_unlock(&c->pods_mu);
+    pods_unlock(c);
     cache_unlock(c);
     return p;
 }
 
 uint64_t cache_nodes_version_locked(cache_t *c)
 {
+    lockorder_assert_held(LO_CACHE);
     return c->nodes_ver;
 }
 
 node_info_t *const *cache_nodes_locked(cache_t *c, int *n)
 {
+    lockorder_assert_held(LO_CACHE);
     *n = c->nnodes;
     return c->nodes;
 }
 
 node_info_t *cache_node_locked(cache_t *c, const char *name)
 {
+    lockorder_assert_held(LO_CACHE);
     return hashmap_get(c->node_map, name);
 }
 
@@ -449,9 +465,9 @@ int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const no
     cache_rdlock(c);
     node_info_t *ni = hashmap_get(c->node_map, node);
     if (ni) {
-        pthread_mutex_lock(stripe(c, node));
+        cache_node_lock(c, node);
         fn(ud, ni);
-        pthread_mutex_unlock(stripe(c, node));
+        cache_node_unlock(c, node);
         rc = 0;
     }
     cache_unlock(c);
@@ -460,6 +476,7 @@ int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const no
 
 int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
 {
+    lockorder_assert_held_excl(LO_CACHE);
     node_info_t *ni = hashmap_get(c->node_map, node);
     if (!ni || !ni->node)
         return -1;
@@ -540,10 +557,9 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
     node_info_t *ni = hashmap_get(c->node_map, node);
     int rc = -1;
     if (ni) {
-        pthread_mutex_t *m = stripe(c, node);
-        pthread_mutex_lock(m);
+        cache_node_lock(c, node);
         if (ni->node && ni->pool == pool && (ni->generation == generation || fit(ud, ni))) {
-            pthread_mutex_lock(&c->pods_mu);
+            pods_lock(c);
             pod_entry_t *e = hashmap_get(c->pods, p->uid);
             if (still_pending(c, p->uid)) {
                 if (e->pod != p) {
@@ -554,7 +570,7 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
                 e->node = util_strdup(node);
                 rc = 0;
             }
-            pthread_mutex_unlock(&c->pods_mu);
+            pods_unlock(c);
             if (rc == 0) {
                 if (has_required_anti(p))
                     epoch_bump(c); /* callers without ip only */
@@ -565,7 +581,7 @@ int cache_assume_ex(cache_t *c, pod_t *p, const char *node, int pool, uint64_t g
                     c->account_hook(c->account_ud, p, ni, +1);
             }
         }
-        pthread_mutex_unlock(m);
+        cache_node_unlock(c, node);
     }
     cache_unlock(c);
     return rc;
@@ -638,6 +654,7 @@ static void noms_rebuild_node(cache_t *c, const char *node)
 
 static void nomination_drop_locked(cache_t *c, const char *uid)
 {
+    lockorder_assert_held_excl(LO_CACHE);
     if (!hashmap_remove(c->noms_by_uid, uid))
         return;
     for (int i = 0; i < c->nnoms; i++) {
@@ -691,6 +708,7 @@ void cache_clear_nomination(cache_t *c, const char *uid)
 
 int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods)
 {
+    lockorder_assert_held(LO_CACHE);
     if (c->nnoms == 0)
         return 0;
     nom_list_t *l = hashmap_get(c->noms_by_node, node);
@@ -712,7 +730,7 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
             ns[k++] = node_ref(c->nodes[i]->node);
     *nodes = ns;
     *nn = k;
-    pthread_mutex_lock(&c->pods_mu);
+    pods_lock(c);
     size_t total = hashmap_len(c->pods);
     pod_t **ps = util_xcalloc(total + 1, sizeof(*ps));
     int m = 0;
@@ -724,7 +742,7 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
             continue;
         ps[m++] = pod_ref(e->pod);
     }
-    pthread_mutex_unlock(&c->pods_mu);
+    pods_unlock(c);
     *pods = ps;
     *np = m;
     cache_unlock(c);
@@ -746,7 +764,7 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
     cache_rdlock(c);
     s->nodes = c->nnodes;
     s->nominated = c->nnoms;
-    pthread_mutex_lock(&c->pods_mu);
+    pods_lock(c);
     const char *key;
     void *v;
     for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
@@ -759,6 +777,6 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
         else if (e->state == CPOD_BOUND)
             s->bound++;
     }
-    pthread_mutex_unlock(&c->pods_mu);
+    pods_unlock(c);
     cache_unlock(c);
 }

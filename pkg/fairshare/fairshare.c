@@ -12,6 +12,7 @@
 #include "gpu/gpu.h"
 #include "util/hashmap.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 const char *const fs_res_names[FS_NRES] = { "gpu", "cpu", "memory" };
 
@@ -509,11 +510,11 @@ static void rebuild_locked(fs_store_t *fs)
 
 int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int id = intern_locked(fs, q->name, 1);
     if (id == FS_DEFAULT_ID && strcmp(q->name, FS_DEFAULT_QUEUE) != 0) {
         /* Past FS_MAX_OBJECT_NAMES Queue objects, or a name too long. */
-        pthread_mutex_unlock(&fs->mu);
+        lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
         fs_queue_spec_free(q);
         return 0;
     }
@@ -528,7 +529,7 @@ int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
         free(n->spec->status_json);
         n->spec->status_json = q->status_json;
         q->status_json = NULL;
-        pthread_mutex_unlock(&fs->mu);
+        lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
         fs_queue_spec_free(q);
         return 0;
     }
@@ -543,13 +544,13 @@ int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
     fs_queue_spec_free(n->spec);
     n->spec = q;
     rebuild_locked(fs);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return 1;
 }
 
 void fs_queue_delete(fs_store_t *fs, const char *name)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     void *v = hashmap_get(fs->by_name, name);
     if (v) {
         fs_node_t *n = &fs->n[(intptr_t)v - 1];
@@ -563,14 +564,14 @@ void fs_queue_delete(fs_store_t *fs, const char *name)
         n->said = NULL;
         rebuild_locked(fs);
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 int fs_active(fs_store_t *fs)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int a = fs->nobjects > 0;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return a;
 }
 
@@ -578,15 +579,15 @@ int fs_tenant_id(fs_store_t *fs, const char *name)
 {
     if (!name || !name[0])
         return FS_DEFAULT_ID;
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int id = intern_locked(fs, name, 0);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return id;
 }
 
 char *fs_fallback_message(fs_store_t *fs, int tenant)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     char *msg = NULL;
     if (tenant > 0 && tenant < fs->nn && fs->eff[tenant] != tenant) {
         const fs_node_t *n = &fs->n[tenant];
@@ -600,7 +601,7 @@ char *fs_fallback_message(fs_store_t *fs, int tenant)
         sbuf_printf(&b, "; using queue \"%s\"", FS_DEFAULT_QUEUE);
         msg = b.data;
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return msg;
 }
 
@@ -653,22 +654,22 @@ static void uncharge_locked(fs_store_t *fs, const char *uid)
 
 int fs_is_charged(fs_store_t *fs, const char *uid)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int yes = hashmap_get(fs->charges, uid) != NULL;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return yes;
 }
 
 void fs_uncharge(fs_store_t *fs, const char *uid)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     uncharge_locked(fs, uid);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     uncharge_locked(fs, p->uid);
     if (sign > 0 && tenant >= 0 && tenant < fs->nn) {
         fs_chg_t *c = util_xcalloc(1, sizeof(*c));
@@ -686,12 +687,12 @@ void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu
         hashmap_put(fs->charges, p->uid, c);
         apply_charge(fs, c, +1);
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 void fs_set_pool(fs_store_t *fs, int pool, const char *name, const double cap[FS_NRES])
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     if (P) {
         if (!P->name || strcmp(P->name, name) != 0) {
@@ -700,12 +701,12 @@ void fs_set_pool(fs_store_t *fs, int pool, const char *name, const double cap[FS
         }
         memcpy(P->cap, cap, sizeof(P->cap));
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 void fs_set_pending(fs_store_t *fs, int pool, const fs_pending_t *p, int n)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     if (P) {
         for (int i = 0; i < P->nq; i++) {
@@ -721,7 +722,7 @@ void fs_set_pending(fs_store_t *fs, int pool, const fs_pending_t *p, int n)
             q->npend += p[k].pods;
         }
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 /* ------------------------------------------------------- water-filling */
@@ -934,10 +935,10 @@ static int refresh_locked(fs_store_t *fs, fs_pool_t *P, int64_t now_ms)
 
 int fs_refresh(fs_store_t *fs, int pool, int64_t now_ms)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int moved = P ? refresh_locked(fs, P, now_ms) : 0;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return moved;
 }
 
@@ -965,24 +966,24 @@ static double ratio_of(const fs_store_t *fs, const fs_pool_t *P, int q, const do
 
 double fs_ratio(fs_store_t *fs, int pool, int tenant)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     double r = P && tenant >= 0 && tenant < fs->nn ? ratio_of(fs, P, fs->eff[tenant], NULL, 0) : 0;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return r;
 }
 
 int fs_at_share(fs_store_t *fs, int pool, int tenant)
 {
     int at = 0;
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     if (P && tenant >= 0 && tenant < fs->nn) {
         const fs_pq_t *x = &P->q[fs->eff[tenant]];
         for (int r = 0; r < FS_NRES && !at; r++)
             at = x->a_alloc[r] > FS_EPS && x->a_alloc[r] + FS_EPS >= x->fair[r];
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return at;
 }
 
@@ -995,10 +996,10 @@ static int starving_locked(fs_store_t *fs, fs_pool_t *P, int tenant, int64_t fir
 
 int fs_starving(fs_store_t *fs, int pool, int tenant, int64_t first_ms, int64_t now_ms)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int s = P && tenant >= 0 && tenant < fs->nn ? starving_locked(fs, P, tenant, first_ms, now_ms) : 0;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return s;
 }
 
@@ -1006,7 +1007,7 @@ int fs_pick(fs_store_t *fs, int pool, const int *tenants, const int64_t *head_fi
 {
     if (n <= 1)
         return 0;
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int best = 0, starve = -1;
     double br = 0;
@@ -1021,7 +1022,7 @@ int fs_pick(fs_store_t *fs, int pool, const int *tenants, const int64_t *head_fi
             br = r;
         }
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return starve >= 0 ? starve : best;
 }
 
@@ -1068,7 +1069,7 @@ static int admit_pass(fs_store_t *fs, fs_pool_t *P, int q, const double *req, in
 
 int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg, size_t msglen)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int rc = 0;
     int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
@@ -1078,7 +1079,7 @@ int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], in
         rc = FS_ADMIT_QUOTA;
     else if (P && admit_pass(fs, P, q, req, 0, msg, msglen) != 0)
         rc = FS_ADMIT_LIMIT;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return rc;
 }
 
@@ -1173,7 +1174,7 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
 int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
                    int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int ok = 0;
     *cross = 0;
     fs_chg_t *c = hashmap_get(fs->charges, victim_uid);
@@ -1189,14 +1190,14 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
             ok = reclaim_ok(fs, P, qp, a, b, req, c->v, starving, over_budget(fs, P, c, now_ms));
         }
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
 
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
                   const char *const *victim_uids, int n, int64_t now_ms)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int ok = P != NULL && tenant >= 0 && tenant < fs->nn;
     int *ga = util_xcalloc((size_t)n + 1, sizeof(int)), *gb = util_xcalloc((size_t)n + 1, sizeof(int));
@@ -1231,7 +1232,7 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     free(gb);
     free(relax);
     free(gv);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
 
@@ -1298,13 +1299,13 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
                      char ***out)
 {
     *out = NULL;
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int qp = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID, n = 0;
     double excess[FS_NRES];
     int top = P ? blocking_ancestor(fs, P, qp, req, excess) : -1;
     if (top < 0) {
-        pthread_mutex_unlock(&fs->mu);
+        lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
         return 0;
     }
     lim_cand_t *cand = util_xcalloc(hashmap_len(fs->charges) + 1, sizeof(*cand));
@@ -1335,7 +1336,7 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
             (*out)[i] = util_strdup(cand[i].uid);
     }
     free(cand);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     /* The set as a whole keeps every victim queue at its share. */
     if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, n, now_ms)) {
         for (int i = 0; i < n; i++)
@@ -1349,15 +1350,15 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
 
 char *fs_queue_name(fs_store_t *fs, int tenant)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     char *name = util_strdup(fs->n[tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID].name);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return name;
 }
 
 void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int qp = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID, cross = 0;
     for (int i = 0; i < n; i++) {
         fs_chg_t *c = hashmap_get(fs->charges, victim_uids[i]);
@@ -1368,7 +1369,7 @@ void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids,
     }
     if (cross)
         fs->n[qp].reclaims++;
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 /* ------------------------------------------------------ housekeeping */
@@ -1456,7 +1457,7 @@ static void excess_step(fs_store_t *fs, int64_t now_wall)
 void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out)
 {
     memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     excess_step(fs, util_wall_ms());
     for (int p = 0; p < fs->npools; p++)
         if (fs->pools[p].used)
@@ -1493,7 +1494,7 @@ void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out)
             n->said = NULL;
         }
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 void fs_tick_clear(fs_tick_t *t)
@@ -1515,7 +1516,7 @@ void fs_tick_clear(fs_tick_t *t)
 
 void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     for (int p = 0; p < fs->npools; p++) {
         const fs_pool_t *P = &fs->pools[p];
         if (!P->used || !P->name)
@@ -1524,14 +1525,14 @@ void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud)
             if (fs->n[i].spec || i == FS_DEFAULT_ID)
                 fn(ud, fs->n[i].name, P->name, P->q[i].a_alloc, P->q[i].fair, P->q[i].a_npend);
     }
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
 void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud)
 {
-    pthread_mutex_lock(&fs->mu);
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     for (int i = 0; i < fs->nn; i++)
         if (fs->n[i].reclaims || fs->n[i].reclaimed)
             fn(ud, fs->n[i].name, fs->n[i].reclaims, fs->n[i].reclaimed);
-    pthread_mutex_unlock(&fs->mu);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }

@@ -9,6 +9,7 @@
 
 #include "util/hashmap.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 #define LAZY_CAP 1024
 
@@ -177,19 +178,19 @@ void fw_topo_index_pod(fw_topo_index_t *x, const pod_t *p, const node_t *node, i
 {
     if (!x || !node || pod_is_terminal(p))
         return;
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     if (p->interpod)
         reg_pod(x, p->interpod, node, sign);
     for (int i = 0; i < x->nlazy; i++)
         lazy_count(x->lazy[i], p, node, sign);
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
 }
 
 void fw_topo_index_node(fw_topo_index_t *x, const node_t *node, int sign)
 {
     if (!x || !node)
         return;
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     const char *k;
     void *d;
     for (size_t it = 0; hashmap_next(x->domains, &it, &k, &d);) {
@@ -197,7 +198,7 @@ void fw_topo_index_node(fw_topo_index_t *x, const node_t *node, int sign)
         if (v)
             tpc_add(d, k, v, sign, 1);
     }
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
 }
 
 /* What a pending pod's PreFilter asks of the index. */
@@ -289,14 +290,14 @@ int fw_topo_index_ready(fw_topo_index_t *x, const pod_t *pod)
 {
     need_t *v;
     int n = needs_of(pod, &v), ok = 1;
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     for (int i = 0; i < n && ok; i++) {
         lazy_t *l = lazy_get(x, v[i].id);
         ok = l != NULL && (!v[i].spread || hashmap_get(x->domains, v[i].topo_key));
         if (l)
             l->affinity |= v[i].affinity; /* the same term may be another pod's anti-affinity */
     }
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     needs_free(v, n);
     return ok;
 }
@@ -329,9 +330,10 @@ static void domains_add_key(fw_topo_index_t *x, const char *key, node_info_t *co
 
 void fw_topo_index_prepare(fw_topo_index_t *x, const pod_t *pod, node_info_t *const *nodes, int n)
 {
+    lockorder_assert_held_excl(LO_CACHE);
     need_t *v;
     int nv = needs_of(pod, &v);
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     for (int k = 0; k < nv; k++) {
         if (v[k].spread)
             domains_add_key(x, v[k].topo_key, nodes, n);
@@ -374,7 +376,7 @@ void fw_topo_index_prepare(fw_topo_index_t *x, const pod_t *pod, node_info_t *co
         }
         x->lazy[x->nlazy++] = l;
     }
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     needs_free(v, nv);
 }
 
@@ -393,12 +395,12 @@ int fw_topo_index_existing_anti(fw_topo_index_t *x, const pod_t *pod, tp_counts_
 {
     if (!x)
         return 0;
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     const reg_t *r = &x->reg[REG_REQ_ANTI];
     for (int i = 0; i < r->n; i++)
         if (aff_term_matches(&r->list[i]->term, pod))
             add_values(out, &r->list[i]->values, r->list[i]->term.topology_key, 1, 1);
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     return 1;
 }
 
@@ -413,12 +415,12 @@ int fw_topo_index_incoming(fw_topo_index_t *x, const pod_t *pod, tp_counts_t *af
     int n = needs_of(pod, &v), ok = 1;
     int nin = a->naff_req + a->nanti_req; /* needs_of lists these first */
     lazy_t **l = util_xcalloc((size_t)nin + 1, sizeof(*l));
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     for (int i = 0; i < nin && ok; i++)
         ok = (l[i] = lazy_get(x, v[i].id)) != NULL;
     for (int i = 0; i < nin && ok; i++)
         add_values(i < a->naff_req ? aff : anti, &l[i]->values, v[i].topo_key, 1, 1);
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     free(l);
     needs_free(v, n);
     return ok;
@@ -434,7 +436,7 @@ int fw_topo_index_score(fw_topo_index_t *x, const pod_t *pod, int hard_weight, t
     int n = needs_of(pod, &v), ok = 1;
     int first = a ? a->naff_req + a->nanti_req : 0, npref = a ? a->naff_pref + a->nanti_pref : 0;
     lazy_t **l = util_xcalloc((size_t)npref + 1, sizeof(*l));
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     for (int i = 0; i < npref && ok; i++)
         ok = (l[i] = lazy_get(x, v[first + i].id)) != NULL;
     for (int i = 0; i < npref && ok; i++) {
@@ -459,7 +461,7 @@ int fw_topo_index_score(fw_topo_index_t *x, const pod_t *pod, int hard_weight, t
             *any = 1;
         }
     }
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     free(l);
     needs_free(v, n);
     return ok;
@@ -472,7 +474,7 @@ int fw_topo_index_spread(fw_topo_index_t *x, const spread_constraint_t *c, const
         return 0;
     char *id = id_spread(c, ns);
     int ok = 0;
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     lazy_t *l = lazy_get(x, id);
     tp_counts_t *d = hashmap_get(x->domains, c->topology_key);
     if (l && d && (int)tpc_len(d) <= max_domains) {
@@ -480,7 +482,7 @@ int fw_topo_index_spread(fw_topo_index_t *x, const spread_constraint_t *c, const
         add_values(out, &l->values, c->topology_key, 1, 0);
         ok = 1;
     }
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     free(id);
     return ok;
 }
@@ -490,9 +492,9 @@ int fw_topo_index_affinity_wanted(fw_topo_index_t *x, const pod_t *p)
     int hit = 0;
     if (!x)
         return 0;
-    pthread_mutex_lock(&x->mu);
+    lo_mutex_lock(&x->mu, LO_TOPO_INDEX);
     for (int i = 0; i < x->nlazy && !hit; i++)
         hit = x->lazy[i]->affinity && lazy_matches(x->lazy[i], p);
-    pthread_mutex_unlock(&x->mu);
+    lo_mutex_unlock(&x->mu, LO_TOPO_INDEX);
     return hit;
 }

@@ -7,6 +7,7 @@
 #include "gang/gang.h"
 #include "util/hashmap.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 typedef struct gang {
     char *key, *ns, *name;
@@ -266,17 +267,17 @@ char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name)
 {
     sbuf_t key = { 0 };
     sbuf_printf(&key, "%s/%s", ns, name);
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = hashmap_get(gs->gangs, key.data);
     char *q = g && g->pg && g->pg->queue ? util_strdup(g->pg->queue) : NULL;
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     sbuf_free(&key);
     return q;
 }
 
 int gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = get_or_new(gs, pg->ns, pg->name);
     int changed = !g->pg || !same_spec(g->pg, pg);
     if (g->pg && strcmp(g->pg->uid, pg->uid) != 0) {
@@ -290,13 +291,13 @@ int gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
     g->pg = pg;
     g->deleted = 0;
     g->dirty = 1;
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return changed;
 }
 
 void gang_group_delete(gang_store_t *gs, const char *ns, const char *name)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     sbuf_t key = { 0 };
     sbuf_printf(&key, "%s/%s", ns, name);
     gang_t *g = hashmap_get(gs->gangs, key.data);
@@ -310,7 +311,7 @@ void gang_group_delete(gang_store_t *gs, const char *ns, const char *name)
         g->last_status = NULL;
         maybe_drop(gs, g);
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 static void remove_member_locked(gang_store_t *gs, const char *uid)
@@ -330,10 +331,10 @@ static void remove_member_locked(gang_store_t *gs, const char *uid)
 void gang_pod_upsert(gang_store_t *gs, pod_t *p)
 {
     const char *group = gang_of(p);
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     const char *was = hashmap_get(gs->pod_of, p->uid);
     if (!group && !was) {
-        pthread_mutex_unlock(&gs->mu);
+        lo_mutex_unlock(&gs->mu, LO_GANG);
         return;
     }
     if (was) {
@@ -357,26 +358,26 @@ void gang_pod_upsert(gang_store_t *gs, pod_t *p)
             g->dirty = 1;
         pod_unref(old);
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 void gang_pod_delete(gang_store_t *gs, const pod_t *p)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     remove_member_locked(gs, p->uid);
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 void gang_touch(gang_store_t *gs, const char *ns, const char *name)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     sbuf_t key = { 0 };
     sbuf_printf(&key, "%s/%s", ns, name);
     gang_t *g = hashmap_get(gs->gangs, key.data);
     sbuf_free(&key);
     if (g)
         g->dirty = 1;
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 /* ------------------------------------------------------ scheduler side */
@@ -384,13 +385,13 @@ void gang_touch(gang_store_t *gs, const char *ns, const char *name)
 int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_t *out)
 {
     memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     sbuf_t key = { 0 };
     sbuf_printf(&key, "%s/%s", ns, name);
     gang_t *g = hashmap_get(gs->gangs, key.data);
     sbuf_free(&key);
     if (!g) {
-        pthread_mutex_unlock(&gs->mu);
+        lo_mutex_unlock(&gs->mu, LO_GANG);
         return -1;
     }
     out->key = util_strdup(g->key);
@@ -415,7 +416,7 @@ int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_
     for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);)
         out->members[out->nmembers++] = pod_ref(v);
     out->start_ms = g->start_ms;
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return 0;
 }
 
@@ -435,24 +436,24 @@ void gang_snap_clear(gang_snap_t *s)
 
 void gang_turn_begin(gang_store_t *gs, const char *key)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     while (hashmap_get(gs->turns, key))
         pthread_cond_wait(&gs->turn_cv, &gs->mu);
     hashmap_put(gs->turns, key, (void *)1);
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 void gang_turn_end(gang_store_t *gs, const char *key)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     hashmap_remove(gs->turns, key);
     pthread_cond_broadcast(&gs->turn_cv);
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = hashmap_get(gs->gangs, key);
     int64_t t = 0;
     if (g) {
@@ -462,14 +463,14 @@ int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now)
         }
         t = g->start_ms;
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return t;
 }
 
 double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_waiting)
 {
     double wait = -1;
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = hashmap_get(gs->gangs, key);
     if (was_waiting)
         *was_waiting = g && g->waiting;
@@ -487,14 +488,14 @@ double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_wait
         free(g->wait_msg);
         g->wait_msg = NULL;
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return wait;
 }
 
 void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message,
                   int blocks)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = hashmap_get(gs->gangs, key);
     if (g) {
         set_waiting(gs, g, blocks);
@@ -505,7 +506,7 @@ void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int
         g->wait_msg = message ? util_strdup(message) : NULL;
         g->dirty = 1;
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 int gang_nwaiting(gang_store_t *gs)
@@ -536,7 +537,7 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
     if (gang_nwaiting(gs) == 0)
         return NULL;
     char *why = NULL;
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     const gang_t *me = self_key ? hashmap_get(gs->gangs, self_key) : NULL;
     int64_t my_start = me ? me->start_ms : 0;
     const char *k;
@@ -561,7 +562,7 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
         sbuf_printf(&b, "waiting behind pod group %s, which goes first in this pool and does not fit yet", g->key);
         why = b.data;
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return why;
 }
 
@@ -601,7 +602,7 @@ static gang_t *gang_of_pod_locked(gang_store_t *gs, const pod_t *p)
 int gang_member_class(gang_store_t *gs, const pod_t *p)
 {
     int cls = GANG_MEMBER_NONE;
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g && g->pg && !g->pg->invalid) {
         pod_t **b;
@@ -611,7 +612,7 @@ int gang_member_class(gang_store_t *gs, const pod_t *p)
                 cls = i < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
         free(b);
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return cls;
 }
 
@@ -624,7 +625,7 @@ int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out)
 {
     *out = NULL;
     int n = 0;
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g && g->pg && !g->pg->invalid) {
         pod_t **b;
@@ -641,13 +642,13 @@ int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out)
         }
         free(b);
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
     return n;
 }
 
 void gang_count_waiting(gang_store_t *gs, int *per_pool, int npools)
 {
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
@@ -655,7 +656,7 @@ void gang_count_waiting(gang_store_t *gs, int *per_pool, int npools)
         if (g->waiting && g->wait_pool >= 0 && g->wait_pool < npools)
             per_pool[g->wait_pool]++;
     }
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 /* -------------------------------------------------------- housekeeping */
@@ -842,7 +843,7 @@ void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_g
                int write_status, gang_tick_t *out)
 {
     memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&gs->mu);
+    lo_mutex_lock(&gs->mu, LO_GANG);
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
@@ -861,7 +862,7 @@ void gang_tick(gang_store_t *gs, int64_t now, int default_timeout_s, int stale_g
     }
     if (out->unwaited)
         __atomic_sub_fetch(&gs->nwaiting, out->unwaited, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&gs->mu);
+    lo_mutex_unlock(&gs->mu, LO_GANG);
 }
 
 void gang_tick_clear(gang_tick_t *t)

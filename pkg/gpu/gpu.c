@@ -9,6 +9,7 @@
 
 #include "gpu/gpu.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 /* Bounds on untrusted numbers: 16 TiB of GPU memory is far beyond any
  * device, and keeps every product below in int64. */
@@ -148,19 +149,19 @@ static char res_ns[64] = GPU_RESERVATION_NS;
 
 void gpu_set_reservation_namespace(const char *ns)
 {
-    pthread_mutex_lock(&res_ns_mu);
+    lo_mutex_lock(&res_ns_mu, LO_GPU_NS);
     /* No namespace, or one too long to exist: nothing is trusted. */
     if (!ns || strlen(ns) >= sizeof(res_ns))
         ns = "";
     snprintf(res_ns, sizeof(res_ns), "%s", ns);
-    pthread_mutex_unlock(&res_ns_mu);
+    lo_mutex_unlock(&res_ns_mu, LO_GPU_NS);
 }
 
 static int in_reservation_namespace(const char *ns)
 {
-    pthread_mutex_lock(&res_ns_mu);
+    lo_mutex_lock(&res_ns_mu, LO_GPU_NS);
     int in = ns && res_ns[0] && strcmp(ns, res_ns) == 0;
-    pthread_mutex_unlock(&res_ns_mu);
+    lo_mutex_unlock(&res_ns_mu, LO_GPU_NS);
     return in;
 }
 

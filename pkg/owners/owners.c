@@ -3,6 +3,7 @@
 #include "owners/owners.h"
 #include "util/hashmap.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -54,10 +55,10 @@ void owners_free(owners_t *o)
 
 static void put(owners_t *o, owner_kind_t kind, const char *key, owner_entry_t *e)
 {
-    pthread_mutex_lock(&o->mu);
+    lo_mutex_lock(&o->mu, LO_OWNERS);
     owner_entry_t *old = e ? hashmap_put(o->by_key[kind], key, e) : hashmap_remove(o->by_key[kind], key);
     o->count += (e ? 1 : 0) - (old ? 1 : 0);
-    pthread_mutex_unlock(&o->mu);
+    lo_mutex_unlock(&o->mu, LO_OWNERS);
     entry_free(old);
 }
 
@@ -96,9 +97,9 @@ void owners_delete(owners_t *o, owner_kind_t kind, const char *key)
 
 int owners_count(owners_t *o)
 {
-    pthread_mutex_lock(&o->mu);
+    lo_mutex_lock(&o->mu, LO_OWNERS);
     int n = o->count;
-    pthread_mutex_unlock(&o->mu);
+    lo_mutex_unlock(&o->mu, LO_OWNERS);
     return n;
 }
 
@@ -120,7 +121,7 @@ int owners_default_selector(owners_t *o, const char *ns, const labels_t *pod_lab
     int matched = 0;
     out->reqs = NULL;
     out->n = 0;
-    pthread_mutex_lock(&o->mu);
+    lo_mutex_lock(&o->mu, LO_OWNERS);
     for (int k = 0; o->count > 0 && k < OWNER_NKINDS; k++) {
         /* kube's GetPodControllers/ReplicaSets/StatefulSets give up on a
          * pod without labels; GetPodServices does not, but a non-empty
@@ -137,6 +138,6 @@ int owners_default_selector(owners_t *o, const char *ns, const labels_t *pod_lab
             matched++;
         }
     }
-    pthread_mutex_unlock(&o->mu);
+    lo_mutex_unlock(&o->mu, LO_OWNERS);
     return matched;
 }

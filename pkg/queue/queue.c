@@ -10,6 +10,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 enum { Q_ACTIVE, Q_BACKOFF, Q_UNSCHED };
 
@@ -481,10 +482,10 @@ void queue_free(sched_queue_t *q)
 
 void queue_close(sched_queue_t *q)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     q->closed = 1;
     pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 /* ------------------------------------------------------------ producers */
@@ -536,7 +537,7 @@ static void mark_update(inflight_t *f, pod_t *pod)
 void queue_add(sched_queue_t *q, pod_t *pod, int borrower)
 {
     int64_t now = util_now_ms();
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     inflight_t *f = hashmap_get(q->inflight, pod->uid);
     qent_t *e = hashmap_get(q->index, pod->uid);
     if (f) {
@@ -556,21 +557,21 @@ void queue_add(sched_queue_t *q, pod_t *pod, int borrower)
         enqueue(q, it, Q_ACTIVE);
     }
     pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 void queue_push_item(sched_queue_t *q, queue_item_t *it)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     it->queued_ms = util_now_ms();
     enqueue(q, it, Q_ACTIVE);
     pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 void queue_update(sched_queue_t *q, pod_t *pod)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     inflight_t *f = hashmap_get(q->inflight, pod->uid);
     qent_t *e = hashmap_get(q->index, pod->uid);
     if (f) {
@@ -585,43 +586,43 @@ void queue_update(sched_queue_t *q, pod_t *pod)
     }
     /* Unknown pods are left to queue_add: an update for a pod this queue
      * never had (bound, or queued in another pool) must not enqueue it. */
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 void queue_delete(sched_queue_t *q, const char *uid)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     inflight_t *f = hashmap_get(q->inflight, uid);
     if (f)
         f->deleted = 1;
     queue_item_t *it = dequeue(q, uid);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     queue_item_free(it);
 }
 
 queue_item_t *queue_take(sched_queue_t *q, const char *uid)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     queue_item_t *it = dequeue(q, uid);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     return it;
 }
 
 queue_item_t *queue_take_out(sched_queue_t *q, const char *uid)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     queue_item_t *it = dequeue(q, uid);
     /* Out with the caller as if popped: deletes and updates meanwhile
      * are remembered, queue_requeue and queue_done apply. */
     if (it)
         go_out(q, it);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     return it;
 }
 
 queue_item_t **queue_take_all(sched_queue_t *q, int *n)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     int total = q->nactive + q->backoff.n + q->nunsched, k = 0;
     queue_item_t **out = util_xcalloc((size_t)total + 1, sizeof(*out));
     /* Active first, each tenant in pop order, so the receiver sees the
@@ -645,7 +646,7 @@ queue_item_t **queue_take_all(sched_queue_t *q, int *n)
     hashmap_free(q->index);
     q->index = hashmap_new(64);
     q->unsched_due = INT64_MAX;
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     *n = k;
     return out;
 }
@@ -653,7 +654,7 @@ queue_item_t **queue_take_all(sched_queue_t *q, int *n)
 void queue_move_all_to_active(sched_queue_t *q, const char *event)
 {
     int64_t now = util_now_ms();
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     int moved = q->nunsched;
     q->move_cycle = q->cycle;
     while (q->nunsched > 0) {
@@ -664,7 +665,7 @@ void queue_move_all_to_active(sched_queue_t *q, const char *event)
     q->unsched_due = INT64_MAX;
     if (moved)
         pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     if (moved)
         LOG_D("queue: moved %d unschedulable pods on %s", moved, event ? event : "event");
 }
@@ -718,7 +719,7 @@ queue_item_t *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms)
 {
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : util_now_ms() + timeout_ms;
     queue_item_t *it = NULL;
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     while (!q->closed) {
         int64_t now = util_now_ms();
         flush_backoff(q, now);
@@ -750,7 +751,7 @@ queue_item_t *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms)
             pthread_cond_timedwait(&q->cv, &q->mu, &ts);
         }
     }
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     return it;
 }
 
@@ -797,26 +798,26 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
 
 void queue_requeue(sched_queue_t *q, queue_item_t *it)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     queue_item_t *dead = give_back(q, it, 0);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     queue_item_free(dead);
 }
 
 void queue_requeue_backoff(sched_queue_t *q, queue_item_t *it)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     queue_item_t *dead = give_back(q, it, 1);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     queue_item_free(dead);
 }
 
 void queue_push_backoff(sched_queue_t *q, queue_item_t *it)
 {
     int64_t now = util_now_ms();
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     if (hashmap_get(q->index, it->pod->uid) || hashmap_get(q->inflight, it->pod->uid)) {
-        pthread_mutex_unlock(&q->mu);
+        lo_mutex_unlock(&q->mu, LO_QUEUE);
         queue_item_free(it);
         return;
     }
@@ -825,50 +826,50 @@ void queue_push_backoff(sched_queue_t *q, queue_item_t *it)
     it->backoff_until = now + backoff_duration(q, it->attempts);
     enqueue(q, it, Q_BACKOFF);
     pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 void queue_done(sched_queue_t *q, queue_item_t *it)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     inflight_t *f = hashmap_remove(q->inflight, it->pod->uid);
     inflight_drop(q, f);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 /* ---------------------------------------------------------------- stats */
 
 void queue_get_stats(sched_queue_t *q, queue_stats_t *s)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     s->active = q->nactive;
     s->backoff = q->backoff.n;
     s->unschedulable = q->nunsched;
     s->inflight = (int)hashmap_len(q->inflight);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 void queue_pending_requests(sched_queue_t *q, resources_t *sum, int *npods)
 {
     res_zero(sum);
     int n = 0;
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     const char *k;
     void *v;
     for (size_t i = 0; hashmap_next(q->index, &i, &k, &v); n++)
         res_add(sum, &((qent_t *)v)->it->pod->requests);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     if (npods)
         *npods = n;
 }
 
 void queue_tenant_pending(sched_queue_t *q, queue_tenant_sum_fn fn, void *ud)
 {
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     for (int t = 0; t < q->ntsums; t++)
         if (q->tsums[t].pods > 0)
             fn(t, &q->tsums[t].req, q->tsums[t].pods, ud);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
 }
 
 static void oldest_per_tenant(qent_t **best, int n, qent_t *e)
@@ -881,7 +882,7 @@ static void oldest_per_tenant(qent_t **best, int n, qent_t *e)
 int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud)
 {
     int moved = 0;
-    pthread_mutex_lock(&q->mu);
+    lo_mutex_lock(&q->mu, LO_QUEUE);
     int n = q->ntsums;
     qent_t **best = util_xcalloc((size_t)n + 1, sizeof(*best));
     for (int i = 0; i < q->backoff.n; i++)
@@ -897,6 +898,6 @@ int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud)
     free(best);
     if (moved)
         pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
     return moved;
 }

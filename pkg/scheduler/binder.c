@@ -46,9 +46,9 @@ static void job_free(bind_job_t *j)
 
 static void observe_latency(scheduler_t *s, double secs)
 {
-    pthread_mutex_lock(&s->stats_mu);
+    stats_lock(s);
     s->stats.e2e_latency_sum_s += secs;
-    pthread_mutex_unlock(&s->stats_mu);
+    stats_unlock(s);
     if (s->opts.on_bound)
         s->opts.on_bound(s->opts.on_bound_ud, secs);
 }
@@ -195,7 +195,7 @@ static void *binder_main(void *arg)
     binder_t *b = arg;
     util_thread_name("binder");
     for (;;) {
-        pthread_mutex_lock(&b->mu);
+        lo_mutex_lock(&b->mu, LO_BINDER);
         while (!b->head && !b->closing)
             pthread_cond_wait(&b->cv, &b->mu);
         bind_job_t *j = b->head;
@@ -205,7 +205,7 @@ static void *binder_main(void *arg)
                 b->tail = NULL;
             __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
         }
-        pthread_mutex_unlock(&b->mu);
+        lo_mutex_unlock(&b->mu, LO_BINDER);
         if (!j)
             break;         /* closing and drained */
         bind_one(b->s, j); /* takes j */
@@ -248,7 +248,7 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
     j->it = it;
     j->node = util_strdup(node);
     j->lender = lender ? util_strdup(lender) : NULL;
-    pthread_mutex_lock(&b->mu);
+    lo_mutex_lock(&b->mu, LO_BINDER);
     if (b->tail)
         b->tail->next = j;
     else
@@ -256,7 +256,7 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
     b->tail = j;
     __atomic_add_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&b->cv);
-    pthread_mutex_unlock(&b->mu);
+    lo_mutex_unlock(&b->mu, LO_BINDER);
 }
 
 /* Drains what is queued (binds already decided must not be lost on a clean
@@ -265,10 +265,10 @@ void binder_free(binder_t *b)
 {
     if (!b)
         return;
-    pthread_mutex_lock(&b->mu);
+    lo_mutex_lock(&b->mu, LO_BINDER);
     b->closing = 1;
     pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
+    lo_mutex_unlock(&b->mu, LO_BINDER);
     for (int i = 0; i < b->nthreads; i++)
         pthread_join(b->threads[i], NULL);
     for (bind_job_t *j = b->head, *n; j; j = n) {

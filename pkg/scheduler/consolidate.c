@@ -79,7 +79,7 @@ node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, in
     consol_state_t *c = s->consol;
     if (!c || __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) == 0)
         return view;
-    pthread_mutex_lock(&c->mu);
+    lo_mutex_lock(&c->mu, LO_CONSOL);
     int64_t now = util_now_ms();
     for (int i = 0; i < c->nholds; i++) {
         hold_t *h = &c->holds[i];
@@ -93,7 +93,7 @@ node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, in
         }
         node_info_add_pod(view, h->mover);
     }
-    pthread_mutex_unlock(&c->mu);
+    lo_mutex_unlock(&c->mu, LO_CONSOL);
     return view;
 }
 
@@ -103,7 +103,7 @@ char *consol_claim(scheduler_t *s, const pod_t *pod)
     if (!c || !pod->controller_uid || __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) == 0)
         return NULL;
     char *node = NULL;
-    pthread_mutex_lock(&c->mu);
+    lo_mutex_lock(&c->mu, LO_CONSOL);
     expire_locked(c, util_now_ms());
     for (int i = 0; i < c->nholds && !node; i++) {
         hold_t *h = &c->holds[i];
@@ -114,7 +114,7 @@ char *consol_claim(scheduler_t *s, const pod_t *pod)
         c->holds[i] = c->holds[--c->nholds];
     }
     __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&c->mu);
+    lo_mutex_unlock(&c->mu, LO_CONSOL);
     return node;
 }
 
@@ -202,10 +202,10 @@ static int in_flight(scheduler_t *s, sched_pool_t *P, const pod_t *pod, int *min
     consol_state_t *c = s->consol;
     *mine = 0;
     /* The cache is asked without c->mu held (c->mu is taken under the cache lock). */
-    pthread_mutex_lock(&c->mu);
+    lo_mutex_lock(&c->mu, LO_CONSOL);
     char *uid = P->id < c->npools && c->pool_pod[P->id] ? util_strdup(c->pool_pod[P->id]) : NULL;
     int64_t until = uid ? c->pool_until[P->id] : 0;
-    pthread_mutex_unlock(&c->mu);
+    lo_mutex_unlock(&c->mu, LO_CONSOL);
     if (!uid)
         return 0;
     cache_pod_state_t st;
@@ -213,12 +213,12 @@ static int in_flight(scheduler_t *s, sched_pool_t *P, const pod_t *pod, int *min
     int busy = cur && st == CPOD_PENDING && util_now_ms() <= until;
     pod_unref(cur);
     if (!busy) {
-        pthread_mutex_lock(&c->mu);
+        lo_mutex_lock(&c->mu, LO_CONSOL);
         if (c->pool_pod[P->id] && strcmp(c->pool_pod[P->id], uid) == 0) {
             free(c->pool_pod[P->id]);
             c->pool_pod[P->id] = NULL;
         }
-        pthread_mutex_unlock(&c->mu);
+        lo_mutex_unlock(&c->mu, LO_CONSOL);
     } else {
         *mine = strcmp(uid, pod->uid) == 0;
     }
@@ -230,7 +230,7 @@ static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t
 {
     consol_state_t *c = s->consol;
     int64_t until = util_now_ms() + CONSOL_TIMEOUT_MS;
-    pthread_mutex_lock(&c->mu);
+    lo_mutex_lock(&c->mu, LO_CONSOL);
     if (P->id >= c->npools) {
         int n = P->id + 1;
         c->pool_pod = util_xrealloc(c->pool_pod, sizeof(*c->pool_pod) * (size_t)n);
@@ -251,7 +251,7 @@ static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t
             (hold_t){ util_strdup(nodes[m->to]->name), util_strdup(m->pod->controller_uid), pod_ref(m->pod), until };
     }
     __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&c->mu);
+    lo_mutex_unlock(&c->mu, LO_CONSOL);
 }
 
 /* 1 when a consolidation for it->pod was started (or is under way): the

@@ -10,6 +10,7 @@
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 typedef struct evict_job {
     struct evict_job *next;
@@ -165,7 +166,7 @@ static void awaited_free(awaited_t *a)
 /* cand's victims were evicted for j's preemptors. */
 static void await_victims(evictor_t *e, const evict_job_t *j, const preempt_candidate_t *c)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     for (int k = -1; k < j->nmates; k++) {
         const pod_t *p = k < 0 ? j->preemptor : j->mates[k];
         awaited_t *a = util_xcalloc(1, sizeof(*a));
@@ -174,28 +175,28 @@ static void await_victims(evictor_t *e, const evict_job_t *j, const preempt_cand
             a->uids[a->n++] = util_strdup(c->victims[i]->uid);
         awaited_free(hashmap_put(e->awaiting, p->uid, a));
     }
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
 
 static void await_drop(evictor_t *e, const char *uid)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     awaited_free(hashmap_remove(e->awaiting, uid));
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
 
 int evictor_awaiting(evictor_t *e, const char *uid)
 {
     char **uids = NULL;
     int n = 0;
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     awaited_t *a = hashmap_get(e->awaiting, uid);
     if (a) {
         uids = util_xcalloc((size_t)a->n + 1, sizeof(*uids));
         for (int i = 0; i < a->n; i++)
             uids[n++] = util_strdup(a->uids[i]);
     }
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
     if (!uids)
         return 0;
     /* The cache is read with no evictor lock held (the cache is outer). */
@@ -217,14 +218,14 @@ int evictor_awaiting(evictor_t *e, const char *uid)
  * may never ask again: bound, or deleted). */
 static void await_sweep(evictor_t *e)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     size_t nk = hashmap_len(e->awaiting), k = 0;
     char **keys = util_xcalloc(nk + 1, sizeof(*keys));
     const char *key;
     void *v;
     for (size_t it = 0; k < nk && hashmap_next(e->awaiting, &it, &key, &v);)
         keys[k++] = util_strdup(key);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
     for (size_t i = 0; i < k; i++) {
         evictor_awaiting(e, keys[i]);
         free(keys[i]);
@@ -286,7 +287,7 @@ static void *evictor_main(void *arg)
     evictor_t *e = arg;
     util_thread_name("evictor");
     for (;;) {
-        pthread_mutex_lock(&e->mu);
+        lo_mutex_lock(&e->mu, LO_EVICTOR);
         while (!e->head && !e->closing)
             pthread_cond_wait(&e->cv, &e->mu);
         evict_job_t *j = e->closing ? NULL : e->head;
@@ -297,17 +298,17 @@ static void *evictor_main(void *arg)
             e->busy = 1;
             e->busy_job = j;
         }
-        pthread_mutex_unlock(&e->mu);
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
         if (!j)
             break;
         run_job(e->s, j);
         await_sweep(e);
-        pthread_mutex_lock(&e->mu);
+        lo_mutex_lock(&e->mu, LO_EVICTOR);
         e->busy = 0;
         e->busy_job = NULL;
         job_free(j);
         pthread_cond_broadcast(&e->cv);
-        pthread_mutex_unlock(&e->mu);
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
     }
     return NULL;
 }
@@ -329,9 +330,9 @@ evictor_t *evictor_new(scheduler_t *s)
 /* Queues j (taken); dropped when the worker is closing or never started. */
 static void push_job(evictor_t *e, evict_job_t *j)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     if (e->closing || !e->started) {
-        pthread_mutex_unlock(&e->mu);
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
         job_free(j);
         return;
     }
@@ -341,7 +342,7 @@ static void push_job(evictor_t *e, evict_job_t *j)
         e->head = j;
     e->tail = j;
     pthread_cond_signal(&e->cv);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
 
 void evictor_submit(evictor_t *e, pod_t *const *preemptors, int np, preempt_candidate_t *cands, int n, int pool_id,
@@ -398,21 +399,21 @@ static int job_has(const evict_job_t *j, const char *uid)
 int evictor_has_job(evictor_t *e, const char *uid)
 {
     int found = 0;
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     if (e->busy_job && job_has(e->busy_job, uid))
         found = 1;
     for (evict_job_t *j = e->head; j && !found; j = j->next)
         found = job_has(j, uid);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
     return found;
 }
 
 void evictor_wait_idle(evictor_t *e)
 {
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     while ((e->head || e->busy) && e->started && !e->closing)
         pthread_cond_wait(&e->cv, &e->mu);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
 
 /* Queued jobs are dropped, not drained: a stopping (or fenced) scheduler
@@ -421,10 +422,10 @@ void evictor_free(evictor_t *e)
 {
     if (!e)
         return;
-    pthread_mutex_lock(&e->mu);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
     e->closing = 1;
     pthread_cond_broadcast(&e->cv);
-    pthread_mutex_unlock(&e->mu);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
     if (e->started)
         pthread_join(e->thread, NULL);
     for (evict_job_t *j = e->head, *n; j; j = n) {

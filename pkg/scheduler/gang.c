@@ -338,7 +338,7 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
     for (int i = 0; dom && i < need; i++)
         cycle_state_set_domain(sim.cs[i], dom);
     int ok = 1;
-    pthread_mutex_lock(&s->pdb_mu);
+    pdb_lock(s);
     for (int i = 0; i < need && ok; i++) {
         pod_t *pod = items[i]->pod;
         int k = sim_fit(s, &sim, i, pod);
@@ -371,7 +371,7 @@ static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx
         sim_place(s, &sim, k, i);
         pl->where[i] = util_strdup(sim.nodes[k]->name);
     }
-    pthread_mutex_unlock(&s->pdb_mu);
+    pdb_unlock(s);
     sim_free(&sim);
     if (ok && pl->vs.n == 0)
         return -1; /* fits on paper without victims: a race, retry normally */
@@ -511,14 +511,14 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
 static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need)
 {
     scheduler_t *s = P->s;
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     int *ids = util_xcalloc((size_t)s->npools + 1, sizeof(*ids)), nids = 0;
     for (int i = 0; i < s->npools; i++) {
         sched_pool_t *L = s->pools[i];
         if (!L->dead && L != P && pool_may_borrow(&P->spec, &L->spec))
             ids[nids++] = L->id;
     }
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     resources_t req;
     res_zero(&req);
     for (int i = 0; i < need; i++)
@@ -1162,10 +1162,10 @@ void gang_housekeep(scheduler_t *s)
     }
     if (t.timed_out)
         stats_add(s, &s->stats.gangs_timed_out, (unsigned long)t.timed_out);
-    pthread_mutex_lock(&s->stats_mu);
+    stats_lock(s);
     s->stats.gangs_stale = t.stale;
     s->stats.gangs_waiting = t.waiting;
-    pthread_mutex_unlock(&s->stats_mu);
+    stats_unlock(s);
     for (int i = 0; i < t.nwake; i++) {
         sched_pool_t *P = pools_get(s, t.wake_pools[i]);
         if (P)

@@ -16,6 +16,7 @@
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 /* RES_DELETING: the DELETE is in flight; RES_GONE: the API accepted it. */
 enum { RES_CREATING = 1, RES_LIVE, RES_DELETING, RES_GONE };
@@ -41,6 +42,7 @@ struct gpu_res {
 /* Forgets the slot's entry e (key key). r->mu held. */
 static void slot_drop(gpu_res_t *r, const char *key, res_entry_t *e)
 {
+    lockorder_assert_held(LO_GPU_RES);
     hashmap_remove(r->slots, key);
     free(e->name);
     free(e);
@@ -103,10 +105,10 @@ static void find_reservation(void *ud, const node_info_t *ni)
             continue;
         sbuf_t k = { 0 };
         slot_key(&k, f->node, f->slot);
-        pthread_mutex_lock(&f->r->mu);
+        lo_mutex_lock(&f->r->mu, LO_GPU_RES);
         res_entry_t *e = hashmap_get(f->r->slots, k.data);
         int going = e && (e->state == RES_DELETING || e->state == RES_GONE) && strcmp(e->name, p->name) == 0;
-        pthread_mutex_unlock(&f->r->mu);
+        lo_mutex_unlock(&f->r->mu, LO_GPU_RES);
         sbuf_free(&k);
         if (!going)
             f->name = util_strdup(p->name);
@@ -130,13 +132,13 @@ void gpu_reservation_gone(scheduler_t *s, const pod_t *pod)
         return;
     sbuf_t k = { 0 };
     slot_key(&k, pod->node_name, pod->gpu->slot);
-    pthread_mutex_lock(&r->mu);
+    lo_mutex_lock(&r->mu, LO_GPU_RES);
     res_entry_t *e = hashmap_get(r->slots, k.data);
     if (e && (e->state == RES_LIVE || e->state == RES_GONE) && strcmp(e->name, pod->name) == 0) {
         slot_drop(r, k.data, e);
         pthread_cond_broadcast(&r->cv);
     }
-    pthread_mutex_unlock(&r->mu);
+    lo_mutex_unlock(&r->mu, LO_GPU_RES);
     sbuf_free(&k);
 }
 
@@ -145,6 +147,7 @@ void gpu_reservation_gone(scheduler_t *s, const pod_t *pod)
 /* r->mu held. */
 static char *reservation_name(gpu_res_t *r, const char *node, int slot)
 {
+    lockorder_assert_held(LO_GPU_RES);
     unsigned long n = ++r->seq;
     sbuf_t b = { 0 };
     /* A pod name is a DNS subdomain (<= 253) and so is a node name. */
@@ -218,6 +221,7 @@ static int create_reservation(scheduler_t *s, const char *name, const char *node
  * 1 when it waited (what the cache and the store say may have changed). */
 static int wait_settled(gpu_res_t *r, const char *key)
 {
+    lockorder_assert_held(LO_GPU_RES);
     int waited = 0;
     res_entry_t *e;
     while ((e = hashmap_get(r->slots, key)) && (e->state == RES_CREATING || e->state == RES_DELETING)) {
@@ -241,18 +245,18 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
             sbuf_free(&k);
             return f.name;
         }
-        pthread_mutex_lock(&r->mu);
+        lo_mutex_lock(&r->mu, LO_GPU_RES);
         /* After a wait, look again: a failed DELETE leaves its reservation
          * in the cache to be reused. */
         if (!wait_settled(r, k.data))
             break;
-        pthread_mutex_unlock(&r->mu);
+        lo_mutex_unlock(&r->mu, LO_GPU_RES);
     }
     e = hashmap_get(r->slots, k.data);
     if (e && e->state == RES_LIVE && util_now_ms() - e->created_ms < GPU_RES_TRUST_MS) {
         /* Created by another bind; the watch has not brought it yet. */
         char *name = util_strdup(e->name);
-        pthread_mutex_unlock(&r->mu);
+        lo_mutex_unlock(&r->mu, LO_GPU_RES);
         sbuf_free(&k);
         return name;
     }
@@ -264,11 +268,11 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
     e->state = RES_CREATING;
     e->name = util_strdup(name);
     hashmap_put(r->slots, k.data, e);
-    pthread_mutex_unlock(&r->mu);
+    lo_mutex_unlock(&r->mu, LO_GPU_RES);
 
     int rc = create_reservation(s, name, node, slot, err, errlen);
 
-    pthread_mutex_lock(&r->mu);
+    lo_mutex_lock(&r->mu, LO_GPU_RES);
     if (rc == 0) {
         e->state = RES_LIVE;
         e->created_ms = util_now_ms();
@@ -276,7 +280,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
         slot_drop(r, k.data, e);
     }
     pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    lo_mutex_unlock(&r->mu, LO_GPU_RES);
     sbuf_free(&k);
     if (rc != 0) {
         free(name);
@@ -422,7 +426,7 @@ static int mark_going(scheduler_t *s, const idle_pod_t *ip)
     sbuf_t k = { 0 };
     slot_key(&k, ip->node, ip->slot);
     gpu_res_t *r = s->gpu_res;
-    pthread_mutex_lock(&r->mu);
+    lo_mutex_lock(&r->mu, LO_GPU_RES);
     res_entry_t *e = hashmap_get(r->slots, k.data);
     if (e && (e->state == RES_CREATING || e->state == RES_DELETING)) {
         still = 0; /* a bind is making one, or another DELETE is out */
@@ -435,7 +439,7 @@ static int mark_going(scheduler_t *s, const idle_pod_t *ip)
         e->name = util_strdup(ip->name);
         e->state = RES_DELETING;
     }
-    pthread_mutex_unlock(&r->mu);
+    lo_mutex_unlock(&r->mu, LO_GPU_RES);
     sbuf_free(&k);
     return still;
 }
@@ -449,7 +453,7 @@ static void unmark_going(scheduler_t *s, const idle_pod_t *ip, int deleted)
     sbuf_t k = { 0 };
     slot_key(&k, ip->node, ip->slot);
     gpu_res_t *r = s->gpu_res;
-    pthread_mutex_lock(&r->mu);
+    lo_mutex_lock(&r->mu, LO_GPU_RES);
     res_entry_t *e = hashmap_get(r->slots, k.data);
     if (e && e->state == RES_DELETING && strcmp(e->name, ip->name) == 0) {
         if (deleted) {
@@ -459,7 +463,7 @@ static void unmark_going(scheduler_t *s, const idle_pod_t *ip, int deleted)
         }
     }
     pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    lo_mutex_unlock(&r->mu, LO_GPU_RES);
     sbuf_free(&k);
 }
 
@@ -563,9 +567,9 @@ void gpu_housekeep(scheduler_t *s)
         cache_node_unlock(s->cache, nodes[i]->name);
     }
     cache_unlock(s->cache);
-    pthread_mutex_lock(&s->stats_mu);
+    stats_lock(s);
     s->stats.gpu_shared_devices = shared;
-    pthread_mutex_unlock(&s->stats_mu);
+    stats_unlock(s);
 
     /* Idle clocks: started for new idle pods, dropped for busy or gone ones. */
     int64_t now = util_wall_ms();

@@ -11,9 +11,9 @@
 
 void stats_add(scheduler_t *s, unsigned long *field, unsigned long n)
 {
-    pthread_mutex_lock(&s->stats_mu);
+    stats_lock(s);
     *field += n;
-    pthread_mutex_unlock(&s->stats_mu);
+    stats_unlock(s);
 }
 
 void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
@@ -163,10 +163,10 @@ void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         if (!p)
             LOG_W("PodDisruptionBudget %s ignored: %s", key, err);
     }
-    pthread_mutex_lock(&s->pdb_mu);
+    pdb_lock(s);
     pdb_t *old = p ? hashmap_put(s->pdb_by_key, key, p) : hashmap_remove(s->pdb_by_key, key);
     pdbs_rebuild_locked(s);
-    pthread_mutex_unlock(&s->pdb_mu);
+    pdb_unlock(s);
     if (old)
         pdb_free(old);
 }

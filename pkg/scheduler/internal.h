@@ -1,36 +1,10 @@
 /* internal.h -- state shared by the scheduler's own files (not public).
  *
- * Lock order, outermost first:
- *   cache lock (inside the cache: rwlock -> node stripe -> pod map)
- *     -> pdb_mu -> pools_mu.
- * The cache calls pools_partition (pools_mu) under its write lock; a filter
- * pass reads pools_home_id (pools_mu) under the read lock and a node
- * stripe; the cache's topology index mutex is a leaf inside
- * the cache (after the pod map); the owners store's mutex is a leaf
- * taken under the cache lock by PreScore; preemption's victim search holds pdb_mu (no cache lock) while
- * is_victim reads pools_home_id. pdb_mu and pools_mu are held briefly;
- * nothing calls into the cache or the API while holding them. Leaf locks,
- * taken with none of the above held or innermost: each queue's own mutex
- * (never called with pools_mu held), the binder's, the writer's, the
- * evictor's, hk_mu and stats_mu. The cache read lock is held for one
- * filter pass at most (decide, the node copies of preempt); the victim
- * search runs on copies without it. The volume store's rwlock
- * (volume/volume.h) is a leaf too: taken inside the cache lock by the
- * volume plugins, or alone; nothing is called out while it is held. The
- * gang store's mutex (gang/gang.h) is a leaf as well: taken alone, or
- * under pdb_mu while preemption ranks victims, or under the cache lock or
- * a queue's mutex (a pod's queue from its PodGroup). The fair-share store's mutex
- * (fairshare/fairshare.h) is the innermost leaf: taken alone, under the
- * cache lock (the accounting hook), under a queue's mutex (tenant and
- * pick callbacks) and under pdb_mu (reclaim checks); it is never held
- * while the gang store's is taken. Two more leaves: the GPU reservation
- * store's mutex (gpu.c; taken under the cache lock while a node's
- * reservation pods are read or marked, or alone, never across an API call
- * except as a condition wait) and the consolidation state's (consolidate.c;
- * taken under the cache lock by node views, or alone; the cache is never
- * called while it is held). A gang's turn (gang_turn_begin/end, gang/gang.h)
- * is held by one pool thread at a time, taken with no lock held; a thread
- * holds one turn at most and never waits for another while holding it. */
+ * Locking: the order of every lock here (pools_mu, pdb_mu, hk_mu,
+ * stats_mu, the cache's, the queues', the stores', the binder's, the
+ * writer's, the evictor's...) and why each edge exists are written once, in
+ * LOCKORDER_RANKS (util/lockorder.h); the sanitizer builds check it. Take
+ * the scheduler's own mutexes through the helpers below (pools_lock, ...). */
 #ifndef AISCHED_SCHED_INTERNAL_H
 #define AISCHED_SCHED_INTERNAL_H
 
@@ -50,6 +24,7 @@
 #include "scheduler/extension.h"
 #include "scheduler/scheduler.h"
 #include "util/hashmap.h"
+#include "util/lockorder.h"
 #include "volume/volume.h"
 
 #define DEFAULT_POOL_ID 0
@@ -155,6 +130,40 @@ struct scheduler {
      * replacements (its own leaf mutex, taken under the cache lock) */
     consol_state_t *consol;
 };
+
+/* The scheduler's own mutexes, with the lock order checked (lockorder.h). */
+static inline void pools_lock(scheduler_t *s)
+{
+    lo_mutex_lock(&s->pools_mu, LO_POOLS);
+}
+static inline void pools_unlock(scheduler_t *s)
+{
+    lo_mutex_unlock(&s->pools_mu, LO_POOLS);
+}
+static inline void pdb_lock(scheduler_t *s)
+{
+    lo_mutex_lock(&s->pdb_mu, LO_PDB);
+}
+static inline void pdb_unlock(scheduler_t *s)
+{
+    lo_mutex_unlock(&s->pdb_mu, LO_PDB);
+}
+static inline void hk_lock(scheduler_t *s)
+{
+    lo_mutex_lock(&s->hk_mu, LO_HK);
+}
+static inline void hk_unlock(scheduler_t *s)
+{
+    lo_mutex_unlock(&s->hk_mu, LO_HK);
+}
+static inline void stats_lock(scheduler_t *s)
+{
+    lo_mutex_lock(&s->stats_mu, LO_STATS);
+}
+static inline void stats_unlock(scheduler_t *s)
+{
+    lo_mutex_unlock(&s->stats_mu, LO_STATS);
+}
 
 /* pools.c */
 void pools_init(scheduler_t *s);

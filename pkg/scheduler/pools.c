@@ -11,6 +11,7 @@
 /* Rebuilds the contiguous spec array used by the partition (pools_mu held). */
 static void rebuild_specs_locked(scheduler_t *s)
 {
+    lockorder_assert_held(LO_POOLS);
     free(s->spec_arr);
     free(s->spec_ids);
     s->spec_arr = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_arr));
@@ -51,11 +52,11 @@ void pools_init(scheduler_t *s)
 {
     pthread_mutex_init(&s->pools_mu, NULL);
     s->pool_by_name = hashmap_new(16);
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     sched_pool_t *def = pool_new_locked(s, DEFAULT_POOL);
     pool_spec_default(&def->spec);
     rebuild_specs_locked(s);
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
 }
 
 static void pool_start(sched_pool_t *P)
@@ -74,37 +75,37 @@ static void pool_start(sched_pool_t *P)
 static void pool_join(sched_pool_t *P)
 {
     queue_close(P->q);
-    pthread_mutex_lock(&P->s->pools_mu);
+    pools_lock(P->s);
     int started = P->started;
-    pthread_mutex_unlock(&P->s->pools_mu);
+    pools_unlock(P->s);
     if (!started)
         return;
     pthread_join(P->thread, NULL);
-    pthread_mutex_lock(&P->s->pools_mu);
+    pools_lock(P->s);
     P->started = 0;
-    pthread_mutex_unlock(&P->s->pools_mu);
+    pools_unlock(P->s);
 }
 
 void pools_start_threads(scheduler_t *s)
 {
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     s->threads_on = 1;
     for (int i = 0; i < s->npools; i++)
         if (!s->pools[i]->dead)
             pool_start(s->pools[i]);
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
 }
 
 void pools_stop_threads(scheduler_t *s)
 {
     /* Close every queue first so threads finish together, then join
      * without pools_mu (a pool thread may be waiting for it). */
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     s->threads_on = 0; /* pools created from now on get no thread */
     int n = s->npools;
     sched_pool_t **ps = util_xcalloc((size_t)n + 1, sizeof(*ps));
     memcpy(ps, s->pools, (size_t)n * sizeof(*ps));
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     for (int i = 0; i < n; i++)
         queue_close(ps[i]->q);
     for (int i = 0; i < n; i++)
@@ -131,10 +132,10 @@ void pools_destroy(scheduler_t *s)
 int pools_partition(void *ud, const node_t *node)
 {
     scheduler_t *s = ud;
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     int idx = pool_partition_node(s->spec_arr, s->nspecs, &node->labels, node->name);
     int id = idx < 0 ? DEFAULT_POOL_ID : s->spec_ids[idx];
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     return id;
 }
 
@@ -142,24 +143,24 @@ int pools_home_id(scheduler_t *s, const pod_t *p)
 {
     if (!p->pool || !p->pool[0])
         return DEFAULT_POOL_ID;
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     sched_pool_t *P = hashmap_get(s->pool_by_name, p->pool);
     int id = P ? P->id : DEFAULT_POOL_ID;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     return id;
 }
 
 sched_pool_t *pools_get(scheduler_t *s, int id)
 {
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     sched_pool_t *P = (id >= 0 && id < s->npools && !s->pools[id]->dead) ? s->pools[id] : NULL;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     return P;
 }
 
 void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share)
 {
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     sched_pool_t *P = (id >= 0 && id < s->npools) ? s->pools[id] : NULL;
     if (no_preempt)
         *no_preempt = P ? P->spec.disable_preemption : 1;
@@ -167,16 +168,16 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
         *no_borrow = P ? P->spec.disable_borrowing : 1;
     if (no_share)
         *no_share = P ? P->spec.disable_sharing : 1;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
 }
 
 void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud)
 {
     /* pools_mu is not held while fn runs: fn may block on a queue. Pools
      * created meanwhile are skipped; sched_pool_t is never freed early. */
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     int n = s->npools;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     for (int i = 0; i < n; i++) {
         sched_pool_t *P = pools_get(s, i);
         if (P)
@@ -252,13 +253,13 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     int is_default = strcmp(spec.name, DEFAULT_POOL) == 0;
     int created = 0, selector_changed = 0;
     sched_pool_t *P;
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     P = is_default ? s->pools[DEFAULT_POOL_ID] : hashmap_get(s->pool_by_name, spec.name);
     if (P && P->has_object && spec.generation > 0 && P->spec.generation == spec.generation && P->spec.uid && spec.uid &&
         strcmp(P->spec.uid, spec.uid) == 0) {
         /* Same generation: only .status changed (our own writes). Nothing
          * to repartition, nobody to wake. */
-        pthread_mutex_unlock(&s->pools_mu);
+        pools_unlock(s);
         pool_spec_free(&spec);
         return;
     }
@@ -281,7 +282,7 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     rebuild_specs_locked(s);
     if (created && s->threads_on)
         pool_start(P);
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
 
     if (created) {
         LOG_I("pool %s created (preemption=%s borrowing=%s sharing=%s)", spec.name,
@@ -299,21 +300,21 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
 static void pool_remove(scheduler_t *s, const char *name)
 {
     if (strcmp(name, DEFAULT_POOL) == 0) {
-        pthread_mutex_lock(&s->pools_mu);
+        pools_lock(s);
         sched_pool_t *D = s->pools[DEFAULT_POOL_ID];
         pool_spec_free(&D->spec);
         pool_spec_default(&D->spec);
         D->has_object = 0;
-        pthread_mutex_unlock(&s->pools_mu);
+        pools_unlock(s);
         return;
     }
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     sched_pool_t *P = hashmap_remove(s->pool_by_name, name);
     if (P) {
         P->dead = 1;
         rebuild_specs_locked(s);
     }
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     if (!P)
         return;
     LOG_I("pool %s deleted: its nodes return to default", name);
@@ -328,14 +329,14 @@ static void pool_remove(scheduler_t *s, const char *name)
  * stranded there: sweep dead pools' queues back to the live ones. */
 void pools_sweep_dead(scheduler_t *s)
 {
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     int n = s->npools;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     for (int i = 0; i < n; i++) {
-        pthread_mutex_lock(&s->pools_mu);
+        pools_lock(s);
         sched_pool_t *P = s->pools[i];
         int dead = P->dead && !P->started;
-        pthread_mutex_unlock(&s->pools_mu);
+        pools_unlock(s);
         if (!dead)
             continue;
         queue_stats_t qs;

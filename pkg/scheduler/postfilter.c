@@ -149,7 +149,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     /* From a random node on, as kube-scheduler's dry run: no node is
      * always the first one asked to give way. */
     int start = ncopies ? (int)(sched_rng_next(&P->rng) % (uint64_t)ncopies) : 0;
-    pthread_mutex_lock(&s->pdb_mu);
+    pdb_lock(s);
     for (int j = 0; j < ncopies; j++) {
         int i = (start + j) % ncopies;
         /* The PreFilter state (inter-pod counts) was taken under the lock;
@@ -161,7 +161,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     }
     /* A gang victim costs its whole gang, each mate by the victim rules. */
     nc = gang_expand_victims(s, &vc, pod, cands, nc);
-    pthread_mutex_unlock(&s->pdb_mu);
+    pdb_unlock(s);
     free(copies);
     cycle_state_free(cs);
 
@@ -261,7 +261,7 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
 {
     scheduler_t *s = P->s;
     int *ids = NULL, nids = 0;
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     ids = util_xcalloc((size_t)s->npools, sizeof(*ids));
     for (int i = 0; i < s->npools; i++) {
         sched_pool_t *L = s->pools[i];
@@ -270,7 +270,7 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
         if (pool_may_borrow(&P->spec, &L->spec))
             ids[nids++] = L->id;
     }
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
 
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;

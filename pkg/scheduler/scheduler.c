@@ -88,9 +88,9 @@ void status_changed(scheduler_t *s)
 {
     if (__atomic_exchange_n(&s->status_dirty, 1, __ATOMIC_ACQ_REL))
         return;
-    pthread_mutex_lock(&s->hk_mu);
+    hk_lock(s);
     pthread_cond_broadcast(&s->hk_cv);
-    pthread_mutex_unlock(&s->hk_mu);
+    hk_unlock(s);
 }
 
 /* Was this exact status already written for this Pool object? Remembers
@@ -116,7 +116,7 @@ static void write_pool_status(scheduler_t *s, int only_changed)
     pod_t **pods;
     int nn, np;
     cache_snapshot(s->cache, &nodes, &nn, &pods, &np);
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     int nspecs = s->nspecs;
     pool_spec_t *specs = util_xcalloc((size_t)nspecs + 1, sizeof(*specs));
     for (int i = 0; i < nspecs; i++) {
@@ -132,7 +132,7 @@ static void write_pool_status(scheduler_t *s, int only_changed)
     }
     int default_has_object = s->pools[DEFAULT_POOL_ID]->has_object;
     char *default_uid = s->pools[DEFAULT_POOL_ID]->spec.uid ? util_strdup(s->pools[DEFAULT_POOL_ID]->spec.uid) : NULL;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
 
     pool_usage_t *u = util_xcalloc((size_t)nspecs + 1, sizeof(*u));
     pool_usage_compute(specs, nspecs, nodes, nn, pods, np, s->name, u);
@@ -188,9 +188,9 @@ static void *housekeeper_main(void *arg)
     util_thread_name("housekeeper");
     int64_t interval = (int64_t)(s->opts.pool_status_interval_s > 0 ? s->opts.pool_status_interval_s : 10) * 1000;
     int64_t next_full = 0, last_write = 0, next_summary = util_now_ms() + 60000, next_sweep = 0;
-    pthread_mutex_lock(&s->hk_mu);
+    hk_lock(s);
     while (!s->stopping) {
-        pthread_mutex_unlock(&s->hk_mu);
+        hk_unlock(s);
         int64_t now = util_now_ms();
         if (now >= next_full) {
             __atomic_store_n(&s->status_dirty, 0, __ATOMIC_RELEASE);
@@ -219,7 +219,7 @@ static void *housekeeper_main(void *arg)
             log_summary(s);
             next_summary = now + 60000;
         }
-        pthread_mutex_lock(&s->hk_mu);
+        hk_lock(s);
         if (s->stopping)
             break;
         /* Sleep a second, or until a change may be written. */
@@ -232,7 +232,7 @@ static void *housekeeper_main(void *arg)
         util_deadline(CLOCK_REALTIME, wait_ms, &ts);
         pthread_cond_timedwait(&s->hk_cv, &s->hk_mu, &ts);
     }
-    pthread_mutex_unlock(&s->hk_mu);
+    hk_unlock(s);
     return NULL;
 }
 
@@ -490,10 +490,10 @@ void scheduler_stop(scheduler_t *s)
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
             informer_stop(infs[i]);
-    pthread_mutex_lock(&s->hk_mu);
+    hk_lock(s);
     s->stopping = 1;
     pthread_cond_broadcast(&s->hk_cv);
-    pthread_mutex_unlock(&s->hk_mu);
+    hk_unlock(s);
     if (s->housekeeper_started)
         pthread_join(s->housekeeper, NULL);
     s->housekeeper_started = 0;
@@ -538,9 +538,9 @@ void scheduler_free(scheduler_t *s)
 
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out)
 {
-    pthread_mutex_lock(&s->stats_mu);
+    stats_lock(s);
     *out = s->stats;
-    pthread_mutex_unlock(&s->stats_mu);
+    stats_unlock(s);
 }
 
 typedef struct each_pool_ctx {
@@ -577,9 +577,9 @@ static void report_pool_gangs(sched_pool_t *P, void *arg)
 
 void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud)
 {
-    pthread_mutex_lock(&s->pools_mu);
+    pools_lock(s);
     int n = s->npools;
-    pthread_mutex_unlock(&s->pools_mu);
+    pools_unlock(s);
     gang_pool_ctx_t c = { fn, ud, util_xcalloc((size_t)n + 1, sizeof(int)), n };
     gang_count_waiting(s->gangs, c.per_pool, n);
     pools_each_live(s, report_pool_gangs, &c);

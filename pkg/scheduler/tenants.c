@@ -273,9 +273,9 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
     victim_ctx_t vc = { .s = s, .pool_id = pool };
     tenants_victim_ctx(P, pods, np, 0, &vc);
     /* A gang goes whole, each mate by the victim rules, or not at all. */
-    pthread_mutex_lock(&s->pdb_mu);
+    pdb_lock(s);
     int left = gang_expand_victims(s, &vc, pods[0], c, 1);
-    pthread_mutex_unlock(&s->pdb_mu);
+    pdb_unlock(s);
     if (left == 0) {
         free(c);
         free(pods);

@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "volume/volume.h"
+#include "util/lockorder.h"
 
 /* A pod whose volume writes are done and whose claims are not bound yet. */
 typedef struct vwait_entry {
@@ -37,10 +38,10 @@ static void kick_waiter(scheduler_t *s)
     volume_waiter_t *w = s->vwait;
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
     w->kicked = 1;
     pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
 }
 
 /* Storage events may make pods schedulable (kube moves them on PV, PVC,
@@ -225,10 +226,10 @@ static void waiter_add(scheduler_t *s, queue_item_t *it, const char *node, const
     e->lender = lender ? util_strdup(lender) : NULL;
     int timeout = s->opts.volume_bind_timeout_s > 0 ? s->opts.volume_bind_timeout_s : 600;
     e->deadline_ms = util_now_ms() + (int64_t)timeout * 1000;
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
     if (w->closing) {
         /* Shutting down: the decision is dropped with the process. */
-        pthread_mutex_unlock(&w->mu);
+        lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
         entry_free(e);
         return;
     }
@@ -236,7 +237,7 @@ static void waiter_add(scheduler_t *s, queue_item_t *it, const char *node, const
     w->head = e;
     w->kicked = 1;
     pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
 }
 
 /* 1: done (bound, failed or gone: the entry leaves), 0: still waiting. */
@@ -277,7 +278,7 @@ static void *waiter_main(void *arg)
 {
     volume_waiter_t *w = arg;
     util_thread_name("vol-waiter");
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
     while (!w->closing) {
         if (!w->kicked) {
             struct timespec ts;
@@ -290,7 +291,7 @@ static void *waiter_main(void *arg)
         w->kicked = 0;
         vwait_entry_t *list = w->head;
         w->head = NULL;
-        pthread_mutex_unlock(&w->mu);
+        lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
         vwait_entry_t *keep = NULL;
         int64_t now = util_now_ms();
         for (vwait_entry_t *e = list, *next; e; e = next) {
@@ -302,7 +303,7 @@ static void *waiter_main(void *arg)
                 keep = e;
             }
         }
-        pthread_mutex_lock(&w->mu);
+        lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
         while (keep) {
             vwait_entry_t *e = keep;
             keep = e->next;
@@ -310,7 +311,7 @@ static void *waiter_main(void *arg)
             w->head = e;
         }
     }
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
     return NULL;
 }
 
@@ -331,20 +332,20 @@ void volume_waiter_close(volume_waiter_t *w)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
     w->closing = 1;
     pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
     if (w->started)
         pthread_join(w->thread, NULL);
     w->started = 0;
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
     for (vwait_entry_t *e = w->head, *n; e; e = n) {
         n = e->next;
         entry_free(e);
     }
     w->head = NULL;
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
 }
 
 void volume_waiter_free(volume_waiter_t *w)

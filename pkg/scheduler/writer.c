@@ -12,6 +12,7 @@
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/lockorder.h"
 
 #define EVENTS_INFLIGHT 16
 
@@ -54,9 +55,9 @@ static void req_free(write_req_t *r)
  * closing or full, and r stays the caller's. */
 static int append(api_writer_t *w, write_req_t *r)
 {
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_WRITER);
     if (w->closing || w->len >= w->max) {
-        pthread_mutex_unlock(&w->mu);
+        lo_mutex_unlock(&w->mu, LO_WRITER);
         return -1;
     }
     r->next = NULL;
@@ -68,7 +69,7 @@ static int append(api_writer_t *w, write_req_t *r)
     *tail = r;
     w->len++;
     pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_WRITER);
     return 0;
 }
 
@@ -125,9 +126,9 @@ static void send_with_retry(api_writer_t *w, const write_req_t *r)
         kube_response_free(&resp);
         if (!retry || ++failed >= WRITE_TRIES || scheduler_fenced(w->s))
             return;
-        pthread_mutex_lock(&w->mu);
+        lo_mutex_lock(&w->mu, LO_WRITER);
         int closing = w->closing;
-        pthread_mutex_unlock(&w->mu);
+        lo_mutex_unlock(&w->mu, LO_WRITER);
         if (closing)
             return;
         util_sleep_ms(retry_delay_ms(failed));
@@ -173,7 +174,7 @@ static void *writer_main(void *arg)
     api_writer_t *w = arg;
     util_thread_name("writer");
     for (;;) {
-        pthread_mutex_lock(&w->mu);
+        lo_mutex_lock(&w->mu, LO_WRITER);
         while (!w->head && !w->phead && !w->closing)
             pthread_cond_wait(&w->cv, &w->mu);
         write_req_t *r = w->phead ? w->phead : w->head;
@@ -189,7 +190,7 @@ static void *writer_main(void *arg)
             w->len--;
         }
         int backlog_room = w->len < w->max / 2;
-        pthread_mutex_unlock(&w->mu);
+        lo_mutex_unlock(&w->mu, LO_WRITER);
         if (!r)
             break;
         /* Bindings first, reports second: during a burst an event waits
@@ -197,10 +198,10 @@ static void *writer_main(void *arg)
         while (r->deferrable && backlog_room && !w->closing_seen &&
                __atomic_load_n(&w->s->bind_backlog, __ATOMIC_RELAXED) > 0) {
             util_sleep_ms(5);
-            pthread_mutex_lock(&w->mu);
+            lo_mutex_lock(&w->mu, LO_WRITER);
             backlog_room = w->len < w->max / 2;
             w->closing_seen = w->closing;
-            pthread_mutex_unlock(&w->mu);
+            lo_mutex_unlock(&w->mu, LO_WRITER);
         }
         if (scheduler_fenced(w->s)) {
             req_free(r); /* fenced: written by nobody */
@@ -237,11 +238,11 @@ void writer_free(api_writer_t *w)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_WRITER);
     int had_thread = !w->closing;
     w->closing = 1;
     pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_WRITER);
     if (had_thread)
         pthread_join(w->thread, NULL);
     kube_async_free(w->async); /* the events already handed over are sent */
@@ -261,9 +262,9 @@ void writer_free(api_writer_t *w)
 static void post_event(api_writer_t *w, const char *ns, json_t *involved, const char *type, const char *reason,
                        const char *message, const char *base_name)
 {
-    pthread_mutex_lock(&w->mu);
+    lo_mutex_lock(&w->mu, LO_WRITER);
     unsigned long seq = ++w->seq;
-    pthread_mutex_unlock(&w->mu);
+    lo_mutex_unlock(&w->mu, LO_WRITER);
     json_t *ev = kube_event_new(ns, involved, type, reason, message, w->s->name, w->s->identity, base_name, seq);
     if (!ev)
         return;

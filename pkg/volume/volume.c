@@ -12,6 +12,7 @@
 #define LABEL_HOSTNAME "kubernetes.io/hostname"
 #include "util/util.h"
 #include "volume/volume.h"
+#include "util/lockorder.h"
 
 /* An assumed claimRef on a PV, or an assumed selected-node on a claim: the
  * choice a reserved pod made, which every other pod must see. */
@@ -91,15 +92,15 @@ void volume_store_free(volume_store_t *vs)
 
 void volume_store_rdlock(volume_store_t *vs)
 {
-    pthread_rwlock_rdlock(&vs->mu);
+    lo_rwlock_rdlock(&vs->mu, LO_VOLUME);
 }
 void volume_store_unlock(volume_store_t *vs)
 {
-    pthread_rwlock_unlock(&vs->mu);
+    lo_rwlock_unlock(&vs->mu, LO_VOLUME);
 }
 static void wrlock(volume_store_t *vs)
 {
-    pthread_rwlock_wrlock(&vs->mu);
+    lo_rwlock_wrlock(&vs->mu, LO_VOLUME);
 }
 
 /* ---- informer side --------------------------------------------------------- */
@@ -175,22 +176,29 @@ const pvc_t *volume_pvc_locked(volume_store_t *vs, const char *ns, const char *n
     char key[512];
     if (!vs)
         return NULL;
+    lockorder_assert_held(LO_VOLUME);
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     return hashmap_get(vs->pvcs, key);
 }
 
 const pv_t *volume_pv_locked(volume_store_t *vs, const char *name)
 {
+    if (vs) /* no store: nothing known, nothing locked */
+        lockorder_assert_held(LO_VOLUME);
     return vs ? hashmap_get(vs->pvs, name) : NULL;
 }
 
 const storage_class_t *volume_class_locked(volume_store_t *vs, const char *name)
 {
+    if (vs) /* no store: nothing known, nothing locked */
+        lockorder_assert_held(LO_VOLUME);
     return vs ? hashmap_get(vs->classes, name) : NULL;
 }
 
 const csinode_t *volume_csinode_locked(volume_store_t *vs, const char *node)
 {
+    if (vs) /* no store: nothing known, nothing locked */
+        lockorder_assert_held(LO_VOLUME);
     return vs ? hashmap_get(vs->csinodes, node) : NULL;
 }
 
@@ -460,6 +468,8 @@ static int find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *n
 int volume_find_locked(volume_store_t *vs, const vb_claims_t *c, const node_t *node, unsigned *reasons, char *err,
                        size_t errlen)
 {
+    if (vs)
+        lockorder_assert_held(LO_VOLUME);
     match_t m;
     int rc = find_locked(vs, c, node, reasons, &m, err, errlen);
     match_free(&m);
@@ -712,6 +722,7 @@ static vb_plan_t *plan_copy(const vb_plan_t *p)
 /* Drops what the pod assumed; write lock held. */
 static void forget_locked(volume_store_t *vs, const char *pod_uid)
 {
+    lockorder_assert_held_excl(LO_VOLUME);
     vb_plan_t *p = hashmap_remove(vs->plans, pod_uid);
     if (!p)
         return;
