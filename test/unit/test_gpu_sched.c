@@ -146,11 +146,11 @@ static pod_t *parse_pod(const char *text)
 }
 
 /* A pod labelled as a reservation on g0 holding slot 0, as reservation_body
- * writes it, in namespace ns (the real ones: ai-scheduler-system). */
-static pod_t *add_labelled(scheduler_t *s, const char *ns, const char *name)
+ * writes it, in namespace ns (the real ones: ai-scheduler-system), into
+ * text. */
+static void labelled_json(char *text, size_t len, const char *ns, const char *name)
 {
-    char text[1024];
-    snprintf(text, sizeof text,
+    snprintf(text, len,
              "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"uid-%s\","
              "\"labels\":{\"resource.aibee.cn/gpu-reservation\":\"true\","
              "\"app.kubernetes.io/managed-by\":\"ai-scheduler\"},"
@@ -160,6 +160,13 @@ static pod_t *add_labelled(scheduler_t *s, const char *ns, const char *name)
              "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
              "\"status\":{\"phase\":\"Running\"}}",
              name, ns, name);
+}
+
+/* That pod, in the cache. */
+static pod_t *add_labelled(scheduler_t *s, const char *ns, const char *name)
+{
+    char text[1024];
+    labelled_json(text, sizeof text, ns, name);
     pod_t *p = parse_pod(text);
     cache_upsert_pod(s->cache, p, NULL);
     return p;
@@ -278,16 +285,7 @@ static void test_deleted_reservation_not_named(void **st)
     char *first = prebind_fraction(s, f1);
     assert_int_equal(api_count(&api.creates), 1);
     char text[1024], key[300];
-    snprintf(text, sizeof text,
-             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ai-scheduler-system\",\"uid\":\"uid-r\","
-             "\"labels\":{\"resource.aibee.cn/gpu-reservation\":\"true\","
-             "\"app.kubernetes.io/managed-by\":\"ai-scheduler\"},"
-             "\"annotations\":{\"resource.aibee.cn/gpu-index\":\"0\","
-             "\"resource.aibee.cn/gpu-reservation-node\":\"g0\"}},"
-             "\"spec\":{\"nodeName\":\"g0\",\"schedulerName\":\"ai-scheduler\",\"containers\":[{\"name\":\"reserve\","
-             "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
-             "\"status\":{\"phase\":\"Running\"}}",
-             first);
+    labelled_json(text, sizeof text, "ai-scheduler-system", first);
     snprintf(key, sizeof key, "ai-scheduler-system/%s", first);
     json_t *j = J(text);
     on_pod_event(s, KUBE_ADDED, key, j);

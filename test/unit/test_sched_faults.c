@@ -916,6 +916,19 @@ static void add_podgroup(scheduler_t *s, const char *name, int min)
     gang_group_upsert(s->gangs, pg);
 }
 
+/* Queue train with cpu as its spec.resources.cpu (JSON). */
+static void add_train_queue(scheduler_t *s, const char *cpu)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
+             "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":%s}}}",
+             cpu);
+    json_t *q = J(text);
+    on_tenant_event(s, KUBE_ADDED, "train", q);
+    json_decref(q);
+}
+
 static scheduler_t *victims_setup(void)
 {
     set_evictions(0, 0);
@@ -1009,10 +1022,7 @@ static void test_refused_gang_eviction_gives_back_all(void **st)
 static void test_gang_not_blocked_by_own_charge(void **st)
 {
     scheduler_t *s = victims_setup();
-    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
-                  "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":2000,\"limit\":2000}}}}");
-    on_tenant_event(s, KUBE_ADDED, "train", q);
-    json_decref(q);
+    add_train_queue(s, "{\"quota\":2000,\"limit\":2000}");
     add_podgroup(s, "job", 2);
     char text[1024];
     pod_t *m[2];
@@ -1083,10 +1093,7 @@ static pod_t *queue_pod(scheduler_t *s, const char *name, int prio, const char *
 static void test_limit_room_for_minimum_not_surplus(void **st)
 {
     scheduler_t *s = victims_setup();
-    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
-                  "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":2000,\"limit\":2000}}}}");
-    on_tenant_event(s, KUBE_ADDED, "train", q);
-    json_decref(q);
+    add_train_queue(s, "{\"quota\":2000,\"limit\":2000}");
     pod_unref(queue_pod(s, "low1", 0, "n1", NULL));
     pod_unref(queue_pod(s, "low2", 0, "n2", NULL));
     add_podgroup(s, "job", 1);
@@ -1129,10 +1136,7 @@ static void test_limit_room_for_minimum_not_surplus(void **st)
 static void test_over_share_queue_keeps_off_reclaimed_room(void **st)
 {
     scheduler_t *s = victims_setup();
-    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"train\","
-                  "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":1000}}}}");
-    on_tenant_event(s, KUBE_ADDED, "train", q);
-    json_decref(q);
+    add_train_queue(s, "{\"quota\":1000}");
     pod_unref(pod_from(s, "keep", "1", 0, "", "n2"));  /* the default queue's */
     pod_t *rec = queue_pod(s, "rec", 0, "", NULL);     /* train's reclaimer */
     pod_t *rep = pod_from(s, "rep", "1", 500, "", ""); /* the victim's replacement */
