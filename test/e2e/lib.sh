@@ -329,11 +329,11 @@ _cp_adopt_spare() {
     source "$CP_WORK/cp.env"
     # started at nice 10 beside the previous file: back to the priority of
     # everything else (each thread; root only, else it stays at 10)
-    local -a tids
+    local -a spare_tids
     for pid in "$ETCD_PID" "$API_PID"; do
-        tids=("/proc/$pid/task/"*)
-        tids=("${tids[@]##*/}")
-        [ "${tids[0]}" = "*" ] || renice -n 0 -p "${tids[@]}" >/dev/null 2>&1 || true
+        spare_tids=("/proc/$pid/task/"*)
+        spare_tids=("${spare_tids[@]##*/}")
+        [ "${spare_tids[0]}" = "*" ] || renice -n 0 -p "${spare_tids[@]}" >/dev/null 2>&1 || true
     done
     log "control plane work dir: $CP_WORK"
     return 0
@@ -488,16 +488,16 @@ apply_pool_crd() {
 # apply_queue_crd do, on the fresh control plane of cp_start (which has no
 # CRD yet), with two kubectl runs and one wait for the three (~5 s less).
 _apply_crds_fresh() {
-    local f created=() want=()
-    [ -f "$REPO/pools/crd.yaml" ] && { kc apply -f "$REPO/pools/crd.yaml" >/dev/null || return 1; want+=(pools.resource.aibee.cn); }
+    local f crd_files=() crd_names=()
+    [ -f "$REPO/pools/crd.yaml" ] && { kc apply -f "$REPO/pools/crd.yaml" >/dev/null || return 1; crd_names+=(pools.resource.aibee.cn); }
     for f in podgroup-crd.yaml:podgroups.scheduling.x-k8s.io queue-crd.yaml:queues.resource.aibee.cn; do
         [ -f "$REPO/pools/${f%%:*}" ] || continue
-        created+=(-f "$REPO/pools/${f%%:*}")
-        want+=("${f#*:}")
+        crd_files+=(-f "$REPO/pools/${f%%:*}")
+        crd_names+=("${f#*:}")
     done
-    if [ ${#created[@]} -gt 0 ]; then kc create "${created[@]}" >/dev/null || return 1; fi
-    [ ${#want[@]} -gt 0 ] || return 0
-    _CRDS_WANT=$(printf '%s\n' "${want[@]}" | jq -R . | jq -sc .)
+    if [ ${#crd_files[@]} -gt 0 ]; then kc create "${crd_files[@]}" >/dev/null || return 1; fi
+    [ ${#crd_names[@]} -gt 0 ] || return 0
+    _CRDS_WANT=$(printf '%s\n' "${crd_names[@]}" | jq -R . | jq -sc .)
     wait_until 'api_get /apis/apiextensions.k8s.io/v1/customresourcedefinitions | jq -e --argjson w "$_CRDS_WANT" \
         "[.items[] | select(.metadata.name as \$n | \$w | index(\$n)) | select(any(.status.conditions[]?; .type == \"Established\" and .status == \"True\"))] | length == (\$w | length)"' 30 0.2
 }
