@@ -505,6 +505,15 @@ void scheduler_free(scheduler_t *s)
 {
     if (!s)
         return;
+    /* Workers still running (scheduler_stop was not called: a caller that
+     * built the parts it needed, as the unit tests do) stop before the
+     * state they read goes. */
+    binder_free(s->binder);
+    s->binder = NULL;
+    evictor_free(s->evictor);
+    s->evictor = NULL;
+    writer_free(s->writer);
+    s->writer = NULL;
     informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,      s->inf_pvs,
                            s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_tenants };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
