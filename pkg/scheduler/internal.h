@@ -434,18 +434,14 @@ void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 void on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void on_storage_class_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* Reserve: assumes the pod's volume choice on node; -1 with a message if
- * the node no longer fits its volumes. */
-int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen);
-enum { VOLUMES_READY = 0, VOLUMES_WAITING = 1, VOLUMES_FAILED = 2 };
-/* PreBind, from a bind worker: READY (bind now), WAITING (the waiter took
- * *it, set to NULL, and resubmits the bind) or FAILED (err says why; event
- * sent). */
-int volumes_prebind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, char *err, size_t errlen);
 volume_waiter_t *volume_waiter_new(scheduler_t *s);
 void volume_waiter_close(volume_waiter_t *w);
 void volume_waiter_free(volume_waiter_t *w);
-/* The volumes row: reserve, unreserve and pre_bind of VolumeBinding. */
+/* The volumes row (VolumeBinding). reserve: assumes the pod's volume
+ * choice on node; -1 with a message if the node no longer fits its
+ * volumes. unreserve: forgets it. pre_bind, from a bind worker: READY (bind
+ * now), WAITING (the waiter took *it, set to NULL, and resubmits the bind)
+ * or FAILED (err says why; event sent). */
 int volumes_ext_reserve(sched_pool_t *P, const pod_t *pod, const char *node, char *err, size_t errlen);
 void volumes_ext_unreserve(sched_pool_t *P, const pod_t *pod);
 int volumes_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,

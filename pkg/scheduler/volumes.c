@@ -124,7 +124,7 @@ static node_t *node_get(scheduler_t *s, const char *name)
     return n;
 }
 
-int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen)
+static int volumes_reserve(scheduler_t *s, const pod_t *pod, const char *node, char *err, size_t errlen)
 {
     if (pod->nvolumes == 0 || !framework_runs(sched_pod_fw(s, pod), FW_PT_RESERVE, "VolumeBinding"))
         return 0;
@@ -173,24 +173,25 @@ static int write_one(scheduler_t *s, const vb_plan_t *p, const vb_write_t *w, ch
 
 static void waiter_add(scheduler_t *s, queue_item_t *it, const char *node, const char *lender);
 
-int volumes_prebind(scheduler_t *s, queue_item_t **itp, const char *node, const char *lender, char *err, size_t errlen)
+static int volumes_prebind(scheduler_t *s, queue_item_t **itp, const char *node, const char *lender, char *err,
+                           size_t errlen)
 {
     const pod_t *pod = (*itp)->pod;
     vb_plan_t *p = volume_plan_copy(s->volumes, pod->uid);
     if (!p)
-        return VOLUMES_READY;
-    int rc = VOLUMES_WAITING;
+        return PREBIND_READY;
+    int rc = PREBIND_WAITING;
     if (p->failed) {
         snprintf(err, errlen, "running PreBind plugin \"VolumeBinding\": %s", p->failed);
-        rc = VOLUMES_FAILED;
+        rc = PREBIND_FAILED;
     }
-    for (int i = 0; i < p->nw && rc == VOLUMES_WAITING; i++) {
+    for (int i = 0; i < p->nw && rc == PREBIND_WAITING; i++) {
         char *rv = NULL, msg[200];
         if (p->w[i].written_rv)
             continue; /* done on an earlier visit */
         if (write_one(s, p, &p->w[i], &rv, msg, sizeof(msg)) < 0) {
             snprintf(err, errlen, "running PreBind plugin \"VolumeBinding\": %s", msg);
-            rc = VOLUMES_FAILED;
+            rc = PREBIND_FAILED;
             break;
         }
         LOG_D("prebind pod=%s: %s %s written (rv %s)", pod->key, p->w[i].is_pv ? "PV" : "PVC", p->w[i].name, rv);
@@ -198,13 +199,13 @@ int volumes_prebind(scheduler_t *s, queue_item_t **itp, const char *node, const 
         free(rv);
     }
     volume_plan_free(p);
-    if (rc == VOLUMES_FAILED) {
+    if (rc == PREBIND_FAILED) {
         writer_pod_event(s->writer, pod, "Warning", "FailedScheduling", err);
         return rc;
     }
     waiter_add(s, *itp, node, lender);
     *itp = NULL;
-    return VOLUMES_WAITING;
+    return PREBIND_WAITING;
 }
 
 /* ---- PreBind: the wait -------------------------------------------------------- */

@@ -199,6 +199,18 @@ static scheduler_t *new_sched(void)
     return s;
 }
 
+/* The pod text describes, parsed and in the cache (the caller's ref). */
+static pod_t *cached_pod(scheduler_t *s, const char *text)
+{
+    json_t *j = J(text);
+    char err[256];
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    cache_upsert_pod(s->cache, p, NULL);
+    return p;
+}
+
 static node_t *add_node(scheduler_t *s, const char *name, const char *cpu)
 {
     char text[512];
@@ -224,13 +236,7 @@ static pod_t *add_pod(scheduler_t *s, const char *name, const char *cpu, const c
              "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
              name, name, pool ? ",\"annotations\":{\"resource.aibee.cn/pool\":\"" : "", pool ? pool : "",
              pool ? "\"}" : "", cpu);
-    json_t *j = J(text);
-    char err[256];
-    pod_t *p = pod_from_json(j, err, sizeof err);
-    json_decref(j);
-    assert_non_null(p);
-    cache_upsert_pod(s->cache, p, NULL);
-    return p;
+    return cached_pod(s, text);
 }
 
 static int always_fits(void *ud, node_info_t *ni)
@@ -596,13 +602,7 @@ static pod_t *pod_from(scheduler_t *s, const char *name, const char *cpu, int pr
              "\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
              "\"status\":{\"phase\":\"%s\"}}",
              name, name, pool, prio, node, cpu, node[0] ? "Running" : "Pending");
-    json_t *j = J(text);
-    char err[256];
-    pod_t *p = pod_from_json(j, err, sizeof err);
-    json_decref(j);
-    assert_non_null(p);
-    cache_upsert_pod(s->cache, p, NULL);
-    return p;
+    return cached_pod(s, text);
 }
 
 static void add_pool(scheduler_t *s, const char *name)
@@ -891,12 +891,7 @@ static pod_t *gang_pod(scheduler_t *s, const char *name, const char *group, int 
              "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,\"nodeName\":\"%s\",\"containers\":"
              "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
              name, name, group, group, prio, node, node[0] ? "Running" : "Pending");
-    json_t *j = J(text);
-    char err[256];
-    pod_t *p = pod_from_json(j, err, sizeof err);
-    json_decref(j);
-    assert_non_null(p);
-    cache_upsert_pod(s->cache, p, NULL);
+    pod_t *p = cached_pod(s, text);
     gang_pod_upsert(s->gangs, p);
     return p;
 }
@@ -1032,12 +1027,7 @@ static void test_gang_not_blocked_by_own_charge(void **st)
                  "{\"" GANG_LABEL "\":\"job\",\"resource.aibee.cn/queue\":\"train\"}},\"spec\":{\"schedulerName\":"
                  "\"ai-scheduler\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}",
                  i, i);
-        json_t *j = J(text);
-        char err[256];
-        m[i] = pod_from_json(j, err, sizeof err);
-        json_decref(j);
-        assert_non_null(m[i]);
-        cache_upsert_pod(s->cache, m[i], NULL);
+        m[i] = cached_pod(s, text);
     }
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     tenants_refresh(D);
@@ -1079,12 +1069,7 @@ static pod_t *queue_pod(scheduler_t *s, const char *name, int prio, const char *
              "{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
              name, name, group ? ",\"" GANG_LABEL "\":\"" : "", group ? group : "", group ? "\"" : "", prio, node,
              node[0] ? "Running" : "Pending");
-    json_t *j = J(text);
-    char err[256];
-    pod_t *p = pod_from_json(j, err, sizeof err);
-    json_decref(j);
-    assert_non_null(p);
-    cache_upsert_pod(s->cache, p, NULL);
+    pod_t *p = cached_pod(s, text);
     if (group)
         gang_pod_upsert(s->gangs, p);
     return p;
