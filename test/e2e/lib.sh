@@ -86,6 +86,12 @@ wait_until() {
             return 1
         fi
         if [ -n "$CP_WORK" ] && [ -s "$CP_WORK/sched.pid" ] && ! sched_alive; then
+            # The binary's exit and the wrapper's write of sched.rc are two
+            # steps: let the wrapper finish, then look once more, since the
+            # condition may be the exit itself (a refused start).
+            local i
+            for ((i = 0; i < 20; i++)); do [ -s "$CP_WORK/sched.rc" ] && break; sleep 0.1; done
+            if eval "$cmd" >/dev/null 2>&1; then return 0; fi
             log "scheduler is not running (while waiting for: $cmd)"
             sched_log_tail
             return 1
