@@ -435,6 +435,48 @@ static void test_update_leaves_unschedulable(void **st)
     scheduler_free(s);
 }
 
+/* A running pod on n1 with spec cpu and status allocated/applied cpu. */
+static void bound_event(scheduler_t *s, kube_event_type_t type, const char *spec_cpu, const char *status_cpu)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"big\",\"namespace\":\"ns\",\"uid\":\"uid-big\"},"
+             "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+             "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"c\","
+             "\"allocatedResources\":{\"cpu\":\"%s\"},\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
+             spec_cpu, status_cpu, status_cpu);
+    json_t *j = J(text);
+    on_pod_event(s, type, "ns/big", j);
+    json_decref(j);
+}
+
+/* A bound pod's in-place scale-down (kube 1.33+'s UpdatePodScaleDown) wakes
+ * unschedulable pods at once; a resize that frees nothing does not. */
+static void test_resize_down_wakes_unschedulable(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    pod_event(s, KUBE_ADDED, "p1", 0, NULL);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    queue_requeue(D->q, it); /* failed: unschedulable */
+    queue_stats_t qs;
+    /* Occupies max(spec 2, status 2) = 2 cpu; then spec 3 while 2 is
+     * allocated: 3; then spec 1 while 3 is still allocated: max(1, 3) = 3,
+     * nothing freed yet. */
+    bound_event(s, KUBE_ADDED, "2", "2");
+    bound_event(s, KUBE_MODIFIED, "3", "2");
+    bound_event(s, KUBE_MODIFIED, "1", "3");
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 1);
+    /* The kubelet applied 1 cpu: 3 -> 1 frees 2 cpu on n1. */
+    bound_event(s, KUBE_MODIFIED, "1", "1");
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 0);
+    scheduler_free(s);
+}
+
 static void test_priority_update_resorts(void **st)
 {
     scheduler_t *s = new_sched();
@@ -1242,6 +1284,7 @@ int main(void)
         cmocka_unit_test(test_bind_carries_uid),
         cmocka_unit_test(test_bind_409_replaced_not_retried),
         cmocka_unit_test(test_update_leaves_unschedulable),
+        cmocka_unit_test(test_resize_down_wakes_unschedulable),
         cmocka_unit_test(test_priority_update_resorts),
         cmocka_unit_test(test_lender_most_idle_absolute),
         cmocka_unit_test(test_start_waits_for_slow_pool_list),
