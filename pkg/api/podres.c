@@ -1,6 +1,7 @@
 /* podres.c -- a pod's requests and non-zero cpu/memory as kube-scheduler
  * 1.33-1.35 counts them (see podres.h). */
 #include "api/podres.h"
+#include "api/jsonfield.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -50,41 +51,13 @@ static int parse_list(json_t *list, const char *what, rlist_t *out, char *err, s
     return 0;
 }
 
-/* *out = obj[key] as an object, or NULL when absent or null. */
-static int get_obj(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
-{
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_object(v))
-        return util_errf(err, errlen, "%s.%s: not an object", what, key);
-    *out = v;
-    return 0;
-}
-
-static int get_arr(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
-{
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_array(v))
-        return util_errf(err, errlen, "%s.%s: not an array", what, key);
-    *out = v;
-    return 0;
-}
-
-/* obj[key] as a string; "" when absent or null. */
+/* obj[key] as a string (borrowed); "" when absent or null. */
 static int get_str(json_t *obj, const char *key, const char **out, const char *what, char *err, size_t errlen)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = "";
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_string(v))
-        return util_errf(err, errlen, "%s.%s: not a string", what, key);
-    *out = json_string_value(v);
+    json_t *v;
+    if (jf_get(obj, key, JSON_STRING, &v, what, err, errlen) < 0)
+        return -1;
+    *out = v ? json_string_value(v) : "";
     return 0;
 }
 
@@ -146,7 +119,7 @@ static int resize_infeasible(json_t *status, int *out, char *err, size_t errlen)
     json_t *conds, *c;
     size_t i;
     *out = 0;
-    if (get_arr(status, "conditions", &conds, "status", err, errlen) < 0)
+    if (jf_get(status, "conditions", JSON_ARRAY, &conds, "status", err, errlen) < 0)
         return -1;
     json_array_foreach (conds, i, c) {
         const char *type, *reason;
@@ -168,7 +141,7 @@ static int find_in(json_t *status, const char *key, const char *name, json_t **o
 {
     json_t *arr, *cs;
     size_t i;
-    if (get_arr(status, key, &arr, "status", err, errlen) < 0)
+    if (jf_get(status, key, JSON_ARRAY, &arr, "status", err, errlen) < 0)
         return -1;
     json_array_foreach (arr, i, cs) {
         const char *n;
@@ -200,11 +173,11 @@ static int status_requests(json_t *cs, int infeasible, rlist_t *req, char *err, 
 {
     json_t *res, *requests;
     rlist_t actual, alloc, out = { 0 };
-    if (get_obj(cs, "resources", &res, "status.containerStatuses[]", err, errlen) < 0)
+    if (jf_get(cs, "resources", JSON_OBJECT, &res, "status.containerStatuses[]", err, errlen) < 0)
         return -1;
     if (!res)
         return 0; /* kube uses the spec when the status has no resources */
-    if (get_obj(res, "requests", &requests, "status.containerStatuses[].resources", err, errlen) < 0 ||
+    if (jf_get(res, "requests", JSON_OBJECT, &requests, "status.containerStatuses[].resources", err, errlen) < 0 ||
         parse_list(requests, "status.containerStatuses[].resources.requests", &actual, err, errlen) < 0 ||
         parse_list(json_object_get(cs, "allocatedResources"), "status.containerStatuses[].allocatedResources", &alloc,
                    err, errlen) < 0)
@@ -221,8 +194,8 @@ static int status_requests(json_t *cs, int infeasible, rlist_t *req, char *err, 
 /* One container: its spec requests, or, when the pod has a status, what
  * status_requests makes of them (kube reads the status of app containers
  * and sidecars only). */
-static int parse_container(json_t *c, const char *what, json_t *status, int infeasible, int init, ctr_t *out,
-                           char *err, size_t errlen)
+static int parse_container(json_t *c, const char *what, json_t *status, int infeasible, int init, ctr_t *out, char *err,
+                           size_t errlen)
 {
     json_t *resources, *requests, *cs;
     const char *name;
@@ -230,8 +203,8 @@ static int parse_container(json_t *c, const char *what, json_t *status, int infe
     if (!json_is_object(c))
         return util_errf(err, errlen, "%s: not an object", what);
     snprintf(sub, sizeof sub, "%s.resources.requests", what);
-    if (get_obj(c, "resources", &resources, what, err, errlen) < 0 ||
-        get_obj(resources, "requests", &requests, what, err, errlen) < 0 ||
+    if (jf_get(c, "resources", JSON_OBJECT, &resources, what, err, errlen) < 0 ||
+        jf_get(resources, "requests", JSON_OBJECT, &requests, what, err, errlen) < 0 ||
         parse_list(requests, sub, &out->req, err, errlen) < 0)
         return -1;
     out->sidecar = init ? podres_is_sidecar(c, what, err, errlen) : 0;
@@ -250,7 +223,7 @@ static int parse_containers(json_t *spec, const char *key, json_t *status, int i
     json_t *arr, *c;
     size_t i;
     char what[64];
-    if (get_arr(spec, key, &arr, "spec", err, errlen) < 0)
+    if (jf_get(spec, key, JSON_ARRAY, &arr, "spec", err, errlen) < 0)
         return -1;
     *n = arr ? json_array_size(arr) : 0;
     *out = *n ? util_xcalloc(*n, sizeof **out) : NULL;
@@ -272,8 +245,8 @@ static int is_hugepages(const char *name)
 static int parse_pod_level(json_t *spec, podres_in_t *in, char *err, size_t errlen)
 {
     json_t *res, *requests;
-    if (get_obj(spec, "resources", &res, "spec", err, errlen) < 0 ||
-        get_obj(res, "requests", &requests, "spec.resources", err, errlen) < 0 ||
+    if (jf_get(spec, "resources", JSON_OBJECT, &res, "spec", err, errlen) < 0 ||
+        jf_get(res, "requests", JSON_OBJECT, &requests, "spec.resources", err, errlen) < 0 ||
         parse_list(requests, "spec.resources.requests", &in->pod_level, err, errlen) < 0)
         return -1;
     in->pod_level_set = in->pod_level.has != 0;
@@ -296,7 +269,8 @@ static int parse_input(json_t *spec, json_t *status, podres_in_t *in, char *err,
     if (resize_infeasible(status, &infeasible, err, errlen) < 0 ||
         parse_containers(spec, "containers", status, infeasible, &in->app, &in->napp, err, errlen) < 0 ||
         parse_containers(spec, "initContainers", status, infeasible, &in->init, &in->ninit, err, errlen) < 0 ||
-        parse_pod_level(spec, in, err, errlen) < 0 || get_obj(spec, "overhead", &overhead, "spec", err, errlen) < 0 ||
+        parse_pod_level(spec, in, err, errlen) < 0 ||
+        jf_get(spec, "overhead", JSON_OBJECT, &overhead, "spec", err, errlen) < 0 ||
         parse_list(overhead, "spec.overhead", &in->overhead, err, errlen) < 0)
         return -1;
     return 0;

@@ -1,6 +1,7 @@
 /* types.c -- Pod and Node parsing from API JSON, reference counting, and
  * toleration matching. */
 #include "api/types.h"
+#include "api/jsonfield.h"
 #include "api/podres.h"
 #include "api/storage.h"
 #include "gpu/gpu.h"
@@ -30,26 +31,12 @@ static int get_str(json_t *obj, const char *key, const char *def, char **out, co
 /* *out = obj[key] as an object, or NULL when absent. */
 static int get_obj(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_object(v))
-        return util_errf(err, errlen, "%s.%s: not an object", what, key);
-    *out = v;
-    return 0;
+    return jf_get(obj, key, JSON_OBJECT, out, what, err, errlen);
 }
 
 static int get_arr(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_array(v))
-        return util_errf(err, errlen, "%s.%s: not an array", what, key);
-    *out = v;
-    return 0;
+    return jf_get(obj, key, JSON_ARRAY, out, what, err, errlen);
 }
 
 /* Integer in [lo, hi]; def when absent. */
@@ -486,7 +473,8 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
     p->has_node_selector = p->node_selector.n > 0;
 
     if (parse_affinity(p, spec, err, errlen) < 0 || parse_tolerations(p, spec, err, errlen) < 0 ||
-        parse_requests(p, spec, status, err, errlen) < 0 || pod_affinity_parse(&p->interpod, spec, p->ns, err, errlen) < 0)
+        parse_requests(p, spec, status, err, errlen) < 0 ||
+        pod_affinity_parse(&p->interpod, spec, p->ns, err, errlen) < 0)
         goto fail;
     if (pod_volumes_from_json(spec, &p->volumes, &p->nvolumes, err, errlen) < 0)
         goto fail;

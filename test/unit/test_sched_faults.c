@@ -405,9 +405,10 @@ static void pod_event(scheduler_t *s, kube_event_type_t type, const char *name, 
     json_decref(j);
 }
 
-static void test_update_leaves_unschedulable(void **st)
+/* Pod p1 added and tried once: it waits in the default pool's
+ * unschedulable queue. */
+static sched_pool_t *p1_unschedulable(scheduler_t *s)
 {
-    scheduler_t *s = new_sched();
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     pod_event(s, KUBE_ADDED, "p1", 0, NULL);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
@@ -416,6 +417,15 @@ static void test_update_leaves_unschedulable(void **st)
     queue_stats_t qs;
     queue_get_stats(D->q, &qs);
     assert_int_equal(qs.unschedulable, 1);
+    return D;
+}
+
+static void test_update_leaves_unschedulable(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = p1_unschedulable(s);
+    queue_item_t *it;
+    queue_stats_t qs;
 
     /* A status-only update does not wake it. */
     pod_event(s, KUBE_MODIFIED, "p1", 0, NULL);
@@ -456,11 +466,7 @@ static void bound_event(scheduler_t *s, kube_event_type_t type, const char *spec
 static void test_resize_down_wakes_unschedulable(void **st)
 {
     scheduler_t *s = new_sched();
-    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
-    pod_event(s, KUBE_ADDED, "p1", 0, NULL);
-    queue_item_t *it = queue_pop_timeout(D->q, 1000);
-    assert_non_null(it);
-    queue_requeue(D->q, it); /* failed: unschedulable */
+    sched_pool_t *D = p1_unschedulable(s);
     queue_stats_t qs;
     /* Occupies max(spec 2, status 2) = 2 cpu; then spec 3 while 2 is
      * allocated: 3; then spec 1 while 3 is still allocated: max(1, 3) = 3,
