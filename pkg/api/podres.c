@@ -147,7 +147,9 @@ static int find_in(json_t *status, const char *key, const char *name, json_t **o
         const char *n;
         if (!json_is_object(cs))
             return util_errf(err, errlen, "status.%s[%zu]: not an object", key, i);
-        if (get_str(cs, "name", &n, "status.containerStatuses[]", err, errlen) < 0)
+        char what[48];
+        snprintf(what, sizeof what, "status.%s[%zu]", key, i);
+        if (get_str(cs, "name", &n, what, err, errlen) < 0)
             return -1;
         if (strcmp(n, name) == 0)
             *out = cs;
@@ -169,18 +171,23 @@ static int find_status(json_t *status, const char *name, json_t **out, char *err
  * resources: the largest of what the spec asks, what the kubelet allocated
  * and what the runtime applied; the spec is left out while the resize is
  * infeasible, since the kubelet will never grant it. */
-static int status_requests(json_t *cs, int infeasible, rlist_t *req, char *err, size_t errlen)
+static int status_requests(json_t *cs, const char *what, int infeasible, rlist_t *req, char *err, size_t errlen)
 {
     json_t *res, *requests;
     rlist_t actual, alloc, out = { 0 };
-    if (jf_get(cs, "resources", JSON_OBJECT, &res, "status.containerStatuses[]", err, errlen) < 0)
+    char sub[128];
+    if (jf_get(cs, "resources", JSON_OBJECT, &res, what, err, errlen) < 0)
         return -1;
     if (!res)
         return 0; /* kube uses the spec when the status has no resources */
-    if (jf_get(res, "requests", JSON_OBJECT, &requests, "status.containerStatuses[].resources", err, errlen) < 0 ||
-        parse_list(requests, "status.containerStatuses[].resources.requests", &actual, err, errlen) < 0 ||
-        parse_list(json_object_get(cs, "allocatedResources"), "status.containerStatuses[].allocatedResources", &alloc,
-                   err, errlen) < 0)
+    snprintf(sub, sizeof sub, "%s.resources", what);
+    if (jf_get(res, "requests", JSON_OBJECT, &requests, sub, err, errlen) < 0)
+        return -1;
+    snprintf(sub, sizeof sub, "%s.resources.requests", what);
+    if (parse_list(requests, sub, &actual, err, errlen) < 0)
+        return -1;
+    snprintf(sub, sizeof sub, "%s.allocatedResources", what);
+    if (parse_list(json_object_get(cs, "allocatedResources"), sub, &alloc, err, errlen) < 0)
         return -1;
     if ((!infeasible && list_max(&out, req, err, errlen) < 0) || list_max(&out, &actual, err, errlen) < 0 ||
         list_max(&out, &alloc, err, errlen) < 0)
@@ -214,7 +221,8 @@ static int parse_container(json_t *c, const char *what, json_t *status, int infe
         return 0;
     if (get_str(c, "name", &name, what, err, errlen) < 0 || find_status(status, name, &cs, err, errlen) < 0)
         return -1;
-    return cs ? status_requests(cs, infeasible, &out->req, err, errlen) : 0;
+    snprintf(sub, sizeof sub, "status of %s", what);
+    return cs ? status_requests(cs, sub, infeasible, &out->req, err, errlen) : 0;
 }
 
 static int parse_containers(json_t *spec, const char *key, json_t *status, int infeasible, ctr_t **out, size_t *n,

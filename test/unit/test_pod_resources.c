@@ -294,12 +294,14 @@ static void test_bad_fields(void **state)
         { "'initContainers':[" SIDECAR("s", "'memory':'1Qi'") "]", NULL,
           "spec.initContainers[0].resources.requests: resource memory" },
         { "'containers':[" CTR("app", "'cpu':'1'") "]", "'containerStatuses':[{'name':'app','resources':7}]",
-          "status.containerStatuses[].resources: not an object" },
+          "status of spec.containers[0].resources: not an object" },
         { "'containers':[" CTR("app", "'cpu':'1'") "]",
           "'containerStatuses':[{'name':'app','resources':{},'allocatedResources':{'cpu':'-1'}}]",
-          "status.containerStatuses[].allocatedResources: resource cpu: negative" },
+          "status of spec.containers[0].allocatedResources: resource cpu: negative" },
         { "'containers':[" CTR("app", "'cpu':'1'") "]", "'containerStatuses':['app']",
           "status.containerStatuses[0]: not an object" },
+        { "'initContainers':[" SIDECAR("s", "'cpu':'1'") "]", "'initContainerStatuses':[{'name':3}]",
+          "status.initContainerStatuses[0].name: not a string" },
         { "'containers':[" CTR("app", "'cpu':'1'") "]", "'conditions':{}", "status.conditions: not an array" },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
