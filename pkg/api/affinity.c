@@ -236,8 +236,9 @@ static int merge_label_keys(json_t *obj, int with_mismatch, selector_t *sel, int
     json_array_foreach (ml, i, k) {
         const char *key = json_string_value(k);
         if (sel_count(sel, key, -1, NULL) > 1)
-            return util_errf(err, errlen, "%s.matchLabelKeys[%zu]: %.64s exists in both matchLabelKeys and labelSelector",
-                             what, i, key);
+            return util_errf(err, errlen,
+                             "%s.matchLabelKeys[%zu]: %.64s exists in both matchLabelKeys and labelSelector", what, i,
+                             key);
         json_array_foreach (mml, j, k2)
             if (strcmp(key, json_string_value(k2)) == 0)
                 return util_errf(err, errlen,
@@ -453,8 +454,8 @@ int pod_affinity_parse(pod_affinity_t **out, json_t *spec, const char *pod_ns, c
                     errlen) < 0 ||
         parse_terms(&x, json_object_get(paa, req), 0, &a->anti_req, &a->nanti_req, "podAntiAffinity.required", err,
                     errlen) < 0 ||
-        parse_terms(&x, json_object_get(paa, pref), 1, &a->anti_pref, &a->nanti_pref, "podAntiAffinity.preferred",
-                    err, errlen) < 0 ||
+        parse_terms(&x, json_object_get(paa, pref), 1, &a->anti_pref, &a->nanti_pref, "podAntiAffinity.preferred", err,
+                    errlen) < 0 ||
         parse_spread(a, ts, pod_labels, err, errlen) < 0) {
         pod_affinity_free(a);
         return -1;

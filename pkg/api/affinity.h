@@ -38,15 +38,15 @@ typedef struct pod_aff_term {
 } pod_aff_term_t;
 
 typedef struct spread_constraint {
-    int32_t max_skew;   /* >= 1 */
-    char *topology_key; /* never empty */
-    int hard;           /* whenUnsatisfiable: DoNotSchedule (else ScheduleAnyway) */
+    int32_t max_skew;    /* >= 1 */
+    char *topology_key;  /* never empty */
+    int hard;            /* whenUnsatisfiable: DoNotSchedule (else ScheduleAnyway) */
     int32_t min_domains; /* minDomains (hard only), 1 when unset */
     int affinity_honor;  /* nodeAffinityPolicy: Honor (the default) */
     int taints_honor;    /* nodeTaintsPolicy: Honor (default Ignore) */
     selector_t selector; /* with matchLabelKeys merged */
-    int match_nothing; /* labelSelector absent: matches no pod */
-    char *key;         /* canonical "selector|topologyKey" */
+    int match_nothing;   /* labelSelector absent: matches no pod */
+    char *key;           /* canonical "selector|topologyKey" */
 } spread_constraint_t;
 
 typedef struct pod_affinity {

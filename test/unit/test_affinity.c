@@ -1001,7 +1001,7 @@ static void test_race_anti_affinity(void **state)
     "'matchLabelKeys':['pod-template-hash'],'topologyKey':'" key "'}]}}"
 /* One DoNotSchedule zone constraint on app=x with extra fields. */
 #define SPREAD_X(extra)                                                                                                \
-    "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"             \
+    "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"              \
     "'labelSelector':{'matchLabels':{'app':'x'}}" extra "}]"
 #define TAINT_GPU "'taints':[{'key':'dedicated','value':'gpu','effect':'NoSchedule'}]"
 
@@ -1018,11 +1018,12 @@ static void test_parse_label_keys(void **state)
     /* matchLabelKeys adds pod-template-hash In (h2), mismatchLabelKeys
      * tenant NotIn (t1), both with the pod's own values; 'absent' (a label
      * the pod lacks) adds nothing. */
-    pod_t *p = mkpod("p", WEB_H2 ",'tenant':'t1'",
-                     "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
-                     "{'matchLabels':{'app':'web'}},'matchLabelKeys':['pod-template-hash','absent'],"
-                     "'mismatchLabelKeys':['tenant'],'topologyKey':'kubernetes.io/hostname'}]}}," SPREAD_X(
-                         ",'matchLabelKeys':['pod-template-hash'],'minDomains':null"));
+    pod_t *p =
+        mkpod("p", WEB_H2 ",'tenant':'t1'",
+              "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+              "{'matchLabels':{'app':'web'}},'matchLabelKeys':['pod-template-hash','absent'],"
+              "'mismatchLabelKeys':['tenant'],'topologyKey':'kubernetes.io/hostname'}]}}," SPREAD_X(
+                  ",'matchLabelKeys':['pod-template-hash'],'minDomains':null"));
     const pod_aff_term_t *t = &p->interpod->anti_req[0];
     const spread_constraint_t *c = &p->interpod->spread[0];
     assert_int_equal(t->selector.n, 3);
@@ -1039,9 +1040,9 @@ static void test_parse_label_keys(void **state)
     assert_null(p->unsupported); /* honoured now: no UnsupportedConstraint */
     pod_t *old = mkpod("old", WEB_H1 ",'tenant':'t2'", NULL), *same = mkpod("same", WEB_H2 ",'tenant':'t2'", NULL);
     pod_t *own = mkpod("own", WEB_H2 ",'tenant':'t1'", NULL);
-    assert_false(aff_term_matches(t, old));  /* other rollout */
-    assert_true(aff_term_matches(t, same));  /* same rollout, other tenant */
-    assert_false(aff_term_matches(t, own));  /* own tenant: NotIn */
+    assert_false(aff_term_matches(t, old)); /* other rollout */
+    assert_true(aff_term_matches(t, same)); /* same rollout, other tenant */
+    assert_false(aff_term_matches(t, own)); /* own tenant: NotIn */
     pod_t *xold = mkpod("xold", "'app':'x','pod-template-hash':'h1'", NULL);
     pod_t *xsame = mkpod("xsame", "'app':'x','pod-template-hash':'h2'", NULL);
     assert_false(spread_matches(c, "default", xold));
@@ -1051,17 +1052,18 @@ static void test_parse_label_keys(void **state)
 
     /* A 1.34+ API server merged both already: nothing is added twice, and
      * the terms are the ones above (same key: one topology index entry). */
-    pod_t *m = mkpod("m", WEB_H2 ",'tenant':'t1'",
-                     "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
-                     "{'matchLabels':{'app':'web'},'matchExpressions':["
-                     "{'key':'pod-template-hash','operator':'In','values':['h2']},"
-                     "{'key':'tenant','operator':'NotIn','values':['t1']}]},"
-                     "'matchLabelKeys':['pod-template-hash','absent'],'mismatchLabelKeys':['tenant'],"
-                     "'topologyKey':'kubernetes.io/hostname'}]}},"
-                     "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
-                     "'DoNotSchedule','labelSelector':{'matchLabels':{'app':'x'},'matchExpressions':["
-                     "{'key':'pod-template-hash','operator':'In','values':['h2']}]},"
-                     "'matchLabelKeys':['pod-template-hash']}]");
+    pod_t *m =
+        mkpod("m", WEB_H2 ",'tenant':'t1'",
+              "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+              "{'matchLabels':{'app':'web'},'matchExpressions':["
+              "{'key':'pod-template-hash','operator':'In','values':['h2']},"
+              "{'key':'tenant','operator':'NotIn','values':['t1']}]},"
+              "'matchLabelKeys':['pod-template-hash','absent'],'mismatchLabelKeys':['tenant'],"
+              "'topologyKey':'kubernetes.io/hostname'}]}},"
+              "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
+              "'DoNotSchedule','labelSelector':{'matchLabels':{'app':'x'},'matchExpressions':["
+              "{'key':'pod-template-hash','operator':'In','values':['h2']}]},"
+              "'matchLabelKeys':['pod-template-hash']}]");
     assert_int_equal(m->interpod->anti_req[0].selector.n, 3);
     assert_string_equal(m->interpod->anti_req[0].key, t->key);
     assert_int_equal(m->interpod->spread[0].selector.n, 2);
@@ -1069,8 +1071,8 @@ static void test_parse_label_keys(void **state)
     pod_unref(m);
 
     /* The policies and minDomains as set. */
-    pod_t *q = mkpod("q", "'app':'x'",
-                     SPREAD_X(",'minDomains':3,'nodeAffinityPolicy':'Ignore','nodeTaintsPolicy':'Honor'"));
+    pod_t *q =
+        mkpod("q", "'app':'x'", SPREAD_X(",'minDomains':3,'nodeAffinityPolicy':'Ignore','nodeTaintsPolicy':'Honor'"));
     c = &q->interpod->spread[0];
     assert_int_equal(c->min_domains, 3);
     assert_false(c->affinity_honor);
@@ -1091,7 +1093,8 @@ static void test_parse_label_keys(void **state)
 static void test_parse_errors_new_fields(void **state)
 {
     parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':'h'"), "matchLabelKeys: not an array");
-    parse_fails(ANTI_TERM(",'labelSelector':{},'mismatchLabelKeys':[7]"), "mismatchLabelKeys[0]: not a valid label key");
+    parse_fails(ANTI_TERM(",'labelSelector':{},'mismatchLabelKeys':[7]"),
+                "mismatchLabelKeys[0]: not a valid label key");
     parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':['ok','bad key']"),
                 "matchLabelKeys[1]: not a valid label key");
     parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':['Example.com/x']"), "not a valid label key");
@@ -1140,8 +1143,8 @@ static void test_anti_affinity_match_label_keys(void **state)
     /* New pod (h2): its term is app=web, hash=h2: only new1 (n2) matches,
      * and of the existing terms only new1's matches it (old1's and oldz's
      * were merged with h1). n1, n3, n4, n5 fit. Ignoring matchLabelKeys,
-     * n1 (old1) and n3 (oldz: zone b) would be refused too: "--+++"... and
-     * n3 by oldz's term: "---++". */
+     * its term would match old1, new1 and oldz, and oldz's zone term would
+     * match it: "---++". */
     pod_t *p = mkpod("p", WEB_H2, ANTI_ROLLOUT("kubernetes.io/hostname"));
     filter_all(fw, &c, p, got, NULL);
     assert_string_equal(got, "+-+++");
@@ -1173,10 +1176,11 @@ static void test_anti_affinity_mismatch_label_keys(void **state)
     five(&c);
     place(c.ni[0], mkpod("a1", "'tenant':'a'", NULL));
     place(c.ni[1], mkpod("b1", "'tenant':'b'", NULL));
-    pod_t *p = mkpod("p", "'tenant':'a'",
-                     "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
-                     "{'matchExpressions':[{'key':'tenant','operator':'Exists'}]},'mismatchLabelKeys':['tenant'],"
-                     "'topologyKey':'kubernetes.io/hostname'}]}}");
+    pod_t *p =
+        mkpod("p", "'tenant':'a'",
+              "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+              "{'matchExpressions':[{'key':'tenant','operator':'Exists'}]},'mismatchLabelKeys':['tenant'],"
+              "'topologyKey':'kubernetes.io/hostname'}]}}");
     filter_all(fw, &c, p, got, NULL);
     assert_string_equal(got, "+-+++");
     pod_unref(p);

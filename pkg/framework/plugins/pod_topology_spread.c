@@ -195,8 +195,8 @@ static void pre_filter_policies(pts_state_t *s, const fw_cluster_t *cl, const po
             if (!node_included(s->hard[k], pod, ni->node))
                 continue;
             const char *key = s->hard[k]->topology_key;
-            tpc_add(&s->pairs, key, labels_get(&ni->node->labels, key), count_on_node_locked(cl, ni, s->hard[k], pod->ns),
-                    0);
+            tpc_add(&s->pairs, key, labels_get(&ni->node->labels, key),
+                    count_on_node_locked(cl, ni, s->hard[k], pod->ns), 0);
         }
     }
 }
