@@ -1005,6 +1005,58 @@ static void test_race_anti_affinity(void **state)
     "'labelSelector':{'matchLabels':{'app':'x'}}" extra "}]"
 #define TAINT_GPU "'taints':[{'key':'dedicated','value':'gpu','effect':'NoSchedule'}]"
 
+/* Filters pod p (labels, spec) on every node of c: want is the '+'/'-'
+ * string of filter_all. */
+static void expect_fit(framework_t *fw, cluster_t *c, const char *labels, const char *spec, const char *want)
+{
+    char got[16];
+    pod_t *p = mkpod("p", labels, spec);
+    filter_all(fw, c, p, got, NULL);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s: got %s, want %s", spec ? spec : "(no spec)", got, want);
+    pod_unref(p);
+}
+
+/* A node of a test cluster: labels, spec ("" for none), and nx pods on it
+ * with pod_labels (app=x when NULL). */
+typedef struct node_def {
+    const char *name, *labels, *spec;
+    int nx;
+    const char *pod_labels;
+} node_def_t;
+
+static void build(cluster_t *c, const node_def_t *d, int n)
+{
+    memset(c, 0, sizeof(*c));
+    for (int i = 0; i < n; i++) {
+        node_info_t *ni = add_node_spec(c, d[i].name, d[i].labels, d[i].spec);
+        for (int k = 0; k < d[i].nx; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "x-%s-%d", d[i].name, k);
+            place(ni, mkpod(name, d[i].pod_labels ? d[i].pod_labels : "'app':'x'", NULL));
+        }
+    }
+}
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A pod (labels, spec) and the '+'/'-' string filter_all should give. */
+typedef struct fit_case {
+    const char *labels, *spec, *want;
+} fit_case_t;
+
+/* Builds the cluster of nodes and checks every case on it. */
+static void expect_fits(const node_def_t *nodes, int nn, const fit_case_t *cases, int nc)
+{
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    build(&c, nodes, nn);
+    for (int i = 0; i < nc; i++)
+        expect_fit(fw, &c, cases[i].labels, cases[i].spec, cases[i].want);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
 static void assert_req(const sel_req_t *r, const char *key, sel_op_t op, const char *value)
 {
     assert_string_equal(r->key, key);
@@ -1138,54 +1190,41 @@ static void test_anti_affinity_match_label_keys(void **state)
 {
     framework_t *fw = framework_new(NULL);
     cluster_t c;
-    char got[16];
     rollout(&c);
     /* New pod (h2): its term is app=web, hash=h2: only new1 (n2) matches,
      * and of the existing terms only new1's matches it (old1's and oldz's
      * were merged with h1). n1, n3, n4, n5 fit. Ignoring matchLabelKeys,
      * its term would match old1, new1 and oldz, and oldz's zone term would
      * match it: "---++". */
-    pod_t *p = mkpod("p", WEB_H2, ANTI_ROLLOUT("kubernetes.io/hostname"));
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "+-+++");
-    pod_unref(p);
+    expect_fit(fw, &c, WEB_H2, ANTI_ROLLOUT("kubernetes.io/hostname"), "+-+++");
     /* The same pod served with the selector merged: the same answer. */
-    p = mkpod("p", WEB_H2, ANTI_ROLLOUT_H2_MERGED("kubernetes.io/hostname"));
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "+-+++");
-    pod_unref(p);
+    expect_fit(fw, &c, WEB_H2, ANTI_ROLLOUT_H2_MERGED("kubernetes.io/hostname"), "+-+++");
     /* An existing pod's term is evaluated with that pod's labels: an old
      * pod (h1) without terms of its own is kept off n1 (old1's hostname
      * term) and off zone b (oldz's zone term), not off n2. */
-    p = mkpod("q", WEB_H1, NULL);
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "-+-++");
-    pod_unref(p);
+    expect_fit(fw, &c, WEB_H1, NULL, "-+-++");
     cluster_free(&c);
     framework_free(fw);
 }
 
 /* Tenant isolation: keep off nodes running another tenant's pods. The term
  * is tenant Exists + tenant NotIn (a); ignoring mismatchLabelKeys it would
- * also refuse n1 (tenant a's own pod): "--+++". */
+ * also refuse n1 (tenant a's own pod): "--+". */
 static void test_anti_affinity_mismatch_label_keys(void **state)
 {
-    framework_t *fw = framework_new(NULL);
-    cluster_t c;
-    char got[16];
-    five(&c);
-    place(c.ni[0], mkpod("a1", "'tenant':'a'", NULL));
-    place(c.ni[1], mkpod("b1", "'tenant':'b'", NULL));
-    pod_t *p =
-        mkpod("p", "'tenant':'a'",
-              "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
-              "{'matchExpressions':[{'key':'tenant','operator':'Exists'}]},'mismatchLabelKeys':['tenant'],"
-              "'topologyKey':'kubernetes.io/hostname'}]}}");
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "+-+++");
-    pod_unref(p);
-    cluster_free(&c);
-    framework_free(fw);
+    const node_def_t nodes[] = {
+        { "n1", "'kubernetes.io/hostname':'n1'", "", 1, "'tenant':'a'" },
+        { "n2", "'kubernetes.io/hostname':'n2'", "", 1, "'tenant':'b'" },
+        { "n3", "'kubernetes.io/hostname':'n3'", "", 0, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'tenant':'a'",
+          "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+          "{'matchExpressions':[{'key':'tenant','operator':'Exists'}]},'mismatchLabelKeys':['tenant'],"
+          "'topologyKey':'kubernetes.io/hostname'}]}}",
+          "+-+" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
 }
 
 /* Preferred affinity (weight 10, zone, app=web, matchLabelKeys hash): web h1
@@ -1219,27 +1258,23 @@ static void test_interpod_score_match_label_keys(void **state)
  * pods (a 2, b 1, c 0) only zone c would fit: "----+". */
 static void test_spread_match_label_keys(void **state)
 {
-    framework_t *fw = framework_new(NULL);
-    cluster_t c;
-    char got[16];
-    five(&c);
-    place(c.ni[0], mkpod("x1", "'app':'x','pod-template-hash':'h1'", NULL));
-    place(c.ni[1], mkpod("x2", "'app':'x','pod-template-hash':'h1'", NULL));
-    place(c.ni[2], mkpod("x3", "'app':'x','pod-template-hash':'h2'", NULL));
-    pod_t *p = mkpod("p", "'app':'x','pod-template-hash':'h2'", SPREAD_X(",'matchLabelKeys':['pod-template-hash']"));
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "++--+");
-    pod_unref(p);
-    /* Served merged (1.34+ API server): the same. */
-    p = mkpod("p", "'app':'x','pod-template-hash':'h2'",
-              "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
-              "'labelSelector':{'matchLabels':{'app':'x'},'matchExpressions':[{'key':'pod-template-hash',"
-              "'operator':'In','values':['h2']}]},'matchLabelKeys':['pod-template-hash']}]");
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "++--+");
-    pod_unref(p);
-    cluster_free(&c);
-    framework_free(fw);
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a'", "", 1, "'app':'x','pod-template-hash':'h1'" },
+        { "n2", "'zone':'a'", "", 1, "'app':'x','pod-template-hash':'h1'" },
+        { "n3", "'zone':'b'", "", 1, "'app':'x','pod-template-hash':'h2'" },
+        { "n4", "", "", 0, NULL },
+        { "n5", "'zone':'c'", "", 0, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'app':'x','pod-template-hash':'h2'", SPREAD_X(",'matchLabelKeys':['pod-template-hash']"), "++--+" },
+        /* Served merged (1.34+ API server): the same. */
+        { "'app':'x','pod-template-hash':'h2'",
+          "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
+          "'labelSelector':{'matchLabels':{'app':'x'},'matchExpressions':[{'key':'pod-template-hash',"
+          "'operator':'In','values':['h2']}]},'matchLabelKeys':['pod-template-hash']}]",
+          "++--+" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
 }
 
 /* Two zones with one app=x pod each. Global minimum 1: both fit (1+1-1).
@@ -1248,24 +1283,13 @@ static void test_spread_match_label_keys(void **state)
  * a zone is refused everywhere. */
 static void test_spread_min_domains(void **state)
 {
-    framework_t *fw = framework_new(NULL);
-    cluster_t c;
-    char got[16];
-    memset(&c, 0, sizeof(c));
-    add_node(&c, "a", "'zone':'a'");
-    add_node(&c, "b", "'zone':'b'");
-    place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
-    place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
-    const char *specs[3] = { SPREAD_X(""), SPREAD_X(",'minDomains':2"), SPREAD_X(",'minDomains':3") };
-    const char *want[3] = { "++", "++", "--" };
-    for (int i = 0; i < 3; i++) {
-        pod_t *p = mkpod("p", "'app':'x'", specs[i]);
-        filter_all(fw, &c, p, got, NULL);
-        assert_string_equal(got, want[i]);
-        pod_unref(p);
-    }
-    cluster_free(&c);
-    framework_free(fw);
+    const node_def_t nodes[] = { { "a", "'zone':'a'", "", 1, NULL }, { "b", "'zone':'b'", "", 1, NULL } };
+    const fit_case_t cases[] = {
+        { "'app':'x'", SPREAD_X(""), "++" },
+        { "'app':'x'", SPREAD_X(",'minDomains':2"), "++" },
+        { "'app':'x'", SPREAD_X(",'minDomains':3"), "--" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
 }
 
 /* n1 zone a, n2 zone b tainted, n3 zone c, n4 zone a tainted; one app=x pod
@@ -1276,33 +1300,21 @@ static void test_spread_min_domains(void **state)
  * taint includes them again: a 2, b 0, c 1: only n2 (0+1-0) fits: "-+--". */
 static void test_spread_node_taints_policy(void **state)
 {
-    framework_t *fw = framework_new(NULL);
-    cluster_t c;
-    char got[16];
-    memset(&c, 0, sizeof(c));
-    add_node(&c, "n1", "'zone':'a'");
-    add_node_spec(&c, "n2", "'zone':'b'", TAINT_GPU);
-    add_node(&c, "n3", "'zone':'c'");
-    add_node_spec(&c, "n4", "'zone':'a'", TAINT_GPU);
-    place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
-    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
-    place(c.ni[3], mkpod("x4", "'app':'x'", NULL));
-    pod_t *p = mkpod("p", "'app':'x'", SPREAD_X(""));
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "----");
-    pod_unref(p);
-    p = mkpod("p", "'app':'x'", SPREAD_X(",'nodeTaintsPolicy':'Honor'"));
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "+-+-");
-    pod_unref(p);
-    p = mkpod("p", "'app':'x'",
-              "'tolerations':[{'key':'dedicated','operator':'Equal','value':'gpu','effect':'NoSchedule'}]," SPREAD_X(
-                  ",'nodeTaintsPolicy':'Honor'"));
-    filter_all(fw, &c, p, got, NULL);
-    assert_string_equal(got, "-+--");
-    pod_unref(p);
-    cluster_free(&c);
-    framework_free(fw);
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a'", "", 1, NULL },
+        { "n2", "'zone':'b'", TAINT_GPU, 0, NULL },
+        { "n3", "'zone':'c'", "", 1, NULL },
+        { "n4", "'zone':'a'", TAINT_GPU, 1, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'app':'x'", SPREAD_X(""), "----" },
+        { "'app':'x'", SPREAD_X(",'nodeTaintsPolicy':'Honor'"), "+-+-" },
+        { "'app':'x'",
+          "'tolerations':[{'key':'dedicated','operator':'Equal','value':'gpu','effect':'NoSchedule'}]," SPREAD_X(
+              ",'nodeTaintsPolicy':'Honor'"),
+          "-+--" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
 }
 
 /* nodeSelector disk=ssd; n1 zone a ssd, n2 zone a (no ssd) with two app=x
@@ -1314,28 +1326,17 @@ static void test_spread_node_taints_policy(void **state)
  * nodeSelector in all three. */
 static void test_spread_node_affinity_policy(void **state)
 {
-    framework_t *fw = framework_new(NULL);
-    cluster_t c;
-    char got[16];
-    memset(&c, 0, sizeof(c));
-    add_node(&c, "n1", "'zone':'a','disk':'ssd'");
-    add_node(&c, "n2", "'zone':'a'");
-    add_node(&c, "n3", "'zone':'b','disk':'ssd'");
-    place(c.ni[1], mkpod("x1", "'app':'x'", NULL));
-    place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
-    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
-    const char *specs[3] = { "'nodeSelector':{'disk':'ssd'}," SPREAD_X(""),
-                             "'nodeSelector':{'disk':'ssd'}," SPREAD_X(",'nodeAffinityPolicy':'Honor'"),
-                             "'nodeSelector':{'disk':'ssd'}," SPREAD_X(",'nodeAffinityPolicy':'Ignore'") };
-    const char *want[3] = { "--+", "+--", "--+" };
-    for (int i = 0; i < 3; i++) {
-        pod_t *p = mkpod("p", "'app':'x'", specs[i]);
-        filter_all(fw, &c, p, got, NULL);
-        assert_string_equal(got, want[i]);
-        pod_unref(p);
-    }
-    cluster_free(&c);
-    framework_free(fw);
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a','disk':'ssd'", "", 0, NULL },
+        { "n2", "'zone':'a'", "", 2, NULL },
+        { "n3", "'zone':'b','disk':'ssd'", "", 1, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'app':'x'", "'nodeSelector':{'disk':'ssd'}," SPREAD_X(""), "--+" },
+        { "'app':'x'", "'nodeSelector':{'disk':'ssd'}," SPREAD_X(",'nodeAffinityPolicy':'Honor'"), "+--" },
+        { "'app':'x'", "'nodeSelector':{'disk':'ssd'}," SPREAD_X(",'nodeAffinityPolicy':'Ignore'"), "--+" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
 }
 
 /* ScheduleAnyway zone, maxSkew 1: n1 zone a, n2 zone a tainted with two
@@ -1349,13 +1350,12 @@ static void test_spread_score_taints_policy(void **state)
     framework_t *fw = fw_interpod_only();
     cluster_t c;
     int64_t out[16];
-    memset(&c, 0, sizeof(c));
-    add_node(&c, "n1", "'zone':'a'");
-    add_node_spec(&c, "n2", "'zone':'a'", TAINT_GPU);
-    add_node(&c, "n3", "'zone':'b'");
-    place(c.ni[1], mkpod("x1", "'app':'x'", NULL));
-    place(c.ni[1], mkpod("x2", "'app':'x'", NULL));
-    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a'", "", 0, NULL },
+        { "n2", "'zone':'a'", TAINT_GPU, 2, NULL },
+        { "n3", "'zone':'b'", "", 1, NULL },
+    };
+    build(&c, nodes, NELEM(nodes));
     const char *soft = "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
                        "'ScheduleAnyway','labelSelector':{'matchLabels':{'app':'x'}}%s}]";
     char spec[512];
@@ -1380,12 +1380,12 @@ static void test_spread_add_pod_policies(void **state)
 {
     framework_t *fw = framework_new(NULL);
     cluster_t c;
-    memset(&c, 0, sizeof(c));
-    add_node(&c, "a", "'zone':'a'");
-    add_node_spec(&c, "b", "'zone':'b'", TAINT_GPU);
-    add_node(&c, "c", "'zone':'c'");
-    place(c.ni[0], mkpod("x1", "'app':'x'", NULL));
-    place(c.ni[2], mkpod("x3", "'app':'x'", NULL));
+    const node_def_t nodes[] = {
+        { "a", "'zone':'a'", "", 1, NULL },
+        { "b", "'zone':'b'", TAINT_GPU, 0, NULL },
+        { "c", "'zone':'c'", "", 1, NULL },
+    };
+    build(&c, nodes, NELEM(nodes));
     pod_t *p = mkpod("p", "'app':'x'", SPREAD_X(",'nodeTaintsPolicy':'Honor'"));
     pod_t *on_b = mkpod("xb", "'app':'x'", NULL), *on_a = mkpod("xa", "'app':'x'", NULL);
     cycle_state_t *cs = cycle_state_new();
