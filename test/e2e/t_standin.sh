@@ -39,7 +39,7 @@ GATED_MSG="Scheduling is blocked due to non-empty scheduling gates"
 # at the stand-in, so a client certificate cannot pass) and the scheduler.
 standin_start() {
     local p=$CP_WORK/pki port
-    (cd "$p" && openssl req -config openssl.cnf -new -newkey rsa:2048 -nodes -keyout standin.key -out standin.csr \
+    (cd "$p" && openssl req -config openssl.cnf -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout standin.key -out standin.csr \
         -subj /CN=standin-apiserver && openssl x509 -req -in standin.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
         -days 1 -out standin.crt -extfile openssl.cnf -extensions server) >/dev/null 2>&1 || die "stand-in certificate"
     port=$(free_port) || die "no free port"
@@ -74,6 +74,17 @@ si_pod() {
     [ "${out##*$'\n'}" = 201 ] || fail "create $1 -> ${out##*$'\n'}: ${out%$'\n'*}"
 }
 si_pod_json() { si_req GET "/api/v1/namespaces/default/pods/$1"; }
+# node_of NAME / failed_of NAME / bound_with LABEL=VALUE: lib.sh's pod_node,
+# events_for NAME default FailedScheduling and count_bound with one curl each
+# (these run in wait loops; a kubectl start costs about a second here).
+node_of() { api_get "/api/v1/namespaces/default/pods/$1" | jq -r '.spec.nodeName // ""'; }
+failed_of() {
+    api_get "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D$1,reason%3DFailedScheduling" |
+        jq -r '.items[] | "\(.reason)\t\(.message // "")"'
+}
+bound_with() {
+    api_get "/api/v1/namespaces/default/pods?labelSelector=${1/\//%2F}&fieldSelector=spec.nodeName%21%3D" | jq '.items | length'
+}
 # bindings_for NAME: Binding POSTs for pod NAME the stand-in saw (any answer).
 bindings_for() { grep -c " POST /api/v1/namespaces/default/pods/$1/binding " "$SI_LOG"; }
 # si_condition NAME: the PodScheduled condition as "status reason message".
@@ -83,14 +94,31 @@ si_condition() {
 # expect_insufficient_cpu NAME: a FailedScheduling event for NAME saying
 # "Insufficient cpu", and NAME not bound.
 expect_insufficient_cpu() {
-    wait_until "events_for $1 default FailedScheduling | grep -q 'Insufficient cpu'" 20 ||
-        fail "no 'Insufficient cpu' FailedScheduling for $1 (node: '$(pod_node "$1")', events: $(events_for "$1" | tr '\n' ' '))"
-    [ -z "$(pod_node "$1")" ] || fail "$1 was bound to $(pod_node "$1")"
+    wait_until "failed_of $1 | grep -q 'Insufficient cpu'" 20 ||
+        fail "no 'Insufficient cpu' FailedScheduling for $1 (node: '$(node_of "$1")', events: $(events_for "$1" | tr '\n' ' '))"
+    [ -z "$(node_of "$1")" ] || fail "$1 was bound to $(node_of "$1")"
 }
+# reset: no pod, no node (curl: a kubectl start costs about a second here).
+# Events stay: each case's pods have names of their own.
 reset() {
-    cp_reset
-    kc delete podgroups.scheduling.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
-    kc delete events --all >/dev/null 2>&1 || true
+    api_req DELETE "/api/v1/namespaces/default/pods?gracePeriodSeconds=0" -o /dev/null || fail "DELETE pods"
+    api_req DELETE /api/v1/nodes -o /dev/null || fail "DELETE nodes"
+    wait_until '[ "$(api_get /api/v1/pods | jq ".items | length")" = 0 ] && [ "$(api_get /api/v1/nodes | jq ".items | length")" = 0 ]' 30 ||
+        fail "reset: objects remain"
+}
+
+# si_watch NAME FILE: a watch of pod NAME through the stand-in into FILE, in
+# the background (its pid in SI_WATCH_PID); si_watch_end FILE N: once FILE
+# has N MODIFIED events (10 s at most), the watch is stopped.
+si_watch() {
+    si_req GET "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=20&fieldSelector=metadata.name%3D$1" -N >"$2" &
+    SI_WATCH_PID=$!
+    wait_until "grep -q ADDED '$2'" 10 || fail "no ADDED event on the watch of $1"
+}
+si_watch_end() {
+    wait_until "[ \"\$(grep -c MODIFIED '$1')\" -ge $2 ]" 10 || log "fewer than $2 MODIFIED events"
+    kill "$SI_WATCH_PID" 2>/dev/null || true
+    wait "$SI_WATCH_PID" 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------------------
@@ -115,18 +143,16 @@ case_fields_round_trip() {
     pick='{gates: .spec.schedulingGates, res: .spec.resources, claims: .spec.resourceClaims,
            rp: .spec.initContainers[0].restartPolicy, resize: .spec.containers[0].resizePolicy,
            cclaims: .spec.containers[0].resources.claims}'
-    [ "$(kc get pod rt -o json | jq -c '.spec.schedulingGates // "dropped"')" = '"dropped"' ] ||
+    [ "$(api_get /api/v1/namespaces/default/pods/rt | jq -c '.spec.schedulingGates // "dropped"')" = '"dropped"' ] ||
         fail "the v1.20 server kept spec.schedulingGates: this suite's premise is wrong"
-    got=$(si get pod rt -o json | jq -c "$pick")
+    got=$(si_pod_json rt | jq -c "$pick")
     [ "$got" = "$want" ] || fail "GET through the stand-in: $got"
     got=$(si get pods -o json | jq -c ".items[] | select(.metadata.name == \"rt\") | $pick")
     [ "$got" = "$want" ] || fail "LIST through the stand-in: $got"
     [ "$(si_condition rt)" = "False SchedulingGated $GATED_MSG" ] || fail "condition: $(si_condition rt)"
-    # a watch from the LIST's resourceVersion -0: the ADDED event carries the fields
+    # a watch's ADDED event (the pod as it is) carries the fields
     w=$CP_WORK/rt.watch
-    si_req GET "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=6&fieldSelector=metadata.name%3Drt" >"$w" &
-    local wpid=$!
-    sleep 1
+    si_watch rt "$w"
     # the kubelet's part, played here: a 1.33+ kubelet's status during a resize
     local now st out
     now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -136,7 +162,7 @@ case_fields_round_trip() {
         allocatedResources: {cpu: "750m"}, resources: {requests: {cpu: "750m"}}}]}}')
     out=$(si_send PATCH /api/v1/namespaces/default/pods/rt/status application/strategic-merge-patch+json "$st")
     [ "${out##*$'\n'}" = 200 ] || fail "status PATCH -> ${out%$'\n'*}"
-    wait "$wpid" || true
+    si_watch_end "$w" 1
     jq -se 'any(.[]; .type == "ADDED" and .object.spec.schedulingGates == [{"name":"example.com/a"}]
            and .object.spec.initContainers[0].restartPolicy == "Always")' "$w" >/dev/null ||
         fail "no ADDED event with the fields: $(head -c 600 "$w")"
@@ -144,7 +170,7 @@ case_fields_round_trip() {
            and .object.status.containerStatuses[0].resources.requests.cpu == "750m"
            and any(.object.status.conditions[]; .type == "PodResizeInProgress"))' "$w" >/dev/null ||
         fail "no MODIFIED event with the resize status: $(tail -c 600 "$w")"
-    got=$(si get pod rt -o json | jq -c '.status.containerStatuses[0] | [.allocatedResources.cpu, .resources.requests.cpu]')
+    got=$(si_pod_json rt | jq -c '.status.containerStatuses[0] | [.allocatedResources.cpu, .resources.requests.cpu]')
     [ "$got" = '["750m","750m"]' ] || fail "resize status through GET: $got"
 }
 
@@ -154,7 +180,7 @@ case_fields_round_trip() {
 # change reaches a watcher as a MODIFIED event.
 case_gate_patch_rules() {
     reset
-    local out w wpid
+    local out w
     si_pod gp --scheduler nobody --merge '{"spec":{"schedulingGates":[{"name":"example.com/a"},{"name":"example.com/b"}]}}'
     out=$(si_send PATCH /api/v1/namespaces/default/pods/gp application/merge-patch+json \
         '{"spec":{"schedulingGates":[{"name":"example.com/a"},{"name":"example.com/b"},{"name":"example.com/c"}]}}')
@@ -162,16 +188,14 @@ case_gate_patch_rules() {
     [ "$(jq -r .message <<<"${out%$'\n'*}")" = "Pod \"gp\" is invalid: spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/c'" ] ||
         fail "422 message: ${out%$'\n'*}"
     w=$CP_WORK/gp.watch
-    si_req GET "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=5&fieldSelector=metadata.name%3Dgp" >"$w" &
-    wpid=$!
-    sleep 1
+    si_watch gp "$w"
     si patch pod gp -p '{"spec":{"schedulingGates":[{"$patch":"delete","name":"example.com/a"}]}}' >/dev/null ||
         fail "strategic merge patch"
     [ "$(si_pod_json gp | jq -c '[.spec.schedulingGates[].name]')" = '["example.com/b"]' ] || fail "after the strategic patch: $(si_pod_json gp | jq -c .spec.schedulingGates)"
-    sleep 1
+    wait_until "[ \"\$(grep -c MODIFIED '$w')\" -ge 1 ]" 10 || fail "no MODIFIED event for the strategic patch"
     si patch pod gp --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null || fail "JSON patch"
     [ "$(si_pod_json gp | jq -c '.spec.schedulingGates // "none"')" = '"none"' ] || fail "gates left: $(si_pod_json gp | jq -c .spec.schedulingGates)"
-    wait "$wpid" || true
+    si_watch_end "$w" 2
     out=$(jq -c 'select(.type == "MODIFIED") | [.object.spec.schedulingGates[]?.name]' "$w" | tr '\n' ' ')
     [ "$out" = '["example.com/b"] [] ' ] || fail "MODIFIED events' gates: $out"
     # removing a gate never clears the condition (kube: only the Binding or the scheduler replaces it)
@@ -193,11 +217,11 @@ case_binding_refused() {
         fail "409 Status: $out"
     [ "$(jq -r .message <<<"$out")" = 'Operation cannot be fulfilled on pods/binding "held": pod held has non-empty .spec.schedulingGates' ] ||
         fail "409 message: $out"
-    [ -z "$(pod_node held)" ] || fail "held got bound"
+    [ -z "$(node_of held)" ] || fail "held got bound"
     si patch pod held --type merge -p '{"spec":{"schedulingGates":null}}' >/dev/null || fail "gate removal"
     out=$(si_send POST /api/v1/namespaces/default/pods/held/binding application/json "$b")
     [ "${out##*$'\n'}" = 201 ] || fail "Binding after the gate went -> ${out##*$'\n'}: ${out%$'\n'*}"
-    [ "$(pod_node held)" = n1 ] || fail "held not on n1"
+    [ "$(node_of held)" = n1 ] || fail "held not on n1"
 }
 
 # ---------------------------------------------------------------------------
@@ -213,14 +237,14 @@ case_gated_not_scheduled() {
     make_node n1 4 8Gi 0 110
     si_pod gated --cpu 500m --merge "$GATE"
     si_pod free --cpu 500m
-    wait_until '[ "$(pod_node free)" = n1 ]' 30 || fail "the ungated pod was not bound"
+    wait_until '[ "$(node_of free)" = n1 ]' 30 || fail "the ungated pod was not bound"
     sleep 5
-    [ -z "$(pod_node gated)" ] || fail "the gated pod was bound to $(pod_node gated)"
+    [ -z "$(node_of gated)" ] || fail "the gated pod was bound to $(node_of gated)"
     [ "$(bindings_for gated)" = 0 ] || fail "$(bindings_for gated) Binding(s) sent for the gated pod"
-    [ -z "$(events_for gated default FailedScheduling)" ] || fail "FailedScheduling for the gated pod: $(events_for gated)"
+    [ -z "$(failed_of gated)" ] || fail "FailedScheduling for the gated pod: $(events_for gated)"
     [ "$(si_condition gated)" = "False SchedulingGated $GATED_MSG" ] || fail "condition: $(si_condition gated)"
     si patch pod gated --type merge -p '{"spec":{"schedulingGates":null}}' >/dev/null || fail "gate removal"
-    wait_until '[ "$(pod_node gated)" = n1 ]' 10 || fail "not bound within 10 s of the gate's removal"
+    wait_until '[ "$(node_of gated)" = n1 ]' 10 || fail "not bound within 10 s of the gate's removal"
     [ "$(bindings_for gated)" = 1 ] || fail "$(bindings_for gated) Bindings for the gated pod (want 1)"
 }
 
@@ -229,6 +253,7 @@ case_gated_not_scheduled() {
 # removed, 3 members of 1 cpu fit n1 (8 cpu): all 3 bound.
 case_gated_gang() {
     reset
+    api_req DELETE "$PG_API" -o /dev/null || fail "DELETE podgroups"
     make_node n1 8 16Gi 0 110
     api_post_json "$PG_API" '{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"g"},"spec":{"minMember":3}}' ||
         fail "PodGroup"
@@ -236,12 +261,12 @@ case_gated_gang() {
     si_pod g-1 --cpu 1 --label "$PG_LABEL=g"
     si_pod g-2 --cpu 1 --label "$PG_LABEL=g" --merge "$GATE"
     sleep 5
-    [ "$(count_bound "$PG_LABEL=g")" = 0 ] || fail "members bound while one is gated: $(count_bound "$PG_LABEL=g")"
+    [ "$(bound_with "$PG_LABEL=g")" = 0 ] || fail "members bound while one is gated: $(bound_with "$PG_LABEL=g")"
     local n
-    n=$(grep -cE " POST /api/v1/namespaces/default/pods/g-[0-9]/binding " "$SI_LOG")
+    n=$(grep -cE " POST /api/v1/namespaces/default/pods/g-[0-9]/binding " "$SI_LOG" || true)
     [ "$n" = 0 ] || fail "$n Bindings sent for the gang while a member is gated"
     si patch pod g-2 --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null || fail "gate removal"
-    wait_until '[ "$(count_bound "$PG_LABEL=g")" = 3 ]' 15 || fail "$(count_bound "$PG_LABEL=g") of 3 members bound"
+    wait_until '[ "$(bound_with "$PG_LABEL=g")" = 3 ]' 15 || fail "$(bound_with "$PG_LABEL=g") of 3 members bound"
 }
 
 # kube >= 1.29 (sidecars): a restartable init container runs beside the app
@@ -251,12 +276,12 @@ case_gated_gang() {
 case_native_sidecar() {
     reset
     make_node n1 4 8Gi 0 110
-    si_pod a --cpu 2 --merge "{\"spec\":{\"initContainers\":[$SIDECAR]}}"
-    wait_until '[ "$(pod_node a)" = n1 ]' 30 || fail "a not bound"
-    si_pod b --cpu 1500m
-    expect_insufficient_cpu b
-    si_pod c --cpu 1
-    wait_until '[ "$(pod_node c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
+    si_pod sc-a --cpu 2 --merge "{\"spec\":{\"initContainers\":[$SIDECAR]}}"
+    wait_until '[ "$(node_of sc-a)" = n1 ]' 30 || fail "a not bound"
+    si_pod sc-b --cpu 1500m
+    expect_insufficient_cpu sc-b
+    si_pod sc-c --cpu 1
+    wait_until '[ "$(node_of sc-c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
 }
 
 # kube >= 1.34 (pod-level resources, beta, on): spec.resources.requests is
@@ -266,14 +291,14 @@ case_native_sidecar() {
 case_pod_level_resources() {
     reset
     make_node n1 4 8Gi 0 110
-    si_pod a --merge '{"spec":{"resources":{"requests":{"cpu":"3"}},"containers":[
+    si_pod pl-a --merge '{"spec":{"resources":{"requests":{"cpu":"3"}},"containers":[
         {"name":"main","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"}}},
         {"name":"helper","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"}}}]}}'
-    wait_until '[ "$(pod_node a)" = n1 ]' 30 || fail "a not bound"
-    si_pod b --cpu 1500m
-    expect_insufficient_cpu b
-    si_pod c --cpu 1
-    wait_until '[ "$(pod_node c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
+    wait_until '[ "$(node_of pl-a)" = n1 ]' 30 || fail "a not bound"
+    si_pod pl-b --cpu 1500m
+    expect_insufficient_cpu pl-b
+    si_pod pl-c --cpu 1
+    wait_until '[ "$(node_of pl-c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
 }
 
 # kube >= 1.33 (in-place resize, beta, on): a container's request is
@@ -285,8 +310,8 @@ case_pod_level_resources() {
 case_resize_allocated() {
     reset
     make_node n1 4 8Gi 0 110
-    si_pod a --cpu 1
-    wait_until '[ "$(pod_node a)" = n1 ]' 30 || fail "a not bound"
+    si_pod rs-a --cpu 1
+    wait_until '[ "$(node_of rs-a)" = n1 ]' 30 || fail "a not bound"
     local now st out
     now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     st=$(jq -cn --arg t "$now" '{status: {phase: "Running",
@@ -294,14 +319,14 @@ case_resize_allocated() {
         containerStatuses: [{name: "main", image: "registry.invalid/pause:3", imageID: "", ready: true,
           restartCount: 0, started: true, state: {running: {startedAt: $t}},
           allocatedResources: {cpu: "3"}, resources: {requests: {cpu: "3"}}}]}}')
-    out=$(si_send PATCH /api/v1/namespaces/default/pods/a/status application/strategic-merge-patch+json "$st")
+    out=$(si_send PATCH /api/v1/namespaces/default/pods/rs-a/status application/strategic-merge-patch+json "$st")
     [ "${out##*$'\n'}" = 200 ] || fail "the kubelet's status PATCH -> ${out%$'\n'*}"
-    [ "$(si_pod_json a | jq -r '.status.containerStatuses[0].allocatedResources.cpu')" = 3 ] || fail "resize status not kept"
-    sleep 2 # the MODIFIED event reaches the scheduler's watch
-    si_pod b --cpu 1500m
-    expect_insufficient_cpu b
-    si_pod c --cpu 1
-    wait_until '[ "$(pod_node c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
+    [ "$(si_pod_json rs-a | jq -r '.status.containerStatuses[0].allocatedResources.cpu')" = 3 ] || fail "resize status not kept"
+    sleep 1 # the MODIFIED event reaches the scheduler's watch
+    si_pod rs-b --cpu 1500m
+    expect_insufficient_cpu rs-b
+    si_pod rs-c --cpu 1
+    wait_until '[ "$(node_of rs-c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
 }
 
 # ai-scheduler does not allocate DRA claims (kube-scheduler's DynamicResources
@@ -313,17 +338,19 @@ case_dra_claims_held() {
     si_pod claim --merge '{"spec":{"resourceClaims":[{"name":"gpu","resourceClaimName":"gpu-claim"}],
         "containers":[{"name":"main","image":"registry.invalid/pause:3",
                        "resources":{"requests":{"cpu":"100m"},"claims":[{"name":"gpu"}]}}]}}'
-    si_pod free --cpu 100m
-    wait_until '[ "$(pod_node free)" = n1 ]' 30 || fail "the pod without claims was not bound"
-    wait_until '{ events_for claim default FailedScheduling; si_condition claim; } | grep -i DRA | grep -qi claim' 20 ||
+    si_pod dra-free --cpu 100m
+    wait_until '[ "$(node_of dra-free)" = n1 ]' 30 || fail "the pod without claims was not bound"
+    wait_until '{ failed_of claim; si_condition claim; } | grep -i DRA | grep -qi claim' 20 ||
         fail "nothing says DRA claims hold the pod: events '$(events_for claim | tr '\n' ' ')', condition '$(si_condition claim)'"
-    sleep 2
-    [ -z "$(pod_node claim)" ] || fail "the pod with DRA claims was bound to $(pod_node claim)"
+    sleep 1
+    [ -z "$(node_of claim)" ] || fail "the pod with DRA claims was bound to $(node_of claim)"
     [ "$(bindings_for claim)" = 0 ] || fail "$(bindings_for claim) Binding(s) sent for the pod with DRA claims"
 }
 
 cp_start
-apply_podgroup_crd || die "PodGroup CRD"
+# cp_start installed the PodGroup CRD (pools/podgroup-crd.yaml)
+api_get /apis/scheduling.x-k8s.io/v1alpha1 | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null ||
+    die "no PodGroup API"
 standin_start
 run_case standin-fields-round-trip case_fields_round_trip
 run_case standin-gate-patch-rules case_gate_patch_rules
