@@ -29,7 +29,6 @@ count requests per second and faults.
     chaos_proxy.py --listen-port P --upstream https://127.0.0.1:6443 \\
         --cert proxy.crt --key proxy.key --ca ca.crt --control faults.json --log req.log
 """
-import argparse
 import json
 import random
 import re
@@ -150,16 +149,7 @@ class Proxy:
         status = "?"
         try:
             u.sendall(tlsproxy.request_bytes(method, path, headers, body))
-            first = True
-            while True:
-                chunk = u.recv(65536)
-                if not chunk:
-                    break
-                if first:
-                    m = re.match(rb"HTTP/1\.[01] (\d+)", chunk)
-                    status = m.group(1).decode() if m else "?"
-                    first = False
-                c.sendall(chunk)
+            status = tlsproxy.pump(u, c)
         except (OSError, ssl.SSLError):
             status = "cut"
         finally:
@@ -177,14 +167,8 @@ class Proxy:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--listen-port", type=int, required=True)
-    ap.add_argument("--upstream", required=True)
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
-    ap.add_argument("--ca", required=True)
+    ap = tlsproxy.arg_parser(__doc__)
     ap.add_argument("--control", required=True)
-    ap.add_argument("--log", required=True)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     Proxy(a).serve(a.listen_port)

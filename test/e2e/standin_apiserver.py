@@ -44,7 +44,6 @@ Every request is logged to --log as "epoch_s method path status" (status
     standin_apiserver.py --listen-port P --upstream https://127.0.0.1:6443 \\
         --cert standin.crt --key standin.key --ca ca.crt --log req.log
 """
-import argparse
 import copy
 import datetime
 import http
@@ -560,21 +559,10 @@ class Standin:
         hs = [h for h in req.headers if h.partition(":")[0].strip().lower() != "content-length"]
         hs.append("Content-Length: %d" % len(req.body))
         u = self.open_upstream(req.method, req.target, hs, req.body)
-        status = "?"
         try:
-            first = True
-            while True:
-                chunk = u.recv(65536)
-                if not chunk:
-                    break
-                if first:
-                    m = re.match(rb"HTTP/1\.[01] (\d+)", chunk)
-                    status = m.group(1).decode() if m else "?"
-                    first = False
-                c.sendall(chunk)
+            return tlsproxy.pump(u, c)
         finally:
             u.close()
-        return status
 
     def watch(self, c, req):
         """Each event line of the upstream's stream, rewritten, as one chunk."""
@@ -729,14 +717,7 @@ def quote_name(s):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--listen-port", type=int, required=True)
-    ap.add_argument("--upstream", required=True)
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
-    ap.add_argument("--ca", required=True)
-    ap.add_argument("--log", required=True)
-    a = ap.parse_args()
+    a = tlsproxy.arg_parser(__doc__).parse_args()
     Standin(a).serve(a.listen_port)
 
 

@@ -100,6 +100,22 @@ expect_insufficient_cpu() {
 }
 # reset: no pod, no node (curl: a kubectl start costs about a second here).
 # Events stay: each case's pods have names of their own.
+# holder P [pod_json options]: a fresh n1 of 4 cpu and pod P-a on it.
+holder() {
+    local p=$1; shift
+    reset
+    make_node n1 4 8Gi 0 110
+    si_pod "$p-a" "$@"
+    wait_until "[ \"\$(node_of $p-a)\" = n1 ]" 30 || fail "$p-a not bound"
+}
+# rest_is_one_cpu P: with P-a counting 3 cpu on n1 (4 cpu), P-b (1.5 cpu)
+# stays pending ("Insufficient cpu") and P-c (1 cpu, exactly the rest) binds.
+rest_is_one_cpu() {
+    si_pod "$1-b" --cpu 1500m
+    expect_insufficient_cpu "$1-b"
+    si_pod "$1-c" --cpu 1
+    wait_until "[ \"\$(node_of $1-c)\" = n1 ]" 30 || fail "$1-c (1 cpu, exactly the rest) not bound"
+}
 reset() {
     api_req DELETE "/api/v1/namespaces/default/pods?gracePeriodSeconds=0" -o /dev/null || fail "DELETE pods"
     api_req DELETE /api/v1/nodes -o /dev/null || fail "DELETE nodes"
@@ -274,14 +290,8 @@ case_gated_gang() {
 # max(2, 1) = 2. On 4 cpu, B (1.5) does not fit: 3 + 1.5 = 4.5 > 4 ("Insufficient
 # cpu"; v1.20's rule would bind it: 2 + 1.5 = 3.5). C (1 cpu) fits: 3 + 1 = 4.
 case_native_sidecar() {
-    reset
-    make_node n1 4 8Gi 0 110
-    si_pod sc-a --cpu 2 --merge "{\"spec\":{\"initContainers\":[$SIDECAR]}}"
-    wait_until '[ "$(node_of sc-a)" = n1 ]' 30 || fail "a not bound"
-    si_pod sc-b --cpu 1500m
-    expect_insufficient_cpu sc-b
-    si_pod sc-c --cpu 1
-    wait_until '[ "$(node_of sc-c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
+    holder sc --cpu 2 --merge "{\"spec\":{\"initContainers\":[$SIDECAR]}}"
+    rest_is_one_cpu sc
 }
 
 # kube >= 1.34 (pod-level resources, beta, on): spec.resources.requests is
@@ -289,16 +299,10 @@ case_native_sidecar() {
 # v1.20's rule). B (1.5) on the 4-cpu node: 3 + 1.5 > 4, pending ("Insufficient
 # cpu"; v1.20: 0.2 + 1.5 fits). C (1 cpu) fits: 3 + 1 = 4.
 case_pod_level_resources() {
-    reset
-    make_node n1 4 8Gi 0 110
-    si_pod pl-a --merge '{"spec":{"resources":{"requests":{"cpu":"3"}},"containers":[
+    holder pl --merge '{"spec":{"resources":{"requests":{"cpu":"3"}},"containers":[
         {"name":"main","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"}}},
         {"name":"helper","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"}}}]}}'
-    wait_until '[ "$(node_of pl-a)" = n1 ]' 30 || fail "a not bound"
-    si_pod pl-b --cpu 1500m
-    expect_insufficient_cpu pl-b
-    si_pod pl-c --cpu 1
-    wait_until '[ "$(node_of pl-c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
+    rest_is_one_cpu pl
 }
 
 # kube >= 1.33 (in-place resize, beta, on): a container's request is
@@ -308,10 +312,7 @@ case_pod_level_resources() {
 # kubelet through the stand-in's pods/status): A counts 3. B (1.5) on 4 cpu:
 # 3 + 1.5 > 4, pending (v1.20: 1 + 1.5 fits). C (1 cpu) fits: 3 + 1 = 4.
 case_resize_allocated() {
-    reset
-    make_node n1 4 8Gi 0 110
-    si_pod rs-a --cpu 1
-    wait_until '[ "$(node_of rs-a)" = n1 ]' 30 || fail "a not bound"
+    holder rs --cpu 1
     local now st out
     now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     st=$(jq -cn --arg t "$now" '{status: {phase: "Running",
@@ -323,10 +324,7 @@ case_resize_allocated() {
     [ "${out##*$'\n'}" = 200 ] || fail "the kubelet's status PATCH -> ${out%$'\n'*}"
     [ "$(si_pod_json rs-a | jq -r '.status.containerStatuses[0].allocatedResources.cpu')" = 3 ] || fail "resize status not kept"
     sleep 1 # the MODIFIED event reaches the scheduler's watch
-    si_pod rs-b --cpu 1500m
-    expect_insufficient_cpu rs-b
-    si_pod rs-c --cpu 1
-    wait_until '[ "$(node_of rs-c)" = n1 ]' 30 || fail "c (1 cpu, exactly the rest) not bound"
+    rest_is_one_cpu rs
 }
 
 # ai-scheduler does not allocate DRA claims (kube-scheduler's DynamicResources

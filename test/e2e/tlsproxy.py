@@ -7,7 +7,9 @@ upstream connection per request (verified against the same CA), so a
 response ends with its connection. Credentials pass through untouched and
 are never logged.
 """
+import argparse
 import json
+import re
 import socket
 import ssl
 import sys
@@ -19,6 +21,19 @@ HOP_HEADERS = ("connection", "keep-alive", "proxy-connection", "expect")
 
 REASONS = {400: "BadRequest", 409: "Conflict", 422: "Invalid", 429: "TooManyRequests",
            500: "InternalError", 502: "BadGateway", 503: "ServiceUnavailable"}
+
+
+def arg_parser(doc):
+    """The options every proxy takes: where it listens, its upstream, the
+    TLS files and the request log."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--listen-port", type=int, required=True)
+    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--log", required=True)
+    return ap
 
 
 class Request:
@@ -163,6 +178,22 @@ def connect_upstream(up, ctx):
     u = ctx.wrap_socket(socket.create_connection((host, up.port or 443), timeout=10), server_hostname=host)
     u.settimeout(None)
     return u
+
+
+def pump(u, c):
+    """Copies the upstream's answer on u to the client c as it comes, until
+    the upstream closes; returns its status code ("?" when there is none)."""
+    status = "?"
+    first = True
+    while True:
+        chunk = u.recv(65536)
+        if not chunk:
+            return status
+        if first:
+            m = re.match(rb"HTTP/1\.[01] (\d+)", chunk)
+            status = m.group(1).decode() if m else "?"
+            first = False
+        c.sendall(chunk)
 
 
 def request_bytes(method, target, headers, body):
