@@ -152,6 +152,8 @@ def has_pod_scheduled(status):
 
 def merge_overlay(pod, ov):
     """pod (as the upstream serves it) with the overlay ov merged in."""
+    if not isinstance(pod.get("spec", {}), dict) or not isinstance(pod.get("status", {}), dict):
+        return pod  # not a pod's shape: served as it is
     spec = pod.setdefault("spec", {})
     for k in SPEC_KEYS:
         spec.pop(k, None)
@@ -167,7 +169,7 @@ def merge_overlay(pod, ov):
             cs.update(copy.deepcopy(named.get(name, {})))
     if ov["resize"] is not None:
         status["resize"] = ov["resize"]
-    if ov["cond"] is not None and not has_pod_scheduled(status):
+    if ov["cond"] is not None and not has_pod_scheduled(status) and isinstance(status.get("conditions", []), list):
         status.setdefault("conditions", []).append(copy.deepcopy(ov["cond"]))
     return pod
 
@@ -209,14 +211,14 @@ class Overlays:
             ov = self.get((md.get("namespace", ""), md.get("name", "")))
             if ov is not None and ov["uid"] in (None, md.get("uid")):
                 merge_overlay(obj, ov)
-        elif kind == "PodList":
-            for it in obj.get("items") or []:
+        elif kind == "PodList" and isinstance(obj.get("items"), list):
+            for it in obj["items"]:
                 if isinstance(it, dict):
                     it.setdefault("kind", "Pod")
                     self.rewrite(it)
                     it.pop("kind", None)
-        elif kind == "Table":
-            for row in obj.get("rows") or []:
+        elif kind == "Table" and isinstance(obj.get("rows"), list):
+            for row in obj["rows"]:
                 if isinstance(row, dict):
                     self.rewrite(row.get("object"))
         elif "type" in obj and isinstance(obj.get("object"), dict):
@@ -531,6 +533,11 @@ class Standin:
         except (OSError, ssl.SSLError) as e:
             tlsproxy.send_json(c, 502, tlsproxy.status_body(502, "standin_apiserver: upstream: %s" % e))
             status = "upstream-down"
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+            # a request or an upstream answer of a shape nothing here expects
+            msg = "standin_apiserver: cannot handle %s %s: %s: %s" % (req.method, req.path, type(e).__name__, e)
+            tlsproxy.send_json(c, 400, tlsproxy.status_body(400, msg))
+            status = "standin-400"
         self.log.record(t0, req.method, req.path, status)
         return False  # one request per connection, as the upstream's
 

@@ -13,7 +13,7 @@
 #
 # Cases (each outcome worked out by hand from kube-scheduler's rule, beside it):
 #   standin-fields-round-trip  the fields through GET, LIST, WATCH and a status PATCH
-#   standin-gate-patch-rules   gates only removed (422), merge / strategic / JSON patch, MODIFIED event
+#   standin-gate-patch-rules   gates only removed, none twice (422), merge / strategic / JSON patch, MODIFIED event
 #   binding-refused-for-gated  the stand-in's 409 for a Binding of a gated pod
 #   gated-not-scheduled        a gated pod: no Binding, no FailedScheduling; ungated: bound
 #   gated-gang                 a gang of 3 with one gated member: none bound; ungated: all 3
@@ -203,6 +203,11 @@ case_gate_patch_rules() {
     [ "${out##*$'\n'}" = 422 ] || fail "adding a gate -> ${out##*$'\n'} (want 422)"
     [ "$(jq -r .message <<<"${out%$'\n'*}")" = "Pod \"gp\" is invalid: spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/c'" ] ||
         fail "422 message: ${out%$'\n'*}"
+    # at creation: no gate twice (validation.go, validateSchedulingGates)
+    out=$(si_send POST /api/v1/namespaces/default/pods application/json \
+        "$(pod_json dup --scheduler nobody --merge '{"spec":{"schedulingGates":[{"name":"example.com/a"},{"name":"example.com/a"}]}}')")
+    [ "${out##*$'\n'}" = 422 ] && [ "$(jq -r .message <<<"${out%$'\n'*}")" = 'Pod "dup" is invalid: spec.schedulingGates[1]: Duplicate value: "example.com/a"' ] ||
+        fail "duplicate gates: $out"
     w=$CP_WORK/gp.watch
     si_watch gp "$w"
     si patch pod gp -p '{"spec":{"schedulingGates":[{"$patch":"delete","name":"example.com/a"}]}}' >/dev/null ||
