@@ -33,7 +33,9 @@ Rules it plays (kube 1.33-1.35):
     cannot be fulfilled on pods/binding "NAME": pod NAME has non-empty
     .spec.schedulingGates" (pkg/registry/core/pod/storage/storage.go);
   - resize status written through pods/status (a test plays the kubelet) is
-    kept and shown, with the same annotation bump.
+    kept and shown, with the same annotation bump: a merge or strategic
+    patch's fields of a container status are merged into the overlay's for
+    the container of that name.
 Not played: PUT keeps the overlay as it was; a JSON patch of pods/status is
 forwarded without looking at it; clients must authenticate with a bearer
 token (TLS ends here, so a client certificate cannot reach the upstream).
