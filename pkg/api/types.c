@@ -474,7 +474,7 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
 
     if (parse_affinity(p, spec, err, errlen) < 0 || parse_tolerations(p, spec, err, errlen) < 0 ||
         parse_requests(p, spec, status, err, errlen) < 0 ||
-        pod_affinity_parse(&p->interpod, spec, p->ns, err, errlen) < 0)
+        pod_affinity_parse(&p->interpod, spec, p->ns, &p->labels, err, errlen) < 0)
         goto fail;
     if (pod_volumes_from_json(spec, &p->volumes, &p->nvolumes, err, errlen) < 0)
         goto fail;
