@@ -134,6 +134,35 @@ Y
     stop_scheduler_clean
 }
 
+# --- kubescheduler.config.k8s.io/v1 files (kube 1.25+) ---
+
+# examples/scheduler-config-v1.yaml as it is: its bin-packing profile
+# (NodeResourcesFit MostAllocated, weight 3) puts a pod on the half-used
+# node, its default profile (v1's LeastAllocated) the same pod on the empty one.
+case_kube_v1_file() {
+    cp_reset
+    make_node packed 4 8Gi 0 110 >/dev/null
+    make_node empty 4 8Gi 0 110 >/dev/null
+    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
+    start_scheduler --config "$E2E_DIR/../../examples/scheduler-config-v1.yaml"
+    make_pod binpacked --cpu 100m --mem 100Mi --scheduler ai-scheduler >/dev/null
+    make_pod spread --cpu 100m --mem 100Mi --scheduler ai-scheduler-spread >/dev/null
+    local a b
+    a=$(wait_bound binpacked)
+    b=$(wait_bound spread)
+    [ "$a" = packed ] || fail "profile ai-scheduler (MostAllocated) put its pod on $a (want packed)"
+    [ "$b" = empty ] || fail "profile ai-scheduler-spread (v1 default) put its pod on $b (want empty)"
+    stop_scheduler_clean
+}
+
+# A plugin kube removed (SelectorSpread) in a v1 file: refused, naming it.
+case_kube_v1_removed_plugin() {
+    printf '%s\n' 'apiVersion: kubescheduler.config.k8s.io/v1' 'kind: KubeSchedulerConfiguration' 'profiles:' \
+        '  - plugins:' '      score:' '        enabled:' '          - name: SelectorSpread' >"$CP_WORK/removed.yaml"
+    expect_one_line_error 'removed\.yaml:7: plugins\.score\.enabled: plugin "SelectorSpread" was removed' \
+        --config "$CP_WORK/removed.yaml" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=false --metrics-port 0
+}
+
 cp_start
 run_case missing-kubeconfig case_missing_kubeconfig
 run_case garbage-kubeconfig case_garbage_kubeconfig
@@ -143,4 +172,6 @@ run_case bad-flag case_bad_flag
 run_case unknown-plugin case_unknown_plugin
 run_case disabled-filter case_disabled_filter
 run_case weights-and-profiles case_weights_and_profiles
+run_case kube-v1-file case_kube_v1_file
+run_case kube-v1-removed-plugin case_kube_v1_removed_plugin
 finish
