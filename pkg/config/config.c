@@ -1130,7 +1130,8 @@ static const flagdef_t FLAGS[] = {
       "/metrics, /healthz, /readyz port (10261); 0 disables" },
     { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
     { "eviction-grace-period", F_INT, OFF(sched.eviction_grace_s), -1, 86400, "SECONDS",
-      "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
+      "victims' grace period: -1 the pod's own terminationGracePeriodSeconds, as kube-scheduler (default); 0 at "
+      "once, as the original Ai-Scheduler" },
     { "pool-status-interval", F_INT, OFF(sched.pool_status_interval_s), 1, 86400, "SECONDS",
       "how often Pool .status is written (10)" },
     { "bind-workers", F_INT, OFF(sched.bind_workers), 1, 1024, "N", "Bindings in flight at once (16)" },
