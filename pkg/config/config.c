@@ -867,8 +867,10 @@ const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out)
         memcpy(out->res_weights, p->fw.res_weights, sizeof out->res_weights);
         out->nres_weights = p->fw.nres_weights;
     }
-    if (p->has_strategy)
+    if (p->has_strategy) { /* a v1 profile: its strategy and kube 1.23+'s maths */
         out->strategy = p->fw.strategy;
+        out->v1_resource_scores = p->fw.v1_resource_scores;
+    }
     if (p->has_pct)
         out->percentage_of_nodes_to_score = p->fw.percentage_of_nodes_to_score;
     if (p->has_spread) {

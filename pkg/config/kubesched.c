@@ -738,6 +738,7 @@ static int ks_load_profile(cfg_loader_t *l, const yaml_node_t *item, sched_confi
     strcpy(p->fw.res_weights[1].name, "memory");
     p->fw.res_weights[0].weight = p->fw.res_weights[1].weight = 1;
     p->fw.nres_weights = 2;
+    p->fw.v1_resource_scores = 1;
     p->has_resources = 1;
     p->has_spread = 1;
     p->has_strategy = 1;

@@ -561,6 +561,7 @@ static void test_v1_defaults(void **st)
     assert_int_equal(fw.res_weights[1].weight, 1);
     assert_int_equal(fw.spread_list_defaulting, 0);
     assert_int_equal(fw.nspread_defaults, 0);
+    assert_int_equal(fw.v1_resource_scores, 1);
     framework_t *f = framework_new(&fw);
     assert_non_null(f);
     assert_int_equal(framework_score_weight(f, "TaintToleration"), 3);
