@@ -610,7 +610,7 @@ static int on_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn
         return 0;
     if (vn->type != YAML_SEQUENCE_NODE)
         return cfg_fail(l, vn, "plugins.%s.%s: expected a list of {name%s}", fw_point_name(p->point), key,
-                     enable ? ", weight" : "");
+                        enable ? ", weight" : "");
     for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
         const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
         cfg_plugin_item_t it;
@@ -658,7 +658,7 @@ static int on_constraint(cfg_loader_t *l, const char *key, const yaml_node_t *kn
             return -1;
         if (!*v || strlen(v) >= sizeof c->d->topology_key)
             return cfg_fail(l, vn, "defaultConstraints.topologyKey: must be 1..%d characters",
-                         (int)sizeof c->d->topology_key - 1);
+                            (int)sizeof c->d->topology_key - 1);
         strcpy(c->d->topology_key, v);
         c->have_key = 1;
         return 0;
@@ -671,12 +671,13 @@ static int on_constraint(cfg_loader_t *l, const char *key, const yaml_node_t *kn
             return 0;
         if (!strcmp(v, "DoNotSchedule"))
             return cfg_fail(l, vn,
-                         "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
-                         "supported by ai-scheduler (ScheduleAnyway only)");
+                            "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
+                            "supported by ai-scheduler (ScheduleAnyway only)");
         return cfg_fail(l, vn, "defaultConstraints.whenUnsatisfiable: \"%s\" is not ScheduleAnyway", v);
     }
     if (!strcmp(key, "labelSelector"))
-        return cfg_fail(l, kn, "defaultConstraints.labelSelector: must be empty (kube computes it from the pod's owners)");
+        return cfg_fail(l, kn,
+                        "defaultConstraints.labelSelector: must be empty (kube computes it from the pod's owners)");
     return UNKNOWN("defaultConstraints");
 }
 
@@ -715,7 +716,7 @@ int cfg_spread_args(cfg_loader_t *l, const char *key, const yaml_node_t *kn, con
             for (int j = 0; j < s->fw->nspread_defaults; j++)
                 if (!strcmp(s->fw->spread_defaults[j].topology_key, d->topology_key))
                     return cfg_fail(l, item, "PodTopologySpread.defaultConstraints: topologyKey \"%s\" twice",
-                                 d->topology_key);
+                                    d->topology_key);
             s->fw->nspread_defaults++;
         }
         return 0;
@@ -754,7 +755,7 @@ static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, sched_pr
             args = vn;
         else
             return cfg_fail(l, kn, "%s key \"%s\" in pluginConfig",
-                         strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
+                            strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
     }
     const char *name = name_n ? cfg_scalar(l, name_n, "pluginConfig.name") : NULL;
     if (!name)
@@ -780,7 +781,8 @@ static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, sched_pr
         if (!s.have_type)
             s.list = p->fw.nspread_defaults > 0;
         if (!s.list && p->fw.nspread_defaults > 0)
-            return cfg_fail(l, args, "PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
+            return cfg_fail(l, args,
+                            "PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
         p->fw.spread_list_defaulting = s.list;
         p->has_spread = 1;
         return 0;
@@ -927,7 +929,7 @@ static int on_preemption(cfg_loader_t *l, const char *key, const yaml_node_t *kn
         return cfg_get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->sched.disable_preemption);
     if (!strcmp(key, "evictionGracePeriodSeconds"))
         return cfg_get_int(l, vn, "preemption.evictionGracePeriodSeconds", -1, 86400,
-                       &((sched_config_t *)ctx)->sched.eviction_grace_s);
+                           &((sched_config_t *)ctx)->sched.eviction_grace_s);
     return UNKNOWN("preemption");
 }
 

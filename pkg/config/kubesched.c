@@ -106,30 +106,18 @@ static const ks_plugin_t KS_PLUGINS[] = {
  * (fractions, weight 5 as in its v1.20 set) and TopologyDomain (gangs)
  * follow InterPodAffinity as they do there. */
 static const ks_entry_t KS_DEFAULTS[] = {
-    { "SchedulingGates", 0, 0 },
-    { "PrioritySort", 0, 0 },
-    { "NodeUnschedulable", 0, 0 },
-    { "NodeName", 0, 0 },
-    { "TaintToleration", 3, 0 },
-    { "NodeAffinity", 2, 0 },
-    { "NodePorts", 0, 0 },
-    { "NodeResourcesFit", 1, 0 },
-    { "VolumeRestrictions", 0, 0 },
-    { "EBSLimits", 0, 0 },
-    { "GCEPDLimits", 0, 0 },
-    { "NodeVolumeLimits", 0, 0 },
-    { "AzureDiskLimits", 0, 0 },
-    { "VolumeBinding", 0, 0 },
-    { "VolumeZone", 0, 0 },
-    { "PodTopologySpread", 2, 0 },
-    { "InterPodAffinity", 2, 0 },
-    { "GpuSharing", 5, 0 },
-    { "TopologyDomain", 0, 0 },
-    { "DynamicResources", 0, 0 },
-    { "DefaultPreemption", 0, 0 },
-    { "NodeResourcesBalancedAllocation", 1, 0 },
-    { "ImageLocality", 1, 0 },
-    { "DefaultBinder", 0, 0 },
+    { "SchedulingGates", 0, 0 },    { "PrioritySort", 0, 0 },
+    { "NodeUnschedulable", 0, 0 },  { "NodeName", 0, 0 },
+    { "TaintToleration", 3, 0 },    { "NodeAffinity", 2, 0 },
+    { "NodePorts", 0, 0 },          { "NodeResourcesFit", 1, 0 },
+    { "VolumeRestrictions", 0, 0 }, { "EBSLimits", 0, 0 },
+    { "GCEPDLimits", 0, 0 },        { "NodeVolumeLimits", 0, 0 },
+    { "AzureDiskLimits", 0, 0 },    { "VolumeBinding", 0, 0 },
+    { "VolumeZone", 0, 0 },         { "PodTopologySpread", 2, 0 },
+    { "InterPodAffinity", 2, 0 },   { "GpuSharing", 5, 0 },
+    { "TopologyDomain", 0, 0 },     { "DynamicResources", 0, 0 },
+    { "DefaultPreemption", 0, 0 },  { "NodeResourcesBalancedAllocation", 1, 0 },
+    { "ImageLocality", 1, 0 },      { "DefaultBinder", 0, 0 },
 };
 #define KS_NDEFAULTS ((int)(sizeof KS_DEFAULTS / sizeof KS_DEFAULTS[0]))
 
@@ -334,7 +322,8 @@ static int ks_expand(cfg_loader_t *l, const ks_profile_t *kp, const ks_entry_t *
     return 0;
 }
 
-static int ks_op(cfg_loader_t *l, const ks_profile_t *kp, fw_config_t *fw, int point, int enable, const char *name, int weight, int line)
+static int ks_op(cfg_loader_t *l, const ks_profile_t *kp, fw_config_t *fw, int point, int enable, const char *name,
+                 int weight, int line)
 {
     if (fw->nplugin_ops >= FW_MAX_PLUGIN_OPS)
         return cfg_fail(l, kp->at, "profiles: more than %d plugin entries in all", FW_MAX_PLUGIN_OPS);
@@ -450,8 +439,10 @@ static int ks_on_strategy(cfg_loader_t *l, const char *key, const yaml_node_t *k
             return cfg_fail(l, vn,
                             "NodeResourcesFit: scoringStrategy.type RequestedToCapacityRatio is not supported by "
                             "ai-scheduler (LeastAllocated or MostAllocated)");
-        return cfg_fail(l, vn, "NodeResourcesFit: scoringStrategy.type \"%s\" is not LeastAllocated, MostAllocated "
-                        "or RequestedToCapacityRatio", v);
+        return cfg_fail(l, vn,
+                        "NodeResourcesFit: scoringStrategy.type \"%s\" is not LeastAllocated, MostAllocated "
+                        "or RequestedToCapacityRatio",
+                        v);
     }
     if (!strcmp(key, "resources")) {
         if (cfg_is_null(vn))
@@ -474,8 +465,10 @@ static int ks_on_fit(cfg_loader_t *l, const char *key, const yaml_node_t *kn, co
         return ks_args_meta(l, key, vn, a);
     if (!strcmp(key, "ignoredResources") || !strcmp(key, "ignoredResourceGroups"))
         return ks_empty(vn) ? 0
-                            : cfg_fail(l, vn, "NodeResourcesFit: %s is not supported by ai-scheduler (every "
-                                       "requested resource is checked)", key);
+                            : cfg_fail(l, vn,
+                                       "NodeResourcesFit: %s is not supported by ai-scheduler (every "
+                                       "requested resource is checked)",
+                                       key);
     if (!strcmp(key, "scoringStrategy")) {
         if (cfg_is_null(vn))
             return 0;
@@ -527,7 +520,8 @@ static int ks_on_ipa(cfg_loader_t *l, const char *key, const yaml_node_t *kn, co
         int b;
         if (cfg_get_bool(l, vn, "InterPodAffinity.ignorePreferredTermsOfExistingPods", &b) < 0)
             return -1;
-        return b ? cfg_fail(l, vn, "InterPodAffinity.ignorePreferredTermsOfExistingPods: true is not supported by "
+        return b ? cfg_fail(l, vn,
+                            "InterPodAffinity.ignorePreferredTermsOfExistingPods: true is not supported by "
                             "ai-scheduler (existing pods' preferred terms always count)")
                  : 0;
     }
@@ -542,7 +536,8 @@ static int ks_on_node_affinity(cfg_loader_t *l, const char *key, const yaml_node
         return ks_args_meta(l, key, vn, a);
     if (!strcmp(key, "addedAffinity"))
         return ks_empty(vn) ? 0
-                            : cfg_fail(l, vn, "NodeAffinity.addedAffinity is not supported by ai-scheduler; put "
+                            : cfg_fail(l, vn,
+                                       "NodeAffinity.addedAffinity is not supported by ai-scheduler; put "
                                        "the affinity in the pods (or a mutating webhook) instead");
     return UNKNOWN("NodeAffinity args");
 }
@@ -569,11 +564,11 @@ static int ks_on_volume_binding(cfg_loader_t *l, const char *key, const yaml_nod
         return ks_args_meta(l, key, vn, a);
     /* One timeout for the scheduler: a later profile's value wins. */
     if (!strcmp(key, "bindTimeoutSeconds"))
-        return cfg_get_int(l, vn, "VolumeBinding.bindTimeoutSeconds", 1, 86400,
-                           &a->kp->c->sched.volume_bind_timeout_s);
+        return cfg_get_int(l, vn, "VolumeBinding.bindTimeoutSeconds", 1, 86400, &a->kp->c->sched.volume_bind_timeout_s);
     if (!strcmp(key, "shape"))
         return ks_empty(vn) ? 0
-                            : cfg_fail(l, vn, "VolumeBinding.shape (StorageCapacityScoring) is not supported by "
+                            : cfg_fail(l, vn,
+                                       "VolumeBinding.shape (StorageCapacityScoring) is not supported by "
                                        "ai-scheduler");
     return UNKNOWN("VolumeBinding args");
 }
@@ -603,14 +598,10 @@ static const struct {
     const char *plugin;
     cfg_pair_fn fn;
 } KS_ARGS[] = {
-    { "NodeResourcesFit", ks_on_fit },
-    { "NodeResourcesBalancedAllocation", ks_on_balanced },
-    { "PodTopologySpread", ks_on_spread },
-    { "InterPodAffinity", ks_on_ipa },
-    { "NodeAffinity", ks_on_node_affinity },
-    { "DefaultPreemption", ks_on_preemption },
-    { "VolumeBinding", ks_on_volume_binding },
-    { "DynamicResources", ks_on_dra },
+    { "NodeResourcesFit", ks_on_fit },         { "NodeResourcesBalancedAllocation", ks_on_balanced },
+    { "PodTopologySpread", ks_on_spread },     { "InterPodAffinity", ks_on_ipa },
+    { "NodeAffinity", ks_on_node_affinity },   { "DefaultPreemption", ks_on_preemption },
+    { "VolumeBinding", ks_on_volume_binding }, { "DynamicResources", ks_on_dra },
 };
 
 /* v1 defaulting of PodTopologySpread (SetDefaults_PodTopologySpreadArgs:

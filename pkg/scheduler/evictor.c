@@ -76,9 +76,9 @@ static void mark_disruption_target(scheduler_t *s, const pod_t *victim, const po
     util_rfc3339(util_wall_ms(), now, sizeof(now));
     snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
              preemptor->scheduler_name ? preemptor->scheduler_name : s->opts.scheduler_name);
-    json_t *body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type", "DisruptionTarget",
-                             "status", "True", "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime",
-                             now);
+    json_t *body =
+        json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type", "DisruptionTarget", "status",
+                  "True", "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
     char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
     sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);

@@ -523,9 +523,9 @@ static const char *point_list(const fw_config_t *fw, int point)
 
 /* The default filters of kube 1.35's v1 multiPoint set in its order, with
  * ai-scheduler's GpuSharing and TopologyDomain after InterPodAffinity. */
-#define V1_FILTERS                                                                                              \
-    "NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,VolumeRestrictions,"  \
-    "EBSLimits,GCEPDLimits,NodeVolumeLimits,AzureDiskLimits,VolumeBinding,VolumeZone,PodTopologySpread,"      \
+#define V1_FILTERS                                                                                                     \
+    "NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,VolumeRestrictions,"           \
+    "EBSLimits,GCEPDLimits,NodeVolumeLimits,AzureDiskLimits,VolumeBinding,VolumeZone,PodTopologySpread,"               \
     "InterPodAffinity,GpuSharing,TopologyDomain"
 
 /* A v1 file with no profiles: kube's one profile "default-scheduler" with
@@ -548,7 +548,8 @@ static void test_v1_defaults(void **st)
                         "NodePorts,NodeResourcesFit,VolumeBinding,PodTopologySpread,InterPodAffinity,GpuSharing");
     assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
     assert_string_equal(point_list(&fw, FW_PT_POST_FILTER), "DefaultPreemption");
-    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE), "TaintToleration,PodTopologySpread,InterPodAffinity,GpuSharing");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE),
+                        "TaintToleration,PodTopologySpread,InterPodAffinity,GpuSharing");
     assert_string_equal(point_list(&fw, FW_PT_SCORE),
                         "TaintToleration:3,NodeAffinity:2,NodeResourcesLeastAllocated:1,PodTopologySpread:2,"
                         "InterPodAffinity:2,GpuSharing:5,NodeResourcesBalancedAllocation:1,ImageLocality:1");
@@ -617,7 +618,8 @@ static void test_v1_multipoint(void **st)
     assert_string_equal(point_list(&fw, FW_PT_SCORE),
                         "NodeAffinity:4,TaintToleration:5,NodeResourcesLeastAllocated:1,InterPodAffinity:1,"
                         "GpuSharing:5,NodeResourcesBalancedAllocation:1");
-    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE), "TaintToleration,PodTopologySpread,InterPodAffinity,GpuSharing");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE),
+                        "TaintToleration,PodTopologySpread,InterPodAffinity,GpuSharing");
     framework_t *f = framework_new(&fw);
     assert_non_null(f);
     assert_false(framework_filter_enabled(f, "NodeAffinity"));
@@ -803,7 +805,8 @@ static void test_v1_errors(void **st)
     /* Strict decoding: v1beta1's healthzBindAddress is gone in v1. */
     expect_error(V1 "healthzBindAddress: 0.0.0.0:10251\n",
                  "cfg.yaml:3: unknown field \"healthzBindAddress\" in KubeSchedulerConfiguration");
-    expect_error(V1 "profiles:\n  - schedulerName: a\n    plugin: {}\n", "cfg.yaml:5: unknown field \"plugin\" in profiles");
+    expect_error(V1 "profiles:\n  - schedulerName: a\n    plugin: {}\n",
+                 "cfg.yaml:5: unknown field \"plugin\" in profiles");
     expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeResourcesFit\n        args: {scoringStrategy: "
                     "{type: MostAllocated, resource: []}}\n",
                  "unknown field \"resource\" in NodeResourcesFit args scoringStrategy");
@@ -812,8 +815,9 @@ static void test_v1_errors(void **st)
                     "          defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: "
                     "ScheduleAnyway}]\n",
                  "cfg.yaml:7: PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
-    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeAffinity\n        args:\n          addedAffinity:\n"
-                    "            requiredDuringSchedulingIgnoredDuringExecution:\n              nodeSelectorTerms: []\n",
+    expect_error(V1
+                 "profiles:\n  - pluginConfig:\n      - name: NodeAffinity\n        args:\n          addedAffinity:\n"
+                 "            requiredDuringSchedulingIgnoredDuringExecution:\n              nodeSelectorTerms: []\n",
                  "cfg.yaml:8: NodeAffinity.addedAffinity is not supported by ai-scheduler");
     expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeResourcesFit\n        args:\n"
                     "          scoringStrategy:\n            type: RequestedToCapacityRatio\n",
@@ -821,18 +825,21 @@ static void test_v1_errors(void **st)
     expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeResourcesBalancedAllocation\n        args:\n"
                     "          resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]\n",
                  "cfg.yaml:7: NodeResourcesBalancedAllocation.resources: ai-scheduler balances cpu and memory only");
-    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args: {hardPodAffinityWeight: 5}\n",
-                 "InterPodAffinity.hardPodAffinityWeight: 5 is not supported by ai-scheduler (1 only");
+    expect_error(
+        V1 "profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args: {hardPodAffinityWeight: 5}\n",
+        "InterPodAffinity.hardPodAffinityWeight: 5 is not supported by ai-scheduler (1 only");
     expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: ImageLocality\n        args: {foo: 1}\n",
                  "ImageLocality takes no args (unknown field \"foo\")");
-    expect_error(V1 "podMaxBackoffSeconds: 20\n", "cfg.yaml:3: podMaxBackoffSeconds: 20 is not supported by ai-scheduler");
+    expect_error(V1 "podMaxBackoffSeconds: 20\n",
+                 "cfg.yaml:3: podMaxBackoffSeconds: 20 is not supported by ai-scheduler");
     expect_error(V1 "extenders:\n  - urlPrefix: http://x\n", "cfg.yaml:4: extenders are not supported");
     expect_error(V1 "profiles:\n  - plugins:\n      preEnqueue:\n        disabled: [{name: SchedulingGates}]\n",
                  "SchedulingGates cannot be disabled");
     /* Without a queue-sort plugin kube's framework refuses the profile. */
     expect_error(V1 "profiles:\n  - plugins:\n      multiPoint:\n        disabled: [{name: '*'}]\n",
                  "queueSort: exactly one plugin");
-    expect_error(V1 "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: MyPlugin}, {name: MyPlugin}]\n",
+    expect_error(V1
+                 "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: MyPlugin}, {name: MyPlugin}]\n",
                  "does not exist");
     expect_error(V1 "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: NodeName}, {name: NodeName}]\n",
                  "cfg.yaml:4: profiles: plugins.filter: plugin \"NodeName\" is enabled twice");
