@@ -395,6 +395,18 @@ int cfg_each_pair(cfg_loader_t *l, const yaml_node_t *map, const char *what, cfg
     return 0;
 }
 
+int cfg_each_item(cfg_loader_t *l, const yaml_node_t *seq, const char *not_list, cfg_item_fn fn, void *ctx)
+{
+    if (cfg_is_null(seq))
+        return 0;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return cfg_fail(l, seq, "%s", not_list);
+    for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++)
+        if (fn(l, yaml_document_get_node(l->doc, *i), ctx) < 0)
+            return -1;
+    return 0;
+}
+
 #define UNKNOWN(section) cfg_fail(l, kn, "unknown key \"%s\" in %s", key, section)
 
 int cfg_on_client(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
@@ -600,31 +612,41 @@ static int add_plugin_op(cfg_loader_t *l, const yaml_node_t *at, fw_config_t *fw
     return 0;
 }
 
-static int on_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+int cfg_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, const char *point,
+                   cfg_plugin_add_fn add, void *ctx)
 {
-    pset_ctx_t *p = ctx;
     int enable = !strcmp(key, "enabled");
     if (!enable && strcmp(key, "disabled"))
         return UNKNOWN("plugins");
     if (cfg_is_null(vn))
         return 0;
     if (vn->type != YAML_SEQUENCE_NODE)
-        return cfg_fail(l, vn, "plugins.%s.%s: expected a list of {name%s}", fw_point_name(p->point), key,
-                        enable ? ", weight" : "");
+        return cfg_fail(l, vn, "plugins.%s.%s: expected a list of {name%s}", point, key, enable ? ", weight" : "");
     for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
         const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
         cfg_plugin_item_t it;
         memset(&it, 0, sizeof it);
         if (!item || item->type != YAML_MAPPING_NODE)
-            return cfg_fail(l, item ? item : vn, "plugins.%s.%s: expected {name: ...}", fw_point_name(p->point), key);
+            return cfg_fail(l, item ? item : vn, "plugins.%s.%s: expected {name: ...}", point, key);
         if (cfg_each_pair(l, item, "plugins", cfg_plugin_item, &it) < 0)
             return -1;
         if (!it.have_name)
-            return cfg_fail(l, item, "plugins.%s.%s: entry without a name", fw_point_name(p->point), key);
-        if (add_plugin_op(l, item, p->fw, p->point, enable, &it) < 0)
+            return cfg_fail(l, item, "plugins.%s.%s: entry without a name", point, key);
+        if (add(l, item, enable, &it, ctx) < 0)
             return -1;
     }
     return 0;
+}
+
+static int add_pset_op(cfg_loader_t *l, const yaml_node_t *item, int enable, const cfg_plugin_item_t *it, void *ctx)
+{
+    pset_ctx_t *p = ctx;
+    return add_plugin_op(l, item, p->fw, p->point, enable, it);
+}
+
+static int on_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    return cfg_plugin_set(l, key, kn, vn, fw_point_name(((pset_ctx_t *)ctx)->point), add_pset_op, ctx);
 }
 
 /* An extension-point key of `plugins:` (filter, score, ...): 1 handled, 0
@@ -737,29 +759,40 @@ static int on_resource_args(cfg_loader_t *l, const char *key, const yaml_node_t 
     return cfg_fail(l, kn, "unknown key \"%s\" in %s args", key, r->plugin);
 }
 
-/* One pluginConfig entry {name, args}. */
-static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, sched_profile_config_t *p)
+int cfg_plugin_config_entry(cfg_loader_t *l, const yaml_node_t *item, const yaml_node_t **name_n,
+                            const yaml_node_t **args, const char **name)
 {
+    *name_n = *args = NULL;
     if (!item || item->type != YAML_MAPPING_NODE)
         return cfg_fail(l, item, "pluginConfig: expected {name, args}");
-    const yaml_node_t *name_n = NULL, *args = NULL;
     for (yaml_node_pair_t *q = item->data.mapping.pairs.start; q < item->data.mapping.pairs.top; q++) {
         const yaml_node_t *kn = yaml_document_get_node(l->doc, q->key);
         const yaml_node_t *vn = yaml_document_get_node(l->doc, q->value);
         const char *key = cfg_scalar(l, kn, "pluginConfig");
         if (!key || !vn)
             return -1;
-        if (!strcmp(key, "name") && !name_n)
-            name_n = vn;
-        else if (!strcmp(key, "args") && !args)
-            args = vn;
+        if (!strcmp(key, "name") && !*name_n)
+            *name_n = vn;
+        else if (!strcmp(key, "args") && !*args)
+            *args = vn;
         else
             return cfg_fail(l, kn, "%s key \"%s\" in pluginConfig",
                             strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
     }
-    const char *name = name_n ? cfg_scalar(l, name_n, "pluginConfig.name") : NULL;
-    if (!name)
-        return name_n ? -1 : cfg_fail(l, item, "pluginConfig: entry without a name");
+    *name = *name_n ? cfg_scalar(l, *name_n, "pluginConfig.name") : NULL;
+    if (!*name)
+        return *name_n ? -1 : cfg_fail(l, item, "pluginConfig: entry without a name");
+    return 0;
+}
+
+/* One pluginConfig entry {name, args}. */
+static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ctx)
+{
+    sched_profile_config_t *p = ctx;
+    const yaml_node_t *name_n, *args;
+    const char *name;
+    if (cfg_plugin_config_entry(l, item, &name_n, &args, &name) < 0)
+        return -1;
     int known = 0;
     for (int pt = 0; pt < FW_NPOINTS && !known; pt++)
         known = fw_plugin_known(name, pt) == 1;
@@ -805,16 +838,8 @@ static int on_profile(cfg_loader_t *l, const char *key, const yaml_node_t *kn, c
         return cfg_get_str(l, vn, "profiles.schedulerName", 0, &p->scheduler_name);
     if (!strcmp(key, "plugins"))
         return cfg_each_pair(l, vn, "profiles.plugins", on_profile_plugins, p);
-    if (!strcmp(key, "pluginConfig")) {
-        if (cfg_is_null(vn))
-            return 0;
-        if (vn->type != YAML_SEQUENCE_NODE)
-            return cfg_fail(l, vn, "pluginConfig: expected a list of {name, args}");
-        for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++)
-            if (load_plugin_config(l, yaml_document_get_node(l->doc, *i), p) < 0)
-                return -1;
-        return 0;
-    }
+    if (!strcmp(key, "pluginConfig"))
+        return cfg_each_item(l, vn, "pluginConfig: expected a list of {name, args}", load_plugin_config, p);
     return UNKNOWN("profiles");
 }
 

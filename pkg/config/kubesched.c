@@ -172,9 +172,9 @@ typedef struct ks_set_ctx {
     int which; /* KS_MULTI, KS_PRE_ENQUEUE or KS_SET(point) */
 } ks_set_ctx_t;
 
-static int ks_add_entry(cfg_loader_t *l, const yaml_node_t *item, ks_set_ctx_t *s, int enable,
-                        const cfg_plugin_item_t *it)
+static int ks_add_entry(cfg_loader_t *l, const yaml_node_t *item, int enable, const cfg_plugin_item_t *it, void *ctx)
 {
+    ks_set_ctx_t *s = ctx;
     char where[64];
     snprintf(where, sizeof where, "plugins.%s.%s", KS_SET_NAMES[s->which], enable ? "enabled" : "disabled");
     int star = !strcmp(it->name, "*");
@@ -202,28 +202,7 @@ static int ks_add_entry(cfg_loader_t *l, const yaml_node_t *item, ks_set_ctx_t *
 
 static int ks_on_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
-    ks_set_ctx_t *s = ctx;
-    int enable = !strcmp(key, "enabled");
-    if (!enable && strcmp(key, "disabled"))
-        return UNKNOWN("plugins");
-    if (cfg_is_null(vn))
-        return 0;
-    if (vn->type != YAML_SEQUENCE_NODE)
-        return cfg_fail(l, vn, "plugins.%s.%s: expected a list of {name, weight}", KS_SET_NAMES[s->which], key);
-    for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
-        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
-        cfg_plugin_item_t it;
-        memset(&it, 0, sizeof it);
-        if (!item || item->type != YAML_MAPPING_NODE)
-            return cfg_fail(l, item ? item : vn, "plugins.%s.%s: expected {name: ...}", KS_SET_NAMES[s->which], key);
-        if (cfg_each_pair(l, item, "plugins", cfg_plugin_item, &it) < 0)
-            return -1;
-        if (!it.have_name)
-            return cfg_fail(l, item, "plugins.%s.%s: entry without a name", KS_SET_NAMES[s->which], key);
-        if (ks_add_entry(l, item, s, enable, &it) < 0)
-            return -1;
-    }
-    return 0;
+    return cfg_plugin_set(l, key, kn, vn, KS_SET_NAMES[((ks_set_ctx_t *)ctx)->which], ks_add_entry, ctx);
 }
 
 static int ks_on_plugins(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
@@ -636,28 +615,13 @@ static int ks_balanced_done(cfg_loader_t *l, ks_args_ctx_t *a)
                     "exactly those two)");
 }
 
-static int ks_plugin_config(cfg_loader_t *l, const yaml_node_t *item, ks_profile_t *kp)
+static int ks_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ctx)
 {
-    if (!item || item->type != YAML_MAPPING_NODE)
-        return cfg_fail(l, item, "pluginConfig: expected {name, args}");
-    const yaml_node_t *name_n = NULL, *args = NULL;
-    for (yaml_node_pair_t *q = item->data.mapping.pairs.start; q < item->data.mapping.pairs.top; q++) {
-        const yaml_node_t *kn = yaml_document_get_node(l->doc, q->key);
-        const yaml_node_t *vn = yaml_document_get_node(l->doc, q->value);
-        const char *key = cfg_scalar(l, kn, "pluginConfig");
-        if (!key || !vn)
-            return -1;
-        if (!strcmp(key, "name") && !name_n)
-            name_n = vn;
-        else if (!strcmp(key, "args") && !args)
-            args = vn;
-        else
-            return cfg_fail(l, kn, "%s field \"%s\" in pluginConfig",
-                            strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
-    }
-    const char *name = name_n ? cfg_scalar(l, name_n, "pluginConfig.name") : NULL;
-    if (!name)
-        return name_n ? -1 : cfg_fail(l, item, "pluginConfig: entry without a name");
+    ks_profile_t *kp = ctx;
+    const yaml_node_t *name_n, *args;
+    const char *name;
+    if (cfg_plugin_config_entry(l, item, &name_n, &args, &name) < 0)
+        return -1;
     if (ks_check_name(l, name_n, "pluginConfig", name) < 0)
         return -1;
     for (int i = 0; i < kp->nconfigured; i++)
@@ -704,16 +668,8 @@ static int ks_on_profile(cfg_loader_t *l, const char *key, const yaml_node_t *kn
     }
     if (!strcmp(key, "plugins"))
         return cfg_each_pair(l, vn, "profiles.plugins", ks_on_plugins, kp);
-    if (!strcmp(key, "pluginConfig")) {
-        if (cfg_is_null(vn))
-            return 0;
-        if (vn->type != YAML_SEQUENCE_NODE)
-            return cfg_fail(l, vn, "pluginConfig: expected a list of {name, args}");
-        for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++)
-            if (ks_plugin_config(l, yaml_document_get_node(l->doc, *i), kp) < 0)
-                return -1;
-        return 0;
-    }
+    if (!strcmp(key, "pluginConfig"))
+        return cfg_each_item(l, vn, "pluginConfig: expected a list of {name, args}", ks_plugin_config, kp);
     return UNKNOWN("profiles");
 }
 

@@ -35,11 +35,21 @@ int cfg_get_duration(cfg_loader_t *l, const yaml_node_t *n, const char *what, in
 typedef int (*cfg_pair_fn)(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx);
 int cfg_each_pair(cfg_loader_t *l, const yaml_node_t *map, const char *what, cfg_pair_fn fn, void *ctx);
 
+/* Calls fn per item of a list (a null scalar is an empty list; anything
+ * else fails with the message not_list). */
+typedef int (*cfg_item_fn)(cfg_loader_t *l, const yaml_node_t *item, void *ctx);
+int cfg_each_item(cfg_loader_t *l, const yaml_node_t *seq, const char *not_list, cfg_item_fn fn, void *ctx);
+
 /* Sections both file formats share; ctx is the sched_config_t. */
 int cfg_on_client(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx);
 int cfg_on_leader(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx);
 /* A list of {name, weight} into fw->res_weights. */
 int cfg_load_resources(cfg_loader_t *l, const yaml_node_t *seq, fw_config_t *fw);
+
+/* One pluginConfig entry {name, args}: its nodes and name (args may be
+ * NULL); 0, or -1 with the error set. */
+int cfg_plugin_config_entry(cfg_loader_t *l, const yaml_node_t *item, const yaml_node_t **name_n,
+                            const yaml_node_t **args, const char **name);
 
 /* One {name, weight} plugin entry (ctx: cfg_plugin_item_t). */
 typedef struct cfg_plugin_item {
@@ -47,6 +57,13 @@ typedef struct cfg_plugin_item {
     int weight, have_name;
 } cfg_plugin_item_t;
 int cfg_plugin_item(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx);
+
+/* The enabled or disabled list (key) of a plugin set at point: add gets
+ * each {name, weight} read. */
+typedef int (*cfg_plugin_add_fn)(cfg_loader_t *l, const yaml_node_t *item, int enable, const cfg_plugin_item_t *it,
+                                 void *ctx);
+int cfg_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, const char *point,
+                   cfg_plugin_add_fn add, void *ctx);
 
 /* PodTopologySpread args (ctx: cfg_spread_ctx_t): defaultConstraints into
  * fw->spread_defaults; have_type/list say whether defaultingType was given

@@ -119,18 +119,23 @@ profiles:
         enabled: [{name: NodeResourcesLeastAllocated, weight: 5}]
 Y
 )
-    make_node packed 4 8Gi 0 110 >/dev/null
-    make_node empty 4 8Gi 0 110 >/dev/null
-    # Half of "packed" in use, bound directly (no scheduler involved).
-    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
-    start_scheduler --config "$f"
-    make_pod binpacked --cpu 100m --mem 100Mi >/dev/null
-    make_pod spread --cpu 100m --mem 100Mi --scheduler ai-least >/dev/null
     local a b
-    a=$(wait_bound binpacked)
-    b=$(wait_bound spread)
+    read -r a b < <(place_two "$f" ai-scheduler ai-least)
     [ "$a" = packed ] || fail "default profile put its pod on $a (want packed)"
     [ "$b" = empty ] || fail "ai-least profile put its pod on $b (want empty)"
+}
+
+# place_two CONFIG NAME-A NAME-B: nodes "packed" (half in use, bound
+# directly: no scheduler involved) and "empty"; the scheduler runs with
+# CONFIG; one 100m/100Mi pod per schedulerName. Prints "NODE-A NODE-B".
+place_two() {
+    make_node packed 4 8Gi 0 110 >/dev/null
+    make_node empty 4 8Gi 0 110 >/dev/null
+    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
+    start_scheduler --config "$1"
+    make_pod pod-a --cpu 100m --mem 100Mi --scheduler "$2" >/dev/null
+    make_pod pod-b --cpu 100m --mem 100Mi --scheduler "$3" >/dev/null
+    echo "$(wait_bound pod-a) $(wait_bound pod-b)"
     stop_scheduler_clean
 }
 
@@ -141,18 +146,10 @@ Y
 # node, its default profile (v1's LeastAllocated) the same pod on the empty one.
 case_kube_v1_file() {
     cp_reset
-    make_node packed 4 8Gi 0 110 >/dev/null
-    make_node empty 4 8Gi 0 110 >/dev/null
-    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
-    start_scheduler --config "$E2E_DIR/../../examples/scheduler-config-v1.yaml"
-    make_pod binpacked --cpu 100m --mem 100Mi --scheduler ai-scheduler >/dev/null
-    make_pod spread --cpu 100m --mem 100Mi --scheduler ai-scheduler-spread >/dev/null
     local a b
-    a=$(wait_bound binpacked)
-    b=$(wait_bound spread)
+    read -r a b < <(place_two "$E2E_DIR/../../examples/scheduler-config-v1.yaml" ai-scheduler ai-scheduler-spread)
     [ "$a" = packed ] || fail "profile ai-scheduler (MostAllocated) put its pod on $a (want packed)"
     [ "$b" = empty ] || fail "profile ai-scheduler-spread (v1 default) put its pod on $b (want empty)"
-    stop_scheduler_clean
 }
 
 # A plugin kube removed (SelectorSpread) in a v1 file: refused, naming it.

@@ -500,6 +500,22 @@ static void test_profile_errors(void **st)
 
 /* ---- kubescheduler.config.k8s.io/v1 files ------------------------------- */
 
+/* c gets the defaults and then yaml, which must load. */
+static void load_ok(sched_config_t *c, const char *yaml)
+{
+    char err[512] = "";
+    config_default(c);
+    if (load(c, yaml, err, sizeof err) != 0)
+        fail_msg("load failed: %s", err);
+}
+
+static void assert_res(const fw_config_t *fw, int i, const char *name, int weight)
+{
+    assert_true(i < fw->nres_weights);
+    assert_string_equal(fw->res_weights[i].name, name);
+    assert_int_equal(fw->res_weights[i].weight, weight);
+}
+
 #define V1 "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 /* The plugins a profile enables at one point, in order, as "A,B" (score:
@@ -538,8 +554,7 @@ static void test_v1_defaults(void **st)
 {
     sched_config_t c;
     char err[512] = "";
-    config_default(&c);
-    assert_int_equal(load(&c, V1, err, sizeof err), 0);
+    load_ok(&c, V1);
     assert_int_equal(config_nprofiles(&c), 1);
     fw_config_t fw;
     assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
@@ -556,10 +571,8 @@ static void test_v1_defaults(void **st)
     assert_string_equal(point_list(&fw, FW_PT_BIND), "DefaultBinder");
     assert_int_equal(fw.strategy, SCORE_LEAST_ALLOCATED);
     assert_int_equal(fw.nres_weights, 2);
-    assert_string_equal(fw.res_weights[0].name, "cpu");
-    assert_int_equal(fw.res_weights[0].weight, 1);
-    assert_string_equal(fw.res_weights[1].name, "memory");
-    assert_int_equal(fw.res_weights[1].weight, 1);
+    assert_res(&fw, 0, "cpu", 1);
+    assert_res(&fw, 1, "memory", 1);
     assert_int_equal(fw.spread_list_defaulting, 0);
     assert_int_equal(fw.nspread_defaults, 0);
     assert_int_equal(fw.v1_resource_scores, 1);
@@ -587,8 +600,6 @@ static void test_v1_defaults(void **st)
 static void test_v1_multipoint(void **st)
 {
     sched_config_t c;
-    char err[512] = "";
-    config_default(&c);
     const char *yaml = V1 "profiles:\n"
                           "  - schedulerName: multipoint-scheduler\n"
                           "    plugins:\n"
@@ -608,7 +619,7 @@ static void test_v1_multipoint(void **st)
                           "          weight: 4\n"
                           "        disabled:\n"
                           "        - name: PodTopologySpread\n";
-    assert_int_equal(load(&c, yaml, err, sizeof err), 0);
+    load_ok(&c, yaml);
     fw_config_t fw;
     assert_string_equal(config_profile_fw(&c, 0, &fw), "multipoint-scheduler");
     assert_string_equal(point_list(&fw, FW_PT_FILTER),
@@ -632,7 +643,6 @@ static void test_v1_multipoint(void **st)
 
     /* disabled "*" at multiPoint: only what is named runs (kube's
      * mergePluginSet drops every default). */
-    config_default(&c);
     yaml = V1 "profiles:\n"
               "  - schedulerName: minimal\n"
               "    plugins:\n"
@@ -644,7 +654,7 @@ static void test_v1_multipoint(void **st)
               "        - name: DefaultBinder\n"
               "        disabled:\n"
               "        - name: '*'\n";
-    assert_int_equal(load(&c, yaml, err, sizeof err), 0);
+    load_ok(&c, yaml);
     config_profile_fw(&c, 0, &fw);
     assert_string_equal(point_list(&fw, FW_PT_FILTER), "NodeResourcesFit");
     assert_string_equal(point_list(&fw, FW_PT_PRE_FILTER), "NodeResourcesFit");
@@ -663,8 +673,6 @@ static void test_v1_multipoint(void **st)
 static void test_v1_two_profiles(void **st)
 {
     sched_config_t c;
-    char err[512] = "";
-    config_default(&c);
     const char *yaml = V1 "profiles:\n"
                           "  - schedulerName: default-scheduler\n"
                           "  - schedulerName: no-scoring-scheduler\n"
@@ -675,7 +683,7 @@ static void test_v1_two_profiles(void **st)
                           "      score:\n"
                           "        disabled:\n"
                           "        - name: '*'\n";
-    assert_int_equal(load(&c, yaml, err, sizeof err), 0);
+    load_ok(&c, yaml);
     assert_int_equal(config_nprofiles(&c), 2);
     fw_config_t fw;
     assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
@@ -702,8 +710,6 @@ static void test_v1_two_profiles(void **st)
 static void test_v1_fit_most_allocated(void **st)
 {
     sched_config_t c;
-    char err[512] = "";
-    config_default(&c);
     const char *yaml = V1 "percentageOfNodesToScore: 30\n"
                           "profiles:\n"
                           "- schedulerName: bin-packing\n"
@@ -723,14 +729,15 @@ static void test_v1_fit_most_allocated(void **st)
                           "        type: MostAllocated\n"
                           "    name: NodeResourcesFit\n"
                           "- schedulerName: spread\n";
-    assert_int_equal(load(&c, yaml, err, sizeof err), 0);
+    load_ok(&c, yaml);
     fw_config_t fw;
     assert_string_equal(config_profile_fw(&c, 0, &fw), "bin-packing");
     assert_int_equal(fw.strategy, SCORE_MOST_ALLOCATED);
     assert_int_equal(fw.percentage_of_nodes_to_score, 50);
     assert_int_equal(fw.nres_weights, 3);
-    assert_string_equal(fw.res_weights[2].name, "nvidia.com/gpu");
-    assert_int_equal(fw.res_weights[2].weight, 3);
+    assert_res(&fw, 0, "cpu", 1);
+    assert_res(&fw, 1, "memory", 1);
+    assert_res(&fw, 2, "nvidia.com/gpu", 3);
     assert_string_equal(point_list(&fw, FW_PT_SCORE),
                         "TaintToleration:3,NodeAffinity:2,NodeResourcesMostAllocated:1,PodTopologySpread:2,"
                         "InterPodAffinity:2,GpuSharing:5,NodeResourcesBalancedAllocation:1,ImageLocality:1");
@@ -751,8 +758,6 @@ static void test_v1_fit_most_allocated(void **st)
 static void test_v1_plugin_args(void **st)
 {
     sched_config_t c;
-    char err[512] = "";
-    config_default(&c);
     const char *yaml = V1 "profiles:\n"
                           "  - schedulerName: default-scheduler\n"
                           "    pluginConfig:\n"
@@ -773,7 +778,7 @@ static void test_v1_plugin_args(void **st)
                           "        args: {bindTimeoutSeconds: 300}\n"
                           "      - name: NodeAffinity\n"
                           "        args: {}\n";
-    assert_int_equal(load(&c, yaml, err, sizeof err), 0);
+    load_ok(&c, yaml);
     fw_config_t fw;
     config_profile_fw(&c, 0, &fw);
     assert_int_equal(fw.spread_list_defaulting, 1);
@@ -854,13 +859,8 @@ static void test_v1_errors(void **st)
 static void test_v1beta3(void **st)
 {
     sched_config_t c;
-    char err[512] = "";
-    config_default(&c);
-    assert_int_equal(load(&c,
-                          "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"
-                          "profiles:\n  - schedulerName: b3\n",
-                          err, sizeof err),
-                     0);
+    load_ok(&c, "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"
+                "profiles:\n  - schedulerName: b3\n");
     fw_config_t fw;
     assert_string_equal(config_profile_fw(&c, 0, &fw), "b3");
     assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
