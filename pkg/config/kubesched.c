@@ -257,10 +257,13 @@ static int ks_merge_multi(const ks_set_t *mp, ks_entry_t *out)
     return n;
 }
 
+/* An expanded point lists each plugin once (duplicates are refused before),
+ * so it never holds more than every plugin there is. */
 typedef struct ks_list {
     ks_entry_t e[KS_MAX_ENTRIES + KS_NDEFAULTS];
     int n;
 } ks_list_t;
+_Static_assert(KS_NPLUGINS <= KS_MAX_ENTRIES + KS_NDEFAULTS, "ks_list_t holds every plugin");
 
 /* expandMultiPointPlugins for one point: the plugins both enabled at the
  * point and by multiPoint first (in the point's order), then the
