@@ -1,5 +1,6 @@
 /* config.h -- everything configurable about the scheduler: defaults, the
- * AiSchedulerConfiguration YAML file and the command-line flags.
+ * AiSchedulerConfiguration YAML file (or a kube-scheduler
+ * KubeSchedulerConfiguration v1 file, kubesched.c) and the command-line flags.
  *
  * Order of precedence: defaults < --config FILE < other flags (whatever
  * their position relative to --config).
