@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "config/kubesched.h"
+#include "config/loader.h"
 #include "util/util.h"
 
 #define NRES_MAX         ((int)(sizeof(((fw_config_t *)0)->res_weights) / sizeof(((fw_config_t *)0)->res_weights[0])))
@@ -41,7 +43,7 @@ static void put_str(void *dst, char *owned)
     free(old);
 }
 
-static void set_str(void *dst, const char *s)
+void cfg_set_str(void *dst, const char *s)
 {
     put_str(dst, s ? util_strdup(s) : NULL);
 }
@@ -184,7 +186,6 @@ int config_parse_duration(const char *s, int *seconds)
     return 0;
 }
 
-static void free_profiles(sched_config_t *c);
 static void own_knob_strings(sched_config_t *c, int release);
 static int validate_profiles(const sched_config_t *c, const char *file, char *err, size_t errlen);
 
@@ -226,7 +227,7 @@ void config_free(sched_config_t *c)
     free(c->leader.lease_namespace);
     free(c->leader.identity);
     free(c->metrics_bind_address);
-    free_profiles(c);
+    cfg_free_profiles(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -275,15 +276,7 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
 
 /* ---- YAML file ---------------------------------------------------------- */
 
-typedef struct loader {
-    yaml_document_t *doc;
-    const char *name;
-    char *err;
-    size_t errlen;
-} loader_t;
-
-static int lfail(loader_t *l, const yaml_node_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int lfail(loader_t *l, const yaml_node_t *n, const char *fmt, ...)
+int cfg_fail(cfg_loader_t *l, const yaml_node_t *n, const char *fmt, ...)
 {
     if (!l->err || !l->errlen)
         return -1;
@@ -298,20 +291,20 @@ static int lfail(loader_t *l, const yaml_node_t *n, const char *fmt, ...)
 
 /* The scalar's text, or NULL (with the error set) when n is not a scalar or
  * holds a NUL byte. */
-static const char *scalar(loader_t *l, const yaml_node_t *n, const char *what)
+const char *cfg_scalar(cfg_loader_t *l, const yaml_node_t *n, const char *what)
 {
     if (!n || n->type != YAML_SCALAR_NODE) {
-        lfail(l, n, "%s: expected a scalar value", what);
+        cfg_fail(l, n, "%s: expected a scalar value", what);
         return NULL;
     }
     if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length) {
-        lfail(l, n, "%s: value contains a NUL byte", what);
+        cfg_fail(l, n, "%s: value contains a NUL byte", what);
         return NULL;
     }
     return (const char *)n->data.scalar.value;
 }
 
-static int is_null_scalar(const yaml_node_t *n)
+int cfg_is_null(const yaml_node_t *n)
 {
     if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return 0;
@@ -319,83 +312,82 @@ static int is_null_scalar(const yaml_node_t *n)
     return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
 }
 
-/* dst: a string member of the config (see set_str). */
-static int get_str(loader_t *l, const yaml_node_t *n, const char *what, int allow_empty, void *dst)
+/* dst: a string member of the config (see cfg_set_str). */
+int cfg_get_str(cfg_loader_t *l, const yaml_node_t *n, const char *what, int allow_empty, void *dst)
 {
-    if (allow_empty && n && is_null_scalar(n)) {
-        set_str(dst, NULL);
+    if (allow_empty && n && cfg_is_null(n)) {
+        cfg_set_str(dst, NULL);
         return 0;
     }
-    const char *v = scalar(l, n, what);
+    const char *v = cfg_scalar(l, n, what);
     if (!v)
         return -1;
     if (!*v && !allow_empty)
-        return lfail(l, n, "%s: must not be empty", what);
-    set_str(dst, *v ? v : NULL);
+        return cfg_fail(l, n, "%s: must not be empty", what);
+    cfg_set_str(dst, *v ? v : NULL);
     return 0;
 }
 
-static int get_int(loader_t *l, const yaml_node_t *n, const char *what, int min, int max, int *dst)
+int cfg_get_int(cfg_loader_t *l, const yaml_node_t *n, const char *what, int min, int max, int *dst)
 {
-    const char *v = scalar(l, n, what);
+    const char *v = cfg_scalar(l, n, what);
     if (!v)
         return -1;
     if (parse_int_range(v, min, max, dst) < 0)
-        return lfail(l, n, "%s: \"%s\" is not an integer in %d..%d", what, v, min, max);
+        return cfg_fail(l, n, "%s: \"%s\" is not an integer in %d..%d", what, v, min, max);
     return 0;
 }
 
-static int get_double(loader_t *l, const yaml_node_t *n, const char *what, double min, double max, double *dst)
+int cfg_get_double(cfg_loader_t *l, const yaml_node_t *n, const char *what, double min, double max, double *dst)
 {
-    const char *v = scalar(l, n, what);
+    const char *v = cfg_scalar(l, n, what);
     if (!v)
         return -1;
     if (parse_double_range(v, min, max, dst) < 0)
-        return lfail(l, n, "%s: \"%s\" is not a number in %g..%g", what, v, min, max);
+        return cfg_fail(l, n, "%s: \"%s\" is not a number in %g..%g", what, v, min, max);
     return 0;
 }
 
-static int get_bool(loader_t *l, const yaml_node_t *n, const char *what, int *dst)
+int cfg_get_bool(cfg_loader_t *l, const yaml_node_t *n, const char *what, int *dst)
 {
-    const char *v = scalar(l, n, what);
+    const char *v = cfg_scalar(l, n, what);
     if (!v)
         return -1;
     if (parse_bool(v, dst) < 0)
-        return lfail(l, n, "%s: \"%s\" is not a boolean (true or false)", what, v);
+        return cfg_fail(l, n, "%s: \"%s\" is not a boolean (true or false)", what, v);
     return 0;
 }
 
-static int get_duration(loader_t *l, const yaml_node_t *n, const char *what, int *dst)
+int cfg_get_duration(cfg_loader_t *l, const yaml_node_t *n, const char *what, int *dst)
 {
-    const char *v = scalar(l, n, what);
+    const char *v = cfg_scalar(l, n, what);
     if (!v)
         return -1;
     if (config_parse_duration(v, dst) < 0 || *dst < 1)
-        return lfail(l, n, "%s: \"%s\" is not a duration of whole seconds such as \"15s\"", what, v);
+        return cfg_fail(l, n, "%s: \"%s\" is not a duration of whole seconds such as \"15s\"", what, v);
     return 0;
 }
 
 /* Iterates a mapping: calls fn(l, key, keynode, valuenode, ctx) per pair.
  * Rejects non-mappings, non-scalar and duplicate keys. */
-typedef int (*pair_fn)(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx);
 
-static int each_pair(loader_t *l, const yaml_node_t *map, const char *what, pair_fn fn, void *ctx)
+int cfg_each_pair(cfg_loader_t *l, const yaml_node_t *map, const char *what, cfg_pair_fn fn, void *ctx)
 {
     if (!map || map->type != YAML_MAPPING_NODE) {
-        if (map && is_null_scalar(map))
+        if (map && cfg_is_null(map))
             return 0; /* "section:" with nothing under it */
-        return lfail(l, map, "%s: expected a mapping", what);
+        return cfg_fail(l, map, "%s: expected a mapping", what);
     }
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         const yaml_node_t *kn = yaml_document_get_node(l->doc, p->key);
         const yaml_node_t *vn = yaml_document_get_node(l->doc, p->value);
-        const char *key = scalar(l, kn, what);
+        const char *key = cfg_scalar(l, kn, what);
         if (!key || !vn)
             return -1;
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             const yaml_node_t *qk = yaml_document_get_node(l->doc, q->key);
             if (qk && qk->type == YAML_SCALAR_NODE && !strcmp((const char *)qk->data.scalar.value, key))
-                return lfail(l, kn, "duplicate key \"%s\" in %s", key, what);
+                return cfg_fail(l, kn, "duplicate key \"%s\" in %s", key, what);
         }
         if (fn(l, key, kn, vn, ctx) < 0)
             return -1;
@@ -403,41 +395,53 @@ static int each_pair(loader_t *l, const yaml_node_t *map, const char *what, pair
     return 0;
 }
 
-#define UNKNOWN(section) lfail(l, kn, "unknown key \"%s\" in %s", key, section)
+int cfg_each_item(cfg_loader_t *l, const yaml_node_t *seq, const char *not_list, cfg_item_fn fn, void *ctx)
+{
+    if (cfg_is_null(seq))
+        return 0;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return cfg_fail(l, seq, "%s", not_list);
+    for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++)
+        if (fn(l, yaml_document_get_node(l->doc, *i), ctx) < 0)
+            return -1;
+    return 0;
+}
 
-static int on_client(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+#define UNKNOWN(section) cfg_fail(l, kn, "unknown key \"%s\" in %s", key, section)
+
+int cfg_on_client(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     sched_config_t *c = ctx;
     if (!strcmp(key, "qps"))
-        return get_double(l, vn, "clientConnection.qps", 0, 1e6, &c->qps);
+        return cfg_get_double(l, vn, "clientConnection.qps", 0, 1e6, &c->qps);
     if (!strcmp(key, "burst"))
-        return get_int(l, vn, "clientConnection.burst", 0, 1000000, &c->burst);
+        return cfg_get_int(l, vn, "clientConnection.burst", 0, 1000000, &c->burst);
     if (!strcmp(key, "kubeconfig"))
-        return get_str(l, vn, "clientConnection.kubeconfig", 1, &c->kubeconfig);
+        return cfg_get_str(l, vn, "clientConnection.kubeconfig", 1, &c->kubeconfig);
     return UNKNOWN("clientConnection");
 }
 
-static int on_leader(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+int cfg_on_leader(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     sched_leader_config_t *le = &((sched_config_t *)ctx)->leader;
     if (!strcmp(key, "leaderElect"))
-        return get_bool(l, vn, "leaderElection.leaderElect", &le->enabled);
+        return cfg_get_bool(l, vn, "leaderElection.leaderElect", &le->enabled);
     if (!strcmp(key, "leaseDuration"))
-        return get_duration(l, vn, "leaderElection.leaseDuration", &le->lease_duration_s);
+        return cfg_get_duration(l, vn, "leaderElection.leaseDuration", &le->lease_duration_s);
     if (!strcmp(key, "renewDeadline"))
-        return get_duration(l, vn, "leaderElection.renewDeadline", &le->renew_deadline_s);
+        return cfg_get_duration(l, vn, "leaderElection.renewDeadline", &le->renew_deadline_s);
     if (!strcmp(key, "retryPeriod"))
-        return get_duration(l, vn, "leaderElection.retryPeriod", &le->retry_period_s);
+        return cfg_get_duration(l, vn, "leaderElection.retryPeriod", &le->retry_period_s);
     if (!strcmp(key, "resourceName"))
-        return get_str(l, vn, "leaderElection.resourceName", 0, &le->lease_name);
+        return cfg_get_str(l, vn, "leaderElection.resourceName", 0, &le->lease_name);
     if (!strcmp(key, "resourceNamespace"))
-        return get_str(l, vn, "leaderElection.resourceNamespace", 0, &le->lease_namespace);
+        return cfg_get_str(l, vn, "leaderElection.resourceNamespace", 0, &le->lease_namespace);
     if (!strcmp(key, "resourceLock")) {
-        const char *v = scalar(l, vn, "leaderElection.resourceLock");
+        const char *v = cfg_scalar(l, vn, "leaderElection.resourceLock");
         if (!v)
             return -1;
         if (strcmp(v, "leases"))
-            return lfail(l, vn, "leaderElection.resourceLock: only \"leases\" is supported, not \"%s\"", v);
+            return cfg_fail(l, vn, "leaderElection.resourceLock: only \"leases\" is supported, not \"%s\"", v);
         return 0;
     }
     return UNKNOWN("leaderElection");
@@ -448,43 +452,43 @@ typedef struct res_ctx {
     int have_name, have_weight;
 } res_ctx_t;
 
-static int on_resource(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_resource(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     res_ctx_t *r = ctx;
     if (!strcmp(key, "name")) {
-        const char *v = scalar(l, vn, "scoring.resources.name");
+        const char *v = cfg_scalar(l, vn, "scoring.resources.name");
         if (!v)
             return -1;
         if (!*v || strlen(v) >= (size_t)CFG_RES_NAME_MAX)
-            return lfail(l, vn, "scoring.resources.name: must be 1..%d characters", CFG_RES_NAME_MAX - 1);
+            return cfg_fail(l, vn, "scoring.resources.name: must be 1..%d characters", CFG_RES_NAME_MAX - 1);
         strcpy(r->rw->name, v);
         r->have_name = 1;
         return 0;
     }
     if (!strcmp(key, "weight")) {
         r->have_weight = 1;
-        return get_int(l, vn, "scoring.resources.weight", 1, 100, &r->rw->weight);
+        return cfg_get_int(l, vn, "scoring.resources.weight", 1, 100, &r->rw->weight);
     }
     return UNKNOWN("scoring.resources");
 }
 
 /* topologyLevels: a list of label keys, or one comma-separated string;
  * kept as the comma string the scheduler parses (and checks). */
-static int load_topology_levels(loader_t *l, const yaml_node_t *vn, void *dst)
+static int load_topology_levels(cfg_loader_t *l, const yaml_node_t *vn, void *dst)
 {
     if (vn->type != YAML_SEQUENCE_NODE)
-        return get_str(l, vn, "topologyLevels", 1, dst);
+        return cfg_get_str(l, vn, "topologyLevels", 1, dst);
     sbuf_t b = { 0 };
     for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top; it++) {
         const yaml_node_t *item = yaml_document_get_node(l->doc, *it);
-        const char *v = item ? scalar(l, item, "topologyLevels") : NULL;
+        const char *v = item ? cfg_scalar(l, item, "topologyLevels") : NULL;
         if (!v) {
             sbuf_free(&b);
             return -1;
         }
         if (!*v || strchr(v, ',')) {
             sbuf_free(&b);
-            return lfail(l, item, "topologyLevels: each item is one node label key");
+            return cfg_fail(l, item, "topologyLevels: each item is one node label key");
         }
         sbuf_printf(&b, "%s%s", b.len ? "," : "", v);
     }
@@ -492,30 +496,30 @@ static int load_topology_levels(loader_t *l, const yaml_node_t *vn, void *dst)
     return 0;
 }
 
-static int load_resources(loader_t *l, const yaml_node_t *seq, fw_config_t *fw)
+int cfg_load_resources(cfg_loader_t *l, const yaml_node_t *seq, fw_config_t *fw)
 {
     if (seq->type != YAML_SEQUENCE_NODE)
-        return lfail(l, seq, "scoring.resources: expected a list of {name, weight}");
+        return cfg_fail(l, seq, "scoring.resources: expected a list of {name, weight}");
     fw_resource_weight_t tmp[NRES_MAX];
     int n = 0;
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
         const yaml_node_t *item = yaml_document_get_node(l->doc, *it);
         if (!item)
-            return lfail(l, seq, "scoring.resources: bad item");
+            return cfg_fail(l, seq, "scoring.resources: bad item");
         if (n == NRES_MAX)
-            return lfail(l, item, "scoring.resources: at most %d resources", NRES_MAX);
+            return cfg_fail(l, item, "scoring.resources: at most %d resources", NRES_MAX);
         memset(&tmp[n], 0, sizeof tmp[n]);
         tmp[n].weight = 1;
         res_ctx_t r = { &tmp[n], 0, 0 };
         if (item->type != YAML_MAPPING_NODE)
-            return lfail(l, item, "scoring.resources: expected a mapping with name and weight");
-        if (each_pair(l, item, "scoring.resources", on_resource, &r) < 0)
+            return cfg_fail(l, item, "scoring.resources: expected a mapping with name and weight");
+        if (cfg_each_pair(l, item, "scoring.resources", on_resource, &r) < 0)
             return -1;
         if (!r.have_name)
-            return lfail(l, item, "scoring.resources: item without a name");
+            return cfg_fail(l, item, "scoring.resources: item without a name");
         for (int i = 0; i < n; i++)
             if (!strcmp(tmp[i].name, tmp[n].name))
-                return lfail(l, item, "scoring.resources: \"%s\" listed twice", tmp[n].name);
+                return cfg_fail(l, item, "scoring.resources: \"%s\" listed twice", tmp[n].name);
         n++;
     }
     memcpy(fw->res_weights, tmp, sizeof tmp[0] * (size_t)n);
@@ -523,25 +527,25 @@ static int load_resources(loader_t *l, const yaml_node_t *seq, fw_config_t *fw)
     return 0;
 }
 
-static int on_scoring(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_scoring(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     fw_config_t *fw = &((sched_config_t *)ctx)->sched.fw;
     if (!strcmp(key, "strategy")) {
-        const char *v = scalar(l, vn, "scoring.strategy");
+        const char *v = cfg_scalar(l, vn, "scoring.strategy");
         if (!v)
             return -1;
         if (parse_strategy(v, &fw->strategy) < 0)
-            return lfail(l, vn, "scoring.strategy: \"%s\" is not LeastAllocated or MostAllocated", v);
+            return cfg_fail(l, vn, "scoring.strategy: \"%s\" is not LeastAllocated or MostAllocated", v);
         return 0;
     }
     if (!strcmp(key, "resources"))
-        return load_resources(l, vn, fw);
+        return cfg_load_resources(l, vn, fw);
     if (!strcmp(key, "percentageOfNodesToScore"))
-        return get_int(l, vn, "scoring.percentageOfNodesToScore", 0, 100, &fw->percentage_of_nodes_to_score);
+        return cfg_get_int(l, vn, "scoring.percentageOfNodesToScore", 0, 100, &fw->percentage_of_nodes_to_score);
     return UNKNOWN("scoring");
 }
 
-static int on_weights(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_weights(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     fw_config_t *fw = ctx;
     int *dst = NULL;
@@ -557,31 +561,26 @@ static int on_weights(loader_t *l, const char *key, const yaml_node_t *kn, const
         return UNKNOWN("plugins.weights");
     char what[96];
     snprintf(what, sizeof what, "plugins.weights.%s", key);
-    return get_int(l, vn, what, 0, 100, dst);
+    return cfg_get_int(l, vn, what, 0, 100, dst);
 }
 
 /* ---- plugins per extension point, profiles, pluginConfig ---------------- */
 
-typedef struct plugin_item {
-    char name[FW_PLUGIN_NAME_LEN];
-    int weight, have_name;
-} plugin_item_t;
-
-static int on_plugin_item(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+int cfg_plugin_item(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
-    plugin_item_t *it = ctx;
+    cfg_plugin_item_t *it = ctx;
     if (!strcmp(key, "name")) {
-        const char *v = scalar(l, vn, "plugins.name");
+        const char *v = cfg_scalar(l, vn, "plugins.name");
         if (!v)
             return -1;
         if (!*v || strlen(v) >= sizeof it->name)
-            return lfail(l, vn, "plugins.name: must be 1..%d characters", (int)sizeof it->name - 1);
+            return cfg_fail(l, vn, "plugins.name: must be 1..%d characters", (int)sizeof it->name - 1);
         strcpy(it->name, v);
         it->have_name = 1;
         return 0;
     }
     if (!strcmp(key, "weight"))
-        return get_int(l, vn, "plugins.weight", 0, 1000000, &it->weight);
+        return cfg_get_int(l, vn, "plugins.weight", 0, 1000000, &it->weight);
     return UNKNOWN("plugins");
 }
 
@@ -590,19 +589,19 @@ typedef struct pset_ctx {
     int point;
 } pset_ctx_t;
 
-static int add_plugin_op(loader_t *l, const yaml_node_t *at, fw_config_t *fw, int point, int enable,
-                         const plugin_item_t *it)
+static int add_plugin_op(cfg_loader_t *l, const yaml_node_t *at, fw_config_t *fw, int point, int enable,
+                         const cfg_plugin_item_t *it)
 {
     const char *pt = fw_point_name(point);
     if (!(enable == 0 && !strcmp(it->name, "*"))) {
         int k = fw_plugin_known(it->name, point);
         if (k == 0)
-            return lfail(l, at, "plugins.%s: unknown plugin \"%s\"", pt, it->name);
+            return cfg_fail(l, at, "plugins.%s: unknown plugin \"%s\"", pt, it->name);
         if (k < 0)
-            return lfail(l, at, "plugins.%s: plugin \"%s\" does not extend %s", pt, it->name, pt);
+            return cfg_fail(l, at, "plugins.%s: plugin \"%s\" does not extend %s", pt, it->name, pt);
     }
     if (fw->nplugin_ops >= FW_MAX_PLUGIN_OPS)
-        return lfail(l, at, "plugins: at most %d enabled and disabled entries", FW_MAX_PLUGIN_OPS);
+        return cfg_fail(l, at, "plugins: at most %d enabled and disabled entries", FW_MAX_PLUGIN_OPS);
     fw_plugin_op_t *op = &fw->plugin_ops[fw->nplugin_ops++];
     memset(op, 0, sizeof *op);
     op->point = point;
@@ -613,36 +612,46 @@ static int add_plugin_op(loader_t *l, const yaml_node_t *at, fw_config_t *fw, in
     return 0;
 }
 
-static int on_plugin_set(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+int cfg_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, const char *point,
+                   cfg_plugin_add_fn add, void *ctx)
 {
-    pset_ctx_t *p = ctx;
     int enable = !strcmp(key, "enabled");
     if (!enable && strcmp(key, "disabled"))
         return UNKNOWN("plugins");
-    if (is_null_scalar(vn))
+    if (cfg_is_null(vn))
         return 0;
     if (vn->type != YAML_SEQUENCE_NODE)
-        return lfail(l, vn, "plugins.%s.%s: expected a list of {name%s}", fw_point_name(p->point), key,
-                     enable ? ", weight" : "");
+        return cfg_fail(l, vn, "plugins.%s.%s: expected a list of {name%s}", point, key, enable ? ", weight" : "");
     for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
         const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
-        plugin_item_t it;
+        cfg_plugin_item_t it;
         memset(&it, 0, sizeof it);
         if (!item || item->type != YAML_MAPPING_NODE)
-            return lfail(l, item ? item : vn, "plugins.%s.%s: expected {name: ...}", fw_point_name(p->point), key);
-        if (each_pair(l, item, "plugins", on_plugin_item, &it) < 0)
+            return cfg_fail(l, item ? item : vn, "plugins.%s.%s: expected {name: ...}", point, key);
+        if (cfg_each_pair(l, item, "plugins", cfg_plugin_item, &it) < 0)
             return -1;
         if (!it.have_name)
-            return lfail(l, item, "plugins.%s.%s: entry without a name", fw_point_name(p->point), key);
-        if (add_plugin_op(l, item, p->fw, p->point, enable, &it) < 0)
+            return cfg_fail(l, item, "plugins.%s.%s: entry without a name", point, key);
+        if (add(l, item, enable, &it, ctx) < 0)
             return -1;
     }
     return 0;
 }
 
+static int add_pset_op(cfg_loader_t *l, const yaml_node_t *item, int enable, const cfg_plugin_item_t *it, void *ctx)
+{
+    pset_ctx_t *p = ctx;
+    return add_plugin_op(l, item, p->fw, p->point, enable, it);
+}
+
+static int on_plugin_set(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    return cfg_plugin_set(l, key, kn, vn, fw_point_name(((pset_ctx_t *)ctx)->point), add_pset_op, ctx);
+}
+
 /* An extension-point key of `plugins:` (filter, score, ...): 1 handled, 0
  * not a point, -1 error. */
-static int plugins_point(loader_t *l, const char *key, const yaml_node_t *vn, fw_config_t *fw)
+static int plugins_point(cfg_loader_t *l, const char *key, const yaml_node_t *vn, fw_config_t *fw)
 {
     int point = fw_point_from_name(key);
     if (point < 0)
@@ -650,90 +659,86 @@ static int plugins_point(loader_t *l, const char *key, const yaml_node_t *vn, fw
     pset_ctx_t p = { fw, point };
     char what[64];
     snprintf(what, sizeof what, "plugins.%s", key);
-    return each_pair(l, vn, what, on_plugin_set, &p) < 0 ? -1 : 1;
+    return cfg_each_pair(l, vn, what, on_plugin_set, &p) < 0 ? -1 : 1;
 }
-
-typedef struct spread_ctx {
-    fw_config_t *fw;
-    int have_type, list;
-} spread_ctx_t;
 
 typedef struct constraint_ctx {
     fw_spread_default_t *d;
     int have_skew, have_key;
 } constraint_ctx_t;
 
-static int on_constraint(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_constraint(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     constraint_ctx_t *c = ctx;
     if (!strcmp(key, "maxSkew")) {
         c->have_skew = 1;
-        return get_int(l, vn, "defaultConstraints.maxSkew", 1, 1000000, &c->d->max_skew);
+        return cfg_get_int(l, vn, "defaultConstraints.maxSkew", 1, 1000000, &c->d->max_skew);
     }
     if (!strcmp(key, "topologyKey")) {
-        const char *v = scalar(l, vn, "defaultConstraints.topologyKey");
+        const char *v = cfg_scalar(l, vn, "defaultConstraints.topologyKey");
         if (!v)
             return -1;
         if (!*v || strlen(v) >= sizeof c->d->topology_key)
-            return lfail(l, vn, "defaultConstraints.topologyKey: must be 1..%d characters",
-                         (int)sizeof c->d->topology_key - 1);
+            return cfg_fail(l, vn, "defaultConstraints.topologyKey: must be 1..%d characters",
+                            (int)sizeof c->d->topology_key - 1);
         strcpy(c->d->topology_key, v);
         c->have_key = 1;
         return 0;
     }
     if (!strcmp(key, "whenUnsatisfiable")) {
-        const char *v = scalar(l, vn, "defaultConstraints.whenUnsatisfiable");
+        const char *v = cfg_scalar(l, vn, "defaultConstraints.whenUnsatisfiable");
         if (!v)
             return -1;
         if (!strcmp(v, "ScheduleAnyway"))
             return 0;
         if (!strcmp(v, "DoNotSchedule"))
-            return lfail(l, vn,
-                         "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
-                         "supported by ai-scheduler (ScheduleAnyway only)");
-        return lfail(l, vn, "defaultConstraints.whenUnsatisfiable: \"%s\" is not ScheduleAnyway", v);
+            return cfg_fail(l, vn,
+                            "defaultConstraints.whenUnsatisfiable: DoNotSchedule default constraints are not "
+                            "supported by ai-scheduler (ScheduleAnyway only)");
+        return cfg_fail(l, vn, "defaultConstraints.whenUnsatisfiable: \"%s\" is not ScheduleAnyway", v);
     }
     if (!strcmp(key, "labelSelector"))
-        return lfail(l, kn, "defaultConstraints.labelSelector: must be empty (kube computes it from the pod's owners)");
+        return cfg_fail(l, kn,
+                        "defaultConstraints.labelSelector: must be empty (kube computes it from the pod's owners)");
     return UNKNOWN("defaultConstraints");
 }
 
-static int on_spread_args(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+int cfg_spread_args(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
-    spread_ctx_t *s = ctx;
+    cfg_spread_ctx_t *s = ctx;
     if (!strcmp(key, "defaultingType")) {
-        const char *v = scalar(l, vn, "PodTopologySpread.defaultingType");
+        const char *v = cfg_scalar(l, vn, "PodTopologySpread.defaultingType");
         if (!v)
             return -1;
         if (strcmp(v, "System") && strcmp(v, "List"))
-            return lfail(l, vn, "PodTopologySpread.defaultingType: \"%s\" is not System or List", v);
+            return cfg_fail(l, vn, "PodTopologySpread.defaultingType: \"%s\" is not System or List", v);
         s->have_type = 1;
         s->list = !strcmp(v, "List");
         return 0;
     }
     if (!strcmp(key, "defaultConstraints")) {
-        if (is_null_scalar(vn))
+        if (cfg_is_null(vn))
             return 0;
         if (vn->type != YAML_SEQUENCE_NODE)
-            return lfail(l, vn, "PodTopologySpread.defaultConstraints: expected a list");
+            return cfg_fail(l, vn, "PodTopologySpread.defaultConstraints: expected a list");
         s->fw->nspread_defaults = 0;
         for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++) {
             const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
             if (s->fw->nspread_defaults == FW_MAX_DEFAULT_SPREAD)
-                return lfail(l, item, "PodTopologySpread.defaultConstraints: at most %d", FW_MAX_DEFAULT_SPREAD);
+                return cfg_fail(l, item, "PodTopologySpread.defaultConstraints: at most %d", FW_MAX_DEFAULT_SPREAD);
             fw_spread_default_t *d = &s->fw->spread_defaults[s->fw->nspread_defaults];
             memset(d, 0, sizeof *d);
             constraint_ctx_t c = { d, 0, 0 };
             if (!item || item->type != YAML_MAPPING_NODE)
-                return lfail(l, item ? item : vn, "PodTopologySpread.defaultConstraints: expected a mapping");
-            if (each_pair(l, item, "defaultConstraints", on_constraint, &c) < 0)
+                return cfg_fail(l, item ? item : vn, "PodTopologySpread.defaultConstraints: expected a mapping");
+            if (cfg_each_pair(l, item, "defaultConstraints", on_constraint, &c) < 0)
                 return -1;
             if (!c.have_skew || !c.have_key)
-                return lfail(l, item, "PodTopologySpread.defaultConstraints: maxSkew and topologyKey are required");
+                return cfg_fail(l, item, "PodTopologySpread.defaultConstraints: maxSkew and topologyKey are required");
             for (int j = 0; j < s->fw->nspread_defaults; j++)
                 if (!strcmp(s->fw->spread_defaults[j].topology_key, d->topology_key))
-                    return lfail(l, item, "PodTopologySpread.defaultConstraints: topologyKey \"%s\" twice",
-                                 d->topology_key);
+                    return cfg_fail(l, item, "PodTopologySpread.defaultConstraints: topologyKey \"%s\" twice",
+                                    d->topology_key);
             s->fw->nspread_defaults++;
         }
         return 0;
@@ -746,67 +751,79 @@ typedef struct resargs_ctx {
     const char *plugin;
 } resargs_ctx_t;
 
-static int on_resource_args(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_resource_args(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     resargs_ctx_t *r = ctx;
     if (!strcmp(key, "resources"))
-        return load_resources(l, vn, r->fw);
-    return lfail(l, kn, "unknown key \"%s\" in %s args", key, r->plugin);
+        return cfg_load_resources(l, vn, r->fw);
+    return cfg_fail(l, kn, "unknown key \"%s\" in %s args", key, r->plugin);
 }
 
-/* One pluginConfig entry {name, args}. */
-static int load_plugin_config(loader_t *l, const yaml_node_t *item, sched_profile_config_t *p)
+int cfg_plugin_config_entry(cfg_loader_t *l, const yaml_node_t *item, const yaml_node_t **name_n,
+                            const yaml_node_t **args, const char **name)
 {
+    *name_n = *args = NULL;
     if (!item || item->type != YAML_MAPPING_NODE)
-        return lfail(l, item, "pluginConfig: expected {name, args}");
-    const yaml_node_t *name_n = NULL, *args = NULL;
+        return cfg_fail(l, item, "pluginConfig: expected {name, args}");
     for (yaml_node_pair_t *q = item->data.mapping.pairs.start; q < item->data.mapping.pairs.top; q++) {
         const yaml_node_t *kn = yaml_document_get_node(l->doc, q->key);
         const yaml_node_t *vn = yaml_document_get_node(l->doc, q->value);
-        const char *key = scalar(l, kn, "pluginConfig");
+        const char *key = cfg_scalar(l, kn, "pluginConfig");
         if (!key || !vn)
             return -1;
-        if (!strcmp(key, "name") && !name_n)
-            name_n = vn;
-        else if (!strcmp(key, "args") && !args)
-            args = vn;
+        if (!strcmp(key, "name") && !*name_n)
+            *name_n = vn;
+        else if (!strcmp(key, "args") && !*args)
+            *args = vn;
         else
-            return lfail(l, kn, "%s key \"%s\" in pluginConfig",
-                         strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
+            return cfg_fail(l, kn, "%s key \"%s\" in pluginConfig",
+                            strcmp(key, "name") && strcmp(key, "args") ? "unknown" : "duplicate", key);
     }
-    const char *name = name_n ? scalar(l, name_n, "pluginConfig.name") : NULL;
-    if (!name)
-        return name_n ? -1 : lfail(l, item, "pluginConfig: entry without a name");
+    *name = *name_n ? cfg_scalar(l, *name_n, "pluginConfig.name") : NULL;
+    if (!*name)
+        return *name_n ? -1 : cfg_fail(l, item, "pluginConfig: entry without a name");
+    return 0;
+}
+
+/* One pluginConfig entry {name, args}. */
+static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ctx)
+{
+    sched_profile_config_t *p = ctx;
+    const yaml_node_t *name_n, *args;
+    const char *name;
+    if (cfg_plugin_config_entry(l, item, &name_n, &args, &name) < 0)
+        return -1;
     int known = 0;
     for (int pt = 0; pt < FW_NPOINTS && !known; pt++)
         known = fw_plugin_known(name, pt) == 1;
     if (!known)
-        return lfail(l, name_n, "pluginConfig: unknown plugin \"%s\"", name);
-    if (!args || is_null_scalar(args))
+        return cfg_fail(l, name_n, "pluginConfig: unknown plugin \"%s\"", name);
+    if (!args || cfg_is_null(args))
         return 0;
     if (!strcmp(name, "NodeResourcesLeastAllocated") || !strcmp(name, "NodeResourcesMostAllocated")) {
         resargs_ctx_t r = { &p->fw, name };
         p->has_resources = 1;
-        return each_pair(l, args, "pluginConfig.args", on_resource_args, &r);
+        return cfg_each_pair(l, args, "pluginConfig.args", on_resource_args, &r);
     }
     if (!strcmp(name, "PodTopologySpread")) {
-        spread_ctx_t s = { &p->fw, 0, 0 };
+        cfg_spread_ctx_t s = { &p->fw, 0, 0 };
         p->fw.nspread_defaults = 0;
-        if (each_pair(l, args, "PodTopologySpread args", on_spread_args, &s) < 0)
+        if (cfg_each_pair(l, args, "PodTopologySpread args", cfg_spread_args, &s) < 0)
             return -1;
         /* v1beta1 defaulting: List when constraints are given, else System. */
         if (!s.have_type)
             s.list = p->fw.nspread_defaults > 0;
         if (!s.list && p->fw.nspread_defaults > 0)
-            return lfail(l, args, "PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
+            return cfg_fail(l, args,
+                            "PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
         p->fw.spread_list_defaulting = s.list;
         p->has_spread = 1;
         return 0;
     }
-    return lfail(l, name_n, "pluginConfig: args for \"%s\" are not supported by ai-scheduler", name);
+    return cfg_fail(l, name_n, "pluginConfig: args for \"%s\" are not supported by ai-scheduler", name);
 }
 
-static int on_profile_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_profile_plugins(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     int rc = plugins_point(l, key, vn, &((sched_profile_config_t *)ctx)->fw);
     if (rc != 0)
@@ -814,27 +831,19 @@ static int on_profile_plugins(loader_t *l, const char *key, const yaml_node_t *k
     return UNKNOWN("profiles.plugins");
 }
 
-static int on_profile(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_profile(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     sched_profile_config_t *p = ctx;
     if (!strcmp(key, "schedulerName"))
-        return get_str(l, vn, "profiles.schedulerName", 0, &p->scheduler_name);
+        return cfg_get_str(l, vn, "profiles.schedulerName", 0, &p->scheduler_name);
     if (!strcmp(key, "plugins"))
-        return each_pair(l, vn, "profiles.plugins", on_profile_plugins, p);
-    if (!strcmp(key, "pluginConfig")) {
-        if (is_null_scalar(vn))
-            return 0;
-        if (vn->type != YAML_SEQUENCE_NODE)
-            return lfail(l, vn, "pluginConfig: expected a list of {name, args}");
-        for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++)
-            if (load_plugin_config(l, yaml_document_get_node(l->doc, *i), p) < 0)
-                return -1;
-        return 0;
-    }
+        return cfg_each_pair(l, vn, "profiles.plugins", on_profile_plugins, p);
+    if (!strcmp(key, "pluginConfig"))
+        return cfg_each_item(l, vn, "pluginConfig: expected a list of {name, args}", load_plugin_config, p);
     return UNKNOWN("profiles");
 }
 
-static void free_profiles(sched_config_t *c)
+void cfg_free_profiles(sched_config_t *c)
 {
     for (int i = 0; i < c->nprofiles; i++)
         free(c->profiles[i].scheduler_name);
@@ -843,16 +852,14 @@ static void free_profiles(sched_config_t *c)
     c->nprofiles = 0;
 }
 
-#define MAX_PROFILES 16
-
-static int load_profiles(loader_t *l, const yaml_node_t *seq, sched_config_t *c)
+static int load_profiles(cfg_loader_t *l, const yaml_node_t *seq, sched_config_t *c)
 {
     if (seq->type != YAML_SEQUENCE_NODE)
-        return lfail(l, seq, "profiles: expected a list of {schedulerName, plugins, pluginConfig}");
+        return cfg_fail(l, seq, "profiles: expected a list of {schedulerName, plugins, pluginConfig}");
     int n = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-    if (n > MAX_PROFILES)
-        return lfail(l, seq, "profiles: at most %d", MAX_PROFILES);
-    free_profiles(c);
+    if (n > CFG_MAX_PROFILES)
+        return cfg_fail(l, seq, "profiles: at most %d", CFG_MAX_PROFILES);
+    cfg_free_profiles(c);
     if (n == 0)
         return 0;
     c->profiles = util_xcalloc((size_t)n, sizeof *c->profiles);
@@ -863,8 +870,8 @@ static int load_profiles(loader_t *l, const yaml_node_t *seq, sched_config_t *c)
         fw_config_default(&p->fw);
         p->line = item ? (int)item->start_mark.line + 1 : 0;
         if (!item || item->type != YAML_MAPPING_NODE)
-            return lfail(l, item ? item : seq, "profiles: expected a mapping");
-        if (each_pair(l, item, "profiles", on_profile, p) < 0)
+            return cfg_fail(l, item ? item : seq, "profiles: expected a mapping");
+        if (cfg_each_pair(l, item, "profiles", on_profile, p) < 0)
             return -1;
     }
     return 0;
@@ -887,6 +894,12 @@ const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out)
         memcpy(out->res_weights, p->fw.res_weights, sizeof out->res_weights);
         out->nres_weights = p->fw.nres_weights;
     }
+    if (p->has_strategy) { /* a v1 profile: its strategy and kube 1.23+'s maths */
+        out->strategy = p->fw.strategy;
+        out->v1_resource_scores = p->fw.v1_resource_scores;
+    }
+    if (p->has_pct)
+        out->percentage_of_nodes_to_score = p->fw.percentage_of_nodes_to_score;
     if (p->has_spread) {
         out->spread_list_defaulting = p->fw.spread_list_defaulting;
         memcpy(out->spread_defaults, p->fw.spread_defaults, sizeof out->spread_defaults);
@@ -925,33 +938,33 @@ static int validate_profiles(const sched_config_t *c, const char *file, char *er
     return 0;
 }
 
-static int on_plugins(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_plugins(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     if (!strcmp(key, "weights"))
-        return each_pair(l, vn, "plugins.weights", on_weights, &((sched_config_t *)ctx)->sched.fw);
+        return cfg_each_pair(l, vn, "plugins.weights", on_weights, &((sched_config_t *)ctx)->sched.fw);
     int rc = plugins_point(l, key, vn, &((sched_config_t *)ctx)->sched.fw);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
     return UNKNOWN("plugins");
 }
 
-static int on_preemption(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_preemption(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     if (!strcmp(key, "disabled"))
-        return get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->sched.disable_preemption);
+        return cfg_get_bool(l, vn, "preemption.disabled", &((sched_config_t *)ctx)->sched.disable_preemption);
     if (!strcmp(key, "evictionGracePeriodSeconds"))
-        return get_int(l, vn, "preemption.evictionGracePeriodSeconds", -1, 86400,
-                       &((sched_config_t *)ctx)->sched.eviction_grace_s);
+        return cfg_get_int(l, vn, "preemption.evictionGracePeriodSeconds", -1, 86400,
+                           &((sched_config_t *)ctx)->sched.eviction_grace_s);
     return UNKNOWN("preemption");
 }
 
-static int on_metrics(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_metrics(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     sched_config_t *c = ctx;
     if (!strcmp(key, "bindAddress"))
-        return get_str(l, vn, "metrics.bindAddress", 0, &c->metrics_bind_address);
+        return cfg_get_str(l, vn, "metrics.bindAddress", 0, &c->metrics_bind_address);
     if (!strcmp(key, "port"))
-        return get_int(l, vn, "metrics.port", 0, 65535, &c->metrics_port);
+        return cfg_get_int(l, vn, "metrics.port", 0, 65535, &c->metrics_port);
     return UNKNOWN("metrics");
 }
 
@@ -960,65 +973,65 @@ typedef struct top_ctx {
     int api_ok, kind_ok;
 } top_ctx_t;
 
-static int on_top(loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     top_ctx_t *t = ctx;
     sched_config_t *c = t->c;
     if (!strcmp(key, "apiVersion") || !strcmp(key, "kind")) {
         int api = key[0] == 'a';
         const char *want = api ? CONFIG_API_VERSION : CONFIG_KIND;
-        const char *v = scalar(l, vn, key);
+        const char *v = cfg_scalar(l, vn, key);
         if (!v)
             return -1;
         if (strcmp(v, want))
-            return lfail(l, vn, "%s is \"%s\", expected \"%s\"", key, v, want);
+            return cfg_fail(l, vn, "%s is \"%s\", expected \"%s\"", key, v, want);
         *(api ? &t->api_ok : &t->kind_ok) = 1;
         return 0;
     }
     if (!strcmp(key, "schedulerName"))
-        return get_str(l, vn, "schedulerName", 0, &c->sched.scheduler_name);
+        return cfg_get_str(l, vn, "schedulerName", 0, &c->sched.scheduler_name);
     if (!strcmp(key, "clientConnection"))
-        return each_pair(l, vn, "clientConnection", on_client, c);
+        return cfg_each_pair(l, vn, "clientConnection", cfg_on_client, c);
     if (!strcmp(key, "leaderElection"))
-        return each_pair(l, vn, "leaderElection", on_leader, c);
+        return cfg_each_pair(l, vn, "leaderElection", cfg_on_leader, c);
     if (!strcmp(key, "scoring"))
-        return each_pair(l, vn, "scoring", on_scoring, c);
+        return cfg_each_pair(l, vn, "scoring", on_scoring, c);
     if (!strcmp(key, "plugins"))
-        return each_pair(l, vn, "plugins", on_plugins, c);
+        return cfg_each_pair(l, vn, "plugins", on_plugins, c);
     if (!strcmp(key, "profiles"))
         return load_profiles(l, vn, c);
     if (!strcmp(key, "preemption"))
-        return each_pair(l, vn, "preemption", on_preemption, c);
+        return cfg_each_pair(l, vn, "preemption", on_preemption, c);
     if (!strcmp(key, "bindWorkers"))
-        return get_int(l, vn, "bindWorkers", 1, 1024, &c->sched.bind_workers);
+        return cfg_get_int(l, vn, "bindWorkers", 1, 1024, &c->sched.bind_workers);
     if (!strcmp(key, "gangScheduleTimeoutSeconds"))
-        return get_int(l, vn, "gangScheduleTimeoutSeconds", 1, 86400, &c->sched.gang_timeout_s);
+        return cfg_get_int(l, vn, "gangScheduleTimeoutSeconds", 1, 86400, &c->sched.gang_timeout_s);
     if (!strcmp(key, "staleGangGraceSeconds"))
-        return get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->sched.stale_gang_grace_s);
+        return cfg_get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->sched.stale_gang_grace_s);
     if (!strcmp(key, "evictStaleGangs"))
-        return get_bool(l, vn, "evictStaleGangs", &c->sched.evict_stale_gangs);
+        return cfg_get_bool(l, vn, "evictStaleGangs", &c->sched.evict_stale_gangs);
     if (!strcmp(key, "usageHalfLifeSeconds"))
-        return get_int(l, vn, "usageHalfLifeSeconds", 0, 365 * 86400, &c->sched.usage_half_life_s);
+        return cfg_get_int(l, vn, "usageHalfLifeSeconds", 0, 365 * 86400, &c->sched.usage_half_life_s);
     if (!strcmp(key, "starvationAgeSeconds"))
-        return get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->sched.starvation_age_s);
+        return cfg_get_int(l, vn, "starvationAgeSeconds", 0, 365 * 86400, &c->sched.starvation_age_s);
     if (!strcmp(key, "nonPreemptiblePriority"))
-        return get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->sched.non_preemptible_priority);
+        return cfg_get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->sched.non_preemptible_priority);
     if (!strcmp(key, "maxConsolidationMoves"))
-        return get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->sched.max_consolidation_moves);
+        return cfg_get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->sched.max_consolidation_moves);
     if (!strcmp(key, "topologyLevels"))
         return load_topology_levels(l, vn, &c->sched.topology_levels);
     if (!strcmp(key, "gpuReservationNamespace"))
-        return get_str(l, vn, "gpuReservationNamespace", 0, &c->sched.gpu_namespace);
+        return cfg_get_str(l, vn, "gpuReservationNamespace", 0, &c->sched.gpu_namespace);
     if (!strcmp(key, "gpuReservationImage"))
-        return get_str(l, vn, "gpuReservationImage", 0, &c->sched.gpu_image);
+        return cfg_get_str(l, vn, "gpuReservationImage", 0, &c->sched.gpu_image);
     if (!strcmp(key, "volumeBindTimeoutSeconds"))
-        return get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->sched.volume_bind_timeout_s);
+        return cfg_get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->sched.volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
-        return each_pair(l, vn, "metrics", on_metrics, c);
+        return cfg_each_pair(l, vn, "metrics", on_metrics, c);
     if (!strcmp(key, "poolStatusIntervalSeconds"))
-        return get_int(l, vn, "poolStatusIntervalSeconds", 1, 86400, &c->sched.pool_status_interval_s);
+        return cfg_get_int(l, vn, "poolStatusIntervalSeconds", 1, 86400, &c->sched.pool_status_interval_s);
     if (!strcmp(key, "verbosity"))
-        return get_int(l, vn, "verbosity", 0, 10, &c->verbosity);
+        return cfg_get_int(l, vn, "verbosity", 0, 10, &c->verbosity);
     return UNKNOWN(CONFIG_KIND);
 }
 
@@ -1046,18 +1059,21 @@ int config_load_string(sched_config_t *c, const char *yaml, size_t len, const ch
         yaml_parser_delete(&parser);
         return -1;
     }
-    loader_t l = { &doc, name, err, errlen };
+    cfg_loader_t l = { &doc, name, err, errlen };
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     top_ctx_t t = { c, 0, 0 };
     if (!root) {
         util_errf(err, errlen, "%s: empty configuration", name);
     } else if (root->type != YAML_MAPPING_NODE) {
-        lfail(&l, root, "expected a mapping with apiVersion: %s and kind: %s", CONFIG_API_VERSION, CONFIG_KIND);
-    } else if (each_pair(&l, root, CONFIG_KIND, on_top, &t) == 0) {
+        cfg_fail(&l, root, "expected a mapping with apiVersion: %s and kind: %s", CONFIG_API_VERSION, CONFIG_KIND);
+    } else if (kubesched_is(&l, root)) {
+        if (kubesched_load(&l, root, c) == 0)
+            rc = validate_profiles(c, name, err, errlen);
+    } else if (cfg_each_pair(&l, root, CONFIG_KIND, on_top, &t) == 0) {
         if (!t.api_ok)
-            lfail(&l, root, "missing apiVersion: %s", CONFIG_API_VERSION);
+            cfg_fail(&l, root, "missing apiVersion: %s", CONFIG_API_VERSION);
         else if (!t.kind_ok)
-            lfail(&l, root, "missing kind: %s", CONFIG_KIND);
+            cfg_fail(&l, root, "missing kind: %s", CONFIG_KIND);
         else
             rc = validate_profiles(c, name, err, errlen);
     }
@@ -1098,7 +1114,7 @@ int config_load_file(sched_config_t *c, const char *path, char *err, size_t errl
         rc = config_load_string(c, buf, n, path, err, errlen);
     free(buf);
     if (rc == 0)
-        set_str(&c->config_file, path);
+        cfg_set_str(&c->config_file, path);
     return rc;
 }
 
@@ -1118,7 +1134,9 @@ typedef struct flagdef {
 #define OFF(f) offsetof(sched_config_t, f)
 
 static const flagdef_t FLAGS[] = {
-    { "config", F_CONFIG, 0, 0, 0, "FILE", "AiSchedulerConfiguration YAML file; other flags override it" },
+    { "config", F_CONFIG, 0, 0, 0, "FILE",
+      "AiSchedulerConfiguration or kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration YAML file; other flags "
+      "override it" },
     { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE",
       "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
     { "scheduler-name", F_STR, OFF(sched.scheduler_name), 0, 0, "NAME",
@@ -1143,7 +1161,8 @@ static const flagdef_t FLAGS[] = {
       "/metrics, /healthz, /readyz port (10261); 0 disables" },
     { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
     { "eviction-grace-period", F_INT, OFF(sched.eviction_grace_s), -1, 86400, "SECONDS",
-      "victims' grace period (0: at once, as the original Ai-Scheduler; -1: the pod's own)" },
+      "victims' grace period: -1 the pod's own terminationGracePeriodSeconds, as kube-scheduler (default); 0 at "
+      "once, as the original Ai-Scheduler" },
     { "pool-status-interval", F_INT, OFF(sched.pool_status_interval_s), 1, 86400, "SECONDS",
       "how often Pool .status is written (10)" },
     { "bind-workers", F_INT, OFF(sched.bind_workers), 1, 1024, "N", "Bindings in flight at once (16)" },
@@ -1229,9 +1248,9 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
     case F_STR:
         if (!*v)
             return util_errf(err, errlen, "flag --%s: must not be empty", f->name);
-        set_str(base + f->off, v);
+        cfg_set_str(base + f->off, v);
         return 0;
-    case F_STR_OPT: set_str(base + f->off, *v ? v : NULL); return 0;
+    case F_STR_OPT: cfg_set_str(base + f->off, *v ? v : NULL); return 0;
     case F_INT:
     case F_VERB:
         if (parse_int_range(v, f->min, f->max, (int *)(base + f->off)) < 0)

@@ -1,5 +1,6 @@
 /* config.h -- everything configurable about the scheduler: defaults, the
- * AiSchedulerConfiguration YAML file and the command-line flags.
+ * AiSchedulerConfiguration YAML file (or a kube-scheduler
+ * KubeSchedulerConfiguration v1 file, kubesched.c) and the command-line flags.
  *
  * Order of precedence: defaults < --config FILE < other flags (whatever
  * their position relative to --config).
@@ -48,6 +49,8 @@ typedef struct sched_profile_config {
     fw_config_t fw;       /* only plugin_ops and the args below are read */
     int has_resources;    /* pluginConfig set the resource weights */
     int has_spread;       /* pluginConfig set PodTopologySpread's defaulting */
+    int has_pct;          /* the profile sets percentageOfNodesToScore (v1 files) */
+    int has_strategy;     /* the profile has its own scoring strategy (v1 files) */
     int line;             /* where it starts in the file */
 } sched_profile_config_t;
 

@@ -104,7 +104,10 @@ static void mk_taint_toleration(fw_plugin_t *pl, framework_t *fw)
 }
 static void mk_balanced(fw_plugin_t *pl, framework_t *fw)
 {
-    plugin_balanced_allocation(pl, 1);
+    if (fw->cfg.v1_resource_scores)
+        plugin_balanced_allocation_v1(pl, 1);
+    else
+        plugin_balanced_allocation(pl, 1);
 }
 static void mk_image_locality(fw_plugin_t *pl, framework_t *fw)
 {

@@ -144,6 +144,12 @@ typedef struct fw_config {
     int weight_node_affinity;         /* preferred NodeAffinity, default 1 */
     int weight_taint_toleration;      /* PreferNoSchedule, default 1 */
     int percentage_of_nodes_to_score; /* 0 = adaptive like kube-scheduler */
+    /* kube 1.23+ maths of the resource scores (kubescheduler.config.k8s.io/v1
+     * profiles): the Least/Most allocated scorer leaves out an extended
+     * resource the pod does not request; BalancedAllocation scores
+     * (1 - std) of the actual request fractions and skips best-effort pods.
+     * 0: v1.20's. */
+    int v1_resource_scores;
     /* The profile's plugin changes over v1.20's default set, in order. */
     fw_plugin_op_t plugin_ops[FW_MAX_PLUGIN_OPS];
     int nplugin_ops;

@@ -64,6 +64,34 @@ static void job_free(evict_job_t *j)
     free(j);
 }
 
+/* kube-scheduler (1.26+, preemption.go prepareCandidate) patches this
+ * condition onto a victim's status before deleting it, so the pod's owner
+ * can tell a preemption from other disruptions. A server that refuses it
+ * (older than the condition) costs nothing: the eviction still goes; only
+ * the condition is missing. On 1.26+ servers the Eviction API then sets
+ * its own DisruptionTarget (EvictionByEvictionAPI) over this one. */
+static void mark_disruption_target(scheduler_t *s, const pod_t *victim, const pod_t *preemptor)
+{
+    char now[64], msg[320], err[256] = "";
+    util_rfc3339(util_wall_ms(), now, sizeof(now));
+    snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
+             preemptor->scheduler_name ? preemptor->scheduler_name : s->opts.scheduler_name);
+    json_t *body =
+        json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type", "DisruptionTarget", "status",
+                  "True", "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
+    char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+    long status = 0;
+    if (kube_send_json(s->kc, "PATCH", path.data, "application/strategic-merge-patch+json", body, NULL, &status, err,
+                       sizeof(err)) != 0)
+        LOG_D("preemption: DisruptionTarget condition on %s not set (HTTP %ld): %s", victim->key, status, err);
+    json_decref(body);
+    sbuf_free(&path);
+    free(ns);
+    free(name);
+}
+
 static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
 {
     char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
@@ -99,6 +127,8 @@ static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candida
         char *note = tenants_reclaim_note(s, j->preemptor, v);
         /* A victim stops counting for its queue as its eviction starts. */
         fs_uncharge(s->fs, v->uid);
+        if (!j->dests)
+            mark_disruption_target(s, v, j->preemptor);
         if (evict(s, v, err, sizeof(err)) != 0) {
             free(note);
             break;

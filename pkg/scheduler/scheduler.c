@@ -18,8 +18,10 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->bind_workers = 16;
     o->volume_bind_timeout_s = 600;
     o->pool_status_interval_s = 10;
-    /* The original Ai-Scheduler kills reclaimed pods at once (资源抢占). */
-    o->eviction_grace_s = 0;
+    /* kube-scheduler deletes a victim with no grace override: the pod's
+     * own terminationGracePeriodSeconds. 0 is the original Ai-Scheduler's
+     * (资源抢占: reclaimed pods killed at once). */
+    o->eviction_grace_s = -1;
     o->sync_timeout_s = 60;
     o->gang_timeout_s = 60;
     o->stale_gang_grace_s = 60;

@@ -60,7 +60,7 @@ start_scheduler
 
 step "applying examples/ (the gangs come later)"
 for f in examples/*.yaml; do
-    case $f in *gang* | *multicluster* | examples/queues.yaml) continue ;; esac
+    case $f in *gang* | *multicluster* | *scheduler-config* | examples/queues.yaml) continue ;; esac
     kc apply -f "$f"
 done
 

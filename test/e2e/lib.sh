@@ -752,7 +752,11 @@ cp_reset() {
 # scheduler
 
 # start_scheduler [extra args...]: runs $AISCHED_WRAP $AISCHED_BIN with the
-# scheduler kubeconfig; default args --leader-elect=false --metrics-port 0 -v 4 (debug).
+# scheduler kubeconfig; default args --leader-elect=false --metrics-port 0 -v 4 (debug)
+# --eviction-grace-period 0: no kubelet runs here, so a victim deleted with
+# its own grace period (the scheduler's default, as kube-scheduler) would stay
+# Terminating for good; the suites that evict want victims gone at once. A
+# later --eviction-grace-period in the extra args wins (t_preemption does).
 # Records the pid in $CP_WORK/sched.pid; the exit code lands in sched.rc.
 # Works from subshells (state is in files, not variables).
 start_scheduler() {
@@ -775,7 +779,7 @@ start_scheduler() {
     LOGF=$logf PIDF=$CP_WORK/sched.pid RCF=$CP_WORK/sched.rc \
     bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
         "${wrap[@]}" "$bin" --kubeconfig "$SCHED_KUBECONFIG" --scheduler-name "$SCHED_NAME" \
-        --leader-elect=false --metrics-port 0 -v "${SCHED_V:-4}" "$@" 2>>"$logf" &
+        --leader-elect=false --metrics-port 0 -v "${SCHED_V:-4}" --eviction-grace-period 0 "$@" 2>>"$logf" &
     _pid_record $! sched-wrapper
     local i
     for ((i = 0; i < 50; i++)); do [ -s "$CP_WORK/sched.pid" ] && break; sleep 0.1; done

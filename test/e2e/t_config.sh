@@ -119,19 +119,45 @@ profiles:
         enabled: [{name: NodeResourcesLeastAllocated, weight: 5}]
 Y
 )
-    make_node packed 4 8Gi 0 110 >/dev/null
-    make_node empty 4 8Gi 0 110 >/dev/null
-    # Half of "packed" in use, bound directly (no scheduler involved).
-    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
-    start_scheduler --config "$f"
-    make_pod binpacked --cpu 100m --mem 100Mi >/dev/null
-    make_pod spread --cpu 100m --mem 100Mi --scheduler ai-least >/dev/null
     local a b
-    a=$(wait_bound binpacked)
-    b=$(wait_bound spread)
+    read -r a b < <(place_two "$f" ai-scheduler ai-least)
     [ "$a" = packed ] || fail "default profile put its pod on $a (want packed)"
     [ "$b" = empty ] || fail "ai-least profile put its pod on $b (want empty)"
+}
+
+# place_two CONFIG NAME-A NAME-B: nodes "packed" (half in use, bound
+# directly: no scheduler involved) and "empty"; the scheduler runs with
+# CONFIG; one 100m/100Mi pod per schedulerName. Prints "NODE-A NODE-B".
+place_two() {
+    make_node packed 4 8Gi 0 110 >/dev/null
+    make_node empty 4 8Gi 0 110 >/dev/null
+    make_pod filler --cpu 2 --mem 4Gi --merge '{"spec":{"nodeName":"packed"}}' >/dev/null
+    start_scheduler --config "$1"
+    make_pod pod-a --cpu 100m --mem 100Mi --scheduler "$2" >/dev/null
+    make_pod pod-b --cpu 100m --mem 100Mi --scheduler "$3" >/dev/null
+    echo "$(wait_bound pod-a) $(wait_bound pod-b)"
     stop_scheduler_clean
+}
+
+# --- kubescheduler.config.k8s.io/v1 files (kube 1.25+) ---
+
+# examples/scheduler-config-v1.yaml as it is: its bin-packing profile
+# (NodeResourcesFit MostAllocated, weight 3) puts a pod on the half-used
+# node, its default profile (v1's LeastAllocated) the same pod on the empty one.
+case_kube_v1_file() {
+    cp_reset
+    local a b
+    read -r a b < <(place_two "$E2E_DIR/../../examples/scheduler-config-v1.yaml" ai-scheduler ai-scheduler-spread)
+    [ "$a" = packed ] || fail "profile ai-scheduler (MostAllocated) put its pod on $a (want packed)"
+    [ "$b" = empty ] || fail "profile ai-scheduler-spread (v1 default) put its pod on $b (want empty)"
+}
+
+# A plugin kube removed (SelectorSpread) in a v1 file: refused, naming it.
+case_kube_v1_removed_plugin() {
+    printf '%s\n' 'apiVersion: kubescheduler.config.k8s.io/v1' 'kind: KubeSchedulerConfiguration' 'profiles:' \
+        '  - plugins:' '      score:' '        enabled:' '          - name: SelectorSpread' >"$CP_WORK/removed.yaml"
+    expect_one_line_error 'removed\.yaml:7: plugins\.score\.enabled: plugin "SelectorSpread" was removed' \
+        --config "$CP_WORK/removed.yaml" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=false --metrics-port 0
 }
 
 cp_start
@@ -143,4 +169,6 @@ run_case bad-flag case_bad_flag
 run_case unknown-plugin case_unknown_plugin
 run_case disabled-filter case_disabled_filter
 run_case weights-and-profiles case_weights_and_profiles
+run_case kube-v1-file case_kube_v1_file
+run_case kube-v1-removed-plugin case_kube_v1_removed_plugin
 finish

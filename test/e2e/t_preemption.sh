@@ -227,6 +227,46 @@ case_flag_disable_preemption() {
     expect_preempt nb "b0" "a0 a1 a2 a3 b1"
 }
 
+# kube-scheduler's way (--eviction-grace-period -1, the binary's default;
+# lib.sh passes 0 as no kubelet runs here): the victim (terminationGracePeriodSeconds
+# 30) is evicted with its own grace, so it stays Terminating with a
+# deletionTimestamp and deletionGracePeriodSeconds 30; the preemptor stays
+# nominated on na, not bound, while it terminates. A stand-in kubelet then
+# confirms the victim gone (DELETE, grace 0): the preemptor is bound on na.
+case_victim_own_grace() {
+    reset_all
+    stop_scheduler_clean
+    start_scheduler --eviction-grace-period -1
+    make_pool p '{"disableBorrowing": true}'
+    make_node na 4 8Gi 0 110 pool=p
+    make_pod v --pool p --cpu 4 --priority-class low --merge '{"spec": {"terminationGracePeriodSeconds": 30}}'
+    wait_until '[ "$(pod_node v)" = na ]' 60 || fail "v not bound"
+    set_running v
+    make_pod hi --pool p --cpu 2 --priority-class high
+    wait_until '[ -n "$(kc get pod v -o jsonpath="{.metadata.deletionTimestamp}" 2>/dev/null)" ]' 30 ||
+        fail "v not evicted (pods: $(pods_named))"
+    local grace cond
+    grace=$(kc get pod v -o jsonpath='{.metadata.deletionGracePeriodSeconds}')
+    [ "$grace" = 30 ] || fail "v.metadata.deletionGracePeriodSeconds='$grace', want 30 (its own grace)"
+    wait_until '[ "$(nominated hi)" = na ]' 30 || fail "hi.status.nominatedNodeName='$(nominated hi)', want na"
+    # kube 1.26+'s condition before the delete; v1.20 keeps it as it is (a
+    # 1.26+ server's Eviction API would then write its own reason over it).
+    cond=$(kc get pod v -o json | jq -r '[.status.conditions[]? | select(.type == "DisruptionTarget") | .reason] | join(",")')
+    [ "$cond" = PreemptionByScheduler ] || fail "v's DisruptionTarget condition reason '$cond', want PreemptionByScheduler"
+    sleep 3
+    pod_exists v || fail "v went before its grace (no kubelet runs)"
+    [ -z "$(pod_node hi)" ] || fail "hi bound on '$(pod_node hi)' while v is still terminating"
+    [ "$(nominated hi)" = na ] || fail "hi lost its nomination while v terminates: '$(nominated hi)'"
+    api_req DELETE /api/v1/namespaces/default/pods/v -H 'Content-Type: application/json' -o /dev/null \
+        --data-binary '{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0}' || fail "kubelet's DELETE failed"
+    wait_until '! pod_exists v' 30 || fail "v still there after the DELETE with grace 0"
+    wait_until '[ "$(pod_node hi)" = na ]' 60 || fail "hi not bound on na after v went (on '$(pod_node hi)')"
+    events_for v default Preempted | grep -q 'default/hi' || fail "no Preempted event naming default/hi for v"
+    assert_no_overcommit
+    stop_scheduler_clean
+    start_scheduler
+}
+
 case_clean_shutdown() {
     stop_scheduler_clean
 }
@@ -244,5 +284,6 @@ run_case eviction-refused-next-node case_eviction_refused_next_node
 run_case equal-priority case_equal_priority
 run_case pool-disable-preemption case_pool_disable_preemption
 run_case flag-disable-preemption case_flag_disable_preemption
+run_case victim-own-grace case_victim_own_grace
 run_case clean-shutdown case_clean_shutdown
 finish

@@ -498,6 +498,375 @@ static void test_profile_errors(void **st)
     expect_error(HDR "profiles: {a: b}\n", "cfg.yaml:3: profiles: expected a list");
 }
 
+/* ---- kubescheduler.config.k8s.io/v1 files ------------------------------- */
+
+/* c gets the defaults and then yaml, which must load. */
+static void load_ok(sched_config_t *c, const char *yaml)
+{
+    char err[512] = "";
+    config_default(c);
+    if (load(c, yaml, err, sizeof err) != 0)
+        fail_msg("load failed: %s", err);
+}
+
+static void assert_res(const fw_config_t *fw, int i, const char *name, int weight)
+{
+    assert_true(i < fw->nres_weights);
+    assert_string_equal(fw->res_weights[i].name, name);
+    assert_int_equal(fw->res_weights[i].weight, weight);
+}
+
+#define V1 "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+/* The plugins a profile enables at one point, in order, as "A,B" (score:
+ * "A:w,B:w"): the v1 loader writes "*" disabled then the expanded list. */
+static const char *point_list(const fw_config_t *fw, int point)
+{
+    static char buf[1024];
+    buf[0] = 0;
+    for (int i = 0; i < fw->nplugin_ops; i++) {
+        const fw_plugin_op_t *op = &fw->plugin_ops[i];
+        if (op->point != point || !op->enable)
+            continue;
+        size_t n = strlen(buf);
+        if (point == FW_PT_SCORE)
+            snprintf(buf + n, sizeof buf - n, "%s%s:%d", n ? "," : "", op->name, op->weight);
+        else
+            snprintf(buf + n, sizeof buf - n, "%s%s", n ? "," : "", op->name);
+    }
+    return buf;
+}
+
+/* The default filters of kube 1.35's v1 multiPoint set in its order, with
+ * ai-scheduler's GpuSharing and TopologyDomain after InterPodAffinity. */
+#define V1_FILTERS                                                                                                     \
+    "NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,VolumeRestrictions,"           \
+    "EBSLimits,GCEPDLimits,NodeVolumeLimits,AzureDiskLimits,VolumeBinding,VolumeZone,PodTopologySpread,"               \
+    "InterPodAffinity,GpuSharing,TopologyDomain"
+
+/* A v1 file with no profiles: kube's one profile "default-scheduler" with
+ * v1's defaults (default_plugins.go): score weights TaintToleration 3,
+ * NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesFit
+ * 1 as LeastAllocated over cpu 1 + memory 1, BalancedAllocation 1,
+ * ImageLocality 1 (ai-scheduler's GpuSharing keeps its 5); no
+ * NodePreferAvoidPods (removed); PodTopologySpread System defaulting. */
+static void test_v1_defaults(void **st)
+{
+    sched_config_t c;
+    char err[512] = "";
+    load_ok(&c, V1);
+    assert_int_equal(config_nprofiles(&c), 1);
+    fw_config_t fw;
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
+    assert_string_equal(point_list(&fw, FW_PT_QUEUE_SORT), "PrioritySort");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_FILTER),
+                        "NodePorts,NodeResourcesFit,VolumeBinding,PodTopologySpread,InterPodAffinity,GpuSharing");
+    assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
+    assert_string_equal(point_list(&fw, FW_PT_POST_FILTER), "DefaultPreemption");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE),
+                        "TaintToleration,PodTopologySpread,InterPodAffinity,GpuSharing");
+    assert_string_equal(point_list(&fw, FW_PT_SCORE),
+                        "TaintToleration:3,NodeAffinity:2,NodeResourcesLeastAllocated:1,PodTopologySpread:2,"
+                        "InterPodAffinity:2,GpuSharing:5,NodeResourcesBalancedAllocation:1,ImageLocality:1");
+    assert_string_equal(point_list(&fw, FW_PT_BIND), "DefaultBinder");
+    assert_int_equal(fw.strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(fw.nres_weights, 2);
+    assert_res(&fw, 0, "cpu", 1);
+    assert_res(&fw, 1, "memory", 1);
+    assert_int_equal(fw.spread_list_defaulting, 0);
+    assert_int_equal(fw.nspread_defaults, 0);
+    assert_int_equal(fw.v1_resource_scores, 1);
+    framework_t *f = framework_new(&fw);
+    assert_non_null(f);
+    assert_int_equal(framework_score_weight(f, "TaintToleration"), 3);
+    assert_int_equal(framework_score_weight(f, "NodeResourcesLeastAllocated"), 1);
+    assert_int_equal(framework_score_weight(f, "NodePreferAvoidPods"), 0);
+    assert_true(framework_preemption_enabled(f));
+    assert_true(framework_runs(f, FW_PT_RESERVE, "VolumeBinding"));
+    framework_free(f);
+    /* --scheduler-name still names the profile that sets none. */
+    char *argv[] = { "x", "--scheduler-name=kube-two", NULL };
+    assert_int_equal(config_parse_args(&c, 2, argv, err, sizeof err), 0);
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "kube-two");
+    config_free(&c);
+}
+
+/* multiPoint as the kube docs use it: an enabled default is replaced in
+ * place (TaintToleration weight 5; InterPodAffinity named without a weight
+ * gets 1, not its default 2), disabled ImageLocality leaves every point, a
+ * point's own disabled list and enabled entry win over multiPoint there
+ * (expandMultiPointPlugins: the explicit score entry NodeAffinity 4 comes
+ * first, then the multiPoint ones), other points keep multiPoint's. */
+static void test_v1_multipoint(void **st)
+{
+    sched_config_t c;
+    const char *yaml = V1 "profiles:\n"
+                          "  - schedulerName: multipoint-scheduler\n"
+                          "    plugins:\n"
+                          "      multiPoint:\n"
+                          "        enabled:\n"
+                          "        - name: TaintToleration\n"
+                          "          weight: 5\n"
+                          "        - name: InterPodAffinity\n"
+                          "        disabled:\n"
+                          "        - name: ImageLocality\n"
+                          "      filter:\n"
+                          "        disabled:\n"
+                          "        - name: NodeAffinity\n"
+                          "      score:\n"
+                          "        enabled:\n"
+                          "        - name: NodeAffinity\n"
+                          "          weight: 4\n"
+                          "        disabled:\n"
+                          "        - name: PodTopologySpread\n";
+    load_ok(&c, yaml);
+    fw_config_t fw;
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "multipoint-scheduler");
+    assert_string_equal(point_list(&fw, FW_PT_FILTER),
+                        "NodeUnschedulable,NodeName,TaintToleration,NodePorts,NodeResourcesFit,VolumeRestrictions,"
+                        "EBSLimits,GCEPDLimits,NodeVolumeLimits,AzureDiskLimits,VolumeBinding,VolumeZone,"
+                        "PodTopologySpread,InterPodAffinity,GpuSharing,TopologyDomain");
+    assert_string_equal(point_list(&fw, FW_PT_SCORE),
+                        "NodeAffinity:4,TaintToleration:5,NodeResourcesLeastAllocated:1,InterPodAffinity:1,"
+                        "GpuSharing:5,NodeResourcesBalancedAllocation:1");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE),
+                        "TaintToleration,PodTopologySpread,InterPodAffinity,GpuSharing");
+    framework_t *f = framework_new(&fw);
+    assert_non_null(f);
+    assert_false(framework_filter_enabled(f, "NodeAffinity"));
+    assert_int_equal(framework_score_weight(f, "NodeAffinity"), 4);
+    assert_int_equal(framework_score_weight(f, "ImageLocality"), 0);
+    assert_int_equal(framework_score_weight(f, "PodTopologySpread"), 0);
+    assert_true(framework_filter_enabled(f, "PodTopologySpread"));
+    framework_free(f);
+    config_free(&c);
+
+    /* disabled "*" at multiPoint: only what is named runs (kube's
+     * mergePluginSet drops every default). */
+    yaml = V1 "profiles:\n"
+              "  - schedulerName: minimal\n"
+              "    plugins:\n"
+              "      multiPoint:\n"
+              "        enabled:\n"
+              "        - name: PrioritySort\n"
+              "        - name: NodeResourcesFit\n"
+              "          weight: 2\n"
+              "        - name: DefaultBinder\n"
+              "        disabled:\n"
+              "        - name: '*'\n";
+    load_ok(&c, yaml);
+    config_profile_fw(&c, 0, &fw);
+    assert_string_equal(point_list(&fw, FW_PT_FILTER), "NodeResourcesFit");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_FILTER), "NodeResourcesFit");
+    assert_string_equal(point_list(&fw, FW_PT_SCORE), "NodeResourcesLeastAllocated:2");
+    assert_string_equal(point_list(&fw, FW_PT_POST_FILTER), "");
+    f = framework_new(&fw);
+    assert_non_null(f);
+    assert_false(framework_preemption_enabled(f));
+    framework_free(f);
+    config_free(&c);
+}
+
+/* Two profiles, the kube docs' "Multiple profiles" example: the second
+ * scores nothing (preScore and score "*" disabled), the first is v1's
+ * default. */
+static void test_v1_two_profiles(void **st)
+{
+    sched_config_t c;
+    const char *yaml = V1 "profiles:\n"
+                          "  - schedulerName: default-scheduler\n"
+                          "  - schedulerName: no-scoring-scheduler\n"
+                          "    plugins:\n"
+                          "      preScore:\n"
+                          "        disabled:\n"
+                          "        - name: '*'\n"
+                          "      score:\n"
+                          "        disabled:\n"
+                          "        - name: '*'\n";
+    load_ok(&c, yaml);
+    assert_int_equal(config_nprofiles(&c), 2);
+    fw_config_t fw;
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
+    assert_string_equal(point_list(&fw, FW_PT_SCORE),
+                        "TaintToleration:3,NodeAffinity:2,NodeResourcesLeastAllocated:1,PodTopologySpread:2,"
+                        "InterPodAffinity:2,GpuSharing:5,NodeResourcesBalancedAllocation:1,ImageLocality:1");
+    assert_string_equal(config_profile_fw(&c, 1, &fw), "no-scoring-scheduler");
+    assert_string_equal(point_list(&fw, FW_PT_SCORE), "");
+    assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE), "");
+    assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
+    framework_t *f = framework_new(&fw);
+    assert_non_null(f);
+    assert_int_equal(framework_score_weight(f, "TaintToleration"), 0);
+    assert_true(framework_filter_enabled(f, "TaintToleration"));
+    framework_free(f);
+    config_free(&c);
+}
+
+/* NodeResourcesFit MostAllocated with per-resource weights (the kube docs'
+ * "Resource Bin Packing" shape, with nvidia.com/gpu): the score becomes
+ * ai-scheduler's MostAllocated scorer, the same weighted average
+ * (sum w_r * requested_r * 100 / allocatable_r) / sum w_r; also a
+ * per-profile and a top-level percentageOfNodesToScore. */
+static void test_v1_fit_most_allocated(void **st)
+{
+    sched_config_t c;
+    const char *yaml = V1 "percentageOfNodesToScore: 30\n"
+                          "profiles:\n"
+                          "- schedulerName: bin-packing\n"
+                          "  percentageOfNodesToScore: 50\n"
+                          "  pluginConfig:\n"
+                          "  - args:\n"
+                          "      apiVersion: kubescheduler.config.k8s.io/v1\n"
+                          "      kind: NodeResourcesFitArgs\n"
+                          "      scoringStrategy:\n"
+                          "        resources:\n"
+                          "        - name: cpu\n"
+                          "          weight: 1\n"
+                          "        - name: memory\n"
+                          "          weight: 1\n"
+                          "        - name: nvidia.com/gpu\n"
+                          "          weight: 3\n"
+                          "        type: MostAllocated\n"
+                          "    name: NodeResourcesFit\n"
+                          "- schedulerName: spread\n";
+    load_ok(&c, yaml);
+    fw_config_t fw;
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "bin-packing");
+    assert_int_equal(fw.strategy, SCORE_MOST_ALLOCATED);
+    assert_int_equal(fw.percentage_of_nodes_to_score, 50);
+    assert_int_equal(fw.nres_weights, 3);
+    assert_res(&fw, 0, "cpu", 1);
+    assert_res(&fw, 1, "memory", 1);
+    assert_res(&fw, 2, "nvidia.com/gpu", 3);
+    assert_string_equal(point_list(&fw, FW_PT_SCORE),
+                        "TaintToleration:3,NodeAffinity:2,NodeResourcesMostAllocated:1,PodTopologySpread:2,"
+                        "InterPodAffinity:2,GpuSharing:5,NodeResourcesBalancedAllocation:1,ImageLocality:1");
+    framework_t *f = framework_new(&fw);
+    assert_int_equal(framework_score_weight(f, "NodeResourcesMostAllocated"), 1);
+    assert_int_equal(framework_score_weight(f, "NodeResourcesLeastAllocated"), 0);
+    framework_free(f);
+    assert_string_equal(config_profile_fw(&c, 1, &fw), "spread");
+    assert_int_equal(fw.strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(fw.percentage_of_nodes_to_score, 30);
+    assert_int_equal(fw.nres_weights, 2);
+    config_free(&c);
+}
+
+/* PodTopologySpread cluster defaults as the kube docs write them
+ * (defaultingType: List); and the other args kube defaults to, given
+ * explicitly, load. */
+static void test_v1_plugin_args(void **st)
+{
+    sched_config_t c;
+    const char *yaml = V1 "profiles:\n"
+                          "  - schedulerName: default-scheduler\n"
+                          "    pluginConfig:\n"
+                          "      - name: PodTopologySpread\n"
+                          "        args:\n"
+                          "          defaultConstraints:\n"
+                          "            - maxSkew: 1\n"
+                          "              topologyKey: topology.kubernetes.io/zone\n"
+                          "              whenUnsatisfiable: ScheduleAnyway\n"
+                          "          defaultingType: List\n"
+                          "      - name: InterPodAffinity\n"
+                          "        args: {hardPodAffinityWeight: 1}\n"
+                          "      - name: NodeResourcesBalancedAllocation\n"
+                          "        args: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}\n"
+                          "      - name: DefaultPreemption\n"
+                          "        args: {minCandidateNodesPercentage: 10, minCandidateNodesAbsolute: 100}\n"
+                          "      - name: VolumeBinding\n"
+                          "        args: {bindTimeoutSeconds: 300}\n"
+                          "      - name: NodeAffinity\n"
+                          "        args: {}\n";
+    load_ok(&c, yaml);
+    fw_config_t fw;
+    config_profile_fw(&c, 0, &fw);
+    assert_int_equal(fw.spread_list_defaulting, 1);
+    assert_int_equal(fw.nspread_defaults, 1);
+    assert_int_equal(fw.spread_defaults[0].max_skew, 1);
+    assert_string_equal(fw.spread_defaults[0].topology_key, "topology.kubernetes.io/zone");
+    assert_int_equal(c.sched.volume_bind_timeout_s, 300);
+    config_free(&c);
+}
+
+static void test_v1_errors(void **st)
+{
+    /* Removed plugins: kube 1.35 refuses them ("does not exist"). */
+    expect_error(V1 "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: SelectorSpread}]\n",
+                 "cfg.yaml:6: plugins.multiPoint.enabled: plugin \"SelectorSpread\" was removed from kube-scheduler "
+                 "and kubescheduler.config.k8s.io/v1 refuses it; use PodTopologySpread");
+    expect_error(V1 "profiles:\n  - plugins:\n      score:\n        enabled: [{name: NodeResourcesMostAllocated}]\n",
+                 "plugin \"NodeResourcesMostAllocated\" was removed from kube-scheduler and "
+                 "kubescheduler.config.k8s.io/v1 refuses it; use NodeResourcesFit args scoringStrategy.type "
+                 "MostAllocated");
+    expect_error(V1 "profiles:\n  - plugins:\n      score:\n        disabled: [{name: NodePreferAvoidPods}]\n",
+                 "plugin \"NodePreferAvoidPods\" was removed");
+    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeLabel\n        args: {}\n",
+                 "cfg.yaml:5: pluginConfig: plugin \"NodeLabel\" was removed");
+    expect_error(V1 "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: MyPlugin}]\n",
+                 "cfg.yaml:6: plugins.multiPoint.enabled: plugin \"MyPlugin\" does not exist");
+    expect_error(V1 "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: ImageLocality}]\n",
+                 "plugins.filter.enabled: plugin \"ImageLocality\" does not extend filter");
+    /* Strict decoding: v1beta1's healthzBindAddress is gone in v1. */
+    expect_error(V1 "healthzBindAddress: 0.0.0.0:10251\n",
+                 "cfg.yaml:3: unknown field \"healthzBindAddress\" in KubeSchedulerConfiguration");
+    expect_error(V1 "profiles:\n  - schedulerName: a\n    plugin: {}\n",
+                 "cfg.yaml:5: unknown field \"plugin\" in profiles");
+    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeResourcesFit\n        args: {scoringStrategy: "
+                    "{type: MostAllocated, resource: []}}\n",
+                 "unknown field \"resource\" in NodeResourcesFit args scoringStrategy");
+    /* v1's PodTopologySpread defaultingType is System unless set. */
+    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: PodTopologySpread\n        args:\n"
+                    "          defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: "
+                    "ScheduleAnyway}]\n",
+                 "cfg.yaml:7: PodTopologySpread: defaultConstraints must be empty when defaultingType is System");
+    expect_error(V1
+                 "profiles:\n  - pluginConfig:\n      - name: NodeAffinity\n        args:\n          addedAffinity:\n"
+                 "            requiredDuringSchedulingIgnoredDuringExecution:\n              nodeSelectorTerms: []\n",
+                 "cfg.yaml:8: NodeAffinity.addedAffinity is not supported by ai-scheduler");
+    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeResourcesFit\n        args:\n"
+                    "          scoringStrategy:\n            type: RequestedToCapacityRatio\n",
+                 "cfg.yaml:8: NodeResourcesFit: scoringStrategy.type RequestedToCapacityRatio is not supported");
+    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: NodeResourcesBalancedAllocation\n        args:\n"
+                    "          resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]\n",
+                 "cfg.yaml:7: NodeResourcesBalancedAllocation.resources: ai-scheduler balances cpu and memory only");
+    expect_error(
+        V1 "profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args: {hardPodAffinityWeight: 5}\n",
+        "InterPodAffinity.hardPodAffinityWeight: 5 is not supported by ai-scheduler (1 only");
+    expect_error(V1 "profiles:\n  - pluginConfig:\n      - name: ImageLocality\n        args: {foo: 1}\n",
+                 "ImageLocality takes no args (unknown field \"foo\")");
+    expect_error(V1 "podMaxBackoffSeconds: 20\n",
+                 "cfg.yaml:3: podMaxBackoffSeconds: 20 is not supported by ai-scheduler");
+    expect_error(V1 "extenders:\n  - urlPrefix: http://x\n", "cfg.yaml:4: extenders are not supported");
+    expect_error(V1 "profiles:\n  - plugins:\n      preEnqueue:\n        disabled: [{name: SchedulingGates}]\n",
+                 "SchedulingGates cannot be disabled");
+    /* Without a queue-sort plugin kube's framework refuses the profile. */
+    expect_error(V1 "profiles:\n  - plugins:\n      multiPoint:\n        disabled: [{name: '*'}]\n",
+                 "queueSort: exactly one plugin");
+    expect_error(V1
+                 "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: MyPlugin}, {name: MyPlugin}]\n",
+                 "does not exist");
+    expect_error(V1 "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: NodeName}, {name: NodeName}]\n",
+                 "cfg.yaml:4: profiles: plugins.filter: plugin \"NodeName\" is enabled twice");
+    expect_error("apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n",
+                 "cfg.yaml:1: apiVersion kubescheduler.config.k8s.io/v1beta2 is not read by ai-scheduler");
+    expect_error("apiVersion: kubescheduler.config.k8s.io/v1\nkind: AiSchedulerConfiguration\n",
+                 "cfg.yaml:2: kind is \"AiSchedulerConfiguration\", expected \"KubeSchedulerConfiguration\"");
+    expect_error(V1 "profiles:\n  - {}\n  - {}\n", "profiles: schedulerName \"default-scheduler\" is used twice");
+}
+
+/* v1beta3 has v1's shape and defaults: it loads the same. */
+static void test_v1beta3(void **st)
+{
+    sched_config_t c;
+    load_ok(&c, "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"
+                "profiles:\n  - schedulerName: b3\n");
+    fw_config_t fw;
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "b3");
+    assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
+    config_free(&c);
+}
+
 static void test_help(void **st)
 {
     sched_config_t c;
@@ -535,6 +904,13 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_profiles),
         cmocka_unit_test(test_profile_errors),
+        cmocka_unit_test(test_v1_defaults),
+        cmocka_unit_test(test_v1_multipoint),
+        cmocka_unit_test(test_v1_two_profiles),
+        cmocka_unit_test(test_v1_fit_most_allocated),
+        cmocka_unit_test(test_v1_plugin_args),
+        cmocka_unit_test(test_v1_errors),
+        cmocka_unit_test(test_v1beta3),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

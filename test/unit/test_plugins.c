@@ -625,6 +625,65 @@ static void test_balanced(void **state)
     node_info_free(ni);
 }
 
+/* kube 1.23+ (v1 profiles): std of the actual request fractions.
+ * even 2c/4Gi on 4c/8Gi: 0.5, 0.5 -> std 0 -> 100.
+ * skew 3c/2Gi: 0.75, 0.25 -> std 0.25 -> 75 (v1.20: 50).
+ * over 4c/1Gi: 1, 0.125 -> std 0.4375 -> 56 (v1.20: 0 for a full cpu).
+ * A best-effort pod scores 0 (kube skips the plugin for it); a pod with
+ * cpu only counts memory as 0 requested, not v1.20's 200Mi default:
+ * 1c on the node holding 1c/2Gi -> 0.5 and 0.25 -> std 0.125 -> 87. */
+static void test_balanced_v1(void **state)
+{
+    fw_plugin_t pl;
+    plugin_balanced_allocation_v1(&pl, 1);
+    assert_string_equal(pl.name, "NodeResourcesBalancedAllocation");
+    node_info_t *ni = mkni(mknode("n", NULL, ALLOC_4C8G, NULL));
+    pod_t *even = mkpod_req("even", "'cpu':'2','memory':'4Gi'");
+    pod_t *skew = mkpod_req("skew", "'cpu':'3','memory':'2Gi'");
+    pod_t *over = mkpod_req("over", "'cpu':'4','memory':'1Gi'");
+    pod_t *be = mkpod("be", "'containers':[{'name':'c','image':'x'}]", NULL);
+    pod_t *cpu_only = mkpod_req("co", "'cpu':'1'");
+
+    assert_int_equal(pl.score(&pl, NULL, even, ni), 100);
+    assert_int_equal(pl.score(&pl, NULL, skew, ni), 75);
+    assert_int_equal(pl.score(&pl, NULL, over, ni), 56);
+    assert_int_equal(pl.score(&pl, NULL, be, ni), 0);
+    place(ni, mkpod_req("u", "'cpu':'1','memory':'2Gi'"));
+    assert_int_equal(pl.score(&pl, NULL, cpu_only, ni), 87);
+
+    pod_unref(even);
+    pod_unref(skew);
+    pod_unref(over);
+    pod_unref(be);
+    pod_unref(cpu_only);
+    node_info_free(ni);
+}
+
+/* kube 1.23+ leaves an extended resource the pod does not request out of
+ * its NodeResourcesFit score: on the GPU node of the test above (6 of 8
+ * GPUs used) a cpu pod 5c/5Gi scores (50+50)/2 = 50 MostAllocated, not
+ * v1.20's (50 + 50 + 3*75)/5 = 65 with the GPUs counted. */
+static void test_most_allocated_v1_skips_unrequested(void **state)
+{
+    fw_config_t c;
+    fw_plugin_t most, most_v1;
+    res_scorer_ctx_t ctx, ctx_v1;
+    fw_config_default(&c);
+    plugin_resource_allocation(&most, &ctx, &c);
+    c.v1_resource_scores = 1;
+    plugin_resource_allocation(&most_v1, &ctx_v1, &c);
+    node_info_t *gpu = mkni(mknode("g", NULL, "'cpu':'10','memory':'10Gi','pods':'110','nvidia.com/gpu':'8'", NULL));
+    place(gpu, mkpod("g6",
+                     "'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'0','memory':'0',"
+                     "'nvidia.com/gpu':'6'},'limits':{'nvidia.com/gpu':'6'}}}]",
+                     NULL));
+    pod_t *cpu_pod = mkpod_req("cp", "'cpu':'5','memory':'5Gi'");
+    assert_int_equal(most.score(&most, NULL, cpu_pod, gpu), 65);
+    assert_int_equal(most_v1.score(&most_v1, NULL, cpu_pod, gpu), 50);
+    pod_unref(cpu_pod);
+    node_info_free(gpu);
+}
+
 /* ---- preferred NodeAffinity ----------------------------------------------- */
 
 static void test_preferred_affinity(void **state)
@@ -685,6 +744,8 @@ int main(void)
         cmocka_unit_test(test_most_allocated_gpu_weight),
         cmocka_unit_test(test_nonzero_requests_in_scores),
         cmocka_unit_test(test_balanced),
+        cmocka_unit_test(test_balanced_v1),
+        cmocka_unit_test(test_most_allocated_v1_skips_unrequested),
         cmocka_unit_test(test_preferred_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,12 @@ static struct {
     int evictions;        /* eviction requests seen */
     char reasons[1024];   /* reasons of events posted, space separated */
     char bind_body[2048]; /* the last Binding posted */
-} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "", "" };
+    int patch_status;     /* answer to PATCH .../status */
+    char trail[4096];     /* "METHOD url body\n" of each status PATCH and eviction */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, 0, 0, 1, 0, 0, 0, "", "", 200, "" };
+
+/* Appends one request to api.trail (under api.mu). */
+static void trail_add(const char *method, const char *url, const char *body);
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *text)
 {
@@ -82,6 +87,14 @@ static enum MHD_Result serve_get(struct MHD_Connection *c, const char *url)
     return fake_api_status(c, 404, "not found");
 }
 
+static void trail_add(const char *method, const char *url, const char *body)
+{
+    pthread_mutex_lock(&api.mu);
+    size_t n = strlen(api.trail);
+    snprintf(api.trail + n, sizeof api.trail - n, "%s %s %s\n", method, url, body ? body : "");
+    pthread_mutex_unlock(&api.mu);
+}
+
 typedef struct upload {
     sbuf_t body;
 } upload_t;
@@ -102,6 +115,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (!strcmp(method, "GET"))
         return serve_get(c, url);
     if (!strcmp(method, "POST") && strstr(url, "/eviction")) {
+        trail_add(method, url, u->body.data);
         pthread_mutex_lock(&api.mu);
         int n = ++api.evictions, delay = api.evict_delay_ms, refuse = api.evict_refuse_at == n;
         pthread_mutex_unlock(&api.mu);
@@ -120,6 +134,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         pthread_mutex_unlock(&api.mu);
         json_decref(ev);
         return fake_api_status(c, 201, "ok");
+    }
+    if (!strcmp(method, "PATCH") && strstr(url, "/status")) {
+        trail_add(method, url, u->body.data);
+        pthread_mutex_lock(&api.mu);
+        unsigned code = (unsigned)api.patch_status;
+        pthread_mutex_unlock(&api.mu);
+        return fake_api_status(c, code, code < 300 ? "ok" : "refused");
     }
     if (!strcmp(method, "PATCH"))
         return fake_api_status(c, 200, "ok");
@@ -823,6 +844,73 @@ static void test_evictions_off_pool_thread(void **st)
     preemption_teardown(s, it);
 }
 
+/* kube-scheduler deletes a victim with no grace override (the pod's own
+ * terminationGracePeriodSeconds) after patching a DisruptionTarget
+ * condition (reason PreemptionByScheduler) onto its status: the default
+ * (-1) does the same through the Eviction API, so its body carries no
+ * deleteOptions; --eviction-grace-period 0 sends gracePeriodSeconds 0. A
+ * server that refuses the condition (422) still gets the eviction. */
+static void run_victims(int grace, int patch_status, char *trail, size_t n)
+{
+    set_evictions(0, 0);
+    pthread_mutex_lock(&api.mu);
+    api.patch_status = patch_status;
+    api.trail[0] = 0;
+    pthread_mutex_unlock(&api.mu);
+    queue_item_t *it;
+    scheduler_t *s = preemption_setup(&it);
+    s->opts.eviction_grace_s = grace;
+    assert_int_equal(post_filter_one(pools_get(s, DEFAULT_POOL_ID), it), EXT_DONE);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 2);
+    pthread_mutex_lock(&api.mu);
+    snprintf(trail, n, "%s", api.trail);
+    api.patch_status = 200;
+    pthread_mutex_unlock(&api.mu);
+    preemption_teardown(s, it);
+}
+
+/* The trail's line that starts with prefix, or fails. */
+static const char *trail_line(const char *trail, const char *prefix)
+{
+    const char *l = strstr(trail, prefix);
+    if (!l)
+        fail_msg("no \"%s\" in:\n%s", prefix, trail);
+    return l;
+}
+
+static void test_victims_own_grace_and_condition(void **st)
+{
+    char trail[4096];
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    assert_int_equal(o.eviction_grace_s, -1);
+    run_victims(-1, 200, trail, sizeof trail);
+    const char *patch = trail_line(trail, "PATCH /api/v1/namespaces/ns/pods/v1/status ");
+    const char *evict = trail_line(trail, "POST /api/v1/namespaces/ns/pods/v1/eviction ");
+    assert_true(patch < evict); /* condition first, as kube's prepareCandidate */
+    const char *b = strchr(patch, '{');
+    json_t *body = json_loadb(b, (size_t)(strchr(b, '\n') - b), 0, NULL);
+    assert_non_null(body);
+    json_t *cond = json_array_get(json_object_get(json_object_get(body, "status"), "conditions"), 0);
+    assert_string_equal(json_string_value(json_object_get(cond, "type")), "DisruptionTarget");
+    assert_string_equal(json_string_value(json_object_get(cond, "status")), "True");
+    assert_string_equal(json_string_value(json_object_get(cond, "reason")), "PreemptionByScheduler");
+    assert_non_null(strstr(json_string_value(json_object_get(cond, "message")),
+                           ": preempting to accommodate a higher priority pod"));
+    json_decref(body);
+    assert_null(strstr(trail, "deleteOptions"));
+
+    run_victims(0, 200, trail, sizeof trail);
+    evict = trail_line(trail, "POST /api/v1/namespaces/ns/pods/v2/eviction ");
+    assert_non_null(strstr(evict, "\"deleteOptions\":{\"gracePeriodSeconds\":0}"));
+
+    /* A v1.20-era refusal of the condition: both victims still go. */
+    run_victims(-1, 422, trail, sizeof trail);
+    trail_line(trail, "POST /api/v1/namespaces/ns/pods/v1/eviction ");
+    trail_line(trail, "POST /api/v1/namespaces/ns/pods/v2/eviction ");
+}
+
 /* The second eviction is refused (429): an event on the preemptor says so,
  * the counter moves, and the room is given back. */
 static void test_refused_eviction_explained(void **st)
@@ -1298,6 +1386,7 @@ int main(void)
         cmocka_unit_test(test_borrower_ranks_below_nominated_home_pod),
         cmocka_unit_test(test_evictions_off_pool_thread),
         cmocka_unit_test(test_refused_eviction_explained),
+        cmocka_unit_test(test_victims_own_grace_and_condition),
         cmocka_unit_test(test_give_up_clears_nomination),
         cmocka_unit_test(test_preemption_scan_unlocked),
         cmocka_unit_test(test_fenced_drops_binds),

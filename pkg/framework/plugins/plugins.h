@@ -66,6 +66,7 @@ typedef struct res_scorer_entry {
 
 typedef struct res_scorer_ctx {
     score_strategy_t strategy;
+    int skip_unrequested; /* leave out extended resources the pod does not request (kube 1.23+) */
     res_scorer_entry_t res[8];
     int nres;
 } res_scorer_ctx_t;
@@ -80,6 +81,8 @@ void plugin_taint_toleration(fw_plugin_t *pl, int score_weight);
 /* ctx is filled from the configuration and must outlive the plugin. */
 void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw_config_t *c);
 void plugin_balanced_allocation(fw_plugin_t *pl, int score_weight);
+/* kube 1.23+'s NodeResourcesBalancedAllocation (v1 profiles). */
+void plugin_balanced_allocation_v1(fw_plugin_t *pl, int score_weight);
 /* Volume plugins (they read the store through fw_cluster_t.volumes). */
 void plugin_volume_restrictions(fw_plugin_t *pl);
 void plugin_node_volume_limits(fw_plugin_t *pl);

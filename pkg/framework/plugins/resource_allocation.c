@@ -66,6 +66,8 @@ static int64_t ra_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *p
     for (int i = 0; i < ctx->nres; i++) {
         const res_scorer_entry_t *e = &ctx->res[i];
         int64_t alloc, req;
+        if (ctx->skip_unrequested && e->kind == RK_SCALAR && res_get_scalar(&pod->requests, e->name) == 0)
+            continue; /* kube 1.23+: not part of this pod's score */
         alloc_and_req(e, pod, ni, &alloc, &req);
         if (alloc <= 0)
             continue;
@@ -91,6 +93,7 @@ void plugin_resource_allocation(fw_plugin_t *pl, res_scorer_ctx_t *ctx, const fw
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->strategy = c->strategy;
+    ctx->skip_unrequested = c->v1_resource_scores;
     for (int i = 0; i < c->nres_weights && i < 8; i++) {
         const fw_resource_weight_t *w = &c->res_weights[i];
         const char *iname = res_intern(w->name);
