@@ -22,7 +22,7 @@ static const char *const PATHS[] = {
     PA REQ "mismatchLabelKeys", PA PREF "mismatchLabelKeys", PAA REQ "mismatchLabelKeys", PAA PREF "mismatchLabelKeys",
     "spec.topologySpreadConstraints[].minDomains", "spec.topologySpreadConstraints[].nodeAffinityPolicy",
     "spec.topologySpreadConstraints[].nodeTaintsPolicy", "spec.topologySpreadConstraints[].matchLabelKeys",
-    "spec.schedulingGates", "spec.resourceClaims", "spec.resources",
+    "spec.resources",
     /* Generic ephemeral volumes: alpha and off in v1.20, so dropped by a
      * default v1.20 API server; kept by one with the gate on (and by v1.21+),
      * where kube-scheduler's VolumeBinding waits for their claims. */
