@@ -176,16 +176,13 @@ static void bind_done(void *ud, const kube_response_t *resp, const char *transpo
 
 /* A pod a pre_enqueue row keeps out is never bound, even one placed before
  * an update showed why (the API forbids adding gates, but a stand-in may
- * serve anything): its assumption is undone and it waits, held. Takes j
- * when it returns 1. */
+ * serve anything; the informer marks it held, as the cache keeps the
+ * object being bound): its assumption is undone and it waits, held.
+ * Takes j when it returns 1. */
 static int held_back(scheduler_t *s, bind_job_t *j)
 {
     const pod_t *pod = j->it->pod;
-    cache_pod_state_t st;
-    pod_t *cur = cache_get_pod(s->cache, pod->uid, &st);
-    int out = gates_keep_out(s, cur ? cur : pod);
-    pod_unref(cur);
-    if (!out)
+    if (!gates_is_held(s, pod->uid) && !gates_keep_out(s, pod))
         return 0;
     LOG_I("bind pod=%s node=%s: not bound, it is kept out of scheduling", pod->key, j->node);
     cache_forget(s->cache, pod->uid);

@@ -922,7 +922,7 @@ static ext_rc_t gate_gang(pod_set_t *set)
         sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g->key,
                     g->min_member);
         if (out > 0)
-            sbuf_printf(&msg, "; %d kept out of scheduling (scheduling gates, or DRA claims) do not count", out);
+            sbuf_printf(&msg, "; %d of its members are kept out of scheduling (scheduling gates or DRA claims)", out);
         return hold(set, NULL, msg.data);
     }
     /* Another pool's thread may be placing this gang (it borrows): its

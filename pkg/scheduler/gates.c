@@ -148,6 +148,15 @@ int gates_release(scheduler_t *s, const char *uid)
     return was;
 }
 
+int gates_is_held(scheduler_t *s, const char *uid)
+{
+    held_set_t *h = s->held;
+    lo_mutex_lock(&h->mu, LO_HELD);
+    int held = hashmap_get(h->uids, uid) != NULL;
+    lo_mutex_unlock(&h->mu, LO_HELD);
+    return held;
+}
+
 int gates_held_count(scheduler_t *s)
 {
     held_set_t *h = s->held;

@@ -125,7 +125,9 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
     gang_pod_upsert(s->gangs, p);
     int ours = sched_is_ours(s, p->scheduler_name);
-    if (now != CPOD_PENDING || !ours || p->deleting)
+    if (now == CPOD_ASSUMED && ours && !p->deleting)
+        gates_keep_out(s, p); /* the cache keeps the object we bind; the binder asks */
+    else if (now != CPOD_PENDING || !ours || p->deleting)
         gates_release(s, p->uid); /* bound, gone, or not ours: held no more */
     if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
         sched_warn_unsupported(s, p);

@@ -392,6 +392,7 @@ int gates_keep_out(scheduler_t *s, const pod_t *pod);
 void gates_hold_uid(scheduler_t *s, const char *uid);
 /* The pod is no longer held (1 if it was): it may enter a queue now. */
 int gates_release(scheduler_t *s, const char *uid);
+int gates_is_held(scheduler_t *s, const char *uid);
 /* Pods held now. */
 int gates_held_count(scheduler_t *s);
 
