@@ -148,20 +148,21 @@ int gates_release(scheduler_t *s, const char *uid)
     return was;
 }
 
+/* Whether uid is held; with uid NULL, how many pods are. */
+static int held_query(held_set_t *h, const char *uid)
+{
+    lo_mutex_lock(&h->mu, LO_HELD);
+    int n = uid ? hashmap_get(h->uids, uid) != NULL : (int)hashmap_len(h->uids);
+    lo_mutex_unlock(&h->mu, LO_HELD);
+    return n;
+}
+
 int gates_is_held(scheduler_t *s, const char *uid)
 {
-    held_set_t *h = s->held;
-    lo_mutex_lock(&h->mu, LO_HELD);
-    int held = hashmap_get(h->uids, uid) != NULL;
-    lo_mutex_unlock(&h->mu, LO_HELD);
-    return held;
+    return held_query(s->held, uid);
 }
 
 int gates_held_count(scheduler_t *s)
 {
-    held_set_t *h = s->held;
-    lo_mutex_lock(&h->mu, LO_HELD);
-    int n = (int)hashmap_len(h->uids);
-    lo_mutex_unlock(&h->mu, LO_HELD);
-    return n;
+    return held_query(s->held, NULL);
 }

@@ -463,7 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_full),  cmocka_unit_test(test_parse_minimal), cmocka_unit_test(test_parse_invalid),
         cmocka_unit_test(test_partition),   cmocka_unit_test(test_may_borrow),    cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_usage_empty), cmocka_unit_test(test_usage_gated), cmocka_unit_test(test_status),
+        cmocka_unit_test(test_usage_empty), cmocka_unit_test(test_usage_gated),   cmocka_unit_test(test_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

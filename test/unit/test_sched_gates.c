@@ -15,36 +15,37 @@
 #include <jansson.h>
 
 #include "fake_api.h"
+#include "fixtures.h"
 #include "kube/client.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
 /* ---- fake API server ---------------------------------------------------- */
 
+/* What the scheduler wrote: events ("event", reason, involved object's
+ * name, message) and pod status patches ("patch", pod name, body). */
 static struct {
     pthread_mutex_t mu;
-    int bind_status;       /* answer to POST .../binding */
-    const char *bind_msg;  /* its message */
-    int binds, evictions;  /* requests seen */
-    json_t *events;        /* [{reason, message, name}] posted */
-    json_t *patches;       /* [{path, body}] sent */
-} api = { PTHREAD_MUTEX_INITIALIZER, 201, "ok", 0, 0, NULL, NULL };
-
-typedef struct upload {
-    sbuf_t body;
-} upload_t;
+    int bind_status;      /* answer to POST .../binding */
+    const char *bind_msg; /* its message */
+    int binds, evictions; /* requests seen */
+    json_t *writes;       /* [{what, name, reason, text}] */
+} api = { PTHREAD_MUTEX_INITIALIZER, 201, "ok", 0, 0, NULL };
 
 static void record(const char *method, const char *url, const char *body)
 {
-    json_t *b = json_loads(body ? body : "", 0, NULL);
-    pthread_mutex_lock(&api.mu);
+    json_t *b = json_loads(body ? body : "", 0, NULL), *w = NULL;
     if (!strcmp(method, "POST") && strstr(url, "/events"))
-        json_array_append_new(api.events,
-                              json_pack("{s:O?, s:O?, s:O?}", "reason", json_object_get(b, "reason"), "message",
-                                        json_object_get(b, "message"), "name",
-                                        json_object_get(json_object_get(b, "involvedObject"), "name")));
-    else if (!strcmp(method, "PATCH"))
-        json_array_append_new(api.patches, json_pack("{s:s, s:s}", "path", url, "body", body ? body : ""));
+        w = json_pack("{s:s, s:O?, s:O?, s:O?}", "what", "event", "reason", json_object_get(b, "reason"), "text",
+                      json_object_get(b, "message"), "name",
+                      json_object_get(json_object_get(b, "involvedObject"), "name"));
+    else if (!strcmp(method, "PATCH") && strstr(url, "/pods/")) {
+        const char *name = strstr(url, "/pods/") + 6;
+        w = json_pack("{s:s, s:s%, s:s}", "what", "patch", "name", name, strcspn(name, "/"), "text", body ? body : "");
+    }
+    pthread_mutex_lock(&api.mu);
+    if (w)
+        json_array_append_new(api.writes, w);
     else if (!strcmp(method, "POST") && strstr(url, "/eviction"))
         api.evictions++;
     pthread_mutex_unlock(&api.mu);
@@ -54,16 +55,9 @@ static void record(const char *method, const char *url, const char *body)
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
 {
-    upload_t *u = *con_cls;
-    if (!u) {
-        *con_cls = util_xcalloc(1, sizeof *u);
+    const char *body = NULL;
+    if (fake_api_gather(con_cls, data, size, &body))
         return MHD_YES;
-    }
-    if (*size) {
-        sbuf_append(&u->body, data, *size);
-        *size = 0;
-        return MHD_YES;
-    }
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
         pthread_mutex_lock(&api.mu);
         api.binds++;
@@ -72,36 +66,21 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         pthread_mutex_unlock(&api.mu);
         return fake_api_status(c, code, msg);
     }
-    record(method, url, u->body.data);
+    record(method, url, body);
     return fake_api_status(c, strcmp(method, "PATCH") ? 201 : 200, "ok");
 }
 
-static void done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
-{
-    upload_t *u = *con_cls;
-    if (u) {
-        sbuf_free(&u->body);
-        free(u);
-    }
-}
-
-static struct MHD_Daemon *daemon_;
-static kube_client_t *kc;
+static fake_api_t fake;
 
 static int setup(void **st)
 {
-    int port;
-    daemon_ = fake_api_start(handler, done, &port);
-    kc = daemon_ ? fake_api_client(port, 0, 0, "test_sched_gates") : NULL;
-    return kc ? 0 : -1;
+    return fake_api_up(&fake, handler, "test_sched_gates");
 }
 
 static int teardown(void **st)
 {
-    kube_client_free(kc);
-    MHD_stop_daemon(daemon_);
-    json_decref(api.events);
-    json_decref(api.patches);
+    fake_api_down(&fake);
+    json_decref(api.writes);
     return 0;
 }
 
@@ -111,60 +90,34 @@ static void api_reset(int bind_status, const char *bind_msg)
     api.bind_status = bind_status;
     api.bind_msg = bind_msg;
     api.binds = api.evictions = 0;
-    json_decref(api.events);
-    json_decref(api.patches);
-    api.events = json_array();
-    api.patches = json_array();
+    json_decref(api.writes);
+    api.writes = json_array();
     pthread_mutex_unlock(&api.mu);
 }
 
-static int api_binds(void)
+static int api_count(const int *field)
 {
-    pthread_mutex_lock(&api.mu);
-    int n = api.binds;
-    pthread_mutex_unlock(&api.mu);
-    return n;
+    return fake_api_read_int(&api.mu, field);
 }
 
-/* How many recorded events have this reason (and name, when not NULL);
- * *msg (may be NULL) gets the last one's message, copied. */
-static int events_with(const char *reason, const char *name, char **msg)
+/* How many writes of this kind ("event", "patch") name this object, with
+ * this reason when not NULL; *text (may be NULL) gets the last one's
+ * message or body, copied. */
+static int writes_of(const char *what, const char *reason, const char *name, char **text)
 {
     int n = 0;
     size_t i;
-    json_t *e;
+    json_t *w;
     pthread_mutex_lock(&api.mu);
-    json_array_foreach (api.events, i, e) {
-        const char *r = json_string_value(json_object_get(e, "reason"));
-        const char *nm = json_string_value(json_object_get(e, "name"));
-        if (!r || strcmp(r, reason) || (name && (!nm || strcmp(nm, name))))
+    json_array_foreach (api.writes, i, w) {
+        const char *r = json_string_value(json_object_get(w, "reason"));
+        if (strcmp(json_string_value(json_object_get(w, "what")), what) ||
+            strcmp(json_string_value(json_object_get(w, "name")), name) || (reason && (!r || strcmp(r, reason))))
             continue;
         n++;
-        if (msg) {
-            free(*msg);
-            *msg = util_strdup(json_string_value(json_object_get(e, "message")));
-        }
-    }
-    pthread_mutex_unlock(&api.mu);
-    return n;
-}
-
-/* The status patches sent for pod name; *body (may be NULL) the last. */
-static int patches_of(const char *name, char **body)
-{
-    char tail[128];
-    snprintf(tail, sizeof tail, "/pods/%s/status", name);
-    int n = 0;
-    size_t i;
-    json_t *p;
-    pthread_mutex_lock(&api.mu);
-    json_array_foreach (api.patches, i, p) {
-        if (!strstr(json_string_value(json_object_get(p, "path")), tail))
-            continue;
-        n++;
-        if (body) {
-            free(*body);
-            *body = util_strdup(json_string_value(json_object_get(p, "body")));
+        if (text) {
+            free(*text);
+            *text = util_strdup(json_string_value(json_object_get(w, "text")));
         }
     }
     pthread_mutex_unlock(&api.mu);
@@ -172,29 +125,6 @@ static int patches_of(const char *name, char **body)
 }
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static json_t *J(const char *text)
-{
-    json_error_t e;
-    json_t *j = json_loads(text, 0, &e);
-    if (!j)
-        fail_msg("bad test JSON: %s: %s", text, e.text);
-    return j;
-}
-
-static scheduler_t *new_sched(void)
-{
-    scheduler_opts_t o;
-    scheduler_opts_default(&o);
-    o.identity = "test";
-    char err[256];
-    scheduler_t *s = scheduler_new(&o, kc, err, sizeof err);
-    assert_non_null(s);
-    s->writer = writer_new(s, 100);
-    s->binder = binder_new(s, 1);
-    s->evictor = evictor_new(s);
-    return s;
-}
 
 /* What was queued for the API is sent: the binder (whose answers write
  * events), the evictor and the writer drain, and new ones take their
@@ -210,16 +140,39 @@ static void flush_writes(scheduler_t *s)
 
 static void add_node(scheduler_t *s, const char *name, const char *cpu)
 {
-    char text[512];
-    snprintf(text, sizeof text,
-             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"node-%s\","
-             "\"resourceVersion\":\"10\",\"labels\":{\"kubernetes.io/hostname\":\"%s\"}},\"spec\":{},"
-             "\"status\":{\"capacity\":{\"cpu\":\"%s\",\"memory\":\"16Gi\",\"pods\":\"110\"},"
-             "\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}",
-             name, name, name, cpu, cpu);
-    json_t *j = J(text);
+    json_t *res = json_pack("{s:s, s:s, s:s}", "cpu", cpu, "memory", "16Gi", "pods", "110");
+    json_t *j = json_pack("{s:s, s:s, s:{s:s, s:s+, s:s, s:{s:s}}, s:{}, s:{s:O, s:o}}", "apiVersion", "v1", "kind",
+                          "Node", "metadata", "name", name, "uid", "node-", name, "resourceVersion", "10", "labels",
+                          "kubernetes.io/hostname", name, "spec", "status", "capacity", res, "allocatable", res);
+    assert_non_null(j);
     on_node_event(s, KUBE_ADDED, name, j);
     json_decref(j);
+}
+
+/* A scheduler with a writer, a binder and an evictor, and node n1 of cpu
+ * CPUs; the fake API answers Bindings with bind_status and bind_msg. */
+static scheduler_t *fresh(int bind_status, const char *bind_msg, const char *cpu)
+{
+    api_reset(bind_status, bind_msg);
+    scheduler_t *s = fake_api_scheduler(fake.kc);
+    s->writer = writer_new(s, 100);
+    s->binder = binder_new(s, 1);
+    s->evictor = evictor_new(s);
+    add_node(s, "n1", cpu);
+    return s;
+}
+
+/* The PodScheduled condition a status patch body carries (new reference). */
+static json_t *patched_condition(const char *body)
+{
+    json_t *b = json_loads(body, 0, NULL);
+    assert_non_null(b);
+    json_t *c = json_incref(json_array_get(json_object_get(json_object_get(b, "status"), "conditions"), 0));
+    json_decref(b);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "type")), "PodScheduled");
+    assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+    return c;
 }
 
 /* A pod as a 1.35 API server serves it. spec_extra and status_extra are
@@ -230,29 +183,29 @@ static void pod_event(scheduler_t *s, kube_event_type_t type, const char *name, 
 {
     char text[4096];
     snprintf(text, sizeof text,
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
-             "\"uid\":\"uid-%s\",\"resourceVersion\":\"%s\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
-             "\"labels\":{%s}},\"spec\":{%s\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.10\","
-             "\"resources\":{\"requests\":{\"cpu\":\"%s\"}},\"terminationMessagePath\":\"/dev/termination-log\","
-             "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],\"restartPolicy\":"
-             "\"Always\",\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\",\"schedulerName\":"
-             "\"ai-scheduler\",\"priority\":%d,\"preemptionPolicy\":\"PreemptLowerPriority\",\"nodeName\":\"%s\","
-             "\"enableServiceLinks\":true},\"status\":{%s\"phase\":\"%s\",\"qosClass\":\"Burstable\"}}",
+             "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'%s','namespace':'ns',"
+             "'uid':'uid-%s','resourceVersion':'%s','creationTimestamp':'2026-01-01T00:00:00Z',"
+             "'labels':{%s}},'spec':{%s'containers':[{'name':'c','image':'registry.k8s.io/pause:3.10',"
+             "'resources':{'requests':{'cpu':'%s'}},'terminationMessagePath':'/dev/termination-log',"
+             "'terminationMessagePolicy':'File','imagePullPolicy':'IfNotPresent'}],'restartPolicy':"
+             "'Always','terminationGracePeriodSeconds':30,'dnsPolicy':'ClusterFirst','schedulerName':"
+             "'ai-scheduler','priority':%d,'preemptionPolicy':'PreemptLowerPriority','nodeName':'%s',"
+             "'enableServiceLinks':true},'status':{%s'phase':'%s','qosClass':'Burstable'}}",
              name, name, rv, labels ? labels : "", spec_extra ? spec_extra : "", cpu, prio, node,
              status_extra ? status_extra : "", node[0] ? "Running" : "Pending");
-    json_t *j = J(text);
+    json_t *j = parse_sq(text);
     char key[128];
     snprintf(key, sizeof key, "ns/%s", name);
     on_pod_event(s, type, key, j);
     json_decref(j);
 }
 
-#define GATES  "\"schedulingGates\":[{\"name\":\"example.com/foo\"}],"
+#define GATES "'schedulingGates':[{'name':'example.com/foo'}],"
 #define GATED_COND                                                                                                     \
-    "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"lastProbeTime\":null,"                          \
-    "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\",\"reason\":\"SchedulingGated\","                                  \
-    "\"message\":\"Scheduling is blocked due to non-empty scheduling gates\"}],"
-#define CLAIMS "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"gpu-template\"}],"
+    "'conditions':[{'type':'PodScheduled','status':'False','lastProbeTime':null,"                                      \
+    "'lastTransitionTime':'2026-01-01T00:00:00Z','reason':'SchedulingGated',"                                          \
+    "'message':'Scheduling is blocked due to non-empty scheduling gates'}],"
+#define CLAIMS "'resourceClaims':[{'name':'gpu','resourceClaimTemplateName':'gpu-template'}],"
 
 static int queued(scheduler_t *s)
 {
@@ -276,9 +229,20 @@ static int cycle_once(scheduler_t *s, int wait_ms)
 /* Waits up to 2 s for n Bindings. */
 static int wait_binds(int n)
 {
-    for (int i = 0; i < 200 && api_binds() < n; i++)
+    for (int i = 0; i < 200 && api_count(&api.binds) < n; i++)
         util_sleep_ms(10);
-    return api_binds();
+    return api_count(&api.binds);
+}
+
+/* The update that removes name's gates (the SchedulingGated condition stays
+ * until it is bound) puts it in activeQ: the next cycle runs at once, no
+ * waiting, and the Bindings reach binds. */
+static void ungate_and_bind(scheduler_t *s, const char *name, const char *rv, const char *labels, int binds)
+{
+    pod_event(s, KUBE_MODIFIED, name, rv, labels, 0, "1", "", NULL, GATED_COND);
+    assert_int_equal(gates_held_count(s), 0);
+    assert_int_equal(cycle_once(s, 0), 1);
+    assert_int_equal(wait_binds(binds), binds);
 }
 
 static int nominated_count(scheduler_t *s)
@@ -287,14 +251,6 @@ static int nominated_count(scheduler_t *s)
     cache_rdlock(s->cache);
     int n = cache_nominated_locked(s->cache, "n1", &noms);
     cache_unlock(s->cache);
-    return n;
-}
-
-static int api_evictions(void)
-{
-    pthread_mutex_lock(&api.mu);
-    int n = api.evictions;
-    pthread_mutex_unlock(&api.mu);
     return n;
 }
 
@@ -315,14 +271,12 @@ static void tenant_metric(void *ud, const char *queue, const char *pool, const d
  * activeQ: the very next cycle (no 1 s backoff) binds it. */
 static void test_gated_pod_waits_then_binds_at_once(void **st)
 {
-    api_reset(201, "ok");
-    scheduler_t *s = new_sched();
-    add_node(s, "n1", "4");
-    json_t *q = J("{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":"
-                  "\"train\",\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":{\"quota\":4000}}}}");
+    scheduler_t *s = fresh(201, "ok", "4");
+    json_t *q = parse_sq("{'apiVersion':'resource.aibee.cn/v1alpha1','kind':'Queue','metadata':{'name':"
+                         "'train','uid':'q-train'},'spec':{'resources':{'cpu':{'quota':4000}}}}");
     on_tenant_event(s, KUBE_ADDED, "train", q);
     json_decref(q);
-    const char *lbl = "\"resource.aibee.cn/queue\":\"train\"";
+    const char *lbl = "'resource.aibee.cn/queue':'train'";
     pod_event(s, KUBE_ADDED, "gated", "100", lbl, 0, "1", "", GATES, GATED_COND);
     pod_event(s, KUBE_ADDED, "plain", "101", lbl, 0, "1", "", NULL, NULL);
     assert_int_equal(queued(s), 1); /* plain only */
@@ -342,21 +296,18 @@ static void test_gated_pod_waits_then_binds_at_once(void **st)
     assert_int_equal(queued(s), 0);
     assert_int_equal(cycle_once(s, 50), 0);
     flush_writes(s);
-    assert_int_equal(api_binds(), 1);
-    assert_int_equal(events_with("FailedScheduling", "gated", NULL), 0);
-    assert_int_equal(patches_of("gated", NULL), 0); /* the API's condition stands */
+    assert_int_equal(api_count(&api.binds), 1);
+    assert_int_equal(writes_of("event", "FailedScheduling", "gated", NULL), 0);
+    assert_int_equal(writes_of("patch", NULL, "gated", NULL), 0); /* the API's condition stands */
 
     /* The gate goes (the condition stays until the pod is bound). */
     int64_t t0 = util_now_ms();
-    pod_event(s, KUBE_MODIFIED, "gated", "104", lbl, 0, "1", "", NULL, GATED_COND);
-    assert_int_equal(gates_held_count(s), 0);
-    assert_int_equal(cycle_once(s, 0), 1); /* in activeQ already: no wait */
-    assert_int_equal(wait_binds(2), 2);
+    ungate_and_bind(s, "gated", "104", lbl, 2);
     /* A backoff would have kept it at least 1 s. */
     assert_true(util_now_ms() - t0 < 1000);
     flush_writes(s);
-    assert_int_equal(events_with("FailedScheduling", "gated", NULL), 0);
-    assert_int_equal(events_with("Scheduled", "gated", NULL), 1);
+    assert_int_equal(writes_of("event", "FailedScheduling", "gated", NULL), 0);
+    assert_int_equal(writes_of("event", "Scheduled", "gated", NULL), 1);
     scheduler_free(s);
 }
 
@@ -364,40 +315,32 @@ static void test_gated_pod_waits_then_binds_at_once(void **st)
  * once: its own condition's update event writes nothing more. */
 static void test_gated_condition_written_once(void **st)
 {
-    api_reset(201, "ok");
-    scheduler_t *s = new_sched();
-    add_node(s, "n1", "4");
+    scheduler_t *s = fresh(201, "ok", "4");
     pod_event(s, KUBE_ADDED, "bare", "100", NULL, 0, "1", "", GATES, NULL);
     flush_writes(s);
     char *body = NULL;
-    assert_int_equal(patches_of("bare", &body), 1);
-    json_t *b = J(body);
-    json_t *c = json_array_get(json_object_get(json_object_get(b, "status"), "conditions"), 0);
-    assert_string_equal(json_string_value(json_object_get(c, "type")), "PodScheduled");
-    assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+    assert_int_equal(writes_of("patch", NULL, "bare", &body), 1);
+    json_t *c = patched_condition(body);
     assert_string_equal(json_string_value(json_object_get(c, "reason")), "SchedulingGated");
     assert_string_equal(json_string_value(json_object_get(c, "message")),
                         "Scheduling is blocked due to non-empty scheduling gates");
-    json_decref(b);
+    json_decref(c);
     free(body);
     pod_event(s, KUBE_MODIFIED, "bare", "101", NULL, 0, "1", "", GATES, GATED_COND);
     pod_event(s, KUBE_MODIFIED, "bare", "102", NULL, 0, "1", "", GATES, NULL);
     flush_writes(s);
-    assert_int_equal(patches_of("bare", NULL), 1);
-    assert_int_equal(events_with("FailedScheduling", NULL, NULL), 0);
+    assert_int_equal(writes_of("patch", NULL, "bare", NULL), 1);
+    assert_int_equal(writes_of("event", "FailedScheduling", "bare", NULL), 0);
     assert_int_equal(queued(s), 0);
     scheduler_free(s);
 }
 
 static void add_podgroup(scheduler_t *s, const char *name, int min)
 {
-    char text[512];
-    snprintf(text, sizeof text,
-             "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\","
-             "\"namespace\":\"ns\",\"uid\":\"pg-%s\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
-             "\"spec\":{\"minMember\":%d}}",
-             name, name, min);
-    json_t *j = J(text);
+    json_t *j = json_pack("{s:s, s:s, s:{s:s, s:s, s:s+, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
+                          "kind", "PodGroup", "metadata", "name", name, "namespace", "ns", "uid", "pg-", name,
+                          "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "minMember", min);
+    assert_non_null(j);
     on_podgroup_event(s, KUBE_ADDED, name, j);
     json_decref(j);
 }
@@ -408,11 +351,9 @@ static void add_podgroup(scheduler_t *s, const char *name, int min)
  * binds them together. */
 static void test_gang_with_gated_member_waits_whole(void **st)
 {
-    api_reset(201, "ok");
-    scheduler_t *s = new_sched();
-    add_node(s, "n1", "4");
+    scheduler_t *s = fresh(201, "ok", "4");
     add_podgroup(s, "job", 3);
-    const char *lbl = "\"" GANG_LABEL "\":\"job\"";
+    const char *lbl = "'" GANG_LABEL "':'job'";
     pod_event(s, KUBE_ADDED, "m0", "100", lbl, 0, "1", "", NULL, NULL);
     pod_event(s, KUBE_ADDED, "m1", "101", lbl, 0, "1", "", NULL, NULL);
     pod_event(s, KUBE_ADDED, "m2", "102", lbl, 0, "1", "", GATES, GATED_COND);
@@ -421,17 +362,15 @@ static void test_gang_with_gated_member_waits_whole(void **st)
         cycles++;
     assert_int_equal(cycles, 2); /* m0 and m1, each held once */
     flush_writes(s);
-    assert_int_equal(api_binds(), 0);
+    assert_int_equal(api_count(&api.binds), 0);
     char *msg = NULL;
-    assert_int_equal(events_with("FailedScheduling", "m0", &msg), 1);
+    assert_int_equal(writes_of("event", "FailedScheduling", "m0", &msg), 1);
     assert_non_null(strstr(msg, "waiting for minMember 3 pods"));
     assert_non_null(strstr(msg, "1 of its members are kept out of scheduling"));
     free(msg);
-    assert_int_equal(events_with("FailedScheduling", "m2", NULL), 0);
+    assert_int_equal(writes_of("event", "FailedScheduling", "m2", NULL), 0);
 
-    pod_event(s, KUBE_MODIFIED, "m2", "103", lbl, 0, "1", "", NULL, GATED_COND);
-    assert_int_equal(cycle_once(s, 0), 1);
-    assert_int_equal(wait_binds(3), 3);
+    ungate_and_bind(s, "m2", "103", lbl, 3);
     assert_int_equal(queued(s), 0);
     scheduler_free(s);
 }
@@ -441,9 +380,8 @@ static void test_gang_with_gated_member_waits_whole(void **st)
  * that removes its gates enqueues it and it binds. */
 static void test_bind_refused_as_gated_holds(void **st)
 {
-    api_reset(409, "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 has non-empty .spec.schedulingGates");
-    scheduler_t *s = new_sched();
-    add_node(s, "n1", "4");
+    scheduler_t *s = fresh(
+        409, "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 has non-empty .spec.schedulingGates", "4");
     pod_event(s, KUBE_ADDED, "p1", "100", NULL, 0, "1", "", NULL, NULL);
     assert_int_equal(cycle_once(s, 50), 1);
     assert_int_equal(wait_binds(1), 1);
@@ -453,9 +391,7 @@ static void test_bind_refused_as_gated_holds(void **st)
     assert_int_equal(queued(s), 0);
     assert_int_equal(cycle_once(s, 50), 0);
     api_reset(201, "ok");
-    pod_event(s, KUBE_MODIFIED, "p1", "101", NULL, 0, "1", "", NULL, NULL);
-    assert_int_equal(cycle_once(s, 0), 1);
-    assert_int_equal(wait_binds(1), 1);
+    ungate_and_bind(s, "p1", "101", NULL, 1);
     scheduler_free(s);
 }
 
@@ -469,9 +405,7 @@ static int always_fits(void *ud, node_info_t *ni)
  * held until the gates go, then bound. */
 static void test_binder_never_binds_gated(void **st)
 {
-    api_reset(201, "ok");
-    scheduler_t *s = new_sched();
-    add_node(s, "n1", "4");
+    scheduler_t *s = fresh(201, "ok", "4");
     pod_event(s, KUBE_ADDED, "late", "100", NULL, 0, "1", "", NULL, NULL);
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
@@ -482,15 +416,13 @@ static void test_binder_never_binds_gated(void **st)
     binder_submit(s->binder, it, "n1", NULL);
     binder_free(s->binder); /* drains: the job was handled */
     s->binder = binder_new(s, 1);
-    assert_int_equal(api_binds(), 0);
+    assert_int_equal(api_count(&api.binds), 0);
     assert_int_equal(gates_held_count(s), 1);
     cache_pod_state_t cst;
     pod_t *cur = cache_get_pod(s->cache, "uid-late", &cst);
     assert_int_equal(cst, CPOD_PENDING); /* no longer assumed on n1 */
     pod_unref(cur);
-    pod_event(s, KUBE_MODIFIED, "late", "102", NULL, 0, "1", "", NULL, GATED_COND);
-    assert_int_equal(cycle_once(s, 0), 1);
-    assert_int_equal(wait_binds(1), 1);
+    ungate_and_bind(s, "late", "102", NULL, 1);
     scheduler_free(s);
 }
 
@@ -503,36 +435,35 @@ static void test_binder_never_binds_gated(void **st)
  * Even put in a queue by mistake, its cycle drops it. */
 static void test_claims_pod_held_no_preemption(void **st)
 {
-    api_reset(201, "ok");
-    scheduler_t *s = new_sched();
-    add_node(s, "n1", "2");
+    scheduler_t *s = fresh(201, "ok", "2");
     pod_event(s, KUBE_ADDED, "low", "100", NULL, 0, "2", "n1", NULL, NULL);
     pod_event(s, KUBE_ADDED, "dra", "101", NULL, 1000, "2", "", CLAIMS, NULL);
     assert_int_equal(queued(s), 0);
     assert_int_equal(cycle_once(s, 50), 0);
     flush_writes(s);
     char *msg = NULL;
-    assert_int_equal(events_with("FailedScheduling", "dra", &msg), 1);
+    assert_int_equal(writes_of("event", "FailedScheduling", "dra", &msg), 1);
     assert_non_null(strstr(msg, "spec.resourceClaims: gpu"));
     assert_non_null(strstr(msg, "does not allocate DRA claims"));
     char *body = NULL;
-    assert_int_equal(patches_of("dra", &body), 1);
-    json_t *b = J(body);
-    json_t *c = json_array_get(json_object_get(json_object_get(b, "status"), "conditions"), 0);
+    assert_int_equal(writes_of("patch", NULL, "dra", &body), 1);
+    json_t *c = patched_condition(body);
     assert_string_equal(json_string_value(json_object_get(c, "reason")), "Unschedulable");
     assert_string_equal(json_string_value(json_object_get(c, "message")), msg);
-    json_decref(b);
+    json_decref(c);
     free(body);
 
     /* Its own condition comes back as an update; a relist repeats it. */
-    char cond[1024];
-    snprintf(cond, sizeof cond,
-             "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"lastProbeTime\":null,"
-             "\"lastTransitionTime\":\"2026-01-01T00:00:01Z\",\"reason\":\"Unschedulable\",\"message\":\"%s\"}],",
-             msg);
+    sbuf_t cond = { 0 }; /* the message's apostrophes escaped for parse_sq */
+    sbuf_puts(&cond, "'conditions':[{'type':'PodScheduled','status':'False','lastProbeTime':null,"
+                     "'lastTransitionTime':'2026-01-01T00:00:01Z','reason':'Unschedulable','message':'");
+    for (const char *m = msg; *m; m++)
+        *m == '\'' ? sbuf_puts(&cond, "\\u0027") : sbuf_append(&cond, m, 1);
+    sbuf_puts(&cond, "'}],");
     free(msg);
-    pod_event(s, KUBE_MODIFIED, "dra", "102", NULL, 1000, "2", "", CLAIMS, cond);
-    pod_event(s, KUBE_ADDED, "dra", "102", NULL, 1000, "2", "", CLAIMS, cond);
+    pod_event(s, KUBE_MODIFIED, "dra", "102", NULL, 1000, "2", "", CLAIMS, cond.data);
+    pod_event(s, KUBE_ADDED, "dra", "102", NULL, 1000, "2", "", CLAIMS, cond.data);
+    sbuf_free(&cond);
     /* A stray enqueue: the cycle drops it at once. */
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     cache_pod_state_t cst;
@@ -544,29 +475,26 @@ static void test_claims_pod_held_no_preemption(void **st)
     assert_int_equal(queued(s), 0);
     evictor_wait_idle(s->evictor);
     flush_writes(s);
-    assert_int_equal(events_with("FailedScheduling", "dra", NULL), 1);
-    assert_int_equal(patches_of("dra", NULL), 1);
+    assert_int_equal(writes_of("event", "FailedScheduling", "dra", NULL), 1);
+    assert_int_equal(writes_of("patch", NULL, "dra", NULL), 1);
     assert_int_equal(nominated_count(s), 0);
-    assert_int_equal(api_evictions(), 0);
-    assert_int_equal(api_binds(), 0);
+    assert_int_equal(api_count(&api.evictions), 0);
+    assert_int_equal(api_count(&api.binds), 0);
 
     /* The same pod without the claim does preempt here: the setup allows it. */
     pod_event(s, KUBE_ADDED, "ctl", "103", NULL, 1000, "2", "", NULL, NULL);
     assert_int_equal(cycle_once(s, 50), 1);
     evictor_wait_idle(s->evictor);
-    assert_int_equal(api_evictions(), 1);
+    assert_int_equal(api_count(&api.evictions), 1);
     scheduler_free(s);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gated_pod_waits_then_binds_at_once),
-        cmocka_unit_test(test_gated_condition_written_once),
-        cmocka_unit_test(test_gang_with_gated_member_waits_whole),
-        cmocka_unit_test(test_bind_refused_as_gated_holds),
-        cmocka_unit_test(test_binder_never_binds_gated),
-        cmocka_unit_test(test_claims_pod_held_no_preemption),
+        cmocka_unit_test(test_gated_pod_waits_then_binds_at_once), cmocka_unit_test(test_gated_condition_written_once),
+        cmocka_unit_test(test_gang_with_gated_member_waits_whole), cmocka_unit_test(test_bind_refused_as_gated_holds),
+        cmocka_unit_test(test_binder_never_binds_gated),           cmocka_unit_test(test_claims_pod_held_no_preemption),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
