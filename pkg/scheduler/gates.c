@@ -110,7 +110,11 @@ static void tell(scheduler_t *s, const pod_t *pod, const enqueue_hold_t *h)
 {
     int shown = pod->scheduled_reason && strcmp(pod->scheduled_reason, h->reason) == 0 &&
                 (!h->event || (pod->scheduled_message && strcmp(pod->scheduled_message, h->message) == 0));
-    LOG_I("pod=%s kept out of the scheduling queue: %s", pod->key, h->message);
+    /* A gated pod is routine (its condition says it); a claim is a pod we fail. */
+    if (h->event)
+        LOG_I("pod=%s kept out of the scheduling queue: %s", pod->key, h->message);
+    else
+        LOG_D("pod=%s kept out of the scheduling queue: %s", pod->key, h->message);
     if (shown || !s->writer || scheduler_fenced(s))
         return;
     if (h->event)
