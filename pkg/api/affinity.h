@@ -4,7 +4,12 @@
  *
  * Semantics follow kube-scheduler v1.20 (framework.NewPodInfo): a term's
  * namespaces default to the pod's own namespace; a nil labelSelector matches
- * no pod, an empty one ({}) every pod. namespaceSelector (a v1.21 field) is
+ * no pod, an empty one ({}) every pod. The fields of later releases follow
+ * current kube (1.33-1.35): matchLabelKeys / mismatchLabelKeys are merged
+ * into the selector here, once, with the pod's own labels (as the API
+ * server's PrepareForCreate and PodTopologySpread's
+ * filterTopologySpreadConstraints do); a selector the API server already
+ * merged is recognised and not merged twice. namespaceSelector (a v1.21 field) is
  * honoured only as {} (all namespaces); any other namespaceSelector is
  * approximated by the listed namespaces (or the pod's own) and recorded in
  * `warning` so the scheduler can tell the user.
@@ -33,12 +38,15 @@ typedef struct pod_aff_term {
 } pod_aff_term_t;
 
 typedef struct spread_constraint {
-    int32_t max_skew;   /* >= 1 */
-    char *topology_key; /* never empty */
-    int hard;           /* whenUnsatisfiable: DoNotSchedule (else ScheduleAnyway) */
-    selector_t selector;
-    int match_nothing; /* labelSelector absent: matches no pod */
-    char *key;         /* canonical "selector|topologyKey" */
+    int32_t max_skew;    /* >= 1 */
+    char *topology_key;  /* never empty */
+    int hard;            /* whenUnsatisfiable: DoNotSchedule (else ScheduleAnyway) */
+    int32_t min_domains; /* minDomains (hard only), 1 when unset */
+    int affinity_honor;  /* nodeAffinityPolicy: Honor (the default) */
+    int taints_honor;    /* nodeTaintsPolicy: Honor (default Ignore) */
+    selector_t selector; /* with matchLabelKeys merged */
+    int match_nothing;   /* labelSelector absent: matches no pod */
+    char *key;           /* canonical "selector|topologyKey" */
 } spread_constraint_t;
 
 typedef struct pod_affinity {
@@ -53,14 +61,25 @@ typedef struct pod_affinity {
     spread_constraint_t *spread; /* topologySpreadConstraints */
     int nspread;
     int nspread_hard;
+    /* Some constraint sets nodeAffinityPolicy or nodeTaintsPolicy: spread
+     * counts follow current kube (only pods of nodes that pass each
+     * constraint's policies count) instead of v1.20 (every pod of an
+     * eligible domain). */
+    int spread_policies;
     char *warning; /* what is only approximated, or NULL */
 } pod_affinity_t;
 
 /* Parses spec.affinity.podAffinity/podAntiAffinity and
- * spec.topologySpreadConstraints. *out is NULL when the pod has none of
- * them. -1 with a message on a bad shape or an invalid value (maxSkew < 1,
- * empty topologyKey, unknown whenUnsatisfiable, weight outside 1..100). */
-int pod_affinity_parse(pod_affinity_t **out, json_t *spec, const char *pod_ns, char *err, size_t errlen);
+ * spec.topologySpreadConstraints; pod_labels (the pod's own) resolve
+ * matchLabelKeys and mismatchLabelKeys. *out is NULL when the pod has none
+ * of them. -1 with a message on a bad shape or a value kube's API
+ * validation refuses (maxSkew < 1, empty topologyKey, unknown
+ * whenUnsatisfiable, weight outside 1..100, minDomains < 1 or without
+ * DoNotSchedule, a policy other than Honor/Ignore, label keys without a
+ * labelSelector, not a label name, in both matchLabelKeys and
+ * mismatchLabelKeys, or already in the selector). */
+int pod_affinity_parse(pod_affinity_t **out, json_t *spec, const char *pod_ns, const labels_t *pod_labels, char *err,
+                       size_t errlen);
 void pod_affinity_free(pod_affinity_t *a);
 
 /* Deep copy (dst owns it; aff_term_clear releases it). */
@@ -73,5 +92,8 @@ int aff_term_matches(const pod_aff_term_t *t, const struct pod *p);
  * constraints count only pods of the incoming pod's namespace, and never
  * pods being deleted.) */
 int spread_matches(const spread_constraint_t *c, const char *ns, const struct pod *p);
+/* Whether every node carrying c's key is one of c's domains for pod p (no
+ * node affinity to honour, taints ignored): what the topology index counts. */
+int spread_counts_all_nodes(const spread_constraint_t *c, const struct pod *p);
 
 #endif

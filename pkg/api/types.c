@@ -1,6 +1,8 @@
 /* types.c -- Pod and Node parsing from API JSON, reference counting, and
  * toleration matching. */
 #include "api/types.h"
+#include "api/jsonfield.h"
+#include "api/podres.h"
 #include "api/storage.h"
 #include "gpu/gpu.h"
 #include "util/log.h"
@@ -8,9 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define NONZERO_MILLI_CPU 100                   /* kube DefaultMilliCPURequest */
-#define NONZERO_MEMORY    (200LL * 1024 * 1024) /* kube DefaultMemoryRequest */
 
 /* ---- JSON field helpers: missing/null means default, a wrong type is an error ---- */
 
@@ -32,26 +31,12 @@ static int get_str(json_t *obj, const char *key, const char *def, char **out, co
 /* *out = obj[key] as an object, or NULL when absent. */
 static int get_obj(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_object(v))
-        return util_errf(err, errlen, "%s.%s: not an object", what, key);
-    *out = v;
-    return 0;
+    return jf_get(obj, key, JSON_OBJECT, out, what, err, errlen);
 }
 
 static int get_arr(json_t *obj, const char *key, json_t **out, const char *what, char *err, size_t errlen)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_array(v))
-        return util_errf(err, errlen, "%s.%s: not an array", what, key);
-    *out = v;
-    return 0;
+    return jf_get(obj, key, JSON_ARRAY, out, what, err, errlen);
 }
 
 /* Integer in [lo, hi]; def when absent. */
@@ -289,39 +274,6 @@ static int parse_pod_meta(pod_t *p, json_t *meta, char *err, size_t errlen)
     return labels_from_json(&p->labels, meta ? json_object_get(meta, "labels") : NULL, err, errlen);
 }
 
-/* Every scalar of src must have found room in dst; res_add/res_max drop a
- * name that does not fit, which would silently under-count a request. */
-static int scalars_fit(const resources_t *dst, const resources_t *src, char *err, size_t errlen)
-{
-    for (int i = 0; i < src->nscalar; i++) {
-        int found = 0;
-        for (int j = 0; j < dst->nscalar && !found; j++)
-            found = strcmp(dst->scalar[j].name, src->scalar[i].name) == 0;
-        if (!found)
-            return util_errf(err, errlen, "pod requests more than %d extended resources", RES_MAX_SCALAR);
-    }
-    return 0;
-}
-
-/* One container's requests plus its non-zero cpu/memory for scoring: kube
- * substitutes defaults only when the request is unset, not when it is "0". */
-static int container_requests(json_t *c, const char *what, resources_t *req, int64_t *nz_cpu, int64_t *nz_mem,
-                              char *err, size_t errlen)
-{
-    json_t *resources, *requests;
-    char sub[256];
-    if (!json_is_object(c))
-        return util_errf(err, errlen, "%s: not an object", what);
-    if (get_obj(c, "resources", &resources, what, err, errlen) < 0 ||
-        get_obj(resources, "requests", &requests, what, err, errlen) < 0)
-        return -1;
-    if (res_from_json(req, requests, sub, sizeof sub) < 0)
-        return util_errf(err, errlen, "%s.resources.requests: %s", what, sub);
-    *nz_cpu = requests && json_object_get(requests, "cpu") ? req->milli_cpu : NONZERO_MILLI_CPU;
-    *nz_mem = requests && json_object_get(requests, "memory") ? req->memory : NONZERO_MEMORY;
-    return 0;
-}
-
 static int parse_host_ports(pod_t *p, json_t *c, const char *what, char *err, size_t errlen)
 {
     json_t *ports;
@@ -363,60 +315,36 @@ static int parse_host_ports(pod_t *p, json_t *c, const char *what, char *err, si
     return 0;
 }
 
-/* Effective request: max(sum of containers, each init container) + overhead,
- * and the same rule for the non-zero cpu/memory used by scoring. */
-static int parse_requests(pod_t *p, json_t *spec, char *err, size_t errlen)
+/* The pod's requests and non-zero cpu/memory (api/podres.h), and the host
+ * ports of its app containers and sidecars (kube counts a sidecar's since
+ * 1.33: kubernetes#132040). */
+static int parse_requests(pod_t *p, json_t *spec, json_t *status, char *err, size_t errlen)
 {
-    json_t *containers, *inits, *overhead;
+    json_t *containers, *inits;
     char what[64];
-    if (get_arr(spec, "containers", &containers, "spec", err, errlen) < 0 ||
-        get_arr(spec, "initContainers", &inits, "spec", err, errlen) < 0 ||
-        get_obj(spec, "overhead", &overhead, "spec", err, errlen) < 0)
+    pod_usage_t u;
+    if (podres_compute(spec, status, &u, err, errlen) < 0)
         return -1;
-    res_zero(&p->requests);
+    p->requests = u.requests;
+    p->requests.pods = 1; /* the pod itself occupies one pod slot */
+    p->nonzero_cpu = u.nonzero_cpu;
+    p->nonzero_mem = u.nonzero_mem;
+    if (get_arr(spec, "containers", &containers, "spec", err, errlen) < 0 ||
+        get_arr(spec, "initContainers", &inits, "spec", err, errlen) < 0)
+        return -1;
     size_t i;
     json_t *c;
     json_array_foreach (containers, i, c) {
-        resources_t r;
-        int64_t nzc, nzm;
         snprintf(what, sizeof what, "spec.containers[%zu]", i);
-        if (container_requests(c, what, &r, &nzc, &nzm, err, errlen) < 0 ||
-            parse_host_ports(p, c, what, err, errlen) < 0)
+        if (parse_host_ports(p, c, what, err, errlen) < 0)
             return -1;
-        res_add(&p->requests, &r);
-        if (scalars_fit(&p->requests, &r, err, errlen) < 0)
-            return -1;
-        p->nonzero_cpu += nzc;
-        p->nonzero_mem += nzm;
     }
     json_array_foreach (inits, i, c) {
-        resources_t r;
-        int64_t nzc, nzm;
         snprintf(what, sizeof what, "spec.initContainers[%zu]", i);
-        if (container_requests(c, what, &r, &nzc, &nzm, err, errlen) < 0)
+        int sidecar = podres_is_sidecar(c, what, err, errlen);
+        if (sidecar < 0 || (sidecar && parse_host_ports(p, c, what, err, errlen) < 0))
             return -1;
-        res_max(&p->requests, &r);
-        if (scalars_fit(&p->requests, &r, err, errlen) < 0)
-            return -1;
-        if (nzc > p->nonzero_cpu)
-            p->nonzero_cpu = nzc;
-        if (nzm > p->nonzero_mem)
-            p->nonzero_mem = nzm;
     }
-    if (overhead) {
-        resources_t r;
-        char sub[256];
-        if (res_from_json(&r, overhead, sub, sizeof sub) < 0)
-            return util_errf(err, errlen, "spec.overhead: %s", sub);
-        res_add(&p->requests, &r);
-        if (scalars_fit(&p->requests, &r, err, errlen) < 0)
-            return -1;
-        if (json_object_get(overhead, "cpu"))
-            p->nonzero_cpu += r.milli_cpu;
-        if (json_object_get(overhead, "memory"))
-            p->nonzero_mem += r.memory;
-    }
-    p->requests.pods = 1; /* the pod itself occupies one pod slot */
     return 0;
 }
 
@@ -545,7 +473,8 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
     p->has_node_selector = p->node_selector.n > 0;
 
     if (parse_affinity(p, spec, err, errlen) < 0 || parse_tolerations(p, spec, err, errlen) < 0 ||
-        parse_requests(p, spec, err, errlen) < 0 || pod_affinity_parse(&p->interpod, spec, p->ns, err, errlen) < 0)
+        parse_requests(p, spec, status, err, errlen) < 0 ||
+        pod_affinity_parse(&p->interpod, spec, p->ns, &p->labels, err, errlen) < 0)
         goto fail;
     if (pod_volumes_from_json(spec, &p->volumes, &p->nvolumes, err, errlen) < 0)
         goto fail;

@@ -102,7 +102,7 @@ typedef struct pod {
     int64_t lifetime_s; /* LIFETIME_ANNOTATION; 0 none, -1 malformed */
     labels_t labels;
 
-    resources_t requests; /* effective: max(sum containers, each init) + overhead */
+    resources_t requests; /* what it occupies on its node: api/podres.h */
     int64_t nonzero_cpu;  /* for scoring: 100m when unset */
     int64_t nonzero_mem;  /* 200Mi when unset */
 

@@ -228,17 +228,18 @@ static char *id_spread(const spread_constraint_t *c, const char *ns)
     return b.data;
 }
 
-/* The one hard spread constraint the index serves, or NULL: with a node
- * selector or required node affinity (eligible domains depend on the pod)
- * or several hard constraints (nodes must carry every key) the plugin scans. */
+/* The one hard spread constraint the index serves, or NULL: when some nodes
+ * are not domains (a node selector or required node affinity honoured,
+ * taints honoured) or with several hard constraints (nodes must carry every
+ * key) the plugin scans. */
 static const spread_constraint_t *indexed_spread(const pod_t *pod)
 {
     const pod_affinity_t *a = pod->interpod;
-    if (!a || a->nspread_hard != 1 || pod->has_node_selector || pod->naffinity_terms > 0)
+    if (!a || a->nspread_hard != 1)
         return NULL;
     for (int i = 0; i < a->nspread; i++)
         if (a->spread[i].hard)
-            return &a->spread[i];
+            return spread_counts_all_nodes(&a->spread[i], pod) ? &a->spread[i] : NULL;
     return NULL;
 }
 

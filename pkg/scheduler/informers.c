@@ -95,6 +95,18 @@ static void enqueue_home(scheduler_t *s, pod_t *p)
     tenants_changed(s, 0);
 }
 
+/* kube 1.33+'s UpdatePodScaleDown: a bound pod's in-place resize gave back
+ * some of a resource, so a pod NodeResourcesFit refused may fit now. */
+static int requests_shrank(const resources_t *old, const resources_t *now)
+{
+    if (now->milli_cpu < old->milli_cpu || now->memory < old->memory || now->ephemeral < old->ephemeral)
+        return 1;
+    for (int i = 0; i < old->nscalar; i++)
+        if (res_get_scalar(now, old->scalar[i].name) < old->scalar[i].value)
+            return 1;
+    return 0;
+}
+
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
@@ -121,6 +133,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     }
     if (!known)
         hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
+    pod_t *old = pod_is_bound(p) ? cache_get_pod(s->cache, p->uid, NULL) : NULL;
     cache_pod_state_t now = CPOD_NONE;
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
     gang_pod_upsert(s->gangs, p);
@@ -151,6 +164,9 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
     if (now == CPOD_BOUND && before != CPOD_BOUND && fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))
         pools_move_all(s, "AssignedPodAdd");
+    else if (now == CPOD_BOUND && before == CPOD_BOUND && old && requests_shrank(&old->requests, &p->requests))
+        pools_move_all(s, "AssignedPodUpdate");
+    pod_unref(old);
     pod_unref(p);
 }
 

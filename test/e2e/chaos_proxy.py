@@ -29,18 +29,16 @@ count requests per second and faults.
     chaos_proxy.py --listen-port P --upstream https://127.0.0.1:6443 \\
         --cert proxy.crt --key proxy.key --ca ca.crt --control faults.json --log req.log
 """
-import argparse
 import json
 import random
 import re
 import socket
 import ssl
-import sys
 import threading
 import time
 from urllib.parse import urlparse
 
-MAX_HEAD = 64 * 1024
+import tlsproxy
 
 
 class Faults:
@@ -74,11 +72,9 @@ class Proxy:
     def __init__(self, a):
         self.up = urlparse(a.upstream)
         self.faults = Faults(a.control)
-        self.srv_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.srv_ctx.load_cert_chain(a.cert, a.key)
+        self.srv_ctx = tlsproxy.server_context(a.cert, a.key)
         self.up_ctx = ssl.create_default_context(cafile=a.ca)
-        self.log = open(a.log, "a", buffering=1, encoding="utf-8")
-        self.log_mu = threading.Lock()
+        self.log = tlsproxy.RequestLog(a.log)
         self.streams = {}  # id -> (client socket, upstream socket, is_watch)
         self.cut = set()  # ids of the streams the cutter shut down
         self.streams_mu = threading.Lock()
@@ -86,10 +82,7 @@ class Proxy:
         threading.Thread(target=self.cutter, daemon=True).start()
 
     def record(self, t0, method, path, status):
-        # When the request arrived (rates are the client's), and the path
-        # only: a query may carry a label selector, never a credential.
-        with self.log_mu:
-            self.log.write("%.3f %s %s %s\n" % (t0, method, path.split("?")[0], status))
+        self.log.record(t0, method, path, status)
 
     def cutter(self):
         while True:
@@ -111,80 +104,24 @@ class Proxy:
                             pass
 
     def serve(self, port):
-        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        ls.bind(("127.0.0.1", port))
-        ls.listen(512)
-        print("chaos_proxy: listening on 127.0.0.1:%d -> %s" % (port, self.up.geturl()), file=sys.stderr, flush=True)
-        while True:
-            conn, _ = ls.accept()
-            if self.faults.get("refuse"):
-                conn.close()
-                continue
-            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
-
-    def handle(self, raw):
-        try:
-            c = self.srv_ctx.wrap_socket(raw, server_side=True)
-        except (OSError, ssl.SSLError):
-            raw.close()
-            return
-        try:
-            while self.one_request(c):
-                pass
-        except (OSError, ssl.SSLError, ValueError):
-            pass
-        finally:
-            try:
-                c.close()
-            except OSError:
-                pass
-
-    @staticmethod
-    def read_head(c):
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            chunk = c.recv(4096)
-            if not chunk:
-                return None, b""
-            buf += chunk
-            if len(buf) > MAX_HEAD:
-                raise ValueError("request head too large")
-        head, rest = buf.split(b"\r\n\r\n", 1)
-        return head.decode("latin-1"), rest
+        tlsproxy.serve("chaos_proxy", port, self.up.geturl(), self.srv_ctx, self.one_request,
+                       refuse=lambda: self.faults.get("refuse"))
 
     def one_request(self, c):
         """Handles one request; True when the client connection stays open."""
-        head, rest = self.read_head(c)
-        if head is None:
+        req = tlsproxy.read_request(c)
+        if req is None:
             return False
         t0 = time.time()
-        lines = head.split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
-        headers = []
-        length = 0
-        for h in lines[1:]:
-            k, _, v = h.partition(":")
-            if k.strip().lower() == "content-length":
-                length = int(v.strip())
-            if k.strip().lower() in ("connection", "keep-alive", "proxy-connection"):
-                continue
-            headers.append(h)
-        body = rest
-        while len(body) < length:
-            chunk = c.recv(min(65536, length - len(body)))
-            if not chunk:
-                return False
-            body += chunk
         lat = float(self.faults.get("latency_ms", 0) or 0)
         if lat > 0:
             time.sleep(lat / 1000.0)
-        if method == "POST" and self.should_fail(path):
+        if req.method == "POST" and self.should_fail(req.target):
             code = self.rng.choice(self.faults.get("fail_codes") or [500])
             self.inject(c, code)
-            self.record(t0, method, path, "inj-%d" % code)
+            self.record(t0, req.method, req.target, "inj-%d" % code)
             return True
-        return self.forward(c, t0, method, path, headers, body)
+        return self.forward(c, t0, req.method, req.target, req.headers, req.body)
 
     def should_fail(self, path):
         rate = float(self.faults.get("fail_rate", 0) or 0)
@@ -195,41 +132,24 @@ class Proxy:
 
     @staticmethod
     def inject(c, code):
-        reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}.get(code, "InternalError")
-        body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                           "message": "injected by chaos_proxy", "reason": reason, "code": code}).encode()
         extra = "Retry-After: 1\r\n" if code == 429 else ""
-        c.sendall(("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n"
-                   % (code, reason, len(body), extra)).encode() + body)
+        tlsproxy.send_json(c, code, tlsproxy.status_body(code, "injected by chaos_proxy"), extra, close=False)
 
     def forward(self, c, t0, method, path, headers, body):
-        host = self.up.hostname
-        port = self.up.port or 443
         try:
-            u = self.up_ctx.wrap_socket(socket.create_connection((host, port), timeout=10), server_hostname=host)
+            u = tlsproxy.connect_upstream(self.up, self.up_ctx)
         except (OSError, ssl.SSLError):
             self.inject(c, 503)
             self.record(t0, method, path, "upstream-down")
             return True
-        u.settimeout(None)
-        req = "%s %s HTTP/1.1\r\n%s\r\nConnection: close\r\n\r\n" % (method, path, "\r\n".join(headers))
         watch = "watch=" in path
         sid = id(u)
         with self.streams_mu:
             self.streams[sid] = (c, u, watch)
         status = "?"
         try:
-            u.sendall(req.encode("latin-1") + body)
-            first = True
-            while True:
-                chunk = u.recv(65536)
-                if not chunk:
-                    break
-                if first:
-                    m = re.match(rb"HTTP/1\.[01] (\d+)", chunk)
-                    status = m.group(1).decode() if m else "?"
-                    first = False
-                c.sendall(chunk)
+            u.sendall(tlsproxy.request_bytes(method, path, headers, body))
+            status = tlsproxy.pump(u, c)
         except (OSError, ssl.SSLError):
             status = "cut"
         finally:
@@ -247,14 +167,8 @@ class Proxy:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--listen-port", type=int, required=True)
-    ap.add_argument("--upstream", required=True)
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
-    ap.add_argument("--ca", required=True)
+    ap = tlsproxy.arg_parser(__doc__)
     ap.add_argument("--control", required=True)
-    ap.add_argument("--log", required=True)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     Proxy(a).serve(a.listen_port)

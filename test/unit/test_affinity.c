@@ -64,14 +64,15 @@ typedef struct cluster {
     fw_cluster_t cl;
 } cluster_t;
 
-static node_info_t *add_node(cluster_t *c, const char *name, const char *labels)
+/* A node with labels and spec (the inside of 'spec':{...}, "" for none). */
+static node_info_t *add_node_spec(cluster_t *c, const char *name, const char *labels, const char *spec)
 {
     char buf[2048], err[256] = "";
     snprintf(buf, sizeof(buf),
-             "{'kind':'Node','metadata':{'name':'%s','uid':'n-%s','labels':{%s}},'spec':{},"
+             "{'kind':'Node','metadata':{'name':'%s','uid':'n-%s','labels':{%s}},'spec':{%s},"
              "'status':{'capacity':{'cpu':'4','memory':'8Gi','pods':'110'},"
              "'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
-             name, name, labels ? labels : "");
+             name, name, labels ? labels : "", spec);
     json_t *j = parse_sq(buf);
     node_t *n = node_from_json(j, err, sizeof(err));
     json_decref(j);
@@ -84,6 +85,11 @@ static node_info_t *add_node(cluster_t *c, const char *name, const char *labels)
     c->cl.nodes = c->ni;
     c->cl.nnodes = c->n;
     return ni;
+}
+
+static node_info_t *add_node(cluster_t *c, const char *name, const char *labels)
+{
+    return add_node_spec(c, name, labels, "");
 }
 
 static void place(node_info_t *ni, pod_t *p)
@@ -977,6 +983,478 @@ static void test_race_anti_affinity(void **state)
     framework_free(fw);
 }
 
+/* ---- fields of 1.29-1.35: matchLabelKeys, mismatchLabelKeys, minDomains,
+ * nodeAffinityPolicy, nodeTaintsPolicy (current kube's answers) ---------- */
+
+#define WEB_H1 "'app':'web','pod-template-hash':'h1'"
+#define WEB_H2 "'app':'web','pod-template-hash':'h2'"
+/* Required anti-affinity on key for app=web pods of the same rollout, as a
+ * 1.30 API server serves it (selector not merged). */
+#define ANTI_ROLLOUT(key)                                                                                              \
+    "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"               \
+    "{'matchLabels':{'app':'web'}},'matchLabelKeys':['pod-template-hash'],'topologyKey':'" key "'}]}}"
+/* The same for a pod of rollout h2 as a 1.31+ API server serves it: the
+ * selector already holds the merged requirement. */
+#define ANTI_ROLLOUT_H2_MERGED(key)                                                                                    \
+    "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"               \
+    "{'matchLabels':{'app':'web'},'matchExpressions':[{'key':'pod-template-hash','operator':'In','values':['h2']}]},"  \
+    "'matchLabelKeys':['pod-template-hash'],'topologyKey':'" key "'}]}}"
+/* One DoNotSchedule zone constraint on app=x with extra fields. */
+#define SPREAD_X(extra)                                                                                                \
+    "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"              \
+    "'labelSelector':{'matchLabels':{'app':'x'}}" extra "}]"
+#define TAINT_GPU "'taints':[{'key':'dedicated','value':'gpu','effect':'NoSchedule'}]"
+
+/* Filters pod p (labels, spec) on every node of c: want is the '+'/'-'
+ * string of filter_all. */
+static void expect_fit(framework_t *fw, cluster_t *c, const char *labels, const char *spec, const char *want)
+{
+    char got[16];
+    pod_t *p = mkpod("p", labels, spec);
+    filter_all(fw, c, p, got, NULL);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s: got %s, want %s", spec ? spec : "(no spec)", got, want);
+    pod_unref(p);
+}
+
+/* A node of a test cluster: labels, spec ("" for none), and nx pods on it
+ * with pod_labels (app=x when NULL). */
+typedef struct node_def {
+    const char *name, *labels, *spec;
+    int nx;
+    const char *pod_labels;
+} node_def_t;
+
+static void build(cluster_t *c, const node_def_t *d, int n)
+{
+    memset(c, 0, sizeof(*c));
+    for (int i = 0; i < n; i++) {
+        node_info_t *ni = add_node_spec(c, d[i].name, d[i].labels, d[i].spec);
+        for (int k = 0; k < d[i].nx; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "x-%s-%d", d[i].name, k);
+            place(ni, mkpod(name, d[i].pod_labels ? d[i].pod_labels : "'app':'x'", NULL));
+        }
+    }
+}
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A pod (labels, spec) and the '+'/'-' string filter_all should give. */
+typedef struct fit_case {
+    const char *labels, *spec, *want;
+} fit_case_t;
+
+/* Builds the cluster of nodes and checks every case on it. */
+static void expect_fits(const node_def_t *nodes, int nn, const fit_case_t *cases, int nc)
+{
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    build(&c, nodes, nn);
+    for (int i = 0; i < nc; i++)
+        expect_fit(fw, &c, cases[i].labels, cases[i].spec, cases[i].want);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+static void assert_req(const sel_req_t *r, const char *key, sel_op_t op, const char *value)
+{
+    assert_string_equal(r->key, key);
+    assert_int_equal(r->op, op);
+    assert_int_equal(r->nvalues, 1);
+    assert_string_equal(r->values[0], value);
+}
+
+static void test_parse_label_keys(void **state)
+{
+    /* matchLabelKeys adds pod-template-hash In (h2), mismatchLabelKeys
+     * tenant NotIn (t1), both with the pod's own values; 'absent' (a label
+     * the pod lacks) adds nothing. */
+    pod_t *p =
+        mkpod("p", WEB_H2 ",'tenant':'t1'",
+              "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+              "{'matchLabels':{'app':'web'}},'matchLabelKeys':['pod-template-hash','absent'],"
+              "'mismatchLabelKeys':['tenant'],'topologyKey':'kubernetes.io/hostname'}]}}," SPREAD_X(
+                  ",'matchLabelKeys':['pod-template-hash'],'minDomains':null"));
+    const pod_aff_term_t *t = &p->interpod->anti_req[0];
+    const spread_constraint_t *c = &p->interpod->spread[0];
+    assert_int_equal(t->selector.n, 3);
+    assert_req(&t->selector.reqs[1], "pod-template-hash", SEL_IN, "h2");
+    assert_req(&t->selector.reqs[2], "tenant", SEL_NOT_IN, "t1");
+    assert_int_equal(c->selector.n, 2);
+    assert_req(&c->selector.reqs[1], "pod-template-hash", SEL_IN, "h2");
+    /* Defaults: minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy
+     * Ignore, and v1.20's counting (no policy set). */
+    assert_int_equal(c->min_domains, 1);
+    assert_true(c->affinity_honor);
+    assert_false(c->taints_honor);
+    assert_false(p->interpod->spread_policies);
+    assert_null(p->unsupported); /* honoured now: no UnsupportedConstraint */
+    pod_t *old = mkpod("old", WEB_H1 ",'tenant':'t2'", NULL), *same = mkpod("same", WEB_H2 ",'tenant':'t2'", NULL);
+    pod_t *own = mkpod("own", WEB_H2 ",'tenant':'t1'", NULL);
+    assert_false(aff_term_matches(t, old)); /* other rollout */
+    assert_true(aff_term_matches(t, same)); /* same rollout, other tenant */
+    assert_false(aff_term_matches(t, own)); /* own tenant: NotIn */
+    pod_t *xold = mkpod("xold", "'app':'x','pod-template-hash':'h1'", NULL);
+    pod_t *xsame = mkpod("xsame", "'app':'x','pod-template-hash':'h2'", NULL);
+    assert_false(spread_matches(c, "default", xold));
+    assert_true(spread_matches(c, "default", xsame));
+    pod_unref(xold);
+    pod_unref(xsame);
+
+    /* A 1.34+ API server merged both already: nothing is added twice, and
+     * the terms are the ones above (same key: one topology index entry). */
+    pod_t *m =
+        mkpod("m", WEB_H2 ",'tenant':'t1'",
+              "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+              "{'matchLabels':{'app':'web'},'matchExpressions':["
+              "{'key':'pod-template-hash','operator':'In','values':['h2']},"
+              "{'key':'tenant','operator':'NotIn','values':['t1']}]},"
+              "'matchLabelKeys':['pod-template-hash','absent'],'mismatchLabelKeys':['tenant'],"
+              "'topologyKey':'kubernetes.io/hostname'}]}},"
+              "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
+              "'DoNotSchedule','labelSelector':{'matchLabels':{'app':'x'},'matchExpressions':["
+              "{'key':'pod-template-hash','operator':'In','values':['h2']}]},"
+              "'matchLabelKeys':['pod-template-hash']}]");
+    assert_int_equal(m->interpod->anti_req[0].selector.n, 3);
+    assert_string_equal(m->interpod->anti_req[0].key, t->key);
+    assert_int_equal(m->interpod->spread[0].selector.n, 2);
+    assert_string_equal(m->interpod->spread[0].key, c->key);
+    pod_unref(m);
+
+    /* The policies and minDomains as set. */
+    pod_t *q =
+        mkpod("q", "'app':'x'", SPREAD_X(",'minDomains':3,'nodeAffinityPolicy':'Ignore','nodeTaintsPolicy':'Honor'"));
+    c = &q->interpod->spread[0];
+    assert_int_equal(c->min_domains, 3);
+    assert_false(c->affinity_honor);
+    assert_true(c->taints_honor);
+    assert_true(q->interpod->spread_policies);
+    assert_null(q->unsupported);
+    pod_unref(q);
+    pod_unref(old);
+    pod_unref(same);
+    pod_unref(own);
+    pod_unref(p);
+}
+
+#define ANTI_TERM(extra)                                                                                               \
+    "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'topologyKey':'z'" extra "}]}}"
+
+/* What kube's API validation refuses gives a parse error naming the field. */
+static void test_parse_errors_new_fields(void **state)
+{
+    parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':'h'"), "matchLabelKeys: not an array");
+    parse_fails(ANTI_TERM(",'labelSelector':{},'mismatchLabelKeys':[7]"),
+                "mismatchLabelKeys[0]: not a valid label key");
+    parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':['ok','bad key']"),
+                "matchLabelKeys[1]: not a valid label key");
+    parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':['Example.com/x']"), "not a valid label key");
+    parse_fails(ANTI_TERM(",'matchLabelKeys':['h']"), "must not be set when labelSelector is not");
+    parse_fails(ANTI_TERM(",'labelSelector':{},'matchLabelKeys':['h'],'mismatchLabelKeys':['h']"),
+                "exists in both matchLabelKeys and mismatchLabelKeys");
+    /* The user's own requirement on h plus the merged one: refused, as
+     * kube's validation after its merge does. */
+    parse_fails(ANTI_TERM(",'labelSelector':{'matchLabels':{'h':'1'},'matchExpressions':"
+                          "[{'key':'h','operator':'In','values':['1']}]},'matchLabelKeys':['h']"),
+                "exists in both matchLabelKeys and labelSelector");
+    parse_fails("'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
+                "'podAffinityTerm':{'topologyKey':'z','labelSelector':{},'mismatchLabelKeys':{}}}]}}",
+                "podAffinity.preferred[0].mismatchLabelKeys: not an array");
+    parse_fails(SPREAD_X(",'matchLabelKeys':{}"), "matchLabelKeys: not an array");
+    parse_fails("'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'z','whenUnsatisfiable':'DoNotSchedule',"
+                "'matchLabelKeys':['h']}]",
+                "must not be set when labelSelector is not");
+    parse_fails(SPREAD_X(",'minDomains':0"), "minDomains: must be greater than zero");
+    parse_fails(SPREAD_X(",'minDomains':'3'"), "minDomains: must be greater than zero");
+    parse_fails(SPREAD_X(",'minDomains':2147483648"), "minDomains: must be greater than zero");
+    parse_fails("'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'z','whenUnsatisfiable':'ScheduleAnyway',"
+                "'minDomains':2}]",
+                "minDomains: can only be used with whenUnsatisfiable DoNotSchedule");
+    parse_fails(SPREAD_X(",'nodeAffinityPolicy':'Maybe'"), "nodeAffinityPolicy: must be Honor or Ignore");
+    parse_fails(SPREAD_X(",'nodeTaintsPolicy':true"), "nodeTaintsPolicy: must be Honor or Ignore");
+}
+
+/* A rollout: old pods (h1) on n1, new (h2) on n2, each with anti-affinity
+ * against app=web of its own rollout. */
+static void rollout(cluster_t *c)
+{
+    five(c);
+    place(c->ni[0], mkpod("old1", WEB_H1, ANTI_ROLLOUT("kubernetes.io/hostname")));
+    place(c->ni[1], mkpod("new1", WEB_H2, ANTI_ROLLOUT("kubernetes.io/hostname")));
+    /* zone b: an old pod whose term spreads the old rollout over zones */
+    place(c->ni[2], mkpod("oldz", WEB_H1, ANTI_ROLLOUT("zone")));
+}
+
+static void test_anti_affinity_match_label_keys(void **state)
+{
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    rollout(&c);
+    /* New pod (h2): its term is app=web, hash=h2: only new1 (n2) matches,
+     * and of the existing terms only new1's matches it (old1's and oldz's
+     * were merged with h1). n1, n3, n4, n5 fit. Ignoring matchLabelKeys,
+     * its term would match old1, new1 and oldz, and oldz's zone term would
+     * match it: "---++". */
+    expect_fit(fw, &c, WEB_H2, ANTI_ROLLOUT("kubernetes.io/hostname"), "+-+++");
+    /* The same pod served with the selector merged: the same answer. */
+    expect_fit(fw, &c, WEB_H2, ANTI_ROLLOUT_H2_MERGED("kubernetes.io/hostname"), "+-+++");
+    /* An existing pod's term is evaluated with that pod's labels: an old
+     * pod (h1) without terms of its own is kept off n1 (old1's hostname
+     * term) and off zone b (oldz's zone term), not off n2. */
+    expect_fit(fw, &c, WEB_H1, NULL, "-+-++");
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* Tenant isolation: keep off nodes running another tenant's pods. The term
+ * is tenant Exists + tenant NotIn (a); ignoring mismatchLabelKeys it would
+ * also refuse n1 (tenant a's own pod): "--+". */
+static void test_anti_affinity_mismatch_label_keys(void **state)
+{
+    const node_def_t nodes[] = {
+        { "n1", "'kubernetes.io/hostname':'n1'", "", 1, "'tenant':'a'" },
+        { "n2", "'kubernetes.io/hostname':'n2'", "", 1, "'tenant':'b'" },
+        { "n3", "'kubernetes.io/hostname':'n3'", "", 0, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'tenant':'a'",
+          "'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+          "{'matchExpressions':[{'key':'tenant','operator':'Exists'}]},'mismatchLabelKeys':['tenant'],"
+          "'topologyKey':'kubernetes.io/hostname'}]}}",
+          "+-+" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
+}
+
+/* Preferred affinity (weight 10, zone, app=web, matchLabelKeys hash): web h1
+ * on n1 (zone a), web h2 on n3 (zone b); the incoming pod is h2. Only zone b
+ * scores +10: n3 100, others 0 (ignoring the keys n1 and n2 would score 100
+ * too). */
+static void test_interpod_score_match_label_keys(void **state)
+{
+    framework_t *fw = fw_scores_only(0);
+    cluster_t c;
+    int64_t out[16];
+    five(&c);
+    place(c.ni[0], mkpod("w1", WEB_H1, NULL));
+    place(c.ni[2], mkpod("w2", WEB_H2, NULL));
+    pod_t *p = mkpod("p", WEB_H2,
+                     "'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':10,"
+                     "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'web'}},"
+                     "'matchLabelKeys':['pod-template-hash'],'topologyKey':'zone'}}]}}");
+    score_all(fw, &c, p, out);
+    int64_t want[5] = { 0, 0, 100, 0, 0 };
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(out[i], want[i]);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* Spread per rollout: x1, x2 (h1) in zone a, x3 (h2) in zone b. For a h2 pod
+ * only h2 pods count: a 0, b 1, c 0, min 0: zone a 0+1-0 = 1 fits, zone b
+ * 1+1-0 = 2 does not, zone c fits, n4 lacks the key. Counting all app=x
+ * pods (a 2, b 1, c 0) only zone c would fit: "----+". */
+static void test_spread_match_label_keys(void **state)
+{
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a'", "", 1, "'app':'x','pod-template-hash':'h1'" },
+        { "n2", "'zone':'a'", "", 1, "'app':'x','pod-template-hash':'h1'" },
+        { "n3", "'zone':'b'", "", 1, "'app':'x','pod-template-hash':'h2'" },
+        { "n4", "", "", 0, NULL },
+        { "n5", "'zone':'c'", "", 0, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'app':'x','pod-template-hash':'h2'", SPREAD_X(",'matchLabelKeys':['pod-template-hash']"), "++--+" },
+        /* Served merged (1.34+ API server): the same. */
+        { "'app':'x','pod-template-hash':'h2'",
+          "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
+          "'labelSelector':{'matchLabels':{'app':'x'},'matchExpressions':[{'key':'pod-template-hash',"
+          "'operator':'In','values':['h2']}]},'matchLabelKeys':['pod-template-hash']}]",
+          "++--+" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
+}
+
+/* Two zones with one app=x pod each. Global minimum 1: both fit (1+1-1).
+ * minDomains 2: 2 domains, not fewer, the same. minDomains 3: fewer
+ * domains than that, the minimum is 0 and 1+1-0 = 2 > 1: the second pod of
+ * a zone is refused everywhere. */
+static void test_spread_min_domains(void **state)
+{
+    const node_def_t nodes[] = { { "a", "'zone':'a'", "", 1, NULL }, { "b", "'zone':'b'", "", 1, NULL } };
+    const fit_case_t cases[] = {
+        { "'app':'x'", SPREAD_X(""), "++" },
+        { "'app':'x'", SPREAD_X(",'minDomains':2"), "++" },
+        { "'app':'x'", SPREAD_X(",'minDomains':3"), "--" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
+}
+
+/* n1 zone a, n2 zone b tainted, n3 zone c, n4 zone a tainted; one app=x pod
+ * on n1, n3 and n4. Taints ignored (the default): a 2, b 0, c 1, minimum 0:
+ * n1 3 and n3 2 exceed maxSkew 1; n2, n4 fail TaintToleration: "----".
+ * nodeTaintsPolicy Honor: n2 and n4 are no domain and n4's pod does not
+ * count: a 1, c 1, minimum 1: n1 and n3 fit: "+-+-". A pod tolerating the
+ * taint includes them again: a 2, b 0, c 1: only n2 (0+1-0) fits: "-+--". */
+static void test_spread_node_taints_policy(void **state)
+{
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a'", "", 1, NULL },
+        { "n2", "'zone':'b'", TAINT_GPU, 0, NULL },
+        { "n3", "'zone':'c'", "", 1, NULL },
+        { "n4", "'zone':'a'", TAINT_GPU, 1, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'app':'x'", SPREAD_X(""), "----" },
+        { "'app':'x'", SPREAD_X(",'nodeTaintsPolicy':'Honor'"), "+-+-" },
+        { "'app':'x'",
+          "'tolerations':[{'key':'dedicated','operator':'Equal','value':'gpu','effect':'NoSchedule'}]," SPREAD_X(
+              ",'nodeTaintsPolicy':'Honor'"),
+          "-+--" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
+}
+
+/* nodeSelector disk=ssd; n1 zone a ssd, n2 zone a (no ssd) with two app=x
+ * pods, n3 zone b ssd with one. Without a policy (v1.20, kept): domains a
+ * and b, pods of every node of them count: a 2, b 1, minimum 1: n1 2+1-1 =
+ * 2 > 1, n3 fits: "--+". nodeAffinityPolicy Honor set (current kube): only
+ * n1 counts in zone a: a 0, b 1, minimum 0: n1 fits, n3 1+1-0 = 2 does not:
+ * "+--". Ignore: every node: a 2, b 1 as in v1.20: "--+". n2 fails the
+ * nodeSelector in all three. */
+static void test_spread_node_affinity_policy(void **state)
+{
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a','disk':'ssd'", "", 0, NULL },
+        { "n2", "'zone':'a'", "", 2, NULL },
+        { "n3", "'zone':'b','disk':'ssd'", "", 1, NULL },
+    };
+    const fit_case_t cases[] = {
+        { "'app':'x'", "'nodeSelector':{'disk':'ssd'}," SPREAD_X(""), "--+" },
+        { "'app':'x'", "'nodeSelector':{'disk':'ssd'}," SPREAD_X(",'nodeAffinityPolicy':'Honor'"), "+--" },
+        { "'app':'x'", "'nodeSelector':{'disk':'ssd'}," SPREAD_X(",'nodeAffinityPolicy':'Ignore'"), "--+" },
+    };
+    expect_fits(nodes, NELEM(nodes), cases, NELEM(cases));
+}
+
+/* ScheduleAnyway zone, maxSkew 1: n1 zone a, n2 zone a tainted with two
+ * app=x pods, n3 zone b with one. Domains a, b: weight ln(2 + 2) = 1.386.
+ * Taints ignored: a 2, b 1: raw n1, n2 int(2.77) = 2, n3 int(1.39) = 1;
+ * normalized 100*(2+1-s)/2: 50, 50, 100; PodTopologySpread weight 2: 100,
+ * 100, 200. nodeTaintsPolicy Honor: n2's pods do not count: a 0, b 1: raw
+ * 0, 0, 1: 100*(1+0-s)/1: 100, 100, 0; weighted 200, 200, 0. */
+static void test_spread_score_taints_policy(void **state)
+{
+    framework_t *fw = fw_interpod_only();
+    cluster_t c;
+    int64_t out[16];
+    const node_def_t nodes[] = {
+        { "n1", "'zone':'a'", "", 0, NULL },
+        { "n2", "'zone':'a'", TAINT_GPU, 2, NULL },
+        { "n3", "'zone':'b'", "", 1, NULL },
+    };
+    build(&c, nodes, NELEM(nodes));
+    const char *soft = "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
+                       "'ScheduleAnyway','labelSelector':{'matchLabels':{'app':'x'}}%s}]";
+    char spec[512];
+    int64_t want[2][3] = { { 100, 100, 200 }, { 200, 200, 0 } };
+    for (int v = 0; v < 2; v++) {
+        snprintf(spec, sizeof spec, soft, v ? ",'nodeTaintsPolicy':'Honor'" : "");
+        pod_t *p = mkpod("p", "'app':'x'", spec);
+        score_all(fw, &c, p, out);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(out[i], want[v][i]);
+        pod_unref(p);
+    }
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* AddPod/RemovePod (preemption) count only on nodes the policies include:
+ * zones a, c with one pod each, b's node tainted (Honor: no domain). A pod
+ * added on b changes nothing (n_a still 1+1-1); one added on a does (2+1-1
+ * > 1), and removing it restores the fit. */
+static void test_spread_add_pod_policies(void **state)
+{
+    framework_t *fw = framework_new(NULL);
+    cluster_t c;
+    const node_def_t nodes[] = {
+        { "a", "'zone':'a'", "", 1, NULL },
+        { "b", "'zone':'b'", TAINT_GPU, 0, NULL },
+        { "c", "'zone':'c'", "", 1, NULL },
+    };
+    build(&c, nodes, NELEM(nodes));
+    pod_t *p = mkpod("p", "'app':'x'", SPREAD_X(",'nodeTaintsPolicy':'Honor'"));
+    pod_t *on_b = mkpod("xb", "'app':'x'", NULL), *on_a = mkpod("xa", "'app':'x'", NULL);
+    cycle_state_t *cs = cycle_state_new();
+    cycle_state_set_cluster(cs, &c.cl);
+    fw_status_t st;
+    assert_int_equal(framework_pre_filter(fw, cs, p, &st), FW_SUCCESS);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[0], &st), FW_SUCCESS);
+    framework_add_pod(fw, cs, p, on_b, c.ni[1]);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[0], &st), FW_SUCCESS);
+    framework_add_pod(fw, cs, p, on_a, c.ni[0]);
+    fw_status_reset(&st);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[0], &st), FW_UNSCHEDULABLE);
+    framework_remove_pod(fw, cs, p, on_a, c.ni[0]);
+    fw_status_reset(&st);
+    assert_int_equal(framework_filter(fw, cs, p, c.ni[0], &st), FW_SUCCESS);
+    cycle_state_free(cs);
+    pod_unref(on_a);
+    pod_unref(on_b);
+    pod_unref(p);
+    cluster_free(&c);
+    framework_free(fw);
+}
+
+/* The topology index answers as the scan for the new fields (merged
+ * selectors of existing and incoming pods, policies, minDomains). */
+static void test_index_new_fields(void **state)
+{
+    framework_t *fw = fw_interpod_only();
+    cache_t *c = cache_new(NULL, NULL);
+    const char *zones[3] = { "a", "b", "c" };
+    for (int i = 0; i < 6; i++) {
+        char name[8], labels[128];
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(labels, sizeof labels, "'zone':'%s','kubernetes.io/hostname':'%s'%s", zones[i % 3], name,
+                 i < 3 ? ",'disk':'ssd'" : "");
+        cache_node(c, name, labels);
+    }
+    cache_pod(c, "o1", "default", WEB_H1, ANTI_ROLLOUT("kubernetes.io/hostname"), "n0");
+    cache_pod(c, "o2", "default", WEB_H1, ANTI_ROLLOUT("zone"), "n4");
+    cache_pod(c, "w1", "default", WEB_H2, ANTI_ROLLOUT_H2_MERGED("kubernetes.io/hostname"), "n1");
+    cache_pod(c, "w2", "default", WEB_H2, NULL, "n5");
+    pod_t *probes[] = {
+        mkpod("p1", WEB_H2, ANTI_ROLLOUT("kubernetes.io/hostname")),
+        mkpod("p2", WEB_H1, NULL),
+        mkpod("p3", WEB_H2,
+              "'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':10,"
+              "'podAffinityTerm':{'labelSelector':{'matchLabels':{'app':'web'}},"
+              "'matchLabelKeys':['pod-template-hash'],'topologyKey':'zone'}}]}}"),
+        mkpod("p4", WEB_H2,
+              "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule',"
+              "'labelSelector':{'matchLabels':{'app':'web'}},'matchLabelKeys':['pod-template-hash'],'minDomains':4}]"),
+        mkpod("p5", WEB_H2,
+              "'nodeSelector':{'disk':'ssd'},'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
+              "'whenUnsatisfiable':'DoNotSchedule','labelSelector':{'matchLabels':{'app':'web'}},"
+              "'nodeAffinityPolicy':'Ignore'}]"),
+        mkpod("p6", WEB_H2,
+              "'nodeSelector':{'disk':'ssd'},'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
+              "'whenUnsatisfiable':'DoNotSchedule','labelSelector':{'matchLabels':{'app':'web'}},"
+              "'nodeAffinityPolicy':'Honor'}]"),
+    };
+    int np = (int)(sizeof(probes) / sizeof(probes[0]));
+    for (int i = 0; i < np; i++)
+        check_same(fw, c, probes[i]);
+    for (int i = 0; i < np; i++)
+        pod_unref(probes[i]);
+    cache_free(c);
+    framework_free(fw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -998,6 +1476,18 @@ int main(void)
         cmocka_unit_test(test_index_matches_scan),
         cmocka_unit_test(test_interpod_epoch),
         cmocka_unit_test(test_race_anti_affinity),
+        cmocka_unit_test(test_parse_label_keys),
+        cmocka_unit_test(test_parse_errors_new_fields),
+        cmocka_unit_test(test_anti_affinity_match_label_keys),
+        cmocka_unit_test(test_anti_affinity_mismatch_label_keys),
+        cmocka_unit_test(test_interpod_score_match_label_keys),
+        cmocka_unit_test(test_spread_match_label_keys),
+        cmocka_unit_test(test_spread_min_domains),
+        cmocka_unit_test(test_spread_node_taints_policy),
+        cmocka_unit_test(test_spread_node_affinity_policy),
+        cmocka_unit_test(test_spread_score_taints_policy),
+        cmocka_unit_test(test_spread_add_pod_policies),
+        cmocka_unit_test(test_index_new_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

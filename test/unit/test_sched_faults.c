@@ -405,9 +405,10 @@ static void pod_event(scheduler_t *s, kube_event_type_t type, const char *name, 
     json_decref(j);
 }
 
-static void test_update_leaves_unschedulable(void **st)
+/* Pod p1 added and tried once: it waits in the default pool's
+ * unschedulable queue. */
+static sched_pool_t *p1_unschedulable(scheduler_t *s)
 {
-    scheduler_t *s = new_sched();
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     pod_event(s, KUBE_ADDED, "p1", 0, NULL);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
@@ -416,6 +417,15 @@ static void test_update_leaves_unschedulable(void **st)
     queue_stats_t qs;
     queue_get_stats(D->q, &qs);
     assert_int_equal(qs.unschedulable, 1);
+    return D;
+}
+
+static void test_update_leaves_unschedulable(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = p1_unschedulable(s);
+    queue_item_t *it;
+    queue_stats_t qs;
 
     /* A status-only update does not wake it. */
     pod_event(s, KUBE_MODIFIED, "p1", 0, NULL);
@@ -432,6 +442,44 @@ static void test_update_leaves_unschedulable(void **st)
     assert_int_equal(it->pod->ntolerations, 1);
     queue_done(D->q, it);
     queue_item_free(it);
+    scheduler_free(s);
+}
+
+/* A running pod on n1 with spec cpu and status allocated/applied cpu. */
+static void bound_event(scheduler_t *s, kube_event_type_t type, const char *spec_cpu, const char *status_cpu)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"big\",\"namespace\":\"ns\",\"uid\":\"uid-big\"},"
+             "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+             "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"c\","
+             "\"allocatedResources\":{\"cpu\":\"%s\"},\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
+             spec_cpu, status_cpu, status_cpu);
+    json_t *j = J(text);
+    on_pod_event(s, type, "ns/big", j);
+    json_decref(j);
+}
+
+/* A bound pod's in-place scale-down (kube 1.33+'s UpdatePodScaleDown) wakes
+ * unschedulable pods at once; a resize that frees nothing does not. */
+static void test_resize_down_wakes_unschedulable(void **st)
+{
+    scheduler_t *s = new_sched();
+    sched_pool_t *D = p1_unschedulable(s);
+    queue_stats_t qs;
+    /* Occupies max(spec 2, status 2) = 2 cpu; then spec 3 while 2 is
+     * allocated: 3; then spec 1 while 3 is still allocated: max(1, 3) = 3,
+     * nothing freed yet. */
+    bound_event(s, KUBE_ADDED, "2", "2");
+    bound_event(s, KUBE_MODIFIED, "3", "2");
+    bound_event(s, KUBE_MODIFIED, "1", "3");
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 1);
+    /* The kubelet applied 1 cpu: 3 -> 1 frees 2 cpu on n1. */
+    bound_event(s, KUBE_MODIFIED, "1", "1");
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 0);
     scheduler_free(s);
 }
 
@@ -1242,6 +1290,7 @@ int main(void)
         cmocka_unit_test(test_bind_carries_uid),
         cmocka_unit_test(test_bind_409_replaced_not_retried),
         cmocka_unit_test(test_update_leaves_unschedulable),
+        cmocka_unit_test(test_resize_down_wakes_unschedulable),
         cmocka_unit_test(test_priority_update_resorts),
         cmocka_unit_test(test_lender_most_idle_absolute),
         cmocka_unit_test(test_start_waits_for_slow_pool_list),

@@ -517,10 +517,10 @@ static void test_pod_gates_and_claims(void **state)
     assert_string_equal(p->scheduled_message, "Scheduling is blocked due to non-empty scheduling gates");
     assert_null(p->unsupported); /* honoured, not warned about */
     pod_unref(p);
-    /* Absent, null and empty lists: no gates, no claims; a malformed
-     * condition list only loses the condition. */
+    /* Absent, null and empty lists: no gates, no claims; conditions of
+     * other types: no PodScheduled one. */
     p = parse_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"schedulingGates\":[],\"resourceClaims\":null},"
-                  "\"status\":{\"conditions\":[5,{\"type\":7},{\"type\":\"Ready\",\"reason\":\"x\"}]}}");
+                  "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"x\"}]}}");
     assert_int_equal(p->ngates, 0);
     assert_null(p->gates);
     assert_int_equal(p->nclaims, 0);

@@ -7,7 +7,14 @@
  * Eligible domains come from nodes that pass the pod's nodeSelector and
  * required node affinity and carry every constraint's key; as in v1.20,
  * pods count on any node of an eligible domain. Pods being deleted never
- * count; default (system) constraints are not applied here. */
+ * count; default (system) constraints are not applied here.
+ *
+ * Fields of later releases, as current kube (podtopologyspread/filtering.go,
+ * scoring.go of 1.33-1.35): minDomains (fewer eligible domains than it: the
+ * global minimum is 0); and, for a pod whose constraints set
+ * nodeAffinityPolicy or nodeTaintsPolicy, domains and counts come only from
+ * the nodes that pass each constraint's policies (matchNodeInclusionPolicies).
+ * matchLabelKeys is already in the selector (api/affinity.c). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +40,7 @@ typedef struct pts_state {
     const spread_constraint_t **hard; /* DoNotSchedule constraints */
     int nhard;
     crit_paths_t *paths; /* per hard constraint */
+    int *ndomains;       /* per hard constraint: eligible domains (minDomains) */
     tp_counts_t pairs;   /* eligible pairs -> matching pods */
     /* PreScore */
     const spread_constraint_t **soft; /* ScheduleAnyway constraints */
@@ -57,6 +65,7 @@ static void pts_state_free(void *p)
         free(s->paths[i].val[1]);
     }
     free(s->paths);
+    free(s->ndomains);
     free(s->hard);
     free(s->soft);
     free(s->weights);
@@ -105,6 +114,17 @@ static int has_all_keys(const node_t *node, const spread_constraint_t *const *c,
     return 1;
 }
 
+/* kube's matchNodeInclusionPolicies: nodeAffinityPolicy Honor keeps only
+ * nodes matching the pod's nodeSelector and required node affinity;
+ * nodeTaintsPolicy Honor drops nodes with a NoSchedule/NoExecute taint the
+ * pod does not tolerate. */
+static int node_included(const spread_constraint_t *c, const pod_t *pod, const node_t *node)
+{
+    if (c->affinity_honor && !fw_pod_matches_node_affinity(pod, node))
+        return 0;
+    return !c->taints_honor || pod_tolerates_taints(pod, node->taints, node->ntaints, 1, NULL);
+}
+
 /* Whether the constraint's selector matches the pod's labels (no namespace:
  * kube's self-match and AddPod/RemovePod check the namespace apart). */
 static int selector_hit(const spread_constraint_t *c, const pod_t *p)
@@ -134,6 +154,53 @@ static int64_t count_on_node_locked(const fw_cluster_t *cl, const node_info_t *n
     return n;
 }
 
+/* v1.20's calPreFilterState: domains of nodes passing the pod's node
+ * affinity, at 0, then the matching pods of every node of such a domain. */
+static void pre_filter_v120(pts_state_t *s, const fw_cluster_t *cl, const pod_t *pod)
+{
+    for (int i = 0; i < cl->nnodes; i++) {
+        const node_t *node = cl->nodes[i]->node;
+        if (!node || !fw_pod_matches_node_affinity(pod, node) || !has_all_keys(node, s->hard, s->nhard))
+            continue;
+        for (int k = 0; k < s->nhard; k++)
+            tpc_add(&s->pairs, s->hard[k]->topology_key, labels_get(&node->labels, s->hard[k]->topology_key), 0, 0);
+    }
+    for (int i = 0; i < cl->nnodes && tpc_len(&s->pairs) > 0; i++) {
+        const node_info_t *ni = cl->nodes[i];
+        if (!ni->node)
+            continue;
+        for (int k = 0; k < s->nhard; k++) {
+            const char *key = s->hard[k]->topology_key, *v = labels_get(&ni->node->labels, key);
+            int present = 0;
+            tpc_get(&s->pairs, key, v ? v : "", &present);
+            if (present) {
+                int64_t n = count_on_node_locked(cl, ni, s->hard[k], pod->ns);
+                if (n)
+                    tpc_add(&s->pairs, key, v ? v : "", n, 0);
+            }
+        }
+    }
+}
+
+/* Current kube's calPreFilterState: a node carrying every key makes a
+ * domain of each constraint whose policies it passes, and only its pods
+ * count there. */
+static void pre_filter_policies(pts_state_t *s, const fw_cluster_t *cl, const pod_t *pod)
+{
+    for (int i = 0; i < cl->nnodes; i++) {
+        const node_info_t *ni = cl->nodes[i];
+        if (!ni->node || !has_all_keys(ni->node, s->hard, s->nhard))
+            continue;
+        for (int k = 0; k < s->nhard; k++) {
+            if (!node_included(s->hard[k], pod, ni->node))
+                continue;
+            const char *key = s->hard[k]->topology_key;
+            tpc_add(&s->pairs, key, labels_get(&ni->node->labels, key),
+                    count_on_node_locked(cl, ni, s->hard[k], pod->ns), 0);
+        }
+    }
+}
+
 static int pts_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
 {
     const fw_cluster_t *cl = cycle_state_cluster(cs);
@@ -149,45 +216,28 @@ static int pts_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
         return FW_SUCCESS;
     s->hard = util_xcalloc((size_t)a->nspread_hard, sizeof(*s->hard));
     s->paths = util_xcalloc((size_t)a->nspread_hard, sizeof(*s->paths));
+    s->ndomains = util_xcalloc((size_t)a->nspread_hard, sizeof(*s->ndomains));
     for (int i = 0; i < a->nspread; i++)
         if (a->spread[i].hard)
             s->hard[s->nhard++] = &a->spread[i];
     for (int i = 0; i < s->nhard; i++)
         s->paths[i].num[0] = s->paths[i].num[1] = INT32_MAX;
-    int indexed = cl && cl->index && s->nhard == 1 && !pod->has_node_selector && pod->naffinity_terms == 0 &&
+    int indexed = cl && cl->index && s->nhard == 1 && spread_counts_all_nodes(s->hard[0], pod) &&
                   fw_topo_index_spread(cl->index, s->hard[0], pod->ns, &s->pairs, INDEX_MAX_DOMAINS);
-    /* Domains of eligible nodes, at 0. */
-    for (int i = 0; cl && !indexed && i < cl->nnodes; i++) {
-        const node_t *node = cl->nodes[i]->node;
-        if (!node || !fw_pod_matches_node_affinity(pod, node) || !has_all_keys(node, s->hard, s->nhard))
-            continue;
-        for (int k = 0; k < s->nhard; k++)
-            tpc_add(&s->pairs, s->hard[k]->topology_key, labels_get(&node->labels, s->hard[k]->topology_key), 0, 0);
-    }
-    /* Matching pods of every node whose pair is eligible. */
-    for (int i = 0; cl && !indexed && i < cl->nnodes && tpc_len(&s->pairs) > 0; i++) {
-        const node_info_t *ni = cl->nodes[i];
-        if (!ni->node)
-            continue;
-        for (int k = 0; k < s->nhard; k++) {
-            const char *key = s->hard[k]->topology_key, *v = labels_get(&ni->node->labels, key);
-            int present = 0;
-            tpc_get(&s->pairs, key, v ? v : "", &present);
-            if (present) {
-                int64_t n = count_on_node_locked(cl, ni, s->hard[k], pod->ns);
-                if (n)
-                    tpc_add(&s->pairs, key, v ? v : "", n, 0);
-            }
-        }
-    }
+    if (cl && !indexed && a->spread_policies)
+        pre_filter_policies(s, cl, pod);
+    else if (cl && !indexed)
+        pre_filter_v120(s, cl, pod);
     size_t it = 0, klen;
     const char *k, *v;
     int64_t n;
     while (tpc_next(&s->pairs, &it, &k, &klen, &v, &n)) {
         for (int c = 0; c < s->nhard; c++) {
             const char *key = s->hard[c]->topology_key;
-            if (strlen(key) == klen && memcmp(key, k, klen) == 0)
+            if (strlen(key) == klen && memcmp(key, k, klen) == 0) {
                 paths_update(&s->paths[c], v, n > INT32_MAX ? INT32_MAX : (int32_t)n);
+                s->ndomains[c]++;
+            }
         }
     }
     return FW_SUCCESS;
@@ -207,8 +257,12 @@ static void update_with_pod(const fw_plugin_t *pl, cycle_state_t *cs, const pod_
         if (!selector_hit(s->hard[c], other))
             continue;
         int64_t n = tpc_get(&s->pairs, key, v, &present);
-        if (!present)
+        /* v1.20 counts only in the domains PreFilter found; current kube
+         * counts on every node its policies include, a new domain too. */
+        if (s->a->spread_policies ? !node_included(s->hard[c], pod, ni->node) : !present)
             continue;
+        if (!present)
+            s->ndomains[c]++;
         tpc_add(&s->pairs, key, v, d, 0);
         n += d;
         paths_update(&s->paths[c], v, n > INT32_MAX ? INT32_MAX : (int32_t)n);
@@ -242,7 +296,9 @@ static int pts_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod
         }
         int64_t self = selector_hit(sc, pod) ? 1 : 0;
         int64_t match = tpc_get(&s->pairs, sc->topology_key, v, NULL);
-        if (match + self - (int64_t)s->paths[c].num[0] > sc->max_skew) {
+        /* kube's minMatchNum: too few eligible domains, global minimum 0. */
+        int64_t min = s->ndomains[c] < sc->min_domains ? 0 : (int64_t)s->paths[c].num[0];
+        if (match + self - min > sc->max_skew) {
             fw_status_add(st, FW_UNSCHEDULABLE, FW_REASON_SPREAD);
             return st->code;
         }
@@ -315,11 +371,14 @@ static void pts_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t 
     free(size);
     for (int i = 0; cl && i < cl->nnodes && tpc_len(&s->score_pairs) > 0; i++) {
         const node_info_t *ni = cl->nodes[i];
-        if (!ni->node || !fw_pod_matches_node_affinity(pod, ni->node) || !has_all_keys(ni->node, s->soft, s->nsoft))
+        if (!ni->node || !has_all_keys(ni->node, s->soft, s->nsoft) ||
+            (!a->spread_policies && !fw_pod_matches_node_affinity(pod, ni->node)))
             continue;
         for (int c = 0; c < s->nsoft; c++) {
             const char *key = s->soft[c]->topology_key, *v = labels_get(&ni->node->labels, key);
             int present = 0;
+            if (a->spread_policies && !node_included(s->soft[c], pod, ni->node))
+                continue;
             tpc_get(&s->score_pairs, key, v, &present);
             if (!present)
                 continue;
