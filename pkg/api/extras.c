@@ -220,6 +220,56 @@ static int parse_images(pod_t *p, json_t *spec, char *err, size_t errlen)
     return 0;
 }
 
+/* The names of a list of {name: ...} objects (spec.schedulingGates,
+ * spec.resourceClaims) as "a, b", at most NAMES_MAX characters (then
+ * ", ..."); *names NULL and *n 0 for an absent, null or empty list. */
+#define NAMES_MAX 400
+static int parse_names(json_t *spec, const char *field, char **names, int *n, char *err, size_t errlen)
+{
+    json_t *arr = spec ? json_object_get(spec, field) : NULL;
+    *names = NULL;
+    *n = 0;
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return util_errf(err, errlen, "spec.%s: not an array", field);
+    sbuf_t b = { 0 };
+    size_t i;
+    json_t *e;
+    json_array_foreach (arr, i, e) {
+        json_t *nm = json_is_object(e) ? json_object_get(e, "name") : NULL;
+        if (!json_is_string(nm)) {
+            sbuf_free(&b);
+            return util_errf(err, errlen, "spec.%s[%zu]: no name", field, i);
+        }
+        if (b.len <= NAMES_MAX)
+            sbuf_printf(&b, "%s%s", i ? ", " : "", b.len < NAMES_MAX ? json_string_value(nm) : "...");
+    }
+    *n = (int)json_array_size(arr);
+    *names = b.data;
+    return 0;
+}
+
+/* The PodScheduled condition's reason and message; a malformed status is
+ * ignored (it only spares a write). */
+static void parse_scheduled_condition(pod_t *p, json_t *obj)
+{
+    json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
+    size_t i;
+    json_t *c;
+    if (!json_is_array(conds))
+        return;
+    json_array_foreach (conds, i, c) {
+        json_t *type = json_object_get(c, "type");
+        if (!json_is_string(type) || strcmp(json_string_value(type), "PodScheduled") != 0)
+            continue;
+        json_t *reason = json_object_get(c, "reason"), *msg = json_object_get(c, "message");
+        p->scheduled_reason = util_strdup(json_is_string(reason) ? json_string_value(reason) : "");
+        p->scheduled_message = util_strdup(json_is_string(msg) ? json_string_value(msg) : "");
+        return;
+    }
+}
+
 int pod_parse_extras(pod_t *p, json_t *obj, char *err, size_t errlen)
 {
     json_t *meta = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
@@ -236,6 +286,10 @@ int pod_parse_extras(pod_t *p, json_t *obj, char *err, size_t errlen)
     json_t *tsc = spec ? json_object_get(spec, "topologySpreadConstraints") : NULL;
     p->has_spread_constraints = json_is_array(tsc) && json_array_size(tsc) > 0;
     p->unsupported = pod_unsupported_fields(obj);
+    if (parse_names(spec, "schedulingGates", &p->gates, &p->ngates, err, errlen) < 0 ||
+        parse_names(spec, "resourceClaims", &p->claims, &p->nclaims, err, errlen) < 0)
+        return -1;
+    parse_scheduled_condition(p, obj);
     return 0;
 }
 
@@ -247,4 +301,8 @@ void pod_free_extras(pod_t *p)
         free(p->images[i]);
     free(p->images);
     free(p->unsupported);
+    free(p->gates);
+    free(p->claims);
+    free(p->scheduled_reason);
+    free(p->scheduled_message);
 }

@@ -128,6 +128,15 @@ typedef struct pod {
     int preempt_never;          /* spec.preemptionPolicy: Never */
     int has_spread_constraints; /* spec.topologySpreadConstraints non-empty */
     char *unsupported;          /* fields we cannot honour, "a, b"; NULL if none */
+    /* spec.schedulingGates (GA 1.30) and spec.resourceClaims (DRA, GA
+     * 1.34): how many, and their names "a, b" for messages (NULL if none).
+     * Either keeps the pod out of the scheduling queue (scheduler/gates.c). */
+    int ngates, nclaims;
+    char *gates, *claims;
+    /* status.conditions[type=PodScheduled]: its reason and message as the
+     * API has them (NULL when there is none), so a condition is not
+     * written again. */
+    char *scheduled_reason, *scheduled_message;
     /* Inter-pod constraints (pod (anti-)affinity, topology spread); NULL
      * when the pod has none. Owned. */
     pod_affinity_t *interpod;

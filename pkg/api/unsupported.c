@@ -18,7 +18,6 @@
 static const char *const PATHS[] = {
     /* Newer than v1.20: an API server of v1.21+ may keep them. */
     PA REQ "namespaceSelector", PA PREF "namespaceSelector", PAA REQ "namespaceSelector", PAA PREF "namespaceSelector",
-    "spec.schedulingGates", "spec.resourceClaims",
     /* Generic ephemeral volumes: alpha and off in v1.20, so dropped by a
      * default v1.20 API server; kept by one with the gate on (and by v1.21+),
      * where kube-scheduler's VolumeBinding waits for their claims. */

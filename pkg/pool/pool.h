@@ -53,16 +53,18 @@ typedef struct pool_usage {
     int pods_running;  /* non-terminal pods on its nodes */
     int pending;       /* its pods waiting for a node */
     int pending_gangs; /* distinct gangs (PodGroups) among those pods */
+    int gated;         /* its unbound pods with scheduling gates: not pending, not tried */
     int gpu_shared;    /* GPUs of its nodes split into fractions (reservation pods, gpu/gpu.h) */
 } pool_usage_t;
 
 /* Computes usage for n_specs pools plus default (out[n_specs] is default;
  * out must have n_specs+1 entries). Pending counts unbound, non-terminal pods
- * whose schedulerName is scheduler_name. */
+ * whose schedulerName is scheduler_name, except those with scheduling
+ * gates: they count as gated (kube's pending_pods{queue="gated"}). */
 void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *nodes, int nnodes, pod_t *const *pods,
                         int npods, const char *scheduler_name, pool_usage_t *out);
 /* The Pool's .status as written by the scheduler: {capacity, allocatable,
- * used (alias requests), shared, borrowed, free, pending, nodes} with
+ * used (alias requests), shared, borrowed, free, pending, gated, nodes} with
  * Kubernetes quantity strings. New reference. */
 json_t *pool_usage_to_status(const pool_usage_t *u);
 

@@ -113,6 +113,7 @@ static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t)
         t->pods_running += usage[i].pods_running;
         t->pending += usage[i].pending;
         t->pending_gangs += usage[i].pending_gangs;
+        t->gated += usage[i].gated;
         t->gpu_shared += usage[i].gpu_shared;
     }
 }
@@ -169,6 +170,8 @@ static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usa
     json_object_set_new(o, "borrowed", res_json(&u->borrowed, u->borrowed.pods));
     json_object_set_new(o, "pending", res_json(&u->pending_req, u->pending));
     json_object_set_new(o, "pending_gangs", json_integer(u->pending_gangs));
+    if (u->gated > 0) /* as gpu_shared: the document stays as it was where no pod is gated */
+        json_object_set_new(o, "gated", json_integer(u->gated));
     return o;
 }
 

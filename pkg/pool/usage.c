@@ -84,6 +84,10 @@ void pool_usage_compute(const pool_spec_t *specs, int n_specs, node_t *const *no
             }
         } else if (!p->deleting &&
                    (!scheduler_name || (p->scheduler_name && !strcmp(p->scheduler_name, scheduler_name)))) {
+            if (p->ngates > 0) {
+                out[home].gated++; /* not waiting for a node yet */
+                continue;
+            }
             res_add(&out[home].pending_req, &req);
             out[home].pending++;
             const char *g = labels_get(&p->labels, "scheduling.x-k8s.io/pod-group");
@@ -146,6 +150,7 @@ json_t *pool_usage_to_status(const pool_usage_t *u)
     json_object_set_new(st, "borrowed", resource_list(&u->borrowed));
     json_object_set_new(st, "free", resource_list(&free_));
     json_object_set_new(st, "pending", json_integer(u->pending));
+    json_object_set_new(st, "gated", json_integer(u->gated));
     json_object_set_new(st, "nodes", json_integer(u->nodes));
     return st;
 }

@@ -94,6 +94,29 @@ static void retry_later(scheduler_t *s, bind_job_t *j)
         queue_item_free(it);
 }
 
+/* The API server refused the Binding because the pod has scheduling gates
+ * (kube's "pod x has non-empty .spec.schedulingGates", a 409). It is held,
+ * not retried: its gates' removal, an update, enqueues it. Unless the pod
+ * we know changed since we decided and shows no gate: that update came
+ * already, so it waits out a backoff and is tried once more. */
+static void refused_as_gated(scheduler_t *s, bind_job_t *j)
+{
+    const pod_t *pod = j->it->pod;
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, pod->uid, &st);
+    int newer = cur && st == CPOD_PENDING && !sched_kept_out(cur) &&
+                strcmp(cur->resource_version ? cur->resource_version : "",
+                       pod->resource_version ? pod->resource_version : "") != 0;
+    pod_unref(cur);
+    if (newer) {
+        LOG_I("bind pod=%s: refused as gated, but its gates went since; retrying after a backoff", pod->key);
+        retry_later(s, j);
+        return;
+    }
+    LOG_I("bind pod=%s: the API server says it has scheduling gates; held until they go", pod->key);
+    gates_hold_uid(s, pod->uid);
+}
+
 /* A Binding that did not take (status 0: no answer or PreBind failed). */
 static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *err)
 {
@@ -103,6 +126,8 @@ static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *
     volume_forget(s->volumes, pod->uid);
     if (status == 404) {
         LOG_D("bind pod=%s: pod is gone", pod->key);
+    } else if (status == 409 && err && strstr(err, "schedulingGates")) {
+        refused_as_gated(s, j);
     } else if (status == 409) {
         /* Already bound (by us before a restart, or by someone else), or
          * replaced: the UID precondition failed because the pod was deleted
@@ -149,6 +174,23 @@ static void bind_done(void *ud, const kube_response_t *resp, const char *transpo
     job_free(j);
 }
 
+/* A pod a pre_enqueue row keeps out is never bound, even one placed before
+ * an update showed why (the API forbids adding gates, but a stand-in may
+ * serve anything; the informer marks it held, as the cache keeps the
+ * object being bound): its assumption is undone and it waits, held.
+ * Takes j when it returns 1. */
+static int held_back(scheduler_t *s, bind_job_t *j)
+{
+    const pod_t *pod = j->it->pod;
+    if (!gates_is_held(s, pod->uid) && !gates_keep_out(s, pod))
+        return 0;
+    LOG_I("bind pod=%s node=%s: not bound, it is kept out of scheduling", pod->key, j->node);
+    cache_forget(s->cache, pod->uid);
+    volume_forget(s->volumes, pod->uid);
+    job_free(j);
+    return 1;
+}
+
 /* Runs on a worker: PreBind, then the Binding goes out without waiting. */
 static void bind_one(scheduler_t *s, bind_job_t *j)
 {
@@ -161,6 +203,8 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
         return;
     }
     char err[256] = "";
+    if (held_back(s, j))
+        return;
     /* PreBind, row by row (the claims' writes, whose wait the volume
      * waiter does off this worker, taking the item and resubmitting; a GPU
      * fraction's reservation pods). */

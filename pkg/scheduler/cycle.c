@@ -311,12 +311,14 @@ void sched_report(sched_pool_t *P, queue_item_t *it, const char *reason, char *m
 }
 
 /* Refreshes the item's pod from the cache. 0 if it is no longer ours to
- * schedule (bound, deleted, terminal, another scheduler). */
+ * schedule (bound, deleted, terminal, another scheduler) or a pre_enqueue
+ * row keeps it out (held now: its release enqueues it anew). */
 int sched_refresh(scheduler_t *s, queue_item_t *it)
 {
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, it->pod->uid, &st);
-    if (!cur || st != CPOD_PENDING || !sched_is_ours(s, cur->scheduler_name) || cur->deleting) {
+    if (!cur || st != CPOD_PENDING || !sched_is_ours(s, cur->scheduler_name) || cur->deleting ||
+        gates_keep_out(s, cur)) {
         pod_unref(cur);
         return 0;
     }

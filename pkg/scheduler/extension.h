@@ -12,7 +12,11 @@
  *   report (every reason given), end (always, last)
  *
  * Nothing is held between turns: a set that is not placed forgets every
- * member it assumed before its cycle ends. */
+ * member it assumed before its cycle ends.
+ *
+ * Before all this, pre_enqueue (kube's PreEnqueue) decides whether a
+ * pending pod enters a queue at all: on its add, on every update, and
+ * again when popped. A pod it keeps out is in no cycle (gates.c). */
 #ifndef AISCHED_SCHED_EXTENSION_H
 #define AISCHED_SCHED_EXTENSION_H
 
@@ -74,6 +78,13 @@ typedef struct pod_set {
  *           rows after it do not run. */
 typedef enum { EXT_NEXT = 0, EXT_HOLD, EXT_FAIL, EXT_DONE } ext_rc_t;
 
+/* What a pre_enqueue row says of a pod it keeps out of the queues. */
+typedef struct enqueue_hold {
+    const char *reason; /* its PodScheduled=False condition's reason (static) */
+    char *message;      /* that condition's message (owned) */
+    int event;          /* also one Warning event, reason FailedScheduling */
+} enqueue_hold_t;
+
 /* PreBind's answers (bind worker). */
 enum { PREBIND_READY = 0, PREBIND_WAITING = 1, PREBIND_FAILED = 2 };
 
@@ -81,6 +92,10 @@ enum { PREBIND_READY = 0, PREBIND_WAITING = 1, PREBIND_FAILED = 2 };
  * the set's pool thread with no lock held. */
 typedef struct sched_ext {
     const char *name;
+    /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
+     * filled. A function of the pod alone: no lock, no write (gates.c
+     * writes what hold says, once per pod). */
+    int (*pre_enqueue)(const pod_t *pod, enqueue_hold_t *hold);
     /* May widen the set (a gang gathers its pending members) or hold it. */
     ext_rc_t (*gate)(pod_set_t *set);
     /* Quotas and limits of the set's members taken together. */

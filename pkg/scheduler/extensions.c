@@ -5,6 +5,8 @@
 #include "scheduler/internal.h"
 
 /* Order matters where two rows share a point:
+ * pre_enqueue scheduling gates (a gated pod is gated, whatever else),
+ *            dynamic resources;
  * pre_place  consolidation (a moved pod's held node), gang (minResources),
  *            topology (the domain for the whole minimum);
  * post_filter lender (a borrower goes home), consolidation (moves lose no
@@ -12,6 +14,8 @@
  *            holding back backfill);
  * pre_bind   volumes (claims bound first), gpu-sharing (slots' pods). */
 static const sched_ext_t table[] = {
+    { .name = "scheduling-gates", .pre_enqueue = gates_ext_pre_enqueue },
+    { .name = "dynamic-resources", .pre_enqueue = dra_ext_pre_enqueue },
     { .name = "lender", .post_filter = lender_ext_post_filter },
     { .name = "tenants", .admit = tenants_ext_admit, .housekeep = tenants_housekeep },
     { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },

@@ -905,13 +905,24 @@ static ext_rc_t gate_gang(pod_set_t *set)
         return hold(set, NULL, msg.data);
     }
     /* Cheap count first: while a gang is being created pod by pod, each
-     * arrival must not gather (and give back) all the members before it. */
-    int live = 0;
-    for (int i = 0; i < g->nmembers; i++)
-        live += !pod_is_terminal(g->members[i]) && !g->members[i]->deleting;
+     * arrival must not gather (and give back) all the members before it. A
+     * member kept out of the queues (scheduling gates, DRA claims) does not
+     * count: the gang waits, whole, until it may be scheduled too. */
+    int live = 0, out = 0;
+    for (int i = 0; i < g->nmembers; i++) {
+        const pod_t *m = g->members[i];
+        if (pod_is_terminal(m) || m->deleting)
+            continue;
+        if (!pod_is_bound(m) && sched_kept_out(m))
+            out++;
+        else
+            live++;
+    }
     if (live < g->min_member) {
         sbuf_printf(&msg, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g->key,
                     g->min_member);
+        if (out > 0)
+            sbuf_printf(&msg, "; %d of its members are kept out of scheduling (scheduling gates or DRA claims)", out);
         return hold(set, NULL, msg.data);
     }
     /* Another pool's thread may be placing this gang (it borrows): its

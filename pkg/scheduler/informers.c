@@ -74,6 +74,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
     pod_t *old = NULL;
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
     fs_uncharge(s->fs, uid); /* a preemptor's provisional charge, if any */
+    gates_release(s, uid);
     pools_delete_pod(s, uid);
     if (old)
         gang_pod_delete(s->gangs, old);
@@ -82,6 +83,16 @@ static void forget_pod(scheduler_t *s, const char *uid)
     if (st == CPOD_BOUND || st == CPOD_ASSUMED)
         pools_move_all(s, "PodDeleted");
     pod_unref(old);
+}
+
+/* A pending pod enters its home pool's activeQ. */
+static void enqueue_home(scheduler_t *s, pod_t *p)
+{
+    sched_pool_t *H = pools_get(s, pools_home_id(s, p));
+    if (!H)
+        H = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(H->q, p, 0);
+    tenants_changed(s, 0);
 }
 
 /* kube 1.33+'s UpdatePodScaleDown: a bound pod's in-place resize gave back
@@ -127,19 +138,22 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
     gang_pod_upsert(s->gangs, p);
     int ours = sched_is_ours(s, p->scheduler_name);
+    if (now == CPOD_ASSUMED && ours && !p->deleting)
+        gates_keep_out(s, p); /* the cache keeps the object we bind; the binder asks */
+    else if (now != CPOD_PENDING || !ours || p->deleting)
+        gates_release(s, p->uid); /* bound, gone, or not ours: held no more */
     if (now == CPOD_PENDING && before == CPOD_NONE && ours && !p->deleting) {
         sched_warn_unsupported(s, p);
-        sched_pool_t *H = pools_get(s, pools_home_id(s, p));
-        if (!H)
-            H = pools_get(s, DEFAULT_POOL_ID);
-        queue_add(H->q, p, 0);
-        tenants_changed(s, 0);
+        if (!gates_keep_out(s, p))
+            enqueue_home(s, p);
     } else if (now == CPOD_PENDING && before == CPOD_PENDING && ours) {
         /* A changed toleration, priority, label or pool annotation is seen
          * now, not at the unschedulable flush: the queued item takes the new
          * object, is re-sorted, and leaves unschedulableQ if it changed. */
-        if (p->deleting)
+        if (p->deleting || gates_keep_out(s, p))
             pools_delete_pod(s, p->uid);
+        else if (gates_release(s, p->uid))
+            enqueue_home(s, p); /* its last gate went: at once, no backoff */
         else
             pools_update_pod(s, p);
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {

@@ -59,6 +59,7 @@ typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
 typedef struct gpu_res gpu_res_t;
 typedef struct consol_state consol_state_t;
+typedef struct held_set held_set_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -129,6 +130,8 @@ struct scheduler {
     /* consolidate.c: consolidations in flight and the room held for movers'
      * replacements (its own leaf mutex, taken under the cache lock) */
     consol_state_t *consol;
+    /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
+    held_set_t *held;
 };
 
 /* The scheduler's own mutexes, with the lock order checked (lockorder.h). */
@@ -372,6 +375,27 @@ node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, in
  * NULL when none. */
 char *consol_claim(scheduler_t *s, const pod_t *pod);
 
+/* gates.c: PreEnqueue. The rows: scheduling gates (kube's SchedulingGates)
+ * and DRA claims, which ai-scheduler does not allocate (kube's
+ * DynamicResources would). */
+int gates_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold);
+int dra_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold);
+held_set_t *held_new(void);
+void held_free(held_set_t *h);
+/* Whether a pre_enqueue row keeps pod out of the queues (nothing written). */
+int sched_kept_out(const pod_t *pod);
+/* Whether pod stays out of the queues: if so it is remembered as held and,
+ * the first time, gets what its row says (condition, event) unless the
+ * API shows that condition already. Any thread, no lock held. */
+int gates_keep_out(scheduler_t *s, const pod_t *pod);
+/* A pod the API server says is gated (a refused Binding): held as such. */
+void gates_hold_uid(scheduler_t *s, const char *uid);
+/* The pod is no longer held (1 if it was): it may enter a queue now. */
+int gates_release(scheduler_t *s, const char *uid);
+int gates_is_held(scheduler_t *s, const char *uid);
+/* Pods held now. */
+int gates_held_count(scheduler_t *s);
+
 /* binder.c */
 binder_t *binder_new(scheduler_t *s, int workers);
 /* Takes the item (already queue_done'd): bound, it is freed; refused, it
@@ -419,6 +443,8 @@ void writer_object_event(api_writer_t *w, const char *ns, json_t *involved, cons
 void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason,
                        const char *message);
 void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message);
+/* PodScheduled=False with this reason (SchedulingGated, Unschedulable). */
+void writer_unscheduled_condition(api_writer_t *w, const pod_t *p, const char *reason, const char *message);
 /* node NULL clears status.nominatedNodeName. */
 void writer_nominate(api_writer_t *w, const pod_t *p, const char *node);
 void writer_patch(api_writer_t *w, const char *path, const char *content_type, char *body /* taken */);

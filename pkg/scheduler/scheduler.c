@@ -75,6 +75,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->gangs = gang_store_new();
     s->gpu_res = gpu_res_new();
     s->consol = consol_new();
+    s->held = held_new();
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
@@ -526,6 +527,7 @@ void scheduler_free(scheduler_t *s)
     gang_store_free(s->gangs);
     gpu_res_free(s->gpu_res);
     consol_free(s->consol);
+    held_free(s->held);
     topo_levels_free(&s->topo);
     pools_destroy(s);
     fs_store_free(s->fs); /* after the queues, whose callbacks read it */

@@ -313,14 +313,18 @@ static void pod_status_patch(api_writer_t *w, const pod_t *p, json_t *status)
     json_decref(patch);
 }
 
-void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message)
+void writer_unscheduled_condition(api_writer_t *w, const pod_t *p, const char *reason, const char *message)
 {
     char now[64];
     util_rfc3339(util_wall_ms(), now, sizeof(now));
-    json_t *st =
-        json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}", "conditions", "type", "PodScheduled", "status", "False",
-                  "reason", "Unschedulable", "message", message, "lastTransitionTime", now, "lastProbeTime");
+    json_t *st = json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}", "conditions", "type", "PodScheduled", "status",
+                           "False", "reason", reason, "message", message, "lastTransitionTime", now, "lastProbeTime");
     pod_status_patch(w, p, st);
+}
+
+void writer_unschedulable_condition(api_writer_t *w, const pod_t *p, const char *message)
+{
+    writer_unscheduled_condition(w, p, "Unschedulable", message);
 }
 
 void writer_nominate(api_writer_t *w, const pod_t *p, const char *node)

@@ -171,7 +171,10 @@ static void test_unsupported_fields(void **st)
     assert_non_null(p->unsupported);
     assert_string_equal(p->unsupported,
                         "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[]."
-                        "podAffinityTerm.namespaceSelector, spec.schedulingGates, spec.volumes[].ephemeral");
+                        "podAffinityTerm.namespaceSelector, spec.volumes[].ephemeral");
+    /* Scheduling gates are honoured now (scheduler/gates.c), not warned about. */
+    assert_int_equal(p->ngates, 1);
+    assert_string_equal(p->gates, "g");
     pod_unref(p);
     /* Empty lists and nulls are not "set". */
     p = mkpod("", "'containers':[{'image':'x'}],'schedulingGates':[],'resourceClaims':null");

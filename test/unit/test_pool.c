@@ -389,6 +389,32 @@ static void test_usage_empty(void **st)
     assert_int_equal(u[0].capacity.nscalar, 0);
 }
 
+/* A pod with scheduling gates is not waiting for a node: it counts as gated,
+ * not pending (kube's pending_pods{queue="gated"}); a pod with DRA claims
+ * ai-scheduler does not allocate is pending (unschedulable, as kube shows
+ * it). Default pool: pending = plain + claims = 2 pods, 250m + 500m = 750m;
+ * gated = 1 (its 4000m is in no sum). */
+static void test_usage_gated(void **st)
+{
+    pod_t pods[3] = {
+        mkpod("plain", "", "", "ai-scheduler", PHASE_PENDING, 250, 0),
+        mkpod("gated", "", "", "ai-scheduler", PHASE_PENDING, 4000, 0),
+        mkpod("claims", "", "", "ai-scheduler", PHASE_PENDING, 500, 0),
+    };
+    pods[1].ngates = 1;
+    pods[2].nclaims = 1;
+    pod_t *pp[3] = { &pods[0], &pods[1], &pods[2] };
+    pool_usage_t u[1];
+    pool_usage_compute(NULL, 0, NULL, 0, pp, 3, "ai-scheduler", u);
+    assert_int_equal(u[0].pending, 2);
+    assert_int_equal(u[0].pending_req.milli_cpu, 750);
+    assert_int_equal(u[0].gated, 1);
+    json_t *s = pool_usage_to_status(&u[0]);
+    assert_int_equal(json_integer_value(json_object_get(s, "pending")), 2);
+    assert_int_equal(json_integer_value(json_object_get(s, "gated")), 1);
+    json_decref(s);
+}
+
 static const char *status_str(json_t *st, const char *list, const char *res)
 {
     const char *s = json_string_value(json_object_get(json_object_get(st, list), res));
@@ -437,7 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_full),  cmocka_unit_test(test_parse_minimal), cmocka_unit_test(test_parse_invalid),
         cmocka_unit_test(test_partition),   cmocka_unit_test(test_may_borrow),    cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_usage_empty), cmocka_unit_test(test_status),
+        cmocka_unit_test(test_usage_empty), cmocka_unit_test(test_usage_gated),   cmocka_unit_test(test_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

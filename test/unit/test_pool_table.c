@@ -306,8 +306,35 @@ static void test_render_direct(void **st)
     assert_int_equal(pools_print(f, CLI_OUT_JSON, specs, 2, &def, u), 0);
     fclose(f);
     assert_non_null(strstr(buf, "\"pending_gangs\": 2"));
+    assert_null(strstr(buf, "gated")); /* no pod gated: the document as it was */
     free(buf);
     u[1].pending_gangs = 0;
+
+    /* Three gated pods in "123": its entry and the total say so. */
+    u[1].gated = 3;
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(pools_print(f, CLI_OUT_JSON, specs, 2, &def, u), 0);
+    fclose(f);
+    json_t *doc = json_loads(buf, 0, NULL);
+    assert_non_null(doc);
+    size_t i;
+    json_t *e;
+    int seen = 0;
+    json_array_foreach (doc, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *g = json_object_get(e, "gated");
+        if (!strcmp(name, "123") || !strcmp(name, "total")) {
+            assert_int_equal(json_integer_value(g), 3);
+            seen++;
+        } else {
+            assert_null(g);
+        }
+    }
+    assert_int_equal(seen, 2);
+    json_decref(doc);
+    free(buf);
+    u[1].gated = 0;
 
     buf = NULL;
     f = open_memstream(&buf, &len);

@@ -474,6 +474,11 @@ static void test_pod_bad(void **state)
         "{\"weight\":10,\"preference\":{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\"}]}},{\"weight\":10,\"preference\":5}]}}}}",
         "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":["
         "{\"weight\":1000,\"preference\":{}}]}}}}",
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"schedulingGates\":{\"name\":\"g\"}}}",
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"schedulingGates\":[\"g\"]}}",
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"schedulingGates\":[{\"name\":1}]}}",
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resourceClaims\":\"gpu\"}}",
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resourceClaims\":[{\"resourceClaimName\":\"c\"}]}}",
         "{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":3}}",
         "{\"metadata\":{\"name\":\"p\"},\"status\":{\"startTime\":\"soon\"}}",
         /* more extended resources across containers than fit: test_resources.c */
@@ -488,6 +493,40 @@ static void test_pod_bad(void **state)
         json_decref(j);
     }
     assert_null(pod_from_json(NULL, NULL, 0));
+}
+
+/* spec.schedulingGates, spec.resourceClaims and the PodScheduled condition
+ * as a 1.35 API server serves a gated pod (the condition is the one
+ * kube's applySchedulingGatedCondition sets at creation). */
+static void test_pod_gates_and_claims(void **state)
+{
+    pod_t *p = parse_pod(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\","
+        "\"uid\":\"u\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"schedulingGates\":"
+        "[{\"name\":\"example.com/foo\"},{\"name\":\"example.com/bar\"}],\"resourceClaims\":[{\"name\":\"gpu\","
+        "\"resourceClaimTemplateName\":\"gpu-template\"},{\"name\":\"nic\",\"resourceClaimName\":\"nic-0\"}],"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"pause\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},"
+        "\"status\":{\"phase\":\"Pending\",\"qosClass\":\"BestEffort\",\"conditions\":[{\"type\":\"PodScheduled\","
+        "\"status\":\"False\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
+        "\"reason\":\"SchedulingGated\",\"message\":\"Scheduling is blocked due to non-empty scheduling gates\"}]}}");
+    assert_int_equal(p->ngates, 2);
+    assert_string_equal(p->gates, "example.com/foo, example.com/bar");
+    assert_int_equal(p->nclaims, 2);
+    assert_string_equal(p->claims, "gpu, nic");
+    assert_string_equal(p->scheduled_reason, "SchedulingGated");
+    assert_string_equal(p->scheduled_message, "Scheduling is blocked due to non-empty scheduling gates");
+    assert_null(p->unsupported); /* honoured, not warned about */
+    pod_unref(p);
+    /* Absent, null and empty lists: no gates, no claims; conditions of
+     * other types: no PodScheduled one. */
+    p = parse_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"schedulingGates\":[],\"resourceClaims\":null},"
+                  "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"x\"}]}}");
+    assert_int_equal(p->ngates, 0);
+    assert_null(p->gates);
+    assert_int_equal(p->nclaims, 0);
+    assert_null(p->claims);
+    assert_null(p->scheduled_reason);
+    pod_unref(p);
 }
 
 /* ---- tolerations ---- */
@@ -621,8 +660,10 @@ static void test_fuzz_shapes(void **state)
           "  \"containers\":[{\"ports\":[{\"hostPort\":80,\"protocol\":\"TCP\",\"hostIP\":\"1.2.3.4\"}],"
           "    \"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"}}}],"
           "  \"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}],"
-          "  \"overhead\":{\"cpu\":\"100m\"}},"
+          "  \"overhead\":{\"cpu\":\"100m\"},\"schedulingGates\":[{\"name\":\"g\"}],"
+          "  \"resourceClaims\":[{\"name\":\"c\",\"resourceClaimName\":\"rc\"}]},"
           "\"status\":{\"phase\":\"Running\",\"startTime\":\"2026-01-02T03:04:05Z\","
+          "  \"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"r\"}],"
           "  \"capacity\":{\"cpu\":\"4\"},\"allocatable\":{\"cpu\":\"3\"}}}");
     int tried = 0, rejected = 0;
     assert_true(fuzz_try(pod));
@@ -647,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_pod_init_and_overhead),
         cmocka_unit_test(test_pod_phases_and_status),
         cmocka_unit_test(test_pod_bad),
+        cmocka_unit_test(test_pod_gates_and_claims),
         cmocka_unit_test(test_tolerations),
         cmocka_unit_test(test_refcount_threads),
         cmocka_unit_test(test_fuzz_shapes),
