@@ -67,8 +67,8 @@ typedef struct ks_profile {
 /* kube's plugins (and ai-scheduler's own two) with the points they
  * implement in kube 1.33-1.35. SchedulingGates is implied: ai-scheduler
  * always keeps gated pods out of scheduling. DynamicResources is accepted
- * and not run: pods with resourceClaims get the UnsupportedConstraint
- * warning (pkg/api/unsupported.c). */
+ * and allocates nothing: pods with resourceClaims are held pending by the
+ * dynamic-resources row (scheduler/gates.c). */
 typedef struct ks_plugin {
     const char *name;
     unsigned sets;
