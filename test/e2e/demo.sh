@@ -7,7 +7,8 @@
 # where each gang's members landed (PodGroups), a gang that does not fit with
 # none of its pods bound, a MultiClusterJob raced between this cluster and a
 # second control plane, the pool table and the queue tree with each queue's
-# share; then stops everything it started.
+# share, and today's pod fields (scheduling gates, native sidecars, DRA
+# claims) through a stand-in API server; then stops everything it started.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -19,6 +20,8 @@ export K8S_BIN
 export AISCHED_BIN=${AISCHED_BIN:-$REPO/bin/ai-scheduler}
 # shellcheck source=lib.sh
 source "$HERE/lib.sh"
+# shellcheck source=standin.sh
+source "$HERE/standin.sh"
 [ -x "$AISCHED_BIN" ] || die "no $AISCHED_BIN: run make first"
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -166,6 +169,75 @@ if ! timeout 30 "$AISCHED_BIN" queues --kubeconfig "$ADMIN_KUBECONFIG"; then
 fi
 if kc get crd queues.resource.aibee.cn >/dev/null 2>&1; then
     kc get queues
+fi
+
+# Today's pod fields (Kubernetes 1.29-1.35). The v1.20 API server drops
+# them, so this step goes through t_standin.sh's stand-in
+# (test/e2e/standin.sh, standin_apiserver.py): a proxy in front of it that
+# keeps them and plays kube-apiserver's rules (the SchedulingGated condition,
+# a 409 for a Binding of a gated pod). Nothing here fails the demo: an
+# outcome not reached within its time is shown as the cluster has it.
+step "today's pod fields, through a stand-in API server (v1.20 drops them)"
+if ! standin_start; then
+    echo "(the stand-in API server did not start; its log:)"
+    tail -5 "$CP_WORK/standin.log"
+else
+    echo "stand-in: $SI_URL in front of $API_URL"
+    echo "restarting the scheduler on it, with examples/scheduler-config-v1.yaml (kubescheduler.config.k8s.io/v1)"
+    stop_scheduler TERM || echo "(scheduler exit status $?)"
+    SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler --config examples/scheduler-config-v1.yaml
+    # two fresh nodes of their own: nothing else lands there (no pool selects
+    # the label, no pending pod of the steps above fits)
+    make_node today-gates 2 8Gi 0 110 demo=today-gates
+    make_node today-sidecar 4 8Gi 0 110 demo=today-sidecar
+    # demo_state NAME: where pod NAME is, its PodScheduled condition, its FailedScheduling events
+    demo_state() {
+        echo "   node: '$(node_of "$1")'   PodScheduled: $(si_condition "$1")"
+        failed_of "$1" | sort -u | sed 's/^/   event: /; s/\t/: /'
+    }
+
+    echo
+    echo "1. spec.schedulingGates (GA in 1.30): a gated pod is not scheduled; the API server refuses its Binding"
+    si_create today-gated --cpu 500m --node-selector demo=today-gates \
+        --merge '{"spec":{"schedulingGates":[{"name":"example.com/approval"}]}}'
+    sleep 3
+    echo "   after 3 s: node '$(node_of today-gated)', Bindings sent: $(bindings_for today-gated)"
+    echo "   PodScheduled: $(si_condition today-gated)"
+    echo "   kubectl patch pod today-gated --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'"
+    t0=${EPOCHREALTIME/./}
+    si patch pod today-gated --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null
+    if wait_until '[ -n "$(node_of today-gated)" ]' 10 0.1; then
+        ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+        echo "   bound to $(node_of today-gated) within ${ms} ms of the patch (Bindings sent: $(bindings_for today-gated))"
+    else
+        echo "   (not bound within 10 s of the gate's removal; what the cluster shows:)"
+        demo_state today-gated
+    fi
+
+    echo
+    echo "2. native sidecars (on by default in 1.29, GA in 1.33): an init container with restartPolicy Always runs beside the app containers"
+    si_create today-app --cpu 2 --node-selector demo=today-sidecar --merge '{"spec":{"initContainers":[
+        {"name":"log-shipper","image":"registry.invalid/shipper:1","restartPolicy":"Always","resources":{"requests":{"cpu":"1"}}}]}}'
+    if wait_until '[ -n "$(node_of today-app)" ]' 20; then
+        echo "   today-app (app 2 cpu + sidecar 1 cpu = 3 cpu) -> $(node_of today-app) (4 cpu)"
+    else
+        echo "   (today-app not bound within 20 s; what the cluster shows:)"
+        demo_state today-app
+    fi
+    si_create today-more --cpu 1500m --node-selector demo=today-sidecar
+    wait_until 'failed_of today-more | grep -q "Insufficient cpu"' 20 ||
+        echo "   (no 'Insufficient cpu' within 20 s; what the cluster shows:)"
+    echo "   today-more (1.5 cpu), same node: 3 + 1.5 > 4"
+    demo_state today-more
+    echo "   (v1.20's rule, max(app, init) = max(2, 1) = 2 cpu, would have placed it: 2 + 1.5 <= 4)"
+
+    echo
+    echo "3. spec.resourceClaims (DRA, GA in 1.34): ai-scheduler does not allocate claims; the pod is held pending, saying why"
+    si_create today-claim --node-selector demo=today-gates --merge '{"spec":{"resourceClaims":[{"name":"gpu","resourceClaimName":"gpu-claim"}],
+        "containers":[{"name":"main","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"},"claims":[{"name":"gpu"}]}}]}}'
+    wait_until 'failed_of today-claim | grep -q .' 20 ||
+        echo "   (no event within 20 s; what the cluster shows:)"
+    demo_state today-claim
 fi
 
 step "stopping"

@@ -24,6 +24,8 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=standin.sh
+source "$(dirname "$0")/standin.sh"
 export E2E_FILE=standin/
 
 PG_LABEL=scheduling.x-k8s.io/pod-group
@@ -32,64 +34,14 @@ GATE='{"spec":{"schedulingGates":[{"name":"example.com/hold"}]}}'
 GATED_MSG="Scheduling is blocked due to non-empty scheduling gates"
 
 # ---------------------------------------------------------------------------
-# the stand-in
+# the stand-in: standin_start, si, si_req, si_send, si_create, si_pod_json,
+# node_of, failed_of, bindings_for, si_condition are standin.sh's.
 
-# standin_start: standin_apiserver.py in front of $API_URL with a certificate
-# of the test CA; SI_URL, and kubeconfigs for the admin (its token: TLS ends
-# at the stand-in, so a client certificate cannot pass) and the scheduler.
-standin_start() {
-    local p=$CP_WORK/pki port
-    (cd "$p" && openssl req -config openssl.cnf -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout standin.key -out standin.csr \
-        -subj /CN=standin-apiserver && openssl x509 -req -in standin.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-        -days 1 -out standin.crt -extfile openssl.cnf -extensions server) >/dev/null 2>&1 || die "stand-in certificate"
-    port=$(free_port) || die "no free port"
-    SI_URL=https://127.0.0.1:$port
-    SI_LOG=$CP_WORK/standin.req.log
-    : >"$SI_LOG"
-    python3 "$E2E_DIR/standin_apiserver.py" --listen-port "$port" --upstream "$API_URL" --cert "$p/standin.crt" \
-        --key "$p/standin.key" --ca "$p/ca.crt" --log "$SI_LOG" >"$CP_WORK/standin.log" 2>&1 &
-    _pid_record $! standin-apiserver
-    SI_ADMIN_KC=$CP_WORK/standin.admin.kubeconfig
-    API_URL=$SI_URL _write_kubeconfig "$SI_ADMIN_KC" e2e-admin token "$ADMIN_TOKEN"
-    sed "s|server: .*|server: $SI_URL|" "$SCHED_KUBECONFIG" >"$CP_WORK/standin.sched.kubeconfig"
-    chmod 600 "$CP_WORK/standin.sched.kubeconfig"
-    wait_until "grep -q listening '$CP_WORK/standin.log'" 10 || die "the stand-in did not start"
-}
-
-# si ARGS...: kubectl through the stand-in. si_req METHOD PATH [CURL-ARGS...]: curl.
-si() { kubectl --kubeconfig "$SI_ADMIN_KC" --request-timeout=30s "$@" 2> >(grep -v 'WARNING: version difference' >&2); }
-si_req() {
-    local method=$1 path=$2; shift 2
-    curl -sS --max-time 30 --cacert "$CP_WORK/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
-        -X "$method" "$SI_URL$path" "$@"
-}
-# si_send METHOD PATH CONTENT-TYPE BODY: prints the answer, then its code on a line of its own.
-si_send() {
-    si_req "$1" "$2" -H "Content-Type: $3" --data-binary @- -w '\n%{http_code}' <<<"$4"
-}
-# si_pod NAME [pod_json options]: create through the stand-in, fail unless 201.
-si_pod() {
-    local out
-    out=$(si_send POST /api/v1/namespaces/default/pods application/json "$(pod_json "$@")") || fail "POST $1"
-    [ "${out##*$'\n'}" = 201 ] || fail "create $1 -> ${out##*$'\n'}: ${out%$'\n'*}"
-}
-si_pod_json() { si_req GET "/api/v1/namespaces/default/pods/$1"; }
-# node_of NAME / failed_of NAME / bound_with LABEL=VALUE: lib.sh's pod_node,
-# events_for NAME default FailedScheduling and count_bound with one curl each
-# (these run in wait loops; a kubectl start costs about a second here).
-node_of() { api_get "/api/v1/namespaces/default/pods/$1" | jq -r '.spec.nodeName // ""'; }
-failed_of() {
-    api_get "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D$1,reason%3DFailedScheduling" |
-        jq -r '.items[] | "\(.reason)\t\(.message // "")"'
-}
+# si_pod NAME [pod_json options]: si_create, failing the case unless 201.
+si_pod() { si_create "$@" || fail "create $1"; }
+# bound_with LABEL=VALUE: count_bound with one curl.
 bound_with() {
     api_get "/api/v1/namespaces/default/pods?labelSelector=${1/\//%2F}&fieldSelector=spec.nodeName%21%3D" | jq '.items | length'
-}
-# bindings_for NAME: Binding POSTs for pod NAME the stand-in saw (any answer).
-bindings_for() { grep -c " POST /api/v1/namespaces/default/pods/$1/binding " "$SI_LOG"; }
-# si_condition NAME: the PodScheduled condition as "status reason message".
-si_condition() {
-    si_pod_json "$1" | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | "\(.status) \(.reason // "") \(.message // "")"'
 }
 # expect_insufficient_cpu NAME: a FailedScheduling event for NAME saying
 # "Insufficient cpu", and NAME not bound.
@@ -354,11 +306,11 @@ cp_start
 # cp_start installed the PodGroup CRD (pools/podgroup-crd.yaml)
 api_get /apis/scheduling.x-k8s.io/v1alpha1 | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null ||
     die "no PodGroup API"
-standin_start
+standin_start || die "the stand-in did not start"
 run_case standin-fields-round-trip case_fields_round_trip
 run_case standin-gate-patch-rules case_gate_patch_rules
 run_case binding-refused-for-gated case_binding_refused
-SCHED_KUBECONFIG=$CP_WORK/standin.sched.kubeconfig start_scheduler
+SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler
 run_case gated-not-scheduled case_gated_not_scheduled
 run_case gated-gang case_gated_gang
 run_case native-sidecar-counted case_native_sidecar
