@@ -1150,8 +1150,8 @@ typedef struct flagdef {
 
 static const flagdef_t FLAGS[] = {
     { "config", F_CONFIG, 0, 0, 0, "FILE",
-      "AiSchedulerConfiguration or kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration YAML file; other flags "
-      "override it" },
+      "AiSchedulerConfiguration or kubescheduler.config.k8s.io/v1 (or v1beta1) KubeSchedulerConfiguration YAML file; "
+      "other flags override it" },
     { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE",
       "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
     { "scheduler-name", F_STR, OFF(sched.scheduler_name), 0, 0, "NAME",

@@ -20,7 +20,12 @@
  * The result is written as ai-scheduler plugin operations: every point's
  * defaults disabled ("*"), then the expanded list enabled in order, with
  * NodeResourcesFit's score as the Least/Most allocated scorer its
- * scoringStrategy names. */
+ * scoringStrategy names.
+ *
+ * v1beta1 files (kube 1.20-1.21) share the top level's readers; their
+ * profiles are AiSchedulerConfiguration's shape and rules (v1.20's), so
+ * config.c's cfg_load_profiles reads them, with ks_v1beta1_args for the
+ * args only kube's v1beta1 has. */
 #include "config/kubesched.h"
 
 #include <stdlib.h>
@@ -578,15 +583,35 @@ static int ks_on_no_args(cfg_loader_t *l, const char *key, const yaml_node_t *kn
     return cfg_fail(l, kn, "%s takes no args (unknown field \"%s\")", a->plugin, key);
 }
 
-static const struct {
+/* A plugin's args reader. */
+typedef struct ks_args_reader {
     const char *plugin;
     cfg_pair_fn fn;
-} KS_ARGS[] = {
+} ks_args_reader_t;
+
+static const ks_args_reader_t KS_ARGS[] = {
     { "NodeResourcesFit", ks_on_fit },         { "NodeResourcesBalancedAllocation", ks_on_balanced },
     { "PodTopologySpread", ks_on_spread },     { "InterPodAffinity", ks_on_ipa },
     { "NodeAffinity", ks_on_node_affinity },   { "DefaultPreemption", ks_on_preemption },
     { "VolumeBinding", ks_on_volume_binding }, { "DynamicResources", ks_on_dra },
 };
+
+/* The reader of name's args in table t of n, else dflt. */
+static cfg_pair_fn ks_args_fn(const ks_args_reader_t *t, size_t n, const char *name, cfg_pair_fn dflt)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(t[i].plugin, name))
+            return t[i].fn;
+    return dflt;
+}
+
+static void ks_args_init(ks_args_ctx_t *a, sched_config_t *c, sched_profile_config_t *p, const char *plugin)
+{
+    memset(a, 0, sizeof *a);
+    a->c = c;
+    a->p = p;
+    a->plugin = plugin;
+}
 
 /* v1 defaulting of PodTopologySpread (SetDefaults_PodTopologySpreadArgs:
  * System unless set) and its validation (System: no constraints). */
@@ -638,15 +663,9 @@ static int ks_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ctx)
     if (!args || cfg_is_null(args))
         return 0;
     ks_args_ctx_t a;
-    memset(&a, 0, sizeof a);
-    a.c = kp->c;
-    a.p = kp->p;
-    a.plugin = name;
+    ks_args_init(&a, kp->c, kp->p, name);
     a.spread.fw = &kp->p->fw;
-    cfg_pair_fn fn = ks_on_no_args;
-    for (size_t i = 0; i < sizeof KS_ARGS / sizeof KS_ARGS[0]; i++)
-        if (!strcmp(KS_ARGS[i].plugin, name))
-            fn = KS_ARGS[i].fn;
+    cfg_pair_fn fn = ks_args_fn(KS_ARGS, sizeof KS_ARGS / sizeof KS_ARGS[0], name, ks_on_no_args);
     if (!strcmp(name, "PodTopologySpread"))
         kp->p->fw.nspread_defaults = 0;
     char what[96];
@@ -796,10 +815,7 @@ static const char *const KS_V1BETA1_MISSING[] = {
 /* v1beta1's args beyond those AiSchedulerConfiguration reads itself
  * (NodeResources{Least,Most}Allocated resources, PodTopologySpread with
  * v1beta1's defaulting): v1's readers with v1.20's fields. */
-static const struct {
-    const char *plugin;
-    cfg_pair_fn fn;
-} KS_V1BETA1_ARGS[] = {
+static const ks_args_reader_t KS_V1BETA1_ARGS[] = {
     { "NodeResourcesFit", ks_on_fit },         { "InterPodAffinity", ks_on_ipa },
     { "NodeAffinity", ks_on_node_affinity },   { "DefaultPreemption", ks_on_preemption },
     { "VolumeBinding", ks_on_volume_binding },
@@ -811,21 +827,16 @@ static int ks_v1beta1_args(cfg_loader_t *l, const yaml_node_t *name_n, const cha
 {
     for (size_t i = 0; i < sizeof KS_V1BETA1_MISSING / sizeof KS_V1BETA1_MISSING[0]; i++)
         if (!strcmp(name, KS_V1BETA1_MISSING[i]))
-            return cfg_fail(l, name_n, "pluginConfig: plugin \"%s\" of kube-scheduler v1.20 is not supported by ai-scheduler",
+            return cfg_fail(l, name_n,
+                            "pluginConfig: plugin \"%s\" of kube-scheduler v1.20 is not supported by ai-scheduler",
                             name);
-    cfg_pair_fn fn = NULL;
-    for (size_t i = 0; i < sizeof KS_V1BETA1_ARGS / sizeof KS_V1BETA1_ARGS[0]; i++)
-        if (!strcmp(KS_V1BETA1_ARGS[i].plugin, name))
-            fn = KS_V1BETA1_ARGS[i].fn;
+    cfg_pair_fn fn = ks_args_fn(KS_V1BETA1_ARGS, sizeof KS_V1BETA1_ARGS / sizeof KS_V1BETA1_ARGS[0], name, NULL);
     if (!fn)
         return 1;
     if (!args || cfg_is_null(args))
         return 0;
     ks_args_ctx_t a;
-    memset(&a, 0, sizeof a);
-    a.c = c;
-    a.p = p;
-    a.plugin = name;
+    ks_args_init(&a, c, p, name);
     a.v1beta1 = 1;
     char what[96];
     snprintf(what, sizeof what, "%s args", name);

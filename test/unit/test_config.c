@@ -956,6 +956,15 @@ static void assert_op(const fw_config_t *fw, int i, int point, int enable, const
     assert_int_equal(fw->plugin_ops[i].weight, weight);
 }
 
+/* v1beta1's resource scorer defaults: LeastAllocated over cpu 1, memory 1. */
+static void assert_least_cpu_memory(const fw_config_t *fw)
+{
+    assert_int_equal(fw->strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(fw->nres_weights, 2);
+    assert_res(fw, 0, "cpu", 1);
+    assert_res(fw, 1, "memory", 1);
+}
+
 static void test_v1beta1_file(void **st)
 {
     sched_config_t c, own;
@@ -973,10 +982,7 @@ static void test_v1beta1_file(void **st)
      * + memory 1, System spreading, v1.20's resource maths. */
     assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
     assert_int_equal(fw.nplugin_ops, 0);
-    assert_int_equal(fw.strategy, SCORE_LEAST_ALLOCATED);
-    assert_int_equal(fw.nres_weights, 2);
-    assert_res(&fw, 0, "cpu", 1);
-    assert_res(&fw, 1, "memory", 1);
+    assert_least_cpu_memory(&fw);
     assert_int_equal(fw.percentage_of_nodes_to_score, 50);
     assert_int_equal(fw.spread_list_defaulting, 0);
     assert_int_equal(fw.v1_resource_scores, 0);
@@ -1012,8 +1018,7 @@ static void test_v1beta1_defaults_and_args(void **st)
     load_ok(&c, V1BETA1);
     assert_int_equal(config_nprofiles(&c), 1);
     assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
-    assert_int_equal(fw.strategy, SCORE_LEAST_ALLOCATED);
-    assert_int_equal(fw.nres_weights, 2);
+    assert_least_cpu_memory(&fw);
     assert_int_equal(c.metrics_port, 10261); /* ai-scheduler's, not kube's 10251 */
     config_free(&c);
     load_ok(&c, V1BETA1 "metricsBindAddress: '[::1]:9090'\nparallelism: 16\n"
