@@ -785,14 +785,28 @@ int cfg_plugin_config_entry(cfg_loader_t *l, const yaml_node_t *item, const yaml
     return 0;
 }
 
+/* The profile being read, and the caller's hook for the args it reads
+ * itself (kubesched.c's v1beta1 files). */
+typedef struct profile_ctx {
+    sched_profile_config_t *p;
+    sched_config_t *c;
+    cfg_args_hook_fn hook;
+} profile_ctx_t;
+
 /* One pluginConfig entry {name, args}. */
 static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ctx)
 {
-    sched_profile_config_t *p = ctx;
+    profile_ctx_t *pc = ctx;
+    sched_profile_config_t *p = pc->p;
     const yaml_node_t *name_n, *args;
     const char *name;
     if (cfg_plugin_config_entry(l, item, &name_n, &args, &name) < 0)
         return -1;
+    if (pc->hook) {
+        int rc = pc->hook(l, name_n, name, args, p, pc->c);
+        if (rc != 1)
+            return rc;
+    }
     int known = 0;
     for (int pt = 0; pt < FW_NPOINTS && !known; pt++)
         known = fw_plugin_known(name, pt) == 1;
@@ -825,7 +839,7 @@ static int load_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ct
 
 static int on_profile_plugins(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
-    int rc = plugins_point(l, key, vn, &((sched_profile_config_t *)ctx)->fw);
+    int rc = plugins_point(l, key, vn, &((profile_ctx_t *)ctx)->p->fw);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
     return UNKNOWN("profiles.plugins");
@@ -833,13 +847,13 @@ static int on_profile_plugins(cfg_loader_t *l, const char *key, const yaml_node_
 
 static int on_profile(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
-    sched_profile_config_t *p = ctx;
+    profile_ctx_t *pc = ctx;
     if (!strcmp(key, "schedulerName"))
-        return cfg_get_str(l, vn, "profiles.schedulerName", 0, &p->scheduler_name);
+        return cfg_get_str(l, vn, "profiles.schedulerName", 0, &pc->p->scheduler_name);
     if (!strcmp(key, "plugins"))
-        return cfg_each_pair(l, vn, "profiles.plugins", on_profile_plugins, p);
+        return cfg_each_pair(l, vn, "profiles.plugins", on_profile_plugins, pc);
     if (!strcmp(key, "pluginConfig"))
-        return cfg_each_item(l, vn, "pluginConfig: expected a list of {name, args}", load_plugin_config, p);
+        return cfg_each_item(l, vn, "pluginConfig: expected a list of {name, args}", load_plugin_config, pc);
     return UNKNOWN("profiles");
 }
 
@@ -852,7 +866,7 @@ void cfg_free_profiles(sched_config_t *c)
     c->nprofiles = 0;
 }
 
-static int load_profiles(cfg_loader_t *l, const yaml_node_t *seq, sched_config_t *c)
+int cfg_load_profiles(cfg_loader_t *l, const yaml_node_t *seq, sched_config_t *c, cfg_args_hook_fn hook)
 {
     if (seq->type != YAML_SEQUENCE_NODE)
         return cfg_fail(l, seq, "profiles: expected a list of {schedulerName, plugins, pluginConfig}");
@@ -871,7 +885,8 @@ static int load_profiles(cfg_loader_t *l, const yaml_node_t *seq, sched_config_t
         p->line = item ? (int)item->start_mark.line + 1 : 0;
         if (!item || item->type != YAML_MAPPING_NODE)
             return cfg_fail(l, item ? item : seq, "profiles: expected a mapping");
-        if (cfg_each_pair(l, item, "profiles", on_profile, p) < 0)
+        profile_ctx_t pc = { p, c, hook };
+        if (cfg_each_pair(l, item, "profiles", on_profile, &pc) < 0)
             return -1;
     }
     return 0;
@@ -999,7 +1014,7 @@ static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const
     if (!strcmp(key, "plugins"))
         return cfg_each_pair(l, vn, "plugins", on_plugins, c);
     if (!strcmp(key, "profiles"))
-        return load_profiles(l, vn, c);
+        return cfg_load_profiles(l, vn, c, NULL);
     if (!strcmp(key, "preemption"))
         return cfg_each_pair(l, vn, "preemption", on_preemption, c);
     if (!strcmp(key, "bindWorkers"))
@@ -1135,8 +1150,8 @@ typedef struct flagdef {
 
 static const flagdef_t FLAGS[] = {
     { "config", F_CONFIG, 0, 0, 0, "FILE",
-      "AiSchedulerConfiguration or kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration YAML file; other flags "
-      "override it" },
+      "AiSchedulerConfiguration or kubescheduler.config.k8s.io/v1 (or v1beta1) KubeSchedulerConfiguration YAML file; "
+      "other flags override it" },
     { "kubeconfig", F_STR_OPT, OFF(kubeconfig), 0, 0, "FILE",
       "kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)" },
     { "scheduler-name", F_STR, OFF(sched.scheduler_name), 0, 0, "NAME",

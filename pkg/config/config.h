@@ -1,6 +1,7 @@
 /* config.h -- everything configurable about the scheduler: defaults, the
  * AiSchedulerConfiguration YAML file (or a kube-scheduler
- * KubeSchedulerConfiguration v1 file, kubesched.c) and the command-line flags.
+ * KubeSchedulerConfiguration v1 or v1beta1 file, kubesched.c) and the
+ * command-line flags.
  *
  * Order of precedence: defaults < --config FILE < other flags (whatever
  * their position relative to --config).

@@ -20,7 +20,12 @@
  * The result is written as ai-scheduler plugin operations: every point's
  * defaults disabled ("*"), then the expanded list enabled in order, with
  * NodeResourcesFit's score as the Least/Most allocated scorer its
- * scoringStrategy names. */
+ * scoringStrategy names.
+ *
+ * v1beta1 files (kube 1.20-1.21) share the top level's readers; their
+ * profiles are AiSchedulerConfiguration's shape and rules (v1.20's), so
+ * config.c's cfg_load_profiles reads them, with ks_v1beta1_args for the
+ * args only kube's v1beta1 has. */
 #include "config/kubesched.h"
 
 #include <stdlib.h>
@@ -365,8 +370,10 @@ static int ks_translate(cfg_loader_t *l, ks_profile_t *kp)
 /* ---- pluginConfig ------------------------------------------------------- */
 
 typedef struct ks_args_ctx {
-    ks_profile_t *kp;
+    sched_config_t *c;
+    sched_profile_config_t *p;
     const char *plugin;
+    int v1beta1;                  /* a v1beta1 file: v1.20's fields only */
     int have_type;                /* NodeResourcesFit scoringStrategy.type */
     cfg_spread_ctx_t spread;      /* PodTopologySpread */
     fw_config_t balanced;         /* NodeResourcesBalancedAllocation resources */
@@ -407,7 +414,7 @@ static int ks_empty(const yaml_node_t *n)
 static int ks_on_strategy(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     ks_args_ctx_t *a = ctx;
-    fw_config_t *fw = &a->kp->p->fw;
+    fw_config_t *fw = &a->p->fw;
     if (!strcmp(key, "type")) {
         const char *v = cfg_scalar(l, vn, "scoringStrategy.type");
         if (!v)
@@ -429,7 +436,7 @@ static int ks_on_strategy(cfg_loader_t *l, const char *key, const yaml_node_t *k
     if (!strcmp(key, "resources")) {
         if (cfg_is_null(vn))
             return 0;
-        a->kp->p->has_resources = 1;
+        a->p->has_resources = 1;
         return cfg_load_resources(l, vn, fw);
     }
     if (!strcmp(key, "requestedToCapacityRatio"))
@@ -451,7 +458,7 @@ static int ks_on_fit(cfg_loader_t *l, const char *key, const yaml_node_t *kn, co
                                        "NodeResourcesFit: %s is not supported by ai-scheduler (every "
                                        "requested resource is checked)",
                                        key);
-    if (!strcmp(key, "scoringStrategy")) {
+    if (!strcmp(key, "scoringStrategy") && !a->v1beta1) {
         if (cfg_is_null(vn))
             return 0;
         if (cfg_each_pair(l, vn, "NodeResourcesFit args scoringStrategy", ks_on_strategy, a) < 0)
@@ -498,7 +505,7 @@ static int ks_on_ipa(cfg_loader_t *l, const char *key, const yaml_node_t *kn, co
         return ks_args_meta(l, key, vn, a);
     if (!strcmp(key, "hardPodAffinityWeight"))
         return ks_fixed_int(l, vn, "InterPodAffinity.hardPodAffinityWeight", 1, "kube's default");
-    if (!strcmp(key, "ignorePreferredTermsOfExistingPods")) {
+    if (!strcmp(key, "ignorePreferredTermsOfExistingPods") && !a->v1beta1) {
         int b;
         if (cfg_get_bool(l, vn, "InterPodAffinity.ignorePreferredTermsOfExistingPods", &b) < 0)
             return -1;
@@ -546,7 +553,7 @@ static int ks_on_volume_binding(cfg_loader_t *l, const char *key, const yaml_nod
         return ks_args_meta(l, key, vn, a);
     /* One timeout for the scheduler: a later profile's value wins. */
     if (!strcmp(key, "bindTimeoutSeconds"))
-        return cfg_get_int(l, vn, "VolumeBinding.bindTimeoutSeconds", 1, 86400, &a->kp->c->sched.volume_bind_timeout_s);
+        return cfg_get_int(l, vn, "VolumeBinding.bindTimeoutSeconds", 1, 86400, &a->c->sched.volume_bind_timeout_s);
     if (!strcmp(key, "shape"))
         return ks_empty(vn) ? 0
                             : cfg_fail(l, vn,
@@ -576,21 +583,41 @@ static int ks_on_no_args(cfg_loader_t *l, const char *key, const yaml_node_t *kn
     return cfg_fail(l, kn, "%s takes no args (unknown field \"%s\")", a->plugin, key);
 }
 
-static const struct {
+/* A plugin's args reader. */
+typedef struct ks_args_reader {
     const char *plugin;
     cfg_pair_fn fn;
-} KS_ARGS[] = {
+} ks_args_reader_t;
+
+static const ks_args_reader_t KS_ARGS[] = {
     { "NodeResourcesFit", ks_on_fit },         { "NodeResourcesBalancedAllocation", ks_on_balanced },
     { "PodTopologySpread", ks_on_spread },     { "InterPodAffinity", ks_on_ipa },
     { "NodeAffinity", ks_on_node_affinity },   { "DefaultPreemption", ks_on_preemption },
     { "VolumeBinding", ks_on_volume_binding }, { "DynamicResources", ks_on_dra },
 };
 
+/* The reader of name's args in table t of n, else dflt. */
+static cfg_pair_fn ks_args_fn(const ks_args_reader_t *t, size_t n, const char *name, cfg_pair_fn dflt)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(t[i].plugin, name))
+            return t[i].fn;
+    return dflt;
+}
+
+static void ks_args_init(ks_args_ctx_t *a, sched_config_t *c, sched_profile_config_t *p, const char *plugin)
+{
+    memset(a, 0, sizeof *a);
+    a->c = c;
+    a->p = p;
+    a->plugin = plugin;
+}
+
 /* v1 defaulting of PodTopologySpread (SetDefaults_PodTopologySpreadArgs:
  * System unless set) and its validation (System: no constraints). */
 static int ks_spread_done(cfg_loader_t *l, const yaml_node_t *args, ks_args_ctx_t *a)
 {
-    sched_profile_config_t *p = a->kp->p;
+    sched_profile_config_t *p = a->p;
     if (!a->spread.list && p->fw.nspread_defaults > 0)
         return cfg_fail(l, args,
                         "PodTopologySpread: defaultConstraints must be empty when defaultingType is System (v1's "
@@ -636,14 +663,9 @@ static int ks_plugin_config(cfg_loader_t *l, const yaml_node_t *item, void *ctx)
     if (!args || cfg_is_null(args))
         return 0;
     ks_args_ctx_t a;
-    memset(&a, 0, sizeof a);
-    a.kp = kp;
-    a.plugin = name;
+    ks_args_init(&a, kp->c, kp->p, name);
     a.spread.fw = &kp->p->fw;
-    cfg_pair_fn fn = ks_on_no_args;
-    for (size_t i = 0; i < sizeof KS_ARGS / sizeof KS_ARGS[0]; i++)
-        if (!strcmp(KS_ARGS[i].plugin, name))
-            fn = KS_ARGS[i].fn;
+    cfg_pair_fn fn = ks_args_fn(KS_ARGS, sizeof KS_ARGS / sizeof KS_ARGS[0], name, ks_on_no_args);
     if (!strcmp(name, "PodTopologySpread"))
         kp->p->fw.nspread_defaults = 0;
     char what[96];
@@ -741,6 +763,8 @@ static int ks_on_client(cfg_loader_t *l, const char *key, const yaml_node_t *kn,
 typedef struct ks_top {
     sched_config_t *c;
     const yaml_node_t *profiles;
+    int v1beta1;                          /* a v1beta1 file (kube 1.20-1.21) */
+    const yaml_node_t *healthz, *metrics; /* v1beta1's bind addresses */
 } ks_top_t;
 
 static int ks_on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
@@ -753,6 +777,10 @@ static int ks_on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, co
     if (!strcmp(key, "profiles")) {
         t->profiles = vn;
         return 0;
+    }
+    if (t->v1beta1 && (!strcmp(key, "healthzBindAddress") || !strcmp(key, "metricsBindAddress"))) {
+        *(key[0] == 'h' ? &t->healthz : &t->metrics) = vn;
+        return cfg_scalar(l, vn, key) ? 0 : -1;
     }
     if (!strcmp(key, "clientConnection"))
         return cfg_each_pair(l, vn, "clientConnection", ks_on_client, c);
@@ -769,11 +797,115 @@ static int ks_on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, co
     if (!strcmp(key, "podMaxBackoffSeconds"))
         return ks_fixed_int(l, vn, "podMaxBackoffSeconds", 10, "the queue's backoff is kube's default");
     if (!strcmp(key, "enableProfiling") || !strcmp(key, "enableContentionProfiling") ||
-        !strcmp(key, "delayCacheUntilActive"))
+        (!strcmp(key, "delayCacheUntilActive") && !t->v1beta1))
         return cfg_get_bool(l, vn, key, &b);
     if (!strcmp(key, "extenders"))
         return ks_empty(vn) ? 0 : cfg_fail(l, vn, "extenders are not supported by ai-scheduler");
     return UNKNOWN(KUBESCHED_KIND);
+}
+
+/* ---- v1beta1 files (kube 1.20-1.21) -------------------------------------- */
+
+/* kube v1.20 plugins ai-scheduler does not build: their args are refused by
+ * name (in plugin lists they are unknown plugins). */
+static const char *const KS_V1BETA1_MISSING[] = {
+    "SelectorSpread", "ServiceAffinity", "NodeLabel", "RequestedToCapacityRatio", "CinderLimits",
+};
+
+/* v1beta1's args beyond those AiSchedulerConfiguration reads itself
+ * (NodeResources{Least,Most}Allocated resources, PodTopologySpread with
+ * v1beta1's defaulting): v1's readers with v1.20's fields. */
+static const ks_args_reader_t KS_V1BETA1_ARGS[] = {
+    { "NodeResourcesFit", ks_on_fit },         { "InterPodAffinity", ks_on_ipa },
+    { "NodeAffinity", ks_on_node_affinity },   { "DefaultPreemption", ks_on_preemption },
+    { "VolumeBinding", ks_on_volume_binding },
+};
+
+/* cfg_args_hook_fn of a v1beta1 file's pluginConfig entries. */
+static int ks_v1beta1_args(cfg_loader_t *l, const yaml_node_t *name_n, const char *name, const yaml_node_t *args,
+                           sched_profile_config_t *p, sched_config_t *c)
+{
+    for (size_t i = 0; i < sizeof KS_V1BETA1_MISSING / sizeof KS_V1BETA1_MISSING[0]; i++)
+        if (!strcmp(name, KS_V1BETA1_MISSING[i]))
+            return cfg_fail(l, name_n,
+                            "pluginConfig: plugin \"%s\" of kube-scheduler v1.20 is not supported by ai-scheduler",
+                            name);
+    cfg_pair_fn fn = ks_args_fn(KS_V1BETA1_ARGS, sizeof KS_V1BETA1_ARGS / sizeof KS_V1BETA1_ARGS[0], name, NULL);
+    if (!fn)
+        return 1;
+    if (!args || cfg_is_null(args))
+        return 0;
+    ks_args_ctx_t a;
+    ks_args_init(&a, c, p, name);
+    a.v1beta1 = 1;
+    char what[96];
+    snprintf(what, sizeof what, "%s args", name);
+    return cfg_each_pair(l, args, what, fn, &a);
+}
+
+/* v1beta1's healthzBindAddress and metricsBindAddress ("IP:PORT"; "" turns
+ * the server off). ai-scheduler serves /healthz and /metrics on one
+ * address, so both must agree; unset, ai-scheduler's --metrics-* defaults
+ * stay (kube's 10251 is kube-scheduler's port, not ai-scheduler's). */
+static int ks_bind_addresses(cfg_loader_t *l, const ks_top_t *t)
+{
+    const yaml_node_t *n = t->metrics ? t->metrics : t->healthz;
+    if (!n)
+        return 0;
+    const char *what = t->metrics ? "metricsBindAddress" : "healthzBindAddress";
+    const char *v = (const char *)n->data.scalar.value;
+    if (t->metrics && t->healthz && strcmp(v, (const char *)t->healthz->data.scalar.value))
+        return cfg_fail(l, t->healthz,
+                        "healthzBindAddress must equal metricsBindAddress: ai-scheduler serves /healthz and "
+                        "/metrics on one address");
+    if (!*v) {
+        t->c->metrics_port = 0;
+        return 0;
+    }
+    const char *colon = strrchr(v, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    size_t hl = colon ? (size_t)(colon - v) : 0;
+    if (!colon || !colon[1] || *end || port < 0 || port > 65535 || hl > 63)
+        return cfg_fail(l, n, "%s: \"%s\" is not IP:PORT", what, v);
+    char host[64];
+    memcpy(host, v, hl);
+    host[hl] = 0;
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* [IPv6]:PORT */
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
+    cfg_set_str(&t->c->metrics_bind_address, host[0] ? host : "0.0.0.0");
+    t->c->metrics_port = (int)port;
+    return 0;
+}
+
+/* A v1beta1 file's profiles have the shape, plugin names and merge rules
+ * of AiSchedulerConfiguration's (both are kube v1.20's), so they load
+ * through cfg_load_profiles over v1beta1's defaults: NodeResourcesLeastAllocated
+ * over cpu 1 + memory 1 (SetDefaults_NodeResourcesLeastAllocatedArgs). */
+static int ks_load_v1beta1(cfg_loader_t *l, const ks_top_t *t)
+{
+    sched_config_t *c = t->c;
+    fw_config_t *fw = &c->sched.fw;
+    if (ks_bind_addresses(l, t) < 0)
+        return -1;
+    fw->strategy = SCORE_LEAST_ALLOCATED;
+    memset(fw->res_weights, 0, sizeof fw->res_weights);
+    strcpy(fw->res_weights[0].name, "cpu");
+    strcpy(fw->res_weights[1].name, "memory");
+    fw->res_weights[0].weight = fw->res_weights[1].weight = 1;
+    fw->nres_weights = 2;
+    cfg_free_profiles(c);
+    if (t->profiles && !cfg_is_null(t->profiles) && cfg_load_profiles(l, t->profiles, c, ks_v1beta1_args) < 0)
+        return -1;
+    /* v1beta1 names a lone profile default-scheduler; with several, each
+     * needs its name (kube's validation). */
+    for (int i = 0; c->nprofiles > 1 && i < c->nprofiles; i++)
+        if (!c->profiles[i].scheduler_name)
+            return util_errf(l->err, l->errlen, "%s:%d: profiles: schedulerName is required when there are several",
+                             l->name, c->profiles[i].line);
+    return 0;
 }
 
 /* The value of a top-level key, or NULL. */
@@ -801,10 +933,18 @@ int kubesched_load(cfg_loader_t *l, const yaml_node_t *root, sched_config_t *c)
     if (!api)
         return -1;
     const char *ver = api + strlen(KUBESCHED_GROUP);
-    if (strcmp(ver, "v1") && strcmp(ver, "v1beta3"))
+    int v1beta1 = !strcmp(ver, "v1beta1");
+    /* v1beta2 has per-point default sets with weights of its own (neither
+     * v1's multiPoint set nor v1.20's), which neither reader plays. */
+    if (!strcmp(ver, "v1beta2"))
+        return cfg_fail(l, an,
+                        "apiVersion %s is not read by ai-scheduler (kube 1.22-1.24's default plugin sets are not "
+                        "played): rewrite it as " KUBESCHED_GROUP "v1, the same shape with multiPoint",
+                        api);
+    if (strcmp(ver, "v1") && strcmp(ver, "v1beta3") && !v1beta1)
         return cfg_fail(l, an,
                         "apiVersion %s is not read by ai-scheduler: use " KUBESCHED_GROUP "v1 (kube 1.25+; "
-                        "v1beta3 also works) or ai-scheduler.aibee.cn/v1alpha1",
+                        "v1beta3 and v1beta1 also work) or ai-scheduler.aibee.cn/v1alpha1",
                         api);
     if (!kn)
         return cfg_fail(l, root, "missing kind: " KUBESCHED_KIND);
@@ -813,11 +953,11 @@ int kubesched_load(cfg_loader_t *l, const yaml_node_t *root, sched_config_t *c)
         return -1;
     if (strcmp(kind, KUBESCHED_KIND))
         return cfg_fail(l, kn, "kind is \"%s\", expected \"" KUBESCHED_KIND "\"", kind);
-    ks_top_t t = { c, NULL };
+    ks_top_t t = { c, NULL, v1beta1, NULL, NULL };
     if (cfg_each_pair(l, root, KUBESCHED_KIND, ks_on_top, &t) < 0)
         return -1;
     /* kube's default profile name; --scheduler-name still overrides it
      * for the profiles that set none. */
     cfg_set_str(&c->sched.scheduler_name, "default-scheduler");
-    return ks_load_profiles(l, t.profiles, c);
+    return v1beta1 ? ks_load_v1beta1(l, &t) : ks_load_profiles(l, t.profiles, c);
 }

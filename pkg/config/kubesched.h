@@ -1,7 +1,8 @@
 /* kubesched.h -- KubeSchedulerConfiguration files of
  * kubescheduler.config.k8s.io/v1 (kube 1.25+) and v1beta3, read with kube
- * 1.30-1.35's defaults and merge rules into ai-scheduler profiles
- * (internal to pkg/config; config_load_string dispatches here). */
+ * 1.30-1.35's defaults and merge rules, and v1beta1 (kube 1.20-1.21), read
+ * with v1.20's, into ai-scheduler profiles (internal to pkg/config;
+ * config_load_string dispatches here). */
 #ifndef AISCHED_CONFIG_KUBESCHED_H
 #define AISCHED_CONFIG_KUBESCHED_H
 

@@ -76,4 +76,13 @@ int cfg_spread_args(cfg_loader_t *l, const char *key, const yaml_node_t *kn, con
 
 void cfg_free_profiles(sched_config_t *c);
 
+/* A pluginConfig entry seen first by the caller of cfg_load_profiles: 0 read,
+ * -1 error set, 1 left to the AiSchedulerConfiguration rules. */
+typedef int (*cfg_args_hook_fn)(cfg_loader_t *l, const yaml_node_t *name_n, const char *name, const yaml_node_t *args,
+                                sched_profile_config_t *p, sched_config_t *c);
+/* `profiles:` as AiSchedulerConfiguration reads it (kube v1.20's
+ * v1beta1 shape, plugin names and merge rules) into c->profiles; hook may
+ * be NULL. 0, or -1 with the error in l. */
+int cfg_load_profiles(cfg_loader_t *l, const yaml_node_t *seq, sched_config_t *c, cfg_args_hook_fn hook);
+
 #endif

@@ -145,11 +145,18 @@ place_two() {
 # (NodeResourcesFit MostAllocated, weight 3) puts a pod on the half-used
 # node, its default profile (v1's LeastAllocated) the same pod on the empty one.
 case_kube_v1_file() {
+    expect_pack_and_spread scheduler-config-v1.yaml v1
+}
+
+# examples/FILE's profile ai-scheduler bin-packs a pod onto the half-used
+# node, its profile ai-scheduler-spread (VERSION's default LeastAllocated)
+# puts the same pod on the empty one.
+expect_pack_and_spread() {
     cp_reset
     local a b
-    read -r a b < <(place_two "$E2E_DIR/../../examples/scheduler-config-v1.yaml" ai-scheduler ai-scheduler-spread)
+    read -r a b < <(place_two "$E2E_DIR/../../examples/$1" ai-scheduler ai-scheduler-spread)
     [ "$a" = packed ] || fail "profile ai-scheduler (MostAllocated) put its pod on $a (want packed)"
-    [ "$b" = empty ] || fail "profile ai-scheduler-spread (v1 default) put its pod on $b (want empty)"
+    [ "$b" = empty ] || fail "profile ai-scheduler-spread ($2 default) put its pod on $b (want empty)"
 }
 
 # A plugin kube removed (SelectorSpread) in a v1 file: refused, naming it.
@@ -158,6 +165,15 @@ case_kube_v1_removed_plugin() {
         '  - plugins:' '      score:' '        enabled:' '          - name: SelectorSpread' >"$CP_WORK/removed.yaml"
     expect_one_line_error 'removed\.yaml:7: plugins\.score\.enabled: plugin "SelectorSpread" was removed' \
         --config "$CP_WORK/removed.yaml" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=false --metrics-port 0
+}
+
+# --- kubescheduler.config.k8s.io/v1beta1 files (kube 1.20-1.21) ---
+
+# examples/scheduler-config-v1beta1.yaml as it is: its bin-packing profile
+# (NodeResourcesMostAllocated, weight 3) puts a pod on the half-used node,
+# its default profile (v1.20's LeastAllocated) the same pod on the empty one.
+case_kube_v1beta1_file() {
+    expect_pack_and_spread scheduler-config-v1beta1.yaml v1beta1
 }
 
 cp_start
@@ -171,4 +187,5 @@ run_case disabled-filter case_disabled_filter
 run_case weights-and-profiles case_weights_and_profiles
 run_case kube-v1-file case_kube_v1_file
 run_case kube-v1-removed-plugin case_kube_v1_removed_plugin
+run_case kube-v1beta1-file case_kube_v1beta1_file
 finish

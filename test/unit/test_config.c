@@ -867,6 +867,203 @@ static void test_v1beta3(void **st)
     config_free(&c);
 }
 
+/* ---- kubescheduler.config.k8s.io/v1beta1 files (kube 1.20-1.21) -------- */
+
+#define V1BETA1 "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\n"
+
+/* The profiles of kube 1.20's v1beta1 docs: the default one, one with no
+ * scoring, one bin-packing GPUs; their shape is the own format's. */
+#define V1BETA1_PROFILES                                                                                               \
+    "profiles:\n"                                                                                                      \
+    "  - schedulerName: default-scheduler\n"                                                                           \
+    "  - schedulerName: no-scoring-scheduler\n"                                                                        \
+    "    plugins:\n"                                                                                                   \
+    "      preScore:\n"                                                                                                \
+    "        disabled:\n"                                                                                              \
+    "          - name: '*'\n"                                                                                          \
+    "      score:\n"                                                                                                   \
+    "        disabled:\n"                                                                                              \
+    "          - name: '*'\n"                                                                                          \
+    "  - schedulerName: bin-packing\n"                                                                                 \
+    "    plugins:\n"                                                                                                   \
+    "      score:\n"                                                                                                   \
+    "        disabled:\n"                                                                                              \
+    "          - name: NodeResourcesLeastAllocated\n"                                                                  \
+    "        enabled:\n"                                                                                               \
+    "          - name: NodeResourcesMostAllocated\n"                                                                   \
+    "            weight: 2\n"                                                                                          \
+    "    pluginConfig:\n"                                                                                              \
+    "      - name: NodeResourcesMostAllocated\n"                                                                       \
+    "        args:\n"                                                                                                  \
+    "          resources:\n"                                                                                           \
+    "            - name: cpu\n"                                                                                        \
+    "              weight: 1\n"                                                                                        \
+    "            - name: memory\n"                                                                                     \
+    "              weight: 1\n"                                                                                        \
+    "            - name: nvidia.com/gpu\n"                                                                             \
+    "              weight: 3\n"                                                                                        \
+    "      - name: PodTopologySpread\n"                                                                                \
+    "        args:\n"                                                                                                  \
+    "          defaultConstraints:\n"                                                                                  \
+    "            - maxSkew: 1\n"                                                                                       \
+    "              topologyKey: topology.kubernetes.io/zone\n"                                                         \
+    "              whenUnsatisfiable: ScheduleAnyway\n"
+
+static const char V1BETA1_FILE[] =
+    V1BETA1 "clientConnection:\n  kubeconfig: /etc/kubernetes/scheduler.conf\n  qps: 100\n  burst: 200\n"
+            "leaderElection:\n  leaderElect: true\n  resourceNamespace: kube-system\n  resourceName: kube-scheduler\n"
+            "  leaseDuration: 15s\n  resourceLock: leases\n"
+            "healthzBindAddress: 0.0.0.0:10251\nmetricsBindAddress: 0.0.0.0:10251\n"
+            "enableProfiling: true\nenableContentionProfiling: false\npercentageOfNodesToScore: 50\n"
+            "podInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 10\nextenders: []\n" V1BETA1_PROFILES;
+
+/* The same configuration in ai-scheduler's own format: v1beta1's
+ * LeastAllocated over cpu and memory said at the top. */
+static const char V1BETA1_OWN[] = HDR "schedulerName: default-scheduler\n"
+                                      "scoring:\n  strategy: LeastAllocated\n  percentageOfNodesToScore: 50\n"
+                                      "  resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]\n"
+                                      "clientConnection:\n  kubeconfig: /etc/kubernetes/scheduler.conf\n"
+                                      "  qps: 100\n  burst: 200\n" V1BETA1_PROFILES;
+
+/* Two effective frameworks are the same (op lines aside). */
+static void assert_same_fw(const fw_config_t *a, const fw_config_t *b)
+{
+    assert_int_equal(a->nplugin_ops, b->nplugin_ops);
+    for (int i = 0; i < a->nplugin_ops; i++) {
+        assert_string_equal(a->plugin_ops[i].name, b->plugin_ops[i].name);
+        assert_int_equal(a->plugin_ops[i].point, b->plugin_ops[i].point);
+        assert_int_equal(a->plugin_ops[i].enable, b->plugin_ops[i].enable);
+        assert_int_equal(a->plugin_ops[i].weight, b->plugin_ops[i].weight);
+    }
+    assert_int_equal(a->strategy, b->strategy);
+    assert_int_equal(a->nres_weights, b->nres_weights);
+    for (int i = 0; i < a->nres_weights; i++)
+        assert_res(b, i, a->res_weights[i].name, a->res_weights[i].weight);
+    assert_int_equal(a->percentage_of_nodes_to_score, b->percentage_of_nodes_to_score);
+    assert_int_equal(a->v1_resource_scores, b->v1_resource_scores);
+    assert_int_equal(a->spread_list_defaulting, b->spread_list_defaulting);
+    assert_int_equal(a->nspread_defaults, b->nspread_defaults);
+    assert_int_equal(a->weight_resources, b->weight_resources);
+    assert_int_equal(a->weight_balanced, b->weight_balanced);
+}
+
+static void assert_op(const fw_config_t *fw, int i, int point, int enable, const char *name, int weight)
+{
+    assert_true(i < fw->nplugin_ops);
+    assert_int_equal(fw->plugin_ops[i].point, point);
+    assert_int_equal(fw->plugin_ops[i].enable, enable);
+    assert_string_equal(fw->plugin_ops[i].name, name);
+    assert_int_equal(fw->plugin_ops[i].weight, weight);
+}
+
+/* v1beta1's resource scorer defaults: LeastAllocated over cpu 1, memory 1. */
+static void assert_least_cpu_memory(const fw_config_t *fw)
+{
+    assert_int_equal(fw->strategy, SCORE_LEAST_ALLOCATED);
+    assert_int_equal(fw->nres_weights, 2);
+    assert_res(fw, 0, "cpu", 1);
+    assert_res(fw, 1, "memory", 1);
+}
+
+static void test_v1beta1_file(void **st)
+{
+    sched_config_t c, own;
+    load_ok(&c, V1BETA1_FILE);
+    load_ok(&own, V1BETA1_OWN);
+    assert_int_equal(c.nprofiles, 3);
+    assert_string_equal(c.leader.lease_name, "kube-scheduler");
+    assert_string_equal(c.leader.lease_namespace, "kube-system");
+    assert_string_equal(c.kubeconfig, "/etc/kubernetes/scheduler.conf");
+    assert_int_equal(c.burst, 200);
+    assert_string_equal(c.metrics_bind_address, "0.0.0.0");
+    assert_int_equal(c.metrics_port, 10251);
+    fw_config_t fw, ofw;
+    /* default-scheduler: v1.20's set, NodeResourcesLeastAllocated over cpu 1
+     * + memory 1, System spreading, v1.20's resource maths. */
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
+    assert_int_equal(fw.nplugin_ops, 0);
+    assert_least_cpu_memory(&fw);
+    assert_int_equal(fw.percentage_of_nodes_to_score, 50);
+    assert_int_equal(fw.spread_list_defaulting, 0);
+    assert_int_equal(fw.v1_resource_scores, 0);
+    assert_string_equal(config_profile_fw(&c, 1, &fw), "no-scoring-scheduler");
+    assert_int_equal(fw.nplugin_ops, 2);
+    assert_op(&fw, 0, FW_PT_PRE_SCORE, 0, "*", 0);
+    assert_op(&fw, 1, FW_PT_SCORE, 0, "*", 0);
+    assert_string_equal(config_profile_fw(&c, 2, &fw), "bin-packing");
+    assert_int_equal(fw.nplugin_ops, 2);
+    assert_op(&fw, 0, FW_PT_SCORE, 0, "NodeResourcesLeastAllocated", 0);
+    assert_op(&fw, 1, FW_PT_SCORE, 1, "NodeResourcesMostAllocated", 2);
+    assert_int_equal(fw.nres_weights, 3);
+    assert_res(&fw, 2, "nvidia.com/gpu", 3);
+    /* v1beta1 defaulting: constraints given, so List. */
+    assert_int_equal(fw.spread_list_defaulting, 1);
+    assert_int_equal(fw.nspread_defaults, 1);
+    assert_string_equal(fw.spread_defaults[0].topology_key, "topology.kubernetes.io/zone");
+    assert_int_equal(config_nprofiles(&own), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(config_profile_fw(&c, i, &fw), config_profile_fw(&own, i, &ofw));
+        assert_same_fw(&fw, &ofw);
+    }
+    config_free(&own);
+    config_free(&c);
+}
+
+/* No profiles: kube's one default-scheduler with v1beta1's defaults; the
+ * args v1.20 has beyond the own format's are read with its fields. */
+static void test_v1beta1_defaults_and_args(void **st)
+{
+    sched_config_t c;
+    fw_config_t fw;
+    load_ok(&c, V1BETA1);
+    assert_int_equal(config_nprofiles(&c), 1);
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
+    assert_least_cpu_memory(&fw);
+    assert_int_equal(c.metrics_port, 10261); /* ai-scheduler's, not kube's 10251 */
+    config_free(&c);
+    load_ok(&c, V1BETA1 "metricsBindAddress: '[::1]:9090'\nparallelism: 16\n"
+                        "profiles:\n  - pluginConfig:\n"
+                        "      - {name: InterPodAffinity, args: {hardPodAffinityWeight: 1}}\n"
+                        "      - {name: NodeResourcesFit, args: {ignoredResources: []}}\n"
+                        "      - {name: DefaultPreemption, args: {minCandidateNodesPercentage: 10}}\n"
+                        "      - {name: NodeAffinity, args: {addedAffinity: {}}}\n"
+                        "      - {name: VolumeBinding, args: {bindTimeoutSeconds: 300}}\n");
+    assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
+    assert_string_equal(c.metrics_bind_address, "::1");
+    assert_int_equal(c.metrics_port, 9090);
+    assert_int_equal(c.sched.volume_bind_timeout_s, 300);
+    config_free(&c);
+}
+
+static void test_v1beta1_errors(void **st)
+{
+    expect_error(V1BETA1 "algorithmSource: {}\n",
+                 "cfg.yaml:3: unknown field \"algorithmSource\" in KubeSchedulerConfiguration");
+    expect_error(V1BETA1 "delayCacheUntilActive: true\n", "unknown field \"delayCacheUntilActive\"");
+    expect_error(V1BETA1 "profiles:\n  - schedulerName: a\n    plugin: {}\n",
+                 "cfg.yaml:5: unknown key \"plugin\" in profiles");
+    expect_error(V1BETA1 "profiles:\n  - plugins:\n      score:\n        enabled: [{name: NodeResourcesFitt}]\n",
+                 "cfg.yaml:6: plugins.score: unknown plugin \"NodeResourcesFitt\"");
+    expect_error(V1BETA1 "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: ImageLocality}]\n",
+                 "plugins.filter: plugin \"ImageLocality\" does not extend filter");
+    expect_error(V1BETA1 "profiles:\n  - pluginConfig:\n      - {name: SelectorSpread, args: {}}\n",
+                 "cfg.yaml:5: pluginConfig: plugin \"SelectorSpread\" of kube-scheduler v1.20 is not supported");
+    expect_error(V1BETA1 "profiles:\n  - pluginConfig:\n"
+                         "      - {name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}\n",
+                 "unknown field \"scoringStrategy\" in NodeResourcesFit args");
+    expect_error(V1BETA1 "profiles:\n  - pluginConfig:\n"
+                         "      - {name: InterPodAffinity, args: {hardPodAffinityWeight: 5}}\n",
+                 "InterPodAffinity.hardPodAffinityWeight: 5 is not supported");
+    expect_error(V1BETA1 "profiles:\n  - schedulerName: a\n  - plugins: {}\n",
+                 "cfg.yaml:5: profiles: schedulerName is required when there are several");
+    expect_error(V1BETA1 "healthzBindAddress: 0.0.0.0:10251\nmetricsBindAddress: 0.0.0.0:10259\n",
+                 "cfg.yaml:3: healthzBindAddress must equal metricsBindAddress");
+    expect_error(V1BETA1 "metricsBindAddress: 10251\n", "metricsBindAddress: \"10251\" is not IP:PORT");
+    expect_error(V1BETA1 "extenders:\n  - urlPrefix: http://x\n", "extenders are not supported");
+    expect_error("apiVersion: kubescheduler.config.k8s.io/v1alpha2\nkind: KubeSchedulerConfiguration\n",
+                 "v1beta3 and v1beta1 also work");
+}
+
 static void test_help(void **st)
 {
     sched_config_t c;
@@ -911,6 +1108,9 @@ int main(void)
         cmocka_unit_test(test_v1_plugin_args),
         cmocka_unit_test(test_v1_errors),
         cmocka_unit_test(test_v1beta3),
+        cmocka_unit_test(test_v1beta1_file),
+        cmocka_unit_test(test_v1beta1_defaults_and_args),
+        cmocka_unit_test(test_v1beta1_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
