@@ -493,6 +493,16 @@ int kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status
     return rc;
 }
 
+char *kube_pod_path(const char *ns, const char *name, const char *sub)
+{
+    char *ens = util_urlencode(ns), *en = util_urlencode(name);
+    sbuf_t path = { 0 };
+    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s%s%s", ens, en, sub ? "/" : "", sub ? sub : "");
+    free(ens);
+    free(en);
+    return path.data;
+}
+
 int kube_send_json(kube_client_t *c, const char *method, const char *path, const char *content_type, json_t *body,
                    json_t **out, long *status, char *err, size_t errlen)
 {

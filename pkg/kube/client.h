@@ -42,6 +42,9 @@ void kube_response_free(kube_response_t *r);
 /* GET and decode; *out is a new reference. Non-2xx gives -1 with the API's
  * message ("pods \"x\" not found (404)") and *status set. */
 int kube_get_json(kube_client_t *c, const char *path, json_t **out, long *status, char *err, size_t errlen);
+/* "/api/v1/namespaces/NS/pods/NAME" (ns and name URL-encoded), then
+ * "/sub" when sub is not NULL; the caller frees. */
+char *kube_pod_path(const char *ns, const char *name, const char *sub);
 /* POST/PATCH/PUT a JSON body; *out (optional) gets the decoded answer. */
 int kube_send_json(kube_client_t *c, const char *method, const char *path, const char *content_type, json_t *body,
                    json_t **out, long *status, char *err, size_t errlen);

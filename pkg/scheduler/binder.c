@@ -225,13 +225,9 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
         job_free(j);
         return;
     }
-    char *ns = util_urlencode(pod->ns), *name = util_urlencode(pod->name);
-    sbuf_t path = { 0 };
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-    kube_async_submit(j->b->async, "POST", path.data, NULL, binding_body(j, ann), bind_done, j);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
+    char *path = kube_pod_path(pod->ns, pod->name, "binding");
+    kube_async_submit(j->b->async, "POST", path, NULL, binding_body(j, ann), bind_done, j);
+    free(path);
 }
 
 static void *binder_main(void *arg)

@@ -79,24 +79,18 @@ static void mark_disruption_target(scheduler_t *s, const pod_t *victim, const po
     json_t *body =
         json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type", "DisruptionTarget", "status",
                   "True", "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
-    char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
-    sbuf_t path = { 0 };
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+    char *path = kube_pod_path(victim->ns, victim->name, "status");
     long status = 0;
-    if (kube_send_json(s->kc, "PATCH", path.data, "application/strategic-merge-patch+json", body, NULL, &status, err,
+    if (kube_send_json(s->kc, "PATCH", path, "application/strategic-merge-patch+json", body, NULL, &status, err,
                        sizeof(err)) != 0)
         LOG_D("preemption: DisruptionTarget condition on %s not set (HTTP %ld): %s", victim->key, status, err);
     json_decref(body);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
+    free(path);
 }
 
 static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
 {
-    char *ns = util_urlencode(victim->ns), *name = util_urlencode(victim->name);
-    sbuf_t path = { 0 };
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
+    char *path = kube_pod_path(victim->ns, victim->name, "eviction");
     json_t *body =
         json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", s->use_policy_v1 ? "policy/v1" : "policy/v1beta1", "kind",
                   "Eviction", "metadata", "name", victim->name, "namespace", victim->ns);
@@ -104,11 +98,9 @@ static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
         json_object_set_new(body, "deleteOptions",
                             json_pack("{s:I}", "gracePeriodSeconds", (json_int_t)s->opts.eviction_grace_s));
     long status = 0;
-    int rc = kube_send_json(s->kc, "POST", path.data, NULL, body, NULL, &status, err, errlen);
+    int rc = kube_send_json(s->kc, "POST", path, NULL, body, NULL, &status, err, errlen);
     json_decref(body);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
+    free(path);
     if (status == 404)
         return 0; /* already gone: the room is free */
     return rc == 0 ? 0 : -1;

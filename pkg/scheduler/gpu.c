@@ -381,13 +381,11 @@ static int collect_idle(scheduler_t *s, idle_pod_t **out)
 /* 0 when the API accepted the DELETE (or the pod was gone already). */
 static int delete_reservation(scheduler_t *s, const idle_pod_t *ip)
 {
-    char *ns = util_urlencode(ip->ns), *name = util_urlencode(ip->name);
-    sbuf_t path = { 0 };
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s", ns, name);
+    char *path = kube_pod_path(ip->ns, ip->name, NULL);
     char err[256];
     kube_response_t resp = { 0 };
     const char *body = "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0}";
-    int rc = kube_request(s->kc, "DELETE", path.data, NULL, body, &resp, err, sizeof(err));
+    int rc = kube_request(s->kc, "DELETE", path, NULL, body, &resp, err, sizeof(err));
     int ok = rc == 0 && ((resp.status >= 200 && resp.status < 300) || resp.status == 404);
     if (ok) {
         stats_add(s, &s->stats.gpu_reservations_deleted, 1);
@@ -396,9 +394,7 @@ static int delete_reservation(scheduler_t *s, const idle_pod_t *ip)
         LOG_W("gpu: deleting reservation pod %s/%s: %s", ip->ns, ip->name, rc == 0 ? "refused" : err);
     }
     kube_response_free(&resp);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
+    free(path);
     return ok ? 0 : -1;
 }
 

@@ -303,13 +303,9 @@ void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const
 static void pod_status_patch(api_writer_t *w, const pod_t *p, json_t *status)
 {
     json_t *patch = json_pack("{s:o}", "status", status);
-    char *ns = util_urlencode(p->ns), *name = util_urlencode(p->name);
-    sbuf_t path = { 0 };
-    sbuf_printf(&path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
-    enqueue(w, "PATCH", path.data, "application/strategic-merge-patch+json", json_dumps(patch, JSON_COMPACT), 0);
-    sbuf_free(&path);
-    free(ns);
-    free(name);
+    char *path = kube_pod_path(p->ns, p->name, "status");
+    enqueue(w, "PATCH", path, "application/strategic-merge-patch+json", json_dumps(patch, JSON_COMPACT), 0);
+    free(path);
     json_decref(patch);
 }
 

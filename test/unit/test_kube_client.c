@@ -1159,9 +1159,23 @@ static void test_informer_waits_for_crd(void **state)
     pthread_mutex_destroy(&l.mu);
 }
 
+/* Pod paths encode namespace and name: a name the API server would refuse
+ * still cannot reach another path. */
+static void test_pod_path(void **state)
+{
+    (void)state;
+    char *p = kube_pod_path("team-a", "web-1", "binding");
+    assert_string_equal(p, "/api/v1/namespaces/team-a/pods/web-1/binding");
+    free(p);
+    p = kube_pod_path("ns", "a/b?c", NULL);
+    assert_string_equal(p, "/api/v1/namespaces/ns/pods/a%2Fb%3Fc");
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pod_path),
         cmocka_unit_test(test_ratelimit_math),
         cmocka_unit_test(test_ratelimit_threads),
         cmocka_unit_test(test_watch_parser_split),
