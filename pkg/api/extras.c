@@ -176,7 +176,7 @@ const node_image_t *node_find_image(const node_t *n, const char *name)
 static int parse_controller(pod_t *p, json_t *meta, char *err, size_t errlen)
 {
     json_t *refs = meta ? json_object_get(meta, "ownerReferences") : NULL;
-    const char *kind = NULL, *uid = NULL;
+    const char *kind = NULL, *uid = NULL, *api = NULL, *name = NULL;
     if (refs && !json_is_null(refs)) {
         if (!json_is_array(refs))
             return util_errf(err, errlen, "metadata.ownerReferences: not an array");
@@ -187,12 +187,15 @@ static int parse_controller(pod_t *p, json_t *meta, char *err, size_t errlen)
                 return util_errf(err, errlen, "metadata.ownerReferences[%zu]: not an object", i);
             json_t *ctl = json_object_get(r, "controller");
             json_t *k = json_object_get(r, "kind"), *u = json_object_get(r, "uid");
+            json_t *a = json_object_get(r, "apiVersion"), *n = json_object_get(r, "name");
             if ((ctl && !json_is_null(ctl) && !json_is_boolean(ctl)) || (k && !json_is_string(k)) ||
-                (u && !json_is_string(u)))
+                (u && !json_is_string(u)) || (a && !json_is_string(a)) || (n && !json_is_string(n)))
                 return util_errf(err, errlen, "metadata.ownerReferences[%zu]: bad field type", i);
             if (json_is_true(ctl)) {
                 kind = k ? json_string_value(k) : "";
                 uid = u ? json_string_value(u) : "";
+                api = a ? json_string_value(a) : "";
+                name = n ? json_string_value(n) : "";
                 break;
             }
         }
@@ -200,6 +203,8 @@ static int parse_controller(pod_t *p, json_t *meta, char *err, size_t errlen)
     /* NULL when no controller: most pods in a big cluster, two allocations saved each. */
     p->controller_kind = kind ? util_strdup(kind) : NULL;
     p->controller_uid = kind ? util_strdup(uid ? uid : "") : NULL;
+    p->controller_api = kind ? util_strdup(api ? api : "") : NULL;
+    p->controller_name = kind ? util_strdup(name ? name : "") : NULL;
     return 0;
 }
 
@@ -297,6 +302,8 @@ void pod_free_extras(pod_t *p)
 {
     free(p->controller_kind);
     free(p->controller_uid);
+    free(p->controller_api);
+    free(p->controller_name);
     for (int i = 0; i < p->ncontainers; i++)
         free(p->images[i]);
     free(p->images);

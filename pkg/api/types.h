@@ -123,6 +123,8 @@ typedef struct pod {
      * what the scheduler does not implement. */
     char *controller_kind;      /* ownerReferences[controller].kind, NULL if none */
     char *controller_uid;       /* its uid ("" if unset), NULL if no controller */
+    char *controller_api;       /* its apiVersion ("" if unset), NULL if no controller */
+    char *controller_name;      /* its name ("" if unset), NULL if no controller */
     char **images;              /* spec.containers[].image, normalised (":latest") */
     int ncontainers;            /* entries in images */
     int preempt_never;          /* spec.preemptionPolicy: Never */
