@@ -79,6 +79,8 @@ typedef struct wl_verdict {
     char *queue;          /* owner's queue label, else a queue path; NULL */
     char *priority_class; /* a priorityClass path's value; NULL */
     char *why;            /* gang 0 on a gang row: why not (a when failed, no minimum read) */
+    int unmet;            /* gang 0 because a `when` does not hold: the kind's ordinary
+                           * non-gang case (a Job that is not Indexed), said in no event */
 } wl_verdict_t;
 /* Evaluates r (a gang row) on owner. Returns 0 (out filled; free with
  * wl_verdict_clear). The queue label is read from owner's labels
