@@ -42,6 +42,9 @@ typedef struct scheduler_opts {
     const char *gpu_image;        /* GPU sharing: reservation pods' image */
     int max_consolidation_moves;  /* consolidation: most pods moved for one pod (8; 0 = off) */
     const char *topology_levels;  /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
+    int workload_groups;              /* gangs derived from pods' owners (grouper/) (on) */
+    const char *workload_groups_file; /* rows loaded over the default workload table (NULL: none) */
+    int workload_refresh_s;           /* managed PodGroups' owners re-read every (30) */
     /* Not knobs: the daemon wires the rest (the config leaves them as
      * scheduler_opts_default does: NULL, 0).
      * More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
