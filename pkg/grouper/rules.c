@@ -214,8 +214,11 @@ static int parse_factor(xparse_t *x, xnode_t **out)
         x->p += 3;
         rc = parse_sum(x, out);
     } else if (at_int(x->p)) {
-        *out = xnew(X_INT);
-        rc = parse_int(x, &(*out)->v);
+        xnode_t *n = xnew(X_INT);
+        if ((rc = parse_int(x, &n->v)) < 0)
+            xfree(n);
+        else
+            *out = n;
     } else {
         rc = parse_path_factor(x, out);
     }
@@ -1379,6 +1382,34 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
+int wl_table_load_string(wl_table_t *t, const char *text, size_t len, const char *name, char *err, size_t errlen)
+{
+    char e[768] = "";
+    json_t *doc = NULL;
+    size_t i = 0;
+    if (!name)
+        name = "<workload groups>";
+    if (!text)
+        return util_errf(err, errlen, "%s: no text", name);
+    if (len > WL_FILE_MAX)
+        return util_errf(err, errlen, "%s: larger than %d bytes", name, WL_FILE_MAX);
+    while (i < len && isspace((unsigned char)text[i]))
+        i++;
+    if (i < len && text[i] == '{') {
+        json_error_t je;
+        doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+        if (!doc)
+            snprintf(e, sizeof e, "line %d: JSON: %s", je.line, je.text);
+    } else {
+        doc = yaml_load(text, len, e, sizeof e);
+    }
+    if (!doc)
+        return util_errf(err, errlen, "%s: %s", name, e);
+    int rc = wl_table_load_json(t, doc, name, err, errlen);
+    json_decref(doc);
+    return rc;
+}
+
 int wl_table_load_file(wl_table_t *t, const char *path, char *err, size_t errlen)
 {
     char e[768] = "";
@@ -1386,25 +1417,10 @@ int wl_table_load_file(wl_table_t *t, const char *path, char *err, size_t errlen
     if (!path)
         return util_errf(err, errlen, "no file");
     char *buf = read_file(path, &len, e, sizeof e);
-    json_t *doc = NULL;
-    if (buf) {
-        const char *p = buf;
-        while (isspace((unsigned char)*p))
-            p++;
-        if (*p == '{') {
-            json_error_t je;
-            doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-            if (!doc)
-                snprintf(e, sizeof e, "line %d: JSON: %s", je.line, je.text);
-        } else {
-            doc = yaml_load(buf, len, e, sizeof e);
-        }
-        free(buf);
-    }
-    if (!doc)
+    if (!buf)
         return util_errf(err, errlen, "%s: %s", path, e);
-    int rc = wl_table_load_json(t, doc, path, err, errlen);
-    json_decref(doc);
+    int rc = wl_table_load_string(t, buf, len, path, err, errlen);
+    free(buf);
     return rc;
 }
 

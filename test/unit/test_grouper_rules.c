@@ -418,6 +418,7 @@ static void test_expr_errors(void **state)
     eval_fails("sum(l, x * 2)", "{'l':[{'x':4611686018427387904}]}", "overflow");
     /* syntax */
     eval_fails("99999999999999999999", "{}", "syntax error at column 1: integer too large");
+    eval_fails("1 + 2 * 99999999999999999999", "{}", "syntax error at column 9: integer too large");
     eval_fails("a|99999999999999999999", "{}", "syntax error at column 3: integer too large");
     eval_fails("", "{}", "syntax error at column 1: expected a path");
     eval_fails("   ", "{}", "expected a path");
@@ -466,6 +467,8 @@ static void test_expr_errors(void **state)
 }
 
 /* ------------------------------------------------------------ files */
+
+#define HDR "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: WorkloadGroups\n"
 
 static const char *good_yaml = "# ours\n"
                                "apiVersion: ai-scheduler.aibee.cn/v1alpha1\n"
@@ -574,14 +577,19 @@ static void test_load_json(void **state)
     assert_string_equal(err, "inline: apiVersion: want ai-scheduler.aibee.cn/v1alpha1");
     json_decref(doc);
     assert_int_equal(wl_table_load_json(t, NULL, "inline", err, sizeof err), -1);
+    /* from text: len bytes, no NUL needed */
+    const char *yml = HDR "kinds: [{group: example.com, kind: Trainer, resource: trainers, minMember: [5]}]\nXXX";
+    assert_int_equal(wl_table_load_string(t, yml, strlen(yml) - 3, "text", err, sizeof err), 0);
+    check_verdict(t, "example.com/v1", "Trainer", "{}", (verdict_want_t){ 1, 5, NULL, NULL, NULL, 0 });
+    assert_int_equal(wl_table_load_string(t, "  {", 3, "text", err, sizeof err), -1);
+    assert_non_null(strstr(err, "text: line 1: JSON: "));
+    assert_int_equal(wl_table_load_string(t, NULL, 0, "text", err, sizeof err), -1);
     wl_table_free(t);
 }
 
 typedef struct bad_file {
     const char *text, *want; /* want: the message after "FILE: " */
 } bad_file_t;
-
-#define HDR "apiVersion: ai-scheduler.aibee.cn/v1alpha1\nkind: WorkloadGroups\n"
 
 static const bad_file_t bad_files[] = {
     { HDR "kinds:\n- {group: a.io, kind: A, resource: as}\n- {group: a.io, kind: B, resource: bs, minmember: [1]}\n",
