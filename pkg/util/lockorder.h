@@ -37,7 +37,9 @@
  *    checks); it is never held while the gang store's is taken.
  *  - The rest are leaves taken with nothing above held, or innermost: the
  *    volume waiter, binder, writer and evictor queues, the set of pods kept
- *    out of the queues (gates.c), hk_mu, stats_mu, and
+ *    out of the queues (gates.c), the grouper's state (grouper.c: its
+ *    PreEnqueue check runs from informer and pool threads, maybe under the
+ *    cache lock or a queue's mutex, and calls nothing out), hk_mu, stats_mu, and
  *    two process-wide tables (GPU reservation namespace, resource names).
  * A gang's turn (gang_turn_begin/end, gang.h) is not a lock in this list: it
  * is held by one pool thread at a time, taken with no lock held; a thread
@@ -74,6 +76,7 @@
     X(WRITER, "API writer (writer.c)")                                                                                 \
     X(EVICTOR, "evictor (evictor.c)")                                                                                  \
     X(HELD, "pods kept out of the queues (scheduler/gates.c)")                                                         \
+    X(GROUPER, "grouper's pods, owners and PodGroups (grouper/grouper.c)")                                             \
     X(HK, "hk_mu (scheduler.c)")                                                                                       \
     X(STATS, "stats_mu (scheduler)")                                                                                   \
     X(GPU_NS, "GPU reservation namespace (gpu/gpu.c)")                                                                 \
