@@ -45,8 +45,8 @@ typedef struct grouper_opts {
     int max_depth;    /* owners followed above the pod (8) */
     int owner_ttl_s;  /* a gang owner read is reused this long (10) */
     int single_ttl_s; /* an owner that leads to no gang: this long (300) */
-    int refresh_s;    /* managed PodGroups' owners re-read (elastic resize) every (30) */
-    int max_owners;   /* owner cache bound (100000) */
+    int refresh_s;    /* managed PodGroups' owners re-read (elastic resize) every (30; 0: each housekeep) */
+    int max_owners;   /* owner cache bound, and the decision cache's (100000) */
 } grouper_opts_t;
 void grouper_opts_default(grouper_opts_t *o);
 
@@ -76,6 +76,7 @@ void grouper_housekeep(grouper_t *g);
 typedef struct grouper_stats {
     unsigned long pods_grouped, pods_single, groups_created, groups_resized, owner_reads, errors;
     int owners_cached, pods_waiting;
+    int work_queued; /* items queued to the worker or being done (0: idle) */
 } grouper_stats_t;
 void grouper_get_stats(grouper_t *g, grouper_stats_t *st);
 
