@@ -39,7 +39,7 @@ typedef struct podgroup {
      * the node label of the level its minimum must / should share; NULL if none. */
     char *topo_level;
     int topo_required;
-    char *priority_class; /* GANG_PRIORITY_CLASS_ANNOTATION, or NULL */
+    char *priority_class;  /* GANG_PRIORITY_CLASS_ANNOTATION, or NULL */
     char *observed_status; /* the status fields the scheduler writes, as the API has them (gang.c) */
 } podgroup_t;
 

@@ -812,7 +812,7 @@ static json_t *podgroup_body(const char *ns, const char *pg, const decision_t *d
     json_t *meta = json_pack("{s:s, s:s, s:o}", "name", pg, "namespace", ns, "labels", labels);
     if (d->v.priority_class)
         json_object_set_new(meta, "annotations",
-                            json_pack("{s:s}", GROUPER_PRIORITY_CLASS_ANNOTATION, d->v.priority_class));
+                            json_pack("{s:s}", GANG_PRIORITY_CLASS_ANNOTATION, d->v.priority_class));
     json_object_set_new(meta, "ownerReferences",
                         json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion", d->gang.api, "kind", d->gang.kind,
                                   "name", d->gang.name, "uid", d->gang.uid, "controller", 1, "blockOwnerDeletion", 0));

@@ -22,9 +22,6 @@
 
 #define GROUPER_MANAGED_LABEL "app.kubernetes.io/managed-by"
 #define GROUPER_MANAGED_VALUE "ai-scheduler"
-/* On a PodGroup: the PriorityClass of its gang (grouper-written from the
- * owner, or a user's). */
-#define GROUPER_PRIORITY_CLASS_ANNOTATION "resource.aibee.cn/priority-class"
 
 typedef struct grouper grouper_t;
 

@@ -452,9 +452,10 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_tenants = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_tenant_event, s);
     s->inf_prioclasses =
         informer_new(s->kc, "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, on_priorityclass_event, s);
-    if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_prioclasses) != 0 || informer_start(s->inf_podgroups) != 0 ||
-        informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
-        informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
+    if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_prioclasses) != 0 ||
+        informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
+        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
+        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
@@ -464,8 +465,8 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err, errlen) != 0)
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
-    if (!informer_wait_synced(s->inf_prioclasses, 2000))
-        LOG_W("PriorityClasses not listed yet (RBAC?): gangs rank by their members' priority until they are");
+    /* PriorityClasses are not waited for: until they are listed a gang
+     * ranks by its members' priority; their arrival re-sorts the queues. */
     wait_podgroups(s, stop);
     wait_queues(s, stop);
     owners_informers_start(s);
@@ -579,8 +580,9 @@ void scheduler_free(scheduler_t *s)
         grouper_stop(s->grouper);
     writer_free(s->writer);
     s->writer = NULL;
-    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,      s->inf_pvs,
-                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_tenants, s->inf_prioclasses };
+    informer_t *infs[] = { s->inf_pods,      s->inf_nodes,   s->inf_pools,      s->inf_pdbs,
+                           s->inf_pvs,       s->inf_pvcs,    s->inf_classes,    s->inf_csinodes,
+                           s->inf_podgroups, s->inf_tenants, s->inf_prioclasses };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);
     grouper_free(s->grouper); /* stopped above: its hooks read the cache and the held set */

@@ -82,7 +82,7 @@
     X(HK, "hk_mu (scheduler.c)")                                                                                       \
     X(STATS, "stats_mu (scheduler)")                                                                                   \
     X(GPU_NS, "GPU reservation namespace (gpu/gpu.c)")                                                                 \
-    X(RES_INTERN, "resource name table (resources.c)")                                                              \
+    X(RES_INTERN, "resource name table (resources.c)")                                                                 \
     X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")
 
 typedef enum {

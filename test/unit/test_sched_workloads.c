@@ -71,8 +71,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         answer = REPLICASET;
     else if (!strcmp(method, "GET") && strstr(url, "/deployments/dep1"))
         answer = DEPLOYMENT;
-    if (!strcmp(method, "GET") && (strstr(url, "/pytorchjobs/") || strstr(url, "/replicasets/") ||
-                                   strstr(url, "/deployments/")))
+    if (!strcmp(method, "GET") &&
+        (strstr(url, "/pytorchjobs/") || strstr(url, "/replicasets/") || strstr(url, "/deployments/")))
         api.owner_gets++;
     if (!strcmp(method, "POST") && strstr(url, "/podgroups")) {
         api.pg_posts++;
@@ -171,13 +171,13 @@ static void pod_event(scheduler_t *s, kube_event_type_t type, const char *name, 
 }
 
 #define OWNED_BY_TJ                                                                                                    \
-    ",'ownerReferences':[{'apiVersion':'kubeflow.org/v1','kind':'PyTorchJob','name':'tj','uid':'uid-tj',"         \
+    ",'ownerReferences':[{'apiVersion':'kubeflow.org/v1','kind':'PyTorchJob','name':'tj','uid':'uid-tj',"              \
     "'controller':true,'blockOwnerDeletion':true}]"
 #define OWNED_BY_RS                                                                                                    \
-    ",'ownerReferences':[{'apiVersion':'apps/v1','kind':'ReplicaSet','name':'rs1','uid':'uid-rs1',"                \
+    ",'ownerReferences':[{'apiVersion':'apps/v1','kind':'ReplicaSet','name':'rs1','uid':'uid-rs1',"                    \
     "'controller':true}]"
 #define OWNED_BY_MISSING                                                                                               \
-    ",'ownerReferences':[{'apiVersion':'kubeflow.org/v1','kind':'PyTorchJob','name':'gone','uid':'uid-gone',"     \
+    ",'ownerReferences':[{'apiVersion':'kubeflow.org/v1','kind':'PyTorchJob','name':'gone','uid':'uid-gone',"          \
     "'controller':true}]"
 
 static int queued(scheduler_t *s)
