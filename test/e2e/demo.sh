@@ -6,7 +6,8 @@
 # examples/. Prints where each pod landed, why the impossible one did not,
 # where each gang's members landed (PodGroups), a gang that does not fit with
 # none of its pods bound, a MultiClusterJob raced between this cluster and a
-# second control plane, the pool table and the queue tree with each queue's
+# second control plane, a PyTorchJob made a gang from its pods' owner with no
+# PodGroup written, the pool table and the queue tree with each queue's
 # share, and today's pod fields (scheduling gates, native sidecars, DRA
 # claims) through a stand-in API server; then stops everything it started.
 set -uo pipefail
@@ -63,7 +64,7 @@ start_scheduler
 
 step "applying examples/ (the gangs come later)"
 for f in examples/*.yaml; do
-    case $f in *gang* | *multicluster* | *scheduler-config* | examples/queues.yaml) continue ;; esac
+    case $f in *gang* | *multicluster* | *scheduler-config* | examples/queues.yaml | examples/pytorchjob.yaml) continue ;; esac
     kc apply -f "$f"
 done
 
@@ -131,6 +132,42 @@ if kc get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 && ls examples/*gang
         echo "why (events on the PodGroup):"
         events_for llm-pretrain default | sed 's/^/  /; s/\t/: /'
     fi
+fi
+
+# Gangs derived from the owning workload (issue 27): a PyTorchJob with no
+# PodGroup. No training operator runs here: the demo creates the job's pods
+# as the operator would (names, labels, an ownerReference to the job), from
+# the job's own templates, and the PyTorchJob CRD is the suite's minimal
+# stand-in (test/e2e/workloads/crds.yaml).
+if [ -f examples/pytorchjob.yaml ] && [ -f test/e2e/workloads/crds.yaml ]; then
+    step "gangs from the workload: examples/pytorchjob.yaml, a PyTorchJob with no PodGroup (the demo plays the training operator: it creates the pods)"
+    kc apply -f test/e2e/workloads/crds.yaml >/dev/null
+    wait_until 'kc get crd pytorchjobs.kubeflow.org -o json | jq -e ".status.conditions[] | select(.type==\"Established\" and .status==\"True\")"' 30 ||
+        echo "(the PyTorchJob CRD is not Established)"
+    kc apply -f examples/pytorchjob.yaml
+    job=$(kc get pytorchjob resnet-ddp -o json)
+    for rtype in Master Worker; do
+        n=$(jq -r --arg t "$rtype" '.spec.pytorchReplicaSpecs[$t].replicas // 1' <<<"$job")
+        for ((i = 0; i < n; i++)); do
+            jq -c --arg t "$rtype" --argjson i "$i" '
+                (.spec.pytorchReplicaSpecs[$t].template) as $tpl | ($t | ascii_downcase) as $lt |
+                {apiVersion: "v1", kind: "Pod",
+                 metadata: {name: "\(.metadata.name)-\($lt)-\($i)",
+                   labels: {"training.kubeflow.org/job-name": .metadata.name,
+                            "training.kubeflow.org/operator-name": "pytorchjob-controller",
+                            "training.kubeflow.org/replica-type": $lt,
+                            "training.kubeflow.org/replica-index": ($i | tostring)},
+                   ownerReferences: [{apiVersion: "kubeflow.org/v1", kind: "PyTorchJob", name: .metadata.name,
+                                      uid: .metadata.uid, controller: true, blockOwnerDeletion: true}]},
+                 spec: ($tpl.spec + {restartPolicy: "OnFailure"})}' <<<"$job" | kc create -f - >/dev/null ||
+                echo "(creating a $rtype pod failed)"
+        done
+    done
+    wait_until '[ "$(count_bound training.kubeflow.org/job-name=resnet-ddp)" -ge 3 ]' 30 ||
+        echo "(resnet-ddp was not placed within 30s; what the cluster shows:)"
+    kc get podgroup pytorchjob-resnet-ddp -o custom-columns='PODGROUP:.metadata.name,MINMEMBER:.spec.minMember,QUEUE:.metadata.labels.resource\.aibee\.cn/queue,OWNER:.metadata.ownerReferences[0].kind,MANAGED-BY:.metadata.labels.app\.kubernetes\.io/managed-by'
+    echo
+    kc get pods -l training.kubeflow.org/job-name=resnet-ddp -o custom-columns='POD:.metadata.name,GANG:.metadata.labels.scheduling\.x-k8s\.io/pod-group,NODE:.spec.nodeName'
 fi
 
 if [ -f examples/multicluster-job.yaml ]; then

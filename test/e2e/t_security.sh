@@ -46,6 +46,16 @@ case_chart_identity() {
     expect "$s" no update leases.coordination.k8s.io/ai-scheduler -n kube-system
     expect "$s" no create nodes
     expect "$s" no update pools.resource.aibee.cn
+    # Workload groups: read the owners' kinds, create and patch PodGroups, nothing else of theirs.
+    expect "$s" yes create podgroups.scheduling.x-k8s.io -n default
+    expect "$s" yes patch podgroups.scheduling.x-k8s.io -n default
+    expect "$s" no delete podgroups.scheduling.x-k8s.io -n default
+    expect "$s" yes get pytorchjobs.kubeflow.org -n default
+    expect "$s" yes get leaderworkersets.leaderworkerset.x-k8s.io -n default
+    expect "$s" no list pytorchjobs.kubeflow.org -n default
+    expect "$s" no update jobsets.jobset.x-k8s.io -n default
+    expect "$s" no patch deployments.apps -n default
+    expect "$s" yes list priorityclasses.scheduling.k8s.io
     expect "$s" no '*' '*'
     expect "$d" yes get secrets -n default
     expect "$d" no list secrets -n default
