@@ -17,6 +17,7 @@ Commands:
   pods    --ns NS --count N [--prefix p-] [--scheduler NAME] [--gpu-every K] [--apps A]
           [--cpu-req 500m --mem-req 512Mi] [--gang-size K [--gang-prefix g]]
           [--queues Q [--queue-prefix q-]]
+          [--owners K [--owner-kind ReplicaSet] [--owner-prefix rs-] [--with-deployments]]
           creates the namespace (and its default ServiceAccount) if missing,
           then N pending pods (cpu 500m, memory 512Mi; every K-th also 1 GPU).
           --gang-size K: pod i joins gang g(i//K) (label
@@ -28,9 +29,19 @@ Commands:
           --queues Q: pod i is labelled resource.aibee.cn/queue:
           q-((i // K) % Q) (K = --gpu-every, else 1), so each queue gets
           the same mix of GPU and CPU-only pods.
+          --owners K: before the pods, K ReplicaSets rs-0..rs-(K-1) (apps/v1,
+          replicas 0, selector and template label app=rs-N, labelled
+          bench=true); pod i carries app=rs-(i%K) and a controller
+          ownerReference to that ReplicaSet with its real uid (read back from
+          the create). --with-deployments: each ReplicaSet is first given a
+          Deployment dep-N (replicas 0, the same selector) as its controller
+          owner. No controller-manager runs in the bench, so nothing acts on
+          them. Not with --apps (both set the app label).
           Nodes carry topology.kubernetes.io/zone=zone-(i%3).
-  delete-pods --ns NS [--podgroups]  deletes every pod in NS (grace 0) and waits
-          until gone; --podgroups: then every PodGroup in NS too.
+  delete-pods --ns NS [--podgroups] [--keep-owners]  deletes every pod in NS
+          (grace 0) and waits until gone, then the bench's ReplicaSets and
+          Deployments in NS (label bench=true; --keep-owners: not them);
+          --podgroups: then every PodGroup in NS too.
   delete-nodes --prefix P [--from I]  deletes the nodes whose name starts with P
           (and, with --from, whose number is >= I).
   unbound --ns NS          prints how many pods in NS have no spec.nodeName.
@@ -40,7 +51,7 @@ Commands:
           JSON result: seconds (start -> all bound), first_bind_s, pods_per_s,
           rss_kb (peak), cpu_s, bound, status (ok | timeout | exited).
           --arrive [--warmup S] and the pod options of `pods`: the pods (and
-          PodGroups) are created by this command S seconds after CMD started,
+          PodGroups, owners) are created by this command S seconds after CMD started,
           and the clock runs from the first create instead (create_s: how
           long creating took). --linger S: CMD keeps running S seconds after
           the last binding (not measured), e.g. to write PodGroup status.
@@ -254,7 +265,95 @@ def pod_body(a, i, n):
         body["metadata"]["labels"][PG_LABEL] = "%s%d" % (a.gang_prefix, i // a.gang_size)
     if a.queues:
         body["metadata"]["labels"][QUEUE_LABEL] = "%s%d" % (a.queue_prefix, (i // max(a.gpu_every, 1)) % a.queues)
+    uids = getattr(a, "owner_uids", None)
+    if a.owners and uids:
+        k = i % a.owners
+        name = "%s%d" % (a.owner_prefix, k)
+        body["metadata"]["labels"]["app"] = name
+        body["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": a.owner_kind, "name": name, "uid": uids[k],
+             "controller": True, "blockOwnerDeletion": True}]
     return body
+
+
+# ---------------------------------------------------------------- owners
+APPS_API = "/apis/apps/v1/namespaces/%s/%s"
+OWNER_LABEL = "bench"
+
+
+def owner_body(kind, ns, name, app, owner_ref=None):
+    """A replicas-0 Deployment or ReplicaSet selecting app=APP."""
+    meta = {"name": name, "namespace": ns, "labels": {OWNER_LABEL: "true", "app": app}}
+    if owner_ref:
+        meta["ownerReferences"] = [owner_ref]
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta,
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": app}},
+                     "template": {"metadata": {"labels": {"app": app}},
+                                  "spec": {"containers": [{"name": "c", "image": "k8s.gcr.io/pause:3.2"}]}}}}
+
+
+def create_owned_object(api, ns, resource, body):
+    """POSTs body; an object that exists already is read back. Returns (uid, None) or (None, error)."""
+    name = body["metadata"]["name"]
+    code, out = api.req("POST", APPS_API % (ns, resource), body)
+    if code == 409:
+        code, out = api.req("GET", APPS_API % (ns, resource) + "/" + name)
+    if code not in (200, 201):
+        return None, "%s %s: HTTP %d %s" % (resource, name, code, out[:300])
+    return json.loads(out)["metadata"]["uid"], None
+
+
+def create_owners(api, a):
+    """The a.owners ReplicaSets (each under a Deployment with
+    a.with_deployments), their uids in a.owner_uids. Returns failures."""
+    if a.owner_kind != "ReplicaSet":
+        raise RuntimeError("--owner-kind: only ReplicaSet is supported")
+    idx = list(range(a.owners))
+    names = ["%s%d" % (a.owner_prefix, k) for k in idx]
+    dep_uids = {}
+
+    def make_dep(k):
+        uid, err = create_owned_object(api, a.ns, "deployments",
+                                       owner_body("Deployment", a.ns, "dep-%d" % k, names[k]))
+        dep_uids[k] = uid
+        return err
+
+    bad = parallel(make_dep, idx) if a.with_deployments else 0
+    uids = {}
+
+    def make_rs(k):
+        ref = None
+        if a.with_deployments:
+            if not dep_uids.get(k):
+                return "replicasets %s: no Deployment" % names[k]
+            ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "dep-%d" % k, "uid": dep_uids[k],
+                   "controller": True, "blockOwnerDeletion": True}
+        uid, err = create_owned_object(api, a.ns, "replicasets", owner_body("ReplicaSet", a.ns, names[k], names[k], ref))
+        uids[k] = uid
+        return err
+
+    bad += parallel(make_rs, idx)
+    a.owner_uids = [uids.get(k) for k in idx]
+    return bad
+
+
+def delete_owners(api, ns):
+    """Deletes the bench's Deployments and ReplicaSets in ns (label bench=true).
+    Background propagation: with no garbage collector running, Foreground or
+    Orphan would leave a finalizer nobody removes. Returns (deleted, failures)."""
+    n, bad = 0, 0
+    for resource in ("replicasets", "deployments"):
+        code, out = api.req("DELETE", APPS_API % (ns, resource) + "?labelSelector=" + OWNER_LABEL + "%3Dtrue",
+                            {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})
+        if code in (200, 202):
+            try:
+                n += len(json.loads(out).get("items") or [])
+            except ValueError:
+                pass
+        elif code != 404:
+            sys.stderr.write("delete %s in %s: HTTP %d %s\n" % (resource, ns, code, out[:200]))
+            bad += 1
+    return n, bad
 
 
 def create_podgroup(api, ns, name, min_member):
@@ -269,7 +368,12 @@ def create_podgroup(api, ns, name, min_member):
 def create_workload(api, a):
     """Creates the pods of `a` (and, with a.gang_size, each gang's PodGroup
     right before submitting its pods, so every PodGroup exists before its
-    first pod). Returns (pods created, failures)."""
+    first pod; with a.owners, the owners before any pod). Returns (pods
+    created, failures)."""
+    owner_bad = create_owners(api, a) if a.owners else 0
+    if owner_bad:
+        sys.stderr.write("bulk_create: %d owners not created; no pods\n" % owner_bad)
+        return 0, owner_bad
     items = list(enumerate(["%s%d" % (a.prefix, i) for i in range(a.start, a.start + a.count)], a.start))
 
     def create(i_n):
@@ -320,7 +424,9 @@ def cmd_pods(api, a):
     print("pods: %d created in %s in %.1fs (schedulerName %s%s)" % (
         made, a.ns, time.time() - t0, a.scheduler,
         ", %d gangs of %d with PodGroups" % ((a.count + a.gang_size - 1) // a.gang_size, a.gang_size)
-        if a.gang_size else ""))
+        if a.gang_size else "") + (
+        ", owned by %d %ss%s" % (a.owners, a.owner_kind, " under Deployments" if a.with_deployments else "")
+        if a.owners else ""))
     return 1 if bad else 0
 
 
@@ -469,12 +575,19 @@ def cmd_delete_pods(api, a):
             return None if code in (200, 202, 404) else "%s: HTTP %d" % (n, code)
         parallel(delete, left)
         time.sleep(0.5)
+    owners = 0
+    if not a.keep_owners:
+        owners, bad = delete_owners(api, a.ns)
+        if bad:
+            return 1
     if a.podgroups:
         code, out = api.req("DELETE", PG_API % a.ns)
         if code not in (200, 202, 404):
             sys.stderr.write("delete podgroups: HTTP %d %s\n" % (code, out[:200]))
             return 1
-    print("pods%s in %s deleted in %.1fs" % (" and podgroups" if a.podgroups else "", a.ns, time.time() - t0))
+    print("pods%s%s in %s deleted in %.1fs" % (" and podgroups" if a.podgroups else "",
+                                               " and %d ReplicaSets/Deployments" % owners if owners else "",
+                                               a.ns, time.time() - t0))
     return 0
 
 
@@ -743,6 +856,9 @@ def cmd_steady(api, a):
         sys.stderr.write("steady: no command\n")
         return 2
     ensure_namespace(api, a.ns)
+    if a.owners and create_owners(api, a):
+        sys.stderr.write("steady: owners not created\n")
+        return 1
     w = BoundWatcher(api, a.ns)
     w.start()
     w.listed.wait(30)
@@ -837,6 +953,12 @@ def add_pod_args(p):
     p.add_argument("--gang-prefix", default="g")
     p.add_argument("--queues", type=int, default=0)
     p.add_argument("--queue-prefix", default="q-")
+    p.add_argument("--owners", type=int, default=0,
+                   help="K ReplicaSets rs-0..rs-(K-1) created first; pod i owned by rs-(i%%K)")
+    p.add_argument("--owner-kind", default="ReplicaSet", choices=["ReplicaSet"])
+    p.add_argument("--owner-prefix", default="rs-")
+    p.add_argument("--with-deployments", action="store_true",
+                   help="each ReplicaSet owned by a Deployment dep-N")
 
 
 def main():
@@ -865,6 +987,7 @@ def main():
     p = sub.add_parser("delete-pods")
     p.add_argument("--ns", required=True)
     p.add_argument("--podgroups", action="store_true")
+    p.add_argument("--keep-owners", action="store_true", help="leave the bench's ReplicaSets and Deployments")
     p = sub.add_parser("podgroups")
     p.add_argument("--ns", required=True)
     p = sub.add_parser("queues")
@@ -903,6 +1026,8 @@ def main():
     a = ap.parse_args()
     if not a.server:
         ap.error("--server (or BENCH_SERVER) is required")
+    if getattr(a, "owners", 0) and getattr(a, "apps", 0):
+        ap.error("--owners and --apps both set the pods' app label")
     api = Api(a)
     fn = {"nodes": cmd_nodes, "delete-nodes": cmd_delete_nodes, "pods": cmd_pods,
           "delete-pods": cmd_delete_pods, "unbound": cmd_unbound, "podgroups": cmd_podgroups, "run": cmd_run,

@@ -18,6 +18,11 @@ and per queue scale Q (queues, queuesmall):
   Q.meta        "nodes pods queues departments date"
   Q.KIND.pre.R.json  runs: KIND plain|queues (ai-scheduler) or kube, round R
   Q.queues.pre.R.qs  the leaf Queues' .status after that run (bulk_create.py queue-status)
+and per owned scale O (owned, ownedsmall):
+  O.meta        "nodes pods owners deployments(0|1) date"
+  O.KIND.R.json ai-scheduler runs: KIND off|on (--workload-groups=false|true), round R
+  O.KIND.R.api.txt  the API server's requests during that run ("VERB resource count")
+  O.skipped     why it did not run (a binary without --workload-groups)
 and the scale row (scale.meta "nodes pods date", scale.{ai,kube}.json) and
 the steady-arrival row (steady.meta "nodes ceiling rate seconds date",
 steady.{ai,kube}.json from bulk_create.py steady).
@@ -28,13 +33,16 @@ scale replaces only its own block (bench:gang:G markers, added before
 bench:gang:end), so a run of some scales leaves the other tables alone.
 The queue scale replaces the block between the bench:queues markers (added
 at the end when missing). gangsmall and queuesmall (checks of the harness)
-are printed but never written to the docs.
+are printed but never written to the docs. The owned scale replaces the
+block between the bench:owned markers (ownedsmall, a check of the harness,
+and a skipped run are never written).
 """
 import argparse
 import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 BEGIN = "<!-- bench:api:begin -->"
@@ -43,6 +51,8 @@ GANG_END = "<!-- bench:gang:end -->"
 API_SCALES = ("small", "large", "affinity")
 GANG_SCALES = ("gang64", "gang1000", "gangsmall")
 QUEUE_SCALES = ("queues", "queuesmall", "gpufrac")
+OWNED_SCALES = ("owned", "ownedsmall")
+OWNED_GOAL = 0.95  # issue 27: grouping costs <= 5% of pods/s
 Q_BEGIN = "<!-- bench:queues:begin -->"
 Q_END = "<!-- bench:queues:end -->"
 
@@ -325,6 +335,86 @@ def queue_table(work, s, meta):
     return "\n".join(out)
 
 
+def api_reads(path):
+    """{resource: count} of the GETs in an api.txt ("VERB resource count"), or None."""
+    try:
+        with open(path) as f:
+            rows = [l.split() for l in f]
+    except OSError:
+        return None
+    return {r[1]: int(float(r[2])) for r in rows if len(r) == 3 and r[0] == "GET"}
+
+
+def owned_table(work, s, meta):
+    """Markdown for the owned scale s, or None if it did not run."""
+    try:
+        f = open(os.path.join(work, s + ".meta")).read().split()
+        nodes, pods, owners, deps = (int(x) for x in f[:4])
+        date = " ".join(f[4:]) or meta.get("date", "?")
+    except (OSError, ValueError):
+        return None
+    shape = "%d ReplicaSets%s" % (owners, " each under a Deployment" if deps else "")
+    out = ["### %d pods owned by %s on %d nodes" % (pods, shape, nodes), ""]
+    try:
+        skipped = open(os.path.join(work, s + ".skipped")).read().strip()
+    except OSError:
+        skipped = None
+    if skipped:
+        out += ["Not run: %s." % skipped, ""]
+        return "\n".join(out)
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(work, s + ".*.*.json"))):
+        kind, rnd = os.path.basename(path)[len(s) + 1:-len(".json")].split(".")
+        r = load(path)
+        if r and kind in ("off", "on") and rnd.isdigit():
+            runs.setdefault(kind, []).append((int(rnd), r))
+    out += ["Run %s on %s. %s." % (date, meta.get("machine", "?"), meta.get("versions", "?")), "",
+            "| run | time to bind all (s) | pods/s | first bind (s) | peak RSS (MiB) | CPU (s) | CPU ms per pod "
+            "| API server + etcd CPU ms per pod | GETs replicasets / deployments | load avg start→end | status |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    labels = {"off": "ai-scheduler --workload-groups=false", "on": "ai-scheduler --workload-groups=true"}
+    summary = {}
+    for kind in ("off", "on"):
+        rs = sorted(runs.get(kind, []), key=lambda x: x[0])
+        for rnd, r in rs:
+            per_pod = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
+            la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
+                  if r.get("loadavg_start") is not None else "–")
+            oc = r.get("other_cpu_s") or {}
+            api_pod = (1000.0 * sum(oc.values()) / pods
+                       if oc and all(v is not None for v in oc.values()) else None)
+            gets = api_reads(os.path.join(work, "%s.%s.%d.api.txt" % (s, kind, rnd)))
+            g = "%d / %d" % (gets.get("replicasets", 0), gets.get("deployments", 0)) if gets is not None else "–"
+            out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                labels[kind], " #%d" % rnd if len(rs) > 1 else "", fmt(r.get("seconds"), 2),
+                fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2), fmt(mib(r.get("rss_kb"))),
+                fmt(r.get("cpu_s"), 2), fmt(per_pod, 2), fmt(api_pod, 2), g, la, status_of(r)))
+        ok = [r for _, r in rs if r.get("status") == "ok" and r.get("seconds")]
+        if rs and len(ok) == len(rs):
+            med = lambda key: (statistics.median(r[key] for r in ok)
+                               if all(r.get(key) is not None for r in ok) else None)
+            summary[kind] = {"pps": statistics.median(pods / r["seconds"] for r in ok),
+                             "lo": min(pods / r["seconds"] for r in ok), "hi": max(pods / r["seconds"] for r in ok),
+                             "cpu": med("cpu_s"), "rss": med("rss_kb"), "n": len(ok)}
+    out.append("")
+    off, on = summary.get("off"), summary.get("on")
+    if off and on:
+        rr = on["pps"] / off["pps"]
+        out.append("- Medians over %d rounds: grouping on %.1f pods/s (runs %.0f-%.0f) against off %.1f (runs %.0f-%.0f): "
+                   "on/off **%.3f** (goal >= %.2f, grouping costs <= %.0f%% of pods/s: %s); "
+                   "CPU %s s against %s s (%s); peak RSS %s MiB against %s MiB (%s)." % (
+                       min(on["n"], off["n"]), on["pps"], on["lo"], on["hi"], off["pps"], off["lo"], off["hi"], rr,
+                       OWNED_GOAL, 100 * (1 - OWNED_GOAL), "met" if rr >= OWNED_GOAL else "missed",
+                       fmt(on["cpu"], 2), fmt(off["cpu"], 2), fmt_pct(pct(on["cpu"], off["cpu"])),
+                       fmt(mib(on["rss"])), fmt(mib(off["rss"])), fmt_pct(pct(on["rss"], off["rss"]))))
+    elif runs:
+        out.append("- No on/off figure (a run did not finish; see the status column).")
+    else:
+        out.append("- No run finished.")
+    out.append("")
+    return "\n".join(out)
+
+
 def splice_queues(doc, table):
     block = Q_BEGIN + "\n" + table + Q_END
     if Q_BEGIN in doc and Q_END in doc:
@@ -439,6 +529,10 @@ def main():
     gtables = [(s, t) for s, t in ((s, gang_table(a.work, s, meta)) for s in gscen) if t]
     qscen = [s for s in QUEUE_SCALES if os.path.exists(os.path.join(a.work, s + ".meta"))]
     gtables += [(s, t) for s, t in ((s, queue_table(a.work, s, meta)) for s in qscen) if t]
+    oscen = [s for s in OWNED_SCALES if os.path.exists(os.path.join(a.work, s + ".meta"))]
+    # A skipped owned run is printed, not written to the docs.
+    gtables += [(s if not os.path.exists(os.path.join(a.work, s + ".skipped")) else s + ":skipped", t)
+                for s, t in ((s, owned_table(a.work, s, meta)) for s in oscen) if t]
     gtables += [(s, t) for s, t in (("scale", scale_table(a.work, meta)), ("steady", steady_table(a.work, meta))) if t]
     for _, t in gtables:
         print(t)
@@ -481,6 +575,10 @@ def write_docs(path, section, gtables):
             doc = splice_section(doc, "scale", "Scale: 10,000 nodes and 100,000 pending pods", t)
         elif s == "steady":
             doc = splice_section(doc, "steady", "Steady arrival", t)
+        elif s == "owned":
+            doc = splice_section(doc, "owned", "Pods owned by ReplicaSets", t)
+        elif s.startswith("owned"):
+            pass  # ownedsmall (a harness check) and skipped runs: printed only
         elif s not in ("gangsmall", "queuesmall"):
             doc = splice_gang(doc, s, t)
     with open(path, "w") as f:
