@@ -985,9 +985,13 @@ static long pod_patch(grouper_t *g, const pod_t *pod, const outcome_t *o, char *
     return rc == 0 ? 200 : status;
 }
 
-/* Ends the pod's record: state (DONE) with the writes, or dropped (-1). */
-static void prec_end(grouper_t *g, const char *uid, int state, const outcome_t *o)
+/* Ends the pod's record: state (DONE) with the writes, or dropped (-1).
+ * Returns 1 when the pod must be let in now: patched, and its update
+ * carrying what was written came while the PATCH was on its way (that
+ * update found the record pending and kept the pod out; no other comes). */
+static int prec_end(grouper_t *g, const char *uid, int state, const outcome_t *o)
 {
+    int let_in = 0;
     lock(g);
     prec_t *r = hashmap_get(g->pods, uid);
     if (r && state < 0) {
@@ -997,9 +1001,14 @@ static void prec_end(grouper_t *g, const char *uid, int state, const outcome_t *
         r->wrote_gang = o && o->pg;
         r->wrote_queue = o && o->queue;
         r->wrote_pool = o && o->pool;
-        if (r->pod)
-            pod_unref(r->pod);
-        r->pod = NULL;
+        if (state == REC_PATCHED && r->pod && carries_writes(r, r->pod)) {
+            prec_free(hashmap_remove(g->pods, uid));
+            let_in = 1;
+        } else {
+            if (r->pod)
+                pod_unref(r->pod);
+            r->pod = NULL;
+        }
     }
     if (o && o->pg && state == REC_PATCHED)
         g->st.pods_grouped++;
@@ -1008,6 +1017,7 @@ static void prec_end(grouper_t *g, const char *uid, int state, const outcome_t *
     if (o && o->event)
         g->st.errors++;
     unlock(g);
+    return let_in;
 }
 
 /* Writes the outcome onto the pod; W_FENCED when it must wait. */
@@ -1018,9 +1028,11 @@ static int pod_write(grouper_t *g, const pod_t *pod, outcome_t *o)
     char err[512] = "";
     long status = pod_patch(g, pod, o, err, sizeof err);
     if (status / 100 == 2) {
-        prec_end(g, pod->uid, REC_PATCHED, o);
+        int let_in = prec_end(g, pod->uid, REC_PATCHED, o);
         if (o->event)
             warn(g, pod, o->event);
+        if (let_in)
+            release(g, pod->uid);
         return W_DONE;
     }
     if (status == 404 || status == 409) { /* gone, or replaced */
