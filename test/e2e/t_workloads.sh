@@ -388,6 +388,12 @@ make_queue() {
         fail "Queue $1 not created"
 }
 queue_json() { kc get queues.resource.aibee.cn "$1" -o json; }
+# make_pool NAME: a Pool of the nodes labelled pool=NAME (no borrowing).
+make_pool() {
+    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" \
+        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
+          spec: {nodeSelector: {matchLabels: {pool: $n}}, disableBorrowing: true}}')" || fail "Pool $1 not created"
+}
 
 reset_all() {
     kc delete events --all -n default >/dev/null 2>&1 || true
@@ -395,9 +401,9 @@ reset_all() {
     kc delete "$WL_KINDS" --all -n default --wait=false >/dev/null 2>&1 || true
     kc delete jobs,statefulsets,deployments,replicasets --all -n default --wait=false >/dev/null 2>&1 || true
     kc delete podgroups.scheduling.x-k8s.io --all -n default --wait=false >/dev/null 2>&1 || true
-    kc delete queues.resource.aibee.cn --all --wait=false >/dev/null 2>&1 || true
+    kc delete queues.resource.aibee.cn,pools.resource.aibee.cn --all --wait=false >/dev/null 2>&1 || true
     wait_until '[ -z "$(kc get "$WL_KINDS,jobs,statefulsets,deployments,replicasets,podgroups.scheduling.x-k8s.io" -n default -o name)" ] &&
-        [ -z "$(kc get queues.resource.aibee.cn -o name)" ]' 30 ||
+        [ -z "$(kc get queues.resource.aibee.cn,pools.resource.aibee.cn -o name)" ]' 30 ||
         fail "objects remain: $(kc get "$WL_KINDS,jobs,statefulsets,deployments,replicasets,podgroups.scheduling.x-k8s.io" -n default -o name | tr '\n' ' ')"
     sched_alive || { log "scheduler is dead (crashed in an earlier case?); restarting it"; start_scheduler "${REFRESH_ARGS[@]}"; }
     LOG_FROM=$(($(wc -l <"$CP_WORK/scheduler.log") + 1))
@@ -607,6 +613,73 @@ case_trainjob() {
     [ "$(all_pgs)" = trainjob-tj ] || fail "PodGroups '$(all_pgs)', want only trainjob-tj"
 }
 
+# kf_job KIND PLURAL REPLICA-SPECS-KEY NAME TYPES-JSON CPU: a training-operator
+# job (TFJob, MPIJob ...) with {type: replicas} and, as the operator, its pods
+# NAME-<type>-<i>; sets OWNER_UID.
+kf_job() {
+    local kind=$1 plural=$2 key=$3 name=$4 types=$5 cpu=$6 t n i
+    k8s_create "$KF/$plural" "$(jq -cn --arg k "$kind" --arg key "$key" --arg n "$name" --argjson ty "$types" --arg cpu "$cpu" '
+      {spec: {containers: [{name: "main", image: "registry.invalid/train:1", resources: {requests: {cpu: $cpu}}}]}} as $t
+      | {apiVersion: "kubeflow.org/v1", kind: $k, metadata: {name: $n},
+         spec: {runPolicy: {cleanPodPolicy: "None"},
+                ($key): ($ty | with_entries(.value = {replicas: .value, restartPolicy: "Never", template: $t}))}}')"
+    OWNER_UID=$CREATED_UID
+    local ref
+    ref=$(oref kubeflow.org/v1 "$kind" "$name" "$OWNER_UID")
+    while read -r t n; do
+        for ((i = 0; i < n; i++)); do
+            owned_pod "$name-${t,,}-$i" "$ref" --cpu "$cpu" --label "training.kubeflow.org/job-name=$name" \
+                --label "training.kubeflow.org/operator-name=${kind,,}-controller" \
+                --label "training.kubeflow.org/replica-type=${t,,}" --label "training.kubeflow.org/replica-index=$i"
+        done
+    done < <(jq -r 'to_entries[] | "\(.key) \(.value)"' <<<"$types")
+}
+
+# d6. The other training-operator kinds: a TFJob (PS 1 + Worker 2) and an
+# MPIJob (Launcher 1 + Worker 2, replicas summed) are gangs of 3.
+case_tfjob_mpijob() {
+    reset_all
+    nodes n 6 2
+    kf_job TFJob tfjobs tfReplicaSpecs tf '{"PS": 1, "Worker": 2}' 2
+    local tuid=$OWNER_UID
+    kf_job MPIJob mpijobs mpiReplicaSpecs mpi '{"Launcher": 1, "Worker": 2}' 2
+    local muid=$OWNER_UID
+    wait_pg tfjob-tf
+    wait_pg mpijob-mpi
+    assert_pg tfjob-tf 3 kubeflow.org/v1 TFJob tf "$tuid"
+    assert_pg mpijob-mpi 3 kubeflow.org/v1 MPIJob mpi "$muid"
+    wait_until '[ "$(bound_sel "$(ptj_sel tf)")" = 3 ] && [ "$(bound_sel "$(ptj_sel mpi)")" = 3 ]' 30 ||
+        fail "tf and mpi not bound (3 each): $(placement)"
+    assert_members "$(ptj_sel tf)" tfjob-tf
+    assert_members "$(ptj_sel mpi)" mpijob-mpi
+}
+
+# d7. RayJob rj -> its RayCluster (owned by the RayJob) -> head + 1 worker
+# (minReplicas 1 under spec.rayClusterSpec): the gang is the RayJob's,
+# rayjob-rj, minMember 2.
+case_rayjob() {
+    reset_all
+    nodes n 2 2
+    k8s_create "$RAY/rayjobs" '{"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj"},
+        "spec": {"entrypoint": "python train.py", "rayClusterSpec": {"headGroupSpec": {"rayStartParams": {}},
+          "workerGroupSpecs": [{"groupName": "wg", "replicas": 1, "minReplicas": 1, "maxReplicas": 2, "rayStartParams": {}}]}}}'
+    local juid=$CREATED_UID rc rcuid ref
+    rc=rj-raycluster-$(rnd5)
+    k8s_create "$RAY/rayclusters" "$(jq -cn --arg n "$rc" --argjson o "$(oref ray.io/v1 RayJob rj "$juid")" '
+        {apiVersion: "ray.io/v1", kind: "RayCluster", metadata: {name: $n, labels: {"ray.io/originated-from-crd": "RayJob"}, ownerReferences: [$o]},
+         spec: {headGroupSpec: {rayStartParams: {}},
+                workerGroupSpecs: [{groupName: "wg", replicas: 1, minReplicas: 1, maxReplicas: 2, rayStartParams: {}}]}}')"
+    rcuid=$CREATED_UID
+    ref=$(oref ray.io/v1 RayCluster "$rc" "$rcuid")
+    owned_pod "$rc-head-$(rnd5)" "$ref" --cpu 2 --label "ray.io/cluster=$rc" --label ray.io/node-type=head --label ray.io/group=headgroup
+    owned_pod "$rc-wg-worker-$(rnd5)" "$ref" --cpu 2 --label "ray.io/cluster=$rc" --label ray.io/node-type=worker --label ray.io/group=wg
+    wait_pg rayjob-rj
+    assert_pg rayjob-rj 2 ray.io/v1 RayJob rj "$juid"
+    wait_until "[ \"\$(bound_sel ray.io/cluster=$rc)\" = 2 ]" 30 || fail "rj's 2 pods not bound: $(placement)"
+    assert_members "ray.io/cluster=$rc" rayjob-rj
+    [ "$(all_pgs)" = rayjob-rj ] || fail "PodGroups '$(all_pgs)', want only rayjob-rj (not the RayCluster's)"
+}
+
 # e1. A PyTorchJob with schedulingPolicy.queue q1 and priorityClass mid: its
 # PodGroup has the queue label and the priority-class annotation, and its 4
 # pods (1 GPU each) are charged to Queue q1: .status.allocated.gpu 4.
@@ -688,15 +761,20 @@ case_user_podgroup_wins() {
     [ "$(all_pgs)" = "mine pytorchjob-pv" ] || fail "PodGroups '$(all_pgs)', want 'mine pytorchjob-pv'"
 }
 
-# g. Deployment dep (queue label qd) -> ReplicaSet -> 3 pods: single, no
-# PodGroup, no NotGrouped event; the queue label copied onto them; a 4th pod
-# with its own queue label keeps it.
+# g. Deployment dep (queue label qd, pool annotation pd) -> ReplicaSet -> 3
+# pods: single, no PodGroup, no NotGrouped event; the queue label and the pool
+# annotation copied onto them (they bind in pool pd, not on the 2 nodes of no
+# pool); a 4th pod with its own queue label keeps it.
 case_deployment_single() {
     reset_all
-    nodes n 2 4
+    make_pool pd
+    make_node pd-0 4 16Gi 0 110 pool=pd
+    make_node pd-1 4 16Gi 0 110 pool=pd
+    nodes o 2 4
     local sel='{"app": "dep"}' rs=dep-6b9f7c5d8f duid rsuid p
     k8s_create "$APPS/deployments" "$(jq -cn --argjson s "$sel" --arg q "$QLABEL" '
-        {apiVersion: "apps/v1", kind: "Deployment", metadata: {name: "dep", labels: {($q): "qd"}},
+        {apiVersion: "apps/v1", kind: "Deployment",
+         metadata: {name: "dep", labels: {($q): "qd"}, annotations: {"resource.aibee.cn/pool": "pd"}},
          spec: {replicas: 4, selector: {matchLabels: $s},
                 template: {metadata: {labels: $s}, spec: {schedulerName: "ai-scheduler",
                            containers: [{name: "main", image: "registry.invalid/pause:3"}]}}}}')"
@@ -720,6 +798,9 @@ case_deployment_single() {
         '[.items[] | "\(.metadata.name)=\(.metadata.labels[$q] // "-")/\(.metadata.labels[$g] // "-")"] | sort | join(" ")')
     [ "$got" = "$rs-a1b2c=qd/- $rs-d3f4g=qd/- $rs-h5j6k=qd/- $rs-own77=mine/-" ] ||
         fail "pods' queue/pod-group labels '$got', want the Deployment's qd on the 3, the 4th keeping mine, no pod group"
+    got=$(pods_sel app=dep | jq -r '[.items[] | "\(.metadata.annotations["resource.aibee.cn/pool"] // "-")@\(.spec.nodeName)"
+        | sub("@pd-[01]$"; "@pd-N")] | unique | join(" ")')
+    [ "$got" = "pd@pd-N" ] || fail "pods' pool annotation@node '$got', want the Deployment's pool pd copied on all 4, bound in pool pd: $(placement)"
     for p in a1b2c d3f4g h5j6k own77; do no_event "$rs-$p" NotGrouped; done
 }
 
@@ -787,6 +868,8 @@ wl_run indexed-job case_indexed_job
 wl_run leaderworkerset case_leaderworkerset
 wl_run raycluster case_raycluster
 wl_run trainjob case_trainjob
+wl_run tfjob-mpijob case_tfjob_mpijob
+wl_run rayjob case_rayjob
 wl_run owner-priority case_owner_priority
 wl_run owner-queue case_owner_queue
 wl_run user-podgroup-wins case_user_podgroup_wins
