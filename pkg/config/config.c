@@ -18,6 +18,7 @@
 
 #include "config/kubesched.h"
 #include "config/loader.h"
+#include "grouper/rules.h"
 #include "util/util.h"
 
 #define NRES_MAX         ((int)(sizeof(((fw_config_t *)0)->res_weights) / sizeof(((fw_config_t *)0)->res_weights[0])))
@@ -231,6 +232,18 @@ void config_free(sched_config_t *c)
     memset(c, 0, sizeof *c);
 }
 
+/* A bad workload table file is said at start, not when leadership comes. */
+static int validate_workload_table(const sched_config_t *c, char *err, size_t errlen)
+{
+    const char *f = c->sched.workload_groups_file;
+    if (!c->sched.workload_groups || !f || !f[0])
+        return 0;
+    wl_table_t *t = wl_table_new_default();
+    int rc = wl_table_load_file(t, f, err, errlen);
+    wl_table_free(t);
+    return rc;
+}
+
 int config_validate(const sched_config_t *c, char *err, size_t errlen)
 {
     const sched_leader_config_t *l = &c->leader;
@@ -255,6 +268,8 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
     if (c->sched.pool_status_interval_s < 1)
         return util_errf(err, errlen, "pool status interval must be at least 1s");
     if (validate_profiles(c, c->config_file, err, errlen) != 0)
+        return -1;
+    if (validate_workload_table(c, err, errlen) != 0)
         return -1;
     if (!l->enabled)
         return 0;
@@ -1035,6 +1050,12 @@ static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const
         return cfg_get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->sched.max_consolidation_moves);
     if (!strcmp(key, "topologyLevels"))
         return load_topology_levels(l, vn, &c->sched.topology_levels);
+    if (!strcmp(key, "workloadGroups"))
+        return cfg_get_bool(l, vn, "workloadGroups", &c->sched.workload_groups);
+    if (!strcmp(key, "workloadGroupsFile"))
+        return cfg_get_str(l, vn, "workloadGroupsFile", 1, &c->sched.workload_groups_file);
+    if (!strcmp(key, "workloadGroupsRefreshSeconds"))
+        return cfg_get_int(l, vn, "workloadGroupsRefreshSeconds", 1, 86400, &c->sched.workload_refresh_s);
     if (!strcmp(key, "gpuReservationNamespace"))
         return cfg_get_str(l, vn, "gpuReservationNamespace", 0, &c->sched.gpu_namespace);
     if (!strcmp(key, "gpuReservationImage"))
@@ -1200,6 +1221,12 @@ static const flagdef_t FLAGS[] = {
       "consolidation: most pods moved so that a pod fragmented free GPUs could not hold fits (8; 0 = off)" },
     { "topology-levels", F_STR_OPT, OFF(sched.topology_levels), 0, 0, "KEYS",
       "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
+    { "workload-groups", F_BOOL, OFF(sched.workload_groups), 0, 0, NULL,
+      "derive gangs from the workload owning the pods: PyTorchJob, JobSet, indexed Job, LeaderWorkerSet, ... (on)" },
+    { "workload-groups-file", F_STR_OPT, OFF(sched.workload_groups_file), 0, 0, "FILE",
+      "workload table rows (WorkloadGroups YAML) loaded over the defaults" },
+    { "workload-groups-refresh", F_INT, OFF(sched.workload_refresh_s), 1, 86400, "SECONDS",
+      "re-read the owners of derived PodGroups this often, for elastic resizes (30)" },
     { "gpu-reservation-namespace", F_STR, OFF(sched.gpu_namespace), 0, 0, "NS",
       "GPU sharing: namespace of the pods that hold shared GPUs (ai-scheduler-system; created if missing)" },
     { "gpu-reservation-image", F_STR, OFF(sched.gpu_image), 0, 0, "IMAGE",

@@ -56,6 +56,7 @@ void podgroup_free(podgroup_t *pg)
     free(pg->queue);
     free(pg->invalid);
     free(pg->topo_level);
+    free(pg->priority_class);
     free(pg->observed_status);
     free(pg);
 }
@@ -135,6 +136,9 @@ podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen)
         pg->topo_level = util_strdup(lvl);
         pg->topo_required = tr && tr[0];
     }
+    const char *pc = jstr(ann, GANG_PRIORITY_CLASS_ANNOTATION);
+    if (pc && pc[0] && strlen(pc) <= 253)
+        pg->priority_class = util_strdup(pc);
     json_t *status = json_object_get(obj, "status");
     pg->observed_status = status_body(json_is_object(status) ? status : NULL);
     json_t *spec = json_object_get(obj, "spec");
@@ -260,19 +264,32 @@ static int same_spec(const podgroup_t *a, const podgroup_t *b)
            (!a->invalid || strcmp(a->invalid, b->invalid) == 0) &&
            strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") == 0 &&
            strcmp(a->topo_level ? a->topo_level : "", b->topo_level ? b->topo_level : "") == 0 &&
-           a->topo_required == b->topo_required;
+           a->topo_required == b->topo_required &&
+           strcmp(a->priority_class ? a->priority_class : "", b->priority_class ? b->priority_class : "") == 0;
 }
 
-char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name)
+/* A copy of one string field of PodGroup ns/name, or NULL. */
+static char *pg_field(gang_store_t *gs, const char *ns, const char *name, int priority_class)
 {
     sbuf_t key = { 0 };
     sbuf_printf(&key, "%s/%s", ns, name);
     lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = hashmap_get(gs->gangs, key.data);
-    char *q = g && g->pg && g->pg->queue ? util_strdup(g->pg->queue) : NULL;
+    const char *v = !g || !g->pg ? NULL : priority_class ? g->pg->priority_class : g->pg->queue;
+    char *q = v ? util_strdup(v) : NULL;
     lo_mutex_unlock(&gs->mu, LO_GANG);
     sbuf_free(&key);
     return q;
+}
+
+char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name)
+{
+    return pg_field(gs, ns, name, 0);
+}
+
+char *gang_priority_class_of(gang_store_t *gs, const char *ns, const char *name)
+{
+    return pg_field(gs, ns, name, 1);
 }
 
 int gang_group_upsert(gang_store_t *gs, podgroup_t *pg)
@@ -407,6 +424,7 @@ int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_
         out->min_resources = g->pg->min_resources;
         out->topo_level = g->pg->topo_level ? util_strdup(g->pg->topo_level) : NULL;
         out->topo_required = g->pg->topo_required;
+        out->priority_class = g->pg->priority_class ? util_strdup(g->pg->priority_class) : NULL;
     } else {
         out->state = g->deleted ? GANG_DELETED : GANG_MISSING;
     }
@@ -428,6 +446,7 @@ void gang_snap_clear(gang_snap_t *s)
     free(s->uid);
     free(s->invalid);
     free(s->topo_level);
+    free(s->priority_class);
     for (int i = 0; i < s->nmembers; i++)
         pod_unref(s->members[i]);
     free(s->members);

@@ -18,6 +18,12 @@
 #define GANG_LABEL       "scheduling.x-k8s.io/pod-group"
 #define PODGROUP_API     "/apis/scheduling.x-k8s.io/v1alpha1"
 #define PODGROUP_VERSION "scheduling.x-k8s.io/v1alpha1"
+/* A PodGroup annotation: the PriorityClass whose value is its gang's
+ * priority (at least its members' own), for the gang's rank among waiting
+ * gangs and its power to preempt. The grouper writes it from the owning
+ * workload; a user's PodGroup may set it too: it grants nothing a pod's own
+ * priorityClassName could not. */
+#define GANG_PRIORITY_CLASS_ANNOTATION "resource.aibee.cn/priority-class"
 
 /* A PodGroup as parsed. invalid says why the gang cannot be scheduled
  * (minMember <= 0, a bad field); NULL when usable. */
@@ -33,6 +39,7 @@ typedef struct podgroup {
      * the node label of the level its minimum must / should share; NULL if none. */
     char *topo_level;
     int topo_required;
+    char *priority_class;  /* GANG_PRIORITY_CLASS_ANNOTATION, or NULL */
     char *observed_status; /* the status fields the scheduler writes, as the API has them (gang.c) */
 } podgroup_t;
 
@@ -49,6 +56,8 @@ gang_store_t *gang_store_new(void);
 void gang_store_free(gang_store_t *gs);
 /* The queue label of PodGroup ns/name, if known and set (caller frees). */
 char *gang_queue_of(gang_store_t *gs, const char *ns, const char *name);
+/* Its priority class annotation, if known and set (caller frees). */
+char *gang_priority_class_of(gang_store_t *gs, const char *ns, const char *name);
 
 /* Informer side. upsert takes pg and returns 1 when what scheduling reads
  * changed (a new object, minMember, the timeout, minResources, validity),
@@ -77,6 +86,7 @@ typedef struct gang_snap {
     int64_t start_ms; /* first considered, 0 if never */
     char *topo_level; /* see podgroup_t */
     int topo_required;
+    char *priority_class; /* see podgroup_t */
 } gang_snap_t;
 /* 0 and *out filled (free with gang_snap_clear); -1 if ns/name is unknown
  * (no PodGroup, no member). */

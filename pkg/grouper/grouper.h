@@ -22,9 +22,6 @@
 
 #define GROUPER_MANAGED_LABEL "app.kubernetes.io/managed-by"
 #define GROUPER_MANAGED_VALUE "ai-scheduler"
-/* On a PodGroup: the PriorityClass of its gang (grouper-written from the
- * owner, or a user's). */
-#define GROUPER_PRIORITY_CLASS_ANNOTATION "resource.aibee.cn/priority-class"
 
 typedef struct grouper grouper_t;
 
@@ -35,18 +32,18 @@ typedef struct grouper_hooks {
      * no grouper lock held. */
     void (*release)(void *ud, const char *uid);
     /* A Warning/Normal event on a pod (the scheduler's writer). */
-    void (*pod_event)(void *ud, const char *ns, const char *name, const char *uid, const char *type,
-                      const char *reason, const char *message);
+    void (*pod_event)(void *ud, const char *ns, const char *name, const char *uid, const char *type, const char *reason,
+                      const char *message);
     /* Not the leader: write nothing now (decisions wait). */
     int (*fenced)(void *ud);
 } grouper_hooks_t;
 
 typedef struct grouper_opts {
-    int max_depth;     /* owners followed above the pod (8) */
-    int owner_ttl_s;   /* a gang owner read is reused this long (10) */
-    int single_ttl_s;  /* an owner that leads to no gang: this long (300) */
-    int refresh_s;     /* managed PodGroups' owners re-read (elastic resize) every (30) */
-    int max_owners;    /* owner cache bound (100000) */
+    int max_depth;    /* owners followed above the pod (8) */
+    int owner_ttl_s;  /* a gang owner read is reused this long (10) */
+    int single_ttl_s; /* an owner that leads to no gang: this long (300) */
+    int refresh_s;    /* managed PodGroups' owners re-read (elastic resize) every (30; 0: each housekeep) */
+    int max_owners;   /* owner cache bound, and the decision cache's (100000) */
 } grouper_opts_t;
 void grouper_opts_default(grouper_opts_t *o);
 
@@ -76,6 +73,7 @@ void grouper_housekeep(grouper_t *g);
 typedef struct grouper_stats {
     unsigned long pods_grouped, pods_single, groups_created, groups_resized, owner_reads, errors;
     int owners_cached, pods_waiting;
+    int work_queued; /* items queued to the worker or being done (0: idle) */
 } grouper_stats_t;
 void grouper_get_stats(grouper_t *g, grouper_stats_t *st);
 

@@ -53,6 +53,8 @@ void wl_table_free(wl_table_t *t);
 /* Loads a file (YAML or JSON) over t. 0, or -1 with "FILE: message" in
  * err and t unchanged. */
 int wl_table_load_file(wl_table_t *t, const char *path, char *err, size_t errlen);
+/* Same from a file's text (len bytes, YAML or JSON); name for messages. */
+int wl_table_load_string(wl_table_t *t, const char *text, size_t len, const char *name, char *err, size_t errlen);
 /* Same from a parsed document ({kinds: [...]}); name for messages. */
 int wl_table_load_json(wl_table_t *t, json_t *doc, const char *name, char *err, size_t errlen);
 

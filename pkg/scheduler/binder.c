@@ -104,7 +104,7 @@ static void refused_as_gated(scheduler_t *s, bind_job_t *j)
     const pod_t *pod = j->it->pod;
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, pod->uid, &st);
-    int newer = cur && st == CPOD_PENDING && !sched_kept_out(cur) &&
+    int newer = cur && st == CPOD_PENDING && !sched_kept_out(s, cur) &&
                 strcmp(cur->resource_version ? cur->resource_version : "",
                        pod->resource_version ? pod->resource_version : "") != 0;
     pod_unref(cur);

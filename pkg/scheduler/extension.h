@@ -80,7 +80,8 @@ typedef enum { EXT_NEXT = 0, EXT_HOLD, EXT_FAIL, EXT_DONE } ext_rc_t;
 
 /* What a pre_enqueue row says of a pod it keeps out of the queues. */
 typedef struct enqueue_hold {
-    const char *reason; /* its PodScheduled=False condition's reason (static) */
+    const char *reason; /* its PodScheduled=False condition's reason (static);
+                         * NULL: a short hold, said in no condition or event */
     char *message;      /* that condition's message (owned) */
     int event;          /* also one Warning event, reason FailedScheduling */
 } enqueue_hold_t;
@@ -93,9 +94,11 @@ enum { PREBIND_READY = 0, PREBIND_WAITING = 1, PREBIND_FAILED = 2 };
 typedef struct sched_ext {
     const char *name;
     /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
-     * filled. A function of the pod alone: no lock, no write (gates.c
-     * writes what hold says, once per pod). */
-    int (*pre_enqueue)(const pod_t *pod, enqueue_hold_t *hold);
+     * filled. Called under the held set's mutex (gates.c), so a row takes
+     * only a leaf lock of its own and writes nothing: gates.c writes what
+     * hold says, once per pod. A row whose hold ends by itself (the
+     * grouper's) lets go with sched_pod_released. */
+    int (*pre_enqueue)(struct scheduler *s, const pod_t *pod, enqueue_hold_t *hold);
     /* May widen the set (a gang gathers its pending members) or hold it. */
     ext_rc_t (*gate)(pod_set_t *set);
     /* Quotas and limits of the set's members taken together. */

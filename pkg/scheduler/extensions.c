@@ -6,7 +6,8 @@
 
 /* Order matters where two rows share a point:
  * pre_enqueue scheduling gates (a gated pod is gated, whatever else),
- *            dynamic resources;
+ *            dynamic resources, workload groups (a pod held for another
+ *            reason is grouped once that reason goes);
  * pre_place  consolidation (a moved pod's held node), gang (minResources),
  *            topology (the domain for the whole minimum);
  * post_filter lender (a borrower goes home), consolidation (moves lose no
@@ -16,6 +17,7 @@
 static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_ext_pre_enqueue },
     { .name = "dynamic-resources", .pre_enqueue = dra_ext_pre_enqueue },
+    { .name = "workload-groups", .pre_enqueue = grouper_ext_pre_enqueue, .housekeep = grouper_ext_housekeep },
     { .name = "lender", .post_filter = lender_ext_post_filter },
     { .name = "tenants", .admit = tenants_ext_admit, .housekeep = tenants_housekeep },
     { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },

@@ -465,7 +465,8 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
             return 1;
     for (int i = 0; i < need; i++)
         cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
-    victim_ctx_t vc = { .s = s, .pool_id = P->id };
+    victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
+    vc.gang_prio = sched_gang_priority(s, g, INT32_MIN);
     pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
     for (int i = 0; i < need; i++)
         mins[i] = items[i]->pod;
@@ -847,7 +848,8 @@ static ext_rc_t gate_surplus(pod_set_t *set)
     sched_pool_t *P = set->P;
     queue_item_t *it = set->items[0];
     char *why =
-        gang_blocker(P->s->gangs, P->id, set->gang->key, it->pod->priority, it->pod->created_ms, 1, pool_preempts(P));
+        gang_blocker(P->s->gangs, P->id, set->gang->key, sched_gang_priority(P->s, set->gang, it->pod->priority),
+                     it->pod->created_ms, 1, pool_preempts(P));
     if (why)
         return hold(set, NULL, why);
     queue_stats_t qs;
@@ -913,7 +915,7 @@ static ext_rc_t gate_gang(pod_set_t *set)
         const pod_t *m = g->members[i];
         if (pod_is_terminal(m) || m->deleting)
             continue;
-        if (!pod_is_bound(m) && sched_kept_out(m))
+        if (!pod_is_bound(m) && sched_kept_out(s, m))
             out++;
         else
             live++;
@@ -954,7 +956,8 @@ static ext_rc_t gate_gang(pod_set_t *set)
     gang_considered(s->gangs, g->key, util_wall_ms());
     if (set->need > 0) {
         int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
-        char *why = gang_blocker(s->gangs, P->id, g->key, items[0]->pod->priority, created, 0, pool_preempts(P));
+        int32_t prio = sched_gang_priority(s, g, items[0]->pod->priority);
+        char *why = gang_blocker(s->gangs, P->id, g->key, prio, created, 0, pool_preempts(P));
         if (why)
             return hold(set, NULL, why);
     }
@@ -1062,7 +1065,8 @@ ext_rc_t gang_ext_post_filter(pod_set_t *set)
     sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
     const gang_snap_t *g = set->gang;
-    int32_t prio = set->items[0]->pod->priority; /* items are sorted: the highest */
+    /* items are sorted: the highest member, or the gang's class */
+    int32_t prio = sched_gang_priority(s, g, set->items[0]->pod->priority);
     int64_t created = g->created_ms ? g->created_ms : set->items[0]->pod->created_ms;
     /* A minimum larger than the whole pool (or than any domain it must
      * stay in) can never fit here: it holds nobody back (it may still
@@ -1125,9 +1129,17 @@ struct sched_pool *gang_lender_of(pod_set_t *set)
 
 /* --------------------------------------------------------- informer */
 
+/* The PodGroup informer: the gang store, and the grouper's view of the
+ * PodGroups it manages (kept in step with their owners' size). */
 void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
+    const char *slash0 = strchr(key, '/');
+    if (s->grouper && slash0) {
+        char *ns = util_strndup(key, (size_t)(slash0 - key));
+        grouper_podgroup(s->grouper, ns, slash0 + 1, type == KUBE_DELETED ? NULL : obj);
+        free(ns);
+    }
     if (type == KUBE_DELETED) {
         const char *slash = strchr(key, '/');
         if (slash) {

@@ -27,8 +27,9 @@ struct held_set {
     hashmap_t *uids; /* uid -> the row that keeps it out (1-based), as a pointer */
 };
 
-int gates_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold)
+int gates_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
 {
+    (void)s;
     if (pod->ngates == 0)
         return 0;
     hold->reason = GATED_REASON;
@@ -37,8 +38,9 @@ int gates_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold)
     return 1;
 }
 
-int dra_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold)
+int dra_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
 {
+    (void)s;
     if (pod->nclaims == 0)
         return 0;
     sbuf_t b = { 0 };
@@ -52,23 +54,41 @@ int dra_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold)
     return 1;
 }
 
+/* Workload groups: held while the grouper reads the pod's owners (a
+ * moment: no condition, no event); the grouper lets go by labelling the
+ * pod (its update comes back through the informer) or through
+ * sched_pod_released. */
+int grouper_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
+{
+    if (!s->grouper || !grouper_hold(s->grouper, pod))
+        return 0;
+    hold->reason = NULL;
+    return 1;
+}
+
+void grouper_ext_housekeep(scheduler_t *s)
+{
+    if (s->grouper)
+        grouper_housekeep(s->grouper);
+}
+
 /* The first row that keeps pod out fills hold (caller frees message);
  * returns that row's index + 1, or 0 when every row lets it in. */
-static int pre_enqueue(const pod_t *pod, enqueue_hold_t *hold)
+static int pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
 {
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
     memset(hold, 0, sizeof(*hold));
     for (int i = 0; i < n; i++)
-        if (ext[i].pre_enqueue && ext[i].pre_enqueue(pod, hold))
+        if (ext[i].pre_enqueue && ext[i].pre_enqueue(s, pod, hold))
             return i + 1;
     return 0;
 }
 
-int sched_kept_out(const pod_t *pod)
+int sched_kept_out(scheduler_t *s, const pod_t *pod)
 {
     enqueue_hold_t h;
-    int out = pre_enqueue(pod, &h);
+    int out = pre_enqueue(s, pod, &h);
     free(h.message);
     return out;
 }
@@ -90,15 +110,22 @@ void held_free(held_set_t *h)
     free(h);
 }
 
-/* Marks uid held by row (1-based); 1 if it was not, or by another row (a
- * pod whose gates went but that has DRA claims is told again, anew). */
-static int held_mark(held_set_t *h, const char *uid, int row)
+/* Marks uid held by row (1-based), h->mu held; 1 if it was not, or by
+ * another row (a pod whose gates went but that has DRA claims is told
+ * again, anew). */
+static int held_mark_locked(held_set_t *h, const char *uid, int row)
 {
     void *v = (void *)(uintptr_t)row;
-    lo_mutex_lock(&h->mu, LO_HELD);
     int fresh = hashmap_get(h->uids, uid) != v;
     if (fresh)
         hashmap_put(h->uids, uid, v);
+    return fresh;
+}
+
+static int held_mark(held_set_t *h, const char *uid, int row)
+{
+    lo_mutex_lock(&h->mu, LO_HELD);
+    int fresh = held_mark_locked(h, uid, row);
     lo_mutex_unlock(&h->mu, LO_HELD);
     return fresh;
 }
@@ -108,6 +135,10 @@ static int held_mark(held_set_t *h, const char *uid, int row)
  * before a restart), so a restart sends no second event either. */
 static void tell(scheduler_t *s, const pod_t *pod, const enqueue_hold_t *h)
 {
+    if (!h->reason) {
+        LOG_D("pod=%s kept out of the scheduling queue for a moment", pod->key);
+        return;
+    }
     int shown = pod->scheduled_reason && strcmp(pod->scheduled_reason, h->reason) == 0 &&
                 (!h->event || (pod->scheduled_message && strcmp(pod->scheduled_message, h->message) == 0));
     /* A gated pod is routine (its condition says it); a claim is a pod we fail. */
@@ -122,16 +153,20 @@ static void tell(scheduler_t *s, const pod_t *pod, const enqueue_hold_t *h)
     writer_unscheduled_condition(s->writer, pod, h->reason, h->message);
 }
 
+/* The rows are asked and the pod marked under the held set's mutex, so
+ * that a row's own release (sched_pod_released, from another thread) comes
+ * after the mark it undoes, never before it. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod)
 {
     enqueue_hold_t h;
-    int row = pre_enqueue(pod, &h);
-    if (!row)
-        return 0;
-    if (held_mark(s->held, pod->uid, row))
+    lo_mutex_lock(&s->held->mu, LO_HELD);
+    int row = pre_enqueue(s, pod, &h);
+    int fresh = row && held_mark_locked(s->held, pod->uid, row);
+    lo_mutex_unlock(&s->held->mu, LO_HELD);
+    if (fresh)
         tell(s, pod, &h);
     free(h.message);
-    return 1;
+    return row != 0;
 }
 
 void gates_hold_uid(scheduler_t *s, const char *uid)

@@ -75,6 +75,8 @@ static void forget_pod(scheduler_t *s, const char *uid)
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
     fs_uncharge(s->fs, uid); /* a preemptor's provisional charge, if any */
     gates_release(s, uid);
+    if (s->grouper)
+        grouper_forget(s->grouper, uid);
     pools_delete_pod(s, uid);
     if (old)
         gang_pod_delete(s->gangs, old);
@@ -93,6 +95,16 @@ static void enqueue_home(scheduler_t *s, pod_t *p)
         H = pools_get(s, DEFAULT_POOL_ID);
     queue_add(H->q, p, 0);
     tenants_changed(s, 0);
+}
+
+void sched_pod_released(scheduler_t *s, const char *uid)
+{
+    cache_pod_state_t st;
+    pod_t *p = cache_get_pod(s->cache, uid, &st);
+    if (p && st == CPOD_PENDING && sched_is_ours(s, p->scheduler_name) && !p->deleting && !gates_keep_out(s, p) &&
+        gates_release(s, uid))
+        enqueue_home(s, p); /* a pod deleted meanwhile is dropped when popped (sched_refresh) */
+    pod_unref(p);
 }
 
 /* kube 1.33+'s UpdatePodScaleDown: a bound pod's in-place resize gave back

@@ -15,6 +15,7 @@
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
 #include "gpu/gpu.h"
+#include "grouper/grouper.h"
 #include "topology/topology.h"
 #include "kube/informer.h"
 #include "owners/owners.h"
@@ -60,6 +61,7 @@ typedef struct evictor evictor_t;
 typedef struct gpu_res gpu_res_t;
 typedef struct consol_state consol_state_t;
 typedef struct held_set held_set_t;
+typedef struct prio_classes prio_classes_t;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -132,6 +134,12 @@ struct scheduler {
     consol_state_t *consol;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
+    /* grouper/: gangs derived from pods' owners (NULL: off); its own
+     * worker thread and leaf mutex, taken under the held set's */
+    grouper_t *grouper;
+    /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
+    prio_classes_t *prio_classes;
+    informer_t *inf_prioclasses;
 };
 
 /* The scheduler's own mutexes, with the lock order checked (lockorder.h). */
@@ -254,6 +262,10 @@ typedef struct victim_ctx {
     int starving;
     int32_t prio;
     int64_t created_ms, now_wall;
+    /* A gang's preemption: the priority of its class (sched_gang_priority),
+     * which its members preempt with when it is above their own. */
+    int has_gang_prio;
+    int32_t gang_prio;
 } victim_ctx_t;
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
@@ -378,16 +390,37 @@ char *consol_claim(scheduler_t *s, const pod_t *pod);
 /* gates.c: PreEnqueue. The rows: scheduling gates (kube's SchedulingGates)
  * and DRA claims, which ai-scheduler does not allocate (kube's
  * DynamicResources would). */
-int gates_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold);
-int dra_ext_pre_enqueue(const pod_t *pod, enqueue_hold_t *hold);
+int gates_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold);
+int dra_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold);
+int grouper_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold);
+void grouper_ext_housekeep(scheduler_t *s);
 held_set_t *held_new(void);
 void held_free(held_set_t *h);
 /* Whether a pre_enqueue row keeps pod out of the queues (nothing written). */
-int sched_kept_out(const pod_t *pod);
+int sched_kept_out(scheduler_t *s, const pod_t *pod);
 /* Whether pod stays out of the queues: if so it is remembered as held and,
  * the first time, gets what its row says (condition, event) unless the
  * API shows that condition already. Any thread, no lock held. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod);
+/* scheduler.c: the default workload table with opts' file over it, and
+ * the grouper's worker (scheduler_start calls it when workload_groups is
+ * on; a unit suite may call it on a scheduler it builds by parts). 0, or
+ * -1 with err (a bad table file). */
+int sched_grouper_start(scheduler_t *s, char *err, size_t errlen);
+/* prioclass.c: PriorityClasses, for the priority a PodGroup's
+ * GANG_PRIORITY_CLASS_ANNOTATION gives its gang. */
+prio_classes_t *prio_classes_new(void);
+void prio_classes_free(prio_classes_t *pc);
+void on_priorityclass_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+/* floor raised to the value of g's class, if it names a known one. */
+int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor);
+/* A pod's priority for preemption: its own, or its gang's class if higher.
+ * Takes the gang store's and the class store's locks in turn. */
+int32_t sched_pod_priority(scheduler_t *s, const pod_t *p);
+/* informers.c: a pre_enqueue row's hold on uid ended by itself (the
+ * grouper decided): the pod enters its home queue if it is still pending
+ * and no row keeps it out. Any thread, no lock held. */
+void sched_pod_released(scheduler_t *s, const char *uid);
 /* A pod the API server says is gated (a refused Binding): held as such. */
 void gates_hold_uid(scheduler_t *s, const char *uid);
 /* The pod is no longer held (1 if it was): it may enter a queue now. */

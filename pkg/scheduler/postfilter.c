@@ -20,7 +20,7 @@
 
 static int64_t victim_rank(scheduler_t *s, const pod_t *victim)
 {
-    int64_t rank = (int64_t)victim->priority * RANK_SCALE;
+    int64_t rank = (int64_t)sched_pod_priority(s, victim) * RANK_SCALE;
     if (gang_of(victim)) {
         int cls = gang_member_class(s->gangs, victim);
         if (cls == GANG_MEMBER_SURPLUS)
@@ -57,7 +57,10 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         if (cross)
             return 0;
     }
-    if (victim->priority < preemptor->priority) {
+    int32_t by = preemptor->priority;
+    if (vc->has_gang_prio && vc->gang_prio > by)
+        by = vc->gang_prio;
+    if (sched_pod_priority(vc->s, victim) < by) {
         *rank = victim_rank(vc->s, victim);
         return 1;
     }
@@ -102,7 +105,9 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     /* Its victims are still being evicted, or are terminating. */
     if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
         return 1;
-    victim_ctx_t vc = { .s = s, .pool_id = P->id };
+    /* An elastic member preempts with its gang's class, as its minimum did. */
+    victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
+    vc.gang_prio = sched_pod_priority(s, pod);
     tenants_victim_ctx(P, &pod, 1, first_ms, &vc);
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;

@@ -31,6 +31,56 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->gpu_image = "registry.k8s.io/pause:3.9";
     o->topology_levels = TOPO_DEFAULT_LEVELS;
     o->max_consolidation_moves = 8;
+    o->workload_groups = 1;
+    o->workload_refresh_s = 30;
+}
+
+/* --- workload groups: the grouper's hooks into the scheduler -------------- */
+
+static void grouper_on_release(void *ud, const char *uid)
+{
+    sched_pod_released(ud, uid);
+}
+
+static void grouper_on_event(void *ud, const char *ns, const char *name, const char *uid, const char *type,
+                             const char *reason, const char *message)
+{
+    scheduler_t *s = ud;
+    if (!s->writer)
+        return;
+    pod_t p;
+    memset(&p, 0, sizeof(p));
+    p.ns = (char *)ns;
+    p.name = (char *)name;
+    p.uid = (char *)uid;
+    p.resource_version = (char *)"";
+    writer_pod_event(s->writer, &p, type, reason, message);
+}
+
+static int grouper_on_fenced(void *ud)
+{
+    return scheduler_fenced(ud);
+}
+
+int sched_grouper_start(scheduler_t *s, char *err, size_t errlen)
+{
+    const scheduler_opts_t *o = &s->opts;
+    wl_table_t *t = wl_table_new_default();
+    if (o->workload_groups_file && o->workload_groups_file[0] &&
+        wl_table_load_file(t, o->workload_groups_file, err, errlen) != 0) {
+        wl_table_free(t);
+        return -1;
+    }
+    grouper_opts_t go;
+    grouper_opts_default(&go);
+    go.refresh_s = o->workload_refresh_s > 0 ? o->workload_refresh_s : go.refresh_s;
+    grouper_hooks_t h = { s, grouper_on_release, grouper_on_event, grouper_on_fenced };
+    s->grouper = grouper_new(s->kc, t, &go, &h);
+    if (!s->grouper || grouper_start(s->grouper) != 0) {
+        snprintf(err, errlen, "cannot start the workload grouper");
+        return -1;
+    }
+    return 0;
 }
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
@@ -76,6 +126,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->gpu_res = gpu_res_new();
     s->consol = consol_new();
     s->held = held_new();
+    s->prio_classes = prio_classes_new();
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
@@ -376,6 +427,8 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
 {
     s->use_policy_v1 = kube_has_api(s->kc, "policy/v1");
     s->writer = writer_new(s, 20000);
+    if (s->opts.workload_groups && sched_grouper_start(s, err, errlen) != 0)
+        return -1;
     s->vwait = volume_waiter_new(s); /* before the informers that kick it */
     s->inf_pools = informer_new(s->kc, "/apis/resource.aibee.cn/v1alpha1/pools", NULL, pools_on_event, s);
     s->inf_nodes = informer_new(s->kc, "/api/v1/nodes", NULL, on_node_event, s);
@@ -397,9 +450,12 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
     s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
     s->inf_tenants = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_tenant_event, s);
-    if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_podgroups) != 0 ||
-        informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 ||
-        informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
+    s->inf_prioclasses =
+        informer_new(s->kc, "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, on_priorityclass_event, s);
+    if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_prioclasses) != 0 ||
+        informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
+        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
+        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
         informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
@@ -409,6 +465,8 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err, errlen) != 0)
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
+    /* PriorityClasses are not waited for: until they are listed a gang
+     * ranks by its members' priority; their arrival re-sorts the queues. */
     wait_podgroups(s, stop);
     wait_queues(s, stop);
     owners_informers_start(s);
@@ -479,7 +537,8 @@ void scheduler_stop(scheduler_t *s)
                            s->inf_classes,
                            s->inf_csinodes,
                            s->inf_podgroups,
-                           s->inf_tenants };
+                           s->inf_tenants,
+                           s->inf_prioclasses };
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
@@ -500,6 +559,8 @@ void scheduler_stop(scheduler_t *s)
     if (s->housekeeper_started)
         pthread_join(s->housekeeper, NULL);
     s->housekeeper_started = 0;
+    if (s->grouper)
+        grouper_stop(s->grouper); /* before the writer its events go to */
     writer_free(s->writer);
     s->writer = NULL;
 }
@@ -515,12 +576,16 @@ void scheduler_free(scheduler_t *s)
     s->binder = NULL;
     evictor_free(s->evictor);
     s->evictor = NULL;
+    if (s->grouper)
+        grouper_stop(s->grouper);
     writer_free(s->writer);
     s->writer = NULL;
-    informer_t *infs[] = { s->inf_pods, s->inf_nodes,   s->inf_pools,    s->inf_pdbs,      s->inf_pvs,
-                           s->inf_pvcs, s->inf_classes, s->inf_csinodes, s->inf_podgroups, s->inf_tenants };
+    informer_t *infs[] = { s->inf_pods,      s->inf_nodes,   s->inf_pools,      s->inf_pdbs,
+                           s->inf_pvs,       s->inf_pvcs,    s->inf_classes,    s->inf_csinodes,
+                           s->inf_podgroups, s->inf_tenants, s->inf_prioclasses };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);
+    grouper_free(s->grouper); /* stopped above: its hooks read the cache and the held set */
     cache_free(s->cache);
     volume_waiter_free(s->vwait);
     volume_store_free(s->volumes);
@@ -528,6 +593,7 @@ void scheduler_free(scheduler_t *s)
     gpu_res_free(s->gpu_res);
     consol_free(s->consol);
     held_free(s->held);
+    prio_classes_free(s->prio_classes);
     topo_levels_free(&s->topo);
     pools_destroy(s);
     fs_store_free(s->fs); /* after the queues, whose callbacks read it */

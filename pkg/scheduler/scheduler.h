@@ -24,24 +24,27 @@
  * scheduler runs, and the scheduler never frees them. scheduler_opts_default
  * sets literals; a config's are its own heap copies, freed by config_free. */
 typedef struct scheduler_opts {
-    const char *scheduler_name;   /* pods with this spec.schedulerName are ours ("ai-scheduler") */
-    fw_config_t fw;               /* the first profile's framework (the config's top level) */
-    int disable_preemption;       /* global switch (pools have their own) */
-    int bind_workers;             /* Bindings in flight at once (16) */
-    int volume_bind_timeout_s;    /* PreBind waits this long for claims to bind (600) */
-    int pool_status_interval_s;   /* Pool .status refresh (10) */
-    int eviction_grace_s;         /* victims' grace period; -1 = the pod's own; 0 = at once */
-    int sync_timeout_s;           /* wait for the first LIST of nodes and pods (60; no flag) */
-    int gang_timeout_s;           /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
-    int stale_gang_grace_s;       /* a placed gang below minMember this long is stale (60) */
-    int evict_stale_gangs;        /* evict the rest of a stale gang (off) */
-    int usage_half_life_s;        /* queues: decayed usage half-life (0 = off) */
-    int starvation_age_s;         /* queues: starvation bound (600) */
-    int non_preemptible_priority; /* queues: priority from which pods are non-preemptible (100) */
-    const char *gpu_namespace;    /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
-    const char *gpu_image;        /* GPU sharing: reservation pods' image */
-    int max_consolidation_moves;  /* consolidation: most pods moved for one pod (8; 0 = off) */
-    const char *topology_levels;  /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
+    const char *scheduler_name;       /* pods with this spec.schedulerName are ours ("ai-scheduler") */
+    fw_config_t fw;                   /* the first profile's framework (the config's top level) */
+    int disable_preemption;           /* global switch (pools have their own) */
+    int bind_workers;                 /* Bindings in flight at once (16) */
+    int volume_bind_timeout_s;        /* PreBind waits this long for claims to bind (600) */
+    int pool_status_interval_s;       /* Pool .status refresh (10) */
+    int eviction_grace_s;             /* victims' grace period; -1 = the pod's own; 0 = at once */
+    int sync_timeout_s;               /* wait for the first LIST of nodes and pods (60; no flag) */
+    int gang_timeout_s;               /* a PodGroup's scheduleTimeoutSeconds when unset (60) */
+    int stale_gang_grace_s;           /* a placed gang below minMember this long is stale (60) */
+    int evict_stale_gangs;            /* evict the rest of a stale gang (off) */
+    int usage_half_life_s;            /* queues: decayed usage half-life (0 = off) */
+    int starvation_age_s;             /* queues: starvation bound (600) */
+    int non_preemptible_priority;     /* queues: priority from which pods are non-preemptible (100) */
+    const char *gpu_namespace;        /* GPU sharing: reservation pods' namespace (ai-scheduler-system) */
+    const char *gpu_image;            /* GPU sharing: reservation pods' image */
+    int max_consolidation_moves;      /* consolidation: most pods moved for one pod (8; 0 = off) */
+    const char *topology_levels;      /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
+    int workload_groups;              /* gangs derived from pods' owners (grouper/) (on) */
+    const char *workload_groups_file; /* rows loaded over the default workload table (NULL: none) */
+    int workload_refresh_s;           /* managed PodGroups' owners re-read every (30) */
     /* Not knobs: the daemon wires the rest (the config leaves them as
      * scheduler_opts_default does: NULL, 0).
      * More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose

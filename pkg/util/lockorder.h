@@ -37,8 +37,12 @@
  *    checks); it is never held while the gang store's is taken.
  *  - The rest are leaves taken with nothing above held, or innermost: the
  *    volume waiter, binder, writer and evictor queues, the set of pods kept
- *    out of the queues (gates.c), hk_mu, stats_mu, and
- *    two process-wide tables (GPU reservation namespace, resource names).
+ *    out of the queues (gates.c), the grouper's state (grouper.c: its
+ *    PreEnqueue check runs under the held set's mutex, from informer and
+ *    pool threads, and calls nothing out), hk_mu, stats_mu, two
+ *    process-wide tables (GPU reservation namespace, resource names), and
+ *    the PriorityClass values (taken alone, or under pdb_mu in a victim
+ *    search).
  * A gang's turn (gang_turn_begin/end, gang.h) is not a lock in this list: it
  * is held by one pool thread at a time, taken with no lock held; a thread
  * holds one turn at most and never waits for another while holding it.
@@ -74,10 +78,12 @@
     X(WRITER, "API writer (writer.c)")                                                                                 \
     X(EVICTOR, "evictor (evictor.c)")                                                                                  \
     X(HELD, "pods kept out of the queues (scheduler/gates.c)")                                                         \
+    X(GROUPER, "grouper's pods, owners and PodGroups (grouper/grouper.c)")                                             \
     X(HK, "hk_mu (scheduler.c)")                                                                                       \
     X(STATS, "stats_mu (scheduler)")                                                                                   \
     X(GPU_NS, "GPU reservation namespace (gpu/gpu.c)")                                                                 \
-    X(RES_INTERN, "resource name table (resources.c)")
+    X(RES_INTERN, "resource name table (resources.c)")                                                                 \
+    X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")
 
 typedef enum {
 #define LOCKORDER_ENUM(name, desc) LO_##name,
