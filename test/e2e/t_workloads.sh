@@ -755,7 +755,7 @@ case_user_podgroup_wins() {
         exactly_one_event "$p" NotGrouped Warning
     done
     rv1=$(pg_json pytorchjob-pv | jq -r .metadata.resourceVersion)
-    [ "$rv0" = "$rv1" ] || fail "the user's PodGroup pytorchjob-pv was written (resourceVersion $rv0 -> $rv1): $(pg_brief pytorchjob-pv)"
+    [ "$rv0" = "$rv1" ] || fail "the user's PodGroup pytorchjob-pv was written (resourceVersion $rv0 -> $rv1): $(pg_brief pytorchjob-pv), status $(pg_json pytorchjob-pv | jq -c .status), writers $(pg_json pytorchjob-pv | jq -c '[.metadata.managedFields[]? | {manager, operation, time, fields: (.fieldsV1 | keys)}]')"
     pg_json pytorchjob-pv | jq -e --arg m "$MANAGED" '.spec.minMember == 5 and (.metadata.labels[$m] == null) and (.metadata.ownerReferences == null)' >/dev/null ||
         fail "the user's PodGroup changed: $(pg_brief pytorchjob-pv)"
     [ "$(all_pgs)" = "mine pytorchjob-pv" ] || fail "PodGroups '$(all_pgs)', want 'mine pytorchjob-pv'"
@@ -791,7 +791,9 @@ case_deployment_single() {
     done
     owned_pod "$rs-own77" "$(oref apps/v1 ReplicaSet "$rs" "$rsuid")" --cpu 1 --label app=dep --label pod-template-hash=6b9f7c5d8f \
         --label "$QLABEL=mine"
-    wait_until '[ "$(bound_sel app=dep)" = 4 ]' 30 || fail "the Deployment's 4 pods not bound: $(placement)"
+    wait_until '[ "$(bound_sel app=dep)" = 4 ]' 30 ||
+        fail "the Deployment's 4 pods not bound: $(placement); unbound: $(pods_sel app=dep | jq -c '[.items[] | select((.spec.nodeName // "") == "")
+            | {name: .metadata.name, labels: .metadata.labels, pool: .metadata.annotations["resource.aibee.cn/pool"], conditions: .status.conditions}]')"
     [ -z "$(all_pgs)" ] || fail "PodGroups '$(all_pgs)' for a Deployment, want none"
     local got
     got=$(pods_sel app=dep | jq -r --arg q "$QLABEL" --arg g "$PG_LABEL" \
