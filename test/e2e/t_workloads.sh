@@ -728,7 +728,9 @@ case_owner_priority() {
 
 # f. A user's PodGroup wins: pods labelled to PodGroup "mine" are left alone
 # (no managed PodGroup); a user PodGroup at the derived name (no managed-by
-# label) is never written: its pods go single, one NotGrouped event each.
+# label) is never written (its resourceVersion stays as it was once the gang
+# housekeeper's first .status write is in): its pods go single, one
+# NotGrouped Warning event each.
 case_user_podgroup_wins() {
     reset_all
     nodes n 4 2
@@ -746,6 +748,12 @@ case_user_podgroup_wins() {
         '{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "pytorchjob-pv", "labels": {"team": "x"}}, "spec": {"minMember": 5}}' ||
         fail "PodGroup pytorchjob-pv not created"
     local rv0 rv1 p
+    # The gang housekeeper writes every PodGroup's .status (phase Pending, no
+    # members: gang.c, as for any user PodGroup) within seconds of its
+    # creation; that write is not the grouper's. Take the resourceVersion
+    # after it, so that any later write (the grouper's) shows.
+    wait_until 'pg_json pytorchjob-pv | jq -e ".status.phase == \"Pending\""' 15 ||
+        log "note: no status written on PodGroup pytorchjob-pv in 15 s"
     rv0=$(pg_json pytorchjob-pv | jq -r .metadata.resourceVersion)
     pytorchjob pv 1 1
     ptj_pods pv "$OWNER_UID" 1 1
