@@ -57,15 +57,9 @@ static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const c
     const char *uid = str_at(obj, "metadata", "uid");
     if (!ns || !name || !uid)
         return;
-    pod_t fake;
-    memset(&fake, 0, sizeof(fake));
-    fake.ns = (char *)ns;
-    fake.name = (char *)name;
-    fake.uid = (char *)uid;
-    fake.resource_version = (char *)"";
     char msg[400];
     snprintf(msg, sizeof(msg), "invalid pod spec: %s", err);
-    writer_pod_event(s->writer, &fake, "Warning", "FailedScheduling", msg);
+    writer_pod_event_by_name(s->writer, ns, name, uid, "Warning", "FailedScheduling", msg);
 }
 
 static void forget_pod(scheduler_t *s, const char *uid)

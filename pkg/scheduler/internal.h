@@ -470,6 +470,10 @@ int scheduler_fenced(scheduler_t *s);
 api_writer_t *writer_new(scheduler_t *s, int max_pending);
 void writer_free(api_writer_t *w);
 void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
+/* The same for a pod known only by namespace, name and uid (one that did
+ * not parse, or the grouper's). */
+void writer_pod_event_by_name(api_writer_t *w, const char *ns, const char *name, const char *uid, const char *type,
+                              const char *reason, const char *message);
 /* An event on any object: involved is the involvedObject (taken). */
 void writer_object_event(api_writer_t *w, const char *ns, json_t *involved, const char *type, const char *reason,
                          const char *message, const char *base_name);

@@ -46,15 +46,8 @@ static void grouper_on_event(void *ud, const char *ns, const char *name, const c
                              const char *reason, const char *message)
 {
     scheduler_t *s = ud;
-    if (!s->writer)
-        return;
-    pod_t p;
-    memset(&p, 0, sizeof(p));
-    p.ns = (char *)ns;
-    p.name = (char *)name;
-    p.uid = (char *)uid;
-    p.resource_version = (char *)"";
-    writer_pod_event(s->writer, &p, type, reason, message);
+    if (s->writer)
+        writer_pod_event_by_name(s->writer, ns, name, uid, type, reason, message);
 }
 
 static int grouper_on_fenced(void *ud)

@@ -291,6 +291,17 @@ void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const c
     post_event(w, p->ns, inv, type, reason, message, p->name);
 }
 
+void writer_pod_event_by_name(api_writer_t *w, const char *ns, const char *name, const char *uid, const char *type,
+                              const char *reason, const char *message)
+{
+    pod_t p;
+    memset(&p, 0, sizeof(p));
+    p.ns = (char *)ns;
+    p.name = (char *)name;
+    p.uid = (char *)uid;
+    writer_pod_event(w, &p, type, reason, message);
+}
+
 void writer_pool_event(api_writer_t *w, const char *pool, const char *uid, const char *type, const char *reason,
                        const char *message)
 {

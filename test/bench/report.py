@@ -178,14 +178,24 @@ def fmt_pct(v):
     return "–" if v is None else "%+.1f%%" % v
 
 
-def gang_table(work, s, meta):
-    """Markdown for one gang scale, or None if it did not run."""
+def scale_meta(work, s, meta):
+    """(four integers, date) from a scale's .meta file, or None if it did not run."""
     try:
         f = open(os.path.join(work, s + ".meta")).read().split()
-        nodes, pods, gangs, size = (int(x) for x in f[:4])
-        date = " ".join(f[4:]) or meta.get("date", "?")
+        nums = tuple(int(x) for x in f[:4])
     except (OSError, ValueError):
         return None
+    if len(nums) != 4:
+        return None
+    return nums, " ".join(f[4:]) or meta.get("date", "?")
+
+
+def gang_table(work, s, meta):
+    """Markdown for one gang scale, or None if it did not run."""
+    m = scale_meta(work, s, meta)
+    if m is None:
+        return None
+    (nodes, pods, gangs, size), date = m
     runs = {}
     for path in sorted(glob.glob(os.path.join(work, s + ".*.*.*.json"))):
         kind, mode, rnd = os.path.basename(path)[len(s) + 1:-len(".json")].split(".")
@@ -251,12 +261,10 @@ def gang_table(work, s, meta):
 
 def queue_table(work, s, meta):
     """Markdown for the queue scale s, or None if it did not run."""
-    try:
-        f = open(os.path.join(work, s + ".meta")).read().split()
-        nodes, pods, nq, depts = (int(x) for x in f[:4])
-        date = " ".join(f[4:]) or meta.get("date", "?")
-    except (OSError, ValueError):
+    m = scale_meta(work, s, meta)
+    if m is None:
         return None
+    (nodes, pods, nq, depts), date = m
     runs = {}
     for path in sorted(glob.glob(os.path.join(work, s + ".*.pre.*.json"))):
         kind, _, rnd = os.path.basename(path)[len(s) + 1:-len(".json")].split(".")
@@ -347,12 +355,10 @@ def api_reads(path):
 
 def owned_table(work, s, meta):
     """Markdown for the owned scale s, or None if it did not run."""
-    try:
-        f = open(os.path.join(work, s + ".meta")).read().split()
-        nodes, pods, owners, deps = (int(x) for x in f[:4])
-        date = " ".join(f[4:]) or meta.get("date", "?")
-    except (OSError, ValueError):
+    m = scale_meta(work, s, meta)
+    if m is None:
         return None
+    (nodes, pods, owners, deps), date = m
     shape = "%d ReplicaSets%s" % (owners, " each under a Deployment" if deps else "")
     out = ["### %d pods owned by %s on %d nodes" % (pods, shape, nodes), ""]
     try:

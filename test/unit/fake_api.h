@@ -28,17 +28,24 @@ static inline struct MHD_Daemon *fake_api_start(MHD_AccessHandlerCallback handle
     return d;
 }
 
+/* Answers obj (borrowed) as JSON with code. */
+static inline enum MHD_Result fake_api_json(struct MHD_Connection *c, unsigned code, json_t *obj)
+{
+    char *s = json_dumps(obj, JSON_COMPACT);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 /* Answers a kube Status with code and message (Success below 300). */
 static inline enum MHD_Result fake_api_status(struct MHD_Connection *c, unsigned code, const char *msg)
 {
     json_t *j = json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", code < 300 ? "Success" : "Failure",
                           "message", msg, "code", code);
-    char *s = json_dumps(j, JSON_COMPACT);
+    enum MHD_Result rc = fake_api_json(c, code, j);
     json_decref(j);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
     return rc;
 }
 

@@ -33,16 +33,6 @@ static struct {
     json_t *requests; /* [{method, path, body}] */
 } api = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL };
 
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, json_t *obj)
-{
-    char *s = json_dumps(obj, JSON_COMPACT);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
 /* POST .../podgroups: created, or 409; mu held. */
 static unsigned podgroup_post(const char *url, json_t *body, json_t **out)
 {
@@ -98,7 +88,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     pthread_mutex_unlock(&api.mu);
     json_decref(body);
-    enum MHD_Result rc = out ? answer(c, code, out) : fake_api_status(c, code, "fake");
+    enum MHD_Result rc = out ? fake_api_json(c, code, out) : fake_api_status(c, code, "fake");
     json_decref(out);
     return rc;
 }

@@ -41,12 +41,8 @@ static const char *DEPLOYMENT = "{'apiVersion':'apps/v1','kind':'Deployment','me
 static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned code, const char *sq)
 {
     json_t *j = parse_sq(sq);
-    char *s = json_dumps(j, JSON_COMPACT);
+    enum MHD_Result rc = fake_api_json(c, code, j);
     json_decref(j);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
     return rc;
 }
 
