@@ -1046,6 +1046,40 @@ static int pod_write(grouper_t *g, const pod_t *pod, outcome_t *o)
     return -1;
 }
 
+/* The pods still pending on controller cuid that its decision, now
+ * cached, lets in as they are: decided at once and released together, not
+ * one work item after another (after a restart thousands of a
+ * ReplicaSet's pods wait behind its first). */
+static void release_siblings(grouper_t *g, const char *cuid)
+{
+    char **uids = NULL;
+    size_t n = 0, cap = 0;
+    lock(g);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(g->pods, &it, &k, &v);) {
+        prec_t *r = v;
+        if (r->state != REC_PENDING || !r->pod || !r->pod->controller_uid ||
+            strcmp(r->pod->controller_uid, cuid) != 0 || !decided_quietly_locked(g, r->pod))
+            continue;
+        r->state = REC_DONE;
+        pod_unref(r->pod);
+        r->pod = NULL;
+        g->st.pods_single++;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            uids = util_xrealloc(uids, cap * sizeof(*uids));
+        }
+        uids[n++] = util_strdup(k);
+    }
+    unlock(g);
+    for (size_t i = 0; i < n; i++) {
+        release(g, uids[i]);
+        free(uids[i]);
+    }
+    free(uids);
+}
+
 static int work_pod(grouper_t *g, const char *uid)
 {
     lock(g);
@@ -1084,6 +1118,8 @@ static int work_pod(grouper_t *g, const char *uid)
     if (o.event)
         warn(g, pod, o.event);
     release(g, pod->uid);
+    if (!o.event && !o.pg && !o.queue && !o.pool)
+        release_siblings(g, pod->controller_uid);
 out:
     outcome_clear(&o);
     pod_unref(pod);

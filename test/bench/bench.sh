@@ -40,6 +40,11 @@
 #   BENCH_GANG_SMALL=1             gang scales shrunk to one: 10 gangs x 16 pods on 100 nodes
 #                                  (a check of the harness; not written into the docs)
 #   BENCH_TIMEOUT=600              seconds per scheduler run; past it: "did not finish"
+#   BENCH_OWNED_PERF=1             owned scales: every run under `perf record -g` (S.KIND.ROUND.perf.txt)
+#   BENCH_OWNED_ORDER=interleaved|blocks  owned scales: pod i owned by rs-(i%K), or each ReplicaSet's
+#                                  pods made one after another (rs-(i*K/N))
+#   BENCH_OWNED_MODE=pre|arrive    owned scales: pods (and owners) made before the scheduler starts, or
+#                                  after it runs (BENCH_OWNED_WARMUP s), the clock from the first create
 #   BENCH_RUNS=ai,kube,probe,algo  which parts to run
 #   BENCH_PROBE_CONC="16 64"       bind_probe thread counts to try
 #   BENCH_DOCS=1                   write the results into docs/benchmarks.md (0: don't)
@@ -482,12 +487,22 @@ owned_run() {
     [ "$kind" = on ] && flag=--workload-groups=true || flag=--workload-groups=false
     local podargs=(--scheduler ai-scheduler --owners "$owners")
     [ "${BENCH_OWNED_DEPLOYMENTS:-1}" = 1 ] && podargs+=(--with-deployments)
-    $PY "$BULK" pods --ns "$ns" --count "$pods" "${podargs[@]}" >&2 || { blog "$tag: pod creation failed"; return 1; }
-    blog "$tag: ai-scheduler $flag, $pods pods owned by $owners ReplicaSets, clock from scheduler start"
+    [ "${BENCH_OWNED_ORDER:-interleaved}" = blocks ] && podargs+=(--owner-blocks)
+    local arrive=() clock="scheduler start"
+    if [ "${BENCH_OWNED_MODE:-pre}" = arrive ]; then
+        arrive=(--arrive --warmup "${BENCH_OWNED_WARMUP:-4}" "${podargs[@]}")
+        clock="first create"
+    else
+        $PY "$BULK" pods --ns "$ns" --count "$pods" "${podargs[@]}" >&2 || { blog "$tag: pod creation failed"; return 1; }
+    fi
+    blog "$tag: ai-scheduler $flag, $pods pods owned by $owners ReplicaSets, clock from $clock"
     api_counts >"$W/$tag.api0"
+    local perf=()
+    [ "${BENCH_OWNED_PERF:-0}" = 1 ] && command -v perf >/dev/null && perf=(--perf "$W/$tag.perf.data")
     $PY "$BULK" run --ns "$ns" --count "$pods" --timeout "$TIMEOUT" --out "$W/$tag.json" --log "$W/$tag.log" \
-        --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID" -- "${AI_CMD[@]}" "$flag" >&2 ||
+        --also-pid "apiserver=$APISERVER_PID" --also-pid "etcd=$ETCD_PID" "${perf[@]}" "${arrive[@]}" -- "${AI_CMD[@]}" "$flag" >&2 ||
         blog "$tag: did not finish or exited early (see $W/$tag.log)"
+    [ ${#perf[@]} = 0 ] || perf_summary "$W/$tag.perf.data" >"$W/$tag.perf.txt"
     api_counts >"$W/$tag.api1"
     api_delta "$W/$tag.api0" "$W/$tag.api1" >"$W/$tag.api.txt"
     blog "$tag: owner reads: $(grep -E '^GET (replicasets|deployments) ' "$W/$tag.api.txt" | tr '\n' ';')"

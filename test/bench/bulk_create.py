@@ -35,7 +35,9 @@ Commands:
           ownerReference to that ReplicaSet with its real uid (read back from
           the create). --with-deployments: each ReplicaSet is first given a
           Deployment dep-N (replicas 0, the same selector) as its controller
-          owner. No controller-manager runs in the bench, so nothing acts on
+          owner. --owner-blocks: pod i goes to rs-(i*K/N) instead, each
+          ReplicaSet's pods made one after another (as a scale-up makes
+          them). No controller-manager runs in the bench, so nothing acts on
           them. Not with --apps (both set the app label).
           Nodes carry topology.kubernetes.io/zone=zone-(i%3).
   delete-pods --ns NS [--podgroups] [--keep-owners]  deletes every pod in NS
@@ -267,7 +269,7 @@ def pod_body(a, i, n):
         body["metadata"]["labels"][QUEUE_LABEL] = "%s%d" % (a.queue_prefix, (i // max(a.gpu_every, 1)) % a.queues)
     uids = getattr(a, "owner_uids", None)
     if a.owners and uids:
-        k = i % a.owners
+        k = i * a.owners // max(getattr(a, "count", 0) or 1, 1) if a.owner_blocks else i % a.owners
         name = "%s%d" % (a.owner_prefix, k)
         body["metadata"]["labels"]["app"] = name
         body["metadata"]["ownerReferences"] = [
@@ -959,6 +961,8 @@ def add_pod_args(p):
     p.add_argument("--owner-prefix", default="rs-")
     p.add_argument("--with-deployments", action="store_true",
                    help="each ReplicaSet owned by a Deployment dep-N")
+    p.add_argument("--owner-blocks", action="store_true",
+                   help="pod i owned by rs-(i*K/count): each ReplicaSet's pods created together")
 
 
 def main():
