@@ -816,8 +816,8 @@ static json_t *podgroup_body(const char *ns, const char *pg, const decision_t *d
     json_object_set_new(meta, "ownerReferences",
                         json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion", d->gang.api, "kind", d->gang.kind,
                                   "name", d->gang.name, "uid", d->gang.uid, "controller", 1, "blockOwnerDeletion", 0));
-    return json_pack("{s:s, s:s, s:o, s:{s:i}}", "apiVersion", PODGROUP_API + strlen("/apis/"), "kind", "PodGroup",
-                     "metadata", meta, "spec", "minMember", (json_int_t)d->v.min_member);
+    return json_pack("{s:s, s:s, s:o, s:{s:i}}", "apiVersion", PODGROUP_VERSION, "kind", "PodGroup", "metadata", meta,
+                     "spec", "minMember", (json_int_t)d->v.min_member);
 }
 
 /* Whether pg (as read) is ours for the owner uid: labelled managed by
@@ -951,8 +951,8 @@ static int podgroup_ensure(grouper_t *g, const char *ns, const decision_t *d, ou
     if (status == 409)
         return podgroup_adopt(g, ns, o->pg, d, o);
     if (status == 404)
-        outcome_event(o, "the PodGroup API (%s) is not served, PodGroup %s/%s not created; " ALONE,
-                      PODGROUP_API + strlen("/apis/"), ns, o->pg);
+        outcome_event(o, "the PodGroup API (%s) is not served, PodGroup %s/%s not created; " ALONE, PODGROUP_VERSION,
+                      ns, o->pg);
     else if (status == 403)
         outcome_event(o, "no RBAC to create podgroups.scheduling.x-k8s.io (PodGroup %s/%s)%s; " ALONE, ns, o->pg, "");
     else

@@ -40,6 +40,11 @@ Not played: PUT keeps the overlay as it was; a JSON patch of pods/status is
 forwarded without looking at it; clients must authenticate with a bearer
 token (TLS ends here, so a client certificate cannot reach the upstream).
 
+It also keeps spec.completionMode of batch/v1 Jobs (Indexed Jobs: alpha in
+1.21, GA in 1.24; v1.20 drops the field): the value sent at creation is
+merged back into every Job and JobList it serves (GET, LIST, watch events),
+for the Job of the uid the upstream gave it. Nothing else of Jobs is played.
+
 Every request is logged to --log as "epoch_s method path status" (status
 "standin-409" / "standin-422" when the stand-in answered itself).
 
@@ -66,6 +71,8 @@ STATUS_KEYS = ("allocatedResources", "allocatedResourcesStatus", "resources")
 BUMP = "standin.test/revision"
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
+JOB_PATH = re.compile(r"^/apis/batch/v1/(?:watch/)?(?:namespaces/([^/]+)/)?jobs(?:/([^/]+)(/status)?)?$")
+JOB_FIELDS = ("completionMode",)  # spec fields of a batch/v1 Job that v1.20 drops
 POD_PATH = re.compile(r"^/api/v1/(?:watch/)?(?:namespaces/([^/]+)/)?pods(?:/([^/]+)(/status)?)?$")
 BINDING_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/(?:pods/([^/]+)/binding|bindings)$")
 QUALIFIED = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -184,6 +191,21 @@ class Overlays:
     def __init__(self):
         self.mu = threading.Lock()
         self.pods = {}
+        self.jobs = {}  # (namespace, name) -> {"uid": ..., "spec": {completionMode}}
+
+    def put_job(self, key, uid, spec):
+        with self.mu:
+            if spec:
+                self.jobs[key] = {"uid": uid, "spec": spec}
+            else:
+                self.jobs.pop(key, None)
+
+    def job_overlay(self, obj):
+        md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        with self.mu:
+            ov = copy.deepcopy(self.jobs.get((md.get("namespace", ""), md.get("name", ""))))
+        if ov is not None and ov["uid"] == md.get("uid") and isinstance(obj.get("spec"), dict):
+            obj["spec"].update(ov["spec"])
 
     def get(self, key):
         with self.mu:
@@ -208,7 +230,13 @@ class Overlays:
         if not isinstance(obj, dict):
             return obj
         kind = obj.get("kind")
-        if kind == "Pod":
+        if kind == "Job":
+            self.job_overlay(obj)
+        elif kind == "JobList" and isinstance(obj.get("items"), list):
+            for it in obj["items"]:
+                if isinstance(it, dict):
+                    self.job_overlay(it)
+        elif kind == "Pod":
             md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
             ov = self.get((md.get("namespace", ""), md.get("name", "")))
             if ov is not None and ov["uid"] in (None, md.get("uid")):
@@ -547,6 +575,9 @@ class Standin:
         m = BINDING_PATH.match(req.path)
         if m and req.method == "POST":
             return self.binding(c, req, unquote(m.group(1)), m.group(2))
+        m = JOB_PATH.match(req.path)
+        if m:
+            return self.job_request(c, req, m)
         m = POD_PATH.match(req.path)
         if not m:
             return self.passthrough(c, req)
@@ -560,6 +591,29 @@ class Standin:
         if req.method == "PATCH" and name and sub:
             return self.patch_status(c, req, ns, name)
         resp = self.roundtrip(req, req.method, req.target, req.body)
+        self.relay(c, resp)
+        return resp.code
+
+    def job_request(self, c, req, m):
+        """Jobs: completionMode kept at creation, merged into what is served."""
+        ns, name = (unquote(g) if g else g for g in m.groups()[:2])
+        if re.search(r"[?&]watch=(1|true)", req.target) or "/watch/" in req.path:
+            return self.watch(c, req)
+        spec = {}
+        if req.method == "POST" and name is None and ns:
+            try:
+                body = json.loads(req.body)
+            except ValueError:
+                body = None
+            bspec = body.get("spec") if isinstance(body, dict) else None
+            if isinstance(bspec, dict):
+                spec = {k: bspec[k] for k in JOB_FIELDS if k in bspec}
+        resp = self.roundtrip(req, req.method, req.target, req.body)
+        if spec and resp.ok():
+            obj = resp.json()
+            md = obj.get("metadata", {}) if isinstance(obj, dict) else {}
+            if isinstance(md, dict) and md.get("name"):
+                self.overlays.put_job((ns, md["name"]), md.get("uid"), spec)
         self.relay(c, resp)
         return resp.code
 

@@ -306,6 +306,60 @@ cp_start
 # cp_start installed the PodGroup CRD (pools/podgroup-crd.yaml)
 api_get /apis/scheduling.x-k8s.io/v1alpha1 | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null ||
     die "no PodGroup API"
+# kube >= 1.24 (Indexed Jobs; alpha in 1.21): a Job with completionMode
+# Indexed and parallelism == completions makes its pods a gang (workload
+# groups: the grouper GETs the Job, through the stand-in, which keeps the
+# completionMode v1.20 drops). Two pods of 2 cpu owned by the Job, on n1 (4
+# cpu): the first alone is not bound (the gang needs 2); with the second both
+# are, labelled to the PodGroup job-ij (minMember 2, controlled by the Job).
+# The control: a Job without completionMode (NonIndexed) leaves its pod
+# single: bound alone (on n2), no PodGroup.
+JOB_API=/apis/batch/v1/namespaces/default/jobs
+si_job() { # NAME [SPEC-JSON-TO-MERGE]: prints the created Job's uid
+    local out
+    out=$(si_send POST "$JOB_API" application/json "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
+        '{apiVersion: "batch/v1", kind: "Job", metadata: {name: $n},
+          spec: ({parallelism: 2, completions: 2, template: {spec: {restartPolicy: "Never", schedulerName: "nobody",
+                  containers: [{name: "c", image: "registry.invalid/pause:3"}]}}} + $x)}')")
+    [ "${out##*$'\n'}" = 201 ] || fail "create Job $1 -> ${out##*$'\n'}: ${out%$'\n'*}"
+    jq -r .metadata.uid <<<"${out%$'\n'*}"
+}
+owned_by_job() { # NAME UID: --merge JSON of a Job controller ownerReference
+    jq -cn --arg n "$1" --arg u "$2" '{metadata: {ownerReferences: [{apiVersion: "batch/v1", kind: "Job", name: $n,
+        uid: $u, controller: true, blockOwnerDeletion: true}]}}'
+}
+case_indexed_job_gang() {
+    reset
+    api_req DELETE "$PG_API" -o /dev/null || fail "DELETE podgroups"
+    api_req DELETE "$JOB_API?propagationPolicy=Background" -o /dev/null || fail "DELETE jobs"
+    make_node n1 4 8Gi 0 110
+    local uid cuid pg
+    uid=$(si_job ij '{"completionMode":"Indexed"}')
+    [ "$(si_req GET "$JOB_API/ij" | jq -r .spec.completionMode)" = Indexed ] || fail "the stand-in lost completionMode"
+    [ "$(api_get "$JOB_API/ij" | jq -r '.spec.completionMode // "none"')" = none ] ||
+        fail "v1.20 kept completionMode: this case no longer needs the stand-in"
+    si_pod ij-0 --cpu 2 --label batch.kubernetes.io/job-completion-index=0 --merge "$(owned_by_job ij "$uid")"
+    wait_until '[ "$(api_get "/api/v1/namespaces/default/pods/ij-0" | jq -r ".metadata.labels[\"$PG_LABEL\"] // \"\"")" = job-ij ]' 15 ||
+        fail "ij-0 not labelled to job-ij"
+    sleep 2
+    [ -z "$(node_of ij-0)" ] || fail "one member of the Indexed Job's gang of 2 bound alone"
+    si_pod ij-1 --cpu 2 --label batch.kubernetes.io/job-completion-index=1 --merge "$(owned_by_job ij "$uid")"
+    wait_until '[ -n "$(node_of ij-0)" ] && [ -n "$(node_of ij-1)" ]' 20 ||
+        fail "the gang was not bound: ij-0 '$(node_of ij-0)', ij-1 '$(node_of ij-1)'"
+    pg=$(api_get "$PG_API/job-ij")
+    [ "$(jq -r '.spec.minMember' <<<"$pg")" = 2 ] || fail "PodGroup job-ij: $(jq -c .spec <<<"$pg")"
+    [ "$(jq -r '.metadata.ownerReferences[0] | "\(.kind) \(.uid) \(.controller)"' <<<"$pg")" = "Job $uid true" ] ||
+        fail "PodGroup job-ij's owner: $(jq -c .metadata.ownerReferences <<<"$pg")"
+    [ "$(jq -r '.metadata.labels["app.kubernetes.io/managed-by"]' <<<"$pg")" = ai-scheduler ] || fail "not labelled managed-by"
+    # The control: NonIndexed (no completionMode), the same shape otherwise,
+    # on a node of its own (the gang filled n1).
+    make_node n2 4 8Gi 0 110
+    cuid=$(si_job plain)
+    si_pod plain-0 --cpu 100m --merge "$(owned_by_job plain "$cuid")"
+    wait_until '[ -n "$(node_of plain-0)" ]' 20 || fail "the NonIndexed Job's pod was not bound alone"
+    [ "$(api_req GET "$PG_API/job-plain" -o /dev/null -w '%{http_code}')" = 404 ] || fail "a PodGroup for a NonIndexed Job"
+}
+
 standin_start || die "the stand-in did not start"
 run_case standin-fields-round-trip case_fields_round_trip
 run_case standin-gate-patch-rules case_gate_patch_rules
@@ -317,5 +371,6 @@ run_case native-sidecar-counted case_native_sidecar
 run_case pod-level-resources case_pod_level_resources
 run_case resize-allocated-counted case_resize_allocated
 run_case dra-claims-held case_dra_claims_held
+run_case indexed-job-gang case_indexed_job_gang
 run_case clean-shutdown stop_scheduler_clean
 finish
