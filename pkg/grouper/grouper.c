@@ -875,14 +875,22 @@ static void managed_track(grouper_t *g, const char *ns, const char *name, const 
     unlock(g);
 }
 
-static int managed_has(grouper_t *g, const char *ns, const char *name)
+/* Whether ns/name is ours; *min (may be NULL) its minMember as we know it. */
+static int managed_min(grouper_t *g, const char *ns, const char *name, int32_t *min)
 {
     char key[512];
     snprintf(key, sizeof key, "%s/%s", ns, name);
     lock(g);
-    int has = hashmap_get(g->managed, key) != NULL;
+    managed_t *m = hashmap_get(g->managed, key);
+    if (m && min)
+        *min = m->min;
     unlock(g);
-    return has;
+    return m != NULL;
+}
+
+static int managed_has(grouper_t *g, const char *ns, const char *name)
+{
+    return managed_min(g, ns, name, NULL);
 }
 
 static void managed_untrack(grouper_t *g, const char *key)
@@ -931,8 +939,16 @@ static int podgroup_adopt(grouper_t *g, const char *ns, const char *pg, const de
  * in o (the pod goes on its own). */
 static int podgroup_ensure(grouper_t *g, const char *ns, const decision_t *d, outcome_t *o)
 {
-    if (managed_has(g, ns, o->pg))
+    int32_t have = 0;
+    if (managed_min(g, ns, o->pg, &have)) {
+        /* A new pod of a workload read anew (its decision expired): a
+         * resize shows here before the periodic refresh. */
+        char err[512];
+        if (have != d->v.min_member && !fenced(g) &&
+            podgroup_resize(g, ns, o->pg, d->v.min_member, err, sizeof err) / 100 == 2)
+            managed_track(g, ns, o->pg, &d->gang, d->row, d->v.min_member);
         return 0;
+    }
     char *path = podgroup_path(ns, NULL), err[512] = "";
     json_t *body = podgroup_body(ns, o->pg, d, o->pg_queue);
     long status = 0;

@@ -254,7 +254,8 @@ static int teardown(void **st)
 
 /* A grouper on the fake with fresh served objects, no requests and no hook
  * calls recorded; max_depth 0 keeps the default. */
-static grouper_t *fresh(int max_depth)
+/* A grouper (started) with o over a reset fake API. */
+static grouper_t *fresh_with(const grouper_opts_t *o)
 {
     pthread_mutex_lock(&api.mu);
     json_object_clear(api.objects);
@@ -267,15 +268,20 @@ static grouper_t *fresh(int max_depth)
     json_array_clear(hk.events);
     hk.fenced = 0;
     pthread_mutex_unlock(&hk.mu);
+    grouper_hooks_t h = { NULL, hook_release, hook_event, hook_fenced };
+    grouper_t *g = grouper_new(fake.kc, wl_table_new_default(), o, &h);
+    assert_int_equal(grouper_start(g), 0);
+    return g;
+}
+
+static grouper_t *fresh(int max_depth)
+{
     grouper_opts_t o;
     grouper_opts_default(&o);
     o.refresh_s = 0; /* every grouper_housekeep call refreshes */
     if (max_depth)
         o.max_depth = max_depth;
-    grouper_hooks_t h = { NULL, hook_release, hook_event, hook_fenced };
-    grouper_t *g = grouper_new(fake.kc, wl_table_new_default(), &o, &h);
-    assert_int_equal(grouper_start(g), 0);
-    return g;
+    return fresh_with(&o);
 }
 
 /* A pending pod of ours named name (uid "uid-NAME") with labels (taken,
@@ -714,6 +720,41 @@ static void test_resize(void **st)
     done(g, pods, 1);
 }
 
+/* A new pod of a workload read anew (its decision expired after 1 s)
+ * brings its resize at once, without waiting for the refresh (1 h here). */
+static void test_resize_by_new_pod(void **st)
+{
+    grouper_opts_t o;
+    grouper_opts_default(&o);
+    o.owner_ttl_s = 1;
+    o.refresh_s = 3600;
+    grouper_t *g = fresh_with(&o);
+    pod_t *p0 = mkpod("grow-0", NULL, NULL, "kubeflow.org/v1", "PyTorchJob", "grow", "gr-1");
+    serve_pytorchjob(PJ_PATH("grow"), "grow", "gr-1", 1, NULL, NULL);
+    assert_int_equal(grouper_hold(g, p0), 1);
+    wait_idle(g);
+    json_t *body = NULL;
+    assert_int_equal(requests("POST", PG_PATH, &body), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(body, "spec"), "minMember")), 2);
+    json_decref(body);
+    serve_pytorchjob(PJ_PATH("grow"), "grow", "gr-1", 3, NULL, NULL);
+    util_sleep_ms(1100);
+    pod_t *p1 = mkpod("grow-1", NULL, NULL, "kubeflow.org/v1", "PyTorchJob", "grow", "gr-1");
+    assert_int_equal(grouper_hold(g, p1), 1);
+    wait_idle(g);
+    assert_int_equal(requests("GET", PJ_PATH("grow"), NULL), 2);
+    assert_int_equal(requests("POST", PG_PATH, NULL), 1);
+    body = NULL;
+    assert_int_equal(requests("PATCH", PG_PATH "/pytorchjob-grow", &body), 1);
+    json_t *want = parse_sq("{'spec':{'minMember':4}}");
+    assert_true(json_equal(body, want));
+    json_decref(want);
+    json_decref(body);
+    assert_int_equal(requests("PATCH", POD_PATH("grow-1"), NULL), 1);
+    pod_t *pods[] = { p0, p1 };
+    done(g, pods, 2);
+}
+
 static void test_podgroup_informer(void **st)
 {
     /* A managed PodGroup seen by the informer (made before a restart) is
@@ -860,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_user_podgroup_wins),
         cmocka_unit_test(test_ours_after_restart),
         cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_resize_by_new_pod),
         cmocka_unit_test(test_podgroup_informer),
         cmocka_unit_test(test_fenced),
         cmocka_unit_test(test_pod_patch_answers),
