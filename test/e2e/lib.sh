@@ -57,12 +57,17 @@ _kill_pid() {
     kill -KILL "$pid" 2>/dev/null || true
 }
 
-# free_port: a port of the ephemeral range that nothing listens on (bash
+# free_port: a port below the ephemeral range that nothing listens on (bash
 # only: a python3 start costs ~0.5 s, and cp_start needs three). A port taken
 # between here and its use fails that start, which cp_start retries.
 free_port() {
     local lo=32768 hi=60999 p i
     read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    # Below the ephemeral range when there is room: a port in it can become
+    # an outgoing connection's local end between this check and the bind.
+    if [ "$lo" -gt 12000 ]; then
+        hi=$((lo - 1)) lo=10000
+    fi
     for ((i = 0; i < 100; i++)); do
         p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
         # connection refused: nobody listens there

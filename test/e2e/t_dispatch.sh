@@ -485,13 +485,18 @@ c_hub_outage() {
 #     holds up one worker per request, not every job: while three jobs wait
 #     on it, a job racing on a and b is decided on time.
 c_slow_member() {
-    local port
-    port=$(free_port)
-    python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(128); time.sleep(900)' "$port" &
+    local port pf=$CP_WORK/blackhole.port
+    # The kernel picks the port (bind to 0): a port picked beforehand can be
+    # taken meanwhile by an outgoing connection's local end (EADDRINUSE).
+    rm -f "$pf"
+    python3 -c 'import os, socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(128)
+with open(sys.argv[1] + ".tmp", "w") as f: f.write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1]); time.sleep(900)' "$pf" &
     local bh=$!
     _pid_record "$bh" blackhole
+    wait_until "[ -s '$pf' ]" 10 || fail "the blackhole did not start"
+    port=$(cat "$pf")
     sed "s#server: .*#server: https://127.0.0.1:$port#" "$CP_WORK/m/a/admin.kubeconfig" >"$CP_WORK/blackhole.kubeconfig"
     kc create secret generic member-z --from-file=kubeconfig="$CP_WORK/blackhole.kubeconfig" >/dev/null ||
         fail "secret member-z"
