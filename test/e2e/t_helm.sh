@@ -211,7 +211,9 @@ case_rbac_least_privilege() {
         "patch podgroups.scheduling.x-k8s.io --subresource=status" "update podgroups.scheduling.x-k8s.io --subresource=status" \
         "list queues.resource.aibee.cn" "watch queues.resource.aibee.cn" "get queues.resource.aibee.cn" \
         "patch queues.resource.aibee.cn --subresource=status" \
-        "-n kube-system create pods" "-n kube-system delete pods"; do
+        "-n kube-system create pods" "-n kube-system delete pods" \
+        "create podgroups.scheduling.x-k8s.io" "patch podgroups.scheduling.x-k8s.io" \
+        "get deployments.apps" "get jobs.batch" "get cronjobs.batch" "list priorityclasses.scheduling.k8s.io"; do
         # shellcheck disable=SC2086
         [ "$(can $ok)" = yes ] || fail "service account cannot: $ok"
     done
@@ -220,8 +222,9 @@ case_rbac_least_privilege() {
         "update pools.resource.aibee.cn" "delete pools.resource.aibee.cn" "-n kube-system update leases.coordination.k8s.io/other" \
         "-n default create leases.coordination.k8s.io" "-n kube-system delete leases.coordination.k8s.io/ai-scheduler" \
         "delete persistentvolumes" "create persistentvolumeclaims" "update storageclasses.storage.k8s.io" \
-        "create podgroups.scheduling.x-k8s.io" "patch podgroups.scheduling.x-k8s.io" "update podgroups.scheduling.x-k8s.io" \
-        "delete podgroups.scheduling.x-k8s.io" "create queues.resource.aibee.cn" "patch queues.resource.aibee.cn" \
+        "update podgroups.scheduling.x-k8s.io" "delete podgroups.scheduling.x-k8s.io" \
+        "list deployments.apps" "patch deployments.apps" "update jobs.batch" "list jobs.batch" \
+        "create priorityclasses.scheduling.k8s.io" "create queues.resource.aibee.cn" "patch queues.resource.aibee.cn" \
         "update queues.resource.aibee.cn" "delete queues.resource.aibee.cn"; do
         # shellcheck disable=SC2086
         [ "$(can $no)" = no ] || fail "service account can: $no"
