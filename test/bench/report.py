@@ -259,6 +259,17 @@ def gang_table(work, s, meta):
     return "\n".join(out)
 
 
+def run_figures(r, pods):
+    """A run's CPU ms per pod, "load start→end" and API server + etcd CPU ms per pod (None/"–" if unknown)."""
+    per_pod = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
+    la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
+          if r.get("loadavg_start") is not None else "–")
+    oc = r.get("other_cpu_s") or {}
+    api_pod = (1000.0 * sum(oc.values()) / pods
+               if oc and all(v is not None for v in oc.values()) else None)
+    return per_pod, la, api_pod
+
+
 def queue_table(work, s, meta):
     """Markdown for the queue scale s, or None if it did not run."""
     m = scale_meta(work, s, meta)
@@ -296,12 +307,7 @@ def queue_table(work, s, meta):
                 st += "; Queues after: %s; allocated gpu %s, cpu %s, pending %s" % (
                     ", ".join("%s %d" % (k, v) for k, v in sorted(qs.get("states", {}).items())) or "none",
                     fmt(alloc.get("gpu")), fmt(alloc.get("cpu")), fmt(qs.get("pending")))
-            per_pod = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
-            la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
-                  if r.get("loadavg_start") is not None else "–")
-            oc = r.get("other_cpu_s") or {}
-            api_pod = (1000.0 * sum(oc.values()) / pods
-                       if oc and all(v is not None for v in oc.values()) else None)
+            per_pod, la, api_pod = run_figures(r, pods)
             out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 labels[kind], " #%d" % rnd if len(rs) > 1 else "", fmt(r.get("seconds"), 2),
                 fmt(r.get("pods_per_s")), fmt(r.get("first_bind_s"), 2), fmt(mib(r.get("rss_kb"))),
@@ -383,12 +389,7 @@ def owned_table(work, s, meta):
     for kind in ("off", "on"):
         rs = sorted(runs.get(kind, []), key=lambda x: x[0])
         for rnd, r in rs:
-            per_pod = 1000.0 * r["cpu_s"] / pods if r.get("cpu_s") is not None else None
-            la = ("%s→%s" % (fmt(r.get("loadavg_start")), fmt(r.get("loadavg_end")))
-                  if r.get("loadavg_start") is not None else "–")
-            oc = r.get("other_cpu_s") or {}
-            api_pod = (1000.0 * sum(oc.values()) / pods
-                       if oc and all(v is not None for v in oc.values()) else None)
+            per_pod, la, api_pod = run_figures(r, pods)
             gets = api_reads(os.path.join(work, "%s.%s.%d.api.txt" % (s, kind, rnd)))
             g = "%d / %d" % (gets.get("replicasets", 0), gets.get("deployments", 0)) if gets is not None else "–"
             out.append("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
