@@ -251,6 +251,30 @@ static int64_t parse_lifetime(json_t *v)
     return n > 0 ? n : -1;
 }
 
+/* A duration annotation: DURATION_UNSET when absent, DURATION_BAD when
+ * it is not a duration (or is 0 and zero_ok is not set). */
+static int64_t parse_duration_ann(json_t *ann, const char *key, int zero_ok)
+{
+    json_t *v = ann ? json_object_get(ann, key) : NULL;
+    if (!v || json_is_null(v))
+        return DURATION_UNSET;
+    int64_t ms;
+    if (!json_is_string(v) || util_parse_duration_ms(json_string_value(v), &ms) != 0 || (ms == 0 && !zero_ok))
+        return DURATION_BAD;
+    return ms;
+}
+
+static void parse_lifecycle(pod_t *p, json_t *ann)
+{
+    p->preempt_min_runtime_ms = parse_duration_ann(ann, PREEMPT_MIN_RUNTIME_ANNOTATION, 1);
+    p->reclaim_min_runtime_ms = parse_duration_ann(ann, RECLAIM_MIN_RUNTIME_ANNOTATION, 1);
+    p->checkpoint_grace_ms = parse_duration_ann(ann, CHECKPOINT_GRACE_ANNOTATION, 1);
+    p->expected_runtime_ms = parse_duration_ann(ann, EXPECTED_RUNTIME_ANNOTATION, 0);
+    const char *at = ann ? json_string_value(json_object_get(ann, CHECKPOINTED_AT_ANNOTATION)) : NULL;
+    int64_t t = at ? util_parse_rfc3339(at) : -1;
+    p->checkpointed_at_ms = t > 0 ? t : 0;
+}
+
 static int parse_pod_meta(pod_t *p, json_t *meta, char *err, size_t errlen)
 {
     json_t *ann;
@@ -271,6 +295,7 @@ static int parse_pod_meta(pod_t *p, json_t *meta, char *err, size_t errlen)
     json_t *del = meta ? json_object_get(meta, "deletionTimestamp") : NULL;
     p->deleting = del && !json_is_null(del);
     p->lifetime_s = parse_lifetime(ann ? json_object_get(ann, LIFETIME_ANNOTATION) : NULL);
+    parse_lifecycle(p, ann);
     return labels_from_json(&p->labels, meta ? json_object_get(meta, "labels") : NULL, err, errlen);
 }
 

@@ -23,6 +23,22 @@
 /* Seconds after which a pod becomes preemptible (Armada's lifetime). */
 #define LIFETIME_ANNOTATION "resource.aibee.cn/lifetime-seconds"
 #define DEFAULT_POOL        "default"
+/* The lifecycle of a running pod under preemption (issue 26):
+ * protected (younger than its minimum runtime) -> normal -> past its
+ * lifetime. A pod may ask for less protection than its queue gives,
+ * never more: a duration, "0" (none). */
+#define PREEMPT_MIN_RUNTIME_ANNOTATION "resource.aibee.cn/preempt-min-runtime"
+#define RECLAIM_MIN_RUNTIME_ANNOTATION "resource.aibee.cn/reclaim-min-runtime"
+/* Opt-in: chosen as a victim, the pod is first asked to checkpoint and
+ * given this long (a duration) to say it did. */
+#define CHECKPOINT_GRACE_ANNOTATION "resource.aibee.cn/checkpoint-grace"
+/* Written by the workload: when it last saved a checkpoint (RFC 3339). */
+#define CHECKPOINTED_AT_ANNOTATION "resource.aibee.cn/checkpointed-at"
+/* How long the pod is expected to run (a duration): backfill estimates. */
+#define EXPECTED_RUNTIME_ANNOTATION "resource.aibee.cn/expected-runtime"
+/* A duration field that is not set, and one that is set but malformed. */
+#define DURATION_UNSET (-2)
+#define DURATION_BAD   (-3)
 
 typedef enum { EFFECT_NO_SCHEDULE, EFFECT_PREFER_NO_SCHEDULE, EFFECT_NO_EXECUTE, EFFECT_ALL } taint_effect_t;
 
@@ -100,6 +116,12 @@ typedef struct pod {
     int64_t created_ms; /* creationTimestamp, wall ms */
     int64_t started_ms; /* status.startTime or created */
     int64_t lifetime_s; /* LIFETIME_ANNOTATION; 0 none, -1 malformed */
+    /* PREEMPT_/RECLAIM_MIN_RUNTIME_ANNOTATION in ms: DURATION_UNSET,
+     * DURATION_BAD, 0, or > 0 ("-1" is not a pod's to ask: BAD). */
+    int64_t preempt_min_runtime_ms, reclaim_min_runtime_ms;
+    int64_t checkpoint_grace_ms; /* CHECKPOINT_GRACE_ANNOTATION: DURATION_UNSET, _BAD, or >= 0 */
+    int64_t checkpointed_at_ms;  /* CHECKPOINTED_AT_ANNOTATION, wall ms; 0 none or malformed */
+    int64_t expected_runtime_ms; /* EXPECTED_RUNTIME_ANNOTATION: DURATION_UNSET, _BAD, or > 0 */
     labels_t labels;
 
     resources_t requests; /* what it occupies on its node: api/podres.h */

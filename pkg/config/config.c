@@ -116,74 +116,10 @@ static int parse_strategy(const char *s, score_strategy_t *out)
 
 int config_parse_duration(const char *s, int *seconds)
 {
-    if (!s || !*s)
+    int64_t ms;
+    if (util_parse_duration_ms(s, &ms) != 0 || ms % 1000 || ms / 1000 > INT_MAX)
         return -1;
-    long long v;
-    if (parse_ll(s, &v) == 0) { /* bare number: seconds */
-        if (v < 0 || v > INT_MAX)
-            return -1;
-        *seconds = (int)v;
-        return 0;
-    }
-    const int64_t max_ns = (int64_t)INT_MAX * 1000000000LL;
-    int64_t total = 0;
-    const char *p = s;
-    while (*p) {
-        int64_t ip = 0, frac = 0, fscale = 1;
-        int digits = 0;
-        while (isdigit((unsigned char)*p)) {
-            if (ip > max_ns / 10)
-                return -1;
-            ip = ip * 10 + (*p++ - '0');
-            digits++;
-        }
-        if (*p == '.') {
-            p++;
-            while (isdigit((unsigned char)*p)) {
-                if (fscale < 1000000000LL) {
-                    frac = frac * 10 + (*p - '0');
-                    fscale *= 10;
-                }
-                p++;
-                digits++;
-            }
-        }
-        if (!digits)
-            return -1;
-        int64_t unit;
-        if (!strncmp(p, "ns", 2)) {
-            unit = 1;
-            p += 2;
-        } else if (!strncmp(p, "us", 2)) {
-            unit = 1000;
-            p += 2;
-        } else if (!strncmp(p, "\xc2\xb5s", 3)) {
-            unit = 1000;
-            p += 3;
-        } else if (!strncmp(p, "ms", 2)) {
-            unit = 1000000;
-            p += 2;
-        } else if (*p == 's') {
-            unit = 1000000000LL;
-            p++;
-        } else if (*p == 'm') {
-            unit = 60LL * 1000000000LL;
-            p++;
-        } else if (*p == 'h') {
-            unit = 3600LL * 1000000000LL;
-            p++;
-        } else
-            return -1;
-        if (ip > max_ns / unit)
-            return -1;
-        int64_t part = ip * unit + (int64_t)((double)frac * (double)unit / (double)fscale);
-        if (part > max_ns - total)
-            return -1;
-        total += part;
-    }
-    if (total % 1000000000LL)
-        return -1;
-    *seconds = (int)(total / 1000000000LL);
+    *seconds = (int)(ms / 1000);
     return 0;
 }
 

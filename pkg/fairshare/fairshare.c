@@ -97,6 +97,23 @@ static int parse_res(json_t *res, fs_res_t out[FS_NRES], const char *where, char
     return 0;
 }
 
+/* A duration field of the spec (KAI-Scheduler's "10m"; never_ok: "-1"
+ * too), left DURATION_UNSET when absent. */
+static int parse_runtime(json_t *spec, const char *key, int never_ok, int64_t *out, char *why, size_t len)
+{
+    json_t *v = json_object_get(spec, key);
+    if (!v || json_is_null(v))
+        return 0;
+    const char *str = json_string_value(v);
+    int64_t ms;
+    if (!str || util_parse_min_runtime(str, &ms) != 0 || (ms < 0 && !never_ok)) {
+        snprintf(why, len, "spec.%s is not a duration such as \"10m\"%s", key, never_ok ? ", \"0\" or \"-1\"" : "");
+        return -1;
+    }
+    *out = ms;
+    return 0;
+}
+
 static void parse_spec(fs_queue_spec_t *q, json_t *spec, char *why, size_t len)
 {
     if (!spec || json_is_null(spec))
@@ -145,6 +162,10 @@ static void parse_spec(fs_queue_spec_t *q, json_t *spec, char *why, size_t len)
             }
         }
     }
+    if (parse_runtime(spec, "preemptMinRuntime", 1, &q->preempt_min_runtime_ms, why, len) != 0 ||
+        parse_runtime(spec, "reclaimMinRuntime", 1, &q->reclaim_min_runtime_ms, why, len) != 0 ||
+        parse_runtime(spec, "checkpointGrace", 0, &q->checkpoint_grace_ms, why, len) != 0)
+        return;
     json_t *eb = json_object_get(spec, "excessBudget");
     if (eb && !json_is_null(eb)) {
         if (!json_is_object(eb)) {
@@ -178,6 +199,7 @@ fs_queue_spec_t *fs_queue_from_json(json_t *obj, char *err, size_t errlen)
         q->res[r] = (fs_res_t){ -1, -1, -1 };
         q->excess_budget[r] = -1;
     }
+    q->preempt_min_runtime_ms = q->reclaim_min_runtime_ms = q->checkpoint_grace_ms = DURATION_UNSET;
     char why[400] = "";
     json_t *spec = json_object_get(obj, "spec");
     q->spec_json = spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;

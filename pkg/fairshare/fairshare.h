@@ -57,6 +57,10 @@ typedef struct fs_queue_spec {
     fs_pool_res_t *pools; /* spec.pools overrides */
     int npools;
     double excess_budget[FS_NRES]; /* resource-seconds; < 0 unset */
+    /* spec.preemptMinRuntime / reclaimMinRuntime (ms; -1 never a victim,
+     * 0 none) and spec.checkpointGrace (ms), DURATION_UNSET when not set:
+     * inherited from the parent, at the top from the pool's. */
+    int64_t preempt_min_runtime_ms, reclaim_min_runtime_ms, checkpoint_grace_ms;
     char *invalid;
     char *spec_json;   /* spec, compact: tells a spec change from a status write */
     char *status_json; /* {"status":...} as the API has it, compact, sorted; NULL if none */

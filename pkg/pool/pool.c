@@ -188,6 +188,16 @@ static int parse_meta(pool_spec_t *p, json_t *obj, char *err, size_t errlen)
     return 0;
 }
 
+static int get_min_runtime(json_t *spec, const char *key, int64_t *out, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(spec, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || util_parse_min_runtime(json_string_value(v), out) != 0)
+        return util_errf(err, errlen, "spec.%s: not a duration such as \"10m\", \"0\" or \"-1\"", key);
+    return 0;
+}
+
 int pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen)
 {
     pool_spec_t p;
@@ -212,7 +222,9 @@ int pool_spec_from_json(pool_spec_t *out, json_t *obj, char *err, size_t errlen)
             get_bool(spec, "disablePreemption", &p.disable_preemption, e2, sizeof(e2)) < 0 ||
             get_bool(spec, "disableBorrowing", &p.disable_borrowing, e2, sizeof(e2)) < 0 ||
             get_bool(spec, "disableSharing", &p.disable_sharing, e2, sizeof(e2)) < 0 ||
-            parse_borrowing(&p, spec, e2, sizeof(e2)) < 0) {
+            parse_borrowing(&p, spec, e2, sizeof(e2)) < 0 ||
+            get_min_runtime(spec, "preemptMinRuntime", &p.preempt_min_runtime_ms, e2, sizeof(e2)) < 0 ||
+            get_min_runtime(spec, "reclaimMinRuntime", &p.reclaim_min_runtime_ms, e2, sizeof(e2)) < 0) {
             ERRF("pool %s: %s", p.name, e2);
             goto fail;
         }

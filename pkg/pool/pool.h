@@ -25,6 +25,9 @@ typedef struct pool_spec {
     int disable_sharing;
     char **borrowing_pools; /* may borrow only from these; NULL/0 = any */
     int nborrowing;
+    /* spec.preemptMinRuntime / reclaimMinRuntime: the default of the
+     * pool's Queues (ms; -1 never a victim; 0, the default, none). */
+    int64_t preempt_min_runtime_ms, reclaim_min_runtime_ms;
     int64_t created_ms;
 } pool_spec_t;
 

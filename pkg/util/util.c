@@ -347,3 +347,87 @@ const char *util_opt_value(int argc, char **argv, int *i, const char *lng, const
         return a + strlen(shrt);
     return NULL;
 }
+
+/* Go's time.ParseDuration units, as ns per unit; "µs" is two bytes. */
+static int duration_unit(const char **p, int64_t *unit)
+{
+    static const struct {
+        const char *name;
+        int64_t ns;
+    } units[] = { { "ns", 1 },
+                  { "us", 1000 },
+                  { "\xc2\xb5s", 1000 },
+                  { "ms", 1000000 },
+                  { "s", 1000000000LL },
+                  { "m", 60LL * 1000000000LL },
+                  { "h", 3600LL * 1000000000LL } };
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t n = strlen(units[i].name);
+        /* "m" must not take the "m" of "ms". */
+        if (strncmp(*p, units[i].name, n) == 0 && !(n == 1 && (*p)[0] == 'm' && (*p)[1] == 's')) {
+            *unit = units[i].ns;
+            *p += n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int util_parse_duration_ms(const char *s, int64_t *ms)
+{
+    if (!s || !*s || strlen(s) > 64)
+        return -1;
+    const char *p = s;
+    int bare = 1;
+    for (const char *c = s; *c; c++)
+        bare &= (*c >= '0' && *c <= '9');
+    if (bare) { /* a bare number: seconds */
+        if (strlen(s) > 12)
+            return -1;
+        *ms = strtoll(s, NULL, 10) * 1000;
+        return 0;
+    }
+    const int64_t max_ns = (int64_t)1000000000LL * 1000000000LL; /* ~31 years */
+    int64_t total = 0;
+    while (*p) {
+        int64_t ip = 0, frac = 0, fscale = 1;
+        int digits = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (ip > max_ns / 10)
+                return -1;
+            ip = ip * 10 + (*p++ - '0');
+            digits++;
+        }
+        if (*p == '.') {
+            p++;
+            while (*p >= '0' && *p <= '9') {
+                if (fscale < 1000000000LL) {
+                    frac = frac * 10 + (*p - '0');
+                    fscale *= 10;
+                }
+                p++;
+                digits++;
+            }
+        }
+        int64_t unit;
+        if (!digits || duration_unit(&p, &unit) != 0 || ip > max_ns / unit)
+            return -1;
+        int64_t part = ip * unit + (int64_t)((double)frac * (double)unit / (double)fscale);
+        if (part > max_ns - total)
+            return -1;
+        total += part;
+    }
+    if (total % 1000000LL)
+        return -1; /* finer than a millisecond */
+    *ms = total / 1000000LL;
+    return 0;
+}
+
+int util_parse_min_runtime(const char *s, int64_t *ms)
+{
+    if (s && strcmp(s, "-1") == 0) {
+        *ms = -1;
+        return 0;
+    }
+    return util_parse_duration_ms(s, ms);
+}

@@ -16,6 +16,13 @@ void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20
 /* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
 int64_t util_parse_rfc3339(const char *s);
 void util_sleep_ms(int64_t ms);
+/* A Go duration ("90s", "1m30s", "2h", "1500ms", or bare seconds "15") in
+ * ms: 0, or -1 when malformed, negative, finer than a millisecond or over
+ * about 31 years. */
+int util_parse_duration_ms(const char *s, int64_t *ms);
+/* A minimum runtime (KAI-Scheduler's preemptMinRuntime): a duration, "0"
+ * (no protection) or "-1" (never a victim: *ms = -1). */
+int util_parse_min_runtime(const char *s, int64_t *ms);
 /* *ts = now on clock + ms: the deadline for pthread_cond_timedwait, whose
  * condition variable must use that clock (CLOCK_REALTIME unless set). */
 void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts);

@@ -299,12 +299,43 @@ static void test_log_format_and_levels(void **state)
     log_set_verbosity(0);
 }
 
+/* Go's ParseDuration grammar, in ms, and the minimum runtime's "-1". */
+static void test_duration(void **state)
+{
+    (void)state;
+    int64_t ms = 0;
+    assert_int_equal(util_parse_duration_ms("10m", &ms), 0);
+    assert_int_equal(ms, 600000);
+    assert_int_equal(util_parse_duration_ms("1h30m", &ms), 0);
+    assert_int_equal(ms, 5400000);
+    assert_int_equal(util_parse_duration_ms("1500ms", &ms), 0);
+    assert_int_equal(ms, 1500);
+    assert_int_equal(util_parse_duration_ms("2.5s", &ms), 0);
+    assert_int_equal(ms, 2500);
+    assert_int_equal(util_parse_duration_ms("120", &ms), 0);
+    assert_int_equal(ms, 120000);
+    assert_int_equal(util_parse_duration_ms("0", &ms), 0);
+    assert_int_equal(ms, 0);
+    assert_int_equal(util_parse_duration_ms("0s", &ms), 0);
+    assert_int_equal(ms, 0);
+    const char *bad[] = { "", "-1", "-5s", "10x", "m", "1.5", "1us", "s10", "10m-", "99999999999999h" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(util_parse_duration_ms(bad[i], &ms), -1);
+    assert_int_equal(util_parse_duration_ms(NULL, &ms), -1);
+    assert_int_equal(util_parse_min_runtime("-1", &ms), 0);
+    assert_int_equal(ms, -1);
+    assert_int_equal(util_parse_min_runtime("-2", &ms), -1);
+    assert_int_equal(util_parse_min_runtime("5m", &ms), 0);
+    assert_int_equal(ms, 300000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc3339_roundtrip),
         cmocka_unit_test(test_rfc3339_rejects),
         cmocka_unit_test(test_clocks),
+        cmocka_unit_test(test_duration),
         cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_hashmap_basic),
