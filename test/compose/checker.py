@@ -33,6 +33,18 @@ WHEN each rule is checked
                    takes idle nodes; a borrower ranks below every home pod)
     pdb            no pod covered by a PDB with status.disruptionsAllowed 0 was evicted
                    (Preempted event)
+    min-runtime    no victim was evicted (Preempted event) younger than its minimum runtime
+                   (README, docs/operations.md "Minimum runtime"): reclaimMinRuntime when the
+                   preemptor is in another queue or the victim borrowed the node from its
+                   pool, else preemptMinRuntime; the victim's leaf Queue's field, else the
+                   nearest ancestor's that sets it, else its home Pool's; the pod's annotation
+                   may only lower it. Age: the event's time less the victim's
+                   status.startTime (both to the second: one second of slack); a gang's age
+                   is its last member's start, so a member's own start is a lower bound and
+                   the check stays sound
+    checkpoint     a victim with a checkpoint grace (its annotation, else its queue's
+                   checkpointGrace) was asked to checkpoint before it was evicted: the fake
+                   kubelet saw resource.aibee.cn/preemption-requested on it (ckpt_requested)
     ping-pong      no workload (pod name; run.py recreates some evicted pods under the same
                    name, as a controller would) evicted twice for the same preemptor, and no
                    two workloads each evicted for the other; the preemptor's incarnation is the one
@@ -68,6 +80,9 @@ import re
 import sys
 
 POOL_ANN = "resource.aibee.cn/pool"
+PREEMPT_MIN_ANN = "resource.aibee.cn/preempt-min-runtime"
+RECLAIM_MIN_ANN = "resource.aibee.cn/reclaim-min-runtime"
+CKPT_GRACE_ANN = "resource.aibee.cn/checkpoint-grace"
 QUEUE_LABELS = ("resource.aibee.cn/queue", "kai.scheduler/queue")
 PG_LABEL = "scheduling.x-k8s.io/pod-group"
 GPU = "nvidia.com/gpu"
@@ -348,6 +363,82 @@ def evictions(snap):
     return out
 
 
+_DUR = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def duration(v):
+    """Seconds of a duration such as "10m", "1m30s" or "90"; -1 for "-1" (never);
+    None when unset or malformed."""
+    if v is None or v == "":
+        return None
+    v = str(v)
+    if v == "-1":
+        return -1
+    if v.isdigit():
+        return float(v)
+    parts = _DUR.findall(v)
+    if not parts or "".join(a + b for a, b in parts) != v:
+        return None
+    return sum(float(a) * _UNIT[b] for a, b in parts)
+
+
+def rfc_seconds(t):
+    """Seconds since the epoch of "2026-01-01T00:01:00Z" (fraction dropped); None if not one."""
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", t or "")
+    if not m:
+        return None
+    import calendar
+    y, mo, d, h, mi, se = (int(x) for x in m.groups())
+    return calendar.timegm((y, mo, d, h, mi, se, 0, 0, 0))
+
+
+def min_runtime(v, p, kind):
+    """The minimum runtime (seconds, -1 never, 0 none) of running pod p as a victim of
+    kind "preempt" or "reclaim": queue tree, then home pool, lowered by the pod's ask."""
+    field = kind + "MinRuntime"
+    got = None
+    for q in v.ancestors(v.queue_of(p)):
+        got = duration(((v.queues.get(q) or {}).get("spec") or {}).get(field))
+        if got is not None:
+            break
+    if got is None:
+        got = duration(((v.pools.get(v.home(p)) or {}).get("spec") or {}).get(field)) or 0
+    ask = duration((p["metadata"].get("annotations") or {}).get(PREEMPT_MIN_ANN if kind == "preempt" else RECLAIM_MIN_ANN))
+    if ask is not None and ask >= 0 and (got < 0 or ask < got):
+        got = ask
+    return got
+
+
+def checkpoint_grace(v, p):
+    """Seconds of p's checkpoint grace: its annotation, else its queue tree's; 0 none."""
+    own = duration((p["metadata"].get("annotations") or {}).get(CKPT_GRACE_ANN))
+    if own is not None:
+        return max(own, 0)
+    for q in v.ancestors(v.queue_of(p)):
+        got = duration(((v.queues.get(q) or {}).get("spec") or {}).get("checkpointGrace"))
+        if got is not None:
+            return max(got, 0)
+    return 0
+
+
+def check_lifecycle(v, ctx, victim, old, pre, node, when):
+    """min-runtime and checkpoint for one eviction (seen versions of victim and preemptor)."""
+    out = []
+    lender = v.node_pool.get(node) or _pool_from_seen_node(ctx, node)
+    kind = "reclaim" if (lender and v.home(old) != lender) or (pre is not None and v.queue_of(pre) != v.queue_of(old)) \
+        else "preempt"
+    need = min_runtime(v, old, kind)
+    start, at = rfc_seconds((old.get("status") or {}).get("startTime")), rfc_seconds(when)
+    if need and start is not None and at is not None and (need < 0 or at - start + 1 < need):
+        out.append(fmt(ctx, "min-runtime", victim, "evicted %ss after its start, under its %sMinRuntime of %s" % (
+            at - start, kind, "never" if need < 0 else "%gs" % need)))
+    if checkpoint_grace(v, old) > 0 and old["metadata"]["uid"] not in (ctx.get("ckpt_requested") or {}):
+        out.append(fmt(ctx, "checkpoint", victim, "evicted with a checkpoint grace of %gs but never asked to checkpoint" %
+                       checkpoint_grace(v, old)))
+    return out
+
+
 def _incarnation(seen, name, when):
     """The uid of pod ns/name that existed at time `when` (RFC 3339): the newest one
     created at or before it (run.py recreates some pods under the same name)."""
@@ -383,6 +474,8 @@ def check_history(snap, ctx):
         # design.md "Ranks": a borrower ranks below every home pod; README: it borrows idle
         # nodes. A borrower never evicts a home pod of the pool that lends it the node.
         pre = seen.get(by_uid)
+        if old is not None:
+            out += check_lifecycle(v, ctx, victim, old, pre, node, when)
         lender = v.node_pool.get(node) or _pool_from_seen_node(ctx, node)
         if pre is not None and old is not None and lender and v.home(pre) != lender and v.home(old) == lender:
             out.append(fmt(ctx, "borrower-evicts-home", victim,

@@ -13,6 +13,11 @@ A scenario is a plain dict (json-serialisable):
            classes compose-low/mid/high and compose-never with preemptionPolicy Never),
            submit a gang (PodGroup with minMember, elastic extras, topology required or
            preferred on network.aibee.cn/block), add a PDB, add or remove a node, wait.
+  lifecycle (issue 26) drawn from a second generator, so each seed's pods and steps stay
+           what they were: minimum runtimes on some Queues and Pools (preemptMinRuntime,
+           reclaimMinRuntime, a few seconds), checkpointGrace on a Queue, and lone pods
+           asking a checkpoint grace, some of which acknowledge (kubelet.py plays their
+           training loop) while the others run out their deadline.
 
 Pods carry their planned run time in the annotation compose.aibee.cn/run-seconds
 (0: runs until the end); test/compose/kubelet.py finishes them after it. A pod with
@@ -109,8 +114,28 @@ def generate(seed, scale=1.0):
             steps.append({"op": "wait", "seconds": rnd.choice([2, 3, 5])})
         if rnd.random() < 0.4:
             steps.append({"op": "wait", "seconds": rnd.choice([1, 2, 3])})
+    _lifecycle(random.Random(seed * 7919 + 26), pools, queues, steps)
     return {"seed": seed, "pools": pools, "nodes": nodes, "queues": queues,
             "priorityClasses": PRIORITY_CLASSES, "steps": steps}
+
+
+def _lifecycle(rnd, pools, queues, steps):
+    """Minimum runtimes and checkpoint graces (issue 26), from their own generator.
+    Short (seconds), so the cluster still settles; never "-1" (a borrower that can
+    never be reclaimed would make the settled home-vs-borrower rule meaningless)."""
+    for p in pools:
+        p["preemptMinRuntime"] = rnd.choice(["", "", "3s"])
+        p["reclaimMinRuntime"] = rnd.choice(["", "", "4s"])
+    for q in queues:
+        q["preemptMinRuntime"] = rnd.choice(["", "", "0", "5s"] if q["name"] != "dept" else ["", "6s"])
+        q["reclaimMinRuntime"] = rnd.choice(["", "", "0", "6s"])
+        q["checkpointGrace"] = rnd.choice(["", "", "", "3s"])
+    for st in steps:
+        for p in st.get("pods", []):
+            r = rnd.random()
+            p["checkpointGrace"] = "4s" if r < 0.2 else ("0" if r < 0.25 else "")
+            p["ackAfter"] = rnd.choice([1, 1, 0]) if p["checkpointGrace"] == "4s" else 0
+            p["minRuntime"] = rnd.choice(["", "", "", "2s"])
 
 
 def _node(rnd, name, pool, i):

@@ -28,6 +28,12 @@ import urllib.parse
 import urllib.request
 
 RUN_ANN = "compose.aibee.cn/run-seconds"
+# Checkpoint before eviction (issue 26): the scheduler asks with this annotation (the
+# deadline); a pod whose ACK_ANN says N acknowledges N seconds after it first sees the
+# request, by writing CHECKPOINTED_ANN, as its training loop would (docs/operations.md).
+REQUESTED_ANN = "resource.aibee.cn/preemption-requested"
+CHECKPOINTED_ANN = "resource.aibee.cn/checkpointed-at"
+ACK_ANN = "compose.aibee.cn/ack-after"
 PG_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
@@ -86,6 +92,7 @@ class Kubelet:
         self.started = {}          # uid -> monotonic time it went Running
         self.succeeded_at = {}     # uid -> monotonic time it went Succeeded
         self.deleted = {}          # "ns/name/uid" -> why (the harness's own deletions)
+        self.ckpt_requested = {}   # uid -> monotonic time a checkpoint request was first seen
         self.frozen = False
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -124,6 +131,18 @@ class Kubelet:
                       {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
                        "preconditions": {"uid": m["uid"]}})
 
+    def _checkpoint(self, p, path, t):
+        """The training loop's side of a checkpoint request: seen, then acknowledged."""
+        ann = p["metadata"].get("annotations") or {}
+        if not ann.get(REQUESTED_ANN):
+            return
+        uid = p["metadata"]["uid"]
+        with self.lock:
+            first = self.ckpt_requested.setdefault(uid, t)
+        after = float(ann.get(ACK_ANN, "0") or 0)
+        if after > 0 and t - first >= after and not ann.get(CHECKPOINTED_ANN):
+            self.c.merge_patch(path, {"metadata": {"annotations": {CHECKPOINTED_ANN: now_iso()}}})
+
     def tick(self):
         nodes = {n["metadata"]["name"] for n in self.c.get("/api/v1/nodes")["items"]}
         pods = self.c.get("/api/v1/pods")["items"]
@@ -146,6 +165,7 @@ class Kubelet:
                 continue
             if phase == "Running":
                 self.started.setdefault(uid, t)
+                self._checkpoint(p, path, t)
                 run = float((m.get("annotations") or {}).get(RUN_ANN, "0") or 0)
                 if run > 0 and not self.frozen and t - self.started[uid] >= run:
                     self.c.merge_patch(path + "/status", {"status": {

@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checker  # noqa: E402
 import generator  # noqa: E402
-from kubelet import ApiError, Client, Kubelet  # noqa: E402
+from kubelet import ACK_ANN, ApiError, Client, Kubelet  # noqa: E402
 
 NS = "default"
 PG_API = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % NS
@@ -101,6 +101,13 @@ def pod_obj(p):
            "compose.aibee.cn/restart": "true" if p["restart"] else "false"}
     if p["fraction"]:
         ann["gpu-fraction"] = p["fraction"]
+    if p.get("checkpointGrace"):
+        ann[checker.CKPT_GRACE_ANN] = p["checkpointGrace"]
+    if p.get("ackAfter"):
+        ann[ACK_ANN] = str(p["ackAfter"])
+    if p.get("minRuntime"):   # asks less than its queue gives (never more: checker.min_runtime)
+        ann[checker.PREEMPT_MIN_ANN] = p["minRuntime"]
+        ann[checker.RECLAIM_MIN_ANN] = p["minRuntime"]
     req = {"cpu": p["cpu"], "memory": p["memory"]}
     res = {"requests": req}
     if p["gpu"]:
@@ -141,16 +148,18 @@ class Runner:
     def setup(self):
         s = self.scn
         for pl in s["pools"]:
+            spec = {"nodeSelector": {"matchLabels": {"pool": pl["name"]}},
+                    "disableSharing": pl["disableSharing"],
+                    "disableBorrowing": pl["disableBorrowing"],
+                    "disablePreemption": pl["disablePreemption"]}
+            spec.update({k: pl[k] for k in ("preemptMinRuntime", "reclaimMinRuntime") if pl.get(k)})
             self.c.post(POOL_API, {"apiVersion": "resource.aibee.cn/v1alpha1", "kind": "Pool",
-                                   "metadata": {"name": pl["name"]},
-                                   "spec": {"nodeSelector": {"matchLabels": {"pool": pl["name"]}},
-                                            "disableSharing": pl["disableSharing"],
-                                            "disableBorrowing": pl["disableBorrowing"],
-                                            "disablePreemption": pl["disablePreemption"]}})
+                                   "metadata": {"name": pl["name"]}, "spec": spec})
         for q in s["queues"]:   # parents come first in the list
             spec = {"resources": q["resources"]}
             if q["parent"]:
                 spec["parentQueue"] = q["parent"]
+            spec.update({k: q[k] for k in ("preemptMinRuntime", "reclaimMinRuntime", "checkpointGrace") if q.get(k)})
             self.c.post(Q_API, {"apiVersion": "resource.aibee.cn/v1alpha1", "kind": "Queue",
                                 "metadata": {"name": q["name"]}, "spec": spec})
         for n in s["nodes"]:
@@ -231,7 +240,8 @@ class Runner:
         node_pools = {n["name"]: n["pool"] for n in self.scn["nodes"]}
         node_pools.update({st["node"]["name"]: st["node"]["pool"] for st in self.scn["steps"] if st["op"] == "add_node"})
         return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs, "node_pools": node_pools,
-                "harness_deleted": dict(self.kubelet.deleted)}
+                "harness_deleted": dict(self.kubelet.deleted),
+                "ckpt_requested": dict(self.kubelet.ckpt_requested)}
 
     def record(self, label, snap, found):
         new = [f for f in found if f.split(": RULE ", 1)[1] not in {x.split(": RULE ", 1)[1] for x in self.failures}]

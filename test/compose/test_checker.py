@@ -251,6 +251,59 @@ class CheckerTest(unittest.TestCase):
                         event(y, "Preempted", "Preempted by default/x on node pa-1")]
         self.assertRule(s, "ping-pong", {"seen": seen})
 
+    def _evicted(self, snap, victim, by, start, when="2026-01-01T00:01:00Z", node="pa-0"):
+        victim["status"]["startTime"] = start
+        snap["events"].append(event(victim, "Preempted", "Preempted by default/%s on node %s" % (by, node), when))
+
+    def test_min_runtime_preempt_inherited_and_pool(self):
+        def q(snap, name):
+            return next(x for x in snap["queues"] if x["metadata"]["name"] == name)["spec"]
+        snap = base()
+        q(snap, "dept")["preemptMinRuntime"] = "2m"   # inherited by b; big joins b: a preemption
+        named(snap, "big")["metadata"]["labels"]["resource.aibee.cn/queue"] = "b"
+        self._evicted(snap, named(snap, "w"), "big", "2026-01-01T00:00:00Z")  # 60 s old
+        found = self.assertRule(snap, "min-runtime")
+        self.assertIn("preemptMinRuntime of 120s", " ".join(found))
+        snap = base()
+        q(snap, "dept")["preemptMinRuntime"] = "2m"   # big in "other": a reclaim, whose 0 applies
+        self._evicted(snap, named(snap, "w"), "big", "2026-01-01T00:00:00Z")
+        self.assertNotIn("min-runtime", rules(self.all(snap)))
+        snap["pools"][0]["spec"]["reclaimMinRuntime"] = "90s"   # w's home pool pa
+        self.assertIn("min-runtime", rules(self.all(snap)))
+        q(snap, "b")["reclaimMinRuntime"] = "0"   # the queue's own "0" wins over the pool's
+        self.assertNotIn("min-runtime", rules(self.all(snap)))
+
+    def test_min_runtime_old_enough_or_lowered_passes(self):
+        snap = base()
+        snap["queues"][2]["spec"]["reclaimMinRuntime"] = "1m"   # b, w's queue
+        self._evicted(snap, named(snap, "w"), "big", "2026-01-01T00:00:00Z")  # exactly 60 s
+        self.assertNotIn("min-runtime", rules(self.all(snap)))
+        snap = base()
+        snap["queues"][2]["spec"]["reclaimMinRuntime"] = "-1"
+        named(snap, "w")["metadata"]["annotations"][checker.RECLAIM_MIN_ANN] = "30s"  # asks less
+        self._evicted(snap, named(snap, "w"), "big", "2026-01-01T00:00:00Z")
+        self.assertNotIn("min-runtime", rules(self.all(snap)))
+        snap = base()
+        snap["queues"][2]["spec"]["reclaimMinRuntime"] = "-1"   # never
+        self._evicted(snap, named(snap, "w"), "big", "2025-01-01T00:00:00Z")
+        self.assertRule(snap, "min-runtime")
+
+    def test_checkpoint_not_requested(self):
+        snap = base()
+        w = named(snap, "w")
+        w["metadata"]["annotations"][checker.CKPT_GRACE_ANN] = "30s"
+        self._evicted(snap, w, "big", "2026-01-01T00:00:00Z")
+        self.assertRule(snap, "checkpoint")
+        self.assertNotIn("checkpoint", rules(self.all(snap, {"ckpt_requested": {w["metadata"]["uid"]: 1.0}})))
+        snap = base()
+        snap["queues"][3]["spec"]["checkpointGrace"] = "10s"    # "other" is not w's queue
+        self._evicted(snap, named(snap, "w"), "big", "2026-01-01T00:00:00Z")
+        self.assertNotIn("checkpoint", rules(self.all(snap)))
+        snap["queues"][0]["spec"]["checkpointGrace"] = "10s"    # dept, b's parent
+        self.assertIn("checkpoint", rules(self.all(snap)))
+        named(snap, "w")["metadata"]["annotations"][checker.CKPT_GRACE_ANN] = "0"  # opted out
+        self.assertNotIn("checkpoint", rules(self.all(snap)))
+
     def test_borrower_evicts_home(self):
         s = base()
         home = pod("pbhome", "pb", gpu=1, nodeName="pb-0", queue="other")
