@@ -530,6 +530,9 @@ static char *with_wait_note(const pod_set_t *set, char *msg)
 {
     if (!set->wait_note || set->outcome == SET_ROOM || set->outcome == SET_MOVED)
         return msg;
+    size_t n = strlen(msg);
+    if (n > 0 && msg[n - 1] == '.')
+        msg[n - 1] = '\0'; /* "...: 4 Insufficient cpu; preemption: ..." */
     sbuf_t b = { 0 };
     sbuf_printf(&b, "%s; %s", msg, set->wait_note);
     free(msg);
