@@ -1370,6 +1370,37 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     return n;
 }
 
+int64_t fs_min_runtime(fs_store_t *fs, int tenant, int kind, int64_t pool_default, char **from)
+{
+    if (from)
+        *from = NULL;
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    int64_t v = pool_default;
+    int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
+    for (int a = q, g = 0; a >= 0 && g <= fs->nn; a = fs->n[a].parent, g++) {
+        const fs_queue_spec_t *sp = fs->n[a].spec;
+        int64_t x = !sp                        ? DURATION_UNSET
+                    : kind == FS_MINRT_RECLAIM ? sp->reclaim_min_runtime_ms
+                                               : sp->preempt_min_runtime_ms;
+        if (x != DURATION_UNSET) {
+            v = x;
+            if (from)
+                *from = util_strdup(fs->n[a].name);
+            break;
+        }
+    }
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+    return v;
+}
+
+int fs_same_queue(fs_store_t *fs, int a, int b)
+{
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    int ea = a >= 0 && a < fs->nn ? fs->eff[a] : FS_DEFAULT_ID, eb = b >= 0 && b < fs->nn ? fs->eff[b] : FS_DEFAULT_ID;
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+    return ea == eb;
+}
+
 char *fs_queue_name(fs_store_t *fs, int tenant)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);

@@ -174,6 +174,15 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
  * frees with each string), 0 when there is no such set. */
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
                      char ***out);
+/* Minimum runtime (KAI-Scheduler's preemptMinRuntime / reclaimMinRuntime)
+ * of tenant's pods: the field of the queue its pods count in if set, else
+ * of the nearest ancestor that sets it, else pool_default. ms; 0 none, -1
+ * never a victim of that kind. *from (may be NULL): the name of the Queue
+ * that set it (caller frees), NULL when pool_default applied. */
+enum { FS_MINRT_PREEMPT = 0, FS_MINRT_RECLAIM = 1 };
+int64_t fs_min_runtime(fs_store_t *fs, int tenant, int kind, int64_t pool_default, char **from);
+/* Whether tenants a and b count in the same queue. */
+int fs_same_queue(fs_store_t *fs, int a, int b);
 /* Counts a reclaim by tenant taking victims (uids). */
 void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n);
 /* Name of the queue tenant counts in (caller frees). */

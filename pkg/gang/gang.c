@@ -17,6 +17,7 @@ typedef struct gang {
     /* scheduler memory */
     int64_t start_ms;  /* first considered (wall), 0 = never */
     int64_t placed_ms; /* minimum last placed (wall), 0 = never */
+    int64_t resize_ms; /* last size change by the scheduler began (wall), 0 = none seen */
     int ran;           /* members of that placement were seen bound and alive */
     int waiting;       /* minimum did not fit; blocks backfill behind it */
     int wait_pool;
@@ -136,6 +137,10 @@ podgroup_t *podgroup_from_json(json_t *obj, char *err, size_t errlen)
         pg->topo_level = util_strdup(lvl);
         pg->topo_required = tr && tr[0];
     }
+    pg->freezing_window_ms = DURATION_UNSET;
+    const char *fw = jstr(ann, GANG_FREEZING_WINDOW_ANNOTATION);
+    if (fw && util_parse_duration_ms(fw, &pg->freezing_window_ms) != 0)
+        pg->freezing_window_ms = DURATION_BAD;
     const char *pc = jstr(ann, GANG_PRIORITY_CLASS_ANNOTATION);
     if (pc && pc[0] && strlen(pc) <= 253)
         pg->priority_class = util_strdup(pc);
@@ -264,7 +269,7 @@ static int same_spec(const podgroup_t *a, const podgroup_t *b)
            (!a->invalid || strcmp(a->invalid, b->invalid) == 0) &&
            strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") == 0 &&
            strcmp(a->topo_level ? a->topo_level : "", b->topo_level ? b->topo_level : "") == 0 &&
-           a->topo_required == b->topo_required &&
+           a->topo_required == b->topo_required && a->freezing_window_ms == b->freezing_window_ms &&
            strcmp(a->priority_class ? a->priority_class : "", b->priority_class ? b->priority_class : "") == 0;
 }
 
@@ -633,6 +638,61 @@ int gang_member_class(gang_store_t *gs, const pod_t *p)
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return cls;
+}
+
+int64_t gang_last_start(gang_store_t *gs, const pod_t *p)
+{
+    int64_t last = p->started_ms;
+    lo_mutex_lock(&gs->mu, LO_GANG);
+    gang_t *g = gang_of_pod_locked(gs, p);
+    if (g) {
+        pod_t **b;
+        int n = bound_members(g, &b);
+        if (n > 0 && b[n - 1]->started_ms > last)
+            last = b[n - 1]->started_ms; /* oldest start first */
+        free(b);
+    }
+    lo_mutex_unlock(&gs->mu, LO_GANG);
+    return last;
+}
+
+static gang_t *gang_by_name_locked(gang_store_t *gs, const char *ns, const char *name)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
+    return hashmap_get(gs->gangs, key);
+}
+
+void gang_resized(gang_store_t *gs, const char *ns, const char *name, int64_t now_wall)
+{
+    lo_mutex_lock(&gs->mu, LO_GANG);
+    gang_t *g = gang_by_name_locked(gs, ns, name);
+    if (g && (g->resize_ms == 0 || now_wall - g->resize_ms >= GANG_RESIZE_BURST_MS))
+        g->resize_ms = now_wall;
+    lo_mutex_unlock(&gs->mu, LO_GANG);
+}
+
+int64_t gang_resize_start(gang_store_t *gs, const char *ns, const char *name, int64_t *window_ms)
+{
+    int64_t start = 0;
+    *window_ms = DURATION_UNSET;
+    lo_mutex_lock(&gs->mu, LO_GANG);
+    gang_t *g = gang_by_name_locked(gs, ns, name);
+    if (g && g->pg && !g->pg->invalid) {
+        *window_ms = g->pg->freezing_window_ms;
+        start = g->resize_ms;
+        if (start == 0) {
+            /* No change seen by this process (a restart): a gang above its
+             * minimum was resized once; its newest member says when. */
+            pod_t **b;
+            int n = bound_members(g, &b);
+            if (n > g->pg->min_member)
+                start = b[n - 1]->started_ms;
+            free(b);
+        }
+    }
+    lo_mutex_unlock(&gs->mu, LO_GANG);
+    return start;
 }
 
 int gang_is_surplus(gang_store_t *gs, const pod_t *p)

@@ -24,6 +24,11 @@
  * workload; a user's PodGroup may set it too: it grants nothing a pod's own
  * priorityClassName could not. */
 #define GANG_PRIORITY_CLASS_ANNOTATION "resource.aibee.cn/priority-class"
+/* A PodGroup annotation: PaddlePaddle's freezing window (design 000), a
+ * duration: after the scheduler changes an elastic gang's size it makes no
+ * further change to it for this long (default: its queue's reclaim
+ * minimum runtime). */
+#define GANG_FREEZING_WINDOW_ANNOTATION "resource.aibee.cn/freezing-window"
 
 /* A PodGroup as parsed. invalid says why the gang cannot be scheduled
  * (minMember <= 0, a bad field); NULL when usable. */
@@ -39,8 +44,9 @@ typedef struct podgroup {
      * the node label of the level its minimum must / should share; NULL if none. */
     char *topo_level;
     int topo_required;
-    char *priority_class;  /* GANG_PRIORITY_CLASS_ANNOTATION, or NULL */
-    char *observed_status; /* the status fields the scheduler writes, as the API has them (gang.c) */
+    char *priority_class;       /* GANG_PRIORITY_CLASS_ANNOTATION, or NULL */
+    int64_t freezing_window_ms; /* GANG_FREEZING_WINDOW_ANNOTATION: DURATION_UNSET, _BAD or >= 0 */
+    char *observed_status;      /* the status fields the scheduler writes, as the API has them (gang.c) */
 } podgroup_t;
 
 /* NULL with a message when obj is not a PodGroup at all (no name, uid);
@@ -92,6 +98,26 @@ typedef struct gang_snap {
  * (no PodGroup, no member). */
 int gang_snapshot(gang_store_t *gs, const char *ns, const char *name, gang_snap_t *out);
 void gang_snap_clear(gang_snap_t *s);
+
+/* A gang's age for the minimum runtime ("a gang's age is its last
+ * member's start"): the latest started_ms among the bound, live members of
+ * p's gang; p's own start when it is in no known gang. */
+int64_t gang_last_start(gang_store_t *gs, const pod_t *p);
+
+/* Freezing window. Surplus placed or taken within GANG_RESIZE_BURST_MS of
+ * a change's start is the same change, so a gang grows to what fits at
+ * once. */
+#define GANG_RESIZE_BURST_MS 2000
+/* The scheduler changed the size of gang ns/name (surplus placed, or
+ * evicted as a victim) at now_wall; a new change starts unless one began
+ * less than GANG_RESIZE_BURST_MS ago. */
+void gang_resized(gang_store_t *gs, const char *ns, const char *name, int64_t now_wall);
+/* When the gang's last size change began (wall ms; 0: none known) and its
+ * PodGroup's window annotation (*window_ms: DURATION_UNSET when none or
+ * unknown, DURATION_BAD when malformed). The memory is in this process
+ * only: after a restart a gang that holds surplus counts from its latest
+ * member's start (its newest surplus is the best sign of its last change). */
+int64_t gang_resize_start(gang_store_t *gs, const char *ns, const char *name, int64_t *window_ms);
 
 /* Scheduler memory. */
 /* The gang had its members pending and was tried: remembers the first

@@ -170,6 +170,13 @@ static void heap_remove(const sched_queue_t *q, heap_t *h, int i)
 
 /* ------------------------------------------------ placement (lock held) */
 
+/* When an unschedulable item is retried anyway: the flush, or its wake. */
+static int64_t unsched_due_of(const sched_queue_t *q, const queue_item_t *it)
+{
+    int64_t due = it->queued_ms + q->o.unschedulable_max_ms;
+    return it->wake_ms > 0 && it->wake_ms < due ? it->wake_ms : due;
+}
+
 static void unsched_push(sched_queue_t *q, qent_t *e)
 {
     if (q->nunsched == q->capunsched) {
@@ -178,7 +185,7 @@ static void unsched_push(sched_queue_t *q, qent_t *e)
     }
     e->pos = q->nunsched;
     q->unsched[q->nunsched++] = e;
-    int64_t due = e->it->queued_ms + q->o.unschedulable_max_ms;
+    int64_t due = unsched_due_of(q, e->it);
     if (due < q->unsched_due)
         q->unsched_due = due;
 }
@@ -332,10 +339,12 @@ static void flush_unsched(sched_queue_t *q, int64_t now)
     q->unsched_due = INT64_MAX;
     for (int i = 0; i < q->nunsched;) {
         qent_t *e = q->unsched[i];
-        int64_t due = e->it->queued_ms + q->o.unschedulable_max_ms;
+        int64_t due = unsched_due_of(q, e->it);
         if (due <= now) {
             unplace(q, e); /* swaps the last slot into i: do not advance */
-            place(q, e, active_or_backoff(e->it, now));
+            /* A wake is the time it was told to come back: no backoff on top. */
+            int woke = e->it->wake_ms > 0 && e->it->wake_ms <= now;
+            place(q, e, woke ? Q_ACTIVE : active_or_backoff(e->it, now));
         } else {
             if (due < q->unsched_due)
                 q->unsched_due = due;
@@ -507,6 +516,7 @@ static void replace_pod(sched_queue_t *q, qent_t *e, pod_t *pod, int where)
 static void go_out(sched_queue_t *q, queue_item_t *it)
 {
     it->cycle = ++q->cycle;
+    it->wake_ms = 0; /* a wake is for one wait only */
     inflight_t *f = util_xcalloc(1, sizeof(*f));
     f->orig = pod_ref(it->pod);
     f->tenant = it->tenant;
@@ -799,6 +809,15 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
 void queue_requeue(sched_queue_t *q, queue_item_t *it)
 {
     lo_mutex_lock(&q->mu, LO_QUEUE);
+    queue_item_t *dead = give_back(q, it, 0);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
+    queue_item_free(dead);
+}
+
+void queue_requeue_at(sched_queue_t *q, queue_item_t *it, int64_t when_ms)
+{
+    lo_mutex_lock(&q->mu, LO_QUEUE);
+    it->wake_ms = when_ms > 0 ? when_ms : 0;
     queue_item_t *dead = give_back(q, it, 0);
     lo_mutex_unlock(&q->mu, LO_QUEUE);
     queue_item_free(dead);

@@ -32,6 +32,7 @@ typedef struct queue_item {
     int gang_noted;        /* its gang's deletion was said (single-pod fallback) */
     int tenant;            /* tenant_of(pod) when it entered this queue */
     int queue_noted;       /* its queue's fallback to default was said */
+    int64_t wake_ms;       /* queue_requeue_at's time (monotonic ms), 0 none; cleared at pop */
 } queue_item_t;
 
 /* QueueSort: nonzero if a should be popped before b. */
@@ -93,6 +94,11 @@ queue_item_t *queue_pop_timeout(sched_queue_t *q, int64_t timeout_ms);
  * after it was popped, else to unschedulable. Bumps attempts. Frees it if the
  * pod was deleted while out or its uid was queued again meanwhile. */
 void queue_requeue(sched_queue_t *q, queue_item_t *it);
+/* As queue_requeue, and an item that goes to unschedulable is retried at
+ * when_ms (monotonic) at the latest, without polling: the wait has a known
+ * end (a victim's minimum runtime runs out). Move events still move it
+ * earlier; the 60 s flush still applies when it is sooner. */
+void queue_requeue_at(sched_queue_t *q, queue_item_t *it, int64_t when_ms);
 /* As queue_requeue, but to backoff even without a move event (transient errors). */
 void queue_requeue_backoff(sched_queue_t *q, queue_item_t *it);
 /* Takes back an item that left the queue for good (queue_done) and then

@@ -129,6 +129,8 @@ typedef struct fit_ctx {
     cycle_state_t **cs;
     int n, cap;
     int pool_id;
+    int tenant;       /* the waiting pod's: a mover of another queue is reclaimed */
+    int64_t now_wall; /* movers' ages (minimum runtime) */
 } fit_ctx_t;
 
 static int state_of(fit_ctx_t *f, const pod_t *pod)
@@ -180,6 +182,10 @@ static int movable(void *ud, const pod_t *p)
     if (p->gpu || gang_of(p)) /* fractions and gang members stay */
         return 0;
     if (pools_home_id(f->s, p) != f->pool_id)
+        return 0;
+    /* A young pod is no mover: moving it loses its work as evicting would. */
+    int kind = fs_same_queue(f->s->fs, f->tenant, tenants_pod_tenant(f->s, p)) ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM;
+    if (minrt_check(f->s, p, kind, f->now_wall, NULL))
         return 0;
     return fs_pod_preemptible(f->s->fs, p);
 }
@@ -288,7 +294,7 @@ static int consolidate_run(sched_pool_t *P, queue_item_t *it)
     int done = 0;
     /* Only fragmentation: the pool has the GPUs, no node has them. */
     if (total >= want && best < want) {
-        fit_ctx_t f = { .s = s, .pool_id = P->id };
+        fit_ctx_t f = { .s = s, .pool_id = P->id, .tenant = tenants_pod_tenant(s, pod), .now_wall = util_wall_ms() };
         consol_plan_t plan;
         if (consol_plan(nodes, n, pod, s->opts.max_consolidation_moves, fit, movable, &f, &plan)) {
             const char *target = nodes[plan.target]->name;

@@ -360,6 +360,7 @@ void pod_set_clear(pod_set_t *set)
     free(set->label);
     free(set->why);
     free(set->placed_msg);
+    free(set->wait_note);
     topo_domain_free(&set->dom);
     memset(set, 0, sizeof(*set));
 }
@@ -420,6 +421,8 @@ static void set_give_back(pod_set_t *set, const char *msg)
         it->tried_borrow = 0;
         if (set->backoff)
             queue_requeue_backoff(P->q, it);
+        else if (set->wake_wall_ms > 0)
+            queue_requeue_at(P->q, it, util_now_ms() + (set->wake_wall_ms - util_wall_ms()));
         else
             queue_requeue(P->q, it);
         set->items[i] = NULL;
@@ -522,6 +525,20 @@ static char *fail_message(const pod_set_t *set)
     return b.data;
 }
 
+/* The post-filter rows' note of what the set waits for, after msg. */
+static char *with_wait_note(const pod_set_t *set, char *msg)
+{
+    if (!set->wait_note || set->outcome == SET_ROOM || set->outcome == SET_MOVED)
+        return msg;
+    size_t n = strlen(msg);
+    if (n > 0 && msg[n - 1] == '.')
+        msg[n - 1] = '\0'; /* "...: 4 Insufficient cpu; preemption: ..." */
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "%s; %s", msg, set->wait_note);
+    free(msg);
+    return b.data;
+}
+
 /* Did not fit: the post-filter rows in order (a surplus member displaces
  * nobody and goes nowhere: it ranks behind), then the set waits. */
 static void set_failed(pod_set_t *set)
@@ -532,6 +549,7 @@ static void set_failed(pod_set_t *set)
     set->outcome = SET_FAILED;
     if (set->kind != SET_SURPLUS && sched_post_filter(set) == EXT_DONE && set->outcome != SET_MOVED)
         set->outcome = SET_ROOM;
+    msg = with_wait_note(set, msg);
     if (set->outcome != SET_MOVED) {
         /* Back from a lender that filled up meanwhile (another borrower
          * won the race): retry after a backoff, not at the next event. */
@@ -575,7 +593,9 @@ static void run_set(pod_set_t *set)
         /* a row took the items (dropped or moved them) */
     } else if (rc == EXT_HOLD) {
         set->outcome = SET_HELD;
-        set_give_back(set, set->why ? set->why : "held");
+        char *msg = with_wait_note(set, util_strdup(set->why ? set->why : "held"));
+        set_give_back(set, msg);
+        free(msg);
     } else if (rc != EXT_NEXT) {
         set_failed(set);
     } else {

@@ -68,6 +68,10 @@ typedef struct pod_set {
     int backoff;                  /* given back to the backoff queue */
     set_outcome_t outcome;
     int turn; /* the gang row holds the gang's turn (gang_turn_begin) */
+    /* A row's note of what the set waits for (said after why; owned) and
+     * when to try it again (wall ms; 0: at the next event or the flush). */
+    char *wait_note;
+    int64_t wake_wall_ms;
 } pod_set_t;
 
 /* What a row's gate, admit, pre_place or post_filter says:

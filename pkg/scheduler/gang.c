@@ -457,7 +457,7 @@ static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t
 /* Preemption for the whole gang's minimum (see gang_plan), inside one
  * domain of its level for a topology-required gang. 1 when evictions are
  * on their way (or victims still terminating). */
-static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need)
+static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, minrt_note_t *prot)
 {
     scheduler_t *s = P->s;
     for (int i = 0; i < need; i++)
@@ -471,6 +471,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     for (int i = 0; i < need; i++)
         mins[i] = items[i]->pod;
     tenants_victim_ctx(P, mins, need, 0, &vc);
+    vc.prot = prot;
     gang_plan_t pl;
     int ok;
     if (g->topo_level && g->topo_required)
@@ -479,6 +480,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
         plan_free(&pl);
     if (ok) {
         tenants_reserve(&vc, mins, need, pl.vs.v, pl.vs.n);
+        minrt_victims_taken(s, pl.vs.v, pl.vs.n);
         for (int i = 0; i < need; i++) {
             cache_nominate(s->cache, items[i]->pod, pl.where[i]);
             writer_nominate(s->writer, items[i]->pod, pl.where[i]);
@@ -843,10 +845,36 @@ static ext_rc_t gate_lone(pod_set_t *set)
  * pods wait in activeQ (another gang not tried yet), it steps back, a few
  * times: under a steady arrival activeQ is never empty, and a surplus that
  * always stepped back would never run. */
+/* The freezing window: an elastic gang whose size the scheduler changed
+ * less than its window ago gets no more surplus (unless within the same
+ * burst: one change grows the gang to what fits at once). */
+static ext_rc_t gate_frozen(pod_set_t *set)
+{
+    scheduler_t *s = set->P->s;
+    const gang_snap_t *g = set->gang;
+    int64_t win, now = util_wall_ms();
+    int64_t start = gang_resize_start(s->gangs, g->ns, g->name, &win);
+    if (!start || now - start < GANG_RESIZE_BURST_MS)
+        return EXT_NEXT;
+    char src[300], t0[40], t1[40];
+    int64_t end = minrt_freeze_end(s, g->ns, g->name, set->items[0]->pod, src, sizeof(src));
+    if (end <= now)
+        return EXT_NEXT;
+    minrt_format_time(start, t0, sizeof(t0));
+    minrt_format_time(end, t1, sizeof(t1));
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "elastic member of %s (beyond minMember): its size changed at %s; no further change until %s (%s)",
+                set->label, t0, t1, src);
+    set->wake_wall_ms = end;
+    return hold(set, NULL, b.data);
+}
+
 static ext_rc_t gate_surplus(pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     queue_item_t *it = set->items[0];
+    if (gate_frozen(set) == EXT_HOLD)
+        return EXT_HOLD;
     char *why =
         gang_blocker(P->s->gangs, P->id, set->gang->key, sched_gang_priority(P->s, set->gang, it->pod->priority),
                      it->pod->created_ms, 1, pool_preempts(P));
@@ -1034,6 +1062,9 @@ ext_rc_t topology_ext_pre_place(pod_set_t *set)
 
 void gang_ext_commit(pod_set_t *set)
 {
+    /* Surplus placed resizes the gang (its freezing window); the minimum does not. */
+    if (set->kind == SET_SURPLUS && set->gang)
+        gang_resized(set->P->s->gangs, set->gang->ns, set->gang->name, util_wall_ms());
     if (set->kind != SET_MINIMUM || set->need == 0)
         return;
     sched_pool_t *P = set->P;
@@ -1119,7 +1150,12 @@ void gang_ext_end(pod_set_t *set)
 
 int gang_preempt_set(pod_set_t *set)
 {
-    return gang_preempt(set->P, set->gang, set->items, set->need);
+    return gang_preempt(set->P, set->gang, set->items, set->need, NULL);
+}
+
+int gang_preempt_set_noted(pod_set_t *set, minrt_note_t *prot)
+{
+    return gang_preempt(set->P, set->gang, set->items, set->need, prot);
 }
 
 struct sched_pool *gang_lender_of(pod_set_t *set)
@@ -1154,9 +1190,19 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
             LOG_W("PodGroup %s ignored: %s", key, err);
             return;
         }
+        char *bad = pg->freezing_window_ms == DURATION_BAD ? util_strdup(pg->uid) : NULL;
+        char *ns = util_strdup(pg->ns), *name = util_strdup(pg->name);
         /* Our own status writes come back as updates: they change
          * nothing a pod waits for. */
-        if (!gang_group_upsert(s->gangs, pg))
+        int changed = gang_group_upsert(s->gangs, pg);
+        if (changed && bad) /* said once per change of the PodGroup */
+            podgroup_event(s, ns, name, bad, "Warning", "InvalidFreezingWindow",
+                           "annotation " GANG_FREEZING_WINDOW_ANNOTATION
+                           " is not a duration such as \"10m\"; ignored (the queue's reclaimMinRuntime applies)");
+        free(bad);
+        free(ns);
+        free(name);
+        if (!changed)
             return;
     }
     pools_move_all(s, "PodGroupChanged");

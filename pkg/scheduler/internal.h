@@ -245,6 +245,9 @@ int sched_set_may_evict(const pod_set_t *set);
  * room is reserved (or victims are on their way out), 0 when no node can
  * be freed. */
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms);
+/* The same, noting in prot (may be NULL) the pods a minimum runtime kept. */
+struct minrt_note;
+int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, struct minrt_note *prot);
 /* Lender choice (design 002), pure: the free amount of the pod's scarcest
  * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
  * order "most idle, then fewest tasks". */
@@ -266,6 +269,9 @@ typedef struct victim_ctx {
      * which its members preempt with when it is above their own. */
     int has_gang_prio;
     int32_t gang_prio;
+    /* Pods that would be victims but for a minimum runtime or a freezing
+     * window (minruntime.c); NULL: not noted. */
+    struct minrt_note *prot;
 } victim_ctx_t;
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
@@ -279,6 +285,49 @@ int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 /* A borrower that does not fit its lender goes home (takes it). */
 void postfilter_return_home(sched_pool_t *P, queue_item_t *it);
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod);
+
+/* minruntime.c: minimum runtime (preemptMinRuntime / reclaimMinRuntime)
+ * and the freezing window of elastic gangs. kind: FS_MINRT_PREEMPT
+ * (priority preemption inside one queue, or no Queues at all) or
+ * FS_MINRT_RECLAIM (across queues, a borrower taken back, a sibling
+ * subtree's pod under an ancestor's limit). */
+typedef struct minrt_note {
+    int n;       /* distinct pods kept from being victims */
+    char **uids; /* theirs (owned) */
+    int cap;
+    int never;     /* of them, never victims ("-1") */
+    int64_t until; /* earliest wall ms one stops being protected; 0: none timed */
+    char src[300]; /* what protects that one, e.g. queue "a": preemptMinRuntime 10m */
+} minrt_note_t;
+/* A pod's applicable minimum in ms (0 none, -1 never): its queue's (or the
+ * nearest ancestor's) field, else its home pool's default, lowered (never
+ * raised) by its annotation; src says which. */
+int64_t minrt_applicable(scheduler_t *s, const pod_t *p, int kind, char *src, size_t srclen);
+/* When running pod p stops being protected from kind (wall ms), -1 never,
+ * 0 when it is not protected now: past its lifetime, or older than the
+ * minimum (a gang member's age counts from its gang's last start), and
+ * not an elastic surplus inside its gang's freezing window. */
+int64_t minrt_protected_until(scheduler_t *s, const pod_t *p, int kind, int64_t now_wall, char *src, size_t srclen);
+/* 1 (and p noted in note, may be NULL) when p is protected from kind now. */
+int minrt_check(scheduler_t *s, const pod_t *p, int kind, int64_t now_wall, minrt_note_t *note);
+/* The end (wall ms) of gang ns/group's freezing window, 0 if none; member
+ * is any member (its queue gives the default window). */
+int64_t minrt_freeze_end(scheduler_t *s, const char *ns, const char *group, const pod_t *member, char *src,
+                         size_t srclen);
+void minrt_note_add(minrt_note_t *n, const pod_t *p, int64_t until, const char *src);
+/* "preemption: 2 pods that could make room are protected by a minimum
+ * runtime until <RFC 3339> (<src>)", or NULL when nothing was noted. */
+char *minrt_note_text(const minrt_note_t *n);
+void minrt_note_clear(minrt_note_t *n);
+/* The set waits for the note: its text is said after why, and the set is
+ * retried at the earliest time (set->wait_note, set->wake_wall_ms). */
+void minrt_note_to_set(pod_set_t *set, const minrt_note_t *n);
+/* Victims were chosen: an elastic gang whose surplus goes was resized. */
+void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
+/* One Warning event per malformed min-runtime annotation of p. */
+void minrt_warn_annotations(scheduler_t *s, const pod_t *p);
+void minrt_format_duration(int64_t ms, char *out, size_t len);
+void minrt_format_time(int64_t wall_ms, char *out, size_t len);
 
 /* gang.c: the gang row. gate: a gang member's set becomes the gang's
  * pending members from P's queue (its turn taken until end), the first
@@ -298,6 +347,8 @@ ext_rc_t topology_ext_pre_place(pod_set_t *set);
 /* Preemption for a gang's minimum, planned on copies (inside one domain
  * for a topology-required gang): 1 when evictions are on their way. */
 int gang_preempt_set(pod_set_t *set);
+/* The same, noting in prot the pods a minimum runtime kept. */
+int gang_preempt_set_noted(pod_set_t *set, struct minrt_note *prot);
 /* The lender that fits the minimum whole (simulated), or NULL. */
 sched_pool_t *gang_lender_of(pod_set_t *set);
 /* Adds to each candidate's victims the gang-mates of victims that keep

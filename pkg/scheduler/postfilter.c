@@ -31,9 +31,11 @@ static int64_t victim_rank(scheduler_t *s, const pod_t *victim)
     return rank;
 }
 
-int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
+/* The victim rules without the minimum runtime: 1 with *kind (a
+ * FS_MINRT_ kind) when victim may go for preemptor. */
+static int victim_by_rules(const pod_t *victim, const pod_t *preemptor, victim_ctx_t *vc, int64_t *rank, int *kind)
 {
-    victim_ctx_t *vc = ud;
+    *kind = FS_MINRT_PREEMPT;
     if (!sched_is_ours(vc->s, victim->scheduler_name))
         return 0; /* not ours to evict */
     if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0)
@@ -43,6 +45,7 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         return 0;
     if (pools_home_id(vc->s, victim) != vc->pool_id) {
         *rank = victim_rank(vc->s, victim) - BORROWER_RANK_SHIFT;
+        *kind = FS_MINRT_RECLAIM; /* the lender takes its room back */
         return 1;
     }
     if (vc->queues) {
@@ -52,6 +55,7 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         if (fs_may_reclaim(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, vc->prio, vc->created_ms,
                            victim->uid, vc->now_wall, &cross)) {
             *rank = victim_rank(vc->s, victim);
+            *kind = cross ? FS_MINRT_RECLAIM : FS_MINRT_PREEMPT;
             return 1;
         }
         if (cross)
@@ -65,6 +69,18 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         return 1;
     }
     return 0;
+}
+
+int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
+{
+    victim_ctx_t *vc = ud;
+    int kind;
+    if (!victim_by_rules(victim, preemptor, vc, rank, &kind))
+        return 0;
+    /* Young pods (and a frozen gang's surplus) are kept, and noted: the
+     * preemptor's message names when the first of them may go. */
+    int64_t now = vc->now_wall ? vc->now_wall : util_wall_ms();
+    return !minrt_check(vc->s, victim, kind, now, vc->prot);
 }
 
 int postfilter_candidates_wanted(int nodes)
@@ -101,6 +117,11 @@ int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
  * on to the next one when an eviction is refused). */
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 {
+    return postfilter_preempt_noted(P, pod, first_ms, NULL);
+}
+
+int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minrt_note_t *prot)
+{
     scheduler_t *s = P->s;
     /* Its victims are still being evicted, or are terminating. */
     if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
@@ -109,6 +130,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
     vc.gang_prio = sched_pod_priority(s, pod);
     tenants_victim_ctx(P, &pod, 1, first_ms, &vc);
+    vc.prot = prot;
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
@@ -180,6 +202,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
         return 0;
     }
     tenants_reserve(&vc, &pod, 1, cands[b].victims, cands[b].nvictims);
+    minrt_victims_taken(s, cands[b].victims, cands[b].nvictims);
     LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
     cache_nominate(s->cache, pod, cands[b].node);
     writer_nominate(s->writer, pod, cands[b].node);
@@ -358,8 +381,14 @@ ext_rc_t preemption_ext_post_filter(pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     if (set->need > 0 && sched_set_may_evict(set)) {
-        if (set->kind == SET_MINIMUM ? gang_preempt_set(set)
-                                     : postfilter_preempt(P, set->items[0]->pod, set->items[0]->first_ms))
+        minrt_note_t prot = { 0 };
+        int made = set->kind == SET_MINIMUM
+                       ? gang_preempt_set_noted(set, &prot)
+                       : postfilter_preempt_noted(P, set->items[0]->pod, set->items[0]->first_ms, &prot);
+        if (!made)
+            minrt_note_to_set(set, &prot);
+        minrt_note_clear(&prot);
+        if (made)
             return EXT_DONE;
     }
     for (int i = 0; i < set->n; i++)

@@ -225,6 +225,25 @@ void tenants_housekeep(scheduler_t *s)
 
 /* ------------------------------------------------------------ admission */
 
+/* Whether a minimum runtime keeps one of the victims fs_limit_victims
+ * chose (its own queue's: preempt; another's: reclaim): then none goes,
+ * and the set's message says until when. */
+static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c)
+{
+    scheduler_t *s = set->P->s;
+    minrt_note_t note = { 0 };
+    int64_t now = util_wall_ms();
+    for (int i = 0; i < c->nvictims; i++) {
+        const pod_t *v = c->victims[i];
+        int same = fs_same_queue(s->fs, set->items[0]->tenant, tenants_pod_tenant(s, v));
+        minrt_check(s, v, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM, now, &note);
+    }
+    int kept = note.n > 0;
+    minrt_note_to_set(set, &note);
+    minrt_note_clear(&note);
+    return kept;
+}
+
 /* A limit keeps the set's minimum out: the victims fs_limit_victims chose
  * (its own queue's lower-priority pods, or sibling subtrees above their
  * shares) are evicted, and the members keep the room they free. */
@@ -261,6 +280,11 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
         free(uids[i]);
     }
     free(uids);
+    if (c->nvictims == n && limit_victims_protected(set, c)) {
+        preempt_candidate_clear(c);
+        free(c);
+        return 0;
+    }
     if (c->nvictims < n) { /* one went meanwhile: choose again next time */
         preempt_candidate_clear(c);
         free(c);
@@ -282,6 +306,7 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
         return 0;
     }
     tenants_reserve(&vc, pods, np, c->victims, c->nvictims);
+    minrt_victims_taken(s, c->victims, c->nvictims);
     LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", c->nvictims, pods[0]->key, np,
           P->name);
     evictor_submit(s->evictor, pods, np, c, 1, P->id, P->name);
@@ -336,6 +361,7 @@ static void note_once(scheduler_t *s, queue_item_t *it)
     if (m)
         writer_pod_event(s->writer, it->pod, "Warning", "UnknownQueue", m);
     free(m);
+    minrt_warn_annotations(s, it->pod);
     if (it->pod->lifetime_s < 0)
         writer_pod_event(s->writer, it->pod, "Warning", "InvalidLifetime",
                          "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");

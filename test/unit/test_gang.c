@@ -266,6 +266,52 @@ static void test_surplus_and_mates(void **state)
     gang_store_free(gs);
 }
 
+/* Issue 26: a gang's age is its last bound member's start; a resize is a
+ * burst (one start within GANG_RESIZE_BURST_MS); with no memory (a restart)
+ * a gang above its minimum counts from its newest member's start; the
+ * window annotation parses, a malformed one is DURATION_BAD. */
+static void test_last_start_and_resize(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    gang_group_upsert(gs, mkpg("e", "{'minMember':1}"));
+    pod_t *a = mkmember("a", "e", 0, "n1", "Running", "2026-01-01T00:00:10Z");
+    pod_t *b = mkmember("b", "e", 0, "n1", "Running", "2026-01-01T00:00:40Z");
+    pod_t *c = mkmember("c", "e", 0, "", "Pending", "2026-01-01T00:00:50Z");
+    gang_pod_upsert(gs, a);
+    gang_pod_upsert(gs, b);
+    gang_pod_upsert(gs, c);
+    assert_int_equal(gang_last_start(gs, a), b->started_ms); /* the pending c does not count */
+    int64_t win = 0;
+    /* No change seen, one surplus bound: its start. */
+    assert_int_equal(gang_resize_start(gs, "ns", "e", &win), b->started_ms);
+    assert_int_equal(win, DURATION_UNSET);
+    gang_resized(gs, "ns", "e", 1000000);
+    gang_resized(gs, "ns", "e", 1001500); /* same burst */
+    assert_int_equal(gang_resize_start(gs, "ns", "e", &win), 1000000);
+    gang_resized(gs, "ns", "e", 1002000); /* a new change */
+    assert_int_equal(gang_resize_start(gs, "ns", "e", &win), 1002000);
+    gang_group_upsert(gs, mkpg("w", "{'minMember':1}"));
+    assert_int_equal(gang_resize_start(gs, "ns", "w", &win), 0); /* never resized, no surplus */
+    json_t *j = parse_sq("{'metadata':{'name':'f','namespace':'ns','uid':'pg-f','annotations':"
+                         "{'resource.aibee.cn/freezing-window':'90s'}},'spec':{'minMember':1}}");
+    char err[256];
+    podgroup_t *pg = podgroup_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_int_equal(pg->freezing_window_ms, 90000);
+    podgroup_free(pg);
+    j = parse_sq("{'metadata':{'name':'f','namespace':'ns','uid':'pg-f','annotations':"
+                 "{'resource.aibee.cn/freezing-window':'soon'}},'spec':{'minMember':1}}");
+    pg = podgroup_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_int_equal(pg->freezing_window_ms, DURATION_BAD);
+    podgroup_free(pg);
+    pod_unref(a);
+    pod_unref(b);
+    pod_unref(c);
+    gang_store_free(gs);
+}
+
 static int find_event(const gang_tick_t *t, const char *reason)
 {
     for (int i = 0; i < t->nevents; i++)
@@ -498,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_membership_and_snapshot),
         cmocka_unit_test(test_blocker),
         cmocka_unit_test(test_surplus_and_mates),
+        cmocka_unit_test(test_last_start_and_resize),
         cmocka_unit_test(test_tick_status_timeout_stale),
         cmocka_unit_test(test_timeout_after_placement),
         cmocka_unit_test(test_one_turn_at_a_time),

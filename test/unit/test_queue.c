@@ -288,6 +288,45 @@ static void test_unschedulable_flush(void **st)
     queue_free(q);
 }
 
+/* Issue 26: a pod told when its wait ends (a victim's minimum runtime)
+ * is retried then, not at the 60 s flush, and with no backoff on top; a
+ * move event still moves it sooner; the wake is for one wait only. */
+static void test_requeue_at_wakes(void **st)
+{
+    (void)st;
+    sched_queue_t *q = newq(5000, 5000, 60000);
+    add(q, "a", 0, 0);
+    queue_item_t *it = queue_pop(q);
+    int64_t t0 = util_now_ms();
+    queue_requeue_at(q, it, t0 + 300);
+    stats_expect(q, 0, 0, 1, 0);
+    assert_null(queue_pop_timeout(q, 100)); /* not before its time */
+    it = queue_pop_timeout(q, 2000);
+    int64_t waited = util_now_ms() - t0;
+    assert_non_null(it);
+    assert_true(waited >= 300);
+    assert_true(waited < 1000); /* neither the flush nor the 5 s backoff */
+    assert_int_equal(it->wake_ms, 0);
+    /* Given back plainly now: no wake left, it waits for an event. */
+    queue_requeue(q, it);
+    assert_null(queue_pop_timeout(q, 500));
+    /* A far wake does not hold back a move event. */
+    it = NULL;
+    queue_move_all_to_active(q, "test");
+    queue_free(q);
+    q = newq(1, 1, 60000);
+    add(q, "b", 0, 0);
+    it = queue_pop(q);
+    queue_requeue_at(q, it, util_now_ms() + 3600 * 1000);
+    queue_move_all_to_active(q, "NodeAdd");
+    it = queue_pop_timeout(q, 1000);
+    assert_non_null(it);
+    assert_string_equal(it->pod->uid, "b");
+    queue_done(q, it);
+    queue_item_free(it);
+    queue_free(q);
+}
+
 static void test_delete_queued_and_inflight(void **st)
 {
     sched_queue_t *q = newq(1, 1, 60000);
@@ -643,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_move_during_cycle_goes_to_backoff),
         cmocka_unit_test(test_move_all_respects_backoff),
         cmocka_unit_test(test_unschedulable_flush),
+        cmocka_unit_test(test_requeue_at_wakes),
         cmocka_unit_test(test_activate_oldest_skips_unschedulable),
         cmocka_unit_test(test_delete_queued_and_inflight),
         cmocka_unit_test(test_done_forgets_marks),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -1369,6 +1370,241 @@ static void test_fenced_drops_binds(void **st)
     scheduler_free(s);
 }
 
+/* ---- issue 26: minimum runtime ------------------------------------------ */
+
+/* RFC 3339 (UTC) of now - ago_s. */
+static void ago(int64_t ago_s, char *out, size_t n)
+{
+    time_t t = (time_t)(util_wall_ms() / 1000 - ago_s);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A running pod on node, started ago_s seconds ago, in queue (NULL: none),
+ * with extra annotations (JSON members, may be ""). */
+static pod_t *aged_pod(scheduler_t *s, const char *name, int prio, const char *node, int64_t ago_s, const char *queue,
+                       const char *ann)
+{
+    char text[1536], st[40];
+    ago(ago_s, st, sizeof st);
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"labels\":{%s%s%s},"
+             "\"annotations\":{%s},\"creationTimestamp\":\"%s\"},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":%d,\"nodeName\":\"%s\",\"containers\":"
+             "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+             "\"status\":{\"phase\":\"Running\",\"startTime\":\"%s\"}}",
+             name, name, queue ? "\"" FS_QUEUE_LABEL "\":\"" : "", queue ? queue : "", queue ? "\"" : "", ann, st, prio,
+             node, st);
+    return cached_pod(s, text);
+}
+
+/* Queue name (parent may be NULL) with fields spliced into its spec. */
+static void add_queue(scheduler_t *s, const char *name, const char *parent, const char *fields)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"resource.aibee.cn/v1alpha1\",\"kind\":\"Queue\",\"metadata\":{\"name\":\"%s\","
+             "\"uid\":\"q-%s\"},\"spec\":{%s%s%s%s%s}}",
+             name, name, parent ? "\"parentQueue\":\"" : "", parent ? parent : "", parent ? "\"" : "",
+             parent && fields[0] ? "," : "", fields);
+    json_t *q = J(text);
+    on_tenant_event(s, KUBE_ADDED, name, q);
+    json_decref(q);
+}
+
+static void set_pool_default(scheduler_t *s, int64_t preempt_ms, int64_t reclaim_ms)
+{
+    pools_lock(s);
+    s->pools[DEFAULT_POOL_ID]->spec.preempt_min_runtime_ms = preempt_ms;
+    s->pools[DEFAULT_POOL_ID]->spec.reclaim_min_runtime_ms = reclaim_ms;
+    pools_unlock(s);
+}
+
+/* The applicable minimum: the leaf's field, else the nearest ancestor's,
+ * else the pool's; an annotation lowers it, never raises it; "-1" is
+ * never, lowered by any annotation; a malformed annotation is ignored. */
+static void test_minrt_resolution(void **st)
+{
+    (void)st;
+    scheduler_t *s = new_sched();
+    char src[300];
+    pod_t *p = aged_pod(s, "plain", 0, "", 0, NULL, "");
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 0);
+    set_pool_default(s, 120000, 0);
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 120000);
+    assert_non_null(strstr(src, "preemptMinRuntime 2m"));
+    assert_non_null(strstr(src, "pool \""));
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_RECLAIM, src, sizeof src), 0);
+    pod_unref(p);
+
+    add_queue(s, "org", NULL, "\"preemptMinRuntime\":\"10m\",\"reclaimMinRuntime\":\"-1\"");
+    add_queue(s, "research", "org", "");
+    add_queue(s, "fast", "org", "\"preemptMinRuntime\":\"1m\"");
+    p = aged_pod(s, "r", 0, "", 0, "research", "");
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
+    assert_string_equal(src, "queue \"org\": preemptMinRuntime 10m");
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_RECLAIM, src, sizeof src), -1);
+    pod_unref(p);
+    p = aged_pod(s, "f", 0, "", 0, "fast", "");
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 60000);
+    pod_unref(p);
+    /* Lower: taken; higher: ignored; under "-1": taken. */
+    p = aged_pod(s, "low", 0, "", 0, "research",
+                 "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"30s\",\"" RECLAIM_MIN_RUNTIME_ANNOTATION "\":\"5m\"");
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 30000);
+    assert_non_null(strstr(src, "annotation " PREEMPT_MIN_RUNTIME_ANNOTATION));
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_RECLAIM, src, sizeof src), 300000);
+    pod_unref(p);
+    p = aged_pod(s, "high", 0, "", 0, "research", "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"1h\"");
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
+    pod_unref(p);
+    p = aged_pod(s, "bad", 0, "", 0, "research", "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"soon\"");
+    assert_int_equal(p->preempt_min_runtime_ms, DURATION_BAD);
+    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
+    pod_unref(p);
+    scheduler_free(s);
+}
+
+/* Young pods are no victims (past their lifetime they are), the old one
+ * goes; when all are young nothing goes and the note names the earliest
+ * end of protection, the time the pod is retried. */
+static void test_minrt_protects_young(void **st)
+{
+    (void)st;
+    scheduler_t *s = victims_setup();
+    set_pool_default(s, 600000, 0);
+    pod_unref(aged_pod(s, "young", 0, "n1", 60, NULL, ""));
+    pod_unref(aged_pod(s, "old", 0, "n2", 3600, NULL, ""));
+    pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    minrt_note_t note = { 0 };
+    assert_int_equal(postfilter_preempt_noted(D, pre, 0, &note), 1);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 1);
+    assert_int_equal(nominated_on(s, "n2"), 1);
+    minrt_note_clear(&note);
+    pod_unref(pre);
+    victims_teardown(s);
+
+    s = victims_setup();
+    set_pool_default(s, 600000, 0);
+    pod_t *y1 = aged_pod(s, "y1", 0, "n1", 60, NULL, "");
+    pod_t *y2 = aged_pod(s, "y2", 0, "n2", 300, NULL, "");
+    /* Past its 10 s lifetime: preemptible again, whatever its age. */
+    pre = pod_from(s, "pre", "1", 500, "", "");
+    D = pools_get(s, DEFAULT_POOL_ID);
+    assert_int_equal(postfilter_preempt_noted(D, pre, 0, &note), 0);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 0);
+    assert_int_equal(note.n, 2);
+    assert_int_equal(note.until, y2->started_ms + 600000); /* the earlier of the two */
+    char *text = minrt_note_text(&note);
+    char t[40];
+    minrt_format_time(y2->started_ms + 600000, t, sizeof t);
+    assert_non_null(strstr(text, "2 pods that could make room are protected by a minimum runtime until"));
+    assert_non_null(strstr(text, t));
+    free(text);
+    minrt_note_clear(&note);
+    pod_unref(aged_pod(s, "y1", 0, "n1", 60, NULL, "\"" LIFETIME_ANNOTATION "\":\"10\""));
+    assert_int_equal(postfilter_preempt_noted(D, pre, 0, &note), 1);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 1);
+    assert_int_equal(nominated_on(s, "n1"), 1);
+    minrt_note_clear(&note);
+    pod_unref(y1);
+    pod_unref(y2);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* "-1" is never (no note of a time); across queues the reclaim minimum
+ * applies, not the preempt one. */
+static void test_minrt_never_and_kinds(void **st)
+{
+    (void)st;
+    scheduler_t *s = victims_setup();
+    set_pool_default(s, -1, 0);
+    pod_unref(aged_pod(s, "a", 0, "n1", 3600, NULL, ""));
+    pod_unref(aged_pod(s, "b", 0, "n2", 3600, NULL, ""));
+    pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
+    minrt_note_t note = { 0 };
+    assert_int_equal(postfilter_preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, 0, &note), 0);
+    assert_int_equal(note.n, 2);
+    assert_int_equal(note.never, 2);
+    assert_int_equal(note.until, 0);
+    char *text = minrt_note_text(&note);
+    assert_non_null(strstr(text, "never preempted"));
+    free(text);
+    minrt_note_clear(&note);
+    /* An annotation lowers "-1". */
+    pod_unref(aged_pod(s, "a", 0, "n1", 3600, NULL, "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"1m\""));
+    assert_int_equal(postfilter_preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, 0, &note), 1);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(nominated_on(s, "n1"), 1);
+    minrt_note_clear(&note);
+    pod_unref(pre);
+    victims_teardown(s);
+
+    /* Kinds: a young pod is kept from priority preemption in its queue by
+     * preemptMinRuntime only; reclaimMinRuntime does not apply. */
+    s = new_sched();
+    add_queue(s, "a", NULL, "\"preemptMinRuntime\":\"0\",\"reclaimMinRuntime\":\"10m\"");
+    pod_t *v = aged_pod(s, "v", 0, "n1", 60, "a", "");
+    assert_int_equal(minrt_protected_until(s, v, FS_MINRT_PREEMPT, util_wall_ms(), (char[300]){ 0 }, 300), 0);
+    assert_int_equal(minrt_protected_until(s, v, FS_MINRT_RECLAIM, util_wall_ms(), (char[300]){ 0 }, 300),
+                     v->started_ms + 600000);
+    pod_unref(v);
+    scheduler_free(s);
+}
+
+/* A gang's age is its last member's start: an old member whose mate
+ * started recently is protected, and so its gang (a protected mate keeps
+ * the gang whole through gang_expand_victims). */
+static void test_minrt_gang_age(void **st)
+{
+    (void)st;
+    scheduler_t *s = victims_setup();
+    set_pool_default(s, 600000, 0);
+    add_podgroup(s, "job", 2);
+    pod_t *w = gang_pod(s, "worker", "job", 0, "n1");
+    pod_t *m = gang_pod(s, "master", "job", 0, "n2");
+    /* The worker started an hour ago, the master a minute ago. */
+    pod_unref(w);
+    pod_unref(m);
+    char text[1024], old[40], young[40];
+    ago(3600, old, sizeof old);
+    ago(60, young, sizeof young);
+    const char *names[2] = { "worker", "master" }, *nodes[2] = { "n1", "n2" }, *starts[2] = { old, young };
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text,
+                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"labels\":"
+                 "{\"" GANG_LABEL "\":\"job\",\"app\":\"job\"},\"creationTimestamp\":\"%s\"},"
+                 "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":0,\"nodeName\":\"%s\",\"containers\":"
+                 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+                 "\"status\":{\"phase\":\"Running\",\"startTime\":\"%s\"}}",
+                 names[i], names[i], starts[i], nodes[i], starts[i]);
+        pod_t *p = cached_pod(s, text);
+        gang_pod_upsert(s->gangs, p);
+        pod_unref(p);
+    }
+    pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
+    minrt_note_t note = { 0 };
+    assert_int_equal(postfilter_preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, 0, &note), 0);
+    evictor_wait_idle(s->evictor);
+    assert_int_equal(api_int(&api.evictions), 0);
+    assert_int_equal(note.n, 2);
+    int64_t young_ms = 0;
+    cache_pod_state_t cst;
+    pod_t *mm = cache_get_pod(s->cache, "uid-master", &cst);
+    young_ms = mm->started_ms;
+    pod_unref(mm);
+    assert_int_equal(note.until, young_ms + 600000);
+    minrt_note_clear(&note);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1397,6 +1633,10 @@ int main(void)
         cmocka_unit_test(test_limit_room_for_minimum_not_surplus),
         cmocka_unit_test(test_over_share_queue_keeps_off_reclaimed_room),
         cmocka_unit_test(test_gang_mates_share_nominated_room),
+        cmocka_unit_test(test_minrt_resolution),
+        cmocka_unit_test(test_minrt_protects_young),
+        cmocka_unit_test(test_minrt_never_and_kinds),
+        cmocka_unit_test(test_minrt_gang_age),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
