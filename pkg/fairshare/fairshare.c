@@ -313,6 +313,7 @@ struct fs_store {
     int npools;
     hashmap_t *charges; /* uid -> fs_chg_t */
     int nlifetime;      /* charges with a lifetime */
+    int nminrt;         /* Queue specs setting a minimum runtime (atomic reads: fs_any_min_runtime) */
     int64_t excess_ms;  /* last excess-budget step (wall) */
 };
 
@@ -530,6 +531,17 @@ static void rebuild_locked(fs_store_t *fs)
             aggregate_pool(fs, pool_at(fs, p));
 }
 
+static void minrt_count(fs_store_t *fs, const fs_queue_spec_t *q, int sign)
+{
+    if (q && (q->preempt_min_runtime_ms != DURATION_UNSET || q->reclaim_min_runtime_ms != DURATION_UNSET))
+        __atomic_add_fetch(&fs->nminrt, sign, __ATOMIC_RELEASE);
+}
+
+int fs_any_min_runtime(fs_store_t *fs)
+{
+    return __atomic_load_n(&fs->nminrt, __ATOMIC_ACQUIRE) > 0;
+}
+
 int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
@@ -563,6 +575,8 @@ int fs_queue_upsert(fs_store_t *fs, fs_queue_spec_t *q)
         free(n->said);
         n->said = NULL;
     }
+    minrt_count(fs, n->spec, -1);
+    minrt_count(fs, q, +1);
     fs_queue_spec_free(n->spec);
     n->spec = q;
     rebuild_locked(fs);
@@ -578,6 +592,7 @@ void fs_queue_delete(fs_store_t *fs, const char *name)
         fs_node_t *n = &fs->n[(intptr_t)v - 1];
         if (n->spec)
             fs->nobjects--;
+        minrt_count(fs, n->spec, -1);
         fs_queue_spec_free(n->spec);
         n->spec = NULL;
         free(n->last_status);

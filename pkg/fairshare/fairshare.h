@@ -180,6 +180,8 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
  * never a victim of that kind. *from (may be NULL): the name of the Queue
  * that set it (caller frees), NULL when pool_default applied. */
 enum { FS_MINRT_PREEMPT = 0, FS_MINRT_RECLAIM = 1 };
+/* Whether any Queue sets a minimum runtime (no lock: a fast path). */
+int fs_any_min_runtime(fs_store_t *fs);
 int64_t fs_min_runtime(fs_store_t *fs, int tenant, int kind, int64_t pool_default, char **from);
 /* Whether tenants a and b count in the same queue. */
 int fs_same_queue(fs_store_t *fs, int a, int b);

@@ -140,6 +140,9 @@ struct scheduler {
     /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
     prio_classes_t *prio_classes;
     informer_t *inf_prioclasses;
+    /* minruntime.c's fast path: live Pools whose spec sets a minimum
+     * runtime (atomic; written under pools_mu by pools.c). */
+    int minrt_pools;
 };
 
 /* The scheduler's own mutexes, with the lock order checked (lockorder.h). */

@@ -115,6 +115,10 @@ int64_t minrt_protected_until(scheduler_t *s, const pod_t *p, int kind, int64_t 
     int64_t frozen = frozen_until(s, p, now_wall, src, srclen);
     if (frozen)
         return frozen;
+    /* Nothing configured: a pod's annotation only lowers, so no minimum
+     * (and no lock taken, no string made, per candidate victim). */
+    if (!__atomic_load_n(&s->minrt_pools, __ATOMIC_ACQUIRE) && !fs_any_min_runtime(s->fs))
+        return 0;
     int64_t min = minrt_applicable(s, p, kind, src, srclen);
     if (min == 0)
         return 0;

@@ -17,14 +17,18 @@ static void rebuild_specs_locked(scheduler_t *s)
     s->spec_arr = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_arr));
     s->spec_ids = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_ids));
     s->nspecs = 0;
+    int minrt = 0;
     for (int i = 0; i < s->npools; i++) {
         sched_pool_t *P = s->pools[i];
+        if (!P->dead && (P->spec.preempt_min_runtime_ms || P->spec.reclaim_min_runtime_ms))
+            minrt++;
         if (P->dead || P->id == DEFAULT_POOL_ID)
             continue;
         s->spec_arr[s->nspecs] = P->spec; /* shallow: P owns the memory */
         s->spec_ids[s->nspecs] = P->id;
         s->nspecs++;
     }
+    __atomic_store_n(&s->minrt_pools, minrt, __ATOMIC_RELEASE);
 }
 
 static sched_pool_t *pool_new_locked(scheduler_t *s, const char *name)

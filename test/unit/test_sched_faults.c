@@ -1418,6 +1418,8 @@ static void set_pool_default(scheduler_t *s, int64_t preempt_ms, int64_t reclaim
     pools_lock(s);
     s->pools[DEFAULT_POOL_ID]->spec.preempt_min_runtime_ms = preempt_ms;
     s->pools[DEFAULT_POOL_ID]->spec.reclaim_min_runtime_ms = reclaim_ms;
+    /* as pools.c's rebuild counts them for minruntime.c's fast path */
+    __atomic_store_n(&s->minrt_pools, preempt_ms || reclaim_ms, __ATOMIC_RELEASE);
     pools_unlock(s);
 }
 
