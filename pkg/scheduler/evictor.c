@@ -58,8 +58,8 @@ typedef struct ckpt_req ckpt_req_t;
 struct evictor {
     scheduler_t *s;
     pthread_mutex_t mu;
-    hashmap_t *awaiting; /* preemptor uid -> awaited_t (mu) */
-    ckpt_req_t *reqs;    /* pending checkpoint requests (the worker's; freed at evictor_free) */
+    hashmap_t *awaiting;  /* preemptor uid -> awaited_t (mu) */
+    ckpt_req_t *reqs;     /* pending checkpoint requests (the worker's; freed at evictor_free) */
     hashmap_t *requested; /* victim uid -> (void *)1 while its request is pending (mu) */
     hashmap_t *ended;     /* victim uid -> int64_t * wall ms its request ended (mu) */
     hashmap_t *stale;     /* victim uid -> pod_t * carrying a request this process does not know (mu) */
@@ -430,9 +430,8 @@ static void ckpt_write(scheduler_t *s, const pod_t *v, const char *status, const
     char now[64], err[256] = "";
     long code = 0;
     util_rfc3339(util_wall_ms(), now, sizeof(now));
-    json_t *body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
-                             CKPT_CONDITION, "status", status, "reason", reason, "message", msg,
-                             "lastTransitionTime", now);
+    json_t *body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type", CKPT_CONDITION,
+                             "status", status, "reason", reason, "message", msg, "lastTransitionTime", now);
     char *path = kube_pod_path(v->ns, v->name, "status");
     if (kube_send_json(s->kc, "PATCH", path, "application/strategic-merge-patch+json", body, NULL, &code, err,
                        sizeof(err)) != 0)
@@ -517,8 +516,8 @@ static void ckpt_withdraw(scheduler_t *s, ckpt_req_t *r, const char *why)
 {
     const preempt_candidate_t *c = r->c;
     char msg[512];
-    snprintf(msg, sizeof(msg), "%s: preemption request withdrawn: %s; nothing will be evicted",
-             s->opts.scheduler_name, why);
+    snprintf(msg, sizeof(msg), "%s: preemption request withdrawn: %s; nothing will be evicted", s->opts.scheduler_name,
+             why);
     for (int i = 0; i < c->nvictims; i++) {
         if (!r->wait[i])
             continue;
@@ -607,8 +606,9 @@ static int ckpt_advance(evictor_t *e, ckpt_req_t *r)
             left = 1;
             continue;
         }
-        snprintf(how, sizeof(how), acked ? " (after its checkpoint, %.1fs after the request)"
-                                         : " (checkpoint deadline reached, %.1fs after the request)",
+        snprintf(how, sizeof(how),
+                 acked ? " (after its checkpoint, %.1fs after the request)"
+                       : " (checkpoint deadline reached, %.1fs after the request)",
                  (double)(now - r->requested_ms) / 1000);
         for (int i = u; i < c->nvictims; i++) {
             if (r->unit[i] != u || !r->wait[i])
@@ -619,8 +619,8 @@ static int ckpt_advance(evictor_t *e, ckpt_req_t *r)
                 LOG_W("checkpoint: eviction of %s refused: %s (pod=%s node=%s)", c->victims[i]->key, err,
                       r->j->preemptor->key, c->node);
                 char msg[640];
-                snprintf(msg, sizeof(msg), "Preemption on node %s incomplete: eviction of %s refused: %.300s",
-                         c->node, c->victims[i]->key, err);
+                snprintf(msg, sizeof(msg), "Preemption on node %s incomplete: eviction of %s refused: %.300s", c->node,
+                         c->victims[i]->key, err);
                 writer_pod_event(s->writer, r->j->preemptor, "Warning", "PreemptionIncomplete", msg);
                 stats_add(s, &s->stats.evictions_refused, 1);
                 ckpt_withdraw(s, r, "an eviction was refused");

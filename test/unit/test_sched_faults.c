@@ -1017,8 +1017,9 @@ static void test_checkpoint_ack_evicts_at_once(void **st)
     assert_false(evictor_requested(s->evictor, "uid-v2"));
     assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v1/status {\"status\":{\"conditions\":[{\"type\":"
                           "\"PreemptionRequested\",\"status\":\"True\",\"reason\":\"Preemption\""));
-    assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v1 {\"metadata\":{\"annotations\":{\"" 
-                          PREEMPTION_REQUESTED_ANNOTATION "\":\""));
+    assert_true(trail_has(
+        "PATCH /api/v1/namespaces/ns/pods/v1 {\"metadata\":{\"annotations\":{\"" PREEMPTION_REQUESTED_ANNOTATION
+        "\":\""));
     assert_int_equal(nominated_on(s, "n1"), 1);
     /* Asked again meanwhile, it waits for its victims: no second plan. */
     assert_int_equal(post_filter_one(pools_get(s, DEFAULT_POOL_ID), it), EXT_DONE);
@@ -1083,8 +1084,9 @@ static void test_checkpoint_withdrawn(void **st)
         util_sleep_ms(10);
     assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v1/status {\"status\":{\"conditions\":[{\"type\":"
                           "\"PreemptionRequested\",\"status\":\"False\",\"reason\":\"PreemptionWithdrawn\""));
-    assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v2 {\"metadata\":{\"annotations\":{\"" 
-                          PREEMPTION_REQUESTED_ANNOTATION "\":null}}}"));
+    assert_true(trail_has(
+        "PATCH /api/v1/namespaces/ns/pods/v2 {\"metadata\":{\"annotations\":{\"" PREEMPTION_REQUESTED_ANNOTATION
+        "\":null}}}"));
     util_sleep_ms(300);
     assert_int_equal(api_int(&api.evictions), 0);
     assert_false(evictor_requested(s->evictor, "uid-v1"));
