@@ -607,7 +607,7 @@ static int ckpt_advance(evictor_t *e, ckpt_req_t *r)
             continue;
         }
         snprintf(how, sizeof(how),
-                 acked ? " (after its checkpoint, %.1fs after the request)"
+                 acked ? " (after the checkpoint, %.1fs after the request)"
                        : " (checkpoint deadline reached, %.1fs after the request)",
                  (double)(now - r->requested_ms) / 1000);
         for (int i = u; i < c->nvictims; i++) {

@@ -114,7 +114,7 @@ case_ack() {
     within "$el" 3 10 || fail "evicted ${el}s after the request, want 3..10s"
     wait_until '[ "$(pod_node hi)" = na ]' 30 || fail "hi not bound on na after v went"
     events_for v default PreemptionRequested | grep -q 'default/hi' || fail "no PreemptionRequested event on v"
-    new_log | grep -q 'checkpoint: evicted pod=default/v (after its checkpoint' || fail "no 'evicted after its checkpoint' log"
+    new_log | grep -q 'checkpoint: evicted pod=default/v (after the checkpoint' || fail "no 'evicted after the checkpoint' log"
 }
 
 # Never acknowledges (grace 8 s): evicted at the deadline.

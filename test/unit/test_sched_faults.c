@@ -944,7 +944,8 @@ static void test_refused_eviction_explained(void **st)
 
 /* A running pod on node with a checkpoint-grace annotation (NULL: none)
  * and a checkpointed-at one (NULL: none), priority 0, 1 CPU. */
-static pod_t *ckpt_pod(scheduler_t *s, const char *name, const char *node, const char *grace, const char *saved)
+static pod_t *ckpt_pod_in(scheduler_t *s, const char *name, const char *node, const char *grace, const char *saved,
+                          const char *gang)
 {
     char text[1024], ann[256] = "\"resource.aibee.cn/pool\":\"no-such-pool\"";
     if (grace)
@@ -952,16 +953,22 @@ static pod_t *ckpt_pod(scheduler_t *s, const char *name, const char *node, const
     if (saved)
         snprintf(ann + strlen(ann), sizeof ann - strlen(ann), ",\"" CHECKPOINTED_AT_ANNOTATION "\":\"%s\"", saved);
     snprintf(text, sizeof text,
-             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"annotations\":{%s}},"
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"annotations\":{%s}%s%s%s},"
              "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":0,\"nodeName\":\"%s\",\"containers\":"
              "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}",
-             name, name, ann, node);
+             name, name, ann, gang ? ",\"labels\":{\"" GANG_LABEL "\":\"" : "", gang ? gang : "", gang ? "\"}" : "",
+             node);
     return cached_pod(s, text);
+}
+
+static pod_t *ckpt_pod(scheduler_t *s, const char *name, const char *node, const char *grace, const char *saved)
+{
+    return ckpt_pod_in(s, name, node, grace, saved, NULL);
 }
 
 /* n1 (2 CPUs) holds v1 and v2 (1 CPU each, the graces given); pre (2
  * CPUs, priority 100) is popped and preempts both. */
-static scheduler_t *ckpt_setup(const char *g1, const char *g2, queue_item_t **out)
+static scheduler_t *ckpt_setup_in(const char *g1, const char *g2, const char *gang, queue_item_t **out)
 {
     set_evictions(0, 0);
     pthread_mutex_lock(&api.mu);
@@ -971,8 +978,8 @@ static scheduler_t *ckpt_setup(const char *g1, const char *g2, queue_item_t **ou
     s->writer = writer_new(s, 100);
     s->evictor = evictor_new(s);
     node_unref(add_node(s, "n1", "2"));
-    pod_unref(ckpt_pod(s, "v1", "n1", g1, NULL));
-    pod_unref(ckpt_pod(s, "v2", "n1", g2, NULL));
+    pod_unref(ckpt_pod_in(s, "v1", "n1", g1, NULL, gang));
+    pod_unref(ckpt_pod_in(s, "v2", "n1", g2, NULL, gang));
     pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
     queue_add(D->q, pre, 0);
@@ -982,6 +989,11 @@ static scheduler_t *ckpt_setup(const char *g1, const char *g2, queue_item_t **ou
     assert_int_equal(post_filter_one(D, *out), EXT_DONE);
     evictor_wait_idle(s->evictor);
     return s;
+}
+
+static scheduler_t *ckpt_setup(const char *g1, const char *g2, queue_item_t **out)
+{
+    return ckpt_setup_in(g1, g2, NULL, out);
 }
 
 static int trail_has(const char *needle)
@@ -1048,6 +1060,28 @@ static void test_checkpoint_ack_evicts_at_once(void **st)
     assert_int_equal(ss.checkpoint_acked, 1);
     assert_int_equal(ss.checkpoint_deadlines, 0);
     assert_int_equal(ss.victims, 2);
+    preemption_teardown(s, it);
+}
+
+/* v1 (grace 30 s) and v2 (none) are one gang: v2 is held with its mate
+ * (evicting it at once would break a gang still saving) and both go when
+ * v1 acknowledges. */
+static void test_checkpoint_gang_mates_held(void **st)
+{
+    queue_item_t *it;
+    scheduler_t *s = ckpt_setup_in("30s", NULL, "job", &it);
+    util_sleep_ms(300);
+    assert_int_equal(api_int(&api.evictions), 0);
+    assert_true(evictor_requested(s->evictor, "uid-v1"));
+    assert_true(evictor_requested(s->evictor, "uid-v2"));
+    assert_false(trail_has("PATCH /api/v1/namespaces/ns/pods/v2/status")); /* held, not asked */
+    char now[64];
+    util_rfc3339(util_wall_ms(), now, sizeof now);
+    pod_t *acked = ckpt_pod_in(s, "v1", "n1", "30s", now, "job");
+    evictor_pod_seen(s->evictor, acked, 1);
+    pod_unref(acked);
+    assert_true(wait_evictions(2, 2000) >= 0);
+    assert_true(trail_has("POST /api/v1/namespaces/ns/pods/v2/eviction"));
     preemption_teardown(s, it);
 }
 
@@ -1593,6 +1627,7 @@ int main(void)
         cmocka_unit_test(test_over_share_queue_keeps_off_reclaimed_room),
         cmocka_unit_test(test_gang_mates_share_nominated_room),
         cmocka_unit_test(test_checkpoint_ack_evicts_at_once),
+        cmocka_unit_test(test_checkpoint_gang_mates_held),
         cmocka_unit_test(test_checkpoint_deadline),
         cmocka_unit_test(test_checkpoint_withdrawn),
         cmocka_unit_test(test_checkpoint_stale_cleared),
