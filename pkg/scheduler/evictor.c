@@ -61,6 +61,7 @@ struct evictor {
     hashmap_t *awaiting;  /* preemptor uid -> awaited_t (mu) */
     ckpt_req_t *reqs;     /* pending checkpoint requests (the worker's; freed at evictor_free) */
     hashmap_t *requested; /* victim uid -> (void *)1 while its request is pending (mu) */
+    int nrequested;       /* its size (written under mu, read atomically): victim searches skip mu at 0 */
     hashmap_t *ended;     /* victim uid -> int64_t * wall ms its request ended (mu) */
     hashmap_t *stale;     /* victim uid -> pod_t * carrying a request this process does not know (mu) */
     hashmap_t *warned;    /* uid -> (void *)1: malformed checkpoint-grace announced (worker only) */
@@ -466,7 +467,8 @@ static void ckpt_start(evictor_t *e, ckpt_req_t *r)
     lo_mutex_lock(&e->mu, LO_EVICTOR);
     for (int i = 0; i < c->nvictims; i++)
         if (r->wait[i]) {
-            hashmap_put(e->requested, c->victims[i]->uid, (void *)1);
+            if (!hashmap_put(e->requested, c->victims[i]->uid, (void *)1))
+                __atomic_add_fetch(&e->nrequested, 1, __ATOMIC_RELEASE);
             free(hashmap_remove(e->ended, c->victims[i]->uid));
         }
     lo_mutex_unlock(&e->mu, LO_EVICTOR);
@@ -644,6 +646,7 @@ static void ckpt_end(evictor_t *e, ckpt_req_t *r)
         const char *uid = r->c->victims[i]->uid;
         if (!hashmap_remove(e->requested, uid))
             continue;
+        __atomic_sub_fetch(&e->nrequested, 1, __ATOMIC_RELEASE);
         int64_t *t = util_xcalloc(1, sizeof(*t));
         *t = now;
         free(hashmap_put(e->ended, uid, t));
@@ -738,7 +741,7 @@ void evictor_pod_seen(evictor_t *e, const pod_t *p, int has_request)
 
 int evictor_requested(evictor_t *e, const char *uid)
 {
-    if (!e)
+    if (!e || __atomic_load_n(&e->nrequested, __ATOMIC_ACQUIRE) == 0)
         return 0;
     lo_mutex_lock(&e->mu, LO_EVICTOR);
     int r = hashmap_get(e->requested, uid) != NULL;
