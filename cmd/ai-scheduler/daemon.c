@@ -21,6 +21,7 @@ typedef struct daemon_metrics {
     metric_t *q_alloc, *q_fair, *q_pending, *q_reclaims, *q_reclaimed;
     metric_t *gpu_shared, *gpu_res_created, *gpu_res_deleted;
     metric_t *consolidations, *consolidations_failed, *consolidation_moves;
+    metric_t *checkpoints;
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -112,6 +113,10 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->consolidations, NULL, (double)st.consolidations);
     counter_to(dm->consolidations_failed, NULL, (double)st.consolidations_failed);
     counter_to(dm->consolidation_moves, NULL, (double)st.consolidation_moves);
+    counter_to(dm->checkpoints, "result=\"requested\"", (double)st.checkpoint_requests);
+    counter_to(dm->checkpoints, "result=\"acknowledged\"", (double)st.checkpoint_acked);
+    counter_to(dm->checkpoints, "result=\"deadline\"", (double)st.checkpoint_deadlines);
+    counter_to(dm->checkpoints, "result=\"withdrawn\"", (double)st.checkpoint_withdrawn);
     scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
     scheduler_each_queue(sched, queue_gauges, dm);
     scheduler_each_queue_counter(sched, queue_counters, dm);
@@ -128,6 +133,9 @@ static void metrics_setup(daemon_metrics_t *dm)
     dm->victims = metrics_counter(r, "ai_scheduler_preemption_victims_total", "Pods evicted by preemption or reclaim.");
     dm->evictions_refused = metrics_counter(r, "ai_scheduler_preemption_evictions_refused_total",
                                             "Preemptions stopped midway by a refused eviction.");
+    dm->checkpoints = metrics_counter(r, "ai_scheduler_checkpoint_requests_total",
+                                      "Checkpoint before eviction: victims asked (requested), evicted after their "
+                                      "acknowledgement or at their deadline, and preemptions withdrawn.");
     dm->borrowings = metrics_counter(r, "ai_scheduler_borrowings_total", "Pods sent to borrow another pool's nodes.");
     dm->dropped = metrics_counter(r, "ai_scheduler_events_dropped_total", "Events and patches dropped under overload.");
     static const double buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };

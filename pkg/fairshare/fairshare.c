@@ -1604,3 +1604,22 @@ void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud)
             fn(ud, fs->n[i].name, fs->n[i].reclaims, fs->n[i].reclaimed);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
+
+/* ------------------------------------------------- checkpoint grace */
+
+int64_t fs_checkpoint_grace(fs_store_t *fs, int tenant)
+{
+    int64_t ms = DURATION_UNSET;
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
+    /* g bounds the walk: a parent cycle is the store's to report, not to loop on. */
+    for (int g = 0; q >= 0 && q < fs->nn && g <= fs->nn; q = fs->n[q].parent, g++) {
+        const fs_queue_spec_t *sp = fs->n[q].spec;
+        if (sp && sp->checkpoint_grace_ms != DURATION_UNSET) {
+            ms = sp->checkpoint_grace_ms;
+            break;
+        }
+    }
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+    return ms;
+}

@@ -217,6 +217,11 @@ void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud);
 typedef void (*fs_counter_fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed);
 void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud);
 
+/* The checkpoint grace (ms, >= 0; 0 opts out) of the queue tenant counts
+ * in: its own spec.checkpointGrace, else the nearest ancestor's that sets
+ * it; DURATION_UNSET when none does (no pool-wide default). */
+int64_t fs_checkpoint_grace(fs_store_t *fs, int tenant);
+
 /* Pure: water-filling of share among n children (see fairshare.c). quota
  * < 0 is none, cap is min(limit, demand); out gets each child's share. */
 void fs_waterfill(double share, int n, const double *quota, const double *weight, const int64_t *prio,

@@ -227,6 +227,9 @@ static void reprieve(framework_t *fw, cycle_state_t *cs, const pod_t *preemptor,
             int64_t started = out->victims[out->nvictims - 1]->started_ms;
             if (started > out->latest_start_ms)
                 out->latest_start_ms = started;
+            int64_t saved = out->victims[out->nvictims - 1]->checkpointed_at_ms;
+            if (saved < out->checkpointed_ms)
+                out->checkpointed_ms = saved;
         }
     }
 }
@@ -246,9 +249,10 @@ int preempt_select_on_node_cs(framework_t *fw, cycle_state_t *cs, const pod_t *p
         out->node = util_strdup(ni->name);
         out->victims = util_xcalloc((size_t)n + 1, sizeof(*out->victims));
         out->latest_start_ms = INT64_MIN;
+        out->checkpointed_ms = INT64_MAX;
         reprieve(fw, cs, preemptor, sim, v, n, out);
         if (out->nvictims == 0)
-            out->latest_start_ms = 0;
+            out->latest_start_ms = out->checkpointed_ms = 0;
         /* Give the caller its state back as PreFilter left it. */
         for (int i = 0; i < out->nvictims; i++)
             framework_add_pod(fw, cs, preemptor, out->victims[i], ni);
@@ -294,6 +298,10 @@ static int candidate_better(const preempt_candidate_t *a, const preempt_candidat
         return a->rank_sum < b->rank_sum;
     if (a->nvictims != b->nvictims)
         return a->nvictims < b->nvictims;
+    /* Victims that saved lately lose the least work (checkpoint before
+     * eviction): the freshest of the candidates' oldest saves wins. */
+    if (a->checkpointed_ms != b->checkpointed_ms)
+        return a->checkpointed_ms > b->checkpointed_ms;
     return a->latest_start_ms > b->latest_start_ms;
 }
 

@@ -6,8 +6,11 @@
  * victims back (highest rank first, PDB-protected ones before the others) as
  * long as the preemptor still fits; what stays out is the minimal set. The
  * node is chosen by fewest PDB violations, then the lowest highest-victim
- * rank, then the smallest rank sum, then the fewest victims, then the most
- * recently started victims. Pure computation: the scheduler evicts. */
+ * rank, then the smallest rank sum, then the fewest victims, then the
+ * victims that checkpointed most recently (the latest oldest
+ * checkpointed-at among a candidate's victims; a victim that never said
+ * counts as 0, so one such victim makes the candidate's value 0), then the
+ * most recently started victims. Pure computation: the scheduler evicts. */
 #ifndef AISCHED_PREEMPTION_H
 #define AISCHED_PREEMPTION_H
 
@@ -46,6 +49,7 @@ typedef struct preempt_candidate {
     int64_t max_rank; /* highest victim rank */
     int64_t rank_sum;
     int64_t latest_start_ms;
+    int64_t checkpointed_ms; /* min over victims of checkpointed_at_ms (wall ms; 0 none) */
 } preempt_candidate_t;
 
 /* Finds the minimal victim set on one node. Returns 1 and fills *out when

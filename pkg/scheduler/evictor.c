@@ -3,7 +3,18 @@
  * nomination). An eviction refused midway (a PDB whose status lags, RBAC,
  * the API down) is explained: a Warning event on the preemptor and a
  * counter; the next candidate node is then tried, as before, and when none
- * is left the room is given back so the pod is tried again later. */
+ * is left the room is given back so the pod is tried again later.
+ *
+ * Checkpoint before eviction: a victim with a checkpoint grace (its
+ * annotation, else its queue's spec.checkpointGrace) is first asked to
+ * save (condition PreemptionRequested, annotation preemption-requested =
+ * the deadline, an event) and evicted when it acknowledges (annotation
+ * checkpointed-at at or after the request's second) or at the deadline.
+ * The requests wait in a table the worker visits every CKPT_TICK_MS, and
+ * at once when a requested pod changes; the room stays nominated
+ * meanwhile, and a preemptor that goes away (deleted, placed elsewhere,
+ * its nomination dropped) withdraws the request: nothing is evicted. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,10 +46,26 @@ typedef struct awaited {
     int n;
 } awaited_t;
 
+/* How often the worker visits pending checkpoint requests: a deadline is
+ * met within this (and an acknowledgement seen at once, see evictor_pod_seen). */
+#define CKPT_TICK_MS 250
+/* How long a request that ended is remembered, so the informer's echo of
+ * our own annotation is not taken for a request left by an earlier run. */
+#define CKPT_ENDED_MS 60000
+
+typedef struct ckpt_req ckpt_req_t;
+
 struct evictor {
     scheduler_t *s;
     pthread_mutex_t mu;
-    hashmap_t *awaiting; /* preemptor uid -> awaited_t (mu) */
+    hashmap_t *awaiting;  /* preemptor uid -> awaited_t (mu) */
+    ckpt_req_t *reqs;     /* pending checkpoint requests (the worker's; freed at evictor_free) */
+    hashmap_t *requested; /* victim uid -> (void *)1 while its request is pending (mu) */
+    int nrequested;       /* its size (written under mu, read atomically): victim searches skip mu at 0 */
+    hashmap_t *ended;     /* victim uid -> int64_t * wall ms its request ended (mu) */
+    hashmap_t *stale;     /* victim uid -> pod_t * carrying a request this process does not know (mu) */
+    hashmap_t *warned;    /* uid -> (void *)1: malformed checkpoint-grace announced (worker only) */
+    int poked;            /* a requested pod changed (mu) */
     pthread_cond_t cv;
     evict_job_t *head, *tail;
     int closing;
@@ -106,56 +133,86 @@ static int evict(scheduler_t *s, const pod_t *victim, char *err, size_t errlen)
     return rc == 0 ? 0 : -1;
 }
 
-/* Evicts one candidate's victims. 1 when all went, 0 when one was refused
- * (explained by an event and counted), -1 when fenced. */
-static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candidate_t *c)
+/* Evicts victim i of c for j, with its event and counters (how: a note
+ * for the event, or NULL). 0, or -1 with err (the victim is not
+ * recharged here: the caller knows which still run). */
+static int evict_victim(scheduler_t *s, evict_job_t *j, const preempt_candidate_t *c, int i, const char *how, char *err,
+                        size_t errlen)
 {
-    char err[256] = "";
-    int done = 0;
-    for (; done < c->nvictims; done++) {
-        if (scheduler_fenced(s))
-            return -1; /* lost the lease: write nothing more */
-        pod_t *v = c->victims[done];
-        char *note = tenants_reclaim_note(s, j->preemptor, v);
-        /* A victim stops counting for its queue as its eviction starts. */
-        fs_uncharge(s->fs, v->uid);
-        if (!j->dests)
-            mark_disruption_target(s, v, j->preemptor);
-        if (evict(s, v, err, sizeof(err)) != 0) {
-            free(note);
-            break;
-        }
-        char msg[640];
-        if (j->dests) {
-            snprintf(msg, sizeof(msg),
-                     "Moved (consolidation) to make room for %s on node %s; its replacement is expected on node %s",
-                     j->preemptor->key, c->node, j->dests[done]);
-            free(note);
-            writer_pod_event(s->writer, v, "Normal", "Consolidated", msg);
-            stats_add(s, &s->stats.consolidation_moves, 1);
-            continue;
-        }
-        snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s%s", j->preemptor->key, c->node,
-                 pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "", note ? note : "");
+    pod_t *v = c->victims[i];
+    char *note = tenants_reclaim_note(s, j->preemptor, v);
+    /* A victim stops counting for its queue as its eviction starts. */
+    fs_uncharge(s->fs, v->uid);
+    if (!j->dests)
+        mark_disruption_target(s, v, j->preemptor);
+    if (evict(s, v, err, errlen) != 0) {
         free(note);
-        writer_pod_event(s->writer, v, "Normal", "Preempted", msg);
-        stats_add(s, &s->stats.victims, 1);
+        return -1;
     }
-    if (done == c->nvictims)
-        return 1;
-    for (int i = done; i < c->nvictims; i++)
-        tenants_recharge(s, c->victims[i]); /* still running */
+    char msg[768];
+    if (j->dests) {
+        snprintf(msg, sizeof(msg),
+                 "Moved (consolidation) to make room for %s on node %s; its replacement is expected on node %s%s",
+                 j->preemptor->key, c->node, j->dests[i], how ? how : "");
+        free(note);
+        writer_pod_event(s->writer, v, "Normal", "Consolidated", msg);
+        stats_add(s, &s->stats.consolidation_moves, 1);
+        return 0;
+    }
+    snprintf(msg, sizeof(msg), "Preempted by %s on node %s%s%s%s", j->preemptor->key, c->node,
+             pools_home_id(s, v) != j->pool_id ? " (borrowed node reclaimed by its pool)" : "", note ? note : "",
+             how ? how : "");
+    free(note);
+    writer_pod_event(s->writer, v, "Normal", "Preempted", msg);
+    stats_add(s, &s->stats.victims, 1);
+    return 0;
+}
+
+/* Victim bad of c was refused: said where the pod's owner looks, counted.
+ * done[i]: victim i was evicted (the others count again). */
+static void explain_refusal(scheduler_t *s, evict_job_t *j, const preempt_candidate_t *c, int bad, const int *done,
+                            const char *err)
+{
+    int ndone = 0;
+    for (int i = 0; i < c->nvictims; i++) {
+        if (done[i])
+            ndone++;
+        else
+            tenants_recharge(s, c->victims[i]); /* still running */
+    }
     /* Half done (or not started): say so where the pod's owner looks. */
-    LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)", c->victims[done]->key,
-          err, j->preemptor->key, c->node, done, c->nvictims);
+    LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)", c->victims[bad]->key,
+          err, j->preemptor->key, c->node, ndone, c->nvictims);
     char msg[768];
     snprintf(msg, sizeof(msg),
              "Preemption on node %s incomplete: eviction of %s refused (%d of %d victims "
              "evicted): %.300s",
-             c->node, c->victims[done]->key, done, c->nvictims, err);
+             c->node, c->victims[bad]->key, ndone, c->nvictims, err);
     writer_pod_event(s->writer, j->preemptor, "Warning", "PreemptionIncomplete", msg);
     stats_add(s, &s->stats.evictions_refused, 1);
-    return 0;
+}
+
+/* Evicts one candidate's victims, except the held ones (held NULL: none;
+ * those are asked to checkpoint first). 1 when all went, 0 when one was
+ * refused (explained by an event and counted), -1 when fenced. */
+static int evict_candidate(scheduler_t *s, evict_job_t *j, const preempt_candidate_t *c, const int *held)
+{
+    char err[256] = "";
+    int *done = util_xcalloc((size_t)c->nvictims + 1, sizeof(*done));
+    int rc = 1;
+    for (int i = 0; i < c->nvictims && rc == 1; i++) {
+        if (held && held[i])
+            continue;
+        if (scheduler_fenced(s))
+            rc = -1; /* lost the lease: write nothing more */
+        else if (evict_victim(s, j, c, i, NULL, err, sizeof(err)) != 0) {
+            explain_refusal(s, j, c, i, done, err);
+            rc = 0;
+        } else
+            done[i] = 1;
+    }
+    free(done);
+    return rc;
 }
 
 /* A member of a gang below its minimum for too long (--evict-stale-gangs). */
@@ -263,12 +320,442 @@ static void give_back(scheduler_t *s, const pod_t *p)
     writer_nominate(s->writer, p, NULL);
 }
 
-static void run_job(scheduler_t *s, evict_job_t *j)
+/* ------------------------------------------------ checkpoint before eviction */
+
+/* One candidate's victims while some are asked to checkpoint. A unit is a
+ * gang's victims on this candidate (else one pod): evicted whole, once
+ * every member asked has acknowledged or reached its deadline, so a gang
+ * still saving is not broken by evicting its mates early. */
+struct ckpt_req {
+    ckpt_req_t *next;
+    evict_job_t *j;         /* owned: the preemptors and the chosen candidate */
+    preempt_candidate_t *c; /* in j->cands */
+    int *wait;              /* per victim: held, not evicted yet */
+    int *asked;             /* per victim: has a grace (else a held gang mate) */
+    int *acked;             /* per victim: acknowledged */
+    int *unit;              /* per victim: its unit's first victim */
+    int64_t *deadline;      /* per victim asked, wall ms */
+    int64_t requested_ms;   /* wall */
+    int *nominated;         /* per preemptor (0: j->preemptor, k + 1: mates[k]): held a nomination */
+};
+
+static void ckpt_free(ckpt_req_t *r)
+{
+    if (!r)
+        return;
+    free(r->wait);
+    free(r->asked);
+    free(r->acked);
+    free(r->unit);
+    free(r->deadline);
+    free(r->nominated);
+    free(r);
+}
+
+/* A victim's grace in ms (0: none): its annotation, else its queue's. A
+ * malformed annotation is said once (Warning) and counts as absent. */
+static int64_t victim_grace(evictor_t *e, const pod_t *v)
+{
+    scheduler_t *s = e->s;
+    if (v->checkpoint_grace_ms >= 0)
+        return v->checkpoint_grace_ms;
+    if (v->checkpoint_grace_ms == DURATION_BAD && !hashmap_get(e->warned, v->uid)) {
+        if (hashmap_len(e->warned) >= 4096) { /* bounded: at worst a pod is told twice */
+            hashmap_free(e->warned);
+            e->warned = hashmap_new(16);
+        }
+        hashmap_put(e->warned, v->uid, (void *)1);
+        writer_pod_event(s->writer, v, "Warning", "InvalidCheckpointGrace",
+                         "annotation " CHECKPOINT_GRACE_ANNOTATION " is not a duration (e.g. \"120s\"); ignored: "
+                         "the queue's checkpointGrace applies, if any");
+    }
+    int64_t q = fs_checkpoint_grace(s->fs, tenants_pod_tenant(s, v));
+    return q > 0 ? q : 0;
+}
+
+static int same_gang(const pod_t *a, const pod_t *b)
+{
+    const char *ga = gang_of(a), *gb = gang_of(b);
+    return ga && gb && strcmp(ga, gb) == 0 && strcmp(a->ns, b->ns) == 0;
+}
+
+/* The request for c's victims, or NULL when none has a grace (evicted
+ * at once, as before). */
+static ckpt_req_t *ckpt_plan(evictor_t *e, evict_job_t *j, preempt_candidate_t *c)
+{
+    int n = c->nvictims, any = 0;
+    int64_t *grace = util_xcalloc((size_t)n + 1, sizeof(*grace));
+    for (int i = 0; i < n; i++)
+        any |= (grace[i] = victim_grace(e, c->victims[i])) > 0;
+    if (!any) {
+        free(grace);
+        return NULL;
+    }
+    ckpt_req_t *r = util_xcalloc(1, sizeof(*r));
+    r->j = j;
+    r->c = c;
+    r->wait = util_xcalloc((size_t)n + 1, sizeof(int));
+    r->asked = util_xcalloc((size_t)n + 1, sizeof(int));
+    r->acked = util_xcalloc((size_t)n + 1, sizeof(int));
+    r->unit = util_xcalloc((size_t)n + 1, sizeof(int));
+    r->deadline = util_xcalloc((size_t)n + 1, sizeof(int64_t));
+    r->requested_ms = util_wall_ms();
+    for (int i = 0; i < n; i++) {
+        r->unit[i] = i;
+        for (int k = 0; k < i; k++)
+            if (same_gang(c->victims[i], c->victims[k])) {
+                r->unit[i] = r->unit[k];
+                break;
+            }
+        r->asked[i] = grace[i] > 0;
+        /* On a whole second, so the annotation (RFC 3339, seconds) says
+         * exactly when: never earlier than the grace. */
+        r->deadline[i] = (r->requested_ms + grace[i] + 999) / 1000 * 1000;
+    }
+    for (int i = 0; i < n; i++)
+        if (r->asked[i])
+            for (int k = 0; k < n; k++)
+                r->wait[k] |= r->unit[k] == r->unit[i];
+    r->nominated = util_xcalloc((size_t)j->nmates + 2, sizeof(int));
+    for (int k = -1; k < j->nmates; k++)
+        r->nominated[k + 1] = cache_is_nominated(e->s->cache, (k < 0 ? j->preemptor : j->mates[k])->uid);
+    free(grace);
+    return r;
+}
+
+/* Writes the request's state on v: condition PreemptionRequested (status,
+ * reason, message) and the annotation (the deadline; NULL removes it). */
+static void ckpt_write(scheduler_t *s, const pod_t *v, const char *status, const char *reason, const char *msg,
+                       const char *deadline)
+{
+    char now[64], err[256] = "";
+    long code = 0;
+    util_rfc3339(util_wall_ms(), now, sizeof(now));
+    json_t *body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type", CKPT_CONDITION,
+                             "status", status, "reason", reason, "message", msg, "lastTransitionTime", now);
+    char *path = kube_pod_path(v->ns, v->name, "status");
+    if (kube_send_json(s->kc, "PATCH", path, "application/strategic-merge-patch+json", body, NULL, &code, err,
+                       sizeof(err)) != 0)
+        LOG_W("checkpoint: condition %s=%s on %s not set (HTTP %ld): %s", CKPT_CONDITION, status, v->key, code, err);
+    json_decref(body);
+    free(path);
+    body = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", PREEMPTION_REQUESTED_ANNOTATION,
+                     deadline ? json_string(deadline) : json_null());
+    path = kube_pod_path(v->ns, v->name, NULL);
+    if (kube_send_json(s->kc, "PATCH", path, "application/merge-patch+json", body, NULL, &code, err, sizeof(err)) != 0)
+        LOG_W("checkpoint: annotation %s on %s not written (HTTP %ld): %s", PREEMPTION_REQUESTED_ANNOTATION, v->key,
+              code, err);
+    json_decref(body);
+    free(path);
+}
+
+static const char *ckpt_reason(scheduler_t *s, const evict_job_t *j, const pod_t *v)
+{
+    if (j->dests)
+        return "Consolidation";
+    char *note = tenants_reclaim_note(s, j->preemptor, v);
+    int reclaim = note != NULL || pools_home_id(s, v) != j->pool_id;
+    free(note);
+    return reclaim ? "Reclaim" : "Preemption";
+}
+
+/* Asks every held victim that has a grace, then keeps r (taken). */
+static void ckpt_start(evictor_t *e, ckpt_req_t *r)
+{
+    scheduler_t *s = e->s;
+    const preempt_candidate_t *c = r->c;
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    for (int i = 0; i < c->nvictims; i++)
+        if (r->wait[i]) {
+            if (!hashmap_put(e->requested, c->victims[i]->uid, (void *)1))
+                __atomic_add_fetch(&e->nrequested, 1, __ATOMIC_RELEASE);
+            free(hashmap_remove(e->ended, c->victims[i]->uid));
+        }
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+    char req[64], dl[64], msg[768];
+    util_rfc3339(r->requested_ms, req, sizeof(req));
+    for (int i = 0; i < c->nvictims; i++) {
+        const pod_t *v = c->victims[i];
+        if (!r->wait[i] || !r->asked[i]) {
+            if (r->wait[i])
+                LOG_I("checkpoint: %s held with its gang's mates (no grace of its own)", v->key);
+            continue;
+        }
+        util_rfc3339(r->deadline[i], dl, sizeof(dl));
+        snprintf(msg, sizeof(msg),
+                 "%s: checkpoint requested: %s needs this pod's room on node %s (%s); evicted at %s, or once "
+                 "annotation " CHECKPOINTED_AT_ANNOTATION " is at or after %s",
+                 s->opts.scheduler_name, r->j->preemptor->key, c->node, ckpt_reason(s, r->j, v), dl, req);
+        ckpt_write(s, v, "True", ckpt_reason(s, r->j, v), msg, dl);
+        writer_pod_event(s->writer, v, "Normal", CKPT_CONDITION, msg);
+        LOG_I("checkpoint: requested pod=%s for=%s node=%s deadline=%s", v->key, r->j->preemptor->key, c->node, dl);
+        stats_add(s, &s->stats.checkpoint_requests, 1);
+    }
+    r->next = e->reqs;
+    e->reqs = r;
+}
+
+/* The preemptor's room is given back unless it was bound meanwhile (then
+ * its nomination went with the bind and its charge is its own). */
+static void release_preemptor(scheduler_t *s, const pod_t *p)
+{
+    cache_pod_state_t st = CPOD_NONE;
+    pod_t *cur = cache_get_pod(s->cache, p->uid, &st);
+    if (cur && st == CPOD_PENDING)
+        give_back(s, cur);
+    else
+        await_drop(s->evictor, p->uid);
+    if (!cur) { /* deleted: nothing to write on it */
+        cache_clear_nomination(s->cache, p->uid);
+        tenants_unreserve_preemptor(s, p);
+    }
+    pod_unref(cur);
+}
+
+/* Nothing more is evicted for r: every held victim still there is told
+ * (condition False, annotation removed, event) and counts again. */
+static void ckpt_withdraw(scheduler_t *s, ckpt_req_t *r, const char *why)
+{
+    const preempt_candidate_t *c = r->c;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s: preemption request withdrawn: %s; nothing will be evicted", s->opts.scheduler_name,
+             why);
+    for (int i = 0; i < c->nvictims; i++) {
+        if (!r->wait[i])
+            continue;
+        r->wait[i] = 0;
+        pod_t *cur = cache_get_pod(s->cache, c->victims[i]->uid, NULL);
+        if (!cur)
+            continue;
+        if (r->asked[i]) {
+            ckpt_write(s, cur, "False", "PreemptionWithdrawn", msg, NULL);
+            writer_pod_event(s->writer, cur, "Normal", "PreemptionWithdrawn", msg);
+        }
+        tenants_recharge(s, cur);
+        pod_unref(cur);
+    }
+    LOG_I("checkpoint: withdrawn for=%s node=%s: %s", r->j->preemptor->key, c->node, why);
+    stats_add(s, &s->stats.checkpoint_withdrawn, 1);
+    release_preemptor(s, r->j->preemptor);
+    for (int k = 0; k < r->j->nmates; k++)
+        release_preemptor(s, r->j->mates[k]);
+}
+
+/* Why r's room is no longer wanted, or NULL: a preemptor deleted, bound
+ * (it fit elsewhere), or its nomination dropped. */
+static const char *ckpt_unwanted(scheduler_t *s, const ckpt_req_t *r, char *buf, size_t len)
+{
+    for (int k = -1; k < r->j->nmates; k++) {
+        const pod_t *p = k < 0 ? r->j->preemptor : r->j->mates[k];
+        cache_pod_state_t st = CPOD_NONE;
+        pod_t *cur = cache_get_pod(s->cache, p->uid, &st);
+        const char *why = NULL;
+        if (!cur || cur->deleting)
+            why = "was deleted";
+        else if (st != CPOD_PENDING)
+            why = "was placed elsewhere";
+        else if (r->nominated[k + 1] && !cache_is_nominated(s->cache, p->uid))
+            why = "no longer holds this room";
+        pod_unref(cur);
+        if (why) {
+            snprintf(buf, len, "the preemptor %s %s", p->key, why);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* Sees acknowledgements and pods gone by themselves; evicts the units
+ * that are ready. 1 when r is over. */
+static int ckpt_advance(evictor_t *e, ckpt_req_t *r)
+{
+    scheduler_t *s = e->s;
+    preempt_candidate_t *c = r->c;
+    char why[512], err[256] = "", how[160];
+    if (ckpt_unwanted(s, r, why, sizeof(why))) {
+        ckpt_withdraw(s, r, why);
+        return 1;
+    }
+    int64_t now = util_wall_ms(), left = 0;
+    for (int i = 0; i < c->nvictims; i++) {
+        if (!r->wait[i])
+            continue;
+        pod_t *cur = cache_get_pod(s->cache, c->victims[i]->uid, NULL);
+        if (!cur || cur->deleting) {
+            r->wait[i] = 0; /* finished or deleted by itself: the request just ends */
+            LOG_I("checkpoint: %s went by itself", c->victims[i]->key);
+        } else if (r->asked[i] && !r->acked[i] && cur->checkpointed_at_ms / 1000 >= r->requested_ms / 1000) {
+            r->acked[i] = 1; /* second precision, as the annotation is written */
+            LOG_I("checkpoint: %s acknowledged after %.1fs", cur->key, (double)(now - r->requested_ms) / 1000);
+        }
+        pod_unref(cur);
+    }
+    for (int u = 0; u < c->nvictims; u++) {
+        if (r->unit[u] != u)
+            continue;
+        int waiting = 0, ready = 1, acked = 1;
+        for (int i = u; i < c->nvictims; i++)
+            if (r->unit[i] == u && r->wait[i]) {
+                waiting = 1;
+                if (r->asked[i] && !r->acked[i]) {
+                    acked = 0;
+                    ready &= now >= r->deadline[i];
+                }
+            }
+        if (!waiting)
+            continue;
+        if (!ready) {
+            left = 1;
+            continue;
+        }
+        snprintf(how, sizeof(how),
+                 acked ? " (after the checkpoint, %.1fs after the request)"
+                       : " (checkpoint deadline reached, %.1fs after the request)",
+                 (double)(now - r->requested_ms) / 1000);
+        for (int i = u; i < c->nvictims; i++) {
+            if (r->unit[i] != u || !r->wait[i])
+                continue;
+            if (scheduler_fenced(s))
+                return 1;
+            if (evict_victim(s, r->j, c, i, how, err, sizeof(err)) != 0) {
+                LOG_W("checkpoint: eviction of %s refused: %s (pod=%s node=%s)", c->victims[i]->key, err,
+                      r->j->preemptor->key, c->node);
+                char msg[640];
+                snprintf(msg, sizeof(msg), "Preemption on node %s incomplete: eviction of %s refused: %.300s", c->node,
+                         c->victims[i]->key, err);
+                writer_pod_event(s->writer, r->j->preemptor, "Warning", "PreemptionIncomplete", msg);
+                stats_add(s, &s->stats.evictions_refused, 1);
+                ckpt_withdraw(s, r, "an eviction was refused");
+                pools_move_all(s, "EvictionRefused");
+                return 1;
+            }
+            r->wait[i] = 0;
+            LOG_I("checkpoint: evicted pod=%s%s", c->victims[i]->key, how);
+            stats_add(s, acked ? &s->stats.checkpoint_acked : &s->stats.checkpoint_deadlines, r->asked[i]);
+        }
+    }
+    return !left;
+}
+
+/* r is over: its victims are no longer requested. */
+static void ckpt_end(evictor_t *e, ckpt_req_t *r)
+{
+    int64_t now = util_wall_ms();
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    for (int i = 0; i < r->c->nvictims; i++) {
+        const char *uid = r->c->victims[i]->uid;
+        if (!hashmap_remove(e->requested, uid))
+            continue;
+        __atomic_sub_fetch(&e->nrequested, 1, __ATOMIC_RELEASE);
+        int64_t *t = util_xcalloc(1, sizeof(*t));
+        *t = now;
+        free(hashmap_put(e->ended, uid, t));
+    }
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+    job_free(r->j);
+    ckpt_free(r);
+}
+
+/* Requests left by an earlier run (or another leader) that no one here
+ * knows: cleared, nothing evicted. Also forgets old ended requests. */
+static void ckpt_sweep_stale(evictor_t *e)
+{
+    scheduler_t *s = e->s;
+    int64_t now = util_wall_ms();
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    size_t n = hashmap_len(e->stale), k = 0;
+    pod_t **pods = util_xcalloc(n + 1, sizeof(*pods));
+    const char *key;
+    void *v;
+    for (size_t it = 0; hashmap_next(e->stale, &it, &key, &v);) {
+        if (k < n && !hashmap_get(e->requested, key))
+            pods[k++] = v;
+        else
+            pod_unref(v); /* asked again meanwhile: that request is its state now */
+    }
+    hashmap_free(e->stale);
+    e->stale = hashmap_new(16);
+    size_t ne = hashmap_len(e->ended), m = 0;
+    char **old = util_xcalloc(ne + 1, sizeof(*old));
+    for (size_t it = 0; m < ne && hashmap_next(e->ended, &it, &key, &v);)
+        if (now - *(int64_t *)v > CKPT_ENDED_MS)
+            old[m++] = util_strdup(key);
+    for (size_t i = 0; i < m; i++) {
+        free(hashmap_remove(e->ended, old[i]));
+        free(old[i]);
+    }
+    free(old);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+    char msg[384];
+    snprintf(msg, sizeof(msg),
+             "%s: preemption request withdrawn: no such request is pending in this scheduler (it restarted or "
+             "another replica leads now); nothing will be evicted for it",
+             s->opts.scheduler_name);
+    for (size_t i = 0; i < k; i++) {
+        if (!scheduler_fenced(s)) {
+            LOG_I("checkpoint: clearing a request this process does not know on %s", pods[i]->key);
+            ckpt_write(s, pods[i], "False", "PreemptionWithdrawn", msg, NULL);
+            writer_pod_event(s->writer, pods[i], "Normal", "PreemptionWithdrawn", msg);
+            int64_t *t = util_xcalloc(1, sizeof(*t));
+            *t = now;
+            lo_mutex_lock(&e->mu, LO_EVICTOR);
+            free(hashmap_put(e->ended, pods[i]->uid, t));
+            lo_mutex_unlock(&e->mu, LO_EVICTOR);
+        }
+        pod_unref(pods[i]);
+    }
+    free(pods);
+}
+
+/* The worker's visit of the pending requests; fenced, they are dropped
+ * with nothing written (whoever leads next clears them). */
+static void ckpt_step(evictor_t *e)
+{
+    ckpt_sweep_stale(e);
+    for (ckpt_req_t **pp = &e->reqs; *pp;) {
+        ckpt_req_t *r = *pp;
+        if (scheduler_fenced(e->s) || ckpt_advance(e, r)) {
+            *pp = r->next;
+            ckpt_end(e, r);
+        } else
+            pp = &r->next;
+    }
+}
+
+void evictor_pod_seen(evictor_t *e, const pod_t *p, int has_request)
+{
+    if (!e)
+        return;
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    if (hashmap_get(e->requested, p->uid)) {
+        e->poked = 1; /* maybe its acknowledgement: seen at once */
+        pthread_cond_signal(&e->cv);
+    } else if (has_request && !p->deleting && p->phase != PHASE_SUCCEEDED && p->phase != PHASE_FAILED &&
+               !hashmap_get(e->ended, p->uid) && !hashmap_get(e->stale, p->uid) && e->started && !e->closing) {
+        hashmap_put(e->stale, p->uid, pod_ref((pod_t *)p));
+        e->poked = 1;
+        pthread_cond_signal(&e->cv);
+    }
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+}
+
+int evictor_requested(evictor_t *e, const char *uid)
+{
+    if (!e || __atomic_load_n(&e->nrequested, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    int r = hashmap_get(e->requested, uid) != NULL;
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+    return r;
+}
+
+/* 1 when j was kept (a checkpoint request holds it), else the caller frees it. */
+static int run_job(scheduler_t *s, evict_job_t *j)
 {
     int first = 1;
     if (j->stale) {
         run_stale(s, j);
-        return;
+        return 0;
     }
     while (j->ncands > 0) {
         int b = preempt_pick(j->cands, j->ncands);
@@ -281,18 +768,29 @@ static void run_job(scheduler_t *s, evict_job_t *j)
             writer_nominate(s->writer, j->preemptor, c->node);
         }
         first = 0;
-        int rc = evict_candidate(s, j, c);
-        if (rc < 0)
-            return;
+        /* Victims with a checkpoint grace (and their gang mates) are held:
+         * the others go first; a refusal among them moves on as before. */
+        ckpt_req_t *r = ckpt_plan(s->evictor, j, c);
+        int rc = evict_candidate(s, j, c, r ? r->wait : NULL);
+        if (rc < 0) {
+            ckpt_free(r);
+            return 0;
+        }
         if (rc == 1) {
-            LOG_I("%s pod=%s node=%s pool=%s victims=%d pdb_violations=%d", j->dests ? "moved for" : "preempted",
-                  j->preemptor->key, c->node, j->pool, c->nvictims, c->pdb_violations);
+            LOG_I("%s pod=%s node=%s pool=%s victims=%d pdb_violations=%d%s", j->dests ? "moved for" : "preempted",
+                  j->preemptor->key, c->node, j->pool, c->nvictims, c->pdb_violations,
+                  r ? " (some asked to checkpoint first)" : "");
             if (!j->dests) {
                 stats_add(s, &s->stats.preemptions, 1);
                 await_victims(s->evictor, j, c);
             }
-            return;
+            if (r) {
+                ckpt_start(s->evictor, r);
+                return 1;
+            }
+            return 0;
         }
+        ckpt_free(r);
         preempt_candidate_clear(c);
         j->cands[b] = j->cands[--j->ncands];
     }
@@ -302,6 +800,7 @@ static void run_job(scheduler_t *s, evict_job_t *j)
     for (int i = 0; i < j->nmates; i++)
         give_back(s, j->mates[i]);
     pools_move_all(s, "EvictionRefused");
+    return 0;
 }
 
 static void *evictor_main(void *arg)
@@ -310,9 +809,20 @@ static void *evictor_main(void *arg)
     util_thread_name("evictor");
     for (;;) {
         lo_mutex_lock(&e->mu, LO_EVICTOR);
-        while (!e->head && !e->closing)
-            pthread_cond_wait(&e->cv, &e->mu);
-        evict_job_t *j = e->closing ? NULL : e->head;
+        while (!e->head && !e->closing && !e->poked) {
+            if (!e->reqs) {
+                pthread_cond_wait(&e->cv, &e->mu);
+                continue;
+            }
+            /* Requests pending: a timed wake for their deadlines. */
+            struct timespec ts;
+            util_deadline(CLOCK_REALTIME, CKPT_TICK_MS, &ts);
+            if (pthread_cond_timedwait(&e->cv, &e->mu, &ts) == ETIMEDOUT)
+                break;
+        }
+        e->poked = 0;
+        int closing = e->closing;
+        evict_job_t *j = closing ? NULL : e->head;
         if (j) {
             e->head = j->next;
             if (!e->head)
@@ -321,16 +831,20 @@ static void *evictor_main(void *arg)
             e->busy_job = j;
         }
         lo_mutex_unlock(&e->mu, LO_EVICTOR);
-        if (!j)
+        if (closing)
             break;
-        run_job(e->s, j);
-        await_sweep(e);
-        lo_mutex_lock(&e->mu, LO_EVICTOR);
-        e->busy = 0;
-        e->busy_job = NULL;
-        job_free(j);
-        pthread_cond_broadcast(&e->cv);
-        lo_mutex_unlock(&e->mu, LO_EVICTOR);
+        if (j) {
+            int kept = run_job(e->s, j);
+            await_sweep(e);
+            lo_mutex_lock(&e->mu, LO_EVICTOR);
+            e->busy = 0;
+            e->busy_job = NULL;
+            if (!kept)
+                job_free(j);
+            pthread_cond_broadcast(&e->cv);
+            lo_mutex_unlock(&e->mu, LO_EVICTOR);
+        }
+        ckpt_step(e);
     }
     return NULL;
 }
@@ -342,6 +856,10 @@ evictor_t *evictor_new(scheduler_t *s)
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     e->awaiting = hashmap_new(16);
+    e->requested = hashmap_new(16);
+    e->ended = hashmap_new(16);
+    e->stale = hashmap_new(16);
+    e->warned = hashmap_new(16);
     if (pthread_create(&e->thread, NULL, evictor_main, e) == 0)
         e->started = 1;
     else
@@ -459,6 +977,20 @@ void evictor_free(evictor_t *e)
     for (size_t it = 0; hashmap_next(e->awaiting, &it, &k, &v);)
         awaited_free(v);
     hashmap_free(e->awaiting);
+    /* Pending requests are dropped with nothing written, like queued jobs. */
+    for (ckpt_req_t *r = e->reqs, *n; r; r = n) {
+        n = r->next;
+        job_free(r->j);
+        ckpt_free(r);
+    }
+    for (size_t it = 0; hashmap_next(e->ended, &it, &k, &v);)
+        free(v);
+    hashmap_free(e->ended);
+    for (size_t it = 0; hashmap_next(e->stale, &it, &k, &v);)
+        pod_unref(v);
+    hashmap_free(e->stale);
+    hashmap_free(e->requested);
+    hashmap_free(e->warned);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     free(e);

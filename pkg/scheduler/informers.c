@@ -113,6 +113,13 @@ static int requests_shrank(const resources_t *old, const resources_t *now)
     return 0;
 }
 
+/* Whether the pod carries our checkpoint request (evictor.c). */
+static int pod_has_request(json_t *obj)
+{
+    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    return json_is_string(json_object_get(ann, PREEMPTION_REQUESTED_ANNOTATION));
+}
+
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
@@ -172,6 +179,8 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         pools_move_all(s, "AssignedPodAdd");
     else if (now == CPOD_BOUND && before == CPOD_BOUND && old && requests_shrank(&old->requests, &p->requests))
         pools_move_all(s, "AssignedPodUpdate");
+    if (ours && now == CPOD_BOUND)
+        evictor_pod_seen(s->evictor, p, pod_has_request(obj));
     pod_unref(old);
     pod_unref(p);
 }

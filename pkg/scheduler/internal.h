@@ -514,6 +514,18 @@ int evictor_has_job(evictor_t *e, const char *uid);
 int evictor_awaiting(evictor_t *e, const char *uid);
 /* Tests: returns once no job is queued or running. */
 void evictor_wait_idle(evictor_t *e);
+/* Checkpoint before eviction (evictor.c): the condition a victim with a
+ * grace gets, and our annotation carrying its deadline (RFC 3339) for a
+ * downward API volume; only ai-scheduler writes it. */
+#define CKPT_CONDITION                  "PreemptionRequested"
+#define PREEMPTION_REQUESTED_ANNOTATION "resource.aibee.cn/preemption-requested"
+/* Pods informer, after the cache took p: a requested victim's update (its
+ * acknowledgement) is seen at once; has_request (p carries our
+ * annotation) with no request pending here: cleared soon, nothing evicted. */
+void evictor_pod_seen(evictor_t *e, const pod_t *p, int has_request);
+/* uid is a victim asked to checkpoint, not evicted yet (on its way out:
+ * no victim of another preemption). */
+int evictor_requested(evictor_t *e, const char *uid);
 /* Drops queued jobs (no draining) and joins. */
 void evictor_free(evictor_t *e);
 

@@ -40,6 +40,9 @@ static int victim_by_rules(const pod_t *victim, const pod_t *preemptor, victim_c
         return 0; /* not ours to evict */
     if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0)
         return 0;
+    /* Asked to checkpoint for another preemptor: already on its way out. */
+    if (evictor_requested(vc->s->evictor, victim->uid))
+        return 0;
     /* A GPU reservation goes with its fractions, never as a victim. */
     if (gpu_is_reservation(victim))
         return 0;

@@ -420,6 +420,9 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
 {
     s->use_policy_v1 = kube_has_api(s->kc, "policy/v1");
     s->writer = writer_new(s, 20000);
+    /* Before the pods informer: it tells the evictor of checkpoint
+     * requests (evictor_pod_seen), a restart's stale ones in its first list. */
+    s->evictor = evictor_new(s);
     if (s->opts.workload_groups && sched_grouper_start(s, err, errlen) != 0)
         return -1;
     s->vwait = volume_waiter_new(s); /* before the informers that kick it */
@@ -480,7 +483,6 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
         snprintf(err, errlen, "cannot start the binder");
         return -1;
     }
-    s->evictor = evictor_new(s);
     pools_start_threads(s);
     if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) == 0)
         s->housekeeper_started = 1;
@@ -540,11 +542,12 @@ void scheduler_stop(scheduler_t *s)
     volume_waiter_close(s->vwait); /* before the binder it resubmits to */
     binder_free(s->binder);
     s->binder = NULL;
-    evictor_free(s->evictor);
-    s->evictor = NULL;
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
             informer_stop(infs[i]);
+    /* After the pods informer, which calls into it. */
+    evictor_free(s->evictor);
+    s->evictor = NULL;
     hk_lock(s);
     s->stopping = 1;
     pthread_cond_broadcast(&s->hk_cv);

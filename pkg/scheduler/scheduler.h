@@ -96,6 +96,10 @@ typedef struct scheduler_stats {
     int gangs_stale, gangs_waiting; /* gauges */
     unsigned long gpu_reservations_created, gpu_reservations_deleted;
     unsigned long consolidations, consolidations_failed, consolidation_moves;
+    /* Checkpoint before eviction (evictor.c): victims asked, and how each
+     * ended: evicted after its acknowledgement, at its deadline; requests
+     * withdrawn (one per preemption). */
+    unsigned long checkpoint_requests, checkpoint_acked, checkpoint_deadlines, checkpoint_withdrawn;
     int gpu_shared_devices;   /* gauge, refreshed each second */
     double e2e_latency_sum_s; /* first queued -> bound, summed */
 } scheduler_stats_t;

@@ -64,7 +64,7 @@ start_scheduler
 
 step "applying examples/ (the gangs come later)"
 for f in examples/*.yaml; do
-    case $f in *gang* | *multicluster* | *scheduler-config* | examples/queues.yaml | examples/pytorchjob.yaml) continue ;; esac
+    case $f in *gang* | *multicluster* | *checkpoint* | *scheduler-config* | examples/queues.yaml | examples/pytorchjob.yaml) continue ;; esac
     kc apply -f "$f"
 done
 

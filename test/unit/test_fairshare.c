@@ -638,6 +638,27 @@ static void test_queue_tenants(void **state)
     pod_unref(b1);
 }
 
+/* checkpointGrace: the leaf's own, else the nearest ancestor's; a child
+ * setting "0" opts out under a parent that sets one; none: unset. */
+static void test_checkpoint_grace_inherited(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("train", "{'checkpointGrace':'2m'}"));
+    fs_queue_upsert(fs, mkq("mid", "{'parentQueue':'train'}"));
+    fs_queue_upsert(fs, mkq("leaf", "{'parentQueue':'mid'}"));
+    fs_queue_upsert(fs, mkq("own", "{'parentQueue':'mid','checkpointGrace':'30s'}"));
+    fs_queue_upsert(fs, mkq("off", "{'parentQueue':'mid','checkpointGrace':'0'}"));
+    fs_queue_upsert(fs, mkq("plain", "{}"));
+    assert_int_equal(fs_checkpoint_grace(fs, fs_tenant_id(fs, "leaf")), 120000);
+    assert_int_equal(fs_checkpoint_grace(fs, fs_tenant_id(fs, "own")), 30000);
+    assert_int_equal(fs_checkpoint_grace(fs, fs_tenant_id(fs, "off")), 0);
+    assert_int_equal(fs_checkpoint_grace(fs, fs_tenant_id(fs, "plain")), DURATION_UNSET);
+    /* An unknown queue counts in default, which sets none. */
+    assert_int_equal(fs_checkpoint_grace(fs, fs_tenant_id(fs, "nosuch")), DURATION_UNSET);
+    fs_store_free(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -654,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_limit_own_priority),
         cmocka_unit_test(test_names_cap),
         cmocka_unit_test(test_status_rewritten_until_seen),
+        cmocka_unit_test(test_checkpoint_grace_inherited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -469,6 +469,55 @@ static void test_pick_rules(void **st)
     assert_int_equal(preempt_pick(b, 2), 1);
 }
 
+/* Among otherwise equal candidates, victims that checkpointed most
+ * recently go first (they lose the least work), before the start time;
+ * the value is the oldest save among a candidate's victims. */
+static void test_pick_prefers_checkpointed(void **st)
+{
+    (void)st;
+    preempt_candidate_t c[] = { cand(0, 5, 20, 2, 900), cand(0, 5, 20, 2, 100), cand(0, 5, 20, 2, 500) };
+    c[0].checkpointed_ms = 0; /* a victim never saved */
+    c[1].checkpointed_ms = 2000;
+    c[2].checkpointed_ms = 1000;
+    assert_int_equal(preempt_pick(c, 3), 1);
+    /* Not above the earlier rules: fewer victims still wins. */
+    preempt_candidate_t d[] = { cand(0, 5, 20, 2, 0), cand(0, 5, 20, 1, 0) };
+    d[0].checkpointed_ms = 5000;
+    assert_int_equal(preempt_pick(d, 2), 1);
+    /* Equal saves: the start-time tie-break as before. */
+    preempt_candidate_t e[] = { cand(0, 5, 20, 2, 100), cand(0, 5, 20, 2, 300) };
+    e[0].checkpointed_ms = e[1].checkpointed_ms = 7000;
+    assert_int_equal(preempt_pick(e, 2), 1);
+}
+
+/* The selection fills checkpointed_ms: the oldest save of the victims. */
+static void test_select_checkpointed_min(void **st)
+{
+    struct fx *f = *st;
+    node_info_t *a = mkni("a", "2"), *b = mkni("b", "2");
+    pod_t *a1 = mkpod_x("a1", "a", 0, "1", 1, NULL, 1, NULL), *a2 = mkpod_x("a2", "a", 0, "1", 1, NULL, 1, NULL);
+    pod_t *b1 = mkpod_x("b1", "b", 0, "1", 1, NULL, 1, NULL), *b2 = mkpod_x("b2", "b", 0, "1", 1, NULL, 1, NULL);
+    a1->checkpointed_at_ms = 3000;
+    a2->checkpointed_at_ms = 4000;
+    b1->checkpointed_at_ms = 9000; /* b2 never saved */
+    place(a, a1);
+    place(a, a2);
+    place(b, b1);
+    place(b, b2);
+    pod_t *pre = mkpod("pre", NULL, 10, "2", 0);
+    preempt_candidate_t c[2];
+    assert_int_equal(preempt_select_on_node(f->fw, pre, a, victim_rule, NULL, NULL, 0, &c[0]), 1);
+    assert_int_equal(preempt_select_on_node(f->fw, pre, b, victim_rule, NULL, NULL, 0, &c[1]), 1);
+    assert_int_equal(c[0].checkpointed_ms, 3000);
+    assert_int_equal(c[1].checkpointed_ms, 0);
+    assert_int_equal(preempt_pick(c, 2), 0);
+    preempt_candidate_clear(&c[0]);
+    preempt_candidate_clear(&c[1]);
+    pod_unref(pre);
+    node_info_free(a);
+    node_info_free(b);
+}
+
 /* One more borrower victim must not look cheaper through a lower sum. */
 static void test_rank_sum_counts_victims(void **st)
 {
@@ -510,6 +559,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_select_then_pick, setup, teardown),
         cmocka_unit_test(test_pick_rules),
         cmocka_unit_test_setup_teardown(test_rank_sum_counts_victims, setup, teardown),
+        cmocka_unit_test(test_pick_prefers_checkpointed),
+        cmocka_unit_test_setup_teardown(test_select_checkpointed_min, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

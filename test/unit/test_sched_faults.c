@@ -143,8 +143,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         pthread_mutex_unlock(&api.mu);
         return fake_api_status(c, code, code < 300 ? "ok" : "refused");
     }
-    if (!strcmp(method, "PATCH"))
+    if (!strcmp(method, "PATCH")) {
+        trail_add(method, url, u->body.data); /* a pod's metadata (checkpoint requests) */
         return fake_api_status(c, 200, "ok");
+    }
     pthread_mutex_lock(&api.mu);
     unsigned code = 404;
     if (!strcmp(method, "POST") && strstr(url, "/binding")) {
@@ -939,6 +941,233 @@ static void test_refused_eviction_explained(void **st)
     preemption_teardown(s, it);
 }
 
+/* ---- checkpoint before eviction ---------------------------------------- */
+
+/* A running pod on node with a checkpoint-grace annotation (NULL: none)
+ * and a checkpointed-at one (NULL: none), priority 0, 1 CPU. */
+static pod_t *ckpt_pod_in(scheduler_t *s, const char *name, const char *node, const char *grace, const char *saved,
+                          const char *gang)
+{
+    char text[1024], ann[256] = "\"resource.aibee.cn/pool\":\"no-such-pool\"";
+    if (grace)
+        snprintf(ann + strlen(ann), sizeof ann - strlen(ann), ",\"" CHECKPOINT_GRACE_ANNOTATION "\":\"%s\"", grace);
+    if (saved)
+        snprintf(ann + strlen(ann), sizeof ann - strlen(ann), ",\"" CHECKPOINTED_AT_ANNOTATION "\":\"%s\"", saved);
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"annotations\":{%s}%s%s%s},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\",\"priority\":0,\"nodeName\":\"%s\",\"containers\":"
+             "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+             name, name, ann, gang ? ",\"labels\":{\"" GANG_LABEL "\":\"" : "", gang ? gang : "", gang ? "\"}" : "",
+             node);
+    return cached_pod(s, text);
+}
+
+static pod_t *ckpt_pod(scheduler_t *s, const char *name, const char *node, const char *grace, const char *saved)
+{
+    return ckpt_pod_in(s, name, node, grace, saved, NULL);
+}
+
+/* n1 (2 CPUs) holds v1 and v2 (1 CPU each, the graces given); pre (2
+ * CPUs, priority 100) is popped and preempts both. */
+static scheduler_t *ckpt_setup_in(const char *g1, const char *g2, const char *gang, queue_item_t **out)
+{
+    set_evictions(0, 0);
+    pthread_mutex_lock(&api.mu);
+    api.trail[0] = 0;
+    pthread_mutex_unlock(&api.mu);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    pod_unref(ckpt_pod_in(s, "v1", "n1", g1, NULL, gang));
+    pod_unref(ckpt_pod_in(s, "v2", "n1", g2, NULL, gang));
+    pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, pre, 0);
+    pod_unref(pre);
+    *out = queue_pop_timeout(D->q, 1000);
+    assert_non_null(*out);
+    assert_int_equal(post_filter_one(D, *out), EXT_DONE);
+    evictor_wait_idle(s->evictor);
+    return s;
+}
+
+static scheduler_t *ckpt_setup(const char *g1, const char *g2, queue_item_t **out)
+{
+    return ckpt_setup_in(g1, g2, NULL, out);
+}
+
+static int trail_has(const char *needle)
+{
+    pthread_mutex_lock(&api.mu);
+    int has = strstr(api.trail, needle) != NULL;
+    pthread_mutex_unlock(&api.mu);
+    return has;
+}
+
+/* Waits up to ms for api.evictions to reach n; the time it took, or -1. */
+static int64_t wait_evictions(int n, int ms)
+{
+    int64_t t0 = util_now_ms();
+    while (api_int(&api.evictions) < n) {
+        if (util_now_ms() - t0 > ms)
+            return -1;
+        util_sleep_ms(10);
+    }
+    return util_now_ms() - t0;
+}
+
+/* v1 asks for 30 s, v2 for none: v2 goes at once, v1 is asked (condition
+ * and annotation), the preemptor waits without a second plan, and v1 goes
+ * as soon as its acknowledgement reaches the informer. */
+static void test_checkpoint_ack_evicts_at_once(void **st)
+{
+    queue_item_t *it;
+    scheduler_t *s = ckpt_setup("30s", NULL, &it);
+    assert_int_equal(api_int(&api.evictions), 1);
+    assert_true(trail_has("POST /api/v1/namespaces/ns/pods/v2/eviction"));
+    assert_true(evictor_requested(s->evictor, "uid-v1"));
+    assert_false(evictor_requested(s->evictor, "uid-v2"));
+    assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v1/status {\"status\":{\"conditions\":[{\"type\":"
+                          "\"PreemptionRequested\",\"status\":\"True\",\"reason\":\"Preemption\""));
+    assert_true(trail_has(
+        "PATCH /api/v1/namespaces/ns/pods/v1 {\"metadata\":{\"annotations\":{\"" PREEMPTION_REQUESTED_ANNOTATION
+        "\":\""));
+    assert_int_equal(nominated_on(s, "n1"), 1);
+    /* Asked again meanwhile, it waits for its victims: no second plan. */
+    assert_int_equal(post_filter_one(pools_get(s, DEFAULT_POOL_ID), it), EXT_DONE);
+    evictor_wait_idle(s->evictor);
+    util_sleep_ms(300);
+    assert_int_equal(api_int(&api.evictions), 1);
+    /* An old save (before the request) is no acknowledgement. */
+    pod_t *old = ckpt_pod(s, "v1", "n1", "30s", "2020-01-01T00:00:00Z");
+    evictor_pod_seen(s->evictor, old, 1);
+    pod_unref(old);
+    assert_int_equal(wait_evictions(2, 400), -1);
+    char now[64];
+    util_rfc3339(util_wall_ms(), now, sizeof now);
+    pod_t *acked = ckpt_pod(s, "v1", "n1", "30s", now);
+    evictor_pod_seen(s->evictor, acked, 1);
+    pod_unref(acked);
+    int64_t took = wait_evictions(2, 2000);
+    assert_true(took >= 0 && took < 200); /* seen at once, not at the next tick */
+    assert_true(trail_has("POST /api/v1/namespaces/ns/pods/v1/eviction"));
+    for (int i = 0; i < 100 && evictor_requested(s->evictor, "uid-v1"); i++)
+        util_sleep_ms(10); /* the request ends just after the eviction's answer */
+    assert_false(evictor_requested(s->evictor, "uid-v1"));
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.checkpoint_requests, 1);
+    assert_int_equal(ss.checkpoint_acked, 1);
+    assert_int_equal(ss.checkpoint_deadlines, 0);
+    assert_int_equal(ss.victims, 2);
+    preemption_teardown(s, it);
+}
+
+/* v1 (grace 30 s) and v2 (none) are one gang: v2 is held with its mate
+ * (evicting it at once would break a gang still saving) and both go when
+ * v1 acknowledges. */
+static void test_checkpoint_gang_mates_held(void **st)
+{
+    queue_item_t *it;
+    scheduler_t *s = ckpt_setup_in("30s", NULL, "job", &it);
+    util_sleep_ms(300);
+    assert_int_equal(api_int(&api.evictions), 0);
+    assert_true(evictor_requested(s->evictor, "uid-v1"));
+    assert_true(evictor_requested(s->evictor, "uid-v2"));
+    assert_false(trail_has("PATCH /api/v1/namespaces/ns/pods/v2/status")); /* held, not asked */
+    char now[64];
+    util_rfc3339(util_wall_ms(), now, sizeof now);
+    pod_t *acked = ckpt_pod_in(s, "v1", "n1", "30s", now, "job");
+    evictor_pod_seen(s->evictor, acked, 1);
+    pod_unref(acked);
+    assert_true(wait_evictions(2, 2000) >= 0);
+    assert_true(trail_has("POST /api/v1/namespaces/ns/pods/v2/eviction"));
+    preemption_teardown(s, it);
+}
+
+/* No acknowledgement: evicted at the deadline (the grace, rounded up to
+ * the second the annotation names), not before. */
+static void test_checkpoint_deadline(void **st)
+{
+    queue_item_t *it;
+    int64_t t0 = util_now_ms();
+    scheduler_t *s = ckpt_setup("1s", "1s", &it);
+    assert_int_equal(api_int(&api.evictions), 0);
+    int64_t took = wait_evictions(2, 4000);
+    assert_true(took >= 0);
+    int64_t at = util_now_ms() - t0;
+    assert_true(at >= 1000 && at <= 2400);
+    scheduler_stats_t ss;
+    /* The counter moves just after the eviction's answer. */
+    for (int i = 0; i < 100; i++) {
+        scheduler_get_stats(s, &ss);
+        if (ss.checkpoint_deadlines == 2)
+            break;
+        util_sleep_ms(10);
+    }
+    assert_int_equal(ss.checkpoint_requests, 2);
+    assert_int_equal(ss.checkpoint_deadlines, 2);
+    preemption_teardown(s, it);
+}
+
+/* The preemptor goes away during the grace: the request is withdrawn
+ * (condition False, annotation removed), nothing is evicted, the victims
+ * count for their queue again and the room is no longer held. */
+static void test_checkpoint_withdrawn(void **st)
+{
+    queue_item_t *it;
+    scheduler_t *s = ckpt_setup("30s", "30s", &it);
+    assert_int_equal(api_int(&api.evictions), 0);
+    pod_t *gone = NULL;
+    cache_delete_pod(s->cache, "uid-pre", &gone, NULL);
+    pod_unref(gone);
+    /* v2's annotation is the withdrawal's last write. */
+    const char *last =
+        "PATCH /api/v1/namespaces/ns/pods/v2 {\"metadata\":{\"annotations\":{\"" PREEMPTION_REQUESTED_ANNOTATION
+        "\":null}}}";
+    for (int i = 0; i < 300 && !trail_has(last); i++)
+        util_sleep_ms(10);
+    assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v1/status {\"status\":{\"conditions\":[{\"type\":"
+                          "\"PreemptionRequested\",\"status\":\"False\",\"reason\":\"PreemptionWithdrawn\""));
+    assert_true(trail_has(
+        "PATCH /api/v1/namespaces/ns/pods/v2 {\"metadata\":{\"annotations\":{\"" PREEMPTION_REQUESTED_ANNOTATION
+        "\":null}}}"));
+    util_sleep_ms(300);
+    assert_int_equal(api_int(&api.evictions), 0);
+    assert_false(evictor_requested(s->evictor, "uid-v1"));
+    assert_true(fs_is_charged(s->fs, "uid-v1"));
+    assert_true(fs_is_charged(s->fs, "uid-v2"));
+    assert_int_equal(nominated_on(s, "n1"), 0);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.checkpoint_withdrawn, 1);
+    preemption_teardown(s, it);
+}
+
+/* A pod carrying our annotation with no request here (an earlier run's):
+ * cleared, nothing evicted; one this process just ended is not. */
+static void test_checkpoint_stale_cleared(void **st)
+{
+    set_evictions(0, 0);
+    pthread_mutex_lock(&api.mu);
+    api.trail[0] = 0;
+    pthread_mutex_unlock(&api.mu);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    pod_t *v = ckpt_pod(s, "v1", "n1", "30s", NULL);
+    evictor_pod_seen(s->evictor, v, 1);
+    pod_unref(v);
+    for (int i = 0; i < 300 && !trail_has("PATCH /api/v1/namespaces/ns/pods/v1 "); i++)
+        util_sleep_ms(10);
+    assert_true(trail_has("PATCH /api/v1/namespaces/ns/pods/v1/status {\"status\":{\"conditions\":[{\"type\":"
+                          "\"PreemptionRequested\",\"status\":\"False\",\"reason\":\"PreemptionWithdrawn\""));
+    assert_int_equal(api_int(&api.evictions), 0);
+    victims_teardown(s);
+}
+
 /* A preemptor that finds no victims any more gives its old room back. */
 static void test_give_up_clears_nomination(void **st)
 {
@@ -1639,6 +1868,11 @@ int main(void)
         cmocka_unit_test(test_minrt_protects_young),
         cmocka_unit_test(test_minrt_never_and_kinds),
         cmocka_unit_test(test_minrt_gang_age),
+        cmocka_unit_test(test_checkpoint_ack_evicts_at_once),
+        cmocka_unit_test(test_checkpoint_gang_mates_held),
+        cmocka_unit_test(test_checkpoint_deadline),
+        cmocka_unit_test(test_checkpoint_withdrawn),
+        cmocka_unit_test(test_checkpoint_stale_cleared),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
