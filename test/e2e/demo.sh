@@ -170,6 +170,40 @@ if [ -f examples/pytorchjob.yaml ] && [ -f test/e2e/workloads/crds.yaml ]; then
     kc get pods -l training.kubeflow.org/job-name=resnet-ddp -o custom-columns='POD:.metadata.name,GANG:.metadata.labels.scheduling\.x-k8s\.io/pod-group,NODE:.spec.nodeName'
 fi
 
+# Preemption that respects training jobs (issue 26), in a pool of its own
+# (one 4-GPU node) so nothing above is disturbed: the running job is
+# protected for 20 s (the Pool's preemptMinRuntime), then asked to
+# checkpoint; the demo plays the kubelet (Running, startTime) and the job's
+# training loop (it writes checkpointed-at 2 s after the request).
+if kc get crd pools.resource.aibee.cn >/dev/null 2>&1; then
+    step "minimum runtime and checkpoint before eviction: pool 'lifecycle' protects running pods for 20s; the victim saves before it goes"
+    api_post_json /apis/resource.aibee.cn/v1alpha1/pools '{"apiVersion":"resource.aibee.cn/v1alpha1","kind":"Pool","metadata":{"name":"lifecycle"},"spec":{"nodeSelector":{"matchLabels":{"lifecycle":"true"}},"preemptMinRuntime":"20s","disableSharing":true}}' >/dev/null
+    make_node train-node-1 16 64Gi 4 110 lifecycle=true
+    make_priority_class demo-train-low 10 >/dev/null
+    make_priority_class demo-train-high 1000 >/dev/null
+    make_pod train-ckpt --gpu 4 --cpu 1 --mem 1Gi --pool lifecycle --priority-class demo-train-low \
+        --annotation resource.aibee.cn/checkpoint-grace=60s >/dev/null
+    wait_until '[ -n "$(pod_node train-ckpt)" ]' 20 || echo "(train-ckpt was not placed)"
+    api_req PATCH /api/v1/namespaces/default/pods/train-ckpt/status -H 'Content-Type: application/merge-patch+json' \
+        -o /dev/null --data-binary "{\"status\":{\"phase\":\"Running\",\"startTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}}"
+    echo "train-ckpt runs on $(pod_node train-ckpt) (4 GPUs, priority 10, checkpoint-grace 60s)"
+    make_pod train-urgent --gpu 4 --cpu 1 --mem 1Gi --pool lifecycle --priority-class demo-train-high >/dev/null
+    wait_until 'events_for train-urgent default FailedScheduling | grep -q "minimum runtime"' 20 ||
+        echo "(no minimum-runtime message on train-urgent within 20s)"
+    echo "train-urgent (priority 1000) waits:"
+    events_for train-urgent default FailedScheduling | cut -f2 | sort -u | sed 's/^/  /'
+    wait_until '[ -n "$(kc get pod train-ckpt -o jsonpath="{.metadata.annotations.resource\.aibee\.cn/preemption-requested}")" ]' 40 ||
+        echo "(no checkpoint request on train-ckpt within 40s)"
+    echo "train-ckpt is asked to checkpoint:"
+    kc get pod train-ckpt -o json | jq -r '.status.conditions[]? | select(.type == "PreemptionRequested") | "  condition PreemptionRequested=\(.status) \(.reason): \(.message)"'
+    sleep 2
+    echo "  (its training loop saves and answers: checkpointed-at)"
+    kc annotate pod train-ckpt --overwrite "resource.aibee.cn/checkpointed-at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
+    wait_until '[ "$(pod_node train-urgent)" = train-node-1 ]' 30 || echo "(train-urgent was not placed within 30s)"
+    echo "train-urgent now runs on $(pod_node train-urgent); events of train-ckpt:"
+    events_for train-ckpt default | cut -f1,2 | sed 's/^/  /; s/\t/: /'
+fi
+
 if [ -f examples/multicluster-job.yaml ]; then
     step "multi-cluster dispatch: examples/multicluster-job.yaml offered to this cluster ('here', priority 20) and a second control plane ('big', priority 80, no nodes)"
     kc apply -f pools/multiclusterjob-crd.yaml
