@@ -367,6 +367,27 @@ static void note_once(scheduler_t *s, queue_item_t *it)
                          "annotation " LIFETIME_ANNOTATION " is not a positive whole number of seconds; ignored");
 }
 
+/* Room made under a queue limit (limit_reclaim) is the limit's, on no
+ * node: its victims stop counting at once, so the set must not be placed
+ * while any of them still runs (one asked to checkpoint runs for its whole
+ * grace), or its queue would hold more than its limit meanwhile. Room made
+ * on a node is nominated there and was admitted with the victims counted. */
+static int limit_room_pending(pod_set_t *set)
+{
+    scheduler_t *s = set->P->s;
+    for (int i = 0; i < set->need; i++) {
+        const pod_t *p = set->items[i] ? set->items[i]->pod : NULL;
+        if (p && !cache_is_nominated(s->cache, p->uid) && evictor_awaiting(s->evictor, p->uid)) {
+            sbuf_t b = { 0 };
+            sbuf_printf(&b, "%s%swaiting for the pods reclaimed under its queue's limit to leave",
+                        set->label ? set->label : "", set->label ? ": " : "");
+            pod_set_why(set, NULL, b.data);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The queues row's admission: the set's minimum against its queue's limits
  * (and quota, for non-preemptible work), as minResources does for a gang.
  * Under a limit the set makes room (limit_reclaim), an elastic member
@@ -380,6 +401,8 @@ ext_rc_t tenants_ext_admit(pod_set_t *set)
             note_once(s, set->items[i]);
     if (set->need <= 0 || !fs_active(s->fs))
         return EXT_NEXT;
+    if (limit_room_pending(set))
+        return EXT_HOLD;
     double req[FS_NRES];
     char msg[512];
     int rc = admit_set(P, set->items, set->need, req, msg, sizeof(msg));
