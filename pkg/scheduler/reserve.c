@@ -84,7 +84,7 @@ int resv_choose(resv_cand_t *c, int n, int64_t want, int64_t now, int *out, int6
                 d = c[k].done_ms;
         }
         if (sum >= want && want > 0) {
-            double l = 0;
+            double l = (double)want * (double)(d - now); /* the gang's own wait */
             for (int i = lo; i < k; i++) {
                 int64_t done = c[i].done_ms > now ? c[i].done_ms : now;
                 l += (double)c[i].free * (double)(d - now) + (double)(c[i].alloc - c[i].free) * (double)(d - done);

@@ -37,9 +37,10 @@ int resv_may_backfill(const pod_t *pod, int64_t now, int64_t expect_ms, int32_t 
 /* The nodes to hold for a minimum of want: per domain (all candidates are
  * one domain when their domain is NULL), the nodes soonest to be free, then
  * with most free, until their allocatable covers want; of the domains that
- * can, the one with least lost opportunity: resource-ms sitting idle while
- * waiting, sum over its nodes of free * (D - now) + (alloc - free) *
- * (D - done), D being the latest done of its nodes. Fills out[] with
+ * can, the one with least lost opportunity: resource-ms that do no work
+ * while the gang waits, the held room sitting idle (sum over its nodes of
+ * free * (D - now) + (alloc - free) * (D - done)) plus the gang's own
+ * want * (D - now), D being the latest done of its nodes. Fills out[] with
  * indices into c (which it reorders: callers index the reordered array)
  * and returns their count, 0 when no domain can hold want; *expect_ms is D
  * (now when all is free), *lost the measure. */
