@@ -100,6 +100,12 @@ case_reserve_backfill_place() {
     [ "$(pool_resv p | jq -r .held)" = 8 ] || fail "held: $(pool_resv p)"
     [ "$(metric 'ai_scheduler_reservations{pool="p"}')" = 1 ] || fail "gauge: $(scrape | grep reserv)"
     [ "$(metric 'ai_scheduler_reserved_resources{pool="p",resource="gpu"}')" = 8 ] || fail "held gauge"
+    # The pool table (`ai-scheduler pools`) shows the held room.
+    "$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG" 2>/dev/null | grep -E '^ +nodes +4 +4 +2 held for default/big' >/dev/null ||
+        fail "pools table: $("$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG" 2>&1 | head -8)"
+    [ "$("$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG" -o json 2>/dev/null |
+        jq -c '.[] | select(.name == "p") | .held')" = '{"gpu":8,"nodes":2,"pod_group":"default/big"}' ] ||
+        fail "pools -o json: no held"
     local a=${held%% *} b
     b=$(echo "$held" | awk '{print $2}')
     log "held: $a $b"

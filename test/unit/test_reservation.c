@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "pool/table.h"
 #include "scheduler/reserve.h"
 
 #include "fixtures.h"
@@ -198,6 +199,55 @@ static void test_knobs(void **st)
     unlink(path);
 }
 
+/* `ai-scheduler pools`: the held room from Pool .status.reservation. */
+static void test_pool_table_held(void **st)
+{
+    (void)st;
+    json_error_t je;
+    json_t *nodes = json_loads("[{\"metadata\":{\"name\":\"n1\",\"labels\":{\"pool\":\"p\"}},"
+                               "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"nvidia.com/gpu\":\"4\"},"
+                               "\"capacity\":{\"cpu\":\"8\",\"nvidia.com/gpu\":\"4\"}}}]",
+                               0, &je);
+    json_t *pools = json_loads(
+        "[{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"p\"}}},"
+        "\"status\":{\"reservation\":{\"podGroup\":\"ns/big\",\"nodes\":[\"n1\"],\"resource\":\"nvidia.com/gpu\","
+        "\"held\":4}}},"
+        "{\"metadata\":{\"name\":\"q\"},\"spec\":{},\"status\":{\"reservation\":{\"nodes\":\"bad\"}}}]",
+        0, &je);
+    assert_non_null(nodes);
+    assert_non_null(pools);
+    json_t *pods = json_array();
+    pool_table_t t;
+    pool_table_load(&t, stderr, nodes, pods, pools, "ai-scheduler");
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.usage[0].held_nodes, 1);
+    assert_int_equal(t.usage[0].held_gpu, 4);
+    assert_string_equal(t.usage[0].held_for, "ns/big");
+    assert_int_equal(t.usage[1].held_nodes, 0); /* malformed: ignored */
+    int rows = 0;
+    char **cells = pool_table_cells(t.specs, t.n, &t.dflt, t.usage, &rows);
+    int seen_gpu = 0, seen_nodes = 0;
+    for (int r = 0; r < rows; r++) {
+        const char *res = cells[r * POOL_TABLE_COLS + 2], *used = cells[r * POOL_TABLE_COLS + 5];
+        seen_gpu += strcmp(res, "gpu") == 0 && strcmp(used, "0 (4 held)") == 0;
+        seen_nodes += strcmp(res, "nodes") == 0 && strcmp(used, "1 held for ns/big") == 0;
+    }
+    assert_int_equal(seen_gpu, 2); /* pool p and the total */
+    assert_int_equal(seen_nodes, 1);
+    for (int i = 0; i < rows * POOL_TABLE_COLS; i++)
+        free(cells[i]);
+    free(cells);
+    json_t *doc = pool_table_doc(t.specs, t.n, &t.dflt, t.usage);
+    char *held = json_dumps(json_object_get(json_array_get(doc, 0), "held"), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(held, "{\"gpu\":4,\"nodes\":1,\"pod_group\":\"ns/big\"}");
+    free(held);
+    json_decref(doc);
+    pool_table_free(&t);
+    json_decref(nodes);
+    json_decref(pools);
+    json_decref(pods);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_choose_soonest_fewest),
         cmocka_unit_test(test_choose_domain),
         cmocka_unit_test(test_knobs),
+        cmocka_unit_test(test_pool_table_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
