@@ -121,13 +121,17 @@ typedef struct resv {
     char **nodes;
     pod_t **phantoms; /* per node: what other pods see there (its allocatable) */
     int nnodes;
-    int64_t held; /* main resource units held (GPUs, or millicores) */
-    int gpu;      /* the main resource is GPUs */
-    char *barred; /* the gang whose reservation expired here last */
+    int64_t held;       /* main resource units held (GPUs, or millicores) */
+    int64_t want;       /* the gang's minimum, in the same units */
+    char *member_uid;   /* the member whose turn reserved: taken out of its backoff when the room is free */
+    int64_t checked_ms; /* last look at the held room from a pool thread */
+    int gpu;            /* the main resource is GPUs */
+    char *barred;       /* the gang whose reservation expired here last */
     int64_t barred_until;
     /* When a gang seen waiting here is due for a reservation: nothing else
      * may retry it then (no pod event), so the housekeeper wakes the pool. */
     int64_t wake_ms;
+    char *wake_uid; /* a member of that gang, to take it out of its backoff */
 } resv_t;
 
 struct resv_state {
@@ -151,6 +155,8 @@ static void resv_clear(resv_t *v)
     free(v->ns);
     free(v->name);
     free(v->uid);
+    free(v->member_uid);
+    v->member_uid = NULL;
     for (int i = 0; i < v->nnodes; i++) {
         free(v->nodes[i]);
         pod_unref(v->phantoms[i]);
@@ -172,6 +178,7 @@ void resv_free(resv_state_t *r)
         resv_clear(&r->pools[i]);
         free(r->pools[i].pool_name);
         free(r->pools[i].barred);
+        free(r->pools[i].wake_uid);
     }
     free(r->pools);
     pthread_mutex_destroy(&r->mu);
@@ -347,6 +354,53 @@ static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const re
     return k;
 }
 
+/* Free room (main resource) on the named nodes now. */
+static int64_t room_free(scheduler_t *s, char **nodes, int nn, int gpu)
+{
+    int64_t sum = 0;
+    cache_rdlock(s->cache);
+    for (int k = 0; k < nn; k++) {
+        node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
+        if (!ni || !ni->node)
+            continue;
+        cache_node_lock(s->cache, ni->name);
+        sum += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
+        cache_node_unlock(s->cache, ni->name);
+    }
+    cache_unlock(s->cache);
+    return sum;
+}
+
+/* From a pool thread, at most every ROOM_CHECK_MS: when the held room
+ * covers the gang's minimum, its turn now. The pods the freed room woke
+ * (a deletion moves the pool's unschedulable pods) come here first, while
+ * the gang itself waits out a backoff of up to 10 s. */
+#define ROOM_CHECK_MS 200
+static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
+{
+    int64_t now = util_now_ms();
+    lo_mutex_lock(&r->mu, LO_RESV);
+    resv_t *v = P->id < r->npools ? &r->pools[P->id] : NULL;
+    if (!v || !v->active || !v->member_uid || now - v->checked_ms < ROOM_CHECK_MS) {
+        lo_mutex_unlock(&r->mu, LO_RESV);
+        return;
+    }
+    v->checked_ms = now;
+    int nn = v->nnodes, gpu = v->gpu;
+    int64_t want = v->want;
+    char **nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
+    for (int k = 0; k < nn; k++)
+        nodes[k] = util_strdup(v->nodes[k]);
+    char *uid = util_strdup(v->member_uid);
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    if (room_free(s, nodes, nn, gpu) >= want)
+        queue_activate_uid(P->q, uid);
+    for (int k = 0; k < nn; k++)
+        free(nodes[k]);
+    free(nodes);
+    free(uid);
+}
+
 /* ------------------------------------------------------------ the row */
 
 static void fmt_time(int64_t ms, char *buf, size_t n)
@@ -380,8 +434,11 @@ static void try_reserve(pod_set_t *set)
         int64_t at = barred ? v->barred_until : start + after;
         if (!v->wake_ms)
             __atomic_add_fetch(&r->waits, 1, __ATOMIC_RELAXED);
-        if (!v->wake_ms || at < v->wake_ms)
+        if (!v->wake_ms || at < v->wake_ms) {
             v->wake_ms = at;
+            free(v->wake_uid);
+            v->wake_uid = util_strdup(set->items[0]->pod->uid);
+        }
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
     if (!due)
@@ -435,6 +492,8 @@ static void try_reserve(pod_set_t *set)
         v->phantoms = ph;
         v->nnodes = pk.n;
         v->held = pk.held;
+        v->want = main_amount(&want, tmp.gpu);
+        v->member_uid = util_strdup(set->items[0]->pod->uid);
         pk.nodes = NULL;
         ph = NULL;
         __atomic_add_fetch(&r->pub, 1, __ATOMIC_RELEASE);
@@ -491,6 +550,7 @@ ext_rc_t resv_ext_pre_place(pod_set_t *set)
         free(set->note);
         set->note = b.data;
     }
+    room_check(P->s, r, P);
     return EXT_NEXT;
 }
 
@@ -583,20 +643,24 @@ static void wake_due(scheduler_t *s, resv_state_t *r, int64_t now)
         return;
     lo_mutex_lock(&r->mu, LO_RESV);
     int n = r->npools;
-    int *due = util_xcalloc((size_t)n + 1, sizeof(*due));
+    char **due = util_xcalloc((size_t)n + 1, sizeof(*due));
     for (int i = 0; i < n; i++) {
         resv_t *v = &r->pools[i];
         if (v->wake_ms && now >= v->wake_ms) {
             v->wake_ms = 0;
             __atomic_sub_fetch(&r->waits, 1, __ATOMIC_RELAXED);
-            due[i] = 1;
+            due[i] = v->wake_uid ? v->wake_uid : util_strdup("");
+            v->wake_uid = NULL;
         }
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
     for (int i = 0; i < n; i++) {
         sched_pool_t *P = due[i] ? pools_get(s, i) : NULL;
-        if (P)
+        if (P) {
             queue_move_all_to_active(P->q, "ReservationDue");
+            queue_activate_uid(P->q, due[i]);
+        }
+        free(due[i]);
     }
     free(due);
 }
@@ -625,6 +689,7 @@ void resv_housekeep(scheduler_t *s)
         const char *outcome = NULL;
         char *slash = strchr(keys[i], '/');
         gang_snap_t g;
+        char *pending_uid = NULL;
         if (!slash) {
             outcome = "deleted";
         } else {
@@ -641,6 +706,8 @@ void resv_housekeep(scheduler_t *s)
                         continue;
                     live++;
                     bound += pod_is_bound(p);
+                    if (!pod_is_bound(p) && !pending_uid)
+                        pending_uid = util_strdup(p->uid);
                 }
                 if (g.state == GANG_DELETED || g.state == GANG_MISSING || live < g.min_member)
                     outcome = "deleted";
@@ -661,21 +728,31 @@ void resv_housekeep(scheduler_t *s)
             resv_t tmp = {
                 .ns = util_strdup(v->ns), .name = util_strdup(v->name), .prio = v->prio, .preempts = v->preempts
             };
-            int64_t expires = v->expires_ms;
+            int64_t expires = v->expires_ms, want = v->want;
+            int gpu = v->gpu;
             lo_mutex_unlock(&r->mu, LO_RESV);
             expect = now;
+            int64_t free_now = 0;
             cache_rdlock(s->cache);
             for (int k = 0; k < nn; k++) {
                 node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
-                if (!ni)
+                if (!ni || !ni->node)
                     continue;
                 cache_node_lock(s->cache, ni->name);
                 int64_t d = node_done(ni, &tmp, now, expires);
+                free_now += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
                 cache_node_unlock(s->cache, ni->name);
                 if (d > expect)
                     expect = d;
             }
             cache_unlock(s->cache);
+            /* The held room covers the minimum: the gang's next turn now,
+             * not after its backoff (a pod deletion only moves it there). */
+            if (free_now >= want && pending_uid) {
+                sched_pool_t *P = pools_get(s, i);
+                if (P)
+                    queue_activate_uid(P->q, pending_uid);
+            }
             for (int k = 0; k < nn; k++)
                 free(nodes[k]);
             free(nodes);
@@ -700,6 +777,7 @@ void resv_housekeep(scheduler_t *s)
         lo_mutex_unlock(&r->mu, LO_RESV);
         if (ended)
             ended_say(s, &e);
+        free(pending_uid);
         free(keys[i]);
     }
     free(keys);
