@@ -408,6 +408,12 @@ void resv_housekeep(scheduler_t *s);
  * stand-in pod fills a held node for pods that may not backfill). Like
  * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
 node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
+/* A bound pod left (deleted, or finished): when its node is held for a
+ * reservation, the room is the gang's, so only the gang is woken (once
+ * the held room covers its minimum) and 1 is returned: moving every
+ * unschedulable pod would retry pods that may not use it, and grow their
+ * backoff until they miss the room that frees elsewhere. 0 otherwise. */
+int resv_room_freed(scheduler_t *s, const pod_t *pod);
 /* Pool .status.reservation of pool name (new reference), or NULL when it
  * has none; *ever: it had one (the field is then written as null). */
 json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);

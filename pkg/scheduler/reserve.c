@@ -401,6 +401,28 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
     free(uid);
 }
 
+int resv_room_freed(scheduler_t *s, const pod_t *pod)
+{
+    resv_state_t *r = s->resv;
+    if (!r || !pod->node_name || !pod->node_name[0] || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    int pool = -1;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    for (int i = 0; i < r->npools && pool < 0; i++) {
+        resv_t *v = &r->pools[i];
+        if (v->active && !is_member(v, pod) && node_index(v, pod->node_name) >= 0) {
+            pool = i;
+            v->checked_ms = 0; /* look now */
+        }
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    sched_pool_t *P = pool >= 0 ? pools_get(s, pool) : NULL;
+    if (!P)
+        return 0;
+    room_check(s, r, P);
+    return 1;
+}
+
 /* ------------------------------------------------------------ the row */
 
 static void fmt_time(int64_t ms, char *buf, size_t n)
