@@ -163,6 +163,7 @@ def main():
     out = {"t0": t0, "runtime": a.runtime, "gang_bound": rel(gang_bound), "resv_seen": rel(resv_seen),
            "resv_nodes": resv_nodes, "resv_gone": rel(resv_gone), "free_at": rel(free_at),
            "stream_end": a.stream, "job_starts": [round(t - t0, 2) for t in job_starts],
+           "job_ends": sorted([round(t - t0, 2), start[n][1]] for n, t in ended.items()),
            "gang_nodes": sorted({start[n][1] for n in start if n.startswith("big-")})}
     json.dump(out, sys.stdout)
     print()
