@@ -450,7 +450,13 @@ static void try_reserve(pod_set_t *set)
     int64_t start = gang_considered(s->gangs, g->key, now);
     lo_mutex_lock(&r->mu, LO_RESV);
     resv_t *v = slot_locked(r, P->id);
-    int barred = v->barred && strcmp(v->barred, g->key) == 0 && now < v->barred_until;
+    /* Another gang at this row after an expiry: it had its chance, the
+     * expired gang is no longer held back. */
+    if (v->barred && strcmp(v->barred, g->key) != 0) {
+        free(v->barred);
+        v->barred = NULL;
+    }
+    int barred = v->barred && now < v->barred_until;
     int due = !v->active && after > 0 && now - start >= after && !barred;
     if (!v->active && after > 0 && !due) {
         int64_t at = barred ? v->barred_until : start + after;
@@ -591,6 +597,11 @@ typedef struct ended {
     const char *outcome;
 } ended_t;
 
+/* An expired gang may reserve again in its pool once another gang had its
+ * turn at the row, or after reservation-after plus this: the longest
+ * backoff, so the other waiting gangs get a turn first. */
+#define BARRED_SLACK_MS 10000
+
 static void end_locked(resv_state_t *r, resv_t *v, int pool, const char *outcome, int64_t now, int64_t after,
                        ended_t *e)
 {
@@ -603,7 +614,7 @@ static void end_locked(resv_state_t *r, resv_t *v, int pool, const char *outcome
     if (strcmp(outcome, "expired") == 0) {
         free(v->barred);
         v->barred = util_strdup(v->key);
-        v->barred_until = now + after;
+        v->barred_until = now + after + BARRED_SLACK_MS;
     }
     resv_clear(v);
     __atomic_sub_fetch(&r->pub, 1, __ATOMIC_RELEASE);

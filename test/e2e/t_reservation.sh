@@ -104,7 +104,7 @@ case_reserve_backfill_place() {
     "$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG" 2>/dev/null | grep -E '^ +nodes +4 +4 +2 held for default/big' >/dev/null ||
         fail "pools table: $("$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG" 2>&1 | head -8)"
     [ "$("$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG" -o json 2>/dev/null |
-        jq -c '.[] | select(.name == "p") | .held')" = '{"gpu":8,"nodes":2,"pod_group":"default/big"}' ] ||
+        jq -cS '.[] | select(.name == "p") | .held')" = '{"gpu":8,"nodes":2,"pod_group":"default/big"}' ] ||
         fail "pools -o json: no held"
     local a=${held%% *} b
     b=$(echo "$held" | awk '{print $2}')
@@ -135,9 +135,11 @@ case_reserve_backfill_place() {
     assert_no_overcommit
 }
 
-# Two big gangs, reservation-timeout 5 s: one reservation in the pool at a
-# time (big1, the older); it expires (event), its held room goes back to the
-# pool (a long pod binds there), and big2 reserves next.
+# Two big gangs, reservation-timeout 10 s: one reservation in the pool at a
+# time (big1, the older); it expires (event) and big2 reserves next (the
+# expired gang goes behind the next candidate); both gangs deleted: the
+# reservation ends (deleted) and the held room goes back to the pool (a pod
+# of unknown runtime binds there).
 case_expiry_one_per_pool() {
     reset_all
     start 10s
@@ -164,16 +166,19 @@ case_expiry_one_per_pool() {
     sleep 2
     [ -z "$(pod_node long)" ] || fail "long took held room: $(placement)"
     wait_until '[ -n "$(pg_events big1 ReservationExpired)" ]' 15 || fail "no ReservationExpired on big1"
-    # The pool is not frozen: the freed node goes to whoever fits.
-    wait_until '[ -n "$(pod_node long)" ]' 15 || fail "long not bound after expiry: $(placement)"
+    # big1 goes behind the next candidate: big2 reserves now.
     wait_until '[ -n "$(pg_events big2 Reserved)" ]' 15 || fail "big2 never reserved after big1 expired"
     wait_until '[ "$(pool_resv p | jq -r .podGroup)" = default/big2 ]' 10 || fail "Pool status: $(pool_resv p)"
     [ "$(metric 'ai_scheduler_reservations_total{outcome="expired"}')" = 1 ] || fail "expired counter"
     [ "$(gang_bound big1)" = 0 ] && [ "$(gang_bound big2)" = 0 ] || fail "a gang partly bound: $(placement)"
-    # Deleting big2 ends its reservation.
-    kc delete podgroups.scheduling.x-k8s.io big2 >/dev/null
-    delete_pods big2-0 big2-1
+    [ -z "$(pod_node long)" ] || fail "long took big2's held room: $(placement)"
+    # Both gangs go: the reservation ends (deleted) and the pool is not
+    # frozen: the freed node goes to the pod of unknown runtime.
+    kc delete podgroups.scheduling.x-k8s.io big1 big2 >/dev/null
+    delete_pods big1-0 big1-1 big2-0 big2-1
     wait_until '[ "$(metric "ai_scheduler_reservations_total{outcome=\"deleted\"}")" = 1 ]' 15 || fail "deleted counter"
+    wait_until '[ -n "$(pod_node long)" ]' 15 || fail "long not bound once the reservation ended: $(placement)"
+    wait_until '[ "$(pool_resv p)" = null ]' 10 || fail "reservation still shown: $(pool_resv p)"
     assert_no_overcommit
 }
 
