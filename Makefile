@@ -3,6 +3,7 @@
 #   make test       unit tests (plain, ASan+UBSan, TSan) and the e2e suite on a real kube-apiserver
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
+#   make bench-reservation  a 32-GPU gang behind a stream of small jobs, with and without reservations
 #   make fuzz       every libFuzzer target (test/fuzz) for FUZZ_RUNS runs (default 10M) each
 #   make chaos      the chaos suite at full size (5000 pods, leader kills, a 20-minute soak)
 #   make fairness   the queue fairness suite's long decayed-usage run (150 s, 5%)
@@ -72,7 +73,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/fuzz_%.c=$(B)/fuzz/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(CHECKS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench fairness fuzz fuzz-bins chaos lint clean install property soak
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench bench-reservation fairness fuzz fuzz-bins chaos lint clean install property soak
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
@@ -198,6 +199,11 @@ fairness: all
 
 bench: all
 	@bash test/bench/bench.sh
+
+# Reservation for large gangs: a 32-GPU gang behind a stream of 1-GPU jobs,
+# with and without reservations, side by side (docs/benchmarks.md).
+bench-reservation: all
+	@bash test/bench/reservation.sh
 
 # Long property campaign: PROPERTY_RANDOM random seeds (printed) besides PROPERTY_SEEDS;
 # PROPERTY_PODS, PROPERTY_NODES, PROPERTY_KINDS as in test/e2e/t_property.sh.

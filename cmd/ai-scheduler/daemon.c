@@ -22,6 +22,7 @@ typedef struct daemon_metrics {
     metric_t *gpu_shared, *gpu_res_created, *gpu_res_deleted;
     metric_t *consolidations, *consolidations_failed, *consolidation_moves;
     metric_t *checkpoints;
+    metric_t *reservations, *reserved, *reservations_total;
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
@@ -51,6 +52,15 @@ static void pool_gangs_gauge(void *ud, const char *pool, int waiting)
     daemon_metrics_t *dm = ud;
     char l[256];
     metric_set(dm->gangs_pending, metrics_labels(l, sizeof(l), "pool", pool, NULL), waiting);
+}
+
+static void pool_reservation_gauge(void *ud, const char *pool, int active, int64_t gpus, int nodes)
+{
+    daemon_metrics_t *dm = ud;
+    char l[256];
+    metric_set(dm->reservations, metrics_labels(l, sizeof(l), "pool", pool, NULL), active);
+    metric_set(dm->reserved, metrics_labels(l, sizeof(l), "pool", pool, "resource", "gpu", NULL), (double)gpus);
+    metric_set(dm->reserved, metrics_labels(l, sizeof(l), "pool", pool, "resource", "nodes", NULL), nodes);
 }
 
 static void queue_gauges(void *ud, const char *queue, const char *pool, const double alloc[3], const double fair[3],
@@ -118,6 +128,10 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->checkpoints, "result=\"deadline\"", (double)st.checkpoint_deadlines);
     counter_to(dm->checkpoints, "result=\"withdrawn\"", (double)st.checkpoint_withdrawn);
     scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
+    scheduler_each_pool_reservation(sched, pool_reservation_gauge, dm);
+    counter_to(dm->reservations_total, "outcome=\"placed\"", (double)st.reservations_placed);
+    counter_to(dm->reservations_total, "outcome=\"expired\"", (double)st.reservations_expired);
+    counter_to(dm->reservations_total, "outcome=\"deleted\"", (double)st.reservations_deleted);
     scheduler_each_queue(sched, queue_gauges, dm);
     scheduler_each_queue_counter(sched, queue_counters, dm);
 }
@@ -153,6 +167,11 @@ static void metrics_setup(daemon_metrics_t *dm)
         metrics_counter(r, "ai_scheduler_gang_preemptions_total", "Preemptions made for a whole gang.");
     dm->gangs_stale = metrics_gauge(r, "ai_scheduler_stale_gangs", "Placed gangs below minMember past the grace.");
     dm->gangs_pending = metrics_gauge(r, "ai_scheduler_pending_gangs", "Gangs waiting for room, per pool.");
+    dm->reservations = metrics_gauge(r, "ai_scheduler_reservations", "Reservations held for a large gang, per pool.");
+    dm->reserved =
+        metrics_gauge(r, "ai_scheduler_reserved_resources", "Room held by a pool's reservation (GPUs, nodes).");
+    dm->reservations_total = metrics_counter(r, "ai_scheduler_reservations_total",
+                                             "Reservations ended, by outcome (placed, expired, deleted).");
     dm->q_alloc = metrics_gauge(r, "ai_scheduler_queue_allocated",
                                 "Allocated per queue, pool and resource (GPUs, CPU millicores, memory MB).");
     dm->q_fair = metrics_gauge(r, "ai_scheduler_queue_fair_share", "Fair share per queue, pool and resource.");

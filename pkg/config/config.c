@@ -319,6 +319,17 @@ int cfg_get_duration(cfg_loader_t *l, const yaml_node_t *n, const char *what, in
     return 0;
 }
 
+/* A duration that may be 0 (reservationAfter: 0 disables). */
+static int cfg_get_duration0(cfg_loader_t *l, const yaml_node_t *n, const char *what, int *dst)
+{
+    const char *v = cfg_scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (config_parse_duration(v, dst) < 0 || *dst < 0)
+        return cfg_fail(l, n, "%s: \"%s\" is not a duration of whole seconds such as \"5m\", or \"0\"", what, v);
+    return 0;
+}
+
 /* Iterates a mapping: calls fn(l, key, keynode, valuenode, ctx) per pair.
  * Rejects non-mappings, non-scalar and duplicate keys. */
 
@@ -972,6 +983,10 @@ static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const
         return cfg_get_int(l, vn, "bindWorkers", 1, 1024, &c->sched.bind_workers);
     if (!strcmp(key, "gangScheduleTimeoutSeconds"))
         return cfg_get_int(l, vn, "gangScheduleTimeoutSeconds", 1, 86400, &c->sched.gang_timeout_s);
+    if (!strcmp(key, "reservationAfter"))
+        return cfg_get_duration0(l, vn, "reservationAfter", &c->sched.reservation_after_s);
+    if (!strcmp(key, "reservationTimeout"))
+        return cfg_get_duration(l, vn, "reservationTimeout", &c->sched.reservation_timeout_s);
     if (!strcmp(key, "staleGangGraceSeconds"))
         return cfg_get_int(l, vn, "staleGangGraceSeconds", 0, 86400, &c->sched.stale_gang_grace_s);
     if (!strcmp(key, "evictStaleGangs"))
@@ -1092,7 +1107,7 @@ int config_load_file(sched_config_t *c, const char *path, char *err, size_t errl
 
 /* ---- flags -------------------------------------------------------------- */
 
-typedef enum { F_STR, F_STR_OPT, F_INT, F_DOUBLE, F_BOOL, F_DUR, F_STRATEGY, F_CONFIG, F_HELP, F_VERB } ftype_t;
+typedef enum { F_STR, F_STR_OPT, F_INT, F_DOUBLE, F_BOOL, F_DUR, F_DUR0, F_STRATEGY, F_CONFIG, F_HELP, F_VERB } ftype_t;
 
 typedef struct flagdef {
     const char *name;
@@ -1142,6 +1157,11 @@ static const flagdef_t FLAGS[] = {
       "how long PreBind waits for claims to be bound (600)" },
     { "gang-schedule-timeout", F_INT, OFF(sched.gang_timeout_s), 1, 86400, "SECONDS",
       "a PodGroup's scheduleTimeoutSeconds when it sets none (60)" },
+    { "reservation-after", F_DUR0, OFF(sched.reservation_after_s), 0, 0, "DUR",
+      "a gang at the head of its queue that has waited this long and fits neither now nor by preemption gets "
+      "nodes held for it (5m); 0 disables reservations" },
+    { "reservation-timeout", F_DUR, OFF(sched.reservation_timeout_s), 0, 0, "DUR",
+      "a reservation ends after this long and its gang goes back to the queue (30m)" },
     { "stale-gang-grace", F_INT, OFF(sched.stale_gang_grace_s), 0, 86400, "SECONDS",
       "a placed gang below minMember this long is stale: event, metric (60)" },
     { "evict-stale-gangs", F_BOOL, OFF(sched.evict_stale_gangs), 0, 0, NULL,
@@ -1247,6 +1267,14 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
         if (config_parse_duration(v, &s) < 0 || s < 1)
             return util_errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 15s", f->name,
                              v);
+        *(int *)(base + f->off) = s;
+        return 0;
+    }
+    case F_DUR0: {
+        int s;
+        if (config_parse_duration(v, &s) < 0 || s < 0)
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not a duration of whole seconds such as 5m, or 0",
+                             f->name, v);
         *(int *)(base + f->off) = s;
         return 0;
     }

@@ -58,6 +58,11 @@ typedef struct pool_usage {
     int pending_gangs; /* distinct gangs (PodGroups) among those pods */
     int gated;         /* its unbound pods with scheduling gates: not pending, not tried */
     int gpu_shared;    /* GPUs of its nodes split into fractions (reservation pods, gpu/gpu.h) */
+    /* Held for a large gang's reservation, as the Pool's .status.reservation
+     * says (the table reads it; pool_usage_compute leaves them 0). */
+    int64_t held_gpu;
+    int held_nodes;
+    char held_for[256]; /* its PodGroup, "ns/name" ("" when none) */
 } pool_usage_t;
 
 /* Computes usage for n_specs pools plus default (out[n_specs] is default;

@@ -67,12 +67,19 @@ static void fill_block(grid_t *g, const char *name, const char *flags, const poo
                  * pod each): "6 (2 shared)". */
                 if (c == 2 && u->gpu_shared > 0)
                     snprintf(cell + strlen(cell), CELL_MAX - strlen(cell), " (%d shared)", u->gpu_shared);
+                /* Room a reservation holds for a large gang: "20 (8 held)". */
+                if (c == 2 && u->held_nodes > 0)
+                    snprintf(cell + strlen(cell), CELL_MAX - strlen(cell), " (%lld held)", (long long)u->held_gpu);
                 break;
             case 2: quantity_format_bytes(v[c]->memory, cell, CELL_MAX); break;
             case 3: quantity_format_bytes(v[c]->ephemeral, cell, CELL_MAX); break;
             case 4:
                 if (c < 2)
                     fmt_int(u->nodes, cell, CELL_MAX);
+                else if (c == 2 && u->held_nodes > 0 && u->held_for[0])
+                    snprintf(cell, CELL_MAX, "%d held for %.200s", u->held_nodes, u->held_for);
+                else if (c == 2 && u->held_nodes > 0)
+                    snprintf(cell, CELL_MAX, "%d held", u->held_nodes);
                 else
                     snprintf(cell, CELL_MAX, "-");
                 break;
@@ -115,6 +122,8 @@ static void usage_total(const pool_usage_t *usage, int count, pool_usage_t *t)
         t->pending_gangs += usage[i].pending_gangs;
         t->gated += usage[i].gated;
         t->gpu_shared += usage[i].gpu_shared;
+        t->held_gpu += usage[i].held_gpu;
+        t->held_nodes += usage[i].held_nodes;
     }
 }
 
@@ -172,6 +181,12 @@ static json_t *usage_json(const char *name, const pool_spec_t *s, const pool_usa
     json_object_set_new(o, "pending_gangs", json_integer(u->pending_gangs));
     if (u->gated > 0) /* as gpu_shared: the document stays as it was where no pod is gated */
         json_object_set_new(o, "gated", json_integer(u->gated));
+    if (u->held_nodes > 0) { /* as gated: only while a reservation holds room */
+        json_t *h = json_pack("{s:i, s:I}", "nodes", u->held_nodes, "gpu", (json_int_t)u->held_gpu);
+        if (u->held_for[0])
+            json_object_set_new(h, "pod_group", json_string(u->held_for));
+        json_object_set_new(o, "held", h);
+    }
     return o;
 }
 
@@ -232,6 +247,36 @@ static int parse_pools(FILE *errf, json_t *pools, pool_spec_t **out, pool_spec_t
     return n;
 }
 
+/* The room each Pool's .status.reservation says is held (the scheduler
+ * writes it; a malformed field is ignored: the table is only a view). */
+static void held_from_status(pool_table_t *t, json_t *pools)
+{
+    size_t n = json_is_array(pools) ? json_array_size(pools) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = json_array_get(pools, i);
+        json_t *r = json_object_get(json_object_get(item, "status"), "reservation");
+        json_t *nodes = json_object_get(r, "nodes");
+        if (!json_is_object(r) || !json_is_array(nodes) || json_array_size(nodes) == 0)
+            continue;
+        const char *name = item_name(item);
+        int k = t->n; /* default */
+        if (strcmp(name, DEFAULT_POOL) != 0) {
+            for (k = 0; k < t->n && strcmp(t->specs[k].name, name) != 0; k++)
+                ;
+            if (k == t->n)
+                continue;
+        }
+        pool_usage_t *u = &t->usage[k];
+        u->held_nodes = (int)json_array_size(nodes);
+        json_t *held = json_object_get(r, "held");
+        const char *res = json_string_value(json_object_get(r, "resource"));
+        if (json_is_integer(held) && res && strcmp(res, RES_GPU_NAME) == 0 && json_integer_value(held) > 0)
+            u->held_gpu = json_integer_value(held);
+        const char *pg = json_string_value(json_object_get(r, "podGroup"));
+        snprintf(u->held_for, sizeof(u->held_for), "%s", pg ? pg : "");
+    }
+}
+
 void pool_table_load(pool_table_t *t, FILE *errf, json_t *nodes, json_t *pods, json_t *pools,
                      const char *scheduler_name)
 {
@@ -258,6 +303,7 @@ void pool_table_load(pool_table_t *t, FILE *errf, json_t *nodes, json_t *pods, j
     }
     t->usage = util_xcalloc((size_t)t->n + 1, sizeof(*t->usage));
     pool_usage_compute(t->specs, t->n, nv, cn, pv, cp, scheduler_name, t->usage);
+    held_from_status(t, pools);
     for (int i = 0; i < cn; i++)
         node_unref(nv[i]);
     for (int i = 0; i < cp; i++)

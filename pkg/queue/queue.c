@@ -898,6 +898,21 @@ static void oldest_per_tenant(qent_t **best, int n, qent_t *e)
         best[t] = e;
 }
 
+int queue_activate_uid(sched_queue_t *q, const char *uid)
+{
+    lo_mutex_lock(&q->mu, LO_QUEUE);
+    qent_t *e = hashmap_get(q->index, uid);
+    int moved = e && e->where != Q_ACTIVE;
+    if (moved) {
+        unplace(q, e);
+        e->it->backoff_until = 0;
+        place(q, e, Q_ACTIVE);
+        pthread_cond_broadcast(&q->cv);
+    }
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
+    return moved;
+}
+
 int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud)
 {
     int moved = 0;

@@ -126,6 +126,12 @@ void queue_move_all_to_active(sched_queue_t *q, const char *event);
 typedef int (*queue_tenant_pred_fn)(int tenant, int64_t first_ms, void *ud);
 int queue_activate_oldest(sched_queue_t *q, queue_tenant_pred_fn pred, void *ud);
 
+/* The item of this uid, if queued (backing off or unschedulable), goes to
+ * activeQ at once, its backoff forgotten: the room a reservation held for
+ * its gang is free now, and waiting out a 10 s backoff would leave it idle.
+ * Returns 1 if it moved. */
+int queue_activate_uid(sched_queue_t *q, const char *uid);
+
 /* Wakes queue_pop callers with NULL from now on. */
 void queue_close(sched_queue_t *q);
 

@@ -34,6 +34,8 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     *cloned = 0;
     /* Room held for the replacements of pods a consolidation moved. */
     view = consol_view(s, pod, view, cloned);
+    /* Room held for a large gang's reservation. */
+    view = resv_view(s, pod, view, cloned);
     if (nn == 0)
         return view;
     int pod_home = pools_home_id(s, pod) == ni->pool;
@@ -361,6 +363,7 @@ void pod_set_clear(pod_set_t *set)
     free(set->why);
     free(set->placed_msg);
     free(set->wait_note);
+    free(set->place_note);
     topo_domain_free(&set->dom);
     memset(set, 0, sizeof(*set));
 }
@@ -522,6 +525,8 @@ static char *fail_message(const pod_set_t *set)
         sbuf_printf(&b, "elastic member of %s (beyond minMember): %s", set->label, why);
     else
         sbuf_printf(&b, "%s: %d/%d members placeable; %s", set->label, set->placed + set->fits, set->min, why);
+    if (set->place_note)
+        sbuf_printf(&b, "; %s", set->place_note);
     return b.data;
 }
 

@@ -62,6 +62,7 @@ typedef struct pod_set {
     topo_domain_t dom;            /* pre_place: nodes limited to dom */
     int has_dom, dom_soft;        /* dom_soft: a member may go outside it */
     char *placed_msg;             /* said once placed (a pre_place row's) */
+    char *place_note;             /* a pre_place row's note, said after why if it does not fit (owned) */
     char *why;                    /* why it is held or did not fit */
     const char *reason;           /* its events' reason (FailedScheduling) */
     int fits;                     /* members assumed before the first failure */

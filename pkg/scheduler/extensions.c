@@ -8,11 +8,13 @@
  * pre_enqueue scheduling gates (a gated pod is gated, whatever else),
  *            dynamic resources, workload groups (a pod held for another
  *            reason is grouped once that reason goes);
- * pre_place  consolidation (a moved pod's held node), gang (minResources),
+ * pre_place  consolidation (a moved pod's held node), reservation (what the
+ *            set is told of held room), gang (minResources),
  *            topology (the domain for the whole minimum);
  * post_filter lender (a borrower goes home), consolidation (moves lose no
- *            work), preemption, borrowing, gang (the minimum waits,
- *            holding back backfill);
+ *            work), preemption, borrowing, reservation (a gang that has
+ *            waited long, and fits neither now nor by preemption, holds
+ *            nodes), gang (the minimum waits, holding back backfill);
  * pre_bind   volumes (claims bound first), gpu-sharing (slots' pods). */
 static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_ext_pre_enqueue },
@@ -23,6 +25,11 @@ static const sched_ext_t table[] = {
     { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
     { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
+    { .name = "reservation",
+      .pre_place = resv_ext_pre_place,
+      .commit = resv_ext_commit,
+      .post_filter = resv_ext_post_filter,
+      .housekeep = resv_housekeep },
     { .name = "gang",
       .gate = gang_ext_gate,
       .pre_place = gang_ext_pre_place,

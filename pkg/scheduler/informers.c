@@ -76,7 +76,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
         gang_pod_delete(s->gangs, old);
     if (old && gpu_is_reservation(old))
         gpu_reservation_gone(s, old);
-    if (st == CPOD_BOUND || st == CPOD_ASSUMED)
+    if ((st == CPOD_BOUND || st == CPOD_ASSUMED) && !(old && resv_room_freed(s, old)))
         pools_move_all(s, "PodDeleted");
     pod_unref(old);
 }
@@ -172,7 +172,8 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
         pools_delete_pod(s, p->uid); /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
-        pools_move_all(s, "PodCompleted");
+        if (!resv_room_freed(s, p))
+            pools_move_all(s, "PodCompleted");
     }
     /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
     if (now == CPOD_BOUND && before != CPOD_BOUND && fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))

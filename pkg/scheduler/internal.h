@@ -60,6 +60,7 @@ typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
 typedef struct gpu_res gpu_res_t;
 typedef struct consol_state consol_state_t;
+typedef struct resv_state resv_state_t;
 typedef struct held_set held_set_t;
 typedef struct prio_classes prio_classes_t;
 
@@ -132,6 +133,9 @@ struct scheduler {
     /* consolidate.c: consolidations in flight and the room held for movers'
      * replacements (its own leaf mutex, taken under the cache lock) */
     consol_state_t *consol;
+    /* reserve.c: one reservation per pool for a large gang (its own leaf
+     * mutex, taken under the cache lock by node views) */
+    resv_state_t *resv;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
     /* grouper/: gangs derived from pods' owners (NULL: off); its own
@@ -440,6 +444,33 @@ node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, in
 /* The node held for this replacement pod (caller frees), the hold taken;
  * NULL when none. */
 char *consol_claim(scheduler_t *s, const pod_t *pod);
+
+/* reserve.c: reservation for large gangs (the pure rules: reserve.h) */
+resv_state_t *resv_new(void);
+void resv_free(resv_state_t *r);
+/* The reservation row: post_filter (after preemption and borrowing) gives
+ * a gang past --reservation-after held nodes in its pool; pre_place notes
+ * the held room in the message of a set that may not fit (the gang, or a
+ * pod refused held room); commit ends the gang's
+ * reservation; housekeep expires them, ends a deleted or placed gang's and
+ * refreshes the expected start. */
+ext_rc_t resv_ext_post_filter(pod_set_t *set);
+ext_rc_t resv_ext_pre_place(pod_set_t *set);
+void resv_ext_commit(pod_set_t *set);
+void resv_housekeep(scheduler_t *s);
+/* The node as pod should see it with the room held for a reservation (a
+ * stand-in pod fills a held node for pods that may not backfill). Like
+ * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
+node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
+/* A bound pod left (deleted, or finished): when its node is held for a
+ * reservation, the room is the gang's, so only the gang is woken (once
+ * the held room covers its minimum) and 1 is returned: moving every
+ * unschedulable pod would retry pods that may not use it, and grow their
+ * backoff until they miss the room that frees elsewhere. 0 otherwise. */
+int resv_room_freed(scheduler_t *s, const pod_t *pod);
+/* Pool .status.reservation of pool name (new reference), or NULL when it
+ * has none; *ever: it had one (the field is then written as null). */
+json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);
 
 /* gates.c: PreEnqueue. The rows: scheduling gates (kube's SchedulingGates)
  * and DRA claims, which ai-scheduler does not allocate (kube's

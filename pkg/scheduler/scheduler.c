@@ -33,6 +33,8 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->max_consolidation_moves = 8;
     o->workload_groups = 1;
     o->workload_refresh_s = 30;
+    o->reservation_after_s = 300;
+    o->reservation_timeout_s = 1800;
 }
 
 /* --- workload groups: the grouper's hooks into the scheduler -------------- */
@@ -118,6 +120,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->gangs = gang_store_new();
     s->gpu_res = gpu_res_new();
     s->consol = consol_new();
+    s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
     fw_cluster_t base = { .volumes = s->volumes };
@@ -188,6 +191,10 @@ static void write_pool_status(scheduler_t *s, int only_changed)
         if (i == nspecs && !default_has_object)
             break;
         json_t *status = pool_usage_to_status(&u[i]);
+        int ever = 0;
+        json_t *resv = resv_status_json(s, name, &ever);
+        if (resv || ever)
+            json_object_set_new(status, "reservation", resv ? resv : json_null());
         json_t *patch = json_pack("{s:o}", "status", status);
         char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(patch);
@@ -588,6 +595,7 @@ void scheduler_free(scheduler_t *s)
     gang_store_free(s->gangs);
     gpu_res_free(s->gpu_res);
     consol_free(s->consol);
+    resv_free(s->resv);
     held_free(s->held);
     prio_classes_free(s->prio_classes);
     topo_levels_free(&s->topo);

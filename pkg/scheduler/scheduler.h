@@ -45,6 +45,8 @@ typedef struct scheduler_opts {
     int workload_groups;              /* gangs derived from pods' owners (grouper/) (on) */
     const char *workload_groups_file; /* rows loaded over the default workload table (NULL: none) */
     int workload_refresh_s;           /* managed PodGroups' owners re-read every (30) */
+    int reservation_after_s;          /* a gang waiting this long reserves room (300; 0 = never) */
+    int reservation_timeout_s;        /* a reservation ends after (1800) */
     /* Not knobs: the daemon wires the rest (the config leaves them as
      * scheduler_opts_default does: NULL, 0).
      * More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
@@ -102,6 +104,7 @@ typedef struct scheduler_stats {
     unsigned long checkpoint_requests, checkpoint_acked, checkpoint_deadlines, checkpoint_withdrawn;
     int gpu_shared_devices;   /* gauge, refreshed each second */
     double e2e_latency_sum_s; /* first queued -> bound, summed */
+    unsigned long reservations_made, reservations_placed, reservations_expired, reservations_deleted;
 } scheduler_stats_t;
 void scheduler_get_stats(scheduler_t *s, scheduler_stats_t *out);
 /* Writes the cache to the log: a digest and one line per node and pod
@@ -113,6 +116,11 @@ typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int ba
 void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud);
 /* Gangs waiting in each live pool, for /metrics. */
 void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud);
+/* Each pool that had a reservation, for /metrics: active (0/1), GPUs and
+ * nodes held. */
+void scheduler_each_pool_reservation(scheduler_t *s,
+                                     void (*fn)(void *ud, const char *pool, int active, int64_t gpus, int nodes),
+                                     void *ud);
 /* Per queue and pool (only while some Queue exists): allocated and fair
  * share (gpu, cpu millicores, memory MB) and pending pods. */
 typedef void (*scheduler_queue_fn)(void *ud, const char *queue, const char *pool, const double alloc[3],

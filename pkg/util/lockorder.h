@@ -31,6 +31,10 @@
  *    pods read or marked, node views with the room held for movers) or alone;
  *    the cache is never called while one is held. The GPU reservation store's
  *    mutex is held across no API call, except as a condition wait.
+ *  - RESV: the gang reservations (reserve.c), taken under the cache lock
+ *    and a node stripe by node views (the room held for a gang) or alone;
+ *    nothing is called out while it is held (events, queue moves and the
+ *    gang store are used after it is released).
  *  - FAIRSHARE: the fair-share store (fairshare.h) is the innermost lock of
  *    the hierarchy proper: taken alone, under the cache lock (the accounting
  *    hook), under a queue's mutex (tenant and pick) and under pdb_mu (reclaim
@@ -72,6 +76,7 @@
     X(TOPO_INDEX, "topology index (topo_index.c)")                                                                     \
     X(GPU_RES, "GPU reservation store (scheduler/gpu.c)")                                                              \
     X(CONSOL, "consolidation state (consolidate.c)")                                                                   \
+    X(RESV, "gang reservations (scheduler/reserve.c)")                                                                 \
     X(FAIRSHARE, "fair-share store (fairshare.c)")                                                                     \
     X(VOLUME_WAIT, "volume waiter (scheduler/volumes.c)")                                                              \
     X(BINDER, "binder (binder.c)")                                                                                     \

@@ -1,0 +1,883 @@
+/* reserve.c -- reservation for large gangs: a gang that has waited longer
+ * than --reservation-after and fits neither now nor by preemption gets, in
+ * its pool, a few whole nodes held for it: other pods see them taken (as a
+ * preemptor's nominated node), unless they will be done before the gang is
+ * expected to start or the gang could evict them (backfill). One
+ * reservation per pool; it ends when the gang is placed, is deleted, or at
+ * --reservation-timeout, after which the gang may not reserve again in
+ * that pool for one reservation-after (another gang goes first). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "scheduler/reserve.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------ pure rules */
+
+int64_t resv_pod_runtime(const pod_t *p)
+{
+    if (p->expected_runtime_ms > 0)
+        return p->expected_runtime_ms;
+    if (p->lifetime_s > 0)
+        return p->lifetime_s * 1000;
+    return -1;
+}
+
+int64_t resv_pod_done(const pod_t *p)
+{
+    int64_t rt = resv_pod_runtime(p);
+    return rt > 0 ? p->started_ms + rt : -1;
+}
+
+int resv_may_backfill(const pod_t *pod, int64_t now, int64_t expect_ms, int32_t gang_prio, int preempts)
+{
+    if (preempts && pod->priority < gang_prio)
+        return 1;
+    int64_t rt = resv_pod_runtime(pod);
+    return rt > 0 && now + rt <= expect_ms;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const resv_cand_t *x = a, *y = b;
+    int dx = x->domain != NULL, dy = y->domain != NULL;
+    if (dx != dy)
+        return dx - dy;
+    if (dx) {
+        int c = strcmp(x->domain, y->domain);
+        if (c)
+            return c;
+    }
+    if (x->done_ms != y->done_ms)
+        return x->done_ms < y->done_ms ? -1 : 1;
+    if (x->free != y->free)
+        return x->free > y->free ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int same_domain(const resv_cand_t *a, const resv_cand_t *b)
+{
+    if (!a->domain || !b->domain)
+        return a->domain == b->domain;
+    return strcmp(a->domain, b->domain) == 0;
+}
+
+int resv_choose(resv_cand_t *c, int n, int64_t want, int64_t now, int *out, int64_t *expect_ms, double *lost)
+{
+    qsort(c, (size_t)n, sizeof(*c), cand_cmp);
+    int best = -1, best_n = 0;
+    double best_lost = 0;
+    int64_t best_d = 0;
+    for (int lo = 0; lo < n;) {
+        int hi = lo;
+        while (hi < n && same_domain(&c[lo], &c[hi]))
+            hi++;
+        /* Soonest free first, so the prefix that covers want is also the
+         * one that completes earliest with the fewest nodes of that kind. */
+        int64_t sum = 0, d = now;
+        int k = lo;
+        for (; k < hi && sum < want; k++) {
+            sum += c[k].alloc;
+            if (c[k].done_ms > d)
+                d = c[k].done_ms;
+        }
+        if (sum >= want && want > 0) {
+            double l = (double)want * (double)(d - now); /* the gang's own wait */
+            for (int i = lo; i < k; i++) {
+                int64_t done = c[i].done_ms > now ? c[i].done_ms : now;
+                l += (double)c[i].free * (double)(d - now) + (double)(c[i].alloc - c[i].free) * (double)(d - done);
+            }
+            if (best < 0 || l < best_lost || (l == best_lost && d < best_d)) {
+                best = lo;
+                best_n = k - lo;
+                best_lost = l;
+                best_d = d;
+            }
+        }
+        lo = hi;
+    }
+    if (best < 0)
+        return 0;
+    for (int i = 0; i < best_n; i++)
+        out[i] = best + i;
+    *expect_ms = best_d;
+    *lost = best_lost;
+    return best_n;
+}
+
+/* ------------------------------------------------------------ state */
+
+typedef struct resv {
+    int active;
+    int ever;        /* this pool had one: its Pool .status says when it ends */
+    char *pool_name; /* for status and metrics */
+    char *key;       /* "ns/name" of the gang */
+    char *ns, *name, *uid;
+    int32_t prio;                            /* the gang's */
+    int preempts;                            /* may the gang preempt in this pool (backfill rule) */
+    int64_t since_ms, expires_ms, expect_ms; /* wall */
+    char **nodes;
+    pod_t **phantoms; /* per node: what other pods see there (its allocatable) */
+    int nnodes;
+    int64_t held;       /* main resource units held (GPUs, or millicores) */
+    int64_t want;       /* the gang's minimum, in the same units */
+    char *member_uid;   /* the member whose turn reserved: taken out of its backoff when the room is free */
+    int64_t checked_ms; /* last look at the held room from a pool thread */
+    int gpu;            /* the main resource is GPUs */
+    char *barred;       /* the gang whose reservation expired here last */
+    int64_t barred_until;
+    /* When a gang seen waiting here is due for a reservation: nothing else
+     * may retry it then (no pod event), so the housekeeper wakes the pool. */
+    int64_t wake_ms;
+    char *wake_uid; /* a member of that gang, to take it out of its backoff */
+} resv_t;
+
+struct resv_state {
+    pthread_mutex_t mu; /* a leaf: taken under the cache lock by node views */
+    resv_t *pools;      /* by pool id */
+    int npools;
+    int pub;   /* active reservations (atomic): node views skip the lock at 0 */
+    int waits; /* pools with a wake_ms set (atomic) */
+};
+
+resv_state_t *resv_new(void)
+{
+    resv_state_t *r = util_xcalloc(1, sizeof(*r));
+    pthread_mutex_init(&r->mu, NULL);
+    return r;
+}
+
+static void resv_clear(resv_t *v)
+{
+    free(v->key);
+    free(v->ns);
+    free(v->name);
+    free(v->uid);
+    free(v->member_uid);
+    v->member_uid = NULL;
+    for (int i = 0; i < v->nnodes; i++) {
+        free(v->nodes[i]);
+        pod_unref(v->phantoms[i]);
+    }
+    free(v->nodes);
+    free(v->phantoms);
+    v->key = v->ns = v->name = v->uid = NULL;
+    v->nodes = NULL;
+    v->phantoms = NULL;
+    v->nnodes = 0;
+    v->active = 0;
+}
+
+void resv_free(resv_state_t *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->npools; i++) {
+        resv_clear(&r->pools[i]);
+        free(r->pools[i].pool_name);
+        free(r->pools[i].barred);
+        free(r->pools[i].wake_uid);
+    }
+    free(r->pools);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+/* The pool's slot, grown on demand; r->mu held. */
+static resv_t *slot_locked(resv_state_t *r, int pool)
+{
+    if (pool < 0)
+        return NULL;
+    if (pool >= r->npools) {
+        r->pools = util_xrealloc(r->pools, (size_t)(pool + 1) * sizeof(*r->pools));
+        memset(r->pools + r->npools, 0, (size_t)(pool + 1 - r->npools) * sizeof(*r->pools));
+        r->npools = pool + 1;
+    }
+    return &r->pools[pool];
+}
+
+static int node_index(const resv_t *v, const char *node)
+{
+    for (int i = 0; i < v->nnodes; i++)
+        if (strcmp(v->nodes[i], node) == 0)
+            return i;
+    return -1;
+}
+
+static int is_member(const resv_t *v, const pod_t *pod)
+{
+    const char *g = gang_of(pod);
+    return g && strcmp(pod->ns, v->ns) == 0 && strcmp(g, v->name) == 0;
+}
+
+node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned)
+{
+    resv_state_t *r = s->resv;
+    if (!r || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+        return view;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    resv_t *v = view->pool >= 0 && view->pool < r->npools ? &r->pools[view->pool] : NULL;
+    int k = v && v->active ? node_index(v, view->name) : -1;
+    if (k >= 0 && !is_member(v, pod) && !resv_may_backfill(pod, util_wall_ms(), v->expect_ms, v->prio, v->preempts)) {
+        if (!*cloned) {
+            view = node_info_clone(view);
+            *cloned = 1;
+        }
+        node_info_add_pod(view, v->phantoms[k]);
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    return view;
+}
+
+/* A stand-in pod that fills node: never ours (no victim), never bound. */
+static pod_t *phantom_new(const char *ns, const char *gang, const char *node, const resources_t *alloc)
+{
+    char uid[512];
+    snprintf(uid, sizeof(uid), "reservation:%s/%s:%s", ns, gang, node);
+    json_t *o = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[]}}", "metadata", "name", "reservation", "namespace", ns,
+                          "uid", uid, "spec", "schedulerName", "ai-scheduler.reservation", "containers");
+    char err[256];
+    pod_t *p = o ? pod_from_json(o, err, sizeof(err)) : NULL;
+    json_decref(o);
+    if (p)
+        p->requests = *alloc;
+    return p;
+}
+
+/* ------------------------------------------------------------ choosing */
+
+static int64_t main_amount(const resources_t *r, int gpu)
+{
+    return gpu ? res_get_scalar(r, RES_GPU) : r->milli_cpu;
+}
+
+typedef struct pick {
+    char **nodes;
+    resources_t *alloc;
+    int n;
+    int64_t held, expect_ms;
+    double lost;
+} pick_t;
+
+static void pick_clear(pick_t *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->nodes[i]);
+    free(p->nodes);
+    free(p->alloc);
+    memset(p, 0, sizeof(*p));
+}
+
+/* When node's running pods are expected to be gone: unknown runtimes count
+ * as running past expires; pods the gang may evict as gone now. Node
+ * stripe held. */
+static int64_t node_done(const node_info_t *ni, const resv_t *v, int64_t now, int64_t expires)
+{
+    int64_t d = now;
+    for (int i = 0; i < ni->npods; i++) {
+        const pod_t *p = ni->pods[i];
+        if (pod_is_terminal(p) || p->deleting || is_member(v, p))
+            continue;
+        if (v->preempts && p->priority < v->prio)
+            continue;
+        int64_t e = resv_pod_done(p);
+        if (e < 0 || e > expires)
+            e = expires;
+        if (e > d)
+            d = e;
+    }
+    return d;
+}
+
+/* The nodes of pool to hold for v's gang (v->key, prio, preempts set). */
+static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const resv_t *v, int64_t want, int64_t now,
+                        int64_t expires, pick_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    resv_cand_t *c = util_xcalloc((size_t)n + 1, sizeof(*c));
+    resources_t *alloc = util_xcalloc((size_t)n + 1, sizeof(*alloc));
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        node_info_t *ni = nodes[i];
+        if (ni->pool != pool || !ni->node || ni->node->unschedulable)
+            continue;
+        const char *dom = NULL;
+        if (g->topo_level && g->topo_required && !(dom = labels_get(&ni->node->labels, g->topo_level)))
+            continue; /* outside every domain of the level */
+        cache_node_lock(s->cache, ni->name);
+        int64_t a = main_amount(&ni->node->allocatable, v->gpu);
+        c[nc] = (resv_cand_t){ .name = util_strdup(ni->name),
+                               .domain = dom ? util_strdup(dom) : NULL,
+                               .alloc = a,
+                               .free = a - main_amount(&ni->requested, v->gpu),
+                               .done_ms = node_done(ni, v, now, expires) };
+        alloc[nc] = ni->node->allocatable;
+        cache_node_unlock(s->cache, ni->name);
+        if (c[nc].alloc > 0) {
+            nc++;
+        } else {
+            free((char *)c[nc].name);
+            free((char *)c[nc].domain);
+        }
+    }
+    cache_unlock(s->cache);
+    int *idx = util_xcalloc((size_t)nc + 1, sizeof(*idx));
+    resv_cand_t *sorted = util_xcalloc((size_t)nc + 1, sizeof(*sorted));
+    memcpy(sorted, c, (size_t)nc * sizeof(*c));
+    int k = resv_choose(sorted, nc, want, now, idx, &out->expect_ms, &out->lost);
+    if (k > 0) {
+        out->nodes = util_xcalloc((size_t)k, sizeof(*out->nodes));
+        out->alloc = util_xcalloc((size_t)k, sizeof(*out->alloc));
+        for (int i = 0; i < k; i++) {
+            const resv_cand_t *x = &sorted[idx[i]];
+            out->nodes[i] = util_strdup(x->name);
+            for (int j = 0; j < nc; j++)
+                if (c[j].name == x->name)
+                    out->alloc[i] = alloc[j];
+            out->held += x->alloc;
+        }
+        out->n = k;
+    }
+    for (int i = 0; i < nc; i++) {
+        free((char *)c[i].name);
+        free((char *)c[i].domain);
+    }
+    free(c);
+    free(sorted);
+    free(idx);
+    free(alloc);
+    return k;
+}
+
+/* Free room (main resource) on the named nodes now. */
+static int64_t room_free(scheduler_t *s, char **nodes, int nn, int gpu)
+{
+    int64_t sum = 0;
+    cache_rdlock(s->cache);
+    for (int k = 0; k < nn; k++) {
+        node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
+        if (!ni || !ni->node)
+            continue;
+        cache_node_lock(s->cache, ni->name);
+        sum += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
+        cache_node_unlock(s->cache, ni->name);
+    }
+    cache_unlock(s->cache);
+    return sum;
+}
+
+/* From a pool thread, at most every ROOM_CHECK_MS: when the held room
+ * covers the gang's minimum, its turn now. The pods the freed room woke
+ * (a deletion moves the pool's unschedulable pods) come here first, while
+ * the gang itself waits out a backoff of up to 10 s. */
+#define ROOM_CHECK_MS 200
+static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
+{
+    int64_t now = util_now_ms();
+    lo_mutex_lock(&r->mu, LO_RESV);
+    resv_t *v = P->id < r->npools ? &r->pools[P->id] : NULL;
+    if (!v || !v->active || !v->member_uid || now - v->checked_ms < ROOM_CHECK_MS) {
+        lo_mutex_unlock(&r->mu, LO_RESV);
+        return;
+    }
+    v->checked_ms = now;
+    int nn = v->nnodes, gpu = v->gpu;
+    int64_t want = v->want;
+    char **nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
+    for (int k = 0; k < nn; k++)
+        nodes[k] = util_strdup(v->nodes[k]);
+    char *uid = util_strdup(v->member_uid);
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    if (room_free(s, nodes, nn, gpu) >= want)
+        queue_activate_uid(P->q, uid);
+    for (int k = 0; k < nn; k++)
+        free(nodes[k]);
+    free(nodes);
+    free(uid);
+}
+
+int resv_room_freed(scheduler_t *s, const pod_t *pod)
+{
+    resv_state_t *r = s->resv;
+    if (!r || !pod->node_name || !pod->node_name[0] || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    int pool = -1;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    for (int i = 0; i < r->npools && pool < 0; i++) {
+        resv_t *v = &r->pools[i];
+        if (v->active && !is_member(v, pod) && node_index(v, pod->node_name) >= 0) {
+            pool = i;
+            v->checked_ms = 0; /* look now */
+        }
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    sched_pool_t *P = pool >= 0 ? pools_get(s, pool) : NULL;
+    if (!P)
+        return 0;
+    room_check(s, r, P);
+    return 1;
+}
+
+/* ------------------------------------------------------------ the row */
+
+static void fmt_time(int64_t ms, char *buf, size_t n)
+{
+    util_rfc3339(ms, buf, n);
+}
+
+static void podgroup_note(scheduler_t *s, const char *ns, const char *name, const char *uid, const char *type,
+                          const char *reason, const char *msg)
+{
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", "PodGroup", "apiVersion", PODGROUP_VERSION,
+                            "namespace", ns, "name", name, "uid", uid ? uid : "");
+    writer_object_event(s->writer, ns, inv, type, reason, msg, name);
+}
+
+/* The gang's minimum did not fit, nor by preemption: reserve if it is due. */
+static void try_reserve(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    const gang_snap_t *g = set->gang;
+    int64_t after = (int64_t)s->opts.reservation_after_s * 1000;
+    int64_t now = util_wall_ms();
+    resv_state_t *r = s->resv;
+    int64_t start = gang_considered(s->gangs, g->key, now);
+    lo_mutex_lock(&r->mu, LO_RESV);
+    resv_t *v = slot_locked(r, P->id);
+    /* Another gang at this row after an expiry: it had its chance, the
+     * expired gang is no longer held back. */
+    if (v->barred && strcmp(v->barred, g->key) != 0) {
+        free(v->barred);
+        v->barred = NULL;
+    }
+    int barred = v->barred && now < v->barred_until;
+    int due = !v->active && after > 0 && now - start >= after && !barred;
+    if (!v->active && after > 0 && !due) {
+        int64_t at = barred ? v->barred_until : start + after;
+        if (!v->wake_ms)
+            __atomic_add_fetch(&r->waits, 1, __ATOMIC_RELAXED);
+        if (!v->wake_ms || at < v->wake_ms) {
+            v->wake_ms = at;
+            free(v->wake_uid);
+            v->wake_uid = util_strdup(set->items[0]->pod->uid);
+        }
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    if (!due)
+        return;
+
+    resources_t want;
+    res_zero(&want);
+    for (int i = 0; i < set->need; i++)
+        res_add(&want, &set->items[i]->pod->requests);
+    resv_t tmp = { .ns = g->ns, .name = g->name };
+    tmp.prio = sched_gang_priority(s, g, set->items[0]->pod->priority);
+    int no_preempt = 1;
+    pools_flags(s, P->id, &no_preempt, NULL, NULL);
+    tmp.preempts = !no_preempt && !s->opts.disable_preemption && sched_may_preempt(s, set->items[0]->pod);
+    tmp.gpu = res_get_scalar(&want, RES_GPU) > 0;
+    int64_t expires = now + (int64_t)s->opts.reservation_timeout_s * 1000;
+    pick_t pk;
+    if (choose_nodes(s, P->id, g, &tmp, main_amount(&want, tmp.gpu), now, expires, &pk) == 0)
+        return; /* no node set (or domain) of this pool could ever hold it */
+
+    pod_t **ph = util_xcalloc((size_t)pk.n, sizeof(*ph));
+    for (int i = 0; i < pk.n; i++) {
+        if (!(ph[i] = phantom_new(g->ns, g->name, pk.nodes[i], &pk.alloc[i]))) {
+            for (int j = 0; j < i; j++)
+                pod_unref(ph[j]);
+            free(ph);
+            pick_clear(&pk);
+            return;
+        }
+    }
+    int taken = 0;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    v = slot_locked(r, P->id);
+    if (!v->active) {
+        taken = 1;
+        v->active = 1;
+        v->ever = 1;
+        if (!v->pool_name)
+            v->pool_name = util_strdup(P->name);
+        v->key = util_strdup(g->key);
+        v->ns = util_strdup(g->ns);
+        v->name = util_strdup(g->name);
+        v->uid = util_strdup(g->uid ? g->uid : "");
+        v->prio = tmp.prio;
+        v->preempts = tmp.preempts;
+        v->gpu = tmp.gpu;
+        v->since_ms = now;
+        v->expires_ms = expires;
+        v->expect_ms = pk.expect_ms;
+        v->nodes = pk.nodes;
+        v->phantoms = ph;
+        v->nnodes = pk.n;
+        v->held = pk.held;
+        v->want = main_amount(&want, tmp.gpu);
+        v->member_uid = util_strdup(set->items[0]->pod->uid);
+        pk.nodes = NULL;
+        ph = NULL;
+        __atomic_add_fetch(&r->pub, 1, __ATOMIC_RELEASE);
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    if (!taken) {
+        for (int i = 0; i < pk.n; i++)
+            pod_unref(ph[i]);
+        free(ph);
+        pick_clear(&pk);
+        return;
+    }
+    char t[64], e[64];
+    fmt_time(pk.expect_ms, t, sizeof(t));
+    fmt_time(expires, e, sizeof(e));
+    sbuf_t msg = { 0 };
+    sbuf_printf(&msg, "reserved %d nodes (%lld %s) in pool %s after %llds waiting; expected free about %s; expires %s",
+                pk.n, (long long)pk.held, tmp.gpu ? "GPUs" : "millicores", P->name, (long long)((now - start) / 1000),
+                t, e);
+    podgroup_note(s, g->ns, g->name, g->uid, "Normal", "Reserved", msg.data);
+    LOG_I("pod group %s: %s", g->key, msg.data);
+    sbuf_free(&msg);
+    pk.n = 0;
+    pick_clear(&pk);
+    stats_add(s, &s->stats.reservations_made, 1);
+    status_changed(s);
+}
+
+/* Said if the set does not fit: the room held in its pool, for the gang
+ * itself or against a pod that may not backfill it. */
+ext_rc_t resv_ext_pre_place(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    resv_state_t *r = P->s->resv;
+    if (!r || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0 || set->n == 0)
+        return EXT_NEXT;
+    const pod_t *pod = set->items[0]->pod;
+    sbuf_t b = { 0 };
+    lo_mutex_lock(&r->mu, LO_RESV);
+    resv_t *v = P->id < r->npools ? &r->pools[P->id] : NULL;
+    if (v && v->active) {
+        char t[64];
+        fmt_time(v->expect_ms, t, sizeof(t));
+        if (is_member(v, pod))
+            sbuf_printf(&b, "%d nodes held for it in pool %s, expected free about %s", v->nnodes, P->name, t);
+        else if (!resv_may_backfill(pod, util_wall_ms(), v->expect_ms, v->prio, v->preempts))
+            sbuf_printf(&b,
+                        "%d nodes held for pod group %s until about %s (held room takes only pods that finish by "
+                        "then, annotation " EXPECTED_RUNTIME_ANNOTATION ", or that it could preempt)",
+                        v->nnodes, v->key, t);
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    if (b.data) {
+        free(set->place_note);
+        set->place_note = b.data;
+    }
+    room_check(P->s, r, P);
+    return EXT_NEXT;
+}
+
+ext_rc_t resv_ext_post_filter(pod_set_t *set)
+{
+    scheduler_t *s = set->P->s;
+    if (s->resv && set->kind == SET_MINIMUM && set->gang && set->need > 0)
+        try_reserve(set);
+    return EXT_NEXT;
+}
+
+/* Ends pool's reservation (r->mu held): what to say is left in *ended. */
+typedef struct ended {
+    int pool;
+    char *ns, *name, *uid, *key;
+    const char *outcome;
+} ended_t;
+
+/* An expired gang may reserve again in its pool once another gang had its
+ * turn at the row, or after reservation-after plus this: the longest
+ * backoff, so the other waiting gangs get a turn first. */
+#define BARRED_SLACK_MS 10000
+
+static void end_locked(resv_state_t *r, resv_t *v, int pool, const char *outcome, int64_t now, int64_t after,
+                       ended_t *e)
+{
+    e->pool = pool;
+    e->ns = util_strdup(v->ns);
+    e->name = util_strdup(v->name);
+    e->uid = util_strdup(v->uid);
+    e->key = util_strdup(v->key);
+    e->outcome = outcome;
+    if (strcmp(outcome, "expired") == 0) {
+        free(v->barred);
+        v->barred = util_strdup(v->key);
+        v->barred_until = now + after + BARRED_SLACK_MS;
+    }
+    resv_clear(v);
+    __atomic_sub_fetch(&r->pub, 1, __ATOMIC_RELEASE);
+}
+
+static void ended_say(scheduler_t *s, ended_t *e)
+{
+    if (strcmp(e->outcome, "placed") == 0)
+        stats_add(s, &s->stats.reservations_placed, 1);
+    else if (strcmp(e->outcome, "expired") == 0)
+        stats_add(s, &s->stats.reservations_expired, 1);
+    else
+        stats_add(s, &s->stats.reservations_deleted, 1);
+    if (strcmp(e->outcome, "expired") == 0) {
+        char msg[300];
+        snprintf(msg, sizeof(msg),
+                 "reservation expired after %ds (--reservation-timeout): the held nodes are released and the gang "
+                 "waits in its queue again",
+                 s->opts.reservation_timeout_s);
+        podgroup_note(s, e->ns, e->name, e->uid, "Warning", "ReservationExpired", msg);
+    }
+    LOG_I("pod group %s: reservation ended (%s)", e->key, e->outcome);
+    sched_pool_t *P = pools_get(s, e->pool);
+    if (P)
+        queue_move_all_to_active(P->q, "ReservationEnded");
+    status_changed(s);
+    free(e->ns);
+    free(e->name);
+    free(e->uid);
+    free(e->key);
+}
+
+void resv_ext_commit(pod_set_t *set)
+{
+    scheduler_t *s = set->P->s;
+    resv_state_t *r = s->resv;
+    if (!r || set->kind != SET_MINIMUM || !set->gang || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+        return;
+    ended_t e;
+    int found = 0;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    for (int i = 0; i < r->npools && !found; i++) {
+        resv_t *v = &r->pools[i];
+        if (v->active && strcmp(v->key, set->gang->key) == 0) {
+            end_locked(r, v, i, "placed", 0, 0, &e);
+            found = 1;
+        }
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    if (found)
+        ended_say(s, &e);
+}
+
+/* Once a second: expiry, a gang gone or placed, and a fresh estimate. */
+/* Wakes the pools where a waiting gang is now due for a reservation. */
+static void wake_due(scheduler_t *s, resv_state_t *r, int64_t now)
+{
+    if (__atomic_load_n(&r->waits, __ATOMIC_RELAXED) == 0)
+        return;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    int n = r->npools;
+    char **due = util_xcalloc((size_t)n + 1, sizeof(*due));
+    for (int i = 0; i < n; i++) {
+        resv_t *v = &r->pools[i];
+        if (v->wake_ms && now >= v->wake_ms) {
+            v->wake_ms = 0;
+            __atomic_sub_fetch(&r->waits, 1, __ATOMIC_RELAXED);
+            due[i] = v->wake_uid ? v->wake_uid : util_strdup("");
+            v->wake_uid = NULL;
+        }
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    for (int i = 0; i < n; i++) {
+        sched_pool_t *P = due[i] ? pools_get(s, i) : NULL;
+        if (P) {
+            queue_move_all_to_active(P->q, "ReservationDue");
+            queue_activate_uid(P->q, due[i]);
+        }
+        free(due[i]);
+    }
+    free(due);
+}
+
+void resv_housekeep(scheduler_t *s)
+{
+    resv_state_t *r = s->resv;
+    if (!r)
+        return;
+    int64_t now = util_wall_ms();
+    wake_due(s, r, now);
+    if (__atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+        return;
+    int64_t after = (int64_t)s->opts.reservation_after_s * 1000;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    int n = r->npools;
+    char **keys = util_xcalloc((size_t)n + 1, sizeof(*keys));
+    for (int i = 0; i < n; i++)
+        if (r->pools[i].active)
+            keys[i] = util_strdup(r->pools[i].key);
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    for (int i = 0; i < n; i++) {
+        if (!keys[i])
+            continue;
+        /* Gone or placed: from the gang store (no lock of ours held). */
+        const char *outcome = NULL;
+        char *slash = strchr(keys[i], '/');
+        gang_snap_t g;
+        char *pending_uid = NULL;
+        if (!slash) {
+            outcome = "deleted";
+        } else {
+            *slash = 0;
+            int rc = gang_snapshot(s->gangs, keys[i], slash + 1, &g);
+            *slash = '/';
+            if (rc != 0) {
+                outcome = "deleted";
+            } else {
+                int live = 0, bound = 0;
+                for (int m = 0; m < g.nmembers; m++) {
+                    const pod_t *p = g.members[m];
+                    if (pod_is_terminal(p) || p->deleting)
+                        continue;
+                    live++;
+                    bound += pod_is_bound(p);
+                    if (!pod_is_bound(p) && !pending_uid)
+                        pending_uid = util_strdup(p->uid);
+                }
+                if (g.state == GANG_DELETED || g.state == GANG_MISSING || live < g.min_member)
+                    outcome = "deleted";
+                else if (bound >= g.min_member)
+                    outcome = "placed";
+                gang_snap_clear(&g);
+            }
+        }
+        /* A fresh estimate of when the held nodes are free. */
+        int64_t expect = 0;
+        if (!outcome) {
+            lo_mutex_lock(&r->mu, LO_RESV);
+            resv_t *v = &r->pools[i];
+            int nn = v->active ? v->nnodes : 0;
+            char **nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
+            for (int k = 0; k < nn; k++)
+                nodes[k] = util_strdup(v->nodes[k]);
+            resv_t tmp = {
+                .ns = util_strdup(v->ns), .name = util_strdup(v->name), .prio = v->prio, .preempts = v->preempts
+            };
+            int64_t expires = v->expires_ms, want = v->want;
+            int gpu = v->gpu;
+            lo_mutex_unlock(&r->mu, LO_RESV);
+            expect = now;
+            int64_t free_now = 0;
+            cache_rdlock(s->cache);
+            for (int k = 0; k < nn; k++) {
+                node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
+                if (!ni || !ni->node)
+                    continue;
+                cache_node_lock(s->cache, ni->name);
+                int64_t d = node_done(ni, &tmp, now, expires);
+                free_now += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
+                cache_node_unlock(s->cache, ni->name);
+                if (d > expect)
+                    expect = d;
+            }
+            cache_unlock(s->cache);
+            /* The held room covers the minimum: the gang's next turn now,
+             * not after its backoff (a pod deletion only moves it there). */
+            if (free_now >= want && pending_uid) {
+                sched_pool_t *P = pools_get(s, i);
+                if (P)
+                    queue_activate_uid(P->q, pending_uid);
+            }
+            for (int k = 0; k < nn; k++)
+                free(nodes[k]);
+            free(nodes);
+            free(tmp.ns);
+            free(tmp.name);
+        }
+        ended_t e;
+        int ended = 0;
+        lo_mutex_lock(&r->mu, LO_RESV);
+        resv_t *v = &r->pools[i];
+        if (v->active && strcmp(v->key, keys[i]) == 0) {
+            if (!outcome && now >= v->expires_ms)
+                outcome = "expired";
+            if (outcome) {
+                end_locked(r, v, i, outcome, now, after, &e);
+                ended = 1;
+            } else if (expect != v->expect_ms) {
+                v->expect_ms = expect;
+                status_changed(s);
+            }
+        }
+        lo_mutex_unlock(&r->mu, LO_RESV);
+        if (ended)
+            ended_say(s, &e);
+        free(pending_uid);
+        free(keys[i]);
+    }
+    free(keys);
+}
+
+/* ------------------------------------------------------------ visible */
+
+json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever)
+{
+    resv_state_t *r = s->resv;
+    json_t *o = NULL;
+    *ever = 0;
+    if (!r)
+        return NULL;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    for (int i = 0; i < r->npools; i++) {
+        resv_t *v = &r->pools[i];
+        if (!v->pool_name || strcmp(v->pool_name, pool) != 0)
+            continue;
+        *ever = v->ever;
+        if (!v->active)
+            break;
+        char since[64], exp[64], expect[64];
+        fmt_time(v->since_ms, since, sizeof(since));
+        fmt_time(v->expires_ms, exp, sizeof(exp));
+        fmt_time(v->expect_ms, expect, sizeof(expect));
+        json_t *nodes = json_array();
+        for (int k = 0; k < v->nnodes; k++)
+            json_array_append_new(nodes, json_string(v->nodes[k]));
+        o = json_pack("{s:s, s:o, s:s, s:I, s:s, s:s, s:s}", "podGroup", v->key, "nodes", nodes, "resource",
+                      v->gpu ? "nvidia.com/gpu" : "cpu", "held", (json_int_t)v->held, "since", since, "expires", exp,
+                      "expectedStart", expect);
+        break;
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    return o;
+}
+
+void scheduler_each_pool_reservation(scheduler_t *s,
+                                     void (*fn)(void *ud, const char *pool, int active, int64_t gpus, int nodes),
+                                     void *ud)
+{
+    resv_state_t *r = s->resv;
+    if (!r)
+        return;
+    typedef struct row {
+        char *pool;
+        int active, nodes;
+        int64_t gpus;
+    } row_t;
+    lo_mutex_lock(&r->mu, LO_RESV);
+    int n = r->npools;
+    row_t *rows = util_xcalloc((size_t)n + 1, sizeof(*rows));
+    for (int i = 0; i < n; i++) {
+        resv_t *v = &r->pools[i];
+        if (!v->pool_name)
+            continue;
+        rows[i].pool = util_strdup(v->pool_name);
+        rows[i].active = v->active;
+        rows[i].nodes = v->active ? v->nnodes : 0;
+        rows[i].gpus = v->active && v->gpu ? v->held : 0;
+    }
+    lo_mutex_unlock(&r->mu, LO_RESV);
+    for (int i = 0; i < n; i++) {
+        if (rows[i].pool)
+            fn(ud, rows[i].pool, rows[i].active, rows[i].gpus, rows[i].nodes);
+        free(rows[i].pool);
+    }
+    free(rows);
+}
