@@ -93,6 +93,7 @@ class Kubelet:
         self.succeeded_at = {}     # uid -> monotonic time it went Succeeded
         self.deleted = {}          # "ns/name/uid" -> why (the harness's own deletions)
         self.ckpt_requested = {}   # uid -> monotonic time a checkpoint request was first seen
+        self.ckpt_acked = set()    # uids whose acknowledgement was written
         self.frozen = False
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -142,6 +143,7 @@ class Kubelet:
         after = float(ann.get(ACK_ANN, "0") or 0)
         if after > 0 and t - first >= after and not ann.get(CHECKPOINTED_ANN):
             self.c.merge_patch(path, {"metadata": {"annotations": {CHECKPOINTED_ANN: now_iso()}}})
+            self.ckpt_acked.add(uid)
 
     def tick(self):
         nodes = {n["metadata"]["name"] for n in self.c.get("/api/v1/nodes")["items"]}

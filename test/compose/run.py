@@ -312,6 +312,8 @@ class Runner:
         finally:
             self.stop.set()
             self.kubelet.close()
+        log("lifecycle: %d checkpoint requests seen, %d acknowledged; %d evictions checked against their minimum runtime" % (
+            len(self.kubelet.ckpt_requested), len(self.kubelet.ckpt_acked), len(checker.evictions(snap))))
         if self.kubelet.errors:
             log("kubelet errors (first 3): %s" % self.kubelet.errors[:3])
         if self.failures:
