@@ -176,8 +176,8 @@ fi
 # checkpoint; the demo plays the kubelet (Running, startTime) and the job's
 # training loop (it writes checkpointed-at 2 s after the request).
 if kc get crd pools.resource.aibee.cn >/dev/null 2>&1; then
-    step "minimum runtime and checkpoint before eviction: pool 'lifecycle' protects running pods for 20s; the victim saves before it goes"
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools '{"apiVersion":"resource.aibee.cn/v1alpha1","kind":"Pool","metadata":{"name":"lifecycle"},"spec":{"nodeSelector":{"matchLabels":{"lifecycle":"true"}},"preemptMinRuntime":"20s","disableSharing":true}}' >/dev/null
+    step "minimum runtime and checkpoint before eviction: pool 'lifecycle' (neither lends nor borrows) protects running pods for 20s; the victim saves before it goes"
+    api_post_json /apis/resource.aibee.cn/v1alpha1/pools '{"apiVersion":"resource.aibee.cn/v1alpha1","kind":"Pool","metadata":{"name":"lifecycle"},"spec":{"nodeSelector":{"matchLabels":{"lifecycle":"true"}},"preemptMinRuntime":"20s","disableSharing":true,"disableBorrowing":true}}' >/dev/null
     make_node train-node-1 16 64Gi 4 110 lifecycle=true
     make_priority_class demo-train-low 10 >/dev/null
     make_priority_class demo-train-high 1000 >/dev/null

@@ -665,6 +665,20 @@ _post_many() {
     return "$rc"
 }
 
+# make_pool NAME [SPEC-JSON]: a Pool of the nodes labelled pool=NAME, SPEC-JSON
+# merged into its spec (disablePreemption, preemptMinRuntime, ...).
+make_pool() {
+    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
+        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
+          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
+}
+
+# make_queue NAME [SPEC-JSON]: a Queue.
+make_queue() {
+    api_post_json /apis/resource.aibee.cn/v1alpha1/queues "$(jq -cn --arg n "$1" --argjson s "${2:-{\}}" \
+        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: $n}, spec: $s}')"
+}
+
 # make_priority_class NAME VALUE (the Priority admission plugin forbids a bare
 # spec.priority, so pods name a class).
 make_priority_class() {

@@ -14,12 +14,6 @@ export E2E_FILE=borrowing/
 
 BORROWED=resource.aibee.cn/borrowed-from
 
-# make_pool NAME [SPEC-JSON-TO-MERGE]: nodes labelled pool=NAME belong to it.
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
-}
 
 reset_all() {
     # pods first: a pending pod of a deleted pool would move to default and act there

@@ -21,15 +21,6 @@ REQ_ANN=resource.aibee.cn/preemption-requested
 ACK_ANN=resource.aibee.cn/checkpointed-at
 GRACE_ANN=resource.aibee.cn/checkpoint-grace
 
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
-}
-make_queue() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/queues "$(jq -cn --arg n "$1" --argjson s "$2" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: $n}, spec: $s}')"
-}
 
 reset_all() {
     kc delete events --all -n default >/dev/null 2>&1 || true

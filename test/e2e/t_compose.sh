@@ -16,16 +16,6 @@ QLABEL=resource.aibee.cn/queue
 PG_LABEL=scheduling.x-k8s.io/pod-group
 PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
 
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
-}
-# make_queue NAME SPEC-JSON
-make_queue() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/queues "$(jq -cn --arg n "$1" --argjson s "$2" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: $n}, spec: $s}')"
-}
 make_podgroup() {
     api_post_json "$PG_API" "$(jq -cn --arg n "$1" --argjson m "$2" \
         '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: $n},

@@ -13,11 +13,6 @@ export E2E_FILE=faults/
 
 BORROWED=resource.aibee.cn/borrowed-from
 
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
-}
 
 reset_all() {
     kc delete events --all -n default >/dev/null 2>&1 || true

@@ -67,12 +67,6 @@ podgroup_api_setup() {
     fi
 }
 
-# make_pool NAME [SPEC-JSON-TO-MERGE]: nodes labelled pool=NAME belong to it.
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
-}
 # pool_nodes POOL COUNT CPU: nodes POOL-0 .. POOL-(COUNT-1), CPU cores each.
 pool_nodes() {
     local i

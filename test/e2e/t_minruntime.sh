@@ -24,10 +24,6 @@ make_pool() {
         '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
           spec: ({nodeSelector: {matchLabels: {pool: $n}}, disableBorrowing: true} + $x)}')"
 }
-make_queue() {
-    api_post_json "$Q_API" "$(jq -cn --arg n "$1" --argjson s "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: $n}, spec: $s}')"
-}
 
 reset_all() {
     kc delete events --all -n default >/dev/null 2>&1 || true

@@ -10,12 +10,6 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 export E2E_FILE=preemption/
 
-# make_pool NAME [SPEC-JSON-TO-MERGE]: nodes labelled pool=NAME belong to it.
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" --argjson x "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: ({nodeSelector: {matchLabels: {pool: $n}}} + $x)}')"
-}
 
 # make_pdb NAME LABEL=VALUE [ALLOWED [OBSERVED-GENERATION-OFFSET]]: policy/v1beta1
 # PDB (minAvailable 1) whose status says disruptionsAllowed ALLOWED (default 0;

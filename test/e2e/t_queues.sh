@@ -62,11 +62,6 @@ queue_api_setup() {
     fi
 }
 
-# make_queue NAME SPEC-JSON: a Queue (cluster-scoped).
-make_queue() {
-    api_post_json "$Q_API" "$(jq -cn --arg n "$1" --argjson s "${2:-{\}}" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Queue", metadata: {name: $n}, spec: $s}')"
-}
 # gpu_q QUOTA [WEIGHT [LIMIT]]: a spec with only gpu resources ("" leaves a field out).
 gpu_q() {
     jq -cn --arg q "${1:-}" --arg w "${2:-}" --arg l "${3:-}" '{resources: {gpu: ({}

@@ -21,11 +21,6 @@ make_podgroup() {
     api_post_json "$PG_API" "$(jq -cn --arg n "$1" --argjson m "$2" \
         '{apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup", metadata: {name: $n}, spec: {minMember: $m}}')"
 }
-make_pool() {
-    api_post_json /apis/resource.aibee.cn/v1alpha1/pools "$(jq -cn --arg n "$1" \
-        '{apiVersion: "resource.aibee.cn/v1alpha1", kind: "Pool", metadata: {name: $n},
-          spec: {nodeSelector: {matchLabels: {pool: $n}}}}')"
-}
 gpu_nodes() { # gpu_nodes POOL COUNT: POOL-0.. with 4 GPUs, 16 cpu
     local i
     for ((i = 0; i < $2; i++)); do make_node "$1-$i" 16 64Gi 4 110 "pool=$1"; done
