@@ -16,7 +16,6 @@ source "$(dirname "$0")/lib.sh"
 export E2E_FILE=minruntime/
 
 QLABEL=resource.aibee.cn/queue
-Q_API=/apis/resource.aibee.cn/v1alpha1/queues
 PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
 
 make_pool() {

@@ -13,7 +13,6 @@ source "$(dirname "$0")/lib.sh"
 export E2E_FILE=queues/
 
 QLABEL=resource.aibee.cn/queue
-Q_API=/apis/resource.aibee.cn/v1alpha1/queues
 NP_LABEL=resource.aibee.cn/preemptible
 
 # A minimal Queue CRD (the contract's names; spec and status kept as given),
