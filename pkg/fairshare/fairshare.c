@@ -2,6 +2,7 @@
  * share by water-filling, decayed usage, admission and reclaim rules. */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1385,25 +1386,36 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     return n;
 }
 
+/* The nearest queue on tenant's path up the tree whose spec sets the
+ * duration field at off (an int64_t of fs_queue_spec_t): its index, with
+ * *out; -1 when none does. fs->mu held. g bounds the walk: a parent cycle
+ * is the store's to report, not to loop on. */
+static int inherited_duration_locked(fs_store_t *fs, int tenant, size_t off, int64_t *out)
+{
+    int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
+    for (int g = 0; q >= 0 && q < fs->nn && g <= fs->nn; q = fs->n[q].parent, g++) {
+        const fs_queue_spec_t *sp = fs->n[q].spec;
+        int64_t x = sp ? *(const int64_t *)(const void *)((const char *)sp + off) : DURATION_UNSET;
+        if (x != DURATION_UNSET) {
+            *out = x;
+            return q;
+        }
+    }
+    return -1;
+}
+
 int64_t fs_min_runtime(fs_store_t *fs, int tenant, int kind, int64_t pool_default, char **from)
 {
     if (from)
         *from = NULL;
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int64_t v = pool_default;
-    int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
-    for (int a = q, g = 0; a >= 0 && g <= fs->nn; a = fs->n[a].parent, g++) {
-        const fs_queue_spec_t *sp = fs->n[a].spec;
-        int64_t x = !sp                        ? DURATION_UNSET
-                    : kind == FS_MINRT_RECLAIM ? sp->reclaim_min_runtime_ms
-                                               : sp->preempt_min_runtime_ms;
-        if (x != DURATION_UNSET) {
-            v = x;
-            if (from)
-                *from = util_strdup(fs->n[a].name);
-            break;
-        }
-    }
+    int a = inherited_duration_locked(fs, tenant,
+                                      kind == FS_MINRT_RECLAIM ? offsetof(fs_queue_spec_t, reclaim_min_runtime_ms)
+                                                               : offsetof(fs_queue_spec_t, preempt_min_runtime_ms),
+                                      &v);
+    if (a >= 0 && from)
+        *from = util_strdup(fs->n[a].name);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return v;
 }
@@ -1611,15 +1623,7 @@ int64_t fs_checkpoint_grace(fs_store_t *fs, int tenant)
 {
     int64_t ms = DURATION_UNSET;
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
-    int q = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
-    /* g bounds the walk: a parent cycle is the store's to report, not to loop on. */
-    for (int g = 0; q >= 0 && q < fs->nn && g <= fs->nn; q = fs->n[q].parent, g++) {
-        const fs_queue_spec_t *sp = fs->n[q].spec;
-        if (sp && sp->checkpoint_grace_ms != DURATION_UNSET) {
-            ms = sp->checkpoint_grace_ms;
-            break;
-        }
-    }
+    inherited_duration_locked(fs, tenant, offsetof(fs_queue_spec_t, checkpoint_grace_ms), &ms);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ms;
 }

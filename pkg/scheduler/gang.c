@@ -860,8 +860,8 @@ static ext_rc_t gate_frozen(pod_set_t *set)
     int64_t end = minrt_freeze_end(s, g->ns, g->name, set->items[0]->pod, src, sizeof(src));
     if (end <= now)
         return EXT_NEXT;
-    minrt_format_time(start, t0, sizeof(t0));
-    minrt_format_time(end, t1, sizeof(t1));
+    util_rfc3339(start, t0, sizeof(t0));
+    util_rfc3339(end, t1, sizeof(t1));
     sbuf_t b = { 0 };
     sbuf_printf(&b, "elastic member of %s (beyond minMember): its size changed at %s; no further change until %s (%s)",
                 set->label, t0, t1, src);

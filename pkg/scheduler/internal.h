@@ -334,7 +334,6 @@ void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
 /* One Warning event per malformed min-runtime annotation of p. */
 void minrt_warn_annotations(scheduler_t *s, const pod_t *p);
 void minrt_format_duration(int64_t ms, char *out, size_t len);
-void minrt_format_time(int64_t wall_ms, char *out, size_t len);
 
 /* gang.c: the gang row. gate: a gang member's set becomes the gang's
  * pending members from P's queue (its turn taken until end), the first

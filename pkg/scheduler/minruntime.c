@@ -3,7 +3,6 @@
  * (with the time to retry) a pod gets that waits only for such pods. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "scheduler/internal.h"
 #include "util/log.h"
@@ -25,14 +24,6 @@ void minrt_format_duration(int64_t ms, char *out, size_t len)
         snprintf(out, len, "%llds", (long long)(ms / 1000));
     else
         snprintf(out, len, "%lldms", (long long)ms);
-}
-
-void minrt_format_time(int64_t wall_ms, char *out, size_t len)
-{
-    time_t t = (time_t)(wall_ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* The pool default, read under pools_mu as pools_flags reads the flags. */
@@ -162,7 +153,7 @@ char *minrt_note_text(const minrt_note_t *n)
     int timed = n->n - n->never;
     if (timed > 0) {
         char t[40];
-        minrt_format_time(n->until, t, sizeof(t));
+        util_rfc3339(n->until, t, sizeof(t));
         sbuf_printf(&b, "preemption: %d pod%s that could make room %s protected by a minimum runtime until %s (%s)",
                     n->n, n->n == 1 ? "" : "s", n->n == 1 ? "is" : "are", t, n->src);
         if (n->never)

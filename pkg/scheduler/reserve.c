@@ -354,16 +354,25 @@ static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const re
     return k;
 }
 
-/* Free room (main resource) on the named nodes now. */
-static int64_t room_free(scheduler_t *s, char **nodes, int nn, int gpu)
+/* Free room (main resource) on the named nodes now. With v, *done gets
+ * the latest time one of them is expected free (node_done), at least now. */
+static int64_t room_scan(scheduler_t *s, char **nodes, int nn, int gpu, const resv_t *v, int64_t now, int64_t expires,
+                         int64_t *done)
 {
     int64_t sum = 0;
+    if (done)
+        *done = now;
     cache_rdlock(s->cache);
     for (int k = 0; k < nn; k++) {
         node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
         if (!ni || !ni->node)
             continue;
         cache_node_lock(s->cache, ni->name);
+        if (v) {
+            int64_t d = node_done(ni, v, now, expires);
+            if (d > *done)
+                *done = d;
+        }
         sum += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
         cache_node_unlock(s->cache, ni->name);
     }
@@ -393,7 +402,7 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
         nodes[k] = util_strdup(v->nodes[k]);
     char *uid = util_strdup(v->member_uid);
     lo_mutex_unlock(&r->mu, LO_RESV);
-    if (room_free(s, nodes, nn, gpu) >= want)
+    if (room_scan(s, nodes, nn, gpu, NULL, 0, 0, NULL) >= want)
         queue_activate_uid(P->q, uid);
     for (int k = 0; k < nn; k++)
         free(nodes[k]);
@@ -424,11 +433,6 @@ int resv_room_freed(scheduler_t *s, const pod_t *pod)
 }
 
 /* ------------------------------------------------------------ the row */
-
-static void fmt_time(int64_t ms, char *buf, size_t n)
-{
-    util_rfc3339(ms, buf, n);
-}
 
 static void podgroup_note(scheduler_t *s, const char *ns, const char *name, const char *uid, const char *type,
                           const char *reason, const char *msg)
@@ -535,8 +539,8 @@ static void try_reserve(pod_set_t *set)
         return;
     }
     char t[64], e[64];
-    fmt_time(pk.expect_ms, t, sizeof(t));
-    fmt_time(expires, e, sizeof(e));
+    util_rfc3339(pk.expect_ms, t, sizeof(t));
+    util_rfc3339(expires, e, sizeof(e));
     sbuf_t msg = { 0 };
     sbuf_printf(&msg, "reserved %d nodes (%lld %s) in pool %s after %llds waiting; expected free about %s; expires %s",
                 pk.n, (long long)pk.held, tmp.gpu ? "GPUs" : "millicores", P->name, (long long)((now - start) / 1000),
@@ -564,7 +568,7 @@ ext_rc_t resv_ext_pre_place(pod_set_t *set)
     resv_t *v = P->id < r->npools ? &r->pools[P->id] : NULL;
     if (v && v->active) {
         char t[64];
-        fmt_time(v->expect_ms, t, sizeof(t));
+        util_rfc3339(v->expect_ms, t, sizeof(t));
         if (is_member(v, pod))
             sbuf_printf(&b, "%d nodes held for it in pool %s, expected free about %s", v->nnodes, P->name, t);
         else if (!resv_may_backfill(pod, util_wall_ms(), v->expect_ms, v->prio, v->preempts))
@@ -764,21 +768,7 @@ void resv_housekeep(scheduler_t *s)
             int64_t expires = v->expires_ms, want = v->want;
             int gpu = v->gpu;
             lo_mutex_unlock(&r->mu, LO_RESV);
-            expect = now;
-            int64_t free_now = 0;
-            cache_rdlock(s->cache);
-            for (int k = 0; k < nn; k++) {
-                node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
-                if (!ni || !ni->node)
-                    continue;
-                cache_node_lock(s->cache, ni->name);
-                int64_t d = node_done(ni, &tmp, now, expires);
-                free_now += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
-                cache_node_unlock(s->cache, ni->name);
-                if (d > expect)
-                    expect = d;
-            }
-            cache_unlock(s->cache);
+            int64_t free_now = room_scan(s, nodes, nn, gpu, &tmp, now, expires, &expect);
             /* The held room covers the minimum: the gang's next turn now,
              * not after its backoff (a pod deletion only moves it there). */
             if (free_now >= want && pending_uid) {
@@ -834,9 +824,9 @@ json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever)
         if (!v->active)
             break;
         char since[64], exp[64], expect[64];
-        fmt_time(v->since_ms, since, sizeof(since));
-        fmt_time(v->expires_ms, exp, sizeof(exp));
-        fmt_time(v->expect_ms, expect, sizeof(expect));
+        util_rfc3339(v->since_ms, since, sizeof(since));
+        util_rfc3339(v->expires_ms, exp, sizeof(exp));
+        util_rfc3339(v->expect_ms, expect, sizeof(expect));
         json_t *nodes = json_array();
         for (int k = 0; k < v->nnodes; k++)
             json_array_append_new(nodes, json_string(v->nodes[k]));

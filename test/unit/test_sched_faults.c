@@ -1732,7 +1732,7 @@ static void test_minrt_protects_young(void **st)
     assert_int_equal(note.until, y2->started_ms + 600000); /* the earlier of the two */
     char *text = minrt_note_text(&note);
     char t[40];
-    minrt_format_time(y2->started_ms + 600000, t, sizeof t);
+    util_rfc3339(y2->started_ms + 600000, t, sizeof t);
     assert_non_null(strstr(text, "2 pods that could make room are protected by a minimum runtime until"));
     assert_non_null(strstr(text, t));
     free(text);
