@@ -216,7 +216,7 @@ property: all
 # replays with COMPOSE_SEEDS=S COMPOSE_SCALE=2.
 soak: all
 	@python3 test/compose/test_checker.py
-	@COMPOSE_RANDOM=$${COMPOSE_RANDOM:-20} COMPOSE_SCALE=$${COMPOSE_SCALE:-2} E2E_FILE_TIMEOUT=$${E2E_FILE_TIMEOUT:-7200} bash test/e2e/run.sh composition
+	@COMPOSE_SEEDS="$${COMPOSE_SEEDS:-1 3 7}" COMPOSE_RANDOM=$${COMPOSE_RANDOM:-20} COMPOSE_SCALE=$${COMPOSE_SCALE:-2} E2E_FILE_TIMEOUT=$${E2E_FILE_TIMEOUT:-7200} bash test/e2e/run.sh composition
 
 lint:
 	@bash test/lint.sh

@@ -25,7 +25,10 @@ COMP=$REPO/test/compose
 # borrower evicting its lender's home pods through it; gang members left nominated), 3
 # (elastic members bound past their queue's limit), 7 (a limit reclaim taking part of a
 # gang). Seeds 1-16 all pass (COMPOSE_ALL=1 runs the other thirteen; 2 showed ping-pong).
-SEEDS=${COMPOSE_SEEDS:-1 3 7}
+# Seed 3 takes two minutes: make soak runs it (with 1 and 7), make test does not; its
+# fault (elastic members past a limit) is also covered by a unit test
+# (test_limit_room_for_minimum_not_surplus).
+SEEDS=${COMPOSE_SEEDS:-1 7}
 MORE_SEEDS="2 4 5 6 8 9 10 11 12 13 14 15 16"
 [ "${COMPOSE_ALL:-0}" = 1 ] && SEEDS="$SEEDS $MORE_SEEDS"
 for ((i = 0; i < ${COMPOSE_RANDOM:-0}; i++)); do SEEDS="$SEEDS $((RANDOM * 32768 + RANDOM))"; done
