@@ -163,13 +163,26 @@ static void queue_event(sandbox_t *sb, const kind_row_t *k, const char *type, co
     sb->tail = e;
 }
 
+/* Stored objects are never changed in place (a queued event may hold the
+ * old version): a write copies only what it changes, shallowly, down the
+ * path it writes, and shares the rest. */
+
+/* target[key] as an object of target's own (a shallow copy of the shared
+ * one, or a new one), to be changed. */
+static json_t *own_object(json_t *target, const char *key)
+{
+    json_t *t = json_object_get(target, key);
+    json_t *c = json_is_object(t) ? json_copy(t) : json_object();
+    json_object_set_new(target, key, c);
+    return c;
+}
+
 static void set_rv(sandbox_t *sb, json_t *obj)
 {
     char rv[32];
     snprintf(rv, sizeof(rv), "%llu", (unsigned long long)++sb->rv);
-    json_t *meta = json_object_get(obj, "metadata");
-    if (json_is_object(meta))
-        json_object_set_new(meta, "resourceVersion", json_string(rv));
+    if (json_is_object(json_object_get(obj, "metadata")))
+        json_object_set_new(own_object(obj, "metadata"), "resourceVersion", json_string(rv));
 }
 
 /* Stores obj (taken) as the object kind/ns/name now is, and queues the
@@ -234,48 +247,49 @@ static void act_pod(sandbox_t *sb, sb_action_kind_t kind, json_t *pod, const cha
 
 /* ------------------------------------------------------------ patches */
 
-/* A strategic merge patch's conditions: merged by type. */
-static void merge_conditions(json_t *target, json_t *patch)
+/* A strategic merge patch's conditions: merged by type, into a new array
+ * (the conditions changed are new objects). */
+static json_t *merge_conditions(json_t *cur, json_t *patch)
 {
+    json_t *out = json_is_array(cur) ? json_copy(cur) : json_array();
     size_t i, j;
     json_t *pc, *tc;
     json_array_foreach (patch, i, pc) {
         const char *type = json_string_value(json_object_get(pc, "type"));
         int found = 0;
-        json_array_foreach (target, j, tc) {
+        json_array_foreach (out, j, tc) {
             const char *t = json_string_value(json_object_get(tc, "type"));
             if (type && t && !strcmp(type, t)) {
-                json_object_update(tc, pc);
+                json_t *m = json_copy(tc);
+                json_object_update(m, pc);
+                json_array_set_new(out, j, m);
                 found = 1;
                 break;
             }
         }
         if (!found)
-            json_array_append(target, pc);
+            json_array_append(out, pc);
     }
+    return out;
 }
 
-/* RFC 7386 merge of patch into target; strategic: conditions by type (the
- * only list the scheduler patches by key). */
+/* RFC 7386 merge of patch into target (target is the writer's own, its
+ * members shared); strategic: conditions by type (the only list the
+ * scheduler patches by key). */
 static void merge_patch(json_t *target, json_t *patch, int strategic)
 {
     const char *k;
     json_t *v;
     json_object_foreach (patch, k, v) {
         json_t *t = json_object_get(target, k);
-        if (json_is_null(v)) {
+        if (json_is_null(v))
             json_object_del(target, k);
-        } else if (json_is_object(v)) {
-            if (!json_is_object(t)) {
-                t = json_object();
-                json_object_set_new(target, k, t);
-            }
-            merge_patch(t, v, strategic);
-        } else if (strategic && json_is_array(v) && json_is_array(t) && !strcmp(k, "conditions")) {
-            merge_conditions(t, v);
-        } else {
+        else if (json_is_object(v))
+            merge_patch(own_object(target, k), v, strategic);
+        else if (strategic && json_is_array(v) && json_is_array(t) && !strcmp(k, "conditions"))
+            json_object_set_new(target, k, merge_conditions(t, v));
+        else
             json_object_set(target, k, v);
-        }
     }
 }
 
@@ -369,6 +383,12 @@ static void answer(kube_response_t *resp, long status, json_t *obj)
 
 static void answer_status(kube_response_t *resp, long code, const char *reason, const char *msg)
 {
+    if (code < 300) {
+        /* The common answer, once per bind: no JSON built. */
+        resp->status = code;
+        resp->body = util_strdup("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Success\"}");
+        return;
+    }
     json_t *st =
         json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "apiVersion", "v1", "kind", "Status", "status",
                   code < 300 ? "Success" : "Failure", "reason", reason, "message", msg, "code", (json_int_t)code);
@@ -408,40 +428,21 @@ static void api_bind(sandbox_t *sb, const api_path_t *p, json_t *body, kube_resp
         answer_status(resp, 409, "Conflict", "pod is already assigned to a node");
         return;
     }
-    json_t *np = json_deep_copy(pod);
-    json_t *spec = json_object_get(np, "spec");
-    if (!json_is_object(spec)) {
-        spec = json_object();
-        json_object_set_new(np, "spec", spec);
-    }
-    json_object_set_new(spec, "nodeName", json_string(node));
+    json_t *np = json_copy(pod);
+    json_object_set_new(own_object(np, "spec"), "nodeName", json_string(node));
     json_t *ann = json_object_get(json_object_get(body, "metadata"), "annotations");
-    if (json_is_object(ann) && json_object_size(ann) > 0) {
-        json_t *meta = json_object_get(np, "metadata");
-        json_t *pa = json_object_get(meta, "annotations");
-        if (!json_is_object(pa)) {
-            pa = json_object();
-            json_object_set_new(meta, "annotations", pa);
-        }
-        json_object_update(pa, ann);
-    }
+    if (json_is_object(ann) && json_object_size(ann) > 0)
+        json_object_update(own_object(own_object(np, "metadata"), "annotations"), ann);
     char now[64];
     util_rfc3339(sandbox_now(sb), now, sizeof(now));
-    json_t *st = json_object_get(np, "status");
-    if (!json_is_object(st)) {
-        st = json_object();
-        json_object_set_new(np, "status", st);
-    }
+    json_t *st = own_object(np, "status");
     json_object_set_new(st, "phase", json_string("Running"));
     json_object_set_new(st, "startTime", json_string(now));
     json_t *conds = json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,s:s}]", "type", "PodScheduled",
                               "status", "True", "lastTransitionTime", now, "type", "Initialized", "status", "True",
                               "lastTransitionTime", now, "type", "ContainersReady", "status", "True",
                               "lastTransitionTime", now, "type", "Ready", "status", "True", "lastTransitionTime", now);
-    if (json_is_array(json_object_get(st, "conditions")))
-        merge_conditions(json_object_get(st, "conditions"), conds);
-    else
-        json_object_set(st, "conditions", conds);
+    json_object_set_new(st, "conditions", merge_conditions(json_object_get(st, "conditions"), conds));
     json_decref(conds);
     store_put(sb, p->k, "MODIFIED", p->ns, p->name, np); /* pod (and uid) freed */
     uid = str_at(np, "metadata", "uid");
@@ -639,7 +640,7 @@ static void api_patch(sandbox_t *sb, const api_path_t *p, const char *ctype, jso
         return;
     }
     int strategic = ctype && strstr(ctype, "strategic");
-    json_t *np = json_deep_copy(cur);
+    json_t *np = json_copy(cur);
     merge_patch(np, body, strategic);
     if (!strcmp(p->k->kind, "Pod")) {
         const char *nom = str_at(body, "status", "nominatedNodeName");
@@ -691,6 +692,12 @@ static void api_serve(void *ud, const char *method, const char *path, const char
 {
     sandbox_t *sb = ud;
     api_path_t p;
+    if (!strcmp(method, "POST") && body && strstr(path, "/events") && strstr(body, "\"type\":\"Normal\"") &&
+        !strstr(body, "\"reason\":\"Preempted\"") && !strstr(body, "\"reason\":\"Consolidated\"")) {
+        /* Scheduled, Borrowed...: no action, not kept; not parsed (one a bind). */
+        answer_status(resp, 201, "Created", "event");
+        return;
+    }
     if (parse_path(path, &p) != 0) {
         answer_status(resp, 404, "NotFound", "the sandbox serves no such path");
         return;
