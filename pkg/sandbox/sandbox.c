@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/types.h"
+#include "sandbox/budget.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -40,6 +41,7 @@ struct sandbox {
     hashmap_t *unsch; /* pod uid -> last SB_UNSCHEDULABLE message (owned) */
     sb_event_t *head, *tail;
     sb_evicted_t *evicted;
+    sb_budgets_t *budgets; /* the PDBs' counts (budget.h) */
     uint64_t rv, uids;
 };
 
@@ -192,7 +194,10 @@ static void store_put(sandbox_t *sb, const kind_row_t *k, const char *type, cons
 {
     set_rv(sb, obj);
     char *key = store_key(k->kind, k->namespaced ? ns : NULL, name);
-    json_decref(hashmap_put(sb->objs, key, obj));
+    json_t *old = hashmap_put(sb->objs, key, obj);
+    if (!strcmp(k->kind, "Pod"))
+        budgets_pod(sb->budgets, old, obj);
+    json_decref(old);
     free(key);
     queue_event(sb, k, type, ns, name, obj);
 }
@@ -204,6 +209,8 @@ static void store_delete(sandbox_t *sb, const kind_row_t *k, const char *ns, con
     free(key);
     if (!old)
         return;
+    if (!strcmp(k->kind, "Pod"))
+        budgets_pod(sb->budgets, old, NULL);
     queue_event(sb, k, "DELETED", ns, name, old);
     json_decref(old);
 }
@@ -468,7 +475,16 @@ static void api_evict(sandbox_t *sb, const api_path_t *p, kube_response_t *resp,
         answer_missing(resp, p);
         return;
     }
-    const char *node = str_at(pod, "spec", "nodeName");
+    const char *node = str_at(pod, "spec", "nodeName"), *pdb = NULL;
+    if (!is_delete && !budgets_allow(sb->budgets, pod, &pdb)) {
+        char msg[400];
+        snprintf(msg, sizeof(msg),
+                 "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget %.200s "
+                 "needs more healthy pods.",
+                 pdb);
+        answer_status(resp, 429, "TooManyRequests", msg);
+        return;
+    }
     if (is_delete) {
         act_pod(sb, SB_DELETE, pod, node);
     } else {
@@ -773,12 +789,51 @@ static int deliver(sandbox_t *sb)
     return n;
 }
 
+/* The disruption controller's write: a budget's new disruptionsAllowed. */
+static void budget_write(void *ud, const char *ns, const char *name, int32_t allowed)
+{
+    sandbox_t *sb = ud;
+    json_t *cur = store_get(sb, "PodDisruptionBudget", ns, name);
+    if (!cur)
+        return;
+    json_t *np = json_copy(cur);
+    json_object_set_new(own_object(np, "status"), "disruptionsAllowed", json_integer(allowed));
+    store_put(sb, kind_by_name("PodDisruptionBudget"), "MODIFIED", ns, name, np);
+}
+
+/* A PDB applied: its counts from the pods of its namespace as they are. */
+static int budget_applied(sandbox_t *sb, const char *ns, const char *name, json_t *obj, char *err, size_t errlen)
+{
+    if (budgets_set(sb->budgets, ns, name, obj, err, errlen) != 0)
+        return -1;
+    if (!obj)
+        return 0;
+    char *pre = store_key("Pod", ns, "");
+    size_t plen = strlen(pre);
+    int healthy = 0, expected = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(sb->objs, &it, &k, &v);) {
+        if (strncmp(k, pre, plen) != 0 || !budgets_matches(sb->budgets, ns, name, v))
+            continue;
+        const char *node = str_at(v, "spec", "nodeName"), *phase = str_at(v, "status", "phase");
+        int done = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+        expected += !done;
+        healthy += node && node[0] && phase && !strcmp(phase, "Running") &&
+                   !json_object_get(json_object_get(v, "metadata"), "deletionTimestamp");
+    }
+    free(pre);
+    budgets_counts(sb->budgets, ns, name, healthy, expected);
+    return 0;
+}
+
 /* Writes, their events, until neither is left. */
 static void settle(sandbox_t *sb)
 {
     for (;;) {
         int n = scheduler_drain(sb->s);
         evict_said(sb, NULL, NULL, NULL, NULL);
+        budgets_each_changed(sb->budgets, budget_write, sb);
         n += deliver(sb);
         if (!n)
             return;
@@ -811,6 +866,7 @@ sandbox_t *sandbox_new(const sandbox_opts_t *o, char *err, size_t errlen)
     sb->ud = o->ud;
     sb->objs = hashmap_new(1024);
     sb->unsch = hashmap_new(64);
+    sb->budgets = budgets_new();
     if (o->start_wall_ms > 0) {
         sb->virtual_clock = 1;
         sb->now = o->start_wall_ms;
@@ -856,6 +912,7 @@ void sandbox_free(sandbox_t *sb)
     for (size_t it = 0; hashmap_next(sb->unsch, &it, &k, &v);)
         free(v);
     hashmap_free(sb->unsch);
+    budgets_free(sb->budgets);
     if (clock_owner == sb) {
         util_clock_override(NULL, NULL, NULL);
         clock_owner = NULL;
@@ -884,8 +941,13 @@ int sandbox_apply(sandbox_t *sb, const char *type, json_t *obj, char *err, size_
     if (k->namespaced && (!ns || !ns[0]))
         ns = "default";
     char *nsc = ns ? util_strdup(ns) : NULL, *nm = util_strdup(name);
+    int pdb = !strcmp(k->kind, "PodDisruptionBudget"), rc = 0;
     if (!strcmp(type, "DELETED")) {
         store_delete(sb, k, nsc, nm);
+        if (pdb)
+            budget_applied(sb, nsc, nm, NULL, err, errlen);
+    } else if (pdb && budget_applied(sb, nsc, nm, obj, err, errlen) != 0) {
+        rc = -1; /* not stored: the scheduler would ignore it too */
     } else {
         json_t *cur = store_get(sb, k->kind, nsc, nm);
         json_t *c = json_deep_copy(obj);
@@ -900,7 +962,7 @@ int sandbox_apply(sandbox_t *sb, const char *type, json_t *obj, char *err, size_
     free(nm);
     /* Delivered now: whatever the caller applies next sees this one's effect. */
     settle(sb);
-    return 0;
+    return rc;
 }
 
 typedef struct load_item {
@@ -955,8 +1017,9 @@ int sandbox_run(sandbox_t *sb)
     }
 }
 
-/* Once a second while pods wait (gang timeouts, reservations), and at
- * every stop of the clock. */
+/* Once a second while it has work time moves on (scheduler_housekeep_wanted:
+ * pods wait, reservation pods are held...), else once where the clock
+ * stops: an idle hour costs one pass, not 3600. */
 static void housekeep_due(sandbox_t *sb)
 {
     int64_t now = sandbox_now(sb);
@@ -978,7 +1041,7 @@ static int64_t next_due(sandbox_t *sb, int with_hk)
         due = sb->virtual_clock ? q : q - util_now_ms() + util_wall_ms();
     if (ckpt && (!due || ckpt < due))
         due = ckpt;
-    if (with_hk && scheduler_has_pending(sb->s) && (!due || sb->next_hk < due))
+    if (with_hk && (!due || sb->next_hk < due) && scheduler_housekeep_wanted(sb->s))
         due = sb->next_hk;
     return due;
 }

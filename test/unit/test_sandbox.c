@@ -393,6 +393,156 @@ static void test_load_orders_items(void **st)
     sb_done(sb, &l);
 }
 
+static json_t *gpu_node(const char *name, const char *gpus)
+{
+    json_t *n = node(name, "16", "64Gi", NULL);
+    json_t *st = json_object_get(n, "status");
+    json_object_set_new(json_object_get(st, "capacity"), "nvidia.com/gpu", json_string(gpus));
+    json_object_set_new(json_object_get(st, "allocatable"), "nvidia.com/gpu", json_string(gpus));
+    return n;
+}
+
+static const char *ann_of(sandbox_t *sb, const char *ns, const char *name, const char *key)
+{
+    json_t *p = sandbox_get(sb, "Pod", ns, name);
+    json_t *a = json_object_get(json_object_get(p, "metadata"), "annotations");
+    return json_string_value(json_object_get(a, key));
+}
+
+/* Two half-GPU pods share one GPU: one reservation pod holds it (SB_CREATE),
+ * both carry its index; once both are gone it is deleted (SB_DELETE) after
+ * its idle grace, on the virtual clock. */
+static void test_gpu_fractions(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, gpu_node("g1", "2"));
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "half%d", i);
+        json_t *p = pod(n, "1", "1Gi", 0, NULL);
+        annotate(p, GPU_ANN_FRACTION, "0.5");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 2);
+    assert_string_equal(node_of(sb, "half0"), "g1");
+    assert_string_equal(node_of(sb, "half1"), "g1");
+    const char *i0 = ann_of(sb, "ns", "half0", GPU_ANN_INDEX), *i1 = ann_of(sb, "ns", "half1", GPU_ANN_INDEX);
+    assert_non_null(i0);
+    assert_non_null(i1);
+    assert_string_equal(i0, i1); /* packed on one GPU */
+    const char *res = strstr(logged(&l), "CREATE " GPU_RESERVATION_NS "/" GPU_RESERVATION_PREFIX "g1-");
+    assert_non_null(res);
+    assert_null(strstr(res + 1, "CREATE ")); /* one reservation pod */
+    char err[256];
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "half%d", i);
+        json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", n));
+        assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
+        json_decref(p);
+    }
+    assert_null(strstr(logged(&l), "DELETE "));
+    assert_true(sandbox_next_due(sb) > 0); /* the reservation's idle clock runs */
+    sandbox_advance(sb, T0 + 60000);
+    assert_non_null(strstr(logged(&l), "DELETE " GPU_RESERVATION_NS "/" GPU_RESERVATION_PREFIX "g1-"));
+    sb_done(sb, &l);
+}
+
+/* A victim with a checkpoint grace is asked first and evicted at its
+ * deadline on the virtual clock; one that acknowledges is evicted at once. */
+static void test_checkpoint_deadline(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "3", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, v);
+    add(sb, pod("high", "2", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_int_equal(l.evicts, 0);
+    assert_non_null(ann_of(sb, "ns", "saver", PREEMPTION_REQUESTED_ANNOTATION));
+    int64_t due = sandbox_next_due(sb);
+    assert_true(due > T0 && due <= T0 + 31000);
+    sandbox_advance(sb, T0 + 29000);
+    assert_int_equal(l.evicts, 0);
+    assert_null(node_of(sb, "high"));
+    sandbox_advance(sb, T0 + 45000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+
+    /* The same with an acknowledgement at T0 + 50 s: evicted then. */
+    add(sb, node("n2", "4", "8Gi", NULL));
+    v = pod("saver2", "3", "1Gi", 0, "n2");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "10m");
+    add(sb, v);
+    add(sb, pod("high2", "3", "1Gi", 100, NULL)); /* n1 has 2 CPUs left */
+    sandbox_advance(sb, T0 + 46000);
+    assert_int_equal(l.evicts, 1);
+    sandbox_advance(sb, T0 + 50000);
+    json_t *ack = json_deep_copy(sandbox_get(sb, "Pod", "ns", "saver2"));
+    char ts[64], err[256];
+    util_rfc3339(T0 + 50000, ts, sizeof ts);
+    annotate(ack, CHECKPOINTED_AT_ANNOTATION, ts);
+    assert_int_equal(sandbox_apply(sb, "MODIFIED", ack, err, sizeof err), 0);
+    json_decref(ack);
+    sandbox_advance(sb, T0 + 52000);
+    assert_int_equal(l.evicts, 2);
+    assert_string_equal(node_of(sb, "high2"), "n2");
+    sb_done(sb, &l);
+}
+
+static json_t *pdb(const char *key, json_t *value)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{s:s}}, s:o}}", "apiVersion", "policy/v1", "kind",
+                     "PodDisruptionBudget", "metadata", "name", "guard", "namespace", "ns", "spec", "selector",
+                     "matchLabels", "app", "guarded", key, value);
+}
+
+/* The Eviction meets PodDisruptionBudgets as the API server's does: with
+ * no disruption allowed it is refused (the pod stays, the preemptor waits);
+ * once the budget allows one, the eviction goes. The disruption controller's
+ * count (status.disruptionsAllowed) follows the pods. */
+static void test_pdb_refuses_eviction(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *g = pod("guarded", "3", "1Gi", 0, "n1");
+    label(g, "app", "guarded");
+    add(sb, g);
+    add(sb, pdb("minAvailable", json_integer(1)));
+    json_t *b = sandbox_get(sb, "PodDisruptionBudget", "ns", "guard");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "status"), "disruptionsAllowed")), 0);
+    add(sb, pod("high", "2", "1Gi", 100, NULL));
+    sandbox_advance(sb, T0 + 20000);
+    assert_int_equal(l.evicts, 0);
+    assert_string_equal(node_of(sb, "guarded"), "n1");
+    assert_null(node_of(sb, "high"));
+    add(sb, pdb("maxUnavailable", json_string("100%")));
+    b = sandbox_get(sb, "PodDisruptionBudget", "ns", "guard");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "status"), "disruptionsAllowed")), 1);
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 1);
+    assert_string_equal(node_of(sb, "high"), "n1");
+    b = sandbox_get(sb, "PodDisruptionBudget", "ns", "guard");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "status"), "disruptionsAllowed")), 0);
+    /* A budget that does not parse: refused with a message. */
+    char err[256] = "";
+    json_t *bad = pdb("minAvailable", json_integer(1));
+    json_object_set_new(json_object_get(bad, "spec"), "selector", json_string("app=guarded"));
+    assert_int_equal(sandbox_apply(sb, "ADDED", bad, err, sizeof err), -1);
+    assert_non_null(strstr(err, "selector"));
+    json_decref(bad);
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +556,9 @@ int main(void)
         cmocka_unit_test(test_nothing_sent),
         cmocka_unit_test(test_bad_objects),
         cmocka_unit_test(test_load_orders_items),
+        cmocka_unit_test(test_gpu_fractions),
+        cmocka_unit_test(test_checkpoint_deadline),
+        cmocka_unit_test(test_pdb_refuses_eviction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
