@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/storage.h"
 #include "api/types.h"
 #include "sandbox/budget.h"
 #include "util/hashmap.h"
@@ -644,6 +645,77 @@ static void api_create(sandbox_t *sb, const api_path_t *p, json_t *body, kube_re
     answer(resp, 201, obj);
 }
 
+/* ---- the PV controller's part: claims bound as soon as PreBind asks ---- */
+
+/* pvc (stored) bound to PV pv_name: volumeName, the bind annotations, Bound. */
+static void bind_claim(sandbox_t *sb, json_t *pvc, const char *pv_name, json_t *capacity)
+{
+    const char *ns = str_at(pvc, "metadata", "namespace"), *name = str_at(pvc, "metadata", "name");
+    char *nsc = util_strdup(ns), *nm = util_strdup(name);
+    json_t *c = json_copy(pvc);
+    json_object_set_new(own_object(c, "spec"), "volumeName", json_string(pv_name));
+    json_t *ann = own_object(own_object(c, "metadata"), "annotations");
+    json_object_set_new(ann, ANN_BIND_COMPLETED, json_string("yes"));
+    json_object_set_new(ann, ANN_BOUND_BY_CTRL, json_string("yes"));
+    json_t *st = own_object(c, "status");
+    json_object_set_new(st, "phase", json_string("Bound"));
+    if (capacity)
+        json_object_set(st, "capacity", capacity);
+    store_put(sb, kind_by_name("PersistentVolumeClaim"), "MODIFIED", nsc, nm, c);
+    free(nsc);
+    free(nm);
+}
+
+/* A PV PreBind gave a claimRef: the controller binds both sides. */
+static void pv_claimed(sandbox_t *sb, json_t *pv)
+{
+    json_t *ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
+    const char *cns = json_string_value(json_object_get(ref, "namespace"));
+    const char *cname = json_string_value(json_object_get(ref, "name"));
+    json_t *pvc = cns && cname ? store_get(sb, "PersistentVolumeClaim", cns, cname) : NULL;
+    const char *vn = str_at(pvc, "spec", "volumeName");
+    if (!pvc || (vn && vn[0]))
+        return;
+    char *pvn = util_strdup(str_at(pv, "metadata", "name"));
+    json_t *np = json_copy(pv);
+    json_object_set_new(own_object(np, "status"), "phase", json_string("Bound"));
+    store_put(sb, kind_by_name("PersistentVolume"), "MODIFIED", NULL, pvn, np);
+    bind_claim(sb, pvc, pvn, json_object_get(json_object_get(np, "spec"), "capacity"));
+    free(pvn);
+}
+
+/* A claim PreBind gave a node (WaitForFirstConsumer): provisioned at once,
+ * a PV "pvc-<uid>" of its size and class, bound to it. */
+static void pvc_node_selected(sandbox_t *sb, json_t *pvc)
+{
+    json_t *ann = json_object_get(json_object_get(pvc, "metadata"), "annotations");
+    const char *vn = str_at(pvc, "spec", "volumeName");
+    if (!json_is_string(json_object_get(ann, ANN_SELECTED_NODE)) || (vn && vn[0]))
+        return;
+    const char *uid = str_at(pvc, "metadata", "uid");
+    json_t *spec = json_object_get(pvc, "spec");
+    json_t *size = json_object_get(json_object_get(json_object_get(spec, "resources"), "requests"), "storage");
+    char name[128];
+    snprintf(name, sizeof(name), "pvc-%.100s", uid ? uid : "unknown");
+    if (store_get(sb, "PersistentVolume", NULL, name))
+        return;
+    json_t *pv =
+        json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:O?}, s:O?, s:O?, s:s, s:{s:s, s:s, s:s, s:s}},"
+                  " s:{s:s}}",
+                  "apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name", name, "annotations",
+                  "pv.kubernetes.io/provisioned-by", "sandbox", "spec", "capacity", "storage", size, "accessModes",
+                  json_object_get(spec, "accessModes"), "storageClassName", json_object_get(spec, "storageClassName"),
+                  "persistentVolumeReclaimPolicy", "Delete", "claimRef", "kind", "PersistentVolumeClaim", "namespace",
+                  str_at(pvc, "metadata", "namespace"), "name", str_at(pvc, "metadata", "name"), "uid", uid ? uid : "",
+                  "status", "phase", "Bound");
+    if (!pv)
+        return;
+    const kind_row_t *k = kind_by_name("PersistentVolume");
+    fill_meta(sb, k, json_object_get(pv, "metadata"), NULL);
+    store_put(sb, k, "ADDED", NULL, name, pv);
+    bind_claim(sb, pvc, name, json_object_get(json_object_get(pv, "spec"), "capacity"));
+}
+
 static void api_patch(sandbox_t *sb, const api_path_t *p, const char *ctype, json_t *body, kube_response_t *resp)
 {
     json_t *cur = store_get(sb, p->k->kind, p->ns, p->name);
@@ -653,6 +725,13 @@ static void api_patch(sandbox_t *sb, const api_path_t *p, const char *ctype, jso
     }
     if (!json_is_object(body)) {
         answer_status(resp, 400, "BadRequest", "patch is not an object");
+        return;
+    }
+    const char *want_rv = str_at(body, "metadata", "resourceVersion"), *rv = str_at(cur, "metadata", "resourceVersion");
+    if (want_rv && (!rv || strcmp(want_rv, rv) != 0)) {
+        answer_status(resp, 409, "Conflict",
+                      "Operation cannot be fulfilled: the object has been modified; please apply your changes to "
+                      "the latest version and try again");
         return;
     }
     int strategic = ctype && strstr(ctype, "strategic");
@@ -665,6 +744,10 @@ static void api_patch(sandbox_t *sb, const api_path_t *p, const char *ctype, jso
     }
     store_put(sb, p->k, "MODIFIED", p->ns, p->name, np);
     answer(resp, 200, np);
+    if (!strcmp(p->k->kind, "PersistentVolume"))
+        pv_claimed(sb, np);
+    else if (!strcmp(p->k->kind, "PersistentVolumeClaim"))
+        pvc_node_selected(sb, np);
 }
 
 static void api_put(sandbox_t *sb, const api_path_t *p, json_t *body, kube_response_t *resp)

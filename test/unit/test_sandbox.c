@@ -543,6 +543,63 @@ static void test_pdb_refuses_eviction(void **st)
     sb_done(sb, &l);
 }
 
+static json_t *claim(const char *name, const char *cls)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[s], s:s, s:{s:{s:s}}}, s:{s:s}}", "apiVersion", "v1", "kind",
+                     "PersistentVolumeClaim", "metadata", "name", name, "namespace", "ns", "spec", "accessModes",
+                     "ReadWriteOnce", "storageClassName", cls, "resources", "requests", "storage", "10Gi", "status",
+                     "phase", "Pending");
+}
+
+static json_t *with_claim(json_t *p, const char *claim_name)
+{
+    json_object_set_new(
+        json_object_get(p, "spec"), "volumes",
+        json_pack("[{s:s, s:{s:s}}]", "name", "data", "persistentVolumeClaim", "claimName", claim_name));
+    return p;
+}
+
+/* Claims a pod waits for are bound as the PV controller would: a
+ * WaitForFirstConsumer claim is provisioned on the chosen node, a static
+ * PV chosen by PreBind is bound to its claim; both pods then bind. */
+static void test_volumes_bound(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb,
+        json_pack("{s:s, s:s, s:{s:s}, s:s, s:s}", "apiVersion", "storage.k8s.io/v1", "kind", "StorageClass",
+                  "metadata", "name", "dyn", "provisioner", "x.csi.io", "volumeBindingMode", "WaitForFirstConsumer"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:s, s:s}", "apiVersion", "storage.k8s.io/v1", "kind", "StorageClass",
+                      "metadata", "name", "local", "provisioner", "kubernetes.io/no-provisioner", "volumeBindingMode",
+                      "WaitForFirstConsumer"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}, s:[s], s:s, s:s, s:{s:s}, s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}},"
+                      " s:{s:s}}",
+                      "apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name", "local-pv", "spec",
+                      "capacity", "storage", "20Gi", "accessModes", "ReadWriteOnce", "storageClassName", "local",
+                      "persistentVolumeReclaimPolicy", "Retain", "local", "path", "/mnt/x", "nodeAffinity", "required",
+                      "nodeSelectorTerms", "matchExpressions", "key", "kubernetes.io/hostname", "operator", "In",
+                      "values", "n2", "status", "phase", "Available"));
+    add(sb, claim("c-dyn", "dyn"));
+    add(sb, claim("c-local", "local"));
+    add(sb, node("n1", "8", "16Gi", NULL));
+    add(sb, node("n2", "8", "16Gi", NULL));
+    add(sb, with_claim(pod("dyn", "1", "1Gi", 0, NULL), "c-dyn"));
+    add(sb, with_claim(pod("loc", "1", "1Gi", 0, NULL), "c-local"));
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 5000);
+    assert_int_equal(l.binds, 2);
+    assert_string_equal(node_of(sb, "loc"), "n2"); /* where its PV is */
+    json_t *c = sandbox_get(sb, "PersistentVolumeClaim", "ns", "c-local");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "spec"), "volumeName")), "local-pv");
+    c = sandbox_get(sb, "PersistentVolumeClaim", "ns", "c-dyn");
+    const char *vn = json_string_value(json_object_get(json_object_get(c, "spec"), "volumeName"));
+    assert_non_null(vn);
+    assert_non_null(sandbox_get(sb, "PersistentVolume", NULL, vn));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "status"), "phase")), "Bound");
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_gpu_fractions),
         cmocka_unit_test(test_checkpoint_deadline),
         cmocka_unit_test(test_pdb_refuses_eviction),
+        cmocka_unit_test(test_volumes_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
