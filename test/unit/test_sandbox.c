@@ -169,8 +169,14 @@ static void test_preemption_evicts_and_binds(void **st)
     sandbox_run(sb);
     sandbox_advance(sb, T0 + 15000);
     assert_int_equal(l.evicts, 1);
-    assert_non_null(strstr(logged(&l), "EVICT ns/low node=n1 reason=preemption by=ns/high\n"));
-    assert_non_null(strstr(logged(&l), "BIND ns/high node=n1\n"));
+    /* Nominated, the victim evicted, then bound: in that order. */
+    const char *nom = strstr(logged(&l), "NOMINATE ns/high node=n1\n");
+    const char *ev = strstr(logged(&l), "EVICT ns/low node=n1 reason=preemption by=ns/high\n");
+    const char *bd = strstr(logged(&l), "BIND ns/high node=n1\n");
+    assert_non_null(nom);
+    assert_non_null(ev);
+    assert_non_null(bd);
+    assert_true(ev < bd);
     assert_null(sandbox_get(sb, "Pod", "ns", "low"));
     assert_string_equal(node_of(sb, "mid"), "n2");
     sb_done(sb, &l);
@@ -600,6 +606,118 @@ static void test_volumes_bound(void **st)
     sb_done(sb, &l);
 }
 
+/* Consolidation: a 2-GPU pod finds two nodes with one GPU taken each; the
+ * smaller pod of one moves (its ReplicaSet would recreate it) and the big
+ * pod binds there. The move is told as such. */
+static void test_consolidation_move(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, gpu_node("g1", "2"));
+    add(sb, gpu_node("g2", "2"));
+    for (int i = 1; i <= 2; i++) {
+        char n[8], at[8];
+        snprintf(n, sizeof n, "rs%d", i);
+        snprintf(at, sizeof at, "g%d", i);
+        json_t *p = pod(n, "1", "1Gi", 0, at);
+        json_t *res =
+            json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
+        json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("1"));
+        json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", "1"));
+        json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
+                            json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "apps/v1", "kind", "ReplicaSet",
+                                      "name", "web", "uid", "rs-uid", "controller", 1));
+        add(sb, p);
+    }
+    json_t *big = pod("big", "1", "1Gi", 0, NULL);
+    json_t *res =
+        json_object_get(json_array_get(json_object_get(json_object_get(big, "spec"), "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("2"));
+    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", "2"));
+    add(sb, big);
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 1);
+    const char *e = strstr(logged(&l), "EVICT ns/rs");
+    assert_non_null(e);
+    assert_non_null(strstr(e, "reason=consolidation move by=ns/big\n"));
+    const char *at = node_of(sb, "big");
+    assert_non_null(at);
+    /* big is where the moved pod was; the other stays. */
+    assert_null(sandbox_get(sb, "Pod", "ns", at[1] == '1' ? "rs1" : "rs2"));
+    assert_non_null(sandbox_get(sb, "Pod", "ns", at[1] == '1' ? "rs2" : "rs1"));
+    sb_done(sb, &l);
+}
+
+static void on_resv(void *ud, const char *pool, int active, int64_t gpus, int nodes)
+{
+    (void)pool;
+    (void)gpus;
+    if (active)
+        *(int *)ud += nodes;
+}
+
+/* Nodes held by reservations now. */
+static int reserving(sandbox_t *sb)
+{
+    int n = 0;
+    scheduler_each_pool_reservation(sandbox_scheduler(sb), on_resv, &n);
+    return n;
+}
+
+/* Reservation on the virtual clock: a gang that waited past
+ * reservationAfter (30 s here) holds the nodes it needs (not before), a
+ * small pod does not take the held room, and the gang binds when the
+ * running pods end. */
+static void test_reservation_after(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2,
+                      "scheduleTimeoutSeconds", 3600));
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, node("n2", "4", "8Gi", NULL));
+    add(sb, pod("s1", "1", "1Gi", 0, "n1"));
+    add(sb, pod("s2", "1", "1Gi", 0, "n2"));
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "w%d", i);
+        json_t *p = pod(n, "4", "1Gi", 0, NULL);
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 25000);
+    assert_int_equal(reserving(sb), 0);
+    sandbox_advance(sb, T0 + 40000);
+    assert_int_equal(reserving(sb), 2); /* both nodes held */
+    add(sb, pod("late", "1", "1Gi", 0, NULL));
+    sandbox_advance(sb, T0 + 70000);
+    assert_null(node_of(sb, "late")); /* the held room is the gang's */
+    assert_int_equal(l.binds, 0);
+    char *names[] = { "s1", "s2" };
+    for (int i = 0; i < 2; i++) {
+        json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", names[i]));
+        assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
+        json_decref(p);
+    }
+    sandbox_advance(sb, T0 + 90000);
+    assert_non_null(node_of(sb, "w0"));
+    assert_non_null(node_of(sb, "w1"));
+    assert_null(node_of(sb, "late"));
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -617,6 +735,8 @@ int main(void)
         cmocka_unit_test(test_checkpoint_deadline),
         cmocka_unit_test(test_pdb_refuses_eviction),
         cmocka_unit_test(test_volumes_bound),
+        cmocka_unit_test(test_consolidation_move),
+        cmocka_unit_test(test_reservation_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
