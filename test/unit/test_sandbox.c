@@ -718,6 +718,73 @@ static void test_reservation_after(void **st)
     sb_done(sb, &l);
 }
 
+static json_t *queue_obj(const char *name, int gpu_quota)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
+                     "Queue", "metadata", "name", name, "spec", "resources", "gpu", "quota", gpu_quota);
+}
+
+static json_t *gpu_pod(const char *name, const char *gpus)
+{
+    json_t *p = pod(name, "1", "1Gi", 0, NULL);
+    json_t *res =
+        json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string(gpus));
+    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", gpus));
+    return p;
+}
+
+/* Reclaim: queue a runs over its quota on b's share; b's pod takes it back
+ * (the eviction says which queue lost it). A borrower on another pool's
+ * node is reclaimed by that pool's pod ("borrowed-node reclaim"). */
+static void test_reclaim_reasons(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("a", 2));
+    add(sb, queue_obj("b", 2));
+    add(sb, gpu_node("n1", "4"));
+    for (int i = 0; i < 4; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "a%d", i);
+        json_t *p = gpu_pod(n, "1");
+        label(p, FS_QUEUE_LABEL, "a");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 4);
+    json_t *b = gpu_pod("b0", "1");
+    label(b, FS_QUEUE_LABEL, "b");
+    add(sb, b);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "reason=reclaim from queue a by=ns/b0\n"));
+    assert_string_equal(node_of(sb, "b0"), "n1");
+    sb_done(sb, &l);
+
+    sb = sb_new(&l, 7);
+    add(sb, pool("a"));
+    add(sb, pool("b"));
+    add(sb, node("a1", "4", "8Gi", "a"));
+    add(sb, node("b1", "4", "8Gi", "b"));
+    json_t *full = pod("full", "4", "1Gi", 0, "a1");
+    annotate(full, POOL_ANNOTATION, "a");
+    add(sb, full);
+    json_t *p = pod("borrower", "3", "1Gi", 0, NULL);
+    annotate(p, POOL_ANNOTATION, "a");
+    add(sb, p);
+    sandbox_advance(sb, T0 + 15000);
+    assert_string_equal(node_of(sb, "borrower"), "b1");
+    json_t *home = pod("home", "3", "1Gi", 0, NULL);
+    annotate(home, POOL_ANNOTATION, "b");
+    add(sb, home);
+    sandbox_advance(sb, T0 + 45000);
+    assert_non_null(strstr(logged(&l), "EVICT ns/borrower node=b1 reason=borrowed-node reclaim by=ns/home\n"));
+    assert_string_equal(node_of(sb, "home"), "b1");
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -737,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_volumes_bound),
         cmocka_unit_test(test_consolidation_move),
         cmocka_unit_test(test_reservation_after),
+        cmocka_unit_test(test_reclaim_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
