@@ -785,6 +785,30 @@ static void test_reclaim_reasons(void **st)
     sb_done(sb, &l);
 }
 
+/* A pod that finishes (phase Succeeded, as simulate ends a job) frees its
+ * room: the pod waiting for it binds in the same run. */
+static void test_finished_pod_frees_room(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, pod("job", "3", "1Gi", 0, "n1"));
+    add(sb, pod("next", "3", "1Gi", 0, NULL));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    sandbox_advance(sb, T0 + 7000);
+    json_t *done = json_deep_copy(sandbox_get(sb, "Pod", "ns", "job"));
+    json_object_set_new(json_object_get(done, "status"), "phase", json_string("Succeeded"));
+    char err[256];
+    assert_int_equal(sandbox_apply(sb, "MODIFIED", done, err, sizeof err), 0);
+    json_decref(done);
+    sandbox_run(sb);
+    assert_string_equal(logged(&l) + strlen(logged(&l)) - strlen("BIND ns/next node=n1\n"), "BIND ns/next node=n1\n");
+    assert_int_equal(sandbox_now(sb), T0 + 7000);
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -805,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_consolidation_move),
         cmocka_unit_test(test_reservation_after),
         cmocka_unit_test(test_reclaim_reasons),
+        cmocka_unit_test(test_finished_pod_frees_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
