@@ -178,6 +178,10 @@ int sandbox_apply(sandbox_t *sb, const char *type, json_t *obj, char *err, size_
     const char *ns = k->namespaced ? sb_str_at(obj, "metadata", "namespace") : NULL;
     if (k->namespaced && (!ns || !ns[0]))
         ns = "default";
+    /* The API server's names never hold one; the store's keys rely on it. */
+    if (strchr(name, '/') || (ns && strchr(ns, '/')))
+        return util_errf(err, errlen, "sandbox: %s %s%s%s: a name or namespace with '/'", kind, ns ? ns : "",
+                         ns ? "/" : "", name);
     char *nsc = ns ? util_strdup(ns) : NULL, *nm = util_strdup(name);
     int pdb = !strcmp(k->kind, "PodDisruptionBudget"), rc = 0;
     if (!strcmp(type, "DELETED")) {

@@ -367,6 +367,28 @@ static void test_bad_objects(void **st)
     o = json_string("x");
     assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), -1);
     json_decref(o);
+    o = pod("a/b", "1", "1Gi", 0, NULL);
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "with '/'"));
+    json_decref(o);
+    o = json_pack("{s:i, s:{s:s}}", "kind", 3, "metadata", "name", "x");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "without a kind"));
+    json_decref(o);
+    /* A kind the scheduler does not watch: accepted, ignored. */
+    o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", "x");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), 0);
+    assert_null(sandbox_get(sb, "ConfigMap", "default", "x"));
+    json_decref(o);
+    /* Odd shapes the scheduler's parsers refuse: no crash, nothing bound. */
+    o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s}", "apiVersion", "v1", "kind", "Pod", "metadata", "name", "odd",
+                  "namespace", "ns", "spec", "not an object");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), 0);
+    json_decref(o);
+    o = json_pack("{s:s, s:s, s:{s:s, s:[]}}", "apiVersion", "v1", "kind", "Node", "metadata", "name", "odd-node",
+                  "labels");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), 0);
+    json_decref(o);
     /* A pod whose quantity does not parse: accepted, never bound. */
     json_t *bad = pod("bad", "lots", "1Gi", 0, NULL);
     add(sb, node("n1", "4", "8Gi", NULL));
