@@ -64,6 +64,31 @@ static json_t *pool(const char *name)
                      "metadata", "name", name, "spec", "nodeSelector", "matchLabels", "pool", name);
 }
 
+static json_t *gpu_node(const char *name, const char *gpus)
+{
+    json_t *n = node(name, "16", "64Gi", NULL);
+    json_t *st = json_object_get(n, "status");
+    json_object_set_new(json_object_get(st, "capacity"), "nvidia.com/gpu", json_string(gpus));
+    json_object_set_new(json_object_get(st, "allocatable"), "nvidia.com/gpu", json_string(gpus));
+    return n;
+}
+
+static json_t *queue_obj(const char *name, int gpu_quota)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
+                     "Queue", "metadata", "name", name, "spec", "resources", "gpu", "quota", gpu_quota);
+}
+
+static json_t *gpu_pod(const char *name, const char *gpus)
+{
+    json_t *p = pod(name, "1", "1Gi", 0, NULL);
+    json_t *res =
+        json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string(gpus));
+    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", gpus));
+    return p;
+}
+
 /* ---- the action log ----------------------------------------------------- */
 
 typedef struct log {
@@ -295,9 +320,64 @@ static char *tie_run(uint64_t seed)
     return out;
 }
 
+/* A busier run: two pools, a queue over its share, a gang, priorities
+ * that preempt, pods finishing, the clock moving; its whole action log. */
+static char *busy_run(uint64_t seed)
+{
+    log_t l;
+    sandbox_t *sb = sb_new(&l, seed);
+    add(sb, pool("a"));
+    add(sb, pool("b"));
+    add(sb, queue_obj("q1", 4));
+    add(sb, queue_obj("q2", 4));
+    for (int i = 0; i < 8; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "g%d", i);
+        json_t *nd = gpu_node(n, "2");
+        json_object_set_new(json_object_get(json_object_get(nd, "metadata"), "labels"), "pool",
+                            json_string(i < 5 ? "a" : "b"));
+        add(sb, nd);
+    }
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "gang", "namespace", "ns", "spec", "minMember", 3));
+    char err[256];
+    for (int t = 0; t < 30; t++) {
+        char n[16];
+        snprintf(n, sizeof n, "p%02d", t);
+        json_t *p = gpu_pod(n, t % 5 == 0 ? "2" : "1");
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(t % 3 == 0 ? 100 : 0));
+        label(p, FS_QUEUE_LABEL, t % 2 ? "q1" : "q2");
+        annotate(p, POOL_ANNOTATION, t % 4 ? "a" : "b");
+        if (t >= 20 && t < 23)
+            label(p, "scheduling.x-k8s.io/pod-group", "gang");
+        add(sb, p);
+        sandbox_advance(sb, T0 + t * 700);
+        if (t % 7 == 6) { /* one finishes */
+            snprintf(n, sizeof n, "p%02d", t - 5);
+            json_t *cur = sandbox_get(sb, "Pod", "ns", n);
+            if (cur) {
+                json_t *done = json_deep_copy(cur);
+                assert_int_equal(sandbox_apply(sb, "DELETED", done, err, sizeof err), 0);
+                json_decref(done);
+            }
+        }
+    }
+    sandbox_advance(sb, T0 + 120000);
+    /* It has every kind of eviction (10 with seed 9: preemption, reclaim
+     * from a queue, a borrowed node's reclaim) among 44 binds. */
+    assert_true(l.binds > 10 && l.evicts > 0);
+    char *out = util_strdup(logged(&l));
+    sb_done(sb, &l);
+    return out;
+}
+
 static void test_deterministic(void **st)
 {
     (void)st;
+    char *x = busy_run(9), *y = busy_run(9);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
     char *a = tie_run(42), *b = tie_run(42);
     assert_string_equal(a, b);
     int differs = 0;
@@ -419,15 +499,6 @@ static void test_load_orders_items(void **st)
     sandbox_run(sb);
     assert_string_equal(logged(&l), "BIND ns/p node=a1\n");
     sb_done(sb, &l);
-}
-
-static json_t *gpu_node(const char *name, const char *gpus)
-{
-    json_t *n = node(name, "16", "64Gi", NULL);
-    json_t *st = json_object_get(n, "status");
-    json_object_set_new(json_object_get(st, "capacity"), "nvidia.com/gpu", json_string(gpus));
-    json_object_set_new(json_object_get(st, "allocatable"), "nvidia.com/gpu", json_string(gpus));
-    return n;
 }
 
 static const char *ann_of(sandbox_t *sb, const char *ns, const char *name, const char *key)
@@ -738,22 +809,6 @@ static void test_reservation_after(void **st)
     assert_non_null(node_of(sb, "w1"));
     assert_null(node_of(sb, "late"));
     sb_done(sb, &l);
-}
-
-static json_t *queue_obj(const char *name, int gpu_quota)
-{
-    return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
-                     "Queue", "metadata", "name", name, "spec", "resources", "gpu", "quota", gpu_quota);
-}
-
-static json_t *gpu_pod(const char *name, const char *gpus)
-{
-    json_t *p = pod(name, "1", "1Gi", 0, NULL);
-    json_t *res =
-        json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
-    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string(gpus));
-    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", gpus));
-    return p;
 }
 
 /* Reclaim: queue a runs over its quota on b's share; b's pod takes it back
