@@ -1,5 +1,5 @@
 /* util.h -- small helpers shared by every module: time, strings, a growable
- * string buffer. No global state. */
+ * string buffer. No global state but the clock override. */
 #ifndef AISCHED_UTIL_H
 #define AISCHED_UTIL_H
 
@@ -16,6 +16,13 @@ void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20
 /* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
 int64_t util_parse_rfc3339(const char *s);
 void util_sleep_ms(int64_t ms);
+/* A virtual clock for the whole process (the sandbox's): util_now_ms,
+ * util_now_us and util_wall_ms ask mono_ms and wall_ms (given ud) instead
+ * of the system; NULLs restore the system clocks. Not thread-safe: set it
+ * while no other thread reads the clock. util_deadline and util_sleep_ms
+ * keep the system clock (they wait for real). */
+typedef int64_t (*util_clock_fn)(void *ud);
+void util_clock_override(util_clock_fn mono_ms, util_clock_fn wall_ms, void *ud);
 /* A Go duration ("90s", "1m30s", "2h", "1500ms", or bare seconds "15") in
  * ms: 0, or -1 when malformed, negative, finer than a millisecond or over
  * about 31 years. */
