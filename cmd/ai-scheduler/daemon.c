@@ -26,7 +26,7 @@ typedef struct daemon_metrics {
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
-    int standby; /* connected, waiting for the lease (atomic) */
+    int standby;  /* connected, waiting for the lease (atomic) */
     leader_t *le; /* the elector, for /debug's answer on a follower (atomic) */
 } daemon_metrics_t;
 
@@ -268,9 +268,10 @@ static int explain_route(void *ud, const char *path, const char *query, char **b
     const char *rest = path + (group ? 17 : 12);
     const char *slash = strchr(rest, '/');
     if (!slash || !name_ok(rest, (size_t)(slash - rest)) || !name_ok(slash + 1, strlen(slash + 1)))
-        return json_reply(body, ctype, 400,
-                          json_pack("{s:s}", "error", group ? "expected /debug/podgroups/NAMESPACE/NAME"
-                                                             : "expected /debug/pods/NAMESPACE/NAME"));
+        return json_reply(
+            body, ctype, 400,
+            json_pack("{s:s}", "error",
+                      group ? "expected /debug/podgroups/NAMESPACE/NAME" : "expected /debug/pods/NAMESPACE/NAME"));
     char *ns = util_strndup(rest, (size_t)(slash - rest));
     const char *name = slash + 1;
     scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
@@ -303,10 +304,20 @@ static int explain_route(void *ud, const char *path, const char *query, char **b
 
 static void explain_routes_add(http_server_t *http, daemon_metrics_t *dm)
 {
-    http_route_t pods = { .prefix = "/debug/pods/", .fn = explain_route, .ud = dm, .verb = "get", .group = "",
-                          .resource = "pods", .ns_in_path = 1 };
-    http_route_t groups = { .prefix = "/debug/podgroups/", .fn = explain_route, .ud = dm, .verb = "get",
-                            .group = "scheduling.x-k8s.io", .resource = "podgroups", .ns_in_path = 1 };
+    http_route_t pods = { .prefix = "/debug/pods/",
+                          .fn = explain_route,
+                          .ud = dm,
+                          .verb = "get",
+                          .group = "",
+                          .resource = "pods",
+                          .ns_in_path = 1 };
+    http_route_t groups = { .prefix = "/debug/podgroups/",
+                            .fn = explain_route,
+                            .ud = dm,
+                            .verb = "get",
+                            .group = "scheduling.x-k8s.io",
+                            .resource = "podgroups",
+                            .ns_in_path = 1 };
     if (http_server_route(http, &pods) != 0 || http_server_route(http, &groups) != 0)
         LOG_W("http: the /debug routes could not be added");
 }

@@ -21,14 +21,15 @@ typedef struct explain_args {
 
 static void usage_text(FILE *f)
 {
-    fputs("Usage: ai-scheduler explain [pod|podgroup] NAMESPACE/NAME [--server URL] [-o json|yaml]\n"
-          "                            [--kubeconfig FILE]\n"
+    fputs("Usage: ai-scheduler explain [pod|podgroup] [NAMESPACE/]NAME [-n NAMESPACE] [--server URL]\n"
+          "                            [-o json|yaml] [--kubeconfig FILE]\n"
           "\n"
           "Why a pending pod (or a PodGroup's gang) is not running: the scheduler's last\n"
           "decision on it (its pool and queue, each filter's reasons with example nodes,\n"
           "the best nodes with each plugin's score, the post-filter steps tried, the\n"
           "gang's state) and a plain hint.\n"
           "\n"
+          "  -n NAMESPACE   when NAME has none (default \"default\")\n"
           "  --server URL   the scheduler's own HTTP port (http://HOST:10261)\n"
           "  -o FORMAT      text (default), json or yaml\n",
           f);
@@ -48,8 +49,9 @@ static int explain_arg(void *ctx, int argc, char **argv, int *i)
     const char *s = argv[*i];
     if (s[0] == '-')
         return 0;
-    if (a->npos == 0 && !a->target && (strcmp(s, "pod") == 0 || strcmp(s, "pods") == 0 || strcmp(s, "podgroup") == 0 ||
-                                       strcmp(s, "podgroups") == 0 || strcmp(s, "pg") == 0)) {
+    if (a->npos == 0 && !a->target &&
+        (strcmp(s, "pod") == 0 || strcmp(s, "pods") == 0 || strcmp(s, "podgroup") == 0 || strcmp(s, "podgroups") == 0 ||
+         strcmp(s, "pg") == 0)) {
         a->kind = strncmp(s, "pod", 3) == 0 && strncmp(s, "podgroup", 8) != 0 ? "pod" : "podgroup";
     } else if (!a->target) {
         a->target = s;
@@ -175,7 +177,8 @@ static void print_queue(FILE *out, const json_t *rec)
 {
     const json_t *q = json_object_get(rec, "queue"), *a = json_object_get(rec, "admission");
     if (json_is_object(q)) {
-        fprintf(out, "Queue:       %s (ratio %.2f, %s)\n", sv(q, "name"), json_number_value(json_object_get(q, "ratio")),
+        fprintf(out, "Queue:       %s (ratio %.2f, %s)\n", sv(q, "name"),
+                json_number_value(json_object_get(q, "ratio")),
                 json_is_true(json_object_get(q, "preemptible")) ? "preemptible" : "non-preemptible");
         print_res(out, "  usage:     ", json_object_get(q, "usage"));
         if (json_is_object(json_object_get(q, "usage")))
@@ -197,13 +200,12 @@ static void print_filters(FILE *out, const json_t *rec)
             (long long)json_integer_value(json_object_get(rec, "nodesEvaluated")));
     size_t i, k;
     json_t *f, *e;
-    json_array_foreach(d, i, f)
-    {
+    json_array_foreach (d, i, f) {
         fprintf(out, "  %4lld  %s", (long long)json_integer_value(json_object_get(f, "count")), sv(f, "reason"));
         if (*sv(f, "plugin"))
             fprintf(out, "  [%s]", sv(f, "plugin"));
-        json_array_foreach(json_object_get(f, "examples"), k, e) fprintf(out, "%s%s", k ? ", " : "  e.g. ",
-                                                                          json_string_value(e));
+        json_array_foreach (json_object_get(f, "examples"), k, e)
+            fprintf(out, "%s%s", k ? ", " : "  e.g. ", json_string_value(e));
         fputc('\n', out);
     }
 }
@@ -216,12 +218,11 @@ static void print_top(FILE *out, const json_t *rec)
     fprintf(out, "Top nodes:\n");
     size_t i;
     json_t *n;
-    json_array_foreach(t, i, n)
-    {
+    json_array_foreach (t, i, n) {
         fprintf(out, "  %-20s score %lld:", sv(n, "node"), (long long)json_integer_value(json_object_get(n, "score")));
         const char *k;
         json_t *v;
-        json_object_foreach(json_object_get(n, "scores"), k, v)
+        json_object_foreach (json_object_get(n, "scores"), k, v)
             fprintf(out, " %s=%lld", k, (long long)json_integer_value(v));
         fputc('\n', out);
     }
@@ -235,7 +236,8 @@ static void print_steps(FILE *out, const json_t *rec)
     fprintf(out, "Post-filter:\n");
     size_t i;
     json_t *s;
-    json_array_foreach(p, i, s) fprintf(out, "  %-14s %-14s %s\n", sv(s, "step"), sv(s, "result"), sv(s, "detail"));
+    json_array_foreach (p, i, s)
+        fprintf(out, "  %-14s %-14s %s\n", sv(s, "step"), sv(s, "result"), sv(s, "detail"));
 }
 
 static void print_gang(FILE *out, const json_t *rec)
@@ -252,12 +254,14 @@ static void print_gang(FILE *out, const json_t *rec)
     if (json_is_integer(json_object_get(g, "timeoutLeftSeconds")))
         fprintf(out, ", timeout left %llds", (long long)json_integer_value(json_object_get(g, "timeoutLeftSeconds")));
     if (json_is_string(json_object_get(g, "topologyLevel")))
-        fprintf(out, ", topology %s %s", json_is_true(json_object_get(g, "topologyRequired")) ? "required" : "preferred",
+        fprintf(out, ", topology %s %s",
+                json_is_true(json_object_get(g, "topologyRequired")) ? "required" : "preferred",
                 sv(g, "topologyLevel"));
     fputc('\n', out);
     size_t i;
     json_t *m;
-    json_array_foreach(json_object_get(g, "members"), i, m) fprintf(out, "  %-30s %s\n", sv(m, "pod"), sv(m, "state"));
+    json_array_foreach (json_object_get(g, "members"), i, m)
+        fprintf(out, "  %-30s %s\n", sv(m, "pod"), sv(m, "state"));
 }
 
 void explain_print_text(FILE *out, const json_t *rec)
@@ -276,7 +280,7 @@ int explain_main(int argc, char **argv, FILE *out, FILE *errf)
 {
     static const cli_cmd_t cmd = {
         .user_agent = "ai-scheduler-explain",
-        .flags = CLI_YAML,
+        .flags = CLI_YAML | CLI_NAMESPACE,
         .usage = usage_text,
         .arg = explain_arg,
     };
@@ -286,13 +290,15 @@ int explain_main(int argc, char **argv, FILE *out, FILE *errf)
     if (rc != CLI_CONTINUE)
         return rc;
     const char *slash = a.target ? strchr(a.target, '/') : NULL;
-    if (a.bad || !slash || slash == a.target || !slash[1] || strchr(slash + 1, '/')) {
-        fprintf(errf, "error: expected [pod|podgroup] NAMESPACE/NAME\n");
+    if (a.bad || !a.target || !a.target[0] || (slash && (slash == a.target || !slash[1] || strchr(slash + 1, '/'))) ||
+        (!slash && !c.ns)) {
+        fprintf(errf, "error: expected [pod|podgroup] [NAMESPACE/]NAME (and no -A)\n");
         usage_text(errf);
         return 2;
     }
     sbuf_t path = { 0 };
-    sbuf_printf(&path, "/debug/%s/%s", strcmp(a.kind, "pod") == 0 ? "pods" : "podgroups", a.target);
+    sbuf_printf(&path, "/debug/%s/%s%s%s", strcmp(a.kind, "pod") == 0 ? "pods" : "podgroups", slash ? "" : c.ns,
+                slash ? "" : "/", a.target);
     json_t *rec = NULL;
     char err[1024] = "";
     rc = debug_get_standin(&c, a.server, path.data, &rec, err, sizeof(err));

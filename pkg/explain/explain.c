@@ -162,8 +162,8 @@ json_t *explain_record_new(const char *kind, const char *pod, const char *pool, 
     util_rfc3339(now_wall_ms, t, sizeof(t));
     return json_pack("{s:s, s:s?, s:s?, s:n, s:n, s:i, s:i, s:{}, s:[], s:[], s:[], s:n, s:n, s:n, s:n, s:s}", "kind",
                      kind, "pod", pod, "pool", pool, "queue", "admission", "attempts", 0, "nodesEvaluated", 0,
-                     "filters", "filterDetails", "topNodes", "postFilter", "gang", "message", "outcome", "hint",
-                     "time", t);
+                     "filters", "filterDetails", "topNodes", "postFilter", "gang", "message", "outcome", "hint", "time",
+                     t);
 }
 
 void explain_record_filter(json_t *rec, const char *plugin, const char *reason, int count, const char *const *examples,
@@ -178,9 +178,9 @@ void explain_record_filter(json_t *rec, const char *plugin, const char *reason, 
     for (int i = 0; i < nexamples && i < EXPLAIN_EXAMPLES; i++)
         if (examples[i])
             json_array_append_new(ex, json_string(examples[i]));
-    json_array_append_new(json_object_get(rec, "filterDetails"),
-                          json_pack("{s:s?, s:s, s:i, s:o}", "plugin", plugin, "reason", reason, "count", count,
-                                    "examples", ex));
+    json_array_append_new(
+        json_object_get(rec, "filterDetails"),
+        json_pack("{s:s?, s:s, s:i, s:o}", "plugin", plugin, "reason", reason, "count", count, "examples", ex));
 }
 
 void explain_record_top_node(json_t *rec, const char *node, int64_t score, json_t *scores)
@@ -198,9 +198,9 @@ void explain_record_step(json_t *rec, const char *step, const char *result, cons
 {
     if (!rec)
         return;
-    json_array_append_new(json_object_get(rec, "postFilter"), json_pack("{s:s, s:s, s:s}", "step", step ? step : "",
-                                                                        "result", result ? result : "", "detail",
-                                                                        detail ? detail : ""));
+    json_array_append_new(json_object_get(rec, "postFilter"),
+                          json_pack("{s:s, s:s, s:s}", "step", step ? step : "", "result", result ? result : "",
+                                    "detail", detail ? detail : ""));
 }
 
 /* ---------------------------------------------------------------- hint */
@@ -220,8 +220,7 @@ static const json_t *step_of(const json_t *rec, const char *name)
 {
     size_t i;
     json_t *s;
-    json_array_foreach(json_object_get(rec, "postFilter"), i, s)
-    {
+    json_array_foreach (json_object_get(rec, "postFilter"), i, s) {
         const char *n = str_at(s, "step"), *r = str_at(s, "result");
         if (n && strcmp(n, name) == 0 && r && strcmp(r, "skipped") != 0)
             return s;
@@ -246,7 +245,8 @@ static int gpu_hint(sbuf_t *b, const json_t *rec, const char *pool)
         return 0;
     json_int_t total = int_at(pf, "gpu"), one = int_at(pf, "gpuMaxOnOneNode"), cap = int_at(pf, "gpuMaxCapacity");
     if (cap < want) {
-        sbuf_printf(b, "asks %lld GPUs on one node, but no node of pool %s has more than %lld GPUs: it cannot fit there",
+        sbuf_printf(b,
+                    "asks %lld GPUs on one node, but no node of pool %s has more than %lld GPUs: it cannot fit there",
                     (long long)want, pool, (long long)cap);
         return 1;
     }
@@ -273,8 +273,7 @@ static int filter_hint(sbuf_t *b, const json_t *rec, const char *pool)
     json_t *v;
     if (nodes <= 0)
         return 0;
-    json_object_foreach((json_t *)json_object_get(rec, "filters"), k, v)
-    {
+    json_object_foreach ((json_t *)json_object_get(rec, "filters"), k, v) {
         if (json_integer_value(v) == nodes && strncmp(k, "Insufficient ", 13) != 0) {
             sbuf_printf(b, "every node of pool %s (%lld) rejects it: %s", pool, (long long)nodes, k);
             return 1;
@@ -311,8 +310,8 @@ char *explain_hint(const json_t *rec)
     if (gang && json_integer_value(json_object_get(gang, "minMember")) > 0 && b.len == 0) {
         json_int_t placeable = int_at(gang, "placeable"), min = int_at(gang, "minMember");
         if (placeable < min)
-            sbuf_printf(&b, "only %lld of the gang's minimum of %lld members fit in pool %s at once", (long long)placeable,
-                        (long long)min, pool);
+            sbuf_printf(&b, "only %lld of the gang's minimum of %lld members fit in pool %s at once",
+                        (long long)placeable, (long long)min, pool);
     }
     return b.data;
 }

@@ -378,7 +378,8 @@ ext_rc_t lender_ext_post_filter(pod_set_t *set)
     sched_pool_t *P = set->P;
     if (!set->items[0]->borrower)
         return EXT_NEXT;
-    pod_set_step(set, "lender", "returned home", "a borrower that no longer fits pool %s goes back to its own", P->name);
+    pod_set_step(set, "lender", "returned home", "a borrower that no longer fits pool %s goes back to its own",
+                 P->name);
     LOG_D("borrower pod=%s (%d in its set) no longer fits pool %s; back to its pool", set->items[0]->pod->key, set->n,
           P->name);
     for (int i = 0; i < set->n; i++) {
@@ -397,17 +398,18 @@ static void preemption_step(pod_set_t *set, int made, const minrt_note_t *prot)
     char *kept = minrt_note_text(prot);
     if (set->kind == SET_MINIMUM)
         pod_set_step(set, "preemption", made ? "planned" : "no candidate",
-                     made ? "room is being made for the minimum (victims chosen)" : "no victims free room for the minimum%s%s",
+                     made ? "room is being made for the minimum (victims chosen)"
+                          : "no victims free room for the minimum%s%s",
                      kept ? "; " : "", kept ? kept : "");
     else if (made && last_try.waiting)
         pod_set_step(set, "preemption", "waiting", "victims chosen earlier are still leaving");
     else if (made)
-        pod_set_step(set, "preemption", "planned", "%d victim(s) on node %s (of %d candidate node(s))", last_try.victims,
-                     last_try.node, last_try.cands);
+        pod_set_step(set, "preemption", "planned", "%d victim(s) on node %s (of %d candidate node(s))",
+                     last_try.victims, last_try.node, last_try.cands);
     else
         pod_set_step(set, "preemption", kept ? "protected" : "no candidate",
-                     "%d node(s) where evicting could help, %d with victims allowed%s%s", last_try.nodes, last_try.cands,
-                     kept ? "; " : "", kept ? kept : "");
+                     "%d node(s) where evicting could help, %d with victims allowed%s%s", last_try.nodes,
+                     last_try.cands, kept ? "; " : "", kept ? kept : "");
     free(kept);
 }
 
@@ -430,8 +432,8 @@ ext_rc_t preemption_ext_post_filter(pod_set_t *set)
         if (made)
             return EXT_DONE;
     } else if (set->need > 0) {
-        pod_set_step(set, "preemption", "skipped", "preemption is off in pool %s, or a member's preemptionPolicy is Never",
-                     P->name);
+        pod_set_step(set, "preemption", "skipped",
+                     "preemption is off in pool %s, or a member's preemptionPolicy is Never", P->name);
     }
     for (int i = 0; i < set->n; i++)
         if (set->items[i])

@@ -137,8 +137,9 @@ static void add_request(json_t *rec, pod_set_t *set, const pod_t *pod)
         cpu += p->requests.milli_cpu;
         mem += p->requests.memory;
     }
-    json_object_set_new(rec, "request", json_pack("{s:I, s:I, s:I}", "gpu", (json_int_t)gpu, "cpuMillicores",
-                                                  (json_int_t)cpu, "memoryBytes", (json_int_t)mem));
+    json_object_set_new(rec, "request",
+                        json_pack("{s:I, s:I, s:I}", "gpu", (json_int_t)gpu, "cpuMillicores", (json_int_t)cpu,
+                                  "memoryBytes", (json_int_t)mem));
     if (gpu <= 0)
         return;
     /* One node per pod: a gang's hint speaks of its largest member. */
@@ -147,9 +148,9 @@ static void add_request(json_t *rec, pod_set_t *set, const pod_t *pod)
         json_object_set_new(json_object_get(rec, "request"), "gpuPerPod", json_integer(one_pod));
     pool_free_t pf = { .pool = set->P->id };
     pool_free_scan(set->P->s, &pf);
-    json_object_set_new(rec, "poolFree", json_pack("{s:i, s:I, s:I, s:I}", "nodes", pf.nodes, "gpu", (json_int_t)pf.gpu,
-                                                   "gpuMaxOnOneNode", (json_int_t)pf.one, "gpuMaxCapacity",
-                                                   (json_int_t)pf.cap));
+    json_object_set_new(rec, "poolFree",
+                        json_pack("{s:i, s:I, s:I, s:I}", "nodes", pf.nodes, "gpu", (json_int_t)pf.gpu,
+                                  "gpuMaxOnOneNode", (json_int_t)pf.one, "gpuMaxCapacity", (json_int_t)pf.cap));
 }
 
 static void add_filters(json_t *rec, const pod_set_t *set, const pod_set_trace_t *t)
@@ -210,8 +211,7 @@ static char *add_steps(json_t *rec, const pod_set_trace_t *t, int admitted)
     size_t i;
     json_t *st;
     if (t)
-        json_array_foreach(t->steps, i, st)
-        {
+        json_array_foreach (t->steps, i, st) {
             const char *name = json_string_value(json_object_get(st, "step"));
             const char *result = json_string_value(json_object_get(st, "result"));
             const char *detail = json_string_value(json_object_get(st, "detail"));
@@ -253,8 +253,8 @@ static json_t *gang_json(pod_set_t *set, const char *behind)
         return behind ? json_pack("{s:s}", "waitingBehind", behind) : json_null();
     json_t *members = json_array();
     for (int i = 0; i < g->nmembers; i++)
-        json_array_append_new(members, json_pack("{s:s, s:s}", "pod", g->members[i]->key, "state",
-                                                 member_state(s, g->members[i])));
+        json_array_append_new(
+            members, json_pack("{s:s, s:s}", "pod", g->members[i]->key, "state", member_state(s, g->members[i])));
     int timeout = g->timeout_s > 0 ? g->timeout_s : s->opts.gang_timeout_s;
     int64_t now = util_wall_ms();
     json_t *left = json_null();

@@ -89,7 +89,7 @@
     X(STATS, "stats_mu (scheduler)")                                                                                   \
     X(GPU_NS, "GPU reservation namespace (gpu/gpu.c)")                                                                 \
     X(RES_INTERN, "resource name table (resources.c)")                                                                 \
-    X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")                                                   \
+    X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")                                                    \
     X(EXPLAIN, "decision records (explain/explain.c)")
 
 typedef enum {
