@@ -296,14 +296,14 @@ char *explain_hint(const json_t *rec)
     const json_t *adm = json_object_get(rec, "admission");
     const char *verdict = str_at(adm, "verdict");
     const json_t *gang = json_object_get(rec, "gang");
+    const char *behind = str_at(rec, "waitingBehind") ? str_at(rec, "waitingBehind") : str_at(gang, "waitingBehind");
     if (verdict && (strcmp(verdict, "quota") == 0 || strcmp(verdict, "limit") == 0)) {
         const json_t *q = json_object_get(rec, "queue");
         sbuf_printf(&b, "held by its queue%s%s%s (%s): %s", str_at(q, "name") ? " \"" : "",
                     str_at(q, "name") ? str_at(q, "name") : "", str_at(q, "name") ? "\"" : "", verdict,
                     str_at(adm, "message") ? str_at(adm, "message") : "");
-    } else if (str_at(gang, "waitingBehind")) {
-        sbuf_printf(&b, "waits behind pod group %s, which goes first in pool %s and does not fit yet",
-                    str_at(gang, "waitingBehind"), pool);
+    } else if (behind) {
+        sbuf_printf(&b, "waits behind pod group %s, which goes first in pool %s and does not fit yet", behind, pool);
     } else if (gpu_hint(&b, rec, pool) || filter_hint(&b, rec, pool)) {
         /* said */
     }
