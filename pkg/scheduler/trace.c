@@ -190,6 +190,28 @@ static void add_top_nodes(json_t *rec, sched_pool_t *P, const pod_t *pod)
     }
 }
 
+/* A held set is tried again at every event (a gang created pod by pod
+ * is held once per arrival): its best nodes are a filter pass over the
+ * pool, so the last record's are kept for TRACE_TOP_REUSE_MS. */
+#define TRACE_TOP_REUSE_MS 10000
+
+static void top_nodes_fresh(json_t *rec, pod_set_t *set, const pod_t *pod, int is_gang)
+{
+    scheduler_t *s = set->P->s;
+    int64_t now = util_wall_ms();
+    const char *ns = is_gang ? set->gang->ns : pod->ns, *name = is_gang ? set->gang->name : pod->name;
+    json_t *prev = set->outcome == SET_HELD ? explain_get(s->explain, is_gang ? "podgroup" : "pod", ns, name) : NULL;
+    json_int_t at = json_integer_value(json_object_get(prev, "topNodesAtMs"));
+    if (prev && at > 0 && now - at < TRACE_TOP_REUSE_MS) {
+        json_object_set(rec, "topNodes", json_object_get(prev, "topNodes"));
+        json_object_set_new(rec, "topNodesAtMs", json_integer(at));
+    } else {
+        add_top_nodes(rec, set->P, pod);
+        json_object_set_new(rec, "topNodesAtMs", json_integer(now));
+    }
+    json_decref(prev);
+}
+
 /* gang_blocker's reason names the gang: "waiting behind pod group ns/name, which ...". */
 static char *behind_of(const char *detail)
 {
@@ -297,7 +319,7 @@ void trace_set_done(pod_set_t *set, const char *msg)
     add_filters(rec, set, t);
     /* Where it would go: only when no filter pass said "nowhere". */
     if (!t || !t->diag || set->fits > 0)
-        add_top_nodes(rec, P, pod);
+        top_nodes_fresh(rec, set, pod, is_gang);
     char *behind = add_steps(rec, t, set->outcome != SET_HELD);
     json_object_set_new(rec, "gang", gang_json(set, behind));
     free(behind);

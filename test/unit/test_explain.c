@@ -113,9 +113,9 @@ static void test_record_keys(void **state)
 {
     (void)state;
     json_t *r = rec_named("ns/p");
-    const char *keys[] = { "kind",       "pod",      "pool",    "queue", "admission", "attempts", "nodesEvaluated",
-                           "filters",    "topNodes", "gang",    "hint",  "message",   "outcome",  "postFilter",
-                           "filterDetails", "time" };
+    const char *keys[] = { "kind",           "pod",        "pool",          "queue", "admission", "attempts",
+                           "nodesEvaluated", "filters",    "topNodes",      "gang",  "hint",      "message",
+                           "outcome",        "postFilter", "filterDetails", "time" };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         assert_non_null(json_object_get(r, keys[i]));
     assert_string_equal(json_string_value(json_object_get(r, "time")), "2026-11-18T11:06:40Z");
@@ -126,7 +126,8 @@ static void test_record_keys(void **state)
     json_t *d = json_array_get(json_object_get(r, "filterDetails"), 0);
     assert_int_equal(json_array_size(json_object_get(d, "examples")), EXPLAIN_EXAMPLES);
     assert_string_equal(json_string_value(json_object_get(d, "plugin")), "NodeResourcesFit");
-    explain_record_top_node(r, "n9", 170, json_pack("{s:i, s:i}", "NodeResourcesMostAllocated", 100, "ImageLocality", 70));
+    explain_record_top_node(r, "n9", 170,
+                            json_pack("{s:i, s:i}", "NodeResourcesMostAllocated", 100, "ImageLocality", 70));
     explain_record_step(r, "preemption", "no candidate", "0 node(s)");
     char *s = json_dumps(r, JSON_SORT_KEYS | JSON_COMPACT);
     assert_non_null(strstr(s, "\"topNodes\":[{\"node\":\"n9\",\"score\":170,\"scores\":{\"ImageLocality\":70,"
@@ -185,8 +186,8 @@ static json_t *gpu_rec(int want, int free_total, int one, int cap)
 {
     json_t *r = rec_named("ns/p");
     json_object_set_new(r, "request", json_pack("{s:i}", "gpu", want));
-    json_object_set_new(r, "poolFree", json_pack("{s:i, s:i, s:i}", "gpu", free_total, "gpuMaxOnOneNode", one,
-                                                 "gpuMaxCapacity", cap));
+    json_object_set_new(r, "poolFree",
+                        json_pack("{s:i, s:i, s:i}", "gpu", free_total, "gpuMaxOnOneNode", one, "gpuMaxCapacity", cap));
     json_object_set_new(r, "nodesEvaluated", json_integer(3));
     const char *ex[] = { "a" };
     explain_record_filter(r, "NodeResourcesFit", "Insufficient nvidia.com/gpu", 3, ex, 1);
@@ -257,9 +258,12 @@ static void test_hint_other(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_store_cap_drops_oldest), cmocka_unit_test(test_store_kinds_and_drop),
-        cmocka_unit_test(test_store_concurrent),       cmocka_unit_test(test_record_keys),
-        cmocka_unit_test(test_diagnosis_examples),     cmocka_unit_test(test_hint_gpu),
+        cmocka_unit_test(test_store_cap_drops_oldest),
+        cmocka_unit_test(test_store_kinds_and_drop),
+        cmocka_unit_test(test_store_concurrent),
+        cmocka_unit_test(test_record_keys),
+        cmocka_unit_test(test_diagnosis_examples),
+        cmocka_unit_test(test_hint_gpu),
         cmocka_unit_test(test_hint_other),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
