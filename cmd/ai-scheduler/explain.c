@@ -260,6 +260,8 @@ static void print_gang(FILE *out, const json_t *rec)
     fputc('\n', out);
     size_t i;
     json_t *m;
+    json_array_foreach (json_object_get(g, "topology"), i, m)
+        fprintf(out, "  topology %s: %s\n", sv(m, "result"), sv(m, "detail"));
     json_array_foreach (json_object_get(g, "members"), i, m)
         fprintf(out, "  %-30s %s\n", sv(m, "pod"), sv(m, "state"));
 }

@@ -1052,6 +1052,8 @@ ext_rc_t topology_ext_pre_place(pod_set_t *set)
     char *twhy = NULL, *tmsg = NULL;
     int tr = gang_topology(P, g, set->items, set->need, &set->dom, &tmsg, &twhy);
     LOG_D("pod group %s: topology %s %s: %d", g->key, g->topo_required ? "required" : "preferred", g->topo_level, tr);
+    if (tr != 0)
+        pod_set_step(set, "topology", tr > 0 ? "chosen" : "no domain", "%s", tr > 0 ? tmsg : twhy);
     if (tr < 0) {
         /* No domain has the room free: preempt inside the best domain,
          * or wait holding back what would refragment them. */

@@ -224,10 +224,12 @@ static char *behind_of(const char *detail)
     return e ? util_strndup(p, (size_t)(e - p)) : util_strdup(p);
 }
 
-/* The steps: admission and gang-wait have keys of their own, the rest are
- * postFilter's. Returns the gang it waits behind (caller frees). */
-static char *add_steps(json_t *rec, const pod_set_trace_t *t, int admitted)
+/* The steps: admission and topology (the gang's) have keys of their own,
+ * the rest are postFilter's. Returns the gang it waits behind (caller
+ * frees); *topo: the topology row's steps (new reference). */
+static char *add_steps(json_t *rec, const pod_set_trace_t *t, int admitted, json_t **topo)
 {
+    *topo = json_array();
     char *behind = NULL;
     json_t *adm = NULL;
     size_t i;
@@ -240,6 +242,10 @@ static char *add_steps(json_t *rec, const pod_set_trace_t *t, int admitted)
             if (strcmp(name, "admission") == 0) {
                 json_decref(adm);
                 adm = json_pack("{s:s, s:s}", "verdict", result, "message", detail);
+                continue;
+            }
+            if (strcmp(name, "topology") == 0) {
+                json_array_append_new(*topo, json_pack("{s:s, s:s}", "result", result, "detail", detail));
                 continue;
             }
             if (strcmp(name, "gang-wait") == 0 && strcmp(result, "behind") == 0 && !behind)
@@ -320,8 +326,13 @@ void trace_set_done(pod_set_t *set, const char *msg)
     /* Where it would go: only when no filter pass said "nowhere". */
     if (!t || !t->diag || set->fits > 0)
         top_nodes_fresh(rec, set, pod, is_gang);
-    char *behind = add_steps(rec, t, set->outcome != SET_HELD);
-    json_object_set_new(rec, "gang", gang_json(set, behind));
+    json_t *topo = NULL;
+    char *behind = add_steps(rec, t, set->outcome != SET_HELD, &topo);
+    json_t *gang = gang_json(set, behind);
+    if (json_is_object(gang))
+        json_object_set(gang, "topology", topo);
+    json_decref(topo);
+    json_object_set_new(rec, "gang", gang);
     free(behind);
     char *hint = explain_hint(rec);
     json_object_set_new(rec, "hint", hint ? json_string(hint) : json_null());
