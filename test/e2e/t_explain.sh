@@ -5,7 +5,8 @@
 # through the CLI (--server, the scheduler's own port) as text, JSON and
 # YAML: exact filter counts and example nodes, the hint, the post-filter
 # steps (consolidation, preemption kept by a protected victim), a gang
-# waiting behind another, and the 404 of a bound pod naming its node.
+# waiting behind another, a topology-required gang no block holds, and the
+# 404 of a bound pod naming its node.
 # One control plane and one scheduler; each case resets nodes and pods.
 set -uo pipefail
 # shellcheck source=lib.sh
@@ -170,6 +171,25 @@ case_gang_behind() {
         fail "deleted PodGroup: $(cat "$CP_WORK/explain.err")"
 }
 
+# A topology-required gang that no block can hold: the topology row's
+# verdict is in the record's gang.topology.
+case_topology() {
+    reset_all
+    local b i
+    for b in 0 1; do for i in 0 1; do make_node "t$b$i" 8 16Gi 4 110 "network.aibee.cn/block=b$b"; done; done
+    api_post_json "$PG_API" '{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+        "metadata": {"name": "topo", "annotations": {"resource.aibee.cn/topology-required": "network.aibee.cn/block"}},
+        "spec": {"minMember": 3, "scheduleTimeoutSeconds": 600}}'
+    make_pods topo 3 --label "$PG_LABEL=topo" --gpu 4
+    JQ='.gang.topology | length > 0' wait_until 'has_rec podgroup default/topo' 30 ||
+        fail "no topology in topo's record: $(rec podgroup default/topo | jq -c .gang)"
+    [ "$(rec podgroup default/topo | jq -c '.gang.topology')" = \
+        '[{"detail":"pod group default/topo: no network.aibee.cn/block domain of pool default has room for its 3 members (topology-required)","result":"no domain"}]' ] ||
+        fail "topology $(rec podgroup default/topo | jq -c .gang.topology)"
+    explain podgroup default/topo | grep -qx '  topology no domain: pod group default/topo: no network.aibee.cn/block domain of pool default has room for its 3 members (topology-required)' ||
+        fail "text: $(explain podgroup default/topo)"
+}
+
 case_bound_and_errors() {
     reset_all
     make_node b1 4 16Gi 0 110
@@ -205,6 +225,7 @@ run_case too-many-gpus case_too_many_gpus
 run_case fragmented case_fragmented
 run_case protected-victim case_protected_victim
 run_case gang-behind case_gang_behind
+run_case topology case_topology
 run_case bound-and-errors case_bound_and_errors
 run_case clean-shutdown stop_scheduler_clean
 finish
