@@ -73,7 +73,13 @@ case_too_many_gpus() {
     # read back, it is the JSON record (but for what a later attempt changes)
     local keep='{k: .kind, p: .pod, q: .pool, f: .filters, d: .filterDetails, h: .hint, n: .nodesEvaluated}'
     [ "$(python3 -c 'import sys, yaml, json; print(json.dumps(yaml.safe_load(sys.stdin), default=str))' <<<"$y" | jq -cS "$keep")" = \
-        "$(jq -cS "$keep" <<<"$r")" ] || { echo "$y" >"$CP_WORK/y.yaml"; echo "$r" >"$CP_WORK/r.json"; fail "-o yaml does not read back as -o json's record"; }
+        "$(jq -cS "$keep" <<<"$r")" ] || fail "-o yaml does not read back as -o json's record: $y"
+    # placed, its record goes: the 404 names its node
+    make_node g8 8 16Gi 8 110
+    wait_until '[ "$(pod_node big)" = g8 ]' 30 || fail "big not placed on g8"
+    wait_until '! explain default/big >/dev/null' 10 || fail "big's record outlived its placement"
+    grep -qx "error: no decision kept for pod default/big: it is bound to g8" "$CP_WORK/explain.err" ||
+        fail "placed pod: '$(cat "$CP_WORK/explain.err")'"
 }
 
 # The issue's example: the GPUs are free in the pool but on no single node,
