@@ -20,6 +20,7 @@
 #include "util/util.h"
 #include "daemon.h"
 #include "dispatch.h"
+#include "explain.h"
 #include "mcjob.h"
 #include "pools.h"
 #include "queues.h"
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "queues") == 0)
         return queues_main(argc - 2, argv + 2, stdout, stderr);
 
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return explain_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
         return mcjob_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "dispatch") == 0) {

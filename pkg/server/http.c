@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include <pthread.h>
 
 #include "util/log.h"
 #include "util/util.h"
@@ -21,10 +22,15 @@ typedef int MHD_Result_t;
 typedef enum MHD_Result MHD_Result_t;
 #endif
 
+#define HTTP_MAX_ROUTES 16
+
 struct http_server {
     struct MHD_Daemon *d;
     http_server_opts_t o;
     int port;
+    pthread_mutex_t routes_mu; /* stand-in route table (http_server_route) */
+    http_route_t routes[HTTP_MAX_ROUTES];
+    int nroutes;
 };
 
 static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char *ctype, const char *body, int owned)
@@ -40,6 +46,32 @@ static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_Result_t rc = MHD_queue_response(conn, code, r);
     MHD_destroy_response(r);
+    return rc;
+}
+
+/* The route whose prefix url starts with (a copy in *out), 0 if none. */
+static int route_find(http_server_t *s, const char *url, http_route_t *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->routes_mu);
+    for (int i = 0; i < s->nroutes && !found; i++)
+        if (strncmp(url, s->routes[i].prefix, strlen(s->routes[i].prefix)) == 0) {
+            *out = s->routes[i];
+            found = 1;
+        }
+    pthread_mutex_unlock(&s->routes_mu);
+    return found;
+}
+
+int http_server_route(http_server_t *s, const http_route_t *r)
+{
+    if (!s || !r || !r->prefix || !r->fn)
+        return -1;
+    pthread_mutex_lock(&s->routes_mu);
+    int rc = s->nroutes < HTTP_MAX_ROUTES ? 0 : -1;
+    if (rc == 0)
+        s->routes[s->nroutes++] = *r;
+    pthread_mutex_unlock(&s->routes_mu);
     return rc;
 }
 
@@ -72,6 +104,13 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     }
     if (!strcmp(url, "/metrics"))
         return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", metrics_render(s->o.metrics), 1);
+    http_route_t r;
+    if (route_find(s, url, &r)) {
+        char *body = NULL;
+        const char *ctype = text;
+        int code = r.fn(r.ud, url, NULL, &body, &ctype); /* stand-in: no query string */
+        return reply(conn, (unsigned)code, ctype ? ctype : text, body ? body : util_strdup(""), 1);
+    }
     return reply(conn, MHD_HTTP_NOT_FOUND, text, "not found\n", 0);
 }
 
@@ -124,6 +163,7 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
         return NULL;
     }
     http_server_t *s = util_xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->routes_mu, NULL);
     if (o)
         s->o = *o;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
@@ -139,6 +179,7 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     if (!s->d) {
         snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
                  errno ? strerror(errno) : "libmicrohttpd failed to start");
+        pthread_mutex_destroy(&s->routes_mu);
         free(s);
         return NULL;
     }
@@ -158,5 +199,6 @@ void http_server_stop(http_server_t *s)
     if (!s)
         return;
     MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->routes_mu);
     free(s);
 }

@@ -30,6 +30,20 @@ typedef struct http_server http_server_t;
 http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t errlen);
 /* The port actually bound (useful with port 0). */
 int http_server_port(const http_server_t *s);
+/* A GET route under an authenticated prefix. fn fills *body (malloc'd, the server frees it) and
+ * *ctype (static string) and returns the HTTP status. Runs on the server's thread: thread-safe. */
+typedef int (*http_route_fn)(void *ud, const char *path, const char *query, char **body, const char **ctype);
+typedef struct http_route {
+    const char *prefix; /* "/debug/pods/": matches paths that start with it */
+    http_route_fn fn;
+    void *ud;
+    const char *verb, *group, *resource; /* what the SubjectAccessReview asks, e.g. "get","","pods" */
+    int ns_in_path;                      /* the segment after prefix is the request's namespace */
+} http_route_t;
+/* Adds a route (copied; strings must outlive the server). Any time, any thread.
+ * STAND-IN (branch i24-explain) until i24-auth's version lands: no
+ * authentication or authorisation here, the route runs for any caller. */
+int http_server_route(http_server_t *s, const http_route_t *r);
 /* Stops the thread, closes the socket, frees s. NULL is fine. */
 void http_server_stop(http_server_t *s);
 
