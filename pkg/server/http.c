@@ -188,6 +188,8 @@ static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *con
     if (found && !rt.authn_only)
         at = (auth_attrs_t){ rt.verb, rt.group, rt.resource, ns };
     const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!authz)
+        authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, HTTP_PROXIED_AUTH_HEADER);
     json_t *user = NULL;
     auth_result_t ar = auth_check(s->o.auth, authz, &at, &user, msg, sizeof msg);
     const char *who = json_string_value(json_object_get(user, "username"));

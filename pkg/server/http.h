@@ -26,6 +26,11 @@
 #include "server/metrics.h"
 
 #define HTTP_MAX_URL 4096 /* bytes of path and query */
+/* The API server consumes a request's Authorization header and does not
+ * pass it through its pod proxy: a client that reaches the scheduler that
+ * way sends its bearer token in this header instead (reviewed the same
+ * way; Authorization wins when both are present). */
+#define HTTP_PROXIED_AUTH_HEADER "X-Ai-Scheduler-Authorization"
 
 /* Returns nonzero when ready; may set *why (static or ud-owned string) for
  * the 503 body. Called from the server thread: must be thread-safe. */
