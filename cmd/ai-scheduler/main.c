@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "debugclient.h"
 #include "dispatch.h"
+#include "explain.h"
 #include "mcjob.h"
 #include "pools.h"
 #include "queues.h"
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "debug") == 0)
         return debug_main(argc - 2, argv + 2, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return explain_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
         return mcjob_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "dispatch") == 0) {

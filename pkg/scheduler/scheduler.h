@@ -10,6 +10,7 @@
 #ifndef AISCHED_SCHEDULER_H
 #define AISCHED_SCHEDULER_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include "framework/framework.h"
 #include "kube/client.h"
@@ -129,5 +130,15 @@ void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud);
 /* Reclaim counters per queue: reclaims made, pods reclaimed from it. */
 void scheduler_each_queue_counter(
     scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud);
+
+/* Decision records (explain): the last decision kept for a pending pod
+ * (kind "pod") or gang ("podgroup") ns/name, as explain/explain.h says
+ * (a new reference), or NULL when none is kept: not tried yet, placed,
+ * gone, or dropped past the cap. Any thread; works on a sandbox too. */
+json_t *scheduler_explain(scheduler_t *s, const char *kind, const char *ns, const char *name);
+/* Why no record is kept, for a 404 ("it is bound to node n1", "it is not
+ * ai-scheduler's", "not seen"); caller frees. Walks the cache: for the
+ * debug endpoint only. */
+char *scheduler_explain_absent(scheduler_t *s, const char *kind, const char *ns, const char *name);
 
 #endif
