@@ -32,7 +32,11 @@ get() {
         printf ' %s' "$(cat "$CP_WORK/body")"
     tr -d '\r' <"$CP_WORK/headers" | sed -n 's/^[Ww][Ww][Ww]-[Aa]uthenticate: //p' >"$CP_WORK/www"
 }
-code() { get "$@" | cut -d' ' -f1; }
+code() { # code PATH [TOKEN]: the status only (bodies have several lines)
+    local o
+    o=$(get "$@") || return 1
+    echo "${o%% *}"
+}
 
 # sa_token NS NAME: a TokenRequest for ServiceAccount NS/NAME (created first).
 sa_token() {
