@@ -166,6 +166,16 @@ case_cli_leader_proxy() {
     jq -e .pod <<<"$out" >/dev/null || fail "team-a through the proxy: $out"
 }
 
+case_metrics() {
+    # the reviews above went out and none failed
+    local m
+    m=$(curl -fsS --max-time 5 "$(base)/metrics")
+    grep -qE '^ai_scheduler_http_auth_reviews_total\{kind="token"\} [1-9]' <<<"$m" || fail "no token reviews counted"
+    grep -qE '^ai_scheduler_http_auth_reviews_total\{kind="access"\} [1-9]' <<<"$m" || fail "no access reviews counted"
+    grep -qx 'ai_scheduler_http_auth_review_errors_total 0' <<<"$m" ||
+        fail "review errors: $(grep review_errors <<<"$m")"
+}
+
 case_clean() {
     # the reviews were made with the chart's RBAC (sched_log_clean fails on
     # any "forbidden" in the scheduler's log) and no token reached the log
@@ -182,5 +192,6 @@ run_case whoami case_whoami
 run_case authorise case_authorise
 run_case cli-server case_cli_server
 run_case cli-leader-proxy case_cli_leader_proxy
+run_case metrics case_metrics
 run_case clean case_clean
 finish
