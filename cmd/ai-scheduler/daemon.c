@@ -444,12 +444,22 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     leader_t *le = NULL;
     kube_client_t *kc_le = NULL;
     lease_ctx_t lc = { 0, NULL, &dm };
+    auth_t *auth = NULL;
     if (cfg->metrics_port > 0) {
+        /* /debug is authenticated and authorised by the API server with the
+         * scheduler's own credentials (TokenReview, SubjectAccessReview). */
+        auth = auth_new(&kcfg, NULL, err, sizeof(err));
+        if (!auth) {
+            fprintf(stderr, "ai-scheduler: debug endpoints: %s\n", err);
+            goto out;
+        }
+        auth_metrics(auth, dm.reg);
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address,
                                   .port = cfg->metrics_port,
                                   .metrics = dm.reg,
                                   .ready = ready_cb,
-                                  .ready_ud = &dm };
+                                  .ready_ud = &dm,
+                                  .auth = auth };
         http = http_server_start(&ho, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "ai-scheduler: metrics server: %s\n", err);
@@ -534,6 +544,7 @@ out:
     }
     kube_client_free(kc_le);
     http_server_stop(http);
+    auth_free(auth);
     dm.sched = NULL;
     scheduler_free(sched);
     metrics_free(dm.reg);

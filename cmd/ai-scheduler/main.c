@@ -2,7 +2,7 @@
  * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table,
  * `ai-scheduler queues` (or `kubectl queue`) the queue tree; `ai-scheduler
  * dispatch` runs the MultiClusterJob controller and `ai-scheduler mcjob get`
- * lists those jobs. */
+ * lists those jobs; `ai-scheduler debug PATH` GETs a /debug endpoint. */
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "daemon.h"
+#include "debugclient.h"
 #include "dispatch.h"
 #include "explain.h"
 #include "mcjob.h"
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "queues") == 0)
         return queues_main(argc - 2, argv + 2, stdout, stderr);
 
+    if (argc > 1 && strcmp(argv[1], "debug") == 0)
+        return debug_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "explain") == 0)
         return explain_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
