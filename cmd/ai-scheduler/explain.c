@@ -5,16 +5,14 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <curl/curl.h>
 
 #include "cli.h"
-#include "kube/kubeconfig.h"
+#include "debugclient.h"
 #include "util/util.h"
 
 typedef struct explain_args {
     const char *kind; /* "pod" | "podgroup" */
     const char *target;
-    const char *server;
     int npos;
     int bad; /* a third positional argument */
 } explain_args_t;
@@ -22,7 +20,8 @@ typedef struct explain_args {
 static void usage_text(FILE *f)
 {
     fputs("Usage: ai-scheduler explain [pod|podgroup] [NAMESPACE/]NAME [-n NAMESPACE] [--server URL]\n"
-          "                            [-o json|yaml] [--kubeconfig FILE]\n"
+          "                            [-o json|yaml] [--kubeconfig FILE] [--lease-namespace NS]\n"
+          "                            [--lease-name NAME] [--scheduler-port PORT]\n"
           "\n"
           "Why a pending pod (or a PodGroup's gang) is not running: the scheduler's last\n"
           "decision on it (its pool and queue, each filter's reasons with example nodes,\n"
@@ -30,22 +29,19 @@ static void usage_text(FILE *f)
           "gang's state) and a plain hint.\n"
           "\n"
           "  -n NAMESPACE   when NAME has none (default \"default\")\n"
-          "  --server URL   the scheduler's own HTTP port (http://HOST:10261)\n"
-          "  -o FORMAT      text (default), json or yaml\n",
+          "  --server URL           the scheduler's own HTTP port (http://HOST:10261); without it\n"
+          "                         the leader, found from its Lease, through the API server's proxy\n"
+          "  --lease-namespace NS   the scheduler's Lease (kube-system)\n"
+          "  --lease-name NAME      (ai-scheduler)\n"
+          "  --scheduler-port PORT  the scheduler pod's HTTP port (10261)\n"
+          "  -o FORMAT              text (default), json or yaml\n",
           f);
 }
 
 static int explain_arg(void *ctx, int argc, char **argv, int *i)
 {
     explain_args_t *a = ctx;
-    const char *v;
-    int missing;
-    if ((v = util_opt_value(argc, argv, i, "--server", NULL, &missing)) || missing) {
-        if (!v || !*v)
-            return -1;
-        a->server = v;
-        return 1;
-    }
+    (void)argc;
     const char *s = argv[*i];
     if (s[0] == '-')
         return 0;
@@ -60,83 +56,6 @@ static int explain_arg(void *ctx, int argc, char **argv, int *i)
     }
     a->npos++;
     return 1;
-}
-
-/* ------------------------------------------------ fetching (stand-in) */
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-    sbuf_append(ud, p, size * n);
-    return size * n;
-}
-
-/* STAND-IN for i24-auth's debug_get (cmd/ai-scheduler/debugclient.h):
- * a GET of server_url + path with the kubeconfig's bearer token if it has
- * one; without --server it cannot find the leader yet. 0 and *out (the
- * 200 body), or -1 with err (the scheduler's "error" when it gave one). */
-static int debug_get_standin(const cli_t *c, const char *server_url, const char *path, json_t **out, char *err,
-                             size_t errlen)
-{
-    *out = NULL;
-    if (!server_url) {
-        snprintf(err, errlen, "--server URL is needed (finding the leader through its Lease is not in this build)");
-        return -1;
-    }
-    kube_config_t kcfg;
-    memset(&kcfg, 0, sizeof(kcfg));
-    char kerr[256];
-    int have_cfg = kube_config_load(&kcfg, c->kubeconfig, kerr, sizeof(kerr)) == 0;
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(err, errlen, "cannot start libcurl");
-        if (have_cfg)
-            kube_config_free(&kcfg);
-        return -1;
-    }
-    sbuf_t url = { 0 }, body = { 0 };
-    size_t ul = strlen(server_url);
-    sbuf_printf(&url, "%.*s%s", (int)(ul && server_url[ul - 1] == '/' ? ul - 1 : ul), server_url, path);
-    struct curl_slist *hdr = NULL;
-    if (have_cfg && kcfg.token) {
-        sbuf_t a = { 0 };
-        sbuf_printf(&a, "Authorization: Bearer %s", kcfg.token);
-        hdr = curl_slist_append(hdr, a.data);
-        sbuf_free(&a);
-    }
-    curl_easy_setopt(h, CURLOPT_URL, url.data);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    CURLcode cc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    int rc = -1;
-    if (cc != CURLE_OK) {
-        snprintf(err, errlen, "GET %s: %s", url.data, curl_easy_strerror(cc));
-    } else {
-        json_error_t je;
-        json_t *doc = body.data ? json_loadb(body.data, body.len, 0, &je) : NULL;
-        if (status == 200 && json_is_object(doc)) {
-            *out = doc;
-            doc = NULL;
-            rc = 0;
-        } else if (json_is_string(json_object_get(doc, "error"))) {
-            snprintf(err, errlen, "%s", json_string_value(json_object_get(doc, "error")));
-        } else {
-            snprintf(err, errlen, "GET %s: HTTP %ld%s%.200s", url.data, status, body.data ? ": " : "",
-                     body.data ? body.data : "");
-        }
-        json_decref(doc);
-    }
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
-    sbuf_free(&url);
-    sbuf_free(&body);
-    if (have_cfg)
-        kube_config_free(&kcfg);
-    return rc;
 }
 
 /* -------------------------------------------------------------- text */
@@ -282,7 +201,7 @@ int explain_main(int argc, char **argv, FILE *out, FILE *errf)
 {
     static const cli_cmd_t cmd = {
         .user_agent = "ai-scheduler-explain",
-        .flags = CLI_YAML | CLI_NAMESPACE,
+        .flags = CLI_YAML | CLI_NAMESPACE | CLI_SERVER,
         .usage = usage_text,
         .arg = explain_arg,
     };
@@ -303,7 +222,7 @@ int explain_main(int argc, char **argv, FILE *out, FILE *errf)
                 slash ? "" : "/", a.target);
     json_t *rec = NULL;
     char err[1024] = "";
-    rc = debug_get_standin(&c, a.server, path.data, &rec, err, sizeof(err));
+    rc = debug_get(&c, c.server, path.data, &rec, err, sizeof(err));
     sbuf_free(&path);
     if (rc != 0) {
         fprintf(errf, "error: %s\n", err);

@@ -18,7 +18,12 @@ PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
 
 mport() { cat "$CP_WORK/metrics.port"; }
 # explain ARGS...: the CLI against the scheduler's port (stdout; stderr to $CP_WORK/explain.err).
-explain() { "$AISCHED_BIN" explain "$@" --server "http://127.0.0.1:$(mport)" 2>"$CP_WORK/explain.err"; }
+# The /debug routes are authenticated: the admin's bearer token (system:masters) in a
+# kubeconfig of its own (the admin's usual one has a client certificate only).
+explain() {
+    "$AISCHED_BIN" explain "$@" --server "http://127.0.0.1:$(mport)" --kubeconfig "${EXPLAIN_KC:-$CP_WORK/token.kubeconfig}" \
+        2>"$CP_WORK/explain.err"
+}
 # rec POD: the pod's record as JSON ("" when none yet).
 rec() { explain "$@" -o json || true; }
 # has_rec ARGS...: a record exists (and says jq filter $JQ, when set).
@@ -215,12 +220,29 @@ case_bound_and_errors() {
     grep -q "^error: no decision kept for pod kube-system/ok: not seen" "$CP_WORK/explain.err" ||
         fail "-n: '$(cat "$CP_WORK/explain.err")'"
     local code
-    code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(mport)/debug/pods/NS_BAD/x/y")
+    code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN_TOKEN" \
+        "http://127.0.0.1:$(mport)/debug/pods/default/x/y")
     [ "$code" = 400 ] || fail "bad path: HTTP $code, want 400"
+    # who may read a record: no token 401, a ServiceAccount without get pods 403
+    code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(mport)/debug/pods/default/ok")
+    [ "$code" = 401 ] || fail "no token: HTTP $code, want 401"
+    kc create serviceaccount nobody -n default >/dev/null 2>&1 || true
+    local tok
+    tok=$(api_req POST /api/v1/namespaces/default/serviceaccounts/nobody/token -H 'Content-Type: application/json' \
+        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
+        jq -r '.status.token // empty')
+    [ -n "$tok" ] || fail "no token for default/nobody"
+    _write_kubeconfig "$CP_WORK/nobody.kubeconfig" nobody token "$tok"
+    rc=0
+    EXPLAIN_KC=$CP_WORK/nobody.kubeconfig explain default/ok >/dev/null || rc=$?
+    [ "$rc" = 1 ] || fail "explain without the right: exit $rc, want 1"
+    grep -q "403" "$CP_WORK/explain.err" && grep -q "pods" "$CP_WORK/explain.err" ||
+        fail "explain without the right says: '$(cat "$CP_WORK/explain.err")'"
     sched_alive || fail "the scheduler died"
 }
 
 cp_start
+_write_kubeconfig "$CP_WORK/token.kubeconfig" e2e-admin token "$ADMIN_TOKEN"
 apply_pool_crd
 apply_podgroup_crd || die "PodGroup CRD"
 make_priority_class low 10
