@@ -268,10 +268,10 @@ static int explain_route(void *ud, const char *path, const char *query, char **b
     const char *rest = path + (group ? 17 : 12);
     const char *slash = strchr(rest, '/');
     if (!slash || !name_ok(rest, (size_t)(slash - rest)) || !name_ok(slash + 1, strlen(slash + 1)))
-        return json_reply(
-            body, ctype, 400,
-            json_pack("{s:s}", "error",
-                      group ? "expected /debug/podgroups/NAMESPACE/NAME" : "expected /debug/pods/NAMESPACE/NAME"));
+        return json_reply(body, ctype, 400,
+                          http_status_doc(400, "BadRequest",
+                                          group ? "expected /debug/podgroups/NAMESPACE/NAME"
+                                                : "expected /debug/pods/NAMESPACE/NAME"));
     char *ns = util_strndup(rest, (size_t)(slash - rest));
     const char *name = slash + 1;
     scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
@@ -287,14 +287,16 @@ static int explain_route(void *ud, const char *path, const char *query, char **b
             sbuf_printf(&b, "this replica is not the leader; the leader is %s", holder[0] ? holder : "unknown");
         else
             sbuf_puts(&b, "the scheduler is not running yet (caches not synced)");
-        doc = json_pack("{s:s, s:s?}", "error", b.data, "leader", holder[0] ? holder : NULL);
+        doc = http_status_doc(503, "ServiceUnavailable", b.data);
+        if (holder[0])
+            json_object_set_new(doc, "leader", json_string(holder));
         sbuf_free(&b);
         code = 503;
     } else if ((doc = scheduler_explain(sched, group ? "podgroup" : "pod", ns, name)) != NULL) {
         code = 200;
     } else {
         char *why = scheduler_explain_absent(sched, group ? "podgroup" : "pod", ns, name);
-        doc = json_pack("{s:s}", "error", why);
+        doc = http_status_doc(404, "NotFound", why);
         free(why);
         code = 404;
     }

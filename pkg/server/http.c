@@ -66,10 +66,15 @@ static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char
 
 #define HTTP_MEMORY_LIMIT (32u << 10) /* per connection: bounds the request's headers */
 
+json_t *http_status_doc(int code, const char *reason, const char *msg)
+{
+    return json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1", "metadata", "status",
+                     "Failure", "message", msg, "reason", reason, "code", code);
+}
+
 static MHD_Result_t reply_status(struct MHD_Connection *conn, unsigned code, const char *reason, const char *msg)
 {
-    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1", "metadata", "status",
-                           "Failure", "message", msg, "reason", reason, "code", (int)code);
+    json_t *st = http_status_doc((int)code, reason, msg);
     char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
     json_decref(st);
     if (!body)

@@ -72,6 +72,9 @@ typedef struct http_route {
  * With ns_in_path, the segment after the prefix is the namespace asked in
  * the SubjectAccessReview: it must be a DNS label (else 404); an empty one
  * (the path is the prefix itself) asks cluster-wide. */
+/* A kube Status object (kind Status, status Failure) for an error answer,
+ * as the server's own 401/403/404 are: clients show its message. */
+json_t *http_status_doc(int code, const char *reason, const char *msg);
 int http_server_route(http_server_t *s, const http_route_t *r);
 
 /* In a route's fn: the user the request was authenticated as (borrowed for
