@@ -11,6 +11,7 @@
 #define AISCHED_SCHEDULER_H
 
 #include <stddef.h>
+#include <jansson.h>
 #include "framework/framework.h"
 #include "kube/client.h"
 
@@ -129,5 +130,14 @@ void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud);
 /* Reclaim counters per queue: reclaims made, pods reclaimed from it. */
 void scheduler_each_queue_counter(
     scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud);
+
+/* The scheduler's own view that a LIST does not show (debugstate.c):
+ * {"kind":"SchedulerState","scheduler","takenAt","assumed":[{uid,
+ * namespace,name,node}],"nominated":[same]}, in namespace/name order. A new
+ * reference; any thread. */
+json_t *scheduler_debug_state(scheduler_t *s);
+/* The /debug/state route (an http_route_fn; ud is the scheduler): 200 and
+ * the state as JSON, 404 for any other path under the prefix. */
+int scheduler_debug_state_http(void *ud, const char *path, const char *query, char **body, const char **ctype);
 
 #endif
