@@ -73,8 +73,9 @@ static int add_one(json_t *subs, const json_t *items, const json_t *in, const ch
     if (pod) {
         json_t *spec = json_object_get(o, "spec");
         if (!json_is_object(spec)) {
+            util_errf(err, errlen, "Pod %s/%s has no spec", ns, name);
             json_decref(o);
-            return util_errf(err, errlen, "Pod %s/%s has no spec", ns, name);
+            return -1;
         }
         if (!json_is_string(json_object_get(spec, "schedulerName")))
             json_object_set_new(spec, "schedulerName", json_string(sched));
