@@ -29,6 +29,44 @@ static int set_output(cli_t *c, const char *v)
     return 0;
 }
 
+/* --server, --lease-namespace, --lease-name, --scheduler-port (CLI_SERVER):
+ * 1 taken, 0 not one of them, -1 without its value, 2 after an error line. */
+static int server_arg(cli_t *c, int argc, char **argv, int *i)
+{
+    int missing;
+    const char *v;
+    if ((v = util_opt_value(argc, argv, i, "--server", NULL, &missing)) || missing) {
+        if (!v || !*v)
+            return -1;
+        if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+            fprintf(c->errf, "error: --server wants an http:// or https:// URL, not \"%s\"\n", v);
+            return 2;
+        }
+        c->server = v;
+    } else if ((v = util_opt_value(argc, argv, i, "--lease-namespace", NULL, &missing)) || missing) {
+        if (!v || !*v)
+            return -1;
+        c->lease_ns = v;
+    } else if ((v = util_opt_value(argc, argv, i, "--lease-name", NULL, &missing)) || missing) {
+        if (!v || !*v)
+            return -1;
+        c->lease_name = v;
+    } else if ((v = util_opt_value(argc, argv, i, "--scheduler-port", NULL, &missing)) || missing) {
+        if (!v || !*v)
+            return -1;
+        char *end;
+        long p = strtol(v, &end, 10);
+        if (*end || p < 1 || p > 65535) {
+            fprintf(c->errf, "error: --scheduler-port wants 1..65535, not \"%s\"\n", v);
+            return 2;
+        }
+        c->sched_port = (int)p;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int cli_parse(cli_t *c, const cli_cmd_t *cmd, void *ctx, int argc, char **argv, int first, FILE *out, FILE *errf)
 {
     *c = (cli_t){ .cmd = cmd, .out = out, .errf = errf, .fmt = CLI_OUT_TABLE };
@@ -36,6 +74,11 @@ int cli_parse(cli_t *c, const cli_cmd_t *cmd, void *ctx, int argc, char **argv, 
     const char *v;
     if (ns)
         c->ns = "default";
+    if (cmd->flags & CLI_SERVER) {
+        c->lease_ns = "kube-system";
+        c->lease_name = "ai-scheduler";
+        c->sched_port = 10261;
+    }
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -55,6 +98,11 @@ int cli_parse(cli_t *c, const cli_cmd_t *cmd, void *ctx, int argc, char **argv, 
             if (!v || (!*v && !(cmd->flags & CLI_EMPTY_OUTPUT)))
                 goto missing;
             if ((rc = set_output(c, v)) != 0)
+                return rc;
+        } else if ((cmd->flags & CLI_SERVER) && (rc = server_arg(c, argc, argv, &i)) != 0) {
+            if (rc < 0)
+                goto missing;
+            if (rc > 1)
                 return rc;
         } else if (!cmd->arg || (rc = cmd->arg(ctx, argc, argv, &i)) == 0) {
             fprintf(errf, "error: unknown argument \"%s\"\n", a);

@@ -16,6 +16,10 @@ enum {
     CLI_NAMESPACE = 1 << 1, /* -n/--namespace NS (default "default"), -A/--all-namespaces */
     /* `-o ""` is an unknown format rather than a missing value (as `pools` always said) */
     CLI_EMPTY_OUTPUT = 1 << 2,
+    /* How to reach the scheduler (debugclient.h): --server URL, else the
+     * leader of --lease-namespace/--lease-name through the API server's pod
+     * proxy on --scheduler-port */
+    CLI_SERVER = 1 << 3,
 };
 
 /* argv[*i] is not a common flag: 1 taken (*i moved past a separate value),
@@ -35,6 +39,10 @@ typedef struct cli {
     const char *kubeconfig; /* NULL: $KUBECONFIG, ~/.kube/config, in-cluster */
     const char *ns;         /* with CLI_NAMESPACE; NULL after -A */
     cli_out_t fmt;
+    /* with CLI_SERVER (defaults: NULL, "kube-system", "ai-scheduler", 10261) */
+    const char *server;
+    const char *lease_ns, *lease_name;
+    int sched_port;
 } cli_t;
 
 #define CLI_CONTINUE (-1)

@@ -26,7 +26,8 @@ typedef struct daemon_metrics {
     metric_t *latency, *queue, *api_requests, *api_errors, *api_latency;
     scheduler_t *sched;
     kube_client_t *kc;
-    int standby; /* connected, waiting for the lease (atomic) */
+    int standby;  /* connected, waiting for the lease (atomic) */
+    leader_t *le; /* the elector, for /debug's answer on a follower (atomic) */
 } daemon_metrics_t;
 
 /* Counters are kept by the scheduler as totals; the registry gets the
@@ -236,6 +237,91 @@ static int lease_valid(void *ud)
     return leader_holds_lease(lc->le);
 }
 
+/* ------------------------------------------------ /debug/pods, /debug/podgroups */
+
+/* A path segment a namespace or object name can be: DNS-1123 characters. */
+static int name_ok(const char *p, size_t n)
+{
+    if (n == 0 || n > 253)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '-' || p[i] == '.'))
+            return 0;
+    return 1;
+}
+
+static int json_reply(char **body, const char **ctype, int code, json_t *doc)
+{
+    *body = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+    *ctype = "application/json";
+    json_decref(doc);
+    return code;
+}
+
+/* GET /debug/pods/NS/NAME and /debug/podgroups/NS/NAME: the decision
+ * record (200), why none is kept (404), or, on a follower, who leads (503). */
+static int explain_route(void *ud, const char *path, const char *query, char **body, const char **ctype)
+{
+    (void)query;
+    daemon_metrics_t *dm = ud;
+    int group = strncmp(path, "/debug/podgroups/", 17) == 0;
+    const char *rest = path + (group ? 17 : 12);
+    const char *slash = strchr(rest, '/');
+    if (!slash || !name_ok(rest, (size_t)(slash - rest)) || !name_ok(slash + 1, strlen(slash + 1)))
+        return json_reply(
+            body, ctype, 400,
+            json_pack("{s:s}", "error",
+                      group ? "expected /debug/podgroups/NAMESPACE/NAME" : "expected /debug/pods/NAMESPACE/NAME"));
+    char *ns = util_strndup(rest, (size_t)(slash - rest));
+    const char *name = slash + 1;
+    scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
+    int code;
+    json_t *doc;
+    if (!sched || !scheduler_ready(sched)) {
+        leader_t *le = __atomic_load_n(&dm->le, __ATOMIC_ACQUIRE);
+        char holder[256] = "";
+        if (le)
+            leader_holder(le, holder, sizeof(holder));
+        sbuf_t b = { 0 };
+        if (__atomic_load_n(&dm->standby, __ATOMIC_ACQUIRE))
+            sbuf_printf(&b, "this replica is not the leader; the leader is %s", holder[0] ? holder : "unknown");
+        else
+            sbuf_puts(&b, "the scheduler is not running yet (caches not synced)");
+        doc = json_pack("{s:s, s:s?}", "error", b.data, "leader", holder[0] ? holder : NULL);
+        sbuf_free(&b);
+        code = 503;
+    } else if ((doc = scheduler_explain(sched, group ? "podgroup" : "pod", ns, name)) != NULL) {
+        code = 200;
+    } else {
+        char *why = scheduler_explain_absent(sched, group ? "podgroup" : "pod", ns, name);
+        doc = json_pack("{s:s}", "error", why);
+        free(why);
+        code = 404;
+    }
+    free(ns);
+    return json_reply(body, ctype, code, doc);
+}
+
+static void explain_routes_add(http_server_t *http, daemon_metrics_t *dm)
+{
+    http_route_t pods = { .prefix = "/debug/pods/",
+                          .fn = explain_route,
+                          .ud = dm,
+                          .verb = "get",
+                          .group = "",
+                          .resource = "pods",
+                          .ns_in_path = 1 };
+    http_route_t groups = { .prefix = "/debug/podgroups/",
+                            .fn = explain_route,
+                            .ud = dm,
+                            .verb = "get",
+                            .group = "scheduling.x-k8s.io",
+                            .resource = "podgroups",
+                            .ns_in_path = 1 };
+    if (http_server_route(http, &pods) != 0 || http_server_route(http, &groups) != 0)
+        LOG_W("http: the /debug routes could not be added");
+}
+
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
 static int fatal_api_error(long status, const char *err)
 {
@@ -320,6 +406,7 @@ static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, le
     }
     *out = le;
     lc->le = le;
+    __atomic_store_n(&dm->le, le, __ATOMIC_RELEASE);
     LOG_I("leader election: waiting for lease %s/%s as %s", cfg->leader.lease_namespace, cfg->leader.lease_name,
           cfg->leader.identity);
     __atomic_store_n(&dm->standby, 1, __ATOMIC_RELEASE);
@@ -357,17 +444,27 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     leader_t *le = NULL;
     kube_client_t *kc_le = NULL;
     lease_ctx_t lc = { 0, NULL, &dm };
+    auth_t *auth = NULL;
     if (cfg->metrics_port > 0) {
+        /* /debug is authenticated and authorised by the API server with the
+         * scheduler's own credentials (TokenReview, SubjectAccessReview). */
+        auth = auth_new(&kcfg, NULL, err, sizeof(err));
+        if (!auth) {
+            fprintf(stderr, "ai-scheduler: debug endpoints: %s\n", err);
+            goto out;
+        }
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address,
                                   .port = cfg->metrics_port,
                                   .metrics = dm.reg,
                                   .ready = ready_cb,
-                                  .ready_ud = &dm };
+                                  .ready_ud = &dm,
+                                  .auth = auth };
         http = http_server_start(&ho, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "ai-scheduler: metrics server: %s\n", err);
             goto out;
         }
+        explain_routes_add(http, &dm);
     }
     if (daemon_preflight(kc, kcfg.server, "/api/v1/nodes?limit=1", stop) != 0)
         goto out;
@@ -446,6 +543,7 @@ out:
     }
     kube_client_free(kc_le);
     http_server_stop(http);
+    auth_free(auth);
     dm.sched = NULL;
     scheduler_free(sched);
     metrics_free(dm.reg);

@@ -2,8 +2,9 @@
  * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table,
  * `ai-scheduler queues` (or `kubectl queue`) the queue tree; `ai-scheduler
  * dispatch` runs the MultiClusterJob controller and `ai-scheduler mcjob get`
- * lists those jobs; `ai-scheduler snapshot` writes the cluster to a file and
- * `ai-scheduler whatif` asks whether pods would fit, on a copy. */
+ * lists those jobs; `ai-scheduler debug PATH` GETs a /debug endpoint;
+ * `ai-scheduler snapshot` writes the cluster to a file and `ai-scheduler
+ * whatif` asks whether pods would fit, on a copy. */
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +21,9 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "daemon.h"
+#include "debugclient.h"
 #include "dispatch.h"
+#include "explain.h"
 #include "mcjob.h"
 #include "pools.h"
 #include "queues.h"
@@ -62,6 +65,10 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "queues") == 0)
         return queues_main(argc - 2, argv + 2, stdout, stderr);
 
+    if (argc > 1 && strcmp(argv[1], "debug") == 0)
+        return debug_main(argc - 2, argv + 2, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return explain_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "snapshot") == 0)
         return snapshot_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "whatif") == 0)

@@ -148,6 +148,11 @@ void config_default(sched_config_t *c)
         strcpy(host, "localhost");
     host[sizeof host - 1] = 0;
     snprintf(id, sizeof id, "%s_%ld", host, (long)getpid());
+    /* In a pod with the chart's downward-API env: NAMESPACE/POD_pid, so a
+     * client finds the leader's pod from the Lease (cmd debugclient.c). */
+    const char *pod = getenv("POD_NAME"), *pns = getenv("POD_NAMESPACE");
+    if (pod && *pod && pns && *pns && strlen(pod) < 254 && strlen(pns) < 64 && !strchr(pns, '/'))
+        snprintf(id, sizeof id, "%s/%s_%ld", pns, pod, (long)getpid());
     c->leader.identity = util_strdup(id);
     c->metrics_bind_address = util_strdup("0.0.0.0");
     c->metrics_port = 10261;

@@ -27,6 +27,7 @@ void fw_status_reset(fw_status_t *st)
 {
     st->code = FW_SUCCESS;
     st->nreasons = 0;
+    st->plugin = NULL;
 }
 
 /* The status keeps the most severe code: one unresolvable reason makes the
@@ -656,6 +657,7 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
         if (pl->pre_filter && pl->pre_filter(pl, cs, pod, st) != FW_SUCCESS) {
             if (st->code == FW_SUCCESS)
                 fw_status_add(st, FW_ERROR, NULL);
+            st->plugin = pl->name;
             return st->code;
         }
     }
@@ -716,6 +718,7 @@ int framework_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const
         if (rc != FW_SUCCESS) {
             if (st->code == FW_SUCCESS) /* a plugin that forgot its reason */
                 fw_status_add(st, (fw_code_t)rc, NULL);
+            st->plugin = pl->name;
             if (cs == &tmp)
                 cycle_state_clear_slots(&tmp);
             return st->code;
@@ -767,6 +770,45 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
         free(buf);
     if (cs == &tmp)
         cycle_state_clear_slots(&tmp);
+}
+
+/* framework_score's loop, each plugin's share kept apart: only for a
+ * decision record, so framework_score stays as it is. */
+int framework_score_explain(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n,
+                            int64_t *out, int64_t *per_plugin, const char **names, int maxp)
+{
+    if (n <= 0)
+        return 0;
+    int64_t *buf = util_xcalloc((size_t)n, sizeof(*buf));
+    int np = 0;
+    memset(out, 0, sizeof(int64_t) * (size_t)n);
+    for (int p = 0; p < fw->nscore; p++) {
+        const fw_plugin_t *pl = &fw->plugins[fw->score[p]];
+        cs->uniform_set[pl->index] = 0;
+        if (pl->pre_score)
+            pl->pre_score(pl, cs, pod, nodes, n);
+    }
+    for (int p = 0; p < fw->nscore; p++) {
+        const fw_plugin_t *pl = &fw->plugins[fw->score[p]];
+        if (cs->uniform_set[pl->index]) {
+            for (int i = 0; i < n; i++)
+                buf[i] = cs->uniform[pl->index];
+        } else {
+            for (int i = 0; i < n; i++)
+                buf[i] = pl->score(pl, cs, pod, nodes[i]);
+            if (pl->normalize)
+                pl->normalize(pl, cs, pod, buf, n);
+        }
+        for (int i = 0; i < n; i++) {
+            out[i] += (int64_t)pl->weight * buf[i];
+            if (np < maxp)
+                per_plugin[np * n + i] = (int64_t)pl->weight * buf[i];
+        }
+        if (np < maxp)
+            names[np++] = pl->name;
+    }
+    free(buf);
+    return np;
 }
 
 /* kube-scheduler's numFeasibleNodesToFind: small clusters are searched

@@ -36,6 +36,7 @@ typedef struct fw_status {
     fw_code_t code;
     int nreasons;
     char reasons[FW_MAX_REASONS][FW_REASON_LEN];
+    const char *plugin; /* the failing plugin's name (static), NULL if none */
 } fw_status_t;
 
 void fw_status_reset(fw_status_t *st);
@@ -230,6 +231,12 @@ void framework_score(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_
  * percentageOfNodesToScore, adaptive: 50% at 100 nodes down to 5%, at
  * least 100). */
 int framework_num_feasible_to_find(const framework_t *fw, int nnodes);
+/* Score, plugin by plugin, for a decision record (not the hot path): for
+ * each score plugin p, per_plugin[p * n + i] is node i's weighted score and
+ * names[p] the plugin's name; returns the number of score plugins (at most
+ * maxp). out[i] is the total, as framework_score's. */
+int framework_score_explain(framework_t *fw, cycle_state_t *cs, const pod_t *pod, node_info_t *const *nodes, int n,
+                            int64_t *out, int64_t *per_plugin, const char **names, int maxp);
 
 /* Failure summary across nodes: "0/5 nodes are available: 3 Insufficient cpu,
  * 2 node(s) didn't match Pod's node affinity/selector." Reasons sorted as
@@ -237,6 +244,19 @@ int framework_num_feasible_to_find(const framework_t *fw, int nnodes);
 typedef struct fw_diagnosis fw_diagnosis_t;
 fw_diagnosis_t *fw_diagnosis_new(void);
 void fw_diagnosis_add(fw_diagnosis_t *d, const fw_status_t *st);
+/* The same, with the node that gave st: the first few nodes per reason are
+ * kept as examples. node is borrowed until fw_diagnosis_own_examples (the
+ * cache's names, valid under its lock) so a pass that places the pod
+ * copies nothing. */
+void fw_diagnosis_add_node(fw_diagnosis_t *d, const fw_status_t *st, const char *node);
+/* Copies the borrowed example names: the diagnosis outlives the lock. */
+void fw_diagnosis_own_examples(fw_diagnosis_t *d);
+/* Its reasons, for a decision record: reason i's text, failing plugin (may
+ * be NULL), node count and up to FW_DIAG_EXAMPLES example nodes. */
+#define FW_DIAG_EXAMPLES 3
+int fw_diagnosis_len(const fw_diagnosis_t *d);
+int fw_diagnosis_get(const fw_diagnosis_t *d, int i, const char **reason, const char **plugin, int *count,
+                     const char *const **examples, int *nexamples);
 char *fw_diagnosis_message(const fw_diagnosis_t *d, int nnodes);
 void fw_diagnosis_free(fw_diagnosis_t *d);
 

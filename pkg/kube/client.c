@@ -394,8 +394,24 @@ static size_t sink_write(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* kube_request with extra request headers (NULL-terminated, may be NULL). */
+static int request_extra(kube_client_t *c, const char *method, const char *path, const char *content_type,
+                         const char *body, const char *const *extra, kube_response_t *resp, char *err, size_t errlen);
+
 int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type, const char *body,
                  kube_response_t *resp, char *err, size_t errlen)
+{
+    return request_extra(c, method, path, content_type, body, NULL, resp, err, errlen);
+}
+
+int kube_request_headers(kube_client_t *c, const char *method, const char *path, const char *const *headers,
+                         kube_response_t *resp, char *err, size_t errlen)
+{
+    return request_extra(c, method, path, NULL, NULL, headers, resp, err, errlen);
+}
+
+static int request_extra(kube_client_t *c, const char *method, const char *path, const char *content_type,
+                         const char *body, const char *const *extra, kube_response_t *resp, char *err, size_t errlen)
 {
     memset(resp, 0, sizeof *resp);
     if (c->inproc) {
@@ -425,6 +441,10 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
         free(url);
         return -1;
     }
+    for (; extra && *extra; extra++)
+        hs = curl_slist_append(hs, *extra);
+    if (extra)
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
     body_sink_t sink = { .cap = MAX_RESPONSE };
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* big LISTs come gzip'd */
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);

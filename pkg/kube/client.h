@@ -45,6 +45,10 @@ const char *kube_client_server(const kube_client_t *c);
 int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type, const char *body,
                  kube_response_t *resp, char *err, size_t errlen);
 void kube_response_free(kube_response_t *r);
+/* A GET-like request (no body) with extra headers ("Name: value"), a
+ * NULL-terminated list, sent besides the client's own. */
+int kube_request_headers(kube_client_t *c, const char *method, const char *path, const char *const *headers,
+                         kube_response_t *resp, char *err, size_t errlen);
 
 /* GET and decode; *out is a new reference. Non-2xx gives -1 with the API's
  * message ("pods \"x\" not found (404)") and *status set. */

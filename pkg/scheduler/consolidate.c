@@ -260,17 +260,38 @@ static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t
     lo_mutex_unlock(&c->mu, LO_CONSOL);
 }
 
+/* Why no plan, for the decision record: how many of the pool's running
+ * pods could move, and how many are not a controller's (never moved). */
+static void consol_no_plan_step(pod_set_t *set, fit_ctx_t *f, node_info_t **nodes, int n, int max_moves)
+{
+    int movers = 0, bare = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < nodes[i]->npods; k++) {
+            const pod_t *p = nodes[i]->pods[k];
+            if (movable(f, p))
+                movers++;
+            else if (!p->controller_kind && !pod_is_terminal(p))
+                bare++;
+        }
+    pod_set_step(set, "consolidation", "no plan",
+                 "no plan within %d moves: %d pod(s) could move; %d pod(s) are not owned by a controller", max_moves,
+                 movers, bare);
+}
+
 /* 1 when a consolidation for it->pod was started (or is under way): the
  * pod waits for its nominated node; 0 when there is nothing to consolidate. */
-static int consolidate_run(sched_pool_t *P, queue_item_t *it)
+static int consolidate_run(sched_pool_t *P, queue_item_t *it, pod_set_t *set)
 {
     scheduler_t *s = P->s;
     pod_t *pod = it->pod;
     if (s->opts.max_consolidation_moves <= 0 || res_get_scalar(&pod->requests, RES_GPU) <= 0 || gang_of(pod))
         return 0;
     int mine = 0;
-    if (in_flight(s, P, pod, &mine))
+    if (in_flight(s, P, pod, &mine)) {
+        pod_set_step(set, "consolidation", mine ? "under way" : "busy",
+                     mine ? "its moves are under way" : "another pod's consolidation runs in pool %s", P->name);
         return mine; /* its own: wait for the movers; another's: not now */
+    }
     /* Copies of the pool's nodes, as this pod would see them. */
     node_info_t **nodes = NULL;
     int n = 0;
@@ -311,6 +332,8 @@ static int consolidate_run(sched_pool_t *P, queue_item_t *it)
                         target, names.data);
             writer_pod_event(s->writer, pod, "Normal", "Consolidation", msg.data);
             sbuf_free(&msg);
+            pod_set_step(set, "consolidation", "planned", "%d move(s) free node %s: %s", plan.nmoves, target,
+                         names.data);
             sbuf_free(&names);
             preempt_candidate_t *cand = util_xcalloc(1, sizeof(*cand));
             cand->node = util_strdup(target);
@@ -327,10 +350,14 @@ static int consolidate_run(sched_pool_t *P, queue_item_t *it)
             done = 1;
         } else {
             stats_add(s, &s->stats.consolidations_failed, 1);
+            consol_no_plan_step(set, &f, nodes, n, s->opts.max_consolidation_moves);
             LOG_D("consolidation for pod=%s pool=%s: no plan within %d moves", pod->key, P->name,
                   s->opts.max_consolidation_moves);
         }
         fit_ctx_free(&f);
+    } else if (total < want) {
+        pod_set_step(set, "consolidation", "not applicable", "pool %s has %lld free GPUs, fewer than the %lld asked",
+                     P->name, (long long)total, (long long)want);
     }
     for (int i = 0; i < n; i++)
         node_info_free(nodes[i]);
@@ -346,7 +373,7 @@ ext_rc_t consol_ext_post_filter(pod_set_t *set)
 {
     if (set->kind != SET_LONE || !sched_set_may_evict(set))
         return EXT_NEXT;
-    return consolidate_run(set->P, set->items[0]) ? EXT_DONE : EXT_NEXT;
+    return consolidate_run(set->P, set->items[0], set) ? EXT_DONE : EXT_NEXT;
 }
 
 static void hostname_of(void *ud, const node_info_t *ni)

@@ -141,6 +141,11 @@ static int pool_nodes(sched_pool_t *P, node_info_t *const *nodes, int n)
  * read lock: PreFilter may read the whole cluster (fw_cluster_t). */
 void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d)
 {
+    sched_decide_diag(P, cs, pod, d, NULL);
+}
+
+void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d, fw_diagnosis_t **keep)
+{
     scheduler_t *s = P->s;
     framework_t *fw = sched_pod_fw(s, pod);
     fw_status_t st;
@@ -166,7 +171,10 @@ void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision
             for (int k = 0; k < n; k++)
                 fw_diagnosis_add(pd, &st);
             d->message = fw_diagnosis_message(pd, n);
-            fw_diagnosis_free(pd);
+            if (keep)
+                *keep = pd;
+            else
+                fw_diagnosis_free(pd);
         }
         cycle_state_set_cluster(cs, NULL);
         cache_unlock(s->cache);
@@ -186,7 +194,7 @@ void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision
         if (filter_node(s, cs, pod, ni, &st) == FW_SUCCESS)
             feasible[nf++] = ni;
         else
-            fw_diagnosis_add(diag, &st);
+            fw_diagnosis_add_node(diag, &st, ni->name);
     }
     /* Next search starts where this one stopped, spreading work like
      * kube-scheduler's nextStartNodeIndex. */
@@ -207,12 +215,74 @@ void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision
         free(scores);
     } else {
         d->message = fw_diagnosis_message(diag, pool_n);
+        if (keep) {
+            /* A decision record keeps why (trace.c); the names are the cache's. */
+            fw_diagnosis_own_examples(diag);
+            *keep = diag;
+            diag = NULL;
+        }
     }
     fw_diagnosis_free(diag);
     free(feasible);
     /* The view is only valid under this lock. */
     cycle_state_set_cluster(cs, NULL);
     cache_unlock(s->cache);
+}
+
+/* A decision record's best nodes: every node of P filtered (no early
+ * stop), the feasible ones scored plugin by plugin, the best max kept. */
+int sched_top_nodes(sched_pool_t *P, const pod_t *pod, int max, char **names, int64_t *totals, int64_t *per_plugin,
+                    const char **plugins, int maxp, int *nplugins)
+{
+    scheduler_t *s = P->s;
+    framework_t *fw = sched_pod_fw(s, pod);
+    fw_status_t st;
+    int found = 0;
+    *nplugins = 0;
+    cycle_state_t *cs = cycle_state_new();
+    cache_interpod_prepare(s->cache, pod);
+    cache_rdlock(s->cache);
+    fw_cluster_t cl;
+    sched_cluster_view(s, &cl);
+    cycle_state_set_cluster(cs, &cl);
+    fw_status_reset(&st);
+    if (framework_pre_filter(fw, cs, pod, &st) == FW_SUCCESS) {
+        node_info_t **feasible = util_xcalloc((size_t)cl.nnodes + 1, sizeof(*feasible));
+        int nf = 0;
+        for (int i = 0; i < cl.nnodes; i++) {
+            node_info_t *ni = cl.nodes[i];
+            if (ni->pool == P->id && ni->node && filter_node(s, cs, pod, ni, &st) == FW_SUCCESS)
+                feasible[nf++] = ni;
+        }
+        if (nf > 0) {
+            int64_t *tot = util_xcalloc((size_t)nf, sizeof(*tot));
+            int64_t *pp = util_xcalloc((size_t)nf * (size_t)maxp + 1, sizeof(*pp));
+            int np = framework_score_explain(fw, cs, pod, feasible, nf, tot, pp, plugins, maxp);
+            *nplugins = np;
+            /* selection of the best max, ties by name order (stable for a reader) */
+            char *taken = util_xcalloc((size_t)nf, 1);
+            for (found = 0; found < max && found < nf; found++) {
+                int b = -1;
+                for (int i = 0; i < nf; i++)
+                    if (!taken[i] && (b < 0 || tot[i] > tot[b] ||
+                                      (tot[i] == tot[b] && strcmp(feasible[i]->name, feasible[b]->name) < 0)))
+                        b = i;
+                taken[b] = 1;
+                names[found] = util_strdup(feasible[b]->name);
+                totals[found] = tot[b];
+                for (int p = 0; p < np; p++)
+                    per_plugin[found * maxp + p] = pp[p * nf + b];
+            }
+            free(taken);
+            free(pp);
+            free(tot);
+        }
+        free(feasible);
+    }
+    cycle_state_set_cluster(cs, NULL);
+    cache_unlock(s->cache);
+    cycle_state_free(cs);
+    return found;
 }
 
 typedef struct refit {
@@ -364,6 +434,7 @@ void pod_set_clear(pod_set_t *set)
     free(set->placed_msg);
     free(set->wait_note);
     free(set->place_note);
+    trace_set_free(set);
     topo_domain_free(&set->dom);
     memset(set, 0, sizeof(*set));
 }
@@ -460,12 +531,16 @@ static int set_place(pod_set_t *set, char **nodes)
         if (set->has_dom)
             cycle_state_set_domain(cs, &set->dom);
         decision_t d;
-        sched_decide(P, cs, pod, &d);
+        fw_diagnosis_t *diag = NULL;
+        sched_decide_diag(P, cs, pod, &d, &diag);
         if (!d.node && set->has_dom && set->dom_soft) {
             free(d.message);
+            fw_diagnosis_free(diag);
+            diag = NULL;
             cycle_state_set_domain(cs, NULL);
-            sched_decide(P, cs, pod, &d);
+            sched_decide_diag(P, cs, pod, &d, &diag);
         }
+        trace_set_diag(set, diag, d.pool_nodes); /* takes diag */
         if (d.node && scheduler_fenced(s))
             rc = PLACE_FENCED;
         else if (d.node && sched_assume(P, cs, pod, &d))
@@ -498,6 +573,7 @@ static void set_commit(pod_set_t *set, char **nodes)
 {
     sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
+    trace_set_placed(set);
     for (int i = 0; i < set->need; i++) {
         queue_item_t *it = set->items[i];
         stats_add(s, &s->stats.attempts_scheduled, 1);
@@ -555,6 +631,7 @@ static void set_failed(pod_set_t *set)
     if (set->kind != SET_SURPLUS && sched_post_filter(set) == EXT_DONE && set->outcome != SET_MOVED)
         set->outcome = SET_ROOM;
     msg = with_wait_note(set, msg);
+    trace_set_done(set, msg);
     if (set->outcome != SET_MOVED) {
         /* Back from a lender that filled up meanwhile (another borrower
          * won the race): retry after a backoff, not at the next event. */
@@ -599,6 +676,7 @@ static void run_set(pod_set_t *set)
     } else if (rc == EXT_HOLD) {
         set->outcome = SET_HELD;
         char *msg = with_wait_note(set, util_strdup(set->why ? set->why : "held"));
+        trace_set_done(set, msg);
         set_give_back(set, msg);
         free(msg);
     } else if (rc != EXT_NEXT) {

@@ -73,6 +73,10 @@ typedef struct pod_set {
      * when to try it again (wall ms; 0: at the next event or the flush). */
     char *wait_note;
     int64_t wake_wall_ms;
+    /* Its decision record in the making (trace.c): the steps the rows
+     * said (pod_set_step) and why its failing member fit nowhere; NULL
+     * until a row says something. */
+    struct pod_set_trace *trace;
 } pod_set_t;
 
 /* What a row's gate, admit, pre_place or post_filter says:
@@ -141,5 +145,11 @@ void pod_set_init(pod_set_t *set, struct sched_pool *P, set_kind_t kind, queue_i
 void pod_set_clear(pod_set_t *set);
 /* Replaces set->why (takes msg). */
 void pod_set_why(pod_set_t *set, const char *reason, char *msg);
+/* A row's step for the set's decision record (trace.c): step ("admission",
+ * "consolidation", "preemption", "borrowing", "gang-wait"...), its result
+ * ("planned", "no candidate", "skipped"...) and a detail: names, reasons
+ * and numbers only. Said on the paths where the set is not placed. */
+void pod_set_step(pod_set_t *set, const char *step, const char *result, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

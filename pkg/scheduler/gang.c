@@ -827,6 +827,13 @@ static ext_rc_t hold(pod_set_t *set, const char *reason, char *why)
     return EXT_HOLD;
 }
 
+/* Held behind a waiting gang (gang_blocker's why, which names it). */
+static ext_rc_t hold_behind(pod_set_t *set, char *why)
+{
+    pod_set_step(set, "gang-wait", "behind", "%s", why);
+    return hold(set, NULL, why);
+}
+
 /* A pod outside any gang: the backfill gate keeps it from delaying a
  * waiting gang (see gang_blocker). */
 static ext_rc_t gate_lone(pod_set_t *set)
@@ -838,7 +845,7 @@ static ext_rc_t gate_lone(pod_set_t *set)
         return EXT_NEXT;
     char *why = gang_blocker(s->gangs, P->id, NULL, pod->priority, pod->created_ms, 0,
                              pool_preempts(P) && sched_may_preempt(s, pod));
-    return why ? hold(set, NULL, why) : EXT_NEXT;
+    return why ? hold_behind(set, why) : EXT_NEXT;
 }
 
 /* An elastic member: after every minimum queued in this pool. While other
@@ -879,7 +886,7 @@ static ext_rc_t gate_surplus(pod_set_t *set)
         gang_blocker(P->s->gangs, P->id, set->gang->key, sched_gang_priority(P->s, set->gang, it->pod->priority),
                      it->pod->created_ms, 1, pool_preempts(P));
     if (why)
-        return hold(set, NULL, why);
+        return hold_behind(set, why);
     queue_stats_t qs;
     queue_get_stats(P->q, &qs);
     if (qs.active > 0 && it->attempts < SURPLUS_STEP_BACKS) {
@@ -987,7 +994,7 @@ static ext_rc_t gate_gang(pod_set_t *set)
         int32_t prio = sched_gang_priority(s, g, items[0]->pod->priority);
         char *why = gang_blocker(s->gangs, P->id, g->key, prio, created, 0, pool_preempts(P));
         if (why)
-            return hold(set, NULL, why);
+            return hold_behind(set, why);
     }
     return EXT_NEXT;
 }
@@ -1112,6 +1119,8 @@ ext_rc_t gang_ext_post_filter(pod_set_t *set)
     sbuf_printf(&bare, "%d/%d members placeable; %s", set->placed + set->fits, g->min_member,
                 set->why ? set->why : "no node fits");
     gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
+    pod_set_step(set, "gang-wait", never ? "never fits here" : "waiting", "%s%s%s", bare.data, never ? "; " : "",
+                 never ? never : "; it holds back the pods behind it in the pool");
     if (!set->items[0]->last_message || strstr(set->items[0]->last_message, bare.data) == NULL)
         LOG_I("unschedulable pod group %s pool=%s: %s", g->key, P->name, bare.data);
     free(never);
@@ -1177,6 +1186,7 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
         free(ns);
     }
     if (type == KUBE_DELETED) {
+        trace_forget(s, "podgroup", key);
         const char *slash = strchr(key, '/');
         if (slash) {
             char *ns = util_strndup(key, (size_t)(slash - key));

@@ -126,6 +126,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     status_changed(s); /* Used and Pending move with pods */
     char *known = hashmap_get(s->pod_uid_by_key, key);
     if (type == KUBE_DELETED) {
+        trace_forget(s, "pod", key);
         if (known) {
             forget_pod(s, known);
             free(hashmap_remove(s->pod_uid_by_key, key));

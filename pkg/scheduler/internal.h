@@ -63,6 +63,7 @@ typedef struct consol_state consol_state_t;
 typedef struct resv_state resv_state_t;
 typedef struct held_set held_set_t;
 typedef struct prio_classes prio_classes_t;
+struct explain_store;
 
 struct scheduler {
     scheduler_opts_t opts;
@@ -147,6 +148,9 @@ struct scheduler {
     /* minruntime.c's fast path: live Pools whose spec sets a minimum
      * runtime (atomic; written under pools_mu by pools.c). */
     int minrt_pools;
+    /* trace.c: the decision records of pending pods and gangs (explain/,
+     * its own leaf mutex) */
+    struct explain_store *explain;
 };
 
 /* The scheduler's own mutexes, with the lock order checked (lockorder.h). */
@@ -225,6 +229,15 @@ void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision
 /* Reserve: 1 when the pod is assumed on d->node and every row's reserve
  * took it (its volumes chosen). */
 int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d);
+/* sched_decide that, when no node fits, gives *keep the filter pass's
+ * diagnosis (caller frees); keep NULL is sched_decide. */
+void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d, fw_diagnosis_t **keep);
+/* The feasible nodes of P for pod, best first, with each score plugin's
+ * share: up to max of them in names/totals, per_plugin[i * maxp + p] and
+ * plugins[p] (a decision record's topNodes; not the hot path). Returns how
+ * many nodes, *nplugins the plugins. */
+int sched_top_nodes(sched_pool_t *P, const pod_t *pod, int max, char **names, int64_t *totals, int64_t *per_plugin,
+                    const char **plugins, int maxp, int *nplugins);
 /* Undoes sched_assume (every row's unreserve, and the cache forgets). */
 void sched_unassume(sched_pool_t *P, const pod_t *pod);
 /* One cycle (extension.h) for a popped item, a set of one that the gang
@@ -515,6 +528,23 @@ int gates_release(scheduler_t *s, const char *uid);
 int gates_is_held(scheduler_t *s, const char *uid);
 /* Pods held now. */
 int gates_held_count(scheduler_t *s);
+
+/* trace.c: decision records (explain/explain.h) */
+typedef struct pod_set_trace {
+    json_t *steps;        /* [{step, result, detail}] */
+    fw_diagnosis_t *diag; /* why its failing member fit nowhere (owned) */
+    int nodes;            /* the nodes that pass evaluated */
+} pod_set_trace_t;
+/* The failing member's filter pass (takes diag; NULL: it fit). */
+void trace_set_diag(pod_set_t *set, fw_diagnosis_t *diag, int nodes);
+/* The set is given back (held, unschedulable or making room) with msg:
+ * its record, and its members', are written. */
+void trace_set_done(pod_set_t *set, const char *msg);
+/* The set is placed: its records go (no cost while none is kept). */
+void trace_set_placed(pod_set_t *set);
+void trace_set_free(pod_set_t *set);
+/* A pod or PodGroup ("ns/name") left: its record goes. */
+void trace_forget(scheduler_t *s, const char *kind, const char *key);
 
 /* binder.c */
 binder_t *binder_new(scheduler_t *s, int workers);

@@ -2,6 +2,7 @@
  * first (borrowers, then lower-priority home pods), then borrow from the
  * sharing pool with the most idle units of the pod's scarcest requested
  * kind, then fewest tasks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,12 +124,20 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
     return postfilter_preempt_noted(P, pod, first_ms, NULL);
 }
 
+/* What the last victim search of this thread saw, for the set's decision
+ * record (preemption_ext_post_filter's step). */
+static _Thread_local struct {
+    int waiting, nodes, cands, victims;
+    char node[256];
+} last_try;
+
 int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minrt_note_t *prot)
 {
     scheduler_t *s = P->s;
+    memset(&last_try, 0, sizeof(last_try));
     /* Its victims are still being evicted, or are terminating. */
     if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
-        return 1;
+        return last_try.waiting = 1;
     /* An elastic member preempts with its gang's class, as its minimum did. */
     victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
     vc.gang_prio = sched_pod_priority(s, pod);
@@ -198,12 +207,16 @@ int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minr
     /* Reserve the room on the best node now and leave the evictions (and
      * the fallback to the next candidates) to the eviction worker: this
      * thread never waits on the API server. */
+    last_try.nodes = ncopies;
     nc = tenants_filter_candidates(&vc, cands, nc);
+    last_try.cands = nc;
     int b = preempt_pick(cands, nc);
     if (b < 0) {
         free(cands);
         return 0;
     }
+    snprintf(last_try.node, sizeof(last_try.node), "%s", cands[b].node);
+    last_try.victims = cands[b].nvictims;
     tenants_reserve(&vc, &pod, 1, cands[b].victims, cands[b].nvictims);
     minrt_victims_taken(s, cands[b].victims, cands[b].nvictims);
     LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
@@ -365,6 +378,8 @@ ext_rc_t lender_ext_post_filter(pod_set_t *set)
     sched_pool_t *P = set->P;
     if (!set->items[0]->borrower)
         return EXT_NEXT;
+    pod_set_step(set, "lender", "returned home", "a borrower that no longer fits pool %s goes back to its own",
+                 P->name);
     LOG_D("borrower pod=%s (%d in its set) no longer fits pool %s; back to its pool", set->items[0]->pod->key, set->n,
           P->name);
     for (int i = 0; i < set->n; i++) {
@@ -374,6 +389,28 @@ ext_rc_t lender_ext_post_filter(pod_set_t *set)
     }
     set->outcome = SET_MOVED;
     return EXT_DONE;
+}
+
+/* The preemption row's step for the decision record (a gang's search is
+ * gang.c's: only its outcome is said). */
+static void preemption_step(pod_set_t *set, int made, const minrt_note_t *prot)
+{
+    char *kept = minrt_note_text(prot);
+    if (set->kind == SET_MINIMUM)
+        pod_set_step(set, "preemption", made ? "planned" : "no candidate",
+                     made ? "room is being made for the minimum (victims chosen)"
+                          : "no victims free room for the minimum%s%s",
+                     kept ? "; " : "", kept ? kept : "");
+    else if (made && last_try.waiting)
+        pod_set_step(set, "preemption", "waiting", "victims chosen earlier are still leaving");
+    else if (made)
+        pod_set_step(set, "preemption", "planned", "%d victim(s) on node %s (of %d candidate node(s))",
+                     last_try.victims, last_try.node, last_try.cands);
+    else
+        pod_set_step(set, "preemption", kept ? "protected" : "no candidate",
+                     "%d node(s) where evicting could help, %d with victims allowed%s%s", last_try.nodes,
+                     last_try.cands, kept ? "; " : "", kept ? kept : "");
+    free(kept);
 }
 
 /* The preemption row: room inside the pool for the set's minimum. A set of
@@ -390,9 +427,13 @@ ext_rc_t preemption_ext_post_filter(pod_set_t *set)
                        : postfilter_preempt_noted(P, set->items[0]->pod, set->items[0]->first_ms, &prot);
         if (!made)
             minrt_note_to_set(set, &prot);
+        preemption_step(set, made, &prot);
         minrt_note_clear(&prot);
         if (made)
             return EXT_DONE;
+    } else if (set->need > 0) {
+        pod_set_step(set, "preemption", "skipped",
+                     "preemption is off in pool %s, or a member's preemptionPolicy is Never", P->name);
     }
     for (int i = 0; i < set->n; i++)
         if (set->items[i])
@@ -408,14 +449,21 @@ ext_rc_t borrowing_ext_post_filter(pod_set_t *set)
     scheduler_t *s = P->s;
     int no_borrow = 1;
     pools_flags(s, P->id, NULL, &no_borrow, NULL);
-    if (no_borrow || set->need == 0)
+    if (no_borrow || set->need == 0) {
+        if (set->need > 0)
+            pod_set_step(set, "borrowing", "skipped", "pool %s does not borrow", P->name);
         return EXT_NEXT;
+    }
     for (int i = 0; i < set->n; i++)
-        if (set->items[i] && set->items[i]->tried_borrow)
+        if (set->items[i] && set->items[i]->tried_borrow) {
+            pod_set_step(set, "borrowing", "skipped", "back from a lender that no longer fits it: it waits at home");
             return EXT_NEXT; /* back from a lender: it waits at home */
+        }
     sched_pool_t *L = set->kind == SET_MINIMUM ? gang_lender_of(set) : choose_lender(P, set->items[0]->pod);
-    if (!L)
+    if (!L) {
+        pod_set_step(set, "borrowing", "no lender", "no pool that lends has a node where it fits");
         return EXT_NEXT;
+    }
     LOG_I("borrowing for pod=%s (%d in its set) from pool=%s for pool=%s", set->items[0]->pod->key, set->n, L->name,
           P->name);
     stats_add(s, &s->stats.borrowings, (unsigned long)set->n);

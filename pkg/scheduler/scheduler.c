@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "explain/explain.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -130,6 +131,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
+    s->explain = explain_store_new(EXPLAIN_DEFAULT_CAP);
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
@@ -610,6 +612,7 @@ void scheduler_free(scheduler_t *s)
     resv_free(s->resv);
     held_free(s->held);
     prio_classes_free(s->prio_classes);
+    explain_store_free(s->explain);
     topo_levels_free(&s->topo);
     pools_destroy(s);
     fs_store_free(s->fs); /* after the queues, whose callbacks read it */

@@ -10,8 +10,8 @@
 #ifndef AISCHED_SCHEDULER_H
 #define AISCHED_SCHEDULER_H
 
-#include <stddef.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "framework/framework.h"
 #include "kube/client.h"
@@ -172,5 +172,14 @@ json_t *scheduler_debug_state(scheduler_t *s);
 /* The /debug/state route (an http_route_fn; ud is the scheduler): 200 and
  * the state as JSON, 404 for any other path under the prefix. */
 int scheduler_debug_state_http(void *ud, const char *path, const char *query, char **body, const char **ctype);
+/* Decision records (explain): the last decision kept for a pending pod
+ * (kind "pod") or gang ("podgroup") ns/name, as explain/explain.h says
+ * (a new reference), or NULL when none is kept: not tried yet, placed,
+ * gone, or dropped past the cap. Any thread; works on a sandbox too. */
+json_t *scheduler_explain(scheduler_t *s, const char *kind, const char *ns, const char *name);
+/* Why no record is kept, for a 404 ("it is bound to node n1", "it is not
+ * ai-scheduler's", "not seen"); caller frees. Walks the cache: for the
+ * debug endpoint only. */
+char *scheduler_explain_absent(scheduler_t *s, const char *kind, const char *ns, const char *name);
 
 #endif

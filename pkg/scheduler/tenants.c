@@ -408,6 +408,7 @@ ext_rc_t tenants_ext_admit(pod_set_t *set)
     int rc = admit_set(P, set->items, set->need, req, msg, sizeof(msg));
     if (rc == 0)
         return EXT_NEXT;
+    pod_set_step(set, "admission", rc == FS_ADMIT_LIMIT ? "limit" : "quota", "%s", msg);
     /* Only a limit is made room under: a quota of non-preemptible work is
      * not (FS_ADMIT_QUOTA), whatever could be evicted. */
     const char *note = "";

@@ -1,4 +1,5 @@
-/* http.c -- /healthz, /readyz and /metrics on libmicrohttpd. */
+/* http.c -- /healthz, /readyz, /metrics and authenticated routes on
+ * libmicrohttpd. */
 #include "server/http.h"
 
 #include <arpa/inet.h>
@@ -10,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <ctype.h>
+#include <pthread.h>
 #include <microhttpd.h>
 
+#include "util/lockorder.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -25,7 +29,24 @@ struct http_server {
     struct MHD_Daemon *d;
     http_server_opts_t o;
     int port;
+    pthread_mutex_t routes_mu; /* LO_HTTP_ROUTES: routes, nroutes */
+    http_route_t *routes;
+    int nroutes;
 };
+
+/* One request, from its URI (the log callback) to its completion. */
+typedef struct req {
+    char *uri; /* as sent: path and query, still encoded */
+    int started;
+} req_t;
+
+/* The user of the request this thread is serving (http_request_user). */
+static _Thread_local const json_t *cur_user;
+
+const json_t *http_request_user(void)
+{
+    return cur_user;
+}
 
 static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char *ctype, const char *body, int owned)
 {
@@ -43,15 +64,188 @@ static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char
     return rc;
 }
 
+#define HTTP_MEMORY_LIMIT (32u << 10) /* per connection: bounds the request's headers */
+
+static MHD_Result_t reply_status(struct MHD_Connection *conn, unsigned code, const char *reason, const char *msg)
+{
+    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1", "metadata", "status",
+                           "Failure", "message", msg, "reason", reason, "code", (int)code);
+    char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
+    json_decref(st);
+    if (!body)
+        return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    if (code == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ai-scheduler\"");
+    if (code == MHD_HTTP_TOO_MANY_REQUESTS)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    MHD_Result_t rc = MHD_queue_response(conn, code, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static void *uri_start(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls;
+    (void)conn;
+    req_t *q = util_xcalloc(1, sizeof *q);
+    q->uri = util_strdup(uri ? uri : "");
+    return q;
+}
+
+static void req_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    req_t *q = *con_cls;
+    if (q) {
+        free(q->uri);
+        free(q);
+        *con_cls = NULL;
+    }
+}
+
+/* Is url in the authenticated area: /debug, under it, or under a route? */
+static int is_protected(http_server_t *s, const char *url)
+{
+    if (!strcmp(url, "/debug") || !strncmp(url, "/debug/", 7))
+        return 1;
+    int hit = 0;
+    lo_mutex_lock(&s->routes_mu, LO_HTTP_ROUTES);
+    for (int i = 0; i < s->nroutes && !hit; i++)
+        hit = !strncmp(url, s->routes[i].prefix, strlen(s->routes[i].prefix));
+    lo_mutex_unlock(&s->routes_mu, LO_HTTP_ROUTES);
+    return hit;
+}
+
+/* The route of url, copied into *out (longest prefix): 1, or 0. */
+static int find_route(http_server_t *s, const char *url, http_route_t *out)
+{
+    size_t best = 0;
+    lo_mutex_lock(&s->routes_mu, LO_HTTP_ROUTES);
+    for (int i = 0; i < s->nroutes; i++) {
+        size_t n = strlen(s->routes[i].prefix);
+        if (n > best && !strncmp(url, s->routes[i].prefix, n)) {
+            best = n;
+            *out = s->routes[i];
+        }
+    }
+    lo_mutex_unlock(&s->routes_mu, LO_HTTP_ROUTES);
+    return best > 0;
+}
+
+/* The namespace segment after prefix into ns (ns_in_path): 0 with ns ""
+ * when there is none, 0 with a DNS label, -1 when it is not one. */
+static int path_namespace(const char *url, const char *prefix, char ns[64])
+{
+    const char *p = url + strlen(prefix);
+    size_t n = strcspn(p, "/");
+    ns[0] = 0;
+    if (n == 0)
+        return p[0] ? -1 : 0; /* "prefix/" + "/x": an empty segment is no namespace */
+    if (n > 63 || !isalnum((unsigned char)p[0]) || !isalnum((unsigned char)p[n - 1]))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)p[i]) || isdigit((unsigned char)p[i]) || p[i] == '-'))
+            return -1;
+    memcpy(ns, p, n);
+    ns[n] = 0;
+    return 0;
+}
+
+static const char *status_reason(unsigned code)
+{
+    switch (code) {
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 429: return "TooManyRequests";
+    default: return "ServiceUnavailable";
+    }
+}
+
+/* GET url in the authenticated area: authenticate, find the route,
+ * authorise, run it. */
+static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *conn, const char *url, const req_t *q)
+{
+    char msg[512];
+    if (!s->o.auth)
+        return reply_status(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailable",
+                            "authentication is not configured on this server");
+    http_route_t rt = { 0 };
+    char ns[64] = "";
+    int found = find_route(s, url, &rt);
+    if (found && rt.ns_in_path && path_namespace(url, rt.prefix, ns) != 0)
+        found = 0; /* a path no route serves: 404, after authentication */
+    auth_attrs_t at = { 0 };
+    if (found && !rt.authn_only)
+        at = (auth_attrs_t){ rt.verb, rt.group, rt.resource, ns };
+    const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!authz)
+        authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, HTTP_PROXIED_AUTH_HEADER);
+    json_t *user = NULL;
+    auth_result_t ar = auth_check(s->o.auth, authz, &at, &user, msg, sizeof msg);
+    const char *who = json_string_value(json_object_get(user, "username"));
+    if (ar != AUTH_OK) {
+        unsigned code = (unsigned)auth_http_status(ar);
+        LOG_D("http: GET %s: %u%s%s", url, code, who ? " user=" : "", who ? who : "");
+        json_decref(user);
+        return reply_status(conn, code, status_reason(code), msg);
+    }
+    if (!found) {
+        json_decref(user);
+        return reply_status(conn, MHD_HTTP_NOT_FOUND, "NotFound", "not found");
+    }
+    const char *query = strchr(q ? q->uri : "", '?');
+    char *body = NULL;
+    const char *ctype = NULL;
+    cur_user = user;
+    int code = rt.fn(rt.ud, url, query ? query + 1 : "", &body, &ctype);
+    cur_user = NULL;
+    LOG_D("http: GET %s: %d user=%s", url, code, who ? who : "");
+    json_decref(user);
+    if (code < 100 || code > 599) {
+        free(body);
+        return reply_status(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalError", "the route failed");
+    }
+    return reply(conn, (unsigned)code, ctype ? ctype : "application/json", body ? body : "", body != NULL);
+}
+
 static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                            const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     http_server_t *s = cls;
+    req_t *q = *con_cls;
+    (void)version;
+    (void)upload;
     static const char text[] = "text/plain; charset=utf-8";
     /* First call per request: headers only. Answer on the second so a body
-     * (which we ignore) never confuses MHD. */
-    if (!*con_cls) {
-        *con_cls = s;
+     * (which we ignore) never confuses MHD; an authenticated route takes
+     * none, so one announced there is refused at once, unread. */
+    if (q && !q->started) {
+        q->started = 1;
+        if (is_protected(s, url)) {
+            const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+            if (te || (cl && strspn(cl, "0") != strlen(cl)))
+                return reply_status(conn, 413 /* content too large */, "RequestEntityTooLarge",
+                                    "a request here takes no body");
+            if (strlen(q->uri) > HTTP_MAX_URL)
+                return reply_status(conn, 414, "RequestURITooLong", "the URL is too long");
+        }
+        return MHD_YES;
+    }
+    if (!q) { /* no URI callback ran: should not happen */
+        *con_cls = q = util_xcalloc(1, sizeof *q);
+        q->uri = util_strdup(url);
+        q->started = 1;
         return MHD_YES;
     }
     if (upload_size && *upload_size) {
@@ -72,11 +266,45 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     }
     if (!strcmp(url, "/metrics"))
         return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", metrics_render(s->o.metrics), 1);
+    if (is_protected(s, url))
+        return serve_protected(s, conn, url, q);
     return reply(conn, MHD_HTTP_NOT_FOUND, text, "not found\n", 0);
+}
+
+/* /debug/whoami: the caller as the API server knows it. */
+static int whoami(void *ud, const char *path, const char *query, char **body, const char **ctype)
+{
+    (void)ud;
+    (void)query;
+    *ctype = "application/json";
+    if (strcmp(path, "/debug/whoami") != 0) {
+        *body = util_strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"not "
+                            "found\",\"reason\":\"NotFound\",\"code\":404}");
+        return 404;
+    }
+    *body = json_dumps(http_request_user(), JSON_COMPACT);
+    return *body ? 200 : 500;
+}
+
+int http_server_route(http_server_t *s, const http_route_t *r)
+{
+    if (!s || !r || !r->fn || !r->prefix || r->prefix[0] != '/' ||
+        (!r->authn_only && (!r->verb || !*r->verb || !r->resource || !*r->resource)))
+        return -1;
+    lo_mutex_lock(&s->routes_mu, LO_HTTP_ROUTES);
+    int i = 0;
+    while (i < s->nroutes && strcmp(s->routes[i].prefix, r->prefix) != 0)
+        i++;
+    if (i == s->nroutes)
+        s->routes = util_xrealloc(s->routes, (size_t)++s->nroutes * sizeof *s->routes);
+    s->routes[i] = *r;
+    lo_mutex_unlock(&s->routes_mu, LO_HTTP_ROUTES);
+    return 0;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    (void)cls;
     char msg[256];
     vsnprintf(msg, sizeof msg, fmt, ap);
     size_t n = strlen(msg);
@@ -126,7 +354,10 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     http_server_t *s = util_xcalloc(1, sizeof *s);
     if (o)
         s->o = *o;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    pthread_mutex_init(&s->routes_mu, NULL);
+    /* A thread per connection: a request waiting on a review or a slow
+     * route never holds up /healthz. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
 #ifdef MHD_USE_POLL
     flags |= MHD_USE_POLL;
 #endif
@@ -135,8 +366,11 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     errno = 0;
     s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
                             (void *)NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-                            (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+                            (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_URI_LOG_CALLBACK,
+                            uri_start, s, MHD_OPTION_NOTIFY_COMPLETED, req_done, s, MHD_OPTION_END);
     if (!s->d) {
+        pthread_mutex_destroy(&s->routes_mu);
         snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
                  errno ? strerror(errno) : "libmicrohttpd failed to start");
         free(s);
@@ -145,6 +379,8 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : port;
     (void)sl;
+    http_route_t who = { .prefix = "/debug/whoami", .fn = whoami, .authn_only = 1 };
+    http_server_route(s, &who);
     return s;
 }
 
@@ -158,5 +394,7 @@ void http_server_stop(http_server_t *s)
     if (!s)
         return;
     MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->routes_mu);
+    free(s->routes);
     free(s);
 }

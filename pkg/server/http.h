@@ -1,15 +1,36 @@
-/* http.h -- the scheduler's small HTTP endpoint on libmicrohttpd (its own
- * polling thread): GET /healthz and /livez (200 "ok"), /readyz (200 "ok"
- * when the ready callback says so, else 503), /metrics (Prometheus text).
+/* http.h -- the scheduler's small HTTP endpoint on libmicrohttpd (a thread
+ * per connection, at most 64): GET /healthz and /livez (200 "ok"), /readyz
+ * (200 "ok" when the ready callback says so, else 503), /metrics
+ * (Prometheus text), all open; and authenticated routes (/debug/...):
+ * every request under /debug or a route's prefix is authenticated (bearer
+ * token -> TokenReview) and authorised (SubjectAccessReview) by the API
+ * server through opts->auth before the route runs (auth.h). Answers there:
+ * 401 with WWW-Authenticate: Bearer without a valid token, 403 without the
+ * right, 404 for an unknown path (only after authentication, so paths
+ * cannot be probed without a token), 429 over the rate, 503 when the API
+ * server gives no answer or no auth is configured; 414 for a URL over
+ * HTTP_MAX_URL bytes, 413 for a request with a body. Errors there are a
+ * kube Status object (JSON). /debug/whoami is built in: any authenticated
+ * user gets {"username","uid","groups","extra"}.
  * Anything else is 404; methods other than GET/HEAD are 405.
  *
- * Ownership: the server borrows opts->metrics and opts->ready_ud; both must
- * outlive http_server_stop(). stop() frees the server. */
+ * Ownership: the server borrows opts->metrics, opts->ready_ud and
+ * opts->auth; they must outlive http_server_stop(). stop() frees the
+ * server. */
 #ifndef AISCHED_HTTP_H
 #define AISCHED_HTTP_H
 
 #include <stddef.h>
+#include <jansson.h>
+#include "server/auth.h"
 #include "server/metrics.h"
+
+#define HTTP_MAX_URL 4096 /* bytes of path and query */
+/* The API server consumes a request's Authorization header and does not
+ * pass it through its pod proxy: a client that reaches the scheduler that
+ * way sends its bearer token in this header instead (reviewed the same
+ * way; Authorization wins when both are present). */
+#define HTTP_PROXIED_AUTH_HEADER "X-Ai-Scheduler-Authorization"
 
 /* Returns nonzero when ready; may set *why (static or ud-owned string) for
  * the 503 body. Called from the server thread: must be thread-safe. */
@@ -21,9 +42,41 @@ typedef struct http_server_opts {
     metrics_t *metrics;       /* NULL: /metrics serves an empty body */
     http_ready_fn ready;      /* NULL: always ready */
     void *ready_ud;
+    auth_t *auth; /* NULL: authenticated routes answer 503 (fail closed) */
 } http_server_opts_t;
 
 typedef struct http_server http_server_t;
+
+/* A GET route under an authenticated prefix. fn fills *body (malloc'd, the
+ * server frees it) and *ctype (static string) and returns the HTTP status.
+ * Runs on the server's thread: thread-safe. path is the decoded path (no
+ * query); query is the raw query string after '?' ("" when none). */
+typedef int (*http_route_fn)(void *ud, const char *path, const char *query, char **body, const char **ctype);
+typedef struct http_route {
+    const char *prefix; /* "/debug/pods/": matches paths that start with it */
+    http_route_fn fn;
+    void *ud;
+    const char *verb, *group, *resource; /* what the SubjectAccessReview asks, e.g. "get","","pods" */
+    int ns_in_path;                      /* the segment after prefix is the request's namespace */
+    /* Added by i24-auth: 1 = any authenticated user, no SubjectAccessReview
+     * (verb, group, resource ignored). Otherwise verb and resource are
+     * required, so a route cannot be opened by forgetting them. */
+    int authn_only;
+} http_route_t;
+
+/* Adds a route (copied; strings must outlive the server). Any time, any
+ * thread. The longest matching prefix wins; a prefix registered again
+ * replaces the route. 0, or -1 when prefix does not start with '/', fn is
+ * NULL, or verb/resource are missing without authn_only.
+ *
+ * With ns_in_path, the segment after the prefix is the namespace asked in
+ * the SubjectAccessReview: it must be a DNS label (else 404); an empty one
+ * (the path is the prefix itself) asks cluster-wide. */
+int http_server_route(http_server_t *s, const http_route_t *r);
+
+/* In a route's fn: the user the request was authenticated as (borrowed for
+ * the call: {"username","uid","groups","extra"}), NULL elsewhere. */
+const json_t *http_request_user(void);
 
 /* Binds and starts serving. NULL with err set ("bind 0.0.0.0:10261: ...")
  * when the address is bad or the port is taken. */

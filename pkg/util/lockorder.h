@@ -46,7 +46,10 @@
  *    pool threads, and calls nothing out), hk_mu, stats_mu, two
  *    process-wide tables (GPU reservation namespace, resource names), and
  *    the PriorityClass values (taken alone, or under pdb_mu in a victim
- *    search).
+ *    search), the decision records (explain.c: taken alone, calls
+ *    nothing out), the HTTP server's route table and its auth cache (each
+ *    taken alone on an HTTP connection's thread, nothing called out while
+ *    held).
  * A gang's turn (gang_turn_begin/end, gang.h) is not a lock in this list: it
  * is held by one pool thread at a time, taken with no lock held; a thread
  * holds one turn at most and never waits for another while holding it.
@@ -88,7 +91,10 @@
     X(STATS, "stats_mu (scheduler)")                                                                                   \
     X(GPU_NS, "GPU reservation namespace (gpu/gpu.c)")                                                                 \
     X(RES_INTERN, "resource name table (resources.c)")                                                                 \
-    X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")
+    X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")                                                    \
+    X(EXPLAIN, "decision records (explain/explain.c)")                                                                 \
+    X(HTTP_ROUTES, "HTTP server's route table (server/http.c)")                                                        \
+    X(AUTH, "HTTP auth cache and limits (server/auth.c)")
 
 typedef enum {
 #define LOCKORDER_ENUM(name, desc) LO_##name,

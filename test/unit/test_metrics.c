@@ -241,7 +241,7 @@ static void test_http(void **st)
     metrics_t *r = metrics_new();
     metric_inc(metrics_counter(r, "served_total", "x"), NULL);
     char err[256] = "";
-    http_server_opts_t o = { "127.0.0.1", 0, r, is_ready, &ready_flag };
+    http_server_opts_t o = { "127.0.0.1", 0, r, is_ready, &ready_flag, NULL };
     http_server_t *s = http_server_start(&o, err, sizeof err);
     assert_non_null(s);
     int port = http_server_port(s);
@@ -274,7 +274,7 @@ static void test_http(void **st)
     assert_int_equal(g.code, 405);
 
     /* The port is taken now. */
-    http_server_opts_t o2 = { "127.0.0.1", port, r, NULL, NULL };
+    http_server_opts_t o2 = { "127.0.0.1", port, r, NULL, NULL, NULL };
     assert_null(http_server_start(&o2, err, sizeof err));
     assert_non_null(strstr(err, "cannot listen on 127.0.0.1:"));
 
@@ -286,7 +286,7 @@ static void test_http(void **st)
 static void test_http_bad_address(void **st)
 {
     char err[256] = "";
-    http_server_opts_t o = { "localhost", 0, NULL, NULL, NULL };
+    http_server_opts_t o = { "localhost", 0, NULL, NULL, NULL, NULL };
     assert_null(http_server_start(&o, err, sizeof err));
     assert_string_equal(err, "http: bind address \"localhost\" is not an IP address");
     o.bind_address = "127.0.0.1";
