@@ -3,7 +3,6 @@
  * changes, the submissions, one sandbox run, the answer. */
 #include "whatif.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "snapshot/objfile.h"
 #include "snapshot/snapshot.h"
 #include "util/util.h"
+#include "debugclient.h"
 #include "snapshot.h"
 
 static void usage_text(FILE *f)
@@ -28,8 +28,12 @@ static void usage_text(FILE *f)
           "  --remove-node NAME     the node gone (its controllers' pods come back pending)\n"
           "  --set-quota Q=gpu:N    queue Q's deserved quota (cpu and memory as quantities)\n"
           "  --snapshot FILE        the state from `ai-scheduler snapshot` instead of the cluster\n"
-          "  --server URL           the scheduler's HTTP port: its assumed pods and nominations\n"
-          "                         are laid over the LIST (state \"leader\"; else \"list\")\n"
+          "  --server URL           the scheduler's HTTP port (default: the leader found through\n"
+          "                         its Lease, via the API server); its assumed pods and\n"
+          "                         nominations are laid over the LIST (state \"leader\";\n"
+          "                         unreachable: \"list\")\n"
+          "  --lease-namespace NS, --lease-name NAME, --scheduler-port N: finding the leader\n"
+          "  --no-leader            a LIST only, without asking the leader\n"
           "  --config FILE          the scheduler's config (default: the snapshot's, or defaults)\n"
           "  --member NAME          a MultiClusterJob's member cluster (default: the first)\n"
           "  --horizon DURATION     virtual time the copy may run for victims to leave (2m)\n"
@@ -76,7 +80,6 @@ static int whatif_arg(void *ctx, int argc, char **argv, int *i)
         { "--filename", "-f", offsetof(whatif_args_t, file) },
         { "--node-template", NULL, offsetof(whatif_args_t, node_template) },
         { "--snapshot", NULL, offsetof(whatif_args_t, snapshot) },
-        { "--server", NULL, offsetof(whatif_args_t, server) },
         { "--config", NULL, offsetof(whatif_args_t, config) },
         { "--member", NULL, offsetof(whatif_args_t, member) },
     };
@@ -136,7 +139,7 @@ int whatif_parse_args(whatif_args_t *a, cli_t *c, int argc, char **argv, FILE *o
 {
     static const cli_cmd_t cmd = {
         .user_agent = "ai-scheduler-whatif",
-        .flags = CLI_YAML,
+        .flags = CLI_YAML | CLI_SERVER,
         .usage = usage_text,
         .arg = whatif_arg,
     };
@@ -163,7 +166,7 @@ int whatif_parse_args(whatif_args_t *a, cli_t *c, int argc, char **argv, FILE *o
         fprintf(errf, "error: --add-nodes and --node-template go together\n");
         return 2;
     }
-    if (a->snapshot && a->server) {
+    if (a->snapshot && c->server) {
         fprintf(errf, "error: --snapshot and --server: the state is one or the other\n");
         return 2;
     }
@@ -171,49 +174,6 @@ int whatif_parse_args(whatif_args_t *a, cli_t *c, int argc, char **argv, FILE *o
 }
 
 /* ------------------------------------------------------------ state */
-
-static size_t on_body(char *data, size_t sz, size_t n, void *ud)
-{
-    sbuf_t *b = ud;
-    if (b->len + sz * n > (64u << 20))
-        return 0; /* far more than any scheduler's state */
-    sbuf_append(b, data, sz * n);
-    return sz * n;
-}
-
-/* The leader's /debug/state from its own HTTP port. A stand-in until the
- * CLI's debug client (i24-auth: the leader through its Lease and the API
- * server's proxy, a bearer token) is merged: a plain GET of url. */
-static json_t *leader_state(const char *url, char *err, size_t errlen)
-{
-    CURL *h = curl_easy_init();
-    if (!h) {
-        util_errf(err, errlen, "out of memory");
-        return NULL;
-    }
-    sbuf_t u = { 0 }, b = { 0 };
-    size_t ul = strlen(url);
-    sbuf_printf(&u, "%.*s/debug/state", (int)(ul && url[ul - 1] == '/' ? ul - 1 : ul), url);
-    curl_easy_setopt(h, CURLOPT_URL, u.data);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    CURLcode cc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(h);
-    json_t *j = NULL;
-    if (cc != CURLE_OK)
-        util_errf(err, errlen, "%s: %s", u.data, curl_easy_strerror(cc));
-    else if (status != 200)
-        util_errf(err, errlen, "%s: HTTP %ld", u.data, status);
-    else if (!(j = json_loadb(b.data ? b.data : "", b.len, 0, NULL)))
-        util_errf(err, errlen, "%s: not JSON", u.data);
-    sbuf_free(&u);
-    sbuf_free(&b);
-    return j;
-}
 
 static void note_add(void *ud, const char *msg)
 {
@@ -253,9 +213,11 @@ static json_t *load_state(const whatif_args_t *a, const cli_t *c, json_t **confi
     if (!items)
         return NULL;
     *state = "list";
-    if (a->server && !a->no_leader) {
-        json_t *st = leader_state(a->server, err, sizeof err);
-        int n = st ? whatif_overlay(items, st, err, sizeof err) : -1;
+    if (!a->no_leader) {
+        json_t *st = NULL;
+        int n = debug_get(c, c->server, "/debug/state", &st, err, sizeof err) == 0
+                    ? whatif_overlay(items, st, err, sizeof err)
+                    : -1;
         json_decref(st);
         if (n >= 0) {
             *state = "leader";

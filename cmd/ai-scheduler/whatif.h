@@ -10,6 +10,8 @@
 #include "whatif/whatif.h"
 #include "cli.h"
 
+/* --server URL and the way to the leader are the common CLI_SERVER flags
+ * (cli_t.server). */
 typedef struct whatif_args {
     const char *file;          /* -f: what would be submitted */
     const char *node_template; /* --node-template */
@@ -19,7 +21,6 @@ typedef struct whatif_args {
     whatif_quota_t *quotas; /* --set-quota, repeated */
     int nquotas;
     const char *snapshot; /* --snapshot FILE: the state instead of the live cluster */
-    const char *server;   /* --server URL: the scheduler's HTTP port */
     const char *config;   /* --config FILE: the scheduler's config */
     const char *member;   /* --member NAME: a MultiClusterJob's cluster */
     int64_t horizon_ms;   /* --horizon DURATION: virtual time allowed (2m) */

@@ -88,7 +88,7 @@ static void test_args(void **st)
     assert_string_equal(a.remove[1], "b");
     assert_int_equal(a.nquotas, 1);
     assert_string_equal(a.quotas[0].queue, "team");
-    assert_string_equal(a.server, "http://x:1");
+    assert_string_equal(c.server, "http://x:1");
     assert_string_equal(a.member, "big");
     assert_string_equal(a.config, "c.yaml");
     assert_int_equal(a.horizon_ms, 90000);
