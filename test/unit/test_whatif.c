@@ -117,7 +117,7 @@ static void test_args(void **st)
           { "-f", "p", "--horizon", "soon" },
           "error: --horizon soon: a duration from 1ms to 24h (\"90s\", \"5m\")\n" },
         { 6,
-          { "-f", "p", "--snapshot", "s", "--server", "u" },
+          { "-f", "p", "--snapshot", "s", "--server", "http://u" },
           "error: --snapshot and --server: the state is one or the other\n" },
         { 3, { "-f", "p", "--bogus" }, "error: unknown argument \"--bogus\"\n" },
         { 4, { "-f", "p", "-o", "wide-ish" }, "error: unknown output format \"wide-ish\" (table, json, yaml)\n" },
