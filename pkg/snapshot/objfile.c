@@ -128,17 +128,30 @@ static json_t *yconv(yconv_t *c, yaml_node_t *n, int depth)
     return a;
 }
 
+/* One JSON value or several one after another (as `kubectl get -o json`
+ * output concatenated). */
 static json_t *parse_json(const char *buf, size_t len, char *err, size_t errlen)
 {
-    json_error_t je;
-    json_t *v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-    if (!v) {
-        util_errf(err, errlen, "line %d: JSON: %s", je.line, je.text);
-        return NULL;
-    }
     json_t *a = json_array();
-    json_array_append_new(a, v);
-    return a;
+    size_t off = 0;
+    for (;;) {
+        while (off < len && isspace((unsigned char)buf[off]))
+            off++;
+        if (off >= len)
+            return a;
+        json_error_t je;
+        json_t *v = json_loadb(buf + off, len - off, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
+        if (!v) {
+            int line = je.line;
+            for (size_t i = 0; i < off; i++)
+                line += buf[i] == '\n';
+            util_errf(err, errlen, "line %d: JSON: %s", line, je.text);
+            json_decref(a);
+            return NULL;
+        }
+        json_array_append_new(a, v);
+        off += (size_t)je.position;
+    }
 }
 
 json_t *objfile_parse(const char *buf, size_t len, char *err, size_t errlen)

@@ -77,8 +77,12 @@ int whatif_parse_quota(const char *arg, whatif_quota_t *out, char *err, size_t e
                 rc = util_errf(err, errlen, "--set-quota %s: gpu must be a whole number", arg);
             else
                 out->val[r] = json_integer(q);
+        } else if (r == 1) {
+            out->val[r] = json_integer(q); /* the Queue API's unit: millicores */
+        } else if (q % 1000000 == 0) {
+            out->val[r] = json_integer(q / 1000000); /* MB (10^6 bytes) */
         } else {
-            out->val[r] = json_string(v); /* a quantity: the Queue parser converts it */
+            out->val[r] = json_real((double)q / 1e6);
         }
     }
     free(list);

@@ -13,6 +13,25 @@ static void on_action(void *ud, const sb_action_t *a)
     whatif_result_action(ud, a);
 }
 
+/* Each submitted pod's decision record, where the copy kept one (a pod
+ * still pending): its waitingBehind and the detail of the answer. */
+static void attach_records(whatif_result_t *r, sandbox_t *sb, const json_t *subs)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach (subs, i, s) {
+        const char *kind = json_string_value(json_object_get(s, "kind"));
+        json_t *meta = json_object_get(s, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        if (!kind || strcmp(kind, "Pod") != 0 || !ns || !name)
+            continue;
+        json_t *rec = scheduler_explain(sandbox_scheduler(sb), "pod", ns, name);
+        if (rec)
+            whatif_result_explain(r, ns, name, rec);
+    }
+}
+
 json_t *whatif_run(const json_t *items, const json_t *subs, const whatif_run_opts_t *o, const char *state,
                    const json_t *notes, char *err, size_t errlen)
 {
@@ -51,6 +70,7 @@ json_t *whatif_run(const json_t *items, const json_t *subs, const whatif_run_opt
             break;
         sandbox_advance(sb, due > sandbox_now(sb) ? due : sandbox_now(sb) + 1);
     }
+    attach_records(r, sb, subs);
     double vs = (double)(sandbox_now(sb) - start) / 1000.0;
     json_t *ans = whatif_result_json(r, state, vs, notes);
     sandbox_free(sb);

@@ -31,6 +31,41 @@ static int exists(const json_t *items, const json_t *subs, const char *kind, con
     return 0;
 }
 
+/* spec.priority from the PriorityClass named (or the global default), as
+ * the API server's Priority admission plugin sets it: a pod submitted from
+ * a file carries only the name. -1 when the class does not exist. */
+static int admit_priority(json_t *spec, const json_t *items, char *err, size_t errlen)
+{
+    const char *want = json_string_value(json_object_get(spec, "priorityClassName"));
+    const json_t *cls = NULL;
+    size_t i;
+    json_t *o;
+    json_array_foreach (items, i, o) {
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+        if (!kind || strcmp(kind, "PriorityClass") || !name)
+            continue;
+        if (want ? !strcmp(name, want) : json_is_true(json_object_get(o, "globalDefault")))
+            cls = o;
+    }
+    if (want && !cls)
+        return util_errf(err, errlen, "no PriorityClass named %s (the API server would refuse the pod)", want);
+    if (!cls) {
+        if (!json_object_get(spec, "priority"))
+            json_object_set_new(spec, "priority", json_integer(0));
+        return 0;
+    }
+    json_t *v = json_object_get(cls, "value");
+    json_object_set_new(spec, "priority", json_integer(json_is_integer(v) ? json_integer_value(v) : 0));
+    if (!want)
+        json_object_set_new(spec, "priorityClassName",
+                            json_string(json_string_value(json_object_get(json_object_get(cls, "metadata"), "name"))));
+    json_t *pp = json_object_get(cls, "preemptionPolicy");
+    if (json_is_string(pp) && !json_object_get(spec, "preemptionPolicy"))
+        json_object_set(spec, "preemptionPolicy", pp);
+    return 0;
+}
+
 /* Fills what the API server would; appends to subs. -1 with err. */
 static int add_one(json_t *subs, const json_t *items, const json_t *in, const char *sched, const char *ts, int seq,
                    char *err, size_t errlen)
@@ -79,6 +114,10 @@ static int add_one(json_t *subs, const json_t *items, const json_t *in, const ch
         }
         if (!json_is_string(json_object_get(spec, "schedulerName")))
             json_object_set_new(spec, "schedulerName", json_string(sched));
+        if (admit_priority(spec, items, err, errlen) < 0) {
+            json_decref(o);
+            return -1;
+        }
         json_object_set_new(o, "status", json_pack("{s:s}", "phase", "Pending"));
     } else {
         json_object_del(o, "status");

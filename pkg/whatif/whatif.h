@@ -20,7 +20,8 @@
 
 /* --set-quota QUEUE=gpu:12,cpu:8,memory:64Gi: a queue's deserved quota per
  * resource. gpu in GPUs, cpu and memory as Kubernetes quantities ("8" is 8
- * cores, "500m", "64Gi"), written as the Queue API takes them. */
+ * cores, "500m", "64Gi"), written in the Queue API's units (GPUs,
+ * millicores, MB). */
 typedef struct whatif_quota {
     char *queue;
     json_t *val[3]; /* gpu, cpu, memory: the new quota, or NULL to leave */
@@ -58,9 +59,11 @@ int whatif_overlay(json_t *items, const json_t *state, char *err, size_t errlen)
  * PodGroups, a MultiClusterJob rendered for member (NULL: its first
  * cluster) through pkg/dispatch/template.c. Each gets a namespace
  * ("default" when none), a name (generateName completed), a uid, a
- * creation time (now_ms), and, for a Pod without one, scheduler_name;
- * PodGroups come first. -1 for another kind, or a name the copy already
- * has (the API server would refuse it). */
+ * creation time (now_ms), and, for a Pod without one, scheduler_name; a
+ * Pod's spec.priority (and preemptionPolicy) comes from its PriorityClass
+ * among items, or the global default, as admission would set it.
+ * PodGroups come first. -1 for another kind, a name the copy already
+ * has or a PriorityClass it does not (the API server would refuse those). */
 json_t *whatif_submissions(const json_t *objs, const json_t *items, const char *member, const char *scheduler_name,
                            int64_t now_ms, char *err, size_t errlen);
 

@@ -145,12 +145,13 @@ static void test_parse_quota(void **st)
     assert_int_equal(whatif_parse_quota("team-a=gpu:12,cpu:8,memory:64Gi", &q, err, sizeof err), 0);
     assert_string_equal(q.queue, "team-a");
     assert_int_equal(json_integer_value(q.val[0]), 12);
-    assert_string_equal(json_string_value(q.val[1]), "8");
-    assert_string_equal(json_string_value(q.val[2]), "64Gi");
+    assert_int_equal(json_integer_value(q.val[1]), 8000);
+    assert_true(json_is_real(q.val[2]));
+    assert_true(json_real_value(q.val[2]) > 68719.47 && json_real_value(q.val[2]) < 68719.48);
     whatif_quota_free(&q);
     assert_int_equal(whatif_parse_quota("t=cpu:500m", &q, err, sizeof err), 0);
     assert_null(q.val[0]);
-    assert_string_equal(json_string_value(q.val[1]), "500m");
+    assert_int_equal(json_integer_value(q.val[1]), 500);
     whatif_quota_free(&q);
     assert_int_equal(whatif_parse_quota("t=gpu:-1", &q, err, sizeof err), 0);
     assert_int_equal(json_integer_value(q.val[0]), -1);
@@ -192,13 +193,13 @@ static void test_set_quota(void **st)
     assert_int_equal(whatif_set_quota(items, &q, err, sizeof err), 0);
     whatif_quota_free(&q);
     assert_json(json_object_get(json_array_get(items, 0), "spec"),
-                "{\"resources\":{\"gpu\":{\"quota\":8,\"limit\":10},\"cpu\":{\"quota\":\"4\"}},\"pools\":{\"p\":{"
-                "\"resources\":{\"gpu\":{\"quota\":8}}},\"r\":{\"resources\":{\"cpu\":{\"quota\":\"4\"}}}}}");
+                "{\"resources\":{\"gpu\":{\"quota\":8,\"limit\":10},\"cpu\":{\"quota\":4000}},\"pools\":{\"p\":{"
+                "\"resources\":{\"gpu\":{\"quota\":8}}},\"r\":{\"resources\":{\"cpu\":{\"quota\":4000}}}}}");
     /* a queue without a spec gets one */
-    assert_int_equal(whatif_parse_quota("b=memory:1Gi", &q, err, sizeof err), 0);
+    assert_int_equal(whatif_parse_quota("b=memory:2G", &q, err, sizeof err), 0);
     assert_int_equal(whatif_set_quota(items, &q, err, sizeof err), 0);
     whatif_quota_free(&q);
-    assert_json(json_object_get(json_array_get(items, 1), "spec"), "{\"resources\":{\"memory\":{\"quota\":\"1Gi\"}}}");
+    assert_json(json_object_get(json_array_get(items, 1), "spec"), "{\"resources\":{\"memory\":{\"quota\":2000}}}");
     assert_int_equal(whatif_parse_quota("a=gpu:11", &q, err, sizeof err), 0);
     assert_int_equal(whatif_set_quota(items, &q, err, sizeof err), -1);
     assert_string_equal(err, "--set-quota: queue a: gpu limit 10 is below the new quota 11");
@@ -318,14 +319,15 @@ static void test_submissions(void **st)
                      "\"g\",\"namespace\":\"ml\"},\"spec\":{\"minMember\":2},\"status\":{\"phase\":\"Running\"}}]");
     json_t *subs = whatif_submissions(objs, items, NULL, "ai-scheduler", 1700000000000LL, err, sizeof err);
     assert_non_null(subs);
-    assert_json(subs,
-                "[{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g\","
-                "\"namespace\":\"ml\",\"uid\":\"whatif-1-g\",\"creationTimestamp\":\"2023-11-14T22:13:20Z\","
-                "\"resourceVersion\":\"1\"},\"spec\":{\"minMember\":2}},"
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"w-\",\"name\":\"w-whatif2\","
-                "\"namespace\":\"default\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"g\"},\"uid\":"
-                "\"whatif-2-w-whatif2\",\"creationTimestamp\":\"2023-11-14T22:13:20Z\",\"resourceVersion\":\"1\"},"
-                "\"spec\":{\"containers\":[],\"schedulerName\":\"ai-scheduler\"},\"status\":{\"phase\":\"Pending\"}}]");
+    assert_json(
+        subs,
+        "[{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g\","
+        "\"namespace\":\"ml\",\"uid\":\"whatif-1-g\",\"creationTimestamp\":\"2023-11-14T22:13:20Z\","
+        "\"resourceVersion\":\"1\"},\"spec\":{\"minMember\":2}},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"w-\",\"name\":\"w-whatif2\","
+        "\"namespace\":\"default\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"g\"},\"uid\":"
+        "\"whatif-2-w-whatif2\",\"creationTimestamp\":\"2023-11-14T22:13:20Z\",\"resourceVersion\":\"1\"},"
+        "\"spec\":{\"containers\":[],\"schedulerName\":\"ai-scheduler\",\"priority\":0},\"status\":{\"phase\":\"Pending\"}}]");
     json_decref(subs);
     json_decref(objs);
 
@@ -343,6 +345,8 @@ static void test_submissions(void **st)
         { "[{\"kind\":\"Pod\",\"metadata\":{}}]", "a Pod without metadata.name or generateName" },
         { "[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"n\"}}]", "Pod default/n has no spec" },
         { "[{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g\"}}]", "no Pod to place" },
+        { "[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"n\"},\"spec\":{\"priorityClassName\":\"vip\"}}]",
+          "no PriorityClass named vip (the API server would refuse the pod)" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         objs = J(bad[i].objs);
@@ -353,6 +357,28 @@ static void test_submissions(void **st)
         assert_string_equal(err, bad[i].err);
         json_decref(objs);
     }
+    json_decref(items);
+}
+
+/* spec.priority as the Priority admission plugin sets it */
+static void test_submissions_priority(void **st)
+{
+    (void)st;
+    char err[300];
+    json_t *items = J("[{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"hi\"},\"value\":50,"
+                      "\"preemptionPolicy\":\"Never\"},{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+                      "\"dflt\"},\"value\":7,\"globalDefault\":true}]");
+    json_t *objs = J("[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"priorityClassName\":\"hi\"}},"
+                     "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"},\"spec\":{}}]");
+    json_t *subs = whatif_submissions(objs, items, NULL, "s", 0, err, sizeof err);
+    assert_non_null(subs);
+    assert_json(
+        json_object_get(json_array_get(subs, 0), "spec"),
+        "{\"priorityClassName\":\"hi\",\"schedulerName\":\"s\",\"priority\":50,\"preemptionPolicy\":\"Never\"}");
+    assert_json(json_object_get(json_array_get(subs, 1), "spec"),
+                "{\"priorityClassName\":\"dflt\",\"schedulerName\":\"s\",\"priority\":7}");
+    json_decref(subs);
+    json_decref(objs);
     json_decref(items);
 }
 
@@ -520,11 +546,17 @@ static void test_result_gang(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_args),          cmocka_unit_test(test_parse_quota),
-        cmocka_unit_test(test_set_quota),     cmocka_unit_test(test_add_nodes),
-        cmocka_unit_test(test_remove_node),   cmocka_unit_test(test_overlay),
-        cmocka_unit_test(test_submissions),   cmocka_unit_test(test_submissions_mcjob),
-        cmocka_unit_test(test_result_single), cmocka_unit_test(test_result_gang),
+        cmocka_unit_test(test_args),
+        cmocka_unit_test(test_parse_quota),
+        cmocka_unit_test(test_set_quota),
+        cmocka_unit_test(test_add_nodes),
+        cmocka_unit_test(test_remove_node),
+        cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_submissions),
+        cmocka_unit_test(test_submissions_priority),
+        cmocka_unit_test(test_submissions_mcjob),
+        cmocka_unit_test(test_result_single),
+        cmocka_unit_test(test_result_gang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
