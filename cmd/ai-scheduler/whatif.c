@@ -18,7 +18,7 @@ static void usage_text(FILE *f)
     fputs("Usage: ai-scheduler whatif -f FILE [--add-nodes N --node-template NODE.yaml]\n"
           "         [--remove-node NAME]... [--set-quota QUEUE=gpu:N[,cpu:Q][,memory:Q]]...\n"
           "         [--snapshot FILE] [--server URL] [--config FILE] [--member NAME]\n"
-          "         [--horizon DURATION] [-o text|json|yaml] [--kubeconfig FILE]\n"
+          "         [--horizon DURATION] [--seed N] [-o text|json|yaml] [--kubeconfig FILE]\n"
           "Would the pods of FILE fit? The scheduler's own cycle (queues, gangs, filters,\n"
           "scores, consolidation, preemption, reclaim, borrowing, topology, GPU slots)\n"
           "runs on a copy of the cluster and says where they would go, whom they would\n"
@@ -37,6 +37,7 @@ static void usage_text(FILE *f)
           "  --config FILE          the scheduler's config (default: the snapshot's, or defaults)\n"
           "  --member NAME          a MultiClusterJob's member cluster (default: the first)\n"
           "  --horizon DURATION     virtual time the copy may run for victims to leave (2m)\n"
+          "  --seed N               tie-breaks' seed (default: the config's seed, else 1)\n"
           "  -o, --output FORMAT    text (default), json or yaml\n"
           "  --kubeconfig FILE      default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
           "  -h, --help             this text\n",
@@ -121,6 +122,16 @@ static int whatif_arg(void *ctx, int argc, char **argv, int *i)
             return bad(p, "%s", err);
         a->quotas = util_xrealloc(a->quotas, (size_t)(a->nquotas + 1) * sizeof *a->quotas);
         a->quotas[a->nquotas++] = q;
+        return 1;
+    }
+    if ((v = util_opt_value(argc, argv, i, "--seed", NULL, &missing)) || missing) {
+        char *end;
+        if (!v || !*v)
+            return -1;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || n == 0 || v[0] == '-')
+            return bad(p, "--seed %s: a positive integer", v);
+        a->seed = n;
         return 1;
     }
     if ((v = util_opt_value(argc, argv, i, "--horizon", NULL, &missing)) || missing) {
@@ -333,7 +344,12 @@ int whatif_main(int argc, char **argv, FILE *out, FILE *errf)
         fprintf(errf, "error: %s: %s\n", a.file, err);
         goto out;
     }
-    whatif_run_opts_t ro = { .sched = &so, .horizon_ms = a.horizon_ms, .seed = 1 };
+    /* the live scheduler's ties break alike when it runs with the same seed */
+    whatif_run_opts_t ro = { .sched = &so,
+                             .horizon_ms = a.horizon_ms,
+                             .seed = a.seed    ? a.seed
+                                     : so.seed ? so.seed
+                                               : 1 };
     if (!(ans = whatif_run(items, subs, &ro, state, notes, err, sizeof err))) {
         fprintf(errf, "error: %s\n", err);
         goto out;

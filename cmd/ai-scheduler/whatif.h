@@ -25,6 +25,7 @@ typedef struct whatif_args {
     const char *member;   /* --member NAME: a MultiClusterJob's cluster */
     int64_t horizon_ms;   /* --horizon DURATION: virtual time allowed (2m) */
     int no_leader;        /* --no-leader: a LIST even when a leader answers */
+    uint64_t seed;        /* --seed N: tie-breaks' seed (0: the config's seed, else 1) */
 } whatif_args_t;
 
 /* Parses argv (after the "whatif" word) into a and c. Returns CLI_CONTINUE,

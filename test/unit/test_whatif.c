@@ -78,7 +78,9 @@ static void test_args(void **st)
                    "--horizon",
                    "90s",
                    "--config",
-                   "c.yaml" };
+                   "c.yaml",
+                   "--seed",
+                   "7" };
     assert_int_equal(parse(&a, &c, &e, (int)(sizeof ok / sizeof ok[0]), ok), CLI_CONTINUE);
     assert_string_equal(e, "");
     assert_string_equal(a.file, "pods.yaml");
@@ -92,6 +94,7 @@ static void test_args(void **st)
     assert_string_equal(a.member, "big");
     assert_string_equal(a.config, "c.yaml");
     assert_int_equal(a.horizon_ms, 90000);
+    assert_int_equal(a.seed, 7);
     assert_int_equal(c.fmt, CLI_OUT_JSON);
     whatif_args_free(&a);
     free(e);
