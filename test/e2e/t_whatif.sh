@@ -81,6 +81,12 @@ case_fits() {
     [ "$(answer <<<"$out")" = '{"fits":true,"placements":[{"pod":"default/small","node":"nb","borrowedFrom":null}],"victims":[],"borrowedFrom":[],"waitingBehind":null,"reason":null}' ] ||
         fail "small: $(jq -c . <<<"$out")"
     pod_exists small && fail "whatif created the pod" || true
+    "$AISCHED_BIN" whatif --kubeconfig "$KCFG" --server "http://127.0.0.1:$(cat "$CP_WORK/port")" -f "$IN/small.json" \
+        >"$CP_WORK/text" 2>&1 || fail "text: $(cat "$CP_WORK/text")"
+    [ "$(head -4 "$CP_WORK/text")" = "State:       the leader's cache (a LIST with its assumed pods and nominations)
+Fits:        yes
+Placements:
+  default/small -> nb" ] || fail "text answer: $(cat "$CP_WORK/text")"
 }
 
 # 3 cpu (priority 50) fits nowhere; na's victim v1 (priority 10) is lower
@@ -140,6 +146,18 @@ case_snapshot() {
     [ "$(stat -c %a "$CP_WORK/snap.json")" = 600 ] || fail "snapshot mode $(stat -c %a "$CP_WORK/snap.json")"
     [ "$(jq -c '[.kind, .config, ([.items[].kind] | unique)]' "$CP_WORK/snap.json")" = '["ClusterSnapshot",null,["Node","Pod","PriorityClass","Queue","Service"]]' ] ||
         fail "snapshot document: $(jq -c '[.kind, .config, ([.items[].kind] | unique)]' "$CP_WORK/snap.json")"
+    # anonymized: no node name left, and the same decision on the pseudonyms (nb is node-2)
+    "$AISCHED_BIN" snapshot --kubeconfig "$KCFG" --anonymize -o "$CP_WORK/anon.json" 2>"$CP_WORK/snap.err" ||
+        fail "snapshot --anonymize: $(cat "$CP_WORK/snap.err")"
+    [ "$(jq -c '[.items[] | select(.kind == "Node") | .metadata.name]' "$CP_WORK/anon.json")" = '["node-1","node-2"]' ] ||
+        fail "anonymized nodes: $(jq -c '[.items[] | select(.kind == "Node") | .metadata.name]' "$CP_WORK/anon.json")"
+    [ "$(jq '[.. | strings | select(. == "na" or . == "nb" or . == "w1" or . == "team")] | length' "$CP_WORK/anon.json")" = 0 ] &&
+        [ "$(jq '[.items[] | select(.metadata.name == "v1")] | length' "$CP_WORK/anon.json")" = 0 ] ||
+        fail "a name left in the anonymized snapshot"
+    snap=$("$AISCHED_BIN" whatif --snapshot "$CP_WORK/anon.json" -f "$IN/small.json" -o json 2>"$CP_WORK/wi.err") ||
+        fail "whatif on the anonymized snapshot: $(cat "$CP_WORK/wi.err")"
+    [ "$(jq -c '[.fits, .placements]' <<<"$snap")" = '[true,[{"pod":"default/small","node":"node-2","borrowedFrom":null}]]' ] ||
+        fail "anonymized answer: $(jq -c . <<<"$snap")"
     for f in hi gang np; do
         live=$(wi -f "$IN/$f.json" | answer) || fail "live $f"
         snap=$("$AISCHED_BIN" whatif --snapshot "$CP_WORK/snap.json" -f "$IN/$f.json" -o json 2>"$CP_WORK/wi.err") ||
