@@ -485,6 +485,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
             fprintf(stderr, "ai-scheduler: debug endpoints: %s\n", err);
             goto out;
         }
+        auth_metrics(auth, dm.reg);
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address,
                                   .port = cfg->metrics_port,
                                   .metrics = dm.reg,

@@ -49,6 +49,7 @@ struct auth {
     int inflight;
     int64_t warned_ms;
     auth_stats_t stats;
+    struct auth_counters *counters; /* auth_metrics */
 };
 
 auth_t *auth_new(const kube_config_t *kcfg, const auth_opts_t *o, char *err, size_t errlen)
@@ -105,6 +106,7 @@ void auth_free(auth_t *a)
     for (int i = 0; i < a->ncache; i++)
         entry_clear(&a->cache[i]);
     free(a->cache);
+    free(a->counters);
     pthread_mutex_destroy(&a->mu);
     kube_client_free(a->kc);
     OPENSSL_cleanse(a->hkey, sizeof a->hkey);
@@ -127,6 +129,49 @@ void auth_get_stats(auth_t *a, auth_stats_t *s)
     lo_mutex_lock(&a->mu, LO_AUTH);
     *s = a->stats;
     lo_mutex_unlock(&a->mu, LO_AUTH);
+}
+
+typedef struct auth_counters {
+    auth_t *a;
+    metric_t *reviews, *hits, *throttled, *errors;
+} auth_counters_t;
+
+/* A counter raised to total (the registry keeps its own value); adding 0
+ * makes the series, so a zero is shown rather than no line. */
+static void raise_to(metric_t *m, const char *labels, unsigned long total)
+{
+    double cur = metric_value(m, labels);
+    if ((double)total >= cur)
+        metric_add(m, labels, (double)total - cur);
+}
+
+static void collect(metrics_t *r, void *ud)
+{
+    (void)r;
+    auth_counters_t *c = ud;
+    auth_stats_t s;
+    auth_get_stats(c->a, &s);
+    raise_to(c->reviews, "kind=\"token\"", s.token_reviews);
+    raise_to(c->reviews, "kind=\"access\"", s.access_reviews);
+    raise_to(c->hits, NULL, s.cache_hits);
+    raise_to(c->throttled, NULL, s.throttled);
+    raise_to(c->errors, NULL, s.review_errors);
+}
+
+void auth_metrics(auth_t *a, metrics_t *r)
+{
+    if (!a || !r || a->counters)
+        return;
+    auth_counters_t *c = a->counters = util_xcalloc(1, sizeof *c);
+    c->a = a;
+    c->reviews = metrics_counter(r, "ai_scheduler_http_auth_reviews_total",
+                                 "TokenReviews (kind=token) and SubjectAccessReviews (kind=access) sent for /debug.");
+    c->hits = metrics_counter(r, "ai_scheduler_http_auth_cache_hits_total", "Review answers served from the cache.");
+    c->throttled = metrics_counter(r, "ai_scheduler_http_auth_throttled_total",
+                                   "Authenticated requests refused with 429 (rate or reviews in flight).");
+    c->errors = metrics_counter(r, "ai_scheduler_http_auth_review_errors_total",
+                                "Reviews the API server did not answer (the request got 503).");
+    metrics_on_collect(r, collect, c);
 }
 
 /* ------------------------------------------------------------ token */
@@ -261,6 +306,7 @@ static void put_inflight(auth_t *a)
 static void warn_failed(auth_t *a, const char *what, const char *err)
 {
     lo_mutex_lock(&a->mu, LO_AUTH);
+    a->stats.review_errors++;
     int64_t now = util_now_ms();
     int loud = !a->warned_ms || now - a->warned_ms >= AUTH_WARN_MS;
     if (loud)

@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "kube/kubeconfig.h"
+#include "server/metrics.h"
 
 typedef struct auth auth_t;
 
@@ -66,10 +67,14 @@ auth_result_t auth_check(auth_t *a, const char *authorization, const auth_attrs_
 int auth_http_status(auth_result_t r);
 
 /* Counters for tests and /metrics: reviews sent (token and access), answers
- * served from the cache, requests throttled. */
+ * served from the cache, requests throttled, reviews without an answer. */
 typedef struct auth_stats {
-    unsigned long token_reviews, access_reviews, cache_hits, throttled;
+    unsigned long token_reviews, access_reviews, cache_hits, throttled, review_errors;
 } auth_stats_t;
 void auth_get_stats(auth_t *a, auth_stats_t *s);
+
+/* Registers the counters above in r (ai_scheduler_http_auth_*, refreshed
+ * at each scrape); a must outlive r's last render. */
+void auth_metrics(auth_t *a, metrics_t *r);
 
 #endif

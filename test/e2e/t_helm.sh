@@ -143,6 +143,7 @@ case_dry_run_defaults() {
     for kinds in serviceaccount/ai-scheduler clusterrole.rbac.authorization.k8s.io/ai-scheduler \
         clusterrolebinding.rbac.authorization.k8s.io/ai-scheduler role.rbac.authorization.k8s.io/ai-scheduler-leader-election \
         rolebinding.rbac.authorization.k8s.io/ai-scheduler-leader-election configmap/ai-scheduler \
+        clusterrole.rbac.authorization.k8s.io/ai-scheduler-debug-reader role.rbac.authorization.k8s.io/ai-scheduler-debug-proxy \
         deployment.apps/ai-scheduler service/ai-scheduler-metrics; do
         grep -q "^$kinds " <<<"$out" || fail "dry-run did not handle $kinds"
     done
@@ -156,6 +157,10 @@ case_dry_run_defaults() {
         fail "root filesystem is writable"
     [ "$(jq -r '.spec.template.spec.containers[0].readinessProbe.httpGet.path' <<<"$dep")" = /readyz ] || fail "no /readyz probe"
     [ "$(jq -r '.spec.template.spec.containers[0].livenessProbe.httpGet.path' <<<"$dep")" = /healthz ] || fail "no /healthz probe"
+    # the leader identity names its pod (ai-scheduler debug finds the leader from the Lease)
+    [ "$(jq -r '[.spec.template.spec.containers[0].env[] | select(.name == "POD_NAME" or .name == "POD_NAMESPACE")
+        | .valueFrom.fieldRef.fieldPath] | join(",")' <<<"$dep")" = metadata.name,metadata.namespace ] ||
+        fail "POD_NAME and POD_NAMESPACE do not come from the downward API"
 }
 
 # Overrides into another namespace with the lease elsewhere.

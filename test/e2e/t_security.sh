@@ -68,6 +68,11 @@ case_chart_identity() {
     expect_sar "$s" no update jobset.x-k8s.io jobsets default
     expect "$s" no patch deployments.apps -n default
     expect "$s" yes list priorityclasses.scheduling.k8s.io
+    # /debug: the reviews of the callers' tokens and rights, nothing else of those groups
+    expect "$s" yes create tokenreviews.authentication.k8s.io
+    expect "$s" yes create subjectaccessreviews.authorization.k8s.io
+    expect "$s" no create localsubjectaccessreviews.authorization.k8s.io -n default
+    expect "$s" no get pods --subresource=proxy -n "$CHART_NS"
     expect "$s" no '*' '*'
     expect "$d" yes get secrets -n default
     expect "$d" no list secrets -n default

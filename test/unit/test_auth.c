@@ -360,6 +360,32 @@ static void test_inflight_limit(void **st)
     auth_free(a);
 }
 
+static void test_metrics(void **st)
+{
+    reset_counts();
+    auth_t *a = new_auth(api_port, NULL);
+    metrics_t *r = metrics_new();
+    auth_metrics(a, r);
+    char msg[256];
+    auth_attrs_t pods_team = { "get", "", "pods", "team" };
+    assert_int_equal(auth_check(a, "Bearer bob-token", &pods_team, NULL, msg, sizeof msg), AUTH_OK);
+    assert_int_equal(auth_check(a, "Bearer bob-token", &pods_team, NULL, msg, sizeof msg), AUTH_OK);
+    pthread_mutex_lock(&mu);
+    fail_code = 500;
+    pthread_mutex_unlock(&mu);
+    assert_int_equal(auth_check(a, "Bearer alice-token", NULL, NULL, msg, sizeof msg), AUTH_UNAVAILABLE);
+    reset_counts();
+    char *text = metrics_render(r);
+    assert_non_null(strstr(text, "ai_scheduler_http_auth_reviews_total{kind=\"token\"} 2\n"));
+    assert_non_null(strstr(text, "ai_scheduler_http_auth_reviews_total{kind=\"access\"} 1\n"));
+    assert_non_null(strstr(text, "ai_scheduler_http_auth_cache_hits_total 2\n"));
+    assert_non_null(strstr(text, "ai_scheduler_http_auth_throttled_total 0\n"));
+    assert_non_null(strstr(text, "ai_scheduler_http_auth_review_errors_total 1\n"));
+    free(text);
+    metrics_free(r);
+    auth_free(a);
+}
+
 /* ------------------------------------------------------------ HTTP */
 
 typedef struct got {
@@ -690,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_unavailable),
         cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_inflight_limit),
+        cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_http_routes),
         cmocka_unit_test(test_http_fail_closed),
         cmocka_unit_test(test_http_review_does_not_block_probes),
