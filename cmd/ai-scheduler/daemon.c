@@ -258,6 +258,26 @@ static int json_reply(char **body, const char **ctype, int code, json_t *doc)
     return code;
 }
 
+/* Why a /debug answer cannot come from here (503): a follower names the
+ * leader, a leader not synced yet says so. */
+static json_t *not_leading(daemon_metrics_t *dm)
+{
+    leader_t *le = __atomic_load_n(&dm->le, __ATOMIC_ACQUIRE);
+    char holder[256] = "";
+    if (le)
+        leader_holder(le, holder, sizeof(holder));
+    sbuf_t b = { 0 };
+    if (__atomic_load_n(&dm->standby, __ATOMIC_ACQUIRE))
+        sbuf_printf(&b, "this replica is not the leader; the leader is %s", holder[0] ? holder : "unknown");
+    else
+        sbuf_puts(&b, "the scheduler is not running yet (caches not synced)");
+    json_t *doc = http_status_doc(503, "ServiceUnavailable", b.data);
+    if (holder[0])
+        json_object_set_new(doc, "leader", json_string(holder));
+    sbuf_free(&b);
+    return doc;
+}
+
 /* GET /debug/pods/NS/NAME and /debug/podgroups/NS/NAME: the decision
  * record (200), why none is kept (404), or, on a follower, who leads (503). */
 static int explain_route(void *ud, const char *path, const char *query, char **body, const char **ctype)
@@ -278,19 +298,7 @@ static int explain_route(void *ud, const char *path, const char *query, char **b
     int code;
     json_t *doc;
     if (!sched || !scheduler_ready(sched)) {
-        leader_t *le = __atomic_load_n(&dm->le, __ATOMIC_ACQUIRE);
-        char holder[256] = "";
-        if (le)
-            leader_holder(le, holder, sizeof(holder));
-        sbuf_t b = { 0 };
-        if (__atomic_load_n(&dm->standby, __ATOMIC_ACQUIRE))
-            sbuf_printf(&b, "this replica is not the leader; the leader is %s", holder[0] ? holder : "unknown");
-        else
-            sbuf_puts(&b, "the scheduler is not running yet (caches not synced)");
-        doc = http_status_doc(503, "ServiceUnavailable", b.data);
-        if (holder[0])
-            json_object_set_new(doc, "leader", json_string(holder));
-        sbuf_free(&b);
+        doc = not_leading(dm);
         code = 503;
     } else if ((doc = scheduler_explain(sched, group ? "podgroup" : "pod", ns, name)) != NULL) {
         code = 200;
@@ -322,6 +330,30 @@ static void explain_routes_add(http_server_t *http, daemon_metrics_t *dm)
                             .ns_in_path = 1 };
     if (http_server_route(http, &pods) != 0 || http_server_route(http, &groups) != 0)
         LOG_W("http: the /debug routes could not be added");
+}
+
+/* ------------------------------------------------------------ /debug/state */
+
+/* GET /debug/state: the leader's assumed pods and nominations, what a LIST
+ * does not show (`whatif` lays them over one). Cluster-wide: list pods. */
+static int state_route(void *ud, const char *path, const char *query, char **body, const char **ctype)
+{
+    daemon_metrics_t *dm = ud;
+    scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
+    if (strcmp(path, "/debug/state") != 0)
+        return json_reply(body, ctype, 404, json_pack("{s:s}", "error", "expected /debug/state"));
+    if (!sched || !scheduler_ready(sched))
+        return json_reply(body, ctype, 503, not_leading(dm));
+    return scheduler_debug_state_http(sched, path, query, body, ctype);
+}
+
+static void state_route_add(http_server_t *http, daemon_metrics_t *dm)
+{
+    http_route_t r = {
+        .prefix = "/debug/state", .fn = state_route, .ud = dm, .verb = "list", .group = "", .resource = "pods"
+    };
+    if (http_server_route(http, &r) != 0)
+        LOG_W("http: the /debug/state route could not be added");
 }
 
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
@@ -468,6 +500,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
             goto out;
         }
         explain_routes_add(http, &dm);
+        state_route_add(http, &dm);
     }
     if (daemon_preflight(kc, kcfg.server, "/api/v1/nodes?limit=1", stop) != 0)
         goto out;

@@ -2,7 +2,9 @@
  * scheduler; `ai-scheduler pools` (or `kubectl pool`) prints the pool table,
  * `ai-scheduler queues` (or `kubectl queue`) the queue tree; `ai-scheduler
  * dispatch` runs the MultiClusterJob controller and `ai-scheduler mcjob get`
- * lists those jobs; `ai-scheduler debug PATH` GETs a /debug endpoint. */
+ * lists those jobs; `ai-scheduler debug PATH` GETs a /debug endpoint;
+ * `ai-scheduler snapshot` writes the cluster to a file and `ai-scheduler
+ * whatif` asks whether pods would fit, on a copy. */
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +27,8 @@
 #include "mcjob.h"
 #include "pools.h"
 #include "queues.h"
+#include "snapshot.h"
+#include "whatif.h"
 #include "version.h"
 
 static volatile sig_atomic_t g_stop, g_dump;
@@ -65,6 +69,10 @@ int main(int argc, char **argv)
         return debug_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "explain") == 0)
         return explain_main(argc - 2, argv + 2, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "snapshot") == 0)
+        return snapshot_main(argc - 2, argv + 2, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "whatif") == 0)
+        return whatif_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
         return mcjob_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "dispatch") == 0) {

@@ -780,3 +780,20 @@ void cache_get_stats(cache_t *c, cache_stats_t *s)
     pods_unlock(c);
     cache_unlock(c);
 }
+
+void cache_each_placed(cache_t *c, cache_placed_fn fn, void *ud)
+{
+    cache_rdlock(c);
+    pods_lock(c);
+    const char *key;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
+        pod_entry_t *e = v;
+        if (e->state == CPOD_ASSUMED && e->node)
+            fn(ud, e->pod, e->node, 0);
+    }
+    pods_unlock(c);
+    for (int i = 0; i < c->nnoms; i++)
+        fn(ud, c->noms[i].pod, c->noms[i].node, 1);
+    cache_unlock(c);
+}

@@ -144,6 +144,13 @@ int cache_is_nominated(cache_t *c, const char *uid);
 void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np);
 void cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np);
 
+/* Each assumed pod (placed, bind in flight) with its node, then each
+ * nomination (room made by preemption) with its node: what a LIST of the
+ * API server does not show, for /debug/state. fn runs under the read lock
+ * and must not call the cache. */
+typedef void (*cache_placed_fn)(void *ud, const pod_t *p, const char *node, int nominated);
+void cache_each_placed(cache_t *c, cache_placed_fn fn, void *ud);
+
 typedef struct cache_stats {
     int nodes, pods, pending, assumed, bound, nominated;
 } cache_stats_t;

@@ -168,6 +168,14 @@ void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud);
 void scheduler_each_queue_counter(
     scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud);
 
+/* The scheduler's own view that a LIST does not show (debugstate.c):
+ * {"kind":"SchedulerState","scheduler","takenAt","assumed":[{uid,
+ * namespace,name,node}],"nominated":[same]}, in namespace/name order. A new
+ * reference; any thread. */
+json_t *scheduler_debug_state(scheduler_t *s);
+/* The /debug/state route (an http_route_fn; ud is the scheduler): 200 and
+ * the state as JSON, 404 for any other path under the prefix. */
+int scheduler_debug_state_http(void *ud, const char *path, const char *query, char **body, const char **ctype);
 /* Decision records (explain): the last decision kept for a pending pod
  * (kind "pod") or gang ("podgroup") ns/name, as explain/explain.h says
  * (a new reference), or NULL when none is kept: not tried yet, placed,

@@ -481,13 +481,57 @@ static void test_concurrent_assume_race(void **state)
     cache_free(c);
 }
 
+/* cache_each_placed (for /debug/state): assumed pods with their node, then
+ * nominations; bound and pending pods are not told. */
+static void collect_placed(void *ud, const pod_t *p, const char *node, int nominated)
+{
+    char *buf = ud;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 512 - n, "%s%s@%s;", nominated ? "nom:" : "", p->name, node);
+}
+
+static void test_each_placed(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    node_t *n1 = mk_node("n1", "a"), *n2 = mk_node("n2", "a");
+    cache_upsert_node(c, n1);
+    cache_upsert_node(c, n2);
+    pod_t *as = mk_pod("as", "", "1", "Pending"), *nom = mk_pod("nom", "", "1", "Pending");
+    pod_t *bd = mk_pod("bd", "n2", "1", "Running"), *pe = mk_pod("pe", "", "1", "Pending");
+    cache_pod_state_t now;
+    cache_upsert_pod(c, as, &now);
+    cache_upsert_pod(c, nom, &now);
+    cache_upsert_pod(c, bd, &now);
+    cache_upsert_pod(c, pe, &now);
+    cache_wrlock(c);
+    assert_int_equal(cache_assume_locked(c, as, "n1"), 0);
+    cache_unlock(c);
+    cache_nominate(c, nom, "n2");
+    char buf[512] = "";
+    cache_each_placed(c, collect_placed, buf);
+    assert_string_equal(buf, "as@n1;nom:nom@n2;");
+    pod_unref(as);
+    pod_unref(nom);
+    pod_unref(bd);
+    pod_unref(pe);
+    node_unref(n1);
+    node_unref(n2);
+    cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_assume_confirm_forget),        cmocka_unit_test(test_pod_before_node_and_node_delete),
-        cmocka_unit_test(test_repartition_and_nominations),  cmocka_unit_test(test_repartition_recharges),
-        cmocka_unit_test(test_nominated_reserve_delete_gap), cmocka_unit_test(test_nominate_gone_pod_ignored),
-        cmocka_unit_test(test_concurrent_assume_rules),      cmocka_unit_test(test_concurrent_assume_race),
+        cmocka_unit_test(test_assume_confirm_forget),
+        cmocka_unit_test(test_pod_before_node_and_node_delete),
+        cmocka_unit_test(test_repartition_and_nominations),
+        cmocka_unit_test(test_repartition_recharges),
+        cmocka_unit_test(test_nominated_reserve_delete_gap),
+        cmocka_unit_test(test_nominate_gone_pod_ignored),
+        cmocka_unit_test(test_concurrent_assume_rules),
+        cmocka_unit_test(test_concurrent_assume_race),
+        cmocka_unit_test(test_each_placed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
