@@ -341,7 +341,7 @@ static int state_route(void *ud, const char *path, const char *query, char **bod
     daemon_metrics_t *dm = ud;
     scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
     if (strcmp(path, "/debug/state") != 0)
-        return json_reply(body, ctype, 404, json_pack("{s:s}", "error", "expected /debug/state"));
+        return json_reply(body, ctype, 404, http_status_doc(404, "NotFound", "expected /debug/state"));
     if (!sched || !scheduler_ready(sched))
         return json_reply(body, ctype, 503, not_leading(dm));
     return scheduler_debug_state_http(sched, path, query, body, ctype);
