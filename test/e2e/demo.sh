@@ -60,7 +60,13 @@ make_node gpu-node-4 16 128Gi 4 110 nvidia.com/gpu.product=A100
 kc get nodes -L cpu,gpu
 
 step "starting $AISCHED_BIN"
-start_scheduler
+# its HTTP port on loopback: explain and whatif ask it below (--server), with the
+# admin's bearer token (the /debug endpoints check it with a TokenReview)
+DEMO_PORT=$(free_port)
+DEMO_SERVER=http://127.0.0.1:$DEMO_PORT
+DEMO_TOKEN_KC=$CP_WORK/demo-token.kubeconfig
+_write_kubeconfig "$DEMO_TOKEN_KC" e2e-admin token "$ADMIN_TOKEN"
+start_scheduler --metrics-port "$DEMO_PORT" --metrics-bind-address 127.0.0.1
 
 step "applying examples/ (the gangs come later)"
 for f in examples/*.yaml; do
@@ -88,6 +94,45 @@ echo "web-1 -> $(pod_node web-1)   web-2 -> $(pod_node web-2)"
 step "why train-impossible is pending"
 events_for train-impossible default FailedScheduling | cut -f2 | sort -u
 echo "condition: $(pod_condition train-impossible PodScheduled)"
+
+step "ai-scheduler explain default/train-impossible: the leader's own last decision on it"
+"$AISCHED_BIN" explain default/train-impossible --server "$DEMO_SERVER" --kubeconfig "$DEMO_TOKEN_KC" ||
+    echo "(explain failed)"
+
+step "ai-scheduler whatif: would a 16-GPU pod fit in gpu-pool? and with two more 8-GPU nodes? (nothing is written)"
+cat >"$CP_WORK/whatif-pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: train-16
+  annotations: {resource.aibee.cn/pool: gpu-pool}
+spec:
+  schedulerName: ai-scheduler
+  containers:
+  - name: trainer
+    image: pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime
+    resources:
+      requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 16}
+      limits: {nvidia.com/gpu: 16}
+YAML
+cat >"$CP_WORK/whatif-node.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-big
+  labels: {gpu: "true", nvidia.com/gpu.product: A100}
+status:
+  allocatable: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "16"}
+  capacity: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "16"}
+  conditions: [{type: Ready, status: "True"}]
+YAML
+"$AISCHED_BIN" whatif -f "$CP_WORK/whatif-pod.yaml" --server "$DEMO_SERVER" --kubeconfig "$DEMO_TOKEN_KC" ||
+    echo "(whatif failed)"
+echo
+echo "with --add-nodes 1 --node-template (a 16-GPU node labelled gpu=true):"
+"$AISCHED_BIN" whatif -f "$CP_WORK/whatif-pod.yaml" --add-nodes 1 --node-template "$CP_WORK/whatif-node.yaml" \
+    --server "$DEMO_SERVER" --kubeconfig "$DEMO_TOKEN_KC" || echo "(whatif failed)"
+echo "pods named train-16 in the cluster afterwards: $(kc get pods -o name | grep -c train-16)"
 
 # Gangs after the single pods settled; the pool table below includes them.
 # Nothing here fails the demo: a gang that stays Pending is shown as it is.
