@@ -117,9 +117,9 @@ sim_t *sim_new(const sim_opts_t *o, const sim_workload_t *w, const sim_backend_t
     for (int i = 0, k = 0; i < w->njobs; i++)
         for (int p = 0; p < w->jobs[i].npods; p++, k++) {
             sim_pod_t *sp = &s->pods[k];
-            json_t *meta = json_object_get(w->jobs[i].pods[p], "metadata");
+            char name[300];
             sbuf_t key = { 0 };
-            sbuf_printf(&key, "%s/%s", w->jobs[i].ns, json_string_value(json_object_get(meta, "name")));
+            sbuf_printf(&key, "%s/%s", w->jobs[i].ns, sim_pod_name(&w->jobs[i], p, name, sizeof name));
             sp->key = key.data;
             sp->job = i;
             sp->idx = p;
@@ -322,6 +322,8 @@ static int resolve_priorities(sim_t *s, json_t *items, char *err, size_t errlen)
     for (int j = 0; j < s->w->njobs; j++) {
         const sim_job_t *job = &s->w->jobs[j];
         for (int k = 0; k < job->npods; k++) {
+            if (k > 0 && job->pods[k] == job->pods[k - 1])
+                continue; /* a template's replicas share their object */
             json_t *spec = json_object_get(job->pods[k], "spec");
             const char *pc = json_string_value(json_object_get(spec, "priorityClassName"));
             if (pc) {
@@ -351,9 +353,8 @@ int sim_load(sim_t *s, json_t *snapshot, char *err, size_t errlen)
     for (int i = 0; i < s->npods; i++) {
         sim_pod_t *sp = &s->pods[i];
         json_t *obj = s->w->jobs[sp->job].pods[sp->idx];
-        if (sp->idx > 0 && s->w->jobs[sp->job].pods[0] && i > 0 && s->pods[i - 1].job == sp->job &&
-            json_equal(json_object_get(obj, "spec"), json_object_get(s->w->jobs[sp->job].pods[0], "spec"))) {
-            memcpy(sp->req, s->pods[i - 1].req, sizeof sp->req); /* a replica: same spec */
+        if (sp->idx > 0 && obj == s->w->jobs[sp->job].pods[sp->idx - 1]) {
+            memcpy(sp->req, s->pods[i - 1].req, sizeof sp->req); /* a replica: same object */
             continue;
         }
         json_t *meta = json_object_get(obj, "metadata");
@@ -525,9 +526,11 @@ static int apply(sim_t *s, const char *type, json_t *obj, char *err, size_t errl
 static int create_pod(sim_t *s, int i, char *err, size_t errlen)
 {
     sim_pod_t *p = &s->pods[i];
-    json_t *obj = json_deep_copy(s->w->jobs[p->job].pods[p->idx]);
+    const sim_job_t *j = &s->w->jobs[p->job];
+    json_t *obj = json_deep_copy(j->pods[p->idx]);
     json_t *meta = json_object_get(obj, "metadata");
-    char uid[64], ts[40];
+    char uid[64], ts[40], name[300];
+    json_object_set_new(meta, "name", json_string(sim_pod_name(j, p->idx, name, sizeof name)));
     pod_uid(s, i, uid, sizeof uid);
     util_rfc3339(s->now, ts, sizeof ts);
     json_object_set_new(meta, "uid", json_string(uid));
@@ -544,8 +547,8 @@ static int delete_pod(sim_t *s, int i, char *err, size_t errlen)
 {
     sim_pod_t *p = &s->pods[i];
     const sim_job_t *j = &s->w->jobs[p->job];
-    json_t *meta = json_object_get(j->pods[p->idx], "metadata");
-    json_t *cur = s->b.get(s->b.ctx, "Pod", j->ns, json_string_value(json_object_get(meta, "name")));
+    char name[300];
+    json_t *cur = s->b.get(s->b.ctx, "Pod", j->ns, sim_pod_name(j, p->idx, name, sizeof name));
     if (!cur)
         return 0;
     json_t *obj = json_deep_copy(cur); /* the copy's is borrowed and the apply changes it */

@@ -453,10 +453,15 @@ static int build_pods(jctx_t *c, json_t *jo, sim_job_t *j, json_t *prio, const c
     if (parse_gang(c, json_object_get(jo, "gang"), j, j->npods, pclass) < 0)
         return -1;
     j->pods = util_xcalloc((size_t)j->npods, sizeof(*j->pods));
+    j->templated = !pods;
     for (int i = 0; i < j->npods; i++) {
         json_t *src = pods ? json_array_get(pods, (size_t)i) : tmpl;
         if (!json_is_object(src))
             return jfail(c, "pods: an item is not an object", NULL);
+        if (!pods && i > 0) { /* one template check stands for its identical replicas */
+            j->pods[i] = json_incref(j->pods[0]);
+            continue;
+        }
         json_t *pod = json_deep_copy(src);
         j->pods[i] = pod;
         json_t *meta = obj_at(pod, "metadata");
@@ -464,25 +469,25 @@ static int build_pods(jctx_t *c, json_t *jo, sim_job_t *j, json_t *prio, const c
             return jfail(c, "metadata: not an object", NULL);
         if (!pods) {
             char name[300];
-            snprintf(name, sizeof name, "%s-%d", j->name, i);
-            json_object_set_new(meta, "name", json_string(name));
+            json_object_set_new(meta, "name", json_string(sim_pod_name(j, 0, name, sizeof name)));
         } else {
             const char *n = json_string_value(json_object_get(meta, "name"));
             if (!n || !name_ok(n, 253))
                 return jfail(c, "pods: an item has no valid metadata.name", NULL);
         }
-        /* One template check stands for its identical replicas. */
-        if ((pods || i == 0) && finish_pod(c, j, pod, prio, pclass, sname) < 0)
+        if (finish_pod(c, j, pod, prio, pclass, sname) < 0)
             return -1;
-        if (!pods && i > 0) {
-            json_t *name = json_incref(json_object_get(meta, "name"));
-            json_decref(pod);
-            pod = json_deep_copy(j->pods[0]);
-            json_object_set_new(json_object_get(pod, "metadata"), "name", name);
-            j->pods[i] = pod;
-        }
     }
     return 0;
+}
+
+const char *sim_pod_name(const sim_job_t *j, int i, char *buf, size_t n)
+{
+    if (j->templated)
+        snprintf(buf, n, "%s-%d", j->name, i);
+    else
+        snprintf(buf, n, "%s", json_string_value(json_object_get(json_object_get(j->pods[i], "metadata"), "name")));
+    return buf;
 }
 
 static int parse_job(jctx_t *c, json_t *jo, sim_job_t *j, const char *sname)
@@ -534,8 +539,8 @@ static int check_unique(sim_workload_t *w, char *err, size_t errlen)
         if (hashmap_put(jobs, key, j))
             rc = util_errf(err, errlen, "jobs[%d]: job %s twice", i, key);
         for (int k = 0; k < j->npods && !rc; k++) {
-            json_t *meta = json_object_get(j->pods[k], "metadata");
-            snprintf(key, sizeof key, "%s/%s", j->ns, json_string_value(json_object_get(meta, "name")));
+            char name[300];
+            snprintf(key, sizeof key, "%s/%s", j->ns, sim_pod_name(j, k, name, sizeof name));
             if (hashmap_put(pods, key, j))
                 rc = util_errf(err, errlen, "jobs[%d] (%s): pod %s is in the workload twice", i, j->name, key);
         }

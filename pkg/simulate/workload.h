@@ -21,8 +21,12 @@ typedef struct sim_job {
     int64_t arrival; /* ms after the start (arrival_abs 0), or wall ms (arrival_abs 1) */
     int arrival_abs;
     int64_t run_ms; /* each pod runs this long once bound */
-    json_t **pods;  /* npods complete Pod objects without uid (owned) */
+    /* npods complete Pod objects without uid (a reference each). The
+     * replicas of a template share one object, named by sim_pod_name:
+     * whoever sends a pod copies it and sets that name. */
+    json_t **pods;
     int npods;
+    int templated;
     json_t *podgroup;           /* its PodGroup, or NULL (owned) */
     int min;                    /* pods that must run for the job to start */
     const char *priority_class; /* borrowed from the pods: spec.priorityClassName, or NULL */
@@ -41,6 +45,10 @@ int sim_workload_from_json(sim_workload_t *w, json_t *doc, const char *scheduler
 /* A YAML or JSON file. */
 int sim_workload_load_file(sim_workload_t *w, const char *path, const char *scheduler_name, char *err, size_t errlen);
 void sim_workload_free(sim_workload_t *w);
+/* Pod i's name ("JOB-i" for a template's replicas) into buf; returns buf. */
+const char *sim_pod_name(const sim_job_t *j, int i, char *buf, size_t n);
+/* Pod i's name ("JOB-i" for a template's replicas) into buf; returns buf. */
+const char *sim_pod_name(const sim_job_t *j, int i, char *buf, size_t n);
 
 /* One YAML (or JSON) document as JSON: plain scalars that are integers
  * become numbers, true/false booleans, null/~/empty null, the rest strings.

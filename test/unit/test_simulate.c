@@ -24,6 +24,7 @@
 static int load(sim_workload_t *w, const char *text, char *err)
 {
     char e[512] = "";
+    memset(w, 0, sizeof(*w));
     json_t *doc = sim_yaml_load(text, strlen(text), e, sizeof e);
     if (!doc) {
         strcpy(err, e);
@@ -81,7 +82,9 @@ static void test_workload_ok(void **state)
     assert_int_equal(j->min, 2);
     assert_string_equal(j->priority_class, "high");
     json_t *pod = j->pods[2];
-    assert_string_equal(json_string_value(json_object_get(json_object_get(pod, "metadata"), "name")), "train-2");
+    char name[64];
+    assert_string_equal(sim_pod_name(j, 2, name, sizeof name), "train-2");
+    assert_ptr_equal(pod, j->pods[0]); /* replicas share the template's object */
     json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
     assert_string_equal(json_string_value(json_object_get(labels, "resource.aibee.cn/queue")), "qa");
     assert_string_equal(json_string_value(json_object_get(labels, "scheduling.x-k8s.io/pod-group")), "train");
