@@ -1,7 +1,7 @@
 /* simulate.c -- `ai-scheduler simulate --snapshot FILE --workload FILE`:
  * loads the snapshot into a sandbox with the snapshot's (or --config's)
  * configuration, runs the workload in virtual time and writes jobs.csv,
- * result.json and report.html into -o DIR, a summary on stdout. */
+ * events.csv, result.json and report.html into -o DIR, a summary on stdout. */
 #include "simulate.h"
 
 #include <errno.h>
@@ -34,8 +34,8 @@ static void usage(FILE *f)
     fputs("Usage: ai-scheduler simulate --snapshot FILE --workload FILE [flags]\n"
           "\n"
           "Runs the workload's jobs through the scheduler's own code on a copy of the snapshot's\n"
-          "cluster, in virtual time, with no API server; writes jobs.csv, result.json and\n"
-          "report.html into the output directory and a summary on stdout.\n"
+          "cluster, in virtual time, with no API server; writes jobs.csv, events.csv, result.json\n"
+          "and report.html into the output directory and a summary on stdout.\n"
           "\n"
           "  --snapshot FILE    a ClusterSnapshot (ai-scheduler snapshot -o FILE)\n"
           "  --workload FILE    the jobs (YAML or JSON; docs/operations.md, \"Simulate\")\n"
@@ -259,8 +259,8 @@ static int run(const sim_args_t *a, FILE *out, FILE *errf)
     if (sim_run(s, err, sizeof err) < 0 || sim_write_dir(s, a->out_dir, err, sizeof err) < 0)
         goto fail;
     sim_write_summary(s, out);
-    fprintf(out, "seed %llu; files in %s: jobs.csv, result.json, report.html\n", (unsigned long long)a->seed,
-            a->out_dir);
+    fprintf(out, "seed %llu; files in %s: jobs.csv, events.csv, result.json, report.html\n",
+            (unsigned long long)a->seed, a->out_dir);
     rc = 0;
     goto done;
 fail:

@@ -5,6 +5,7 @@
 
 #include "simulate/simulate.h"
 #include "util/hashmap.h"
+#include "util/util.h"
 
 #define SIM_INF INT64_MAX
 
@@ -55,7 +56,7 @@ typedef struct sim_finish {
 typedef struct sim_action {
     sb_action_kind_t kind;
     int pod; /* index, or -1 for a pod not of the workload */
-    char *key, *uid, *node;
+    char *key, *uid, *node, *reason;
     int64_t at;
 } sim_action_t;
 
@@ -89,6 +90,7 @@ struct sim {
     unsigned long binds, evictions, other_evictions, arrivals_done, finishes;
     int has_gpu;
     int ran;
+    sbuf_t events; /* events.csv's rows: each bind and eviction of a workload pod, in order */
 };
 
 void sim_series_init(sim_series_t *se, const char *name, const char *pool, int nv, int64_t every);

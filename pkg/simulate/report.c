@@ -627,6 +627,14 @@ static int write_one(sim_t *s, const char *dir, const char *name, int (*fn)(sim_
     return 0;
 }
 
+int sim_write_events(sim_t *s, FILE *f)
+{
+    fputs("time,action,pod,uid,node,reason\n", f);
+    if (s->events.len)
+        fwrite(s->events.data, 1, s->events.len, f);
+    return ferror(f) ? -1 : 0;
+}
+
 static int write_json(sim_t *s, FILE *f)
 {
     json_t *doc = sim_result(s);
@@ -642,6 +650,7 @@ int sim_write_dir(sim_t *s, const char *dir, char *err, size_t errlen)
         return util_errf(err, errlen, "%s: %s", dir, strerror(errno));
     if (write_one(s, dir, "jobs.csv", sim_write_csv, err, errlen) < 0 ||
         write_one(s, dir, "result.json", write_json, err, errlen) < 0 ||
+        write_one(s, dir, "events.csv", sim_write_events, err, errlen) < 0 ||
         write_one(s, dir, "report.html", sim_write_html, err, errlen) < 0)
         return -1;
     return 0;

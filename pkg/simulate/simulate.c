@@ -159,7 +159,9 @@ void sim_free(sim_t *s)
         free(s->acts[i].key);
         free(s->acts[i].uid);
         free(s->acts[i].node);
+        free(s->acts[i].reason);
     }
+    sbuf_free(&s->events);
     free(s->acts);
     free(s->queues);
     free(s->pools);
@@ -430,12 +432,29 @@ void sim_on_action(void *sim, const sb_action_t *a)
     x->key = key.data;
     x->uid = util_strdup(a->uid);
     x->node = util_strdup(a->node);
+    x->reason = a->kind == SB_EVICT && a->reason ? util_strdup(a->reason) : NULL;
     x->at = a->at_ms;
 }
 
 static void pod_uid(const sim_t *s, int i, char *buf, size_t n)
 {
     snprintf(buf, n, "sim-%d-%d-%d", s->pods[i].job, s->pods[i].idx, s->pods[i].gen);
+}
+
+/* One row of events.csv: time,action,pod,uid,node,reason. Names are DNS
+ * names (no comma or quote); a reason is the scheduler's text, quoted. */
+static void log_event(sim_t *s, const char *what, const sim_action_t *a)
+{
+    int64_t t = s->now - s->o.start_wall_ms;
+    sbuf_printf(&s->events, "%lld.%03lld,%s,%s,%s,%s,", (long long)(t / 1000), (long long)(t % 1000), what, a->key,
+                a->uid ? a->uid : "", a->node ? a->node : "");
+    if (a->reason) {
+        sbuf_puts(&s->events, "\"");
+        for (const char *c = a->reason; *c; c++)
+            sbuf_append(&s->events, *c == '"' ? "\"\"" : c, *c == '"' ? 2 : 1);
+        sbuf_puts(&s->events, "\"");
+    }
+    sbuf_puts(&s->events, "\n");
 }
 
 static void on_bind(sim_t *s, const sim_action_t *a)
@@ -448,6 +467,7 @@ static void on_bind(sim_t *s, const sim_action_t *a)
     const sim_job_t *j = &s->w->jobs[p->job];
     sim_job_state_t *js = &s->js[p->job];
     int64_t at = a->at > s->now ? a->at : s->now;
+    log_event(s, "bind", a);
     p->state = POD_RUNNING;
     free(p->node);
     p->node = util_strdup(a->node);
@@ -465,6 +485,7 @@ static void on_bind(sim_t *s, const sim_action_t *a)
 static void on_evict(sim_t *s, const sim_action_t *a)
 {
     if (a->pod < 0) {
+        log_event(s, "evict", a);
         sim_pod_t *o = hashmap_remove(s->other_pods, a->key);
         if (o) {
             pool_use(s, o->pool, o->req, -1);
@@ -479,6 +500,7 @@ static void on_evict(sim_t *s, const sim_action_t *a)
     pod_uid(s, a->pod, uid, sizeof uid);
     if (p->state != POD_RUNNING || strcmp(uid, a->uid))
         return;
+    log_event(s, "evict", a);
     p->state = POD_PENDING;
     pool_use(s, p->pool, p->req, -1);
     s->running--;
@@ -505,6 +527,7 @@ static void drain_actions(sim_t *s)
         free(a->key);
         free(a->uid);
         free(a->node);
+        free(a->reason);
     }
     s->nacts = 0;
 }
@@ -566,6 +589,10 @@ static int do_finishes(sim_t *s, char *err, size_t errlen)
             continue; /* evicted since: its finish moved */
         if (delete_pod(s, f.pod, err, errlen) < 0)
             return -1;
+        char uid[64];
+        pod_uid(s, f.pod, uid, sizeof uid);
+        sim_action_t fin = { .kind = SB_DELETE, .pod = f.pod, .key = p->key, .uid = uid, .node = p->node };
+        log_event(s, "finish", &fin);
         p->state = POD_DONE;
         pool_use(s, p->pool, p->req, -1);
         s->running--;

@@ -66,7 +66,11 @@ int sim_write_csv(sim_t *s, FILE *f);
 json_t *sim_result(sim_t *s); /* result.json's document (new reference) */
 int sim_write_html(sim_t *s, FILE *f);
 int sim_write_summary(sim_t *s, FILE *f);
-/* jobs.csv, result.json and report.html into dir (created if missing). */
+/* events.csv: time,action,pod,uid,node,reason: every bind, eviction and
+ * finish of a pod, in the order the scheduler decided them. */
+int sim_write_events(sim_t *s, FILE *f);
+/* jobs.csv, events.csv, result.json and report.html into dir (created if
+ * missing). */
 int sim_write_dir(sim_t *s, const char *dir, char *err, size_t errlen);
 
 /* The sandbox as a backend (the sandbox is borrowed). */

@@ -36,7 +36,7 @@ case_deterministic() {
         fi
     done
     local f
-    for f in jobs.csv result.json report.html; do
+    for f in jobs.csv events.csv result.json report.html; do
         cmp -s "$tmp/det1/$f" "$tmp/det2/$f" || { bad deterministic "$f differs between two runs with one seed"; return; }
     done
     cmp -s "$tmp/det1.out" "$tmp/det2.out" || { bad deterministic "the summaries differ"; return; }

@@ -178,7 +178,13 @@ static void emit(fake_t *f, sb_action_kind_t kind, fpod_t *p)
 {
     char node[16];
     snprintf(node, sizeof node, "n%d", p->node);
-    sb_action_t a = { .kind = kind, .ns = p->ns, .name = p->name, .uid = p->uid, .node = node, .at_ms = f->now };
+    sb_action_t a = { .kind = kind,
+                      .ns = p->ns,
+                      .name = p->name,
+                      .uid = p->uid,
+                      .node = node,
+                      .at_ms = f->now,
+                      .reason = kind == SB_EVICT ? "preemption, by \"high\"" : NULL };
     sim_on_action(f->sim, &a);
 }
 
@@ -410,6 +416,17 @@ static void test_loop_eviction_reruns(void **state)
                              "default/low,default,default,0.000,0.000,140.000,0.000,n0,1\n"
                              "default/high,default,default,30.000,30.000,40.000,0.000,n0,0\n");
     assert_int_equal(s->evictions, 1);
+    free(csv);
+    m = open_memstream(&csv, &len);
+    sim_write_events(s, m);
+    fclose(m);
+    assert_string_equal(csv, "time,action,pod,uid,node,reason\n"
+                             "0.000,bind,default/low-0,sim-0-0-0,n0,\n"
+                             "30.000,evict,default/low-0,sim-0-0-0,n0,\"preemption, by \"\"high\"\"\"\n"
+                             "30.000,bind,default/high-0,sim-1-0-0,n0,\n"
+                             "40.000,finish,default/high-0,sim-1-0-0,n0,\n"
+                             "40.000,bind,default/low-0,sim-0-0-1,n0,\n"
+                             "140.000,finish,default/low-0,sim-0-0-1,n0,\n");
     /* the replacement is the pod's second incarnation */
     assert_string_equal(f.pods[2].name, "low-0");
     assert_string_equal(f.pods[2].uid, "sim-0-0-1");
