@@ -289,6 +289,30 @@ int cfg_get_int(cfg_loader_t *l, const yaml_node_t *n, const char *what, int min
     return 0;
 }
 
+/* A seed: decimal, 1..2^64-1 (0 would mean "from the time"). */
+static int parse_seed(const char *v, uint64_t *dst)
+{
+    if (!v || *v < '0' || *v > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || x == 0)
+        return -1;
+    *dst = (uint64_t)x;
+    return 0;
+}
+
+static int cfg_get_seed(cfg_loader_t *l, const yaml_node_t *n, const char *what, uint64_t *dst)
+{
+    const char *v = cfg_scalar(l, n, what);
+    if (!v)
+        return -1;
+    if (parse_seed(v, dst) < 0)
+        return cfg_fail(l, n, "%s: \"%s\" is not an integer in 1..18446744073709551615", what, v);
+    return 0;
+}
+
 int cfg_get_double(cfg_loader_t *l, const yaml_node_t *n, const char *what, double min, double max, double *dst)
 {
     const char *v = cfg_scalar(l, n, what);
@@ -979,6 +1003,8 @@ static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const
         return cfg_load_profiles(l, vn, c, NULL);
     if (!strcmp(key, "preemption"))
         return cfg_each_pair(l, vn, "preemption", on_preemption, c);
+    if (!strcmp(key, "seed"))
+        return cfg_get_seed(l, vn, "seed", &c->sched.seed);
     if (!strcmp(key, "bindWorkers"))
         return cfg_get_int(l, vn, "bindWorkers", 1, 1024, &c->sched.bind_workers);
     if (!strcmp(key, "gangScheduleTimeoutSeconds"))
@@ -1107,7 +1133,20 @@ int config_load_file(sched_config_t *c, const char *path, char *err, size_t errl
 
 /* ---- flags -------------------------------------------------------------- */
 
-typedef enum { F_STR, F_STR_OPT, F_INT, F_DOUBLE, F_BOOL, F_DUR, F_DUR0, F_STRATEGY, F_CONFIG, F_HELP, F_VERB } ftype_t;
+typedef enum {
+    F_STR,
+    F_STR_OPT,
+    F_INT,
+    F_DOUBLE,
+    F_BOOL,
+    F_DUR,
+    F_DUR0,
+    F_STRATEGY,
+    F_CONFIG,
+    F_HELP,
+    F_VERB,
+    F_SEED
+} ftype_t;
 
 typedef struct flagdef {
     const char *name;
@@ -1152,6 +1191,9 @@ static const flagdef_t FLAGS[] = {
       "once, as the original Ai-Scheduler" },
     { "pool-status-interval", F_INT, OFF(sched.pool_status_interval_s), 1, 86400, "SECONDS",
       "how often Pool .status is written (10)" },
+    { "seed", F_SEED, OFF(sched.seed), 0, 0, "N",
+      "random tie-breaks' seed (score ties, where a victim search starts); default from the time, logged at start "
+      "as \"random seed N\": the same seed makes a sandbox (whatif, simulate) break ties alike" },
     { "bind-workers", F_INT, OFF(sched.bind_workers), 1, 1024, "N", "Bindings in flight at once (16)" },
     { "volume-bind-timeout", F_INT, OFF(sched.volume_bind_timeout_s), 1, 86400, "SECONDS",
       "how long PreBind waits for claims to be bound (600)" },
@@ -1281,6 +1323,10 @@ static int apply_flag(sched_config_t *c, const flagdef_t *f, const char *v, char
     case F_STRATEGY:
         if (parse_strategy(v, (score_strategy_t *)(base + f->off)) < 0)
             return util_errf(err, errlen, "flag --%s: \"%s\" is not LeastAllocated or MostAllocated", f->name, v);
+        return 0;
+    case F_SEED:
+        if (parse_seed(v, (uint64_t *)(base + f->off)) < 0)
+            return util_errf(err, errlen, "flag --%s: \"%s\" is not an integer in 1..18446744073709551615", f->name, v);
         return 0;
     case F_CONFIG:
     case F_HELP: return 0;

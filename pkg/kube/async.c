@@ -52,6 +52,7 @@ struct kube_async {
     int inflight;
     CURL **idle; /* reusable easy handles */
     int nidle;
+    int inline_only; /* an in-process client's: no thread, no curl */
 };
 
 static void req_free(areq_t *r)
@@ -226,6 +227,13 @@ kube_async_t *kube_async_new(kube_client_t *c, int max_inflight, int *waiting, c
     a->waiting = waiting;
     a->max_inflight = max_inflight > 0 ? max_inflight : 1;
     a->idle = util_xcalloc((size_t)a->max_inflight, sizeof *a->idle);
+    if (kube_client_is_inproc(c)) {
+        /* Nothing goes on a wire: submit runs each request inline. */
+        a->inline_only = 1;
+        pthread_mutex_init(&a->mu, NULL);
+        pthread_cond_init(&a->answered, NULL);
+        return a;
+    }
     a->m = curl_multi_init();
     if (!a->m) {
         util_errf(err, errlen, "kube async: curl_multi_init failed");
@@ -249,6 +257,20 @@ kube_async_t *kube_async_new(kube_client_t *c, int max_inflight, int *waiting, c
     return a;
 }
 
+/* An in-process client's request: answered and done on the caller's
+ * thread, before kube_async_submit returns. */
+static void submit_inline(kube_async_t *a, areq_t *r)
+{
+    char err[300];
+    kube_response_t resp;
+    int rc = kube_request(a->c, r->method, r->path, r->ctype, r->body, &resp, err, sizeof err);
+    if (rc != 0)
+        resp.status = 0;
+    r->done(r->ud, &resp, rc != 0 ? err : NULL);
+    kube_response_free(&resp);
+    req_free(r);
+}
+
 void kube_async_submit(kube_async_t *a, const char *method, const char *path, const char *content_type, char *body,
                        kube_async_done_fn done, void *ud)
 {
@@ -259,6 +281,10 @@ void kube_async_submit(kube_async_t *a, const char *method, const char *path, co
     r->body = body;
     r->done = done;
     r->ud = ud;
+    if (a->inline_only) {
+        submit_inline(a, r);
+        return;
+    }
     pthread_mutex_lock(&a->mu);
     /* A list that was not empty has a wake-up on its way already. */
     int wake = a->head == NULL;
@@ -292,6 +318,13 @@ void kube_async_free(kube_async_t *a)
 {
     if (!a)
         return;
+    if (a->inline_only) {
+        free(a->idle);
+        pthread_cond_destroy(&a->answered);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return;
+    }
     pthread_mutex_lock(&a->mu);
     a->closing = 1;
     pthread_mutex_unlock(&a->mu);

@@ -4,7 +4,11 @@
  * writes that come in bursts, one per pod: Bindings.
  *
  * The client's rate limiter and stats apply as for kube_request. Requests
- * start in submission order. */
+ * start in submission order.
+ *
+ * On an in-process client (kube_client_new_inproc) there is no thread:
+ * kube_async_submit answers the request and runs done on the caller's
+ * thread before it returns. */
 #ifndef AISCHED_KUBE_ASYNC_H
 #define AISCHED_KUBE_ASYNC_H
 

@@ -30,6 +30,13 @@ typedef struct kube_response {
 
 /* cfg is copied. */
 kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_t *o, char *err, size_t errlen);
+/* A client that sends nothing: every request (kube_request and what is
+ * built on it, and kube_async's) calls fn on the caller's thread, which
+ * fills resp (status; body malloc'd or NULL for ""). For the sandbox. */
+typedef void (*kube_inproc_fn)(void *ud, const char *method, const char *path, const char *content_type,
+                               const char *body, kube_response_t *resp);
+kube_client_t *kube_client_new_inproc(kube_inproc_fn fn, void *ud);
+int kube_client_is_inproc(const kube_client_t *c);
 void kube_client_free(kube_client_t *c);
 const char *kube_client_server(const kube_client_t *c);
 

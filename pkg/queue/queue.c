@@ -858,6 +858,20 @@ void queue_done(sched_queue_t *q, queue_item_t *it)
 
 /* ---------------------------------------------------------------- stats */
 
+int64_t queue_next_due(sched_queue_t *q)
+{
+    lo_mutex_lock(&q->mu, LO_QUEUE);
+    int64_t due = INT64_MAX;
+    if (q->nactive > 0)
+        due = util_now_ms();
+    if (q->backoff.n > 0 && q->backoff.a[0]->it->backoff_until < due)
+        due = q->backoff.a[0]->it->backoff_until;
+    if (q->nunsched > 0 && q->unsched_due < due)
+        due = q->unsched_due;
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
+    return due == INT64_MAX ? 0 : due;
+}
+
 void queue_get_stats(sched_queue_t *q, queue_stats_t *s)
 {
     lo_mutex_lock(&q->mu, LO_QUEUE);

@@ -135,6 +135,11 @@ int queue_activate_uid(sched_queue_t *q, const char *uid);
 /* Wakes queue_pop callers with NULL from now on. */
 void queue_close(sched_queue_t *q);
 
+/* The earliest monotonic ms at which queue_pop may find an item: now when
+ * one is ready, a backoff's end, an unschedulable item's wake or flush
+ * (possibly early: then nothing moves). 0 when the queue is empty. */
+int64_t queue_next_due(sched_queue_t *q);
+
 typedef struct queue_stats {
     int active, backoff, unschedulable, inflight;
 } queue_stats_t;

@@ -281,6 +281,44 @@ binder_t *binder_new(scheduler_t *s, int workers)
     return b;
 }
 
+binder_t *binder_new_offline(scheduler_t *s)
+{
+    binder_t *b = util_xcalloc(1, sizeof(*b));
+    b->s = s;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    char err[256];
+    b->async = kube_async_new(s->kc, 1, &s->bind_backlog, err, sizeof(err));
+    if (!b->async) {
+        LOG_E("binder: %s", err);
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int binder_drain(binder_t *b)
+{
+    int n = 0;
+    for (;;) {
+        lo_mutex_lock(&b->mu, LO_BINDER);
+        bind_job_t *j = b->head;
+        if (j) {
+            b->head = j->next;
+            if (!b->head)
+                b->tail = NULL;
+            __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
+        }
+        lo_mutex_unlock(&b->mu, LO_BINDER);
+        if (!j)
+            return n;
+        bind_one(b->s, j); /* takes j */
+        n++;
+    }
+}
+
 void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender)
 {
     bind_job_t *j = util_xcalloc(1, sizeof(*j));

@@ -657,6 +657,16 @@ void sched_schedule_item(sched_pool_t *P, queue_item_t *it)
     pod_set_clear(&set);
 }
 
+int sched_pool_step(sched_pool_t *P)
+{
+    tenants_refresh(P);
+    queue_item_t *it = queue_pop_timeout(P->q, 0);
+    if (!it)
+        return 0;
+    sched_schedule_item(P, it);
+    return 1;
+}
+
 void *pool_thread_main(void *arg)
 {
     sched_pool_t *P = arg;

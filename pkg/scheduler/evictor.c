@@ -73,6 +73,7 @@ struct evictor {
     evict_job_t *busy_job; /* that job (its preemptors, for evictor_has_job) */
     pthread_t thread;
     int started;
+    int offline; /* no thread: evictor_drain works (evictor_new_offline) */
 };
 
 static void job_free(evict_job_t *j)
@@ -803,6 +804,21 @@ static int run_job(scheduler_t *s, evict_job_t *j)
     return 0;
 }
 
+/* Runs the job taken from the queue (e->busy set), then frees it unless a
+ * checkpoint request keeps it. */
+static void work_job(evictor_t *e, evict_job_t *j)
+{
+    int kept = run_job(e->s, j);
+    await_sweep(e);
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    e->busy = 0;
+    e->busy_job = NULL;
+    if (!kept)
+        job_free(j);
+    pthread_cond_broadcast(&e->cv);
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+}
+
 static void *evictor_main(void *arg)
 {
     evictor_t *e = arg;
@@ -833,20 +849,61 @@ static void *evictor_main(void *arg)
         lo_mutex_unlock(&e->mu, LO_EVICTOR);
         if (closing)
             break;
-        if (j) {
-            int kept = run_job(e->s, j);
-            await_sweep(e);
-            lo_mutex_lock(&e->mu, LO_EVICTOR);
-            e->busy = 0;
-            e->busy_job = NULL;
-            if (!kept)
-                job_free(j);
-            pthread_cond_broadcast(&e->cv);
-            lo_mutex_unlock(&e->mu, LO_EVICTOR);
-        }
+        if (j)
+            work_job(e, j);
         ckpt_step(e);
     }
     return NULL;
+}
+
+evictor_t *evictor_new_offline(scheduler_t *s)
+{
+    evictor_t *e = util_xcalloc(1, sizeof(*e));
+    e->s = s;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    e->awaiting = hashmap_new(16);
+    e->requested = hashmap_new(16);
+    e->ended = hashmap_new(16);
+    e->stale = hashmap_new(16);
+    e->warned = hashmap_new(16);
+    e->started = 1; /* takes jobs; evictor_drain runs them */
+    e->offline = 1;
+    return e;
+}
+
+int64_t evictor_next_due(evictor_t *e)
+{
+    int64_t due = 0;
+    for (ckpt_req_t *r = e->reqs; r; r = r->next)
+        for (int i = 0; i < r->c->nvictims; i++)
+            if (r->asked[i] && r->wait[i] && (due == 0 || r->deadline[i] < due))
+                due = r->deadline[i];
+    return due;
+}
+
+int evictor_drain(evictor_t *e)
+{
+    int n = 0;
+    for (;;) {
+        lo_mutex_lock(&e->mu, LO_EVICTOR);
+        e->poked = 0;
+        evict_job_t *j = e->head;
+        if (j) {
+            e->head = j->next;
+            if (!e->head)
+                e->tail = NULL;
+            e->busy = 1;
+            e->busy_job = j;
+        }
+        lo_mutex_unlock(&e->mu, LO_EVICTOR);
+        if (!j)
+            break;
+        work_job(e, j);
+        n++;
+    }
+    ckpt_step(e);
+    return n;
 }
 
 evictor_t *evictor_new(scheduler_t *s)
@@ -951,7 +1008,7 @@ int evictor_has_job(evictor_t *e, const char *uid)
 void evictor_wait_idle(evictor_t *e)
 {
     lo_mutex_lock(&e->mu, LO_EVICTOR);
-    while ((e->head || e->busy) && e->started && !e->closing)
+    while ((e->head || e->busy) && e->started && !e->closing && !e->offline)
         pthread_cond_wait(&e->cv, &e->mu);
     lo_mutex_unlock(&e->mu, LO_EVICTOR);
 }
@@ -966,7 +1023,7 @@ void evictor_free(evictor_t *e)
     e->closing = 1;
     pthread_cond_broadcast(&e->cv);
     lo_mutex_unlock(&e->mu, LO_EVICTOR);
-    if (e->started)
+    if (e->started && !e->offline)
         pthread_join(e->thread, NULL);
     for (evict_job_t *j = e->head, *n; j; j = n) {
         n = j->next;

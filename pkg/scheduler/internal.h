@@ -206,6 +206,9 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
 
 /* cycle.c: the pool thread */
 void *pool_thread_main(void *arg);
+/* One turn of the pool thread's loop without waiting: 1 when a pod was
+ * ready and its cycle ran, 0 when none was. */
+int sched_pool_step(sched_pool_t *P);
 /* The next number of a pool's generator (P->rng, its thread only):
  * score ties and where a victim search starts. */
 uint64_t sched_rng_next(uint64_t *x);
@@ -520,6 +523,11 @@ binder_t *binder_new(scheduler_t *s, int workers);
  * lender: pool name when borrowed, else NULL. */
 void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *lender);
 void binder_free(binder_t *b);
+/* offline.c's: no workers; binder_drain runs every queued bind (PreBind
+ * and the Binding, answered inline by an in-process client) on the
+ * caller's thread and returns how many. */
+binder_t *binder_new_offline(scheduler_t *s);
+int binder_drain(binder_t *b);
 
 /* evictor.c: a preemption's evictions, off the pool thread */
 evictor_t *evictor_new(scheduler_t *s);
@@ -558,6 +566,13 @@ void evictor_pod_seen(evictor_t *e, const pod_t *p, int has_request);
 int evictor_requested(evictor_t *e, const char *uid);
 /* Drops queued jobs (no draining) and joins. */
 void evictor_free(evictor_t *e);
+/* offline.c's: no thread; evictor_drain runs the queued jobs and one visit
+ * of the checkpoint requests on the caller's thread (returns the jobs
+ * run); evictor_next_due is the earliest checkpoint deadline (wall ms), 0
+ * when none waits. */
+evictor_t *evictor_new_offline(scheduler_t *s);
+int evictor_drain(evictor_t *e);
+int64_t evictor_next_due(evictor_t *e);
 
 /* scheduler.c: nonzero once scheduler_fence was called. */
 int scheduler_fenced(scheduler_t *s);
@@ -565,6 +580,10 @@ int scheduler_fenced(scheduler_t *s);
 /* writer.c: events and patches, asynchronous, bounded */
 api_writer_t *writer_new(scheduler_t *s, int max_pending);
 void writer_free(api_writer_t *w);
+/* offline.c's: no thread, no kube_async; writer_drain sends what is
+ * queued on the caller's thread, in order, and returns how many. */
+api_writer_t *writer_new_offline(scheduler_t *s, int max_pending);
+int writer_drain(api_writer_t *w);
 void writer_pod_event(api_writer_t *w, const pod_t *p, const char *type, const char *reason, const char *message);
 /* The same for a pod known only by namespace, name and uid (one that did
  * not parse, or the grouper's). */
@@ -596,6 +615,10 @@ void on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t 
 volume_waiter_t *volume_waiter_new(scheduler_t *s);
 void volume_waiter_close(volume_waiter_t *w);
 void volume_waiter_free(volume_waiter_t *w);
+/* offline.c's: no thread; volume_waiter_drain checks each waiting pod
+ * once (1 if any waited). */
+volume_waiter_t *volume_waiter_new_offline(scheduler_t *s);
+int volume_waiter_drain(volume_waiter_t *w);
 /* The volumes row (VolumeBinding). reserve: assumes the pod's volume
  * choice on node; -1 with a message if the node no longer fits its
  * volumes. unreserve: forgets it. pre_bind, from a bind worker: READY (bind
@@ -607,6 +630,9 @@ int volumes_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, co
                          char *err, size_t errlen);
 
 void stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
+/* scheduler.c: the housekeeper's once-a-second work but Pool .status and
+ * the summary: dead pools swept, every row's housekeep. */
+void sched_housekeep_rows(scheduler_t *s);
 /* scheduler.c: something Pool .status shows changed (nodes, pods, pools);
  * the housekeeper rewrites it soon, at most once a second. */
 void status_changed(scheduler_t *s);
@@ -624,6 +650,8 @@ int sched_may_preempt(scheduler_t *s, const pod_t *p);
 /* One Warning event naming the fields the pod sets that we ignore. */
 void sched_warn_unsupported(scheduler_t *s, const pod_t *p);
 void owners_informers_create(scheduler_t *s);
+/* An owner object's watch event (kind: OWNER_SERVICE...), as its informer gives it. */
+void sched_owner_event(scheduler_t *s, int kind, kube_event_type_t type, const char *key, json_t *obj);
 void owners_informers_start(scheduler_t *s);
 
 #endif

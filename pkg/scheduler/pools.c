@@ -31,13 +31,30 @@ static void rebuild_specs_locked(scheduler_t *s)
     __atomic_store_n(&s->minrt_pools, minrt, __ATOMIC_RELEASE);
 }
 
+/* A pool's generator from the scheduler's seed and the pool's name (not
+ * its id, which depends on the order Pools were seen): a live scheduler and
+ * a sandbox given the same seed break a pool's ties alike. splitmix64 of
+ * the two, never 0 (xorshift stays at 0). */
+static uint64_t pool_rng_seed(uint64_t seed, const char *name)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    uint64_t z = seed ^ h;
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return z ? z : 0x9E3779B97F4A7C15ULL;
+}
+
 static sched_pool_t *pool_new_locked(scheduler_t *s, const char *name)
 {
     sched_pool_t *P = util_xcalloc(1, sizeof(*P));
     P->s = s;
     P->id = s->npools;
     P->name = util_strdup(name);
-    P->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)util_now_us() ^ ((uint64_t)P->id << 32);
+    P->rng = pool_rng_seed(s->opts.seed, name);
     queue_opts_t qo;
     queue_opts_default(&qo);
     qo.tenant_of = tenants_tenant_of;

@@ -110,6 +110,18 @@ static void on_sts(void *ud, kube_event_type_t t, const char *k, json_t *o)
     on_owner_event(ud, OWNER_STS, t, k, o);
 }
 
+void sched_owner_event(scheduler_t *s, int kind, kube_event_type_t type, const char *key, json_t *obj)
+{
+    static const informer_handler_fn fns[OWNER_NKINDS] = {
+        [OWNER_SERVICE] = on_service,
+        [OWNER_RC] = on_rc,
+        [OWNER_RS] = on_rs,
+        [OWNER_STS] = on_sts,
+    };
+    if (kind >= 0 && kind < OWNER_NKINDS)
+        fns[kind](s, type, key, obj);
+}
+
 void owners_informers_create(scheduler_t *s)
 {
     static const char *const paths[OWNER_NKINDS] = {

@@ -82,6 +82,13 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
 {
     scheduler_t *s = util_xcalloc(1, sizeof(*s));
     s->opts = *o;
+    if (!s->opts.seed) {
+        /* Logged, so a run's ties can be replayed (--seed, or a sandbox). */
+        s->opts.seed = ((uint64_t)util_wall_ms() << 20) ^ (uint64_t)util_now_us() ^ (uint64_t)getpid();
+        if (!s->opts.seed)
+            s->opts.seed = 1;
+        LOG_I("random seed %llu", (unsigned long long)s->opts.seed);
+    }
     s->name = util_strdup(o->scheduler_name ? o->scheduler_name : "ai-scheduler");
     if (o->identity) {
         s->identity = util_strdup(o->identity);
@@ -232,6 +239,16 @@ static void log_summary(scheduler_t *s)
           st.borrowings);
 }
 
+void sched_housekeep_rows(scheduler_t *s)
+{
+    pools_sweep_dead(s);
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n; i++)
+        if (ext[i].housekeep)
+            ext[i].housekeep(s);
+}
+
 /* Pool .status: written once the caches sync, then within a second of a
  * change (at most once a second, only the pools whose status moved, and
  * not while Bindings wait), and in full every pool_status_interval_s in
@@ -261,12 +278,7 @@ static void *housekeeper_main(void *arg)
             last_write = now;
         }
         if (now >= next_sweep) {
-            pools_sweep_dead(s);
-            int n = 0;
-            const sched_ext_t *ext = sched_extensions(&n);
-            for (int i = 0; i < n; i++)
-                if (ext[i].housekeep)
-                    ext[i].housekeep(s);
+            sched_housekeep_rows(s);
             next_sweep = now + 1000;
         }
         if (now >= next_summary) {

@@ -11,6 +11,7 @@
 #define AISCHED_SCHEDULER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "framework/framework.h"
 #include "kube/client.h"
 
@@ -47,6 +48,7 @@ typedef struct scheduler_opts {
     int workload_refresh_s;           /* managed PodGroups' owners re-read every (30) */
     int reservation_after_s;          /* a gang waiting this long reserves room (300; 0 = never) */
     int reservation_timeout_s;        /* a reservation ends after (1800) */
+    uint64_t seed;                    /* random tie-breaks' seed (0: from the time, logged) */
     /* Not knobs: the daemon wires the rest (the config leaves them as
      * scheduler_opts_default does: NULL, 0).
      * More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose
@@ -87,6 +89,37 @@ void scheduler_free(scheduler_t *s);
  * drained). Safe from any thread; scheduler_stop still has to be called. */
 void scheduler_fence(scheduler_t *s);
 int scheduler_ready(scheduler_t *s);
+
+/* --- offline.c: the scheduler driven by its caller (the sandbox) ----------
+ * No informer, pool, bind, eviction, writer or housekeeping thread: the
+ * caller hands it watch events, runs cycles and drains the writes, all on
+ * one thread. kc should be an in-process client (kube_client_new_inproc):
+ * its requests are the scheduler's writes. The workload grouper stays off. */
+int scheduler_start_offline(scheduler_t *s, char *err, size_t errlen);
+/* One watch event of an object of kind ("Node", "Pod", "Pool", "Queue",
+ * "PodGroup", "PodDisruptionBudget", "PriorityClass", "PersistentVolume",
+ * "PersistentVolumeClaim", "StorageClass", "CSINode", "Service",
+ * "ReplicaSet", "ReplicationController", "StatefulSet") to the handler its
+ * informer calls; type "ADDED", "MODIFIED" or "DELETED"; key "ns/name" or
+ * "name". 1 handled, 0 a kind the scheduler does not watch, -1 a bad type. */
+int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const char *key, json_t *obj);
+/* One cycle on each live pool with a pod ready now, pools in id order;
+ * returns the cycles run. */
+int scheduler_run_pools(scheduler_t *s);
+/* Runs what the cycles handed on: binds, evictions, volume waits, then
+ * events and patches; returns how many were done (0: nothing was). */
+int scheduler_drain(scheduler_t *s);
+/* The once-a-second housekeeping (gang timeouts, reservations, GPU
+ * reservation pods, Queue status) but Pool .status. */
+void scheduler_housekeep(scheduler_t *s);
+/* Earliest monotonic ms at which a queue has a pod to try (0: none), and
+ * earliest checkpoint deadline (wall ms, 0: none). */
+int64_t scheduler_next_due(scheduler_t *s, int64_t *ckpt_wall_ms);
+/* Whether a pod waits in some pool's queue (active, backing off or unschedulable). */
+int scheduler_has_pending(scheduler_t *s);
+/* The seed the pools' generators were derived from (opts.seed, or the
+ * time's when that was 0). */
+uint64_t scheduler_seed(const scheduler_t *s);
 
 /* Counters for /metrics and logs. */
 typedef struct scheduler_stats {

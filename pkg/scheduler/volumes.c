@@ -275,6 +275,33 @@ static int check_entry(scheduler_t *s, vwait_entry_t *e, int64_t now)
     return 1;
 }
 
+/* Checks every waiting entry once, w->mu dropped meanwhile (held on entry
+ * and on return); the ones still waiting go back. */
+static void sweep_locked(volume_waiter_t *w)
+{
+    vwait_entry_t *list = w->head;
+    w->head = NULL;
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
+    vwait_entry_t *keep = NULL;
+    int64_t now = util_now_ms();
+    for (vwait_entry_t *e = list, *next; e; e = next) {
+        next = e->next;
+        if (check_entry(w->s, e, now)) {
+            entry_free(e);
+        } else {
+            e->next = keep;
+            keep = e;
+        }
+    }
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
+    while (keep) {
+        vwait_entry_t *e = keep;
+        keep = e->next;
+        e->next = w->head;
+        w->head = e;
+    }
+}
+
 static void *waiter_main(void *arg)
 {
     volume_waiter_t *w = arg;
@@ -290,30 +317,30 @@ static void *waiter_main(void *arg)
                 break;
         }
         w->kicked = 0;
-        vwait_entry_t *list = w->head;
-        w->head = NULL;
-        lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
-        vwait_entry_t *keep = NULL;
-        int64_t now = util_now_ms();
-        for (vwait_entry_t *e = list, *next; e; e = next) {
-            next = e->next;
-            if (check_entry(w->s, e, now)) {
-                entry_free(e);
-            } else {
-                e->next = keep;
-                keep = e;
-            }
-        }
-        lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
-        while (keep) {
-            vwait_entry_t *e = keep;
-            keep = e->next;
-            e->next = w->head;
-            w->head = e;
-        }
+        sweep_locked(w);
     }
     lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
     return NULL;
+}
+
+volume_waiter_t *volume_waiter_new_offline(scheduler_t *s)
+{
+    volume_waiter_t *w = util_xcalloc(1, sizeof(*w));
+    w->s = s;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    return w;
+}
+
+int volume_waiter_drain(volume_waiter_t *w)
+{
+    lo_mutex_lock(&w->mu, LO_VOLUME_WAIT);
+    int had = w->head != NULL;
+    w->kicked = 0;
+    if (had)
+        sweep_locked(w);
+    lo_mutex_unlock(&w->mu, LO_VOLUME_WAIT);
+    return had;
 }
 
 volume_waiter_t *volume_waiter_new(scheduler_t *s)

@@ -40,6 +40,7 @@ struct api_writer {
     pthread_t thread;
     unsigned long seq;
     kube_async_t *async; /* the events on the wire; NULL: sent like patches */
+    int offline;         /* no thread: writer_drain sends (writer_new_offline) */
 };
 
 static void req_free(write_req_t *r)
@@ -169,6 +170,24 @@ static void send_event(api_writer_t *w, write_req_t *r)
     kube_async_submit(w->async, r->method, r->path, r->content_type, util_strdup(r->body), event_done, r);
 }
 
+/* The next write: patches first, then events; NULL when both are empty. */
+static write_req_t *take_next_locked(api_writer_t *w)
+{
+    write_req_t *r = w->phead ? w->phead : w->head;
+    if (r == w->phead && r) {
+        w->phead = r->next;
+        if (!w->phead)
+            w->ptail = NULL;
+        w->len--;
+    } else if (r) {
+        w->head = r->next;
+        if (!w->head)
+            w->tail = NULL;
+        w->len--;
+    }
+    return r;
+}
+
 static void *writer_main(void *arg)
 {
     api_writer_t *w = arg;
@@ -177,18 +196,7 @@ static void *writer_main(void *arg)
         lo_mutex_lock(&w->mu, LO_WRITER);
         while (!w->head && !w->phead && !w->closing)
             pthread_cond_wait(&w->cv, &w->mu);
-        write_req_t *r = w->phead ? w->phead : w->head;
-        if (r == w->phead && r) {
-            w->phead = r->next;
-            if (!w->phead)
-                w->ptail = NULL;
-            w->len--;
-        } else if (r) {
-            w->head = r->next;
-            if (!w->head)
-                w->tail = NULL;
-            w->len--;
-        }
+        write_req_t *r = take_next_locked(w);
         int backlog_room = w->len < w->max / 2;
         lo_mutex_unlock(&w->mu, LO_WRITER);
         if (!r)
@@ -233,13 +241,42 @@ api_writer_t *writer_new(scheduler_t *s, int max_pending)
     return w;
 }
 
+api_writer_t *writer_new_offline(scheduler_t *s, int max_pending)
+{
+    api_writer_t *w = util_xcalloc(1, sizeof(*w));
+    w->s = s;
+    w->max = max_pending;
+    w->offline = 1;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    return w;
+}
+
+int writer_drain(api_writer_t *w)
+{
+    int n = 0;
+    for (;;) {
+        lo_mutex_lock(&w->mu, LO_WRITER);
+        write_req_t *r = take_next_locked(w);
+        lo_mutex_unlock(&w->mu, LO_WRITER);
+        if (!r)
+            return n;
+        if (!scheduler_fenced(w->s))
+            send_with_retry(w, r);
+        req_free(r);
+        n++;
+    }
+}
+
 /* Sends what is queued, then stops. */
 void writer_free(api_writer_t *w)
 {
     if (!w)
         return;
+    if (w->offline)
+        writer_drain(w);
     lo_mutex_lock(&w->mu, LO_WRITER);
-    int had_thread = !w->closing;
+    int had_thread = !w->closing && !w->offline;
     w->closing = 1;
     pthread_cond_broadcast(&w->cv);
     lo_mutex_unlock(&w->mu, LO_WRITER);

@@ -350,6 +350,9 @@ static void test_flag_errors(void **st)
           "leader election renew deadline (10s) must be greater than 1.2 x retry period (9s)" },
         { { "--config", "/nonexistent/x.yaml" }, "/nonexistent/x.yaml: No such file or directory" },
         { { "--help=yes" }, "flag --help takes no value" },
+        { { "--seed=0" }, "flag --seed: \"0\" is not an integer in 1..18446744073709551615" },
+        { { "--seed", "-3" }, "flag --seed: \"-3\" is not an integer" },
+        { { "--seed", "18446744073709551616" }, "flag --seed: \"18446744073709551616\" is not an integer" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[6] = { "ai-scheduler" };
@@ -370,6 +373,25 @@ static void test_flag_errors(void **st)
     config_default(&c);
     char *argv[] = { "x", "--leader-elect=false", "--leader-elect-renew-deadline=20s", NULL };
     assert_int_equal(config_parse_args(&c, 3, argv, err, sizeof err), 0);
+    config_free(&c);
+}
+
+/* --seed and the seed key: a 64-bit seed; the flag overrides the file. */
+static void test_seed(void **st)
+{
+    sched_config_t c;
+    char err[256] = "";
+    config_default(&c);
+    assert_int_equal(c.sched.seed, 0); /* from the time, at start */
+    assert_int_equal(load(&c, HDR "seed: 18446744073709551615\n", err, sizeof err), 0);
+    assert_true(c.sched.seed == UINT64_MAX);
+    char *argv[] = { "x", "--seed", "42", NULL };
+    assert_int_equal(config_parse_args(&c, 3, argv, err, sizeof err), 0);
+    assert_int_equal(c.sched.seed, 42);
+    config_free(&c);
+    config_default(&c);
+    assert_int_equal(load(&c, HDR "seed: soon\n", err, sizeof err), -1);
+    assert_non_null(strstr(err, "seed: \"soon\" is not an integer"));
     config_free(&c);
 }
 
@@ -1097,6 +1119,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_seed),
         cmocka_unit_test(test_bad_file_via_flag),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_profiles),

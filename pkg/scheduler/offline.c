@@ -1,0 +1,154 @@
+/* offline.c -- the scheduler driven by its caller, on one thread, for the
+ * sandbox: the informers' handlers, the pool threads' loop, the binder's,
+ * evictor's, volume waiter's and writer's work and the housekeeper's, each
+ * run when the caller says, with the same code the threads run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/internal.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* The writer never drops in a sandbox: the caller drains it after each
+ * step, so its length stays that of one step's writes. */
+#define OFFLINE_MAX_PENDING (1 << 30)
+
+int scheduler_start_offline(scheduler_t *s, char *err, size_t errlen)
+{
+    if (s->writer || s->binder) {
+        util_errf(err, errlen, "scheduler already started");
+        return -1;
+    }
+    /* The sandbox's copy answers policy/v1 Evictions. */
+    s->use_policy_v1 = 1;
+    s->writer = writer_new_offline(s, OFFLINE_MAX_PENDING);
+    s->evictor = evictor_new_offline(s);
+    s->vwait = volume_waiter_new_offline(s);
+    s->binder = binder_new_offline(s);
+    if (!s->binder) {
+        util_errf(err, errlen, "cannot create the binder");
+        return -1;
+    }
+    __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+typedef struct feed_row {
+    const char *kind;
+    informer_handler_fn fn;
+    int owner; /* >= 0: sched_owner_event's kind */
+} feed_row_t;
+
+static const feed_row_t feed_rows[] = {
+    { "Node", on_node_event, -1 },
+    { "Pod", on_pod_event, -1 },
+    { "Pool", pools_on_event, -1 },
+    { "Queue", on_tenant_event, -1 },
+    { "PodGroup", on_podgroup_event, -1 },
+    { "PodDisruptionBudget", on_pdb_event, -1 },
+    { "PriorityClass", on_priorityclass_event, -1 },
+    { "PersistentVolume", on_pv_event, -1 },
+    { "PersistentVolumeClaim", on_pvc_event, -1 },
+    { "StorageClass", on_storage_class_event, -1 },
+    { "CSINode", on_csinode_event, -1 },
+    { "Service", NULL, OWNER_SERVICE },
+    { "ReplicationController", NULL, OWNER_RC },
+    { "ReplicaSet", NULL, OWNER_RS },
+    { "StatefulSet", NULL, OWNER_STS },
+};
+
+int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const char *key, json_t *obj)
+{
+    kube_event_type_t t;
+    if (!type || !key)
+        return -1;
+    if (!strcmp(type, "ADDED"))
+        t = KUBE_ADDED;
+    else if (!strcmp(type, "MODIFIED"))
+        t = KUBE_MODIFIED;
+    else if (!strcmp(type, "DELETED"))
+        t = KUBE_DELETED;
+    else
+        return -1;
+    for (size_t i = 0; kind && i < sizeof(feed_rows) / sizeof(feed_rows[0]); i++) {
+        if (strcmp(feed_rows[i].kind, kind) != 0)
+            continue;
+        if (feed_rows[i].fn)
+            feed_rows[i].fn(s, t, key, obj);
+        else
+            sched_owner_event(s, feed_rows[i].owner, t, key, obj);
+        return 1;
+    }
+    return 0;
+}
+
+static void step_pool(sched_pool_t *P, void *ud)
+{
+    *(int *)ud += sched_pool_step(P);
+}
+
+int scheduler_run_pools(scheduler_t *s)
+{
+    int n = 0;
+    pools_each_live(s, step_pool, &n);
+    return n;
+}
+
+int scheduler_drain(scheduler_t *s)
+{
+    int n = 0;
+    /* Once: a pod whose claims are still unbound waits on. */
+    volume_waiter_drain(s->vwait);
+    for (;;) {
+        /* Binds before evictions, writes last: a bind's Scheduled event
+         * follows it, as with the threads. */
+        int k = binder_drain(s->binder);
+        k += evictor_drain(s->evictor);
+        k += writer_drain(s->writer);
+        if (!k)
+            return n;
+        n += k;
+    }
+}
+
+void scheduler_housekeep(scheduler_t *s)
+{
+    sched_housekeep_rows(s);
+}
+
+typedef struct due_ctx {
+    int64_t due;
+    int pending;
+} due_ctx_t;
+
+static void pool_due(sched_pool_t *P, void *ud)
+{
+    due_ctx_t *c = ud;
+    int64_t d = queue_next_due(P->q);
+    if (d) {
+        c->pending = 1;
+        if (!c->due || d < c->due)
+            c->due = d;
+    }
+}
+
+int64_t scheduler_next_due(scheduler_t *s, int64_t *ckpt_wall_ms)
+{
+    due_ctx_t c = { 0, 0 };
+    pools_each_live(s, pool_due, &c);
+    if (ckpt_wall_ms)
+        *ckpt_wall_ms = s->evictor ? evictor_next_due(s->evictor) : 0;
+    return c.due;
+}
+
+int scheduler_has_pending(scheduler_t *s)
+{
+    due_ctx_t c = { 0, 0 };
+    pools_each_live(s, pool_due, &c);
+    return c.pending;
+}
+
+uint64_t scheduler_seed(const scheduler_t *s)
+{
+    return s->opts.seed;
+}
