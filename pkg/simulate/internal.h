@@ -8,6 +8,7 @@
 #include "util/util.h"
 
 #define SIM_INF INT64_MAX
+#define SIM_CREATE_GAP_MS 1 /* between a job's pods (simulate.c, sim_new) */
 
 enum { SIM_GPU = 0, SIM_CPU, SIM_MEM, SIM_NRES }; /* GPUs, millicores, MB: scheduler_each_queue's units */
 
@@ -68,8 +69,8 @@ struct sim {
     int npods;
     int *first_pod; /* per job: its first pod's index */
     sim_job_state_t *js;
-    int *arrivals; /* job indexes by arrival */
-    int next_arrival;
+    sim_finish_t *creates; /* every pod's creation (at, pod), in order; gen unused */
+    int next_create;
     hashmap_t *by_key; /* "ns/name" -> pod index + 1 */
     sim_finish_t *heap;
     int nheap, capheap;

@@ -80,14 +80,13 @@ void sim_series_free(sim_series_t *se)
 
 /* ------------------------------------------------------------ setup */
 
-static int cmp_arrival(const void *a, const void *b, void *ud)
+/* By time, then pod index: file order among jobs that arrive together. */
+static int cmp_create(const void *a, const void *b)
 {
-    const sim_t *s = ud;
-    int x = *(const int *)a, y = *(const int *)b;
-    int64_t tx = s->js[x].arrival_at, ty = s->js[y].arrival_at;
-    if (tx != ty)
-        return tx < ty ? -1 : 1;
-    return x - y; /* file order among equal arrivals */
+    const sim_finish_t *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->pod - y->pod;
 }
 
 sim_t *sim_new(const sim_opts_t *o, const sim_workload_t *w, const sim_backend_t *b)
@@ -103,15 +102,20 @@ sim_t *sim_new(const sim_opts_t *o, const sim_workload_t *w, const sim_backend_t
     s->now = s->last_progress = o->start_wall_ms;
     s->js = util_xcalloc((size_t)w->njobs + 1, sizeof(*s->js));
     s->first_pod = util_xcalloc((size_t)w->njobs + 1, sizeof(int));
-    s->arrivals = util_xcalloc((size_t)w->njobs + 1, sizeof(int));
     for (int i = 0; i < w->njobs; i++) {
         s->first_pod[i] = s->npods;
         s->npods += w->jobs[i].npods;
         const sim_job_t *j = &w->jobs[i];
         s->js[i].arrival_at = j->arrival_abs ? j->arrival : o->start_wall_ms + j->arrival;
-        s->arrivals[i] = i;
     }
-    qsort_r(s->arrivals, (size_t)w->njobs, sizeof(int), cmp_arrival, s);
+    /* A job's pods are created one after another, SIM_CREATE_GAP_MS apart,
+     * as a controller makes them: the live queue orders pods that tie on
+     * priority by when they came, and that order has to exist here too. */
+    s->creates = util_xcalloc((size_t)s->npods + 1, sizeof(*s->creates));
+    for (int i = 0, k = 0; i < w->njobs; i++)
+        for (int p = 0; p < w->jobs[i].npods; p++, k++)
+            s->creates[k] = (sim_finish_t){ s->js[i].arrival_at + (int64_t)p * SIM_CREATE_GAP_MS, k, 0 };
+    qsort(s->creates, (size_t)s->npods, sizeof(*s->creates), cmp_create);
     s->pods = util_xcalloc((size_t)s->npods + 1, sizeof(*s->pods));
     s->by_key = hashmap_new((size_t)s->npods * 2 + 16);
     for (int i = 0, k = 0; i < w->njobs; i++)
@@ -168,7 +172,7 @@ void sim_free(sim_t *s)
     free(s->pods);
     free(s->js);
     free(s->first_pod);
-    free(s->arrivals);
+    free(s->creates);
     free(s->heap);
     free(s->recreate);
     hashmap_free(s->by_key);
@@ -606,29 +610,34 @@ static int do_finishes(sim_t *s, char *err, size_t errlen)
     return 0;
 }
 
+static int create_podgroup(sim_t *s, int ji, char *err, size_t errlen)
+{
+    json_t *pg = json_deep_copy(s->w->jobs[ji].podgroup);
+    json_t *meta = json_object_get(pg, "metadata");
+    char uid[64], ts[40];
+    snprintf(uid, sizeof uid, "sim-pg-%d", ji);
+    util_rfc3339(s->now, ts, sizeof ts);
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(meta, "creationTimestamp", json_string(ts));
+    json_object_set_new(meta, "resourceVersion", json_string("1"));
+    int rc = apply(s, "ADDED", pg, err, errlen);
+    json_decref(pg);
+    return rc;
+}
+
+/* Pods due to be created by now; a job's PodGroup comes with its first pod. */
 static int do_arrivals(sim_t *s, char *err, size_t errlen)
 {
-    while (s->next_arrival < s->w->njobs && s->js[s->arrivals[s->next_arrival]].arrival_at <= s->now) {
-        int ji = s->arrivals[s->next_arrival++];
-        const sim_job_t *j = &s->w->jobs[ji];
-        if (j->podgroup) {
-            json_t *pg = json_deep_copy(j->podgroup);
-            json_t *meta = json_object_get(pg, "metadata");
-            char uid[64], ts[40];
-            snprintf(uid, sizeof uid, "sim-pg-%d", ji);
-            util_rfc3339(s->now, ts, sizeof ts);
-            json_object_set_new(meta, "uid", json_string(uid));
-            json_object_set_new(meta, "creationTimestamp", json_string(ts));
-            json_object_set_new(meta, "resourceVersion", json_string("1"));
-            int rc = apply(s, "ADDED", pg, err, errlen);
-            json_decref(pg);
-            if (rc < 0)
-                return -1;
-        }
-        for (int k = 0; k < j->npods; k++)
-            if (create_pod(s, s->first_pod[ji] + k, err, errlen) < 0)
-                return -1;
-        s->arrivals_done++;
+    while (s->next_create < s->npods && s->creates[s->next_create].at <= s->now) {
+        int pi = s->creates[s->next_create++].pod;
+        const sim_pod_t *p = &s->pods[pi];
+        const sim_job_t *j = &s->w->jobs[p->job];
+        if (p->idx == 0 && j->podgroup && create_podgroup(s, p->job, err, errlen) < 0)
+            return -1;
+        if (create_pod(s, pi, err, errlen) < 0)
+            return -1;
+        if (p->idx == j->npods - 1)
+            s->arrivals_done++;
         s->last_progress = s->now;
     }
     return 0;
@@ -714,7 +723,7 @@ int sim_run(sim_t *s, char *err, size_t errlen)
     if (step(s, err, errlen) < 0)
         return -1;
     for (;;) {
-        int64_t t_arr = s->next_arrival < s->w->njobs ? s->js[s->arrivals[s->next_arrival]].arrival_at : SIM_INF;
+        int64_t t_arr = s->next_create < s->npods ? s->creates[s->next_create].at : SIM_INF;
         int64_t t_fin = s->nheap ? s->heap[0].at : SIM_INF;
         int64_t t_due = s->b.next_due(s->b.ctx);
         if (t_due <= 0)

@@ -75,15 +75,16 @@ take_snapshot() {
     jq -n --argjson items "$items" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg s "$SCHED_NAME" \
         '{apiVersion: "ai-scheduler.aibee.cn/v1", kind: "ClusterSnapshot", takenAt: $t,
           config: {apiVersion: "ai-scheduler.aibee.cn/v1alpha1", kind: "AiSchedulerConfiguration",
-                   schedulerName: $s, evictionGracePeriodSeconds: 0},
+                   schedulerName: $s, preemption: {evictionGracePeriodSeconds: 0}},
           items: $items}'
 }
 
 case_replay() {
     local w=$CP_WORK/replay
     mkdir -p "$w"
-    local seed_flag=()
-    "$AISCHED_BIN" --help 2>&1 | grep -q -- '--seed' && seed_flag=(--seed "$SEED")
+    local seed_flag=() help
+    help=$("$AISCHED_BIN" --help 2>&1)
+    grep -q -- '--seed' <<<"$help" && seed_flag=(--seed "$SEED")
     [ ${#seed_flag[@]} -gt 0 ] || log "this scheduler has no --seed: ties between nodes must not decide"
     for i in 0 1 2 3; do make_node "n$i" 16 64Gi 4 110 >/dev/null; done
     api_post_json "$QAPI/queues" '{"apiVersion":"resource.aibee.cn/v1alpha1","kind":"Queue","metadata":{"name":"qa"},"spec":{"resources":{"gpu":{"quota":8}}}}' >/dev/null
