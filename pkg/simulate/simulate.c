@@ -549,13 +549,16 @@ static int apply(sim_t *s, const char *type, json_t *obj, char *err, size_t errl
     return 0;
 }
 
-/* A pod's current incarnation, as created now. */
+/* A pod's current incarnation, as created now. Only the top level and the
+ * metadata are copied: the spec is the template's, shared (the sandbox
+ * copies what it changes, never the object it was given). */
 static int create_pod(sim_t *s, int i, char *err, size_t errlen)
 {
     sim_pod_t *p = &s->pods[i];
     const sim_job_t *j = &s->w->jobs[p->job];
-    json_t *obj = json_deep_copy(j->pods[p->idx]);
-    json_t *meta = json_object_get(obj, "metadata");
+    json_t *obj = json_copy(j->pods[p->idx]);
+    json_t *meta = json_copy(json_object_get(obj, "metadata"));
+    json_object_set_new(obj, "metadata", meta);
     char uid[64], ts[40], name[300];
     json_object_set_new(meta, "name", json_string(sim_pod_name(j, p->idx, name, sizeof name)));
     pod_uid(s, i, uid, sizeof uid);
@@ -578,7 +581,7 @@ static int delete_pod(sim_t *s, int i, char *err, size_t errlen)
     json_t *cur = s->b.get(s->b.ctx, "Pod", j->ns, sim_pod_name(j, p->idx, name, sizeof name));
     if (!cur)
         return 0;
-    json_t *obj = json_deep_copy(cur); /* the copy's is borrowed and the apply changes it */
+    json_t *obj = json_incref(cur); /* borrowed from the copy, which drops it during the apply */
     int rc = apply(s, "DELETED", obj, err, errlen);
     json_decref(obj);
     return rc;
