@@ -7,7 +7,7 @@
 #include "util/hashmap.h"
 #include "util/util.h"
 
-#define SIM_INF INT64_MAX
+#define SIM_INF           INT64_MAX
 #define SIM_CREATE_GAP_MS 1 /* between a job's pods (simulate.c, sim_new) */
 
 enum { SIM_GPU = 0, SIM_CPU, SIM_MEM, SIM_NRES }; /* GPUs, millicores, MB: scheduler_each_queue's units */
