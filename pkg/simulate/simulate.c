@@ -587,6 +587,22 @@ static int delete_pod(sim_t *s, int i, char *err, size_t errlen)
     return rc;
 }
 
+/* A finished job's PodGroup goes with it, as its operator deletes it (the
+ * scheduler would otherwise tick it every second for the rest of the run). */
+static int delete_podgroup(sim_t *s, int ji, char *err, size_t errlen)
+{
+    const sim_job_t *j = &s->w->jobs[ji];
+    if (!j->podgroup)
+        return 0;
+    json_t *cur = s->b.get(s->b.ctx, "PodGroup", j->ns, j->name);
+    if (!cur)
+        return 0;
+    json_t *obj = json_incref(cur);
+    int rc = apply(s, "DELETED", obj, err, errlen);
+    json_decref(obj);
+    return rc;
+}
+
 static int do_finishes(sim_t *s, char *err, size_t errlen)
 {
     while (s->nheap > 0 && s->heap[0].at <= s->now) {
@@ -607,8 +623,11 @@ static int do_finishes(sim_t *s, char *err, size_t errlen)
         s->last_progress = s->now;
         sim_job_state_t *js = &s->js[p->job];
         js->running--;
-        if (++js->done == s->w->jobs[p->job].npods)
+        if (++js->done == s->w->jobs[p->job].npods) {
             js->finish_at = s->now;
+            if (delete_podgroup(s, p->job, err, errlen) < 0)
+                return -1;
+        }
     }
     return 0;
 }

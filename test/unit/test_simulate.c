@@ -276,6 +276,8 @@ static int64_t f_next_due(void *ctx)
 static json_t *f_get(void *ctx, const char *kind, const char *ns, const char *name)
 {
     fake_t *f = ctx;
+    if (strcmp(kind, "Pod"))
+        return NULL; /* the fake keeps pods only */
     for (int i = 0; i < f->npods; i++)
         if (f->pods[i].live && !strcmp(f->pods[i].ns, ns) && !strcmp(f->pods[i].name, name))
             return f->pods[i].obj;
