@@ -117,6 +117,10 @@ void scheduler_housekeep(scheduler_t *s);
 int64_t scheduler_next_due(scheduler_t *s, int64_t *ckpt_wall_ms);
 /* Whether a pod waits in some pool's queue (active, backing off or unschedulable). */
 int scheduler_has_pending(scheduler_t *s);
+/* Whether the once-a-second housekeeping has work that time moves on: pods
+ * wait, a checkpoint request is pending, GPU reservation pods are held, a
+ * gang is stale. When not, a caller may jump the clock past idle seconds. */
+int scheduler_housekeep_wanted(scheduler_t *s);
 /* The seed the pools' generators were derived from (opts.seed, or the
  * time's when that was 0). */
 uint64_t scheduler_seed(const scheduler_t *s);

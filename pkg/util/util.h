@@ -8,9 +8,14 @@
 #include <stdarg.h>
 #include <time.h>
 
-int64_t util_now_ms(void);  /* CLOCK_MONOTONIC, milliseconds */
-int64_t util_now_us(void);  /* CLOCK_MONOTONIC, microseconds */
-int64_t util_wall_ms(void); /* CLOCK_REALTIME, milliseconds */
+int64_t util_now_ms(void);                                  /* CLOCK_MONOTONIC, milliseconds */
+int64_t util_now_us(void);                                  /* CLOCK_MONOTONIC, microseconds */
+int64_t util_wall_ms(void);                                 /* CLOCK_REALTIME, milliseconds */
+void util_rfc3339(int64_t wall_ms, char *buf, size_t n);    /* "2026-11-23T04:20:01Z" */
+void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20:01.250Z" */
+/* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
+int64_t util_parse_rfc3339(const char *s);
+void util_sleep_ms(int64_t ms);
 /* A virtual clock for the whole process (the sandbox's): util_now_ms,
  * util_now_us and util_wall_ms ask mono_ms and wall_ms (given ud) instead
  * of the system; NULLs restore the system clocks. Not thread-safe: set it
@@ -18,11 +23,6 @@ int64_t util_wall_ms(void); /* CLOCK_REALTIME, milliseconds */
  * keep the system clock (they wait for real). */
 typedef int64_t (*util_clock_fn)(void *ud);
 void util_clock_override(util_clock_fn mono_ms, util_clock_fn wall_ms, void *ud);
-void util_rfc3339(int64_t wall_ms, char *buf, size_t n);    /* "2026-11-23T04:20:01Z" */
-void util_rfc3339_ms(int64_t wall_ms, char *buf, size_t n); /* "2026-11-23T04:20:01.250Z" */
-/* Parses "2026-11-23T04:20:01Z" (fraction and offset allowed) to wall ms; -1 on error. */
-int64_t util_parse_rfc3339(const char *s);
-void util_sleep_ms(int64_t ms);
 /* A Go duration ("90s", "1m30s", "2h", "1500ms", or bare seconds "15") in
  * ms: 0, or -1 when malformed, negative, finer than a millisecond or over
  * about 31 years. */

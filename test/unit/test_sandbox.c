@@ -64,6 +64,31 @@ static json_t *pool(const char *name)
                      "metadata", "name", name, "spec", "nodeSelector", "matchLabels", "pool", name);
 }
 
+static json_t *gpu_node(const char *name, const char *gpus)
+{
+    json_t *n = node(name, "16", "64Gi", NULL);
+    json_t *st = json_object_get(n, "status");
+    json_object_set_new(json_object_get(st, "capacity"), "nvidia.com/gpu", json_string(gpus));
+    json_object_set_new(json_object_get(st, "allocatable"), "nvidia.com/gpu", json_string(gpus));
+    return n;
+}
+
+static json_t *queue_obj(const char *name, int gpu_quota)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
+                     "Queue", "metadata", "name", name, "spec", "resources", "gpu", "quota", gpu_quota);
+}
+
+static json_t *gpu_pod(const char *name, const char *gpus)
+{
+    json_t *p = pod(name, "1", "1Gi", 0, NULL);
+    json_t *res =
+        json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string(gpus));
+    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", gpus));
+    return p;
+}
+
 /* ---- the action log ----------------------------------------------------- */
 
 typedef struct log {
@@ -169,8 +194,14 @@ static void test_preemption_evicts_and_binds(void **st)
     sandbox_run(sb);
     sandbox_advance(sb, T0 + 15000);
     assert_int_equal(l.evicts, 1);
-    assert_non_null(strstr(logged(&l), "EVICT ns/low node=n1 reason=preemption by=ns/high\n"));
-    assert_non_null(strstr(logged(&l), "BIND ns/high node=n1\n"));
+    /* Nominated, the victim evicted, then bound: in that order. */
+    const char *nom = strstr(logged(&l), "NOMINATE ns/high node=n1\n");
+    const char *ev = strstr(logged(&l), "EVICT ns/low node=n1 reason=preemption by=ns/high\n");
+    const char *bd = strstr(logged(&l), "BIND ns/high node=n1\n");
+    assert_non_null(nom);
+    assert_non_null(ev);
+    assert_non_null(bd);
+    assert_true(ev < bd);
     assert_null(sandbox_get(sb, "Pod", "ns", "low"));
     assert_string_equal(node_of(sb, "mid"), "n2");
     sb_done(sb, &l);
@@ -289,9 +320,64 @@ static char *tie_run(uint64_t seed)
     return out;
 }
 
+/* A busier run: two pools, a queue over its share, a gang, priorities
+ * that preempt, pods finishing, the clock moving; its whole action log. */
+static char *busy_run(uint64_t seed)
+{
+    log_t l;
+    sandbox_t *sb = sb_new(&l, seed);
+    add(sb, pool("a"));
+    add(sb, pool("b"));
+    add(sb, queue_obj("q1", 4));
+    add(sb, queue_obj("q2", 4));
+    for (int i = 0; i < 8; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "g%d", i);
+        json_t *nd = gpu_node(n, "2");
+        json_object_set_new(json_object_get(json_object_get(nd, "metadata"), "labels"), "pool",
+                            json_string(i < 5 ? "a" : "b"));
+        add(sb, nd);
+    }
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "gang", "namespace", "ns", "spec", "minMember", 3));
+    char err[256];
+    for (int t = 0; t < 30; t++) {
+        char n[16];
+        snprintf(n, sizeof n, "p%02d", t);
+        json_t *p = gpu_pod(n, t % 5 == 0 ? "2" : "1");
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(t % 3 == 0 ? 100 : 0));
+        label(p, FS_QUEUE_LABEL, t % 2 ? "q1" : "q2");
+        annotate(p, POOL_ANNOTATION, t % 4 ? "a" : "b");
+        if (t >= 20 && t < 23)
+            label(p, "scheduling.x-k8s.io/pod-group", "gang");
+        add(sb, p);
+        sandbox_advance(sb, T0 + t * 700);
+        if (t % 7 == 6) { /* one finishes */
+            snprintf(n, sizeof n, "p%02d", t - 5);
+            json_t *cur = sandbox_get(sb, "Pod", "ns", n);
+            if (cur) {
+                json_t *done = json_deep_copy(cur);
+                assert_int_equal(sandbox_apply(sb, "DELETED", done, err, sizeof err), 0);
+                json_decref(done);
+            }
+        }
+    }
+    sandbox_advance(sb, T0 + 120000);
+    /* It has every kind of eviction (10 with seed 9: preemption, reclaim
+     * from a queue, a borrowed node's reclaim) among 44 binds. */
+    assert_true(l.binds > 10 && l.evicts > 0);
+    char *out = util_strdup(logged(&l));
+    sb_done(sb, &l);
+    return out;
+}
+
 static void test_deterministic(void **st)
 {
     (void)st;
+    char *x = busy_run(9), *y = busy_run(9);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
     char *a = tie_run(42), *b = tie_run(42);
     assert_string_equal(a, b);
     int differs = 0;
@@ -361,6 +447,28 @@ static void test_bad_objects(void **st)
     o = json_string("x");
     assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), -1);
     json_decref(o);
+    o = pod("a/b", "1", "1Gi", 0, NULL);
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "with '/'"));
+    json_decref(o);
+    o = json_pack("{s:i, s:{s:s}}", "kind", 3, "metadata", "name", "x");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "without a kind"));
+    json_decref(o);
+    /* A kind the scheduler does not watch: accepted, ignored. */
+    o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", "x");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), 0);
+    assert_null(sandbox_get(sb, "ConfigMap", "default", "x"));
+    json_decref(o);
+    /* Odd shapes the scheduler's parsers refuse: no crash, nothing bound. */
+    o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s}", "apiVersion", "v1", "kind", "Pod", "metadata", "name", "odd",
+                  "namespace", "ns", "spec", "not an object");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), 0);
+    json_decref(o);
+    o = json_pack("{s:s, s:s, s:{s:s, s:[]}}", "apiVersion", "v1", "kind", "Node", "metadata", "name", "odd-node",
+                  "labels");
+    assert_int_equal(sandbox_apply(sb, "ADDED", o, err, sizeof err), 0);
+    json_decref(o);
     /* A pod whose quantity does not parse: accepted, never bound. */
     json_t *bad = pod("bad", "lots", "1Gi", 0, NULL);
     add(sb, node("n1", "4", "8Gi", NULL));
@@ -393,6 +501,391 @@ static void test_load_orders_items(void **st)
     sb_done(sb, &l);
 }
 
+static const char *ann_of(sandbox_t *sb, const char *ns, const char *name, const char *key)
+{
+    json_t *p = sandbox_get(sb, "Pod", ns, name);
+    json_t *a = json_object_get(json_object_get(p, "metadata"), "annotations");
+    return json_string_value(json_object_get(a, key));
+}
+
+/* Two half-GPU pods share one GPU: one reservation pod holds it (SB_CREATE),
+ * both carry its index; once both are gone it is deleted (SB_DELETE) after
+ * its idle grace, on the virtual clock. */
+static void test_gpu_fractions(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, gpu_node("g1", "2"));
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "half%d", i);
+        json_t *p = pod(n, "1", "1Gi", 0, NULL);
+        annotate(p, GPU_ANN_FRACTION, "0.5");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 2);
+    assert_string_equal(node_of(sb, "half0"), "g1");
+    assert_string_equal(node_of(sb, "half1"), "g1");
+    const char *i0 = ann_of(sb, "ns", "half0", GPU_ANN_INDEX), *i1 = ann_of(sb, "ns", "half1", GPU_ANN_INDEX);
+    assert_non_null(i0);
+    assert_non_null(i1);
+    assert_string_equal(i0, i1); /* packed on one GPU */
+    const char *res = strstr(logged(&l), "CREATE " GPU_RESERVATION_NS "/" GPU_RESERVATION_PREFIX "g1-");
+    assert_non_null(res);
+    assert_null(strstr(res + 1, "CREATE ")); /* one reservation pod */
+    char err[256];
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "half%d", i);
+        json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", n));
+        assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
+        json_decref(p);
+    }
+    assert_null(strstr(logged(&l), "DELETE "));
+    assert_true(sandbox_next_due(sb) > 0); /* the reservation's idle clock runs */
+    sandbox_advance(sb, T0 + 60000);
+    assert_non_null(strstr(logged(&l), "DELETE " GPU_RESERVATION_NS "/" GPU_RESERVATION_PREFIX "g1-"));
+    sb_done(sb, &l);
+}
+
+/* A victim with a checkpoint grace is asked first and evicted at its
+ * deadline on the virtual clock; one that acknowledges is evicted at once. */
+static void test_checkpoint_deadline(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "3", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, v);
+    add(sb, pod("high", "2", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_int_equal(l.evicts, 0);
+    assert_non_null(ann_of(sb, "ns", "saver", PREEMPTION_REQUESTED_ANNOTATION));
+    int64_t due = sandbox_next_due(sb);
+    assert_true(due > T0 && due <= T0 + 31000);
+    sandbox_advance(sb, T0 + 29000);
+    assert_int_equal(l.evicts, 0);
+    assert_null(node_of(sb, "high"));
+    sandbox_advance(sb, T0 + 45000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+
+    /* The same with an acknowledgement at T0 + 50 s: evicted then. */
+    add(sb, node("n2", "4", "8Gi", NULL));
+    v = pod("saver2", "3", "1Gi", 0, "n2");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "10m");
+    add(sb, v);
+    add(sb, pod("high2", "3", "1Gi", 100, NULL)); /* n1 has 2 CPUs left */
+    sandbox_advance(sb, T0 + 46000);
+    assert_int_equal(l.evicts, 1);
+    sandbox_advance(sb, T0 + 50000);
+    json_t *ack = json_deep_copy(sandbox_get(sb, "Pod", "ns", "saver2"));
+    char ts[64], err[256];
+    util_rfc3339(T0 + 50000, ts, sizeof ts);
+    annotate(ack, CHECKPOINTED_AT_ANNOTATION, ts);
+    assert_int_equal(sandbox_apply(sb, "MODIFIED", ack, err, sizeof err), 0);
+    json_decref(ack);
+    sandbox_advance(sb, T0 + 52000);
+    assert_int_equal(l.evicts, 2);
+    assert_string_equal(node_of(sb, "high2"), "n2");
+    sb_done(sb, &l);
+}
+
+static json_t *pdb(const char *key, json_t *value)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{s:s}}, s:o}}", "apiVersion", "policy/v1", "kind",
+                     "PodDisruptionBudget", "metadata", "name", "guard", "namespace", "ns", "spec", "selector",
+                     "matchLabels", "app", "guarded", key, value);
+}
+
+/* The Eviction meets PodDisruptionBudgets as the API server's does: with
+ * no disruption allowed it is refused (the pod stays, the preemptor waits);
+ * once the budget allows one, the eviction goes. The disruption controller's
+ * count (status.disruptionsAllowed) follows the pods. */
+static void test_pdb_refuses_eviction(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *g = pod("guarded", "3", "1Gi", 0, "n1");
+    label(g, "app", "guarded");
+    add(sb, g);
+    add(sb, pdb("minAvailable", json_integer(1)));
+    json_t *b = sandbox_get(sb, "PodDisruptionBudget", "ns", "guard");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "status"), "disruptionsAllowed")), 0);
+    add(sb, pod("high", "2", "1Gi", 100, NULL));
+    sandbox_advance(sb, T0 + 20000);
+    assert_int_equal(l.evicts, 0);
+    assert_string_equal(node_of(sb, "guarded"), "n1");
+    assert_null(node_of(sb, "high"));
+    add(sb, pdb("maxUnavailable", json_string("100%")));
+    b = sandbox_get(sb, "PodDisruptionBudget", "ns", "guard");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "status"), "disruptionsAllowed")), 1);
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 1);
+    assert_string_equal(node_of(sb, "high"), "n1");
+    b = sandbox_get(sb, "PodDisruptionBudget", "ns", "guard");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "status"), "disruptionsAllowed")), 0);
+    /* A budget that does not parse: refused with a message. */
+    char err[256] = "";
+    json_t *bad = pdb("minAvailable", json_integer(1));
+    json_object_set_new(json_object_get(bad, "spec"), "selector", json_string("app=guarded"));
+    assert_int_equal(sandbox_apply(sb, "ADDED", bad, err, sizeof err), -1);
+    assert_non_null(strstr(err, "selector"));
+    json_decref(bad);
+    sb_done(sb, &l);
+}
+
+static json_t *claim(const char *name, const char *cls)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[s], s:s, s:{s:{s:s}}}, s:{s:s}}", "apiVersion", "v1", "kind",
+                     "PersistentVolumeClaim", "metadata", "name", name, "namespace", "ns", "spec", "accessModes",
+                     "ReadWriteOnce", "storageClassName", cls, "resources", "requests", "storage", "10Gi", "status",
+                     "phase", "Pending");
+}
+
+static json_t *with_claim(json_t *p, const char *claim_name)
+{
+    json_object_set_new(
+        json_object_get(p, "spec"), "volumes",
+        json_pack("[{s:s, s:{s:s}}]", "name", "data", "persistentVolumeClaim", "claimName", claim_name));
+    return p;
+}
+
+/* Claims a pod waits for are bound as the PV controller would: a
+ * WaitForFirstConsumer claim is provisioned on the chosen node, a static
+ * PV chosen by PreBind is bound to its claim; both pods then bind. */
+static void test_volumes_bound(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb,
+        json_pack("{s:s, s:s, s:{s:s}, s:s, s:s}", "apiVersion", "storage.k8s.io/v1", "kind", "StorageClass",
+                  "metadata", "name", "dyn", "provisioner", "x.csi.io", "volumeBindingMode", "WaitForFirstConsumer"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:s, s:s}", "apiVersion", "storage.k8s.io/v1", "kind", "StorageClass",
+                      "metadata", "name", "local", "provisioner", "kubernetes.io/no-provisioner", "volumeBindingMode",
+                      "WaitForFirstConsumer"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}, s:[s], s:s, s:s, s:{s:s}, s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}},"
+                      " s:{s:s}}",
+                      "apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name", "local-pv", "spec",
+                      "capacity", "storage", "20Gi", "accessModes", "ReadWriteOnce", "storageClassName", "local",
+                      "persistentVolumeReclaimPolicy", "Retain", "local", "path", "/mnt/x", "nodeAffinity", "required",
+                      "nodeSelectorTerms", "matchExpressions", "key", "kubernetes.io/hostname", "operator", "In",
+                      "values", "n2", "status", "phase", "Available"));
+    add(sb, claim("c-dyn", "dyn"));
+    add(sb, claim("c-local", "local"));
+    add(sb, node("n1", "8", "16Gi", NULL));
+    add(sb, node("n2", "8", "16Gi", NULL));
+    add(sb, with_claim(pod("dyn", "1", "1Gi", 0, NULL), "c-dyn"));
+    add(sb, with_claim(pod("loc", "1", "1Gi", 0, NULL), "c-local"));
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 5000);
+    assert_int_equal(l.binds, 2);
+    assert_string_equal(node_of(sb, "loc"), "n2"); /* where its PV is */
+    json_t *c = sandbox_get(sb, "PersistentVolumeClaim", "ns", "c-local");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "spec"), "volumeName")), "local-pv");
+    c = sandbox_get(sb, "PersistentVolumeClaim", "ns", "c-dyn");
+    const char *vn = json_string_value(json_object_get(json_object_get(c, "spec"), "volumeName"));
+    assert_non_null(vn);
+    assert_non_null(sandbox_get(sb, "PersistentVolume", NULL, vn));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "status"), "phase")), "Bound");
+    sb_done(sb, &l);
+}
+
+/* Consolidation: a 2-GPU pod finds two nodes with one GPU taken each; the
+ * smaller pod of one moves (its ReplicaSet would recreate it) and the big
+ * pod binds there. The move is told as such. */
+static void test_consolidation_move(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, gpu_node("g1", "2"));
+    add(sb, gpu_node("g2", "2"));
+    for (int i = 1; i <= 2; i++) {
+        char n[8], at[8];
+        snprintf(n, sizeof n, "rs%d", i);
+        snprintf(at, sizeof at, "g%d", i);
+        json_t *p = pod(n, "1", "1Gi", 0, at);
+        json_t *res =
+            json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
+        json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("1"));
+        json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", "1"));
+        json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
+                            json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "apps/v1", "kind", "ReplicaSet",
+                                      "name", "web", "uid", "rs-uid", "controller", 1));
+        add(sb, p);
+    }
+    json_t *big = pod("big", "1", "1Gi", 0, NULL);
+    json_t *res =
+        json_object_get(json_array_get(json_object_get(json_object_get(big, "spec"), "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("2"));
+    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", "2"));
+    add(sb, big);
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 1);
+    const char *e = strstr(logged(&l), "EVICT ns/rs");
+    assert_non_null(e);
+    assert_non_null(strstr(e, "reason=consolidation move by=ns/big\n"));
+    const char *at = node_of(sb, "big");
+    assert_non_null(at);
+    /* big is where the moved pod was; the other stays. */
+    assert_null(sandbox_get(sb, "Pod", "ns", at[1] == '1' ? "rs1" : "rs2"));
+    assert_non_null(sandbox_get(sb, "Pod", "ns", at[1] == '1' ? "rs2" : "rs1"));
+    sb_done(sb, &l);
+}
+
+static void on_resv(void *ud, const char *pool, int active, int64_t gpus, int nodes)
+{
+    (void)pool;
+    (void)gpus;
+    if (active)
+        *(int *)ud += nodes;
+}
+
+/* Nodes held by reservations now. */
+static int reserving(sandbox_t *sb)
+{
+    int n = 0;
+    scheduler_each_pool_reservation(sandbox_scheduler(sb), on_resv, &n);
+    return n;
+}
+
+/* Reservation on the virtual clock: a gang that waited past
+ * reservationAfter (30 s here) holds the nodes it needs (not before), a
+ * small pod does not take the held room, and the gang binds when the
+ * running pods end. */
+static void test_reservation_after(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2,
+                      "scheduleTimeoutSeconds", 3600));
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, node("n2", "4", "8Gi", NULL));
+    add(sb, pod("s1", "1", "1Gi", 0, "n1"));
+    add(sb, pod("s2", "1", "1Gi", 0, "n2"));
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "w%d", i);
+        json_t *p = pod(n, "4", "1Gi", 0, NULL);
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 25000);
+    assert_int_equal(reserving(sb), 0);
+    sandbox_advance(sb, T0 + 40000);
+    assert_int_equal(reserving(sb), 2); /* both nodes held */
+    add(sb, pod("late", "1", "1Gi", 0, NULL));
+    sandbox_advance(sb, T0 + 70000);
+    assert_null(node_of(sb, "late")); /* the held room is the gang's */
+    assert_int_equal(l.binds, 0);
+    char *names[] = { "s1", "s2" };
+    for (int i = 0; i < 2; i++) {
+        json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", names[i]));
+        assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
+        json_decref(p);
+    }
+    sandbox_advance(sb, T0 + 90000);
+    assert_non_null(node_of(sb, "w0"));
+    assert_non_null(node_of(sb, "w1"));
+    assert_null(node_of(sb, "late"));
+    sb_done(sb, &l);
+}
+
+/* Reclaim: queue a runs over its quota on b's share; b's pod takes it back
+ * (the eviction says which queue lost it). A borrower on another pool's
+ * node is reclaimed by that pool's pod ("borrowed-node reclaim"). */
+static void test_reclaim_reasons(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("a", 2));
+    add(sb, queue_obj("b", 2));
+    add(sb, gpu_node("n1", "4"));
+    for (int i = 0; i < 4; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "a%d", i);
+        json_t *p = gpu_pod(n, "1");
+        label(p, FS_QUEUE_LABEL, "a");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 4);
+    json_t *b = gpu_pod("b0", "1");
+    label(b, FS_QUEUE_LABEL, "b");
+    add(sb, b);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "reason=reclaim from queue a by=ns/b0\n"));
+    assert_string_equal(node_of(sb, "b0"), "n1");
+    sb_done(sb, &l);
+
+    sb = sb_new(&l, 7);
+    add(sb, pool("a"));
+    add(sb, pool("b"));
+    add(sb, node("a1", "4", "8Gi", "a"));
+    add(sb, node("b1", "4", "8Gi", "b"));
+    json_t *full = pod("full", "4", "1Gi", 0, "a1");
+    annotate(full, POOL_ANNOTATION, "a");
+    add(sb, full);
+    json_t *p = pod("borrower", "3", "1Gi", 0, NULL);
+    annotate(p, POOL_ANNOTATION, "a");
+    add(sb, p);
+    sandbox_advance(sb, T0 + 15000);
+    assert_string_equal(node_of(sb, "borrower"), "b1");
+    json_t *home = pod("home", "3", "1Gi", 0, NULL);
+    annotate(home, POOL_ANNOTATION, "b");
+    add(sb, home);
+    sandbox_advance(sb, T0 + 45000);
+    assert_non_null(strstr(logged(&l), "EVICT ns/borrower node=b1 reason=borrowed-node reclaim by=ns/home\n"));
+    assert_string_equal(node_of(sb, "home"), "b1");
+    sb_done(sb, &l);
+}
+
+/* A pod that finishes (phase Succeeded, as simulate ends a job) frees its
+ * room: the pod waiting for it binds in the same run. */
+static void test_finished_pod_frees_room(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, pod("job", "3", "1Gi", 0, "n1"));
+    add(sb, pod("next", "3", "1Gi", 0, NULL));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    sandbox_advance(sb, T0 + 7000);
+    json_t *done = json_deep_copy(sandbox_get(sb, "Pod", "ns", "job"));
+    json_object_set_new(json_object_get(done, "status"), "phase", json_string("Succeeded"));
+    char err[256];
+    assert_int_equal(sandbox_apply(sb, "MODIFIED", done, err, sizeof err), 0);
+    json_decref(done);
+    sandbox_run(sb);
+    assert_string_equal(logged(&l) + strlen(logged(&l)) - strlen("BIND ns/next node=n1\n"), "BIND ns/next node=n1\n");
+    assert_int_equal(sandbox_now(sb), T0 + 7000);
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +899,14 @@ int main(void)
         cmocka_unit_test(test_nothing_sent),
         cmocka_unit_test(test_bad_objects),
         cmocka_unit_test(test_load_orders_items),
+        cmocka_unit_test(test_gpu_fractions),
+        cmocka_unit_test(test_checkpoint_deadline),
+        cmocka_unit_test(test_pdb_refuses_eviction),
+        cmocka_unit_test(test_volumes_bound),
+        cmocka_unit_test(test_consolidation_move),
+        cmocka_unit_test(test_reservation_after),
+        cmocka_unit_test(test_reclaim_reasons),
+        cmocka_unit_test(test_finished_pod_frees_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,27 @@ static void test_clocks(void **state)
     assert_true(util_wall_ms() > 1600000000000LL);
 }
 
+static int64_t fixed_clock(void *ud)
+{
+    return *(int64_t *)ud;
+}
+
+/* The override: all three clocks read it; NULLs give the system's back. */
+static void test_clock_override(void **state)
+{
+    (void)state;
+    int64_t v = 1800000000000LL;
+    util_clock_override(fixed_clock, fixed_clock, &v);
+    assert_int_equal(util_now_ms(), v);
+    assert_int_equal(util_now_us(), v * 1000);
+    assert_int_equal(util_wall_ms(), v);
+    v += 1500;
+    assert_int_equal(util_wall_ms(), 1800000001500LL);
+    util_clock_override(NULL, NULL, NULL);
+    assert_true(util_wall_ms() < 1800000000000LL || util_wall_ms() > 1800000001500LL + 60000);
+    assert_true(util_now_ms() != 1800000001500LL);
+}
+
 static void test_sbuf(void **state)
 {
     sbuf_t b = { 0 };
@@ -335,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_rfc3339_roundtrip),
         cmocka_unit_test(test_rfc3339_rejects),
         cmocka_unit_test(test_clocks),
+        cmocka_unit_test(test_clock_override),
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_strings),
