@@ -4,6 +4,7 @@
 #   make demo       local control plane + scheduler + examples/, prints where pods landed
 #   make bench      ai-scheduler vs kube-scheduler on the same API server
 #   make bench-reservation  a 32-GPU gang behind a stream of small jobs, with and without reservations
+#   make bench-simulate     ai-scheduler simulate on 10,000 nodes and 100,000 pods (test/simulate/gen.py)
 #   make fuzz       every libFuzzer target (test/fuzz) for FUZZ_RUNS runs (default 10M) each
 #   make chaos      the chaos suite at full size (5000 pods, leader kills, a 20-minute soak)
 #   make fairness   the queue fairness suite's long decayed-usage run (150 s, 5%)
@@ -73,7 +74,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/fuzz_%.c=$(B)/fuzz/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(CHECKS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench bench-reservation fairness fuzz fuzz-bins chaos lint clean install property soak
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench bench-reservation bench-simulate fairness fuzz fuzz-bins chaos lint clean install property soak
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
@@ -170,6 +171,7 @@ test: deps
 	@bash test/summary.sh run "build (ASan)" $(MAKE) --no-print-directory -j$(JOBS) VARIANT=asan bin-asan
 	@bash test/summary.sh run "build (TSan)" $(MAKE) --no-print-directory -j$(JOBS) VARIANT=tsan bin-tsan
 	@bash test/summary.sh run "fuzz (short)" bash test/fuzz/run.sh short
+	@bash test/summary.sh run "simulate" bash test/simulate/run.sh
 	@bash test/summary.sh run "e2e" bash test/e2e/run.sh
 	@bash test/summary.sh end
 
@@ -204,6 +206,11 @@ bench: all
 # with and without reservations, side by side (docs/benchmarks.md).
 bench-reservation: all
 	@bash test/bench/reservation.sh
+
+# ai-scheduler simulate at the issue's size: 10,000 nodes, 100,000 pods
+# (SIM_NODES, SIM_PODS, SIM_SEED; SIM_PERF=1 profiles; docs/benchmarks.md).
+bench-simulate: all
+	@bash test/simulate/bench.sh
 
 # Long property campaign: PROPERTY_RANDOM random seeds (printed) besides PROPERTY_SEEDS;
 # PROPERTY_PODS, PROPERTY_NODES, PROPERTY_KINDS as in test/e2e/t_property.sh.

@@ -29,6 +29,7 @@
 #include "queues.h"
 #include "snapshot.h"
 #include "whatif.h"
+#include "simulate.h"
 #include "version.h"
 
 static volatile sig_atomic_t g_stop, g_dump;
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
         return whatif_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "mcjob") == 0)
         return mcjob_main(argc - 2, argv + 2, stdout, stderr);
+    if (argc > 1 && strcmp(argv[1], "simulate") == 0)
+        return simulate_main(argc - 2, argv + 2, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "dispatch") == 0) {
         install_signals();
         return dispatch_main(argc - 2, argv + 2, (const volatile int *)&g_stop);
