@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "snapshot/objfile.h"
 #include "snapshot/snapshot.h"
+#include "util/log.h"
 #include "util/util.h"
 #include "debugclient.h"
 #include "snapshot.h"
@@ -18,7 +19,7 @@ static void usage_text(FILE *f)
     fputs("Usage: ai-scheduler whatif -f FILE [--add-nodes N --node-template NODE.yaml]\n"
           "         [--remove-node NAME]... [--set-quota QUEUE=gpu:N[,cpu:Q][,memory:Q]]...\n"
           "         [--snapshot FILE] [--server URL] [--config FILE] [--member NAME]\n"
-          "         [--horizon DURATION] [--seed N] [-o text|json|yaml] [--kubeconfig FILE]\n"
+          "         [--horizon DURATION] [--seed N] [-v N] [-o text|json|yaml] [--kubeconfig FILE]\n"
           "Would the pods of FILE fit? The scheduler's own cycle (queues, gangs, filters,\n"
           "scores, consolidation, preemption, reclaim, borrowing, topology, GPU slots)\n"
           "runs on a copy of the cluster and says where they would go, whom they would\n"
@@ -38,6 +39,7 @@ static void usage_text(FILE *f)
           "  --member NAME          a MultiClusterJob's member cluster (default: the first)\n"
           "  --horizon DURATION     virtual time the copy may run for victims to leave (2m)\n"
           "  --seed N               tie-breaks' seed (default: the config's seed, else 1)\n"
+          "  -v N                   the scheduler's log lines from the copy (default: warnings only)\n"
           "  -o, --output FORMAT    text (default), json or yaml\n"
           "  --kubeconfig FILE      default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
           "  -h, --help             this text\n",
@@ -132,6 +134,17 @@ static int whatif_arg(void *ctx, int argc, char **argv, int *i)
         if (*end || n == 0 || v[0] == '-')
             return bad(p, "--seed %s: a positive integer", v);
         a->seed = n;
+        return 1;
+    }
+    if ((v = util_opt_value(argc, argv, i, "-v", NULL, &missing)) || missing) {
+        char *end;
+        if (!v || !*v)
+            return -1;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 0 || n > 10)
+            return bad(p, "-v %s: a verbosity from 0 to 10", v);
+        a->verbosity = (int)n;
+        a->verbose = 1;
         return 1;
     }
     if ((v = util_opt_value(argc, argv, i, "--horizon", NULL, &missing)) || missing) {
@@ -344,6 +357,12 @@ int whatif_main(int argc, char **argv, FILE *out, FILE *errf)
         fprintf(errf, "error: %s: %s\n", a.file, err);
         goto out;
     }
+    /* The copy's info lines (pools created, pods unschedulable) describe the
+     * copy, not the cluster: shown only when asked for with -v. */
+    if (a.verbose)
+        log_set_verbosity(a.verbosity);
+    else
+        log_set_quiet(1);
     /* the live scheduler's ties break alike when it runs with the same seed */
     whatif_run_opts_t ro = { .sched = &so,
                              .horizon_ms = a.horizon_ms,

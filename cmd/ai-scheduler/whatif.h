@@ -20,12 +20,13 @@ typedef struct whatif_args {
     int nremove;
     whatif_quota_t *quotas; /* --set-quota, repeated */
     int nquotas;
-    const char *snapshot; /* --snapshot FILE: the state instead of the live cluster */
-    const char *config;   /* --config FILE: the scheduler's config */
-    const char *member;   /* --member NAME: a MultiClusterJob's cluster */
-    int64_t horizon_ms;   /* --horizon DURATION: virtual time allowed (2m) */
-    int no_leader;        /* --no-leader: a LIST even when a leader answers */
-    uint64_t seed;        /* --seed N: tie-breaks' seed (0: the config's seed, else 1) */
+    const char *snapshot;   /* --snapshot FILE: the state instead of the live cluster */
+    const char *config;     /* --config FILE: the scheduler's config */
+    const char *member;     /* --member NAME: a MultiClusterJob's cluster */
+    int64_t horizon_ms;     /* --horizon DURATION: virtual time allowed (2m) */
+    int verbosity, verbose; /* -v N given: the copy's log at N (else quiet) */
+    int no_leader;          /* --no-leader: a LIST even when a leader answers */
+    uint64_t seed;          /* --seed N: tie-breaks' seed (0: the config's seed, else 1) */
 } whatif_args_t;
 
 /* Parses argv (after the "whatif" word) into a and c. Returns CLI_CONTINUE,

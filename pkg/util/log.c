@@ -15,6 +15,13 @@ void log_set_verbosity(int v)
     __atomic_store_n(&verbosity, v < 0 ? 0 : v, __ATOMIC_RELAXED);
 }
 
+static int quiet;
+
+void log_set_quiet(int q)
+{
+    __atomic_store_n(&quiet, q != 0, __ATOMIC_RELAXED);
+}
+
 int log_get_verbosity(void)
 {
     return __atomic_load_n(&verbosity, __ATOMIC_RELAXED);
@@ -38,6 +45,8 @@ static const char *base_name(const char *file)
 void log_msg(int level, const char *file, int line, const char *fmt, ...)
 {
     if (!log_enabled(level))
+        return;
+    if (level == LOG_LVL_INFO && __atomic_load_n(&quiet, __ATOMIC_RELAXED))
         return;
 
     struct timeval tv;

@@ -13,6 +13,10 @@ enum { LOG_LVL_ERROR = 0, LOG_LVL_WARN = 1, LOG_LVL_INFO = 2, LOG_LVL_DEBUG = 4,
 
 void log_set_verbosity(int v); /* -v N: errors, warnings and info always; 4+ debug, 6+ trace */
 int log_get_verbosity(void);
+/* Quiet: info lines dropped too (warnings and errors stay). For commands
+ * that run the scheduler's code on a copy (whatif), where its info lines
+ * describe the copy, not the cluster. */
+void log_set_quiet(int quiet);
 void log_msg(int level, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #define log_enabled(lvl) ((lvl) <= LOG_LVL_INFO || (lvl) <= log_get_verbosity())
