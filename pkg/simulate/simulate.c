@@ -347,12 +347,49 @@ static int resolve_priorities(sim_t *s, json_t *items, char *err, size_t errlen)
     return 0;
 }
 
+/* A job's pod or PodGroup named like an object of the snapshot would
+ * overwrite it: refused, as the API server's AlreadyExists. */
+static int check_names(sim_t *s, json_t *items, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach (items, i, it) {
+        const char *kind = json_string_value(json_object_get(it, "kind"));
+        int pod = kind && !strcmp(kind, "Pod"), pg = kind && !strcmp(kind, "PodGroup");
+        if (!pod && !pg)
+            continue;
+        json_t *meta = json_object_get(it, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        if (!name)
+            continue;
+        sbuf_t key = { 0 };
+        sbuf_printf(&key, "%s/%s", ns ? ns : "default", name);
+        int clash = 0;
+        if (pod)
+            clash = hashmap_get(s->by_key, key.data) != NULL;
+        for (int j = 0; pg && !clash && j < s->w->njobs; j++) {
+            const sim_job_t *jb = &s->w->jobs[j];
+            clash = jb->podgroup && !strcmp(jb->ns, ns ? ns : "default") && !strcmp(jb->name, name);
+        }
+        if (clash) {
+            util_errf(err, errlen, "%s %s of the workload already exists in the snapshot: rename the job",
+                      pod ? "pod" : "PodGroup", key.data);
+            sbuf_free(&key);
+            return -1;
+        }
+        sbuf_free(&key);
+    }
+    return 0;
+}
+
 int sim_load(sim_t *s, json_t *snapshot, char *err, size_t errlen)
 {
     json_t *items = json_object_get(snapshot, "items");
     if (!json_is_array(items))
         return util_errf(err, errlen, "snapshot: no items list");
-    if (load_pools(s, items, err, errlen) < 0 || resolve_priorities(s, items, err, errlen) < 0)
+    if (check_names(s, items, err, errlen) < 0 || load_pools(s, items, err, errlen) < 0 ||
+        resolve_priorities(s, items, err, errlen) < 0)
         return -1;
     load_running(s, items);
     /* Each pod's requests, once (its pool is known when it binds). */

@@ -449,7 +449,9 @@ static int build_pods(jctx_t *c, json_t *jo, sim_job_t *j, json_t *prio, const c
             return jfail(c, "replicas: want a whole number from 1 to 100000", NULL);
         j->npods = rep ? (int)json_integer_value(rep) : 1;
     }
-    j->min = j->npods;
+    /* Pods that are no gang start on their own: the job has started when
+     * its first pod runs (a gang: when its minMember do). */
+    j->min = 1;
     if (parse_gang(c, json_object_get(jo, "gang"), j, j->npods, pclass) < 0)
         return -1;
     j->pods = util_xcalloc((size_t)j->npods, sizeof(*j->pods));

@@ -28,7 +28,7 @@ typedef struct sim_job {
     int npods;
     int templated;
     json_t *podgroup;           /* its PodGroup, or NULL (owned) */
-    int min;                    /* pods that must run for the job to start */
+    int min;                    /* pods that must run for the job to start: a gang's minMember, else 1 */
     const char *priority_class; /* borrowed from the pods: spec.priorityClassName, or NULL */
 } sim_job_t;
 

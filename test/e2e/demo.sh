@@ -271,6 +271,18 @@ if [ -f examples/multicluster-job.yaml ]; then
     echo "  the winner's pod: $(kc get pod finetune-here -o jsonpath='{.metadata.name} on {.spec.nodeName}, args {.spec.containers[0].args}')"
 fi
 
+step "ai-scheduler snapshot, then simulate examples/simulate/workload.yaml on it (virtual time, no API server)"
+if "$AISCHED_BIN" snapshot -o "$CP_WORK/demo-snapshot.json" --kubeconfig "$ADMIN_KUBECONFIG"; then
+    echo "snapshot: $(jq '.items | length' "$CP_WORK/demo-snapshot.json") objects (no Secrets, no env values)"
+    "$AISCHED_BIN" simulate --snapshot "$CP_WORK/demo-snapshot.json" --workload examples/simulate/workload.yaml \
+        --seed 1 -o "$CP_WORK/simulation" || echo "(simulate failed)"
+    echo "jobs.csv:"
+    column -s, -t <"$CP_WORK/simulation/jobs.csv" 2>/dev/null || cat "$CP_WORK/simulation/jobs.csv"
+    echo "(the HTML report: $CP_WORK/simulation/report.html, removed with the demo's work dir)"
+else
+    echo "(snapshot failed)"
+fi
+
 step "pool table: ai-scheduler pools"
 if ! timeout 30 "$AISCHED_BIN" pools --kubeconfig "$ADMIN_KUBECONFIG"; then
     echo "(the pools subcommand is not available yet)"
