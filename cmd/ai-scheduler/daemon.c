@@ -392,30 +392,6 @@ static void observe_bound(void *ud, double secs)
     metric_observe(ud, NULL, secs);
 }
 
-/* Profiles beyond the first, for scheduler_new (which copies them). */
-typedef struct extra_profiles {
-    const char **names;
-    fw_config_t *fw;
-} extra_profiles_t;
-
-/* The scheduler's options are the config's (cfg->sched holds every knob;
- * its strings stay owned by cfg, which outlives the scheduler), with the
- * first profile's name and framework, the other profiles and the identity. */
-static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, extra_profiles_t *x)
-{
-    *o = cfg->sched;
-    o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
-    int n = config_nprofiles(cfg);
-    x->names = util_xcalloc((size_t)n, sizeof(*x->names));
-    x->fw = util_xcalloc((size_t)n, sizeof(*x->fw));
-    for (int i = 1; i < n; i++)
-        x->names[i - 1] = config_profile_fw(cfg, i, &x->fw[i - 1]);
-    o->extra_names = x->names;
-    o->extra_fw = x->fw;
-    o->nextra = n - 1;
-    o->identity = cfg->leader.identity;
-}
-
 /* Starts the elector and blocks until this replica leads (1), or stop (0),
  * or an error (-1). */
 static int lead(kube_client_t *kc, const sched_config_t *cfg, leader_t **out, lease_ctx_t *lc, daemon_metrics_t *dm,
@@ -528,8 +504,9 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     }
 
     scheduler_opts_t so;
-    extra_profiles_t xp;
-    opts_from_config(&so, cfg, &xp);
+    const char **xnames;
+    fw_config_t *xfw; /* profiles beyond the first, for scheduler_new (which copies them) */
+    config_scheduler_opts(cfg, cfg->leader.identity, &so, &xnames, &xfw);
     so.on_bound = observe_bound;
     so.on_bound_ud = dm.latency;
     so.on_gang_placed = observe_bound;
@@ -539,8 +516,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
         so.may_act_ud = &lc;
     }
     sched = scheduler_new(&so, kc, err, sizeof(err));
-    free(xp.names);
-    free(xp.fw);
+    free(xnames);
+    free(xfw);
     if (!sched) {
         fprintf(stderr, "ai-scheduler: %s\n", err);
         goto out;

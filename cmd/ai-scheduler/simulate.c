@@ -162,23 +162,6 @@ static int load_config(sched_config_t *cfg, const char *file, json_t *snapshot, 
     return config_validate(cfg, err, errlen);
 }
 
-/* As the daemon's: the config's knobs, the first profile's name and
- * framework, the other profiles (x holds their arrays). */
-static void opts_from_config(scheduler_opts_t *o, const sched_config_t *cfg, const char ***names, fw_config_t **fw)
-{
-    *o = cfg->sched;
-    o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
-    int n = config_nprofiles(cfg);
-    *names = util_xcalloc((size_t)n, sizeof(**names));
-    *fw = util_xcalloc((size_t)n, sizeof(**fw));
-    for (int i = 1; i < n; i++)
-        (*names)[i - 1] = config_profile_fw(cfg, i, &(*fw)[i - 1]);
-    o->extra_names = *names;
-    o->extra_fw = *fw;
-    o->nextra = n - 1;
-    o->identity = "simulate";
-}
-
 /* The sandbox reports actions before the simulator exists (loading the
  * snapshot); those are not the workload's. */
 static void on_action(void *ud, const sb_action_t *a)
@@ -230,7 +213,7 @@ static int run(const sim_args_t *a, FILE *out, FILE *errf)
     config_free(&cfg);
     if (load_config(&cfg, a->config, snap, err, sizeof err) < 0)
         goto fail;
-    opts_from_config(&so, &cfg, &names, &fw);
+    config_scheduler_opts(&cfg, "simulate", &so, &names, &fw);
     if (sim_workload_load_file(&w, a->workload, so.scheduler_name, err, sizeof err) < 0)
         goto fail;
     int64_t start = start_of(&w, snap);

@@ -258,22 +258,6 @@ static json_t *load_state(const whatif_args_t *a, const cli_t *c, json_t **confi
 
 /* ------------------------------------------------------------ config */
 
-/* As the daemon fills them (daemon.c opts_from_config): cfg owns the strings. */
-static void sched_opts(scheduler_opts_t *o, const sched_config_t *cfg, const char ***names, fw_config_t **fw)
-{
-    *o = cfg->sched;
-    o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
-    int n = config_nprofiles(cfg);
-    *names = util_xcalloc((size_t)n, sizeof **names);
-    *fw = util_xcalloc((size_t)n, sizeof **fw);
-    for (int i = 1; i < n; i++)
-        (*names)[i - 1] = config_profile_fw(cfg, i, &(*fw)[i - 1]);
-    o->extra_names = *names;
-    o->extra_fw = *fw;
-    o->nextra = n - 1;
-    o->identity = "whatif";
-}
-
 static int load_config(sched_config_t *cfg, const char *path, json_t *from_snapshot, FILE *errf)
 {
     char err[600] = "";
@@ -352,7 +336,7 @@ int whatif_main(int argc, char **argv, FILE *out, FILE *errf)
     if (apply_edits(&a, items, notes, errf) < 0)
         goto out;
     scheduler_opts_t so;
-    sched_opts(&so, &cfg, &names, &fw);
+    config_scheduler_opts(&cfg, "whatif", &so, &names, &fw);
     if (!(subs = whatif_submissions(objs, items, a.member, so.scheduler_name, util_wall_ms(), err, sizeof err))) {
         fprintf(errf, "error: %s: %s\n", a.file, err);
         goto out;

@@ -1417,3 +1417,19 @@ int config_parse_args(sched_config_t *c, int argc, char **argv, char *err, size_
         rc = config_validate(c, err, errlen);
     return rc;
 }
+
+void config_scheduler_opts(const sched_config_t *cfg, const char *identity, scheduler_opts_t *o, const char ***names,
+                           fw_config_t **fw)
+{
+    *o = cfg->sched;
+    o->scheduler_name = config_profile_fw(cfg, 0, &o->fw);
+    int n = config_nprofiles(cfg);
+    *names = util_xcalloc((size_t)n, sizeof(**names));
+    *fw = util_xcalloc((size_t)n, sizeof(**fw));
+    for (int i = 1; i < n; i++)
+        (*names)[i - 1] = config_profile_fw(cfg, i, &(*fw)[i - 1]);
+    o->extra_names = *names;
+    o->extra_fw = *fw;
+    o->nextra = n - 1;
+    o->identity = identity;
+}

@@ -79,6 +79,12 @@ typedef struct sched_config {
  * schedulerName (borrowed from c) and effective framework configuration. */
 int config_nprofiles(const sched_config_t *c);
 const char *config_profile_fw(const sched_config_t *c, int i, fw_config_t *out);
+/* The scheduler's options from the config, as scheduler_new takes them:
+ * cfg->sched (every knob; its strings stay owned by cfg, which must outlive
+ * the scheduler), the first profile's name and framework, the others in
+ * *names and *fw (arrays the caller frees), and identity (borrowed). */
+void config_scheduler_opts(const sched_config_t *cfg, const char *identity, scheduler_opts_t *o, const char ***names,
+                           fw_config_t **fw);
 
 /* Fills c with the defaults (allocates its strings). */
 void config_default(sched_config_t *c);

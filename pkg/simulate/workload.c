@@ -6,191 +6,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "api/types.h"
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
+#include "snapshot/objfile.h"
 #include "util/hashmap.h"
 #include "util/util.h"
 
-#define YAML_DEPTH 64
-#define YAML_NODES 20000000
-#define FILE_MAX   (512u << 20)
+#define FILE_MAX (512u << 20)
 
-/* ------------------------------------------------------------ YAML */
-
-typedef struct yconv {
-    yaml_document_t *doc;
-    long nodes;
-    char *err;
-    size_t errlen;
-} yconv_t;
-
-static int yfail(yconv_t *c, const yaml_node_t *n, const char *what)
-{
-    return util_errf(c->err, c->errlen, "line %lu: %s", (unsigned long)n->start_mark.line + 1, what);
-}
-
-/* A plain scalar that is a whole number kubectl would send as one. */
-static int plain_integer(const char *s, long long *v)
-{
-    const char *p = s + (*s == '-' || *s == '+');
-    if (!*p || strlen(p) > 18)
-        return 0;
-    for (const char *q = p; *q; q++)
-        if (!isdigit((unsigned char)*q))
-            return 0;
-    if (p[0] == '0' && p[1])
-        return 0; /* "010": YAML 1.1 octal; left a string rather than guessed */
-    *v = strtoll(s, NULL, 10);
-    return 1;
-}
-
-static json_t *yscalar(yconv_t *c, const yaml_node_t *n)
-{
-    const char *s = (const char *)n->data.scalar.value;
-    size_t len = n->data.scalar.length;
-    if (memchr(s, '\0', len)) {
-        yfail(c, n, "a NUL character in a scalar");
-        return NULL;
-    }
-    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-        long long v;
-        if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
-            return json_true();
-        if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
-            return json_false();
-        if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
-            return json_null();
-        if (plain_integer(s, &v))
-            return json_integer(v);
-    }
-    json_t *j = json_stringn(s, len);
-    if (!j)
-        yfail(c, n, "a scalar is not UTF-8");
-    return j;
-}
-
-static json_t *yconv(yconv_t *c, yaml_node_t *n, int depth);
-
-static json_t *ymapping(yconv_t *c, yaml_node_t *n, int depth)
-{
-    json_t *o = json_object();
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
-        if (!k || !v || k->type != YAML_SCALAR_NODE || memchr(k->data.scalar.value, '\0', k->data.scalar.length)) {
-            yfail(c, k ? k : n, "a map key is not a string");
-            goto fail;
-        }
-        const char *ks = (const char *)k->data.scalar.value;
-        if (json_object_get(o, ks)) {
-            char m[160];
-            snprintf(m, sizeof m, "key \"%.100s\" twice", ks);
-            yfail(c, k, m);
-            goto fail;
-        }
-        json_t *jv = yconv(c, v, depth + 1);
-        if (!jv || json_object_set_new(o, ks, jv) < 0) {
-            if (jv)
-                yfail(c, k, "a map key is not UTF-8");
-            goto fail;
-        }
-    }
-    return o;
-fail:
-    json_decref(o);
-    return NULL;
-}
-
-static json_t *yconv(yconv_t *c, yaml_node_t *n, int depth)
-{
-    if (depth > YAML_DEPTH) {
-        yfail(c, n, "nested too deep");
-        return NULL;
-    }
-    if (++c->nodes > YAML_NODES) {
-        yfail(c, n, "too many nodes");
-        return NULL;
-    }
-    if (n->type == YAML_SCALAR_NODE)
-        return yscalar(c, n);
-    if (n->type == YAML_MAPPING_NODE)
-        return ymapping(c, n, depth);
-    if (n->type != YAML_SEQUENCE_NODE) {
-        yfail(c, n, "an empty node");
-        return NULL;
-    }
-    json_t *a = json_array();
-    for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
-        yaml_node_t *e = yaml_document_get_node(c->doc, *i);
-        json_t *je = e ? yconv(c, e, depth + 1) : NULL;
-        if (!je) {
-            json_decref(a);
-            return NULL;
-        }
-        json_array_append_new(a, je);
-    }
-    return a;
-}
-
-static int yaml_error(const yaml_parser_t *p, char *err, size_t errlen)
-{
-    return util_errf(err, errlen, "line %lu: YAML: %s", (unsigned long)p->problem_mark.line + 1,
-                     p->problem ? p->problem : "parse error");
-}
-
-/* JSON text goes through jansson (faster, and its errors name the column). */
-static json_t *json_text_load(const char *buf, size_t len, char *err, size_t errlen)
-{
-    json_error_t je;
-    json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-    if (!j)
-        util_errf(err, errlen, "line %d column %d: JSON: %s", je.line, je.column, je.text);
-    return j;
-}
-
+/* The YAML reader is the snapshot's (objfile.c), so object files, snapshots
+ * and workloads read alike; a workload is one document. */
 json_t *sim_yaml_load(const char *buf, size_t len, char *err, size_t errlen)
 {
-    size_t i = 0;
-    while (i < len && isspace((unsigned char)buf[i]))
-        i++;
-    if (i < len && (buf[i] == '{' || buf[i] == '['))
-        return json_text_load(buf, len, err, errlen);
-    yaml_parser_t p;
-    yaml_document_t doc, next;
-    if (!yaml_parser_initialize(&p)) {
-        util_errf(err, errlen, "out of memory");
+    json_t *docs = objfile_parse(buf, len, err, errlen);
+    if (!docs)
+        return NULL;
+    if (json_array_size(docs) != 1) {
+        util_errf(err, errlen, json_array_size(docs) ? "only one YAML document is allowed" : "empty document");
+        json_decref(docs);
         return NULL;
     }
-    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-    if (!yaml_parser_load(&p, &doc)) {
-        yaml_error(&p, err, errlen);
-        yaml_parser_delete(&p);
-        return NULL;
-    }
-    json_t *j = NULL;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    yconv_t c = { &doc, 0, err, errlen };
-    if (!root)
-        util_errf(err, errlen, "empty document");
-    else
-        j = yconv(&c, root, 0);
-    yaml_document_delete(&doc);
-    if (j && !yaml_parser_load(&p, &next)) {
-        yaml_error(&p, err, errlen);
-        json_decref(j);
-        j = NULL;
-    } else if (j) {
-        if (yaml_document_get_root_node(&next)) {
-            util_errf(err, errlen, "only one YAML document is allowed");
-            json_decref(j);
-            j = NULL;
-        }
-        yaml_document_delete(&next);
-    }
-    yaml_parser_delete(&p);
+    json_t *j = json_incref(json_array_get(docs, 0));
+    json_decref(docs);
     return j;
 }
 

@@ -50,9 +50,9 @@ const char *sim_pod_name(const sim_job_t *j, int i, char *buf, size_t n);
 /* Pod i's name ("JOB-i" for a template's replicas) into buf; returns buf. */
 const char *sim_pod_name(const sim_job_t *j, int i, char *buf, size_t n);
 
-/* One YAML (or JSON) document as JSON: plain scalars that are integers
- * become numbers, true/false booleans, null/~/empty null, the rest strings.
- * NULL with "line N: ..." in err. */
+/* One YAML (or JSON) document as JSON, read as objfile_parse reads object
+ * files (plain scalars typed as YAML 1.1 core says). NULL with "line N:
+ * ..." in err. */
 json_t *sim_yaml_load(const char *buf, size_t len, char *err, size_t errlen);
 /* A whole file read (at most max bytes), NUL-terminated; NULL with err. */
 char *sim_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
