@@ -124,7 +124,10 @@ json_t *explain_get(explain_store_t *st, const char *kind, const char *ns, const
     char *key = key_of(kind, ns, name);
     lo_mutex_lock(&st->mu, LO_EXPLAIN);
     entry_t *e = hashmap_get(st->by_key, key);
-    json_t *rec = e ? json_incref(e->rec) : NULL;
+    /* A copy, not a reference: the store's record is freed by whichever
+     * thread replaces or evicts it, and jansson's decref reads the count
+     * before its atomic decrement (a data race on a shared object). */
+    json_t *rec = e ? json_deep_copy(e->rec) : NULL;
     lo_mutex_unlock(&st->mu, LO_EXPLAIN);
     free(key);
     return rec;

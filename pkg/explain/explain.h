@@ -29,7 +29,7 @@ void explain_store_free(explain_store_t *st);
 /* Keeps rec (taken) as the record of kind ("pod" or "podgroup") ns/name,
  * replacing the one before; past the cap the least recently written goes. */
 void explain_put(explain_store_t *st, const char *kind, const char *ns, const char *name, json_t *rec);
-/* The record (new reference), or NULL when none is kept. Any thread. */
+/* A copy of the record (the caller's), or NULL when none is kept. Any thread. */
 json_t *explain_get(explain_store_t *st, const char *kind, const char *ns, const char *name);
 /* Forgets the record; 1 if there was one. */
 int explain_drop(explain_store_t *st, const char *kind, const char *ns, const char *name);
