@@ -659,7 +659,10 @@ static void test_start_without_pool_api(void **st)
     pthread_mutex_lock(&api.mu);
     api.pool_api = 1;
     pthread_mutex_unlock(&api.mu);
-    assert_true(took < 4000);
+    /* Not the 60 s sync timeout: start goes on without the Pool API. (The
+     * owner kinds' 404s cost their own 3 s wait first; under TSan on a
+     * loaded machine the whole start took 4.1 s, so 8 s, far below 60.) */
+    assert_true(took < 8000);
     assert_int_equal(pool_of_g0, DEFAULT_POOL_ID);
 }
 
