@@ -590,6 +590,11 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
     return why;
 }
 
+static int member_live(const pod_t *p)
+{
+    return pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting;
+}
+
 /* Bound, live members of g, oldest start first. */
 static int bound_members(gang_t *g, pod_t ***out)
 {
@@ -599,7 +604,7 @@ static int bound_members(gang_t *g, pod_t ***out)
     void *v;
     for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
         pod_t *p = v;
-        if (pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting)
+        if (member_live(p))
             a[n++] = p;
     }
     /* insertion sort by start, then uid: small n */
@@ -623,21 +628,56 @@ static gang_t *gang_of_pod_locked(gang_store_t *gs, const pod_t *p)
     return key ? hashmap_get(gs->gangs, key) : NULL;
 }
 
+/* Where p stands among g's bound, live members, oldest start first (the
+ * order bound_members sorts by), counted rather than sorted: this runs per
+ * candidate victim, and a gang's members often share one start second. */
+static int member_rank(gang_t *g, const pod_t *self)
+{
+    int rank = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+        const pod_t *q = v;
+        if (q == self || !member_live(q))
+            continue;
+        if (q->started_ms < self->started_ms || (q->started_ms == self->started_ms && strcmp(q->uid, self->uid) < 0))
+            rank++;
+    }
+    return rank;
+}
+
 int gang_member_class(gang_store_t *gs, const pod_t *p)
 {
     int cls = GANG_MEMBER_NONE;
     lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g && g->pg && !g->pg->invalid) {
-        pod_t **b;
-        int n = bound_members(g, &b);
-        for (int i = 0; i < n; i++)
-            if (strcmp(b[i]->uid, p->uid) == 0)
-                cls = i < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
-        free(b);
+        const pod_t *self = hashmap_get(g->members, p->uid);
+        if (self && member_live(self))
+            cls = member_rank(g, self) < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return cls;
+}
+
+/* The latest start among g's bound, live members (0 with none), and how many there are. */
+static int64_t members_last_start(gang_t *g, int *nlive)
+{
+    int64_t last = 0;
+    int n = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+        const pod_t *q = v;
+        if (!member_live(q))
+            continue;
+        n++;
+        if (n == 1 || q->started_ms > last)
+            last = q->started_ms;
+    }
+    if (nlive)
+        *nlive = n;
+    return last;
 }
 
 int64_t gang_last_start(gang_store_t *gs, const pod_t *p)
@@ -646,11 +686,10 @@ int64_t gang_last_start(gang_store_t *gs, const pod_t *p)
     lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g) {
-        pod_t **b;
-        int n = bound_members(g, &b);
-        if (n > 0 && b[n - 1]->started_ms > last)
-            last = b[n - 1]->started_ms; /* oldest start first */
-        free(b);
+        int n;
+        int64_t m = members_last_start(g, &n);
+        if (n > 0 && m > last)
+            last = m;
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return last;
@@ -684,11 +723,10 @@ int64_t gang_resize_start(gang_store_t *gs, const char *ns, const char *name, in
         if (start == 0) {
             /* No change seen by this process (a restart): a gang above its
              * minimum was resized once; its newest member says when. */
-            pod_t **b;
-            int n = bound_members(g, &b);
+            int n;
+            int64_t last = members_last_start(g, &n);
             if (n > g->pg->min_member)
-                start = b[n - 1]->started_ms;
-            free(b);
+                start = last;
         }
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
