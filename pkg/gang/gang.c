@@ -14,6 +14,11 @@ typedef struct gang {
     podgroup_t *pg;     /* NULL: not seen, or deleted */
     int deleted;        /* seen, then deleted: members fall back to single pods */
     hashmap_t *members; /* uid -> pod_t* (one ref) */
+    /* The bound, live members, oldest start first, borrowed from members:
+     * asked per candidate victim, so kept until members changes (its pods
+     * are never changed in place, only replaced). */
+    pod_t **order;
+    int norder, order_ok;
     /* scheduler memory */
     int64_t start_ms;  /* first considered (wall), 0 = never */
     int64_t placed_ms; /* minimum last placed (wall), 0 = never */
@@ -202,6 +207,7 @@ static void gang_free(gang_t *g)
     free(g->name);
     podgroup_free(g->pg);
     members_clear(g->members);
+    free(g->order);
     free(g->wait_msg);
     free(g->last_status);
     free(g->warned_invalid);
@@ -346,6 +352,7 @@ static void remove_member_locked(gang_store_t *gs, const char *uid)
     if (!g)
         return;
     pod_unref(hashmap_remove(g->members, uid));
+    g->order_ok = 0;
     g->dirty = 1;
     maybe_drop(gs, g);
 }
@@ -372,6 +379,7 @@ void gang_pod_upsert(gang_store_t *gs, pod_t *p)
     if (group) {
         gang_t *g = get_or_new(gs, p->ns, group);
         pod_t *old = hashmap_put(g->members, p->uid, pod_ref(p));
+        g->order_ok = 0;
         if (!old)
             hashmap_put(gs->pod_of, p->uid, util_strdup(g->key));
         else if (old->phase != p->phase || strcmp(old->node_name, p->node_name) != 0)
@@ -595,55 +603,44 @@ static int member_live(const pod_t *p)
     return pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting;
 }
 
-/* Bound, live members of g, oldest start first. */
+/* Bound, live members of g, oldest start first (g->order, rebuilt when
+ * members changed); the array is g's and valid until members changes. */
 static int bound_members(gang_t *g, pod_t ***out)
 {
-    pod_t **a = util_xcalloc(hashmap_len(g->members) + 1, sizeof(*a));
-    int n = 0;
-    const char *k;
-    void *v;
-    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
-        pod_t *p = v;
-        if (member_live(p))
-            a[n++] = p;
-    }
-    /* insertion sort by start, then uid: small n */
-    for (int i = 1; i < n; i++) {
-        pod_t *x = a[i];
-        int j = i - 1;
-        while (j >= 0 && (a[j]->started_ms > x->started_ms ||
-                          (a[j]->started_ms == x->started_ms && strcmp(a[j]->uid, x->uid) > 0))) {
-            a[j + 1] = a[j];
-            j--;
+    if (!g->order_ok) {
+        free(g->order);
+        pod_t **a = util_xcalloc(hashmap_len(g->members) + 1, sizeof(*a));
+        int n = 0;
+        const char *k;
+        void *v;
+        for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+            pod_t *p = v;
+            if (member_live(p))
+                a[n++] = p;
         }
-        a[j + 1] = x;
+        /* insertion sort by start, then uid: small n, sorted once per change */
+        for (int i = 1; i < n; i++) {
+            pod_t *x = a[i];
+            int j = i - 1;
+            while (j >= 0 && (a[j]->started_ms > x->started_ms ||
+                              (a[j]->started_ms == x->started_ms && strcmp(a[j]->uid, x->uid) > 0))) {
+                a[j + 1] = a[j];
+                j--;
+            }
+            a[j + 1] = x;
+        }
+        g->order = a;
+        g->norder = n;
+        g->order_ok = 1;
     }
-    *out = a;
-    return n;
+    *out = g->order;
+    return g->norder;
 }
 
 static gang_t *gang_of_pod_locked(gang_store_t *gs, const pod_t *p)
 {
     const char *key = hashmap_get(gs->pod_of, p->uid);
     return key ? hashmap_get(gs->gangs, key) : NULL;
-}
-
-/* Where p stands among g's bound, live members, oldest start first (the
- * order bound_members sorts by), counted rather than sorted: this runs per
- * candidate victim, and a gang's members often share one start second. */
-static int member_rank(gang_t *g, const pod_t *self)
-{
-    int rank = 0;
-    const char *k;
-    void *v;
-    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
-        const pod_t *q = v;
-        if (q == self || !member_live(q))
-            continue;
-        if (q->started_ms < self->started_ms || (q->started_ms == self->started_ms && strcmp(q->uid, self->uid) < 0))
-            rank++;
-    }
-    return rank;
 }
 
 int gang_member_class(gang_store_t *gs, const pod_t *p)
@@ -653,31 +650,14 @@ int gang_member_class(gang_store_t *gs, const pod_t *p)
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g && g->pg && !g->pg->invalid) {
         const pod_t *self = hashmap_get(g->members, p->uid);
-        if (self && member_live(self))
-            cls = member_rank(g, self) < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
+        pod_t **b;
+        int n = bound_members(g, &b);
+        for (int i = 0; self && i < n; i++)
+            if (b[i] == self)
+                cls = i < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return cls;
-}
-
-/* The latest start among g's bound, live members (0 with none), and how many there are. */
-static int64_t members_last_start(gang_t *g, int *nlive)
-{
-    int64_t last = 0;
-    int n = 0;
-    const char *k;
-    void *v;
-    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
-        const pod_t *q = v;
-        if (!member_live(q))
-            continue;
-        n++;
-        if (n == 1 || q->started_ms > last)
-            last = q->started_ms;
-    }
-    if (nlive)
-        *nlive = n;
-    return last;
 }
 
 int64_t gang_last_start(gang_store_t *gs, const pod_t *p)
@@ -686,10 +666,10 @@ int64_t gang_last_start(gang_store_t *gs, const pod_t *p)
     lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g) {
-        int n;
-        int64_t m = members_last_start(g, &n);
-        if (n > 0 && m > last)
-            last = m;
+        pod_t **b;
+        int n = bound_members(g, &b);
+        if (n > 0 && b[n - 1]->started_ms > last)
+            last = b[n - 1]->started_ms; /* oldest start first */
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return last;
@@ -723,10 +703,10 @@ int64_t gang_resize_start(gang_store_t *gs, const char *ns, const char *name, in
         if (start == 0) {
             /* No change seen by this process (a restart): a gang above its
              * minimum was resized once; its newest member says when. */
-            int n;
-            int64_t last = members_last_start(g, &n);
+            pod_t **b;
+            int n = bound_members(g, &b);
             if (n > g->pg->min_member)
-                start = last;
+                start = b[n - 1]->started_ms;
         }
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
@@ -757,7 +737,6 @@ int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out)
                 if (strcmp(b[i]->uid, p->uid) != 0)
                     (*out)[n++] = pod_ref(b[i]);
         }
-        free(b);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return n;
