@@ -270,6 +270,10 @@ typedef struct fs_node {
     char *last_status;  /* body last handed out for this object */
     int object_name;    /* a Queue object has (had) this name */
     int64_t written_ms; /* when last_status was handed out */
+    /* The status body last serialized and the raw figures it was made of
+     * (status_key): a tick whose figures did not change reuses the body. */
+    sbuf_t st_key;
+    char *st_body;
 } fs_node_t;
 
 /* One queue id in one pool. Raw figures count the pods charged to this
@@ -376,6 +380,8 @@ void fs_store_free(fs_store_t *fs)
         free(n->said);
         free(n->kids);
         free(n->last_status);
+        sbuf_free(&n->st_key);
+        free(n->st_body);
     }
     free(fs->n);
     free(fs->eff);
@@ -1507,6 +1513,52 @@ static json_t *status_of(fs_store_t *fs, int id)
     return st;
 }
 
+/* Everything status_of reads, as raw bytes: equal keys make equal bodies. */
+static void status_key(const fs_store_t *fs, int id, sbuf_t *k)
+{
+    const fs_node_t *n = &fs->n[id];
+    sbuf_reset(k);
+    for (int p = 0; p < fs->npools; p++) {
+        const fs_pool_t *P = &fs->pools[p];
+        if (!P->used || !P->name || id >= P->nq)
+            continue;
+        const fs_pq_t *q = &P->q[id];
+        sbuf_append(k, P->name, strlen(P->name) + 1);
+        sbuf_append(k, (const char *)q->a_alloc, sizeof(q->a_alloc));
+        sbuf_append(k, (const char *)q->a_pend, sizeof(q->a_pend));
+        sbuf_append(k, (const char *)q->fair, sizeof(q->fair));
+        sbuf_append(k, (const char *)q->a_excess, sizeof(q->a_excess));
+        sbuf_append(k, (const char *)&q->a_npend, sizeof(q->a_npend));
+    }
+    int budget = 0;
+    for (int r = 0; n->spec && r < FS_NRES; r++)
+        budget |= n->spec->excess_budget[r] >= 0;
+    char flags[2] = { (char)(n->valid != 0), (char)budget };
+    sbuf_append(k, flags, sizeof(flags));
+    if (!n->valid && n->why)
+        sbuf_append(k, n->why, strlen(n->why) + 1);
+}
+
+/* The status body of node i (malloc'd), serialized only when its figures changed. */
+static char *status_body(fs_store_t *fs, int i)
+{
+    fs_node_t *n = &fs->n[i];
+    sbuf_t k = { 0 };
+    status_key(fs, i, &k);
+    if (n->st_body && k.len == n->st_key.len && memcmp(k.data, n->st_key.data, k.len) == 0) {
+        sbuf_free(&k);
+        return util_strdup(n->st_body);
+    }
+    json_t *st = json_pack("{s:o}", "status", status_of(fs, i));
+    char *body = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(st);
+    free(n->st_body);
+    n->st_body = body ? util_strdup(body) : NULL;
+    sbuf_free(&n->st_key);
+    n->st_key = k;
+    return body;
+}
+
 /* Resource-seconds past each pod's lifetime, for excess budgets. */
 static void excess_step(fs_store_t *fs, int64_t now_wall)
 {
@@ -1546,9 +1598,7 @@ void fs_tick(fs_store_t *fs, int64_t now_ms, fs_tick_t *out)
         fs_node_t *n = &fs->n[i];
         if (!n->spec)
             continue;
-        json_t *st = json_pack("{s:o}", "status", status_of(fs, i));
-        char *body = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
-        json_decref(st);
+        char *body = status_body(fs, i);
         /* Written is not shown: resent every STATUS_RETRY_MS until the
          * Queue the informer sees carries it (a dropped write is retried). */
         int shown = body && n->spec->status_json && strcmp(n->spec->status_json, body) == 0;

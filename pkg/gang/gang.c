@@ -14,6 +14,11 @@ typedef struct gang {
     podgroup_t *pg;     /* NULL: not seen, or deleted */
     int deleted;        /* seen, then deleted: members fall back to single pods */
     hashmap_t *members; /* uid -> pod_t* (one ref) */
+    /* The bound, live members, oldest start first, borrowed from members:
+     * asked per candidate victim, so kept until members changes (its pods
+     * are never changed in place, only replaced). */
+    pod_t **order;
+    int norder, order_ok;
     /* scheduler memory */
     int64_t start_ms;  /* first considered (wall), 0 = never */
     int64_t placed_ms; /* minimum last placed (wall), 0 = never */
@@ -202,6 +207,7 @@ static void gang_free(gang_t *g)
     free(g->name);
     podgroup_free(g->pg);
     members_clear(g->members);
+    free(g->order);
     free(g->wait_msg);
     free(g->last_status);
     free(g->warned_invalid);
@@ -346,6 +352,7 @@ static void remove_member_locked(gang_store_t *gs, const char *uid)
     if (!g)
         return;
     pod_unref(hashmap_remove(g->members, uid));
+    g->order_ok = 0;
     g->dirty = 1;
     maybe_drop(gs, g);
 }
@@ -372,6 +379,7 @@ void gang_pod_upsert(gang_store_t *gs, pod_t *p)
     if (group) {
         gang_t *g = get_or_new(gs, p->ns, group);
         pod_t *old = hashmap_put(g->members, p->uid, pod_ref(p));
+        g->order_ok = 0;
         if (!old)
             hashmap_put(gs->pod_of, p->uid, util_strdup(g->key));
         else if (old->phase != p->phase || strcmp(old->node_name, p->node_name) != 0)
@@ -590,31 +598,43 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
     return why;
 }
 
-/* Bound, live members of g, oldest start first. */
+static int member_live(const pod_t *p)
+{
+    return pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting;
+}
+
+/* Bound, live members of g, oldest start first (g->order, rebuilt when
+ * members changed); the array is g's and valid until members changes. */
 static int bound_members(gang_t *g, pod_t ***out)
 {
-    pod_t **a = util_xcalloc(hashmap_len(g->members) + 1, sizeof(*a));
-    int n = 0;
-    const char *k;
-    void *v;
-    for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
-        pod_t *p = v;
-        if (pod_is_bound(p) && !pod_is_terminal(p) && !p->deleting)
-            a[n++] = p;
-    }
-    /* insertion sort by start, then uid: small n */
-    for (int i = 1; i < n; i++) {
-        pod_t *x = a[i];
-        int j = i - 1;
-        while (j >= 0 && (a[j]->started_ms > x->started_ms ||
-                          (a[j]->started_ms == x->started_ms && strcmp(a[j]->uid, x->uid) > 0))) {
-            a[j + 1] = a[j];
-            j--;
+    if (!g->order_ok) {
+        free(g->order);
+        pod_t **a = util_xcalloc(hashmap_len(g->members) + 1, sizeof(*a));
+        int n = 0;
+        const char *k;
+        void *v;
+        for (size_t it = 0; hashmap_next(g->members, &it, &k, &v);) {
+            pod_t *p = v;
+            if (member_live(p))
+                a[n++] = p;
         }
-        a[j + 1] = x;
+        /* insertion sort by start, then uid: small n, sorted once per change */
+        for (int i = 1; i < n; i++) {
+            pod_t *x = a[i];
+            int j = i - 1;
+            while (j >= 0 && (a[j]->started_ms > x->started_ms ||
+                              (a[j]->started_ms == x->started_ms && strcmp(a[j]->uid, x->uid) > 0))) {
+                a[j + 1] = a[j];
+                j--;
+            }
+            a[j + 1] = x;
+        }
+        g->order = a;
+        g->norder = n;
+        g->order_ok = 1;
     }
-    *out = a;
-    return n;
+    *out = g->order;
+    return g->norder;
 }
 
 static gang_t *gang_of_pod_locked(gang_store_t *gs, const pod_t *p)
@@ -629,12 +649,12 @@ int gang_member_class(gang_store_t *gs, const pod_t *p)
     lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = gang_of_pod_locked(gs, p);
     if (g && g->pg && !g->pg->invalid) {
+        const pod_t *self = hashmap_get(g->members, p->uid);
         pod_t **b;
         int n = bound_members(g, &b);
-        for (int i = 0; i < n; i++)
-            if (strcmp(b[i]->uid, p->uid) == 0)
+        for (int i = 0; self && i < n; i++)
+            if (b[i] == self)
                 cls = i < g->pg->min_member ? GANG_MEMBER_MINIMUM : GANG_MEMBER_SURPLUS;
-        free(b);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return cls;
@@ -650,7 +670,6 @@ int64_t gang_last_start(gang_store_t *gs, const pod_t *p)
         int n = bound_members(g, &b);
         if (n > 0 && b[n - 1]->started_ms > last)
             last = b[n - 1]->started_ms; /* oldest start first */
-        free(b);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return last;
@@ -688,7 +707,6 @@ int64_t gang_resize_start(gang_store_t *gs, const char *ns, const char *name, in
             int n = bound_members(g, &b);
             if (n > g->pg->min_member)
                 start = b[n - 1]->started_ms;
-            free(b);
         }
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
@@ -719,7 +737,6 @@ int gang_mates(gang_store_t *gs, const pod_t *p, pod_t ***out)
                 if (strcmp(b[i]->uid, p->uid) != 0)
                     (*out)[n++] = pod_ref(b[i]);
         }
-        free(b);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return n;
