@@ -478,6 +478,8 @@ void kube_response_free(kube_response_t *r)
     free(r->body);
     r->body = NULL;
     r->len = 0;
+    json_decref(r->doc);
+    r->doc = NULL;
 }
 
 /* ---- error messages from Status objects ------------------------------- */
@@ -526,6 +528,11 @@ int kube_client_decode(kube_response_t *r, const char *method, const char *path,
     }
     if (!out)
         return 0;
+    if (r->doc) {
+        /* A copy: the caller may change it, the in-process store's may not. */
+        *out = json_deep_copy(r->doc);
+        return 0;
+    }
     json_error_t je;
     *out = json_loadb(r->body, r->len, 0, &je);
     if (!*out) {
@@ -575,7 +582,7 @@ int kube_send_json(kube_client_t *c, const char *method, const char *path, const
     free(text);
     if (rc != 0)
         return -1;
-    rc = kube_client_decode(&r, method, path, r.len ? out : NULL, status, err, errlen);
+    rc = kube_client_decode(&r, method, path, r.len || r.doc ? out : NULL, status, err, errlen);
     kube_response_free(&r);
     return rc;
 }

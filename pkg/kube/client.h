@@ -26,6 +26,10 @@ typedef struct kube_response {
     long status; /* HTTP status */
     char *body;  /* NUL-terminated, owned; may be "" */
     size_t len;
+    /* In-process clients only: a 2xx answer may come as this document (a
+     * reference, never changed) with body "", so that a write whose answer
+     * nobody reads is never serialized; kube_client_decode reads either. */
+    json_t *doc;
 } kube_response_t;
 
 /* cfg is copied. */

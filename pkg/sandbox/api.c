@@ -98,6 +98,16 @@ static void answer(kube_response_t *resp, long status, json_t *obj)
     resp->body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
 }
 
+/* A write's answer: the object itself (kube_response_t.doc), serialized
+ * only if the caller decodes it; most writes' answers (status patches,
+ * events) are never read. obj is never changed after (stored objects are
+ * copied on write). */
+static void answer_write(kube_response_t *resp, long status, json_t *obj)
+{
+    resp->status = status;
+    resp->doc = json_incref(obj);
+}
+
 static void answer_status(kube_response_t *resp, long code, const char *reason, const char *msg)
 {
     if (code < 300) {
@@ -311,7 +321,7 @@ static void api_create(sandbox_t *sb, const api_path_t *p, json_t *body, kube_re
 {
     if (!strcmp(p->k->kind, "Event")) {
         api_event(sb, body);
-        answer(resp, 201, body);
+        answer_write(resp, 201, body);
         return;
     }
     const char *name = sb_str_at(body, "metadata", "name");
@@ -341,7 +351,7 @@ static void api_create(sandbox_t *sb, const api_path_t *p, json_t *body, kube_re
     if (!strcmp(p->k->kind, "Pod"))
         sb_act_pod(sb, SB_CREATE, obj, node);
     free(nm);
-    answer(resp, 201, obj);
+    answer_write(resp, 201, obj);
 }
 
 /* ---- the PV controller's part: claims bound as soon as PreBind asks ---- */
@@ -443,7 +453,7 @@ static void api_patch(sandbox_t *sb, const api_path_t *p, const char *ctype, jso
             sb_act_pod(sb, SB_NOMINATE, np, nom);
     }
     sb_store_put(sb, p->k, "MODIFIED", p->ns, p->name, np);
-    answer(resp, 200, np);
+    answer_write(resp, 200, np);
     if (!strcmp(p->k->kind, "PersistentVolume"))
         pv_claimed(sb, np);
     else if (!strcmp(p->k->kind, "PersistentVolumeClaim"))
@@ -466,7 +476,7 @@ static void api_put(sandbox_t *sb, const api_path_t *p, json_t *body, kube_respo
     }
     json_object_set(meta, "uid", json_object_get(json_object_get(cur, "metadata"), "uid"));
     sb_store_put(sb, p->k, "MODIFIED", p->ns, p->name, np);
-    answer(resp, 200, np);
+    answer_write(resp, 200, np);
 }
 
 static void api_list(sandbox_t *sb, const api_path_t *p, kube_response_t *resp)
