@@ -131,7 +131,8 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
-    s->explain = explain_store_new(EXPLAIN_DEFAULT_CAP);
+    /* NULL: no record is built (trace.c), scheduler_explain finds none */
+    s->explain = o->no_decision_records ? NULL : explain_store_new(EXPLAIN_DEFAULT_CAP);
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);

@@ -50,6 +50,7 @@ typedef struct scheduler_opts {
     int reservation_after_s;          /* a gang waiting this long reserves room (300; 0 = never) */
     int reservation_timeout_s;        /* a reservation ends after (1800) */
     uint64_t seed;                    /* random tie-breaks' seed (0: from the time, logged) */
+    int no_decision_records;          /* keep no explain records (simulate, which never reads them; no flag) */
     /* Not knobs: the daemon wires the rest (the config leaves them as
      * scheduler_opts_default does: NULL, 0).
      * More profiles (KubeSchedulerConfiguration profiles[1..]): pods whose

@@ -24,6 +24,8 @@ static pod_set_trace_t *trace_of(pod_set_t *set)
 
 void pod_set_step(pod_set_t *set, const char *step, const char *result, const char *fmt, ...)
 {
+    if (!set->P->s->explain)
+        return; /* no records kept: nothing would read it */
     char detail[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -37,6 +39,10 @@ void trace_set_diag(pod_set_t *set, fw_diagnosis_t *diag, int nodes)
 {
     if (!diag)
         return;
+    if (!set->P->s->explain) {
+        fw_diagnosis_free(diag); /* taken, and not kept */
+        return;
+    }
     pod_set_trace_t *t = trace_of(set);
     fw_diagnosis_free(t->diag);
     t->diag = diag;
