@@ -230,6 +230,19 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
     free(path);
 }
 
+/* The next queued job, or NULL (binder's mutex held). */
+static bind_job_t *pop_job(binder_t *b)
+{
+    bind_job_t *j = b->head;
+    if (j) {
+        b->head = j->next;
+        if (!b->head)
+            b->tail = NULL;
+        __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
+    }
+    return j;
+}
+
 static void *binder_main(void *arg)
 {
     binder_t *b = arg;
@@ -238,13 +251,7 @@ static void *binder_main(void *arg)
         lo_mutex_lock(&b->mu, LO_BINDER);
         while (!b->head && !b->closing)
             pthread_cond_wait(&b->cv, &b->mu);
-        bind_job_t *j = b->head;
-        if (j) {
-            b->head = j->next;
-            if (!b->head)
-                b->tail = NULL;
-            __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
-        }
+        bind_job_t *j = pop_job(b);
         lo_mutex_unlock(&b->mu, LO_BINDER);
         if (!j)
             break;         /* closing and drained */
@@ -304,13 +311,7 @@ int binder_drain(binder_t *b)
     int n = 0;
     for (;;) {
         lo_mutex_lock(&b->mu, LO_BINDER);
-        bind_job_t *j = b->head;
-        if (j) {
-            b->head = j->next;
-            if (!b->head)
-                b->tail = NULL;
-            __atomic_sub_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
-        }
+        bind_job_t *j = pop_job(b);
         lo_mutex_unlock(&b->mu, LO_BINDER);
         if (!j)
             return n;

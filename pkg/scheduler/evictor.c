@@ -856,7 +856,8 @@ static void *evictor_main(void *arg)
     return NULL;
 }
 
-evictor_t *evictor_new_offline(scheduler_t *s)
+/* The evictor's state, threaded or offline alike. */
+static evictor_t *evictor_alloc(scheduler_t *s)
 {
     evictor_t *e = util_xcalloc(1, sizeof(*e));
     e->s = s;
@@ -867,6 +868,12 @@ evictor_t *evictor_new_offline(scheduler_t *s)
     e->ended = hashmap_new(16);
     e->stale = hashmap_new(16);
     e->warned = hashmap_new(16);
+    return e;
+}
+
+evictor_t *evictor_new_offline(scheduler_t *s)
+{
+    evictor_t *e = evictor_alloc(s);
     e->started = 1; /* takes jobs; evictor_drain runs them */
     e->offline = 1;
     return e;
@@ -908,15 +915,7 @@ int evictor_drain(evictor_t *e)
 
 evictor_t *evictor_new(scheduler_t *s)
 {
-    evictor_t *e = util_xcalloc(1, sizeof(*e));
-    e->s = s;
-    pthread_mutex_init(&e->mu, NULL);
-    pthread_cond_init(&e->cv, NULL);
-    e->awaiting = hashmap_new(16);
-    e->requested = hashmap_new(16);
-    e->ended = hashmap_new(16);
-    e->stale = hashmap_new(16);
-    e->warned = hashmap_new(16);
+    evictor_t *e = evictor_alloc(s);
     if (pthread_create(&e->thread, NULL, evictor_main, e) == 0)
         e->started = 1;
     else
