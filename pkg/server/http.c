@@ -176,6 +176,9 @@ static const char *status_reason(unsigned code)
     }
 }
 
+static MHD_Result_t serve_route(struct MHD_Connection *conn, const http_route_t *rt, const char *url, const req_t *q,
+                                const json_t *user);
+
 /* GET url in the authenticated area: authenticate, find the route,
  * authorise, run it. */
 static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *conn, const char *url, const req_t *q)
@@ -208,14 +211,22 @@ static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *con
         json_decref(user);
         return reply_status(conn, MHD_HTTP_NOT_FOUND, "NotFound", "not found");
     }
+    LOG_D("http: GET %s user=%s", url, who ? who : "");
+    MHD_Result_t rc = serve_route(conn, &rt, url, q, user);
+    json_decref(user);
+    return rc;
+}
+
+/* Runs route rt for url as user (NULL on an open route) and answers. */
+static MHD_Result_t serve_route(struct MHD_Connection *conn, const http_route_t *rt, const char *url, const req_t *q,
+                                const json_t *user)
+{
     const char *query = strchr(q ? q->uri : "", '?');
     char *body = NULL;
     const char *ctype = NULL;
     cur_user = user;
-    int code = rt.fn(rt.ud, url, query ? query + 1 : "", &body, &ctype);
+    int code = rt->fn(rt->ud, url, query ? query + 1 : "", &body, &ctype);
     cur_user = NULL;
-    LOG_D("http: GET %s: %d user=%s", url, code, who ? who : "");
-    json_decref(user);
     if (code < 100 || code > 599) {
         free(body);
         return reply_status(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalError", "the route failed");
@@ -271,8 +282,12 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     }
     if (!strcmp(url, "/metrics"))
         return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", metrics_render(s->o.metrics), 1);
-    if (is_protected(s, url))
+    if (is_protected(s, url)) {
+        http_route_t rt;
+        if (find_route(s, url, &rt) && rt.open)
+            return serve_route(conn, &rt, url, q, NULL);
         return serve_protected(s, conn, url, q);
+    }
     return reply(conn, MHD_HTTP_NOT_FOUND, text, "not found\n", 0);
 }
 
@@ -294,7 +309,7 @@ static int whoami(void *ud, const char *path, const char *query, char **body, co
 int http_server_route(http_server_t *s, const http_route_t *r)
 {
     if (!s || !r || !r->fn || !r->prefix || r->prefix[0] != '/' ||
-        (!r->authn_only && (!r->verb || !*r->verb || !r->resource || !*r->resource)))
+        (!r->authn_only && !r->open && (!r->verb || !*r->verb || !r->resource || !*r->resource)))
         return -1;
     lo_mutex_lock(&s->routes_mu, LO_HTTP_ROUTES);
     int i = 0;

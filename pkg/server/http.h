@@ -62,12 +62,16 @@ typedef struct http_route {
      * (verb, group, resource ignored). Otherwise verb and resource are
      * required, so a route cannot be opened by forgetting them. */
     int authn_only;
+    /* 1 = served to anyone, with no authentication (verb, group, resource
+     * ignored): only for what names no workload, e.g. the dashboard's
+     * static files, whose data comes from authenticated routes. */
+    int open;
 } http_route_t;
 
 /* Adds a route (copied; strings must outlive the server). Any time, any
  * thread. The longest matching prefix wins; a prefix registered again
  * replaces the route. 0, or -1 when prefix does not start with '/', fn is
- * NULL, or verb/resource are missing without authn_only.
+ * NULL, or verb/resource are missing without authn_only or open.
  *
  * With ns_in_path, the segment after the prefix is the namespace asked in
  * the SubjectAccessReview: it must be a DNS label (else 404); an empty one

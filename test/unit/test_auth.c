@@ -477,7 +477,7 @@ static void test_http_routes(void **st)
     auth_t *a = new_auth(api_port, NULL);
     http_server_t *s = start_server(a);
     int port = http_server_port(s);
-    http_route_t pods = { "/debug/pods/", echo, "pods", "get", "", "pods", 1, 0 };
+    http_route_t pods = { "/debug/pods/", echo, "pods", "get", "", "pods", 1, 0, 0 };
     assert_int_equal(http_server_route(s, &pods), 0);
     got_t g;
 
@@ -559,7 +559,7 @@ static void test_http_routes(void **st)
     assert_int_equal(g.code, 200);
 
     /* Registration: a route must say what it asks unless authn_only. */
-    http_route_t bad = { "/debug/x/", echo, "x", NULL, "", "pods", 0, 0 };
+    http_route_t bad = { "/debug/x/", echo, "x", NULL, "", "pods", 0, 0, 0 };
     assert_int_equal(http_server_route(s, &bad), -1);
     bad.verb = "get";
     bad.resource = NULL;
@@ -570,7 +570,7 @@ static void test_http_routes(void **st)
     bad.prefix = "/debug/x/";
     assert_int_equal(http_server_route(s, &bad), 0);
     /* A route outside /debug is authenticated just the same. */
-    http_route_t ui = { "/ui/", echo, "ui", "get", "", "pods", 1, 0 };
+    http_route_t ui = { "/ui/", echo, "ui", "get", "", "pods", 1, 0, 0 };
     assert_int_equal(http_server_route(s, &ui), 0);
     assert_int_equal(fetch(port, NULL, "/ui/team", NULL, NULL, &g), 0);
     assert_int_equal(g.code, 401);
@@ -670,7 +670,7 @@ static void test_no_token_in_logs(void **st)
     auth_opts_t o = { .timeout_s = 1 };
     auth_t *dead = new_auth(dead_port(), &o), *a = new_auth(api_port, NULL);
     http_server_t *s1 = start_server(dead), *s2 = start_server(a);
-    http_route_t pods = { "/debug/pods/", echo, "pods", "get", "", "pods", 1, 0 };
+    http_route_t pods = { "/debug/pods/", echo, "pods", "get", "", "pods", 1, 0, 0 };
     http_server_route(s2, &pods);
     got_t g;
     fetch(http_server_port(s1), NULL, "/debug/whoami", "sekrit-one", NULL, &g);
