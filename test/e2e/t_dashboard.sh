@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016,SC2119,SC2120 source-path=SCRIPTDIR
 # The dashboard's JSON routes (/api/v1/..., issue 25) on a real API server:
-# two pools, a Queue, a 0.5-GPU fraction, a gang waiting for its third GPU
+# two pools, a Queue, a 0.5-GPU fraction, a gang of three 2-GPU pods that
+# fits neither its pool nor a lender whole,
 # and a pod no node fits; each route read with a ServiceAccount token that
 # has the rights the routes ask (get pools, list pods, list podgroups) and
 # compared with exact values; no token is 401, a token without rights 403,
@@ -74,7 +75,7 @@ setup() {
     api_post_json "$PG_API" '{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup",
         "metadata":{"name":"g","labels":{"resource.aibee.cn/queue":"team"}},"spec":{"minMember":3}}' >/dev/null ||
         die "podgroup"
-    make_pods g 3 --cpu 100m --gpu 1 --pool b --label "$PG_LABEL=g" --label resource.aibee.cn/queue=team ||
+    make_pods g 3 --cpu 100m --gpu 2 --pool b --label "$PG_LABEL=g" --label resource.aibee.cn/queue=team ||
         die "gang pods"
     make_pod big --cpu 64 --pool a >/dev/null || die "pod big"
     wait_until '[ -n "$(pod_node half)" ]' 30 || die "half not bound"
@@ -105,7 +106,7 @@ case_overview() {
         and .resources.gpu.capacity == 4 and .resources.gpu.used == 0.5 and .resources.gpu.shared == 1
         and .resources.gpu.free == 3.5 and .pendingPods == 1 and .resources.cpu.pending == 64000' <<<"$o" >/dev/null ||
         fail "pool a: $(jq -c '.pools[] | select(.name == "a")' <<<"$o")"
-    jq -e '.pools[] | select(.name == "b") | .nodes == 1 and .pendingPods == 3 and .resources.gpu.pending == 3' \
+    jq -e '.pools[] | select(.name == "b") | .nodes == 1 and .pendingPods == 3 and .resources.gpu.pending == 6' \
         <<<"$o" >/dev/null || fail "pool b: $(jq -c '.pools[] | select(.name == "b")' <<<"$o")"
     jq -e '.totals.gpu.capacity == 6 and (.generation > 0) and (.now > 0) and .leader.isLeader' <<<"$o" >/dev/null ||
         fail "totals: $(jq -c '{totals, generation, leader}' <<<"$o")"
