@@ -208,6 +208,7 @@ typedef struct gang_row {
     int members, placed, running, succeeded, failed;
     int64_t created_ms, start_ms; /* wall; start 0: never considered */
     int waiting, wait_pool, timed_out;
+    int topo_required; /* topo_level is required (else preferred) */
 } gang_row_t;
 /* Calls fn for every PodGroup seen (a gang with a PodGroup object), under
  * the store's lock: fn copies what it keeps and must not call the store. */
