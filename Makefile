@@ -115,6 +115,8 @@ $(B)/version.h: FORCE
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 $(B)/cmd/ai-scheduler/main.o: $(B)/version.h
 $(B)/cmd/ai-scheduler/main.o: CPPFLAGS += -I$(B)
+$(B)/cmd/ai-scheduler/daemon.o: $(B)/version.h
+$(B)/cmd/ai-scheduler/daemon.o: CPPFLAGS += -I$(B)
 .PHONY: FORCE
 FORCE:
 

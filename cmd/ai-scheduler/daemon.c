@@ -5,6 +5,7 @@
 
 #include "daemon.h"
 #include "dashboard/assets.h"
+#include "dashboard/dashboard.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "leader/leader.h"
@@ -13,6 +14,7 @@
 #include "server/metrics.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "version.h"
 
 typedef struct daemon_metrics {
     metrics_t *reg;
@@ -357,6 +359,47 @@ static void state_route_add(http_server_t *http, daemon_metrics_t *dm)
         LOG_W("http: the /debug/state route could not be added");
 }
 
+/* ------------------------------------------------------------ dashboard */
+
+/* The dashboard's view of who serves: the scheduler while it leads and is
+ * synced, the same 503 as /debug otherwise. */
+static scheduler_t *dash_leading(void *ud)
+{
+    daemon_metrics_t *dm = ud;
+    scheduler_t *sched = __atomic_load_n(&dm->sched, __ATOMIC_ACQUIRE);
+    return sched && scheduler_ready(sched) ? sched : NULL;
+}
+
+static json_t *dash_not_leading(void *ud)
+{
+    return not_leading(ud);
+}
+
+static void dash_leader(void *ud, char *buf, size_t n)
+{
+    daemon_metrics_t *dm = ud;
+    leader_t *le = __atomic_load_n(&dm->le, __ATOMIC_ACQUIRE);
+    buf[0] = 0;
+    if (le)
+        leader_holder(le, buf, n);
+}
+
+static dashboard_t *dashboard_add(http_server_t *http, daemon_metrics_t *dm, const char *identity)
+{
+    dashboard_opts_t o = { .leading = dash_leading,
+                           .not_leading = dash_not_leading,
+                           .leader = dash_leader,
+                           .ud = dm,
+                           .version = AISCHED_VERSION,
+                           .identity = identity };
+    dashboard_t *d = dashboard_new(&o);
+    if (dashboard_routes_add(d, http) != 0)
+        LOG_W("http: the dashboard's /api/v1 routes could not all be added");
+    if (dashboard_start(d) != 0)
+        LOG_W("dashboard: the queue history sampler could not start");
+    return d;
+}
+
 /* Fatal at start: what a retry cannot fix (credentials, certificates). */
 static int fatal_api_error(long status, const char *err)
 {
@@ -456,6 +499,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     kube_client_t *kc_le = NULL;
     lease_ctx_t lc = { 0, NULL, &dm };
     auth_t *auth = NULL;
+    dashboard_t *dash = NULL;
     if (cfg->metrics_port > 0) {
         /* /debug is authenticated and authorised by the API server with the
          * scheduler's own credentials (TokenReview, SubjectAccessReview). */
@@ -478,7 +522,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
         }
         explain_routes_add(http, &dm);
         state_route_add(http, &dm);
-        if (dashboard_routes_add(http) != 0)
+        dash = dashboard_add(http, &dm, cfg->leader.identity);
+        if (dashboard_ui_add(http) != 0)
             LOG_W("http: the /ui/ route could not be added");
     }
     if (daemon_preflight(kc, kcfg.server, "/api/v1/nodes?limit=1", stop) != 0)
@@ -559,6 +604,7 @@ out:
     }
     kube_client_free(kc_le);
     http_server_stop(http);
+    dashboard_free(dash);
     auth_free(auth);
     dm.sched = NULL;
     scheduler_free(sched);

@@ -214,7 +214,7 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
             fprintf(stderr, "ai-scheduler dispatch: metrics server: %s\n", err);
             goto out;
         }
-        if (dashboard_routes_add(http) != 0)
+        if (dashboard_ui_add(http) != 0)
             LOG_W("http: the /ui/ route could not be added");
     }
     if (daemon_preflight(kc, cfg.server, "/version", stop) != 0) {

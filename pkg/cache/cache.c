@@ -797,3 +797,22 @@ void cache_each_placed(cache_t *c, cache_placed_fn fn, void *ud)
         fn(ud, c->noms[i].pod, c->noms[i].node, 1);
     cache_unlock(c);
 }
+
+int cache_pending_pods(cache_t *c, pod_t ***out)
+{
+    cache_rdlock(c);
+    pods_lock(c);
+    pod_t **ps = util_xcalloc(hashmap_len(c->pods) + 1, sizeof(*ps));
+    int m = 0;
+    const char *key;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
+        pod_entry_t *e = v;
+        if (e->state == CPOD_PENDING)
+            ps[m++] = pod_ref(e->pod);
+    }
+    pods_unlock(c);
+    cache_unlock(c);
+    *out = ps;
+    return m;
+}

@@ -151,6 +151,11 @@ void cache_free_snapshot(node_t **nodes, int nn, pod_t **pods, int np);
 typedef void (*cache_placed_fn)(void *ud, const pod_t *p, const char *node, int nominated);
 void cache_each_placed(cache_t *c, cache_placed_fn fn, void *ud);
 
+/* Every pod in state CPOD_PENDING (unbound, not being bound): refs in a
+ * new array (*out, caller unrefs and frees); returns how many. For the
+ * dashboard's pending list: the pod map's lock is held for the copy only. */
+int cache_pending_pods(cache_t *c, pod_t ***out);
+
 typedef struct cache_stats {
     int nodes, pods, pending, assumed, bound, nominated;
 } cache_stats_t;

@@ -34,7 +34,7 @@ const char *dashboard_content_type(const char *name)
     return "text/plain; charset=utf-8";
 }
 
-int dashboard_route(void *ud, const char *path, const char *query, char **body, const char **ctype)
+int dashboard_ui_route(void *ud, const char *path, const char *query, char **body, const char **ctype)
 {
     (void)ud;
     (void)query;
@@ -54,8 +54,8 @@ int dashboard_route(void *ud, const char *path, const char *query, char **body, 
     return 200;
 }
 
-int dashboard_routes_add(http_server_t *http)
+int dashboard_ui_add(http_server_t *http)
 {
-    http_route_t r = { .prefix = "/ui/", .fn = dashboard_route, .open = 1 };
+    http_route_t r = { .prefix = "/ui/", .fn = dashboard_ui_route, .open = 1 };
     return http_server_route(http, &r);
 }

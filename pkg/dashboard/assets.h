@@ -24,10 +24,10 @@ const char *dashboard_content_type(const char *name);
 
 /* The /ui/ route (http_route_fn): "/ui/" is index.html, "/ui/NAME" the
  * embedded file NAME, anything else 404. ud is unused. */
-int dashboard_route(void *ud, const char *path, const char *query, char **body, const char **ctype);
+int dashboard_ui_route(void *ud, const char *path, const char *query, char **body, const char **ctype);
 
 /* Registers /ui/ as an open route on http (the files name no workload; the
  * data comes from the authenticated /api/v1 routes). 0 or -1. */
-int dashboard_routes_add(http_server_t *http);
+int dashboard_ui_add(http_server_t *http);
 
 #endif

@@ -1677,3 +1677,129 @@ int64_t fs_checkpoint_grace(fs_store_t *fs, int tenant)
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ms;
 }
+
+/* ------------------------------------------------------------ dashboard */
+
+static json_t *dash_num(double v, int r)
+{
+    return jnum(r == FS_MEM ? v * 1e6 : v);
+}
+
+static json_t *dash_opt(double v, int r)
+{
+    return v < 0 ? json_null() : dash_num(v, r);
+}
+
+/* {gpu|cpu|memory: {quota, limit, weight, fairShare, allocated, pending}}. */
+static json_t *dash_res(const fs_queue_spec_t *spec, const double *alloc, const double *fair, const double *pend)
+{
+    json_t *o = json_object();
+    for (int r = 0; r < FS_NRES; r++) {
+        const fs_res_t *sr = spec ? &spec->res[r] : NULL;
+        json_object_set_new(o, fs_res_names[r],
+                            json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "quota", dash_opt(sr ? sr->quota : -1, r),
+                                      "limit", dash_opt(sr ? sr->limit : -1, r), "weight",
+                                      sr && sr->weight >= 0 ? jnum(sr->weight) : json_null(), "fairShare",
+                                      dash_num(fair[r], r), "allocated", dash_num(alloc[r], r), "pending",
+                                      dash_num(pend[r], r)));
+    }
+    return o;
+}
+
+static int dash_shown(const fs_store_t *fs, int id)
+{
+    return fs->n[id].spec != NULL || id == FS_DEFAULT_ID;
+}
+
+static int cmp_ids_by_name(const void *a, const void *b, void *ud)
+{
+    const fs_store_t *fs = ud;
+    return strcmp(fs->n[*(const int *)a].name, fs->n[*(const int *)b].name);
+}
+
+static json_t *dash_queue(fs_store_t *fs, int id, const int *running)
+{
+    const fs_node_t *n = &fs->n[id];
+    double alloc[FS_NRES] = { 0 }, fair[FS_NRES] = { 0 }, pend[FS_NRES] = { 0 };
+    int pending = 0;
+    json_t *pools = json_array();
+    for (int p = 0; p < fs->npools; p++) {
+        const fs_pool_t *P = &fs->pools[p];
+        if (!P->used || !P->name || id >= P->nq)
+            continue;
+        const fs_pq_t *q = &P->q[id];
+        for (int r = 0; r < FS_NRES; r++) {
+            alloc[r] += q->a_alloc[r];
+            fair[r] += q->fair[r];
+            pend[r] += q->a_pend[r];
+        }
+        pending += q->a_npend;
+        json_array_append_new(pools,
+                              json_pack("{s:s, s:o, s:i}", "name", P->name, "resources",
+                                        dash_res(n->spec, q->a_alloc, q->fair, q->a_pend), "pendingPods", q->a_npend));
+    }
+    json_t *kids = json_array();
+    for (int i = 0; i < n->nkids; i++)
+        json_array_append_new(kids, json_string(fs->n[n->kids[i]].name));
+    const char *parent = n->parent >= 0 ? fs->n[n->parent].name : (n->spec && n->spec->parent ? n->spec->parent : NULL);
+    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:i, s:i}", "name", n->name, "parent",
+                          parent ? json_string(parent) : json_null(), "children", kids, "weight",
+                          n->spec && n->spec->res[FS_GPU].weight >= 0 ? jnum(n->spec->res[FS_GPU].weight) : json_null(),
+                          "valid", id == FS_DEFAULT_ID || n->valid, "resources", dash_res(n->spec, alloc, fair, pend),
+                          "pools", pools, "pendingPods", pending, "runningPods", running[id]);
+    if (n->why && !n->valid)
+        json_object_set_new(o, "message", json_string(n->why));
+    return o;
+}
+
+static void dash_walk(fs_store_t *fs, int id, const int *running, char *done, json_t *out, int depth)
+{
+    if (done[id] || depth > fs->nn)
+        return;
+    done[id] = 1;
+    json_array_append_new(out, dash_queue(fs, id, running));
+    const fs_node_t *n = &fs->n[id];
+    int *kids = util_xcalloc((size_t)n->nkids + 1, sizeof *kids);
+    memcpy(kids, n->kids, (size_t)n->nkids * sizeof *kids);
+    qsort_r(kids, (size_t)n->nkids, sizeof *kids, cmp_ids_by_name, fs);
+    for (int i = 0; i < n->nkids; i++)
+        if (dash_shown(fs, kids[i]))
+            dash_walk(fs, kids[i], running, done, out, depth + 1);
+    free(kids);
+}
+
+json_t *fs_dashboard_queues(fs_store_t *fs)
+{
+    json_t *out = json_array();
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    int *running = util_xcalloc((size_t)fs->nn + 1, sizeof *running);
+    const char *k;
+    void *v;
+    /* A charge is a pod holding room (bound, or a preemptor's provisional
+     * charge); it counts in its queue and every ancestor, as a_alloc does. */
+    for (size_t it = 0; hashmap_next(fs->charges, &it, &k, &v);) {
+        const fs_chg_t *c = v;
+        if (c->tid < 0 || c->tid >= fs->nn)
+            continue;
+        for (int a = fs->eff[c->tid], guard = 0; a >= 0 && guard <= fs->nn; a = fs->n[a].parent, guard++)
+            running[a]++;
+    }
+    int *ids = util_xcalloc((size_t)fs->nn + 1, sizeof *ids);
+    int n = 0;
+    for (int i = 0; i < fs->nn; i++)
+        if (dash_shown(fs, i))
+            ids[n++] = i;
+    qsort_r(ids, (size_t)n, sizeof *ids, cmp_ids_by_name, fs);
+    char *done = util_xcalloc((size_t)fs->nn + 1, 1);
+    for (int i = 0; i < n; i++)
+        if (fs->n[ids[i]].parent < 0)
+            dash_walk(fs, ids[i], running, done, out, 0);
+    for (int i = 0; i < n; i++) /* cut from the tree (a cycle, a bad parent) */
+        if (!done[ids[i]])
+            dash_walk(fs, ids[i], running, done, out, 0);
+    free(done);
+    free(ids);
+    free(running);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+    return out;
+}

@@ -213,6 +213,15 @@ void fs_tick_clear(fs_tick_t *t);
 typedef void (*fs_metric_fn)(void *ud, const char *queue, const char *pool, const double alloc[FS_NRES],
                              const double fair[FS_NRES], int pending);
 void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud);
+/* The dashboard's queue table (a new reference): [{"name", "parent"
+ * (null at the top), "children", "weight" (the GPU weight, null unset),
+ * "valid", "resources":{gpu|cpu|memory: {"quota","limit","weight",
+ * "fairShare","allocated","pending"}}, "pools":[{"name","resources",
+ * "pendingPods"}], "pendingPods", "runningPods"}], parents before
+ * children, siblings by name. Units as the dashboard's: GPUs, CPU
+ * millicores, memory bytes (the store's MB times 10^6); unset spec fields
+ * are null. Queues with a Queue object, and default. */
+json_t *fs_dashboard_queues(fs_store_t *fs);
 /* Reclaim counters per queue: as reclaimer (reclaims) and as victim (pods). */
 typedef void (*fs_counter_fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed);
 void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud);

@@ -981,3 +981,67 @@ void gang_tick_clear(gang_tick_t *t)
     free(t->evict);
     memset(t, 0, sizeof(*t));
 }
+
+/* ------------------------------------------------------------ dashboard */
+
+/* The waiting gang of g's pool that ranks ahead of g, or NULL. Lock held. */
+static const gang_t *waits_behind_locked(gang_store_t *gs, const gang_t *g)
+{
+    const gang_t *best = NULL;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
+        const gang_t *o = v;
+        if (o == g || !o->waiting || o->timed_out || !o->pg || o->wait_pool != g->wait_pool)
+            continue;
+        if (!ranks_ahead(o->wait_prio, o->wait_created, o->start_ms, o->key, g->wait_prio, g->wait_created, g->start_ms,
+                         g->key))
+            continue;
+        /* The first in line of those ahead: the one the others wait on too. */
+        if (!best || ranks_ahead(o->wait_prio, o->wait_created, o->start_ms, o->key, best->wait_prio,
+                                 best->wait_created, best->start_ms, best->key))
+            best = o;
+    }
+    return best;
+}
+
+void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), void *ud)
+{
+    lo_mutex_lock(&gs->mu, LO_GANG);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
+        gang_t *g = v;
+        if (!g->pg || g->deleted)
+            continue;
+        recount(g);
+        gang_row_t r = { .key = g->key,
+                         .ns = g->ns,
+                         .name = g->name,
+                         .queue = g->pg->queue,
+                         .topo_level = g->pg->topo_level,
+                         .wait_msg = g->wait_msg,
+                         .invalid = g->pg->invalid,
+                         .min_member = g->pg->min_member,
+                         .members = g->c_n,
+                         .placed = g->c_alive,
+                         .running = g->c_run,
+                         .succeeded = g->c_succ,
+                         .failed = g->c_fail,
+                         .created_ms = g->pg->created_ms,
+                         .start_ms = g->start_ms,
+                         .waiting = g->waiting,
+                         .wait_pool = g->wait_pool,
+                         .timed_out = g->timed_out };
+        r.phase = gang_phase(g->c_n, g->pg->min_member, g->c_sched, g->c_run, g->c_succ, g->c_fail, g->timed_out);
+        const gang_t *b = g->waiting && !g->timed_out ? waits_behind_locked(gs, g) : NULL;
+        r.waiting_behind = b ? b->key : NULL;
+        size_t mi = 0;
+        const char *mk;
+        void *mv;
+        if (hashmap_next(g->members, &mi, &mk, &mv))
+            r.member_pool = pod_home_pool(mv);
+        fn(ud, &r);
+    }
+    lo_mutex_unlock(&gs->mu, LO_GANG);
+}

@@ -196,6 +196,23 @@ void gang_touch(gang_store_t *gs, const char *ns, const char *name);
 /* Pending gangs per pool for the pool table: waiting[pool id] += 1. */
 void gang_count_waiting(gang_store_t *gs, int *per_pool, int npools);
 
+/* The dashboard's view of one PodGroup (gang_each_row), strings borrowed
+ * for the call. placed: bound, live members; waiting_behind: the waiting
+ * gang of the same pool that ranks ahead of this one (gang_blocker's
+ * order), NULL when none or this gang is not waiting. */
+typedef struct gang_row {
+    const char *key, *ns, *name, *queue, *topo_level, *wait_msg, *waiting_behind, *invalid;
+    const char *phase;
+    const char *member_pool; /* a member's home pool (pod_home_pool), NULL without members */
+    int32_t min_member;
+    int members, placed, running, succeeded, failed;
+    int64_t created_ms, start_ms; /* wall; start 0: never considered */
+    int waiting, wait_pool, timed_out;
+} gang_row_t;
+/* Calls fn for every PodGroup seen (a gang with a PodGroup object), under
+ * the store's lock: fn copies what it keeps and must not call the store. */
+void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), void *ud);
+
 /* Pure: the phase scheduler-plugins' controller would give these counts. */
 const char *gang_phase(int nmembers, int min_member, int scheduled, int running, int succeeded, int failed,
                        int timed_out);

@@ -336,6 +336,7 @@ void binder_submit(binder_t *b, queue_item_t *it, const char *node, const char *
     __atomic_add_fetch(&b->s->bind_backlog, 1, __ATOMIC_RELAXED);
     pthread_cond_signal(&b->cv);
     lo_mutex_unlock(&b->mu, LO_BINDER);
+    sched_dash_changed(b->s);
 }
 
 /* Drains what is queued (binds already decided must not be lost on a clean

@@ -151,7 +151,16 @@ struct scheduler {
     /* trace.c: the decision records of pending pods and gangs (explain/,
      * its own leaf mutex) */
     struct explain_store *explain;
+    /* dashboard.c: the change counter the dashboard polls (atomic; see
+     * sched_dash_changed) */
+    uint64_t dash_gen;
 };
+
+/* Something the dashboard shows changed (scheduler_generation). */
+static inline void sched_dash_changed(scheduler_t *s)
+{
+    __atomic_add_fetch(&s->dash_gen, 1, __ATOMIC_RELAXED);
+}
 
 /* The scheduler's own mutexes, with the lock order checked (lockorder.h). */
 static inline void pools_lock(scheduler_t *s)

@@ -1,0 +1,818 @@
+/* dashboard.c -- the dashboard's collectors (scheduler/dashboard.h): copy
+ * what the pages show out of the cache, the gang and fair-share stores and
+ * the decision records, then sort, page and build JSON with no lock held. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain/explain.h"
+#include "scheduler/dashboard.h"
+#include "scheduler/internal.h"
+#include "util/util.h"
+
+uint64_t scheduler_generation(scheduler_t *s)
+{
+    return __atomic_load_n(&s->dash_gen, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* Live pools' names by id (dead ones NULL), copied under pools_mu. */
+typedef struct pool_names {
+    char **name;
+    int n;
+} pool_names_t;
+
+static void pool_names_get(scheduler_t *s, pool_names_t *pn)
+{
+    pools_lock(s);
+    pn->n = s->npools;
+    pn->name = util_xcalloc((size_t)pn->n + 1, sizeof *pn->name);
+    for (int i = 0; i < pn->n; i++)
+        if (!s->pools[i]->dead)
+            pn->name[i] = util_strdup(s->pools[i]->name);
+    pools_unlock(s);
+}
+
+static void pool_names_free(pool_names_t *pn)
+{
+    for (int i = 0; i < pn->n; i++)
+        free(pn->name[i]);
+    free(pn->name);
+}
+
+static const char *pool_name(const pool_names_t *pn, int id)
+{
+    return id >= 0 && id < pn->n && pn->name[id] ? pn->name[id] : DEFAULT_POOL;
+}
+
+static int pool_index(const pool_names_t *pn, const char *name)
+{
+    for (int i = 0; i < pn->n; i++)
+        if (pn->name[i] && strcmp(pn->name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Three decimals: fractions read as 0.5, not 0.50000000001. */
+static json_t *jnum(double v)
+{
+    double r = round(v * 1000) / 1000;
+    if (fabs(r - round(r)) < 1e-9 && fabs(r) < 9e15)
+        return json_integer((json_int_t)llround(r));
+    return json_real(r);
+}
+
+static const char *pod_queue(const pod_t *p)
+{
+    const char *q = fs_pod_queue_label(p);
+    return q ? q : FS_DEFAULT_QUEUE;
+}
+
+/* A pod's GPUs: whole ones asked plus its share of shared GPUs. */
+static double pod_gpus(const pod_t *p)
+{
+    return (double)res_get_scalar(&p->requests, RES_GPU) + gpu_share(p, 0);
+}
+
+static int contains(const char *ns, const char *name, const char *q)
+{
+    if (!q || !q[0])
+        return 1;
+    if (strstr(ns, q) || strstr(name, q))
+        return 1;
+    size_t nl = strlen(ns);
+    char buf[512];
+    if (nl + strlen(name) + 2 > sizeof buf)
+        return 0;
+    memcpy(buf, ns, nl);
+    buf[nl] = '/';
+    strcpy(buf + nl + 1, name);
+    return strstr(buf, q) != NULL;
+}
+
+static void clamp_page(const dash_list_opts_t *o, int total, int *off, int *lim)
+{
+    *lim = o->limit <= 0 ? DASH_LIMIT_DEFAULT : o->limit > DASH_LIMIT_MAX ? DASH_LIMIT_MAX : o->limit;
+    *off = o->offset < 0 ? 0 : o->offset > total ? total : o->offset;
+}
+
+static json_t *page_doc(int total, int off, int lim, json_t *items)
+{
+    return json_pack("{s:i, s:i, s:i, s:o}", "total", total, "offset", off, "limit", lim, "items", items);
+}
+
+/* The reason a decision record gives: its hint, else its message. */
+static char *record_reason(scheduler_t *s, const char *kind, const char *ns, const char *name, int *has)
+{
+    json_t *rec = scheduler_explain(s, kind, ns, name);
+    *has = rec != NULL;
+    char *out = NULL;
+    if (rec) {
+        const char *h = json_string_value(json_object_get(rec, "hint"));
+        const char *m = json_string_value(json_object_get(rec, "message"));
+        if (h && h[0])
+            out = util_strdup(h);
+        else if (m && m[0])
+            out = util_strdup(m);
+        json_decref(rec);
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------ gangs */
+
+typedef struct gang_info {
+    char *key, *ns, *name, *queue, *pool, *phase, *wait_msg, *behind, *topo, *invalid;
+    int topo_required;
+    int32_t min_member;
+    int members, placed, waiting, timed_out;
+    int64_t since_ms; /* first considered, else created (wall) */
+} gang_info_t;
+
+typedef struct gang_list {
+    gang_info_t *v;
+    int n, cap;
+    const pool_names_t *pn;
+} gang_list_t;
+
+static char *dup_or_null(const char *s)
+{
+    return s ? util_strdup(s) : NULL;
+}
+
+static void take_gang(void *ud, const gang_row_t *r)
+{
+    gang_list_t *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = util_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    gang_info_t *g = &l->v[l->n++];
+    memset(g, 0, sizeof *g);
+    g->key = util_strdup(r->key);
+    g->ns = util_strdup(r->ns);
+    g->name = util_strdup(r->name);
+    g->queue = util_strdup(r->queue ? r->queue : FS_DEFAULT_QUEUE);
+    g->pool =
+        util_strdup(r->waiting ? pool_name(l->pn, r->wait_pool) : (r->member_pool ? r->member_pool : DEFAULT_POOL));
+    g->phase = util_strdup(r->phase ? r->phase : "Pending");
+    g->wait_msg = dup_or_null(r->wait_msg);
+    g->behind = dup_or_null(r->waiting_behind);
+    g->topo = dup_or_null(r->topo_level);
+    g->invalid = dup_or_null(r->invalid);
+    g->topo_required = 0;
+    g->min_member = r->min_member;
+    g->members = r->members;
+    g->placed = r->placed;
+    g->waiting = r->waiting;
+    g->timed_out = r->timed_out;
+    g->since_ms = r->start_ms ? r->start_ms : r->created_ms;
+}
+
+static void gang_list_free(gang_list_t *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        gang_info_t *g = &l->v[i];
+        free(g->key), free(g->ns), free(g->name), free(g->queue), free(g->pool), free(g->phase);
+        free(g->wait_msg), free(g->behind), free(g->topo), free(g->invalid);
+    }
+    free(l->v);
+}
+
+static void gang_list_get(scheduler_t *s, const pool_names_t *pn, gang_list_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->pn = pn;
+    gang_each_row(s->gangs, take_gang, l);
+}
+
+static int gang_done(const gang_info_t *g)
+{
+    return g->min_member > 0 && g->placed >= g->min_member;
+}
+
+static int64_t gang_wait_s(const gang_info_t *g, int64_t now)
+{
+    if (gang_done(g) || !g->since_ms || now < g->since_ms)
+        return 0;
+    return (now - g->since_ms) / 1000;
+}
+
+typedef struct sort_ctx {
+    dash_sort_t sort;
+    int desc;
+    int64_t now;
+} sort_ctx_t;
+
+static int cmp_keys(int64_t wa, int64_t wb, const char *qa, const char *qb, const char *pa, const char *pb,
+                    const char *na, const char *nb, const char *ma, const char *mb, const sort_ctx_t *c)
+{
+    int r = 0;
+    switch (c->sort) {
+    case DASH_SORT_WAIT: r = wa < wb ? -1 : wa > wb; break;
+    case DASH_SORT_QUEUE: r = strcmp(qa, qb); break;
+    case DASH_SORT_POOL: r = strcmp(pa, pb); break;
+    case DASH_SORT_NAME: break;
+    }
+    if (c->desc)
+        r = -r;
+    if (r)
+        return r;
+    r = strcmp(na, nb);
+    if (c->sort == DASH_SORT_NAME && c->desc)
+        r = -r;
+    if (r)
+        return r;
+    r = strcmp(ma, mb);
+    return c->sort == DASH_SORT_NAME && c->desc ? -r : r;
+}
+
+static int cmp_gang(const void *a, const void *b, void *ud)
+{
+    const gang_info_t *x = *(gang_info_t *const *)a, *y = *(gang_info_t *const *)b;
+    const sort_ctx_t *c = ud;
+    return cmp_keys(gang_wait_s(x, c->now), gang_wait_s(y, c->now), x->queue, y->queue, x->pool, y->pool, x->ns, y->ns,
+                    x->name, y->name, c);
+}
+
+json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
+{
+    pool_names_t pn;
+    pool_names_get(s, &pn);
+    gang_list_t l;
+    gang_list_get(s, &pn, &l);
+    int64_t now = util_wall_ms();
+    gang_info_t **sel = util_xcalloc((size_t)l.n + 1, sizeof *sel);
+    int n = 0;
+    for (int i = 0; i < l.n; i++) {
+        gang_info_t *g = &l.v[i];
+        if ((o->pool && strcmp(o->pool, g->pool) != 0) || (o->queue && strcmp(o->queue, g->queue) != 0) ||
+            !contains(g->ns, g->name, o->q))
+            continue;
+        sel[n++] = g;
+    }
+    sort_ctx_t c = { o->sort, o->desc, now };
+    qsort_r(sel, (size_t)n, sizeof *sel, cmp_gang, &c);
+    int off, lim;
+    clamp_page(o, n, &off, &lim);
+    json_t *items = json_array();
+    for (int i = off; i < n && i < off + lim; i++) {
+        gang_info_t *g = sel[i];
+        int has = 0;
+        char *why = gang_done(g) ? NULL : record_reason(s, "podgroup", g->ns, g->name, &has);
+        const char *reason = why            ? why
+                             : g->invalid   ? g->invalid
+                             : gang_done(g) ? ""
+                             : g->wait_msg  ? g->wait_msg
+                                            : "waiting for its first attempt";
+        json_t *topo = g->topo ? json_pack("{s:s, s:n}", "key", g->topo, "domain") : json_null();
+        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:o, s:o, s:s, s:b}",
+                                               "namespace", g->ns, "name", g->name, "queue", g->queue, "pool", g->pool,
+                                               "phase", g->phase, "placed", g->placed, "minMember", g->min_member,
+                                               "members", g->members, "waitingSeconds", (json_int_t)gang_wait_s(g, now),
+                                               "waitingBehind", g->behind ? json_string(g->behind) : json_null(),
+                                               "topology", topo, "reason", reason, "hasDecision", has));
+        free(why);
+    }
+    free(sel);
+    gang_list_free(&l);
+    pool_names_free(&pn);
+    return page_doc(n, off, lim, items);
+}
+
+/* ------------------------------------------------------------ pending */
+
+typedef struct prow {
+    pod_t *pod;        /* a pod row's pod, a gang row's oldest pending member */
+    gang_info_t *gang; /* gang rows: borrowed from the gang list */
+    const char *ns, *name, *queue, *pool;
+    int64_t since_ms;
+} prow_t;
+
+static int cmp_prow(const void *a, const void *b, void *ud)
+{
+    const prow_t *x = a, *y = b;
+    const sort_ctx_t *c = ud;
+    /* Waiting longer sorts as a larger wait. */
+    return cmp_keys(c->now - x->since_ms, c->now - y->since_ms, x->queue, y->queue, x->pool, y->pool, x->ns, y->ns,
+                    x->name, y->name, c);
+}
+
+static int cmp_gang_key(const void *a, const void *b)
+{
+    return strcmp((*(gang_info_t *const *)a)->key, (*(gang_info_t *const *)b)->key);
+}
+
+/* The gang row of p, if p belongs to a PodGroup we know. */
+static gang_info_t *gang_of_pod(gang_info_t **by_key, int n, const pod_t *p)
+{
+    const char *g = gang_of(p);
+    if (!g || !n)
+        return NULL;
+    char key[600];
+    if ((size_t)snprintf(key, sizeof key, "%s/%s", p->ns, g) >= sizeof key)
+        return NULL;
+    gang_info_t probe = { .key = key }, *pp = &probe;
+    gang_info_t **hit = bsearch(&pp, by_key, (size_t)n, sizeof *by_key, cmp_gang_key);
+    return hit ? *hit : NULL;
+}
+
+/* The pending pods of ours (refs, caller unrefs): pending in the cache,
+ * our schedulerName, not being deleted. */
+static int our_pending(scheduler_t *s, pod_t ***out)
+{
+    pod_t **all;
+    int n = cache_pending_pods(s->cache, &all), m = 0;
+    for (int i = 0; i < n; i++) {
+        if (sched_is_ours(s, all[i]->scheduler_name) && !all[i]->deleting)
+            all[m++] = all[i];
+        else
+            pod_unref(all[i]);
+    }
+    *out = all;
+    return m;
+}
+
+static void unref_all(pod_t **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        pod_unref(v[i]);
+    free(v);
+}
+
+json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o)
+{
+    pool_names_t pn;
+    pool_names_get(s, &pn);
+    gang_list_t gl;
+    gang_list_get(s, &pn, &gl);
+    gang_info_t **by_key = util_xcalloc((size_t)gl.n + 1, sizeof *by_key);
+    for (int i = 0; i < gl.n; i++)
+        by_key[i] = &gl.v[i];
+    qsort(by_key, (size_t)gl.n, sizeof *by_key, cmp_gang_key);
+    int *gang_row = util_xcalloc((size_t)gl.n + 1, sizeof *gang_row); /* row index + 1 */
+
+    pod_t **pods;
+    int np = our_pending(s, &pods);
+    prow_t *rows = util_xcalloc((size_t)np + 1, sizeof *rows);
+    int nr = 0;
+    for (int i = 0; i < np; i++) {
+        pod_t *p = pods[i];
+        gang_info_t *g = gang_of_pod(by_key, gl.n, p);
+        if (g) {
+            int gi = (int)(g - gl.v);
+            if (gang_row[gi]) {
+                prow_t *r = &rows[gang_row[gi] - 1];
+                if (p->created_ms < r->since_ms) {
+                    r->since_ms = p->created_ms;
+                    r->pod = p;
+                }
+                continue;
+            }
+            gang_row[gi] = nr + 1;
+            rows[nr++] = (prow_t){ p, g, g->ns, g->name, g->queue, pod_home_pool(p), p->created_ms };
+            continue;
+        }
+        rows[nr++] = (prow_t){ p, NULL, p->ns, p->name, pod_queue(p), pod_home_pool(p), p->created_ms };
+    }
+    int m = 0;
+    for (int i = 0; i < nr; i++) {
+        prow_t *r = &rows[i];
+        if ((o->queue && strcmp(o->queue, r->queue) != 0) || (o->pool && strcmp(o->pool, r->pool) != 0) ||
+            !contains(r->ns, r->name, o->q))
+            continue;
+        rows[m++] = *r;
+    }
+    int64_t now = util_wall_ms();
+    sort_ctx_t c = { o->sort, o->desc, now };
+    qsort_r(rows, (size_t)m, sizeof *rows, cmp_prow, &c);
+    int off, lim;
+    clamp_page(o, m, &off, &lim);
+    json_t *items = json_array();
+    for (int i = off; i < m && i < off + lim; i++) {
+        prow_t *r = &rows[i];
+        int has = 0;
+        char *why = record_reason(s, r->gang ? "podgroup" : "pod", r->ns, r->name, &has);
+        const char *cond = r->pod->scheduled_message && r->pod->scheduled_message[0] ? r->pod->scheduled_message : NULL;
+        const char *reason = why                            ? why
+                             : r->gang && r->gang->invalid  ? r->gang->invalid
+                             : r->gang && r->gang->wait_msg ? r->gang->wait_msg
+                             : cond                         ? cond
+                                                            : "waiting for its first attempt";
+        int64_t w = now > r->since_ms ? (now - r->since_ms) / 1000 : 0;
+        json_t *gang = r->gang ? json_string(r->gang->key) : NULL;
+        if (!gang && gang_of(r->pod)) /* names a group we have no PodGroup of: scheduled alone */
+            gang = json_null();
+        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:b}", "kind",
+                                               r->gang ? "gang" : "pod", "namespace", r->ns, "name", r->name, "queue",
+                                               r->queue, "pool", r->pool, "waitingSeconds", (json_int_t)w, "reason",
+                                               reason, "gang", gang ? gang : json_null(), "hasDecision", has));
+        free(why);
+    }
+    free(rows);
+    unref_all(pods, np);
+    free(gang_row);
+    free(by_key);
+    gang_list_free(&gl);
+    pool_names_free(&pn);
+    return page_doc(m, off, lim, items);
+}
+
+/* ------------------------------------------------------------ nodes */
+
+typedef struct nrow {
+    char *name;
+    int pool, cordoned, ready, pods;
+    int64_t whole, shared;
+    double gpu_used;
+    int64_t cpu_cap, cpu_used, mem_cap, mem_used;
+} nrow_t;
+
+static int node_ready(const node_t *n)
+{
+    for (int i = 0; i < n->ntaints; i++)
+        if (strcmp(n->taints[i].key, "node.kubernetes.io/not-ready") == 0 ||
+            strcmp(n->taints[i].key, "node.kubernetes.io/unreachable") == 0)
+            return 0;
+    return 1;
+}
+
+/* Cache lock held. */
+static void node_row(const node_info_t *ni, nrow_t *r)
+{
+    const node_t *n = ni->node;
+    memset(r, 0, sizeof *r);
+    r->name = util_strdup(ni->name);
+    r->pool = ni->pool;
+    r->cordoned = n->unschedulable;
+    r->ready = node_ready(n);
+    for (int i = 0; i < ni->npods; i++)
+        r->pods += !pod_is_terminal(ni->pods[i]);
+    r->whole = res_get_scalar(&n->allocatable, RES_GPU);
+    int64_t req = res_get_scalar(&ni->requested, RES_GPU);
+    r->shared = ni->gpu ? gpu_node_shared(ni->gpu) : 0;
+    double frac = 0;
+    for (int i = 0; ni->gpu && i < r->whole && i < GPU_MAX_DEVICES; i++)
+        frac += gpu_node_slot_use(ni->gpu, n, i);
+    r->gpu_used = (double)(req - r->shared) + frac;
+    r->cpu_cap = n->allocatable.milli_cpu;
+    r->cpu_used = ni->requested.milli_cpu;
+    r->mem_cap = n->allocatable.memory;
+    r->mem_used = ni->requested.memory;
+}
+
+static int nodes_get(scheduler_t *s, nrow_t **out)
+{
+    cache_rdlock(s->cache);
+    int n;
+    node_info_t *const *v = cache_nodes_locked(s->cache, &n);
+    nrow_t *rows = util_xcalloc((size_t)n + 1, sizeof *rows);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i]->node)
+            node_row(v[i], &rows[m++]);
+    cache_unlock(s->cache);
+    *out = rows;
+    return m;
+}
+
+static void nodes_free(nrow_t *rows, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(rows[i].name);
+    free(rows);
+}
+
+static int cmp_nrow(const void *a, const void *b)
+{
+    return strcmp(((const nrow_t *)a)->name, ((const nrow_t *)b)->name);
+}
+
+/* cache_node_visit's fn: the node's GPU slots with their fractions and
+ * reservation pods (cache lock held; names and numbers only). */
+static void slots_of(void *ud, const node_info_t *ni)
+{
+    json_t *slots = ud;
+    const node_t *n = ni->node;
+    if (!n || !ni->gpu)
+        return;
+    int64_t whole = res_get_scalar(&n->allocatable, RES_GPU);
+    int64_t mem = gpu_node_memory(n);
+    for (int i = 0; i < whole && i < GPU_MAX_DEVICES; i++) {
+        json_t *fr = json_array();
+        json_t *res = json_null();
+        for (int k = 0; k < ni->npods; k++) {
+            const pod_t *p = ni->pods[k];
+            if (pod_is_terminal(p))
+                continue;
+            if (gpu_is_reservation(p) && p->gpu->slot == i) {
+                json_decref(res);
+                res = json_string(p->key);
+            } else if (gpu_is_fraction(p) && (gpu_node_mask_of(ni->gpu, p->uid) >> i & 1)) {
+                double share = gpu_share(p, mem) / (p->gpu->ndev > 0 ? p->gpu->ndev : 1);
+                json_array_append_new(fr, json_pack("{s:s, s:o}", "pod", p->key, "fraction", jnum(share)));
+            }
+        }
+        if (!json_array_size(fr) && json_is_null(res)) {
+            json_decref(fr);
+            continue;
+        }
+        json_array_append_new(slots,
+                              json_pack("{s:i, s:o, s:o, s:o}", "index", i, "used",
+                                        jnum(gpu_node_slot_use(ni->gpu, n, i)), "fractions", fr, "reservation", res));
+    }
+}
+
+json_t *scheduler_dash_nodes(scheduler_t *s, const dash_list_opts_t *o)
+{
+    pool_names_t pn;
+    pool_names_get(s, &pn);
+    nrow_t *rows;
+    int n = nodes_get(s, &rows), m = 0;
+    qsort(rows, (size_t)n, sizeof *rows, cmp_nrow);
+    int *sel = util_xcalloc((size_t)n + 1, sizeof *sel);
+    for (int i = 0; i < n; i++) {
+        if (o->pool && strcmp(o->pool, pool_name(&pn, rows[i].pool)) != 0)
+            continue;
+        if (o->q && o->q[0] && !strstr(rows[i].name, o->q))
+            continue;
+        sel[m++] = i;
+    }
+    int off, lim;
+    clamp_page(o, m, &off, &lim);
+    json_t *items = json_array();
+    for (int k = off; k < m && k < off + lim; k++) {
+        nrow_t *r = &rows[sel[k]];
+        json_t *slots = json_array();
+        cache_node_visit(s->cache, r->name, slots_of, slots);
+        json_array_append_new(
+            items, json_pack("{s:s, s:s, s:b, s:b, s:{s:I, s:o, s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:i, s:o}",
+                             "name", r->name, "pool", pool_name(&pn, r->pool), "cordoned", r->cordoned, "ready",
+                             r->ready, "gpu", "whole", (json_int_t)r->whole, "used", jnum(r->gpu_used), "shared",
+                             (json_int_t)r->shared, "free", jnum((double)r->whole - r->gpu_used), "cpu", "capacity",
+                             (json_int_t)r->cpu_cap, "used", (json_int_t)r->cpu_used, "memory", "capacity",
+                             (json_int_t)r->mem_cap, "used", (json_int_t)r->mem_used, "pods", r->pods, "slots", slots));
+    }
+    free(sel);
+    nodes_free(rows, n);
+    pool_names_free(&pn);
+    return page_doc(m, off, lim, items);
+}
+
+json_t *scheduler_dash_nodes_map(scheduler_t *s)
+{
+    pool_names_t pn;
+    pool_names_get(s, &pn);
+    nrow_t *rows;
+    int n = nodes_get(s, &rows);
+    qsort(rows, (size_t)n, sizeof *rows, cmp_nrow);
+    /* Pools listed in id order (live ones); a node's index is into this list. */
+    json_t *pools = json_array();
+    int *idx = util_xcalloc((size_t)pn.n + 1, sizeof *idx);
+    for (int i = 0; i < pn.n; i++) {
+        idx[i] = -1;
+        if (pn.name[i]) {
+            idx[i] = (int)json_array_size(pools);
+            json_array_append_new(pools, json_string(pn.name[i]));
+        }
+    }
+    json_t *nodes = json_array();
+    for (int i = 0; i < n; i++) {
+        nrow_t *r = &rows[i];
+        int state = !r->ready ? 2 : r->cordoned ? 1 : 0;
+        int pi = r->pool >= 0 && r->pool < pn.n ? idx[r->pool] : -1;
+        int pct = r->cpu_cap > 0 ? (int)(r->cpu_used * 100 / r->cpu_cap) : 0;
+        json_array_append_new(nodes, json_pack("[s, i, i, I, o, I, i]", r->name, pi, state, (json_int_t)r->whole,
+                                               jnum(r->gpu_used), (json_int_t)r->shared, pct));
+    }
+    free(idx);
+    nodes_free(rows, n);
+    pool_names_free(&pn);
+    return json_pack("{s:o, s:[s,s,s,s,s,s,s], s:o}", "pools", pools, "fields", "name", "pool", "state", "gpu",
+                     "gpuUsed", "gpuShared", "cpuPct", "nodes", nodes);
+}
+
+/* ------------------------------------------------------------ overview */
+
+enum { R_GPU = 0, R_CPU, R_MEM, R_N };
+static const char *const r_names[R_N] = { "gpu", "cpu", "memory" };
+
+typedef struct res_sum {
+    double cap[R_N], used[R_N], shared[R_N], pend[R_N];
+} res_sum_t;
+
+typedef struct flow {
+    char *from, *to;
+    double v[R_N];
+    int pods;
+} flow_t;
+
+typedef struct overview_ctx {
+    const pool_names_t *pn;
+    flow_t *flows;
+    int nflows, cap;
+} overview_ctx_t;
+
+static flow_t *flow_at(overview_ctx_t *c, const char *from, const char *to)
+{
+    for (int i = 0; i < c->nflows; i++)
+        if (strcmp(c->flows[i].from, from) == 0 && strcmp(c->flows[i].to, to) == 0)
+            return &c->flows[i];
+    if (c->nflows == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->flows = util_xrealloc(c->flows, (size_t)c->cap * sizeof *c->flows);
+    }
+    flow_t *f = &c->flows[c->nflows++];
+    memset(f, 0, sizeof *f);
+    f->from = util_strdup(from);
+    f->to = util_strdup(to);
+    return f;
+}
+
+/* Cache lock held: pods running on ni whose home pool is not ni's pool are
+ * lent by ni's pool to theirs. */
+static void lending_of(overview_ctx_t *c, const node_info_t *ni)
+{
+    const char *owner = pool_name(c->pn, ni->pool);
+    for (int k = 0; k < ni->npods; k++) {
+        const pod_t *p = ni->pods[k];
+        if (pod_is_terminal(p) || gpu_is_reservation(p))
+            continue;
+        const char *home = pod_home_pool(p);
+        if (strcmp(home, owner) == 0)
+            continue;
+        flow_t *f = flow_at(c, owner, home);
+        f->v[R_GPU] += pod_gpus(p);
+        f->v[R_CPU] += (double)p->requests.milli_cpu;
+        f->v[R_MEM] += (double)p->requests.memory;
+        f->pods++;
+    }
+}
+
+static json_t *flow_json(const flow_t *f, const char *key, const char *who)
+{
+    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:i}", key, who, "gpu", jnum(f->v[R_GPU]), "cpu", jnum(f->v[R_CPU]),
+                          "memory", jnum(f->v[R_MEM]), "pods", f->pods);
+    return o;
+}
+
+static json_t *res_json(const res_sum_t *r)
+{
+    json_t *o = json_object();
+    for (int k = 0; k < R_N; k++)
+        json_object_set_new(o, r_names[k],
+                            json_pack("{s:o, s:o, s:o, s:o, s:o}", "capacity", jnum(r->cap[k]), "used",
+                                      jnum(r->used[k]), "shared", jnum(r->shared[k]), "free",
+                                      jnum(r->cap[k] - r->used[k]), "pending", jnum(r->pend[k])));
+    return o;
+}
+
+json_t *scheduler_dash_overview(scheduler_t *s)
+{
+    pool_names_t pn;
+    pool_names_get(s, &pn);
+    int np = pn.n;
+    res_sum_t *rs = util_xcalloc((size_t)np + 1, sizeof *rs);
+    int *nodes = util_xcalloc((size_t)np + 1, sizeof *nodes), *cordoned = util_xcalloc((size_t)np + 1, sizeof(int)),
+        *notready = util_xcalloc((size_t)np + 1, sizeof(int)), *pending = util_xcalloc((size_t)np + 1, sizeof(int)),
+        *waiting = util_xcalloc((size_t)np + 1, sizeof(int));
+    overview_ctx_t c = { .pn = &pn };
+
+    cache_rdlock(s->cache);
+    int n;
+    node_info_t *const *v = cache_nodes_locked(s->cache, &n);
+    for (int i = 0; i < n; i++) {
+        if (!v[i]->node)
+            continue;
+        nrow_t r;
+        node_row(v[i], &r);
+        int p = r.pool >= 0 && r.pool < np ? r.pool : DEFAULT_POOL_ID;
+        nodes[p]++;
+        cordoned[p] += r.cordoned;
+        notready[p] += !r.ready;
+        rs[p].cap[R_GPU] += (double)r.whole;
+        rs[p].used[R_GPU] += r.gpu_used;
+        rs[p].shared[R_GPU] += (double)r.shared;
+        rs[p].cap[R_CPU] += (double)r.cpu_cap;
+        rs[p].used[R_CPU] += (double)r.cpu_used;
+        rs[p].cap[R_MEM] += (double)r.mem_cap;
+        rs[p].used[R_MEM] += (double)r.mem_used;
+        free(r.name);
+        lending_of(&c, v[i]);
+    }
+    cache_unlock(s->cache);
+
+    pod_t **pods;
+    int npend = our_pending(s, &pods);
+    for (int i = 0; i < npend; i++) {
+        int p = pool_index(&pn, pod_home_pool(pods[i]));
+        if (p < 0)
+            continue; /* its pool does not exist: no pool's pending */
+        pending[p]++;
+        rs[p].pend[R_GPU] += pod_gpus(pods[i]);
+        rs[p].pend[R_CPU] += (double)pods[i]->requests.milli_cpu;
+        rs[p].pend[R_MEM] += (double)pods[i]->requests.memory;
+    }
+    unref_all(pods, npend);
+    /* Waiting: a gang whose minimum is not placed (not only those holding
+     * back backfill, as the gangs_waiting metric counts). */
+    gang_list_t gl;
+    gang_list_get(s, &pn, &gl);
+    for (int i = 0; i < gl.n; i++) {
+        int p = pool_index(&pn, gl.v[i].pool);
+        if (p >= 0 && !gang_done(&gl.v[i]) && gl.v[i].members > 0)
+            waiting[p]++;
+    }
+    gang_list_free(&gl);
+
+    json_t *pools = json_array();
+    res_sum_t tot = { 0 };
+    for (int p = 0; p < np; p++) {
+        if (!pn.name[p])
+            continue;
+        json_t *lent = json_array(), *borrowed = json_array();
+        for (int f = 0; f < c.nflows; f++) {
+            if (strcmp(c.flows[f].from, pn.name[p]) == 0)
+                json_array_append_new(lent, flow_json(&c.flows[f], "pool", c.flows[f].to));
+            if (strcmp(c.flows[f].to, pn.name[p]) == 0)
+                json_array_append_new(borrowed, flow_json(&c.flows[f], "pool", c.flows[f].from));
+        }
+        for (int k = 0; k < R_N; k++) {
+            tot.cap[k] += rs[p].cap[k];
+            tot.used[k] += rs[p].used[k];
+            tot.shared[k] += rs[p].shared[k];
+            tot.pend[k] += rs[p].pend[k];
+        }
+        json_array_append_new(pools, json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o}", "name", pn.name[p],
+                                               "nodes", nodes[p], "cordoned", cordoned[p], "notReady", notready[p],
+                                               "pendingPods", pending[p], "waitingGangs", waiting[p], "resources",
+                                               res_json(&rs[p]), "lentTo", lent, "borrowedFrom", borrowed));
+    }
+    json_t *lending = json_array();
+    for (int f = 0; f < c.nflows; f++) {
+        json_t *o = flow_json(&c.flows[f], "from", c.flows[f].from);
+        json_object_set_new(o, "to", json_string(c.flows[f].to));
+        json_array_append_new(lending, o);
+        free(c.flows[f].from);
+        free(c.flows[f].to);
+    }
+    free(c.flows);
+    free(rs), free(nodes), free(cordoned), free(notready), free(pending), free(waiting);
+    pool_names_free(&pn);
+    return json_pack("{s:o, s:o, s:o}", "pools", pools, "lending", lending, "totals", res_json(&tot));
+}
+
+/* ------------------------------------------------------------ queues */
+
+json_t *scheduler_dash_queues(scheduler_t *s)
+{
+    return json_pack("{s:o}", "queues", fs_dashboard_queues(s->fs));
+}
+
+typedef struct qsample {
+    char *name;
+    double alloc[3], fair[3];
+} qsample_t;
+
+typedef struct qsample_list {
+    qsample_t *v;
+    int n, cap;
+} qsample_list_t;
+
+static void take_sample(void *ud, const char *queue, const char *pool, const double alloc[3], const double fair[3],
+                        int pending)
+{
+    (void)pool, (void)pending;
+    qsample_list_t *l = ud;
+    qsample_t *q = NULL;
+    for (int i = 0; i < l->n && !q; i++)
+        if (strcmp(l->v[i].name, queue) == 0)
+            q = &l->v[i];
+    if (!q) {
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 16;
+            l->v = util_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+        }
+        q = &l->v[l->n++];
+        memset(q, 0, sizeof *q);
+        q->name = util_strdup(queue);
+    }
+    for (int r = 0; r < 3; r++) {
+        /* The store's memory is in MB (10^6 bytes). */
+        double k = r == FS_MEM ? 1e6 : 1;
+        q->alloc[r] += alloc[r] * k;
+        q->fair[r] += fair[r] * k;
+    }
+}
+
+void scheduler_dash_queue_sample(scheduler_t *s, dash_queue_sample_fn fn, void *ud)
+{
+    qsample_list_t l = { 0 };
+    scheduler_each_queue(s, take_sample, &l);
+    for (int i = 0; i < l.n; i++) {
+        fn(ud, l.v[i].name, l.v[i].alloc, l.v[i].fair);
+        free(l.v[i].name);
+    }
+    free(l.v);
+}
