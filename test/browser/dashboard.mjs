@@ -45,6 +45,12 @@ async function waitText(loc, re, what, timeout = 5000) {
   throw new Error(`FAIL: ${what}: wanted ${re}, saw ${JSON.stringify(last && last.slice(0, 300))}`);
 }
 
+// The row's cells' text equals want (exactly).
+async function sameCells(row, want, what) {
+  const got = await row.locator('td').allTextContents();
+  ok(JSON.stringify(got) === JSON.stringify(want), `${what}: ${JSON.stringify(got)}`);
+}
+
 async function shot(page, name) {
   const out = path.join(repo, 'build');
   fs.mkdirSync(out, { recursive: true });
@@ -280,11 +286,20 @@ async function runFixtures() {
     await go(page, 'queues');
     const rows = page.locator('#queue-tree tbody tr');
     await waitText(rows.nth(0), /^root/, 'queues: root first');
-    ok((await rows.count()) === 4, 'queues: 4 rows');
-    await waitText(page.locator('#queue-tree tr[data-queue="team-a-nlp"]'), /team-a-nlp.*1.*train.*8.*13.*12.*4/,
-      'queues: team-a-nlp weight, pool, quota, fair share, allocated, pending');
+    ok((await page.locator('#queue-tree tbody tr[data-queue]').count()) === 5, 'queues: 5 queues');
+    await sameCells(page.locator('#queue-tree tr[data-queue="team-a-nlp"]'),
+      ['└ team-a-nlp', '1', '8', '–', '13', '12', '4', '4', '2', '', ''],
+      'queues: team-a-nlp weight, quota, limit, fair share, allocated, pending, pods');
+    await sameCells(page.locator('#queue-tree tr[data-queue-pool="team-a/infer"]'),
+      ['pool infer', '2', '–', '–', '4', '2', '0', '–', '0', '', ''], 'queues: team-a in pool infer, a row of its own');
+    await waitText(page.locator('#queue-tree tr[data-queue="broken"]'), /parent queue "nowhere" does not exist/,
+      'queues: an invalid queue says why');
     ok(await page.locator('#queue-tree tr[data-queue="team-a-nlp"] span').evaluate((e) => parseInt(e.style.paddingLeft, 10) === 36),
       'queues: team-a-nlp indented two levels');
+    await page.click('#per-pool');
+    await page.waitForFunction(() => !document.querySelector('#queue-tree tr.pool-row'));
+    ok((await page.locator('#queue-tree tbody tr').count()) === 5, 'queues: without per pool, 5 rows');
+    await page.click('#per-pool');
     await waitText(page.locator('#queue-chart h3'), /^team-a: gpu allocated against fair share/, 'queues: the chart of the first child');
     ok((await page.locator('#queue-chart polyline').count()) === 2, 'queues: two lines');
     await page.click('#queue-tree tr[data-queue="team-b"]');
@@ -380,12 +395,19 @@ async function runE2e() {
     for (const p of expect.pools) {
       const card = page.locator(`.pool[data-pool="${p.name}"]`);
       await waitText(card.locator('h3'), new RegExp('^' + p.name + '$'), 'overview: pool ' + p.name, 10000);
-      await waitText(card.locator('[data-res=gpu] .nums'), new RegExp(`/ ${p.gpu} ·`), `overview: pool ${p.name} has ${p.gpu} GPUs`);
+      await waitText(card.locator('[data-res=gpu] .nums'), new RegExp(p.gpu), `overview: pool ${p.name} GPUs: ${p.gpu}`);
+      await waitText(card.locator('.facts').first(), new RegExp(p.facts), `overview: pool ${p.name}: ${p.facts}`);
     }
     await shot(page, 'dashboard-overview');
 
     await go(page, 'queues');
-    for (const q of expect.queues) await waitText(page.locator(`#queue-tree tr[data-queue="${q}"]`), new RegExp(q), 'queues: ' + q);
+    for (const q of expect.queues) {
+      const row = page.locator(`#queue-tree tr[data-queue="${q.name}"]`);
+      await waitText(row, new RegExp(q.name), 'queues: ' + q.name, 10000);
+      const td = await row.locator('td').allTextContents();
+      ok(td[0] === q.label && td[2] === q.quota && td[3] === q.limit,
+        `queues: ${q.label} quota ${q.quota} limit ${q.limit}: ${JSON.stringify(td)}`);
+    }
     await page.waitForTimeout(300);
     await shot(page, 'dashboard-queues');
 
@@ -412,10 +434,14 @@ async function runE2e() {
     await go(page, 'overview');
     const nums = page.locator(`.pool[data-pool="${expect.bind.pool}"] [data-res=cpu] .nums`);
     const before = await nums.textContent();
+    const m = before.match(/used ([0-9.]+) \//);
+    ok(m, `live: pool ${expect.bind.pool} CPU use is shown: "${before}"`);
+    const after = String(Math.round((parseFloat(m[1]) + expect.bind.cpuDelta) * 100) / 100);
     await page.evaluate(() => (window.__marker = 'same page'));
     execFileSync('bash', ['-c', env('DASH_BIND_CMD')], { stdio: 'inherit' });
     const t0 = Date.now();
-    await waitText(nums, new RegExp(expect.bind.after), `live: pool ${expect.bind.pool} CPU use goes from "${before}" to ${expect.bind.after}`, 4000);
+    await waitText(nums, new RegExp('used ' + after.replace('.', '\\.') + ' /'),
+      `live: pool ${expect.bind.pool} CPU use goes from ${m[1]} to ${after}`, 4000);
     const dt = Date.now() - t0;
     ok(dt <= 3000, `live: on the page ${dt} ms after the pod bound (2 s + margin)`);
     ok((await page.evaluate(() => window.__marker)) === 'same page', 'live: without a reload');

@@ -285,14 +285,20 @@ function lendList(what, list) {
 // ------------------------------------------------------------ Queues
 
 function queuesPage(root) {
-  const st = { res: 'gpu', queue: null };
+  const st = { res: 'gpu', queue: null, perPool: true };
+  const perPool = h('input', { type: 'checkbox', id: 'per-pool', checked: '' });
+  perPool.addEventListener('change', () => {
+    st.perPool = perPool.checked;
+    refresh();
+  });
   const data = h('div');
   const chartBox = h('div', { class: 'card', id: 'queue-chart' });
   root.append(h('h2', {}, 'Queues'),
     h('div', { class: 'toolbar' }, 'Resource ', select(RES.map((r) => [r, r]), st.res, (v) => {
       st.res = v;
       refresh();
-    }), h('span', { class: 'muted' }, 'Click a queue for its allocation against fair share over time.')),
+    }), h('label', {}, perPool, ' per pool'),
+    h('span', { class: 'muted' }, 'Click a queue for its allocation against fair share over time.')),
     data, chartBox);
   return {
     async refresh() {
@@ -308,28 +314,45 @@ function queuesPage(root) {
       for (const x of queues) depth[x.name] = x.parent && depth[x.parent] !== undefined ? depth[x.parent] + 1 : 0;
       if (!st.queue && queues.length) st.queue = (queues.find((x) => x.parent) || queues[0]).name;
       const f = fmt[st.res];
-      const R = (x) => (x.resources && x.resources[st.res]) || {};
+      // A row per queue, then (with "per pool") a row per pool it has
+      // demand or share in, with that pool's numbers.
+      const rows = [];
+      for (const x of queues) {
+        rows.push({ q: x, R: (x.resources && x.resources[st.res]) || {}, pool: null });
+        if (st.perPool) {
+          for (const p of x.pools || []) {
+            if (p && typeof p === 'object') rows.push({ q: x, R: (p.resources && p.resources[st.res]) || {}, pool: p });
+          }
+        }
+      }
+      const weight = (e) => (e.R.weight !== undefined && e.R.weight !== null ? e.R.weight : e.pool ? null : e.q.weight);
       const t = table([
-        { title: 'queue', get: (x) => h('span', { style: 'padding-left:' + depth[x.name] * 18 + 'px' },
-          (depth[x.name] ? '└ ' : '') + x.name) },
-        { title: 'weight', num: 1, get: (x) => x.weight },
-        { title: 'pools', get: (x) => (x.pools || []).join(', ') || 'all' },
-        { title: 'quota', num: 1, get: (x) => f(R(x).quota) },
-        { title: 'limit', num: 1, get: (x) => f(R(x).limit) },
-        { title: 'fair share', num: 1, get: (x) => f(R(x).fairShare) },
-        { title: 'allocated', num: 1, get: (x) => f(R(x).allocated) },
-        { title: 'pending', num: 1, get: (x) => f(R(x).pending) },
-        { title: 'pods running', num: 1, get: (x) => x.runningPods },
-        { title: 'pods pending', num: 1, get: (x) => x.pendingPods },
-        { title: 'preemptible', get: (x) => (x.preemptible === undefined ? '' : x.preemptible ? 'yes' : 'no') },
-      ], queues, (x) => {
-        st.queue = x.name;
+        { title: 'queue', get: (e) => h('span', { style: 'padding-left:' + (depth[e.q.name] * 18 + (e.pool ? 18 : 0)) + 'px' },
+          e.pool ? 'pool ' + e.pool.name : (depth[e.q.name] ? '└ ' : '') + e.q.name) },
+        { title: 'weight', num: 1, get: weight },
+        { title: 'quota', num: 1, get: (e) => f(e.R.quota) },
+        { title: 'limit', num: 1, get: (e) => f(e.R.limit) },
+        { title: 'fair share', num: 1, get: (e) => f(e.R.fairShare) },
+        { title: 'allocated', num: 1, get: (e) => f(e.R.allocated) },
+        { title: 'pending', num: 1, get: (e) => f(e.R.pending) },
+        { title: 'pods running', num: 1, get: (e) => (e.pool ? null : e.q.runningPods) },
+        { title: 'pods pending', num: 1, get: (e) => (e.pool ? e.pool.pendingPods : e.q.pendingPods) },
+        { title: 'preemptible', get: (e) => (e.pool || e.q.preemptible === undefined ? '' : e.q.preemptible ? 'yes' : 'no') },
+        { title: 'status', cls: 'reason', get: (e) => (e.pool || e.q.valid !== false ? '' : h('span', { class: 'bad' }, e.q.message || 'invalid')) },
+      ], rows, (e) => {
+        st.queue = e.q.name;
         refresh();
       });
       t.id = 'queue-tree';
       for (const [i, tr] of [...t.tBodies[0].rows].entries()) {
-        tr.dataset.queue = queues[i].name;
-        if (queues[i].name === st.queue) tr.classList.add('selected');
+        const e = rows[i];
+        if (e.pool) {
+          tr.classList.add('pool-row');
+          tr.dataset.queuePool = e.q.name + '/' + e.pool.name;
+        } else {
+          tr.dataset.queue = e.q.name;
+          if (e.q.name === st.queue) tr.classList.add('selected');
+        }
       }
       data.replaceChildren(t);
       if (!st.queue) return chartBox.replaceChildren(h('p', { class: 'muted' }, 'No queues.'));

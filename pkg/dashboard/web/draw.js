@@ -84,10 +84,13 @@ export function lineChart(points, f, series) {
   const hhmm = (t) => new Date(t).toTimeString().slice(0, 5);
   const grid = [0, 0.5, 1].map((k) => [s('line', { x1: L, x2: W - R, y1: Y(max * k / 1.1), y2: Y(max * k / 1.1), stroke: '#e2e8f0' }),
     s('text', { x: L - 6, y: Y(max * k / 1.1) + 4, 'text-anchor': 'end' }, f(max * k / 1.1))]);
+  // Few samples yet: dots, so that one sample shows at all.
+  const dots = points.length < 3 ? points.flatMap((p) => [1, 2].map((i) => s('circle', { cx: X(p[0]), cy: Y(p[i]), r: 4,
+    fill: series[i - 1][1] }))) : null;
   const last = points[points.length - 1];
   return h('div', {},
     s('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', class: 'chart', role: 'img' }, grid,
-      line(1, series[0][1]), line(2, series[1][1]),
+      line(1, series[0][1]), line(2, series[1][1]), dots,
       s('text', { x: L, y: H - 8 }, hhmm(t0)), s('text', { x: W - R, y: H - 8, 'text-anchor': 'end' }, hhmm(t1))),
     h('p', { class: 'legend' }, series.map(([label, colour], i) => h('span', {}, h('i', { style: 'background:' + colour }),
       `${label} (now ${f(last[i + 1])})`))));
