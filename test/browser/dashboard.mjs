@@ -408,7 +408,9 @@ async function runE2e() {
       ok(td[0] === q.label && td[2] === q.quota && td[3] === q.limit,
         `queues: ${q.label} quota ${q.quota} limit ${q.limit}: ${JSON.stringify(td)}`);
     }
-    await page.waitForTimeout(300);
+    await page.click('#queue-tree tr[data-queue="team-b"]');
+    await waitText(page.locator('#queue-chart'), /^team-b: gpu allocated against fair share.*allocated \(now 0\.5\)fair share \(now 0\.5\)$/,
+      'queues: team-b\'s chart, allocated 0.5 GPU and its fair share now');
     await shot(page, 'dashboard-queues');
 
     await go(page, 'gangs');

@@ -89,6 +89,9 @@ case_api_ready() {
         fail "gangs: $(api_ok /api/v1/gangs)"
     wait_until 'api_ok "/api/v1/pending?q=huge" | jq -e ".items[] | select(.name == \"huge\" and .hasDecision)" >/dev/null' 30 ||
         fail "pending: $(api_ok '/api/v1/pending?q=huge')"
+    # one history sample (every 10 s) for the queues' chart
+    wait_until 'api_ok "/api/v1/queues/history?queue=team-b&resource=gpu" | jq -e ".points | length > 0" >/dev/null' 30 ||
+        fail "history: $(api_ok '/api/v1/queues/history?queue=team-b&resource=gpu')"
     log "gang: $(api_ok /api/v1/gangs | jq -c '.items[0] | {name, reason}')"
     log "pending: $(api_ok '/api/v1/pending?q=huge' | jq -c '.items[0] | {name, reason}')"
 }

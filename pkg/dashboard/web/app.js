@@ -321,7 +321,7 @@ function queuesPage(root) {
         rows.push({ q: x, R: (x.resources && x.resources[st.res]) || {}, pool: null });
         if (st.perPool) {
           for (const p of x.pools || []) {
-            if (p && typeof p === 'object') rows.push({ q: x, R: (p.resources && p.resources[st.res]) || {}, pool: p });
+            if (p && typeof p === 'object' && inUse(p)) rows.push({ q: x, R: (p.resources && p.resources[st.res]) || {}, pool: p });
           }
         }
       }
@@ -361,10 +361,20 @@ function queuesPage(root) {
         chartBox.replaceChildren(h('h3', {}, `${st.queue}: ${st.res} allocated against fair share`),
           lineChart(hist.points || [], f, [['allocated', 'var(--used)'], ['fair share', 'var(--fair)']]));
       } catch (e) {
-        chartBox.replaceChildren(errorView(e));
+        chartBox.replaceChildren(e.code === 404 ? h('p', { class: 'muted' }, `${st.queue}: no samples yet (one every 10 s).`) : errorView(e));
       }
     },
   };
+}
+
+// A queue's entry for a pool is worth a row when something is there: a
+// share, an allocation, demand.
+function inUse(p) {
+  if (p.pendingPods > 0) return true;
+  return RES.some((r) => {
+    const q = (p.resources && p.resources[r]) || {};
+    return q.fairShare > 0 || q.allocated > 0 || q.pending > 0;
+  });
 }
 
 // ------------------------------------------------------------ Gangs
@@ -456,7 +466,7 @@ function pendingPage(root) {
       encodeURIComponent(x.namespace) + '/' + encodeURIComponent(x.name);
     try {
       const d = await api(path);
-      panel.replaceChildren(title, close, h('p', { class: 'reason' }, x.reason), decisionView(d));
+      panel.replaceChildren(title, close, d && d.hint === x.reason ? null : h('p', { class: 'reason' }, x.reason), decisionView(d));
     } catch (e) {
       panel.replaceChildren(title, close, h('p', { class: 'reason' }, x.reason), errorView(e));
     }
