@@ -86,6 +86,17 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
+# The dashboard's files (pkg/dashboard/web) become C arrays in the library
+# (pkg/dashboard/embed.sh); the directory is a prerequisite so that adding or
+# removing a file regenerates them too.
+DASH_WEB := $(sort $(wildcard pkg/dashboard/web/*))
+LIB_OBJS += $(B)/gen/dashboard_assets.o
+$(B)/gen/dashboard_assets.c: pkg/dashboard/embed.sh pkg/dashboard/web $(DASH_WEB)
+	@mkdir -p $(dir $@)
+	sh pkg/dashboard/embed.sh $(DASH_WEB) > $@.tmp && mv $@.tmp $@
+$(B)/gen/dashboard_assets.o: $(B)/gen/dashboard_assets.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
 $(B)/libaisched.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

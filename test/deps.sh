@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a target needs, when they are missing and we
 # are root. `build`: compilers and -dev libraries. `e2e`: etcd, jq, valgrind.
-# `fuzz`: clang and its libFuzzer runtime. `lint`: clang-format and python3, plus shellcheck when apt has it.
+# `fuzz`: clang and its libFuzzer runtime. `browser`: Debian's Chromium (and
+# its driver), and node with npm unless some node is there already, for the
+# dashboard's browser test (its npm packages: `npm ci` in test/browser).
+# `lint`: clang-format and python3, plus shellcheck when apt has it.
 # Quiet when everything is there.
 set -euo pipefail
 what=${1:-build}
 pkgs_build="gcc make pkg-config libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev libjemalloc-dev"
 pkgs_e2e="etcd-server jq valgrind openssl curl python3 python3-yaml unzip"
 pkgs_fuzz="clang libclang-rt-dev python3-yaml"
+pkgs_browser="chromium chromium-driver"
 pkgs_lint="clang-format python3"
 pkgs_lint_optional="shellcheck"
 optional=""
@@ -15,6 +19,7 @@ case "$what" in
   build) want=$pkgs_build ;;
   e2e)   want="$pkgs_build $pkgs_e2e" ;;
   fuzz)  want="$pkgs_build $pkgs_fuzz" ;;
+  browser) want=$pkgs_browser; command -v npm >/dev/null || want="$want nodejs npm" ;;
   lint)  want=$pkgs_lint; optional=$pkgs_lint_optional ;;
   *) echo "deps.sh: unknown set $what" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "dashboard/assets.h"
 #include "dashboard/dashboard.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -534,6 +535,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
         explain_routes_add(http, &dm);
         state_route_add(http, &dm);
         dash = dashboard_add(http, &dm, cfg->leader.identity);
+        if (dashboard_ui_add(http) != 0)
+            LOG_W("http: the /ui/ route could not be added");
     }
     if (daemon_preflight(kc, kcfg.server, "/api/v1/nodes?limit=1", stop) != 0)
         goto out;

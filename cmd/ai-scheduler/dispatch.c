@@ -5,6 +5,7 @@
  * the new leader continues from each job's .status. */
 #include "dispatch.h"
 #include "daemon.h"
+#include "dashboard/assets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +301,8 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
                             .resource = "multiclusterjobs" };
         if (http_server_route(http, &mr) != 0)
             LOG_W("dispatch: the /api/v1/multicluster route could not be added");
+        if (dashboard_ui_add(http) != 0)
+            LOG_W("http: the /ui/ route could not be added");
     }
     if (daemon_preflight(kc, cfg.server, "/version", stop) != 0) {
         exit_code = *stop ? 0 : 1;
