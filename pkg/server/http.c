@@ -337,11 +337,13 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     (void)version;
     (void)upload;
     static const char text[] = "text/plain; charset=utf-8";
-    /* First call per request: headers only. Answer on the second so a body
-     * (which we ignore) never confuses MHD; an authenticated route takes
-     * none, so one announced there is refused at once, unread. */
+    /* First call per request: headers only. Every path is GET or HEAD and
+     * takes no body, so another method or an announced body is refused at
+     * once, unread; otherwise answer on the second call. */
     if (q && !q->started) {
         q->started = 1;
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 0);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
         if (te || (cl && strspn(cl, "0") != strlen(cl)))
