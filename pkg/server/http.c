@@ -509,11 +509,12 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     }
     tls_opts[nt] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     errno = 0;
-    s->d = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-        (void *)NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-        MHD_OPTION_URI_LOG_CALLBACK, uri_start, s, MHD_OPTION_NOTIFY_COMPLETED, req_done, s, MHD_OPTION_END);
+    /* The logger first: libmicrohttpd warns (to stderr) about options before it. */
+    s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                            (void *)NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_URI_LOG_CALLBACK,
+                            uri_start, s, MHD_OPTION_NOTIFY_COMPLETED, req_done, s, MHD_OPTION_END);
     if (!s->d) {
         pthread_mutex_destroy(&s->routes_mu);
         snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
