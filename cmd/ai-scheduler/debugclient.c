@@ -128,6 +128,25 @@ static size_t on_body(char *d, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
+/* The kubeconfig's client certificate and key on ch. */
+static void client_cert(CURL *ch, const kube_config_t *cfg)
+{
+    if (cfg->cert_pem) {
+        struct curl_blob bl = { cfg->cert_pem, strlen(cfg->cert_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(ch, CURLOPT_SSLCERT_BLOB, &bl);
+    } else {
+        curl_easy_setopt(ch, CURLOPT_SSLCERT, cfg->cert_file);
+    }
+    curl_easy_setopt(ch, CURLOPT_SSLCERTTYPE, "PEM");
+    if (cfg->key_pem) {
+        struct curl_blob bl = { cfg->key_pem, strlen(cfg->key_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(ch, CURLOPT_SSLKEY_BLOB, &bl);
+    } else {
+        curl_easy_setopt(ch, CURLOPT_SSLKEY, cfg->key_file);
+    }
+    curl_easy_setopt(ch, CURLOPT_SSLKEYTYPE, "PEM");
+}
+
 /* What to try when a direct GET of url failed with cc: a hint for the
  * scheduler's TLS (self-signed by default), or "". */
 static const char *tls_hint(const char *url, CURLcode cc)
@@ -150,14 +169,21 @@ static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url,
                       char *err, size_t errlen)
 {
     char *tok = config_token(cfg, err, errlen);
-    if (!tok)
+    /* No token, over https: the kubeconfig's client certificate, which a
+     * scheduler running --client-ca-file takes. */
+    int use_cert =
+        !tok && !strncmp(url, "https://", 8) && (cfg->cert_file || cfg->cert_pem) && (cfg->key_file || cfg->key_pem);
+    if (!tok && !use_cert)
         return -1;
-    if (!strncmp(url, "http://", 7) && !loopback_url(url))
+    if (tok && !strncmp(url, "http://", 7) && !loopback_url(url))
         fprintf(c->errf, "warning: %s is plain HTTP: your bearer token travels unencrypted\n", url);
     sbuf_t u = { 0 }, h = { 0 }, b = { 0 };
     sbuf_printf(&u, "%.*s%s", (int)(strlen(url) - (url[strlen(url) - 1] == '/')), url, path);
-    sbuf_printf(&h, "Authorization: Bearer %s", tok);
-    struct curl_slist *hs = curl_slist_append(NULL, h.data);
+    struct curl_slist *hs = NULL;
+    if (tok) {
+        sbuf_printf(&h, "Authorization: Bearer %s", tok);
+        hs = curl_slist_append(hs, h.data);
+    }
     hs = curl_slist_append(hs, "Accept: application/json");
     char ebuf[CURL_ERROR_SIZE] = "";
     CURL *ch = curl_easy_init();
@@ -166,6 +192,8 @@ static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url,
         util_errf(err, errlen, "cannot create a curl handle");
         goto out;
     }
+    if (use_cert)
+        client_cert(ch, cfg);
     curl_easy_setopt(ch, CURLOPT_URL, u.data);
     curl_easy_setopt(ch, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(ch, CURLOPT_WRITEFUNCTION, on_body);
@@ -193,10 +221,20 @@ static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url,
     r.body = b.data ? b.data : "";
     r.len = b.len;
     rc = decode(&r, u.data, out, err, errlen);
+    if (rc != 0 && use_cert && r.status == 401) {
+        char *was = util_strdup(err);
+        util_errf(err, errlen,
+                  "%s (the kubeconfig's client certificate was sent: the scheduler takes one only with "
+                  "--client-ca-file naming its CA; else use a kubeconfig with a bearer token)",
+                  was);
+        free(was);
+    }
 out:
     curl_slist_free_all(hs);
-    memset(h.data, 0, h.len);
-    memset(tok, 0, strlen(tok));
+    if (h.data)
+        memset(h.data, 0, h.len);
+    if (tok)
+        memset(tok, 0, strlen(tok));
     sbuf_free(&h);
     sbuf_free(&u);
     sbuf_free(&b);
@@ -340,7 +378,8 @@ static void usage_text(FILE *f)
     fputs("Usage: ai-scheduler debug PATH [--server URL] [--kubeconfig FILE] [-o json|yaml]\n"
           "       [--lease-namespace NS] [--lease-name NAME] [--scheduler-port PORT]\n"
           "GETs one of the scheduler's authenticated /debug endpoints (e.g. /debug/whoami)\n"
-          "and prints the answer. The kubeconfig's bearer token authenticates you; the\n"
+          "and prints the answer. The kubeconfig's bearer token authenticates you (with\n"
+          "--server https://..., its client certificate when it has no token); the\n"
           "scheduler asks the API server whether you may see it.\n"
           "  --server URL           the scheduler's HTTPS port (e.g. https://127.0.0.1:10261\n"
           "                         after kubectl port-forward); default: the leader\n"

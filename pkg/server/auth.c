@@ -314,7 +314,7 @@ static void warn_failed(auth_t *a, const char *what, const char *err)
         a->warned_ms = now;
     lo_mutex_unlock(&a->mu, LO_AUTH);
     if (loud)
-        LOG_W("auth: %s failed, /debug answers 503 until it works: %s", what, err);
+        LOG_W("auth: %s failed, authenticated paths answer 503 until it works: %s", what, err);
     else
         LOG_D("auth: %s failed: %s", what, err);
 }

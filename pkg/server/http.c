@@ -349,11 +349,13 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     (void)version;
     (void)upload;
     static const char text[] = "text/plain; charset=utf-8";
-    /* First call per request: headers only. Answer on the second so a body
-     * (which we ignore) never confuses MHD; an authenticated route takes
-     * none, so one announced there is refused at once, unread. */
+    /* First call per request: headers only. Every path is GET or HEAD and
+     * takes no body, so another method or an announced body is refused at
+     * once, unread; otherwise answer on the second call. */
     if (q && !q->started) {
         q->started = 1;
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 0);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
         if (te || (cl && strspn(cl, "0") != strlen(cl)))
@@ -512,11 +514,12 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
     }
     tls_opts[nt] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     errno = 0;
-    s->d = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-        (void *)NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-        MHD_OPTION_URI_LOG_CALLBACK, uri_start, s, MHD_OPTION_NOTIFY_COMPLETED, req_done, s, MHD_OPTION_END);
+    /* The logger first: libmicrohttpd warns (to stderr) about options before it. */
+    s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                            (void *)NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_URI_LOG_CALLBACK,
+                            uri_start, s, MHD_OPTION_NOTIFY_COMPLETED, req_done, s, MHD_OPTION_END);
     if (!s->d) {
         pthread_mutex_destroy(&s->routes_mu);
         snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", port,

@@ -224,6 +224,10 @@ case_tls_files() {
         fail "/metrics with the admin certificate: $(http_get /metrics --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key")"
     # no certificate, no token: 401
     [ "$(http_code /metrics)" = 401 ] || fail "/metrics without credentials: $(http_get /metrics)"
+    # the CLI sends a certificate-only kubeconfig's certificate, checking the server against --certificate-authority
+    out=$("$AISCHED_BIN" debug /debug/whoami --server "https://127.0.0.1:$(mport)" --certificate-authority "$d/tls.crt" \
+        --kubeconfig "$ADMIN_KUBECONFIG" 2>&1) || fail "debug with the admin's certificate: $out"
+    [ "$(jq -r .username <<<"$out")" = e2e-admin ] || fail "debug with the admin's certificate: $out"
 }
 
 # --plain-http: plain HTTP, said in the log.

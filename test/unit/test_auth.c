@@ -835,7 +835,7 @@ static void test_http_open_route(void **st)
     assert_string_equal(g.body, "{\"ud\":\"ui\",\"path\":\"/ui/app.js\",\"query\":\"\",\"user\":null}");
     assert_int_equal(fetch(port, NULL, "/uix", NULL, NULL, &g), 0);
     assert_int_equal(g.code, 404);
-    assert_int_equal(fetch(port, NULL, "/ui/x", NULL, "{}", &g), 0); /* bounded like the rest */
+    assert_int_equal(fetch(port, "GET", "/ui/x", NULL, "{}", &g), 0); /* bounded like the rest */
     assert_int_equal(g.code, 413);
     assert_int_equal(count(&n_token) + count(&n_access), 0);
     http_server_stop(s);

@@ -357,8 +357,14 @@ static void test_serving(void **st)
     config_free(&c);
 
     config_default(&c);
-    char *argv[] = { "x", "--tls-cert-file=/a.crt", "--tls-private-key-file", "/a.key", "--client-ca-file=/ca",
-                     "--plain-http", "--authorization-always-allow-paths=", NULL };
+    char *argv[] = { "x",
+                     "--tls-cert-file=/a.crt",
+                     "--tls-private-key-file",
+                     "/a.key",
+                     "--client-ca-file=/ca",
+                     "--plain-http",
+                     "--authorization-always-allow-paths=",
+                     NULL };
     assert_int_equal(config_parse_args(&c, 7, argv, err, sizeof err), 0);
     assert_string_equal(c.tls_cert_file, "/a.crt");
     assert_string_equal(c.tls_private_key_file, "/a.key");
@@ -1173,7 +1179,8 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_flags_override_file),
-        cmocka_unit_test(test_serving), cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_serving),
+        cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_bad_file_via_flag),
         cmocka_unit_test(test_help),

@@ -16,7 +16,7 @@ typedef struct fx_cert {
     char *cert_pem, *key_pem;
 } fx_cert_t;
 
-static void fx_ext(X509 *x, X509 *issuer, int nid, const char *v)
+static inline void fx_ext(X509 *x, X509 *issuer, int nid, const char *v)
 {
     X509V3_CTX ctx;
     X509V3_set_ctx_nodb(&ctx);
@@ -26,7 +26,7 @@ static void fx_ext(X509 *x, X509 *issuer, int nid, const char *v)
     X509_EXTENSION_free(e);
 }
 
-static char *fx_bio_str(BIO *b)
+static inline char *fx_bio_str(BIO *b)
 {
     char *d = NULL;
     long n = BIO_get_mem_data(b, &d);
@@ -39,8 +39,8 @@ static char *fx_bio_str(BIO *b)
 /* A certificate for cn (and o when set), signed by issuer (NULL:
  * self-signed CA). eku: "clientAuth", "serverAuth" or NULL. san: a
  * subjectAltName value or NULL. from_s: notBefore offset from now. */
-static fx_cert_t fx_make(const fx_cert_t *issuer, const char *cn, const char *o, const char *eku, const char *san,
-                         long from_s)
+static inline fx_cert_t fx_make(const fx_cert_t *issuer, const char *cn, const char *o, const char *eku,
+                                const char *san, long from_s)
 {
     fx_cert_t c = { 0 };
     static long serial = 100;
@@ -78,7 +78,7 @@ static fx_cert_t fx_make(const fx_cert_t *issuer, const char *cn, const char *o,
     return c;
 }
 
-static void fx_free(fx_cert_t *c)
+static inline void fx_free(fx_cert_t *c)
 {
     EVP_PKEY_free(c->key);
     X509_free(c->cert);
@@ -88,7 +88,7 @@ static void fx_free(fx_cert_t *c)
 }
 
 /* Writes s to a new temporary file; its path into path (>= 32 bytes). */
-static void fx_write(char *path, const char *s)
+static inline void fx_write(char *path, const char *s)
 {
     strcpy(path, "/tmp/aisched_tls.XXXXXX");
     int fd = mkstemp(path);
