@@ -445,18 +445,18 @@ int dashboard_serve(dashboard_t *d, const char *path, const char *query, char **
         ok |= strcmp(path, known[i]) == 0;
     if (!ok)
         return not_found(body, ctype, path);
-    if (strcmp(path, "/api/v1/multicluster") == 0)
-        return reply(body, ctype, 200,
-                     stamp(json_pack("{s:b, s:s}", "served", 0, "message",
-                                     "MultiClusterJobs are shown by the dispatch controller's own dashboard "
-                                     "(ai-scheduler dispatch), not by the scheduler"),
-                           s));
     if (!s) {
         json_t *st = d->o.not_leading ? d->o.not_leading(d->o.ud) : NULL;
         if (!st)
             st = http_status_doc(503, "ServiceUnavailable", "this replica is not the leader");
         return reply(body, ctype, 503, st);
     }
+    if (strcmp(path, "/api/v1/multicluster") == 0)
+        return reply(body, ctype, 200,
+                     stamp(json_pack("{s:b, s:s}", "served", 0, "message",
+                                     "MultiClusterJobs are shown by the dispatch controller's own dashboard "
+                                     "(ai-scheduler dispatch), not by the scheduler"),
+                           s));
     if (strcmp(path, "/api/v1/overview") == 0) {
         json_t *doc = scheduler_dash_overview(s);
         json_object_set_new(doc, "leader", leader_doc(d, s));

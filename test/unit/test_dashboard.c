@@ -469,6 +469,9 @@ static void test_info_and_follower(void **st)
     assert_true(json_is_true(json_object_get(doc, "isLeader")));
     assert_int_equal(num(doc, "historyKeepMs"), 7200000);
     json_decref(doc);
+    doc = get_ok(&f, "/api/v1/multicluster", "");
+    assert_true(json_is_false(json_object_get(doc, "served")));
+    json_decref(doc);
     /* the generation moves with a change the dashboard shows */
     uint64_t g0 = scheduler_generation(sandbox_scheduler(f.sb));
     add(&f, node("b2", "4", "8Gi", NULL, "b"));
@@ -480,6 +483,8 @@ static void test_info_and_follower(void **st)
     const char *ctype;
     assert_int_equal(dashboard_serve(fol, "/api/v1/pending", "", &body, &ctype), 503);
     assert_non_null(strstr(body, "not the leader"));
+    free(body);
+    assert_int_equal(dashboard_serve(fol, "/api/v1/multicluster", "", &body, &ctype), 503);
     free(body);
     assert_int_equal(dashboard_serve(fol, "/api/v1/info", "", &body, &ctype), 200);
     assert_non_null(strstr(body, "\"isLeader\":false"));
