@@ -1040,8 +1040,10 @@ void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), 
         size_t mi = 0;
         const char *mk;
         void *mv;
-        if (hashmap_next(g->members, &mi, &mk, &mv))
+        if (hashmap_next(g->members, &mi, &mk, &mv)) {
             r.member_pool = pod_home_pool(mv);
+            r.member = mv;
+        }
         fn(ud, &r);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);

@@ -153,7 +153,10 @@ static void take_gang(void *ud, const gang_row_t *r)
     g->key = util_strdup(r->key);
     g->ns = util_strdup(r->ns);
     g->name = util_strdup(r->name);
-    g->queue = util_strdup(r->queue ? r->queue : FS_DEFAULT_QUEUE);
+    /* The queue the scheduler charges (tenants_pod_tenant): a member's own
+     * label first, else the PodGroup's. */
+    const char *q = r->member ? fs_pod_queue_label(r->member) : NULL;
+    g->queue = util_strdup(q ? q : r->queue ? r->queue : FS_DEFAULT_QUEUE);
     g->pool =
         util_strdup(r->waiting ? pool_name(l->pn, r->wait_pool) : (r->member_pool ? r->member_pool : DEFAULT_POOL));
     g->phase = util_strdup(r->phase ? r->phase : "Pending");
