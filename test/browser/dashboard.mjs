@@ -11,7 +11,6 @@
 //
 // Screenshots go to build/ and, when DASHBOARD_SCREENSHOTS_TO is set, there
 // too. CHROMIUM overrides /usr/bin/chromium. Exits 1 on the first failed check.
-import { chromium } from 'playwright-core';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -65,6 +64,13 @@ async function shot(page, name) {
 }
 
 async function launch() {
+  let chromium;
+  try {
+    ({ chromium } = await import('playwright-core'));
+  } catch (e) {
+    console.error('dashboard.mjs: no playwright-core: run `npm ci` in test/browser (' + e.message + ')');
+    process.exit(1);
+  }
   const exe = process.env.CHROMIUM || '/usr/bin/chromium';
   if (!fs.existsSync(exe)) {
     console.error(`dashboard.mjs: no Chromium at ${exe} (as root: bash test/deps.sh browser)`);
@@ -457,7 +463,14 @@ if (!run) {
   console.error('usage: node dashboard.mjs --fixtures | --e2e');
   process.exit(2);
 }
-run().then(() => console.log(`# ${passed} checks passed`), (e) => {
+run().then(() => {
+  console.log(`# ${passed} checks passed`);
+  // make test's closing summary (test/summary.sh) counts them; the e2e
+  // runner records the e2e mode's cases itself
+  if (process.env.TEST_SUMMARY && mode === '--fixtures') {
+    fs.appendFileSync(process.env.TEST_SUMMARY, `${passed} 0 dashboard UI (fixtures)\n`);
+  }
+}, (e) => {
   console.error(e.message);
   process.exit(1);
 });
