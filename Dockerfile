@@ -8,7 +8,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev ca-certificates \
-      libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libcmocka-dev libjemalloc-dev \
+      libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev libjemalloc-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # test/ is needed by the Makefile (deps.sh, bench tools), not by the image.
@@ -25,7 +25,7 @@ FROM debian:bookworm-slim
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      ca-certificates libcurl4 libjansson4 libyaml-0-2 libssl3 libmicrohttpd12 libjemalloc2 \
+      ca-certificates libcurl4 libjansson4 libyaml-0-2 libssl3 libmicrohttpd12 libgnutls30 libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /ai-scheduler /usr/local/bin/ai-scheduler
 RUN ln -s ai-scheduler /usr/local/bin/kubectl-pool && ln -s ai-scheduler /usr/local/bin/kubectl-queue

@@ -12,7 +12,7 @@
 # Missing Debian packages are installed first when run as root (see test/deps.sh).
 
 CC      ?= cc
-PKGS    := libcurl jansson yaml-0.1 openssl libmicrohttpd
+PKGS    := libcurl jansson yaml-0.1 openssl libmicrohttpd gnutls
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CPPFLAGS+= -D_GNU_SOURCE -Ipkg
 CFLAGS  ?= -O2 -g

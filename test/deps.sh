@@ -8,7 +8,7 @@
 # Quiet when everything is there.
 set -euo pipefail
 what=${1:-build}
-pkgs_build="gcc make pkg-config libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libcmocka-dev libjemalloc-dev"
+pkgs_build="gcc make pkg-config libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev libjemalloc-dev"
 pkgs_e2e="etcd-server jq valgrind openssl curl python3 python3-yaml unzip"
 pkgs_fuzz="clang libclang-rt-dev python3-yaml"
 pkgs_browser="chromium chromium-driver"

@@ -29,13 +29,20 @@ static int set_output(cli_t *c, const char *v)
     return 0;
 }
 
-/* --server, --lease-namespace, --lease-name, --scheduler-port (CLI_SERVER):
- * 1 taken, 0 not one of them, -1 without its value, 2 after an error line. */
+/* --server, --lease-namespace, --lease-name, --scheduler-port,
+ * --certificate-authority, --insecure-skip-tls-verify (CLI_SERVER): 1
+ * taken, 0 not one of them, -1 without its value, 2 after an error line. */
 static int server_arg(cli_t *c, int argc, char **argv, int *i)
 {
     int missing;
     const char *v;
-    if ((v = util_opt_value(argc, argv, i, "--server", NULL, &missing)) || missing) {
+    if (!strcmp(argv[*i], "--insecure-skip-tls-verify") || !strcmp(argv[*i], "--insecure-skip-tls-verify=true")) {
+        c->server_insecure = 1;
+    } else if ((v = util_opt_value(argc, argv, i, "--certificate-authority", NULL, &missing)) || missing) {
+        if (!v || !*v)
+            return -1;
+        c->server_ca = v;
+    } else if ((v = util_opt_value(argc, argv, i, "--server", NULL, &missing)) || missing) {
         if (!v || !*v)
             return -1;
         if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {

@@ -43,6 +43,11 @@ typedef struct cli {
     const char *server;
     const char *lease_ns, *lease_name;
     int sched_port;
+    /* with --server https://...: --certificate-authority FILE checks the
+     * scheduler's certificate against FILE (default: the system's CAs);
+     * --insecure-skip-tls-verify does not check it */
+    const char *server_ca;
+    int server_insecure;
 } cli_t;
 
 #define CLI_CONTINUE (-1)

@@ -12,6 +12,7 @@
 #include "scheduler/scheduler.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/tls.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "version.h"
@@ -500,6 +501,7 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     lease_ctx_t lc = { 0, NULL, &dm };
     auth_t *auth = NULL;
     dashboard_t *dash = NULL;
+    tls_serving_t serving = { 0 };
     if (cfg->metrics_port > 0) {
         /* /debug is authenticated and authorised by the API server with the
          * scheduler's own credentials (TokenReview, SubjectAccessReview). */
@@ -509,12 +511,22 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
             goto out;
         }
         auth_metrics(auth, dm.reg);
+        if (tls_serving_setup(cfg->tls_cert_file, cfg->tls_private_key_file, cfg->client_ca_file, cfg->plain_http,
+                              cfg->metrics_bind_address, &serving, err, sizeof err) != 0) {
+            fprintf(stderr, "ai-scheduler: %s\n", err);
+            goto out;
+        }
         http_server_opts_t ho = { .bind_address = cfg->metrics_bind_address,
                                   .port = cfg->metrics_port,
                                   .metrics = dm.reg,
                                   .ready = ready_cb,
                                   .ready_ud = &dm,
-                                  .auth = auth };
+                                  .auth = auth,
+                                  .tls_cert_pem = serving.pair.cert_pem,
+                                  .tls_key_pem = serving.pair.key_pem,
+                                  .client_ca = serving.client_ca,
+                                  .client_ca_pem = serving.client_ca_pem,
+                                  .always_allow = cfg->always_allow_paths ? cfg->always_allow_paths : "" };
         http = http_server_start(&ho, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "ai-scheduler: metrics server: %s\n", err);
@@ -606,6 +618,7 @@ out:
     http_server_stop(http);
     dashboard_free(dash);
     auth_free(auth);
+    tls_serving_free(&serving);
     dm.sched = NULL;
     scheduler_free(sched);
     metrics_free(dm.reg);

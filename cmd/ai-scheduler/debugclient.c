@@ -128,21 +128,62 @@ static size_t on_body(char *d, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
+/* The kubeconfig's client certificate and key on ch. */
+static void client_cert(CURL *ch, const kube_config_t *cfg)
+{
+    if (cfg->cert_pem) {
+        struct curl_blob bl = { cfg->cert_pem, strlen(cfg->cert_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(ch, CURLOPT_SSLCERT_BLOB, &bl);
+    } else {
+        curl_easy_setopt(ch, CURLOPT_SSLCERT, cfg->cert_file);
+    }
+    curl_easy_setopt(ch, CURLOPT_SSLCERTTYPE, "PEM");
+    if (cfg->key_pem) {
+        struct curl_blob bl = { cfg->key_pem, strlen(cfg->key_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(ch, CURLOPT_SSLKEY_BLOB, &bl);
+    } else {
+        curl_easy_setopt(ch, CURLOPT_SSLKEY, cfg->key_file);
+    }
+    curl_easy_setopt(ch, CURLOPT_SSLKEYTYPE, "PEM");
+}
+
+/* What to try when a direct GET of url failed with cc: a hint for the
+ * scheduler's TLS (self-signed by default), or "". */
+static const char *tls_hint(const char *url, CURLcode cc)
+{
+    if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
+        return "; the scheduler's certificate is self-signed unless it was given one (its SHA-256 is in the "
+               "scheduler's log): pass --certificate-authority FILE (the CA of its --tls-cert-file) or "
+               "--insecure-skip-tls-verify";
+    if (!strncmp(url, "http://", 7) && (cc == CURLE_GOT_NOTHING || cc == CURLE_RECV_ERROR))
+        return "; the scheduler serves HTTPS unless it runs with --plain-http: use an https:// URL";
+    if (!strncmp(url, "https://", 8) && cc == CURLE_SSL_CONNECT_ERROR)
+        return "; a scheduler running with --plain-http serves http://";
+    return "";
+}
+
 /* GET path from url with the token as Authorization. Plain libcurl, not
- * the kube client: this is not the API server (no cluster CA: https is
- * checked against the system's CAs). */
+ * the kube client: this is not the API server (its certificate is checked
+ * against --certificate-authority, else the system's CAs). */
 static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url, const char *path, json_t **out,
                       char *err, size_t errlen)
 {
     char *tok = config_token(cfg, err, errlen);
-    if (!tok)
+    /* No token, over https: the kubeconfig's client certificate, which a
+     * scheduler running --client-ca-file takes. */
+    int use_cert =
+        !tok && !strncmp(url, "https://", 8) && (cfg->cert_file || cfg->cert_pem) && (cfg->key_file || cfg->key_pem);
+    if (!tok && !use_cert)
         return -1;
-    if (!strncmp(url, "http://", 7) && !loopback_url(url))
+    if (tok && !strncmp(url, "http://", 7) && !loopback_url(url))
         fprintf(c->errf, "warning: %s is plain HTTP: your bearer token travels unencrypted\n", url);
     sbuf_t u = { 0 }, h = { 0 }, b = { 0 };
     sbuf_printf(&u, "%.*s%s", (int)(strlen(url) - (url[strlen(url) - 1] == '/')), url, path);
-    sbuf_printf(&h, "Authorization: Bearer %s", tok);
-    struct curl_slist *hs = curl_slist_append(NULL, h.data);
+    struct curl_slist *hs = NULL;
+    if (tok) {
+        sbuf_printf(&h, "Authorization: Bearer %s", tok);
+        hs = curl_slist_append(hs, h.data);
+    }
     hs = curl_slist_append(hs, "Accept: application/json");
     char ebuf[CURL_ERROR_SIZE] = "";
     CURL *ch = curl_easy_init();
@@ -151,6 +192,8 @@ static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url,
         util_errf(err, errlen, "cannot create a curl handle");
         goto out;
     }
+    if (use_cert)
+        client_cert(ch, cfg);
     curl_easy_setopt(ch, CURLOPT_URL, u.data);
     curl_easy_setopt(ch, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(ch, CURLOPT_WRITEFUNCTION, on_body);
@@ -160,22 +203,38 @@ static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url,
     curl_easy_setopt(ch, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(ch, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(ch, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (c->server_ca)
+        curl_easy_setopt(ch, CURLOPT_CAINFO, c->server_ca);
+    if (c->server_insecure) {
+        curl_easy_setopt(ch, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(ch, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
     curl_easy_setopt(ch, CURLOPT_USERAGENT, c->cmd && c->cmd->user_agent ? c->cmd->user_agent : "ai-scheduler");
     CURLcode cc = curl_easy_perform(ch);
     kube_response_t r = { 0 };
     curl_easy_getinfo(ch, CURLINFO_RESPONSE_CODE, &r.status);
     curl_easy_cleanup(ch);
     if (cc != CURLE_OK) {
-        util_errf(err, errlen, "GET %s: %s", u.data, ebuf[0] ? ebuf : curl_easy_strerror(cc));
+        util_errf(err, errlen, "GET %s: %s%s", u.data, ebuf[0] ? ebuf : curl_easy_strerror(cc), tls_hint(url, cc));
         goto out;
     }
     r.body = b.data ? b.data : "";
     r.len = b.len;
     rc = decode(&r, u.data, out, err, errlen);
+    if (rc != 0 && use_cert && r.status == 401) {
+        char *was = util_strdup(err);
+        util_errf(err, errlen,
+                  "%s (the kubeconfig's client certificate was sent: the scheduler takes one only with "
+                  "--client-ca-file naming its CA; else use a kubeconfig with a bearer token)",
+                  was);
+        free(was);
+    }
 out:
     curl_slist_free_all(hs);
-    memset(h.data, 0, h.len);
-    memset(tok, 0, strlen(tok));
+    if (h.data)
+        memset(h.data, 0, h.len);
+    if (tok)
+        memset(tok, 0, strlen(tok));
     sbuf_free(&h);
     sbuf_free(&u);
     sbuf_free(&b);
@@ -218,7 +277,37 @@ static int find_leader(kube_client_t *kc, const cli_t *c, char *ns, size_t nslen
     return rc;
 }
 
-/* GET path from the leader through the API server's pod proxy. */
+/* GET path from pod ns/name's port through the API server's pod proxy,
+ * scheme "https" or "http" to the pod: 0 with *r (any status), or -1. */
+static int proxy_get(kube_client_t *kc, const char *ns, const char *pod, int port, const char *scheme, const char *path,
+                     const char *const *hs, kube_response_t *r, char *err, size_t errlen)
+{
+    char e[512];
+    char *ens = util_urlencode(ns), *epod = util_urlencode(pod);
+    sbuf_t p = { 0 };
+    sbuf_printf(&p, "/api/v1/namespaces/%s/pods/%s:%s:%d/proxy%s", ens, scheme, epod, port, path);
+    free(ens);
+    free(epod);
+    int rc = kube_request_headers(kc, "GET", p.data, hs, r, e, sizeof e);
+    if (rc != 0)
+        util_errf(err, errlen, "leader %s/%s via the API server: %s", ns, pod, e);
+    sbuf_free(&p);
+    return rc;
+}
+
+/* Did the API server say the pod answered its TLS handshake with plain
+ * HTTP (Go's messages for it)? */
+static int spoke_plain_http(const kube_response_t *r)
+{
+    if (r->status < 500 || !r->body)
+        return 0;
+    return strstr(r->body, "server gave HTTP response to HTTPS client") != NULL ||
+           strstr(r->body, "first record does not look like a TLS handshake") != NULL;
+}
+
+/* GET path from the leader through the API server's pod proxy: https to
+ * the pod (the API server does not check a pod's certificate), plain http
+ * only when the pod answered that way. */
 static int get_proxied(const cli_t *c, const kube_config_t *cfg, const char *path, json_t **out, char *err,
                        size_t errlen)
 {
@@ -235,28 +324,26 @@ static int get_proxied(const cli_t *c, const kube_config_t *cfg, const char *pat
         return -1;
     }
     if (find_leader(kc, c, ns, sizeof ns, pod, sizeof pod, err, errlen) == 0) {
-        char portstr[16];
-        snprintf(portstr, sizeof portstr, ":%d", c->sched_port);
-        char *pp = kube_pod_path(ns, pod, NULL);
-        sbuf_t p = { 0 }, h = { 0 };
-        /* the pod path with ":PORT" after the name, then /proxy and path */
-        sbuf_printf(&p, "%s%s/proxy%s", pp, portstr, path);
-        free(pp);
+        sbuf_t h = { 0 };
         sbuf_printf(&h, "%s: Bearer %s", "X-Ai-Scheduler-Authorization", tok);
         const char *hs[] = { h.data, NULL };
         kube_response_t r;
-        if (kube_request_headers(kc, "GET", p.data, hs, &r, e, sizeof e) != 0)
-            util_errf(err, errlen, "leader %s/%s via the API server: %s", ns, pod, e);
-        else {
+        int plain = 0;
+        rc = proxy_get(kc, ns, pod, c->sched_port, "https", path, hs, &r, err, errlen);
+        if (rc == 0 && spoke_plain_http(&r)) { /* a scheduler running --plain-http */
+            kube_response_free(&r);
+            plain = 1;
+            rc = proxy_get(kc, ns, pod, c->sched_port, "http", path, hs, &r, err, errlen);
+        }
+        if (rc == 0) {
             sbuf_t w = { 0 };
-            sbuf_printf(&w, "leader %s/%s (via the API server's pod proxy)", ns, pod);
+            sbuf_printf(&w, "leader %s/%s (via the API server's pod proxy%s)", ns, pod, plain ? ", plain HTTP" : "");
             rc = decode(&r, w.data, out, err, errlen);
             sbuf_free(&w);
             kube_response_free(&r);
         }
         memset(h.data, 0, h.len);
         sbuf_free(&h);
-        sbuf_free(&p);
     }
     kube_client_free(kc);
     memset(tok, 0, strlen(tok));
@@ -291,11 +378,16 @@ static void usage_text(FILE *f)
     fputs("Usage: ai-scheduler debug PATH [--server URL] [--kubeconfig FILE] [-o json|yaml]\n"
           "       [--lease-namespace NS] [--lease-name NAME] [--scheduler-port PORT]\n"
           "GETs one of the scheduler's authenticated /debug endpoints (e.g. /debug/whoami)\n"
-          "and prints the answer. The kubeconfig's bearer token authenticates you; the\n"
+          "and prints the answer. The kubeconfig's bearer token authenticates you (with\n"
+          "--server https://..., its client certificate when it has no token); the\n"
           "scheduler asks the API server whether you may see it.\n"
-          "  --server URL           the scheduler's HTTP port (e.g. http://127.0.0.1:10261\n"
+          "  --server URL           the scheduler's HTTPS port (e.g. https://127.0.0.1:10261\n"
           "                         after kubectl port-forward); default: the leader\n"
           "                         named by its Lease, through the API server's pod proxy\n"
+          "  --certificate-authority FILE  with --server: check the scheduler's certificate\n"
+          "                         against FILE (default: the system's CAs)\n"
+          "  --insecure-skip-tls-verify    with --server: do not check it (the scheduler's\n"
+          "                         default certificate is self-signed)\n"
           "  --lease-namespace NS   the scheduler's Lease (kube-system)\n"
           "  --lease-name NAME      (ai-scheduler)\n"
           "  --scheduler-port PORT  the scheduler pod's metrics port (10261)\n"

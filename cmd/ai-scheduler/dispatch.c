@@ -16,14 +16,17 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "leader/leader.h"
+#include "server/auth.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/tls.h"
 #include "util/log.h"
 #include "util/util.h"
 
 typedef struct dopts {
     const char *kubeconfig, *lease_name, *lease_ns, *bind;
-    int leader, port, member_timeout, workers, verbosity, insecure;
+    const char *tls_cert, *tls_key, *client_ca, *always_allow; /* serving, as the scheduler's flags */
+    int leader, port, member_timeout, workers, verbosity, insecure, plain_http;
     double poll;
 } dopts_t;
 
@@ -43,6 +46,12 @@ static void usage(FILE *f)
                "  --leader-elect-resource-namespace NS (default kube-system)\n"
                "  --metrics-bind-address ADDR         (default 0.0.0.0)\n"
                "  --metrics-port PORT                 /metrics, /healthz, /readyz; 0 turns it off (default 10262)\n"
+               "  --tls-cert-file FILE, --tls-private-key-file FILE\n"
+               "                                      the HTTPS port's pair (default: self-signed at start)\n"
+               "  --client-ca-file FILE               client certificates from these CAs authenticate\n"
+               "  --plain-http                        serve plain HTTP (loopback tests, TLS-terminating proxy)\n"
+               "  --authorization-always-allow-paths PATHS\n"
+               "                                      served without credentials (/healthz,/readyz,/livez)\n"
                "  --poll-interval SECONDS             how often racing members are looked at (default 1)\n"
                "  --member-timeout SECONDS            per request to a member cluster (default 10)\n"
                "  --workers N                         jobs reconciled at once (default 4, at most 64)\n"
@@ -81,7 +90,8 @@ static int parse(dopts_t *o, int argc, char **argv)
                     .port = 10262,
                     .member_timeout = 10,
                     .workers = DSP_DEFAULT_WORKERS,
-                    .poll = 1 };
+                    .poll = 1,
+                    .always_allow = HTTP_DEFAULT_ALWAYS_ALLOW };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         int missing = 0;
@@ -98,6 +108,22 @@ static int parse(dopts_t *o, int argc, char **argv)
             o->insecure = 1;
             continue;
         }
+        if (!strcmp(a, "--plain-http") || !strcmp(a, "--plain-http=true")) {
+            o->plain_http = 1;
+            continue;
+        }
+        if (!strcmp(a, "--plain-http=false")) {
+            o->plain_http = 0;
+            continue;
+        }
+        if ((v = util_opt_value(argc, argv, &i, "--authorization-always-allow-paths", NULL, &missing)) || missing) {
+            if (missing) {
+                fprintf(stderr, "ai-scheduler dispatch: %s needs a value\n", a);
+                return 2;
+            }
+            o->always_allow = v; /* "" is a value here: nothing always allowed */
+            continue;
+        }
         if ((v = util_opt_value(argc, argv, &i, "--kubeconfig", NULL, &missing)) || missing) {
             o->kubeconfig = v;
         } else if ((v = util_opt_value(argc, argv, &i, "--leader-elect", NULL, &missing)) || missing) {
@@ -110,6 +136,12 @@ static int parse(dopts_t *o, int argc, char **argv)
             o->lease_ns = v;
         } else if ((v = util_opt_value(argc, argv, &i, "--metrics-bind-address", NULL, &missing)) || missing) {
             o->bind = v;
+        } else if ((v = util_opt_value(argc, argv, &i, "--tls-cert-file", NULL, &missing)) || missing) {
+            o->tls_cert = v;
+        } else if ((v = util_opt_value(argc, argv, &i, "--tls-private-key-file", NULL, &missing)) || missing) {
+            o->tls_key = v;
+        } else if ((v = util_opt_value(argc, argv, &i, "--client-ca-file", NULL, &missing)) || missing) {
+            o->client_ca = v;
         } else if ((v = util_opt_value(argc, argv, &i, "--metrics-port", NULL, &missing)) || missing) {
             if (v && parse_num(v, 0, 65535, &d) < 0)
                 goto bad;
@@ -200,15 +232,34 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
     dstate_t st = { 0 };
     metrics_on_collect(reg, collect, &st);
     http_server_t *http = NULL;
+    auth_t *auth = NULL;
+    tls_serving_t serving = { 0 };
     dsp_controller_t *ctl = NULL;
     if (!kc) {
         fprintf(stderr, "ai-scheduler dispatch: %s\n", err);
         goto out;
     }
     if (o.port > 0) {
-        http_server_opts_t ho = {
-            .bind_address = o.bind, .port = o.port, .metrics = reg, .ready = ready, .ready_ud = &st
-        };
+        /* The same protection as the scheduler's port: the hub's API server
+         * reviews tokens and access (/metrics: get on the path). */
+        auth = auth_new(&cfg, &(auth_opts_t){ .user_agent = "ai-scheduler/dispatch-auth" }, err, sizeof err);
+        if (!auth || tls_serving_setup(o.tls_cert, o.tls_key, o.client_ca, o.plain_http, o.bind, &serving, err,
+                                       sizeof err) != 0) {
+            fprintf(stderr, "ai-scheduler dispatch: %s\n", err);
+            goto out;
+        }
+        auth_metrics(auth, reg);
+        http_server_opts_t ho = { .bind_address = o.bind,
+                                  .port = o.port,
+                                  .metrics = reg,
+                                  .ready = ready,
+                                  .ready_ud = &st,
+                                  .auth = auth,
+                                  .tls_cert_pem = serving.pair.cert_pem,
+                                  .tls_key_pem = serving.pair.key_pem,
+                                  .client_ca = serving.client_ca,
+                                  .client_ca_pem = serving.client_ca_pem,
+                                  .always_allow = o.always_allow };
         http = http_server_start(&ho, err, sizeof err);
         if (!http) {
             fprintf(stderr, "ai-scheduler dispatch: metrics server: %s\n", err);
@@ -276,6 +327,8 @@ out:
         leader_free(st.le);
     }
     http_server_stop(http);
+    auth_free(auth);
+    tls_serving_free(&serving);
     dsp_controller_free(ctl);
     kube_client_free(kc_le);
     kube_client_free(kc);

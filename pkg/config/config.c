@@ -156,6 +156,7 @@ void config_default(sched_config_t *c)
     c->leader.identity = util_strdup(id);
     c->metrics_bind_address = util_strdup("0.0.0.0");
     c->metrics_port = 10261;
+    c->always_allow_paths = util_strdup("/healthz,/readyz,/livez");
 }
 
 void config_free(sched_config_t *c)
@@ -169,6 +170,10 @@ void config_free(sched_config_t *c)
     free(c->leader.lease_namespace);
     free(c->leader.identity);
     free(c->metrics_bind_address);
+    free(c->tls_cert_file);
+    free(c->tls_private_key_file);
+    free(c->client_ca_file);
+    free(c->always_allow_paths);
     cfg_free_profiles(c);
     memset(c, 0, sizeof *c);
 }
@@ -203,6 +208,15 @@ int config_validate(const sched_config_t *c, char *err, size_t errlen)
         const char *a = c->metrics_bind_address ? c->metrics_bind_address : "";
         if (inet_pton(AF_INET, a, buf) != 1 && inet_pton(AF_INET6, a, buf) != 1)
             return util_errf(err, errlen, "metrics bind address \"%s\" is not an IP address", a);
+    }
+    if (!!c->tls_cert_file != !!c->tls_private_key_file)
+        return util_errf(err, errlen, "--tls-cert-file and --tls-private-key-file go together: give both or neither");
+    for (const char *p = c->always_allow_paths; p && *p;) {
+        p += strspn(p, ", ");
+        size_t k = strcspn(p, ", ");
+        if (k && p[0] != '/')
+            return util_errf(err, errlen, "authorization always-allow path \"%.*s\" does not start with /", (int)k, p);
+        p += k;
     }
     if (c->sched.fw.percentage_of_nodes_to_score < 0 || c->sched.fw.percentage_of_nodes_to_score > 100)
         return util_errf(err, errlen, "percentageOfNodesToScore must be in 0..100");
@@ -974,6 +988,22 @@ static int on_metrics(cfg_loader_t *l, const char *key, const yaml_node_t *kn, c
     return UNKNOWN("metrics");
 }
 
+static int on_serving(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
+{
+    sched_config_t *c = ctx;
+    if (!strcmp(key, "tlsCertFile"))
+        return cfg_get_str(l, vn, "serving.tlsCertFile", 0, &c->tls_cert_file);
+    if (!strcmp(key, "tlsPrivateKeyFile"))
+        return cfg_get_str(l, vn, "serving.tlsPrivateKeyFile", 0, &c->tls_private_key_file);
+    if (!strcmp(key, "clientCAFile"))
+        return cfg_get_str(l, vn, "serving.clientCAFile", 0, &c->client_ca_file);
+    if (!strcmp(key, "plainHTTP"))
+        return cfg_get_bool(l, vn, "serving.plainHTTP", &c->plain_http);
+    if (!strcmp(key, "authorizationAlwaysAllowPaths"))
+        return cfg_get_str(l, vn, "serving.authorizationAlwaysAllowPaths", 1, &c->always_allow_paths);
+    return UNKNOWN("serving");
+}
+
 typedef struct top_ctx {
     sched_config_t *c;
     int api_ok, kind_ok;
@@ -1046,6 +1076,8 @@ static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const
         return cfg_get_int(l, vn, "volumeBindTimeoutSeconds", 1, 86400, &c->sched.volume_bind_timeout_s);
     if (!strcmp(key, "metrics"))
         return cfg_each_pair(l, vn, "metrics", on_metrics, c);
+    if (!strcmp(key, "serving"))
+        return cfg_each_pair(l, vn, "serving", on_serving, c);
     if (!strcmp(key, "poolStatusIntervalSeconds"))
         return cfg_get_int(l, vn, "poolStatusIntervalSeconds", 1, 86400, &c->sched.pool_status_interval_s);
     if (!strcmp(key, "verbosity"))
@@ -1191,6 +1223,18 @@ static const flagdef_t FLAGS[] = {
     { "metrics-port", F_INT, OFF(metrics_port), 0, 65535, "PORT",
       "/metrics, /healthz, /readyz port (10261); 0 disables" },
     { "metrics-bind-address", F_STR, OFF(metrics_bind_address), 0, 0, "IP", "address to serve metrics on (0.0.0.0)" },
+    { "tls-cert-file", F_STR_OPT, OFF(tls_cert_file), 0, 0, "FILE",
+      "the HTTPS port's certificate (PEM, chain after it); default: a self-signed one made at start (its SHA-256 "
+      "logged)" },
+    { "tls-private-key-file", F_STR_OPT, OFF(tls_private_key_file), 0, 0, "FILE",
+      "the key of --tls-cert-file (PEM, unencrypted)" },
+    { "client-ca-file", F_STR_OPT, OFF(client_ca_file), 0, 0, "FILE",
+      "a client certificate signed by these CAs authenticates a request (user = CN, groups = O); default: ignored" },
+    { "plain-http", F_BOOL, OFF(plain_http), 0, 0, NULL,
+      "serve plain HTTP, not HTTPS (loopback tests, or behind a TLS-terminating proxy; warned)" },
+    { "authorization-always-allow-paths", F_STR_OPT, OFF(always_allow_paths), 0, 0, "PATHS",
+      "comma-separated paths served without authentication (/healthz,/readyz,/livez); add /metrics for scrapers "
+      "that cannot authenticate" },
     { "eviction-grace-period", F_INT, OFF(sched.eviction_grace_s), -1, 86400, "SECONDS",
       "victims' grace period: -1 the pod's own terminationGracePeriodSeconds, as kube-scheduler (default); 0 at "
       "once, as the original Ai-Scheduler" },

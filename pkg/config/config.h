@@ -69,8 +69,16 @@ typedef struct sched_config {
     int burst;                    /* --kube-api-burst, 1000 */
     int insecure_skip_tls_verify; /* 0: --insecure-skip-tls-verify (or --insecure) turns TLS checks off, loudly */
     sched_leader_config_t leader;
-    char *metrics_bind_address;       /* "0.0.0.0" */
-    int metrics_port;                 /* 10261; 0 disables /metrics and probes */
+    char *metrics_bind_address; /* "0.0.0.0" */
+    int metrics_port;           /* 10261; 0 disables /metrics and probes */
+    /* Serving (`serving:` keys, kube-scheduler's flag names): the port is
+     * HTTPS with tls_cert_file/tls_private_key_file (both or neither; neither:
+     * a self-signed certificate made at start) unless plain_http; a client
+     * certificate verifying against client_ca_file authenticates; the paths
+     * in always_allow_paths (comma list; NULL none) need no credentials. */
+    char *tls_cert_file, *tls_private_key_file, *client_ca_file;
+    int plain_http;
+    char *always_allow_paths;         /* "/healthz,/readyz,/livez" */
     sched_profile_config_t *profiles; /* `profiles:`; none: one profile from the top level */
     int nprofiles;
 } sched_config_t;

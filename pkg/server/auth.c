@@ -216,7 +216,7 @@ static void cache_key(const auth_t *a, entry_kind_t kind, const char *tok, size_
     sbuf_append(&b, &k, 1);
     sbuf_append(&b, tok, toklen);
     if (kind == ENTRY_ACCESS) {
-        const char *parts[] = { at->verb, at->group, at->resource, at->ns };
+        const char *parts[] = { at->verb, at->group, at->resource, at->ns, at->path };
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
             sbuf_append(&b, "", 1); /* the NUL separator */
             sbuf_puts(&b, parts[i] ? parts[i] : "");
@@ -265,31 +265,32 @@ static entry_t *cache_slot_locked(auth_t *a, entry_kind_t kind, const unsigned c
 
 /* ------------------------------------------------------------ load */
 
-/* One token from the bucket: 0, or -1 when it is empty. */
-static int take_rate(auth_t *a)
+/* mu held. One token from the bucket: 0, or -1 when it is empty. */
+static int take_rate_locked(auth_t *a)
 {
-    lo_mutex_lock(&a->mu, LO_AUTH);
     int64_t now = util_now_us();
     a->tokens += (double)(now - a->refill_us) / 1e6 * a->o.rate;
     if (a->tokens > a->o.burst)
         a->tokens = a->o.burst;
     a->refill_us = now;
-    int ok = a->tokens >= 1;
-    if (ok)
-        a->tokens -= 1;
-    else
+    if (a->tokens < 1) {
         a->stats.throttled++;
-    lo_mutex_unlock(&a->mu, LO_AUTH);
-    return ok ? 0 : -1;
+        return -1;
+    }
+    a->tokens -= 1;
+    return 0;
 }
 
-/* mu held. A place on the wire: 0, or -1 when max_inflight are there. */
+/* mu held. A review may go out: a place on the wire and a token from the
+ * rate bucket: 0, or -1 when max_inflight or the rate says no. */
 static int take_inflight_locked(auth_t *a)
 {
     if (a->inflight >= a->o.max_inflight) {
         a->stats.throttled++;
         return -1;
     }
+    if (take_rate_locked(a) != 0)
+        return -1;
     a->inflight++;
     return 0;
 }
@@ -313,7 +314,7 @@ static void warn_failed(auth_t *a, const char *what, const char *err)
         a->warned_ms = now;
     lo_mutex_unlock(&a->mu, LO_AUTH);
     if (loud)
-        LOG_W("auth: %s failed, /debug answers 503 until it works: %s", what, err);
+        LOG_W("auth: %s failed, authenticated paths answer 503 until it works: %s", what, err);
     else
         LOG_D("auth: %s failed: %s", what, err);
 }
@@ -429,6 +430,11 @@ static auth_result_t authenticate(auth_t *a, const char *tok, size_t toklen, jso
 static void forbidden_msg(const json_t *user, const auth_attrs_t *at, const char *reason, char *msg, size_t msglen)
 {
     const char *name = json_string_value(json_object_get(user, "username"));
+    if (at->path) {
+        snprintf(msg, msglen, "user \"%s\" cannot %s path \"%s\"%s%s", name ? name : "", at->verb, at->path,
+                 reason && *reason ? ": " : "", reason && *reason ? reason : "");
+        return;
+    }
     const char *ns = at->ns && *at->ns ? at->ns : NULL;
     snprintf(msg, msglen, "user \"%s\" cannot %s resource \"%s\" in API group \"%s\" %s%s%s%s%s", name ? name : "",
              at->verb, at->resource ? at->resource : "", at->group ? at->group : "",
@@ -462,14 +468,20 @@ static auth_result_t authorize(auth_t *a, const char *tok, size_t toklen, const 
     a->stats.access_reviews++;
     lo_mutex_unlock(&a->mu, LO_AUTH);
 
-    json_t *ra = json_pack("{s:s,s:s,s:s}", "verb", at->verb, "group", at->group ? at->group : "", "resource",
-                           at->resource ? at->resource : "");
-    if (at->ns && *at->ns)
-        json_object_set_new(ra, "namespace", json_string(at->ns));
-    json_t *review = json_pack("{s:s,s:s,s:{s:O,s:O,s:O,s:O,s:o}}", "apiVersion", "authorization.k8s.io/v1", "kind",
-                               "SubjectAccessReview", "spec", "user", json_object_get(user, "username"), "uid",
-                               json_object_get(user, "uid"), "groups", json_object_get(user, "groups"), "extra",
-                               json_object_get(user, "extra"), "resourceAttributes", ra);
+    json_t *ra;
+    if (at->path) {
+        ra = json_pack("{s:s,s:s}", "path", at->path, "verb", at->verb);
+    } else {
+        ra = json_pack("{s:s,s:s,s:s}", "verb", at->verb, "group", at->group ? at->group : "", "resource",
+                       at->resource ? at->resource : "");
+        if (at->ns && *at->ns)
+            json_object_set_new(ra, "namespace", json_string(at->ns));
+    }
+    json_t *review =
+        json_pack("{s:s,s:s,s:{s:O,s:O,s:O,s:O,s:o}}", "apiVersion", "authorization.k8s.io/v1", "kind",
+                  "SubjectAccessReview", "spec", "user", json_object_get(user, "username"), "uid",
+                  json_object_get(user, "uid"), "groups", json_object_get(user, "groups"), "extra",
+                  json_object_get(user, "extra"), at->path ? "nonResourceAttributes" : "resourceAttributes", ra);
     json_t *st = NULL;
     int rc = review ? post_review(a, sars, "SubjectAccessReview", review, &st, msg, msglen) : -1;
     json_decref(review);
@@ -501,10 +513,6 @@ auth_result_t auth_check(auth_t *a, const char *authorization, const auth_attrs_
         *user = NULL;
     if (msglen)
         msg[0] = 0;
-    if (take_rate(a) != 0) {
-        snprintf(msg, msglen, "too many requests; retry");
-        return AUTH_THROTTLED;
-    }
     const char *tok = bearer_token(authorization);
     if (!tok) {
         snprintf(msg, msglen, "%s", authorization ? "invalid bearer token" : "a bearer token is required");
@@ -519,5 +527,33 @@ auth_result_t auth_check(auth_t *a, const char *authorization, const auth_attrs_
         *user = u;
     else
         json_decref(u);
+    return r;
+}
+
+auth_result_t auth_check_user(auth_t *a, const json_t *user, const auth_attrs_t *attrs, char *msg, size_t msglen)
+{
+    if (msglen)
+        msg[0] = 0;
+    const char *name = json_string_value(json_object_get(user, "username"));
+    if (!name || !*name) {
+        snprintf(msg, msglen, "no user");
+        return AUTH_UNAUTHENTICATED;
+    }
+    if (!attrs || !attrs->verb)
+        return AUTH_OK;
+    /* The access cache's key material: a first byte no bearer token has
+     * (bearer_token refuses controls), so no token shares a user's entries. */
+    sbuf_t id = { 0 };
+    sbuf_puts(&id, "\x01user");
+    sbuf_append(&id, "", 1);
+    sbuf_puts(&id, name);
+    json_t *g;
+    size_t i;
+    json_array_foreach (json_object_get(user, "groups"), i, g) {
+        sbuf_append(&id, "", 1);
+        sbuf_puts(&id, json_string_value(g) ? json_string_value(g) : "");
+    }
+    auth_result_t r = authorize(a, id.data, id.len, user, attrs, msg, msglen);
+    sbuf_free(&id);
     return r;
 }

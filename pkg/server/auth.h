@@ -13,9 +13,11 @@
  * a hash that could be compared elsewhere is kept; errors are not cached.
  * Nothing here logs a token or its hash.
  *
- * Load: at most rate requests a second (burst) reach auth_check's reviews
- * per auth object, and at most max_inflight reviews are on the wire at once;
- * beyond either the answer is AUTH_THROTTLED (HTTP 429). Thread-safe. */
+ * Load: at most rate reviews a second (burst) are sent per auth object,
+ * and at most max_inflight are on the wire at once; beyond either the
+ * answer is AUTH_THROTTLED (HTTP 429). Answers from the cache and requests
+ * without credentials send nothing and are not counted, so a page polling
+ * every second with one token costs a review per ttl. Thread-safe. */
 #ifndef AISCHED_SERVER_AUTH_H
 #define AISCHED_SERVER_AUTH_H
 
@@ -37,10 +39,13 @@ typedef struct auth_opts {
     const char *user_agent;
 } auth_opts_t;
 
-/* What a request asks, as a SubjectAccessReview's resourceAttributes.
- * verb NULL: authentication only (any user the API server knows). */
+/* What a request asks, as a SubjectAccessReview's resourceAttributes, or
+ * with path set its nonResourceAttributes {path, verb} (group, resource
+ * and ns ignored). verb NULL: authentication only (any user the API server
+ * knows). */
 typedef struct auth_attrs {
     const char *verb, *group, *resource, *ns; /* ns NULL or "": cluster-wide */
+    const char *path;                         /* e.g. "/metrics": a non-resource URL */
 } auth_attrs_t;
 
 typedef enum {
@@ -62,6 +67,12 @@ void auth_free(auth_t *a);
  * gets a line for the answer's body: never the token. */
 auth_result_t auth_check(auth_t *a, const char *authorization, const auth_attrs_t *attrs, json_t **user, char *msg,
                          size_t msglen);
+
+/* Authorises a user the caller authenticated otherwise (a verified client
+ * certificate: {"username","uid","groups","extra"}) for attrs (verb NULL:
+ * AUTH_OK at once). Cached and rate-limited as auth_check's reviews, keyed
+ * by the user's name and groups. */
+auth_result_t auth_check_user(auth_t *a, const json_t *user, const auth_attrs_t *attrs, char *msg, size_t msglen);
 
 /* The HTTP status of a result (200, 401, 403, 503, 429). */
 int auth_http_status(auth_result_t r);

@@ -1,5 +1,5 @@
 /* http.c -- /healthz, /readyz, /metrics and authenticated routes on
- * libmicrohttpd. */
+ * libmicrohttpd, over TLS unless told otherwise. */
 #include "server/http.h"
 
 #include <arpa/inet.h>
@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <microhttpd.h>
+#include <gnutls/gnutls.h>
 
 #include "util/lockorder.h"
 #include "util/log.h"
@@ -70,18 +71,6 @@ json_t *http_status_doc(int code, const char *reason, const char *msg)
 {
     return json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1", "metadata", "status",
                      "Failure", "message", msg, "reason", reason, "code", code);
-}
-
-/* 302 to location, a path on this server. */
-static MHD_Result_t reply_redirect(struct MHD_Connection *conn, const char *location)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)(uintptr_t) "", MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, location);
-    MHD_Result_t rc = MHD_queue_response(conn, MHD_HTTP_FOUND, r);
-    MHD_destroy_response(r);
-    return rc;
 }
 
 static MHD_Result_t reply_status(struct MHD_Connection *conn, unsigned code, const char *reason, const char *msg)
@@ -191,14 +180,77 @@ static const char *status_reason(unsigned code)
 static MHD_Result_t serve_route(struct MHD_Connection *conn, const http_route_t *rt, const char *url, const req_t *q,
                                 const json_t *user);
 
+/* The user of the request's verified client certificate (new reference),
+ * or NULL: none configured, none sent, or one that does not verify (msg
+ * says why). */
+static json_t *client_cert_user(http_server_t *s, struct MHD_Connection *conn, char *msg, size_t msglen)
+{
+    if (!s->o.client_ca || !s->o.tls_cert_pem)
+        return NULL;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t sess = ci ? (gnutls_session_t)ci->tls_session : NULL;
+    unsigned int n = 0;
+    const gnutls_datum_t *peers = sess ? gnutls_certificate_get_peers(sess, &n) : NULL;
+    if (!peers || n == 0)
+        return NULL;
+    const unsigned char *der[16];
+    size_t len[16];
+    if (n > 16)
+        n = 16;
+    for (unsigned int i = 0; i < n; i++) {
+        der[i] = peers[i].data;
+        len[i] = peers[i].size;
+    }
+    json_t *user = NULL;
+    if (tls_client_verify(s->o.client_ca, der, len, (int)n, &user, msg, msglen) != 0)
+        return NULL;
+    return user;
+}
+
+/* Authenticates the request and authorises at (verb NULL: authentication
+ * only): AUTH_OK with *user (new reference), or a failure with msg. */
+static auth_result_t check_request(http_server_t *s, struct MHD_Connection *conn, const auth_attrs_t *at, json_t **user,
+                                   char *msg, size_t msglen)
+{
+    *user = NULL;
+    if (!s->o.auth) {
+        snprintf(msg, msglen, "authentication is not configured on this server");
+        return AUTH_UNAVAILABLE;
+    }
+    char cmsg[256] = "";
+    json_t *cu = client_cert_user(s, conn, cmsg, sizeof cmsg);
+    const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!authz)
+        authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, HTTP_PROXIED_AUTH_HEADER);
+    if (cu) {
+        auth_result_t ar = auth_check_user(s->o.auth, cu, at, msg, msglen);
+        if (ar == AUTH_OK || ar == AUTH_FORBIDDEN)
+            *user = cu;
+        else
+            json_decref(cu);
+        return ar;
+    }
+    auth_result_t ar = auth_check(s->o.auth, authz, at, user, msg, msglen);
+    if (ar == AUTH_UNAUTHENTICATED && !authz && cmsg[0])
+        snprintf(msg, msglen, "%s", cmsg); /* the certificate was the credential: say what is wrong with it */
+    return ar;
+}
+
+/* Answers the failure ar (with msg) of url. */
+static MHD_Result_t reply_denied(struct MHD_Connection *conn, const char *url, auth_result_t ar, const json_t *user,
+                                 const char *msg)
+{
+    const char *who = json_string_value(json_object_get(user, "username"));
+    unsigned code = (unsigned)auth_http_status(ar);
+    LOG_D("http: GET %s: %u%s%s", url, code, who ? " user=" : "", who ? who : "");
+    return reply_status(conn, code, status_reason(code), msg);
+}
+
 /* GET url in the authenticated area: authenticate, find the route,
  * authorise, run it. */
 static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *conn, const char *url, const req_t *q)
 {
     char msg[512];
-    if (!s->o.auth)
-        return reply_status(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailable",
-                            "authentication is not configured on this server");
     http_route_t rt = { 0 };
     char ns[64] = "";
     int found = find_route(s, url, &rt);
@@ -206,23 +258,19 @@ static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *con
         found = 0; /* a path no route serves: 404, after authentication */
     auth_attrs_t at = { 0 };
     if (found && !rt.authn_only)
-        at = (auth_attrs_t){ rt.verb, rt.group, rt.resource, ns };
-    const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!authz)
-        authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, HTTP_PROXIED_AUTH_HEADER);
+        at = (auth_attrs_t){ .verb = rt.verb, .group = rt.group, .resource = rt.resource, .ns = ns };
     json_t *user = NULL;
-    auth_result_t ar = auth_check(s->o.auth, authz, &at, &user, msg, sizeof msg);
-    const char *who = json_string_value(json_object_get(user, "username"));
+    auth_result_t ar = check_request(s, conn, &at, &user, msg, sizeof msg);
     if (ar != AUTH_OK) {
-        unsigned code = (unsigned)auth_http_status(ar);
-        LOG_D("http: GET %s: %u%s%s", url, code, who ? " user=" : "", who ? who : "");
+        MHD_Result_t rc = reply_denied(conn, url, ar, user, msg);
         json_decref(user);
-        return reply_status(conn, code, status_reason(code), msg);
+        return rc;
     }
     if (!found) {
         json_decref(user);
         return reply_status(conn, MHD_HTTP_NOT_FOUND, "NotFound", "not found");
     }
+    const char *who = json_string_value(json_object_get(user, "username"));
     LOG_D("http: GET %s user=%s", url, who ? who : "");
     MHD_Result_t rc = serve_route(conn, &rt, url, q, user);
     json_decref(user);
@@ -246,6 +294,41 @@ static MHD_Result_t serve_route(struct MHD_Connection *conn, const http_route_t 
     return reply(conn, (unsigned)code, ctype ? ctype : "application/json", body ? body : "", body != NULL);
 }
 
+static int is_builtin(const char *url)
+{
+    return !strcmp(url, "/healthz") || !strcmp(url, "/livez") || !strcmp(url, "/readyz") || !strcmp(url, "/metrics");
+}
+
+int http_path_listed(const char *list, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t k = strcspn(p, ", ");
+        if (k && k == n && !memcmp(p, path, n))
+            return 1;
+        p += k;
+    }
+    return 0;
+}
+
+/* /healthz, /livez, /readyz or /metrics (is_builtin), already allowed. */
+static MHD_Result_t serve_builtin(http_server_t *s, struct MHD_Connection *conn, const char *url)
+{
+    static const char text[] = "text/plain; charset=utf-8";
+    if (!strcmp(url, "/metrics"))
+        return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", metrics_render(s->o.metrics), 1);
+    if (strcmp(url, "/readyz") != 0)
+        return reply(conn, MHD_HTTP_OK, text, "ok", 0);
+    const char *why = NULL;
+    if (!s->o.ready || s->o.ready(s->o.ready_ud, &why))
+        return reply(conn, MHD_HTTP_OK, text, "ok", 0);
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "not ready%s%s\n", why ? ": " : "", why ? why : "");
+    return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text, b.data, 1);
+}
+
 static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                            const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -254,20 +337,20 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     (void)version;
     (void)upload;
     static const char text[] = "text/plain; charset=utf-8";
-    /* First call per request: headers only. Answer on the second so a body
-     * (which we ignore) never confuses MHD; an authenticated route takes
-     * none, so one announced there is refused at once, unread. */
+    /* First call per request: headers only. Every path is GET or HEAD and
+     * takes no body, so another method or an announced body is refused at
+     * once, unread; otherwise answer on the second call. */
     if (q && !q->started) {
         q->started = 1;
-        if (is_protected(s, url)) {
-            const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-            if (te || (cl && strspn(cl, "0") != strlen(cl)))
-                return reply_status(conn, 413 /* content too large */, "RequestEntityTooLarge",
-                                    "a request here takes no body");
-            if (strlen(q->uri) > HTTP_MAX_URL)
-                return reply_status(conn, 414, "RequestURITooLong", "the URL is too long");
-        }
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 0);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        if (te || (cl && strspn(cl, "0") != strlen(cl)))
+            return reply_status(conn, 413 /* content too large */, "RequestEntityTooLarge",
+                                "a request here takes no body");
+        if (strlen(q->uri) > HTTP_MAX_URL)
+            return reply_status(conn, 414, "RequestURITooLong", "the URL is too long");
         return MHD_YES;
     }
     if (!q) { /* no URI callback ran: should not happen */
@@ -282,20 +365,26 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     }
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 0);
-    if (!strcmp(url, "/") || !strcmp(url, "/ui")) /* the dashboard (dashboard/assets.c) */
-        return reply_redirect(conn, "/ui/");
-    if (!strcmp(url, "/healthz") || !strcmp(url, "/livez"))
-        return reply(conn, MHD_HTTP_OK, text, "ok", 0);
-    if (!strcmp(url, "/readyz")) {
-        const char *why = NULL;
-        if (!s->o.ready || s->o.ready(s->o.ready_ud, &why))
-            return reply(conn, MHD_HTTP_OK, text, "ok", 0);
-        sbuf_t b = { 0 };
-        sbuf_printf(&b, "not ready%s%s\n", why ? ": " : "", why ? why : "");
-        return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text, b.data, 1);
+    if (!strcmp(url, "/") || !strcmp(url, "/ui")) { /* the dashboard (dashboard/assets.c) */
+        struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)(uintptr_t) "", MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, "/ui/");
+        MHD_Result_t rc = MHD_queue_response(conn, MHD_HTTP_FOUND, r);
+        MHD_destroy_response(r);
+        return rc;
     }
-    if (!strcmp(url, "/metrics"))
-        return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", metrics_render(s->o.metrics), 1);
+    if (is_builtin(url)) {
+        if (http_path_listed(s->o.always_allow ? s->o.always_allow : HTTP_DEFAULT_ALWAYS_ALLOW, url))
+            return serve_builtin(s, conn, url);
+        char msg[512];
+        json_t *user = NULL;
+        auth_attrs_t at = { .verb = "get", .path = url };
+        auth_result_t ar = check_request(s, conn, &at, &user, msg, sizeof msg);
+        MHD_Result_t rc = ar == AUTH_OK ? serve_builtin(s, conn, url) : reply_denied(conn, url, ar, user, msg);
+        json_decref(user);
+        return rc;
+    }
     if (is_protected(s, url)) {
         http_route_t rt;
         if (find_route(s, url, &rt) && rt.open)
@@ -397,16 +486,41 @@ http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t 
 #endif
     if (v6)
         flags |= MHD_USE_IPv6;
+    int tls = o && o->tls_cert_pem && o->tls_key_pem;
+    if (o && !!o->tls_cert_pem != !!o->tls_key_pem) {
+        snprintf(err, errlen, "http: a TLS certificate needs its key and the other way round");
+        pthread_mutex_destroy(&s->routes_mu);
+        free(s);
+        return NULL;
+    }
+    /* The TLS options go in an array (ended by MHD_OPTION_END), empty for
+     * plain HTTP. */
+    struct MHD_OptionItem tls_opts[4];
+    int nt = 0;
+    if (tls) {
+        flags |= MHD_USE_TLS;
+        tls_opts[nt++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->tls_cert_pem };
+        tls_opts[nt++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->tls_key_pem };
+        /* A trust list makes the handshake ask for (not require) a client
+         * certificate; tls_client_verify decides about it per request. */
+        if (o->client_ca && o->client_ca_pem)
+            tls_opts[nt++] =
+                (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *)(uintptr_t)o->client_ca_pem };
+    }
+    tls_opts[nt] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     errno = 0;
+    /* The logger first: libmicrohttpd warns (to stderr) about options before it. */
     s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-                            (void *)NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-                            (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            (void *)NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_URI_LOG_CALLBACK,
                             uri_start, s, MHD_OPTION_NOTIFY_COMPLETED, req_done, s, MHD_OPTION_END);
     if (!s->d) {
         pthread_mutex_destroy(&s->routes_mu);
         snprintf(err, errlen, "http: cannot listen on %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", port,
-                 errno ? strerror(errno) : "libmicrohttpd failed to start");
+                 errno ? strerror(errno)
+                 : tls ? "libmicrohttpd failed to start (is the certificate or key PEM it takes?)"
+                       : "libmicrohttpd failed to start");
         free(s);
         return NULL;
     }

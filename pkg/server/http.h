@@ -1,22 +1,31 @@
-/* http.h -- the scheduler's small HTTP endpoint on libmicrohttpd (a thread
- * per connection, at most 64): GET /healthz and /livez (200 "ok"), /readyz
- * (200 "ok" when the ready callback says so, else 503), /metrics
- * (Prometheus text), all open; and authenticated routes (/debug/...):
- * every request under /debug or a route's prefix is authenticated (bearer
- * token -> TokenReview) and authorised (SubjectAccessReview) by the API
- * server through opts->auth before the route runs (auth.h). Answers there:
- * 401 with WWW-Authenticate: Bearer without a valid token, 403 without the
- * right, 404 for an unknown path (only after authentication, so paths
- * cannot be probed without a token), 429 over the rate, 503 when the API
- * server gives no answer or no auth is configured; 414 for a URL over
- * HTTP_MAX_URL bytes, 413 for a request with a body. Errors there are a
- * kube Status object (JSON). /debug/whoami is built in: any authenticated
- * user gets {"username","uid","groups","extra"}.
- * Anything else is 404; methods other than GET/HEAD are 405.
+/* http.h -- the scheduler's small HTTP(S) endpoint on libmicrohttpd (a
+ * thread per connection, at most 64). HTTPS when opts carry a certificate
+ * (the daemon's default; pkg/server/tls.h makes one), else plain HTTP.
  *
- * Ownership: the server borrows opts->metrics, opts->ready_ud and
- * opts->auth; they must outlive http_server_stop(). stop() frees the
- * server. */
+ * Paths in opts->always_allow (default /healthz,/readyz,/livez, as
+ * kube-scheduler's --authorization-always-allow-paths) are served to anyone.
+ * Every other path is authenticated and authorised by the API server
+ * through opts->auth (auth.h), as kube-scheduler's secure port does: a
+ * client certificate that verifies against opts->client_ca (user = CN,
+ * groups = O), else a bearer token (TokenReview); then a
+ * SubjectAccessReview: /healthz, /readyz, /livez and /metrics ask `get` on
+ * that non-resource path, routes what they registered. Routes registered
+ * .open are served to anyone (they name no workload).
+ *
+ * Built in: /healthz and /livez (200 "ok"), /readyz (200 "ok" when the
+ * ready callback says so, else 503), /metrics (Prometheus text),
+ * /debug/whoami ({"username","uid","groups","extra"} of any authenticated
+ * user), and / (302 to /ui/). Answers on authenticated paths: 401 with
+ * WWW-Authenticate: Bearer without valid credentials, 403 without the
+ * right, 404 for an unknown path (only after authentication, so paths
+ * cannot be probed without credentials), 429 over the review rate, 503 when
+ * the API server gives no answer or no auth is configured. Any path: 414
+ * for a URL over HTTP_MAX_URL bytes, 413 for a request with a body, 405 for
+ * methods other than GET/HEAD. Errors there are a kube Status object.
+ *
+ * Ownership: the server borrows opts->metrics, opts->ready_ud, opts->auth,
+ * opts->client_ca and the strings of opts; they must outlive
+ * http_server_stop(). stop() frees the server. */
 #ifndef AISCHED_HTTP_H
 #define AISCHED_HTTP_H
 
@@ -24,8 +33,11 @@
 #include <jansson.h>
 #include "server/auth.h"
 #include "server/metrics.h"
+#include "server/tls.h"
 
 #define HTTP_MAX_URL 4096 /* bytes of path and query */
+/* Served without authentication unless opts->always_allow says otherwise. */
+#define HTTP_DEFAULT_ALWAYS_ALLOW "/healthz,/readyz,/livez"
 /* The API server consumes a request's Authorization header and does not
  * pass it through its pod proxy: a client that reaches the scheduler that
  * way sends its bearer token in this header instead (reviewed the same
@@ -42,7 +54,18 @@ typedef struct http_server_opts {
     metrics_t *metrics;       /* NULL: /metrics serves an empty body */
     http_ready_fn ready;      /* NULL: always ready */
     void *ready_ud;
-    auth_t *auth; /* NULL: authenticated routes answer 503 (fail closed) */
+    auth_t *auth; /* NULL: authenticated paths answer 503 (fail closed) */
+    /* Both: serve HTTPS with this PEM certificate (chain) and key; neither:
+     * plain HTTP. */
+    const char *tls_cert_pem, *tls_key_pem;
+    /* With TLS: a client certificate that verifies against client_ca
+     * authenticates the request; client_ca_pem (the same CAs' text) lets
+     * the handshake ask for one. NULL: client certificates are ignored. */
+    const tls_client_ca_t *client_ca;
+    const char *client_ca_pem;
+    /* Comma-separated exact paths served without authentication; NULL:
+     * HTTP_DEFAULT_ALWAYS_ALLOW, "" none. */
+    const char *always_allow;
 } http_server_opts_t;
 
 typedef struct http_server http_server_t;
@@ -88,6 +111,9 @@ const json_t *http_request_user(void);
 /* Binds and starts serving. NULL with err set ("bind 0.0.0.0:10261: ...")
  * when the address is bad or the port is taken. */
 http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t errlen);
+/* Is path one of the comma-separated paths of list (exact match)? */
+int http_path_listed(const char *list, const char *path);
+
 /* The port actually bound (useful with port 0). */
 int http_server_port(const http_server_t *s);
 /* Stops the thread, closes the socket, frees s. NULL is fine. */

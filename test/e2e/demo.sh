@@ -63,7 +63,7 @@ step "starting $AISCHED_BIN"
 # its HTTP port on loopback: explain and whatif ask it below (--server), with the
 # admin's bearer token (the /debug endpoints check it with a TokenReview)
 DEMO_PORT=$(free_port)
-DEMO_SERVER=http://127.0.0.1:$DEMO_PORT
+DEMO_SERVER=$(sched_url "$DEMO_PORT") # HTTPS, self-signed: the CLI lines pass --insecure-skip-tls-verify
 DEMO_TOKEN_KC=$CP_WORK/demo-token.kubeconfig
 _write_kubeconfig "$DEMO_TOKEN_KC" e2e-admin token "$ADMIN_TOKEN"
 start_scheduler --metrics-port "$DEMO_PORT" --metrics-bind-address 127.0.0.1
@@ -96,7 +96,7 @@ events_for train-impossible default FailedScheduling | cut -f2 | sort -u
 echo "condition: $(pod_condition train-impossible PodScheduled)"
 
 step "ai-scheduler explain default/train-impossible: the leader's own last decision on it"
-"$AISCHED_BIN" explain default/train-impossible --server "$DEMO_SERVER" --kubeconfig "$DEMO_TOKEN_KC" ||
+"$AISCHED_BIN" explain default/train-impossible --server "$DEMO_SERVER" --insecure-skip-tls-verify --kubeconfig "$DEMO_TOKEN_KC" ||
     echo "(explain failed)"
 
 step "ai-scheduler whatif: would a 16-GPU pod fit in gpu-pool? and with two more 8-GPU nodes? (nothing is written)"
@@ -126,12 +126,12 @@ status:
   capacity: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "16"}
   conditions: [{type: Ready, status: "True"}]
 YAML
-"$AISCHED_BIN" whatif -f "$CP_WORK/whatif-pod.yaml" --server "$DEMO_SERVER" --kubeconfig "$DEMO_TOKEN_KC" ||
+"$AISCHED_BIN" whatif -f "$CP_WORK/whatif-pod.yaml" --server "$DEMO_SERVER" --insecure-skip-tls-verify --kubeconfig "$DEMO_TOKEN_KC" ||
     echo "(whatif failed)"
 echo
 echo "with --add-nodes 1 --node-template (a 16-GPU node labelled gpu=true):"
 "$AISCHED_BIN" whatif -f "$CP_WORK/whatif-pod.yaml" --add-nodes 1 --node-template "$CP_WORK/whatif-node.yaml" \
-    --server "$DEMO_SERVER" --kubeconfig "$DEMO_TOKEN_KC" || echo "(whatif failed)"
+    --server "$DEMO_SERVER" --insecure-skip-tls-verify --kubeconfig "$DEMO_TOKEN_KC" || echo "(whatif failed)"
 echo "pods named train-16 in the cluster afterwards: $(kc get pods -o name | grep -c train-16)"
 
 # Gangs after the single pods settled; the pool table below includes them.

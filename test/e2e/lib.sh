@@ -807,6 +807,15 @@ start_scheduler() {
     log "scheduler #$n started: pid $(cat "$CP_WORK/sched.pid"), log $logf"
 }
 
+# The scheduler's port is HTTPS with a self-signed certificate by default:
+# sched_curl is curl that takes it (-k), sched_url PORT [HOST] its base URL.
+# METRICS_OPEN: start_scheduler's flags for suites that scrape /metrics
+# without a token (as a scraper that cannot authenticate).
+sched_curl() { curl -k "$@"; }
+sched_url() { echo "https://${2:-127.0.0.1}:$1"; }
+# shellcheck disable=SC2034,SC2054  # used by the suites; the commas are the flag's value
+METRICS_OPEN=(--authorization-always-allow-paths /healthz,/readyz,/livez,/metrics)
+
 sched_pid() { cat "$CP_WORK/sched.pid" 2>/dev/null; }
 sched_alive() {
     local pid

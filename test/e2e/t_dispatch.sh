@@ -42,7 +42,7 @@ start_dispatch() {
         PIDF=$CP_WORK/dispatch.pid RCF=$CP_WORK/dispatch.rc \
         bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
         "$AISCHED_BIN" dispatch --kubeconfig "$DISPATCH_KUBECONFIG" --leader-elect=false \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$(free_port | tee "$CP_WORK/dispatch.port")" \
+        --metrics-bind-address 127.0.0.1 --metrics-port "$(free_port | tee "$CP_WORK/dispatch.port")" "${METRICS_OPEN[@]}" \
         --poll-interval "${DISPATCH_POLL:-0.25}" -v 4 &
     _pid_record $! dispatch-wrapper
     wait_until '[ -s "$CP_WORK/dispatch.pid" ]' 10 0.05 || fail "dispatch did not start"
@@ -541,9 +541,15 @@ run_case member-down-then-back c_member_down
 check_dispatch_exit() {
     # /readyz and /metrics of the controller that ran the last cases
     local url
-    url=http://127.0.0.1:$(cat "$CP_WORK/dispatch.port")
-    [ "$(curl -sS --max-time 5 "$url/readyz")" = ok ] || fail "/readyz"
-    curl -sS --max-time 5 "$url/metrics" >"$CP_WORK/dispatch.metrics" || fail "/metrics"
+    url=$(sched_url "$(cat "$CP_WORK/dispatch.port")")
+    [ "$(sched_curl -sS --max-time 5 "$url/readyz")" = ok ] || fail "/readyz"
+    sched_curl -sS --max-time 5 "$url/metrics" >"$CP_WORK/dispatch.metrics" || fail "/metrics"
+    # HTTPS like the scheduler's port; anything else needs credentials
+    [ "$(sched_curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "$url/debug/whoami")" = 401 ] ||
+        fail "the controller's /debug/whoami without a token: not 401"
+    if curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$(cat "$CP_WORK/dispatch.port")/readyz" 2>/dev/null; then
+        fail "the controller's port answers plain HTTP"
+    fi
     [ "$(grep -cE '^ai_scheduler_dispatch_(decisions_total|cancel_latency_seconds_count|reconciles_total) [1-9]' \
         "$CP_WORK/dispatch.metrics")" = 3 ] || { cat "$CP_WORK/dispatch.metrics" >&2; fail "dispatch metrics"; }
     grep -q '^ai_scheduler_dispatch_member_errors_total{reason="Unreachable"} [1-9]' "$CP_WORK/dispatch.metrics" ||

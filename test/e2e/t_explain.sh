@@ -21,7 +21,7 @@ mport() { cat "$CP_WORK/metrics.port"; }
 # The /debug routes are authenticated: the admin's bearer token (system:masters) in a
 # kubeconfig of its own (the admin's usual one has a client certificate only).
 explain() {
-    "$AISCHED_BIN" explain "$@" --server "http://127.0.0.1:$(mport)" --kubeconfig "${EXPLAIN_KC:-$CP_WORK/token.kubeconfig}" \
+    "$AISCHED_BIN" explain "$@" --server "$(sched_url "$(mport)")" --insecure-skip-tls-verify --kubeconfig "${EXPLAIN_KC:-$CP_WORK/token.kubeconfig}" \
         2>"$CP_WORK/explain.err"
 }
 # rec POD: the pod's record as JSON ("" when none yet).
@@ -220,11 +220,11 @@ case_bound_and_errors() {
     grep -qE "^error: .*: HTTP 404: no decision kept for pod kube-system/ok: not seen" "$CP_WORK/explain.err" ||
         fail "-n: '$(cat "$CP_WORK/explain.err")'"
     local code
-    code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN_TOKEN" \
-        "http://127.0.0.1:$(mport)/debug/pods/default/x/y")
+    code=$(sched_curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN_TOKEN" \
+        "$(sched_url "$(mport)")/debug/pods/default/x/y")
     [ "$code" = 400 ] || fail "bad path: HTTP $code, want 400"
     # who may read a record: no token 401, a ServiceAccount without get pods 403
-    code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(mport)/debug/pods/default/ok")
+    code=$(sched_curl -sS -o /dev/null -w '%{http_code}' "$(sched_url "$(mport)")/debug/pods/default/ok")
     [ "$code" = 401 ] || fail "no token: HTTP $code, want 401"
     kc create serviceaccount nobody -n default >/dev/null 2>&1 || true
     local tok

@@ -625,7 +625,7 @@ case_min_resources() {
 # metric NAME-WITH-LABELS: the sample's value from /metrics, empty if absent.
 metric() { # the whole page first: awk leaving early would cut curl off (pipefail)
     local page
-    page=$(curl -fsS --max-time 5 "http://127.0.0.1:$(cat "$CP_WORK/metrics.port")/metrics") || return 1
+    page=$(sched_curl -fsS --max-time 5 "$(sched_url "$(cat "$CP_WORK/metrics.port")")/metrics") || return 1
     awk -v k="$1" '$1 == k { print $2; exit }' <<<"$page"
 }
 
@@ -638,7 +638,7 @@ case_stale_metrics() {
     stop_scheduler_clean
     free_port >"$CP_WORK/metrics.port"
     start_scheduler --metrics-port "$(cat "$CP_WORK/metrics.port")" --metrics-bind-address 127.0.0.1 \
-        --stale-gang-grace 2 --evict-stale-gangs
+        "${METRICS_OPEN[@]}" --stale-gang-grace 2 --evict-stale-gangs
     make_pool p '{"disableBorrowing": true}'
     pool_nodes p 2 4
     make_podgroup gz 3

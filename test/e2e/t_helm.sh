@@ -157,6 +157,8 @@ case_dry_run_defaults() {
         fail "root filesystem is writable"
     [ "$(jq -r '.spec.template.spec.containers[0].readinessProbe.httpGet.path' <<<"$dep")" = /readyz ] || fail "no /readyz probe"
     [ "$(jq -r '.spec.template.spec.containers[0].livenessProbe.httpGet.path' <<<"$dep")" = /healthz ] || fail "no /healthz probe"
+    [ "$(jq -r '[.spec.template.spec.containers[0] | .readinessProbe, .livenessProbe | .httpGet.scheme] | join(",")' <<<"$dep")" = HTTPS,HTTPS ] ||
+        fail "the probes are not HTTPS"
     # the leader identity names its pod (ai-scheduler debug finds the leader from the Lease)
     [ "$(jq -r '[.spec.template.spec.containers[0].env[] | select(.name == "POD_NAME" or .name == "POD_NAMESPACE")
         | .valueFrom.fieldRef.fieldPath] | join(",")' <<<"$dep")" = metadata.name,metadata.namespace ] ||
@@ -267,7 +269,8 @@ case_dispatch() {
     for ok in "watch multiclusterjobs.resource.aibee.cn -A" "patch multiclusterjobs.resource.aibee.cn" \
         "patch multiclusterjobs.resource.aibee.cn --subresource=status" "-n team get secrets/member-a" \
         "create events" "-n kube-system create leases.coordination.k8s.io" \
-        "-n kube-system update leases.coordination.k8s.io/ai-scheduler-dispatch"; do
+        "-n kube-system update leases.coordination.k8s.io/ai-scheduler-dispatch" \
+        "create tokenreviews.authentication.k8s.io" "create subjectaccessreviews.authorization.k8s.io"; do
         # shellcheck disable=SC2086
         [ "$(can $ok)" = yes ] || fail "dispatch account cannot: $ok"
     done
@@ -280,6 +283,52 @@ case_dispatch() {
     kc apply -f "$CP_WORK/helm-dsp.yaml" --dry-run=client -o json |
         jq '(.items // [.]) | map(select(.kind != "Deployment" and .kind != "Service" and .kind != "ConfigMap")) | {apiVersion: "v1", kind: "List", items: .}' |
         kc delete -f - >/dev/null 2>&1 || true
+}
+
+# Serving (issue 25): HTTPS by default (self-signed, POD_IP a SAN), a TLS
+# Secret mounted and passed when given, metrics.open adds /metrics to the
+# always-allowed paths, clientCAFile passed; the metrics-reader ClusterRole
+# (get on the non-resource URL /metrics) bound to no one; Prometheus told https.
+case_serving() {
+    local y dep
+    y=$(render s kube-system --set dispatch.enabled=true | kc create --dry-run=client -o json -f - 2>/dev/null)
+    [ "$(jq -r '(.items // [.])[] | select(.kind=="ConfigMap") | .data["config.yaml"]' <<<"$y" | sed -n '/^serving:/,/^[a-z]/p' | head -2 | tail -1)" = '  authorizationAlwaysAllowPaths: "/healthz,/readyz,/livez"' ] ||
+        fail "default serving config: $(jq -r '(.items // [.])[] | select(.kind=="ConfigMap") | .data["config.yaml"]' <<<"$y" | sed -n '/^serving:/,/^[a-z]/p')"
+    [ "$(jq -c '(.items // [.])[] | select(.kind=="ClusterRole" and .metadata.name=="s-ai-scheduler-metrics-reader") | .rules' <<<"$y")" = '[{"nonResourceURLs":["/metrics"],"verbs":["get"]}]' ] ||
+        fail "no metrics-reader ClusterRole"
+    ! jq -e '(.items // [.])[] | select(.kind=="ClusterRoleBinding" or .kind=="RoleBinding") | select(.roleRef.name=="s-ai-scheduler-metrics-reader")' <<<"$y" >/dev/null ||
+        fail "the metrics-reader ClusterRole is bound"
+    [ "$(jq -r '(.items // [.])[] | select(.kind=="Service") | .metadata.annotations["prometheus.io/scheme"]' <<<"$y")" = https ] ||
+        fail "no prometheus.io/scheme: https"
+    dep=$(jq -c '(.items // [.])[] | select(.kind=="Deployment" and .metadata.name=="s-ai-scheduler")' <<<"$y")
+    [ "$(jq -r '.spec.template.spec.containers[0].env[] | select(.name=="POD_IP") | .valueFrom.fieldRef.fieldPath' <<<"$dep")" = status.podIP ] ||
+        fail "no POD_IP"
+    dep=$(jq -c '(.items // [.])[] | select(.kind=="Deployment" and .metadata.name=="s-ai-scheduler-dispatch")' <<<"$y")
+    [ "$(jq -r '[.spec.template.spec.containers[0] | .readinessProbe, .livenessProbe | .httpGet.scheme] | join(",")' <<<"$dep")" = HTTPS,HTTPS ] ||
+        fail "the dispatch probes are not HTTPS"
+    ! jq -e '.spec.template.spec.containers[0].args | map(select(startswith("--tls") or startswith("--authorization") or startswith("--client-ca"))) | length > 0' <<<"$dep" >/dev/null ||
+        fail "serving flags by default: $(jq -c '.spec.template.spec.containers[0].args' <<<"$dep")"
+
+    y=$(render s kube-system --set dispatch.enabled=true,tls.secretName=sched-tls,metrics.open=true \
+        --set clientCAFile=/etc/ai-scheduler-tls/ca.crt | kc create --dry-run=client -o json -f - 2>/dev/null)
+    [ "$(jq -r '(.items // [.])[] | select(.kind=="ConfigMap") | .data["config.yaml"]' <<<"$y" | sed -n '/^serving:/,/^[a-z]/p' | sed '$d')" = 'serving:
+  tlsCertFile: /etc/ai-scheduler-tls/tls.crt
+  tlsPrivateKeyFile: /etc/ai-scheduler-tls/tls.key
+  clientCAFile: "/etc/ai-scheduler-tls/ca.crt"
+  authorizationAlwaysAllowPaths: "/healthz,/readyz,/livez,/metrics"' ] ||
+        fail "serving config: $(jq -r '(.items // [.])[] | select(.kind=="ConfigMap") | .data["config.yaml"]' <<<"$y" | sed -n '/^serving:/,/^[a-z]/p')"
+    local name
+    for name in s-ai-scheduler s-ai-scheduler-dispatch; do
+        dep=$(jq -c --arg n "$name" '(.items // [.])[] | select(.kind=="Deployment" and .metadata.name==$n)' <<<"$y")
+        [ "$(jq -r '.spec.template.spec.volumes[] | select(.name=="tls") | .secret.secretName' <<<"$dep")" = sched-tls ] ||
+            fail "$name: no tls volume"
+        [ "$(jq -r '.spec.template.spec.containers[0].volumeMounts[] | select(.name=="tls") | .mountPath' <<<"$dep")" = /etc/ai-scheduler-tls ] ||
+            fail "$name: tls not mounted"
+    done
+    jq -e '.spec.template.spec.containers[0].args | index("--tls-cert-file=/etc/ai-scheduler-tls/tls.crt") and index("--tls-private-key-file=/etc/ai-scheduler-tls/tls.key") and index("--client-ca-file=/etc/ai-scheduler-tls/ca.crt") and index("--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")' \
+        <<<"$dep" >/dev/null || fail "dispatch serving args: $(jq -c '.spec.template.spec.containers[0].args' <<<"$dep")"
+    render s kube-system --set dispatch.enabled=true,tls.secretName=sched-tls >"$CP_WORK/helm-tls.yaml" || fail "render"
+    kc apply --dry-run=server -f "$CP_WORK/helm-tls.yaml" >/dev/null || fail "dry-run apply with tls.secretName failed"
 }
 
 # The scheduler accepts the chart's configuration file as rendered.
@@ -398,6 +447,7 @@ run_case crd case_crd
 run_case podgroup-crd case_podgroup_crd
 run_case queue-crd case_queue_crd
 run_case dry-run-defaults case_dry_run_defaults
+run_case serving case_serving
 run_case dry-run-overrides case_dry_run_overrides
 run_case rbac-least-privilege case_rbac_least_privilege
 run_case dispatch case_dispatch

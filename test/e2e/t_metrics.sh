@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016,SC2119,SC2120 source-path=SCRIPTDIR
 # /healthz, /readyz and /metrics on 127.0.0.1, the counters against a real run,
-# and no log or event storm from a thousand unschedulable pods.
+# and no log or event storm from a thousand unschedulable pods. Serving: HTTPS
+# with a self-signed certificate by default, /metrics behind a token with
+# `get` on the non-resource URL unless always allowed, --tls-cert-file served
+# as given, a client certificate from --client-ca-file accepted, --plain-http.
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -9,15 +12,19 @@ export E2E_FILE=metrics/
 
 METRICS_PORT=""
 
-start_with_metrics() { # start_with_metrics [extra args]
+start_with_metrics() { # start_with_metrics [extra args]: /metrics always allowed unless the args say
     METRICS_PORT=$(free_port)
     echo "$METRICS_PORT" >"$CP_WORK/metrics.port"
-    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "$@"
+    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "${METRICS_OPEN[@]}" "$@"
 }
 mport() { cat "$CP_WORK/metrics.port"; }
-# http_get PATH -> "CODE BODY"
-http_get() { curl -sS --max-time 5 -o "$CP_WORK/http.body" -w '%{http_code}' "http://127.0.0.1:$(mport)$1" && printf ' %s' "$(cat "$CP_WORK/http.body")"; }
-scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$(mport)/metrics"; }
+# http_get PATH [CURL-ARGS] -> "CODE BODY"
+http_get() {
+    sched_curl -sS --max-time 5 -o "$CP_WORK/http.body" -w '%{http_code}' "${@:2}" "$(sched_url "$(mport)")$1" &&
+        printf ' %s' "$(cat "$CP_WORK/http.body")"
+}
+http_code() { local o; o=$(http_get "$@") || return 1; echo "${o%% *}"; }
+scrape() { sched_curl -fsS --max-time 5 "$(sched_url "$(mport)")/metrics"; }
 # metric NAME-WITH-LABELS: the sample's value (exact series match), empty if absent
 # (scraped whole first: awk leaving at the match would cut curl off, which
 # pipefail reports as a failure, "curl: (23) Failed writing body")
@@ -125,10 +132,123 @@ case_clean_shutdown() {
     stop_scheduler_clean
 }
 
+# sa_token NS NAME: a TokenRequest for ServiceAccount NS/NAME (created first).
+sa_token() {
+    kc create serviceaccount "$2" -n "$1" >/dev/null 2>&1 || true
+    api_req POST "/api/v1/namespaces/$1/serviceaccounts/$2/token" -H 'Content-Type: application/json' \
+        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
+        jq -r '.status.token // empty'
+}
+
+# The default: HTTPS with a self-signed certificate (the SHA-256 in the log is
+# the one served; SANs localhost and 127.0.0.1), /metrics needs a token whose
+# user may `get` the non-resource URL /metrics; probes stay open.
+case_tls_default() {
+    stop_scheduler_clean
+    start_scheduler --metrics-port "$(mport)" --metrics-bind-address 127.0.0.1
+    wait_until '[ "$(http_get /healthz)" = "200 ok" ]' 30 || fail "/healthz over https: '$(http_get /healthz)'"
+    # plain HTTP to the TLS port: no answer
+    if curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$(mport)/healthz" 2>/dev/null; then
+        fail "plain HTTP answered on the TLS port"
+    fi
+    # the certificate: self-signed, SANs, fingerprint as logged
+    local pem fp logged sans
+    pem=$(openssl s_client -connect "127.0.0.1:$(mport)" -servername localhost </dev/null 2>/dev/null |
+        openssl x509) || fail "openssl s_client got no certificate"
+    fp=$(openssl x509 -noout -fingerprint -sha256 <<<"$pem" | sed 's/.*=//')
+    logged=$(sed -n 's/.*self-signed serving certificate for .* (SHA-256 \([0-9A-F:]*\)).*/\1/p' "$CP_WORK/scheduler.log")
+    [ -n "$fp" ] && [ "$fp" = "$logged" ] || fail "served certificate $fp, logged '$logged'"
+    sans=$(openssl x509 -noout -ext subjectAltName <<<"$pem" | tail -1)
+    grep -q "DNS:localhost" <<<"$sans" && grep -q "IP Address:127.0.0.1" <<<"$sans" &&
+        grep -q "IP Address:0:0:0:0:0:0:0:1" <<<"$sans" || fail "SANs: $sans"
+    # curl checks it against itself (the SAN 127.0.0.1) without -k
+    openssl x509 <<<"$pem" >"$CP_WORK/served.crt"
+    [ "$(curl -sS --max-time 5 --cacert "$CP_WORK/served.crt" "https://127.0.0.1:$(mport)/livez")" = ok ] ||
+        fail "the self-signed certificate does not verify as itself for 127.0.0.1"
+
+    # /metrics: 401 without a token, 403 without the right, 200 with it
+    [ "$(http_code /metrics)" = 401 ] || fail "/metrics without a token: $(http_get /metrics)"
+    local tok_none tok_reader
+    tok_none=$(sa_token default nobody)
+    tok_reader=$(sa_token default scraper)
+    [ -n "$tok_none" ] && [ -n "$tok_reader" ] || fail "no ServiceAccount tokens"
+    [ "$(http_code /metrics -H "Authorization: Bearer $tok_none")" = 403 ] ||
+        fail "/metrics with a token without rights: $(http_get /metrics -H "Authorization: Bearer $tok_none")"
+    grep -q 'cannot get path \\"/metrics\\"' "$CP_WORK/http.body" || fail "403 body: $(cat "$CP_WORK/http.body")"
+    kc create clusterrole e2e-metrics-reader --verb=get --non-resource-url=/metrics >/dev/null || fail "clusterrole"
+    kc create clusterrolebinding e2e-metrics-reader --clusterrole=e2e-metrics-reader \
+        --serviceaccount=default:scraper >/dev/null || fail "clusterrolebinding"
+    wait_until '[ "$(http_code /metrics -H "Authorization: Bearer $tok_reader")" = 200 ]' 20 ||
+        fail "/metrics with get on /metrics: $(http_get /metrics -H "Authorization: Bearer $tok_reader")"
+    grep -q '^# TYPE ai_scheduler_schedule_attempts_total counter' "$CP_WORK/http.body" || fail "not the metrics page"
+    [ "$(http_code /readyz)" = 200 ] || fail "/readyz is not open"
+    # the e2e PKI's admin certificate is ignored without --client-ca-file
+    [ "$(http_code /debug/whoami --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key")" = 401 ] ||
+        fail "a client certificate authenticated without --client-ca-file"
+}
+
+# Given files: that pair served; a client certificate from --client-ca-file
+# authenticates (user CN, groups O: the e2e admin is system:masters).
+case_tls_files() {
+    stop_scheduler_clean
+    local d=$CP_WORK/servingpki
+    mkdir -p "$d"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=sched-e2e \
+        -addext "subjectAltName=DNS:sched-e2e,IP:127.0.0.1" -keyout "$d/tls.key" -out "$d/tls.crt" \
+        >"$d/openssl.log" 2>&1 || fail "openssl: $(cat "$d/openssl.log")"
+    # a key that is not the certificate's: a clear start error
+    openssl ecparam -name prime256v1 -genkey -noout -out "$d/other.key" 2>/dev/null || fail "openssl ecparam"
+    local out rc=0
+    out=$(timeout 20 "$AISCHED_BIN" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=false --metrics-port "$(mport)" \
+        --metrics-bind-address 127.0.0.1 --tls-cert-file "$d/tls.crt" --tls-private-key-file "$d/other.key" 2>&1) || rc=$?
+    [ "$rc" = 1 ] || fail "a mismatched pair: exit $rc, want 1: $out"
+    grep -q "does not match certificate $d/tls.crt" <<<"$out" || fail "a mismatched pair: $out"
+    out=$(timeout 20 "$AISCHED_BIN" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=false --metrics-port "$(mport)" \
+        --tls-cert-file "$d/tls.crt" 2>&1) || rc=$?
+    grep -q "give both or neither" <<<"$out" || fail "a certificate without a key: $out"
+
+    start_scheduler --metrics-port "$(mport)" --metrics-bind-address 127.0.0.1 \
+        --tls-cert-file "$d/tls.crt" --tls-private-key-file "$d/tls.key" --client-ca-file "$CP_WORK/pki/ca.crt"
+    wait_until '[ "$(curl -sS --max-time 5 --cacert "$d/tls.crt" "https://127.0.0.1:$(mport)/healthz")" = ok ]' 30 ||
+        fail "--tls-cert-file is not what is served (curl --cacert)"
+    local want got
+    want=$(openssl x509 -noout -fingerprint -sha256 -in "$d/tls.crt")
+    got=$(openssl s_client -connect "127.0.0.1:$(mport)" </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256)
+    [ "$want" = "$got" ] || fail "served $got, want $want"
+    # the admin's client certificate: whoami says who, /metrics is allowed (system:masters)
+    out=$(curl -sS --max-time 5 --cacert "$d/tls.crt" --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key" \
+        "https://127.0.0.1:$(mport)/debug/whoami")
+    [ "$(jq -c . <<<"$out")" = '{"username":"e2e-admin","uid":"","groups":["system:masters"],"extra":{}}' ] ||
+        fail "whoami with the admin certificate: $out"
+    [ "$(http_code /metrics --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key")" = 200 ] ||
+        fail "/metrics with the admin certificate: $(http_get /metrics --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key")"
+    # no certificate, no token: 401
+    [ "$(http_code /metrics)" = 401 ] || fail "/metrics without credentials: $(http_get /metrics)"
+    # the CLI sends a certificate-only kubeconfig's certificate, checking the server against --certificate-authority
+    out=$("$AISCHED_BIN" debug /debug/whoami --server "https://127.0.0.1:$(mport)" --certificate-authority "$d/tls.crt" \
+        --kubeconfig "$ADMIN_KUBECONFIG" 2>&1) || fail "debug with the admin's certificate: $out"
+    [ "$(jq -r .username <<<"$out")" = e2e-admin ] || fail "debug with the admin's certificate: $out"
+}
+
+# --plain-http: plain HTTP, said in the log.
+case_plain_http() {
+    stop_scheduler_clean
+    start_scheduler --metrics-port "$(mport)" --metrics-bind-address 127.0.0.1 --plain-http
+    wait_until '[ "$(curl -sS --max-time 5 "http://127.0.0.1:$(mport)/healthz")" = ok ]' 30 ||
+        fail "--plain-http: no plain /healthz"
+    grep -q "serving plain HTTP (--plain-http)" "$CP_WORK/scheduler.log" || fail "no warning for --plain-http"
+    [ "$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(mport)/metrics")" = 401 ] ||
+        fail "--plain-http: /metrics is open"
+    stop_scheduler_clean
+}
+
 cp_start
 start_with_metrics
 run_case health case_health
 run_case counters case_counters
 run_case no-storm case_no_storm
 run_case clean-shutdown case_clean_shutdown
+run_case tls-default case_tls_default
+run_case tls-files case_tls_files
+run_case plain-http case_plain_http
 finish

@@ -481,12 +481,12 @@ sched_with() {
     sched_alive && stop_scheduler_clean
     METRICS_PORT=$(free_port)
     echo "$METRICS_PORT" >"$CP_WORK/metrics.port"
-    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "$@"
+    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "${METRICS_OPEN[@]}" "$@"
     SCHED_FLAGS_NOW=$want
     echo "$want" >"$CP_WORK/sched.flags"
     wait_until 'grep -q "caches synced" "$CP_WORK/scheduler.log"' 30 || fail "scheduler never synced"
 }
-scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$(cat "$CP_WORK/metrics.port")/metrics"; }
+scrape() { sched_curl -fsS --max-time 5 "$(sched_url "$(cat "$CP_WORK/metrics.port")")/metrics"; }
 
 reset_all() {
     # one deletecollection each: kubectl deletes thousands of objects one by one, throttled

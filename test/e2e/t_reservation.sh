@@ -46,7 +46,7 @@ on_node() { pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == 
 fs_msg() { kc get pod "$1" -o json | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | .message // ""'; }
 
 METRICS_PORT=""
-scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$METRICS_PORT/metrics"; }
+scrape() { sched_curl -fsS --max-time 5 "$(sched_url "$METRICS_PORT")/metrics"; }
 metric() {
     local s
     s=$(scrape) || return 1
@@ -67,7 +67,7 @@ reset_all() {
 # measured here is the reservation's hold alone).
 start() {
     METRICS_PORT=$(free_port)
-    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 --reservation-after 3s \
+    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "${METRICS_OPEN[@]}" --reservation-after 3s \
         --reservation-timeout "$1" --gang-schedule-timeout 1 --pool-status-interval 1
 }
 
@@ -181,7 +181,7 @@ case_expiry_one_per_pool() {
 case_disabled() {
     reset_all
     METRICS_PORT=$(free_port)
-    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 --reservation-after 0 \
+    start_scheduler --metrics-port "$METRICS_PORT" --metrics-bind-address 127.0.0.1 "${METRICS_OPEN[@]}" --reservation-after 0 \
         --gang-schedule-timeout 1
     make_pool p
     gpu_nodes p 2

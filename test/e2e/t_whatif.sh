@@ -20,7 +20,7 @@ pod_exists() { kc get pod "$1" -o name >/dev/null 2>&1; }
 
 # wi ARGS...: whatif -o json against the live cluster and the leader.
 wi() {
-    "$AISCHED_BIN" whatif --kubeconfig "$KCFG" --server "http://127.0.0.1:$(cat "$CP_WORK/port")" -o json "$@" \
+    "$AISCHED_BIN" whatif --kubeconfig "$KCFG" --server "$(sched_url "$(cat "$CP_WORK/port")")" --insecure-skip-tls-verify -o json "$@" \
         2>"$CP_WORK/wi.err" || { log "whatif $*: $(cat "$CP_WORK/wi.err")"; return 1; }
 }
 # answer: the decision part of an answer (no state, time or notes)
@@ -81,7 +81,7 @@ case_fits() {
     [ "$(answer <<<"$out")" = '{"fits":true,"placements":[{"pod":"default/small","node":"nb","borrowedFrom":null}],"victims":[],"borrowedFrom":[],"waitingBehind":null,"reason":null}' ] ||
         fail "small: $(jq -c . <<<"$out")"
     pod_exists small && fail "whatif created the pod" || true
-    "$AISCHED_BIN" whatif --kubeconfig "$KCFG" --server "http://127.0.0.1:$(cat "$CP_WORK/port")" -f "$IN/small.json" \
+    "$AISCHED_BIN" whatif --kubeconfig "$KCFG" --server "$(sched_url "$(cat "$CP_WORK/port")")" --insecure-skip-tls-verify -f "$IN/small.json" \
         >"$CP_WORK/text" 2>&1 || fail "text: $(cat "$CP_WORK/text")"
     [ "$(head -4 "$CP_WORK/text")" = "State:       the leader's cache (a LIST with its assumed pods and nominations)
 Fits:        yes

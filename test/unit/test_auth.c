@@ -19,13 +19,16 @@
 #include "fake_api.h"
 #include "server/auth.h"
 #include "server/http.h"
+#include "server/tls.h"
 #include "util/log.h"
+#include "tls_fixture.h"
 
 /* ------------------------------------------------------------ fake API */
 
 /* Tokens the fake knows: alice (groups dev, an extra), bob; "slow-token" is
- * bob after 1.5 s. bob may get pods in namespace team; nobody else may do
- * anything. fail_code != 0: every review answers that status. */
+ * bob after 1.5 s. bob (and carol, a client certificate's user) may get pods
+ * in namespace team; bob may get the non-resource path /metrics; nobody
+ * else may do anything. fail_code != 0: every review answers that status. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int n_token, n_access, fail_code;
 static json_t *last_sar; /* the last SubjectAccessReview's spec */
@@ -74,11 +77,16 @@ static enum MHD_Result api(void *cls, struct MHD_Connection *c, const char *url,
         json_decref(out);
     } else if (!strcmp(url, "/apis/authorization.k8s.io/v1/subjectaccessreviews")) {
         json_t *ra = json_object_get(spec, "resourceAttributes");
+        json_t *nra = json_object_get(spec, "nonResourceAttributes");
         const char *user = json_string_value(json_object_get(spec, "user"));
         const char *ns = json_string_value(json_object_get(ra, "namespace"));
-        int ok = user && !strcmp(user, "bob") && ns && !strcmp(ns, "team") &&
-                 !strcmp(json_string_value(json_object_get(ra, "verb")), "get") &&
-                 !strcmp(json_string_value(json_object_get(ra, "resource")), "pods");
+        const char *verb = json_string_value(json_object_get(ra ? ra : nra, "verb"));
+        const char *res = json_string_value(json_object_get(ra, "resource"));
+        const char *path = json_string_value(json_object_get(nra, "path"));
+        /* bob and carol (a client certificate) may get pods in team; bob may get /metrics */
+        int ok = user && (!strcmp(user, "bob") || !strcmp(user, "carol")) && verb && !strcmp(verb, "get") &&
+                 ((ra && ns && !strcmp(ns, "team") && res && !strcmp(res, "pods")) ||
+                  (nra && !ra && !strcmp(user, "bob") && path && !strcmp(path, "/metrics")));
         pthread_mutex_lock(&mu);
         n_access++;
         json_decref(last_sar);
@@ -226,7 +234,7 @@ static void test_authorize(void **st)
     auth_t *a = new_auth(api_port, NULL);
     char msg[256];
     json_t *u = NULL;
-    auth_attrs_t pods_team = { "get", "", "pods", "team" };
+    auth_attrs_t pods_team = { "get", "", "pods", "team", NULL };
     assert_int_equal(auth_check(a, "Bearer bob-token", &pods_team, &u, msg, sizeof msg), AUTH_OK);
     assert_string_equal(json_string_value(json_object_get(u, "username")), "bob");
     json_decref(u);
@@ -251,7 +259,7 @@ static void test_authorize(void **st)
     assert_non_null(strstr(msg, "cannot get resource \"pods\""));
     assert_int_equal(auth_check(a, "Bearer bob-token", &pods_team, NULL, msg, sizeof msg), AUTH_OK);
     assert_int_equal(count(&n_access), 2);
-    auth_attrs_t pods_other = { "get", "", "pods", "other" }, cluster = { "list", "", "pods", NULL };
+    auth_attrs_t pods_other = { "get", "", "pods", "other", NULL }, cluster = { "list", "", "pods", NULL, NULL };
     assert_int_equal(auth_check(a, "Bearer bob-token", &pods_other, NULL, msg, sizeof msg), AUTH_FORBIDDEN);
     assert_int_equal(auth_check(a, "Bearer bob-token", &cluster, NULL, msg, sizeof msg), AUTH_FORBIDDEN);
     assert_string_equal(msg, "user \"bob\" cannot list resource \"pods\" in API group \"\" at the cluster scope");
@@ -293,7 +301,7 @@ static void test_unavailable(void **st)
     reset_counts();
     /* The token is accepted but the access review fails: 503. */
     a = new_auth(api_port, NULL);
-    auth_attrs_t pods_team = { "get", "", "pods", "team" };
+    auth_attrs_t pods_team = { "get", "", "pods", "team", NULL };
     assert_int_equal(auth_check(a, "Bearer bob-token", NULL, NULL, msg, sizeof msg), AUTH_OK);
     pthread_mutex_lock(&mu);
     fail_code = 500;
@@ -310,16 +318,30 @@ static void test_rate_limit(void **st)
     auth_opts_t o = { .rate = 2, .burst = 3 };
     auth_t *a = new_auth(api_port, &o);
     char msg[256];
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(auth_check(a, "Bearer bob-token", NULL, NULL, msg, sizeof msg), AUTH_OK);
-    assert_int_equal(auth_check(a, "Bearer bob-token", NULL, NULL, msg, sizeof msg), AUTH_THROTTLED);
-    assert_int_equal(auth_http_status(AUTH_THROTTLED), 429);
-    assert_int_equal(auth_check(a, NULL, NULL, NULL, msg, sizeof msg), AUTH_THROTTLED); /* everyone */
-    util_sleep_ms(600);                                                                 /* one more token */
+    /* Three reviews: the burst. */
     assert_int_equal(auth_check(a, "Bearer bob-token", NULL, NULL, msg, sizeof msg), AUTH_OK);
+    assert_int_equal(auth_check(a, "Bearer alice-token", NULL, NULL, msg, sizeof msg), AUTH_OK);
+    assert_int_equal(auth_check(a, "Bearer forged-1", NULL, NULL, msg, sizeof msg), AUTH_UNAUTHENTICATED);
+    /* A fourth review waits for the bucket... */
+    assert_int_equal(auth_check(a, "Bearer forged-2", NULL, NULL, msg, sizeof msg), AUTH_THROTTLED);
+    assert_string_equal(msg, "too many requests being authenticated; retry");
+    assert_int_equal(auth_http_status(AUTH_THROTTLED), 429);
+    /* ...but answers from the cache send nothing and are not throttled: a
+     * page polling with one token every second from a few tabs. */
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(auth_check(a, "Bearer bob-token", NULL, NULL, msg, sizeof msg), AUTH_OK);
+        assert_int_equal(auth_check(a, "Bearer forged-1", NULL, NULL, msg, sizeof msg), AUTH_UNAUTHENTICATED);
+    }
+    /* No credentials: no review, 401 at once. */
+    assert_int_equal(auth_check(a, NULL, NULL, NULL, msg, sizeof msg), AUTH_UNAUTHENTICATED);
+    assert_int_equal(count(&n_token), 3);
+    util_sleep_ms(600); /* one more token */
+    assert_int_equal(auth_check(a, "Bearer forged-2", NULL, NULL, msg, sizeof msg), AUTH_UNAUTHENTICATED);
     auth_stats_t s;
     auth_get_stats(a, &s);
-    assert_int_equal(s.throttled, 2);
+    assert_int_equal(s.throttled, 1);
+    assert_int_equal(s.token_reviews, 4);
+    assert_int_equal(s.cache_hits, 40);
     auth_free(a);
 }
 
@@ -367,7 +389,7 @@ static void test_metrics(void **st)
     metrics_t *r = metrics_new();
     auth_metrics(a, r);
     char msg[256];
-    auth_attrs_t pods_team = { "get", "", "pods", "team" };
+    auth_attrs_t pods_team = { "get", "", "pods", "team", NULL };
     assert_int_equal(auth_check(a, "Bearer bob-token", &pods_team, NULL, msg, sizeof msg), AUTH_OK);
     assert_int_equal(auth_check(a, "Bearer bob-token", &pods_team, NULL, msg, sizeof msg), AUTH_OK);
     pthread_mutex_lock(&mu);
@@ -391,7 +413,7 @@ static void test_metrics(void **st)
 typedef struct got {
     long code;
     char body[4096];
-    char www[256], retry[32];
+    char www[256], retry[32], location[256];
     size_t len;
 } got_t;
 
@@ -413,6 +435,8 @@ static size_t on_header(char *d, size_t sz, size_t n, void *ud)
     size_t k = sz * n;
     if (k > 18 && !strncasecmp(d, "WWW-Authenticate: ", 18))
         snprintf(g->www, sizeof g->www, "%.*s", (int)(k - 18 - 2), d + 18);
+    if (k > 10 && !strncasecmp(d, "Location: ", 10))
+        snprintf(g->location, sizeof g->location, "%.*s", (int)(k - 10 - 2), d + 10);
     if (k > 13 && !strncasecmp(d, "Retry-After: ", 13))
         snprintf(g->retry, sizeof g->retry, "%.*s", (int)(k - 13 - 2), d + 13);
     return k;
@@ -449,11 +473,49 @@ static int fetch(int port, const char *method, const char *path, const char *tok
     return rc == CURLE_OK ? 0 : -1;
 }
 
+/* GET https://127.0.0.1:port/path, trusting ca_pem, with a client
+ * certificate when cert is set and "Authorization: Bearer token" when
+ * token is. -1 when no HTTP answer came (e.g. the handshake failed). */
+static int fetch_tls(int port, const char *path, const char *ca_pem, const fx_cert_t *cert, const char *token, got_t *g)
+{
+    memset(g, 0, sizeof *g);
+    char url[512], h[256];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d%s", port, path);
+    CURL *c = curl_easy_init();
+    struct curl_slist *hs = NULL;
+    if (token) {
+        snprintf(h, sizeof h, "Authorization: Bearer %s", token);
+        hs = curl_slist_append(hs, h);
+    }
+    struct curl_blob ca = { (void *)ca_pem, strlen(ca_pem), CURL_BLOB_COPY };
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    if (cert) {
+        struct curl_blob cb = { cert->cert_pem, strlen(cert->cert_pem), CURL_BLOB_COPY };
+        struct curl_blob kb = { cert->key_pem, strlen(cert->key_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cb);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &kb);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, g);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, g);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &g->code);
+    curl_slist_free_all(hs);
+    curl_easy_cleanup(c);
+    return rc == CURLE_OK ? 0 : -1;
+}
+
 /* A route that echoes what it was given. */
 static int echo(void *ud, const char *path, const char *query, char **body, const char **ctype)
 {
     const json_t *u = http_request_user();
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "ud", (const char *)ud, "path", path, "query", query, "user",
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s?}", "ud", (const char *)ud, "path", path, "query", query, "user",
                           json_string_value(json_object_get(u, "username")));
     *body = json_dumps(j, JSON_COMPACT);
     json_decref(j);
@@ -481,13 +543,41 @@ static void test_http_routes(void **st)
     assert_int_equal(http_server_route(s, &pods), 0);
     got_t g;
 
-    /* Probes stay open. */
+    /* Probes stay open (the default always-allow paths). */
     assert_int_equal(fetch(port, NULL, "/healthz", NULL, NULL, &g), 0);
     assert_int_equal(g.code, 200);
     assert_int_equal(fetch(port, NULL, "/readyz", NULL, NULL, &g), 0);
     assert_int_equal(g.code, 200);
-    assert_int_equal(fetch(port, NULL, "/metrics", NULL, NULL, &g), 0);
+    assert_int_equal(fetch(port, NULL, "/livez", NULL, NULL, &g), 0);
     assert_int_equal(g.code, 200);
+    assert_int_equal(count(&n_token), 0);
+
+    /* /metrics: get on the non-resource path. */
+    assert_int_equal(fetch(port, NULL, "/metrics", NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 401);
+    assert_string_equal(g.www, "Bearer realm=\"ai-scheduler\"");
+    assert_int_equal(fetch(port, NULL, "/metrics", "alice-token", NULL, &g), 0);
+    assert_int_equal(g.code, 403);
+    assert_string_equal(g.body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+                                "\"message\":\"user \\\"alice\\\" cannot get path \\\"/metrics\\\"\",\"reason\":"
+                                "\"Forbidden\",\"code\":403}");
+    pthread_mutex_lock(&mu);
+    char *sar = json_dumps(last_sar, JSON_COMPACT | JSON_SORT_KEYS);
+    pthread_mutex_unlock(&mu);
+    assert_string_equal(sar, "{\"extra\":{\"scopes\":[\"x\"]},\"groups\":[\"dev\",\"system:authenticated\"],"
+                             "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"},\"uid\":\"u-1\","
+                             "\"user\":\"alice\"}");
+    free(sar);
+    assert_int_equal(fetch(port, NULL, "/metrics", "bob-token", NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_int_equal(count(&n_access), 2);
+
+    /* / sends a browser to the dashboard, naming nothing. */
+    assert_int_equal(fetch(port, NULL, "/", NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 302);
+    assert_string_equal(g.location, "/ui/");
+    assert_int_equal(g.len, 0);
+    reset_counts();
 
     /* whoami: 401 without a token or with a bad one, the user with a good one. */
     assert_int_equal(fetch(port, NULL, "/debug/whoami", NULL, NULL, &g), 0);
@@ -613,9 +703,141 @@ static void test_http_fail_closed(void **st)
     port = http_server_port(s);
     assert_int_equal(fetch(port, NULL, "/debug/whoami", "bob-token", NULL, &g), 0);
     assert_int_equal(g.code, 200);
-    assert_int_equal(fetch(port, NULL, "/debug/whoami", "bob-token", NULL, &g), 0);
+    assert_int_equal(fetch(port, NULL, "/debug/whoami", "alice-token", NULL, &g), 0);
     assert_int_equal(g.code, 429);
     assert_string_equal(g.retry, "1");
+    /* bob's answer is cached: served, not throttled. */
+    assert_int_equal(fetch(port, NULL, "/debug/whoami", "bob-token", NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    http_server_stop(s);
+    auth_free(a);
+}
+
+/* HTTPS with a client CA: a verified client certificate authenticates
+ * (user CN, groups O) and is authorised by SubjectAccessReview like a
+ * token's user; a stranger's is not; a token still works; plain HTTP gets
+ * no answer. always_allow given: /metrics open, /readyz not. */
+static void test_http_tls(void **st)
+{
+    reset_counts();
+    const char *hosts[] = { "127.0.0.1" };
+    tls_pair_t sp;
+    char err[256], caf[64];
+    assert_int_equal(tls_self_signed(hosts, 1, 1, &sp, err, sizeof err), 0);
+    fx_cert_t ca = fx_make(NULL, "clients", NULL, NULL, NULL, -60);
+    fx_cert_t other = fx_make(NULL, "other", NULL, NULL, NULL, -60);
+    fx_cert_t carol = fx_make(&ca, "carol", "team-a", "clientAuth", NULL, -60);
+    fx_cert_t mallory = fx_make(&other, "carol", "system:masters", "clientAuth", NULL, -60);
+    fx_write(caf, ca.cert_pem);
+    char *ca_pem = NULL;
+    tls_client_ca_t *cca = tls_client_ca_load(caf, &ca_pem, err, sizeof err);
+    assert_non_null(cca);
+    auth_t *a = new_auth(api_port, NULL);
+    http_server_opts_t o = { .bind_address = "127.0.0.1",
+                             .auth = a,
+                             .tls_cert_pem = sp.cert_pem,
+                             .tls_key_pem = sp.key_pem,
+                             .client_ca = cca,
+                             .client_ca_pem = ca_pem,
+                             .always_allow = "/healthz, /metrics" };
+    http_server_t *s = http_server_start(&o, err, sizeof err);
+    assert_non_null(s);
+    int port = http_server_port(s);
+    http_route_t pods = { "/debug/pods/", echo, "pods", "get", "", "pods", 1, 0, 0 };
+    assert_int_equal(http_server_route(s, &pods), 0);
+    got_t g;
+
+    assert_int_equal(fetch_tls(port, "/healthz", sp.cert_pem, NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_int_equal(fetch_tls(port, "/metrics", sp.cert_pem, NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_int_equal(fetch_tls(port, "/readyz", sp.cert_pem, NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 401);
+    assert_int_equal(count(&n_token), 0);
+
+    /* carol's certificate: no TokenReview; the SAR names her and her group. */
+    assert_int_equal(fetch_tls(port, "/debug/whoami", sp.cert_pem, &carol, NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_string_equal(g.body, "{\"username\":\"carol\",\"uid\":\"\",\"groups\":[\"team-a\"],\"extra\":{}}");
+    assert_int_equal(fetch_tls(port, "/debug/pods/team/p", sp.cert_pem, &carol, NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_string_equal(g.body, "{\"ud\":\"pods\",\"path\":\"/debug/pods/team/p\",\"query\":\"\",\"user\":\"carol\"}");
+    pthread_mutex_lock(&mu);
+    char *sar = json_dumps(last_sar, JSON_COMPACT | JSON_SORT_KEYS);
+    pthread_mutex_unlock(&mu);
+    assert_string_equal(sar, "{\"extra\":{},\"groups\":[\"team-a\"],\"resourceAttributes\":{\"group\":\"\","
+                             "\"namespace\":\"team\",\"resource\":\"pods\",\"verb\":\"get\"},\"uid\":\"\","
+                             "\"user\":\"carol\"}");
+    free(sar);
+    assert_int_equal(fetch_tls(port, "/debug/pods/other/p", sp.cert_pem, &carol, NULL, &g), 0);
+    assert_int_equal(g.code, 403);
+    /* Cached: the same answer again sends no review. */
+    int before = count(&n_access);
+    assert_int_equal(fetch_tls(port, "/debug/pods/team/p", sp.cert_pem, &carol, NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_int_equal(count(&n_access), before);
+    assert_int_equal(count(&n_token), 0);
+
+    /* Signed by another CA: not carol; 401 saying why. */
+    assert_int_equal(fetch_tls(port, "/debug/whoami", sp.cert_pem, &mallory, NULL, &g), 0);
+    assert_int_equal(g.code, 401);
+    assert_non_null(strstr(g.body, "the client certificate does not verify"));
+    /* ...while a token still works, with or without a certificate. */
+    assert_int_equal(fetch_tls(port, "/debug/pods/team/p", sp.cert_pem, &mallory, "bob-token", &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_non_null(strstr(g.body, "\"user\":\"bob\""));
+    assert_int_equal(fetch_tls(port, "/debug/whoami", sp.cert_pem, NULL, "alice-token", &g), 0);
+    assert_int_equal(g.code, 200);
+
+    /* Plain HTTP to the TLS port: no HTTP answer. */
+    assert_int_equal(fetch(port, NULL, "/healthz", NULL, NULL, &g), -1);
+    assert_int_equal(fetch_tls(port, "/healthz", sp.cert_pem, NULL, NULL, &g), 0); /* still serving */
+
+    http_server_stop(s);
+    /* Without a client CA, certificates are ignored: a token is needed. */
+    o.client_ca = NULL;
+    o.client_ca_pem = NULL;
+    s = http_server_start(&o, err, sizeof err);
+    assert_non_null(s);
+    assert_int_equal(fetch_tls(http_server_port(s), "/debug/whoami", sp.cert_pem, &carol, NULL, &g), 0);
+    assert_int_equal(g.code, 401);
+    assert_non_null(strstr(g.body, "a bearer token is required"));
+    http_server_stop(s);
+    /* A certificate without its key: refused at start. */
+    o.tls_key_pem = NULL;
+    assert_null(http_server_start(&o, err, sizeof err));
+    assert_string_equal(err, "http: a TLS certificate needs its key and the other way round");
+
+    auth_free(a);
+    tls_client_ca_free(cca);
+    free(ca_pem);
+    unlink(caf);
+    tls_pair_free(&sp);
+    fx_free(&ca);
+    fx_free(&other);
+    fx_free(&carol);
+    fx_free(&mallory);
+}
+
+/* An open route is served to anyone, without a review; a path beside it is
+ * not. */
+static void test_http_open_route(void **st)
+{
+    reset_counts();
+    auth_t *a = new_auth(api_port, NULL);
+    http_server_t *s = start_server(a);
+    int port = http_server_port(s);
+    http_route_t ui = { .prefix = "/ui/", .fn = echo, .ud = "ui", .open = 1 };
+    assert_int_equal(http_server_route(s, &ui), 0);
+    got_t g;
+    assert_int_equal(fetch(port, NULL, "/ui/app.js", NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 200);
+    assert_string_equal(g.body, "{\"ud\":\"ui\",\"path\":\"/ui/app.js\",\"query\":\"\",\"user\":null}");
+    assert_int_equal(fetch(port, NULL, "/uix", NULL, NULL, &g), 0);
+    assert_int_equal(g.code, 404);
+    assert_int_equal(fetch(port, "GET", "/ui/x", NULL, "{}", &g), 0); /* bounded like the rest */
+    assert_int_equal(g.code, 413);
+    assert_int_equal(count(&n_token) + count(&n_access), 0);
     http_server_stop(s);
     auth_free(a);
 }
@@ -719,6 +941,8 @@ int main(void)
         cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_http_routes),
         cmocka_unit_test(test_http_fail_closed),
+        cmocka_unit_test(test_http_tls),
+        cmocka_unit_test(test_http_open_route),
         cmocka_unit_test(test_http_review_does_not_block_probes),
         cmocka_unit_test(test_no_token_in_logs),
     };

@@ -328,6 +328,67 @@ static void test_flags_override_file(void **st)
     config_free(&c);
 }
 
+/* The serving keys and flags: defaults, file, flags over the file, and
+ * what is refused. */
+static void test_serving(void **st)
+{
+    (void)st;
+    sched_config_t c;
+    char err[256];
+    config_default(&c);
+    assert_null(c.tls_cert_file);
+    assert_null(c.tls_private_key_file);
+    assert_null(c.client_ca_file);
+    assert_int_equal(c.plain_http, 0);
+    assert_string_equal(c.always_allow_paths, "/healthz,/readyz,/livez");
+    config_free(&c);
+
+    const char *y = HDR "serving:\n  tlsCertFile: /t/tls.crt\n  tlsPrivateKeyFile: /t/tls.key\n"
+                        "  clientCAFile: /t/ca.crt\n  plainHTTP: true\n"
+                        "  authorizationAlwaysAllowPaths: /healthz,/metrics\n";
+    config_default(&c);
+    assert_int_equal(load(&c, y, err, sizeof err), 0);
+    assert_string_equal(c.tls_cert_file, "/t/tls.crt");
+    assert_string_equal(c.tls_private_key_file, "/t/tls.key");
+    assert_string_equal(c.client_ca_file, "/t/ca.crt");
+    assert_int_equal(c.plain_http, 1);
+    assert_string_equal(c.always_allow_paths, "/healthz,/metrics");
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    config_free(&c);
+
+    config_default(&c);
+    char *argv[] = { "x",
+                     "--tls-cert-file=/a.crt",
+                     "--tls-private-key-file",
+                     "/a.key",
+                     "--client-ca-file=/ca",
+                     "--plain-http",
+                     "--authorization-always-allow-paths=",
+                     NULL };
+    assert_int_equal(config_parse_args(&c, 7, argv, err, sizeof err), 0);
+    assert_string_equal(c.tls_cert_file, "/a.crt");
+    assert_string_equal(c.tls_private_key_file, "/a.key");
+    assert_string_equal(c.client_ca_file, "/ca");
+    assert_int_equal(c.plain_http, 1);
+    assert_null(c.always_allow_paths); /* "": nothing served without credentials */
+    config_free(&c);
+
+    config_default(&c);
+    char *argv2[] = { "x", "--tls-cert-file=/a.crt", NULL };
+    assert_int_equal(config_parse_args(&c, 2, argv2, err, sizeof err), -1);
+    assert_string_equal(err, "--tls-cert-file and --tls-private-key-file go together: give both or neither");
+    config_free(&c);
+    config_default(&c);
+    char *argv3[] = { "x", "--authorization-always-allow-paths=/healthz,metrics", NULL };
+    assert_int_equal(config_parse_args(&c, 2, argv3, err, sizeof err), -1);
+    assert_string_equal(err, "authorization always-allow path \"metrics\" does not start with /");
+    config_free(&c);
+    config_default(&c);
+    assert_int_equal(load(&c, HDR "serving:\n  tlsCertFile: /x\n  nope: 1\n", err, sizeof err), -1);
+    assert_string_equal(err, "cfg.yaml:5: unknown key \"nope\" in serving");
+    config_free(&c);
+}
+
 static void test_flag_errors(void **st)
 {
     static const struct {
@@ -1118,6 +1179,7 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_flags_override_file),
+        cmocka_unit_test(test_serving),
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_bad_file_via_flag),

@@ -17,6 +17,10 @@
 #include "tmpdir.h"
 #include "ai-scheduler/cli.h"
 #include "ai-scheduler/debugclient.h"
+#include "server/auth.h"
+#include "server/http.h"
+#include "server/tls.h"
+#include "tls_fixture.h"
 
 /* One fake serves both roles: the scheduler's /debug (direct) and the API
  * server (Lease, pod proxy). It records the last request's headers. */
@@ -50,8 +54,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (fake_api_gather(con_cls, data, size, &body))
         return MHD_YES;
     record(c, url);
+    /* port 10262: a scheduler running --plain-http, as the API server's
+     * proxy reports a TLS handshake answered in plain HTTP */
+    if (!strcmp(url, "/api/v1/namespaces/sched-ns/pods/https:sched-7d9f-abcde:10262/proxy/debug/whoami"))
+        return fake_api_status(c, 503,
+                               "error trying to reach service: http: server gave HTTP response to HTTPS client");
     if (!strcmp(url, "/debug/whoami") ||
-        !strcmp(url, "/api/v1/namespaces/sched-ns/pods/sched-7d9f-abcde:10261/proxy/debug/whoami")) {
+        !strcmp(url, "/api/v1/namespaces/sched-ns/pods/https:sched-7d9f-abcde:10261/proxy/debug/whoami") ||
+        !strcmp(url, "/api/v1/namespaces/sched-ns/pods/http:sched-7d9f-abcde:10262/proxy/debug/whoami")) {
         json_t *j = json_pack("{s:s}", "username", "alice");
         enum MHD_Result rc = fake_api_json(c, 200, j);
         json_decref(j);
@@ -219,9 +229,18 @@ static void test_leader_proxy(void **st)
     assert_string_equal(json_string_value(json_object_get(out, "username")), "alice");
     json_decref(out);
     pthread_mutex_lock(&mu);
-    assert_string_equal(last_url, "/api/v1/namespaces/sched-ns/pods/sched-7d9f-abcde:10261/proxy/debug/whoami");
+    assert_string_equal(last_url, "/api/v1/namespaces/sched-ns/pods/https:sched-7d9f-abcde:10261/proxy/debug/whoami");
     assert_string_equal(last_auth, "Bearer tok-alice"); /* for the API server */
     assert_string_equal(last_fwd, "Bearer tok-alice");  /* for the scheduler */
+    pthread_mutex_unlock(&mu);
+
+    /* a leader that speaks plain HTTP: asked again over http */
+    c.sched_port = 10262;
+    assert_int_equal(debug_get(&c, NULL, "/debug/whoami", &out, err, sizeof err), 0);
+    assert_string_equal(json_string_value(json_object_get(out, "username")), "alice");
+    json_decref(out);
+    pthread_mutex_lock(&mu);
+    assert_string_equal(last_url, "/api/v1/namespaces/sched-ns/pods/http:sched-7d9f-abcde:10262/proxy/debug/whoami");
     pthread_mutex_unlock(&mu);
 
     /* another port: another proxy path (404 here, with the message) */
@@ -277,6 +296,135 @@ static void test_flags(void **st)
     free(e);
 }
 
+static int alice(void *ud, const char *path, const char *query, char **body, const char **ctype)
+{
+    (void)ud;
+    (void)path;
+    (void)query;
+    *body = strdup("{\"username\":\"alice\"}");
+    *ctype = "application/json";
+    return 200;
+}
+
+/* --server https://: the scheduler's self-signed certificate is refused
+ * (with what to pass), taken with --certificate-authority or
+ * --insecure-skip-tls-verify; http:// to it says to use https. */
+static void test_direct_tls(void **st)
+{
+    const char *hosts[] = { "127.0.0.1" };
+    tls_pair_t p;
+    char err[1024], url[64], caf[300];
+    assert_int_equal(tls_self_signed(hosts, 1, 1, &p, err, sizeof err), 0);
+    snprintf(caf, sizeof caf, "%s/sched.crt", dir);
+    write_file(caf, p.cert_pem);
+    http_server_opts_t o = { .bind_address = "127.0.0.1", .tls_cert_pem = p.cert_pem, .tls_key_pem = p.key_pem };
+    http_server_t *s = http_server_start(&o, err, sizeof err);
+    assert_non_null(s);
+    http_route_t r = { .prefix = "/debug/who", .fn = alice, .open = 1 };
+    assert_int_equal(http_server_route(s, &r), 0);
+    snprintf(url, sizeof url, "https://127.0.0.1:%d", http_server_port(s));
+    cli_t c = cli_for(kc_token, stderr);
+    json_t *out = NULL;
+    assert_int_equal(debug_get(&c, url, "/debug/who", &out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "; the scheduler's certificate is self-signed unless it was given one (its SHA-256 is "
+                                "in the scheduler's log): pass --certificate-authority FILE (the CA of its "
+                                "--tls-cert-file) or --insecure-skip-tls-verify"));
+    c.server_ca = caf;
+    assert_int_equal(debug_get(&c, url, "/debug/who", &out, err, sizeof err), 0);
+    assert_string_equal(json_string_value(json_object_get(out, "username")), "alice");
+    json_decref(out);
+    c.server_ca = NULL;
+    c.server_insecure = 1;
+    assert_int_equal(debug_get(&c, url, "/debug/who", &out, err, sizeof err), 0);
+    json_decref(out);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", http_server_port(s));
+    assert_int_equal(debug_get(&c, url, "/debug/who", &out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "; the scheduler serves HTTPS unless it runs with --plain-http: use an https:// URL"));
+    http_server_stop(s);
+    tls_pair_free(&p);
+
+    /* the flags */
+    static const cli_cmd_t cmd = { .user_agent = "t", .flags = CLI_SERVER, .usage = NULL };
+    char *argv[] = { (char *)"--insecure-skip-tls-verify", (char *)"--certificate-authority", caf };
+    assert_int_equal(cli_parse(&c, &cmd, NULL, 3, argv, 0, stdout, stderr), CLI_CONTINUE);
+    assert_int_equal(c.server_insecure, 1);
+    assert_string_equal(c.server_ca, caf);
+}
+
+/* A kubeconfig with a client certificate only: sent over https, where a
+ * scheduler with --client-ca-file takes it; one without says why it fails. */
+static void test_direct_client_cert(void **st)
+{
+    fx_cert_t ca = fx_make(NULL, "clients", NULL, NULL, NULL, -60);
+    fx_cert_t carol = fx_make(&ca, "carol", "team-a", "clientAuth", NULL, -60);
+    char kc[300], caf[300], err[1024], url[64];
+    unsigned char c64[8192], k64[8192];
+    EVP_EncodeBlock(c64, (const unsigned char *)carol.cert_pem, (int)strlen(carol.cert_pem));
+    EVP_EncodeBlock(k64, (const unsigned char *)carol.key_pem, (int)strlen(carol.key_pem));
+    char *buf = NULL;
+    size_t bl = 0;
+    FILE *f = open_memstream(&buf, &bl);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:%d\n"
+            "users:\n- name: u\n  user:\n    client-certificate-data: %s\n    client-key-data: %s\n"
+            "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n",
+            port, c64, k64);
+    fclose(f);
+    snprintf(kc, sizeof kc, "%s/carol.kubeconfig", dir);
+    write_file(kc, buf);
+    free(buf);
+    snprintf(caf, sizeof caf, "%s/clients.crt", dir);
+    write_file(caf, ca.cert_pem);
+
+    const char *hosts[] = { "127.0.0.1" };
+    tls_pair_t p;
+    assert_int_equal(tls_self_signed(hosts, 1, 1, &p, err, sizeof err), 0);
+    char *ca_pem = NULL;
+    tls_client_ca_t *cca = tls_client_ca_load(caf, &ca_pem, err, sizeof err);
+    assert_non_null(cca);
+    char server[64];
+    snprintf(server, sizeof server, "http://127.0.0.1:%d", port);
+    kube_config_t acfg = { .server = server };
+    auth_t *a = auth_new(&acfg, NULL, err, sizeof err); /* whoami asks no review of a certificate's user */
+    assert_non_null(a);
+    http_server_opts_t o = { .bind_address = "127.0.0.1",
+                             .auth = a,
+                             .tls_cert_pem = p.cert_pem,
+                             .tls_key_pem = p.key_pem,
+                             .client_ca = cca,
+                             .client_ca_pem = ca_pem };
+    http_server_t *s = http_server_start(&o, err, sizeof err);
+    assert_non_null(s);
+    snprintf(url, sizeof url, "https://127.0.0.1:%d", http_server_port(s));
+    cli_t c = cli_for(kc, stderr);
+    c.server_insecure = 1;
+    json_t *out = NULL;
+    assert_int_equal(debug_get(&c, url, "/debug/whoami", &out, err, sizeof err), 0);
+    char *j = json_dumps(out, JSON_COMPACT);
+    assert_string_equal(j, "{\"username\":\"carol\",\"uid\":\"\",\"groups\":[\"team-a\"],\"extra\":{}}");
+    free(j);
+    json_decref(out);
+    http_server_stop(s);
+
+    /* without --client-ca-file: 401, and the error says why */
+    o.client_ca = NULL;
+    o.client_ca_pem = NULL;
+    s = http_server_start(&o, err, sizeof err);
+    assert_non_null(s);
+    snprintf(url, sizeof url, "https://127.0.0.1:%d", http_server_port(s));
+    assert_int_equal(debug_get(&c, url, "/debug/whoami", &out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "HTTP 401: a bearer token is required (the kubeconfig's client certificate was sent: "
+                                "the scheduler takes one only with --client-ca-file naming its CA; else use a "
+                                "kubeconfig with a bearer token)"));
+    http_server_stop(s);
+    auth_free(a);
+    tls_client_ca_free(cca);
+    free(ca_pem);
+    tls_pair_free(&p);
+    fx_free(&ca);
+    fx_free(&carol);
+}
+
 static void test_debug_main(void **st)
 {
     char url[64];
@@ -304,10 +452,11 @@ static void test_debug_main(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_holder_pod),   cmocka_unit_test(test_direct),
-        cmocka_unit_test(test_cert_only),    cmocka_unit_test(test_plain_http_warning),
-        cmocka_unit_test(test_leader_proxy), cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_debug_main),
+        cmocka_unit_test(test_holder_pod),         cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_cert_only),          cmocka_unit_test(test_plain_http_warning),
+        cmocka_unit_test(test_leader_proxy),       cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_debug_main),         cmocka_unit_test(test_direct_tls),
+        cmocka_unit_test(test_direct_client_cert),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -241,7 +241,12 @@ static void test_http(void **st)
     metrics_t *r = metrics_new();
     metric_inc(metrics_counter(r, "served_total", "x"), NULL);
     char err[256] = "";
-    http_server_opts_t o = { "127.0.0.1", 0, r, is_ready, &ready_flag, NULL };
+    /* No auth here: /metrics is open only as an always-allowed path. */
+    http_server_opts_t o = { .bind_address = "127.0.0.1",
+                             .metrics = r,
+                             .ready = is_ready,
+                             .ready_ud = &ready_flag,
+                             .always_allow = "/healthz,/readyz,/livez,/metrics" };
     http_server_t *s = http_server_start(&o, err, sizeof err);
     assert_non_null(s);
     int port = http_server_port(s);
@@ -274,19 +279,32 @@ static void test_http(void **st)
     assert_int_equal(g.code, 405);
 
     /* The port is taken now. */
-    http_server_opts_t o2 = { "127.0.0.1", port, r, NULL, NULL, NULL };
+    http_server_opts_t o2 = { .bind_address = "127.0.0.1", .port = port, .metrics = r };
     assert_null(http_server_start(&o2, err, sizeof err));
     assert_non_null(strstr(err, "cannot listen on 127.0.0.1:"));
 
     http_server_stop(s);
     assert_int_equal(fetch(port, NULL, "/healthz", &g), -1);
+
+    /* The default always-allowed paths: /metrics is not one, and without
+     * auth it fails closed. */
+    o.always_allow = NULL;
+    s = http_server_start(&o, err, sizeof err);
+    assert_non_null(s);
+    port = http_server_port(s);
+    assert_int_equal(fetch(port, NULL, "/metrics", &g), 0);
+    assert_int_equal(g.code, 503);
+    assert_non_null(strstr(g.body, "authentication is not configured on this server"));
+    assert_int_equal(fetch(port, NULL, "/livez", &g), 0);
+    assert_int_equal(g.code, 200);
+    http_server_stop(s);
     metrics_free(r);
 }
 
 static void test_http_bad_address(void **st)
 {
     char err[256] = "";
-    http_server_opts_t o = { "localhost", 0, NULL, NULL, NULL, NULL };
+    http_server_opts_t o = { .bind_address = "localhost" };
     assert_null(http_server_start(&o, err, sizeof err));
     assert_string_equal(err, "http: bind address \"localhost\" is not an IP address");
     o.bind_address = "127.0.0.1";
