@@ -183,6 +183,13 @@ function fixtureServer() {
     if (!token) return [401, status(401, 'Unauthorized', 'Unauthorized')];
     if (token !== 'good' && token !== 'norights') return [401, status(401, 'Unauthorized', 'Unauthorized')];
     const base = { generation: S.gen, now: Date.now() };
+    if (S.dispatch) {
+      if (p === '/api/v1/multicluster') {
+        return [200, { served: true, jobs: [{ namespace: 'ml', name: 'job-1', phase: 'Racing', winner: null, members: [
+          { cluster: 'cluster-a', state: 'Admitted', message: '' }, { cluster: 'cluster-b', state: 'Pending', message: 'queue full' }] }] }];
+      }
+      return [404, status(404, 'NotFound', 'not found')];
+    }
     if (p === '/api/v1/info') return [200, { ...S.d.info, ...base, user: token === 'good' ? 'alice' : 'mallory' }];
     if (token === 'norights') {
       return [403, status(403, 'Forbidden', 'User "mallory" cannot get resource "pools" in API group "resource.aibee.cn" at the cluster scope')];
@@ -340,6 +347,19 @@ async function runFixtures() {
 
     await go(page, 'multicluster');
     await waitText(page.locator('#mc-not-served'), /served by the dispatch controller/, 'multi-cluster: served by the dispatch controller');
+
+    // The dispatch controller's server: no /api/v1/info; its multi-cluster
+    // page lists the jobs and their members.
+    S.dispatch = true;
+    await page.reload();
+    await waitText(page.locator('#mc-jobs tbody tr').first(), /^mljob-1Racing–cluster-a: Admittedcluster-b: Pending — queue full$/,
+      'dispatch controller: the multi-cluster page without /api/v1/info, jobs and their members');
+    await page.evaluate(() => (location.hash = '#/overview'));
+    await waitText(page.locator('main'), /404/, 'dispatch controller: the other pages say 404');
+    S.dispatch = false;
+    await page.evaluate(() => (location.hash = '#/overview'));
+    await page.reload();
+    await waitText(train.locator('h3'), /^train$/, 'back on the scheduler: overview');
 
     // Scale: 10,000 nodes, 100,000 pending pods, 5,000 gangs.
     const tg = Date.now();
