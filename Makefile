@@ -74,7 +74,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/fuzz_%.c=$(B)/fuzz/%)
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) $(CHECKS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench bench-reservation bench-simulate fairness fuzz fuzz-bins chaos lint clean install property soak
+.PHONY: all deps test unit unit-asan unit-tsan e2e e2e-valgrind demo bench bench-reservation bench-simulate bench-dashboard fairness fuzz fuzz-bins chaos lint clean install property soak
 
 all: deps
 	@$(MAKE) --no-print-directory bin/ai-scheduler bin/kubectl-pool bin/kubectl-queue tools
@@ -215,6 +215,12 @@ fairness: all
 
 bench: all
 	@bash test/bench/bench.sh
+
+# The dashboard's routes on 10,000 nodes and 100,000 pending pods in a
+# sandbox: time and size of each answer (DASH_NODES, DASH_PENDING, DASH_RUNS).
+bench-dashboard: all
+	@$(MAKE) --no-print-directory $(B)/tools/dashboard_bench
+	@$(B)/tools/dashboard_bench $${DASH_NODES:-10000} $${DASH_PENDING:-100000} $${DASH_RUNS:-5}
 
 # Reservation for large gangs: a 32-GPU gang behind a stream of 1-GPU jobs,
 # with and without reservations, side by side (docs/benchmarks.md).

@@ -500,8 +500,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
     kube_client_t *kc_le = NULL;
     lease_ctx_t lc = { 0, NULL, &dm };
     auth_t *auth = NULL;
-    dashboard_t *dash = NULL;
     tls_serving_t serving = { 0 };
+    dashboard_t *dash = NULL;
     if (cfg->metrics_port > 0) {
         /* /debug is authenticated and authorised by the API server with the
          * scheduler's own credentials (TokenReview, SubjectAccessReview). */

@@ -36,6 +36,34 @@ typedef struct dstate {
     int standby; /* atomic */
 } dstate_t;
 
+/* GET /api/v1/multicluster (the dashboard's page of this controller):
+ * every MultiClusterJob with its members' states; 503 until it leads. It
+ * has no change counter: "generation" is 0 and the page refetches as it
+ * polls. */
+static int multicluster_route(void *ud, const char *path, const char *query, char **body, const char **ctype)
+{
+    (void)query;
+    dstate_t *st = ud;
+    dsp_controller_t *ctl = __atomic_load_n(&st->ctl, __ATOMIC_ACQUIRE);
+    json_t *doc;
+    int code = 200;
+    if (strcmp(path, "/api/v1/multicluster") != 0) {
+        doc = http_status_doc(404, "NotFound", "expected /api/v1/multicluster");
+        code = 404;
+    } else if (!ctl) {
+        doc = http_status_doc(503, "ServiceUnavailable", "the dispatch controller is not leading (or not started) yet");
+        code = 503;
+    } else {
+        doc = dsp_controller_dashboard(ctl);
+        json_object_set_new(doc, "generation", json_integer(0));
+        json_object_set_new(doc, "now", json_integer((json_int_t)util_wall_ms()));
+    }
+    *body = json_dumps(doc, JSON_COMPACT);
+    *ctype = "application/json";
+    json_decref(doc);
+    return code;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ai-scheduler dispatch [flags]\n"
@@ -265,6 +293,14 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
             fprintf(stderr, "ai-scheduler dispatch: metrics server: %s\n", err);
             goto out;
         }
+        http_route_t mr = { .prefix = "/api/v1/multicluster",
+                            .fn = multicluster_route,
+                            .ud = &st,
+                            .verb = "list",
+                            .group = DSP_GROUP,
+                            .resource = "multiclusterjobs" };
+        if (http_server_route(http, &mr) != 0)
+            LOG_W("dispatch: the /api/v1/multicluster route could not be added");
         if (dashboard_ui_add(http) != 0)
             LOG_W("http: the /ui/ route could not be added");
     }

@@ -337,6 +337,26 @@ static int serve_info(dashboard_t *d, scheduler_t *s, char **body, const char **
     return reply(body, ctype, 200, stamp(doc, s));
 }
 
+typedef struct known_ctx {
+    const char *name;
+    int found;
+} known_ctx_t;
+
+static void note_known(void *ud, const char *queue, const double alloc[3], const double fair[3])
+{
+    (void)alloc, (void)fair;
+    known_ctx_t *k = ud;
+    k->found |= strcmp(queue, k->name) == 0;
+}
+
+/* Whether the scheduler has numbers for the queue now. */
+static int queue_known(scheduler_t *s, const char *name)
+{
+    known_ctx_t k = { name, 0 };
+    scheduler_dash_queue_sample(s, note_known, &k);
+    return k.found;
+}
+
 static int serve_history(dashboard_t *d, scheduler_t *s, const char *query, char **body, const char **ctype)
 {
     char *queue = query_get(query, "queue"), *res = query_get(query, "resource");
@@ -360,9 +380,15 @@ static int serve_history(dashboard_t *d, scheduler_t *s, const char *query, char
     hist_queue_t *h = hist_find(d, queue);
     if (!h) {
         pthread_mutex_unlock(&d->mu);
-        char msg[400];
-        snprintf(msg, sizeof msg, "no history for queue %.250s", queue);
-        code = reply(body, ctype, 404, http_status_doc(404, "NotFound", msg));
+        if (queue_known(s, queue)) { /* not sampled yet (new since the last sample): no points */
+            doc = json_pack("{s:s, s:s, s:i, s:[]}", "queue", queue, "resource", res_names[r], "intervalMs",
+                            DASHBOARD_HISTORY_INTERVAL_MS, "points");
+            code = reply(body, ctype, 200, stamp(doc, s));
+        } else {
+            char msg[400];
+            snprintf(msg, sizeof msg, "no queue %.250s", queue);
+            code = reply(body, ctype, 404, http_status_doc(404, "NotFound", msg));
+        }
         goto out;
     }
     json_t *pts = json_array();
@@ -419,18 +445,18 @@ int dashboard_serve(dashboard_t *d, const char *path, const char *query, char **
         ok |= strcmp(path, known[i]) == 0;
     if (!ok)
         return not_found(body, ctype, path);
-    if (strcmp(path, "/api/v1/multicluster") == 0)
-        return reply(body, ctype, 200,
-                     stamp(json_pack("{s:b, s:s}", "served", 0, "message",
-                                     "MultiClusterJobs are shown by the dispatch controller's own dashboard "
-                                     "(ai-scheduler dispatch), not by the scheduler"),
-                           s));
     if (!s) {
         json_t *st = d->o.not_leading ? d->o.not_leading(d->o.ud) : NULL;
         if (!st)
             st = http_status_doc(503, "ServiceUnavailable", "this replica is not the leader");
         return reply(body, ctype, 503, st);
     }
+    if (strcmp(path, "/api/v1/multicluster") == 0)
+        return reply(body, ctype, 200,
+                     stamp(json_pack("{s:b, s:s}", "served", 0, "message",
+                                     "MultiClusterJobs are shown by the dispatch controller's own dashboard "
+                                     "(ai-scheduler dispatch), not by the scheduler"),
+                           s));
     if (strcmp(path, "/api/v1/overview") == 0) {
         json_t *doc = scheduler_dash_overview(s);
         json_object_set_new(doc, "leader", leader_doc(d, s));

@@ -1251,3 +1251,61 @@ void dsp_controller_free(dsp_controller_t *ctl)
     pthread_mutex_destroy(&ctl->mu);
     free(ctl);
 }
+
+/* ---- dashboard ---------------------------------------------------------- */
+
+static json_t *dash_job(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata"), *st = json_object_get(obj, "status");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *phase = json_string_value(json_object_get(st, "phase"));
+    const char *winner = json_string_value(json_object_get(st, "winner"));
+    json_t *members = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach (json_object_get(st, "clusters"), i, c) {
+        const char *cn = json_string_value(json_object_get(c, "name"));
+        const char *cs = json_string_value(json_object_get(c, "state"));
+        const char *cm = json_string_value(json_object_get(c, "message"));
+        json_array_append_new(members, json_pack("{s:s, s:s, s:o}", "cluster", cn ? cn : "", "state", cs ? cs : "",
+                                                 "message", cm ? json_string(cm) : json_null()));
+    }
+    return json_pack("{s:s, s:s, s:s, s:o, s:o}", "namespace", ns ? ns : "", "name", name ? name : "", "phase",
+                     phase ? phase : "Pending", "winner", winner ? json_string(winner) : json_null(), "members",
+                     members);
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int c =
+        strcmp(json_string_value(json_object_get(x, "namespace")), json_string_value(json_object_get(y, "namespace")));
+    return c ? c : strcmp(json_string_value(json_object_get(x, "name")), json_string_value(json_object_get(y, "name")));
+}
+
+json_t *dsp_controller_dashboard(dsp_controller_t *ctl)
+{
+    size_t n = 0, cap = 16;
+    json_t **v = util_xcalloc(cap, sizeof *v);
+    const char *k;
+    void *val;
+    pthread_mutex_lock(&ctl->mu);
+    for (size_t it = 0; hashmap_next(ctl->entries, &it, &k, &val);) {
+        entry_t *e = val;
+        if (!e->obj)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            v = util_xrealloc(v, cap * sizeof *v);
+        }
+        v[n++] = dash_job(e->obj);
+    }
+    pthread_mutex_unlock(&ctl->mu);
+    qsort(v, n, sizeof *v, cmp_job);
+    json_t *jobs = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(jobs, v[i]);
+    free(v);
+    return json_pack("{s:b, s:o}", "served", 1, "jobs", jobs);
+}

@@ -15,6 +15,7 @@
 #define AISCHED_DISPATCH_CONTROLLER_H
 
 #include <stddef.h>
+#include <jansson.h>
 #include "kube/client.h"
 #include "server/metrics.h"
 
@@ -50,6 +51,11 @@ int dsp_controller_synced(dsp_controller_t *c);
 /* Refreshes ai_scheduler_dispatch_jobs{phase} (a count over every job):
  * for a metrics_on_collect hook, so it costs nothing between scrapes. */
 void dsp_controller_collect(dsp_controller_t *c);
+/* The dashboard's /api/v1/multicluster answer (a new reference):
+ * {"served":true,"jobs":[{"namespace","name","phase","winner","members":
+ * [{"cluster","state","message"}]}]} from the jobs' .status as last seen,
+ * in namespace/name order; names, states and messages only. */
+json_t *dsp_controller_dashboard(dsp_controller_t *c);
 void dsp_controller_stop(dsp_controller_t *c); /* joins the threads */
 void dsp_controller_free(dsp_controller_t *c);
 

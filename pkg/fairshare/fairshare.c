@@ -1760,7 +1760,8 @@ static void dash_walk(fs_store_t *fs, int id, const int *running, char *done, js
     json_array_append_new(out, dash_queue(fs, id, running));
     const fs_node_t *n = &fs->n[id];
     int *kids = util_xcalloc((size_t)n->nkids + 1, sizeof *kids);
-    memcpy(kids, n->kids, (size_t)n->nkids * sizeof *kids);
+    if (n->nkids)
+        memcpy(kids, n->kids, (size_t)n->nkids * sizeof *kids);
     qsort_r(kids, (size_t)n->nkids, sizeof *kids, cmp_ids_by_name, fs);
     for (int i = 0; i < n->nkids; i++)
         if (dash_shown(fs, kids[i]))

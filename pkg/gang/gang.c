@@ -1032,15 +1032,18 @@ void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), 
                          .start_ms = g->start_ms,
                          .waiting = g->waiting,
                          .wait_pool = g->wait_pool,
-                         .timed_out = g->timed_out };
+                         .timed_out = g->timed_out,
+                         .topo_required = g->pg->topo_required };
         r.phase = gang_phase(g->c_n, g->pg->min_member, g->c_sched, g->c_run, g->c_succ, g->c_fail, g->timed_out);
         const gang_t *b = g->waiting && !g->timed_out ? waits_behind_locked(gs, g) : NULL;
         r.waiting_behind = b ? b->key : NULL;
         size_t mi = 0;
         const char *mk;
         void *mv;
-        if (hashmap_next(g->members, &mi, &mk, &mv))
+        if (hashmap_next(g->members, &mi, &mk, &mv)) {
             r.member_pool = pod_home_pool(mv);
+            r.member = mv;
+        }
         fn(ud, &r);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);

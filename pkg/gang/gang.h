@@ -204,10 +204,12 @@ typedef struct gang_row {
     const char *key, *ns, *name, *queue, *topo_level, *wait_msg, *waiting_behind, *invalid;
     const char *phase;
     const char *member_pool; /* a member's home pool (pod_home_pool), NULL without members */
+    const pod_t *member;     /* that member (borrowed for the call), NULL without members */
     int32_t min_member;
     int members, placed, running, succeeded, failed;
     int64_t created_ms, start_ms; /* wall; start 0: never considered */
     int waiting, wait_pool, timed_out;
+    int topo_required; /* topo_level is required (else preferred) */
 } gang_row_t;
 /* Calls fn for every PodGroup seen (a gang with a PodGroup object), under
  * the store's lock: fn copies what it keeps and must not call the store. */

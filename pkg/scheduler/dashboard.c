@@ -153,7 +153,10 @@ static void take_gang(void *ud, const gang_row_t *r)
     g->key = util_strdup(r->key);
     g->ns = util_strdup(r->ns);
     g->name = util_strdup(r->name);
-    g->queue = util_strdup(r->queue ? r->queue : FS_DEFAULT_QUEUE);
+    /* The queue the scheduler charges (tenants_pod_tenant): a member's own
+     * label first, else the PodGroup's. */
+    const char *q = r->member ? fs_pod_queue_label(r->member) : NULL;
+    g->queue = util_strdup(q ? q : r->queue ? r->queue : FS_DEFAULT_QUEUE);
     g->pool =
         util_strdup(r->waiting ? pool_name(l->pn, r->wait_pool) : (r->member_pool ? r->member_pool : DEFAULT_POOL));
     g->phase = util_strdup(r->phase ? r->phase : "Pending");
@@ -161,7 +164,7 @@ static void take_gang(void *ud, const gang_row_t *r)
     g->behind = dup_or_null(r->waiting_behind);
     g->topo = dup_or_null(r->topo_level);
     g->invalid = dup_or_null(r->invalid);
-    g->topo_required = 0;
+    g->topo_required = r->topo_required;
     g->min_member = r->min_member;
     g->members = r->members;
     g->placed = r->placed;
@@ -266,7 +269,9 @@ json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
                              : gang_done(g) ? ""
                              : g->wait_msg  ? g->wait_msg
                                             : "waiting for its first attempt";
-        json_t *topo = g->topo ? json_pack("{s:s, s:n}", "key", g->topo, "domain") : json_null();
+        /* The domain the minimum took is not kept once it is placed: null. */
+        json_t *topo = g->topo ? json_pack("{s:s, s:b, s:n}", "key", g->topo, "required", g->topo_required, "domain")
+                               : json_null();
         json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:o, s:o, s:s, s:b}",
                                                "namespace", g->ns, "name", g->name, "queue", g->queue, "pool", g->pool,
                                                "phase", g->phase, "placed", g->placed, "minMember", g->min_member,
@@ -438,7 +443,7 @@ static int node_ready(const node_t *n)
     return 1;
 }
 
-/* Cache lock held. */
+/* Cache read lock and the node's stripe held. */
 static void node_row(const node_info_t *ni, nrow_t *r)
 {
     const node_t *n = ni->node;
@@ -469,9 +474,14 @@ static int nodes_get(scheduler_t *s, nrow_t **out)
     node_info_t *const *v = cache_nodes_locked(s->cache, &n);
     nrow_t *rows = util_xcalloc((size_t)n + 1, sizeof *rows);
     int m = 0;
-    for (int i = 0; i < n; i++)
-        if (v[i]->node)
-            node_row(v[i], &rows[m++]);
+    for (int i = 0; i < n; i++) {
+        if (!v[i]->node)
+            continue;
+        /* Its pool thread may be reserving on it (under the read lock). */
+        cache_node_lock(s->cache, v[i]->name);
+        node_row(v[i], &rows[m++]);
+        cache_node_unlock(s->cache, v[i]->name);
+    }
     cache_unlock(s->cache);
     *out = rows;
     return m;
@@ -630,7 +640,7 @@ static flow_t *flow_at(overview_ctx_t *c, const char *from, const char *to)
     return f;
 }
 
-/* Cache lock held: pods running on ni whose home pool is not ni's pool are
+/* Cache read lock and ni's stripe held: pods running on ni whose home pool is not ni's pool are
  * lent by ni's pool to theirs. */
 static void lending_of(overview_ctx_t *c, const node_info_t *ni)
 {
@@ -686,7 +696,10 @@ json_t *scheduler_dash_overview(scheduler_t *s)
         if (!v[i]->node)
             continue;
         nrow_t r;
+        cache_node_lock(s->cache, v[i]->name);
         node_row(v[i], &r);
+        lending_of(&c, v[i]);
+        cache_node_unlock(s->cache, v[i]->name);
         int p = r.pool >= 0 && r.pool < np ? r.pool : DEFAULT_POOL_ID;
         nodes[p]++;
         cordoned[p] += r.cordoned;
@@ -699,7 +712,6 @@ json_t *scheduler_dash_overview(scheduler_t *s)
         rs[p].cap[R_MEM] += (double)r.mem_cap;
         rs[p].used[R_MEM] += (double)r.mem_used;
         free(r.name);
-        lending_of(&c, v[i]);
     }
     cache_unlock(s->cache);
 

@@ -73,6 +73,18 @@ json_t *http_status_doc(int code, const char *reason, const char *msg)
                      "Failure", "message", msg, "reason", reason, "code", code);
 }
 
+/* 302 to location, a path on this server. */
+static MHD_Result_t reply_redirect(struct MHD_Connection *conn, const char *location)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)(uintptr_t) "", MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, location);
+    MHD_Result_t rc = MHD_queue_response(conn, MHD_HTTP_FOUND, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 static MHD_Result_t reply_status(struct MHD_Connection *conn, unsigned code, const char *reason, const char *msg)
 {
     json_t *st = http_status_doc((int)code, reason, msg);
@@ -365,15 +377,8 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
     }
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 0);
-    if (!strcmp(url, "/") || !strcmp(url, "/ui")) { /* the dashboard (dashboard/assets.c) */
-        struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)(uintptr_t) "", MHD_RESPMEM_PERSISTENT);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, "/ui/");
-        MHD_Result_t rc = MHD_queue_response(conn, MHD_HTTP_FOUND, r);
-        MHD_destroy_response(r);
-        return rc;
-    }
+    if (!strcmp(url, "/") || !strcmp(url, "/ui")) /* the dashboard (dashboard/assets.c) */
+        return reply_redirect(conn, "/ui/");
     if (is_builtin(url)) {
         if (http_path_listed(s->o.always_allow ? s->o.always_allow : HTTP_DEFAULT_ALWAYS_ALLOW, url))
             return serve_builtin(s, conn, url);

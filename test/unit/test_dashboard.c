@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <jansson.h>
 
 #include "dashboard/dashboard.h"
@@ -145,7 +147,8 @@ static void fx_build(fx_t *f, int records)
     json_t *pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
                            "kind", "PodGroup", "metadata", "name", "g", "namespace", "ns", "creationTimestamp",
                            "2027-01-15T07:55:00Z", "spec", "minMember", 3);
-    label(pg, "resource.aibee.cn/queue", "team");
+    /* No queue on the PodGroup: its members' label is the queue the
+     * scheduler charges, and the gang's rows must say the same. */
     add(f, pg);
     for (int i = 0; i < 3; i++) {
         char n[8];
@@ -440,6 +443,21 @@ static void test_gangs_and_queues(void **st)
     doc = get_ok(&f, "/api/v1/queues/history", "queue=team&since=1900000000000");
     assert_int_equal(json_array_size(json_object_get(doc, "points")), 0);
     json_decref(doc);
+    /* the ring keeps the last 720 samples (2 h at 10 s) */
+    for (int i = 1; i <= 730; i++)
+        dashboard_history_tick(f.d, T0 + 2000 + (int64_t)i * 10000);
+    doc = get_ok(&f, "/api/v1/queues/history", "queue=team&resource=cpu");
+    pts = json_object_get(doc, "points");
+    assert_int_equal(json_array_size(pts), 720);
+    assert_int_equal(json_integer_value(json_array_get(json_array_get(pts, 0), 0)), T0 + 2000 + 11 * 10000);
+    assert_int_equal(json_integer_value(json_array_get(json_array_get(pts, 719), 0)), T0 + 2000 + 730 * 10000);
+    json_decref(doc);
+    doc = get_ok(&f, "/api/v1/queues/history", "queue=team&since=1800007292001");
+    assert_int_equal(json_array_size(json_object_get(doc, "points")), 1);
+    json_decref(doc);
+    doc = get(&f, "/api/v1/queues/history", "queue=team&resource=disk", &code);
+    assert_int_equal(code, 400);
+    json_decref(doc);
     fx_free(&f);
 }
 
@@ -453,6 +471,9 @@ static void test_info_and_follower(void **st)
     assert_true(json_is_true(json_object_get(doc, "isLeader")));
     assert_int_equal(num(doc, "historyKeepMs"), 7200000);
     json_decref(doc);
+    doc = get_ok(&f, "/api/v1/multicluster", "");
+    assert_true(json_is_false(json_object_get(doc, "served")));
+    json_decref(doc);
     /* the generation moves with a change the dashboard shows */
     uint64_t g0 = scheduler_generation(sandbox_scheduler(f.sb));
     add(&f, node("b2", "4", "8Gi", NULL, "b"));
@@ -465,6 +486,8 @@ static void test_info_and_follower(void **st)
     assert_int_equal(dashboard_serve(fol, "/api/v1/pending", "", &body, &ctype), 503);
     assert_non_null(strstr(body, "not the leader"));
     free(body);
+    assert_int_equal(dashboard_serve(fol, "/api/v1/multicluster", "", &body, &ctype), 503);
+    free(body);
     assert_int_equal(dashboard_serve(fol, "/api/v1/info", "", &body, &ctype), 200);
     assert_non_null(strstr(body, "\"isLeader\":false"));
     free(body);
@@ -472,12 +495,70 @@ static void test_info_and_follower(void **st)
     fx_free(&f);
 }
 
+/* Routes read from another thread while the scheduler takes pods and
+ * binds them: the collectors take the scheduler's locks as its own readers
+ * do (run under TSan and the sanitizer builds' lock-order check). */
+typedef struct reader {
+    dashboard_t *d;
+    int stop, answers;
+} reader_t;
+
+static void *reader_main(void *arg)
+{
+    reader_t *r = arg;
+    static const char *const paths[] = { "/api/v1/pending", "/api/v1/nodes", "/api/v1/nodes/map", "/api/v1/overview",
+                                         "/api/v1/queues",  "/api/v1/gangs", "/api/v1/info" };
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+            char *body = NULL;
+            const char *ctype;
+            if (dashboard_serve(r->d, paths[i], "", &body, &ctype) == 200)
+                __atomic_add_fetch(&r->answers, 1, __ATOMIC_RELEASE);
+            free(body);
+        }
+        dashboard_history_tick(r->d, T0);
+    }
+    return NULL;
+}
+
+static void test_concurrent_reader(void **st)
+{
+    (void)st;
+    fx_t f;
+    fx_build(&f, 1);
+    reader_t r = { f.d, 0, 0 };
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, reader_main, &r), 0);
+    for (int i = 0; i < 40; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "more%d", i);
+        add(&f, pod(n, "100m", "64Mi", NULL, i % 2 ? "a" : "b", "2027-01-15T07:59:30Z", NULL));
+        if (i % 8 == 7)
+            sandbox_run(f.sb);
+    }
+    sandbox_run(f.sb);
+    /* On a loaded machine the reader may not have run yet: it must have
+     * answered at least once (within 30 s) for the test to mean anything. */
+    for (int i = 0; i < 3000 && !__atomic_load_n(&r.answers, __ATOMIC_ACQUIRE); i++)
+        usleep(10000);
+    __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    assert_true(r.answers > 0);
+    int code;
+    json_t *doc = get(&f, "/api/v1/pending", "q=more", &code);
+    assert_int_equal(code, 200);
+    assert_int_equal(json_integer_value(json_object_get(doc, "total")), 0); /* all 40 bound */
+    json_decref(doc);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_overview),         cmocka_unit_test(test_nodes),
-        cmocka_unit_test(test_pending),          cmocka_unit_test(test_pending_reason_without_records),
-        cmocka_unit_test(test_gangs_and_queues), cmocka_unit_test(test_info_and_follower),
+        cmocka_unit_test(test_overview),          cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_pending),           cmocka_unit_test(test_pending_reason_without_records),
+        cmocka_unit_test(test_gangs_and_queues),  cmocka_unit_test(test_info_and_follower),
+        cmocka_unit_test(test_concurrent_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -455,6 +455,32 @@ static void test_secret_gone_after_win(void **state)
     assert_int_equal(warnings_with("may still be running", NULL), 0);
 }
 
+/* The dashboard's /api/v1/multicluster answer: the job, its phase, winner
+ * and each member's state, as the controller last saw its .status. */
+static void test_dashboard_jobs(void **state)
+{
+    (void)state;
+    reset(js(JOB), 1);
+    dsp_controller_t *ctl = start();
+    assert_true(wait_for(job_won, 5000));
+    char *t = NULL;
+    int64_t end = util_now_ms() + 5000;
+    for (;;) {
+        json_t *doc = dsp_controller_dashboard(ctl);
+        free(t);
+        t = json_dumps(doc, JSON_COMPACT);
+        json_decref(doc);
+        if (strstr(t, "\"winner\":\"a\"") || util_now_ms() > end)
+            break;
+        util_sleep_ms(50);
+    }
+    dsp_controller_free(ctl);
+    assert_string_equal(t, "{\"served\":true,\"jobs\":[{\"namespace\":\"team\",\"name\":\"train\",\"phase\":"
+                           "\"Won\",\"winner\":\"a\",\"members\":[{\"cluster\":\"a\",\"state\":\"Won\","
+                           "\"message\":null}]}]}");
+    free(t);
+}
+
 /* (b) The Secret is gone and nothing was kept (a restarted controller):
  * the finalizer stays through the grace, then comes off with a Warning
  * event naming the cluster and the pod that may be left there. The grace
@@ -490,6 +516,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_secret_gone_after_win),
         cmocka_unit_test(test_no_credentials_gives_up_after_grace),
+        cmocka_unit_test(test_dashboard_jobs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
