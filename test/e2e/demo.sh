@@ -8,7 +8,8 @@
 # none of its pods bound, a MultiClusterJob raced between this cluster and a
 # second control plane, a PyTorchJob made a gang from its pods' owner with no
 # PodGroup written, the pool table and the queue tree with each queue's
-# share, and today's pod fields (scheduling gates, native sidecars, DRA
+# share, the web dashboard's JSON as a viewer sees it (HTTPS, a token), and
+# today's pod fields (scheduling gates, native sidecars, DRA
 # claims) through a stand-in API server; then stops everything it started.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -281,6 +282,32 @@ if "$AISCHED_BIN" snapshot -o "$CP_WORK/demo-snapshot.json" --kubeconfig "$ADMIN
     echo "(the HTML report: $CP_WORK/simulation/report.html, removed with the demo's work dir)"
 else
     echo "(snapshot failed)"
+fi
+
+step "the web dashboard on the scheduler's port: HTTPS, every request checked by the API server"
+DASH_URL=$DEMO_SERVER/ui/
+kc create serviceaccount demo-viewer >/dev/null 2>&1 || true
+kc create clusterrole demo-dashboard-viewer --verb get --resource pools.resource.aibee.cn >/dev/null 2>&1 || true
+kc create clusterrole demo-dashboard-lists --verb get,list --resource pods,podgroups.scheduling.x-k8s.io >/dev/null 2>&1 || true
+kc create clusterrolebinding demo-dashboard-viewer --clusterrole demo-dashboard-viewer --serviceaccount default:demo-viewer >/dev/null 2>&1 || true
+kc create clusterrolebinding demo-dashboard-lists --clusterrole demo-dashboard-lists --serviceaccount default:demo-viewer >/dev/null 2>&1 || true
+DASH_TOKEN=$(api_req POST /api/v1/namespaces/default/serviceaccounts/demo-viewer/token -H 'Content-Type: application/json' \
+    --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
+    jq -r '.status.token // empty')
+echo "$DASH_TOKEN" >"$CP_WORK/dashboard.token"
+dash() { sched_curl -sS --max-time 10 -H "Authorization: Bearer $DASH_TOKEN" "$DEMO_SERVER$1"; }
+echo "GET /api/v1/overview without a token: $(sched_curl -sS -o /dev/null -w '%{http_code}' "$DEMO_SERVER/api/v1/overview") (the page, /ui/, is open: $(sched_curl -sS -o /dev/null -w '%{http_code}' "$DASH_URL"))"
+echo "as default/demo-viewer (a ServiceAccount with get pools, list pods and podgroups), /api/v1/overview:"
+dash /api/v1/overview | jq -r '.pools[] | "  \(.name): \(.nodes) nodes, GPUs used \(.resources.gpu.used) of \(.resources.gpu.capacity) (\(.resources.gpu.shared) split into fractions), \(.pendingPods) pods pending, \(.waitingGangs) gangs waiting"' ||
+    echo "(no overview)"
+echo "/api/v1/pending, longest wait first:"
+dash '/api/v1/pending?limit=5' | jq -r '.items[] | "  \(.kind) \(.namespace)/\(.name) (queue \(.queue), pool \(.pool), \(.waitingSeconds)s): \(.reason)"' ||
+    echo "(no pending list)"
+echo "open $DASH_URL in a browser (self-signed certificate) with the token in $CP_WORK/dashboard.token;"
+echo "DEMO_HOLD=SECONDS make demo keeps the cluster up that long for it (screenshots: docs/dashboard-*.png)"
+if [ -n "${DEMO_HOLD:-}" ]; then
+    echo "holding for $DEMO_HOLD s (token: $DASH_TOKEN)"
+    sleep "$DEMO_HOLD"
 fi
 
 step "pool table: ai-scheduler pools"
