@@ -105,7 +105,7 @@ case_browser() {
       queues: [{name: "org", label: "org", quota: "10", limit: "–"},
                {name: "team-a", label: "└ team-a", quota: "8", limit: "8"},
                {name: "team-b", label: "└ team-b", quota: "2", limit: "–"}],
-      gang: {name: "big", reason: "PreScheduling.*0 / 3.*held by its queue \"team-a\" \\(limit\\): queue \"team-a\" limit: gpu 0 \\+ 12 > 8"},
+      gang: {name: "big", reason: "^mlbigteam-atrainPreScheduling0 / 33.*held by its queue \"team-a\" \\(limit\\): queue \"team-a\" limit: gpu 0 \\+ 12 > 8"},
       pending: {ns: "ml", name: "huge", reason: "no node of pool train fits it \\(2 evaluated\\)",
                 decision: "outcome: unschedulable.*Nodes filtered out.*2 × Insufficient cpu"},
       fraction: {node: "infer-0", pod: "ml/frac", fraction: "0.5"},

@@ -145,6 +145,19 @@ async function poll() {
       else refresh();
     }
   } catch (e) {
+    if (e instanceof ApiError && e.code === 404) {
+      // A server without /api/v1/info (the dispatch controller's serves
+      // only its multi-cluster page): no generation to follow, so the page
+      // shown is refetched on every poll.
+      hideLogin();
+      setError('');
+      state.generation = 'none';
+      if (!state.view) {
+        if (!location.hash) location.hash = '#/multicluster';
+        route();
+      } else refresh();
+      return;
+    }
     if (e instanceof ApiError && e.code !== 401) setError('the scheduler answered ' + e.code + ': ' + e.message);
     else if (!(e instanceof ApiError)) setError('the scheduler cannot be reached: ' + e.message);
   }
@@ -659,14 +672,16 @@ function multiclusterPage(root) {
       }
       const jobs = m.jobs || [];
       if (!jobs.length) return data.replaceChildren(h('p', { class: 'muted' }, 'No MultiClusterJobs.'));
-      data.replaceChildren(table([
+      const t = table([
         { title: 'namespace', get: (j) => j.namespace },
         { title: 'name', get: (j) => j.name },
         { title: 'phase', get: (j) => h('span', { class: 'phase-' + j.phase }, j.phase) },
         { title: 'winner', get: (j) => j.winner },
         { title: 'members', cls: 'reason', get: (j) => h('div', {}, (j.members || []).map((x) =>
           h('div', {}, h('b', {}, x.cluster + ': '), x.state + (x.message ? ' — ' + x.message : '')))) },
-      ], jobs));
+      ], jobs);
+      t.id = 'mc-jobs';
+      data.replaceChildren(t);
     },
   };
 }
