@@ -327,7 +327,8 @@ async function runFixtures() {
     await go(page, 'pending');
     ok((await page.locator('#pending tbody tr').count()) === 4, 'pending: 4 rows');
     await page.click('#pending tr[data-name="ml/sweep-17"]');
-    await waitText(page.locator('#decision'), /hint: .*raise the quota.*outcome: unschedulable/, 'pending: a click shows the decision');
+    const dec = await waitText(page.locator('#decision'), /hint: .*raise the quota.*outcome: unschedulable/, 'pending: a click shows the decision');
+    ok(!/^[^{]*\bnull\b/.test(dec), 'pending: the decision panel shows no "null" before its JSON');
     await shot(page, 'dashboard-fixtures-pending');
     await page.click('#pending tr[data-name="web/serve-3"]');
     await waitText(page.locator('#decision'), /waiting for its first attempt.*No decision recorded/, 'pending: no decision: the reason');

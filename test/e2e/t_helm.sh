@@ -144,9 +144,19 @@ case_dry_run_defaults() {
         clusterrolebinding.rbac.authorization.k8s.io/ai-scheduler role.rbac.authorization.k8s.io/ai-scheduler-leader-election \
         rolebinding.rbac.authorization.k8s.io/ai-scheduler-leader-election configmap/ai-scheduler \
         clusterrole.rbac.authorization.k8s.io/ai-scheduler-debug-reader role.rbac.authorization.k8s.io/ai-scheduler-debug-proxy \
+        clusterrole.rbac.authorization.k8s.io/ai-scheduler-dashboard-viewer \
+        role.rbac.authorization.k8s.io/ai-scheduler-dashboard-port-forward \
         deployment.apps/ai-scheduler service/ai-scheduler-metrics; do
         grep -q "^$kinds " <<<"$out" || fail "dry-run did not handle $kinds"
     done
+    # The dashboard viewer holds exactly what the dashboard's routes ask
+    # (pkg/dashboard/dashboard.h) and the explain routes a click reads.
+    local viewer
+    viewer=$(kc create --dry-run=client -o json -f "$CP_WORK/helm-default.yaml" 2>/dev/null |
+        jq -sc '[.[] | (.items // [.])[] | select(.kind=="ClusterRole" and .metadata.name=="ai-scheduler-dashboard-viewer")
+        | .rules[] | "\(.apiGroups | join(",")):\(.resources | join(",")):\(.verbs | join(","))"] | sort')
+    [ "$viewer" = '[":pods:get,list","resource.aibee.cn:multiclusterjobs:list","resource.aibee.cn:pools:get","scheduling.x-k8s.io:podgroups:get,list"]' ] ||
+        fail "dashboard-viewer rules: $viewer"
     # Two replicas, non-root, read-only root, probes on the metrics port.
     local dep
     dep=$(kc create --dry-run=client -o json -f "$CP_WORK/helm-default.yaml" 2>/dev/null |

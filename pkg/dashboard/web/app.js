@@ -479,7 +479,11 @@ function pendingPage(root) {
       encodeURIComponent(x.namespace) + '/' + encodeURIComponent(x.name);
     try {
       const d = await api(path);
-      panel.replaceChildren(title, close, d && d.hint === x.reason ? null : h('p', { class: 'reason' }, x.reason), decisionView(d));
+      // replaceChildren would show a null as the text "null": leave it out.
+      const parts = [title, close];
+      if (!(d && d.hint === x.reason)) parts.push(h('p', { class: 'reason' }, x.reason));
+      parts.push(decisionView(d));
+      panel.replaceChildren(...parts);
     } catch (e) {
       panel.replaceChildren(title, close, h('p', { class: 'reason' }, x.reason), errorView(e));
     }
