@@ -286,14 +286,11 @@ fi
 
 step "the web dashboard on the scheduler's port: HTTPS, every request checked by the API server"
 DASH_URL=$DEMO_SERVER/ui/
-kc create serviceaccount demo-viewer >/dev/null 2>&1 || true
 kc create clusterrole demo-dashboard-viewer --verb get --resource pools.resource.aibee.cn >/dev/null 2>&1 || true
 kc create clusterrole demo-dashboard-lists --verb get,list --resource pods,podgroups.scheduling.x-k8s.io >/dev/null 2>&1 || true
 kc create clusterrolebinding demo-dashboard-viewer --clusterrole demo-dashboard-viewer --serviceaccount default:demo-viewer >/dev/null 2>&1 || true
 kc create clusterrolebinding demo-dashboard-lists --clusterrole demo-dashboard-lists --serviceaccount default:demo-viewer >/dev/null 2>&1 || true
-DASH_TOKEN=$(api_req POST /api/v1/namespaces/default/serviceaccounts/demo-viewer/token -H 'Content-Type: application/json' \
-    --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
-    jq -r '.status.token // empty')
+DASH_TOKEN=$(sa_token default demo-viewer)
 echo "$DASH_TOKEN" >"$CP_WORK/dashboard.token"
 dash() { sched_curl -sS --max-time 10 -H "Authorization: Bearer $DASH_TOKEN" "$DEMO_SERVER$1"; }
 echo "GET /api/v1/overview without a token: $(sched_curl -sS -o /dev/null -w '%{http_code}' "$DEMO_SERVER/api/v1/overview") (the page, /ui/, is open: $(sched_curl -sS -o /dev/null -w '%{http_code}' "$DASH_URL"))"

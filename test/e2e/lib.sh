@@ -470,6 +470,14 @@ cp_stop() {
 # API access
 
 kc() { kubectl --kubeconfig "$ADMIN_KUBECONFIG" --request-timeout=30s "$@" 2> >(grep -v 'WARNING: version difference' >&2); }
+# sa_token NS NAME: a token for ServiceAccount NS/NAME (created first), by a
+# TokenRequest valid an hour (the debug, metrics and dashboard tests' users).
+sa_token() {
+    kc create serviceaccount "$2" -n "$1" >/dev/null 2>&1 || true
+    api_req POST "/api/v1/namespaces/$1/serviceaccounts/$2/token" -H 'Content-Type: application/json' \
+        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
+        jq -r '.status.token // empty'
+}
 
 # api_get PATH / api_req METHOD PATH [CURL-ARGS...]: admin client cert.
 api_req() {

@@ -36,13 +36,6 @@ body() {
     printf '%s' "${o#* }"
 }
 
-sa_token() {
-    kc create serviceaccount "$2" -n "$1" >/dev/null 2>&1 || true
-    api_req POST "/api/v1/namespaces/$1/serviceaccounts/$2/token" -H 'Content-Type: application/json' \
-        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
-        jq -r '.status.token // empty'
-}
-
 setup() {
     apply_queue_crd >/dev/null 2>&1 || true
     READER=$(sa_token default dash-reader)

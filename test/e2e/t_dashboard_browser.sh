@@ -21,14 +21,6 @@ QLABEL=resource.aibee.cn/queue
 port() { cat "$CP_WORK/ui.port"; }
 base() { cat "$CP_WORK/ui.base"; }
 
-# sa_token NS NAME: a TokenRequest for ServiceAccount NS/NAME (created first).
-sa_token() {
-    kc create serviceaccount "$2" -n "$1" >/dev/null 2>&1 || true
-    api_req POST "/api/v1/namespaces/$1/serviceaccounts/$2/token" -H 'Content-Type: application/json' \
-        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
-        jq -r '.status.token // empty'
-}
-
 browser_deps() {
     bash "$REPO/test/deps.sh" browser || die "no Chromium: as root, bash test/deps.sh browser"
     [ -x /usr/bin/chromium ] || die "no /usr/bin/chromium (bash test/deps.sh browser)"

@@ -40,14 +40,6 @@ code() { # code PATH [TOKEN]: the status only (bodies have several lines)
     echo "${o%% *}"
 }
 
-# sa_token NS NAME: a TokenRequest for ServiceAccount NS/NAME (created first).
-sa_token() {
-    kc create serviceaccount "$2" -n "$1" >/dev/null 2>&1 || true
-    api_req POST "/api/v1/namespaces/$1/serviceaccounts/$2/token" -H 'Content-Type: application/json' \
-        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
-        jq -r '.status.token // empty'
-}
-
 setup() {
     ns_create team-a
     ns_create team-b

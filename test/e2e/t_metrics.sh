@@ -132,14 +132,6 @@ case_clean_shutdown() {
     stop_scheduler_clean
 }
 
-# sa_token NS NAME: a TokenRequest for ServiceAccount NS/NAME (created first).
-sa_token() {
-    kc create serviceaccount "$2" -n "$1" >/dev/null 2>&1 || true
-    api_req POST "/api/v1/namespaces/$1/serviceaccounts/$2/token" -H 'Content-Type: application/json' \
-        --data-binary '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
-        jq -r '.status.token // empty'
-}
-
 # The default: HTTPS with a self-signed certificate (the SHA-256 in the log is
 # the one served; SANs localhost and 127.0.0.1), /metrics needs a token whose
 # user may `get` the non-resource URL /metrics; probes stay open.
