@@ -185,7 +185,7 @@ test: deps
 	@bash test/summary.sh run "build (TSan)" $(MAKE) --no-print-directory -j$(JOBS) VARIANT=tsan bin-tsan
 	@bash test/summary.sh run "fuzz (short)" bash test/fuzz/run.sh short
 	@bash test/summary.sh run "simulate" bash test/simulate/run.sh
-	@bash test/summary.sh run "dashboard UI (fixtures, Chromium)" node test/browser/dashboard.mjs --fixtures
+	@bash test/summary.sh run "dashboard UI (fixtures, Chromium)" bash test/browser/run.sh
 	@bash test/summary.sh run "e2e" bash test/e2e/run.sh
 	@bash test/summary.sh end
 

@@ -22,12 +22,7 @@ port() { cat "$CP_WORK/ui.port"; }
 base() { cat "$CP_WORK/ui.base"; }
 
 browser_deps() {
-    bash "$REPO/test/deps.sh" browser || die "no Chromium: as root, bash test/deps.sh browser"
-    [ -x /usr/bin/chromium ] || die "no /usr/bin/chromium (bash test/deps.sh browser)"
-    command -v npm >/dev/null || die "no npm (bash test/deps.sh browser)"
-    if [ ! -f "$REPO/test/browser/node_modules/playwright-core/package.json" ]; then
-        (cd "$REPO/test/browser" && npm ci --no-audit --no-fund) >&2 || die "npm ci in test/browser failed"
-    fi
+    bash "$REPO/test/browser/run.sh" --deps-only || die "no Chromium or playwright-core (test/browser/run.sh)"
 }
 
 setup() {
