@@ -12,8 +12,9 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 export E2E_FILE=dashboard/
 
-# The scheme is one variable: the server may serve TLS (curl -k either way).
-DASH_SCHEME=${DASH_SCHEME:-}
+# The scheme is one variable: HTTPS, the server's default (self-signed: curl
+# -k); DASH_SCHEME=http runs the same cases on --plain-http.
+DASH_SCHEME=${DASH_SCHEME:-https}
 PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
 PG_LABEL=scheduling.x-k8s.io/pod-group
 
@@ -57,11 +58,7 @@ setup() {
     make_node b1 16 64Gi 2 110 pool=b >/dev/null || die "node b1"
     free_port >"$CP_WORK/dash.port"
     local -a extra=()
-    if [ -z "$DASH_SCHEME" ]; then
-        # Plain HTTP where the binary knows the opt-out (TLS is its default then).
-        if "$AISCHED_BIN" --help 2>&1 | grep -q -- '--plain-http'; then extra=(--plain-http); fi
-        DASH_SCHEME=http
-    fi
+    [ "$DASH_SCHEME" = http ] && extra=(--plain-http)
     start_scheduler --metrics-port "$(port)" --metrics-bind-address 127.0.0.1 "${extra[@]}"
     wait_until '[ "$(get /healthz)" = "200 ok" ]' 30 || die "/healthz: '$(get /healthz)'"
     make_pod half --cpu 100m --mem 128Mi --pool a --annotation gpu-fraction=0.5 >/dev/null || die "pod half"
