@@ -49,6 +49,25 @@ const json_t *http_request_user(void)
     return cur_user;
 }
 
+/* Every answer: no content sniffing. A page (the dashboard's index.html)
+ * also: scripts, styles, images and requests only from this port, no
+ * frames around it, no referrer. The app's own module scripts and style
+ * sheet pass; an injected <script> or inline handler does not run even if
+ * a workload's name ever reached the DOM as HTML. Inline style attributes
+ * stay allowed: the app sets colours and indents with them. */
+static void add_safety_headers(struct MHD_Response *r, const char *ctype)
+{
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (strncmp(ctype, "text/html", 9) != 0)
+        return;
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                            "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+                            "frame-ancestors 'none'; form-action 'self'");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+}
+
 static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char *ctype, const char *body, int owned)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
@@ -60,6 +79,7 @@ static MHD_Result_t reply(struct MHD_Connection *conn, unsigned code, const char
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    add_safety_headers(r, ctype);
     MHD_Result_t rc = MHD_queue_response(conn, code, r);
     MHD_destroy_response(r);
     return rc;

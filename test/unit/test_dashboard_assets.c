@@ -73,8 +73,26 @@ static size_t sink(char *p, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
+/* The last fetch's response headers (the test runs on one thread). */
+static char hdrs[4096];
+static size_t hdrs_len;
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    (void)ud;
+    size_t k = sz * n;
+    if (hdrs_len + k < sizeof hdrs) {
+        memcpy(hdrs + hdrs_len, p, k);
+        hdrs_len += k;
+        hdrs[hdrs_len] = 0;
+    }
+    return k;
+}
+
 static long fetch(int port, const char *path, char *location, size_t loclen, size_t *bytes)
 {
+    hdrs_len = 0;
+    hdrs[0] = 0;
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
     CURL *c = curl_easy_init();
@@ -82,6 +100,7 @@ static long fetch(int port, const char *path, char *location, size_t loclen, siz
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, bytes);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
     long code = 0;
     assert_int_equal(curl_easy_perform(c), CURLE_OK);
@@ -114,6 +133,15 @@ static void test_served_open(void **state)
     assert_string_equal(loc, want);
     assert_int_equal(fetch(port, "/ui/", loc, sizeof loc, &n), 200);
     assert_int_equal(n, strlen(dashboard_asset_find("index.html")->data));
+    /* The page is locked to this port: scripts and requests from it only,
+     * no frames around it, no sniffing. */
+    assert_non_null(strstr(hdrs, "Content-Security-Policy: default-src 'self'; script-src 'self';"));
+    assert_non_null(strstr(hdrs, "frame-ancestors 'none'"));
+    assert_non_null(strstr(hdrs, "X-Frame-Options: DENY"));
+    assert_non_null(strstr(hdrs, "X-Content-Type-Options: nosniff"));
+    assert_int_equal(fetch(port, "/ui/app.js", loc, sizeof loc, &n), 200);
+    assert_null(strstr(hdrs, "Content-Security-Policy")); /* a page's policy, not a script's */
+    assert_non_null(strstr(hdrs, "X-Content-Type-Options: nosniff"));
     assert_int_equal(fetch(port, "/ui/nope", loc, sizeof loc, &n), 404);
     assert_int_equal(fetch(port, "/debug/whoami", loc, sizeof loc, &n), 503);
     http_server_stop(s);
