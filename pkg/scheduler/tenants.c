@@ -380,14 +380,19 @@ static void note_once(scheduler_t *s, queue_item_t *it)
 /* Room made under a queue limit (limit_reclaim) is the limit's, on no
  * node: its victims stop counting at once, so the set must not be placed
  * while any of them still runs (one asked to checkpoint runs for its whole
- * grace), or its queue would hold more than its limit meanwhile. Room made
- * on a node is nominated there and was admitted with the victims counted. */
+ * grace), or its queue would hold more than its limit meanwhile. That
+ * starts when the eviction job is queued, not when the evictor takes it:
+ * placed in between (on a node with room), the set would make the evictor
+ * withdraw the checkpointing victims it had not evicted yet ("placed
+ * elsewhere"), and they would count again beside it. Room made on a node
+ * is nominated there and was admitted with the victims counted. */
 static int limit_room_pending(pod_set_t *set)
 {
     scheduler_t *s = set->P->s;
     for (int i = 0; i < set->need; i++) {
         const pod_t *p = set->items[i] ? set->items[i]->pod : NULL;
-        if (p && !cache_is_nominated(s->cache, p->uid) && evictor_awaiting(s->evictor, p->uid)) {
+        if (p && !cache_is_nominated(s->cache, p->uid) &&
+            (evictor_has_job(s->evictor, p->uid) || evictor_awaiting(s->evictor, p->uid))) {
             sbuf_t b = { 0 };
             sbuf_printf(&b, "%s%swaiting for the pods reclaimed under its queue's limit to leave",
                         set->label ? set->label : "", set->label ? ": " : "");

@@ -811,6 +811,83 @@ static void test_reservation_after(void **st)
     sb_done(sb, &l);
 }
 
+/* GPUs of queue q bound in the copy (its pods carry the queue label). */
+static double queue_gpus(sandbox_t *sb, const char *const *names, int n)
+{
+    double g = 0;
+    for (int i = 0; i < n; i++) {
+        const char *nd = node_of(sb, names[i]);
+        json_t *p = sandbox_get(sb, "Pod", "ns", names[i]);
+        if (!nd || !p)
+            continue;
+        json_t *res =
+            json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
+        g += atof(json_string_value(json_object_get(json_object_get(res, "requests"), "nvidia.com/gpu")));
+    }
+    return g;
+}
+
+/* The sandbox's virtual clock, 2 s ahead (past a first backoff). */
+static sandbox_t *skew_sb;
+static int64_t skewed_clock(void *ud)
+{
+    (void)ud;
+    return sandbox_now(skew_sb) + 2000;
+}
+
+/* Room made under a queue's limit is the limit's until its victims are
+ * gone: the pod it was made for must not be placed on another node with
+ * free room meanwhile (it was, between the eviction job's queueing and
+ * its run: the checkpointing victims were then withdrawn, "placed
+ * elsewhere", and q held 4 GPUs under a limit of 2; composition seed 1). */
+static void test_limit_room_waits_for_victims(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i, s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
+                      "Queue", "metadata", "name", "q", "spec", "resources", "gpu", "quota", 2, "limit", 2));
+    add(sb, gpu_node("n1", "2"));
+    add(sb, gpu_node("n2", "2"));
+    static const char *const names[] = { "lo1", "lo2", "hi" };
+    for (int i = 0; i < 2; i++) {
+        json_t *p = gpu_pod(names[i], "1");
+        json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+        label(p, FS_QUEUE_LABEL, "q");
+        annotate(p, CHECKPOINT_GRACE_ANNOTATION, "30s");
+        add(sb, p);
+    }
+    json_t *hi = gpu_pod("hi", "2");
+    json_object_set_new(json_object_get(hi, "spec"), "priority", json_integer(100));
+    label(hi, FS_QUEUE_LABEL, "q");
+    add(sb, hi);
+    /* Two turns of the pool before the evictor runs (the live evictor is a
+     * thread of its own): hi's limit reclaim is queued in the first, and
+     * hi is tried again in the second, with n2 free. */
+    scheduler_t *s = sandbox_scheduler(sb);
+    scheduler_run_pools(s);
+    /* 2 s on for the scheduler (not for the copy), as on a live one whose
+     * evictor is slow: the shares are refreshed and hi is active again. */
+    skew_sb = sb;
+    util_clock_override(skewed_clock, skewed_clock, NULL);
+    scheduler_run_pools(s);
+    sandbox_run(sb);
+    /* The victims were asked to checkpoint; hi waits for them, and q holds
+     * no more than its limit at any step. */
+    assert_non_null(ann_of(sb, "ns", "lo1", PREEMPTION_REQUESTED_ANNOTATION));
+    assert_null(node_of(sb, "hi"));
+    assert_true(queue_gpus(sb, names, 3) <= 2);
+    sandbox_advance(sb, T0 + 10000);
+    assert_null(node_of(sb, "hi"));
+    assert_true(queue_gpus(sb, names, 3) <= 2);
+    sandbox_advance(sb, T0 + 60000);
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "hi"));
+    assert_true(queue_gpus(sb, names, 3) <= 2);
+    assert_null(strstr(logged(&l), "BIND ns/lo"));
+    sb_done(sb, &l);
+}
+
 /* Reclaim: queue a runs over its quota on b's share; b's pod takes it back
  * (the eviction says which queue lost it). A borrower on another pool's
  * node is reclaimed by that pool's pod ("borrowed-node reclaim"). */
@@ -906,6 +983,7 @@ int main(void)
         cmocka_unit_test(test_consolidation_move),
         cmocka_unit_test(test_reservation_after),
         cmocka_unit_test(test_reclaim_reasons),
+        cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_finished_pod_frees_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
