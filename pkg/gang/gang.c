@@ -1044,6 +1044,9 @@ void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), 
             r.member_pool = pod_home_pool(mv);
             r.member = mv;
         }
+        for (size_t pi = 0; !r.placed_node && hashmap_next(g->members, &pi, &mk, &mv);)
+            if (((const pod_t *)mv)->node_name[0])
+                r.placed_node = ((const pod_t *)mv)->node_name;
         fn(ud, &r);
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);

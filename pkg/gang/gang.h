@@ -205,6 +205,7 @@ typedef struct gang_row {
     const char *phase;
     const char *member_pool; /* a member's home pool (pod_home_pool), NULL without members */
     const pod_t *member;     /* that member (borrowed for the call), NULL without members */
+    const char *placed_node; /* the node of a member that holds one, NULL when none does */
     int32_t min_member;
     int members, placed, running, succeeded, failed;
     int64_t created_ms, start_ms; /* wall; start 0: never considered */

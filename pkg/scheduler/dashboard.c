@@ -123,7 +123,7 @@ static char *record_reason(scheduler_t *s, const char *kind, const char *ns, con
 /* ------------------------------------------------------------ gangs */
 
 typedef struct gang_info {
-    char *key, *ns, *name, *queue, *pool, *phase, *wait_msg, *behind, *topo, *invalid;
+    char *key, *ns, *name, *queue, *pool, *phase, *wait_msg, *behind, *topo, *invalid, *placed_node;
     int topo_required;
     int32_t min_member;
     int members, placed, waiting, timed_out;
@@ -163,6 +163,7 @@ static void take_gang(void *ud, const gang_row_t *r)
     g->wait_msg = dup_or_null(r->wait_msg);
     g->behind = dup_or_null(r->waiting_behind);
     g->topo = dup_or_null(r->topo_level);
+    g->placed_node = dup_or_null(r->placed_node);
     g->invalid = dup_or_null(r->invalid);
     g->topo_required = r->topo_required;
     g->min_member = r->min_member;
@@ -178,7 +179,7 @@ static void gang_list_free(gang_list_t *l)
     for (int i = 0; i < l->n; i++) {
         gang_info_t *g = &l->v[i];
         free(g->key), free(g->ns), free(g->name), free(g->queue), free(g->pool), free(g->phase);
-        free(g->wait_msg), free(g->behind), free(g->topo), free(g->invalid);
+        free(g->wait_msg), free(g->behind), free(g->topo), free(g->invalid), free(g->placed_node);
     }
     free(l->v);
 }
@@ -239,6 +240,32 @@ static int cmp_gang(const void *a, const void *b, void *ud)
                     x->name, y->name, c);
 }
 
+typedef struct label_at {
+    const char *key;
+    char *value; /* malloc'd, NULL when the node lacks the label */
+} label_at_t;
+
+static void node_label_cb(void *ud, const node_info_t *ni)
+{
+    label_at_t *l = ud;
+    const char *v = ni->node ? labels_get(&ni->node->labels, l->key) : NULL;
+    l->value = v ? util_strdup(v) : NULL;
+}
+
+/* A gang's topology: its level, and the domain it holds: the level's
+ * label on the node of a placed member (the cycle places a gang's minimum
+ * in one domain); null while none is placed. */
+static json_t *topo_doc(scheduler_t *s, const gang_info_t *g)
+{
+    label_at_t l = { g->topo, NULL };
+    if (g->placed_node)
+        cache_node_visit(s->cache, g->placed_node, node_label_cb, &l);
+    json_t *o = json_pack("{s:s, s:b, s:o}", "key", g->topo, "required", g->topo_required, "domain",
+                          l.value ? json_string(l.value) : json_null());
+    free(l.value);
+    return o;
+}
+
 json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
 {
     pool_names_t pn;
@@ -269,9 +296,7 @@ json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
                              : gang_done(g) ? ""
                              : g->wait_msg  ? g->wait_msg
                                             : "waiting for its first attempt";
-        /* The domain the minimum took is not kept once it is placed: null. */
-        json_t *topo = g->topo ? json_pack("{s:s, s:b, s:n}", "key", g->topo, "required", g->topo_required, "domain")
-                               : json_null();
+        json_t *topo = g->topo ? topo_doc(s, g) : json_null();
         json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:o, s:o, s:s, s:b}",
                                                "namespace", g->ns, "name", g->name, "queue", g->queue, "pool", g->pool,
                                                "phase", g->phase, "placed", g->placed, "minMember", g->min_member,

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "dashboard/dashboard.h"
+#include "topology/topology.h"
 #include "gpu/gpu.h"
 #include "sandbox/sandbox.h"
 #include "scheduler/dashboard.h"
@@ -400,6 +401,42 @@ static void test_pending_reason_without_records(void **st)
     fx_free(&f);
 }
 
+/* A placed gang that asked for one topology domain: the domain it holds
+ * is the level's label on its members' node. */
+static void test_gang_topology_domain(void **st)
+{
+    (void)st;
+    fx_t f;
+    fx_build(&f, 1);
+    add(&f, pool("t"));
+    json_t *n = node("t1", "8", "16Gi", "2", "t");
+    label(n, "rack", "r7");
+    add(&f, n);
+    json_t *pg =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
+                  "kind", "PodGroup", "metadata", "name", "tg", "namespace", "ns", "creationTimestamp",
+                  "2027-01-15T07:55:00Z", "annotations", TOPO_ANN_REQUIRED, "rack", "spec", "minMember", 2);
+    add(&f, pg);
+    for (int i = 0; i < 2; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "tg%d", i);
+        json_t *p = pod(nm, "1", "1Gi", "1", "t", "2027-01-15T07:55:00Z", NULL);
+        label(p, "scheduling.x-k8s.io/pod-group", "tg");
+        add(&f, p);
+    }
+    sandbox_run(f.sb);
+    json_t *doc = get_ok(&f, "/api/v1/gangs", "q=tg");
+    assert_int_equal(num(doc, "total"), 1);
+    const json_t *g = json_array_get(json_object_get(doc, "items"), 0);
+    assert_int_equal(num(g, "placed"), 2);
+    const json_t *t = json_object_get(g, "topology");
+    assert_string_equal(str(t, "key"), "rack");
+    assert_true(json_is_true(json_object_get(t, "required")));
+    assert_string_equal(str(t, "domain"), "r7");
+    json_decref(doc);
+    fx_free(&f);
+}
+
 static void test_gangs_and_queues(void **st)
 {
     (void)st;
@@ -557,8 +594,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overview),          cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_pending),           cmocka_unit_test(test_pending_reason_without_records),
-        cmocka_unit_test(test_gangs_and_queues),  cmocka_unit_test(test_info_and_follower),
-        cmocka_unit_test(test_concurrent_reader),
+        cmocka_unit_test(test_gangs_and_queues),  cmocka_unit_test(test_gang_topology_domain),
+        cmocka_unit_test(test_info_and_follower), cmocka_unit_test(test_concurrent_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
