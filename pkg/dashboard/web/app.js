@@ -415,7 +415,9 @@ function gangsPage(root) {
         { title: 'members', num: 1, get: (x) => x.members },
         { title: 'waiting', num: 1, get: (x) => fmtDur(x.waitingSeconds) },
         { title: 'waits behind', get: (x) => x.waitingBehind },
-        { title: 'topology', get: (x) => (x.topology ? `${x.topology.key}=${x.topology.domain}` : null) },
+        // key=domain once a member holds a node; before, the level it asks for.
+        { title: 'topology', get: (x) => (!x.topology ? null : x.topology.domain ? `${x.topology.key}=${x.topology.domain}`
+          : `${x.topology.key} (${x.topology.required ? 'required' : 'preferred'})`) },
         { title: 'reason', cls: 'reason', get: (x) => x.reason },
       ], g.items || []);
       t.id = 'gangs';
