@@ -984,30 +984,57 @@ void gang_tick_clear(gang_tick_t *t)
 
 /* ------------------------------------------------------------ dashboard */
 
-/* The waiting gang of g's pool that ranks ahead of g, or NULL. Lock held. */
-static const gang_t *waits_behind_locked(gang_store_t *gs, const gang_t *g)
+/* Each pool's first waiting gang in line, the gang every other waiting
+ * gang of that pool waits behind: ranks_ahead is a strict total order, so
+ * the first of those ahead of a gang is the pool's first. One pass over
+ * the store (a pass per gang would hold the lock for G^2 comparisons).
+ * Lock held. *out: malloc'd; returns how many pools have one. */
+typedef struct pool_head {
+    int pool;
+    const gang_t *g;
+} pool_head_t;
+
+static int pool_heads_locked(gang_store_t *gs, pool_head_t **out)
 {
-    const gang_t *best = NULL;
+    pool_head_t *h = NULL;
+    int n = 0;
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
         const gang_t *o = v;
-        if (o == g || !o->waiting || o->timed_out || !o->pg || o->wait_pool != g->wait_pool)
+        if (!o->waiting || o->timed_out || !o->pg)
             continue;
-        if (!ranks_ahead(o->wait_prio, o->wait_created, o->start_ms, o->key, g->wait_prio, g->wait_created, g->start_ms,
-                         g->key))
-            continue;
-        /* The first in line of those ahead: the one the others wait on too. */
-        if (!best || ranks_ahead(o->wait_prio, o->wait_created, o->start_ms, o->key, best->wait_prio,
-                                 best->wait_created, best->start_ms, best->key))
-            best = o;
+        int i = 0;
+        while (i < n && h[i].pool != o->wait_pool)
+            i++;
+        if (i == n) {
+            h = util_xrealloc(h, (size_t)(n + 1) * sizeof *h);
+            h[n++] = (pool_head_t){ o->wait_pool, o };
+        } else if (ranks_ahead(o->wait_prio, o->wait_created, o->start_ms, o->key, h[i].g->wait_prio,
+                               h[i].g->wait_created, h[i].g->start_ms, h[i].g->key)) {
+            h[i].g = o;
+        }
     }
-    return best;
+    *out = h;
+    return n;
+}
+
+/* The gang g waits behind: its pool's first in line unless that is g. */
+static const gang_t *waits_behind(const pool_head_t *h, int n, const gang_t *g)
+{
+    if (!g->waiting || g->timed_out)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (h[i].pool == g->wait_pool)
+            return h[i].g != g ? h[i].g : NULL;
+    return NULL;
 }
 
 void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), void *ud)
 {
     lo_mutex_lock(&gs->mu, LO_GANG);
+    pool_head_t *heads;
+    int nheads = pool_heads_locked(gs, &heads);
     const char *k;
     void *v;
     for (size_t it = 0; hashmap_next(gs->gangs, &it, &k, &v);) {
@@ -1035,19 +1062,21 @@ void gang_each_row(gang_store_t *gs, void (*fn)(void *ud, const gang_row_t *r), 
                          .timed_out = g->timed_out,
                          .topo_required = g->pg->topo_required };
         r.phase = gang_phase(g->c_n, g->pg->min_member, g->c_sched, g->c_run, g->c_succ, g->c_fail, g->timed_out);
-        const gang_t *b = g->waiting && !g->timed_out ? waits_behind_locked(gs, g) : NULL;
+        const gang_t *b = waits_behind(heads, nheads, g);
         r.waiting_behind = b ? b->key : NULL;
-        size_t mi = 0;
         const char *mk;
         void *mv;
-        if (hashmap_next(g->members, &mi, &mk, &mv)) {
-            r.member_pool = pod_home_pool(mv);
-            r.member = mv;
+        for (size_t mi = 0; (!r.member || !r.placed_node) && hashmap_next(g->members, &mi, &mk, &mv);) {
+            const pod_t *m = mv;
+            if (!r.member) {
+                r.member_pool = pod_home_pool(m);
+                r.member = m;
+            }
+            if (!r.placed_node && m->node_name[0])
+                r.placed_node = m->node_name;
         }
-        for (size_t pi = 0; !r.placed_node && hashmap_next(g->members, &pi, &mk, &mv);)
-            if (((const pod_t *)mv)->node_name[0])
-                r.placed_node = ((const pod_t *)mv)->node_name;
         fn(ud, &r);
     }
+    free(heads);
     lo_mutex_unlock(&gs->mu, LO_GANG);
 }

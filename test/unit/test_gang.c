@@ -155,6 +155,40 @@ static void test_membership_and_snapshot(void **state)
     gang_store_free(gs);
 }
 
+typedef struct behind_log {
+    char text[512];
+} behind_log_t;
+
+static void note_behind(void *ud, const gang_row_t *r)
+{
+    behind_log_t *l = ud;
+    size_t n = strlen(l->text);
+    snprintf(l->text + n, sizeof l->text - n, "%s>%s ", r->key, r->waiting_behind ? r->waiting_behind : "-");
+}
+
+/* The dashboard's rows: every waiting gang waits behind its pool's first in
+ * line (highest priority, then oldest), the first waits behind none, and
+ * pools do not mix. */
+static void test_each_row_waits_behind(void **state)
+{
+    (void)state;
+    gang_store_t *gs = gang_store_new();
+    const char *names[] = { "a", "b", "c", "d", "e" };
+    for (int i = 0; i < 5; i++)
+        gang_group_upsert(gs, mkpg(names[i], "{'minMember':2}"));
+    gang_waiting(gs, "ns/a", 1, 10, 1000, "no room", 1);
+    gang_waiting(gs, "ns/b", 1, 20, 2000, "no room", 1);
+    gang_waiting(gs, "ns/c", 1, 10, 500, "no room", 1);
+    gang_waiting(gs, "ns/d", 2, 0, 3000, "no room", 1);
+    behind_log_t l = { "" };
+    gang_each_row(gs, note_behind, &l);
+    for (int i = 0; i < 5; i++) {
+        static const char *const want[] = { "ns/a>ns/b ", "ns/b>- ", "ns/c>ns/b ", "ns/d>- ", "ns/e>- " };
+        assert_non_null(strstr(l.text, want[i]));
+    }
+    gang_store_free(gs);
+}
+
 static void test_blocker(void **state)
 {
     (void)state;
@@ -542,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_podgroup_parse),
         cmocka_unit_test(test_phase),
         cmocka_unit_test(test_membership_and_snapshot),
+        cmocka_unit_test(test_each_row_waits_behind),
         cmocka_unit_test(test_blocker),
         cmocka_unit_test(test_surplus_and_mates),
         cmocka_unit_test(test_last_start_and_resize),
