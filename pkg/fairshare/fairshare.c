@@ -1461,7 +1461,7 @@ void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids,
 /* ------------------------------------------------------ housekeeping */
 
 /* Whole numbers as integers, others to three decimals. */
-static json_t *jnum(double v)
+json_t *fs_json_num(double v)
 {
     double r = round(v * 1000) / 1000;
     if (fabs(r - round(r)) < 1e-9 && fabs(r) < 9e15)
@@ -1473,7 +1473,7 @@ static json_t *jvec(const double v[FS_NRES])
 {
     json_t *o = json_object();
     for (int r = 0; r < FS_NRES; r++)
-        json_object_set_new(o, fs_res_names[r], jnum(v[r]));
+        json_object_set_new(o, fs_res_names[r], fs_json_num(v[r]));
     return o;
 }
 
@@ -1682,7 +1682,7 @@ int64_t fs_checkpoint_grace(fs_store_t *fs, int tenant)
 
 static json_t *dash_num(double v, int r)
 {
-    return jnum(r == FS_MEM ? v * 1e6 : v);
+    return fs_json_num(r == FS_MEM ? v * 1e6 : v);
 }
 
 static json_t *dash_opt(double v, int r)
@@ -1699,7 +1699,7 @@ static json_t *dash_res(const fs_queue_spec_t *spec, const double *alloc, const 
         json_object_set_new(o, fs_res_names[r],
                             json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "quota", dash_opt(sr ? sr->quota : -1, r),
                                       "limit", dash_opt(sr ? sr->limit : -1, r), "weight",
-                                      sr && sr->weight >= 0 ? jnum(sr->weight) : json_null(), "fairShare",
+                                      sr && sr->weight >= 0 ? fs_json_num(sr->weight) : json_null(), "fairShare",
                                       dash_num(fair[r], r), "allocated", dash_num(alloc[r], r), "pending",
                                       dash_num(pend[r], r)));
     }
@@ -1742,11 +1742,12 @@ static json_t *dash_queue(fs_store_t *fs, int id, const int *running)
     for (int i = 0; i < n->nkids; i++)
         json_array_append_new(kids, json_string(fs->n[n->kids[i]].name));
     const char *parent = n->parent >= 0 ? fs->n[n->parent].name : (n->spec && n->spec->parent ? n->spec->parent : NULL);
-    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:i, s:i}", "name", n->name, "parent",
-                          parent ? json_string(parent) : json_null(), "children", kids, "weight",
-                          n->spec && n->spec->res[FS_GPU].weight >= 0 ? jnum(n->spec->res[FS_GPU].weight) : json_null(),
-                          "valid", id == FS_DEFAULT_ID || n->valid, "resources", dash_res(n->spec, alloc, fair, pend),
-                          "pools", pools, "pendingPods", pending, "runningPods", running[id]);
+    json_t *o =
+        json_pack("{s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:i, s:i}", "name", n->name, "parent",
+                  parent ? json_string(parent) : json_null(), "children", kids, "weight",
+                  n->spec && n->spec->res[FS_GPU].weight >= 0 ? fs_json_num(n->spec->res[FS_GPU].weight) : json_null(),
+                  "valid", id == FS_DEFAULT_ID || n->valid, "resources", dash_res(n->spec, alloc, fair, pend), "pools",
+                  pools, "pendingPods", pending, "runningPods", running[id]);
     if (n->why && !n->valid)
         json_object_set_new(o, "message", json_string(n->why));
     return o;

@@ -46,18 +46,13 @@ static void ref_clear(ref_t *r)
     memset(r, 0, sizeof(*r));
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? util_strdup(s) : NULL;
-}
-
 static void verdict_copy(wl_verdict_t *dst, const wl_verdict_t *src)
 {
     dst->gang = src->gang;
     dst->min_member = src->min_member;
-    dst->queue = dup_or_null(src->queue);
-    dst->priority_class = dup_or_null(src->priority_class);
-    dst->why = dup_or_null(src->why);
+    dst->queue = util_strdup_or_null(src->queue);
+    dst->priority_class = util_strdup_or_null(src->priority_class);
+    dst->why = util_strdup_or_null(src->why);
     dst->unmet = src->unmet;
 }
 
@@ -557,8 +552,8 @@ static owner_t *owner_parse(const wl_row_t *row, const ref_t *ref, json_t *obj, 
     o->node.at_ms = util_now_ms();
     o->node.ttl_ms = ttl_ms;
     o->row = row;
-    o->queue = dup_or_null(obj_queue(obj));
-    o->pool = dup_or_null(meta_map_str(obj, "annotations", POOL_ANNOTATION));
+    o->queue = util_strdup_or_null(obj_queue(obj));
+    o->pool = util_strdup_or_null(meta_map_str(obj, "annotations", POOL_ANNOTATION));
     if (wl_row_is_gang(row)) {
         o->has_verdict = 1;
         if (wl_row_eval(row, obj, &o->v) != 0) {
@@ -632,8 +627,8 @@ static void decision_take(decision_t *d, const owner_t *o, const ref_t *ref)
 {
     free(d->queue);
     free(d->pool);
-    d->queue = dup_or_null(o->queue);
-    d->pool = dup_or_null(o->pool);
+    d->queue = util_strdup_or_null(o->queue);
+    d->pool = util_strdup_or_null(o->pool);
     if (!o->has_verdict)
         return;
     if (d->has_gang) {
@@ -785,7 +780,7 @@ static void outcome_for(const decision_t *d, const pod_t *pod, outcome_t *o)
         outcome_gang(d, pod, o);
     const char *q = o->pg && d->v.queue ? d->v.queue : d->queue;
     if (o->pg)
-        o->pg_queue = dup_or_null(q);
+        o->pg_queue = util_strdup_or_null(q);
     if (q && !pod_own_queue(pod))
         o->queue = util_strdup(q);
     if (d->pool && !pod_has_pool(pod))

@@ -379,24 +379,19 @@ int kube_config_load(kube_config_t *c, const char *path, char *err, size_t errle
     return rc;
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? util_strdup(s) : NULL;
-}
-
 int kube_config_copy(kube_config_t *dst, const kube_config_t *src)
 {
-    dst->server = dup_or_null(src->server);
-    dst->ca_file = dup_or_null(src->ca_file);
-    dst->ca_pem = dup_or_null(src->ca_pem);
-    dst->cert_file = dup_or_null(src->cert_file);
-    dst->cert_pem = dup_or_null(src->cert_pem);
-    dst->key_file = dup_or_null(src->key_file);
-    dst->key_pem = dup_or_null(src->key_pem);
-    dst->token = dup_or_null(src->token);
-    dst->token_file = dup_or_null(src->token_file);
+    dst->server = util_strdup_or_null(src->server);
+    dst->ca_file = util_strdup_or_null(src->ca_file);
+    dst->ca_pem = util_strdup_or_null(src->ca_pem);
+    dst->cert_file = util_strdup_or_null(src->cert_file);
+    dst->cert_pem = util_strdup_or_null(src->cert_pem);
+    dst->key_file = util_strdup_or_null(src->key_file);
+    dst->key_pem = util_strdup_or_null(src->key_pem);
+    dst->token = util_strdup_or_null(src->token);
+    dst->token_file = util_strdup_or_null(src->token_file);
     dst->insecure = src->insecure;
-    dst->source = dup_or_null(src->source);
+    dst->source = util_strdup_or_null(src->source);
     return 0;
 }
 

@@ -1,7 +1,6 @@
 /* dashboard.c -- the dashboard's collectors (scheduler/dashboard.h): copy
  * what the pages show out of the cache, the gang and fair-share stores and
  * the decision records, then sort, page and build JSON with no lock held. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,15 +51,6 @@ static int pool_index(const pool_names_t *pn, const char *name)
         if (pn->name[i] && strcmp(pn->name[i], name) == 0)
             return i;
     return -1;
-}
-
-/* Three decimals: fractions read as 0.5, not 0.50000000001. */
-static json_t *jnum(double v)
-{
-    double r = round(v * 1000) / 1000;
-    if (fabs(r - round(r)) < 1e-9 && fabs(r) < 9e15)
-        return json_integer((json_int_t)llround(r));
-    return json_real(r);
 }
 
 static const char *pod_queue(const pod_t *p)
@@ -136,11 +126,6 @@ typedef struct gang_list {
     const pool_names_t *pn;
 } gang_list_t;
 
-static char *dup_or_null(const char *s)
-{
-    return s ? util_strdup(s) : NULL;
-}
-
 static void take_gang(void *ud, const gang_row_t *r)
 {
     gang_list_t *l = ud;
@@ -160,11 +145,11 @@ static void take_gang(void *ud, const gang_row_t *r)
     g->pool =
         util_strdup(r->waiting ? pool_name(l->pn, r->wait_pool) : (r->member_pool ? r->member_pool : DEFAULT_POOL));
     g->phase = util_strdup(r->phase ? r->phase : "Pending");
-    g->wait_msg = dup_or_null(r->wait_msg);
-    g->behind = dup_or_null(r->waiting_behind);
-    g->topo = dup_or_null(r->topo_level);
-    g->placed_node = dup_or_null(r->placed_node);
-    g->invalid = dup_or_null(r->invalid);
+    g->wait_msg = util_strdup_or_null(r->wait_msg);
+    g->behind = util_strdup_or_null(r->waiting_behind);
+    g->topo = util_strdup_or_null(r->topo_level);
+    g->placed_node = util_strdup_or_null(r->placed_node);
+    g->invalid = util_strdup_or_null(r->invalid);
     g->topo_required = r->topo_required;
     g->min_member = r->min_member;
     g->members = r->members;
@@ -546,16 +531,16 @@ static void slots_of(void *ud, const node_info_t *ni)
                 res = json_string(p->key);
             } else if (gpu_is_fraction(p) && (gpu_node_mask_of(ni->gpu, p->uid) >> i & 1)) {
                 double share = gpu_share(p, mem) / (p->gpu->ndev > 0 ? p->gpu->ndev : 1);
-                json_array_append_new(fr, json_pack("{s:s, s:o}", "pod", p->key, "fraction", jnum(share)));
+                json_array_append_new(fr, json_pack("{s:s, s:o}", "pod", p->key, "fraction", fs_json_num(share)));
             }
         }
         if (!json_array_size(fr) && json_is_null(res)) {
             json_decref(fr);
             continue;
         }
-        json_array_append_new(slots,
-                              json_pack("{s:i, s:o, s:o, s:o}", "index", i, "used",
-                                        jnum(gpu_node_slot_use(ni->gpu, n, i)), "fractions", fr, "reservation", res));
+        json_array_append_new(slots, json_pack("{s:i, s:o, s:o, s:o}", "index", i, "used",
+                                               fs_json_num(gpu_node_slot_use(ni->gpu, n, i)), "fractions", fr,
+                                               "reservation", res));
     }
 }
 
@@ -584,9 +569,9 @@ json_t *scheduler_dash_nodes(scheduler_t *s, const dash_list_opts_t *o)
         json_array_append_new(
             items, json_pack("{s:s, s:s, s:b, s:b, s:{s:I, s:o, s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:i, s:o}",
                              "name", r->name, "pool", pool_name(&pn, r->pool), "cordoned", r->cordoned, "ready",
-                             r->ready, "gpu", "whole", (json_int_t)r->whole, "used", jnum(r->gpu_used), "shared",
-                             (json_int_t)r->shared, "free", jnum((double)r->whole - r->gpu_used), "cpu", "capacity",
-                             (json_int_t)r->cpu_cap, "used", (json_int_t)r->cpu_used, "memory", "capacity",
+                             r->ready, "gpu", "whole", (json_int_t)r->whole, "used", fs_json_num(r->gpu_used), "shared",
+                             (json_int_t)r->shared, "free", fs_json_num((double)r->whole - r->gpu_used), "cpu",
+                             "capacity", (json_int_t)r->cpu_cap, "used", (json_int_t)r->cpu_used, "memory", "capacity",
                              (json_int_t)r->mem_cap, "used", (json_int_t)r->mem_used, "pods", r->pods, "slots", slots));
     }
     free(sel);
@@ -619,7 +604,7 @@ json_t *scheduler_dash_nodes_map(scheduler_t *s)
         int pi = r->pool >= 0 && r->pool < pn.n ? idx[r->pool] : -1;
         int pct = r->cpu_cap > 0 ? (int)(r->cpu_used * 100 / r->cpu_cap) : 0;
         json_array_append_new(nodes, json_pack("[s, i, i, I, o, I, i]", r->name, pi, state, (json_int_t)r->whole,
-                                               jnum(r->gpu_used), (json_int_t)r->shared, pct));
+                                               fs_json_num(r->gpu_used), (json_int_t)r->shared, pct));
     }
     free(idx);
     nodes_free(rows, n);
@@ -687,8 +672,8 @@ static void lending_of(overview_ctx_t *c, const node_info_t *ni)
 
 static json_t *flow_json(const flow_t *f, const char *key, const char *who)
 {
-    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:i}", key, who, "gpu", jnum(f->v[R_GPU]), "cpu", jnum(f->v[R_CPU]),
-                          "memory", jnum(f->v[R_MEM]), "pods", f->pods);
+    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:i}", key, who, "gpu", fs_json_num(f->v[R_GPU]), "cpu",
+                          fs_json_num(f->v[R_CPU]), "memory", fs_json_num(f->v[R_MEM]), "pods", f->pods);
     return o;
 }
 
@@ -697,9 +682,9 @@ static json_t *res_json(const res_sum_t *r)
     json_t *o = json_object();
     for (int k = 0; k < R_N; k++)
         json_object_set_new(o, r_names[k],
-                            json_pack("{s:o, s:o, s:o, s:o, s:o}", "capacity", jnum(r->cap[k]), "used",
-                                      jnum(r->used[k]), "shared", jnum(r->shared[k]), "free",
-                                      jnum(r->cap[k] - r->used[k]), "pending", jnum(r->pend[k])));
+                            json_pack("{s:o, s:o, s:o, s:o, s:o}", "capacity", fs_json_num(r->cap[k]), "used",
+                                      fs_json_num(r->used[k]), "shared", fs_json_num(r->shared[k]), "free",
+                                      fs_json_num(r->cap[k] - r->used[k]), "pending", fs_json_num(r->pend[k])));
     return o;
 }
 

@@ -241,6 +241,11 @@ char *util_strdup(const char *s)
     return util_strndup(s ? s : "", s ? strlen(s) : 0);
 }
 
+char *util_strdup_or_null(const char *s)
+{
+    return s ? util_strdup(s) : NULL;
+}
+
 char *util_strndup(const char *s, size_t n)
 {
     size_t len = s ? strnlen(s, n) : 0;

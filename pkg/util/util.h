@@ -39,6 +39,8 @@ void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts);
  * failed. */
 char *util_strdup(const char *s);
 char *util_strndup(const char *s, size_t n);
+/* A copy of s, or NULL when s is NULL (where NULL means "absent"). */
+char *util_strdup_or_null(const char *s);
 void *util_xmalloc(size_t n);
 void *util_xcalloc(size_t n, size_t m);
 void *util_xrealloc(void *p, size_t n);

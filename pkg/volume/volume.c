@@ -693,11 +693,6 @@ void volume_plan_free(vb_plan_t *p)
     free(p);
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? util_strdup(s) : NULL;
-}
-
 static vb_plan_t *plan_copy(const vb_plan_t *p)
 {
     vb_plan_t *c = util_xcalloc(1, sizeof(*c));
@@ -709,13 +704,13 @@ static vb_plan_t *plan_copy(const vb_plan_t *p)
         c->w[i] = (vb_write_t){ s->is_pv,
                                 util_strdup(s->name),
                                 util_strdup(s->ns),
-                                dup_or_null(s->claim_name),
-                                dup_or_null(s->claim_uid),
+                                util_strdup_or_null(s->claim_name),
+                                util_strdup_or_null(s->claim_uid),
                                 util_strdup(s->rv),
-                                dup_or_null(s->written_rv),
+                                util_strdup_or_null(s->written_rv),
                                 s->bound_by_ctrl };
     }
-    c->failed = dup_or_null(p->failed);
+    c->failed = util_strdup_or_null(p->failed);
     return c;
 }
 
