@@ -522,11 +522,8 @@ int daemon_run(const sched_config_t *cfg, const volatile int *stop, volatile int
                                   .ready = ready_cb,
                                   .ready_ud = &dm,
                                   .auth = auth,
-                                  .tls_cert_pem = serving.pair.cert_pem,
-                                  .tls_key_pem = serving.pair.key_pem,
-                                  .client_ca = serving.client_ca,
-                                  .client_ca_pem = serving.client_ca_pem,
                                   .always_allow = cfg->always_allow_paths ? cfg->always_allow_paths : "" };
+        http_opts_tls(&ho, &serving);
         http = http_server_start(&ho, err, sizeof(err));
         if (!http) {
             fprintf(stderr, "ai-scheduler: metrics server: %s\n", err);

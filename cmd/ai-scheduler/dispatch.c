@@ -283,11 +283,8 @@ int dispatch_main(int argc, char **argv, const volatile int *stop)
                                   .ready = ready,
                                   .ready_ud = &st,
                                   .auth = auth,
-                                  .tls_cert_pem = serving.pair.cert_pem,
-                                  .tls_key_pem = serving.pair.key_pem,
-                                  .client_ca = serving.client_ca,
-                                  .client_ca_pem = serving.client_ca_pem,
                                   .always_allow = o.always_allow };
+        http_opts_tls(&ho, &serving);
         http = http_server_start(&ho, err, sizeof err);
         if (!http) {
             fprintf(stderr, "ai-scheduler dispatch: metrics server: %s\n", err);

@@ -150,19 +150,6 @@ static void req_done(void *cls, struct MHD_Connection *conn, void **con_cls, enu
     }
 }
 
-/* Is url in the authenticated area: /debug, under it, or under a route? */
-static int is_protected(http_server_t *s, const char *url)
-{
-    if (!strcmp(url, "/debug") || !strncmp(url, "/debug/", 7))
-        return 1;
-    int hit = 0;
-    lo_mutex_lock(&s->routes_mu, LO_HTTP_ROUTES);
-    for (int i = 0; i < s->nroutes && !hit; i++)
-        hit = !strncmp(url, s->routes[i].prefix, strlen(s->routes[i].prefix));
-    lo_mutex_unlock(&s->routes_mu, LO_HTTP_ROUTES);
-    return hit;
-}
-
 /* The route of url, copied into *out (longest prefix): 1, or 0. */
 static int find_route(http_server_t *s, const char *url, http_route_t *out)
 {
@@ -278,14 +265,15 @@ static MHD_Result_t reply_denied(struct MHD_Connection *conn, const char *url, a
     return reply_status(conn, code, status_reason(code), msg);
 }
 
-/* GET url in the authenticated area: authenticate, find the route,
- * authorise, run it. */
-static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *conn, const char *url, const req_t *q)
+/* GET url in the authenticated area: authenticate, authorise for route
+ * (NULL: no route serves url, 404 once authenticated), run it. */
+static MHD_Result_t serve_protected(http_server_t *s, struct MHD_Connection *conn, const char *url, const req_t *q,
+                                    const http_route_t *route)
 {
     char msg[512];
-    http_route_t rt = { 0 };
+    http_route_t rt = route ? *route : (http_route_t){ 0 };
     char ns[64] = "";
-    int found = find_route(s, url, &rt);
+    int found = route != NULL;
     if (found && rt.ns_in_path && path_namespace(url, rt.prefix, ns) != 0)
         found = 0; /* a path no route serves: 404, after authentication */
     auth_attrs_t at = { 0 };
@@ -410,12 +398,14 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
         json_decref(user);
         return rc;
     }
-    if (is_protected(s, url)) {
-        http_route_t rt;
-        if (find_route(s, url, &rt) && rt.open)
-            return serve_route(conn, &rt, url, q, NULL);
-        return serve_protected(s, conn, url, q);
-    }
+    /* The authenticated area: /debug, under it, or under a route (one
+     * lookup: the route found is the one served). */
+    http_route_t rt;
+    int found = find_route(s, url, &rt);
+    if (found && rt.open)
+        return serve_route(conn, &rt, url, q, NULL);
+    if (found || !strcmp(url, "/debug") || !strncmp(url, "/debug/", 7))
+        return serve_protected(s, conn, url, q, found ? &rt : NULL);
     return reply(conn, MHD_HTTP_NOT_FOUND, text, "not found\n", 0);
 }
 
@@ -482,6 +472,14 @@ static int make_addr(const char *a, int port, struct sockaddr_storage *ss, sockl
         return 0;
     }
     return -1;
+}
+
+void http_opts_tls(http_server_opts_t *o, const tls_serving_t *sv)
+{
+    o->tls_cert_pem = sv->pair.cert_pem;
+    o->tls_key_pem = sv->pair.key_pem;
+    o->client_ca = sv->client_ca;
+    o->client_ca_pem = sv->client_ca_pem;
 }
 
 http_server_t *http_server_start(const http_server_opts_t *o, char *err, size_t errlen)

@@ -68,6 +68,10 @@ typedef struct http_server_opts {
     const char *always_allow;
 } http_server_opts_t;
 
+/* Sets o's TLS fields from what tls_serving_setup made (the pair, none
+ * when plain; the client CAs and their text): the daemons' one mapping. */
+void http_opts_tls(http_server_opts_t *o, const tls_serving_t *sv);
+
 typedef struct http_server http_server_t;
 
 /* A GET route under an authenticated prefix. fn fills *body (malloc'd, the
