@@ -128,25 +128,6 @@ static size_t on_body(char *d, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
-/* The kubeconfig's client certificate and key on ch. */
-static void client_cert(CURL *ch, const kube_config_t *cfg)
-{
-    if (cfg->cert_pem) {
-        struct curl_blob bl = { cfg->cert_pem, strlen(cfg->cert_pem), CURL_BLOB_COPY };
-        curl_easy_setopt(ch, CURLOPT_SSLCERT_BLOB, &bl);
-    } else {
-        curl_easy_setopt(ch, CURLOPT_SSLCERT, cfg->cert_file);
-    }
-    curl_easy_setopt(ch, CURLOPT_SSLCERTTYPE, "PEM");
-    if (cfg->key_pem) {
-        struct curl_blob bl = { cfg->key_pem, strlen(cfg->key_pem), CURL_BLOB_COPY };
-        curl_easy_setopt(ch, CURLOPT_SSLKEY_BLOB, &bl);
-    } else {
-        curl_easy_setopt(ch, CURLOPT_SSLKEY, cfg->key_file);
-    }
-    curl_easy_setopt(ch, CURLOPT_SSLKEYTYPE, "PEM");
-}
-
 /* What to try when a direct GET of url failed with cc: a hint for the
  * scheduler's TLS (self-signed by default), or "". */
 static const char *tls_hint(const char *url, CURLcode cc)
@@ -193,7 +174,7 @@ static int get_direct(const cli_t *c, const kube_config_t *cfg, const char *url,
         goto out;
     }
     if (use_cert)
-        client_cert(ch, cfg);
+        kube_curl_client_cert(ch, cfg);
     curl_easy_setopt(ch, CURLOPT_URL, u.data);
     curl_easy_setopt(ch, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(ch, CURLOPT_WRITEFUNCTION, on_body);

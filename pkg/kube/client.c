@@ -252,13 +252,8 @@ static void set_blob(CURL *h, CURLoption opt, const char *pem)
     curl_easy_setopt(h, opt, &b);
 }
 
-static void setup_tls(kube_client_t *c, CURL *h)
+void kube_curl_client_cert(CURL *h, const kube_config_t *k)
 {
-    const kube_config_t *k = &c->cfg;
-    if (k->ca_pem)
-        set_blob(h, CURLOPT_CAINFO_BLOB, k->ca_pem);
-    else if (k->ca_file)
-        curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file);
     if (k->cert_pem)
         set_blob(h, CURLOPT_SSLCERT_BLOB, k->cert_pem);
     else if (k->cert_file)
@@ -269,6 +264,18 @@ static void setup_tls(kube_client_t *c, CURL *h)
         set_blob(h, CURLOPT_SSLKEY_BLOB, k->key_pem);
     else if (k->key_file)
         curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_file);
+    if (k->key_pem || k->key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+}
+
+static void setup_tls(kube_client_t *c, CURL *h)
+{
+    const kube_config_t *k = &c->cfg;
+    if (k->ca_pem)
+        set_blob(h, CURLOPT_CAINFO_BLOB, k->ca_pem);
+    else if (k->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file);
+    kube_curl_client_cert(h, k);
     if (k->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);

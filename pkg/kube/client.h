@@ -10,6 +10,7 @@
 #define AISCHED_KUBE_CLIENT_H
 
 #include <stddef.h>
+#include <curl/curl.h>
 #include <jansson.h>
 #include "kube/kubeconfig.h"
 
@@ -34,6 +35,10 @@ typedef struct kube_response {
 
 /* cfg is copied. */
 kube_client_t *kube_client_new(const kube_config_t *cfg, const kube_client_opts_t *o, char *err, size_t errlen);
+/* The kubeconfig's client certificate and key (inline PEM, else files) on
+ * h, as the client presents them; nothing when it has none. For other
+ * HTTPS clients that authenticate as the kubeconfig's user. */
+void kube_curl_client_cert(CURL *h, const kube_config_t *k);
 /* A client that sends nothing: every request (kube_request and what is
  * built on it, and kube_async's) calls fn on the caller's thread, which
  * fills resp (status; body malloc'd or NULL for ""). For the sandbox. */
