@@ -67,7 +67,12 @@ setup() {
 case_open() {
     [ "$(get /healthz)" = "200 ok" ] || fail "/healthz is not open"
     [ "$(get /livez)" = "200 ok" ] || fail "/livez is not open"
-    [ "$(get /readyz)" = "200 ok" ] || fail "/readyz is not open"
+    # /readyz is open from the start: "not ready" (503, the informers may
+    # still be syncing) and never 401; then 200 once the scheduler is ready
+    local r
+    r=$(code /readyz)
+    [ "$r" = 200 ] || [ "$r" = 503 ] || fail "/readyz is not open: $r"
+    wait_until '[ "$(get /readyz)" = "200 ok" ]' 30 || fail "/readyz: '$(get /readyz)'"
     # /metrics is not (issue 25): a token whose user may get the path
     [ "$(code /metrics)" = 401 ] || fail "/metrics without a token: not 401"
     [ "$(code /metrics "$VIEWER_TOKEN")" = 403 ] || fail "/metrics without the right: not 403"

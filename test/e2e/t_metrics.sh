@@ -173,7 +173,9 @@ case_tls_default() {
     wait_until '[ "$(http_code /metrics -H "Authorization: Bearer $tok_reader")" = 200 ]' 20 ||
         fail "/metrics with get on /metrics: $(http_get /metrics -H "Authorization: Bearer $tok_reader")"
     grep -q '^# TYPE ai_scheduler_schedule_attempts_total counter' "$CP_WORK/http.body" || fail "not the metrics page"
-    [ "$(http_code /readyz)" = 200 ] || fail "/readyz is not open"
+    # open from the start: 503 while the informers sync, never 401; then 200
+    case "$(http_code /readyz)" in 200 | 503) ;; *) fail "/readyz is not open: $(http_get /readyz)" ;; esac
+    wait_until '[ "$(http_code /readyz)" = 200 ]' 30 || fail "/readyz: $(http_get /readyz)"
     # the e2e PKI's admin certificate is ignored without --client-ca-file
     [ "$(http_code /debug/whoami --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key")" = 401 ] ||
         fail "a client certificate authenticated without --client-ca-file"
