@@ -1477,39 +1477,57 @@ static json_t *jvec(const double v[FS_NRES])
     return o;
 }
 
+/* Queue id's row in pool p, or NULL when the pool is unused or has none. */
+static const fs_pq_t *pool_row(const fs_store_t *fs, int p, int id)
+{
+    const fs_pool_t *P = &fs->pools[p];
+    return P->used && P->name && id < P->nq ? &P->q[id] : NULL;
+}
+
+/* A queue's figures summed over its pools: its status and its dashboard row. */
+typedef struct q_sums {
+    double alloc[FS_NRES], fair[FS_NRES], pend[FS_NRES], req[FS_NRES], excess[FS_NRES];
+    int npend;
+} q_sums_t;
+
+static void q_sums_add(q_sums_t *s, const fs_pq_t *q)
+{
+    for (int r = 0; r < FS_NRES; r++) {
+        s->alloc[r] += q->a_alloc[r];
+        s->fair[r] += q->fair[r];
+        s->pend[r] += q->a_pend[r];
+        s->req[r] += q->a_alloc[r] + q->a_pend[r];
+        s->excess[r] += q->a_excess[r];
+    }
+    s->npend += q->a_npend;
+}
+
 static json_t *status_of(fs_store_t *fs, int id)
 {
     const fs_node_t *n = &fs->n[id];
-    double alloc[FS_NRES] = { 0 }, fair[FS_NRES] = { 0 }, req[FS_NRES] = { 0 }, exc[FS_NRES] = { 0 };
-    int pending = 0;
+    q_sums_t sum = { 0 };
     json_t *pools = json_array();
     for (int p = 0; p < fs->npools; p++) {
-        const fs_pool_t *P = &fs->pools[p];
-        if (!P->used || !P->name || id >= P->nq)
+        const fs_pq_t *q = pool_row(fs, p, id);
+        if (!q)
             continue;
-        const fs_pq_t *q = &P->q[id];
+        q_sums_add(&sum, q);
         double rq[FS_NRES];
-        for (int r = 0; r < FS_NRES; r++) {
+        for (int r = 0; r < FS_NRES; r++)
             rq[r] = q->a_alloc[r] + q->a_pend[r];
-            alloc[r] += q->a_alloc[r];
-            fair[r] += q->fair[r];
-            req[r] += rq[r];
-            exc[r] += q->a_excess[r];
-        }
-        pending += q->a_npend;
-        json_array_append_new(pools,
-                              json_pack("{s:s, s:o, s:o, s:o, s:i}", "name", P->name, "allocated", jvec(q->a_alloc),
-                                        "fairShare", jvec(q->fair), "requested", jvec(rq), "pending", q->a_npend));
+        json_array_append_new(pools, json_pack("{s:s, s:o, s:o, s:o, s:i}", "name", fs->pools[p].name, "allocated",
+                                               jvec(q->a_alloc), "fairShare", jvec(q->fair), "requested", jvec(rq),
+                                               "pending", q->a_npend));
     }
-    json_t *st =
-        json_pack("{s:o, s:o, s:o, s:i, s:o, s:s}", "allocated", jvec(alloc), "fairShare", jvec(fair), "requested",
-                  jvec(req), "pending", pending, "pools", pools, "state", n->valid ? "Active" : "Invalid");
+    json_t *st = json_pack("{s:o, s:o, s:o, s:i, s:o, s:s}", "allocated", jvec(sum.alloc), "fairShare", jvec(sum.fair),
+                           "requested", jvec(sum.req), "pending", sum.npend, "pools", pools, "state",
+                           n->valid ? "Active" : "Invalid");
     json_object_set_new(st, "message", n->valid ? json_null() : json_string(n->why ? n->why : "invalid"));
     int budget = 0;
     for (int r = 0; n->spec && r < FS_NRES; r++)
         budget |= n->spec->excess_budget[r] >= 0;
     if (budget)
-        json_object_set_new(st, "excessUsed", jvec(exc));
+        json_object_set_new(st, "excessUsed", jvec(sum.excess));
     return st;
 }
 
@@ -1519,11 +1537,10 @@ static void status_key(const fs_store_t *fs, int id, sbuf_t *k)
     const fs_node_t *n = &fs->n[id];
     sbuf_reset(k);
     for (int p = 0; p < fs->npools; p++) {
-        const fs_pool_t *P = &fs->pools[p];
-        if (!P->used || !P->name || id >= P->nq)
+        const fs_pq_t *q = pool_row(fs, p, id);
+        if (!q)
             continue;
-        const fs_pq_t *q = &P->q[id];
-        sbuf_append(k, P->name, strlen(P->name) + 1);
+        sbuf_append(k, fs->pools[p].name, strlen(fs->pools[p].name) + 1);
         sbuf_append(k, (const char *)q->a_alloc, sizeof(q->a_alloc));
         sbuf_append(k, (const char *)q->a_pend, sizeof(q->a_pend));
         sbuf_append(k, (const char *)q->fair, sizeof(q->fair));
@@ -1720,34 +1737,27 @@ static int cmp_ids_by_name(const void *a, const void *b, void *ud)
 static json_t *dash_queue(fs_store_t *fs, int id, const int *running)
 {
     const fs_node_t *n = &fs->n[id];
-    double alloc[FS_NRES] = { 0 }, fair[FS_NRES] = { 0 }, pend[FS_NRES] = { 0 };
-    int pending = 0;
+    q_sums_t sum = { 0 };
     json_t *pools = json_array();
     for (int p = 0; p < fs->npools; p++) {
-        const fs_pool_t *P = &fs->pools[p];
-        if (!P->used || !P->name || id >= P->nq)
+        const fs_pq_t *q = pool_row(fs, p, id);
+        if (!q)
             continue;
-        const fs_pq_t *q = &P->q[id];
-        for (int r = 0; r < FS_NRES; r++) {
-            alloc[r] += q->a_alloc[r];
-            fair[r] += q->fair[r];
-            pend[r] += q->a_pend[r];
-        }
-        pending += q->a_npend;
+        q_sums_add(&sum, q);
         json_array_append_new(pools,
-                              json_pack("{s:s, s:o, s:i}", "name", P->name, "resources",
+                              json_pack("{s:s, s:o, s:i}", "name", fs->pools[p].name, "resources",
                                         dash_res(n->spec, q->a_alloc, q->fair, q->a_pend), "pendingPods", q->a_npend));
     }
     json_t *kids = json_array();
     for (int i = 0; i < n->nkids; i++)
         json_array_append_new(kids, json_string(fs->n[n->kids[i]].name));
     const char *parent = n->parent >= 0 ? fs->n[n->parent].name : (n->spec && n->spec->parent ? n->spec->parent : NULL);
-    json_t *o =
-        json_pack("{s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:i, s:i}", "name", n->name, "parent",
-                  parent ? json_string(parent) : json_null(), "children", kids, "weight",
-                  n->spec && n->spec->res[FS_GPU].weight >= 0 ? fs_json_num(n->spec->res[FS_GPU].weight) : json_null(),
-                  "valid", id == FS_DEFAULT_ID || n->valid, "resources", dash_res(n->spec, alloc, fair, pend), "pools",
-                  pools, "pendingPods", pending, "runningPods", running[id]);
+    json_t *o = json_pack(
+        "{s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:i, s:i}", "name", n->name, "parent",
+        parent ? json_string(parent) : json_null(), "children", kids, "weight",
+        n->spec && n->spec->res[FS_GPU].weight >= 0 ? fs_json_num(n->spec->res[FS_GPU].weight) : json_null(), "valid",
+        id == FS_DEFAULT_ID || n->valid, "resources", dash_res(n->spec, sum.alloc, sum.fair, sum.pend), "pools", pools,
+        "pendingPods", sum.npend, "runningPods", running[id]);
     if (n->why && !n->valid)
         json_object_set_new(o, "message", json_string(n->why));
     return o;
