@@ -720,6 +720,25 @@ int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods)
 
 /* --- snapshots and stats --------------------------------------------------- */
 
+/* A reference to every pod whose state's bit is in mask (1u << state), in
+ * *out (malloc'd); their count. Called under the cache's lock. */
+static int pods_ref_in(cache_t *c, unsigned mask, pod_t ***out)
+{
+    pods_lock(c);
+    pod_t **ps = util_xcalloc(hashmap_len(c->pods) + 1, sizeof(*ps));
+    int m = 0;
+    const char *key;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
+        pod_entry_t *e = v;
+        if (mask & (1u << e->state))
+            ps[m++] = pod_ref(e->pod);
+    }
+    pods_unlock(c);
+    *out = ps;
+    return m;
+}
+
 void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np)
 {
     cache_rdlock(c);
@@ -730,21 +749,7 @@ void cache_snapshot(cache_t *c, node_t ***nodes, int *nn, pod_t ***pods, int *np
             ns[k++] = node_ref(c->nodes[i]->node);
     *nodes = ns;
     *nn = k;
-    pods_lock(c);
-    size_t total = hashmap_len(c->pods);
-    pod_t **ps = util_xcalloc(total + 1, sizeof(*ps));
-    int m = 0;
-    const char *key;
-    void *v;
-    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
-        pod_entry_t *e = v;
-        if (e->state == CPOD_TERMINAL)
-            continue;
-        ps[m++] = pod_ref(e->pod);
-    }
-    pods_unlock(c);
-    *pods = ps;
-    *np = m;
+    *np = pods_ref_in(c, ~(1u << CPOD_TERMINAL), pods);
     cache_unlock(c);
 }
 
@@ -801,18 +806,7 @@ void cache_each_placed(cache_t *c, cache_placed_fn fn, void *ud)
 int cache_pending_pods(cache_t *c, pod_t ***out)
 {
     cache_rdlock(c);
-    pods_lock(c);
-    pod_t **ps = util_xcalloc(hashmap_len(c->pods) + 1, sizeof(*ps));
-    int m = 0;
-    const char *key;
-    void *v;
-    for (size_t it = 0; hashmap_next(c->pods, &it, &key, &v);) {
-        pod_entry_t *e = v;
-        if (e->state == CPOD_PENDING)
-            ps[m++] = pod_ref(e->pod);
-    }
-    pods_unlock(c);
+    int m = pods_ref_in(c, 1u << CPOD_PENDING, out);
     cache_unlock(c);
-    *out = ps;
     return m;
 }
