@@ -81,6 +81,15 @@ static int contains(const char *ns, const char *name, const char *q)
     return strstr(buf, q) != NULL;
 }
 
+/* A row passes o's filters: its pool and queue exactly, o->q within
+ * "namespace/name". */
+static int row_passes(const dash_list_opts_t *o, const char *pool, const char *queue, const char *ns, const char *name)
+{
+    if ((o->pool && strcmp(o->pool, pool) != 0) || (o->queue && strcmp(o->queue, queue) != 0))
+        return 0;
+    return contains(ns, name, o->q);
+}
+
 static void clamp_page(const dash_list_opts_t *o, int total, int *off, int *lim)
 {
     *lim = o->limit <= 0 ? DASH_LIMIT_DEFAULT : o->limit > DASH_LIMIT_MAX ? DASH_LIMIT_MAX : o->limit;
@@ -262,8 +271,7 @@ json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
     int n = 0;
     for (int i = 0; i < l.n; i++) {
         gang_info_t *g = &l.v[i];
-        if ((o->pool && strcmp(o->pool, g->pool) != 0) || (o->queue && strcmp(o->queue, g->queue) != 0) ||
-            !contains(g->ns, g->name, o->q))
+        if (!row_passes(o, g->pool, g->queue, g->ns, g->name))
             continue;
         sel[n++] = g;
     }
@@ -394,8 +402,7 @@ json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o)
     int m = 0;
     for (int i = 0; i < nr; i++) {
         prow_t *r = &rows[i];
-        if ((o->queue && strcmp(o->queue, r->queue) != 0) || (o->pool && strcmp(o->pool, r->pool) != 0) ||
-            !contains(r->ns, r->name, o->q))
+        if (!row_passes(o, r->pool, r->queue, r->ns, r->name))
             continue;
         rows[m++] = *r;
     }
