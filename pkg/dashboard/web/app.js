@@ -51,6 +51,17 @@ function errorView(e) {
   return h('p', { class: 'error' }, (e.code ? e.code + ': ' : '') + e.message);
 }
 
+// A page's data: on an error the page shows it in place of its data, and
+// the error goes on to the caller (the refresh loop).
+async function load(into, request) {
+  try {
+    return await request;
+  } catch (e) {
+    into.replaceChildren(errorView(e));
+    throw e;
+  }
+}
+
 // ------------------------------------------------------------ shell
 
 const state = { info: null, generation: null, page: null, view: null, signedOut: false };
@@ -239,13 +250,7 @@ function overviewPage(root) {
   root.append(h('h2', {}, 'Overview'), legend(), data);
   return {
     async refresh() {
-      let o;
-      try {
-        o = await api('/api/v1/overview');
-      } catch (e) {
-        data.replaceChildren(errorView(e));
-        throw e;
-      }
+      const o = await load(data, api('/api/v1/overview'));
       const pools = (o.pools || []).map((p) => h('div', { class: 'card pool', 'data-pool': p.name },
         h('h3', {}, p.name),
         h('div', { class: 'facts' },
@@ -315,13 +320,7 @@ function queuesPage(root) {
     data, chartBox);
   return {
     async refresh() {
-      let q;
-      try {
-        q = await api('/api/v1/queues');
-      } catch (e) {
-        data.replaceChildren(errorView(e));
-        throw e;
-      }
+      const q = await load(data, api('/api/v1/queues'));
       const queues = q.queues || [];
       const depth = {};
       for (const x of queues) depth[x.name] = x.parent && depth[x.parent] !== undefined ? depth[x.parent] + 1 : 0;
@@ -398,13 +397,8 @@ function gangsPage(root) {
   root.append(h('h2', {}, 'Gangs'), sortBar(st), data);
   return {
     async refresh() {
-      let g;
-      try {
-        g = await api('/api/v1/gangs' + qs({ offset: st.offset, limit: PAGE, sort: st.sort, order: st.order, q: st.q }));
-      } catch (e) {
-        data.replaceChildren(errorView(e));
-        throw e;
-      }
+      const g = await load(data, api('/api/v1/gangs' + qs({ offset: st.offset, limit: PAGE, sort: st.sort,
+        order: st.order, q: st.q })));
       const t = table([
         { title: 'namespace', get: (x) => x.namespace },
         { title: 'name', get: (x) => x.name },
@@ -492,14 +486,8 @@ function pendingPage(root) {
   }
   return {
     async refresh() {
-      let p;
-      try {
-        p = await api('/api/v1/pending' + qs({ offset: st.offset, limit: PAGE, sort: st.sort, order: st.order, q: st.q,
-          queue: st.queue, pool: st.pool }));
-      } catch (e) {
-        data.replaceChildren(errorView(e));
-        throw e;
-      }
+      const p = await load(data, api('/api/v1/pending' + qs({ offset: st.offset, limit: PAGE, sort: st.sort,
+        order: st.order, q: st.q, queue: st.queue, pool: st.pool })));
       const items = p.items || [];
       const t = table([
         { title: 'kind', get: (x) => x.kind },
@@ -601,14 +589,8 @@ function nodesPage(root) {
   }
   return {
     async refresh() {
-      let m, p;
-      try {
-        [m, p] = await Promise.all([api('/api/v1/nodes/map'),
-          api('/api/v1/nodes' + qs({ offset: st.offset, limit: PAGE, q: st.q, pool: st.pool }))]);
-      } catch (e) {
-        data.replaceChildren(errorView(e));
-        throw e;
-      }
+      const [m, p] = await load(data, Promise.all([api('/api/v1/nodes/map'),
+        api('/api/v1/nodes' + qs({ offset: st.offset, limit: PAGE, q: st.q, pool: st.pool }))]));
       const layout = drawMap(canvas, m.nodes || [], m.pools || []);
       st.map = { nodes: m.nodes || [], pools: m.pools || [], layout };
       const gpus = (m.nodes || []).reduce((a, n) => [a[0] + n[3], a[1] + n[4]], [0, 0]);
@@ -665,13 +647,7 @@ function multiclusterPage(root) {
   root.append(h('h2', {}, 'Multi-cluster'), data);
   return {
     async refresh() {
-      let m;
-      try {
-        m = await api('/api/v1/multicluster');
-      } catch (e) {
-        data.replaceChildren(errorView(e));
-        throw e;
-      }
+      const m = await load(data, api('/api/v1/multicluster'));
       if (!m.served) {
         data.replaceChildren(h('p', { id: 'mc-not-served' }, m.message || 'MultiClusterJobs are served by the dispatch controller.'));
         return;
