@@ -442,30 +442,24 @@ static size_t on_header(char *d, size_t sz, size_t n, void *ud)
     return k;
 }
 
-/* GET (or method) path with "Authorization: Bearer token" when token is
- * set; body: a request body to send. */
-static int fetch(int port, const char *method, const char *path, const char *token, const char *body, got_t *g)
+/* Performs c (its URL and transport set) with "Authorization: Bearer
+ * token" when token is set, the answer in g; cleans c up. -1 when no HTTP
+ * answer came (e.g. the handshake failed). */
+static int perform(CURL *c, const char *token, got_t *g)
 {
     memset(g, 0, sizeof *g);
-    char url[8192], h[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-    CURL *c = curl_easy_init();
+    char h[256];
     struct curl_slist *hs = NULL;
     if (token) {
         snprintf(h, sizeof h, "Authorization: Bearer %s", token);
         hs = curl_slist_append(hs, h);
     }
-    curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, g);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, g);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-    if (method)
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    if (body)
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &g->code);
     curl_slist_free_all(hs);
@@ -473,23 +467,31 @@ static int fetch(int port, const char *method, const char *path, const char *tok
     return rc == CURLE_OK ? 0 : -1;
 }
 
+/* GET (or method) path with "Authorization: Bearer token" when token is
+ * set; body: a request body to send. */
+static int fetch(int port, const char *method, const char *path, const char *token, const char *body, got_t *g)
+{
+    char url[8192];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    if (method)
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (body)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    return perform(c, token, g);
+}
+
 /* GET https://127.0.0.1:port/path, trusting ca_pem, with a client
  * certificate when cert is set and "Authorization: Bearer token" when
  * token is. -1 when no HTTP answer came (e.g. the handshake failed). */
 static int fetch_tls(int port, const char *path, const char *ca_pem, const fx_cert_t *cert, const char *token, got_t *g)
 {
-    memset(g, 0, sizeof *g);
-    char url[512], h[256];
+    char url[512];
     snprintf(url, sizeof url, "https://127.0.0.1:%d%s", port, path);
     CURL *c = curl_easy_init();
-    struct curl_slist *hs = NULL;
-    if (token) {
-        snprintf(h, sizeof h, "Authorization: Bearer %s", token);
-        hs = curl_slist_append(hs, h);
-    }
     struct curl_blob ca = { (void *)ca_pem, strlen(ca_pem), CURL_BLOB_COPY };
     curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
     if (cert) {
         struct curl_blob cb = { cert->cert_pem, strlen(cert->cert_pem), CURL_BLOB_COPY };
@@ -499,16 +501,7 @@ static int fetch_tls(int port, const char *path, const char *ca_pem, const fx_ce
         curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &kb);
         curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
     }
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, g);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, g);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-    CURLcode rc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &g->code);
-    curl_slist_free_all(hs);
-    curl_easy_cleanup(c);
-    return rc == CURLE_OK ? 0 : -1;
+    return perform(c, token, g);
 }
 
 /* A route that echoes what it was given. */
