@@ -21,21 +21,13 @@
 #include "gpu/gpu.h"
 #include "sandbox/sandbox.h"
 
+#include "bench_sandbox.h"
+
 static double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void apply(sandbox_t *sb, json_t *o)
-{
-    char err[256];
-    if (sandbox_apply(sb, "ADDED", o, err, sizeof err) != 0) {
-        fprintf(stderr, "apply: %s\n", err);
-        exit(2);
-    }
-    json_decref(o);
 }
 
 static json_t *pod(const char *name, const char *cpu, const char *gpus, const char *pool, const char *queue,
@@ -117,27 +109,27 @@ int main(int argc, char **argv)
     static const char *const pools[4] = { "p0", "p1", "p2", "p3" };
     double t0 = now_ms();
     for (int i = 0; i < 4; i++)
-        apply(sb,
-              json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:s}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
-                        "Pool", "metadata", "name", pools[i], "spec", "nodeSelector", "matchLabels", "pool", pools[i]));
+        bench_apply(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:s}}}}", "apiVersion", "resource.aibee.cn/v1alpha1",
+                                  "kind", "Pool", "metadata", "name", pools[i], "spec", "nodeSelector", "matchLabels",
+                                  "pool", pools[i]));
     char name[64], q[32];
     for (int i = 0; i < 50; i++) {
         snprintf(q, sizeof q, "q%d", i);
-        apply(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
-                            "Queue", "metadata", "name", q, "spec", "resources", "gpu", "quota", 100));
+        bench_apply(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1",
+                                  "kind", "Queue", "metadata", "name", q, "spec", "resources", "gpu", "quota", 100));
     }
     for (int i = 0; i < nodes; i++) {
         snprintf(name, sizeof name, "node-%05d", i);
-        apply(sb,
-              json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s}}}",
-                        "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels", "pool", pools[i % 4],
-                        "status", "capacity", "cpu", "32", "memory", "128Gi", "pods", "110", "nvidia.com/gpu", "8",
-                        "allocatable", "cpu", "32", "memory", "128Gi", "pods", "110", "nvidia.com/gpu", "8"));
+        bench_apply(sb, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s}}}",
+                                  "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels", "pool",
+                                  pools[i % 4], "status", "capacity", "cpu", "32", "memory", "128Gi", "pods", "110",
+                                  "nvidia.com/gpu", "8", "allocatable", "cpu", "32", "memory", "128Gi", "pods", "110",
+                                  "nvidia.com/gpu", "8"));
         for (int k = 0; k < 2; k++) {
             char pn[64];
             snprintf(pn, sizeof pn, "run-%05d-%d", i, k);
             snprintf(q, sizeof q, "q%d", (i + k) % 50);
-            apply(sb, pod(pn, "2", "1", pools[i % 4], q, name, 3600));
+            bench_apply(sb, pod(pn, "2", "1", pools[i % 4], q, name, 3600));
         }
         if (i % 4 == 0) {
             char pn[64];
@@ -146,13 +138,14 @@ int main(int argc, char **argv)
             json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
             json_object_set_new(ann, GPU_ANN_FRACTION, json_string("0.5"));
             json_object_set_new(ann, GPU_ANN_INDEX, json_string("2"));
-            apply(sb, p);
+            bench_apply(sb, p);
         }
     }
     for (int i = 0; i < pending / 100; i++) {
         snprintf(name, sizeof name, "gang-%05d", i);
-        apply(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
-                            "PodGroup", "metadata", "name", name, "namespace", "bench", "spec", "minMember", 10));
+        bench_apply(sb,
+                    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                              "PodGroup", "metadata", "name", name, "namespace", "bench", "spec", "minMember", 10));
     }
     for (int i = 0; i < pending; i++) {
         snprintf(name, sizeof name, "pend-%06d", i);
@@ -164,7 +157,7 @@ int main(int argc, char **argv)
             json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"),
                                 "scheduling.x-k8s.io/pod-group", json_string(g));
         }
-        apply(sb, p);
+        bench_apply(sb, p);
     }
     printf("loaded nodes=%d pending=%d in %.0f ms\n", nodes, pending, now_ms() - t0);
     dashboard_opts_t dopts = { .leading = leading, .ud = sb, .version = "bench", .identity = "bench" };

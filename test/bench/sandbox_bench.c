@@ -20,6 +20,8 @@
 
 #include "sandbox/sandbox.h"
 
+#include "bench_sandbox.h"
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -39,16 +41,6 @@ static void on_action(void *ud, const sb_action_t *a)
 {
     if (a->kind == SB_BIND)
         ++*(long *)ud;
-}
-
-static void apply(sandbox_t *sb, json_t *o)
-{
-    char err[256];
-    if (sandbox_apply(sb, "ADDED", o, err, sizeof err) != 0) {
-        fprintf(stderr, "apply: %s\n", err);
-        exit(2);
-    }
-    json_decref(o);
 }
 
 int main(int argc, char **argv)
@@ -78,11 +70,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < nodes; i++) {
         char name[32];
         snprintf(name, sizeof name, "node-%05d", i);
-        apply(sb, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s}}}",
-                            "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
-                            "kubernetes.io/hostname", name, "status", "capacity", "cpu", "32", "memory", "128Gi",
-                            "pods", "110", "nvidia.com/gpu", "8", "allocatable", "cpu", "32", "memory", "128Gi", "pods",
-                            "110", "nvidia.com/gpu", "8"));
+        bench_apply(sb, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s}}}",
+                                  "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
+                                  "kubernetes.io/hostname", name, "status", "capacity", "cpu", "32", "memory", "128Gi",
+                                  "pods", "110", "nvidia.com/gpu", "8", "allocatable", "cpu", "32", "memory", "128Gi",
+                                  "pods", "110", "nvidia.com/gpu", "8"));
     }
     double load = now_s() - t0, run = 0;
     for (int i = 0; i < pods;) {
@@ -93,10 +85,10 @@ int main(int argc, char **argv)
             json_t *req = json_pack("{s:s, s:s}", "cpu", "500m", "memory", "512Mi");
             if (i % 4 == 0)
                 json_object_set_new(req, "nvidia.com/gpu", json_string("1"));
-            apply(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:{s:o, s:O}}]}}", "apiVersion", "v1",
-                                "kind", "Pod", "metadata", "name", name, "namespace", "bench", "spec", "schedulerName",
-                                "ai-scheduler", "containers", "name", "c", "image", "x", "resources", "requests", req,
-                                "limits", req));
+            bench_apply(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:{s:o, s:O}}]}}", "apiVersion",
+                                      "v1", "kind", "Pod", "metadata", "name", name, "namespace", "bench", "spec",
+                                      "schedulerName", "ai-scheduler", "containers", "name", "c", "image", "x",
+                                      "resources", "requests", req, "limits", req));
         }
         double b = now_s();
         load += b - a;
