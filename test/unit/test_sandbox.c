@@ -79,6 +79,13 @@ static json_t *queue_obj(const char *name, int gpu_quota)
                      "Queue", "metadata", "name", name, "spec", "resources", "gpu", "quota", gpu_quota);
 }
 
+/* A Queue whose quota and limit of resource res are both n. */
+static json_t *queue_capped(const char *name, const char *res, int n)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i, s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
+                     "Queue", "metadata", "name", name, "spec", "resources", res, "quota", n, "limit", n);
+}
+
 static json_t *gpu_pod(const char *name, const char *gpus)
 {
     json_t *p = pod(name, "1", "1Gi", 0, NULL);
@@ -279,8 +286,7 @@ static void test_queue_limit_holds(void **st)
     (void)st;
     log_t l;
     sandbox_t *sb = sb_new(&l, 7);
-    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i, s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
-                      "Queue", "metadata", "name", "q", "spec", "resources", "cpu", "quota", 2000, "limit", 2000));
+    add(sb, queue_capped("q", "cpu", 2000));
     add(sb, node("n1", "8", "16Gi", NULL));
     json_t *a = pod("a", "2", "1Gi", 0, NULL), *b = pod("b", "2", "1Gi", 0, NULL);
     label(a, FS_QUEUE_LABEL, "q");
@@ -845,8 +851,7 @@ static void test_limit_room_waits_for_victims(void **st)
     (void)st;
     log_t l;
     sandbox_t *sb = sb_new(&l, 7);
-    add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:i, s:i}}}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind",
-                      "Queue", "metadata", "name", "q", "spec", "resources", "gpu", "quota", 2, "limit", 2));
+    add(sb, queue_capped("q", "gpu", 2));
     add(sb, gpu_node("n1", "2"));
     add(sb, gpu_node("n2", "2"));
     static const char *const names[] = { "lo1", "lo2", "hi" };
