@@ -48,6 +48,7 @@ struct informer {
     long warned; /* 404 or 403 said once; 0 when none is standing */
     unsigned long events;
     unsigned seed;
+    unsigned long delivered; /* handler calls returned (atomic: read by other threads) */
 };
 
 static int stopping(informer_t *inf)
@@ -122,6 +123,12 @@ static void deliver(informer_t *inf, kube_event_type_t t, const char *key, json_
 {
     if (inf->fn)
         inf->fn(inf->ud, t, key, obj);
+    __atomic_add_fetch(&inf->delivered, 1, __ATOMIC_RELAXED);
+}
+
+unsigned long informer_delivered(const informer_t *inf)
+{
+    return inf ? __atomic_load_n(&inf->delivered, __ATOMIC_RELAXED) : 0;
 }
 
 static int on_item(informer_t *inf, json_t *obj, int deleted)

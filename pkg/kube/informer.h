@@ -32,6 +32,10 @@ int informer_has_synced(informer_t *inf);
  * permission missing). A watch that dropped is unhealthy until the LIST or
  * WATCH after it succeeds. */
 int informer_healthy(informer_t *inf);
+/* How many events were handed to the handler, each counted once the
+ * handler returned (a reader that sees the count sees what the handler
+ * did); 0 for NULL. Any thread. */
+unsigned long informer_delivered(const informer_t *inf);
 /* Asks the thread to stop without waiting: stop several informers at once
  * with request_stop on each, then informer_stop (which joins). */
 void informer_request_stop(informer_t *inf);

@@ -1178,17 +1178,7 @@ struct sched_pool *gang_lender_of(pod_set_t *set)
 
 /* The PodGroup informer: the gang store, and the grouper's view of the
  * PodGroups it manages (kept in step with their owners' size). */
-static void on_podgroup_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-
-/* The handler, then the dashboard's change counter (after: a poll that
- * sees the new generation sees the change). */
 void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
-{
-    on_podgroup_event_apply(ud, type, key, obj);
-    sched_dash_changed(ud);
-}
-
-static void on_podgroup_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
     const char *slash0 = strchr(key, '/');

@@ -16,17 +16,7 @@ void stats_add(scheduler_t *s, unsigned long *field, unsigned long n)
     stats_unlock(s);
 }
 
-static void on_node_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-
-/* The handler, then the dashboard's change counter (after: a poll that
- * sees the new generation sees the change). */
 void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
-{
-    on_node_event_apply(ud, type, key, obj);
-    sched_dash_changed(ud);
-}
-
-static void on_node_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
     status_changed(s);
@@ -130,17 +120,7 @@ static int pod_has_request(json_t *obj)
     return json_is_string(json_object_get(ann, PREEMPTION_REQUESTED_ANNOTATION));
 }
 
-static void on_pod_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-
-/* The handler, then the dashboard's change counter (after: a poll that
- * sees the new generation sees the change). */
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
-{
-    on_pod_event_apply(ud, type, key, obj);
-    sched_dash_changed(ud);
-}
-
-static void on_pod_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
     status_changed(s); /* Used and Pending move with pods */

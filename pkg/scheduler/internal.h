@@ -151,12 +151,14 @@ struct scheduler {
     /* trace.c: the decision records of pending pods and gangs (explain/,
      * its own leaf mutex) */
     struct explain_store *explain;
-    /* dashboard.c: the change counter the dashboard polls (atomic; see
-     * sched_dash_changed) */
+    /* dashboard.c: what moves the dashboard's change counter besides the
+     * informers' events (binds, and events fed to a sandbox); atomic, see
+     * sched_dash_changed and scheduler_generation */
     uint64_t dash_gen;
 };
 
-/* Something the dashboard shows changed (scheduler_generation). */
+/* Something the dashboard shows changed outside an informer (a bind
+ * handed to the binder, an event fed to a sandbox): scheduler_generation. */
 static inline void sched_dash_changed(scheduler_t *s)
 {
     __atomic_add_fetch(&s->dash_gen, 1, __ATOMIC_RELAXED);

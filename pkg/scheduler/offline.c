@@ -37,24 +37,25 @@ typedef struct feed_row {
     const char *kind;
     informer_handler_fn fn;
     int owner; /* >= 0: sched_owner_event's kind */
+    int shown; /* the dashboard shows it: moves its change counter (scheduler_generation) */
 } feed_row_t;
 
 static const feed_row_t feed_rows[] = {
-    { "Node", on_node_event, -1 },
-    { "Pod", on_pod_event, -1 },
-    { "Pool", pools_on_event, -1 },
-    { "Queue", on_tenant_event, -1 },
-    { "PodGroup", on_podgroup_event, -1 },
-    { "PodDisruptionBudget", on_pdb_event, -1 },
-    { "PriorityClass", on_priorityclass_event, -1 },
-    { "PersistentVolume", on_pv_event, -1 },
-    { "PersistentVolumeClaim", on_pvc_event, -1 },
-    { "StorageClass", on_storage_class_event, -1 },
-    { "CSINode", on_csinode_event, -1 },
-    { "Service", NULL, OWNER_SERVICE },
-    { "ReplicationController", NULL, OWNER_RC },
-    { "ReplicaSet", NULL, OWNER_RS },
-    { "StatefulSet", NULL, OWNER_STS },
+    { "Node", on_node_event, -1, 1 },
+    { "Pod", on_pod_event, -1, 1 },
+    { "Pool", pools_on_event, -1, 1 },
+    { "Queue", on_tenant_event, -1, 1 },
+    { "PodGroup", on_podgroup_event, -1, 1 },
+    { "PodDisruptionBudget", on_pdb_event, -1, 0 },
+    { "PriorityClass", on_priorityclass_event, -1, 0 },
+    { "PersistentVolume", on_pv_event, -1, 0 },
+    { "PersistentVolumeClaim", on_pvc_event, -1, 0 },
+    { "StorageClass", on_storage_class_event, -1, 0 },
+    { "CSINode", on_csinode_event, -1, 0 },
+    { "Service", NULL, OWNER_SERVICE, 0 },
+    { "ReplicationController", NULL, OWNER_RC, 0 },
+    { "ReplicaSet", NULL, OWNER_RS, 0 },
+    { "StatefulSet", NULL, OWNER_STS, 0 },
 };
 
 int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const char *key, json_t *obj)
@@ -77,6 +78,8 @@ int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const cha
             feed_rows[i].fn(s, t, key, obj);
         else
             sched_owner_event(s, feed_rows[i].owner, t, key, obj);
+        if (feed_rows[i].shown)
+            sched_dash_changed(s); /* after: a poll that sees it sees the change */
         return 1;
     }
     return 0;

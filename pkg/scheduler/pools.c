@@ -367,17 +367,7 @@ void pools_sweep_dead(scheduler_t *s)
     }
 }
 
-static void pools_on_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-
-/* The handler, then the dashboard's change counter (after: a poll that
- * sees the new generation sees the change). */
 void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
-{
-    pools_on_event_apply(ud, type, key, obj);
-    sched_dash_changed(ud);
-}
-
-static void pools_on_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
     if (type == KUBE_DELETED)

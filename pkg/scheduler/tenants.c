@@ -75,17 +75,7 @@ static int charge_pool(scheduler_t *s, const pod_t *p)
     return pools_home_id(s, p);
 }
 
-static void on_tenant_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-
-/* The handler, then the dashboard's change counter (after: a poll that
- * sees the new generation sees the change). */
 void on_tenant_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
-{
-    on_tenant_event_apply(ud, type, key, obj);
-    sched_dash_changed(ud);
-}
-
-static void on_tenant_event_apply(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
     if (type == KUBE_DELETED) {

@@ -1031,6 +1031,8 @@ typedef struct inf_log {
     pthread_mutex_t mu;
     char ev[128][48];
     int n, with_obj[128];
+    informer_t *inf;              /* set: delivered[] records informer_delivered */
+    unsigned long delivered[128]; /* during each handler call */
 } inf_log_t;
 
 static void inf_handler(void *ud, kube_event_type_t t, const char *key, json_t *obj)
@@ -1041,6 +1043,7 @@ static void inf_handler(void *ud, kube_event_type_t t, const char *key, json_t *
     if (l->n < 128) {
         snprintf(l->ev[l->n], sizeof l->ev[0], "%s %s", names[t], key);
         l->with_obj[l->n] = obj != NULL;
+        l->delivered[l->n] = l->inf ? informer_delivered(l->inf) : 0;
         l->n++;
     }
     pthread_mutex_unlock(&l->mu);
@@ -1078,6 +1081,9 @@ static void test_informer_relist_synthesizes_deletes(void **state)
     inf_log_t l = { .n = 0 };
     pthread_mutex_init(&l.mu, NULL);
     informer_t *inf = informer_new(c, "/api/v1/pods", NULL, inf_handler, &l);
+    l.inf = inf;
+    assert_int_equal(informer_delivered(NULL), 0);
+    assert_int_equal(informer_delivered(inf), 0);
     assert_int_equal(informer_has_synced(inf), 0);
     assert_int_equal(informer_start(inf), 0);
     assert_int_equal(informer_wait_synced(inf, 5000), 1);
@@ -1121,6 +1127,10 @@ static void test_informer_relist_synthesizes_deletes(void **state)
     int64_t t0 = util_now_ms();
     informer_stop(inf);
     assert_true(util_now_ms() - t0 < 2500);
+    /* every event counted, each once its handler returned (relist deletes too) */
+    assert_int_equal(informer_delivered(inf), 10);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(l.delivered[i], (unsigned long)i);
     informer_free(inf);
     kube_client_free(c);
     srv_stop(s);
