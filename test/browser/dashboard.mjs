@@ -357,6 +357,16 @@ async function runFixtures() {
     await page.selectOption('main select >> nth=0', 'name');
     await page.selectOption('main select >> nth=1', 'asc');
     await waitText(page.locator('#pending tbody tr').first(), /ml.*eval-2/, 'pending: sorted by name on the server');
+    // the text filters: typed into, the list is fetched again from its first page
+    await page.fill('main input[placeholder="filter by name…"]', 'sweep');
+    await waitFor(page, () => document.querySelectorAll('#pending tbody tr').length === 1);
+    ok(/sweep-17/.test(await page.locator('#pending tbody tr').first().textContent()), 'pending: filtered by name on the server');
+    await page.fill('main input[placeholder="filter by name…"]', '');
+    await page.fill('main input[placeholder="queue"]', 'nope');
+    await waitFor(page, () => document.querySelectorAll('#pending tbody tr').length === 0);
+    ok(true, 'pending: filtered by queue on the server');
+    await page.fill('main input[placeholder="queue"]', '');
+    await waitFor(page, () => document.querySelectorAll('#pending tbody tr').length === 4);
 
     await go(page, 'nodes');
     ok((await page.locator('#nodes tbody tr').count()) === 7, 'nodes: 7 rows');

@@ -423,21 +423,22 @@ function gangsPage(root) {
   };
 }
 
+// A control's handler on a list page: st[key] takes the value, the list
+// goes back to its first page and is fetched again.
+function refilter(st, key) {
+  return (v) => {
+    st[key] = v;
+    st.offset = 0;
+    refresh();
+  };
+}
+
 function sortBar(st, extra) {
   return h('div', { class: 'toolbar' },
-    'Sort by ', select([['wait', 'wait time'], ['queue', 'queue'], ['pool', 'pool'], ['name', 'name']], st.sort, (v) => {
-      st.sort = v;
-      st.offset = 0;
-      refresh();
-    }), select([['desc', 'descending'], ['asc', 'ascending']], st.order, (v) => {
-      st.order = v;
-      st.offset = 0;
-      refresh();
-    }), input('filter by name…', (v) => {
-      st.q = v;
-      st.offset = 0;
-      refresh();
-    }), extra || null);
+    'Sort by ', select([['wait', 'wait time'], ['queue', 'queue'], ['pool', 'pool'], ['name', 'name']], st.sort,
+      refilter(st, 'sort')),
+    select([['desc', 'descending'], ['asc', 'ascending']], st.order, refilter(st, 'order')),
+    input('filter by name…', refilter(st, 'q')), extra || null);
 }
 
 // ------------------------------------------------------------ Pending
@@ -446,15 +447,7 @@ function pendingPage(root) {
   const st = { offset: 0, sort: 'wait', order: 'desc', q: '', queue: '', pool: '', sel: null };
   const data = h('div');
   const panel = h('aside', { class: 'panel', id: 'decision', hidden: '' });
-  const extra = h('span', {}, input('queue', (v) => {
-    st.queue = v;
-    st.offset = 0;
-    refresh();
-  }), ' ', input('pool', (v) => {
-    st.pool = v;
-    st.offset = 0;
-    refresh();
-  }));
+  const extra = h('span', {}, input('queue', refilter(st, 'queue')), ' ', input('pool', refilter(st, 'pool')));
   root.append(h('h2', {}, 'Pending'), sortBar(st, extra), h('div', { class: 'split' }, data, panel));
   async function openDecision(x) {
     st.sel = x.namespace + '/' + x.name;
@@ -549,15 +542,7 @@ function nodesPage(root) {
     h('p', { class: 'legend' }, lg(mapColor(0), 'GPUs idle'), lg(mapColor(0.5), 'half used'), lg(mapColor(1), 'all used'),
       lg('#cbd5e0', 'no GPU'), lg('#000', 'not ready'), h('span', {}, '□ cordoned (outlined)')),
     info, canvas, tip,
-    h('div', { class: 'toolbar' }, input('filter nodes…', (v) => {
-      st.q = v;
-      st.offset = 0;
-      refresh();
-    }), input('pool', (v) => {
-      st.pool = v;
-      st.offset = 0;
-      refresh();
-    })),
+    h('div', { class: 'toolbar' }, input('filter nodes…', refilter(st, 'q')), input('pool', refilter(st, 'pool'))),
     h('div', { class: 'split' }, data, panel), tip);
   const at = (ev) => (st.map ? st.map.layout.hit(ev.offsetX * (canvas.width / canvas.clientWidth),
     ev.offsetY * (canvas.height / canvas.clientHeight)) : -1);
