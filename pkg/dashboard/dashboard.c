@@ -168,17 +168,6 @@ void dashboard_free(dashboard_t *d)
 
 /* ------------------------------------------------------------ queries */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The decoded value of key in a raw query string (caller frees), or NULL.
  * Malformed escapes are kept as they are. */
 static char *query_get(const char *query, const char *key)
@@ -187,26 +176,8 @@ static char *query_get(const char *query, const char *key)
     for (const char *p = query; p && *p;) {
         const char *amp = strchr(p, '&');
         size_t len = amp ? (size_t)(amp - p) : strlen(p);
-        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            const char *v = p + kl + 1;
-            size_t vl = len - kl - 1;
-            char *out = util_xcalloc(vl + 1, 1);
-            size_t o = 0;
-            for (size_t i = 0; i < vl; i++) {
-                int hi, lo;
-                if (v[i] == '+') {
-                    out[o++] = ' ';
-                } else if (v[i] == '%' && i + 2 < vl && (hi = hexval(v[i + 1])) >= 0 && (lo = hexval(v[i + 2])) >= 0) {
-                    char c = (char)(hi * 16 + lo);
-                    out[o++] = c ? c : '?';
-                    i += 2;
-                } else {
-                    out[o++] = v[i];
-                }
-            }
-            out[o] = 0;
-            return out;
-        }
+        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=')
+            return util_urldecode(p + kl + 1, len - kl - 1, 1);
         p = amp ? amp + 1 : NULL;
     }
     return NULL;

@@ -24,27 +24,6 @@ static void path_free(api_path_t *p)
     free(p->sub);
 }
 
-static char *url_decode(const char *s, size_t n)
-{
-    char *out = util_xmalloc(n + 1);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n) {
-            char hex[3] = { s[i + 1], s[i + 2], 0 };
-            char *end;
-            long c = strtol(hex, &end, 16);
-            if (*end == '\0' && c > 0) {
-                out[o++] = (char)c;
-                i += 2;
-                continue;
-            }
-        }
-        out[o++] = s[i];
-    }
-    out[o] = '\0';
-    return out;
-}
-
 /* "/api/v1[/namespaces/NS]/PLURAL[/NAME[/SUB]]" or "/apis/G/V/...". 0, or
  * -1 for a path that names no kind the store keeps. */
 static int parse_path(const char *path, api_path_t *p)
@@ -60,7 +39,7 @@ static int parse_path(const char *path, api_path_t *p)
         if (c >= path + plen)
             break;
         size_t len = strcspn(c, "/?");
-        segs[n++] = url_decode(c, len);
+        segs[n++] = util_urldecode(c, len, 0);
         c += len;
     }
     int i = 0, rc = -1;

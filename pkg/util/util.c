@@ -246,6 +246,37 @@ char *util_strdup_or_null(const char *s)
     return s ? util_strdup(s) : NULL;
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+char *util_urldecode(const char *s, size_t n, int plus_is_space)
+{
+    char *out = util_xmalloc(n + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        int hi, lo;
+        if (s[i] == '+' && plus_is_space) {
+            out[o++] = ' ';
+        } else if (s[i] == '%' && i + 2 < n && (hi = hex_digit(s[i + 1])) >= 0 && (lo = hex_digit(s[i + 2])) >= 0 &&
+                   (hi | lo) != 0) {
+            out[o++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
 char *util_strndup(const char *s, size_t n)
 {
     size_t len = s ? strnlen(s, n) : 0;

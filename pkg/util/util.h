@@ -39,6 +39,11 @@ void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts);
  * failed. */
 char *util_strdup(const char *s);
 char *util_strndup(const char *s, size_t n);
+/* The first n bytes of s with %XX escapes decoded (malloc'd), and '+' as a
+ * space when plus_is_space (a query string's values). What is not a whole
+ * escape of two hex digits, and %00 (a C string cannot hold it), is kept
+ * as written. */
+char *util_urldecode(const char *s, size_t n, int plus_is_space);
 /* A copy of s, or NULL when s is NULL (where NULL means "absent"). */
 char *util_strdup_or_null(const char *s);
 void *util_xmalloc(size_t n);

@@ -122,6 +122,18 @@ static void test_strings(void **state)
     s = util_urlencode("a b/c?d=é~._-");
     assert_string_equal(s, "a%20b%2Fc%3Fd%3D%C3%A9~._-");
     free(s);
+    /* decoding: a path's segment ('+' is itself), a query's value ('+' a
+     * space); broken escapes and %00 stay as written */
+    static const char enc[] = "a%20b%2fc+d%C3%A9%4%zz%00% 1%";
+    s = util_urldecode(enc, strlen(enc), 0);
+    assert_string_equal(s, "a b/c+d\xc3\xa9%4%zz%00% 1%");
+    free(s);
+    s = util_urldecode(enc, strlen(enc), 1);
+    assert_string_equal(s, "a b/c d\xc3\xa9%4%zz%00% 1%");
+    free(s);
+    s = util_urldecode("%41%42", 5, 1); /* n bounds it: a cut escape stays */
+    assert_string_equal(s, "A%4");
+    free(s);
     char err[16];
     assert_int_equal(util_errf(err, sizeof err, "x=%d and a long tail", 42), -1);
     assert_string_equal(err, "x=42 and a long");
