@@ -988,7 +988,10 @@ static ext_rc_t gate_gang(pod_set_t *set)
                     g->min_member);
         return hold(set, NULL, w.data);
     }
-    gang_considered(s->gangs, g->key, util_wall_ms());
+    /* The snapshot was taken before: on a first attempt it still says
+     * "never considered", and the decision record (trace.c) would show no
+     * timeout clock for a gang whose clock has just started. */
+    g->start_ms = gang_considered(s->gangs, g->key, util_wall_ms());
     if (set->need > 0) {
         int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
         int32_t prio = sched_gang_priority(s, g, items[0]->pod->priority);

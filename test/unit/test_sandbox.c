@@ -214,6 +214,38 @@ static void test_preemption_evicts_and_binds(void **st)
     sb_done(sb, &l);
 }
 
+/* A gang's decision record shows its timeout's clock from its first
+ * attempt on: the clock starts then, with the whole timeout left (the
+ * record was made from the gang's state read before the clock started, and
+ * said null). */
+static void test_gang_record_clock_from_first_attempt(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2,
+                      "scheduleTimeoutSeconds", 600));
+    add(sb, node("n0", "4", "8Gi", NULL));
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "w%d", i);
+        json_t *p = pod(n, "3", "1Gi", 0, NULL);
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    json_t *rec = scheduler_explain(sandbox_scheduler(sb), "podgroup", "ns", "g");
+    assert_non_null(rec);
+    const json_t *g = json_object_get(rec, "gang");
+    assert_int_equal(json_integer_value(json_object_get(g, "timeoutSeconds")), 600);
+    assert_true(json_is_integer(json_object_get(g, "timeoutLeftSeconds")));
+    assert_int_equal(json_integer_value(json_object_get(g, "timeoutLeftSeconds")), 600);
+    json_decref(rec);
+    sb_done(sb, &l);
+}
+
 /* A gang of 4 on room for 3 binds nothing; a fourth node lets all 4 bind. */
 static void test_gang_all_or_nothing(void **st)
 {
@@ -989,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_reservation_after),
         cmocka_unit_test(test_reclaim_reasons),
         cmocka_unit_test(test_limit_room_waits_for_victims),
+        cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
