@@ -111,10 +111,9 @@ static void *sampler_main(void *arg)
     while (!d->stop) {
         pthread_mutex_unlock(&d->run_mu);
         dashboard_history_tick(d, util_wall_ms());
-        pthread_mutex_lock(&d->run_mu);
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += DASHBOARD_HISTORY_INTERVAL_MS / 1000;
+        util_deadline(CLOCK_MONOTONIC, DASHBOARD_HISTORY_INTERVAL_MS, &ts);
+        pthread_mutex_lock(&d->run_mu);
         while (!d->stop && pthread_cond_timedwait(&d->run_cv, &d->run_mu, &ts) != ETIMEDOUT)
             ;
     }
@@ -130,7 +129,7 @@ dashboard_t *dashboard_new(const dashboard_opts_t *o)
     d->o = *o;
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->run_mu, NULL);
-    pthread_cond_init(&d->run_cv, NULL);
+    util_cond_init_monotonic(&d->run_cv);
     return d;
 }
 

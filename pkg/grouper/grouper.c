@@ -295,11 +295,7 @@ grouper_t *grouper_new(kube_client_t *kc, wl_table_t *table, const grouper_opts_
     if (h)
         g->h = *h;
     pthread_mutex_init(&g->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    util_cond_init_monotonic(&g->cv);
     g->pods = hashmap_new(64);
     g->managed = hashmap_new(16);
     lru_init(&g->decisions, decision_free);

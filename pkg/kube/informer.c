@@ -74,11 +74,7 @@ informer_t *informer_new(kube_client_t *c, const char *path, const char *field_s
     inf->known = hashmap_new(64);
     inf->seed = (unsigned)util_now_us() ^ (unsigned)(uintptr_t)inf;
     pthread_mutex_init(&inf->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&inf->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    util_cond_init_monotonic(&inf->cv);
     return inf;
 }
 

@@ -324,11 +324,7 @@ leader_t *leader_new(kube_client_t *kc, const leader_opts_t *o, char *err, size_
     free(ns);
     free(name);
     pthread_mutex_init(&le->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&le->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    util_cond_init_monotonic(&le->cv);
     le->seed = (unsigned)util_now_us() ^ (unsigned)(uintptr_t)le;
     le->state = LE_IDLE;
     return le;

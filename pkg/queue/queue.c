@@ -453,11 +453,7 @@ sched_queue_t *queue_new(const queue_opts_t *o)
     q->inflight = hashmap_new(16);
 
     /* Timed waits use the monotonic clock, like every deadline here. */
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    util_cond_init_monotonic(&q->cv);
     pthread_mutex_init(&q->mu, NULL);
     return q;
 }

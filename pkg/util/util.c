@@ -196,6 +196,15 @@ void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts)
     }
 }
 
+void util_cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
 void util_thread_name(const char *fmt, ...)
 {
     char name[16];

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <time.h>
 
 int64_t util_now_ms(void);                                  /* CLOCK_MONOTONIC, milliseconds */
@@ -33,6 +34,10 @@ int util_parse_min_runtime(const char *s, int64_t *ms);
 /* *ts = now on clock + ms: the deadline for pthread_cond_timedwait, whose
  * condition variable must use that clock (CLOCK_REALTIME unless set). */
 void util_deadline(clockid_t clock, int64_t ms, struct timespec *ts);
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC (deadlines
+ * from util_deadline(CLOCK_MONOTONIC, ...)): a wall clock that jumps
+ * neither stretches nor cuts a wait. */
+void util_cond_init_monotonic(pthread_cond_t *cv);
 
 /* Allocators that abort on OOM, as does every util_x* and util_strdup (NULL
  * gives ""): the scheduler does not try to run on after its own allocation
