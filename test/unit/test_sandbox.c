@@ -214,6 +214,24 @@ static void test_preemption_evicts_and_binds(void **st)
     sb_done(sb, &l);
 }
 
+/* PodGroup ns/g of min members (timeout_s > 0: its scheduleTimeoutSeconds)
+ * and n pending members w0, w1, ... asking cpu each. */
+static void add_gang_g(sandbox_t *sb, int min, int timeout_s, int n, const char *cpu)
+{
+    json_t *pg = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                           "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", min);
+    if (timeout_s > 0)
+        json_object_set_new(json_object_get(pg, "spec"), "scheduleTimeoutSeconds", json_integer(timeout_s));
+    add(sb, pg);
+    for (int i = 0; i < n; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", i);
+        json_t *p = pod(name, cpu, "1Gi", 0, NULL);
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+}
+
 /* A gang's decision record shows its timeout's clock from its first
  * attempt on: the clock starts then, with the whole timeout left (the
  * record was made from the gang's state read before the clock started, and
@@ -223,17 +241,8 @@ static void test_gang_record_clock_from_first_attempt(void **st)
     (void)st;
     log_t l;
     sandbox_t *sb = sb_new(&l, 7);
-    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
-                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2,
-                      "scheduleTimeoutSeconds", 600));
     add(sb, node("n0", "4", "8Gi", NULL));
-    for (int i = 0; i < 2; i++) {
-        char n[8];
-        snprintf(n, sizeof n, "w%d", i);
-        json_t *p = pod(n, "3", "1Gi", 0, NULL);
-        label(p, "scheduling.x-k8s.io/pod-group", "g");
-        add(sb, p);
-    }
+    add_gang_g(sb, 2, 600, 2, "3");
     sandbox_run(sb);
     assert_int_equal(l.binds, 0);
     json_t *rec = scheduler_explain(sandbox_scheduler(sb), "podgroup", "ns", "g");
@@ -252,20 +261,12 @@ static void test_gang_all_or_nothing(void **st)
     (void)st;
     log_t l;
     sandbox_t *sb = sb_new(&l, 7);
-    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
-                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 4));
     for (int i = 0; i < 3; i++) {
         char n[8];
         snprintf(n, sizeof n, "n%d", i);
         add(sb, node(n, "4", "8Gi", NULL));
     }
-    for (int i = 0; i < 4; i++) {
-        char n[8];
-        snprintf(n, sizeof n, "w%d", i);
-        json_t *p = pod(n, "3", "1Gi", 0, NULL);
-        label(p, "scheduling.x-k8s.io/pod-group", "g");
-        add(sb, p);
-    }
+    add_gang_g(sb, 4, 0, 4, "3");
     sandbox_run(sb);
     sandbox_advance(sb, T0 + 5000);
     assert_int_equal(l.binds, 0);
@@ -813,20 +814,11 @@ static void test_reservation_after(void **st)
     sandbox_opts_t o = { &so, 7, T0, on_action, &l };
     sandbox_t *sb = sandbox_new(&o, err, sizeof err);
     assert_non_null(sb);
-    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
-                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2,
-                      "scheduleTimeoutSeconds", 3600));
     add(sb, node("n1", "4", "8Gi", NULL));
     add(sb, node("n2", "4", "8Gi", NULL));
     add(sb, pod("s1", "1", "1Gi", 0, "n1"));
     add(sb, pod("s2", "1", "1Gi", 0, "n2"));
-    for (int i = 0; i < 2; i++) {
-        char n[8];
-        snprintf(n, sizeof n, "w%d", i);
-        json_t *p = pod(n, "4", "1Gi", 0, NULL);
-        label(p, "scheduling.x-k8s.io/pod-group", "g");
-        add(sb, p);
-    }
+    add_gang_g(sb, 2, 3600, 2, "4");
     sandbox_run(sb);
     sandbox_advance(sb, T0 + 25000);
     assert_int_equal(reserving(sb), 0);
