@@ -45,6 +45,11 @@ WHEN each rule is checked
     checkpoint     a victim with a checkpoint grace (its annotation, else its queue's
                    checkpointGrace) was asked to checkpoint before it was evicted: the fake
                    kubelet saw resource.aibee.cn/preemption-requested on it (ckpt_requested)
+    pending-victim no pod that was never bound was evicted (a Preempted event for it): the
+                   Eviction API deletes a pending pod at once, so a nominated preemptor or a
+                   pod waiting its turn is lost (issue 35, fault 1). "Never bound" is what
+                   run.py's pod watch saw of that uid from its creation to its deletion
+                   (ctx "watched" and "ever_bound"); a uid the watch missed is not judged
     ping-pong      no workload (pod name; run.py recreates some evicted pods under the same
                    name, as a controller would) evicted twice for the same preemptor, and no
                    two workloads each evicted for the other; the preemptor's incarnation is the one
@@ -476,6 +481,9 @@ def check_history(snap, ctx):
         pre = seen.get(by_uid)
         if old is not None:
             out += check_lifecycle(v, ctx, victim, old, pre, node, when)
+        if uid in (ctx.get("watched") or ()) and uid not in (ctx.get("ever_bound") or ()):
+            out.append(fmt(ctx, "pending-victim", victim, "evicted for %s on %s but never bound (%s)" % (
+                by, node, e.get("message"))))
         lender = v.node_pool.get(node) or _pool_from_seen_node(ctx, node)
         if pre is not None and old is not None and lender and v.home(pre) != lender and v.home(old) == lender:
             out.append(fmt(ctx, "borrower-evicts-home", victim,
@@ -489,6 +497,25 @@ def check_history(snap, ctx):
         if victim < by and (by, victim) in pairs:
             out.append(fmt(ctx, "ping-pong", "%s <-> %s" % (victim, by), "each was evicted for the other"))
     return out
+
+
+def eviction_stats(snap, seen):
+    """(evictions, of pods that ran under a minute, the most evictions of one workload)
+    over the Preempted events: the contention figures the issue asks to keep near zero."""
+    short, per = 0, {}
+    evs = evictions(snap)
+    when = {}
+    for e in snap.get("events", []):
+        io = e.get("involvedObject") or e.get("regarding") or {}
+        if e.get("reason") == "Preempted":
+            when[io.get("uid", "")] = e.get("firstTimestamp") or e.get("eventTime") or e.get("lastTimestamp") or ""
+    for victim, uid, _, _ in evs:
+        per[victim] = per.get(victim, 0) + 1
+        start = rfc_seconds(((seen.get(uid) or {}).get("status") or {}).get("startTime"))
+        at = rfc_seconds(when.get(uid))
+        if start is not None and at is not None and at - start < 60:
+            short += 1
+    return len(evs), short, max(per.values() or [0])
 
 
 def _pool_from_seen_node(ctx, node):

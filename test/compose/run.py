@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checker  # noqa: E402
@@ -120,12 +121,74 @@ def pod_obj(p):
                      "containers": [{"name": "main", "image": "registry.invalid/pause:3", "resources": res}]}}
 
 
+class PodWatch:
+    """Every version of every pod, from a LIST and then a WATCH resumed at the last
+    resourceVersion (re-listed when the server says it expired): which uids it saw at
+    all and which were ever bound. Snapshots come 1.5 s apart and would miss a pod bound
+    and evicted between two; the pending-victim rule needs every version."""
+
+    def __init__(self, client):
+        self.c = client
+        self.watched, self.ever_bound = set(), set()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.errors = 0
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def note(self, p):
+        m = p.get("metadata") or {}
+        with self.lock:
+            self.watched.add(m.get("uid", ""))
+            if checker.node_of(p):
+                self.ever_bound.add(m.get("uid", ""))
+
+    def sets(self):
+        with self.lock:
+            return set(self.watched), set(self.ever_bound)
+
+    def loop(self):
+        rv = None
+        while not self.stop.is_set():
+            try:
+                if rv is None:
+                    lst = self.c.get("/api/v1/pods")
+                    live = {p["metadata"]["uid"] for p in lst["items"]}
+                    with self.lock:
+                        # gone while the stream was cut: whether it was bound is unknown
+                        self.watched -= {u for u in self.watched if u not in live and u not in self.ever_bound}
+                    for p in lst["items"]:
+                        self.note(p)
+                    rv = lst["metadata"]["resourceVersion"]
+                rv = self.follow(rv)
+            except Exception:  # a cut stream or an expired version: list again
+                self.errors += 1
+                rv = None
+                self.stop.wait(0.5)
+
+    def follow(self, rv):
+        path = "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&resourceVersion=" + rv
+        r = urllib.request.Request(self.c.server + path, method="GET")
+        with urllib.request.urlopen(r, context=self.c.ctx, timeout=45) as resp:
+            for line in resp:
+                if self.stop.is_set():
+                    break
+                ev = json.loads(line)
+                obj = ev.get("object") or {}
+                if ev.get("type") == "ERROR":
+                    return None
+                rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
+                if ev.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                    self.note(obj)
+        return rv
+
+
 class Runner:
     def __init__(self, a):
         self.a = a
         self.c = Client(a.server, a.ca, a.cert, a.key)
         self.scn = generator.generate(a.seed, a.scale)
         self.kubelet = Kubelet(self.c, log=log)
+        self.watch = PodWatch(self.c)
         self.seen = {}              # uid -> last pod version seen
         self.created = {}           # name -> (scenario pod, uid of the current incarnation, recreations)
         self.drained = set()        # "ns/name/uid" deleted by a drain
@@ -239,7 +302,9 @@ class Runner:
                 gangs.add("%s/%s" % (NS, grp))
         node_pools = {n["name"]: n["pool"] for n in self.scn["nodes"]}
         node_pools.update({st["node"]["name"]: st["node"]["pool"] for st in self.scn["steps"] if st["op"] == "add_node"})
+        watched, ever_bound = self.watch.sets()
         return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs, "node_pools": node_pools,
+                "watched": watched, "ever_bound": ever_bound,
                 "harness_deleted": dict(self.kubelet.deleted),
                 "ckpt_requested": dict(self.kubelet.ckpt_requested)}
 
@@ -277,6 +342,7 @@ class Runner:
             with open(os.path.join(self.a.out, "seed-%s.scenario.json" % self.a.seed), "w") as f:
                 json.dump(s, f, indent=1)
         reset(self.c)
+        self.watch.thread.start()
         self.setup()
         self.kubelet.start()
         ctl = threading.Thread(target=self.controller, daemon=True)
@@ -311,9 +377,13 @@ class Runner:
                     json.dump(snap, f)
         finally:
             self.stop.set()
+            self.watch.stop.set()
             self.kubelet.close()
         log("lifecycle: %d checkpoint requests seen, %d acknowledged; %d evictions checked against their minimum runtime" % (
             len(self.kubelet.ckpt_requested), len(self.kubelet.ckpt_acked), len(checker.evictions(snap))))
+        n, short, most = checker.eviction_stats(snap, self.seen)
+        log("evictions: %d, %d of pods that ran under a minute, at most %d of one workload; pod watch: %d pods, %d restarts" % (
+            n, short, most, len(self.watch.sets()[0]), self.watch.errors))
         if self.kubelet.errors:
             log("kubelet errors (first 3): %s" % self.kubelet.errors[:3])
         if self.failures:

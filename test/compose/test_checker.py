@@ -243,6 +243,28 @@ class CheckerTest(unittest.TestCase):
                         event(v2, "Preempted", "Preempted by default/w on node pa-1", "2026-01-01T00:06:00Z")]
         self.assertEqual([f for f in self.all(s, {"seen": seen}) if "ping-pong" in f], [])
 
+    def test_pending_victim(self):
+        s = base()
+        v = pod("v", "pa", gpu=1, queue="b")
+        s["events"].append(event(v, "Preempted", "Preempted by default/w on node pa-1"))
+        seen = {p["metadata"]["uid"]: p for p in s["pods"] + [v]}
+        found = self.assertRule(s, "pending-victim", {"seen": seen, "watched": {v["metadata"]["uid"]}, "ever_bound": set()})
+        self.assertEqual(rules(found), ["pending-victim"])
+        # bound once (the watch saw its node), or never watched: not judged
+        self.assertEqual(self.all(s, {"seen": seen, "watched": {v["metadata"]["uid"]},
+                                      "ever_bound": {v["metadata"]["uid"]}}), [])
+        self.assertEqual(self.all(s, {"seen": seen, "watched": set(), "ever_bound": set()}), [])
+
+    def test_eviction_stats(self):
+        s = base()
+        young, old = pod("y", "pa", gpu=1, nodeName="pa-1"), pod("o", "pa", gpu=1, nodeName="pa-1")
+        young["status"]["startTime"] = "2026-01-01T00:00:30Z"
+        old["status"]["startTime"] = "2026-01-01T00:00:00Z"
+        s["events"] += [event(young, "Preempted", "Preempted by default/w on node pa-1", "2026-01-01T00:01:00Z"),
+                        event(old, "Preempted", "Preempted by default/w on node pa-1", "2026-01-01T00:01:00Z")]
+        seen = {p["metadata"]["uid"]: p for p in [young, old]}
+        self.assertEqual(checker.eviction_stats(s, seen), (2, 1, 1))
+
     def test_ping_pong_mutual(self):
         s = base()
         x, y = pod("x", "pa", gpu=1, nodeName="pa-1", queue="a"), pod("y", "pa", gpu=1, nodeName="pa-1", queue="b")
