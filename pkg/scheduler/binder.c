@@ -213,7 +213,7 @@ static void bind_one(scheduler_t *s, bind_job_t *j)
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n && rc == PREBIND_READY; i++)
         if (ext[i].pre_bind)
-            rc = ext[i].pre_bind(s, &j->it, j->node, j->lender, &ann, err, sizeof(err));
+            rc = ext[i].pre_bind(&s->rows[i], &j->it, j->node, j->lender, &ann, err, sizeof(err));
     if (rc == PREBIND_WAITING) {
         json_decref(ann);
         job_free(j);

@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "framework/services.h"
 #include "gang/gang.h"
 #include "queue/queue.h"
 #include "topology/topology.h"
@@ -95,13 +96,19 @@ typedef struct enqueue_hold {
     int event;          /* also one Warning event, reason FailedScheduling */
 } enqueue_hold_t;
 
-/* PreBind's answers (bind worker). */
-enum { PREBIND_READY = 0, PREBIND_WAITING = 1, PREBIND_FAILED = 2 };
-
 /* One capability's row. Every point is optional. The set points run on
- * the set's pool thread with no lock held. */
+ * the set's pool thread with no lock held.
+ *
+ * The points that take a sched_row_t get the row's room (row->self) and
+ * the services table (framework/services.h): a row moved to its concept's
+ * folder sees the core only through them. Rows still in pkg/scheduler have
+ * the scheduler itself as their room (sched_row_core) until they move. */
 typedef struct sched_ext {
     const char *name;
+    /* The row's room, made when the scheduler is built (NULL: none) and
+     * freed by fini when it is freed, after every thread stopped. */
+    void *(*init)(const sched_services_t *svc, void *core);
+    void (*fini)(void *self);
     /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
      * filled. Called under the held set's mutex (gates.c), so a row takes
      * only a leaf lock of its own and writes nothing: gates.c writes what
@@ -129,10 +136,12 @@ typedef struct sched_ext {
     /* Bind worker, before the Binding: PREBIND_READY; PREBIND_WAITING
      * (the row took *it and resubmits the bind); PREBIND_FAILED (err).
      * ann: the annotations the Binding carries (created on demand). */
-    int (*pre_bind)(struct scheduler *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+    int (*pre_bind)(const sched_row_t *row, queue_item_t **it, const char *node, const char *lender, json_t **ann,
                     char *err, size_t errlen);
     /* Housekeeper, once a second. */
-    void (*housekeep)(struct scheduler *s);
+    void (*housekeep)(const sched_row_t *row);
+    /* Pods informer: a pod left the cache (deleted). */
+    void (*pod_deleted)(const sched_row_t *row, const pod_t *pod);
 } sched_ext_t;
 
 /* extensions.c: the table, in order. */

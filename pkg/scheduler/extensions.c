@@ -2,7 +2,33 @@
  * each extension point runs them (extension.h). Filter and Score plugins
  * are the framework's (framework/), per profile; these rows are the rest
  * of the cycle. */
+#include "gpu/row.h"
 #include "scheduler/internal.h"
+
+/* Rows still in pkg/scheduler take the scheduler as their room
+ * (sched_row_core); these adapters give their points the old argument,
+ * and go as each row moves to its concept's folder. */
+static void grouper_hk(const sched_row_t *r)
+{
+    grouper_ext_housekeep(r->self);
+}
+static void tenants_hk(const sched_row_t *r)
+{
+    tenants_housekeep(r->self);
+}
+static void resv_hk(const sched_row_t *r)
+{
+    resv_housekeep(r->self);
+}
+static void gang_hk(const sched_row_t *r)
+{
+    gang_housekeep(r->self);
+}
+static int volumes_pb(const sched_row_t *r, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+                      char *err, size_t errlen)
+{
+    return volumes_ext_pre_bind(r->self, it, node, lender, ann, err, errlen);
+}
 
 /* Order matters where two rows share a point:
  * pre_enqueue scheduling gates (a gated pod is gated, whatever else),
@@ -19,31 +45,42 @@
 static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_ext_pre_enqueue },
     { .name = "dynamic-resources", .pre_enqueue = dra_ext_pre_enqueue },
-    { .name = "workload-groups", .pre_enqueue = grouper_ext_pre_enqueue, .housekeep = grouper_ext_housekeep },
+    { .name = "workload-groups",
+      .init = sched_row_core,
+      .pre_enqueue = grouper_ext_pre_enqueue,
+      .housekeep = grouper_hk },
     { .name = "lender", .post_filter = lender_ext_post_filter },
-    { .name = "tenants", .admit = tenants_ext_admit, .housekeep = tenants_housekeep },
+    { .name = "tenants", .init = sched_row_core, .admit = tenants_ext_admit, .housekeep = tenants_hk },
     { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
     { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
     { .name = "reservation",
+      .init = sched_row_core,
       .pre_place = resv_ext_pre_place,
       .commit = resv_ext_commit,
       .post_filter = resv_ext_post_filter,
-      .housekeep = resv_housekeep },
+      .housekeep = resv_hk },
     { .name = "gang",
+      .init = sched_row_core,
       .gate = gang_ext_gate,
       .pre_place = gang_ext_pre_place,
       .commit = gang_ext_commit,
       .post_filter = gang_ext_post_filter,
       .report = gang_ext_report,
       .end = gang_ext_end,
-      .housekeep = gang_housekeep },
+      .housekeep = gang_hk },
     { .name = "topology", .pre_place = topology_ext_pre_place },
     { .name = "volumes",
+      .init = sched_row_core,
       .reserve = volumes_ext_reserve,
       .unreserve = volumes_ext_unreserve,
-      .pre_bind = volumes_ext_pre_bind },
-    { .name = "gpu-sharing", .pre_bind = gpu_ext_pre_bind, .housekeep = gpu_housekeep },
+      .pre_bind = volumes_pb },
+    { .name = "gpu-sharing",
+      .init = gpu_row_init,
+      .fini = gpu_row_fini,
+      .pre_bind = gpu_row_pre_bind,
+      .housekeep = gpu_row_housekeep,
+      .pod_deleted = gpu_row_pod_deleted },
 };
 
 const sched_ext_t *sched_extensions(int *n)

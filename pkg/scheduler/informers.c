@@ -74,8 +74,8 @@ static void forget_pod(scheduler_t *s, const char *uid)
     pools_delete_pod(s, uid);
     if (old)
         gang_pod_delete(s->gangs, old);
-    if (old && gpu_is_reservation(old))
-        gpu_reservation_gone(s, old);
+    if (old)
+        sched_rows_pod_deleted(s, old);
     if ((st == CPOD_BOUND || st == CPOD_ASSUMED) && !(old && resv_room_freed(s, old)))
         pools_move_all(s, "PodDeleted");
     pod_unref(old);

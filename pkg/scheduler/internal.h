@@ -58,7 +58,6 @@ typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
-typedef struct gpu_res gpu_res_t;
 typedef struct consol_state consol_state_t;
 typedef struct resv_state resv_state_t;
 typedef struct held_set held_set_t;
@@ -127,8 +126,10 @@ struct scheduler {
      * pending pods arrive (pods): pool threads refresh their shares. */
     unsigned fs_gen_nodes, fs_gen_pods;
 
-    /* gpu.c: reservation pods of shared GPUs (its own leaf mutex) */
-    gpu_res_t *gpu_res;
+    /* The rows' rooms, one per row of the table (extensions.c), in its
+     * order: made at scheduler_new (services.c), freed last. */
+    sched_row_t *rows;
+    int nrows;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
     /* consolidate.c: consolidations in flight and the room held for movers'
@@ -437,23 +438,18 @@ void tenants_recharge(scheduler_t *s, const pod_t *victim);
  * queues (caller frees), else NULL. */
 char *tenants_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim);
 
-/* gpu.c: GpuSharing's Reserve/PreBind (the slots were taken at assume,
- * in the node's gpu table) */
-gpu_res_t *gpu_res_new(void);
-void gpu_res_free(gpu_res_t *r);
-/* PreBind, from a bind worker: for a fraction, makes sure each of its slots
- * has a reservation pod and gives the annotations the Binding carries onto
- * the pod (gpu-index, reservation pod names; *ann is the caller's). 0 with
- * *ann NULL for other pods; -1 with a message when it cannot. */
-int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann, char *err, size_t errlen);
-/* Housekeeper, once a second: deletes reservation pods no fraction has used
- * for a few seconds (after a restart too), refreshes the shared gauge. */
-void gpu_housekeep(scheduler_t *s);
-/* Pods informer: a reservation pod was deleted (see gpu.c). */
-void gpu_reservation_gone(scheduler_t *s, const pod_t *pod);
-/* The gpu-sharing row's pre_bind (gpu_prebind, annotations merged). */
-int gpu_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann, char *err,
-                     size_t errlen);
+/* services.c: the services table rows get (framework/services.h), and
+ * the rows' rooms. */
+extern const sched_services_t sched_services;
+/* The room of a row still in pkg/scheduler: the scheduler itself. */
+void *sched_row_core(const sched_services_t *svc, void *core);
+/* Every row's init, in table order (s->rows); sched_rows_fini frees them. */
+void sched_rows_init(scheduler_t *s);
+void sched_rows_fini(scheduler_t *s);
+/* The row named name (its room and services), or NULL. */
+const sched_row_t *sched_row(scheduler_t *s, const char *name);
+/* Pods informer: every row's pod_deleted. */
+void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod);
 
 /* consolidate.c: consolidation (PostFilter, before preemption) */
 consol_state_t *consol_new(void);

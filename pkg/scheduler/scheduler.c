@@ -126,7 +126,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     cache_set_account_hook(s->cache, tenants_account, s);
     s->volumes = volume_store_new();
     s->gangs = gang_store_new();
-    s->gpu_res = gpu_res_new();
     s->consol = consol_new();
     s->resv = resv_new();
     s->held = held_new();
@@ -136,6 +135,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     fw_cluster_t base = { .volumes = s->volumes };
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &base);
+    sched_rows_init(s);
     return s;
 }
 
@@ -247,9 +247,9 @@ void sched_housekeep_rows(scheduler_t *s)
     pools_sweep_dead(s);
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && i < s->nrows; i++)
         if (ext[i].housekeep)
-            ext[i].housekeep(s);
+            ext[i].housekeep(&s->rows[i]);
 }
 
 /* Pool .status: written once the caches sync, then within a second of a
@@ -608,7 +608,7 @@ void scheduler_free(scheduler_t *s)
     volume_waiter_free(s->vwait);
     volume_store_free(s->volumes);
     gang_store_free(s->gangs);
-    gpu_res_free(s->gpu_res);
+    sched_rows_fini(s);
     consol_free(s->consol);
     resv_free(s->resv);
     held_free(s->held);

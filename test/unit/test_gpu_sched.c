@@ -13,6 +13,7 @@
 
 #include "fake_api.h"
 #include "gpu/gpu.h"
+#include "gpu/row.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -193,13 +194,13 @@ static pod_t *assume_pod(scheduler_t *s, const char *name, const char *ann, cons
     return p;
 }
 
-/* The reservation pods gpu_prebind names for a fraction (caller frees). */
+/* The reservation pods gpu_row_prebind names for a fraction (caller frees). */
 static char *prebind_fraction(scheduler_t *s, const pod_t *f)
 {
     json_t *ann = NULL;
     char err[256] = "";
-    if (gpu_prebind(s, f, "g0", &ann, err, sizeof err) != 0)
-        fail_msg("gpu_prebind: %s", err);
+    if (gpu_row_prebind(sched_row(s, "gpu-sharing")->self, f, "g0", &ann, err, sizeof err) != 0)
+        fail_msg("gpu_row_prebind: %s", err);
     assert_non_null(ann);
     char *names = util_strdup(json_string_value(json_object_get(ann, GPU_ANN_RESERVATION_POD)));
     json_decref(ann);
@@ -211,7 +212,7 @@ static void prebind_whole(scheduler_t *s, const pod_t *w)
 {
     json_t *ann = NULL;
     char err[256] = "";
-    assert_int_equal(gpu_prebind(s, w, "g0", &ann, err, sizeof err), 0);
+    assert_int_equal(gpu_row_prebind(sched_row(s, "gpu-sharing")->self, w, "g0", &ann, err, sizeof err), 0);
     assert_null(ann);
 }
 

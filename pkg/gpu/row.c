@@ -1,4 +1,4 @@
-/* gpu.c -- GpuSharing's Reserve/PreBind side: the reservation pods that hold
+/* row.c -- the gpu-sharing row: GpuSharing's PreBind side, the reservation pods that hold
  * each shared GPU for kubelet and every other scheduler, the slots written on
  * a fraction at bind, and the collection of reservations no fraction uses.
  *
@@ -10,10 +10,13 @@
  * rather than name a pod that is going away, and when it failed the mark is
  * undone and the existing reservation is reused (never a second pod
  * holding a second GPU for one slot). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
+#include "gpu/row.h"
+#include "kube/client.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "util/lockorder.h"
@@ -31,13 +34,16 @@ typedef struct res_entry {
  * watch shows it; after that, the cache is the truth. */
 #define GPU_RES_TRUST_MS 30000
 
-struct gpu_res {
+/* The row's room. */
+typedef struct gpu_res {
+    const sched_services_t *svc;
+    void *core;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     hashmap_t *slots;      /* "node/slot" -> res_entry_t (creations, deletions) */
     hashmap_t *idle_since; /* reservation pod uid -> int64_t* wall ms; housekeeper only */
     unsigned long seq;     /* name suffixes */
-};
+} gpu_res_t;
 
 /* Forgets the slot's entry e (key key). r->mu held. */
 static void slot_drop(gpu_res_t *r, const char *key, res_entry_t *e)
@@ -48,9 +54,11 @@ static void slot_drop(gpu_res_t *r, const char *key, res_entry_t *e)
     free(e);
 }
 
-gpu_res_t *gpu_res_new(void)
+void *gpu_row_init(const sched_services_t *svc, void *core)
 {
     gpu_res_t *r = util_xcalloc(1, sizeof(*r));
+    r->svc = svc;
+    r->core = core;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->slots = hashmap_new(64);
@@ -59,8 +67,9 @@ gpu_res_t *gpu_res_new(void)
     return r;
 }
 
-void gpu_res_free(gpu_res_t *r)
+void gpu_row_fini(void *self)
 {
+    gpu_res_t *r = self;
     if (!r)
         return;
     const char *k;
@@ -125,10 +134,10 @@ static void find_mask(void *ud, const node_info_t *ni)
  * else): a creation the store still trusts under that name ends, so the
  * next fraction on the slot makes a new reservation rather than name a pod
  * that no longer exists. */
-void gpu_reservation_gone(scheduler_t *s, const pod_t *pod)
+void gpu_row_pod_deleted(const sched_row_t *row, const pod_t *pod)
 {
-    gpu_res_t *r = s->gpu_res;
-    if (!r || !pod->gpu || !pod->node_name[0])
+    gpu_res_t *r = row->self;
+    if (!r || !gpu_is_reservation(pod) || !pod->gpu || !pod->node_name[0])
         return;
     sbuf_t k = { 0 };
     slot_key(&k, pod->node_name, pod->gpu->slot);
@@ -158,60 +167,79 @@ static char *reservation_name(gpu_res_t *r, const char *node, int slot)
 /* Every mark gpu_reservation_trusted (gpu/gpu.c) looks for: the namespace,
  * the label, managed-by, the name (reservation_name) and the node
  * annotation equal to spec.nodeName. */
-static char *reservation_body(scheduler_t *s, const char *name, const char *node, int slot)
+static char *reservation_body(gpu_res_t *r, const char *name, const char *node, int slot)
 {
+    const scheduler_opts_t *o = r->svc->opts(r->core);
     char idx[8];
     snprintf(idx, sizeof(idx), "%d", slot);
     json_t *res = json_pack("{s:s}", RES_GPU, "1");
-    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
-                            " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
-                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
-                            s->opts.gpu_namespace, "labels", GPU_LABEL_RESERVATION, "true", GPU_LABEL_MANAGED_BY,
-                            GPU_MANAGER, "annotations", GPU_ANN_INDEX, idx, GPU_ANN_RESERVATION_NODE, node, "spec",
-                            "nodeName", node, "schedulerName", s->name, "terminationGracePeriodSeconds", (json_int_t)0,
-                            "tolerations", "operator", "Exists", "containers", "name", "reserve", "image",
-                            s->opts.gpu_image, "resources", "requests", res, "limits", res);
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}},"
+                  " s:{s:s, s:s, s:I, s:[{s:s}], s:[{s:s, s:s, s:{s:O, s:O}}]}}",
+                  "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", o->gpu_namespace, "labels",
+                  GPU_LABEL_RESERVATION, "true", GPU_LABEL_MANAGED_BY, GPU_MANAGER, "annotations", GPU_ANN_INDEX, idx,
+                  GPU_ANN_RESERVATION_NODE, node, "spec", "nodeName", node, "schedulerName", r->svc->name(r->core),
+                  "terminationGracePeriodSeconds", (json_int_t)0, "tolerations", "operator", "Exists", "containers",
+                  "name", "reserve", "image", o->gpu_image, "resources", "requests", res, "limits", res);
     json_decref(res);
     char *txt = json_dumps(pod, JSON_COMPACT);
     json_decref(pod);
     return txt;
 }
 
-static long post(scheduler_t *s, const char *path, const char *body, char *err, size_t errlen)
+static long post(gpu_res_t *r, const char *path, const char *body, char *err, size_t errlen)
 {
-    kube_response_t resp = { 0 };
-    int rc = kube_request(s->kc, "POST", path, NULL, body, &resp, err, errlen);
-    long st = rc == 0 ? resp.status : 0;
+    long st = 0;
+    char *answer = NULL;
+    int rc = r->svc->api(r->core, "POST", path, body, &st, &answer, err, errlen);
     if (rc == 0 && (st < 200 || st >= 300))
-        snprintf(err, errlen, "HTTP %ld: %.160s", st, resp.body ? resp.body : "");
-    kube_response_free(&resp);
-    return st;
+        snprintf(err, errlen, "HTTP %ld: %.160s", st, answer ? answer : "");
+    free(answer);
+    return rc == 0 ? st : 0;
+}
+
+static void count_created(scheduler_stats_t *st, void *ud)
+{
+    (void)ud;
+    st->gpu_reservations_created++;
+}
+
+static void count_deleted(scheduler_stats_t *st, void *ud)
+{
+    (void)ud;
+    st->gpu_reservations_deleted++;
+}
+
+static void set_shared(scheduler_stats_t *st, void *ud)
+{
+    st->gpu_shared_devices = *(int *)ud;
 }
 
 /* POSTs the reservation pod; creates its namespace when that is missing. */
-static int create_reservation(scheduler_t *s, const char *name, const char *node, int slot, char *err, size_t errlen)
+static int create_reservation(gpu_res_t *r, const char *name, const char *node, int slot, char *err, size_t errlen)
 {
-    char *ns = util_urlencode(s->opts.gpu_namespace);
+    const char *gpu_ns = r->svc->opts(r->core)->gpu_namespace;
+    char *ns = util_urlencode(gpu_ns);
     sbuf_t path = { 0 };
     sbuf_printf(&path, "/api/v1/namespaces/%s/pods", ns);
-    char *body = reservation_body(s, name, node, slot);
-    long st = post(s, path.data, body, err, errlen);
+    char *body = reservation_body(r, name, node, slot);
+    long st = post(r, path.data, body, err, errlen);
     if (st == 404) {
-        json_t *nso = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata", "name",
-                                s->opts.gpu_namespace);
+        json_t *nso =
+            json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata", "name", gpu_ns);
         char *nsb = json_dumps(nso, JSON_COMPACT);
         json_decref(nso);
-        long nst = post(s, "/api/v1/namespaces", nsb, err, errlen);
+        long nst = post(r, "/api/v1/namespaces", nsb, err, errlen);
         free(nsb);
         if ((nst >= 200 && nst < 300) || nst == 409)
-            st = post(s, path.data, body, err, errlen);
+            st = post(r, path.data, body, err, errlen);
     }
     free(body);
     sbuf_free(&path);
     free(ns);
     if (st >= 200 && st < 300) {
-        stats_add(s, &s->stats.gpu_reservations_created, 1);
-        LOG_I("gpu: reservation pod %s/%s holds GPU slot %d of node %s", s->opts.gpu_namespace, name, slot, node);
+        r->svc->stats(r->core, count_created, NULL);
+        LOG_I("gpu: reservation pod %s/%s holds GPU slot %d of node %s", gpu_ns, name, slot, node);
         return 0;
     }
     return -1;
@@ -232,15 +260,14 @@ static int wait_settled(gpu_res_t *r, const char *key)
 }
 
 /* The name of a live reservation pod for (node, slot), created if none. */
-static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char *err, size_t errlen)
+static char *ensure_reservation(gpu_res_t *r, const char *node, int slot, char *err, size_t errlen)
 {
-    gpu_res_t *r = s->gpu_res;
     sbuf_t k = { 0 };
     slot_key(&k, node, slot);
     res_entry_t *e;
     for (;;) {
         find_t f = { .r = r, .node = node, .slot = slot };
-        cache_node_visit(s->cache, node, find_reservation, &f);
+        r->svc->node_visit(r->core, node, find_reservation, &f);
         if (f.name) {
             sbuf_free(&k);
             return f.name;
@@ -270,7 +297,7 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
     hashmap_put(r->slots, k.data, e);
     lo_mutex_unlock(&r->mu, LO_GPU_RES);
 
-    int rc = create_reservation(s, name, node, slot, err, errlen);
+    int rc = create_reservation(r, name, node, slot, err, errlen);
 
     lo_mutex_lock(&r->mu, LO_GPU_RES);
     if (rc == 0) {
@@ -290,25 +317,26 @@ static char *ensure_reservation(scheduler_t *s, const char *node, int slot, char
 }
 
 typedef struct idle_pod idle_pod_t;
-static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node);
+static void release_for_whole(gpu_res_t *r, const pod_t *pod, const char *node);
 
-int gpu_prebind(scheduler_t *s, const pod_t *pod, const char *node, json_t **ann, char *err, size_t errlen)
+int gpu_row_prebind(void *self, const pod_t *pod, const char *node, json_t **ann, char *err, size_t errlen)
 {
+    gpu_res_t *r = self;
     *ann = NULL;
     if (!gpu_is_fraction(pod)) {
         if (res_get_scalar(&pod->requests, RES_GPU) > 0)
-            release_for_whole(s, pod, node);
+            release_for_whole(r, pod, node);
         return 0;
     }
     find_t f = { .uid = pod->uid };
-    cache_node_visit(s->cache, node, find_mask, &f);
+    r->svc->node_visit(r->core, node, find_mask, &f);
     if (!f.mask)
         return util_errf(err, errlen, "no GPU slot is held for the pod on node %s", node);
     sbuf_t names = { 0 };
     for (int i = 0; i < GPU_MAX_DEVICES; i++) {
         if (!(f.mask & (1ULL << i)))
             continue;
-        char *name = ensure_reservation(s, node, i, err, errlen);
+        char *name = ensure_reservation(r, node, i, err, errlen);
         if (!name) {
             sbuf_free(&names);
             return -1;
@@ -361,39 +389,37 @@ static void node_idle(void *ud, const node_info_t *ni)
     }
 }
 
-/* Every idle reservation of the cluster. Cache read lock held. */
-static int collect_idle(scheduler_t *s, idle_pod_t **out)
+/* What the housekeeper reads of every node in one pass: the idle
+ * reservations and the GPUs shared. */
+typedef struct hk_pass {
+    idle_list_t idle;
+    int shared;
+} hk_pass_t;
+
+static void hk_node(void *ud, const node_info_t *ni)
 {
-    idle_list_t l = { 0 };
-    int nn = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &nn);
-    for (int i = 0; i < nn; i++) {
-        if (!nodes[i]->gpu)
-            continue;
-        cache_node_lock(s->cache, nodes[i]->name);
-        node_idle(&l, nodes[i]);
-        cache_node_unlock(s->cache, nodes[i]->name);
-    }
-    *out = l.v;
-    return l.n;
+    hk_pass_t *h = ud;
+    if (!ni->gpu)
+        return;
+    node_idle(&h->idle, ni);
+    h->shared += gpu_node_shared(ni->gpu);
 }
 
 /* 0 when the API accepted the DELETE (or the pod was gone already). */
-static int delete_reservation(scheduler_t *s, const idle_pod_t *ip)
+static int delete_reservation(gpu_res_t *r, const idle_pod_t *ip)
 {
     char *path = kube_pod_path(ip->ns, ip->name, NULL);
     char err[256];
-    kube_response_t resp = { 0 };
+    long st = 0;
     const char *body = "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0}";
-    int rc = kube_request(s->kc, "DELETE", path, NULL, body, &resp, err, sizeof(err));
-    int ok = rc == 0 && ((resp.status >= 200 && resp.status < 300) || resp.status == 404);
+    int rc = r->svc->api(r->core, "DELETE", path, body, &st, NULL, err, sizeof(err));
+    int ok = rc == 0 && ((st >= 200 && st < 300) || st == 404);
     if (ok) {
-        stats_add(s, &s->stats.gpu_reservations_deleted, 1);
+        r->svc->stats(r->core, count_deleted, NULL);
         LOG_I("gpu: reservation pod %s/%s released GPU slot %d of node %s", ip->ns, ip->name, ip->slot, ip->node);
     } else {
         LOG_W("gpu: deleting reservation pod %s/%s: %s", ip->ns, ip->name, rc == 0 ? "refused" : err);
     }
-    kube_response_free(&resp);
     free(path);
     return ok ? 0 : -1;
 }
@@ -409,19 +435,18 @@ static void idle_free(idle_pod_t *v, int n)
     free(v);
 }
 
-/* Marks the slot's reservation as going (under the cache write lock, so no
+/* Marks the slot's reservation as going (with the nodes frozen, so no
  * fraction is assumed meanwhile) if it is still idle. */
-static int mark_going(scheduler_t *s, const idle_pod_t *ip)
+static int mark_going(gpu_res_t *r, void *core, sched_node_lookup_fn lookup, const idle_pod_t *ip)
 {
     int still = 0;
-    node_info_t *ni = cache_node_locked(s->cache, ip->node);
+    const node_info_t *ni = lookup(core, ip->node);
     if (ni && (!ni->node || (gpu_node_idle_reserved(ni->gpu) & (1ULL << ip->slot))))
         still = 1;
     if (!still)
         return 0;
     sbuf_t k = { 0 };
     slot_key(&k, ip->node, ip->slot);
-    gpu_res_t *r = s->gpu_res;
     lo_mutex_lock(&r->mu, LO_GPU_RES);
     res_entry_t *e = hashmap_get(r->slots, k.data);
     if (e && (e->state == RES_CREATING || e->state == RES_DELETING)) {
@@ -444,11 +469,10 @@ static int mark_going(scheduler_t *s, const idle_pod_t *ip)
  * for binds (RES_GONE); failed, the mark is undone so that the reservation,
  * still in the cache and still holding its GPU, is found and reused rather
  * than joined by a second one. Either way the binds waiting are woken. */
-static void unmark_going(scheduler_t *s, const idle_pod_t *ip, int deleted)
+static void unmark_going(gpu_res_t *r, const idle_pod_t *ip, int deleted)
 {
     sbuf_t k = { 0 };
     slot_key(&k, ip->node, ip->slot);
-    gpu_res_t *r = s->gpu_res;
     lo_mutex_lock(&r->mu, LO_GPU_RES);
     res_entry_t *e = hashmap_get(r->slots, k.data);
     if (e && e->state == RES_DELETING && strcmp(e->name, ip->name) == 0) {
@@ -464,9 +488,39 @@ static void unmark_going(scheduler_t *s, const idle_pod_t *ip, int deleted)
 }
 
 /* Deletes a reservation mark_going marked, then settles the mark. */
-static void collect(scheduler_t *s, const idle_pod_t *ip)
+static void collect(gpu_res_t *r, const idle_pod_t *ip)
 {
-    unmark_going(s, ip, delete_reservation(s, ip) == 0);
+    unmark_going(r, ip, delete_reservation(r, ip) == 0);
+}
+
+/* Which of a list's reservations to collect, marked with the nodes frozen. */
+typedef struct marking {
+    gpu_res_t *r;
+    const idle_pod_t *v;
+    int n;
+    int *go; /* in: 1 to try; out: 1 marked */
+} marking_t;
+
+static void mark_all(void *ud, void *core, sched_node_lookup_fn lookup)
+{
+    marking_t *m = ud;
+    for (int i = 0; i < m->n; i++)
+        m->go[i] = m->go[i] && mark_going(m->r, core, lookup, &m->v[i]);
+}
+
+/* Collects the reservations go[] picks out of v (go is overwritten). */
+static void collect_marked(gpu_res_t *r, const idle_pod_t *v, int n, int *go, const pod_t *for_pod, const char *node)
+{
+    marking_t m = { r, v, n, go };
+    r->svc->nodes_frozen(r->core, mark_all, &m);
+    for (int i = 0; i < n; i++) {
+        if (!go[i])
+            continue;
+        if (for_pod)
+            LOG_I("gpu: pod %s needs the GPU reservation %s/%s holds idle on node %s", for_pod->key, v[i].ns, v[i].name,
+                  node);
+        collect(r, &v[i]);
+    }
 }
 
 /* How many idle reservations a whole-GPU pod on ni displaces: the GPUs
@@ -486,23 +540,16 @@ static void node_excess(void *ud, const node_info_t *ni)
     node_idle(l, ni);
 }
 
-static void release_for_whole(scheduler_t *s, const pod_t *pod, const char *node)
+static void release_for_whole(gpu_res_t *r, const pod_t *pod, const char *node)
 {
     idle_list_t l = { 0 };
-    cache_node_visit(s->cache, node, node_excess, &l);
+    r->svc->node_visit(r->core, node, node_excess, &l);
     if (l.n == 0)
         return;
     int *go = util_xcalloc((size_t)l.n, sizeof(*go));
-    cache_wrlock(s->cache);
     for (int i = 0; i < l.n; i++)
-        go[i] = mark_going(s, &l.v[i]);
-    cache_unlock(s->cache);
-    for (int i = 0; i < l.n; i++)
-        if (go[i]) {
-            LOG_I("gpu: pod %s needs the GPU reservation %s/%s holds idle on node %s", pod->key, l.v[i].ns, l.v[i].name,
-                  node);
-            collect(s, &l.v[i]);
-        }
+        go[i] = 1;
+    collect_marked(r, l.v, l.n, go, pod, node);
     free(go);
     idle_free(l.v, l.n);
 }
@@ -512,31 +559,35 @@ typedef struct slot_ref {
     int slot;
 } slot_ref_t;
 
-/* Slots whose fractions lost their reservation pod get a new one, so
- * kubelet's count stays honest. Cache lock not held. */
-static void restore_reservations(scheduler_t *s)
+typedef struct slot_refs {
+    slot_ref_t *v;
+    int n;
+} slot_refs_t;
+
+static void unreserved_slots(void *ud, const node_info_t *ni)
 {
-    slot_ref_t *v = NULL;
-    int n = 0;
-    cache_rdlock(s->cache);
-    int nn = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &nn);
-    for (int i = 0; i < nn; i++) {
-        if (!nodes[i]->gpu || !nodes[i]->node)
-            continue;
-        cache_node_lock(s->cache, nodes[i]->name);
-        uint64_t m = gpu_node_unreserved(nodes[i]->gpu);
-        for (int k = 0; k < GPU_MAX_DEVICES; k++)
-            if (m & (1ULL << k)) {
-                v = util_xrealloc(v, sizeof(*v) * (size_t)(n + 1));
-                v[n++] = (slot_ref_t){ util_strdup(nodes[i]->name), k };
-            }
-        cache_node_unlock(s->cache, nodes[i]->name);
-    }
-    cache_unlock(s->cache);
+    slot_refs_t *l = ud;
+    if (!ni->gpu || !ni->node)
+        return;
+    uint64_t m = gpu_node_unreserved(ni->gpu);
+    for (int k = 0; k < GPU_MAX_DEVICES; k++)
+        if (m & (1ULL << k)) {
+            l->v = util_xrealloc(l->v, sizeof(*l->v) * (size_t)(l->n + 1));
+            l->v[l->n++] = (slot_ref_t){ util_strdup(ni->name), k };
+        }
+}
+
+/* Slots whose fractions lost their reservation pod get a new one, so
+ * kubelet's count stays honest. */
+static void restore_reservations(gpu_res_t *r)
+{
+    slot_refs_t l = { 0 };
+    r->svc->nodes_visit(r->core, unreserved_slots, &l);
+    slot_ref_t *v = l.v;
+    int n = l.n;
     for (int i = 0; i < n; i++) {
         char err[256] = "";
-        char *name = ensure_reservation(s, v[i].node, v[i].slot, err, sizeof(err));
+        char *name = ensure_reservation(r, v[i].node, v[i].slot, err, sizeof(err));
         if (!name)
             LOG_W("gpu: slot %d of node %s has fractions but no reservation pod: %s", v[i].slot, v[i].node, err);
         free(name);
@@ -545,27 +596,16 @@ static void restore_reservations(scheduler_t *s)
     free(v);
 }
 
-void gpu_housekeep(scheduler_t *s)
+void gpu_row_housekeep(const sched_row_t *row)
 {
-    gpu_res_t *r = s->gpu_res;
-    if (!scheduler_fenced(s))
-        restore_reservations(s);
-    idle_pod_t *idle = NULL;
-    cache_rdlock(s->cache);
-    int n = collect_idle(s, &idle);
-    int shared = 0, nn = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &nn);
-    for (int i = 0; i < nn; i++) {
-        if (!nodes[i]->gpu)
-            continue;
-        cache_node_lock(s->cache, nodes[i]->name);
-        shared += gpu_node_shared(nodes[i]->gpu);
-        cache_node_unlock(s->cache, nodes[i]->name);
-    }
-    cache_unlock(s->cache);
-    stats_lock(s);
-    s->stats.gpu_shared_devices = shared;
-    stats_unlock(s);
+    gpu_res_t *r = row->self;
+    if (!r->svc->fenced(r->core))
+        restore_reservations(r);
+    hk_pass_t pass = { 0 };
+    r->svc->nodes_visit(r->core, hk_node, &pass);
+    idle_pod_t *idle = pass.idle.v;
+    int n = pass.idle.n;
+    r->svc->stats(r->core, set_shared, &pass.shared);
 
     /* Idle clocks: started for new idle pods, dropped for busy or gone ones. */
     int64_t now = util_wall_ms();
@@ -595,17 +635,13 @@ void gpu_housekeep(scheduler_t *s)
         free(gone[i]);
     }
     free(gone);
-    if (due > 0 && !scheduler_fenced(s)) {
+    if (due > 0 && !r->svc->fenced(r->core)) {
         int *go = util_xcalloc((size_t)n, sizeof(*go));
-        cache_wrlock(s->cache);
         for (int i = 0; i < n; i++) {
             int64_t *since = hashmap_get(seen, idle[i].uid);
-            go[i] = now - *since >= GPU_RES_GRACE_MS && mark_going(s, &idle[i]);
+            go[i] = now - *since >= GPU_RES_GRACE_MS;
         }
-        cache_unlock(s->cache);
-        for (int i = 0; i < n; i++)
-            if (go[i])
-                collect(s, &idle[i]);
+        collect_marked(r, idle, n, go, NULL, NULL);
         free(go);
     }
     hashmap_free(seen);
@@ -614,12 +650,12 @@ void gpu_housekeep(scheduler_t *s)
 
 /* The GpuSharing row's PreBind: the slots' reservation pods, and the
  * annotations the Binding carries (merged into *ann). */
-int gpu_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann, char *err,
-                     size_t errlen)
+int gpu_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+                     char *err, size_t errlen)
 {
     (void)lender;
     json_t *mine = NULL;
-    if (gpu_prebind(s, (*it)->pod, node, &mine, err, errlen) != 0) {
+    if (gpu_row_prebind(row->self, (*it)->pod, node, &mine, err, errlen) != 0) {
         LOG_W("bind pod=%s node=%s: gpu sharing: %s", (*it)->pod->key, node, err);
         return PREBIND_FAILED;
     }

@@ -1,0 +1,62 @@
+/* services.h -- what a row (one capability of the scheduling cycle, in its
+ * concept's folder: pkg/gpu/row.c...) may ask of the scheduler's core: one
+ * const table of calls, filled by the core (pkg/scheduler/services.c) and
+ * faked by unit tests, as kube's plugins get a framework.Handle.
+ *
+ * A row is a room: its state is its own (made by its init from the
+ * services, freed by its fini), and it reaches the core's state only
+ * through this table, never through struct scheduler. Each call gets back
+ * the core handle the row was given (sched_row_t.core).
+ *
+ * The table grows with the rows moved out of pkg/scheduler: a call is
+ * added when a row needs it, not before. */
+#ifndef AISCHED_FRAMEWORK_SERVICES_H
+#define AISCHED_FRAMEWORK_SERVICES_H
+
+#include <stddef.h>
+
+#include "framework/nodeinfo.h"
+#include "scheduler/scheduler.h"
+
+/* A view of one node, valid only during the call that gives it. */
+typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
+/* Looks a node up by name (NULL: none); given to sched_nodes_frozen_fn. */
+typedef const node_info_t *(*sched_node_lookup_fn)(void *core, const char *name);
+typedef void (*sched_nodes_frozen_fn)(void *ud, void *core, sched_node_lookup_fn lookup);
+
+typedef struct sched_services {
+    /* Who we are and how we were configured (both live as long as the core). */
+    const char *(*name)(void *core);
+    const scheduler_opts_t *(*opts)(void *core);
+    /* Nonzero once the scheduler lost its lease: decide and write nothing. */
+    int (*fenced)(void *core);
+
+    /* A synchronous request to the API server (a bind worker's or the
+     * housekeeper's thread, never a pool thread): 0 with *status the HTTP
+     * status and, when answer is not NULL, the body in *answer (caller
+     * frees; NULL if none), or -1 with err when it could not be sent. */
+    int (*api)(void *core, const char *method, const char *path, const char *body, long *status, char **answer,
+               char *err, size_t errlen);
+
+    /* Node views (the cache's): fn on one node under its lock; on every
+     * node; or with every node frozen (no pod assumed or bound meanwhile)
+     * and a lookup valid inside fn. fn must not call back into the table. */
+    void (*node_visit)(void *core, const char *node, sched_node_fn fn, void *ud);
+    void (*nodes_visit)(void *core, sched_node_fn fn, void *ud);
+    void (*nodes_frozen)(void *core, sched_nodes_frozen_fn fn, void *ud);
+
+    /* The counters and gauges /metrics shows: fn runs under their lock. */
+    void (*stats)(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud);
+} sched_services_t;
+
+/* PreBind's answers (a row's pre_bind, on a bind worker). */
+enum { PREBIND_READY = 0, PREBIND_WAITING = 1, PREBIND_FAILED = 2 };
+
+/* What a row's points get: its room, the table and the core to pass back. */
+typedef struct sched_row {
+    void *self;
+    const sched_services_t *svc;
+    void *core;
+} sched_row_t;
+
+#endif

@@ -1,0 +1,258 @@
+/* test_gpu_row.c -- the gpu-sharing row alone (pkg/gpu/row.c), on a fake
+ * services table: one node view, an API that records each request and
+ * answers as the case says, counters. No scheduler is built: what the row
+ * asks of the core is exactly the table's calls. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "gpu/row.h"
+#include "util/util.h"
+
+#include "fixtures.h"
+
+#define MAX_CALLS 8
+
+typedef struct fake {
+    node_info_t *ni;
+    scheduler_opts_t opts;
+    int fenced;
+    int ncalls;
+    char *method[MAX_CALLS], *path[MAX_CALLS], *body[MAX_CALLS];
+    long answer[MAX_CALLS]; /* status of call i (0: 201) */
+    scheduler_stats_t st;
+    int frozen;
+} fake_t;
+
+static const char *f_name(void *core)
+{
+    (void)core;
+    return "ai-scheduler";
+}
+
+static const scheduler_opts_t *f_opts(void *core)
+{
+    return &((fake_t *)core)->opts;
+}
+
+static int f_fenced(void *core)
+{
+    return ((fake_t *)core)->fenced;
+}
+
+static int f_api(void *core, const char *method, const char *path, const char *body, long *status, char **answer,
+                 char *err, size_t errlen)
+{
+    fake_t *f = core;
+    (void)err;
+    (void)errlen;
+    assert_true(f->ncalls < MAX_CALLS);
+    int i = f->ncalls++;
+    f->method[i] = util_strdup(method);
+    f->path[i] = util_strdup(path);
+    f->body[i] = util_strdup(body ? body : "");
+    *status = f->answer[i] ? f->answer[i] : 201;
+    if (answer)
+        *answer = util_strdup(*status >= 300 ? "{\"kind\":\"Status\"}" : "{}");
+    return 0;
+}
+
+static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
+{
+    fake_t *f = core;
+    if (strcmp(node, f->ni->name) == 0)
+        fn(ud, f->ni);
+}
+
+static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
+{
+    fn(ud, ((fake_t *)core)->ni);
+}
+
+static const node_info_t *f_lookup(void *core, const char *name)
+{
+    fake_t *f = core;
+    assert_true(f->frozen); /* only inside nodes_frozen */
+    return strcmp(name, f->ni->name) == 0 ? f->ni : NULL;
+}
+
+static void f_nodes_frozen(void *core, sched_nodes_frozen_fn fn, void *ud)
+{
+    fake_t *f = core;
+    f->frozen = 1;
+    fn(ud, core, f_lookup);
+    f->frozen = 0;
+}
+
+static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
+{
+    fn(&((fake_t *)core)->st, ud);
+}
+
+static const sched_services_t fake_services = {
+    .name = f_name,
+    .opts = f_opts,
+    .fenced = f_fenced,
+    .api = f_api,
+    .node_visit = f_node_visit,
+    .nodes_visit = f_nodes_visit,
+    .nodes_frozen = f_nodes_frozen,
+    .stats = f_stats,
+};
+
+/* A 4-GPU node g; row is the gpu-sharing row's room and table on it. */
+static void setup(fake_t *f, sched_row_t *row)
+{
+    memset(f, 0, sizeof(*f));
+    scheduler_opts_default(&f->opts);
+    f->opts.gpu_namespace = "gpu-ns";
+    f->opts.gpu_image = "pause:test";
+    gpu_set_reservation_namespace("gpu-ns");
+    f->ni = fx_node_info("{'metadata':{'name':'g'},"
+                         "'status':{'allocatable':{'cpu':'64','memory':'256Gi','pods':'110','nvidia.com/gpu':'4'}}}");
+    *row = (sched_row_t){ .self = gpu_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+}
+
+static void teardown(fake_t *f, sched_row_t *row)
+{
+    gpu_row_fini(row->self);
+    node_info_free(f->ni);
+    for (int i = 0; i < f->ncalls; i++) {
+        free(f->method[i]);
+        free(f->path[i]);
+        free(f->body[i]);
+    }
+}
+
+/* A half-GPU fraction, added to the node (which gives it slot 0). */
+static pod_t *fraction_on(fake_t *f, const char *name)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'team','uid':'u-%s','annotations':{'gpu-fraction':'0.5'}},"
+             "'spec':{'nodeName':'g','containers':[{'name':'c','resources':{'requests':{'cpu':'100m'}}}]}}",
+             name, name);
+    pod_t *p = fx_pod(buf);
+    node_info_add_pod(f->ni, p);
+    return p;
+}
+
+/* PreBind of a fraction: one reservation pod POSTed in the configured
+ * namespace, bound to the node by the scheduler's name, counted; the
+ * Binding carries the slot and the reservation's name. */
+static void test_prebind_creates_reservation(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    pod_t *p = fraction_on(&f, "nb");
+    json_t *ann = NULL;
+    char err[256] = "";
+    assert_int_equal(gpu_row_prebind(row.self, p, "g", &ann, err, sizeof(err)), 0);
+    assert_int_equal(f.ncalls, 1);
+    assert_string_equal(f.method[0], "POST");
+    assert_string_equal(f.path[0], "/api/v1/namespaces/gpu-ns/pods");
+    json_t *body = json_loads(f.body[0], 0, NULL);
+    assert_non_null(body);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(body, "spec"), "nodeName")), "g");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(body, "spec"), "schedulerName")),
+                        "ai-scheduler");
+    const char *made = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+    assert_non_null(ann);
+    assert_string_equal(json_string_value(json_object_get(ann, GPU_ANN_INDEX)), "0");
+    assert_string_equal(json_string_value(json_object_get(ann, GPU_ANN_RESERVATION_POD)), made);
+    assert_int_equal(f.st.gpu_reservations_created, 1);
+    /* A second fraction on the same slot, before the watch shows the pod:
+     * the creation is trusted, nothing is POSTed again. */
+    json_t *ann2 = NULL;
+    pod_t *q = fraction_on(&f, "nb2");
+    assert_int_equal(gpu_row_prebind(row.self, q, "g", &ann2, err, sizeof(err)), 0);
+    assert_int_equal(f.ncalls, 1);
+    assert_string_equal(json_string_value(json_object_get(ann2, GPU_ANN_RESERVATION_POD)), made);
+    json_decref(body);
+    json_decref(ann);
+    json_decref(ann2);
+    pod_unref(p);
+    pod_unref(q);
+    teardown(&f, &row);
+}
+
+/* The namespace is missing (404): it is created, then the pod again. */
+static void test_prebind_creates_namespace(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    f.answer[0] = 404;
+    pod_t *p = fraction_on(&f, "nb");
+    json_t *ann = NULL;
+    char err[256] = "";
+    assert_int_equal(gpu_row_prebind(row.self, p, "g", &ann, err, sizeof(err)), 0);
+    assert_int_equal(f.ncalls, 3);
+    assert_string_equal(f.path[1], "/api/v1/namespaces");
+    assert_non_null(strstr(f.body[1], "\"gpu-ns\""));
+    assert_string_equal(f.path[2], "/api/v1/namespaces/gpu-ns/pods");
+    json_decref(ann);
+    pod_unref(p);
+    teardown(&f, &row);
+}
+
+/* A refused creation fails the PreBind with the API's status in the error. */
+static void test_prebind_refused(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    f.answer[0] = 403;
+    pod_t *p = fraction_on(&f, "nb");
+    json_t *ann = NULL;
+    char err[256] = "";
+    assert_int_equal(gpu_row_prebind(row.self, p, "g", &ann, err, sizeof(err)), -1);
+    assert_null(ann);
+    assert_non_null(strstr(err, "HTTP 403"));
+    assert_int_equal(f.st.gpu_reservations_created, 0);
+    pod_unref(p);
+    teardown(&f, &row);
+}
+
+/* The housekeeper gives a used slot without a reservation pod a new one
+ * and publishes the shared gauge; fenced, it writes nothing. */
+static void test_housekeep_restores_unless_fenced(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    pod_t *p = fraction_on(&f, "nb");
+    f.fenced = 1;
+    gpu_row_housekeep(&row);
+    assert_int_equal(f.ncalls, 0);
+    assert_int_equal(f.st.gpu_shared_devices, 1);
+    f.fenced = 0;
+    gpu_row_housekeep(&row);
+    assert_int_equal(f.ncalls, 1);
+    assert_string_equal(f.method[0], "POST");
+    assert_int_equal(f.st.gpu_reservations_created, 1);
+    pod_unref(p);
+    teardown(&f, &row);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prebind_creates_reservation),
+        cmocka_unit_test(test_prebind_creates_namespace),
+        cmocka_unit_test(test_prebind_refused),
+        cmocka_unit_test(test_housekeep_restores_unless_fenced),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
