@@ -114,7 +114,7 @@ typedef struct sched_ext {
      * only a leaf lock of its own and writes nothing: gates.c writes what
      * hold says, once per pod. A row whose hold ends by itself (the
      * grouper's) lets go with sched_pod_released. */
-    int (*pre_enqueue)(struct scheduler *s, const pod_t *pod, enqueue_hold_t *hold);
+    int (*pre_enqueue)(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold);
     /* May widen the set (a gang gathers its pending members) or hold it. */
     ext_rc_t (*gate)(pod_set_t *set);
     /* Quotas and limits of the set's members taken together. */

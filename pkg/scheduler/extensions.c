@@ -2,6 +2,8 @@
  * each extension point runs them (extension.h). Filter and Score plugins
  * are the framework's (framework/), per profile; these rows are the rest
  * of the cycle. */
+#include "dra/row.h"
+#include "gates/row.h"
 #include "gpu/row.h"
 #include "scheduler/internal.h"
 
@@ -43,8 +45,8 @@ static int volumes_pb(const sched_row_t *r, queue_item_t **it, const char *node,
  *            nodes), gang (the minimum waits, holding back backfill);
  * pre_bind   volumes (claims bound first), gpu-sharing (slots' pods). */
 static const sched_ext_t table[] = {
-    { .name = "scheduling-gates", .pre_enqueue = gates_ext_pre_enqueue },
-    { .name = "dynamic-resources", .pre_enqueue = dra_ext_pre_enqueue },
+    { .name = "scheduling-gates", .pre_enqueue = gates_row_pre_enqueue },
+    { .name = "dynamic-resources", .pre_enqueue = dra_row_pre_enqueue },
     { .name = "workload-groups",
       .init = sched_row_core,
       .pre_enqueue = grouper_ext_pre_enqueue,

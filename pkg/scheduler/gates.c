@@ -1,7 +1,7 @@
-/* gates.c -- PreEnqueue: the rows that keep a pending pod out of the
- * scheduling queues (scheduling gates; DRA claims, which ai-scheduler does
- * not allocate), and the set of pods they keep out, so that a pod whose
- * last gate goes enters its queue at once, not after a backoff.
+/* gates.c -- PreEnqueue: the pre_enqueue rows asked in table order
+ * (scheduling gates: pkg/gates; DRA claims: pkg/dra; workload groups), and
+ * the set of pods they keep out of the scheduling queues, so that a pod
+ * whose last gate goes enters its queue at once, not after a backoff.
  *
  * A pod kept out is in no cycle: it is never tried, bound, nominated or a
  * preemptor, and no queue counts it as pending demand (tenants, borrowing,
@@ -13,53 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gates/row.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
-
-/* The condition kube's API server gives a gated pod at creation
- * (applySchedulingGatedCondition). */
-#define GATED_REASON  "SchedulingGated"
-#define GATED_MESSAGE "Scheduling is blocked due to non-empty scheduling gates"
 
 struct held_set {
     pthread_mutex_t mu;
     hashmap_t *uids; /* uid -> the row that keeps it out (1-based), as a pointer */
 };
 
-int gates_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
-{
-    (void)s;
-    if (pod->ngates == 0)
-        return 0;
-    hold->reason = GATED_REASON;
-    hold->message = util_strdup(GATED_MESSAGE);
-    hold->event = 0; /* kube sends none: the condition says it */
-    return 1;
-}
-
-int dra_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
-{
-    (void)s;
-    if (pod->nclaims == 0)
-        return 0;
-    sbuf_t b = { 0 };
-    sbuf_printf(&b,
-                "the pod uses DRA resource claims (spec.resourceClaims: %s); ai-scheduler does not allocate "
-                "DRA claims (kube-scheduler's DynamicResources plugin does), so the pod stays pending",
-                pod->claims ? pod->claims : "");
-    hold->reason = "Unschedulable";
-    hold->message = b.data;
-    hold->event = 1;
-    return 1;
-}
-
 /* Workload groups: held while the grouper reads the pod's owners (a
  * moment: no condition, no event); the grouper lets go by labelling the
  * pod (its update comes back through the informer) or through
  * sched_pod_released. */
-int grouper_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
+int grouper_ext_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold)
 {
+    scheduler_t *s = row->self;
     if (!s->grouper || !grouper_hold(s->grouper, pod))
         return 0;
     hold->reason = NULL;
@@ -80,7 +50,7 @@ static int pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)
     const sched_ext_t *ext = sched_extensions(&n);
     memset(hold, 0, sizeof(*hold));
     for (int i = 0; i < n; i++)
-        if (ext[i].pre_enqueue && ext[i].pre_enqueue(s, pod, hold))
+        if (ext[i].pre_enqueue && ext[i].pre_enqueue(&s->rows[i], pod, hold))
             return i + 1;
     return 0;
 }
@@ -174,7 +144,7 @@ void gates_hold_uid(scheduler_t *s, const char *uid)
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n; i++)
-        if (ext[i].pre_enqueue == gates_ext_pre_enqueue)
+        if (ext[i].pre_enqueue == gates_row_pre_enqueue)
             held_mark(s->held, uid, i + 1);
 }
 

@@ -497,9 +497,7 @@ json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);
 /* gates.c: PreEnqueue. The rows: scheduling gates (kube's SchedulingGates)
  * and DRA claims, which ai-scheduler does not allocate (kube's
  * DynamicResources would). */
-int gates_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold);
-int dra_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold);
-int grouper_ext_pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold);
+int grouper_ext_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold);
 void grouper_ext_housekeep(scheduler_t *s);
 held_set_t *held_new(void);
 void held_free(held_set_t *h);
