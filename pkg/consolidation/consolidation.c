@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "consolidation/consolidation.h"
+#include "preemption/preemption.h"
 #include "util/util.h"
 
 static int64_t gpus_of(const pod_t *p)
@@ -63,7 +64,7 @@ static int try_target(node_info_t **nodes, int n, int t, pod_t *pod, int max, co
     pod_t **c = util_xcalloc((size_t)ni->npods + 1, sizeof(*c));
     int nc = 0;
     for (int i = 0; i < ni->npods; i++)
-        if (gpus_of(ni->pods[i]) > 0 && movable(ud, ni->pods[i]))
+        if (gpus_of(ni->pods[i]) > 0 && preempt_removable(ni->pods[i], ni->name) && movable(ud, ni->pods[i]))
             c[nc++] = pod_ref(ni->pods[i]);
     qsort(c, (size_t)nc, sizeof(*c), by_gpus_desc);
     int *where = util_xcalloc((size_t)nc + 1, sizeof(*where));

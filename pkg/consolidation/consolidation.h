@@ -12,7 +12,9 @@
 
 /* Whether pod fits ni as ni is now (the caller's filters). */
 typedef int (*consol_fit_fn)(void *ud, const pod_t *pod, node_info_t *ni);
-/* Whether the pod may be moved (recreated by its controller, preemptible). */
+/* Whether the pod may be moved (recreated by its controller, preemptible).
+ * Asked only of pods that run on the node they are in (preempt_removable):
+ * the others in a view (nominated, assumed, held room) count but stay. */
 typedef int (*consol_movable_fn)(void *ud, const pod_t *pod);
 
 typedef struct consol_move {

@@ -303,6 +303,7 @@ typedef struct fs_chg {
     int32_t prio;
     int64_t created_ms, started_ms; /* wall */
     int64_t lifetime_s;
+    int held; /* fs_charge_held: holds room, does not run (no victim) */
 } fs_chg_t;
 
 struct fs_store {
@@ -711,7 +712,7 @@ void fs_uncharge(fs_store_t *fs, const char *uid)
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
-void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign)
+static void charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign, int held)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     uncharge_locked(fs, p->uid);
@@ -726,12 +727,23 @@ void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu
         c->created_ms = p->created_ms;
         c->started_ms = p->started_ms ? p->started_ms : util_wall_ms();
         c->lifetime_s = lifetime_of(p);
+        c->held = held;
         if (c->lifetime_s > 0)
             fs->nlifetime++;
         hashmap_put(fs->charges, p->uid, c);
         apply_charge(fs, c, +1);
     }
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+}
+
+void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign)
+{
+    charge(fs, p, tenant, pool, gpu_mem_mib, sign, 0);
+}
+
+void fs_charge_held(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib)
+{
+    charge(fs, p, tenant, pool, gpu_mem_mib, +1, 1);
 }
 
 void fs_set_pool(fs_store_t *fs, int pool, const char *name, const double cap[FS_NRES])
@@ -1329,6 +1341,8 @@ static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int
                            const fs_chg_t *c, int64_t now_ms)
 {
     int qv = fs->eff[c->tid], a, b;
+    if (c->held)
+        return 0; /* not running: its eviction would delete a pending pod */
     if (qv == qp)
         return c->prio < prio;
     if (top == qp || !(c->preemptible || expired(c, now_ms)) || !in_subtree(fs, qv, top))

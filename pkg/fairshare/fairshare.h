@@ -111,6 +111,11 @@ int fs_pod_preemptible(fs_store_t *fs, const pod_t *p);
  * unknown), for a share asked by memory. Idempotent per uid: a second +1
  * replaces the charge, a -1 for an unknown uid does nothing. */
 void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign);
+/* fs_charge(+1) for a pod that holds room without running: a preemptor
+ * holding the room it made, a pod placed whose Binding is in flight. It
+ * counts as a running pod does, but fs_limit_victims never chooses it
+ * (evicting a pod that is not bound deletes it). */
+void fs_charge_held(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib);
 /* Whether uid is charged (running, or a preemptor holding room). */
 int fs_is_charged(fs_store_t *fs, const char *uid);
 /* Drops uid's charge, if any (a pod gone, or a victim on its way out). */
@@ -170,8 +175,9 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
  * own pods of lower priority (priority preemption inside a queue) and,
  * when the limit is an ancestor's and the queue stays within its fair
  * share, preemptible pods of sibling subtrees above their shares, by
- * reclaim's rules. Returns how many (uids in *out, an array the caller
- * frees with each string), 0 when there is no such set. */
+ * reclaim's rules; never a held charge (fs_charge_held). Returns how many
+ * (uids in *out, an array the caller frees with each string), 0 when there
+ * is no such set. */
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
                      char ***out);
 /* Minimum runtime (KAI-Scheduler's preemptMinRuntime / reclaimMinRuntime)

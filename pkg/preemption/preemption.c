@@ -171,8 +171,15 @@ static int fits(framework_t *fw, cycle_state_t *cs, const pod_t *pod, const node
     return framework_filter(fw, cs, pod, ni, &st) == FW_SUCCESS;
 }
 
-/* Collects (and removes from ni) every pod is_victim accepts; the PreFilter
- * state in cs follows each removal (kube's RemovePod). */
+int preempt_removable(const pod_t *p, const char *node)
+{
+    return pod_is_bound(p) && !pod_is_terminal(p) && (!node || strcmp(p->node_name, node) == 0);
+}
+
+/* Collects (and removes from ni) every pod is_victim accepts among those
+ * that can leave ni (the others stay: they hold room, see
+ * preempt_removable); the PreFilter state in cs follows each removal
+ * (kube's RemovePod). */
 static int collect_victims(framework_t *fw, cycle_state_t *cs, node_info_t *ni, const pod_t *preemptor,
                            preempt_victim_fn is_victim, void *ud, victim_t **out)
 {
@@ -181,7 +188,7 @@ static int collect_victims(framework_t *fw, cycle_state_t *cs, node_info_t *ni, 
     for (int i = 0; i < ni->npods; i++) {
         const pod_t *p = ni->pods[i];
         int64_t rank = 0;
-        if (pod_is_terminal(p) || strcmp(p->uid, preemptor->uid) == 0)
+        if (!preempt_removable(p, ni->name) || strcmp(p->uid, preemptor->uid) == 0)
             continue;
         if (!is_victim(p, preemptor, ud, &rank))
             continue;

@@ -37,6 +37,21 @@ void pdb_free(pdb_t *p);
  * shifts elastic surplus 2^36 and borrowers 2^38 below every home pod. */
 typedef int (*preempt_victim_fn)(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
 
+/* Whether p can be taken off node by an eviction: it is bound there
+ * (node NULL: bound anywhere) and not done. A node's view holds more than
+ * that: pods nominated there (room an earlier preemption promised them),
+ * pods placed whose Binding is in flight (assumed), the room held for a
+ * consolidation's movers and for a gang's reservation. They count in every
+ * fit, as kube-scheduler's Filter counts nominated pods, so a preemptor
+ * never takes room promised to a pod that ranks at least as high; they are
+ * never victims, which kube gets by keeping nominated pods out of
+ * NodeInfo.Pods: an Eviction of a pod that is not bound deletes it (a bare
+ * pod is gone for good, a controller's starts over), and one whose Binding
+ * is in flight would race with that Binding, which then fails or places a
+ * pod already deleted. Every victim search (preempt_select_on_node, the
+ * consolidation planner, reclaim under a queue limit) asks this. */
+int preempt_removable(const pod_t *p, const char *node);
+
 /* What each victim adds to rank_sum beyond its rank (ranks may be as low
  * as -2^39), so one more victim always makes the sum larger. */
 #define PREEMPT_RANK_OFFSET ((int64_t)1 << 40)

@@ -23,7 +23,7 @@ typedef struct sandbox sandbox_t;
 
 typedef enum {
     SB_BIND = 1,      /* a pod was bound to node (lender: the pool it borrowed from, else NULL) */
-    SB_EVICT,         /* a running pod was evicted (node: where it ran; why; by: the preemptor's ns/name) */
+    SB_EVICT,         /* a pod was evicted (node: where it ran, NULL if pending; why; by: the preemptor's ns/name) */
     SB_UNSCHEDULABLE, /* a pod got FailedScheduling (reason, message), once per new message */
     SB_NOMINATE,      /* a pod was nominated to node (room made for it) */
     SB_CREATE,        /* the scheduler created a pod (a GPU reservation pod) */

@@ -268,7 +268,7 @@ static void consol_no_plan_step(pod_set_t *set, fit_ctx_t *f, node_info_t **node
     for (int i = 0; i < n; i++)
         for (int k = 0; k < nodes[i]->npods; k++) {
             const pod_t *p = nodes[i]->pods[k];
-            if (movable(f, p))
+            if (preempt_removable(p, nodes[i]->name) && movable(f, p))
                 movers++;
             else if (!p->controller_kind && !pod_is_terminal(p))
                 bare++;

@@ -24,8 +24,10 @@ uint64_t sched_rng_next(uint64_t *x)
  * preemption's: a borrower (a pod whose home is not the node's pool) ranks
  * below every home pod of that pool whatever its priority, so it never
  * takes room promised to one; with Queues, a pod of a queue at or above
- * its fair share never takes room held for another queue's pod. Returns ni itself, or a clone the caller
- * frees with node_info_free when *cloned is set. Cache lock held. */
+ * its fair share never takes room held for another queue's pod. The
+ * nominated pods (and the held room) only count: no victim search takes
+ * them off a view (preempt_removable). Returns ni itself, or a clone the
+ * caller frees with node_info_free when *cloned is set. Cache lock held. */
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned)
 {
     pod_t *const *noms = NULL;

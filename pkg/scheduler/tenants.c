@@ -43,6 +43,17 @@ int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *
     return fs_pick(P->s->fs, P->id, tenants, head_first_ms, n, util_now_ms());
 }
 
+/* Charges p to its queue in pool: as running when it is bound, else as
+ * holding room (an assumed pod, a preemptor), which counts the same but is
+ * no victim of a limit's reclaim (fs_charge_held). */
+static void charge_pod(scheduler_t *s, const pod_t *p, int pool, int64_t gpu_mem_mib)
+{
+    if (pod_is_bound(p))
+        fs_charge(s->fs, p, tenants_pod_tenant(s, p), pool, gpu_mem_mib, +1);
+    else
+        fs_charge_held(s->fs, p, tenants_pod_tenant(s, p), pool, gpu_mem_mib);
+}
+
 /* The cache's accounting hook (cache lock held): what runs is charged to
  * its queue in the pool whose node it holds (a borrower in its lender:
  * borrowed room counts against neither its home pool's share nor its
@@ -55,8 +66,8 @@ void tenants_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
     if (gpu_is_reservation(p))
         return;
     if (sign > 0)
-        fs_charge(s->fs, p, tenants_pod_tenant(s, p), ni && ni->pool >= 0 ? ni->pool : pools_home_id(s, p),
-                  ni && ni->node ? gpu_node_memory(ni->node) : 0, +1);
+        charge_pod(s, p, ni && ni->pool >= 0 ? ni->pool : pools_home_id(s, p),
+                   ni && ni->node ? gpu_node_memory(ni->node) : 0);
     else
         fs_uncharge(s->fs, p->uid);
 }
@@ -273,7 +284,7 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
     for (int i = 0; i < n; i++) {
         cache_pod_state_t st;
         pod_t *v = cache_get_pod(s->cache, uids[i], &st);
-        if (v && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !v->deleting)
+        if (v && st == CPOD_BOUND && preempt_removable(v, NULL) && !v->deleting)
             c->victims[c->nvictims++] = v;
         else
             pod_unref(v);
@@ -502,7 +513,7 @@ void tenants_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, p
     for (int i = 0; i < nv; i++)
         fs_uncharge(s->fs, victims[i]->uid);
     for (int i = 0; i < np; i++)
-        fs_charge(s->fs, preemptors[i], tenants_pod_tenant(s, preemptors[i]), vc->pool_id, 0, +1);
+        fs_charge_held(s->fs, preemptors[i], tenants_pod_tenant(s, preemptors[i]), vc->pool_id, 0);
 }
 
 void tenants_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
@@ -519,7 +530,7 @@ void tenants_recharge(scheduler_t *s, const pod_t *victim)
     cache_pod_state_t st;
     pod_t *cur = cache_get_pod(s->cache, victim->uid, &st);
     if (cur && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !cur->deleting)
-        fs_charge(s->fs, cur, tenants_pod_tenant(s, cur), charge_pool(s, cur), 0, +1);
+        charge_pod(s, cur, charge_pool(s, cur), 0);
     pod_unref(cur);
 }
 

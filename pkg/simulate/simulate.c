@@ -523,6 +523,9 @@ static void on_bind(sim_t *s, const sim_action_t *a)
         js->start_at = at;
 }
 
+/* An evicted pod is gone, running or pending (the Eviction API deletes a
+ * pod that is not bound at once): it is counted and logged, and its
+ * controller makes it again, pending; a running one gives its room back. */
 static void on_evict(sim_t *s, const sim_action_t *a)
 {
     if (a->pod < 0) {
@@ -539,13 +542,15 @@ static void on_evict(sim_t *s, const sim_action_t *a)
     char uid[64];
     sim_pod_t *p = &s->pods[a->pod];
     pod_uid(s, a->pod, uid, sizeof uid);
-    if (p->state != POD_RUNNING || strcmp(uid, a->uid))
-        return;
+    if ((p->state != POD_RUNNING && p->state != POD_PENDING) || strcmp(uid, a->uid))
+        return; /* not created yet, finished, or an older incarnation's */
     log_event(s, "evict", a);
+    if (p->state == POD_RUNNING) {
+        pool_use(s, p->pool, p->req, -1);
+        s->running--;
+        s->js[p->job].running--;
+    }
     p->state = POD_PENDING;
-    pool_use(s, p->pool, p->req, -1);
-    s->running--;
-    s->js[p->job].running--;
     s->js[p->job].preempted++;
     s->evictions++;
     s->last_progress = s->now;

@@ -508,6 +508,46 @@ static void test_limit_own_priority(void **state)
     fs_store_free(fs);
 }
 
+/* Issue 35, fault 1: a held charge (a preemptor holding the room it made,
+ * a pod whose Binding is in flight) counts against the limit but is never
+ * a victim: its pod is not bound, and evicting it would delete it. The
+ * priority-10 pod holds its room; the two 50s go instead. */
+static void test_limit_spares_held(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("team", "{'resources':{'gpu':{'quota':4,'limit':4}}}"));
+    int t = fs_tenant_id(fs, "team");
+    pod_t *p[4];
+    int prio[4] = { 50, 10, 50, 80 };
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "l%d", i);
+        p[i] = mkpod(name, "team", 1, prio[i]);
+        if (i == 1)
+            fs_charge_held(fs, p[i], t, 0, 0);
+        else
+            fs_charge(fs, p[i], t, 0, 0, +1);
+    }
+    const char *qs[] = { "team" };
+    double want[] = { 6 };
+    pool_setup(fs, 8, qs, want, 1);
+    double two[FS_NRES] = { 2, 0, 0 };
+    char msg[256];
+    assert_int_equal(fs_admit(fs, 0, t, two, 1, msg, sizeof(msg)), -1); /* the held GPU counts */
+    char **uids = NULL;
+    int n = fs_limit_victims(fs, 0, t, two, 60, 0, &uids);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < n; i++) {
+        assert_true(strcmp(uids[i], "u-l0") == 0 || strcmp(uids[i], "u-l2") == 0);
+        free(uids[i]);
+    }
+    free(uids);
+    for (int i = 0; i < 4; i++)
+        pod_unref(p[i]);
+    fs_store_free(fs);
+}
+
 /* Issue 22, fault 14: pods naming more than FS_MAX_NAMES queues send the
  * rest to default, but never keep a Queue created later out. */
 static void test_names_cap(void **state)
@@ -673,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_limit_reclaim),
         cmocka_unit_test(test_reclaim_zero_share),
         cmocka_unit_test(test_limit_own_priority),
+        cmocka_unit_test(test_limit_spares_held),
         cmocka_unit_test(test_names_cap),
         cmocka_unit_test(test_status_rewritten_until_seen),
         cmocka_unit_test(test_checkpoint_grace_inherited),

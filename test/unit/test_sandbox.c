@@ -96,6 +96,35 @@ static json_t *gpu_pod(const char *name, const char *gpus)
     return p;
 }
 
+/* p as a pod of ReplicaSet ns/web (a consolidation may move it). */
+static json_t *rs_owned(json_t *p)
+{
+    json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
+                        json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "apps/v1", "kind", "ReplicaSet", "name",
+                                  "web", "uid", "rs-uid", "controller", 1));
+    return p;
+}
+
+static json_t *prio_class(const char *name, int value)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:i}", "apiVersion", "scheduling.k8s.io/v1", "kind", "PriorityClass",
+                     "metadata", "name", name, "value", value);
+}
+
+static json_t *with_prio(json_t *p, int prio)
+{
+    json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(prio));
+    return p;
+}
+
+/* p bound to node (Running). */
+static json_t *bound_to(json_t *p, const char *node_name)
+{
+    json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node_name));
+    json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+    return p;
+}
+
 /* ---- the action log ----------------------------------------------------- */
 
 typedef struct log {
@@ -158,6 +187,16 @@ static const char *node_of(sandbox_t *sb, const char *name)
 {
     json_t *p = sandbox_get(sb, "Pod", "ns", name);
     return p ? json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")) : NULL;
+}
+
+/* Deletes pod ns/name from the copy, as its owner would. */
+static void del_pod(sandbox_t *sb, const char *name)
+{
+    char err[256];
+    json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", name));
+    assert_non_null(p);
+    assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
+    json_decref(p);
 }
 
 /* ---- cases -------------------------------------------------------------- */
@@ -574,14 +613,8 @@ static void test_gpu_fractions(void **st)
     const char *res = strstr(logged(&l), "CREATE " GPU_RESERVATION_NS "/" GPU_RESERVATION_PREFIX "g1-");
     assert_non_null(res);
     assert_null(strstr(res + 1, "CREATE ")); /* one reservation pod */
-    char err[256];
-    for (int i = 0; i < 2; i++) {
-        char n[8];
-        snprintf(n, sizeof n, "half%d", i);
-        json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", n));
-        assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
-        json_decref(p);
-    }
+    del_pod(sb, "half0");
+    del_pod(sb, "half1");
     assert_null(strstr(logged(&l), "DELETE "));
     assert_true(sandbox_next_due(sb) > 0); /* the reservation's idle clock runs */
     sandbox_advance(sb, T0 + 60000);
@@ -752,22 +785,9 @@ static void test_consolidation_move(void **st)
         char n[8], at[8];
         snprintf(n, sizeof n, "rs%d", i);
         snprintf(at, sizeof at, "g%d", i);
-        json_t *p = pod(n, "1", "1Gi", 0, at);
-        json_t *res =
-            json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources");
-        json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("1"));
-        json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", "1"));
-        json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
-                            json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "apps/v1", "kind", "ReplicaSet",
-                                      "name", "web", "uid", "rs-uid", "controller", 1));
-        add(sb, p);
+        add(sb, rs_owned(bound_to(gpu_pod(n, "1"), at)));
     }
-    json_t *big = pod("big", "1", "1Gi", 0, NULL);
-    json_t *res =
-        json_object_get(json_array_get(json_object_get(json_object_get(big, "spec"), "containers"), 0), "resources");
-    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("2"));
-    json_object_set_new(res, "limits", json_pack("{s:s}", "nvidia.com/gpu", "2"));
-    add(sb, big);
+    add(sb, gpu_pod("big", "2"));
     sandbox_run(sb);
     sandbox_advance(sb, T0 + 30000);
     assert_int_equal(l.evicts, 1);
@@ -828,12 +848,8 @@ static void test_reservation_after(void **st)
     sandbox_advance(sb, T0 + 70000);
     assert_null(node_of(sb, "late")); /* the held room is the gang's */
     assert_int_equal(l.binds, 0);
-    char *names[] = { "s1", "s2" };
-    for (int i = 0; i < 2; i++) {
-        json_t *p = json_deep_copy(sandbox_get(sb, "Pod", "ns", names[i]));
-        assert_int_equal(sandbox_apply(sb, "DELETED", p, err, sizeof err), 0);
-        json_decref(p);
-    }
+    del_pod(sb, "s1");
+    del_pod(sb, "s2");
     sandbox_advance(sb, T0 + 90000);
     assert_non_null(node_of(sb, "w0"));
     assert_non_null(node_of(sb, "w1"));
@@ -992,6 +1008,139 @@ static void test_finished_pod_frees_room(void **st)
     sb_done(sb, &l);
 }
 
+/* Pod nom (prio, what json asks) preempts saver, which runs on node and
+ * asks 30 s to checkpoint first: nom holds its nomination, pending, while
+ * saver checkpoints. */
+static void nominee_waiting(sandbox_t *sb, log_t *l, json_t *saver, json_t *nom, const char *node_name)
+{
+    annotate(saver, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, bound_to(saver, node_name));
+    add(sb, nom);
+    sandbox_run(sb);
+    char want[64];
+    snprintf(want, sizeof want, "NOMINATE ns/nom node=%s\n", node_name);
+    assert_non_null(strstr(logged(l), want));
+    assert_non_null(ann_of(sb, "ns", "saver", PREEMPTION_REQUESTED_ANNOTATION));
+    assert_null(node_of(sb, "nom"));
+}
+
+/* Issue 35, fault 1: a pending pod is never a victim (its eviction deletes
+ * it). A gang whose PodGroup's class (100) ranks above a nominee (50) that
+ * its members' own priority (0) does not: the nominee counted in the gang's
+ * view of n1 (the room it holds) and was chosen as the victim that frees
+ * it. The gang waits; the nominee binds once saver is gone. */
+static void test_gang_spares_nominee(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, prio_class("high", 100));
+    add(sb, node("n1", "4", "8Gi", NULL));
+    nominee_waiting(sb, &l, pod("saver", "2", "1Gi", 0, NULL), pod("nom", "4", "1Gi", 50, NULL), "n1");
+    add_gang_g(sb, 1, 0, 1, "2");
+    json_t *pg = json_deep_copy(sandbox_get(sb, "PodGroup", "ns", "g"));
+    json_object_set_new(json_object_get(pg, "metadata"), "annotations",
+                        json_pack("{s:s}", GANG_PRIORITY_CLASS_ANNOTATION, "high"));
+    char err[256];
+    assert_int_equal(sandbox_apply(sb, "MODIFIED", pg, err, sizeof err), 0);
+    json_decref(pg);
+    sandbox_advance(sb, T0 + 10000);
+    assert_int_equal(l.evicts, 0);
+    assert_non_null(sandbox_get(sb, "Pod", "ns", "nom"));
+    assert_null(node_of(sb, "w0"));
+    /* saver goes at its deadline, nom binds; bound, nom is the gang's to
+     * preempt. */
+    sandbox_advance(sb, T0 + 45000);
+    assert_string_equal(logged(&l), "NOMINATE ns/nom node=n1\n"
+                                    "UNSCHEDULABLE ns/nom FailedScheduling: 0/1 nodes are available: 1 Insufficient "
+                                    "cpu.\n"
+                                    "UNSCHEDULABLE ns/w0 FailedScheduling: pod group ns/g: 0/1 members placeable; 0/1 "
+                                    "nodes are available: 1 Insufficient cpu.\n"
+                                    "EVICT ns/saver node=n1 reason=preemption by=ns/nom\n"
+                                    "BIND ns/nom node=n1\n"
+                                    "NOMINATE ns/w0 node=n1\n"
+                                    "EVICT ns/nom node=n1 reason=preemption by=ns/w0\n"
+                                    "BIND ns/w0 node=n1\n");
+    sb_done(sb, &l);
+}
+
+/* Issue 35, fault 1: queue a's nominee holds a provisional charge (4 GPUs,
+ * over a's quota) for the room saver's checkpoint will free; b, under its
+ * share, reclaimed from a and took the nominee as its victim. It waits
+ * for the room instead. */
+static void test_reclaim_spares_nominee(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("a", 1));
+    add(sb, queue_obj("b", 3));
+    add(sb, gpu_node("n1", "4"));
+    json_t *saver = gpu_pod("saver", "2"), *nom = with_prio(gpu_pod("nom", "4"), 50);
+    label(saver, FS_QUEUE_LABEL, "a");
+    label(nom, FS_QUEUE_LABEL, "a");
+    nominee_waiting(sb, &l, saver, nom, "n1");
+    json_t *b = gpu_pod("b0", "2");
+    label(b, FS_QUEUE_LABEL, "b");
+    add(sb, b);
+    sandbox_advance(sb, T0 + 10000);
+    assert_int_equal(l.evicts, 0);
+    assert_non_null(sandbox_get(sb, "Pod", "ns", "nom"));
+    assert_null(node_of(sb, "b0"));
+    sandbox_advance(sb, T0 + 45000);
+    assert_string_equal(logged(&l), "NOMINATE ns/nom node=n1\n"
+                                    "UNSCHEDULABLE ns/nom FailedScheduling: 0/1 nodes are available: 1 Insufficient "
+                                    "nvidia.com/gpu.\n"
+                                    "UNSCHEDULABLE ns/b0 FailedScheduling: 0/1 nodes are available: 1 Insufficient "
+                                    "nvidia.com/gpu.\n"
+                                    "EVICT ns/saver node=n1 reason=preemption by=ns/nom\n"
+                                    "BIND ns/nom node=n1\n");
+    sb_done(sb, &l);
+}
+
+/* Issue 35, fault 1: a consolidation never moves a pending pod. nom (a
+ * ReplicaSet's, nominated to g1 while saver checkpoints) is in big's view
+ * of g1; moving it to g2 would have made room for big on g1, and "moving"
+ * it deleted it. Queue qb, holding nothing, goes first. */
+static void test_consolidation_spares_nominee(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("qa", 2));
+    add(sb, queue_obj("qb", 2));
+    add(sb, gpu_node("g1", "4"));
+    add(sb, gpu_node("g2", "2"));
+    add(sb, with_prio(bound_to(gpu_pod("d", "3"), "g1"), 100));
+    add(sb, with_prio(bound_to(gpu_pod("e1", "1"), "g2"), 100));
+    add(sb, with_prio(bound_to(gpu_pod("e2", "1"), "g2"), 100));
+    json_t *saver = gpu_pod("saver", "1"), *nom = rs_owned(with_prio(gpu_pod("nom", "1"), 10));
+    label(saver, FS_QUEUE_LABEL, "qa");
+    label(nom, FS_QUEUE_LABEL, "qa");
+    nominee_waiting(sb, &l, saver, nom, "g1");
+    /* Free GPUs now: 3 on g1 but for the nominee's, 1 on g2. */
+    del_pod(sb, "d");
+    del_pod(sb, "e2");
+    json_t *big = with_prio(gpu_pod("big", "3"), 10);
+    label(big, FS_QUEUE_LABEL, "qb");
+    add(sb, big);
+    sandbox_run(sb);
+    assert_null(strstr(logged(&l), "EVICT ns/nom"));
+    assert_non_null(sandbox_get(sb, "Pod", "ns", "nom"));
+    /* nom takes g2 once its backoff is over (saver stays: the request is
+     * withdrawn) and big g1, with no eviction at all. */
+    sandbox_advance(sb, T0 + 45000);
+    assert_string_equal(logged(&l), "NOMINATE ns/nom node=g1\n"
+                                    "UNSCHEDULABLE ns/nom FailedScheduling: 0/2 nodes are available: 2 Insufficient "
+                                    "nvidia.com/gpu.\n"
+                                    "UNSCHEDULABLE ns/big FailedScheduling: 0/2 nodes are available: 2 Insufficient "
+                                    "nvidia.com/gpu.\n"
+                                    "BIND ns/nom node=g2\n"
+                                    "BIND ns/big node=g1\n");
+    assert_string_equal(node_of(sb, "saver"), "g1");
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1015,6 +1164,9 @@ int main(void)
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
+        cmocka_unit_test(test_gang_spares_nominee),
+        cmocka_unit_test(test_reclaim_spares_nominee),
+        cmocka_unit_test(test_consolidation_spares_nominee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

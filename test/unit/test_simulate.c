@@ -169,8 +169,9 @@ typedef struct fake {
     int npods;
     int64_t now;
     sim_t *sim;
-    int preempt; /* a pending pod evicts lower-priority pods of its node to fit */
-    int64_t due; /* next_due's answer */
+    int preempt;       /* a pending pod evicts lower-priority pods of its node to fit */
+    int evict_pending; /* so many times, a pending pod that fits nowhere evicts lower-priority pending pods */
+    int64_t due;       /* next_due's answer */
     int runs;
 } fake_t;
 
@@ -182,7 +183,7 @@ static void emit(fake_t *f, sb_action_kind_t kind, fpod_t *p)
                       .ns = p->ns,
                       .name = p->name,
                       .uid = p->uid,
-                      .node = node,
+                      .node = p->node >= 0 ? node : NULL, /* as the sandbox says a pending pod's */
                       .at_ms = f->now,
                       .reason = kind == SB_EVICT ? "preemption, by \"high\"" : NULL };
     sim_on_action(f->sim, &a);
@@ -247,6 +248,14 @@ static int f_run(void *ctx)
                     v->live = 0;
                     n = f_fit(f, p->cpu);
                 }
+            }
+        }
+        for (int k = 0; k < f->npods && n < 0 && f->evict_pending > 0; k++) {
+            fpod_t *v = &f->pods[k];
+            if (v->live && v->node < 0 && v->prio < p->prio) {
+                emit(f, SB_EVICT, v);
+                v->live = 0;
+                f->evict_pending--;
             }
         }
         if (n < 0)
@@ -440,6 +449,67 @@ static void test_loop_eviction_reruns(void **state)
     fake_free(&f);
 }
 
+/* Issue 35, fault 7: an eviction of a pending pod is one too (the API
+ * server deletes the pod): low, waiting behind a, is evicted pending when
+ * high arrives at 20 s; it is counted and reported, and its controller's
+ * replacement runs after high. The loop dropped it: low was reported as
+ * never started, waiting for a pod the copy no longer had. */
+static void test_loop_pending_eviction(void **state)
+{
+    (void)state;
+    fake_t f;
+    sim_workload_t w;
+    char *csv, err[512];
+    memset(&f, 0, sizeof f);
+    assert_int_equal(load(&w,
+                          "- name: a\n  runTime: 50s\n" CPU1 "- name: low\n  arrival: 10s\n  runTime: 100s\n" CPU1
+                          "- name: high\n  arrival: 20s\n  runTime: 10s\n  priorityClassName: high\n" CPU1,
+                          err),
+                     0);
+    f.nnodes = 1;
+    f.cap[0] = 1000;
+    f.now = T0;
+    f.evict_pending = 1;
+    sim_backend_t b = { &f, f_apply, f_run, f_advance, f_next_due, f_get, f_each_queue };
+    sim_opts_t o = { .start_wall_ms = T0, .seed = 1 };
+    sim_t *s = sim_new(&o, &w, &b);
+    f.sim = s;
+    json_t *snap = snapshot(1);
+    assert_int_equal(sim_load(s, snap, err, sizeof err), 0);
+    json_decref(snap);
+    assert_int_equal(sim_run(s, err, sizeof err), 0);
+    size_t len;
+    FILE *m = open_memstream(&csv, &len);
+    sim_write_csv(s, m);
+    fclose(m);
+    assert_string_equal(csv, "job,queue,pool,arrival,start,finish,wait,nodes,preempted\n"
+                             "default/a,default,default,0.000,0.000,50.000,0.000,n0,0\n"
+                             "default/low,default,default,10.000,60.000,160.000,50.000,n0,1\n"
+                             "default/high,default,default,20.000,50.000,60.000,30.000,n0,0\n");
+    assert_int_equal(s->evictions, 1);
+    free(csv);
+    m = open_memstream(&csv, &len);
+    sim_write_events(s, m);
+    fclose(m);
+    assert_string_equal(csv, "time,action,pod,uid,node,reason\n"
+                             "0.000,bind,default/a-0,sim-0-0-0,n0,\n"
+                             "20.000,evict,default/low-0,sim-1-0-0,,\"preemption, by \"\"high\"\"\"\n"
+                             "50.000,finish,default/a-0,sim-0-0-0,n0,\n"
+                             "50.000,bind,default/high-0,sim-2-0-0,n0,\n"
+                             "60.000,finish,default/high-0,sim-2-0-0,n0,\n"
+                             "60.000,bind,default/low-0,sim-1-0-1,n0,\n"
+                             "160.000,finish,default/low-0,sim-1-0-1,n0,\n");
+    free(csv);
+    m = open_memstream(&csv, &len);
+    sim_write_summary(s, m);
+    fclose(m);
+    assert_non_null(strstr(csv, "jobs 3: 3 started, 3 finished, 0 never started, 1 preempted"));
+    free(csv);
+    sim_free(s);
+    sim_workload_free(&w);
+    fake_free(&f);
+}
+
 static void test_loop_stops_when_nothing_can_start(void **state)
 {
     (void)state;
@@ -554,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_workload_errors),
         cmocka_unit_test(test_loop_waits_for_room),
         cmocka_unit_test(test_loop_eviction_reruns),
+        cmocka_unit_test(test_loop_pending_eviction),
         cmocka_unit_test(test_loop_stops_when_nothing_can_start),
         cmocka_unit_test(test_loop_until),
         cmocka_unit_test(test_deterministic_and_self_contained),
