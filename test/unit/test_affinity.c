@@ -18,6 +18,7 @@
 #include "framework/nodeinfo.h"
 #include "framework/topo_index.h"
 #include "preemption/preemption.h"
+#include "util/util.h"
 
 #include "fixtures.h"
 
@@ -92,8 +93,11 @@ static node_info_t *add_node(cluster_t *c, const char *name, const char *labels)
     return add_node_spec(c, name, labels, "");
 }
 
+/* p runs on ni: bound there, as a victim search requires (preempt_removable). */
 static void place(node_info_t *ni, pod_t *p)
 {
+    free(p->node_name);
+    p->node_name = util_strdup(ni->name);
     node_info_add_pod(ni, p);
     pod_unref(p);
 }
