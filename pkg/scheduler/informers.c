@@ -152,6 +152,8 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
     gang_pod_upsert(s->gangs, p);
     int ours = sched_is_ours(s, p->scheduler_name);
+    if (s->grouper && before != now && (now == CPOD_BOUND || now == CPOD_TERMINAL))
+        grouper_forget(s->grouper, p->uid); /* pending no more: its record goes */
     if (now == CPOD_ASSUMED && ours && !p->deleting)
         gates_keep_out(s, p); /* the cache keeps the object we bind; the binder asks */
     else if (now != CPOD_PENDING || !ours || p->deleting)
