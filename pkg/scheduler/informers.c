@@ -76,7 +76,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
         gang_pod_delete(s->gangs, old);
     if (old && gpu_is_reservation(old))
         gpu_reservation_gone(s, old);
-    if ((st == CPOD_BOUND || st == CPOD_ASSUMED) && !(old && resv_room_freed(s, old)))
+    if ((st == CPOD_BOUND || st == CPOD_ASSUMED) && !(old && resv_room_freed(s, old, "PodDeleted")))
         pools_move_all(s, "PodDeleted");
     pod_unref(old);
 }
@@ -175,7 +175,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
         pools_delete_pod(s, p->uid); /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
-        if (!resv_room_freed(s, p))
+        if (!resv_room_freed(s, p, "PodCompleted"))
             pools_move_all(s, "PodCompleted");
     }
     /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
