@@ -212,6 +212,11 @@ void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *o
 /* Calls fn for every live pool, without pools_mu held. */
 void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
 void pools_move_all(scheduler_t *s, const char *event);
+/* informers.c: room pod held (bound or assumed on a node, or nominated
+ * there) is free again: the pods that may use it leave unschedulableQ
+ * (resv_room_freed's, when it is on a node held for a gang; else every
+ * pool's). pod NULL: not known, every pool's. */
+void sched_room_freed(scheduler_t *s, const pod_t *pod, const char *event);
 void pools_delete_pod(scheduler_t *s, const char *uid);
 /* A queued pod's object changed: whichever queue holds it takes the update. */
 void pools_update_pod(scheduler_t *s, pod_t *p);

@@ -1002,6 +1002,58 @@ static void delete_pod(sandbox_t *sb, const char *name)
     json_decref(p);
 }
 
+/* Issue 35 fault 5: p1 is placed on the only node, and deleted before its
+ * Binding goes (404): the room it was assumed on is free again, and p2,
+ * which failed for it, binds after its first backoff (1 s), not at the
+ * unschedulable flush (60 s). */
+static void test_bind_404_wakes_waiter(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "2", "4Gi", NULL));
+    add(sb, pod("p1", "2", "1Gi", 10, NULL));
+    add(sb, pod("p2", "2", "1Gi", 0, NULL));
+    scheduler_t *s = sandbox_scheduler(sb);
+    scheduler_run_pools(s); /* p1 placed on n1: its Binding waits for the drain */
+    scheduler_run_pools(s); /* p2 fails: n1 is p1's */
+    assert_int_equal(l.binds, 0);
+    delete_pod(sb, "p1"); /* the Binding meets a pod that is gone */
+    assert_int_equal(l.binds, 0);
+    sandbox_advance(sb, T0 + 5000);
+    assert_int_equal(l.binds, 1);
+    assert_non_null(strstr(logged(&l), "BIND ns/p2 node=n1\n"));
+    sb_done(sb, &l);
+}
+
+/* Issue 35 fault 5: high preempts on n1 and waits, nominated, while its
+ * victim checkpoints; low cannot use the room held for high. When high is
+ * deleted, low binds at once (it waited for the 60 s flush, or for the
+ * victim's eviction at its checkpoint deadline). */
+static void test_nominee_deleted_waiter_binds(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "2", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, v);
+    add(sb, pod("high", "4", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_non_null(strstr(logged(&l), "NOMINATE ns/high node=n1\n"));
+    add(sb, pod("low", "2", "1Gi", 0, NULL));
+    sandbox_advance(sb, T0 + 5000);
+    assert_null(node_of(sb, "low"));
+    delete_pod(sb, "high");
+    sandbox_run(sb);
+    assert_non_null(node_of(sb, "low"));
+    assert_string_equal(node_of(sb, "low"), "n1");
+    assert_int_equal(sandbox_now(sb), T0 + 5000);
+    assert_int_equal(l.evicts, 0);
+    sb_done(sb, &l);
+}
+
 /* Issue 35 fault 6: a pod leaving a node held for a gang wakes the pods
  * the held room admits: bf (expected to run 10 minutes, done before the
  * gang could start) binds on the freed room at once; big (runtime
@@ -1131,6 +1183,8 @@ int main(void)
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
+        cmocka_unit_test(test_bind_404_wakes_waiter),
+        cmocka_unit_test(test_nominee_deleted_waiter_binds),
         cmocka_unit_test(test_reservation_wakes_backfill),
         cmocka_unit_test(test_reservation_wakes_queue_mates),
     };
