@@ -369,7 +369,7 @@ static void account(cache_t *c, pod_entry_t *e, const char *node)
         c->account_hook(c->account_ud, e->pod, ni, +1);
 }
 
-static void nomination_drop_locked(cache_t *c, const char *uid);
+static int nomination_drop_locked(cache_t *c, const char *uid);
 
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
 {
@@ -405,13 +405,30 @@ cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
     return before;
 }
 
+static int has_nomination(const cache_t *c, const char *uid)
+{
+    return hashmap_get(c->noms_by_uid, uid) != NULL;
+}
+
+/* The name of the node uid is nominated to (borrowed), or NULL; lock held. */
+static const char *nominated_node_locked(const cache_t *c, const char *uid)
+{
+    if (!has_nomination(c, uid))
+        return NULL;
+    for (int i = 0; i < c->nnoms; i++)
+        if (strcmp(c->noms[i].pod->uid, uid) == 0)
+            return c->noms[i].node;
+    return NULL;
+}
+
 cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int *pool_of_node)
 {
     cache_wrlock(c);
     pod_entry_t *e = hashmap_remove(c->pods, uid);
     cache_pod_state_t st = e ? e->state : CPOD_NONE;
     if (pool_of_node) {
-        node_info_t *ni = e && e->node ? hashmap_get(c->node_map, e->node) : NULL;
+        const char *at = e && e->node ? e->node : nominated_node_locked(c, uid);
+        node_info_t *ni = at ? hashmap_get(c->node_map, at) : NULL;
         *pool_of_node = ni ? ni->pool : -1;
     }
     if (e) {
@@ -505,11 +522,6 @@ static int still_pending(cache_t *c, const char *uid)
     return e && e->state == CPOD_PENDING && !e->node;
 }
 
-static int has_nomination(const cache_t *c, const char *uid)
-{
-    return hashmap_get(c->noms_by_uid, uid) != NULL;
-}
-
 /* The exclusive reserve of a pod with inter-pod constraints (or one whose
  * decision predates an epoch move): write lock, the pod still pending, and
  * a full re-check against the cluster as it is now. */
@@ -599,15 +611,17 @@ void cache_set_account_hook(cache_t *c, cache_account_fn fn, void *ud)
     c->account_ud = ud;
 }
 
-void cache_forget(cache_t *c, const char *uid)
+int cache_forget(cache_t *c, const char *uid)
 {
     cache_wrlock(c);
     pod_entry_t *e = hashmap_get(c->pods, uid);
-    if (e && e->state == CPOD_ASSUMED) {
+    int undone = e && e->state == CPOD_ASSUMED;
+    if (undone) {
         unaccount(c, e);
         e->state = CPOD_PENDING;
     }
     cache_unlock(c);
+    return undone;
 }
 
 fw_topo_index_t *cache_topo_index(cache_t *c)
@@ -652,11 +666,12 @@ static void noms_rebuild_node(cache_t *c, const char *node)
         hashmap_put(c->noms_by_node, node, l);
 }
 
-static void nomination_drop_locked(cache_t *c, const char *uid)
+/* 1 when uid held a nomination (now dropped). */
+static int nomination_drop_locked(cache_t *c, const char *uid)
 {
     lockorder_assert_held_excl(LO_CACHE);
     if (!hashmap_remove(c->noms_by_uid, uid))
-        return;
+        return 0;
     for (int i = 0; i < c->nnoms; i++) {
         if (strcmp(c->noms[i].pod->uid, uid) != 0)
             continue;
@@ -665,8 +680,9 @@ static void nomination_drop_locked(cache_t *c, const char *uid)
         c->noms[i] = c->noms[--c->nnoms];
         noms_rebuild_node(c, node);
         free(node);
-        return;
+        break;
     }
+    return 1;
 }
 
 void cache_nominate(cache_t *c, pod_t *p, const char *node)
@@ -699,11 +715,12 @@ int cache_is_nominated(cache_t *c, const char *uid)
     return yes;
 }
 
-void cache_clear_nomination(cache_t *c, const char *uid)
+int cache_clear_nomination(cache_t *c, const char *uid)
 {
     cache_wrlock(c);
-    nomination_drop_locked(c, uid);
+    int had = nomination_drop_locked(c, uid);
     cache_unlock(c);
+    return had;
 }
 
 int cache_nominated_locked(cache_t *c, const char *node, pod_t *const **pods)

@@ -49,7 +49,8 @@ void cache_delete_node(cache_t *c, const char *name);
  * update of an assumed pod leaves it assumed (the bind is in flight). */
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now);
 /* Forgets the pod; *old (optional) gets the last object (new ref) and
- * *pool_of_node the pool of the node it was on, or -1. */
+ * *pool_of_node the pool of the node it was on (a pending pod: of the node
+ * it was nominated to, the room it held), or -1. */
 cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int *pool_of_node);
 /* Re-runs the partition for every node (pool specs changed). */
 void cache_repartition(cache_t *c);
@@ -129,13 +130,15 @@ void cache_node_unlock(cache_t *c, const char *node);
  * must not call into the cache). -1 when the node is unknown. */
 int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const node_info_t *ni), void *ud);
 
-/* Bind failed: undo the assumption. */
-void cache_forget(cache_t *c, const char *uid);
+/* Bind failed: undo the assumption; 1 when the pod was assumed (its room
+ * is free again), 0 when there was nothing to undo. */
+int cache_forget(cache_t *c, const char *uid);
 /* Reserves room on node for a preemptor; ignored unless p is still
  * pending (deleted or bound meanwhile: nothing to hold room for). A pod
  * holds at most one nomination; deleting or binding it drops it. */
 void cache_nominate(cache_t *c, pod_t *p, const char *node);
-void cache_clear_nomination(cache_t *c, const char *uid);
+/* 1 when the pod held a nomination (its room is free again). */
+int cache_clear_nomination(cache_t *c, const char *uid);
 /* Whether the pod holds a nomination (linear in the nominations). */
 int cache_is_nominated(cache_t *c, const char *uid);
 

@@ -1448,6 +1448,23 @@ int fs_same_queue(fs_store_t *fs, int a, int b)
     return ea == eb;
 }
 
+/* The top-level queue whose subtree tenant counts in; fs->mu held. */
+static int root_locked(const fs_store_t *fs, int tenant)
+{
+    int r = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID;
+    for (int hops = 0; fs->n[r].parent >= 0 && hops < fs->nn; hops++)
+        r = fs->n[r].parent;
+    return r;
+}
+
+int fs_same_tree(fs_store_t *fs, int a, int b)
+{
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    int same = root_locked(fs, a) == root_locked(fs, b);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+    return same;
+}
+
 char *fs_queue_name(fs_store_t *fs, int tenant)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);

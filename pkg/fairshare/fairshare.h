@@ -191,6 +191,9 @@ int fs_any_min_runtime(fs_store_t *fs);
 int64_t fs_min_runtime(fs_store_t *fs, int tenant, int kind, int64_t pool_default, char **from);
 /* Whether tenants a and b count in the same queue. */
 int fs_same_queue(fs_store_t *fs, int a, int b);
+/* Whether they count under the same top-level queue: a limit or a share
+ * on the path of one may then depend on the other's usage. */
+int fs_same_tree(fs_store_t *fs, int a, int b);
 /* Counts a reclaim by tenant taking victims (uids). */
 void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids, int n);
 /* Name of the queue tenant counts in (caller frees). */

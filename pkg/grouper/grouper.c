@@ -183,9 +183,12 @@ static void decision_free(lru_node_t *n)
 
 /* ---- the grouper ----------------------------------------------------------- */
 
+/* DONE: let in; the pod is never held again while it lives (it is in a
+ * scheduling queue, whose age and attempts a second hold would reset),
+ * whatever the decision caches hold by then. */
 enum { REC_PENDING, REC_PATCHED, REC_DONE };
 
-/* A pod being grouped or decided (by uid). */
+/* A pod being grouped or decided, or let in (by uid). */
 typedef struct prec {
     int state;
     pod_t *pod; /* PENDING: the newest object seen */
@@ -256,6 +259,15 @@ static void prec_free(prec_t *r)
     if (r->pod)
         pod_unref(r->pod);
     free(r);
+}
+
+/* The pod is let in: its record stays, DONE, holding no object. */
+static void prec_done(prec_t *r)
+{
+    r->state = REC_DONE;
+    if (r->pod)
+        pod_unref(r->pod);
+    r->pod = NULL;
 }
 
 static void managed_free(managed_t *m)
@@ -501,20 +513,24 @@ int grouper_hold(grouper_t *g, const pod_t *pod)
     } else if (r && r->state == REC_PATCHED) {
         hold = !carries_writes(r, pod);
         if (!hold)
-            prec_free(hashmap_remove(g->pods, pod->uid));
+            prec_done(r);
     } else if (r) { /* PENDING: the worker reads the newest object */
         pod_t *old = r->pod;
         r->pod = pod_ref((pod_t *)pod);
         pod_unref(old);
         hold = 1;
-    } else if (!decided_quietly_locked(g, pod)) {
+    } else {
         r = util_xcalloc(1, sizeof(*r));
-        r->state = REC_PENDING;
-        r->pod = pod_ref((pod_t *)pod);
-        r->queued = 1;
         hashmap_put(g->pods, pod->uid, r);
-        enqueue_locked(g, WORK_POD, pod->uid, 0);
-        hold = 1;
+        if (decided_quietly_locked(g, pod)) {
+            r->state = REC_DONE; /* in at once, and for good */
+        } else {
+            r->state = REC_PENDING;
+            r->pod = pod_ref((pod_t *)pod);
+            r->queued = 1;
+            enqueue_locked(g, WORK_POD, pod->uid, 0);
+            hold = 1;
+        }
     }
     unlock(g);
     return hold;
@@ -1009,7 +1025,7 @@ static int prec_end(grouper_t *g, const char *uid, int state, const outcome_t *o
         r->wrote_queue = o && o->queue;
         r->wrote_pool = o && o->pool;
         if (state == REC_PATCHED && r->pod && carries_writes(r, r->pod)) {
-            prec_free(hashmap_remove(g->pods, uid));
+            prec_done(r);
             let_in = 1;
         } else {
             if (r->pod)
@@ -1069,9 +1085,7 @@ static void release_siblings(grouper_t *g, const char *cuid)
         if (r->state != REC_PENDING || !r->pod || !r->pod->controller_uid ||
             strcmp(r->pod->controller_uid, cuid) != 0 || !decided_quietly_locked(g, r->pod))
             continue;
-        r->state = REC_DONE;
-        pod_unref(r->pod);
-        r->pod = NULL;
+        prec_done(r);
         g->st.pods_single++;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;

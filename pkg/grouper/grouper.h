@@ -56,10 +56,13 @@ void grouper_free(grouper_t *g);
 /* PreEnqueue: 1 keeps a pending pod of ours out of the queues while it is
  * being grouped (the work is queued to the worker); 0 lets it in: it names
  * a pod group, has no controller, or its owner is decided and the pod
- * carries what the decision wrote. Cheap on the hot path: a pod whose
- * controller is known to lead to no gang costs one hash lookup. */
+ * carries what the decision wrote. A pod let in is not held again until
+ * grouper_forget, however old the decision grows: it waits in a queue
+ * whose age and attempts it would lose. Cheap on the hot path: a pod
+ * whose controller is known to lead to no gang costs a hash lookup (and
+ * a record, once). */
 int grouper_hold(grouper_t *g, const pod_t *pod);
-/* The pod is gone. */
+/* The pod is gone, or bound: never pending again. */
 void grouper_forget(grouper_t *g, const char *uid);
 /* The PodGroup informer's view (obj NULL: deleted): a PodGroup labelled
  * managed by ai-scheduler whose controller is a gang row's kind is tracked

@@ -43,6 +43,7 @@ typedef struct inflight {
     pod_t *orig;    /* the object when popped, one ref: the baseline */
     pod_t *updated; /* newest object seen while out, one ref, or NULL */
     int changed;    /* some update changed what scheduling looks at */
+    int moved;      /* a move event for this pod came while it was out (queue_move_matching) */
 } inflight_t;
 
 struct sched_queue {
@@ -676,6 +677,37 @@ void queue_move_all_to_active(sched_queue_t *q, const char *event)
         LOG_D("queue: moved %d unschedulable pods on %s", moved, event ? event : "event");
 }
 
+int queue_move_matching(sched_queue_t *q, queue_pod_pred_fn pred, void *ud, const char *event)
+{
+    int64_t now = util_now_ms();
+    lo_mutex_lock(&q->mu, LO_QUEUE);
+    int moved = 0;
+    for (int i = 0; i < q->nunsched;) {
+        qent_t *e = q->unsched[i];
+        if (!pred(e->it->pod, e->it->tenant, ud)) {
+            i++;
+            continue;
+        }
+        unplace(q, e); /* swaps the last slot into i: do not advance */
+        place(q, e, active_or_backoff(e->it, now));
+        moved++;
+    }
+    /* A pod being tried now failed against the room as it was. */
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(q->inflight, &it, &k, &v);) {
+        inflight_t *f = v;
+        if (!f->deleted && pred(f->updated ? f->updated : f->orig, f->tenant, ud))
+            f->moved = 1;
+    }
+    if (moved)
+        pthread_cond_broadcast(&q->cv);
+    lo_mutex_unlock(&q->mu, LO_QUEUE);
+    if (moved)
+        LOG_D("queue: moved %d unschedulable pods on %s", moved, event ? event : "event");
+    return moved;
+}
+
 /* ------------------------------------------------------------ consumers */
 
 /* Without a pick function: the tenant with the best head by QueueSort. */
@@ -772,7 +804,7 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
 {
     int64_t now = util_now_ms();
     inflight_t *f = hashmap_remove(q->inflight, it->pod->uid);
-    int changed = 0;
+    int changed = 0, moved = f && f->moved;
     if (f && f->deleted) {
         inflight_drop(q, f);
         return it;
@@ -793,7 +825,7 @@ static queue_item_t *give_back(sched_queue_t *q, queue_item_t *it, int to_backof
     int where;
     if (changed)
         where = Q_ACTIVE; /* the object changed: worth a fresh try */
-    else if (to_backoff || (q->move_cycle && q->move_cycle >= it->cycle))
+    else if (to_backoff || moved || (q->move_cycle && q->move_cycle >= it->cycle))
         where = active_or_backoff(it, now);
     else
         where = Q_UNSCHED;

@@ -116,6 +116,15 @@ void queue_item_free(queue_item_t *it);
  * to activeQ (or backoffQ if still backing off). */
 void queue_move_all_to_active(sched_queue_t *q, const char *event);
 
+/* A cluster event that may help some pods only (room that only some may
+ * use): the unschedulable pods for which pred(pod, tenant, ud) holds move
+ * as in queue_move_all_to_active, and a pod out with a caller for which it
+ * holds goes to activeQ (or backoffQ) when given back, not to
+ * unschedulable. pred is called with the queue mutex held and must not
+ * call the queue. Returns how many moved now. */
+typedef int (*queue_pod_pred_fn)(const pod_t *pod, int tenant, void *ud);
+int queue_move_matching(sched_queue_t *q, queue_pod_pred_fn pred, void *ud, const char *event);
+
 /* The oldest backing-off item of each tenant for which pred(tenant,
  * first_ms, ud) holds goes to activeQ at once, its backoff forgotten (a
  * queue under its share, or a starving pod, must not wait out a 10 s

@@ -122,8 +122,13 @@ static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *
 {
     const pod_t *pod = j->it->pod;
     stats_add(s, &s->stats.bind_errors, 1);
-    cache_forget(s->cache, pod->uid);
+    int freed = cache_forget(s->cache, pod->uid);
     volume_forget(s->volumes, pod->uid);
+    /* The room it was assumed on is free again: the pods that failed
+     * against it may fit now (this item is in no queue; a retry below
+     * waits out its own backoff). */
+    if (freed)
+        sched_room_freed(s, NULL, "AssumedPodForgotten");
     if (status == 404) {
         LOG_D("bind pod=%s: pod is gone", pod->key);
     } else if (status == 409 && err && strstr(err, "schedulingGates")) {
@@ -185,8 +190,10 @@ static int held_back(scheduler_t *s, bind_job_t *j)
     if (!gates_is_held(s, pod->uid) && !gates_keep_out(s, pod))
         return 0;
     LOG_I("bind pod=%s node=%s: not bound, it is kept out of scheduling", pod->key, j->node);
-    cache_forget(s->cache, pod->uid);
+    int freed = cache_forget(s->cache, pod->uid);
     volume_forget(s->volumes, pod->uid);
+    if (freed)
+        sched_room_freed(s, NULL, "AssumedPodForgotten");
     job_free(j);
     return 1;
 }

@@ -321,7 +321,7 @@ static int refit_full(void *ud, node_info_t *ni)
 
 /* Hard inter-pod constraints: the pod's placement depends on other pools'
  * pods, so it reserves exclusively (see cache.h). */
-static int has_hard_interpod(const pod_t *p)
+int sched_has_hard_interpod(const pod_t *p)
 {
     const pod_affinity_t *a = p->interpod;
     return a && (a->naff_req > 0 || a->nanti_req > 0 || a->nspread_hard > 0);
@@ -336,7 +336,7 @@ int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
 {
     refit_t r = { P->s, cs, pod };
     char err[256];
-    cache_interpod_t ip = { d->epoch, has_hard_interpod(pod), refit_full };
+    cache_interpod_t ip = { d->epoch, sched_has_hard_interpod(pod), refit_full };
     if (cache_assume_ex(P->s->cache, pod, d->node, P->id, d->generation, &ip, refit, &r) != 0)
         return 0;
     int n = 0;

@@ -463,8 +463,11 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     for (int i = 0; i < need; i++)
         if (evictor_has_job(s->evictor, items[i]->pod->uid) || postfilter_waiting_for_victims(s, items[i]->pod))
             return 1;
+    int dropped = 0;
     for (int i = 0; i < need; i++)
-        cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
+        dropped |= cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
+    if (dropped)
+        sched_room_freed(s, NULL, "NominationDropped");
     victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
     vc.gang_prio = sched_gang_priority(s, g, INT32_MIN);
     pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));

@@ -62,6 +62,12 @@ static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const c
     writer_pod_event_by_name(s->writer, ns, name, uid, "Warning", "FailedScheduling", msg);
 }
 
+void sched_room_freed(scheduler_t *s, const pod_t *pod, const char *event)
+{
+    if (!pod || !resv_room_freed(s, pod, event))
+        pools_move_all(s, event);
+}
+
 static void forget_pod(scheduler_t *s, const char *uid)
 {
     int pool = -1;
@@ -76,8 +82,10 @@ static void forget_pod(scheduler_t *s, const char *uid)
         gang_pod_delete(s->gangs, old);
     if (old)
         sched_rows_pod_deleted(s, old);
-    if ((st == CPOD_BOUND || st == CPOD_ASSUMED) && !(old && resv_room_freed(s, old)))
-        pools_move_all(s, "PodDeleted");
+    /* A pending pod holds room too when nominated (pool >= 0: the pool of
+     * that node): lower-priority pods see it taken (node_with_nominated). */
+    if (st == CPOD_BOUND || st == CPOD_ASSUMED || (st == CPOD_PENDING && pool >= 0))
+        sched_room_freed(s, old, "PodDeleted");
     pod_unref(old);
 }
 
@@ -152,6 +160,8 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
     gang_pod_upsert(s->gangs, p);
     int ours = sched_is_ours(s, p->scheduler_name);
+    if (s->grouper && before != now && (now == CPOD_BOUND || now == CPOD_TERMINAL))
+        grouper_forget(s->grouper, p->uid); /* pending no more: its record goes */
     if (now == CPOD_ASSUMED && ours && !p->deleting)
         gates_keep_out(s, p); /* the cache keeps the object we bind; the binder asks */
     else if (now != CPOD_PENDING || !ours || p->deleting)
@@ -173,8 +183,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
         pools_delete_pod(s, p->uid); /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
-        if (!resv_room_freed(s, p))
-            pools_move_all(s, "PodCompleted");
+        sched_room_freed(s, p, "PodCompleted");
     }
     /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
     if (now == CPOD_BOUND && before != CPOD_BOUND && fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))

@@ -213,6 +213,11 @@ void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *o
 /* Calls fn for every live pool, without pools_mu held. */
 void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
 void pools_move_all(scheduler_t *s, const char *event);
+/* informers.c: room pod held (bound or assumed on a node, or nominated
+ * there) is free again: the pods that may use it leave unschedulableQ
+ * (resv_room_freed's, when it is on a node held for a gang; else every
+ * pool's). pod NULL: not known, every pool's. */
+void sched_room_freed(scheduler_t *s, const pod_t *pod, const char *event);
 void pools_delete_pod(scheduler_t *s, const char *uid);
 /* A queued pod's object changed: whichever queue holds it takes the update. */
 void pools_update_pod(scheduler_t *s, pod_t *p);
@@ -250,6 +255,9 @@ void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, dec
  * many nodes, *nplugins the plugins. */
 int sched_top_nodes(sched_pool_t *P, const pod_t *pod, int max, char **names, int64_t *totals, int64_t *per_plugin,
                     const char **plugins, int maxp, int *nplugins);
+/* Whether the pod has required pod (anti-)affinity or a DoNotSchedule
+ * spread constraint: other pods' labels can keep it from fitting. */
+int sched_has_hard_interpod(const pod_t *p);
 /* Undoes sched_assume (every row's unreserve, and the cache forgets). */
 void sched_unassume(sched_pool_t *P, const pod_t *pod);
 /* One cycle (extension.h) for a popped item, a set of one that the gang
@@ -485,11 +493,15 @@ void resv_housekeep(scheduler_t *s);
  * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
 node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
 /* A bound pod left (deleted, or finished): when its node is held for a
- * reservation, the room is the gang's, so only the gang is woken (once
- * the held room covers its minimum) and 1 is returned: moving every
- * unschedulable pod would retry pods that may not use it, and grow their
- * backoff until they miss the room that frees elsewhere. 0 otherwise. */
-int resv_room_freed(scheduler_t *s, const pod_t *pod);
+ * reservation, the gang is woken once the held room covers its minimum,
+ * and of the reservation's pool only the other pods that may use what the
+ * pod freed: those the held room admits (backfill), those under the pod's
+ * top-level queue (its usage fell), those with hard pod affinity or
+ * spread terms (its labels went); the other pools' pods all move. Returns
+ * 1 then: moving every unschedulable pod of the pool would retry pods
+ * that may not use the room, and grow their backoff until they miss the
+ * room that frees elsewhere. 0 otherwise (the caller moves every pool). */
+int resv_room_freed(scheduler_t *s, const pod_t *pod, const char *event);
 /* Pool .status.reservation of pool name (new reference), or NULL when it
  * has none; *ever: it had one (the field is then written as null). */
 json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);

@@ -230,7 +230,9 @@ int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minr
  * or it goes to borrow): drop the nomination, here and on the API. */
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
 {
-    cache_clear_nomination(s->cache, pod->uid);
+    /* Lower-priority pods saw the room taken (node_with_nominated). */
+    if (cache_clear_nomination(s->cache, pod->uid))
+        sched_room_freed(s, NULL, "NominationDropped");
     tenants_unreserve_preemptor(s, pod);
     if (pod->nominated_node && pod->nominated_node[0])
         writer_nominate(s->writer, pod, NULL);

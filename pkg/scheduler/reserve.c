@@ -212,6 +212,14 @@ static int is_member(const resv_t *v, const pod_t *pod)
     return g && strcmp(pod->ns, v->ns) == 0 && strcmp(g, v->name) == 0;
 }
 
+/* Whether v's held room is open to pod: a member of its gang, or a pod
+ * that may backfill. What a node view shows and which pods a freed held
+ * node wakes besides the gang (resv_room_freed) follow this one rule. */
+static int resv_admits(const resv_t *v, const pod_t *pod, int64_t now)
+{
+    return is_member(v, pod) || resv_may_backfill(pod, now, v->expect_ms, v->prio, v->preempts);
+}
+
 node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned)
 {
     resv_state_t *r = s->resv;
@@ -220,7 +228,7 @@ node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int 
     lo_mutex_lock(&r->mu, LO_RESV);
     resv_t *v = view->pool >= 0 && view->pool < r->npools ? &r->pools[view->pool] : NULL;
     int k = v && v->active ? node_index(v, view->name) : -1;
-    if (k >= 0 && !is_member(v, pod) && !resv_may_backfill(pod, util_wall_ms(), v->expect_ms, v->prio, v->preempts)) {
+    if (k >= 0 && !resv_admits(v, pod, util_wall_ms())) {
         if (!*cloned) {
             view = node_info_clone(view);
             *cloned = 1;
@@ -410,26 +418,72 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
     free(uid);
 }
 
-int resv_room_freed(scheduler_t *s, const pod_t *pod)
+/* What a pod leaving a held node may wake in the reservation's pool. */
+typedef struct freed_wake {
+    int pool;
+    resv_t rule; /* copies of the gang's ns, name, prio, preempts, expect_ms */
+    int64_t now; /* wall */
+    fs_store_t *fs;
+    int tenant; /* the queue whose usage went down; -1: no queues */
+    const char *event;
+} freed_wake_t;
+
+/* The freed room is open to the pods the reservation admits; the room of
+ * the other nodes is as it was, but a pod may now use it when what held
+ * it back was the leaving pod itself: its queue's usage (the limits and
+ * shares of the queues above it, which the pods of that top-level queue
+ * answer to) or its labels (required pod affinity or anti-affinity, hard
+ * spread). */
+static int freed_may_use(const pod_t *pod, int tenant, void *ud)
+{
+    const freed_wake_t *w = ud;
+    if (is_member(&w->rule, pod))
+        return 0; /* the gang's turn is room_check's: when the held room covers its minimum */
+    return resv_admits(&w->rule, pod, w->now) || (w->tenant >= 0 && fs_same_tree(w->fs, tenant, w->tenant)) ||
+           sched_has_hard_interpod(pod);
+}
+
+/* Other pools lose nothing to the reservation: their pods are moved as by
+ * any deletion. */
+static void freed_wake_one(sched_pool_t *P, void *ud)
+{
+    freed_wake_t *w = ud;
+    if (P->id == w->pool)
+        queue_move_matching(P->q, freed_may_use, w, w->event);
+    else
+        queue_move_all_to_active(P->q, w->event);
+}
+
+int resv_room_freed(scheduler_t *s, const pod_t *pod, const char *event)
 {
     resv_state_t *r = s->resv;
     if (!r || !pod->node_name || !pod->node_name[0] || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
         return 0;
-    int pool = -1;
+    freed_wake_t w = { .pool = -1, .now = util_wall_ms(), .fs = s->fs, .tenant = -1, .event = event };
     lo_mutex_lock(&r->mu, LO_RESV);
-    for (int i = 0; i < r->npools && pool < 0; i++) {
+    for (int i = 0; i < r->npools && w.pool < 0; i++) {
         resv_t *v = &r->pools[i];
         if (v->active && !is_member(v, pod) && node_index(v, pod->node_name) >= 0) {
-            pool = i;
+            w.pool = i;
             v->checked_ms = 0; /* look now */
+            w.rule = (resv_t){ .ns = util_strdup(v->ns),
+                               .name = util_strdup(v->name),
+                               .prio = v->prio,
+                               .preempts = v->preempts,
+                               .expect_ms = v->expect_ms };
         }
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
-    sched_pool_t *P = pool >= 0 ? pools_get(s, pool) : NULL;
-    if (!P)
-        return 0;
-    room_check(s, r, P);
-    return 1;
+    sched_pool_t *P = w.pool >= 0 ? pools_get(s, w.pool) : NULL;
+    if (P) {
+        room_check(s, r, P); /* the gang first, when the held room covers its minimum */
+        if (fs_active(s->fs))
+            w.tenant = tenants_pod_tenant(s, pod);
+        pools_each_live(s, freed_wake_one, &w);
+    }
+    free(w.rule.ns);
+    free(w.rule.name);
+    return P != NULL;
 }
 
 /* ------------------------------------------------------------ the row */

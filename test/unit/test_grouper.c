@@ -18,6 +18,7 @@
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
 #include "grouper/grouper.h"
+#include "scheduler/internal.h"
 #include "util/util.h"
 
 #define NS      "ns"
@@ -254,8 +255,9 @@ static int teardown(void **st)
 
 /* A grouper on the fake with fresh served objects, no requests and no hook
  * calls recorded; max_depth 0 keeps the default. */
-/* A grouper (started) with o over a reset fake API. */
-static grouper_t *fresh_with(const grouper_opts_t *o)
+/* The fake API with fresh served objects, no requests and no hook calls
+ * recorded. */
+static void reset_fake(void)
 {
     pthread_mutex_lock(&api.mu);
     json_object_clear(api.objects);
@@ -268,6 +270,12 @@ static grouper_t *fresh_with(const grouper_opts_t *o)
     json_array_clear(hk.events);
     hk.fenced = 0;
     pthread_mutex_unlock(&hk.mu);
+}
+
+/* A grouper (started) with o over a reset fake API. */
+static grouper_t *fresh_with(const grouper_opts_t *o)
+{
+    reset_fake();
     grouper_hooks_t h = { NULL, hook_release, hook_event, hook_fenced };
     grouper_t *g = grouper_new(fake.kc, wl_table_new_default(), o, &h);
     assert_int_equal(grouper_start(g), 0);
@@ -285,9 +293,10 @@ static grouper_t *fresh(int max_depth)
 }
 
 /* A pending pod of ours named name (uid "uid-NAME") with labels (taken,
- * may be NULL), annotations (taken, may be NULL) and its controller. */
-static pod_t *mkpod(const char *name, json_t *labels, json_t *annotations, const char *api_version, const char *kind,
-                    const char *owner, const char *owner_uid)
+ * may be NULL), annotations (taken, may be NULL) and its controller, as
+ * the informer delivers it. */
+static json_t *pod_json(const char *name, json_t *labels, json_t *annotations, const char *api_version,
+                        const char *kind, const char *owner, const char *owner_uid)
 {
     char uid[128];
     snprintf(uid, sizeof uid, "uid-%s", name);
@@ -297,9 +306,16 @@ static pod_t *mkpod(const char *name, json_t *labels, json_t *annotations, const
         json_object_set_new(meta, "annotations", annotations);
     if (kind)
         json_object_set_new(meta, "ownerReferences", owner_ref(api_version, kind, owner, owner_uid));
-    json_t *j = json_pack("{s:s, s:s, s:o, s:{s:s, s:[{s:s, s:s}]}, s:{s:s}}", "apiVersion", "v1", "kind", "Pod",
-                          "metadata", meta, "spec", "schedulerName", "ai-scheduler", "containers", "name", "c", "image",
-                          "pause", "status", "phase", "Pending");
+    return json_pack("{s:s, s:s, s:o, s:{s:s, s:[{s:s, s:s}]}, s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                     meta, "spec", "schedulerName", "ai-scheduler", "containers", "name", "c", "image", "pause",
+                     "status", "phase", "Pending");
+}
+
+/* pod_json's pod, parsed. */
+static pod_t *mkpod(const char *name, json_t *labels, json_t *annotations, const char *api_version, const char *kind,
+                    const char *owner, const char *owner_uid)
+{
+    json_t *j = pod_json(name, labels, annotations, api_version, kind, owner, owner_uid);
     char err[256] = "";
     pod_t *p = pod_from_json(j, err, sizeof err);
     json_decref(j);
@@ -494,7 +510,7 @@ static void test_replicaset_hot_path(void **st)
     wait_idle(g);
     assert_int_equal(released("uid-web-5d4f-0"), 1);
     assert_int_equal(grouper_hold(g, p[0]), 0);
-    /* The 2nd and 3rd are let in at once, with no record and no request. */
+    /* The 2nd and 3rd are let in at once, with no request. */
     assert_int_equal(grouper_hold(g, p[1]), 0);
     assert_int_equal(grouper_hold(g, p[2]), 0);
     assert_int_equal(requests("GET", RS_PATH("web-5d4f"), NULL), 1);
@@ -888,6 +904,85 @@ static void test_untrusted_owners(void **st)
     grouper_free(g);
 }
 
+/* ---- in the scheduler: a pod let in keeps its queue item ---------------- */
+
+static int64_t clock_base_mono, clock_base_wall, clock_ahead;
+
+static int64_t ahead_mono(void *ud)
+{
+    return clock_base_mono + __atomic_load_n(&clock_ahead, __ATOMIC_ACQUIRE);
+}
+
+static int64_t ahead_wall(void *ud)
+{
+    return clock_base_wall + __atomic_load_n(&clock_ahead, __ATOMIC_ACQUIRE);
+}
+
+/* The informer's event for pod_json's pod (labels taken, may be NULL), of
+ * ReplicaSet q-1 (under Deployment q, whose queue label is team-q). */
+static void rs_q_pod_event(scheduler_t *s, kube_event_type_t type, json_t *labels)
+{
+    json_t *j = pod_json("q-1-a", labels, NULL, "apps/v1", "ReplicaSet", "q-1", "rs-q");
+    on_pod_event(s, type, NS "/q-1-a", j);
+    json_decref(j);
+}
+
+/* A pod whose queue label the grouper copied from its owner is let in
+ * once: an update after its owner's decision expired (300 s) leaves its
+ * queue item as it was (the same age, the attempts it made) and reads no
+ * owner again. It was held again, taken out of its queue and put back as
+ * a new item (age 0, attempts 0): starvation protection never saw it old,
+ * and each round cost the owner reads. */
+static void test_let_in_pod_keeps_queue_item(void **st)
+{
+    reset_fake();
+    serve(DEP_PATH("q"), "apps/v1", "Deployment", "q", "dep-q", NULL, json_pack("{s:s}", FS_QUEUE_LABEL, "team-q"),
+          NULL, NULL);
+    serve(RS_PATH("q-1"), "apps/v1", "ReplicaSet", "q-1", "rs-q", owner_ref("apps/v1", "Deployment", "q", "dep-q"),
+          NULL, NULL, NULL);
+    clock_base_mono = util_now_ms();
+    clock_base_wall = util_wall_ms();
+    __atomic_store_n(&clock_ahead, 0, __ATOMIC_RELEASE);
+    util_clock_override(ahead_mono, ahead_wall, NULL);
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    char err[256] = "";
+    scheduler_t *s = scheduler_new(&o, fake.kc, err, sizeof err);
+    assert_non_null(s);
+    assert_int_equal(sched_grouper_start(s, err, sizeof err), 0);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+
+    rs_q_pod_event(s, KUBE_ADDED, NULL); /* held while its owners are read */
+    wait_idle(s->grouper);
+    json_t *body = NULL;
+    assert_int_equal(requests("PATCH", POD_PATH("q-1-a"), &body), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(body, "metadata"), "labels"),
+                                                          FS_QUEUE_LABEL)),
+                        "team-q");
+    json_decref(body);
+    rs_q_pod_event(s, KUBE_MODIFIED, json_pack("{s:s}", FS_QUEUE_LABEL, "team-q")); /* the copy: let in */
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    int64_t first = it->first_ms;
+    queue_requeue(D->q, it); /* a failed attempt */
+    int reads = requests("GET", RS_PATH("q-1"), NULL);
+    assert_int_equal(reads, 1);
+
+    __atomic_store_n(&clock_ahead, 301000, __ATOMIC_RELEASE);
+    rs_q_pod_event(s, KUBE_MODIFIED, json_pack("{s:s}", FS_QUEUE_LABEL, "team-q")); /* a status write, say */
+    wait_idle(s->grouper);
+    it = queue_take(D->q, "uid-q-1-a");
+    assert_non_null(it);
+    assert_int_equal(it->attempts, 1);
+    assert_true(it->first_ms == first);
+    assert_int_equal(tenants_pod_tenant(s, it->pod), fs_tenant_id(s->fs, "team-q"));
+    assert_int_equal(requests("GET", RS_PATH("q-1"), NULL), reads);
+    queue_item_free(it);
+    scheduler_free(s);
+    util_clock_override(NULL, NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -907,6 +1002,7 @@ int main(void)
         cmocka_unit_test(test_pod_patch_answers),
         cmocka_unit_test(test_no_controller_and_labelled),
         cmocka_unit_test(test_untrusted_owners),
+        cmocka_unit_test(test_let_in_pod_keeps_queue_item),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

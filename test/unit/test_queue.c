@@ -243,6 +243,44 @@ static void test_move_all_respects_backoff(void **st)
     queue_free(q);
 }
 
+/* Pods whose uid starts with the letter ud points to. */
+static int uid_starts(const pod_t *pod, int tenant, void *ud)
+{
+    (void)tenant;
+    return pod->uid[0] == *(const char *)ud;
+}
+
+/* A move for some pods only: the matching unschedulable pods move (within
+ * their backoff to backoffQ), the others stay; a matching pod being tried
+ * comes back to backoffQ, one that does not match to unschedulableQ. */
+static void test_move_matching(void **st)
+{
+    sched_queue_t *q = newq(30, 60, 60000);
+    add(q, "a1", 0, 0);
+    add(q, "b1", 0, 0);
+    queue_requeue(q, queue_pop(q));
+    queue_requeue(q, queue_pop(q));
+    stats_expect(q, 0, 0, 2, 0);
+    char a = 'a';
+    assert_int_equal(queue_move_matching(q, uid_starts, &a, "test"), 1);
+    stats_expect(q, 0, 1, 1, 0);
+    queue_item_t *it = queue_pop_timeout(q, 1000);
+    assert_non_null(it);
+    assert_string_equal(it->pod->uid, "a1");
+    queue_done(q, it);
+    queue_item_free(it);
+    stats_expect(q, 0, 0, 1, 0);
+
+    add(q, "a2", 0, 0);
+    add(q, "c2", 0, 0);
+    queue_item_t *x = queue_pop(q), *y = queue_pop(q); /* both being tried */
+    assert_int_equal(queue_move_matching(q, uid_starts, &a, "test"), 0);
+    queue_requeue(q, x);
+    queue_requeue(q, y);
+    stats_expect(q, 0, 1, 2, 0); /* a2 backs off; c2 and b1 wait */
+    queue_free(q);
+}
+
 static int any_tenant(int tenant, int64_t first_ms, void *ud)
 {
     (void)tenant;
@@ -681,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_failure_goes_unschedulable),
         cmocka_unit_test(test_move_during_cycle_goes_to_backoff),
         cmocka_unit_test(test_move_all_respects_backoff),
+        cmocka_unit_test(test_move_matching),
         cmocka_unit_test(test_unschedulable_flush),
         cmocka_unit_test(test_requeue_at_wakes),
         cmocka_unit_test(test_activate_oldest_skips_unschedulable),

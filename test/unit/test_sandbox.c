@@ -1141,6 +1141,165 @@ static void test_consolidation_spares_nominee(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35 fault 5: p1 is placed on the only node, and deleted before its
+ * Binding goes (404): the room it was assumed on is free again, and p2,
+ * which failed for it, binds after its first backoff (1 s), not at the
+ * unschedulable flush (60 s). */
+static void test_bind_404_wakes_waiter(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "2", "4Gi", NULL));
+    add(sb, pod("p1", "2", "1Gi", 10, NULL));
+    add(sb, pod("p2", "2", "1Gi", 0, NULL));
+    scheduler_t *s = sandbox_scheduler(sb);
+    scheduler_run_pools(s); /* p1 placed on n1: its Binding waits for the drain */
+    scheduler_run_pools(s); /* p2 fails: n1 is p1's */
+    assert_int_equal(l.binds, 0);
+    del_pod(sb, "p1"); /* the Binding meets a pod that is gone */
+    assert_int_equal(l.binds, 0);
+    sandbox_advance(sb, T0 + 5000);
+    assert_int_equal(l.binds, 1);
+    assert_non_null(strstr(logged(&l), "BIND ns/p2 node=n1\n"));
+    sb_done(sb, &l);
+}
+
+/* Issue 35 fault 5: high preempts on n1 and waits, nominated, while its
+ * victim checkpoints; low cannot use the room held for high. When high is
+ * deleted, low binds at once (it waited for the 60 s flush, or for the
+ * victim's eviction at its checkpoint deadline). */
+static void test_nominee_deleted_waiter_binds(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "2", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, v);
+    add(sb, pod("high", "4", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_non_null(strstr(logged(&l), "NOMINATE ns/high node=n1\n"));
+    add(sb, pod("low", "2", "1Gi", 0, NULL));
+    sandbox_advance(sb, T0 + 5000);
+    assert_null(node_of(sb, "low"));
+    del_pod(sb, "high");
+    sandbox_run(sb);
+    assert_non_null(node_of(sb, "low"));
+    assert_string_equal(node_of(sb, "low"), "n1");
+    assert_int_equal(sandbox_now(sb), T0 + 5000);
+    assert_int_equal(l.evicts, 0);
+    sb_done(sb, &l);
+}
+
+/* Issue 35 fault 6: a pod leaving a node held for a gang wakes the pods
+ * the held room admits: bf (expected to run 10 minutes, done before the
+ * gang could start) binds on the freed room at once; big (runtime
+ * unknown) may not use held room and is not retried for it, nor is the
+ * gang, whose held room is still short of its minimum. bf waited for
+ * the 60 s flush: the reservation took the wake-up for the gang alone.
+ * Both are older than the gang (the backfill gate holds younger pods of
+ * its priority behind it). */
+static void test_reservation_wakes_backfill(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, node("n2", "4", "8Gi", NULL));
+    add(sb, pod("s1", "2", "1Gi", 0, "n1"));
+    add(sb, pod("s2", "2", "1Gi", 0, "n2"));
+    json_t *bf = pod("bf", "3", "1Gi", 0, NULL);
+    annotate(bf, EXPECTED_RUNTIME_ANNOTATION, "10m");
+    add(sb, bf);
+    add(sb, pod("big", "3", "1Gi", 0, NULL));
+    sandbox_advance(sb, T0 + 1000);
+    add_gang_g(sb, 2, 3600, 2, "4");
+    sandbox_advance(sb, T0 + 45000);
+    assert_int_equal(reserving(sb), 2);
+    assert_int_equal(l.binds, 0); /* 2 CPUs free on each node */
+    sched_pool_t *D = pools_get(sandbox_scheduler(sb), DEFAULT_POOL_ID);
+    queue_stats_t qs;
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 4); /* bf, big, w0, w1 */
+    del_pod(sb, "s1");
+    assert_int_equal(sandbox_run(sb), 1); /* one turn: bf's */
+    assert_int_equal(reserving(sb), 2);
+    assert_non_null(node_of(sb, "bf"));
+    assert_string_equal(node_of(sb, "bf"), "n1");
+    assert_int_equal(sandbox_now(sb), T0 + 45000);
+    assert_null(node_of(sb, "big"));
+    queue_get_stats(D->q, &qs);
+    assert_int_equal(qs.unschedulable, 3); /* big, w0, w1 */
+    sb_done(sb, &l);
+}
+
+/* Issue 35 fault 6, another node: s1 of queue qa leaves a node held for
+ * gang g (GPU nodes n1, n2), which lowers the usage of qa's parent dept;
+ * qp of qa's sibling qb, held back by dept's CPU limit, now fits on n3,
+ * which the reservation does not hold, and binds at once. It waited for
+ * the 60 s flush. */
+static void test_reservation_wakes_queue_mates(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, queue_capped("dept", "cpu", 2000));
+    for (int i = 0; i < 2; i++)
+        add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind", "Queue",
+                          "metadata", "name", i ? "qb" : "qa", "spec", "parentQueue", "dept"));
+    add(sb, gpu_node("n1", "4"));
+    add(sb, gpu_node("n2", "4"));
+    add(sb, node("n3", "4", "8Gi", NULL));
+    static const char *const held[] = { "n1", "n2" };
+    for (int i = 0; i < 2; i++) {
+        json_t *p = gpu_pod(i ? "s2" : "s1", "2"); /* 1 CPU each */
+        json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(held[i]));
+        json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+        if (!i)
+            label(p, FS_QUEUE_LABEL, "qa");
+        add(sb, p);
+    }
+    json_t *qp = pod("qp", "2", "1Gi", 0, NULL);
+    label(qp, FS_QUEUE_LABEL, "qb");
+    add(sb, qp);
+    sandbox_advance(sb, T0 + 1000);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2));
+    for (int i = 0; i < 2; i++) {
+        json_t *w = gpu_pod(i ? "w1" : "w0", "4");
+        label(w, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, w);
+    }
+    sandbox_advance(sb, T0 + 45000);
+    assert_int_equal(reserving(sb), 2);
+    assert_null(node_of(sb, "qp")); /* dept would use 3 CPUs of its 2 */
+    assert_int_equal(l.evicts, 0);
+    del_pod(sb, "s1");
+    assert_int_equal(sandbox_run(sb), 1); /* one turn: qp's */
+    assert_non_null(node_of(sb, "qp"));
+    assert_string_equal(node_of(sb, "qp"), "n3");
+    assert_int_equal(sandbox_now(sb), T0 + 45000);
+    assert_int_equal(reserving(sb), 2);
+    sb_done(sb, &l);
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1167,6 +1326,10 @@ int main(void)
         cmocka_unit_test(test_gang_spares_nominee),
         cmocka_unit_test(test_reclaim_spares_nominee),
         cmocka_unit_test(test_consolidation_spares_nominee),
+        cmocka_unit_test(test_bind_404_wakes_waiter),
+        cmocka_unit_test(test_nominee_deleted_waiter_binds),
+        cmocka_unit_test(test_reservation_wakes_backfill),
+        cmocka_unit_test(test_reservation_wakes_queue_mates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

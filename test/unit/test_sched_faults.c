@@ -406,6 +406,76 @@ static void test_bind_409_replaced_not_retried(void **st)
     set_bind_status(201);
 }
 
+/* ---- issue 35 fault 5: room a failed bind gives back wakes waiters ------- */
+
+/* The pods of the default pool's queue in unschedulableQ and backoffQ. */
+static void waiting(scheduler_t *s, int *unsched, int *backoff)
+{
+    queue_stats_t qs;
+    memset(&qs, 0, sizeof qs);
+    queue_get_stats(pools_get(s, DEFAULT_POOL_ID)->q, &qs);
+    *unsched = qs.unschedulable;
+    *backoff = qs.backoff;
+}
+
+/* p1 is assumed on n1 (all of it) and p2 waits in unschedulableQ for that
+ * room; then p1's Binding is answered code, or (code 0) p1 turns out kept
+ * out of scheduling before its Binding goes. The assumption is undone and
+ * p2 leaves unschedulableQ at once (for backoffQ: its own first backoff
+ * still runs), not at the 60 s flush. */
+static void failed_bind_wakes(int code)
+{
+    set_bind_status(code ? code : 201);
+    scheduler_t *s = new_sched();
+    node_t *n = add_node(s, "n1", "2");
+    pod_t *p1 = add_pod(s, "p1", "2", NULL);
+    pod_t *p2 = add_pod(s, "p2", "2", NULL);
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, p1, 0);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    assert_int_equal(cache_assume(s->cache, it->pod, "n1", DEFAULT_POOL_ID, 0, always_fits, NULL), 0);
+    queue_done(D->q, it);
+    queue_add(D->q, p2, 0);
+    queue_item_t *w = queue_pop_timeout(D->q, 1000);
+    assert_non_null(w);
+    queue_requeue(D->q, w); /* failed: n1 is p1's */
+    int unsched = 0, backoff = 0;
+    waiting(s, &unsched, &backoff);
+    assert_int_equal(unsched, 1);
+    if (!code)
+        gates_hold_uid(s, "uid-p1");
+    s->binder = binder_new(s, 1);
+    binder_submit(s->binder, it, "n1", NULL);
+    binder_free(s->binder); /* drains; the answer was handled */
+    s->binder = NULL;
+    assert_int_equal(binds_seen(), code ? 1 : 0);
+    cache_pod_state_t cst;
+    pod_unref(cache_get_pod(s->cache, "uid-p1", &cst));
+    assert_int_equal(cst, CPOD_PENDING);
+    waiting(s, &unsched, &backoff);
+    assert_int_equal(unsched, 0);
+    assert_int_equal(backoff, code == 500 ? 2 : 1); /* a 500 retries p1 after its backoff too */
+    pod_unref(p1);
+    pod_unref(p2);
+    node_unref(n);
+    scheduler_free(s);
+    set_bind_status(201);
+}
+
+static void test_bind_404_wakes_waiters(void **st)
+{
+    failed_bind_wakes(404);
+}
+static void test_bind_500_wakes_waiters(void **st)
+{
+    failed_bind_wakes(500);
+}
+static void test_held_back_bind_wakes_waiters(void **st)
+{
+    failed_bind_wakes(0);
+}
+
 /* ---- fault 5: pod updates reach the queue at once ------------------------ */
 
 static json_t *pod_json(const char *name, int priority, const char *toleration)
@@ -1192,6 +1262,48 @@ static void test_give_up_clears_nomination(void **st)
     preemption_teardown(s, it);
 }
 
+/* Issue 35 fault 5: a pending pod nominated to n1 holds room there for
+ * lower-priority pods (node_with_nominated). When it gives the room up, or
+ * is deleted, the pod waiting for that room leaves unschedulableQ at once
+ * (was: at the 60 s flush); a pending pod that held nothing wakes nobody. */
+static void test_nomination_gone_wakes_waiters(void **st)
+{
+    scheduler_t *s = new_sched();
+    node_unref(add_node(s, "n1", "2"));
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    pod_event(s, KUBE_ADDED, "nom", 100, NULL);
+    pod_event(s, KUBE_ADDED, "other", 100, NULL);
+    queue_item_free(queue_take(D->q, "uid-nom")); /* out of the queue: it waits for its victims */
+    queue_item_free(queue_take(D->q, "uid-other"));
+    pod_t *nom = cache_get_pod(s->cache, "uid-nom", NULL);
+    assert_non_null(nom);
+    pod_event(s, KUBE_ADDED, "w", 0, NULL);
+    int unsched = 0, backoff = 0;
+    for (int round = 0; round < 3; round++) {
+        queue_item_t *it = queue_take(D->q, "uid-w");
+        if (it)
+            queue_push_item(D->q, it);
+        it = queue_pop_timeout(D->q, 1000);
+        assert_non_null(it);
+        queue_requeue(D->q, it); /* failed: n1 is held for nom */
+        cache_nominate(s->cache, nom, "n1");
+        waiting(s, &unsched, &backoff);
+        assert_int_equal(unsched, 1);
+        if (round == 0)
+            pod_event(s, KUBE_DELETED, "other", 100, NULL); /* held nothing */
+        else if (round == 1)
+            postfilter_drop_nomination(s, nom); /* gave the room up */
+        else
+            pod_event(s, KUBE_DELETED, "nom", 100, NULL);
+        waiting(s, &unsched, &backoff);
+        assert_int_equal(unsched, round == 0 ? 1 : 0);
+        assert_int_equal(backoff, round == 0 ? 0 : 1);
+    }
+    assert_int_equal(cache_is_nominated(s->cache, "uid-nom"), 0);
+    pod_unref(nom);
+    scheduler_free(s);
+}
+
 /* ---- fault 7: the victim search runs without the cache lock --------------- */
 
 typedef struct lock_probe {
@@ -1847,6 +1959,9 @@ int main(void)
         cmocka_unit_test(test_bind_422_backs_off),
         cmocka_unit_test(test_bind_carries_uid),
         cmocka_unit_test(test_bind_409_replaced_not_retried),
+        cmocka_unit_test(test_bind_404_wakes_waiters),
+        cmocka_unit_test(test_bind_500_wakes_waiters),
+        cmocka_unit_test(test_held_back_bind_wakes_waiters),
         cmocka_unit_test(test_update_leaves_unschedulable),
         cmocka_unit_test(test_resize_down_wakes_unschedulable),
         cmocka_unit_test(test_priority_update_resorts),
@@ -1858,6 +1973,7 @@ int main(void)
         cmocka_unit_test(test_refused_eviction_explained),
         cmocka_unit_test(test_victims_own_grace_and_condition),
         cmocka_unit_test(test_give_up_clears_nomination),
+        cmocka_unit_test(test_nomination_gone_wakes_waiters),
         cmocka_unit_test(test_preemption_scan_unlocked),
         cmocka_unit_test(test_fenced_drops_binds),
         cmocka_unit_test(test_gang_mates_follow_victim_rules),
