@@ -9,15 +9,25 @@
 #include "scheduler/internal.h"
 #include "util/util.h"
 
+static int add_shown(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
+{
+    (void)self;
+    if (w->shown && inf)
+        *(uint64_t *)ud += informer_delivered(inf);
+    return 0;
+}
+
 uint64_t scheduler_generation(scheduler_t *s)
 {
     /* The informers of what the pages show (none in a sandbox: it feeds
      * events through scheduler_feed, which counts in dash_gen), each event
-     * counted once handled; and the binds handed to the binder. */
-    informer_t *const shown[] = { s->inf_pools, s->inf_nodes, s->inf_pods, s->inf_podgroups, s->inf_tenants };
+     * counted once handled: pools, nodes, pods and the rows' shown
+     * watches (PodGroups, Queues); and the binds handed to the binder. */
+    informer_t *const shown[] = { s->inf_pools, s->inf_nodes, s->inf_pods };
     uint64_t g = __atomic_load_n(&s->dash_gen, __ATOMIC_RELAXED);
     for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++)
         g += informer_delivered(shown[i]);
+    sched_rows_each_watch(s, add_shown, &g);
     return g;
 }
 

@@ -25,6 +25,7 @@
 
 #include "framework/services.h"
 #include "gang/gang.h"
+#include "kube/informer.h"
 #include "queue/queue.h"
 #include "topology/topology.h"
 
@@ -96,6 +97,17 @@ typedef struct enqueue_hold {
     int event;          /* also one Warning event, reason FailedScheduling */
 } enqueue_hold_t;
 
+/* An object kind a row watches. scheduler_start lists and watches path
+ * with an informer whose handler gets the row's room; a sandbox feeds the
+ * objects of kind to the same handler (scheduler_feed). A row's list ends
+ * with an entry whose kind is NULL. */
+typedef struct sched_watch {
+    const char *kind; /* "PodGroup": as a sandbox is fed it */
+    const char *path; /* "/apis/scheduling.x-k8s.io/v1alpha1/podgroups" */
+    informer_handler_fn on_event;
+    int shown; /* the dashboard shows these objects: each event moves its change counter */
+} sched_watch_t;
+
 /* One capability's row. Every point is optional. The set points run on
  * the set's pool thread with no lock held.
  *
@@ -109,6 +121,8 @@ typedef struct sched_ext {
      * freed by fini when it is freed, after every thread stopped. */
     void *(*init)(const sched_services_t *svc, void *core);
     void (*fini)(void *self);
+    /* The objects the row keeps its own state of (NULL: none). */
+    const sched_watch_t *watches;
     /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
      * filled. Called under the held set's mutex (gates.c), so a row takes
      * only a leaf lock of its own and writes nothing: gates.c writes what

@@ -32,6 +32,25 @@ static int volumes_pb(const sched_row_t *r, queue_item_t **it, const char *node,
     return volumes_ext_pre_bind(r->self, it, node, lender, ann, err, errlen);
 }
 
+/* What the rows watch: their handlers get the row's room. */
+static const sched_watch_t tenants_watches[] = {
+    { "Queue", FS_QUEUE_API "/queues", on_tenant_event, 1 },
+    { 0 },
+};
+static const sched_watch_t gang_watches[] = {
+    { "PodGroup", PODGROUP_API "/podgroups", on_podgroup_event, 1 },
+    /* the priority a PodGroup's class annotation gives its gang */
+    { "PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", on_priorityclass_event, 0 },
+    { 0 },
+};
+static const sched_watch_t volumes_watches[] = {
+    { "PersistentVolume", "/api/v1/persistentvolumes", on_pv_event, 0 },
+    { "PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", on_pvc_event, 0 },
+    { "StorageClass", "/apis/storage.k8s.io/v1/storageclasses", on_storage_class_event, 0 },
+    { "CSINode", "/apis/storage.k8s.io/v1/csinodes", on_csinode_event, 0 },
+    { 0 },
+};
+
 /* Order matters where two rows share a point:
  * pre_enqueue scheduling gates (a gated pod is gated, whatever else),
  *            dynamic resources, workload groups (a pod held for another
@@ -52,7 +71,11 @@ static const sched_ext_t table[] = {
       .pre_enqueue = grouper_ext_pre_enqueue,
       .housekeep = grouper_hk },
     { .name = "lender", .post_filter = lender_ext_post_filter },
-    { .name = "tenants", .init = sched_row_core, .admit = tenants_ext_admit, .housekeep = tenants_hk },
+    { .name = "tenants",
+      .init = sched_row_core,
+      .watches = tenants_watches,
+      .admit = tenants_ext_admit,
+      .housekeep = tenants_hk },
     { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
     { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
@@ -64,6 +87,7 @@ static const sched_ext_t table[] = {
       .housekeep = resv_hk },
     { .name = "gang",
       .init = sched_row_core,
+      .watches = gang_watches,
       .gate = gang_ext_gate,
       .pre_place = gang_ext_pre_place,
       .commit = gang_ext_commit,
@@ -74,6 +98,7 @@ static const sched_ext_t table[] = {
     { .name = "topology", .pre_place = topology_ext_pre_place },
     { .name = "volumes",
       .init = sched_row_core,
+      .watches = volumes_watches,
       .reserve = volumes_ext_reserve,
       .unreserve = volumes_ext_unreserve,
       .pre_bind = volumes_pb },

@@ -88,9 +88,12 @@ struct scheduler {
     hashmap_t *pdb_by_key; /* ns/name -> pdb_t (same objects as pdbs) */
 
     informer_t *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
+    /* The informers of the rows' watches (sched_watch_t), in table order
+     * (services.c: sched_rows_watch); NULL until scheduler_start. */
+    informer_t **row_infs;
+    int nrow_infs;
     volume_store_t *volumes; /* PVs, PVCs, classes, CSINodes, volume choices in flight */
     volume_waiter_t *vwait;  /* pods waiting at PreBind for their claims */
-    informer_t *inf_pvs, *inf_pvcs, *inf_classes, *inf_csinodes;
     api_writer_t *writer;
     binder_t *binder;
     evictor_t *evictor;
@@ -117,11 +120,9 @@ struct scheduler {
 
     /* gang.c: PodGroups and their members (gang/gang.h, a leaf lock) */
     gang_store_t *gangs;
-    informer_t *inf_podgroups;
 
     /* tenants.c: Queue objects (tenants), accounting and fair shares (a leaf lock) */
     fs_store_t *fs;
-    informer_t *inf_tenants;
     /* Bumped (atomic) when capacity or Queues change (nodes) and when
      * pending pods arrive (pods): pool threads refresh their shares. */
     unsigned fs_gen_nodes, fs_gen_pods;
@@ -145,7 +146,6 @@ struct scheduler {
     grouper_t *grouper;
     /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
     prio_classes_t *prio_classes;
-    informer_t *inf_prioclasses;
     /* minruntime.c's fast path: live Pools whose spec sets a minimum
      * runtime (atomic; written under pools_mu by pools.c). */
     int minrt_pools;
@@ -458,6 +458,16 @@ void sched_rows_fini(scheduler_t *s);
 const sched_row_t *sched_row(scheduler_t *s, const char *name);
 /* Pods informer: every row's pod_deleted. */
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod);
+/* An informer for each row's watch (s->row_infs), not started. */
+void sched_rows_watch(scheduler_t *s);
+/* The informer of the rows' watch of kind, or NULL (none yet, or no row
+ * watches it). */
+informer_t *sched_row_informer(scheduler_t *s, const char *kind);
+/* Calls fn for each row's watch in table order, with the row's room and
+ * the watch's informer (NULL before scheduler_start); stops at a nonzero
+ * return and returns it. */
+int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),
+                          void *ud);
 
 /* consolidate.c: consolidation (PostFilter, before preemption) */
 consol_state_t *consol_new(void);

@@ -40,23 +40,33 @@ typedef struct feed_row {
     int shown; /* the dashboard shows it: moves its change counter (scheduler_generation) */
 } feed_row_t;
 
+/* The core's own kinds; the rows' are their watches (sched_watch_t). */
 static const feed_row_t feed_rows[] = {
-    { "Node", on_node_event, -1, 1 },
-    { "Pod", on_pod_event, -1, 1 },
-    { "Pool", pools_on_event, -1, 1 },
-    { "Queue", on_tenant_event, -1, 1 },
-    { "PodGroup", on_podgroup_event, -1, 1 },
-    { "PodDisruptionBudget", on_pdb_event, -1, 0 },
-    { "PriorityClass", on_priorityclass_event, -1, 0 },
-    { "PersistentVolume", on_pv_event, -1, 0 },
-    { "PersistentVolumeClaim", on_pvc_event, -1, 0 },
-    { "StorageClass", on_storage_class_event, -1, 0 },
-    { "CSINode", on_csinode_event, -1, 0 },
-    { "Service", NULL, OWNER_SERVICE, 0 },
-    { "ReplicationController", NULL, OWNER_RC, 0 },
-    { "ReplicaSet", NULL, OWNER_RS, 0 },
-    { "StatefulSet", NULL, OWNER_STS, 0 },
+    { "Node", on_node_event, -1, 1 },      { "Pod", on_pod_event, -1, 1 },
+    { "Pool", pools_on_event, -1, 1 },     { "PodDisruptionBudget", on_pdb_event, -1, 0 },
+    { "Service", NULL, OWNER_SERVICE, 0 }, { "ReplicationController", NULL, OWNER_RC, 0 },
+    { "ReplicaSet", NULL, OWNER_RS, 0 },   { "StatefulSet", NULL, OWNER_STS, 0 },
 };
+
+typedef struct row_feed {
+    const char *kind;
+    kube_event_type_t type;
+    const char *key;
+    json_t *obj;
+    int shown;
+} row_feed_t;
+
+/* Hands a fed object to the row that watches its kind. */
+static int feed_row(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
+{
+    (void)inf;
+    row_feed_t *f = ud;
+    if (strcmp(w->kind, f->kind) != 0)
+        return 0;
+    w->on_event(self, f->type, f->key, f->obj);
+    f->shown = w->shown;
+    return 1;
+}
 
 int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const char *key, json_t *obj)
 {
@@ -82,7 +92,12 @@ int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const cha
             sched_dash_changed(s); /* after: a poll that sees it sees the change */
         return 1;
     }
-    return 0;
+    row_feed_t f = { kind, t, key, obj, 0 };
+    if (!kind || !sched_rows_each_watch(s, feed_row, &f))
+        return 0;
+    if (f.shown)
+        sched_dash_changed(s);
+    return 1;
 }
 
 static void step_pool(sched_pool_t *P, void *ud)

@@ -372,7 +372,8 @@ static int api_served(scheduler_t *s, const char *group_path, const char *group_
 static void wait_podgroups(scheduler_t *s, const volatile int *stop)
 {
     int64_t deadline = util_now_ms() + 5000;
-    while (!informer_wait_synced(s->inf_podgroups, 200)) {
+    informer_t *podgroups = sched_row_informer(s, "PodGroup");
+    while (podgroups && !informer_wait_synced(podgroups, 200)) {
         int served = api_served(s, "/apis/scheduling.x-k8s.io", PODGROUP_VERSION);
         if (served == 0) {
             LOG_I("the PodGroup API (" PODGROUP_VERSION ") is not served: pods labelled " GANG_LABEL
@@ -392,14 +393,15 @@ static void wait_podgroups(scheduler_t *s, const volatile int *stop)
 static void wait_queues(scheduler_t *s, const volatile int *stop)
 {
     int64_t deadline = util_now_ms() + 5000;
-    if (informer_wait_synced(s->inf_tenants, 0))
+    informer_t *queues = sched_row_informer(s, "Queue");
+    if (!queues || informer_wait_synced(queues, 0))
         return;
     if (api_lists(s, FS_QUEUE_API, "resources", "name", "queues") == 0) {
         LOG_I("the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
               "until it is");
         return;
     }
-    while (!informer_wait_synced(s->inf_tenants, 200)) {
+    while (!informer_wait_synced(queues, 200)) {
         if ((stop && *stop) || util_now_ms() >= deadline) {
             LOG_W("Queues not listed yet (RBAC for queues?): pods count in queue default until they are");
             return;
@@ -462,19 +464,15 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     /* Pools first, so nodes land in their pool from the start. */
     if (wait_pools(s, stop, err, errlen) != 0)
         return -1;
-    s->inf_pvs = informer_new(s->kc, "/api/v1/persistentvolumes", NULL, on_pv_event, s);
-    s->inf_pvcs = informer_new(s->kc, "/api/v1/persistentvolumeclaims", NULL, on_pvc_event, s);
-    s->inf_classes = informer_new(s->kc, "/apis/storage.k8s.io/v1/storageclasses", NULL, on_storage_class_event, s);
-    s->inf_csinodes = informer_new(s->kc, "/apis/storage.k8s.io/v1/csinodes", NULL, on_csinode_event, s);
-    s->inf_podgroups = informer_new(s->kc, PODGROUP_API "/podgroups", NULL, on_podgroup_event, s);
-    s->inf_tenants = informer_new(s->kc, FS_QUEUE_API "/queues", NULL, on_tenant_event, s);
-    s->inf_prioclasses =
-        informer_new(s->kc, "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, on_priorityclass_event, s);
-    if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_prioclasses) != 0 ||
-        informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
-        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
-        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
-        informer_start(s->inf_csinodes) != 0) {
+    /* The rows' watches (Queues, PodGroups, PriorityClasses, storage)
+     * start before nodes and pods, so a pod's gang and queue are known
+     * when it arrives. */
+    sched_rows_watch(s);
+    int started = 1;
+    for (int i = 0; i < s->nrow_infs; i++)
+        started = started && informer_start(s->row_infs[i]) == 0;
+    if (!started || informer_start(s->inf_nodes) != 0 || informer_start(s->inf_pods) != 0 ||
+        informer_start(s->inf_pdbs) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
     }
@@ -491,10 +489,11 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     /* Storage lists get 3 s from their start (mostly spent meanwhile): a
      * missing RBAC grant must not stop pods without claims; a pod whose
      * claim is not listed yet is unschedulable until the claim arrives. */
-    informer_t *storage[] = { s->inf_pvs, s->inf_pvcs, s->inf_classes, s->inf_csinodes };
+    static const char *const storage[] = { "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode" };
     for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
         int64_t left = storage_t0 + 3000 - util_now_ms();
-        if (!informer_wait_synced(storage[i], left > 0 ? (int)left : 0))
+        informer_t *inf = sched_row_informer(s, storage[i]);
+        if (inf && !informer_wait_synced(inf, left > 0 ? (int)left : 0))
             LOG_W("storage objects not listed yet (RBAC for PVs, PVCs, storageclasses, csinodes?)");
     }
     cache_stats_t cs;
@@ -548,18 +547,13 @@ void scheduler_stop(scheduler_t *s)
                            s->inf_owners[OWNER_SERVICE],
                            s->inf_owners[OWNER_RC],
                            s->inf_owners[OWNER_RS],
-                           s->inf_owners[OWNER_STS],
-                           s->inf_pvs,
-                           s->inf_pvcs,
-                           s->inf_classes,
-                           s->inf_csinodes,
-                           s->inf_podgroups,
-                           s->inf_tenants,
-                           s->inf_prioclasses };
+                           s->inf_owners[OWNER_STS] };
     size_t ninf = sizeof(infs) / sizeof(infs[0]);
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
             informer_request_stop(infs[i]);
+    for (int i = 0; i < s->nrow_infs; i++)
+        informer_request_stop(s->row_infs[i]);
     pools_stop_threads(s);
     volume_waiter_close(s->vwait); /* before the binder it resubmits to */
     binder_free(s->binder);
@@ -567,6 +561,8 @@ void scheduler_stop(scheduler_t *s)
     for (size_t i = 0; i < ninf; i++)
         if (infs[i])
             informer_stop(infs[i]);
+    for (int i = 0; i < s->nrow_infs; i++)
+        informer_stop(s->row_infs[i]);
     /* After the pods informer, which calls into it. */
     evictor_free(s->evictor);
     s->evictor = NULL;
@@ -598,11 +594,14 @@ void scheduler_free(scheduler_t *s)
         grouper_stop(s->grouper);
     writer_free(s->writer);
     s->writer = NULL;
-    informer_t *infs[] = { s->inf_pods,      s->inf_nodes,   s->inf_pools,      s->inf_pdbs,
-                           s->inf_pvs,       s->inf_pvcs,    s->inf_classes,    s->inf_csinodes,
-                           s->inf_podgroups, s->inf_tenants, s->inf_prioclasses };
+    informer_t *infs[] = { s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs };
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
         informer_free(infs[i]);
+    for (int i = 0; i < s->nrow_infs; i++)
+        informer_free(s->row_infs[i]);
+    free(s->row_infs);
+    s->row_infs = NULL;
+    s->nrow_infs = 0;
     grouper_free(s->grouper); /* stopped above: its hooks read the cache and the held set */
     cache_free(s->cache);
     volume_waiter_free(s->vwait);

@@ -135,3 +135,72 @@ void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod)
         if (ext[i].pod_deleted)
             ext[i].pod_deleted(&s->rows[i], pod);
 }
+
+int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),
+                          void *ud)
+{
+    int n = 0, k = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n && i < s->nrows; i++)
+        for (const sched_watch_t *w = ext[i].watches; w && w->kind; w++, k++) {
+            int rc = fn(ud, s->rows[i].self, w, k < s->nrow_infs ? s->row_infs[k] : NULL);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+static int count_watch(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
+{
+    (void)self;
+    (void)w;
+    (void)inf;
+    ++*(int *)ud;
+    return 0;
+}
+
+typedef struct watch_build {
+    scheduler_t *s;
+    informer_t **infs;
+    int n;
+} watch_build_t;
+
+static int new_watch(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
+{
+    (void)inf;
+    watch_build_t *b = ud;
+    b->infs[b->n++] = informer_new(b->s->kc, w->path, NULL, w->on_event, self);
+    return 0;
+}
+
+void sched_rows_watch(scheduler_t *s)
+{
+    int n = 0;
+    sched_rows_each_watch(s, count_watch, &n);
+    watch_build_t b = { s, util_xcalloc((size_t)(n ? n : 1), sizeof(informer_t *)), 0 };
+    sched_rows_each_watch(s, new_watch, &b);
+    s->row_infs = b.infs;
+    s->nrow_infs = b.n;
+}
+
+typedef struct watch_find {
+    const char *kind;
+    informer_t *inf;
+} watch_find_t;
+
+static int find_watch(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
+{
+    (void)self;
+    watch_find_t *f = ud;
+    if (strcmp(w->kind, f->kind) != 0)
+        return 0;
+    f->inf = inf;
+    return 1;
+}
+
+informer_t *sched_row_informer(scheduler_t *s, const char *kind)
+{
+    watch_find_t f = { kind, NULL };
+    sched_rows_each_watch(s, find_watch, &f);
+    return f.inf;
+}
