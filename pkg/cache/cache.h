@@ -46,8 +46,21 @@ void cache_unlock(cache_t *c);
 int cache_upsert_node(cache_t *c, node_t *n);
 void cache_delete_node(cache_t *c, const char *name);
 /* Records the pod; returns its state before and (in *now) after. An unbound
- * update of an assumed pod leaves it assumed (the bind is in flight). */
+ * update of an assumed pod leaves it assumed (the bind is in flight). A
+ * pod that binds, ends or is deleted loses its nomination. */
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now);
+/* cache_upsert_pod; with follow_nomination (the caller's word that the pod
+ * is one of this scheduler's: its schedulerName is ours, and only a
+ * scheduler of that name writes the field) a pending pod's
+ * status.nominatedNodeName is taken as a nomination, as cache_nominate
+ * makes one: on the pod's first sight (a restart, a failover, a loaded
+ * copy) and whenever an update changes the field. Not for a node unknown
+ * or gone, nor for a pod being deleted; a field cleared drops it. An update
+ * that leaves the field as it was, or a change the cache has moved past
+ * (it holds a nomination to a third node), leaves the nomination as it is:
+ * the field lags this scheduler's own nominations. Without
+ * follow_nomination the field is not read (cache_upsert_pod). */
+cache_pod_state_t cache_upsert_pod_ex(cache_t *c, pod_t *p, int follow_nomination, cache_pod_state_t *now);
 /* Forgets the pod; *old (optional) gets the last object (new ref) and
  * *pool_of_node the pool of the node it was on, or -1. */
 cache_pod_state_t cache_delete_pod(cache_t *c, const char *uid, pod_t **old, int *pool_of_node);
@@ -133,11 +146,15 @@ int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const no
 void cache_forget(cache_t *c, const char *uid);
 /* Reserves room on node for a preemptor; ignored unless p is still
  * pending (deleted or bound meanwhile: nothing to hold room for). A pod
- * holds at most one nomination; deleting or binding it drops it. */
+ * holds at most one nomination; deleting or binding it drops it, and so
+ * does deleting the node. */
 void cache_nominate(cache_t *c, pod_t *p, const char *node);
 void cache_clear_nomination(cache_t *c, const char *uid);
 /* Whether the pod holds a nomination (linear in the nominations). */
 int cache_is_nominated(cache_t *c, const char *uid);
+/* 1 when the pod holds a nomination, its node copied into node (len
+ * bytes, may be NULL); 0 when it holds none. Linear in the nominations. */
+int cache_nomination_of(cache_t *c, const char *uid, char *node, size_t len);
 
 /* Copies of every node and every non-terminal pod (refs), for statistics.
  * Free with cache_free_snapshot. */

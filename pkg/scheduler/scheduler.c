@@ -472,15 +472,25 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
         informer_new(s->kc, "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, on_priorityclass_event, s);
     if (informer_start(s->inf_tenants) != 0 || informer_start(s->inf_prioclasses) != 0 ||
         informer_start(s->inf_podgroups) != 0 || informer_start(s->inf_nodes) != 0 ||
-        informer_start(s->inf_pods) != 0 || informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 ||
-        informer_start(s->inf_pvcs) != 0 || informer_start(s->inf_classes) != 0 ||
-        informer_start(s->inf_csinodes) != 0) {
+        informer_start(s->inf_pdbs) != 0 || informer_start(s->inf_pvs) != 0 || informer_start(s->inf_pvcs) != 0 ||
+        informer_start(s->inf_classes) != 0 || informer_start(s->inf_csinodes) != 0) {
         snprintf(err, errlen, "cannot start watchers");
         return -1;
     }
     int64_t storage_t0 = util_now_ms();
-    sync_need_t needs[] = { { s->inf_nodes, "nodes" }, { s->inf_pods, "pods" } };
-    if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err, errlen) != 0)
+    /* Pods after nodes: a pending pod's status.nominatedNodeName (room an
+     * earlier leader made) is restored only on a node the cache knows
+     * (cache_upsert_pod_ex), so the nodes are listed first. */
+    sync_need_t nodes_need[] = { { s->inf_nodes, "nodes" } };
+    if (wait_all_synced(nodes_need, 1, s->opts.sync_timeout_s, stop, err, errlen) != 0)
+        return -1;
+    if (informer_start(s->inf_pods) != 0) {
+        snprintf(err, errlen, "cannot start the pod watcher");
+        return -1;
+    }
+    int left_s = s->opts.sync_timeout_s - (int)((util_now_ms() - storage_t0) / 1000);
+    sync_need_t pods_need[] = { { s->inf_pods, "pods" } };
+    if (wait_all_synced(pods_need, 1, left_s > 1 ? left_s : 1, stop, err, errlen) != 0)
         return -1;
     informer_wait_synced(s->inf_pdbs, 5000);
     /* PriorityClasses are not waited for: until they are listed a gang

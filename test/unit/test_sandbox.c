@@ -992,6 +992,43 @@ static void test_finished_pod_frees_room(void **st)
     sb_done(sb, &l);
 }
 
+/* Restart or failover (issue 35, fault 3): a loaded pending pod of ours
+ * whose status.nominatedNodeName names n1 holds that room, as the
+ * nomination the previous leader made did. Its victim is still leaving;
+ * a lower-priority pod that would fit in what the victim does not use
+ * waits (the room is the preemptor's), and once the victim is gone the
+ * preemptor binds there with no second eviction. Without the restored
+ * nomination "low" binds on n1 at once and is evicted for "high" later. */
+static void test_nomination_restored_on_load(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    json_t *leaving = pod("leaving", "2", "1Gi", 50, "n1");
+    char ts[64];
+    util_rfc3339(T0 - 5000, ts, sizeof ts);
+    json_object_set_new(json_object_get(leaving, "metadata"), "deletionTimestamp", json_string(ts));
+    json_t *high = pod("high", "4", "1Gi", 100, NULL);
+    json_object_set_new(json_object_get(high, "status"), "nominatedNodeName", json_string("n1"));
+    json_t *snap = json_pack("{s:[o, o, o, o]}", "items", node("n1", "4", "8Gi", NULL), leaving, high,
+                             pod("low", "2", "1Gi", 10, NULL));
+    char err[256] = "";
+    assert_int_equal(sandbox_load(sb, snap, err, sizeof err), 0);
+    json_decref(snap);
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(l.evicts, 0);
+    assert_null(node_of(sb, "low"));
+    assert_int_equal(sandbox_apply(sb, "DELETED", sandbox_get(sb, "Pod", "ns", "leaving"), err, sizeof err), 0);
+    sandbox_advance(sb, T0 + 5000);
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_null(node_of(sb, "low"));
+    assert_int_equal(l.evicts, 0);
+    assert_null(strstr(logged(&l), "BIND ns/low"));
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1015,6 +1052,7 @@ int main(void)
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
+        cmocka_unit_test(test_nomination_restored_on_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
