@@ -1029,6 +1029,55 @@ static void test_nomination_restored_on_load(void **st)
     sb_done(sb, &l);
 }
 
+/* A pending member of PodGroup ns/group at priority prio. */
+static json_t *gang_member(const char *name, const char *group, const char *cpu, int prio)
+{
+    json_t *p = pod(name, cpu, "1Gi", prio, NULL);
+    label(p, "scheduling.x-k8s.io/pod-group", group);
+    return p;
+}
+
+/* Issue 35, fault 2: "high" preempts "saver" on n1 (whose checkpoint grace
+ * keeps it 30 s) and is nominated there; meanwhile PodGroup g, of the same
+ * priority and older, arrives and does not fit: n1's room is held for
+ * "high", which ranks as high as its members. Once "saver" is gone,
+ * "high" goes to the room it made, although g waits ahead of it: g sees
+ * that room taken either way. Before, the backfill gate held "high"
+ * behind g, and both waited on an empty node until g's timeout. */
+static void test_nominee_not_held_behind_gang(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "4", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, v);
+    add(sb, pod("high", "4", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_non_null(strstr(logged(&l), "NOMINATE ns/high node=n1\n"));
+    assert_int_equal(l.evicts, 0);
+    char ts[64];
+    util_rfc3339(T0 - 60000, ts, sizeof ts);
+    json_t *pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
+                           "kind", "PodGroup", "metadata", "name", "g", "namespace", "ns", "creationTimestamp", ts,
+                           "spec", "minMember", 2, "scheduleTimeoutSeconds", 600);
+    add(sb, pg);
+    add(sb, gang_member("w0", "g", "2", 100));
+    add(sb, gang_member("w1", "g", "2", 100));
+    sandbox_advance(sb, T0 + 10000);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(gang_nwaiting(sandbox_scheduler(sb)->gangs), 1);
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_int_equal(l.binds, 1);
+    assert_null(node_of(sb, "w0"));
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1053,6 +1102,7 @@ int main(void)
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
         cmocka_unit_test(test_nomination_restored_on_load),
+        cmocka_unit_test(test_nominee_not_held_behind_gang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
