@@ -1078,6 +1078,49 @@ static void test_nominee_not_held_behind_gang(void **st)
     sb_done(sb, &l);
 }
 
+/* The same with a reservation (issue 35, fault 2, its other half): the
+ * gang waits past reservationAfter (30 s here) while "saver" takes 60 s to
+ * leave; the reservation does not take n1, where "high" (of the gang's
+ * priority) waits for the room it made, and "high" binds there once
+ * "saver" is gone. Before, the reservation held n1 for the gang, which
+ * could not use it (the room is high's) while high lost it. */
+static void test_reservation_spares_nominee(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "4", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "60s");
+    add(sb, v);
+    add(sb, pod("high", "4", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_non_null(strstr(logged(&l), "NOMINATE ns/high node=n1\n"));
+    char ts[64];
+    util_rfc3339(T0 - 60000, ts, sizeof ts);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
+                      "kind", "PodGroup", "metadata", "name", "g", "namespace", "ns", "creationTimestamp", ts, "spec",
+                      "minMember", 2, "scheduleTimeoutSeconds", 3600));
+    add(sb, gang_member("w0", "g", "2", 100));
+    add(sb, gang_member("w1", "g", "2", 100));
+    sandbox_advance(sb, T0 + 50000);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(reserving(sb), 0);
+    sandbox_advance(sb, T0 + 120000);
+    assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_null(node_of(sb, "w0"));
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1103,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_finished_pod_frees_room),
         cmocka_unit_test(test_nomination_restored_on_load),
         cmocka_unit_test(test_nominee_not_held_behind_gang),
+        cmocka_unit_test(test_reservation_spares_nominee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
