@@ -2,6 +2,7 @@
 #include "cache/cache.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ typedef struct pod_entry {
     pod_t *pod;
     cache_pod_state_t state;
     char *node; /* node it is accounted on (assumed or bound), or NULL */
+    int follow; /* its status.nominatedNodeName is trusted (cache_upsert_pod_ex) */
 } pod_entry_t;
 
 typedef struct nomination {
@@ -284,10 +286,13 @@ int cache_upsert_node(cache_t *c, node_t *n)
     return changed;
 }
 
+static void nominations_drop_node_locked(cache_t *c, const char *node);
+
 void cache_delete_node(cache_t *c, const char *name)
 {
     cache_wrlock(c);
     node_info_t *ni = hashmap_get(c->node_map, name);
+    nominations_drop_node_locked(c, name);
     if (ni) {
         index_node_pods(c, ni, -1);
         if (ni->npods == 0) {
@@ -370,8 +375,47 @@ static void account(cache_t *c, pod_entry_t *e, const char *node)
 }
 
 static int nomination_drop_locked(cache_t *c, const char *uid);
+static const char *nominated_node_locked(const cache_t *c, const char *uid);
+static void nomination_add_locked(cache_t *c, pod_t *p, const char *node);
+
+static const char *nominated_field(const pod_t *p)
+{
+    return p && p->nominated_node ? p->nominated_node : "";
+}
+
+/* A pending pod of ours whose status.nominatedNodeName changed from was:
+ * the nomination follows the field, as kube-scheduler's nominator follows
+ * it on an update that changes it. An update that leaves the field as it
+ * was leaves the nomination alone: this scheduler nominates (and drops)
+ * here first and writes the field after, so the field lags; the same lag
+ * makes a change the cache has moved past since (it holds a third node)
+ * stale. A node unknown or gone holds no room: nothing is restored there;
+ * nor does a pod being deleted. */
+static void nomination_follow_locked(cache_t *c, pod_t *p, const char *was)
+{
+    const char *want = nominated_field(p);
+    if (p->deleting) {
+        nomination_drop_locked(c, p->uid); /* going: room for nobody */
+        return;
+    }
+    if (strcmp(was, want) == 0)
+        return;
+    const char *held = nominated_node_locked(c, p->uid);
+    if (held && (strcmp(held, want) == 0 || strcmp(held, was) != 0))
+        return; /* the field caught up with the cache, or lags behind it */
+    node_info_t *ni = want[0] ? hashmap_get(c->node_map, want) : NULL;
+    if (ni && ni->node)
+        nomination_add_locked(c, p, want);
+    else
+        nomination_drop_locked(c, p->uid);
+}
 
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
+{
+    return cache_upsert_pod_ex(c, p, 0, now);
+}
+
+cache_pod_state_t cache_upsert_pod_ex(cache_t *c, pod_t *p, int follow_nomination, cache_pod_state_t *now)
 {
     cache_wrlock(c);
     pod_entry_t *e = hashmap_get(c->pods, p->uid);
@@ -388,17 +432,22 @@ cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
         return before;
     }
     unaccount(c, e);
-    pod_unref(e->pod);
+    pod_t *was = e->pod;
     e->pod = pod_ref(p);
     if (pod_is_terminal(p)) {
         e->state = CPOD_TERMINAL;
+        nomination_drop_locked(c, p->uid); /* it holds nothing, nor waits for room */
     } else if (pod_is_bound(p)) {
         e->state = CPOD_BOUND;
         account(c, e, p->node_name);
         nomination_drop_locked(c, p->uid);
     } else {
         e->state = CPOD_PENDING;
+        e->follow = follow_nomination;
+        if (follow_nomination)
+            nomination_follow_locked(c, p, before == CPOD_NONE ? "" : nominated_field(was));
     }
+    pod_unref(was);
     if (now)
         *now = e->state;
     cache_unlock(c);
@@ -685,16 +734,14 @@ static int nomination_drop_locked(cache_t *c, const char *uid)
     return 1;
 }
 
-void cache_nominate(cache_t *c, pod_t *p, const char *node)
+/* Write lock held. A preemptor deleted or bound while its victims were
+ * being evicted would hold the room for nobody: only a pod still pending
+ * is nominated. */
+static void nomination_add_locked(cache_t *c, pod_t *p, const char *node)
 {
-    cache_wrlock(c);
     nomination_drop_locked(c, p->uid);
-    /* A preemptor deleted or bound while its victims were being evicted
-     * would hold the room for nobody. */
-    if (!still_pending(c, p->uid)) {
-        cache_unlock(c);
+    if (!still_pending(c, p->uid))
         return;
-    }
     if (c->nnoms == c->cap_noms) {
         c->cap_noms = c->cap_noms ? c->cap_noms * 2 : 8;
         c->noms = util_xrealloc(c->noms, (size_t)c->cap_noms * sizeof(*c->noms));
@@ -704,7 +751,59 @@ void cache_nominate(cache_t *c, pod_t *p, const char *node)
     c->nnoms++;
     hashmap_put(c->noms_by_uid, p->uid, (void *)1);
     noms_rebuild_node(c, node);
+}
+
+/* A node that is gone holds no room: every nomination to it goes. */
+static void nominations_drop_node_locked(cache_t *c, const char *node)
+{
+    int dropped = 0;
+    for (int i = 0; i < c->nnoms;) {
+        if (strcmp(c->noms[i].node, node) != 0) {
+            i++;
+            continue;
+        }
+        hashmap_remove(c->noms_by_uid, c->noms[i].pod->uid);
+        pod_unref(c->noms[i].pod);
+        free(c->noms[i].node);
+        c->noms[i] = c->noms[--c->nnoms];
+        dropped = 1;
+    }
+    if (dropped)
+        noms_rebuild_node(c, node);
+}
+
+void cache_nominate(cache_t *c, pod_t *p, const char *node)
+{
+    cache_wrlock(c);
+    nomination_add_locked(c, p, node);
     cache_unlock(c);
+}
+
+int cache_restore_nominations(cache_t *c)
+{
+    int n = 0;
+    cache_wrlock(c);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(c->pods, &it, &k, &v);) {
+        pod_entry_t *e = v;
+        if (e->state != CPOD_PENDING || !e->follow || !nominated_field(e->pod)[0] || has_nomination(c, k))
+            continue;
+        nomination_follow_locked(c, e->pod, "");
+        n += has_nomination(c, k);
+    }
+    cache_unlock(c);
+    return n;
+}
+
+int cache_nomination_of(cache_t *c, const char *uid, char *node, size_t len)
+{
+    cache_rdlock(c);
+    const char *held = nominated_node_locked(c, uid);
+    if (held && node && len)
+        snprintf(node, len, "%s", held);
+    cache_unlock(c);
+    return held != NULL;
 }
 
 int cache_is_nominated(cache_t *c, const char *uid)

@@ -46,8 +46,21 @@ void cache_unlock(cache_t *c);
 int cache_upsert_node(cache_t *c, node_t *n);
 void cache_delete_node(cache_t *c, const char *name);
 /* Records the pod; returns its state before and (in *now) after. An unbound
- * update of an assumed pod leaves it assumed (the bind is in flight). */
+ * update of an assumed pod leaves it assumed (the bind is in flight). A
+ * pod that binds, ends or is deleted loses its nomination. */
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now);
+/* cache_upsert_pod; with follow_nomination (the caller's word that the pod
+ * is one of this scheduler's: its schedulerName is ours, and only a
+ * scheduler of that name writes the field) a pending pod's
+ * status.nominatedNodeName is taken as a nomination, as cache_nominate
+ * makes one: on the pod's first sight (a restart, a failover, a loaded
+ * copy) and whenever an update changes the field. Not for a node unknown
+ * or gone, nor for a pod being deleted; a field cleared drops it. An update
+ * that leaves the field as it was, or a change the cache has moved past
+ * (it holds a nomination to a third node), leaves the nomination as it is:
+ * the field lags this scheduler's own nominations. Without
+ * follow_nomination the field is not read (cache_upsert_pod). */
+cache_pod_state_t cache_upsert_pod_ex(cache_t *c, pod_t *p, int follow_nomination, cache_pod_state_t *now);
 /* Forgets the pod; *old (optional) gets the last object (new ref) and
  * *pool_of_node the pool of the node it was on (a pending pod: of the node
  * it was nominated to, the room it held), or -1. */
@@ -135,12 +148,21 @@ int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const no
 int cache_forget(cache_t *c, const char *uid);
 /* Reserves room on node for a preemptor; ignored unless p is still
  * pending (deleted or bound meanwhile: nothing to hold room for). A pod
- * holds at most one nomination; deleting or binding it drops it. */
+ * holds at most one nomination; deleting or binding it drops it, and so
+ * does deleting the node. */
 void cache_nominate(cache_t *c, pod_t *p, const char *node);
 /* 1 when the pod held a nomination (its room is free again). */
 int cache_clear_nomination(cache_t *c, const char *uid);
 /* Whether the pod holds a nomination (linear in the nominations). */
 int cache_is_nominated(cache_t *c, const char *uid);
+/* 1 when the pod holds a nomination, its node copied into node (len
+ * bytes, may be NULL); 0 when it holds none. Linear in the nominations. */
+int cache_nomination_of(cache_t *c, const char *uid, char *node, size_t len);
+/* The pending pods whose status.nominatedNodeName is trusted
+ * (cache_upsert_pod_ex) and names a node the cache did not know when they
+ * came (pods and nodes are listed at once) hold that room now if the node
+ * is known; returns how many do. */
+int cache_restore_nominations(cache_t *c);
 
 /* Copies of every node and every non-terminal pod (refs), for statistics.
  * Free with cache_free_snapshot. */

@@ -563,8 +563,8 @@ static int ranks_ahead(int32_t pa, int64_t ca, int64_t sa, const char *ka, int32
     return strcmp(ka, kb) < 0;
 }
 
-char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
-                   int pool_preempts)
+static char *blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
+                     int pool_preempts, int nominee)
 {
     if (gang_nwaiting(gs) == 0)
         return NULL;
@@ -590,12 +590,25 @@ char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t pri
             continue;
         if (pool_preempts && prio < g->wait_prio)
             continue; /* the gang can evict it when it needs the room */
+        if (nominee && prio >= g->wait_prio)
+            continue; /* the room it holds is the gang's neither way (gang_blocker_nominee) */
         sbuf_t b = { 0 };
         sbuf_printf(&b, "waiting behind pod group %s, which goes first in this pool and does not fit yet", g->key);
         why = b.data;
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
     return why;
+}
+
+char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
+                   int pool_preempts)
+{
+    return blocker(gs, pool, self_key, prio, created_ms, surplus, pool_preempts, 0);
+}
+
+char *gang_blocker_nominee(gang_store_t *gs, int pool, int32_t prio, int64_t created_ms, int pool_preempts)
+{
+    return blocker(gs, pool, NULL, prio, created_ms, 0, pool_preempts, 1);
 }
 
 static int member_live(const pod_t *p)

@@ -145,6 +145,15 @@ void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int
  * members rank behind every waiting gang's minimum. */
 char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
                    int pool_preempts);
+/* gang_blocker for a pod of no gang that holds a nomination in pool (room
+ * its preemption made) and asks to go to that room only: a waiting gang
+ * whose priority is not above prio does not hold it back. That gang's
+ * members see the nominated room as taken (a nominee ranking at least as
+ * high counts on its node, as in kube's filter with nominated pods), so
+ * the gang has the same room whether the pod waits or binds there; held
+ * back, the pod only kept both waiting until the gang timed out. A gang
+ * above prio could use that room: it still holds the pod back. */
+char *gang_blocker_nominee(gang_store_t *gs, int pool, int32_t prio, int64_t created_ms, int pool_preempts);
 /* Number of gangs waiting (cheap, no lock): 0 means no gate to check. */
 int gang_nwaiting(gang_store_t *gs);
 

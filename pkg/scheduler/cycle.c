@@ -231,6 +231,36 @@ void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, dec
     cache_unlock(s->cache);
 }
 
+void sched_decide_on(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, const char *node, decision_t *d)
+{
+    scheduler_t *s = P->s;
+    framework_t *fw = sched_pod_fw(s, pod);
+    fw_status_t st;
+    memset(d, 0, sizeof(*d));
+    cache_interpod_prepare(s->cache, pod);
+    cache_rdlock(s->cache);
+    d->epoch = cache_interpod_epoch(s->cache);
+    d->pool_nodes = 1;
+    fw_cluster_t cl;
+    sched_cluster_view(s, &cl);
+    cycle_state_set_cluster(cs, &cl);
+    node_info_t *ni = cache_node_locked(s->cache, node);
+    fw_status_reset(&st);
+    if (!ni || !ni->node || ni->pool != P->id) {
+        d->message = util_strdup("its nominated node is gone or left the pool");
+    } else if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS || filter_node(s, cs, pod, ni, &st) != FW_SUCCESS) {
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "0/1 nodes are available: node %s, its nominated node: %s.", node,
+                    st.nreasons ? st.reasons[0] : "does not fit");
+        d->message = b.data;
+    } else {
+        d->node = util_strdup(ni->name);
+        d->generation = ni->generation;
+    }
+    cycle_state_set_cluster(cs, NULL);
+    cache_unlock(s->cache);
+}
+
 /* A decision record's best nodes: every node of P filtered (no early
  * stop), the feasible ones scored plugin by plugin, the best max kept. */
 int sched_top_nodes(sched_pool_t *P, const pod_t *pod, int max, char **names, int64_t *totals, int64_t *per_plugin,
@@ -436,6 +466,7 @@ void pod_set_clear(pod_set_t *set)
     free(set->placed_msg);
     free(set->wait_note);
     free(set->place_note);
+    free(set->only_node);
     trace_set_free(set);
     topo_domain_free(&set->dom);
     memset(set, 0, sizeof(*set));
@@ -534,8 +565,11 @@ static int set_place(pod_set_t *set, char **nodes)
             cycle_state_set_domain(cs, &set->dom);
         decision_t d;
         fw_diagnosis_t *diag = NULL;
-        sched_decide_diag(P, cs, pod, &d, &diag);
-        if (!d.node && set->has_dom && set->dom_soft) {
+        if (set->only_node)
+            sched_decide_on(P, cs, pod, set->only_node, &d);
+        else
+            sched_decide_diag(P, cs, pod, &d, &diag);
+        if (!d.node && !set->only_node && set->has_dom && set->dom_soft) {
             free(d.message);
             fw_diagnosis_free(diag);
             diag = NULL;

@@ -61,6 +61,7 @@ typedef struct pod_set {
     char *label;                  /* "pod group ns/name" for messages; NULL for a lone pod */
     gang_snap_t *gang;            /* its PodGroup (the gang row's), or NULL */
     const struct pod_set *parent; /* a surplus set's minimum set */
+    char *only_node;              /* gate: a set of one goes to this node or nowhere (owned) */
     topo_domain_t dom;            /* pre_place: nodes limited to dom */
     int has_dom, dom_soft;        /* dom_soft: a member may go outside it */
     char *placed_msg;             /* said once placed (a pre_place row's) */

@@ -837,8 +837,53 @@ static ext_rc_t hold_behind(pod_set_t *set, char *why)
     return hold(set, NULL, why);
 }
 
+/* A lone pod that holds a nomination and is held behind a waiting gang:
+ * the rule (issue 35, fault 2). It goes on, to its nominated node only, when
+ *  - the node is in this pool and the pod is at home here (a borrower's
+ *    nomination does not count against the pool's own pods);
+ *  - no waiting gang that ranks above it holds it back once its own room
+ *    is set aside (gang_blocker_nominee: a gang of a priority not above
+ *    the pod's sees that room taken whether the pod waits or binds; one
+ *    above could take the room, and still holds the pod);
+ *  - it fits there now (its victims are gone).
+ * Otherwise it stays held, as any pod behind the gang: it neither takes
+ * other room nor preempts again while the gang waits (the gate runs before
+ * post-filter), so what passes is room made before the gang waited, each
+ * room once, and the gang is left the same room as if the pod still
+ * waited. Held, the two waited on the node the pod emptied until the gang
+ * timed out or reserved it (kube-scheduler, with no gang gate, tries a
+ * nominee's node first; KAI keeps a pipelined pod's room for it). */
+static int nominee_passes(pod_set_t *set)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    const pod_t *pod = set->items[0]->pod;
+    char node[256];
+    if (!cache_nomination_of(s->cache, pod->uid, node, sizeof(node)) || pools_home_id(s, pod) != P->id)
+        return 0;
+    char *why = gang_blocker_nominee(s->gangs, P->id, pod->priority, pod->created_ms,
+                                     pool_preempts(P) && sched_may_preempt(s, pod));
+    if (why) {
+        free(why);
+        return 0;
+    }
+    cycle_state_t *cs = cycle_state_new();
+    decision_t d;
+    sched_decide_on(P, cs, pod, node, &d);
+    cycle_state_free(cs);
+    int fits = d.node != NULL;
+    free(d.node);
+    free(d.message);
+    if (fits) {
+        free(set->only_node);
+        set->only_node = util_strdup(node);
+    }
+    return fits;
+}
+
 /* A pod outside any gang: the backfill gate keeps it from delaying a
- * waiting gang (see gang_blocker). */
+ * waiting gang (see gang_blocker), unless it goes to room its nomination
+ * holds (nominee_passes). */
 static ext_rc_t gate_lone(pod_set_t *set)
 {
     sched_pool_t *P = set->P;
@@ -848,6 +893,11 @@ static ext_rc_t gate_lone(pod_set_t *set)
         return EXT_NEXT;
     char *why = gang_blocker(s->gangs, P->id, NULL, pod->priority, pod->created_ms, 0,
                              pool_preempts(P) && sched_may_preempt(s, pod));
+    if (why && nominee_passes(set)) {
+        pod_set_step(set, "gang-wait", "passed", "to node %s, the room its nomination holds: %s", set->only_node, why);
+        free(why);
+        return EXT_NEXT;
+    }
     return why ? hold_behind(set, why) : EXT_NEXT;
 }
 

@@ -157,9 +157,12 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
         hashmap_put(s->pod_uid_by_key, key, util_strdup(p->uid));
     pod_t *old = pod_is_bound(p) ? cache_get_pod(s->cache, p->uid, NULL) : NULL;
     cache_pod_state_t now = CPOD_NONE;
-    cache_pod_state_t before = cache_upsert_pod(s->cache, p, &now);
-    gang_pod_upsert(s->gangs, p);
+    /* status.nominatedNodeName is room a scheduler of the pod's
+     * schedulerName made: ours only when that name is ours (a label or the
+     * pod's own word would let anyone reserve a node). */
     int ours = sched_is_ours(s, p->scheduler_name);
+    cache_pod_state_t before = cache_upsert_pod_ex(s->cache, p, ours, &now);
+    gang_pod_upsert(s->gangs, p);
     if (s->grouper && before != now && (now == CPOD_BOUND || now == CPOD_TERMINAL))
         grouper_forget(s->grouper, p->uid); /* pending no more: its record goes */
     if (now == CPOD_ASSUMED && ours && !p->deleting)

@@ -249,6 +249,9 @@ int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d);
 /* sched_decide that, when no node fits, gives *keep the filter pass's
  * diagnosis (caller frees); keep NULL is sched_decide. */
 void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d, fw_diagnosis_t **keep);
+/* sched_decide on node alone (a node of P): PreFilter and Filter, as the
+ * pod sees it with the nominations there, no Score. */
+void sched_decide_on(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, const char *node, decision_t *d);
 /* The feasible nodes of P for pod, best first, with each score plugin's
  * share: up to max of them in names/totals, per_plugin[i * maxp + p] and
  * plugins[p] (a decision record's topNodes; not the hot path). Returns how

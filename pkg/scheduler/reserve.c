@@ -299,6 +299,21 @@ static int64_t node_done(const node_info_t *ni, const resv_t *v, int64_t now, in
     return d;
 }
 
+/* Whether a pod of no lower priority than v's gang, at home in the node's
+ * pool, waits on ni for room its preemption made (a nomination). The
+ * gang's members see that room as taken (node_with_nominated), so holding
+ * the node would keep it from the pod and give the gang nothing: such a
+ * node is not held (issue 35, fault 2). Cache lock held. */
+static int nominee_waits(scheduler_t *s, const node_info_t *ni, const resv_t *v)
+{
+    pod_t *const *noms = NULL;
+    int nn = cache_nominated_locked(s->cache, ni->name, &noms);
+    for (int i = 0; i < nn; i++)
+        if (!is_member(v, noms[i]) && noms[i]->priority >= v->prio && pools_home_id(s, noms[i]) == ni->pool)
+            return 1;
+    return 0;
+}
+
 /* The nodes of pool to hold for v's gang (v->key, prio, preempts set). */
 static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const resv_t *v, int64_t want, int64_t now,
                         int64_t expires, pick_t *out)
@@ -312,7 +327,7 @@ static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const re
     int nc = 0;
     for (int i = 0; i < n; i++) {
         node_info_t *ni = nodes[i];
-        if (ni->pool != pool || !ni->node || ni->node->unschedulable)
+        if (ni->pool != pool || !ni->node || ni->node->unschedulable || nominee_waits(s, ni, v))
             continue;
         const char *dom = NULL;
         if (g->topo_level && g->topo_required && !(dom = labels_get(&ni->node->labels, g->topo_level)))

@@ -480,6 +480,12 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     sync_need_t needs[] = { { s->inf_nodes, "nodes" }, { s->inf_pods, "pods" } };
     if (wait_all_synced(needs, (int)(sizeof(needs) / sizeof(needs[0])), s->opts.sync_timeout_s, stop, err, errlen) != 0)
         return -1;
+    /* Nodes and pods are listed at once: a pending pod's
+     * status.nominatedNodeName (room an earlier leader made) on a node not
+     * listed yet when the pod came is restored now. */
+    int restored = cache_restore_nominations(s->cache);
+    if (restored)
+        LOG_I("%d nomination(s) restored from status.nominatedNodeName", restored);
     informer_wait_synced(s->inf_pdbs, 5000);
     /* PriorityClasses are not waited for: until they are listed a gang
      * ranks by its members' priority; their arrival re-sorts the queues. */

@@ -674,6 +674,35 @@ case_clean_shutdown() {
 
 # gang_run NAME FUNC: run_case, unless GANG_CASES (names separated by spaces)
 # leaves NAME out.
+# Issue 35, fault 2: a preemptor nominated to a node is not held behind a
+# gang that its nomination keeps from fitting. "hi" evicts "saver" (a
+# finalizer keeps it Terminating) and is nominated on p-0; PodGroup gn,
+# created before hi with members of hi's priority (it ranks ahead), then
+# waits: the room is hi's. Once saver is gone hi binds on p-0. Before, the
+# backfill gate held hi behind gn until gn's timeout (600 s), both waiting
+# on the node hi had emptied.
+case_nominee_behind_gang() {
+    reset_all
+    make_pool p '{"disableBorrowing": true}'
+    pool_nodes p 1 4
+    make_podgroup gn 2 600
+    make_pod saver --pool p --cpu 4 --priority-class low \
+        --merge '{"metadata": {"finalizers": ["e2e.aibee.cn/hold"]}}'
+    wait_until '[ -n "$(pod_node saver)" ]' 60 || fail "saver not bound"
+    make_pod hi --pool p --cpu 4 --priority-class high
+    wait_until '[ "$(kc get pod hi -o jsonpath="{.status.nominatedNodeName}")" = p-0 ]' 60 ||
+        fail "hi not nominated on p-0"
+    wait_until '[ -n "$(kc get pod saver -o jsonpath="{.metadata.deletionTimestamp}")" ]' 30 || fail "saver not evicted"
+    gang_pods gn 2 --pool p --cpu 2 --priority-class high
+    wait_until 'events_for gn-0 default FailedScheduling | grep -q "gn"' 60 || fail "gn not tried: $(placement)"
+    [ -z "$(pod_node hi)" ] || fail "hi bound beside its terminating victim"
+    kc patch pod saver --type=merge -p '{"metadata": {"finalizers": null}}' >/dev/null
+    wait_until '[ "$(pod_node hi)" = p-0 ]' 60 ||
+        fail "hi not bound on p-0: $(events_for hi default FailedScheduling | tail -1)"
+    [ "$(gang_bound gn)" = 0 ] || fail "gn bound: $(placement)"
+    assert_no_overcommit
+}
+
 gang_run() {
     if [ -z "${GANG_CASES:-}" ] || [[ " $GANG_CASES " == *" $1 "* ]]; then
         run_case "$1" "$2"
@@ -700,5 +729,6 @@ gang_run min-resources case_min_resources
 gang_run stale-metrics case_stale_metrics
 gang_run restart case_restart
 gang_run status case_status
+gang_run nominee-behind-gang case_nominee_behind_gang
 run_case clean-shutdown case_clean_shutdown
 finish

@@ -61,7 +61,42 @@ case_clean_restart() {
     stop_scheduler_clean
 }
 
+# Issue 35, fault 3: room a preemption made survives a restart. While the
+# scheduler is down, pod "high" waits with status.nominatedNodeName nr (as
+# the scheduler before wrote it) for its victim "leaving", still
+# terminating there; "small", of lower priority, fits beside the victim.
+# After the restart the nomination holds the room: "small" stays pending
+# and, once the victim is gone, "high" binds on nr with no eviction.
+# Before, "small" was bound on nr at once and later evicted for "high".
+case_nomination_survives_restart() {
+    cp_reset
+    make_priority_class e2e-low 10
+    make_priority_class e2e-mid 50
+    make_priority_class e2e-high 1000
+    make_node nr 4 8Gi 0 110
+    make_pod leaving --cpu 2 --priority-class e2e-mid \
+        --merge '{"spec": {"nodeName": "nr"}, "metadata": {"finalizers": ["e2e.aibee.cn/hold"]}}'
+    kc delete pod leaving --wait=false >/dev/null
+    make_pod high --cpu 4 --priority-class e2e-high
+    kc patch pod high --subresource=status --type=merge -p '{"status": {"nominatedNodeName": "nr"}}' >/dev/null ||
+        fail "cannot set high's nominatedNodeName"
+    make_pod small --cpu 2 --priority-class e2e-low
+    start_scheduler
+    wait_until 'events_for small default FailedScheduling | grep -q "0/1 nodes are available"' 60 ||
+        fail "no FailedScheduling for small (small on '$(pod_node small)')"
+    [ -z "$(pod_node small)" ] || fail "small took the room nominated to high on $(pod_node small)"
+    [ -z "$(pod_node high)" ] || fail "high bound beside its terminating victim"
+    kc patch pod leaving --type=merge -p '{"metadata": {"finalizers": null}}' >/dev/null
+    wait_until '[ "$(pod_node high)" = nr ]' 60 || fail "high not bound on nr (on '$(pod_node high)')"
+    [ -z "$(pod_node small)" ] || fail "small bound on $(pod_node small)"
+    kc get pod small -o name >/dev/null 2>&1 || fail "small was evicted"
+    [ -z "$(events_for small default Preempted)" ] || fail "small was preempted"
+    assert_no_overcommit
+    stop_scheduler_clean
+}
+
 cp_start
 run_case kill9-restart case_kill9_restart
 run_case clean-restart case_clean_restart
+run_case nomination-survives-restart case_nomination_survives_restart
 finish

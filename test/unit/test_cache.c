@@ -520,6 +520,103 @@ static void test_each_placed(void **state)
     cache_free(c);
 }
 
+/* A pending pod (uid-name) whose status.nominatedNodeName is nom ("": none). */
+static pod_t *mk_nominated(const char *name, const char *nom)
+{
+    char buf[1024], err[256];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"uid-%s\"},"
+             "\"spec\":{\"schedulerName\":\"ai-scheduler\","
+             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+             "\"status\":{\"phase\":\"Pending\",\"nominatedNodeName\":\"%s\"}}",
+             name, name, nom);
+    json_t *j = json_loads(buf, 0, NULL);
+    pod_t *p = pod_from_json(j, err, sizeof(err));
+    json_decref(j);
+    assert_non_null(p);
+    return p;
+}
+
+/* Applies p (taken) as the informer would, the pod ours or not. */
+static void upsert_as(cache_t *c, pod_t *p, int ours)
+{
+    cache_upsert_pod_ex(c, p, ours, NULL);
+    pod_unref(p);
+}
+
+static const char *nominated_to(cache_t *c, const char *uid, char *buf, size_t len)
+{
+    return cache_nomination_of(c, uid, buf, len) ? buf : "-";
+}
+
+/* Issue 35, fault 3: a pending pod of ours that carries
+ * status.nominatedNodeName holds that room in the cache as if this
+ * scheduler had nominated it (a restart, a failover, a loaded copy); a
+ * pod of another scheduler, a node unknown or gone, and a pod being
+ * deleted hold none; the nomination follows later changes of the field,
+ * but not a stale one (the field lags this scheduler's own nominations). */
+static void test_nomination_follows_field(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    node_t *n1 = mk_node("n1", "a"), *n2 = mk_node("n2", "a");
+    cache_upsert_node(c, n1);
+    cache_upsert_node(c, n2);
+    char b[64];
+
+    upsert_as(c, mk_nominated("p", "n1"), 1);
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "n1");
+    cache_rdlock(c);
+    pod_t *const *noms = NULL;
+    assert_int_equal(cache_nominated_locked(c, "n1", &noms), 1);
+    assert_string_equal(noms[0]->uid, "uid-p");
+    cache_unlock(c);
+
+    upsert_as(c, mk_nominated("foreign", "n1"), 0); /* not ours: not trusted */
+    assert_string_equal(nominated_to(c, "uid-foreign", b, sizeof b), "-");
+    upsert_as(c, mk_nominated("lost", "n9"), 1); /* no such node */
+    assert_string_equal(nominated_to(c, "uid-lost", b, sizeof b), "-");
+
+    /* This scheduler re-nominates p to n2; the watch then brings the older
+     * writes: n1 cleared (n1 -> ""), then n2 set ("" -> n2). n2 stays. */
+    pod_t *p = mk_nominated("p", "n1");
+    cache_nominate(c, p, "n2");
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "n2");
+    upsert_as(c, mk_nominated("p", ""), 1);
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "n2");
+    upsert_as(c, mk_nominated("p", "n2"), 1);
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "n2");
+    /* An update that leaves the field as it was keeps a drop made here. */
+    cache_clear_nomination(c, "uid-p");
+    upsert_as(c, mk_nominated("p", "n2"), 1);
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "-");
+    /* Another instance moves it (n2 -> n1), then clears it. */
+    cache_nominate(c, p, "n2");
+    pod_unref(p);
+    upsert_as(c, mk_nominated("p", "n1"), 1);
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "n1");
+    upsert_as(c, mk_nominated("p", ""), 1);
+    assert_string_equal(nominated_to(c, "uid-p", b, sizeof b), "-");
+
+    /* The node goes: its nominations go with it. */
+    upsert_as(c, mk_nominated("q", "n2"), 1);
+    assert_string_equal(nominated_to(c, "uid-q", b, sizeof b), "n2");
+    cache_delete_node(c, "n2");
+    assert_string_equal(nominated_to(c, "uid-q", b, sizeof b), "-");
+    cache_stats_t st;
+    cache_get_stats(c, &st);
+    assert_int_equal(st.nominated, 0);
+
+    /* A pod that ends holds nothing. */
+    upsert_as(c, mk_nominated("r", "n1"), 1);
+    assert_string_equal(nominated_to(c, "uid-r", b, sizeof b), "n1");
+    upsert_as(c, mk_pod("r", "", "1", "Failed"), 1);
+    assert_string_equal(nominated_to(c, "uid-r", b, sizeof b), "-");
+    node_unref(n1);
+    node_unref(n2);
+    cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_assume_rules),
         cmocka_unit_test(test_concurrent_assume_race),
         cmocka_unit_test(test_each_placed),
+        cmocka_unit_test(test_nomination_follows_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

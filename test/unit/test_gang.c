@@ -246,6 +246,16 @@ static void test_blocker(void **state)
     assert_null(gang_blocker(gs, 2, NULL, 5, 2000, 0, 0));
     /* the gang itself is not blocked by itself */
     assert_null(gang_blocker(gs, 1, "ns/w", 10, 2000, 0, 1));
+    /* A pod holding a nomination (issue 35, fault 2): a gang not above its
+     * priority sees its room taken either way and does not hold it back;
+     * one above it does, where it cannot evict it. */
+    assert_null(gang_blocker_nominee(gs, 1, 10, 2000, 1));
+    assert_null(gang_blocker_nominee(gs, 1, 10, 2000, 0));
+    why = gang_blocker_nominee(gs, 1, 5, 2000, 0);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "ns/w"));
+    free(why);
+    assert_null(gang_blocker_nominee(gs, 1, 5, 2000, 1));
     /* elastic surplus of an older gang with the same priority waits */
     why = gang_blocker(gs, 1, "ns/old", 10, 500, 1, 1);
     assert_non_null(why);

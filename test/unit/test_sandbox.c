@@ -1300,6 +1300,135 @@ static void test_reservation_wakes_queue_mates(void **st)
 }
 
 
+/* Restart or failover (issue 35, fault 3): a loaded pending pod of ours
+ * whose status.nominatedNodeName names n1 holds that room, as the
+ * nomination the previous leader made did. Its victim is still leaving;
+ * a lower-priority pod that would fit in what the victim does not use
+ * waits (the room is the preemptor's), and once the victim is gone the
+ * preemptor binds there with no second eviction. Without the restored
+ * nomination "low" binds on n1 at once and is evicted for "high" later. */
+static void test_nomination_restored_on_load(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    json_t *leaving = pod("leaving", "2", "1Gi", 50, "n1");
+    char ts[64];
+    util_rfc3339(T0 - 5000, ts, sizeof ts);
+    json_object_set_new(json_object_get(leaving, "metadata"), "deletionTimestamp", json_string(ts));
+    json_t *high = pod("high", "4", "1Gi", 100, NULL);
+    json_object_set_new(json_object_get(high, "status"), "nominatedNodeName", json_string("n1"));
+    json_t *snap = json_pack("{s:[o, o, o, o]}", "items", node("n1", "4", "8Gi", NULL), leaving, high,
+                             pod("low", "2", "1Gi", 10, NULL));
+    char err[256] = "";
+    assert_int_equal(sandbox_load(sb, snap, err, sizeof err), 0);
+    json_decref(snap);
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(l.evicts, 0);
+    assert_null(node_of(sb, "low"));
+    assert_int_equal(sandbox_apply(sb, "DELETED", sandbox_get(sb, "Pod", "ns", "leaving"), err, sizeof err), 0);
+    sandbox_advance(sb, T0 + 5000);
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_null(node_of(sb, "low"));
+    assert_int_equal(l.evicts, 0);
+    assert_null(strstr(logged(&l), "BIND ns/low"));
+    sb_done(sb, &l);
+}
+
+/* A pending member of PodGroup ns/group at priority prio. */
+static json_t *gang_member(const char *name, const char *group, const char *cpu, int prio)
+{
+    json_t *p = pod(name, cpu, "1Gi", prio, NULL);
+    label(p, "scheduling.x-k8s.io/pod-group", group);
+    return p;
+}
+
+/* Issue 35, fault 2: "high" preempts "saver" on n1 (whose checkpoint grace
+ * keeps it 30 s) and is nominated there; meanwhile PodGroup g, of the same
+ * priority and older, arrives and does not fit: n1's room is held for
+ * "high", which ranks as high as its members. Once "saver" is gone,
+ * "high" goes to the room it made, although g waits ahead of it: g sees
+ * that room taken either way. Before, the backfill gate held "high"
+ * behind g, and both waited on an empty node until g's timeout. */
+static void test_nominee_not_held_behind_gang(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "4", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "30s");
+    add(sb, v);
+    add(sb, pod("high", "4", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_non_null(strstr(logged(&l), "NOMINATE ns/high node=n1\n"));
+    assert_int_equal(l.evicts, 0);
+    char ts[64];
+    util_rfc3339(T0 - 60000, ts, sizeof ts);
+    json_t *pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
+                           "kind", "PodGroup", "metadata", "name", "g", "namespace", "ns", "creationTimestamp", ts,
+                           "spec", "minMember", 2, "scheduleTimeoutSeconds", 600);
+    add(sb, pg);
+    add(sb, gang_member("w0", "g", "2", 100));
+    add(sb, gang_member("w1", "g", "2", 100));
+    sandbox_advance(sb, T0 + 10000);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(gang_nwaiting(sandbox_scheduler(sb)->gangs), 1);
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_int_equal(l.binds, 1);
+    assert_null(node_of(sb, "w0"));
+    sb_done(sb, &l);
+}
+
+/* The same with a reservation (issue 35, fault 2, its other half): the
+ * gang waits past reservationAfter (30 s here) while "saver" takes 60 s to
+ * leave; the reservation does not take n1, where "high" (of the gang's
+ * priority) waits for the room it made, and "high" binds there once
+ * "saver" is gone. Before, the reservation held n1 for the gang, which
+ * could not use it (the room is high's) while high lost it. */
+static void test_reservation_spares_nominee(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    json_t *v = pod("saver", "4", "1Gi", 0, "n1");
+    annotate(v, CHECKPOINT_GRACE_ANNOTATION, "60s");
+    add(sb, v);
+    add(sb, pod("high", "4", "1Gi", 100, NULL));
+    sandbox_run(sb);
+    assert_non_null(strstr(logged(&l), "NOMINATE ns/high node=n1\n"));
+    char ts[64];
+    util_rfc3339(T0 - 60000, ts, sizeof ts);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i, s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1",
+                      "kind", "PodGroup", "metadata", "name", "g", "namespace", "ns", "creationTimestamp", ts, "spec",
+                      "minMember", 2, "scheduleTimeoutSeconds", 3600));
+    add(sb, gang_member("w0", "g", "2", 100));
+    add(sb, gang_member("w1", "g", "2", 100));
+    sandbox_advance(sb, T0 + 50000);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(reserving(sb), 0);
+    sandbox_advance(sb, T0 + 120000);
+    assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_null(node_of(sb, "w0"));
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1330,6 +1459,9 @@ int main(void)
         cmocka_unit_test(test_nominee_deleted_waiter_binds),
         cmocka_unit_test(test_reservation_wakes_backfill),
         cmocka_unit_test(test_reservation_wakes_queue_mates),
+        cmocka_unit_test(test_nomination_restored_on_load),
+        cmocka_unit_test(test_nominee_not_held_behind_gang),
+        cmocka_unit_test(test_reservation_spares_nominee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
