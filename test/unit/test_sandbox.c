@@ -841,6 +841,49 @@ static void test_reservation_after(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35, fault 10: room held for a gang is held against pods it
+ * outranks, not against pods that outrank it. With the gang (priority 0)
+ * holding both nodes, a pod of priority 100 binds in the held room, and
+ * another that needs a whole node preempts into it (a running pod of
+ * priority 0 goes); a pod of the gang's own priority still waits. */
+static void test_reservation_yields_to_higher_priority(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, node("n2", "4", "8Gi", NULL));
+    add(sb, pod("s1", "1", "1Gi", 0, "n1"));
+    add(sb, pod("s2", "1", "1Gi", 0, "n2"));
+    add_gang_g(sb, 2, 3600, 2, "4");
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 40000);
+    assert_int_equal(reserving(sb), 2);
+    add(sb, pod("late", "1", "1Gi", 0, NULL));
+    add(sb, pod("hi", "1", "1Gi", 100, NULL));
+    sandbox_advance(sb, T0 + 50000);
+    assert_non_null(node_of(sb, "hi"));
+    assert_null(node_of(sb, "late"));
+    assert_int_equal(l.binds, 1);
+    add(sb, pod("hi-whole", "4", "1Gi", 100, NULL));
+    sandbox_advance(sb, T0 + 150000);
+    assert_int_equal(l.evicts, 1);
+    const char *at = node_of(sb, "hi-whole");
+    assert_non_null(at);
+    assert_string_not_equal(at, node_of(sb, "hi"));
+    assert_non_null(strstr(logged(&l), "EVICT ns/s"));
+    assert_null(node_of(sb, "late"));
+    assert_null(node_of(sb, "w0"));
+    sb_done(sb, &l);
+}
+
 /* GPUs of queue q bound in the copy (its pods carry the queue label). */
 static double queue_gpus(sandbox_t *sb, const char *const *names, int n)
 {
@@ -1011,6 +1054,7 @@ int main(void)
         cmocka_unit_test(test_volumes_bound),
         cmocka_unit_test(test_consolidation_move),
         cmocka_unit_test(test_reservation_after),
+        cmocka_unit_test(test_reservation_yields_to_higher_priority),
         cmocka_unit_test(test_reclaim_reasons),
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
