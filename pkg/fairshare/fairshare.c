@@ -1189,9 +1189,10 @@ static int no_share(const fs_pq_t *x)
 }
 
 /* The cross-queue rule, for the reclaimer leaf qp (a below the common
- * ancestor) taking v from b's subtree. */
+ * ancestor) taking v from b's subtree; rb_last is b's ratio with the last
+ * victim job still counted and the jobs before it gone. */
 static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, int b, const double *req,
-                      const double *v, int starving, int relaxed)
+                      const double *v, double rb_last, int starving, int relaxed)
 {
     if (starving) {
         if (ratio_of(fs, P, qp, NULL, 0) >= 1.0)
@@ -1209,6 +1210,16 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
      * fairer: all it holds goes back (it cannot reclaim it again, its
      * ratio with anything would pass its share). */
     if (no_share(&P->q[b]))
+        return 1;
+    /* A job goes whole (a gang's minimum is one job, a lone pod or an
+     * elastic member one of its own): while b, with the job counted, is
+     * over its share, the job is over-quota work, and over-quota work is
+     * what reclaim takes back (Run:ai's reclaim; KAI-Scheduler's
+     * MaintainFairShare strategy), even when b falls below its share once
+     * the job is gone. No ping-pong: the reclaimer ends within its share
+     * (checked above), not over it, so neither this rule nor the one below
+     * lets b take the room back. */
+    if (rb_last > 1 + 1e-9)
         return 1;
     if (!relaxed && rb < 1 - 1e-9)
         return 0; /* the victim's queue would fall below its share */
@@ -1231,15 +1242,39 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
             *cross = 1;
             int a, b;
             lca_pair(fs, qp, qv, &a, &b);
-            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, starving, over_budget(fs, P, c, now_ms));
+            /* The victim alone is the job here; a gang is judged whole by
+             * fs_victims_ok once its mates are added. */
+            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, ratio_of(fs, P, b, NULL, 0), starving,
+                            over_budget(fs, P, c, now_ms));
         }
     }
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
 
+/* b's ratio with the last of its victim jobs still counted and the others
+ * gone, for the job taken last that leaves it highest: KAI-Scheduler
+ * judges each job with the ones before it taken, and the last one decides
+ * (gv: b's victims' sum; jv, jg: each job's sum and group). */
+static double ratio_before_last(const fs_store_t *fs, const fs_pool_t *P, int b, int g, const double *gv,
+                                const double *jv, const int *jg, int njobs)
+{
+    double best = 0;
+    for (int j = 0; j < njobs; j++) {
+        if (jg[j] != g)
+            continue;
+        double rest[FS_NRES];
+        for (int r = 0; r < FS_NRES; r++)
+            rest[r] = gv[r] - jv[j * FS_NRES + r];
+        double x = ratio_of(fs, P, b, rest, -1);
+        if (x > best)
+            best = x;
+    }
+    return best;
+}
+
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
-                  const char *const *victim_uids, int n, int64_t now_ms)
+                  const char *const *victim_uids, const int *jobs, int n, int64_t now_ms)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
@@ -1247,6 +1282,11 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     int *ga = util_xcalloc((size_t)n + 1, sizeof(int)), *gb = util_xcalloc((size_t)n + 1, sizeof(int));
     int *relax = util_xcalloc((size_t)n + 1, sizeof(int));
     double *gv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
+    /* Per job (an index below n): its sum and its group, -1 while unseen. */
+    double *jv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
+    int *jg = util_xcalloc((size_t)n + 1, sizeof(int));
+    for (int j = 0; j < n; j++)
+        jg[j] = -1;
     int ng = 0;
     for (int i = 0; ok && i < n; i++) {
         fs_chg_t *c = hashmap_get(fs->charges, victim_uids[i]);
@@ -1267,15 +1307,23 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
         }
         if (!over_budget(fs, P, c, now_ms))
             relax[g] = 0;
-        for (int r = 0; r < FS_NRES; r++)
+        int j = jobs && jobs[i] >= 0 && jobs[i] < n ? jobs[i] : i;
+        jg[j] = g;
+        for (int r = 0; r < FS_NRES; r++) {
             gv[g * FS_NRES + r] += c->v[r];
+            jv[j * FS_NRES + r] += c->v[r];
+        }
     }
-    for (int g = 0; ok && g < ng; g++)
-        ok = reclaim_ok(fs, P, fs->eff[tenant], ga[g], gb[g], req, &gv[g * FS_NRES], starving, relax[g]);
+    for (int g = 0; ok && g < ng; g++) {
+        double rb_last = ratio_before_last(fs, P, gb[g], g, &gv[g * FS_NRES], jv, jg, n);
+        ok = reclaim_ok(fs, P, fs->eff[tenant], ga[g], gb[g], req, &gv[g * FS_NRES], rb_last, starving, relax[g]);
+    }
     free(ga);
     free(gb);
     free(relax);
     free(gv);
+    free(jv);
+    free(jg);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
@@ -1336,7 +1384,7 @@ static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int
     if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9)
         return 0;
     lca_pair(fs, qp, qv, &a, &b);
-    return reclaim_ok(fs, P, qp, a, b, req, c->v, 0, over_budget(fs, P, c, now_ms));
+    return reclaim_ok(fs, P, qp, a, b, req, c->v, ratio_of(fs, P, b, NULL, 0), 0, over_budget(fs, P, c, now_ms));
 }
 
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
@@ -1381,8 +1429,8 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     }
     free(cand);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
-    /* The set as a whole keeps every victim queue at its share. */
-    if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, n, now_ms)) {
+    /* The set as a whole keeps reclaim's rules, per victim queue. */
+    if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, NULL, n, now_ms)) {
         for (int i = 0; i < n; i++)
             free((*out)[i]);
         free(*out);

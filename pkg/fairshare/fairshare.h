@@ -155,15 +155,20 @@ int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], in
  * the running pod victim_uid? Same queue: only when starving, for newer
  * preemptible pods of priority <= prio. Across queues: the victim is
  * preemptible (or past its lifetime), the reclaimer stays within its fair
- * share, the victim's queue stays at or above its share (unless the
- * reclaimer starves, or the victim overran its excess budget) and the
- * reclaimer's ratio after does not pass the victim's. *cross is set when
- * the queues differ. */
+ * share, and the victim's queue is over its share with the victim's job
+ * counted (over-quota work goes back whole), or stays at or above its share
+ * after with the reclaimer's ratio not passing its own (unless the
+ * reclaimer starves, or the victim overran its excess budget). *cross is
+ * set when the queues differ. */
 int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
                    int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross);
-/* The same rules for a whole victim set (their sums per queue). */
+/* The same rules for a whole victim set (their sums per queue), judged by
+ * job: jobs[i] (an index below n) is victim i's job, shared by the members
+ * of one gang's minimum; NULL: each victim is a job of its own. A queue
+ * loses its jobs while it is over its share with the last of them still
+ * counted (KAI-Scheduler judges each job with the ones before it gone). */
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
-                  const char *const *victim_uids, int n, int64_t now_ms);
+                  const char *const *victim_uids, const int *jobs, int n, int64_t now_ms);
 /* When a limit on the path of tenant (its own or an ancestor's) keeps a
  * pod of priority prio asking req out: the pods whose going frees enough
  * of that limit, lowest priority then newest first. They are the queue's

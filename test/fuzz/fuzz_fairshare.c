@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char **victims = NULL;
         int nv = fs_limit_victims(fs, 0, t, req, p->priority, 700000, &victims);
         if (nv > 0)
-            (void)fs_victims_ok(fs, 0, t, req, 0, (const char *const *)victims, nv, 700000);
+            (void)fs_victims_ok(fs, 0, t, req, 0, (const char *const *)victims, NULL, nv, 700000);
         for (int m = 0; m < nv; m++)
             free(victims[m]);
         free(victims);
