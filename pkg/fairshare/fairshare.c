@@ -1190,7 +1190,8 @@ static int no_share(const fs_pq_t *x)
 
 /* The cross-queue rule, for the reclaimer leaf qp (a below the common
  * ancestor) taking v from b's subtree; rb_last is b's ratio with the last
- * victim job still counted and the jobs before it gone. */
+ * job of several pods (a gang's minimum) still counted and the victims
+ * before it gone, negative when no such job is taken. */
 static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, int b, const double *req,
                       const double *v, double rb_last, int starving, int relaxed)
 {
@@ -1211,14 +1212,14 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
      * ratio with anything would pass its share). */
     if (no_share(&P->q[b]))
         return 1;
-    /* A job goes whole (a gang's minimum is one job, a lone pod or an
-     * elastic member one of its own): while b, with the job counted, is
-     * over its share, the job is over-quota work, and over-quota work is
-     * what reclaim takes back (Run:ai's reclaim; KAI-Scheduler's
+    /* A gang's minimum goes whole: while b, with the gang counted, is over
+     * its share, the gang is over-quota work, and over-quota work is what
+     * reclaim takes back (Run:ai's reclaim; KAI-Scheduler's
      * MaintainFairShare strategy), even when b falls below its share once
-     * the job is gone. No ping-pong: the reclaimer ends within its share
-     * (checked above), not over it, so neither this rule nor the one below
-     * lets b take the room back. */
+     * it is gone. Pods that can go one by one (lone pods, elastic surplus)
+     * keep the finer rule below: b gives back only what it holds over its
+     * share. No ping-pong: the reclaimer ends within its share (checked
+     * above), not over it, so neither rule lets b take the room back. */
     if (rb_last > 1 + 1e-9)
         return 1;
     if (!relaxed && rb < 1 - 1e-9)
@@ -1227,7 +1228,7 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
 }
 
 int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
-                   int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross)
+                   int64_t created_ms, const char *victim_uid, int in_gang, int64_t now_ms, int *cross)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int ok = 0;
@@ -1242,9 +1243,10 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
             *cross = 1;
             int a, b;
             lca_pair(fs, qp, qv, &a, &b);
-            /* The victim alone is the job here; a gang is judged whole by
-             * fs_victims_ok once its mates are added. */
-            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, ratio_of(fs, P, b, NULL, 0), starving,
+            /* A member of a gang's minimum is judged with its job counted
+             * (here, the member: the mates are added, and the whole judged
+             * by fs_victims_ok, after). */
+            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, in_gang ? ratio_of(fs, P, b, NULL, 0) : -1, starving,
                             over_budget(fs, P, c, now_ms));
         }
     }
@@ -1252,16 +1254,17 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
     return ok;
 }
 
-/* b's ratio with the last of its victim jobs still counted and the others
- * gone, for the job taken last that leaves it highest: KAI-Scheduler
- * judges each job with the ones before it taken, and the last one decides
- * (gv: b's victims' sum; jv, jg: each job's sum and group). */
+/* b's ratio with one of its victim jobs of several pods still counted and
+ * every other victim gone, for the job that leaves it highest (taken
+ * last: KAI-Scheduler judges each job with the ones before it gone, and
+ * the last one decides); -1 when b loses no such job. gv: b's victims'
+ * sum; jv, jg, jn: each job's sum, group and member count. */
 static double ratio_before_last(const fs_store_t *fs, const fs_pool_t *P, int b, int g, const double *gv,
-                                const double *jv, const int *jg, int njobs)
+                                const double *jv, const int *jg, const int *jn, int njobs)
 {
-    double best = 0;
+    double best = -1;
     for (int j = 0; j < njobs; j++) {
-        if (jg[j] != g)
+        if (jg[j] != g || jn[j] < 2)
             continue;
         double rest[FS_NRES];
         for (int r = 0; r < FS_NRES; r++)
@@ -1282,9 +1285,10 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     int *ga = util_xcalloc((size_t)n + 1, sizeof(int)), *gb = util_xcalloc((size_t)n + 1, sizeof(int));
     int *relax = util_xcalloc((size_t)n + 1, sizeof(int));
     double *gv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
-    /* Per job (an index below n): its sum and its group, -1 while unseen. */
+    /* Per job (an index below n): its sum, its group (-1 while unseen)
+     * and its member count. */
     double *jv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
-    int *jg = util_xcalloc((size_t)n + 1, sizeof(int));
+    int *jg = util_xcalloc((size_t)n + 1, sizeof(int)), *jn = util_xcalloc((size_t)n + 1, sizeof(int));
     for (int j = 0; j < n; j++)
         jg[j] = -1;
     int ng = 0;
@@ -1309,13 +1313,14 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
             relax[g] = 0;
         int j = jobs && jobs[i] >= 0 && jobs[i] < n ? jobs[i] : i;
         jg[j] = g;
+        jn[j]++;
         for (int r = 0; r < FS_NRES; r++) {
             gv[g * FS_NRES + r] += c->v[r];
             jv[j * FS_NRES + r] += c->v[r];
         }
     }
     for (int g = 0; ok && g < ng; g++) {
-        double rb_last = ratio_before_last(fs, P, gb[g], g, &gv[g * FS_NRES], jv, jg, n);
+        double rb_last = ratio_before_last(fs, P, gb[g], g, &gv[g * FS_NRES], jv, jg, jn, n);
         ok = reclaim_ok(fs, P, fs->eff[tenant], ga[g], gb[g], req, &gv[g * FS_NRES], rb_last, starving, relax[g]);
     }
     free(ga);
@@ -1324,6 +1329,7 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     free(gv);
     free(jv);
     free(jg);
+    free(jn);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
@@ -1384,7 +1390,7 @@ static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int
     if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9)
         return 0;
     lca_pair(fs, qp, qv, &a, &b);
-    return reclaim_ok(fs, P, qp, a, b, req, c->v, ratio_of(fs, P, b, NULL, 0), 0, over_budget(fs, P, c, now_ms));
+    return reclaim_ok(fs, P, qp, a, b, req, c->v, -1, 0, over_budget(fs, P, c, now_ms));
 }
 
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
