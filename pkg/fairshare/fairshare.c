@@ -1201,9 +1201,11 @@ static int no_share(const fs_pq_t *x)
 }
 
 /* The cross-queue rule, for the reclaimer leaf qp (a below the common
- * ancestor) taking v from b's subtree. */
+ * ancestor) taking v from b's subtree; rb_last is b's ratio with the last
+ * job of several pods (a gang's minimum) still counted and the victims
+ * before it gone, negative when no such job is taken. */
 static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, int b, const double *req,
-                      const double *v, int starving, int relaxed)
+                      const double *v, double rb_last, int starving, int relaxed)
 {
     if (starving) {
         if (ratio_of(fs, P, qp, NULL, 0) >= 1.0)
@@ -1222,13 +1224,23 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
      * ratio with anything would pass its share). */
     if (no_share(&P->q[b]))
         return 1;
+    /* A gang's minimum goes whole: while b, with the gang counted, is over
+     * its share, the gang is over-quota work, and over-quota work is what
+     * reclaim takes back (Run:ai's reclaim; KAI-Scheduler's
+     * MaintainFairShare strategy), even when b falls below its share once
+     * it is gone. Pods that can go one by one (lone pods, elastic surplus)
+     * keep the finer rule below: b gives back only what it holds over its
+     * share. No ping-pong: the reclaimer ends within its share (checked
+     * above), not over it, so neither rule lets b take the room back. */
+    if (rb_last > 1 + 1e-9)
+        return 1;
     if (!relaxed && rb < 1 - 1e-9)
         return 0; /* the victim's queue would fall below its share */
     return ra <= rb + 1e-9;
 }
 
 int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
-                   int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross)
+                   int64_t created_ms, const char *victim_uid, int in_gang, int64_t now_ms, int *cross)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     int ok = 0;
@@ -1243,15 +1255,41 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
             *cross = 1;
             int a, b;
             lca_pair(fs, qp, qv, &a, &b);
-            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, starving, over_budget(fs, P, c, now_ms));
+            /* A member of a gang's minimum is judged with its job counted
+             * (here, the member: the mates are added, and the whole judged
+             * by fs_victims_ok, after). */
+            ok = reclaim_ok(fs, P, qp, a, b, req, c->v, in_gang ? ratio_of(fs, P, b, NULL, 0) : -1, starving,
+                            over_budget(fs, P, c, now_ms));
         }
     }
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
 
+/* b's ratio with one of its victim jobs of several pods still counted and
+ * every other victim gone, for the job that leaves it highest (taken
+ * last: KAI-Scheduler judges each job with the ones before it gone, and
+ * the last one decides); -1 when b loses no such job. gv: b's victims'
+ * sum; jv, jg, jn: each job's sum, group and member count. */
+static double ratio_before_last(const fs_store_t *fs, const fs_pool_t *P, int b, int g, const double *gv,
+                                const double *jv, const int *jg, const int *jn, int njobs)
+{
+    double best = -1;
+    for (int j = 0; j < njobs; j++) {
+        if (jg[j] != g || jn[j] < 2)
+            continue;
+        double rest[FS_NRES];
+        for (int r = 0; r < FS_NRES; r++)
+            rest[r] = gv[r] - jv[j * FS_NRES + r];
+        double x = ratio_of(fs, P, b, rest, -1);
+        if (x > best)
+            best = x;
+    }
+    return best;
+}
+
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
-                  const char *const *victim_uids, int n, int64_t now_ms)
+                  const char *const *victim_uids, const int *jobs, int n, int64_t now_ms)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
@@ -1259,6 +1297,12 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     int *ga = util_xcalloc((size_t)n + 1, sizeof(int)), *gb = util_xcalloc((size_t)n + 1, sizeof(int));
     int *relax = util_xcalloc((size_t)n + 1, sizeof(int));
     double *gv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
+    /* Per job (an index below n): its sum, its group (-1 while unseen)
+     * and its member count. */
+    double *jv = util_xcalloc(((size_t)n + 1) * FS_NRES, sizeof(double));
+    int *jg = util_xcalloc((size_t)n + 1, sizeof(int)), *jn = util_xcalloc((size_t)n + 1, sizeof(int));
+    for (int j = 0; j < n; j++)
+        jg[j] = -1;
     int ng = 0;
     for (int i = 0; ok && i < n; i++) {
         fs_chg_t *c = hashmap_get(fs->charges, victim_uids[i]);
@@ -1279,15 +1323,25 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
         }
         if (!over_budget(fs, P, c, now_ms))
             relax[g] = 0;
-        for (int r = 0; r < FS_NRES; r++)
+        int j = jobs && jobs[i] >= 0 && jobs[i] < n ? jobs[i] : i;
+        jg[j] = g;
+        jn[j]++;
+        for (int r = 0; r < FS_NRES; r++) {
             gv[g * FS_NRES + r] += c->v[r];
+            jv[j * FS_NRES + r] += c->v[r];
+        }
     }
-    for (int g = 0; ok && g < ng; g++)
-        ok = reclaim_ok(fs, P, fs->eff[tenant], ga[g], gb[g], req, &gv[g * FS_NRES], starving, relax[g]);
+    for (int g = 0; ok && g < ng; g++) {
+        double rb_last = ratio_before_last(fs, P, gb[g], g, &gv[g * FS_NRES], jv, jg, jn, n);
+        ok = reclaim_ok(fs, P, fs->eff[tenant], ga[g], gb[g], req, &gv[g * FS_NRES], rb_last, starving, relax[g]);
+    }
     free(ga);
     free(gb);
     free(relax);
     free(gv);
+    free(jv);
+    free(jg);
+    free(jn);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return ok;
 }
@@ -1350,7 +1404,7 @@ static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int
     if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9)
         return 0;
     lca_pair(fs, qp, qv, &a, &b);
-    return reclaim_ok(fs, P, qp, a, b, req, c->v, 0, over_budget(fs, P, c, now_ms));
+    return reclaim_ok(fs, P, qp, a, b, req, c->v, -1, 0, over_budget(fs, P, c, now_ms));
 }
 
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
@@ -1395,8 +1449,8 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     }
     free(cand);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
-    /* The set as a whole keeps every victim queue at its share. */
-    if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, n, now_ms)) {
+    /* The set as a whole keeps reclaim's rules, per victim queue. */
+    if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, NULL, n, now_ms)) {
         for (int i = 0; i < n; i++)
             free((*out)[i]);
         free(*out);

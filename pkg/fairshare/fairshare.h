@@ -157,18 +157,26 @@ int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], in
              size_t msglen);
 
 /* Reclaim, per victim: may a pod of tenant (asking req; starving) evict
- * the running pod victim_uid? Same queue: only when starving, for newer
- * preemptible pods of priority <= prio. Across queues: the victim is
- * preemptible (or past its lifetime), the reclaimer stays within its fair
- * share, the victim's queue stays at or above its share (unless the
- * reclaimer starves, or the victim overran its excess budget) and the
- * reclaimer's ratio after does not pass the victim's. *cross is set when
- * the queues differ. */
+ * the running pod victim_uid (in_gang: a member of its gang's minimum,
+ * which goes whole)? Same queue: only when starving, for newer preemptible
+ * pods of priority <= prio. Across queues: the victim is preemptible (or
+ * past its lifetime), the reclaimer stays within its fair share, and the
+ * victim's queue stays at or above its share after (unless the reclaimer
+ * starves, or the victim overran its excess budget: then the reclaimer's
+ * ratio after must not pass the victim queue's) or, for a gang member, is
+ * over its share with the member counted (over-quota work goes back
+ * whole). *cross is set when the queues differ. */
 int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
-                   int64_t created_ms, const char *victim_uid, int64_t now_ms, int *cross);
-/* The same rules for a whole victim set (their sums per queue). */
+                   int64_t created_ms, const char *victim_uid, int in_gang, int64_t now_ms, int *cross);
+/* The same rules for a whole victim set (their sums per queue), by job:
+ * jobs[i] (an index below n) is victim i's job, shared by the members of
+ * one gang's minimum; NULL: each victim is a job of its own. A job of
+ * several pods may go while its queue, with the job counted and the other
+ * victims gone, is over its share (KAI-Scheduler judges each job with the
+ * ones before it gone); victims that go one by one keep their queue at or
+ * above its share. */
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
-                  const char *const *victim_uids, int n, int64_t now_ms);
+                  const char *const *victim_uids, const int *jobs, int n, int64_t now_ms);
 /* When a limit on the path of tenant (its own or an ancestor's) keeps a
  * pod of priority prio asking req out: the pods whose going frees enough
  * of that limit, lowest priority then newest first. They are the queue's

@@ -56,8 +56,9 @@ static int victim_by_rules(const pod_t *victim, const pod_t *preemptor, victim_c
         /* With queues, priority preempts only inside a queue; across
          * queues only reclaim's rules take a pod (fairshare.h). */
         int cross = 0;
+        int in_gang = gang_of(victim) && gang_member_class(vc->s->gangs, victim) == GANG_MEMBER_MINIMUM;
         if (fs_may_reclaim(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, vc->prio, vc->created_ms,
-                           victim->uid, vc->now_wall, &cross)) {
+                           victim->uid, in_gang, vc->now_wall, &cross)) {
             *rank = victim_rank(vc->s, victim);
             *kind = cross ? FS_MINRT_RECLAIM : FS_MINRT_PREEMPT;
             return 1;

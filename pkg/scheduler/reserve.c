@@ -33,6 +33,11 @@ int64_t resv_pod_done(const pod_t *p)
 
 int resv_may_backfill(const pod_t *pod, int64_t now, int64_t expect_ms, int32_t gang_prio, int preempts)
 {
+    /* The room is held against work the gang outranks, never against a pod
+     * that outranks it: such a pod would take (or preempt) the room were
+     * the gang placed, so it takes the held room now too. */
+    if (pod->priority > gang_prio)
+        return 1;
     if (preempts && pod->priority < gang_prio)
         return 1;
     int64_t rt = resv_pod_runtime(pod);
@@ -643,7 +648,7 @@ ext_rc_t resv_ext_pre_place(pod_set_t *set)
         else if (!resv_may_backfill(pod, util_wall_ms(), v->expect_ms, v->prio, v->preempts))
             sbuf_printf(&b,
                         "%d nodes held for pod group %s until about %s (held room takes only pods that finish by "
-                        "then, annotation " EXPECTED_RUNTIME_ANNOTATION ", or that it could preempt)",
+                        "then, annotation " EXPECTED_RUNTIME_ANNOTATION ", that it could preempt, or that outrank it)",
                         v->nnodes, v->key, t);
     }
     lo_mutex_unlock(&r->mu, LO_RESV);

@@ -29,9 +29,11 @@ int64_t resv_pod_done(const pod_t *p);
 int64_t resv_pod_runtime(const pod_t *p);
 
 /* May pod (pending) be placed on room held for a gang of priority
- * gang_prio that is expected to start at expect_ms? Yes when it will be
- * done by then, or when the gang could evict it (preempts: the pool allows
- * preemption and the gang may preempt; pod's priority below the gang's). */
+ * gang_prio that is expected to start at expect_ms? Yes when its priority
+ * is above the gang's (it outranks the gang: the room is not held against
+ * it), when it will be done by then, or when the gang could evict it
+ * (preempts: the pool allows preemption and the gang may preempt; pod's
+ * priority below the gang's). */
 int resv_may_backfill(const pod_t *pod, int64_t now, int64_t expect_ms, int32_t gang_prio, int preempts);
 
 /* The nodes to hold for a minimum of want: per domain (all candidates are

@@ -463,18 +463,45 @@ void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t firs
     vc->starving = first_ms > 0 && fs_starving(s->fs, P->id, vc->tenant, first_ms, util_now_ms());
 }
 
-/* Reclaim's rules over a victim set. Borrowers of vc's pool are left out:
- * a pool takes back what it lent whatever queue the borrower is in (the
- * rule of postfilter_is_victim), so no share of theirs is weighed here. */
+/* The index of the job victim k joins among kept[0..k) (each marked
+ * minimum[] when a member of its gang's minimum, which goes whole: one job
+ * for reclaim), else k. */
+static int victim_job(pod_t *const *kept, const int *minimum, const int *jobs, int k)
+{
+    const char *g = minimum[k] ? gang_of(kept[k]) : NULL;
+    for (int j = 0; g && j < k; j++) {
+        const char *gj = minimum[j] ? gang_of(kept[j]) : NULL;
+        if (gj && strcmp(gj, g) == 0 && strcmp(kept[j]->ns, kept[k]->ns) == 0)
+            return jobs[j];
+    }
+    return k;
+}
+
+/* Reclaim's rules over a victim set, by job (fs_victims_ok): a gang's
+ * minimum members are one job, a lone pod or an elastic member beyond
+ * minMember one of its own (KAI-Scheduler splits a job's victims the same
+ * way). Borrowers of vc's pool are left out: a pool takes back what it
+ * lent whatever queue the borrower is in (the rule of
+ * postfilter_is_victim), so no share of theirs is weighed here. */
 static int victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
 {
     const char **uids = util_xcalloc((size_t)n + 1, sizeof(*uids));
+    pod_t **kept = util_xcalloc((size_t)n + 1, sizeof(*kept));
+    int *jobs = util_xcalloc((size_t)n + 1, sizeof(*jobs)), *minimum = util_xcalloc((size_t)n + 1, sizeof(*minimum));
     int k = 0;
-    for (int i = 0; i < n; i++)
-        if (pools_home_id(vc->s, victims[i]) == vc->pool_id)
-            uids[k++] = victims[i]->uid;
-    int ok = fs_victims_ok(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, uids, k, vc->now_wall);
+    for (int i = 0; i < n; i++) {
+        if (pools_home_id(vc->s, victims[i]) != vc->pool_id)
+            continue;
+        kept[k] = victims[i];
+        minimum[k] = gang_of(victims[i]) && gang_member_class(vc->s->gangs, victims[i]) == GANG_MEMBER_MINIMUM;
+        jobs[k] = victim_job(kept, minimum, jobs, k);
+        uids[k++] = victims[i]->uid;
+    }
+    int ok = fs_victims_ok(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, uids, jobs, k, vc->now_wall);
     free(uids);
+    free(kept);
+    free(jobs);
+    free(minimum);
     return ok;
 }
 

@@ -110,6 +110,39 @@ reclaim_zero_share() { # GANG(1|0)
 case_reclaim_zero_share_gang() { reclaim_zero_share 1; }
 case_reclaim_zero_share_pods() { reclaim_zero_share 0; }
 
+# Issue 35, fault 9. Queues qa and qb of GPU quota 4 each; qa's gang (2 x 4
+# GPUs) runs on both 4-GPU nodes, twice qa's quota. qb (holding nothing)
+# submits one 4-GPU pod: the gang is over-quota work as a whole and goes, so
+# qb's pod runs (before: nothing in 90 s, "0 with victims allowed": without
+# the gang qa is below its quota). The gang, recreated, waits: it cannot
+# reclaim from qb, which is at its quota, not over it.
+case_reclaim_gang_over_quota() {
+    reset_all
+    gpu_nodes g 2 4
+    make_queue qa '{"resources": {"gpu": {"quota": 4}}}'
+    make_queue qb '{"resources": {"gpu": {"quota": 4}}}'
+    make_podgroup ga 2
+    make_pods ga 2 --gpu 4 --label "$QLABEL=qa" --label "$PG_LABEL=ga"
+    wait_until '[ "$(bound ga)" = 2 ]' 30 || fail "qa's gang: $(bound ga)/2 bound"
+    local t0=$SECONDS
+    make_pod b-0 --gpu 4 --label "$QLABEL=qb"
+    wait_until '[ "$(bound b)" = 1 ]' 60 ||
+        fail "qb's pod not bound, qa's gang holds $(bound ga); $(events_for b-0 | tail -2 | tr '\n' ' ')"
+    log "measured: qb reclaimed 4 GPUs from qa's gang in $((SECONDS - t0)) s"
+    [ "$(existing ga)" = 0 ] || fail "qa's gang keeps $(existing ga) pods"
+    local at ev
+    at=$(pods_json | jq -r '.items[] | select(.metadata.name == "b-0") | .spec.nodeName')
+    ev=$(kc get events -n default --field-selector reason=Preempted -o json |
+        jq '[.items[] | select(.message | contains("reclaimed by queue \"qb\" from queue \"qa\""))] | length')
+    [ "$ev" -ge 2 ] || fail "$ev Preempted events say qb reclaimed from qa, want 2"
+    make_pods ga 2 --gpu 4 --label "$QLABEL=qa" --label "$PG_LABEL=ga"
+    sleep 20
+    [ "$(bound ga)" = 0 ] || fail "the recreated gang bound $(bound ga) pods"
+    [ "$(pods_json | jq -r '.items[] | select(.metadata.name == "b-0") | .spec.nodeName // ""')" = "$at" ] ||
+        fail "qb's pod left $at: qa reclaimed it back"
+    assert_no_overcommit
+}
+
 # Fault 4. Queue team at its limit (4 GPUs) with 4 pods of priority 10; the
 # nodes have room. A priority-50 pod of team takes the place of one of them
 # (priority preemption inside a queue, as kube-scheduler's); a second
@@ -191,6 +224,7 @@ start_scheduler
 run_case queues-borrow-reclaim case_queues_borrow_reclaim
 run_case reclaim-zero-share-gang case_reclaim_zero_share_gang
 run_case reclaim-zero-share-pods case_reclaim_zero_share_pods
+run_case reclaim-gang-over-quota case_reclaim_gang_over_quota
 run_case limit-own-priority case_limit_own_priority
 run_case limit-own-priority-gang case_limit_own_priority_gang
 run_case reclaim-over-quota-gang case_reclaim_over_quota_gang

@@ -77,12 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int m = 0; m < np; m++) {
             int cross;
             if (pods[m]->node_name[0])
-                (void)fs_may_reclaim(fs, 0, t, req, k & 1, 0, 0, pods[m]->uid, 700000, &cross);
+                (void)fs_may_reclaim(fs, 0, t, req, k & 1, 0, 0, pods[m]->uid, k & 2, 700000, &cross);
         }
         char **victims = NULL;
         int nv = fs_limit_victims(fs, 0, t, req, p->priority, 700000, &victims);
         if (nv > 0)
-            (void)fs_victims_ok(fs, 0, t, req, 0, (const char *const *)victims, nv, 700000);
+            (void)fs_victims_ok(fs, 0, t, req, 0, (const char *const *)victims, NULL, nv, 700000);
         for (int m = 0; m < nv; m++)
             free(victims[m]);
         free(victims);

@@ -326,7 +326,7 @@ static void test_reclaim_stops_at_share(void **state)
         char name[8];
         snprintf(name, sizeof(name), "b%d", i);
         b[i] = mkpod(name, "qb", 1, 0);
-        if (fs_may_reclaim(fs, 0, tb, one, 0, 0, 0, a[15 - k]->uid, 0, &cross)) {
+        if (fs_may_reclaim(fs, 0, tb, one, 0, 0, 0, a[15 - k]->uid, 0, 0, &cross)) {
             assert_true(cross);
             fs_uncharge(fs, a[15 - k]->uid);
             fs_charge(fs, b[i], tb, 0, 0, +1);
@@ -335,14 +335,14 @@ static void test_reclaim_stops_at_share(void **state)
     }
     assert_int_equal(k, 4);
     /* No ping-pong: qa (now at 12, its share) may not take one back. */
-    assert_false(fs_may_reclaim(fs, 0, ta, one, 0, 0, 0, b[0]->uid, 0, &cross));
+    assert_false(fs_may_reclaim(fs, 0, ta, one, 0, 0, 0, b[0]->uid, 0, 0, &cross));
     /* Same queue: only a starving pod, and only newer pods of no higher priority. */
-    assert_false(fs_may_reclaim(fs, 0, ta, one, 0, 10, 0, a[0]->uid, 0, &cross));
+    assert_false(fs_may_reclaim(fs, 0, ta, one, 0, 10, 0, a[0]->uid, 0, 0, &cross));
     assert_false(cross);
     /* A non-preemptible victim is never taken. */
     pod_t *np = mkpod("np", "qa", 1, 500);
     fs_charge(fs, np, ta, 0, 0, +1);
-    assert_false(fs_may_reclaim(fs, 0, tb, one, 1, 0, 0, np->uid, 0, &cross));
+    assert_false(fs_may_reclaim(fs, 0, tb, one, 1, 0, 0, np->uid, 0, 0, &cross));
     pod_unref(np);
     for (int i = 0; i < 16; i++)
         pod_unref(a[i]);
@@ -394,6 +394,84 @@ static void test_limit_reclaim(void **state)
 }
 
 /* A GPU pod that asks some CPU too (the CPU is plentiful: not contested). */
+/* Issue 35, fault 9: a gang's minimum is one job. qa (quota 4) holds a
+ * gang of 2 x 4 GPUs, twice its quota; qb (quota 4, holding nothing) asks
+ * 4. Taken whole, the gang takes qa below its quota, but qa is over it
+ * with the job counted: the job is over-quota work and goes back. Two lone
+ * pods of 4 are two jobs: the second would be taken from a queue at its
+ * quota, and is not. Once qb holds its 4, qa (within its quota, asking 4)
+ * may take nothing back: qb is at its quota, not over it. */
+static void test_reclaim_gang_is_one_job(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("qa", "{'resources':{'gpu':{'quota':4}}}"));
+    fs_queue_upsert(fs, mkq("qb", "{'resources':{'gpu':{'quota':4}}}"));
+    int ta = fs_tenant_id(fs, "qa"), tb = fs_tenant_id(fs, "qb");
+    pod_t *g[2] = { mkpod("g0", "qa", 4, 0), mkpod("g1", "qa", 4, 0) };
+    for (int i = 0; i < 2; i++)
+        fs_charge(fs, g[i], ta, 0, 0, +1);
+    const char *qs[] = { "qa", "qb" };
+    double want[] = { 0, 4 };
+    pool_setup(fs, 8, qs, want, 2);
+    NEAR(fair_of(fs, "qa"), 4);
+    NEAR(fair_of(fs, "qb"), 4);
+    double four[FS_NRES] = { 4, 0, 0 };
+    const char *uids[2] = { g[0]->uid, g[1]->uid };
+    int one_job[2] = { 0, 0 };
+    int cross = 0;
+    assert_true(fs_may_reclaim(fs, 0, tb, four, 0, 0, 0, g[0]->uid, 1, 0, &cross));
+    assert_true(fs_victims_ok(fs, 0, tb, four, 0, uids, one_job, 2, 0));
+    assert_false(fs_victims_ok(fs, 0, tb, four, 0, uids, NULL, 2, 0));
+    /* qb would pass its quota taking 8: not even a whole job over quota. */
+    double eight[FS_NRES] = { 8, 0, 0 };
+    assert_false(fs_victims_ok(fs, 0, tb, eight, 0, uids, one_job, 2, 0));
+    pod_t *b = mkpod("b0", "qb", 4, 0);
+    for (int i = 0; i < 2; i++)
+        fs_uncharge(fs, g[i]->uid);
+    fs_charge(fs, b, tb, 0, 0, +1);
+    double want2[] = { 8, 0 };
+    pool_setup(fs, 8, qs, want2, 2);
+    NEAR(fair_of(fs, "qa"), 4);
+    NEAR(fair_of(fs, "qb"), 4);
+    /* No ping-pong: neither the gang (8, past qa's share) nor a pod of 4
+     * within it takes qb's job. */
+    const char *bu[1] = { b->uid };
+    assert_false(fs_may_reclaim(fs, 0, ta, four, 0, 0, 0, b->uid, 0, 0, &cross));
+    assert_false(fs_victims_ok(fs, 0, ta, four, 0, bu, NULL, 1, 0));
+    assert_false(fs_victims_ok(fs, 0, ta, eight, 0, bu, NULL, 1, 0));
+    pod_unref(b);
+    for (int i = 0; i < 2; i++)
+        pod_unref(g[i]);
+    fs_store_free(fs);
+
+    /* qa's quota 5: one member gone would leave qa at 4, below it. A lone
+     * pod is refused that; a member of the gang's minimum is judged with
+     * its job (the member) counted, and the gang whole. */
+    fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("qa", "{'resources':{'gpu':{'quota':5}}}"));
+    fs_queue_upsert(fs, mkq("qb", "{'resources':{'gpu':{'quota':3}}}"));
+    ta = fs_tenant_id(fs, "qa");
+    tb = fs_tenant_id(fs, "qb");
+    g[0] = mkpod("g0", "qa", 4, 0);
+    g[1] = mkpod("g1", "qa", 4, 0);
+    for (int i = 0; i < 2; i++) {
+        fs_charge(fs, g[i], ta, 0, 0, +1);
+        uids[i] = g[i]->uid;
+    }
+    double want3[] = { 0, 3 };
+    pool_setup(fs, 8, qs, want3, 2);
+    NEAR(fair_of(fs, "qa"), 5);
+    NEAR(fair_of(fs, "qb"), 3);
+    double three[FS_NRES] = { 3, 0, 0 };
+    assert_false(fs_may_reclaim(fs, 0, tb, three, 0, 0, 0, g[0]->uid, 0, 0, &cross));
+    assert_true(fs_may_reclaim(fs, 0, tb, three, 0, 0, 0, g[0]->uid, 1, 0, &cross));
+    assert_true(fs_victims_ok(fs, 0, tb, three, 0, uids, one_job, 2, 0));
+    for (int i = 0; i < 2; i++)
+        pod_unref(g[i]);
+    fs_store_free(fs);
+}
+
 static pod_t *mkpod_cpu(const char *name, const char *queue, int gpu)
 {
     char buf[1024];
@@ -438,7 +516,7 @@ static void test_reclaim_zero_share(void **state)
             const char *uids[8];
             for (int i = 0; i < 8; i++)
                 uids[i] = o[i]->uid;
-            assert_true(fs_victims_ok(fs, 0, tt, req, 0, uids, 8, 0));
+            assert_true(fs_victims_ok(fs, 0, tt, req, 0, uids, NULL, 8, 0));
             taken = 8;
         } else {
             double req[FS_NRES] = { 2, 100, 0 };
@@ -447,7 +525,7 @@ static void test_reclaim_zero_share(void **state)
                 snprintf(name, sizeof(name), "t%d", k);
                 t[k] = mkpod_cpu(name, "train", 2);
                 const char *uids[2] = { o[2 * k]->uid, o[2 * k + 1]->uid };
-                if (!fs_victims_ok(fs, 0, tt, req, 0, uids, 2, 0))
+                if (!fs_victims_ok(fs, 0, tt, req, 0, uids, NULL, 2, 0))
                     break;
                 fs_uncharge(fs, uids[0]);
                 fs_uncharge(fs, uids[1]);
@@ -457,7 +535,7 @@ static void test_reclaim_zero_share(void **state)
             /* No ping-pong: other may take nothing back. */
             int cross = 0;
             double one[FS_NRES] = { 1, 100, 0 };
-            assert_false(fs_may_reclaim(fs, 0, to, one, 0, 0, 0, t[0]->uid, 0, &cross));
+            assert_false(fs_may_reclaim(fs, 0, to, one, 0, 0, 0, t[0]->uid, 0, 0, &cross));
             for (int k = 0; k < 4; k++)
                 pod_unref(t[k]);
         }
@@ -709,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_invalid_hierarchy),
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_reclaim_stops_at_share),
+        cmocka_unit_test(test_reclaim_gang_is_one_job),
         cmocka_unit_test(test_queue_tenants),
         cmocka_unit_test(test_limit_reclaim),
         cmocka_unit_test(test_reclaim_zero_share),

@@ -76,6 +76,10 @@ static void test_backfill_rule(void **st)
     assert_true(resv_may_backfill(low, NOW, expect, 0, 1));
     assert_false(resv_may_backfill(low, NOW, expect, 0, 0));
     assert_false(resv_may_backfill(unknown, NOW, expect, 0, 1)); /* equal priority */
+    /* A pod that outranks the gang is not held back, however long it runs
+     * and whether or not the gang may preempt (issue 35, fault 10). */
+    assert_true(resv_may_backfill(unknown, NOW, expect, -1, 1));
+    assert_true(resv_may_backfill(long_, NOW, expect, -1, 0));
     /* Later the same pod no longer finishes in time. */
     assert_false(resv_may_backfill(short_, NOW + 6 * MIN_S, expect, 0, 1));
     pod_unref(short_);

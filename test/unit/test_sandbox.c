@@ -857,6 +857,49 @@ static void test_reservation_after(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35, fault 10: room held for a gang is held against pods it
+ * outranks, not against pods that outrank it. With the gang (priority 0)
+ * holding both nodes, a pod of priority 100 binds in the held room, and
+ * another that needs a whole node preempts into it (a running pod of
+ * priority 0 goes); a pod of the gang's own priority still waits. */
+static void test_reservation_yields_to_higher_priority(void **st)
+{
+    (void)st;
+    log_t l;
+    memset(&l, 0, sizeof l);
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = 30;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    assert_non_null(sb);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, node("n2", "4", "8Gi", NULL));
+    add(sb, pod("s1", "1", "1Gi", 0, "n1"));
+    add(sb, pod("s2", "1", "1Gi", 0, "n2"));
+    add_gang_g(sb, 2, 3600, 2, "4");
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 40000);
+    assert_int_equal(reserving(sb), 2);
+    add(sb, pod("late", "1", "1Gi", 0, NULL));
+    add(sb, pod("hi", "1", "1Gi", 100, NULL));
+    sandbox_advance(sb, T0 + 50000);
+    assert_non_null(node_of(sb, "hi"));
+    assert_null(node_of(sb, "late"));
+    assert_int_equal(l.binds, 1);
+    add(sb, pod("hi-whole", "4", "1Gi", 100, NULL));
+    sandbox_advance(sb, T0 + 150000);
+    assert_int_equal(l.evicts, 1);
+    const char *at = node_of(sb, "hi-whole");
+    assert_non_null(at);
+    assert_string_not_equal(at, node_of(sb, "hi"));
+    assert_non_null(strstr(logged(&l), "EVICT ns/s"));
+    assert_null(node_of(sb, "late"));
+    assert_null(node_of(sb, "w0"));
+    sb_done(sb, &l);
+}
+
 /* GPUs of queue q bound in the copy (its pods carry the queue label). */
 static double queue_gpus(sandbox_t *sb, const char *const *names, int n)
 {
@@ -981,6 +1024,88 @@ static void test_reclaim_reasons(void **st)
     sandbox_advance(sb, T0 + 45000);
     assert_non_null(strstr(logged(&l), "EVICT ns/borrower node=b1 reason=borrowed-node reclaim by=ns/home\n"));
     assert_string_equal(node_of(sb, "home"), "b1");
+    sb_done(sb, &l);
+}
+
+/* A GPU gang of queue q: PodGroup name (minMember min) and n members
+ * name-0, name-1, ... asking gpus each. */
+static void add_gpu_gang(sandbox_t *sb, const char *name, const char *q, int min, int n, const char *gpus)
+{
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", name, "namespace", "ns", "spec", "minMember", min));
+    for (int i = 0; i < n; i++) {
+        char m[32];
+        snprintf(m, sizeof m, "%s-%d", name, i);
+        json_t *p = gpu_pod(m, gpus);
+        label(p, "scheduling.x-k8s.io/pod-group", name);
+        label(p, FS_QUEUE_LABEL, q);
+        add(sb, p);
+    }
+}
+
+/* Two 4-GPU nodes; queues qa and qb of GPU quota 4 each; qa's gang (2 x 4
+ * GPUs, minMember min) runs on both nodes. */
+static sandbox_t *qa_gang_on_both(log_t *l, int min)
+{
+    sandbox_t *sb = sb_new(l, 7);
+    add(sb, queue_obj("qa", 4));
+    add(sb, queue_obj("qb", 4));
+    add(sb, gpu_node("n1", "4"));
+    add(sb, gpu_node("n2", "4"));
+    add_gpu_gang(sb, "ga", "qa", min, 2, "4");
+    sandbox_run(sb);
+    assert_int_equal(l->binds, 2);
+    json_t *b = gpu_pod("b0", "4");
+    label(b, FS_QUEUE_LABEL, "qb");
+    add(sb, b);
+    return sb;
+}
+
+/* Issue 35, fault 9: qa's gang is over qa's quota as a job, so qb (within
+ * its quota) reclaims it whole and gets its 4 GPUs (the victim rule had
+ * refused the gang: without it, qa falls below its quota). The gang,
+ * recreated, cannot reclaim back: qb is at its quota, not over it. */
+static void test_reclaim_gang_over_quota(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = qa_gang_on_both(&l, 2);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(strstr(logged(&l), "EVICT ns/ga-0 node=n1 reason=reclaim from queue qa by=ns/b0\n") ||
+                    strstr(logged(&l), "EVICT ns/ga-0 node=n2 reason=reclaim from queue qa by=ns/b0\n"));
+    assert_non_null(strstr(logged(&l), "EVICT ns/ga-1 node=n1 reason=reclaim from queue qa by=ns/b0\n") ||
+                    strstr(logged(&l), "EVICT ns/ga-1 node=n2 reason=reclaim from queue qa by=ns/b0\n"));
+    const char *at = node_of(sb, "b0");
+    assert_non_null(at);
+    char where[8];
+    snprintf(where, sizeof where, "%s", at);
+    /* The controller recreates the gang's pods: they wait, b0 stays. */
+    assert_null(sandbox_get(sb, "Pod", "ns", "ga-0"));
+    add_gpu_gang(sb, "ga", "qa", 2, 2, "4");
+    sandbox_advance(sb, T0 + 150000);
+    assert_int_equal(l.evicts, 2);
+    assert_string_equal(node_of(sb, "b0"), where);
+    assert_null(node_of(sb, "ga-0"));
+    assert_null(node_of(sb, "ga-1"));
+    sb_done(sb, &l);
+}
+
+/* An elastic gang (minMember 1) over qa's quota gives back its surplus
+ * member only: qb gets that node, the gang keeps its minimum running. */
+static void test_reclaim_elastic_surplus_only(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = qa_gang_on_both(&l, 1);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 1);
+    assert_non_null(strstr(logged(&l), "reason=reclaim from queue qa by=ns/b0\n"));
+    assert_non_null(node_of(sb, "b0"));
+    int kept = (node_of(sb, "ga-0") != NULL) + (node_of(sb, "ga-1") != NULL);
+    assert_int_equal(kept, 1);
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 1);
     sb_done(sb, &l);
 }
 
@@ -1448,7 +1573,10 @@ int main(void)
         cmocka_unit_test(test_volumes_bound),
         cmocka_unit_test(test_consolidation_move),
         cmocka_unit_test(test_reservation_after),
+        cmocka_unit_test(test_reservation_yields_to_higher_priority),
         cmocka_unit_test(test_reclaim_reasons),
+        cmocka_unit_test(test_reclaim_gang_over_quota),
+        cmocka_unit_test(test_reclaim_elastic_surplus_only),
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
