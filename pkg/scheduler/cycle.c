@@ -34,10 +34,12 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     int nn = cache_nominated_locked(s->cache, ni->name, &noms);
     node_info_t *view = ni;
     *cloned = 0;
-    /* Room held for the replacements of pods a consolidation moved. */
-    view = consol_view(s, pod, view, cloned);
-    /* Room held for a large gang's reservation. */
-    view = resv_view(s, pod, view, cloned);
+    /* Room the rows hold for others (a consolidation's movers, a large
+     * gang's reservation), in table order. */
+    for (int i = 0; i < s->nview_rows; i++) {
+        const sched_row_t *r = &s->rows[s->view_rows[i]];
+        view = s->view_fns[i](r, pod, view, cloned);
+    }
     if (nn == 0)
         return view;
     int pod_home = pools_home_id(s, pod) == ni->pool;

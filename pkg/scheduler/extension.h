@@ -153,6 +153,12 @@ typedef struct sched_ext {
      * ann: the annotations the Binding carries (created on demand). */
     int (*pre_bind)(const sched_row_t *row, queue_item_t **it, const char *node, const char *lender, json_t **ann,
                     char *err, size_t errlen);
+    /* The node as pod should see it with the room the row holds there for
+     * others (a consolidation's movers, a gang's reservation): view
+     * itself, or a clone with what it adds (*cloned set; a clone it was
+     * given is changed in place). Cache lock held; the cycle's hottest
+     * loop asks it of every node it filters. */
+    node_info_t *(*node_view)(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned);
     /* Housekeeper, once a second. */
     void (*housekeep)(const sched_row_t *row);
     /* Pods informer: a pod left the cache (deleted). */

@@ -26,6 +26,14 @@ static void gang_hk(const sched_row_t *r)
 {
     gang_housekeep(r->self);
 }
+static node_info_t *consol_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
+{
+    return consol_view(r->self, pod, view, cloned);
+}
+static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
+{
+    return resv_view(r->self, pod, view, cloned);
+}
 static int volumes_pb(const sched_row_t *r, queue_item_t **it, const char *node, const char *lender, json_t **ann,
                       char *err, size_t errlen)
 {
@@ -76,11 +84,16 @@ static const sched_ext_t table[] = {
       .watches = tenants_watches,
       .admit = tenants_ext_admit,
       .housekeep = tenants_hk },
-    { .name = "consolidation", .pre_place = consol_ext_pre_place, .post_filter = consol_ext_post_filter },
+    { .name = "consolidation",
+      .init = sched_row_core,
+      .pre_place = consol_ext_pre_place,
+      .post_filter = consol_ext_post_filter,
+      .node_view = consol_nv },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
     { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
     { .name = "reservation",
       .init = sched_row_core,
+      .node_view = resv_nv,
       .pre_place = resv_ext_pre_place,
       .commit = resv_ext_commit,
       .post_filter = resv_ext_post_filter,

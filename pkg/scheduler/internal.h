@@ -131,6 +131,11 @@ struct scheduler {
      * order: made at scheduler_new (services.c), freed last. */
     sched_row_t *rows;
     int nrows;
+    /* The rows with a node_view point (indexes into rows) and that point:
+     * asked for every node a cycle filters, so looked up once. */
+    int *view_rows;
+    node_info_t *(**view_fns)(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned);
+    int nview_rows;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
     /* consolidate.c: consolidations in flight and the room held for movers'
