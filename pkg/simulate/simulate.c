@@ -514,6 +514,7 @@ static void on_bind(sim_t *s, const sim_action_t *a)
     p->node = util_strdup(a->node);
     p->pool = node_pool(s, a->node);
     p->finish_at = at + j->run_ms;
+    p->bound_at = at;
     heap_push(s, p->finish_at, a->pod, p->gen);
     pool_use(s, p->pool, p->req, 1);
     s->running++;
@@ -545,8 +546,16 @@ static void on_evict(sim_t *s, const sim_action_t *a)
     p->state = POD_PENDING;
     pool_use(s, p->pool, p->req, -1);
     s->running--;
-    s->js[p->job].running--;
-    s->js[p->job].preempted++;
+    sim_job_state_t *js = &s->js[p->job];
+    js->running--;
+    js->preempted++;
+    if (js->last_evict_at != s->now || !js->evicted)
+        js->evicted++;
+    js->last_evict_at = s->now;
+    if (s->now - p->bound_at < SIM_SHORT_RUN_MS) {
+        js->short_evictions++;
+        s->short_evictions++;
+    }
     s->evictions++;
     s->last_progress = s->now;
     if (s->nrecreate == s->caprecreate) {
