@@ -968,6 +968,64 @@ static void test_reclaim_reasons(void **st)
     sb_done(sb, &l);
 }
 
+/* Member i of gang ns/name (queue q, one GPU), pending; i == 0 also adds
+ * the PodGroup of min members. A member added again is its controller's
+ * replacement: a new uid, the PodGroup's creation unchanged. */
+static void add_gpu_member(sandbox_t *sb, const char *name, const char *q, int min, int i)
+{
+    if (i == 0 && !sandbox_get(sb, "PodGroup", "ns", name))
+        add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                          "PodGroup", "metadata", "name", name, "namespace", "ns", "spec", "minMember", min));
+    char n[32];
+    snprintf(n, sizeof n, "%s-%d", name, i);
+    json_t *p = gpu_pod(n, "1");
+    label(p, FS_QUEUE_LABEL, q);
+    label(p, "scheduling.x-k8s.io/pod-group", name);
+    add(sb, p);
+}
+
+/* No reclaim ping-pong (issue 35, fault 8): queue b (share 2 of 4 GPUs)
+ * reclaims one of queue a's two 2-pod gangs for its own 2-pod gang, and
+ * the victims' controller recreates them at once. The recreated gang is
+ * older than b's and of its priority, but the room b's reclaim made is
+ * b's: b's gang binds there, a's waits (a holds its share), and nothing
+ * is evicted again. Before, b's gang was held behind the recreated gang
+ * and gave its room back, the recreated gang bound there, and b reclaimed
+ * it again every second. */
+static void test_reclaim_room_kept_from_recreated_victims(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("a", 2));
+    add(sb, queue_obj("b", 2));
+    add(sb, gpu_node("n1", "2"));
+    add(sb, gpu_node("n2", "2"));
+    static const char *const a_pods[] = { "a1-0", "a1-1", "a2-0", "a2-1" };
+    for (int i = 0; i < 4; i++)
+        add_gpu_member(sb, i < 2 ? "a1" : "a2", "a", 2, i % 2);
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 4);
+    sandbox_advance(sb, T0 + 5000);
+    for (int i = 0; i < 2; i++)
+        add_gpu_member(sb, "b1", "b", 2, i);
+    for (int t = 1; t <= 60; t++) {
+        sandbox_run(sb);
+        for (int i = 0; i < 4; i++) /* the controller's replacements, at the same instant */
+            if (!sandbox_get(sb, "Pod", "ns", a_pods[i]))
+                add_gpu_member(sb, i < 2 ? "a1" : "a2", "a", 2, i % 2);
+        sandbox_advance(sb, T0 + 5000 + t * 1000);
+    }
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "b1-0"));
+    assert_non_null(node_of(sb, "b1-1"));
+    int bound = 0;
+    for (int i = 0; i < 4; i++)
+        bound += node_of(sb, a_pods[i]) != NULL;
+    assert_int_equal(bound, 2);
+    sb_done(sb, &l);
+}
+
 /* A pod that finishes (phase Succeeded, as simulate ends a job) frees its
  * room: the pod waiting for it binds in the same run. */
 static void test_finished_pod_frees_room(void **st)
@@ -1015,6 +1073,7 @@ int main(void)
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
+        cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
