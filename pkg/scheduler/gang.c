@@ -789,7 +789,12 @@ static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue
         int live = cur && !cur->deleting;
         pod_unref(cur);
         if ((st == CPOD_ASSUMED || st == CPOD_BOUND) && live) {
-            (*placed)++;
+            /* A member being evicted is no member the gang keeps: counted,
+             * a surplus (or a smaller minimum) would bind beside it into
+             * the room its own eviction freed, and the gang would be left
+             * below its minimum once it is gone (issue 35, fault 11). */
+            if (!evictor_outgoing(s->evictor, m->uid))
+                (*placed)++;
             continue;
         }
         if (st != CPOD_PENDING || !live)

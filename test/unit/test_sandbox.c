@@ -857,12 +857,13 @@ static double queue_gpus(sandbox_t *sb, const char *const *names, int n)
     return g;
 }
 
-/* The sandbox's virtual clock, 2 s ahead (past a first backoff). */
+/* The sandbox's virtual clock, skew_ms (2 s: past a first backoff) ahead. */
 static sandbox_t *skew_sb;
+static int64_t skew_ms = 2000;
 static int64_t skewed_clock(void *ud)
 {
     (void)ud;
-    return sandbox_now(skew_sb) + 2000;
+    return sandbox_now(skew_sb) + skew_ms;
 }
 
 /* Room made under a queue's limit is the limit's until its victims are
@@ -914,6 +915,59 @@ static void test_limit_room_waits_for_victims(void **st)
     assert_non_null(node_of(sb, "hi"));
     assert_true(queue_gpus(sb, names, 3) <= 2);
     assert_null(strstr(logged(&l), "BIND ns/lo"));
+    sb_done(sb, &l);
+}
+
+/* Issue 35, fault 11 (composition seed 354306169, PodGroup g1 left with 1
+ * of its minimum of 3): a reclaim under queue q's limit takes gang g's two
+ * members (its minimum). Their charge goes at once, so g's elastic member,
+ * held by the limit until then, is admitted while they are still being
+ * evicted; but the gang it would join is going: it stays pending. Before,
+ * the members on their way out counted as placed, it bound as a surplus
+ * of 1, and g was left with 1 member bound against a minMember of 2. */
+static void test_gang_victims_not_counted_placed(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_capped("q", "gpu", 2));
+    add(sb, gpu_node("n1", "2"));
+    add(sb, gpu_node("n2", "2"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2));
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "g%d", i);
+        json_t *p = gpu_pod(n, "1");
+        if (i < 2)
+            json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+        label(p, FS_QUEUE_LABEL, "q");
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_null(node_of(sb, "g2")); /* q is at its limit */
+    json_t *hi = gpu_pod("hi", "1");
+    json_object_set_new(json_object_get(hi, "spec"), "priority", json_integer(100));
+    label(hi, FS_QUEUE_LABEL, "q");
+    add(sb, hi);
+    /* The pool turns again before the evictor runs (a thread of its own
+     * live), later for the scheduler, and g2 is tried with g0 and g1 still
+     * bound (live, the move on the changed shares: "QueueShareChanged"). */
+    scheduler_t *s = sandbox_scheduler(sb);
+    scheduler_run_pools(s);
+    skew_sb = sb;
+    skew_ms = 20000; /* past g2's backoff too */
+    util_clock_override(skewed_clock, skewed_clock, NULL);
+    pools_move_all(s, "QueueShareChanged");
+    while (scheduler_run_pools(s) > 0)
+        ;
+    skew_ms = 2000;
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 60000);
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "hi"));
+    assert_null(node_of(sb, "g2"));
     sb_done(sb, &l);
 }
 
@@ -1074,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
         cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
+        cmocka_unit_test(test_gang_victims_not_counted_placed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
