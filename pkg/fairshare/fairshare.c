@@ -1367,24 +1367,26 @@ static int in_subtree(const fs_store_t *fs, int q, int top)
     return 0;
 }
 
-/* The lowest queue on qp's path (qp included) whose limit req would pass,
- * and by how much; -1 when none. */
-static int blocking_ancestor(const fs_store_t *fs, const fs_pool_t *P, int qp, const double *req, double *excess)
+/* The queues on qp's path (qp included) whose limit req would pass, lowest
+ * first, into lv, and by how much (excess, FS_NRES per queue). */
+static int blocking_path(const fs_store_t *fs, const fs_pool_t *P, int qp, const double *req, int *lv, double *excess)
 {
+    int n = 0;
     for (int a = qp, g = 0; a >= 0 && g <= fs->nn; a = fs->n[a].parent, g++) {
+        double *e = &excess[n * FS_NRES];
         int over = 0;
         for (int r = 0; r < FS_NRES; r++) {
             fs_res_t x = node_res(fs, a, P, r);
-            excess[r] = x.limit >= 0 && req[r] > 0 ? P->q[a].a_alloc[r] + req[r] - x.limit : 0;
-            if (excess[r] > tol_of(x.limit))
+            e[r] = x.limit >= 0 && req[r] > 0 ? P->q[a].a_alloc[r] + req[r] - x.limit : 0;
+            if (e[r] > tol_of(x.limit))
                 over = 1;
             else
-                excess[r] = 0;
+                e[r] = 0;
         }
         if (over)
-            return a;
+            lv[n++] = a;
     }
-    return -1;
+    return n;
 }
 
 /* Whether charge c (in qv) may go so that a pod of qp at priority prio
@@ -1407,6 +1409,31 @@ static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int
     return reclaim_ok(fs, P, qp, a, b, req, c->v, -1, 0, over_budget(fs, P, c, now_ms));
 }
 
+/* Whether every blocking queue i has freed (in its subtree) its excess. */
+static int limits_met(int nl, const double *freed, const double *excess)
+{
+    for (int i = 0; i < nl * FS_NRES; i++)
+        if (freed[i] + 1e-9 < excess[i])
+            return 0;
+    return 1;
+}
+
+/* Takes victim c if it is in the subtree of a blocking queue still short:
+ * it frees its amount in every blocking queue above it. */
+static int limit_take(const fs_store_t *fs, const fs_chg_t *c, const int *lv, int nl, double *freed,
+                      const double *excess)
+{
+    int qv = fs->eff[c->tid], helps = 0;
+    for (int i = 0; i < nl && !helps; i++)
+        if (in_subtree(fs, qv, lv[i]) && !limits_met(1, &freed[i * FS_NRES], &excess[i * FS_NRES]))
+            helps = 1;
+    for (int i = 0; helps && i < nl; i++)
+        if (in_subtree(fs, qv, lv[i]))
+            for (int r = 0; r < FS_NRES; r++)
+                freed[i * FS_NRES + r] += c->v[r];
+    return helps;
+}
+
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
                      char ***out)
 {
@@ -1414,12 +1441,20 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
     fs_pool_t *P = pool_at(fs, pool);
     int qp = tenant >= 0 && tenant < fs->nn ? fs->eff[tenant] : FS_DEFAULT_ID, n = 0;
-    double excess[FS_NRES];
-    int top = P ? blocking_ancestor(fs, P, qp, req, excess) : -1;
-    if (top < 0) {
+    /* Every limit on the path req passes must be met, not only the lowest:
+     * room made under a leaf's limit alone would leave an ancestor over
+     * its own (the set is charged when it reclaims, and admission does
+     * not count it again). Victims come from the highest one's subtree. */
+    int *lv = util_xcalloc((size_t)fs->nn + 2, sizeof(int));
+    double *excess = util_xcalloc(((size_t)fs->nn + 2) * FS_NRES, sizeof(double));
+    int nl = P ? blocking_path(fs, P, qp, req, lv, excess) : 0;
+    if (nl == 0) {
         lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+        free(lv);
+        free(excess);
         return 0;
     }
+    int top = lv[nl - 1];
     lim_cand_t *cand = util_xcalloc(hashmap_len(fs->charges) + 1, sizeof(*cand));
     int nc = 0;
     const char *k;
@@ -1430,24 +1465,21 @@ int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_N
             cand[nc++] = (lim_cand_t){ k, c };
     }
     qsort(cand, (size_t)nc, sizeof(*cand), lim_cand_cmp);
-    double freed[FS_NRES] = { 0 };
-    int enough = 0;
-    for (; n < nc && !enough; n++) {
-        enough = 1;
-        for (int r = 0; r < FS_NRES; r++) {
-            freed[r] += cand[n].c->v[r];
-            if (freed[r] + 1e-9 < excess[r])
-                enough = 0;
-        }
-    }
-    if (!enough)
+    double *freed = util_xcalloc((size_t)nl * FS_NRES, sizeof(double));
+    for (int i = 0; i < nc && !limits_met(nl, freed, excess); i++)
+        if (limit_take(fs, cand[i].c, lv, nl, freed, excess))
+            cand[n++] = cand[i];
+    if (!limits_met(nl, freed, excess))
         n = 0;
     if (n > 0) {
         *out = util_xcalloc((size_t)n + 1, sizeof(char *));
         for (int i = 0; i < n; i++)
             (*out)[i] = util_strdup(cand[i].uid);
     }
+    free(freed);
     free(cand);
+    free(lv);
+    free(excess);
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     /* The set as a whole keeps reclaim's rules, per victim queue. */
     if (n > 0 && !fs_victims_ok(fs, pool, tenant, req, 0, (const char *const *)*out, NULL, n, now_ms)) {

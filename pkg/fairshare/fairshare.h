@@ -177,9 +177,9 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
  * above its share. */
 int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving,
                   const char *const *victim_uids, const int *jobs, int n, int64_t now_ms);
-/* When a limit on the path of tenant (its own or an ancestor's) keeps a
+/* When limits on the path of tenant (its own or an ancestor's) keep a
  * pod of priority prio asking req out: the pods whose going frees enough
- * of that limit, lowest priority then newest first. They are the queue's
+ * of every such limit, lowest priority then newest first. They are the queue's
  * own pods of lower priority (priority preemption inside a queue) and,
  * when the limit is an ancestor's and the queue stays within its fair
  * share, preemptible pods of sibling subtrees above their shares, by

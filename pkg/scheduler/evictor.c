@@ -1004,6 +1004,37 @@ int evictor_has_job(evictor_t *e, const char *uid)
     return found;
 }
 
+/* Whether uid is among j's victims (any candidate's). */
+static int job_evicts(const evict_job_t *j, const char *uid)
+{
+    for (int c = 0; c < j->ncands; c++)
+        for (int v = 0; v < j->cands[c].nvictims; v++)
+            if (strcmp(j->cands[c].victims[v]->uid, uid) == 0)
+                return 1;
+    return 0;
+}
+
+int evictor_outgoing(evictor_t *e, const char *uid)
+{
+    if (!e)
+        return 0;
+    int found = 0;
+    lo_mutex_lock(&e->mu, LO_EVICTOR);
+    found = hashmap_get(e->requested, uid) != NULL || (e->busy_job && job_evicts(e->busy_job, uid));
+    for (evict_job_t *j = e->head; j && !found; j = j->next)
+        found = job_evicts(j, uid);
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (!found && hashmap_next(e->awaiting, &it, &k, &v)) {
+        const awaited_t *a = v;
+        for (int i = 0; i < a->n && !found; i++)
+            found = strcmp(a->uids[i], uid) == 0;
+    }
+    lo_mutex_unlock(&e->mu, LO_EVICTOR);
+    return found;
+}
+
 void evictor_wait_idle(evictor_t *e)
 {
     lo_mutex_lock(&e->mu, LO_EVICTOR);

@@ -792,7 +792,12 @@ static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue
         int live = cur && !cur->deleting;
         pod_unref(cur);
         if ((st == CPOD_ASSUMED || st == CPOD_BOUND) && live) {
-            (*placed)++;
+            /* A member being evicted is no member the gang keeps: counted,
+             * a surplus (or a smaller minimum) would bind beside it into
+             * the room its own eviction freed, and the gang would be left
+             * below its minimum once it is gone (issue 35, fault 11). */
+            if (!evictor_outgoing(s->evictor, m->uid))
+                (*placed)++;
             continue;
         }
         if (st != CPOD_PENDING || !live)
@@ -951,6 +956,16 @@ static ext_rc_t gate_surplus(pod_set_t *set)
     return EXT_NEXT;
 }
 
+/* Every member of the minimum holds room an earlier preemption made for
+ * it (nominated; nominated_first put them first). */
+static int holds_room(scheduler_t *s, queue_item_t *const *items, int need)
+{
+    for (int i = 0; i < need; i++)
+        if (!cache_is_nominated(s->cache, items[i]->pod->uid))
+            return 0;
+    return need > 0;
+}
+
 /* A gang's member was popped: the set becomes the gang's pending members
  * (its turn taken), the first need of them its minimum. */
 static ext_rc_t gate_gang(pod_set_t *set)
@@ -1045,7 +1060,16 @@ static ext_rc_t gate_gang(pod_set_t *set)
      * "never considered", and the decision record (trace.c) would show no
      * timeout clock for a gang whose clock has just started. */
     g->start_ms = gang_considered(s->gangs, g->key, util_wall_ms());
-    if (set->need > 0) {
+    /* A minimum holding the room its preemption made is not held behind
+     * a waiting gang. Where the pool preempts, gang_blocker holds it only
+     * behind older gangs of its own priority, and node_with_nominated
+     * keeps nominated room from those: the blocker cannot use that room,
+     * and a held minimum gives it back (gang_ext_report). Freed, it goes
+     * to whatever fits first: often the gang it was reclaimed from, which
+     * its controller recreated at once and which is older, so it would be
+     * reclaimed again every second (issue 35, fault 8). */
+    int kept = pool_preempts(P) && holds_room(s, items, set->need);
+    if (set->need > 0 && !kept) {
         int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
         int32_t prio = sched_gang_priority(s, g, items[0]->pod->priority);
         char *why = gang_blocker(s->gangs, P->id, g->key, prio, created, 0, pool_preempts(P));

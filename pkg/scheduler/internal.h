@@ -615,6 +615,9 @@ void evictor_evict_stale(evictor_t *e, pod_t *victim);
 int evictor_has_job(evictor_t *e, const char *uid);
 /* Victims evicted for this preemptor (any node) are still there. */
 int evictor_awaiting(evictor_t *e, const char *uid);
+/* uid is a victim on its way out: in a queued or running job, asked to
+ * checkpoint, or evicted and not gone yet. */
+int evictor_outgoing(evictor_t *e, const char *uid);
 /* Tests: returns once no job is queued or running. */
 void evictor_wait_idle(evictor_t *e);
 /* Checkpoint before eviction (evictor.c): the condition a victim with a

@@ -9,6 +9,9 @@
 
 #define SIM_INF           INT64_MAX
 #define SIM_CREATE_GAP_MS 1 /* between a job's pods (simulate.c, sim_new) */
+/* An eviction of a pod that ran less than this is counted apart: work a
+ * reclaim undid almost at once (issue 35's ping-pong measure). */
+#define SIM_SHORT_RUN_MS 60000
 
 enum { SIM_GPU = 0, SIM_CPU, SIM_MEM, SIM_NRES }; /* GPUs, millicores, MB: scheduler_each_queue's units */
 
@@ -20,14 +23,18 @@ typedef struct sim_pod {
     int gen;   /* incarnation: 0 first, +1 each time it is recreated */
     sim_pod_state_t state;
     int64_t finish_at;
-    char *node; /* the node of its last run, or NULL */
-    int pool;   /* the pool of that node (index in s->pools), -1 */
+    int64_t bound_at; /* when its current run began */
+    char *node;       /* the node of its last run, or NULL */
+    int pool;         /* the pool of that node (index in s->pools), -1 */
     double req[SIM_NRES];
 } sim_pod_t;
 
 typedef struct sim_job_state {
     int64_t arrival_at, start_at, finish_at; /* wall ms; start/finish 0 until then */
     int running, done, preempted;
+    int evicted;           /* instants at which it lost pods to evictions */
+    int short_evictions;   /* of its pods evicted after running less than SIM_SHORT_RUN_MS */
+    int64_t last_evict_at; /* the last such instant, 0 before */
 } sim_job_state_t;
 
 /* A series of samples over time: t (ms after the start) and nv values each. */
@@ -89,6 +96,7 @@ struct sim {
     int64_t now, end_at, last_progress;
     int running;
     unsigned long binds, evictions, other_evictions, arrivals_done, finishes;
+    unsigned long short_evictions; /* of workload pods that ran less than SIM_SHORT_RUN_MS */
     int has_gpu;
     int ran;
     sbuf_t events; /* events.csv's rows: each bind and eviction of a workload pod, in order */

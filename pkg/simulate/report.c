@@ -228,28 +228,35 @@ static json_t *jobs_json(sim_t *s)
         for (int k = 0; k < nn; k++)
             json_array_append_new(jn, json_string(nodes[k]));
         free(nodes);
-        json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:i}", "name", j->name,
+        json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:i,s:i,s:i}", "name", j->name,
                                            "namespace", j->ns, "queue", job_queue(j), "pool", job_pool(j), "pods",
                                            j->npods, "arrival", num_s(js->arrival_at - base), "start",
                                            opt_s(js->start_at, base), "finish", opt_s(js->finish_at, base), "wait",
                                            js->start_at ? num_s(js->start_at - js->arrival_at) : json_null(), "nodes",
-                                           jn, "preempted", js->preempted));
+                                           jn, "preempted", js->preempted, "evicted", js->evicted, "shortEvictions",
+                                           js->short_evictions));
     }
     return a;
 }
 
 static json_t *summary_json(sim_t *s)
 {
-    int started = 0, finished = 0, preempted = 0;
+    int started = 0, finished = 0, preempted = 0, again = 0, most = 0;
     for (int i = 0; i < s->w->njobs; i++) {
-        started += s->js[i].start_at != 0;
-        finished += s->js[i].finish_at != 0;
-        preempted += s->js[i].preempted > 0;
+        const sim_job_state_t *js = &s->js[i];
+        started += js->start_at != 0;
+        finished += js->finish_at != 0;
+        preempted += js->preempted > 0;
+        again += js->evicted > 1;
+        if (js->evicted > most)
+            most = js->evicted;
     }
-    return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:o}", "jobs", s->w->njobs, "started", started, "finished",
-                     finished, "unstarted", s->w->njobs - started, "preempted", preempted, "pods", s->npods, "binds",
-                     (json_int_t)s->binds, "evictions", (json_int_t)s->evictions, "otherEvictions",
-                     (json_int_t)s->other_evictions, "makespan", num_s(s->end_at - s->o.start_wall_ms));
+    return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:i,s:i,s:o}", "jobs", s->w->njobs, "started", started,
+                     "finished", finished, "unstarted", s->w->njobs - started, "preempted", preempted, "pods", s->npods,
+                     "binds", (json_int_t)s->binds, "evictions", (json_int_t)s->evictions, "otherEvictions",
+                     (json_int_t)s->other_evictions, "shortEvictions", (json_int_t)s->short_evictions,
+                     "jobsEvictedAgain", again, "mostEvictedJob", most, "makespan",
+                     num_s(s->end_at - s->o.start_wall_ms));
 }
 
 static double pool_mean(const sim_t *s, const sim_pool_t *p, int r)
@@ -323,6 +330,10 @@ int sim_write_summary(sim_t *s, FILE *f)
             (long long)json_integer_value(json_object_get(sum, "unstarted")),
             (long long)json_integer_value(json_object_get(sum, "preempted")), (long long)s->npods, (long long)s->binds,
             (long long)s->evictions, mk);
+    fprintf(f, "evictions of pods that ran under %ds: %lld; jobs evicted more than once: %lld (at most %lld times)\n",
+            SIM_SHORT_RUN_MS / 1000, (long long)s->short_evictions,
+            (long long)json_integer_value(json_object_get(sum, "jobsEvictedAgain")),
+            (long long)json_integer_value(json_object_get(sum, "mostEvictedJob")));
     json_decref(sum);
     int nq;
     waits_t *q = collect_waits(s, &nq);

@@ -514,6 +514,7 @@ static void on_bind(sim_t *s, const sim_action_t *a)
     p->node = util_strdup(a->node);
     p->pool = node_pool(s, a->node);
     p->finish_at = at + j->run_ms;
+    p->bound_at = at;
     heap_push(s, p->finish_at, a->pod, p->gen);
     pool_use(s, p->pool, p->req, 1);
     s->running++;
@@ -545,13 +546,23 @@ static void on_evict(sim_t *s, const sim_action_t *a)
     if ((p->state != POD_RUNNING && p->state != POD_PENDING) || strcmp(uid, a->uid))
         return; /* not created yet, finished, or an older incarnation's */
     log_event(s, "evict", a);
-    if (p->state == POD_RUNNING) {
+    int was_running = p->state == POD_RUNNING;
+    if (was_running) {
         pool_use(s, p->pool, p->req, -1);
         s->running--;
         s->js[p->job].running--;
     }
     p->state = POD_PENDING;
-    s->js[p->job].preempted++;
+    sim_job_state_t *js = &s->js[p->job];
+    js->preempted++;
+    if (js->last_evict_at != s->now || !js->evicted)
+        js->evicted++;
+    js->last_evict_at = s->now;
+    /* A pending pod's eviction (it never ran) counts as a short one too. */
+    if (!was_running || s->now - p->bound_at < SIM_SHORT_RUN_MS) {
+        js->short_evictions++;
+        s->short_evictions++;
+    }
     s->evictions++;
     s->last_progress = s->now;
     if (s->nrecreate == s->caprecreate) {

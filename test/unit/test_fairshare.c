@@ -393,6 +393,50 @@ static void test_limit_reclaim(void **state)
     fs_store_free(fs);
 }
 
+/* Issue 35, fault 11 (composition seed 354306169): a pod passes its own
+ * queue's limit and its parent's. The victims must bring both within
+ * their limits: the lowest queue's excess alone left the parent over (the
+ * reclaiming pod is charged at once and its admission is not asked again:
+ * dept held 8.5 GPUs against a limit of 8). */
+static void test_limit_reclaim_every_level(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("dept", "{'resources':{'gpu':{'quota':6,'limit':8}}}"));
+    fs_queue_upsert(fs, mkq("pa", "{'parentQueue':'dept','resources':{'gpu':{'quota':2,'limit':6}}}"));
+    fs_queue_upsert(fs, mkq("pb", "{'parentQueue':'dept','resources':{'gpu':{'quota':2,'limit':8}}}"));
+    int ta = fs_tenant_id(fs, "pa"), tb = fs_tenant_id(fs, "pb");
+    pod_t *a = mkpod("a", "pa", 1, 50), *big = mkpod("big", "pb", 4, 50);
+    pod_t *low[2] = { mkpod("low0", "pb", 1, 10), mkpod("low1", "pb", 1, 10) };
+    fs_charge(fs, a, ta, 0, 0, +1);
+    fs_charge(fs, big, tb, 0, 0, +1);
+    for (int i = 0; i < 2; i++)
+        fs_charge(fs, low[i], tb, 0, 0, +1);
+    const char *qs[] = { "pa", "pb" };
+    double want[] = { 0, 3 };
+    pool_setup(fs, 16, qs, want, 2);
+    /* pb: 6 + 3 > 8 by 1; dept: 7 + 3 > 8 by 2 */
+    double three[FS_NRES] = { 3, 0, 0 };
+    char msg[256];
+    assert_int_equal(fs_admit(fs, 0, tb, three, 1, msg, sizeof(msg)), -1);
+    assert_string_equal(msg, "queue \"pb\" limit: gpu 6 + 3 > 8");
+    char **uids = NULL;
+    int n = fs_limit_victims(fs, 0, tb, three, 50, 0, &uids);
+    assert_int_equal(n, 2); /* both of pb's lower-priority pods, not one */
+    for (int i = 0; i < n; i++) {
+        assert_true(strcmp(uids[i], "u-low0") == 0 || strcmp(uids[i], "u-low1") == 0);
+        fs_uncharge(fs, uids[i]);
+        free(uids[i]);
+    }
+    free(uids);
+    assert_int_equal(fs_admit(fs, 0, tb, three, 1, msg, sizeof(msg)), 0);
+    pod_unref(a);
+    pod_unref(big);
+    for (int i = 0; i < 2; i++)
+        pod_unref(low[i]);
+    fs_store_free(fs);
+}
+
 /* A GPU pod that asks some CPU too (the CPU is plentiful: not contested). */
 /* Issue 35, fault 9: a gang's minimum is one job. qa (quota 4) holds a
  * gang of 2 x 4 GPUs, twice its quota; qb (quota 4, holding nothing) asks
@@ -790,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_gang_is_one_job),
         cmocka_unit_test(test_queue_tenants),
         cmocka_unit_test(test_limit_reclaim),
+        cmocka_unit_test(test_limit_reclaim_every_level),
         cmocka_unit_test(test_reclaim_zero_share),
         cmocka_unit_test(test_limit_own_priority),
         cmocka_unit_test(test_limit_spares_held),

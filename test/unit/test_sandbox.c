@@ -916,12 +916,13 @@ static double queue_gpus(sandbox_t *sb, const char *const *names, int n)
     return g;
 }
 
-/* The sandbox's virtual clock, 2 s ahead (past a first backoff). */
+/* The sandbox's virtual clock, skew_ms (2 s: past a first backoff) ahead. */
 static sandbox_t *skew_sb;
+static int64_t skew_ms = 2000;
 static int64_t skewed_clock(void *ud)
 {
     (void)ud;
-    return sandbox_now(skew_sb) + 2000;
+    return sandbox_now(skew_sb) + skew_ms;
 }
 
 /* Room made under a queue's limit is the limit's until its victims are
@@ -973,6 +974,59 @@ static void test_limit_room_waits_for_victims(void **st)
     assert_non_null(node_of(sb, "hi"));
     assert_true(queue_gpus(sb, names, 3) <= 2);
     assert_null(strstr(logged(&l), "BIND ns/lo"));
+    sb_done(sb, &l);
+}
+
+/* Issue 35, fault 11 (composition seed 354306169, PodGroup g1 left with 1
+ * of its minimum of 3): a reclaim under queue q's limit takes gang g's two
+ * members (its minimum). Their charge goes at once, so g's elastic member,
+ * held by the limit until then, is admitted while they are still being
+ * evicted; but the gang it would join is going: it stays pending. Before,
+ * the members on their way out counted as placed, it bound as a surplus
+ * of 1, and g was left with 1 member bound against a minMember of 2. */
+static void test_gang_victims_not_counted_placed(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_capped("q", "gpu", 2));
+    add(sb, gpu_node("n1", "2"));
+    add(sb, gpu_node("n2", "2"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2));
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "g%d", i);
+        json_t *p = gpu_pod(n, "1");
+        if (i < 2)
+            json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+        label(p, FS_QUEUE_LABEL, "q");
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    assert_null(node_of(sb, "g2")); /* q is at its limit */
+    json_t *hi = gpu_pod("hi", "1");
+    json_object_set_new(json_object_get(hi, "spec"), "priority", json_integer(100));
+    label(hi, FS_QUEUE_LABEL, "q");
+    add(sb, hi);
+    /* The pool turns again before the evictor runs (a thread of its own
+     * live), later for the scheduler, and g2 is tried with g0 and g1 still
+     * bound (live, the move on the changed shares: "QueueShareChanged"). */
+    scheduler_t *s = sandbox_scheduler(sb);
+    scheduler_run_pools(s);
+    skew_sb = sb;
+    skew_ms = 20000; /* past g2's backoff too */
+    util_clock_override(skewed_clock, skewed_clock, NULL);
+    pools_move_all(s, "QueueShareChanged");
+    while (scheduler_run_pools(s) > 0)
+        ;
+    skew_ms = 2000;
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 60000);
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "hi"));
+    assert_null(node_of(sb, "g2"));
     sb_done(sb, &l);
 }
 
@@ -1106,6 +1160,64 @@ static void test_reclaim_elastic_surplus_only(void **st)
     assert_int_equal(kept, 1);
     sandbox_advance(sb, T0 + 120000);
     assert_int_equal(l.evicts, 1);
+    sb_done(sb, &l);
+}
+
+/* Member i of gang ns/name (queue q, one GPU), pending; i == 0 also adds
+ * the PodGroup of min members. A member added again is its controller's
+ * replacement: a new uid, the PodGroup's creation unchanged. */
+static void add_gpu_member(sandbox_t *sb, const char *name, const char *q, int min, int i)
+{
+    if (i == 0 && !sandbox_get(sb, "PodGroup", "ns", name))
+        add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                          "PodGroup", "metadata", "name", name, "namespace", "ns", "spec", "minMember", min));
+    char n[32];
+    snprintf(n, sizeof n, "%s-%d", name, i);
+    json_t *p = gpu_pod(n, "1");
+    label(p, FS_QUEUE_LABEL, q);
+    label(p, "scheduling.x-k8s.io/pod-group", name);
+    add(sb, p);
+}
+
+/* No reclaim ping-pong (issue 35, fault 8): queue b (share 2 of 4 GPUs)
+ * reclaims one of queue a's two 2-pod gangs for its own 2-pod gang, and
+ * the victims' controller recreates them at once. The recreated gang is
+ * older than b's and of its priority, but the room b's reclaim made is
+ * b's: b's gang binds there, a's waits (a holds its share), and nothing
+ * is evicted again. Before, b's gang was held behind the recreated gang
+ * and gave its room back, the recreated gang bound there, and b reclaimed
+ * it again every second. */
+static void test_reclaim_room_kept_from_recreated_victims(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("a", 2));
+    add(sb, queue_obj("b", 2));
+    add(sb, gpu_node("n1", "2"));
+    add(sb, gpu_node("n2", "2"));
+    static const char *const a_pods[] = { "a1-0", "a1-1", "a2-0", "a2-1" };
+    for (int i = 0; i < 4; i++)
+        add_gpu_member(sb, i < 2 ? "a1" : "a2", "a", 2, i % 2);
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 4);
+    sandbox_advance(sb, T0 + 5000);
+    for (int i = 0; i < 2; i++)
+        add_gpu_member(sb, "b1", "b", 2, i);
+    for (int t = 1; t <= 60; t++) {
+        sandbox_run(sb);
+        for (int i = 0; i < 4; i++) /* the controller's replacements, at the same instant */
+            if (!sandbox_get(sb, "Pod", "ns", a_pods[i]))
+                add_gpu_member(sb, i < 2 ? "a1" : "a2", "a", 2, i % 2);
+        sandbox_advance(sb, T0 + 5000 + t * 1000);
+    }
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "b1-0"));
+    assert_non_null(node_of(sb, "b1-1"));
+    int bound = 0;
+    for (int i = 0; i < 4; i++)
+        bound += node_of(sb, a_pods[i]) != NULL;
+    assert_int_equal(bound, 2);
     sb_done(sb, &l);
 }
 
@@ -1590,6 +1702,8 @@ int main(void)
         cmocka_unit_test(test_nomination_restored_on_load),
         cmocka_unit_test(test_nominee_not_held_behind_gang),
         cmocka_unit_test(test_reservation_spares_nominee),
+        cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
+        cmocka_unit_test(test_gang_victims_not_counted_placed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
