@@ -1239,6 +1239,40 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
     return ra <= rb + 1e-9;
 }
 
+/* Whether req fits what no queue holds in P (its capacity less every
+ * root queue's allocation): room the waiting set could have at once. */
+static int fits_unheld(const fs_store_t *fs, const fs_pool_t *P, const double *req)
+{
+    double held[FS_NRES] = { 0 };
+    for (int i = 0; i < fs->nn; i++)
+        if (fs->n[i].valid && fs->n[i].parent < 0)
+            for (int r = 0; r < FS_NRES; r++)
+                held[r] += P->q[i].a_alloc[r];
+    for (int r = 0; r < FS_NRES; r++)
+        if (req[r] > FS_EPS && held[r] + req[r] > P->cap[r] + 1e-9)
+            return 0;
+    return 1;
+}
+
+int fs_yields(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int other,
+              const double other_req[FS_NRES])
+{
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    int yes = 0;
+    fs_pool_t *P = pool_at(fs, pool);
+    if (P && tenant >= 0 && tenant < fs->nn && other >= 0 && other < fs->nn && fs->eff[tenant] != fs->eff[other]) {
+        int o = fs->eff[other], a, b;
+        lca_pair(fs, o, fs->eff[tenant], &a, &b);
+        /* other may take back room over tenant's share without passing its
+         * own (reclaim_ok's reclaimer test), and tenant's side would pass
+         * its share with req placed: what it placed would be reclaimed. */
+        yes = ratio_of(fs, P, o, other_req, +1) <= 1 + 1e-9 && ratio_of(fs, P, a, other_req, +1) <= 1 + 1e-9 &&
+              !no_share(&P->q[a]) && ratio_of(fs, P, b, req, +1) > 1 + 1e-9 && fits_unheld(fs, P, other_req);
+    }
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+    return yes;
+}
+
 int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int starving, int32_t prio,
                    int64_t created_ms, const char *victim_uid, int in_gang, int64_t now_ms, int *cross)
 {

@@ -156,6 +156,16 @@ int fs_starving(fs_store_t *fs, int pool, int tenant, int64_t first_ms, int64_t 
 int fs_admit(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int preemptible, char *msg,
              size_t msglen);
 
+/* Whether a set of tenant asking req yields room to a waiting set of
+ * other asking other_req (the backfill gate across queues): other could
+ * take that room back by reclaim without passing its fair share, tenant's
+ * side of the tree, with req placed, would be over its own, and
+ * other_req fits what no queue holds in pool now (the room is there for
+ * it: a set that cannot have room soon holds nothing back). Placed first,
+ * the set would be reclaimed at once (its pods evicted after seconds,
+ * again whenever it is placed again). */
+int fs_yields(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int other,
+              const double other_req[FS_NRES]);
 /* Reclaim, per victim: may a pod of tenant (asking req; starving) evict
  * the running pod victim_uid (in_gang: a member of its gang's minimum,
  * which goes whole)? Same queue: only when starving, for newer preemptible

@@ -28,6 +28,7 @@ typedef struct gang {
     int wait_pool;
     int32_t wait_prio;
     int64_t wait_created;
+    gang_claim_t wait_claim; /* owner -1: none */
     char *wait_msg;
     int timed_out;        /* start_ms + timeout passed without placement */
     int64_t below_since;  /* placed gang below its minimum since (wall), 0 = not */
@@ -525,7 +526,7 @@ double gang_placed(gang_store_t *gs, const char *key, int64_t now, int *was_wait
 }
 
 void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message,
-                  int blocks)
+                  int blocks, const gang_claim_t *claim)
 {
     lo_mutex_lock(&gs->mu, LO_GANG);
     gang_t *g = hashmap_get(gs->gangs, key);
@@ -534,6 +535,10 @@ void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int
         g->wait_pool = pool;
         g->wait_prio = prio;
         g->wait_created = created_ms;
+        if (claim)
+            g->wait_claim = *claim;
+        else
+            g->wait_claim = (gang_claim_t){ .owner = -1 };
         free(g->wait_msg);
         g->wait_msg = message ? util_strdup(message) : NULL;
         g->dirty = 1;
@@ -563,12 +568,37 @@ static int ranks_ahead(int32_t pa, int64_t ca, int64_t sa, const char *ka, int32
     return strcmp(ka, kb) < 0;
 }
 
+/* A waiting gang whose claim the caller's queue rule decides on
+ * (blocker's yields): ahead, it holds the set back unless it would give
+ * way to it; not ahead, only if the set must give way to it. */
+typedef struct yield_cand {
+    char *key;
+    gang_claim_t claim;
+    int ahead;
+} yield_cand_t;
+
+static void add_cand(yield_cand_t **cands, int *n, const gang_t *g, int ahead)
+{
+    *cands = util_xrealloc(*cands, sizeof(**cands) * (size_t)(*n + 1));
+    (*cands)[(*n)++] = (yield_cand_t){ util_strdup(g->key), g->wait_claim, ahead };
+}
+
+static char *blocked_by(const char *key, int queues)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "waiting behind pod group %s, which goes first in this pool and does not fit yet%s", key,
+                queues ? " (its queue is below its fair share: placed first, this would be reclaimed for it)" : "");
+    return b.data;
+}
+
 static char *blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
-                     int pool_preempts, int nominee)
+                     int pool_preempts, int nominee, gang_yield_fn yields, void *ud)
 {
     if (gang_nwaiting(gs) == 0)
         return NULL;
     char *why = NULL;
+    yield_cand_t *cands = NULL;
+    int ncands = 0;
     lo_mutex_lock(&gs->mu, LO_GANG);
     const gang_t *me = self_key ? hashmap_get(gs->gangs, self_key) : NULL;
     int64_t my_start = me ? me->start_ms : 0;
@@ -576,39 +606,60 @@ static char *blocker(gang_store_t *gs, int pool, const char *self_key, int32_t p
     void *v;
     for (size_t it = 0; !why && hashmap_next(gs->gangs, &it, &k, &v);) {
         gang_t *g = v;
-        if (!g->waiting || g->timed_out || g->wait_pool != pool || !g->pg)
+        if (!g->waiting || g->wait_pool != pool || !g->pg)
             continue;
         if (self_key && strcmp(self_key, g->key) == 0)
             continue;
+        /* Past its timeout a gang holds nothing back by its rank; the
+         * queue rule (yields) still asks whether the set must give way. */
+        if (g->timed_out) {
+            if (yields && g->wait_claim.owner >= 0)
+                add_cand(&cands, &ncands, g, 0);
+            continue;
+        }
         /* A pod of no gang ties behind a waiting gang: creation times have
          * second precision, and the gang was waiting before the pod was
          * tried (by key it would pass whenever both came in one second). */
         int ahead = self_key ? ranks_ahead(g->wait_prio, g->wait_created, g->start_ms, g->key, prio, created_ms,
                                            my_start, self_key)
                              : (g->wait_prio != prio ? g->wait_prio > prio : g->wait_created <= created_ms);
-        if (!surplus && !ahead)
-            continue;
-        if (pool_preempts && prio < g->wait_prio)
+        ahead = ahead || surplus;
+        if (ahead && pool_preempts && prio < g->wait_prio)
             continue; /* the gang can evict it when it needs the room */
-        if (nominee && prio >= g->wait_prio)
+        if (ahead && nominee && prio >= g->wait_prio)
             continue; /* the room it holds is the gang's neither way (gang_blocker_nominee) */
-        sbuf_t b = { 0 };
-        sbuf_printf(&b, "waiting behind pod group %s, which goes first in this pool and does not fit yet", g->key);
-        why = b.data;
+        if (yields && g->wait_claim.owner >= 0) {
+            add_cand(&cands, &ncands, g, ahead);
+        } else if (ahead) {
+            why = blocked_by(g->key, 0);
+        }
     }
     lo_mutex_unlock(&gs->mu, LO_GANG);
+    /* The queue rule is the caller's, asked with no lock of ours held. */
+    for (int i = 0; i < ncands; i++) {
+        if (!why && yields(ud, &cands[i].claim, cands[i].ahead))
+            why = blocked_by(cands[i].key, !cands[i].ahead);
+        free(cands[i].key);
+    }
+    free(cands);
     return why;
 }
 
 char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
                    int pool_preempts)
 {
-    return blocker(gs, pool, self_key, prio, created_ms, surplus, pool_preempts, 0);
+    return blocker(gs, pool, self_key, prio, created_ms, surplus, pool_preempts, 0, NULL, NULL);
+}
+
+char *gang_blocker_q(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
+                     int pool_preempts, gang_yield_fn yields, void *ud)
+{
+    return blocker(gs, pool, self_key, prio, created_ms, surplus, pool_preempts, 0, yields, ud);
 }
 
 char *gang_blocker_nominee(gang_store_t *gs, int pool, int32_t prio, int64_t created_ms, int pool_preempts)
 {
-    return blocker(gs, pool, NULL, prio, created_ms, 0, pool_preempts, 1);
+    return blocker(gs, pool, NULL, prio, created_ms, 0, pool_preempts, 1, NULL, NULL);
 }
 
 static int member_live(const pod_t *p)

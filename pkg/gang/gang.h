@@ -133,11 +133,27 @@ int64_t gang_considered(gang_store_t *gs, const char *key, int64_t now_wall_ms);
  * seconds since first considered (for the histogram), -1 if unknown.
  * *was_waiting (may be NULL): it was holding back the pods behind it. */
 double gang_placed(gang_store_t *gs, const char *key, int64_t now_wall_ms, int *was_waiting);
+/* What a waiting gang asks, for the caller's queue rule (gang_blocker's
+ * yields): owner (the caller's queue id, -1: none) and amounts in the
+ * caller's units; the store keeps it as given. */
+#define GANG_CLAIM_DIMS 4
+typedef struct gang_claim {
+    int owner;
+    double amount[GANG_CLAIM_DIMS];
+} gang_claim_t;
+/* Asked by gang_blocker_q, with no lock of the store held, of each
+ * waiting gang with a claim: 1 when the set being gated is held behind
+ * it. ahead: the gang ranks ahead of the set (priority, then age), and
+ * holds it unless the rule says it would give way to the set; not ahead,
+ * it holds the set only when the set must give way to it (their queues:
+ * one would take the room back from the other by reclaim). */
+typedef int (*gang_yield_fn)(void *ud, const gang_claim_t *claim, int ahead);
 /* Its minimum did not fit (message says why, for the timeout event). With
  * blocks, it waits in pool with this rank (its highest member priority,
- * its creation time) and holds back the pods behind it. */
+ * its creation time) and holds back the pods behind it; claim (may be
+ * NULL) is what it asks, for gang_blocker's yields. */
 void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int64_t created_ms, const char *message,
-                  int blocks);
+                  int blocks, const gang_claim_t *claim);
 /* Backfill gate. Does a waiting gang other than self_key, within its
  * timeout, rank ahead of a pod (priority prio, created created_ms) in pool
  * and could not evict it (prio not below the gang's, or no preemption)?
@@ -145,6 +161,10 @@ void gang_waiting(gang_store_t *gs, const char *key, int pool, int32_t prio, int
  * members rank behind every waiting gang's minimum. */
 char *gang_blocker(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
                    int pool_preempts);
+/* gang_blocker with the caller's queue rule (yields) deciding for the
+ * waiting gangs that have a claim. */
+char *gang_blocker_q(gang_store_t *gs, int pool, const char *self_key, int32_t prio, int64_t created_ms, int surplus,
+                     int pool_preempts, gang_yield_fn yields, void *ud);
 /* gang_blocker for a pod of no gang that holds a nomination in pool (room
  * its preemption made) and asks to go to that room only: a waiting gang
  * whose priority is not above prio does not hold it back. That gang's

@@ -886,6 +886,62 @@ static int nominee_passes(pod_set_t *set)
     return fits;
 }
 
+/* The backfill gate across queues (gang_blocker_q's yields): what a set
+ * of tenant asks; a waiting gang's claim is its queue and its minimum's
+ * request (gang_claim_of). */
+typedef struct yield_ctx {
+    scheduler_t *s;
+    int pool, tenant;
+    double req[FS_NRES];
+} yield_ctx_t;
+
+_Static_assert(FS_NRES <= GANG_CLAIM_DIMS, "a gang's claim holds a fair-share request");
+
+/* The backfill gate with Queues: a waiting gang ahead of the set holds
+ * it back unless the set's queue could take that room back from the
+ * gang's by reclaim (placed first, the gang would be evicted for the set);
+ * a gang behind it holds it back when the gang's queue could take the
+ * room back from the set's (placed first, the set would be evicted for
+ * the gang, and placed again when room frees: again and again). */
+static int set_yields(void *ud, const gang_claim_t *claim, int ahead)
+{
+    const yield_ctx_t *y = ud;
+    if (ahead)
+        return !fs_yields(y->s->fs, y->pool, claim->owner, claim->amount, y->tenant, y->req);
+    return fs_yields(y->s->fs, y->pool, y->tenant, y->req, claim->owner, claim->amount);
+}
+
+/* The yield context of pods[0..n) (a set's minimum, or one pod) in P;
+ * 0 when Queues are off (no yields to ask). */
+static int yield_ctx_of(sched_pool_t *P, pod_t *const *pods, int n, yield_ctx_t *y)
+{
+    scheduler_t *s = P->s;
+    if (!fs_active(s->fs) || n <= 0)
+        return 0;
+    memset(y, 0, sizeof(*y));
+    y->s = s;
+    y->pool = P->id;
+    y->tenant = tenants_pod_tenant(s, pods[0]);
+    for (int i = 0; i < n; i++) {
+        double v[FS_NRES];
+        fs_pod_vec(pods[i], v);
+        for (int r = 0; r < FS_NRES; r++)
+            y->req[r] += v[r];
+    }
+    return 1;
+}
+
+/* yield_ctx_of for the pods of items[0..n). */
+static int yield_ctx_of_items(sched_pool_t *P, queue_item_t *const *items, int n, yield_ctx_t *y)
+{
+    pod_t **pods = util_xcalloc((size_t)(n > 0 ? n : 1), sizeof(*pods));
+    for (int i = 0; i < n; i++)
+        pods[i] = items[i]->pod;
+    int q = yield_ctx_of(P, pods, n, y);
+    free(pods);
+    return q;
+}
+
 /* A pod outside any gang: the backfill gate keeps it from delaying a
  * waiting gang (see gang_blocker), unless it goes to room its nomination
  * holds (nominee_passes). */
@@ -896,8 +952,10 @@ static ext_rc_t gate_lone(pod_set_t *set)
     const pod_t *pod = set->items[0]->pod;
     if (gang_nwaiting(s->gangs) == 0)
         return EXT_NEXT;
-    char *why = gang_blocker(s->gangs, P->id, NULL, pod->priority, pod->created_ms, 0,
-                             pool_preempts(P) && sched_may_preempt(s, pod));
+    yield_ctx_t y;
+    int q = yield_ctx_of(P, &set->items[0]->pod, 1, &y);
+    char *why = gang_blocker_q(s->gangs, P->id, NULL, pod->priority, pod->created_ms, 0,
+                               pool_preempts(P) && sched_may_preempt(s, pod), q ? set_yields : NULL, &y);
     if (why && nominee_passes(set)) {
         pod_set_step(set, "gang-wait", "passed", "to node %s, the room its nomination holds: %s", set->only_node, why);
         free(why);
@@ -1072,7 +1130,10 @@ static ext_rc_t gate_gang(pod_set_t *set)
     if (set->need > 0 && !kept) {
         int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
         int32_t prio = sched_gang_priority(s, g, items[0]->pod->priority);
-        char *why = gang_blocker(s->gangs, P->id, g->key, prio, created, 0, pool_preempts(P));
+        yield_ctx_t y;
+        int q = yield_ctx_of_items(P, items, set->need, &y);
+        char *why =
+            gang_blocker_q(s->gangs, P->id, g->key, prio, created, 0, pool_preempts(P), q ? set_yields : NULL, &y);
         if (why)
             return hold_behind(set, why);
     }
@@ -1200,7 +1261,14 @@ ext_rc_t gang_ext_post_filter(pod_set_t *set)
     sbuf_t bare = { 0 };
     sbuf_printf(&bare, "%d/%d members placeable; %s", set->placed + set->fits, g->min_member,
                 set->why ? set->why : "no node fits");
-    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL);
+    yield_ctx_t y;
+    gang_claim_t claim = { .owner = -1 };
+    if (yield_ctx_of_items(P, set->items, set->need, &y)) {
+        claim.owner = y.tenant;
+        for (int r = 0; r < FS_NRES; r++)
+            claim.amount[r] = y.req[r];
+    }
+    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL, &claim);
     pod_set_step(set, "gang-wait", never ? "never fits here" : "waiting", "%s%s%s", bare.data, never ? "; " : "",
                  never ? never : "; it holds back the pods behind it in the pool");
     if (!set->items[0]->last_message || strstr(set->items[0]->last_message, bare.data) == NULL)

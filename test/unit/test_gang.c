@@ -176,10 +176,10 @@ static void test_each_row_waits_behind(void **state)
     const char *names[] = { "a", "b", "c", "d", "e" };
     for (int i = 0; i < 5; i++)
         gang_group_upsert(gs, mkpg(names[i], "{'minMember':2}"));
-    gang_waiting(gs, "ns/a", 1, 10, 1000, "no room", 1);
-    gang_waiting(gs, "ns/b", 1, 20, 2000, "no room", 1);
-    gang_waiting(gs, "ns/c", 1, 10, 500, "no room", 1);
-    gang_waiting(gs, "ns/d", 2, 0, 3000, "no room", 1);
+    gang_waiting(gs, "ns/a", 1, 10, 1000, "no room", 1, NULL);
+    gang_waiting(gs, "ns/b", 1, 20, 2000, "no room", 1, NULL);
+    gang_waiting(gs, "ns/c", 1, 10, 500, "no room", 1, NULL);
+    gang_waiting(gs, "ns/d", 2, 0, 3000, "no room", 1, NULL);
     behind_log_t l = { "" };
     gang_each_row(gs, note_behind, &l);
     for (int i = 0; i < 5; i++) {
@@ -197,11 +197,11 @@ static void test_blocker(void **state)
     assert_int_equal(gang_nwaiting(gs), 0);
     assert_null(gang_blocker(gs, 1, NULL, 0, 0, 0, 1));
     /* gang ns/w waits in pool 1 at priority 10, created at t=1000 */
-    gang_waiting(gs, "ns/w", 1, 10, 1000, "0/4 nodes are available", 1);
+    gang_waiting(gs, "ns/w", 1, 10, 1000, "0/4 nodes are available", 1, NULL);
     assert_int_equal(gang_nwaiting(gs), 1);
     /* A gang that can never fit the pool notes why but holds nobody back. */
     gang_group_upsert(gs, mkpg("huge", "{'minMember':2}"));
-    gang_waiting(gs, "ns/huge", 1, 100, 1, "too big", 0);
+    gang_waiting(gs, "ns/huge", 1, 100, 1, "too big", 0, NULL);
     assert_int_equal(gang_nwaiting(gs), 1);
     char *why;
     /* same priority, younger: blocked */
@@ -225,7 +225,7 @@ static void test_blocker(void **state)
     assert_non_null(strstr(why, "ns/w"));
     free(why);
     /* both waiting: a strict order, so exactly one holds the other back */
-    gang_waiting(gs, "ns/a", 1, 10, 1000, "0/4 nodes are available", 1);
+    gang_waiting(gs, "ns/a", 1, 10, 1000, "0/4 nodes are available", 1, NULL);
     why = gang_blocker(gs, 1, "ns/w", 10, 1000, 0, 1);
     assert_null(why);
     why = gang_blocker(gs, 1, "ns/a", 10, 1000, 0, 1);
@@ -391,7 +391,7 @@ static void test_tick_status_timeout_stale(void **state)
 
     /* Considered and waiting; the PodGroup's own 5 s timeout, not the 60 s default. */
     gang_considered(gs, "ns/t", t0);
-    gang_waiting(gs, "ns/t", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1);
+    gang_waiting(gs, "ns/t", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1, NULL);
     gang_tick(gs, t0 + 4000, 60, 60, 0, 1, &t);
     assert_int_equal(t.timed_out, 0);
     assert_int_equal(t.waiting, 1);
@@ -482,7 +482,7 @@ static void test_timeout_after_placement(void **state)
     gang_tick(gs, t0 + 3000, 60, 60, 0, 1, &t);
     gang_tick_clear(&t);
     gang_considered(gs, "ns/r", t0 + 4000);
-    gang_waiting(gs, "ns/r", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1);
+    gang_waiting(gs, "ns/r", 0, 0, 0, "0/2 nodes are available: 2 Insufficient cpu.", 1, NULL);
     gang_tick(gs, t0 + 8000, 60, 60, 0, 1, &t);
     assert_int_equal(t.timed_out, 0); /* 4 s since its new turn */
     gang_tick_clear(&t);

@@ -1145,6 +1145,39 @@ static void test_reclaim_gang_over_quota(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35, fault 8 beside fault 9 (the backfill gate across queues): qa
+ * (quota 4) has a gang of 3 x 4 GPUs waiting, older than qb's pod b2;
+ * qb (quota 8) runs b1. The gang ranks ahead of b2, but its queue would
+ * be over its share with it, and qb within its own with b2: placed first,
+ * the gang would be reclaimed for qb. b2 is not held behind it and binds
+ * at once (it waited "behind pod group ns/ga" until the gang's timeout). */
+static void test_gate_gang_over_share_gives_way(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_obj("qa", 4));
+    add(sb, queue_obj("qb", 8));
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i + 1);
+        add(sb, gpu_node(n, "4"));
+    }
+    json_t *b1 = gpu_pod("b1", "4");
+    label(b1, FS_QUEUE_LABEL, "qb");
+    add(sb, bound_to(b1, "n1"));
+    add_gpu_gang(sb, "ga", "qa", 3, 3, "4");
+    sandbox_advance(sb, T0 + 2000);
+    assert_null(node_of(sb, "ga-0"));
+    json_t *b2 = gpu_pod("b2", "4");
+    label(b2, FS_QUEUE_LABEL, "qb");
+    add(sb, b2);
+    sandbox_advance(sb, T0 + 4000);
+    assert_non_null(node_of(sb, "b2"));
+    assert_int_equal(l.evicts, 0);
+    sb_done(sb, &l);
+}
+
 /* An elastic gang (minMember 1) over qa's quota gives back its surplus
  * member only: qb gets that node, the gang keeps its minimum running. */
 static void test_reclaim_elastic_surplus_only(void **st)
@@ -1536,7 +1569,6 @@ static void test_reservation_wakes_queue_mates(void **st)
     sb_done(sb, &l);
 }
 
-
 /* Restart or failover (issue 35, fault 3): a loaded pending pod of ours
  * whose status.nominatedNodeName names n1 holds that room, as the
  * nomination the previous leader made did. Its victim is still leaving;
@@ -1688,6 +1720,7 @@ int main(void)
         cmocka_unit_test(test_reservation_yields_to_higher_priority),
         cmocka_unit_test(test_reclaim_reasons),
         cmocka_unit_test(test_reclaim_gang_over_quota),
+        cmocka_unit_test(test_gate_gang_over_share_gives_way),
         cmocka_unit_test(test_reclaim_elastic_surplus_only),
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
