@@ -15,6 +15,8 @@
 # its cp_start takes it over (lib.sh: cp_start); E2E_PREPARE=0 starts each one
 # in its own file as before. The PKI and the chart's rendered RBAC are made
 # once per run (E2E_SHARED).
+# Files run in E2E_JOBS lanes at once (default 2; 1: one after another), the
+# longest first, each lane with its own control planes and its own spare.
 # Ends with "e2e: N passed, M failed"; non-zero exit on any failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -52,6 +54,7 @@ mkdir -p "$E2E_WORK_ROOT_DIR"
 E2E_SHARED=$(mktemp -d "$E2E_WORK_ROOT_DIR/shared.XXXXXX")
 export E2E_SHARED
 CHILD=""
+LANE_PIDS=()
 # The next file's control plane starts while a file runs (lib.sh: cp_prepare,
 # nice 10 as root), so that its cp_start takes it over at once instead of
 # waiting ~10 s for etcd, kube-apiserver, RBAC and CRDs. E2E_PREPARE=0: no.
@@ -85,6 +88,8 @@ cleanup() {
     if [ -n "$CHILD" ] && kill -0 "$CHILD" 2>/dev/null; then
         kill -TERM "$CHILD" 2>/dev/null; wait "$CHILD" 2>/dev/null
     fi
+    local pid
+    for pid in "${LANE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     spare_stop
     rm -f "$RESULTS" "$E2E_TIMES"
     rm -rf "$E2E_SHARED"
@@ -137,21 +142,70 @@ FILES=()
 for f in test/e2e/t_*.sh; do
     case $f in *"$filter"*) FILES+=("$f") ;; esac
 done
-NFILES_LEFT=${#FILES[@]}
-for f in "${FILES[@]}"; do
-    case $(basename "$f") in
-        t_concurrency.sh|t_pools_concurrent.sh|t_leader.sh) run_file "$f" "$TSAN_BIN" ;;
+run_one() { # the binary (and wrapper) each file runs with
+    case $(basename "$1") in
+        t_concurrency.sh|t_pools_concurrent.sh|t_leader.sh) run_file "$1" "$TSAN_BIN" ;;
         t_valgrind.sh)
             if command -v valgrind >/dev/null; then
-                run_file "$f" "$VG_BIN" "$VG_WRAP"
+                run_file "$1" "$VG_BIN" "$VG_WRAP"
             else
                 echo "FAIL t_valgrind (valgrind not installed)" | tee -a "$RESULTS"
             fi ;;
-        *) run_file "$f" "$CORE_BIN" ;;
+        *) run_file "$1" "$CORE_BIN" ;;
     esac
-    NFILES_LEFT=$((NFILES_LEFT - 1))
-done
-spare_stop
+}
+
+run_lane() { # FILE...: one after another, each next one's control plane prepared meanwhile
+    NFILES_LEFT=$#
+    local f
+    for f; do
+        run_one "$f"
+        NFILES_LEFT=$((NFILES_LEFT - 1))
+    done
+    spare_stop
+}
+
+# How long each file takes (s, a CI run's; others ~30): the lanes get the
+# longest first, each to the lane with the least so far.
+weight() {
+    case $(basename "$1" .sh) in
+        t_dispatch) echo 220 ;; t_queues) echo 175 ;; t_gang) echo 160 ;; t_chaos) echo 135 ;;
+        t_composition) echo 130 ;; t_workloads) echo 100 ;; t_compose) echo 95 ;; t_minruntime) echo 85 ;;
+        t_reservation) echo 60 ;; t_preemption) echo 56 ;; t_topology) echo 53 ;; t_volumes) echo 50 ;;
+        t_pools_concurrent|t_metrics) echo 48 ;; t_borrowing) echo 43 ;; *) echo 30 ;;
+    esac
+}
+
+# E2E_JOBS files at once (default 2), each lane with its own control planes
+# and results: most of a file's time is spent waiting for the scheduler and
+# the API server, so two lanes take about 60% of one on two cores.
+JOBS_E2E=${E2E_JOBS:-2}
+if [ "$JOBS_E2E" -le 1 ] || [ "${#FILES[@]}" -le 1 ]; then
+    run_lane "${FILES[@]}"
+else
+    declare -a LANE_FILES LANE_LOAD
+    for ((l = 0; l < JOBS_E2E; l++)); do LANE_FILES[l]="" LANE_LOAD[l]=0; done
+    while read -r w f; do
+        best=0
+        for ((l = 1; l < JOBS_E2E; l++)); do [ "${LANE_LOAD[l]}" -lt "${LANE_LOAD[best]}" ] && best=$l; done
+        LANE_FILES[best]="${LANE_FILES[best]} $f"
+        LANE_LOAD[best]=$((LANE_LOAD[best] + w))
+    done < <(for f in "${FILES[@]}"; do echo "$(weight "$f") $f"; done | sort -rn)
+    LANE_PIDS=()
+    for ((l = 0; l < JOBS_E2E; l++)); do
+        # shellcheck disable=SC2086 # word splitting of the lane's file list is intended
+        (
+            RESULTS=$RESULTS.lane$l
+            : >"$RESULTS"
+            trap 'spare_stop; [ -n "$CHILD" ] && kill -TERM "$CHILD" 2>/dev/null' EXIT
+            run_lane ${LANE_FILES[l]}
+        ) &
+        LANE_PIDS+=($!)
+        say "lane $l: ${LANE_FILES[l]# } (~${LANE_LOAD[l]} s)"
+    done
+    for pid in "${LANE_PIDS[@]}"; do wait "$pid"; done
+    for ((l = 0; l < JOBS_E2E; l++)); do cat "$RESULTS.lane$l" >>"$RESULTS"; rm -f "$RESULTS.lane$l"; done
+fi
 
 echo "---- e2e files, longest first (seconds)"
 sort -rn "$E2E_TIMES" | head -15
