@@ -167,6 +167,21 @@ static sandbox_t *sb_new(log_t *l, uint64_t seed)
     return sb;
 }
 
+/* sb_new (seed 7) with gangs reserving room after waiting after_s. */
+static sandbox_t *sb_new_reserving(log_t *l, int after_s)
+{
+    memset(l, 0, sizeof(*l));
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.reservation_after_s = after_s;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    if (!sb)
+        fail_msg("sandbox_new: %s", err);
+    return sb;
+}
+
 /* Applies obj (taken) as ADDED. */
 static void add(sandbox_t *sb, json_t *obj)
 {
@@ -826,14 +841,7 @@ static void test_reservation_after(void **st)
 {
     (void)st;
     log_t l;
-    memset(&l, 0, sizeof l);
-    scheduler_opts_t so;
-    scheduler_opts_default(&so);
-    so.reservation_after_s = 30;
-    char err[256] = "";
-    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
-    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
-    assert_non_null(sb);
+    sandbox_t *sb = sb_new_reserving(&l, 30);
     add(sb, node("n1", "4", "8Gi", NULL));
     add(sb, node("n2", "4", "8Gi", NULL));
     add(sb, pod("s1", "1", "1Gi", 0, "n1"));
@@ -866,14 +874,7 @@ static void test_reservation_yields_to_higher_priority(void **st)
 {
     (void)st;
     log_t l;
-    memset(&l, 0, sizeof l);
-    scheduler_opts_t so;
-    scheduler_opts_default(&so);
-    so.reservation_after_s = 30;
-    char err[256] = "";
-    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
-    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
-    assert_non_null(sb);
+    sandbox_t *sb = sb_new_reserving(&l, 30);
     add(sb, node("n1", "4", "8Gi", NULL));
     add(sb, node("n2", "4", "8Gi", NULL));
     add(sb, pod("s1", "1", "1Gi", 0, "n1"));
@@ -1475,14 +1476,7 @@ static void test_reservation_wakes_backfill(void **st)
 {
     (void)st;
     log_t l;
-    memset(&l, 0, sizeof l);
-    scheduler_opts_t so;
-    scheduler_opts_default(&so);
-    so.reservation_after_s = 30;
-    char err[256] = "";
-    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
-    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
-    assert_non_null(sb);
+    sandbox_t *sb = sb_new_reserving(&l, 30);
     add(sb, node("n1", "4", "8Gi", NULL));
     add(sb, node("n2", "4", "8Gi", NULL));
     add(sb, pod("s1", "2", "1Gi", 0, "n1"));
@@ -1521,14 +1515,7 @@ static void test_reservation_wakes_queue_mates(void **st)
 {
     (void)st;
     log_t l;
-    memset(&l, 0, sizeof l);
-    scheduler_opts_t so;
-    scheduler_opts_default(&so);
-    so.reservation_after_s = 30;
-    char err[256] = "";
-    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
-    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
-    assert_non_null(sb);
+    sandbox_t *sb = sb_new_reserving(&l, 30);
     add(sb, queue_capped("dept", "cpu", 2000));
     for (int i = 0; i < 2; i++)
         add(sb, json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "resource.aibee.cn/v1alpha1", "kind", "Queue",
@@ -1665,14 +1652,7 @@ static void test_reservation_spares_nominee(void **st)
 {
     (void)st;
     log_t l;
-    memset(&l, 0, sizeof l);
-    scheduler_opts_t so;
-    scheduler_opts_default(&so);
-    so.reservation_after_s = 30;
-    char err[256] = "";
-    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
-    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
-    assert_non_null(sb);
+    sandbox_t *sb = sb_new_reserving(&l, 30);
     add(sb, node("n1", "4", "8Gi", NULL));
     json_t *v = pod("saver", "4", "1Gi", 0, "n1");
     annotate(v, CHECKPOINT_GRACE_ANNOTATION, "60s");
