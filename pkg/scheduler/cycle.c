@@ -148,20 +148,34 @@ void sched_decide(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision
     sched_decide_diag(P, cs, pod, d, NULL);
 }
 
+/* A decision's start: the cache read lock taken (held until decide_end),
+ * the cluster view in cs, d cleared. */
+static void decide_begin(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, decision_t *d, fw_cluster_t *cl)
+{
+    memset(d, 0, sizeof(*d));
+    cache_interpod_prepare(s->cache, pod);
+    cache_rdlock(s->cache);
+    d->epoch = cache_interpod_epoch(s->cache);
+    sched_cluster_view(s, cl);
+    cycle_state_set_cluster(cs, cl);
+}
+
+/* The view is only valid under the lock: it leaves cs with it. */
+static void decide_end(scheduler_t *s, cycle_state_t *cs)
+{
+    cycle_state_set_cluster(cs, NULL);
+    cache_unlock(s->cache);
+}
+
 void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, decision_t *d, fw_diagnosis_t **keep)
 {
     scheduler_t *s = P->s;
     framework_t *fw = sched_pod_fw(s, pod);
     fw_status_t st;
-    memset(d, 0, sizeof(*d));
-    cache_interpod_prepare(s->cache, pod);
-    cache_rdlock(s->cache);
-    d->epoch = cache_interpod_epoch(s->cache);
     fw_cluster_t cl;
-    sched_cluster_view(s, &cl);
+    decide_begin(s, cs, pod, d, &cl);
     int n = cl.nnodes;
     node_info_t *const *nodes = cl.nodes;
-    cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
     if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
         if (st.code == FW_ERROR || st.nreasons == 0) {
@@ -180,8 +194,7 @@ void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, dec
             else
                 fw_diagnosis_free(pd);
         }
-        cycle_state_set_cluster(cs, NULL);
-        cache_unlock(s->cache);
+        decide_end(s, cs);
         return;
     }
     int pool_n = pool_nodes(P, nodes, n);
@@ -228,9 +241,7 @@ void sched_decide_diag(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, dec
     }
     fw_diagnosis_free(diag);
     free(feasible);
-    /* The view is only valid under this lock. */
-    cycle_state_set_cluster(cs, NULL);
-    cache_unlock(s->cache);
+    decide_end(s, cs);
 }
 
 void sched_decide_on(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, const char *node, decision_t *d)
@@ -238,14 +249,9 @@ void sched_decide_on(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, const
     scheduler_t *s = P->s;
     framework_t *fw = sched_pod_fw(s, pod);
     fw_status_t st;
-    memset(d, 0, sizeof(*d));
-    cache_interpod_prepare(s->cache, pod);
-    cache_rdlock(s->cache);
-    d->epoch = cache_interpod_epoch(s->cache);
-    d->pool_nodes = 1;
     fw_cluster_t cl;
-    sched_cluster_view(s, &cl);
-    cycle_state_set_cluster(cs, &cl);
+    decide_begin(s, cs, pod, d, &cl);
+    d->pool_nodes = 1;
     node_info_t *ni = cache_node_locked(s->cache, node);
     fw_status_reset(&st);
     if (!ni || !ni->node || ni->pool != P->id) {
@@ -259,8 +265,7 @@ void sched_decide_on(sched_pool_t *P, cycle_state_t *cs, const pod_t *pod, const
         d->node = util_strdup(ni->name);
         d->generation = ni->generation;
     }
-    cycle_state_set_cluster(cs, NULL);
-    cache_unlock(s->cache);
+    decide_end(s, cs);
 }
 
 /* A decision record's best nodes: every node of P filtered (no early
