@@ -512,50 +512,28 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
 
 /* ------------------------------------------------------------ borrowing */
 
-/* The lender that fits the gang's whole minimum (simulated on its free
- * room, no preemption), the most idle of the gang's scarcest kind first. */
-static sched_pool_t *gang_lender(sched_pool_t *P, queue_item_t **items, int need)
+/* A lender's score for a gang's minimum (lender_choose): whether it fits
+ * whole in L's free room (simulated, no preemption), the idle units of its
+ * scarcest kind and L's pods. */
+void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks)
 {
-    scheduler_t *s = P->s;
-    pools_lock(s);
-    int *ids = util_xcalloc((size_t)s->npools + 1, sizeof(*ids)), nids = 0;
-    for (int i = 0; i < s->npools; i++) {
-        sched_pool_t *L = s->pools[i];
-        if (!L->dead && L != P && pool_may_borrow(&P->spec, &L->spec))
-            ids[nids++] = L->id;
-    }
-    pools_unlock(s);
+    scheduler_t *s = L->s;
     resources_t req;
     res_zero(&req);
     for (int i = 0; i < need; i++)
         res_add(&req, &items[i]->pod->requests);
-    sched_pool_t *best = NULL;
-    int64_t best_idle = 0;
-    int best_tasks = 0;
-    for (int j = 0; j < nids; j++) {
-        sched_pool_t *L = pools_get(s, ids[j]);
-        if (!L)
-            continue;
-        gang_sim_t sim;
-        int fits = sim_build(s, L->id, items, need, &sim) == 0 && sim.nnodes > 0;
-        for (int i = 0; fits && i < need; i++) {
-            int k = sim_fit(s, &sim, i, items[i]->pod);
-            if (k < 0)
-                fits = 0;
-            else
-                sim_place(s, &sim, k, i);
-        }
-        int64_t idle = lender_idle(&sim.alloc, &sim.used, &req);
-        int tasks = sim.tasks;
-        sim_free(&sim);
-        if (fits && (!best || lender_better(idle, tasks, best_idle, best_tasks))) {
-            best = L;
-            best_idle = idle;
-            best_tasks = tasks;
-        }
+    gang_sim_t sim;
+    *fits = sim_build(s, L->id, (queue_item_t **)items, need, &sim) == 0 && sim.nnodes > 0;
+    for (int i = 0; *fits && i < need; i++) {
+        int k = sim_fit(s, &sim, i, items[i]->pod);
+        if (k < 0)
+            *fits = 0;
+        else
+            sim_place(s, &sim, k, i);
     }
-    free(ids);
-    return best;
+    *idle = lender_idle(&sim.alloc, &sim.used, &req);
+    *tasks = sim.tasks;
+    sim_free(&sim);
 }
 
 /* ------------------------------------------------------ minResources */
@@ -1315,11 +1293,6 @@ int gang_preempt_set(pod_set_t *set)
 int gang_preempt_set_noted(pod_set_t *set, minrt_note_t *prot)
 {
     return gang_preempt(set->P, set->gang, set->items, set->need, prot);
-}
-
-struct sched_pool *gang_lender_of(pod_set_t *set)
-{
-    return gang_lender(set->P, set->items, set->need);
 }
 
 /* --------------------------------------------------------- informer */

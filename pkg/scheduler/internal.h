@@ -400,7 +400,7 @@ int gang_preempt_set(pod_set_t *set);
 /* The same, noting in prot the pods a minimum runtime kept. */
 int gang_preempt_set_noted(pod_set_t *set, struct minrt_note *prot);
 /* The lender that fits the minimum whole (simulated), or NULL. */
-sched_pool_t *gang_lender_of(pod_set_t *set);
+void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks);
 /* Adds to each candidate's victims the gang-mates of victims that keep
  * their gang at its minimum: a gang is evicted whole or not at all. A
  * candidate where a mate is no victim of preemptor (postfilter_is_victim

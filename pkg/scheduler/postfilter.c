@@ -304,9 +304,17 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
     out->tasks += qs.active + qs.backoff + qs.unschedulable;
 }
 
-static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
+/* The lender of the set's minimum (design 002, one rule for a pod and a
+ * gang): among the pools P may borrow from, those where the whole minimum
+ * fits (a pod: some node passes its filters; a gang's minimum: placed
+ * member by member on copies of the free room, gang.c), the one with the
+ * most idle units of its scarcest kind, then the fewest tasks (its pods
+ * and the pods queued in it). */
+static sched_pool_t *choose_lender(pod_set_t *set)
 {
+    sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
+    const pod_t *pod = set->items[0]->pod;
     int *ids = NULL, nids = 0;
     pools_lock(s);
     ids = util_xcalloc((size_t)s->npools, sizeof(*ids));
@@ -319,18 +327,26 @@ static sched_pool_t *choose_lender(sched_pool_t *P, const pod_t *pod)
     }
     pools_unlock(s);
 
+    int gang = set->kind == SET_MINIMUM;
     cycle_state_t *cs = cycle_state_new();
     fw_status_t st;
     fw_status_reset(&st);
     sched_pool_t *best = NULL;
     lender_score_t bs = { 0 };
-    if (framework_pre_filter(sched_pod_fw(s, pod), cs, pod, &st) == FW_SUCCESS) {
+    if (gang || framework_pre_filter(sched_pod_fw(s, pod), cs, pod, &st) == FW_SUCCESS) {
         for (int i = 0; i < nids; i++) {
             sched_pool_t *L = pools_get(s, ids[i]);
             if (!L)
                 continue;
             lender_score_t sc;
-            score_lender(s, L, pod, cs, &sc);
+            if (gang) {
+                gang_lender_score(L, set->items, set->need, &sc.fits, &sc.idle, &sc.tasks);
+                queue_stats_t qs;
+                queue_get_stats(L->q, &qs);
+                sc.tasks += qs.active + qs.backoff + qs.unschedulable;
+            } else {
+                score_lender(s, L, pod, cs, &sc);
+            }
             if (!sc.fits)
                 continue;
             if (!best || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {
@@ -462,7 +478,7 @@ ext_rc_t borrowing_ext_post_filter(pod_set_t *set)
             pod_set_step(set, "borrowing", "skipped", "back from a lender that no longer fits it: it waits at home");
             return EXT_NEXT; /* back from a lender: it waits at home */
         }
-    sched_pool_t *L = set->kind == SET_MINIMUM ? gang_lender_of(set) : choose_lender(P, set->items[0]->pod);
+    sched_pool_t *L = choose_lender(set);
     if (!L) {
         pod_set_step(set, "borrowing", "no lender", "no pool that lends has a node where it fits");
         return EXT_NEXT;
