@@ -890,7 +890,7 @@ static void test_reservation_yields_to_higher_priority(void **st)
     assert_null(node_of(sb, "late"));
     assert_int_equal(l.binds, 1);
     add(sb, pod("hi-whole", "4", "1Gi", 100, NULL));
-    sandbox_advance(sb, T0 + 150000);
+    sandbox_advance(sb, T0 + 55000);
     assert_int_equal(l.evicts, 1);
     const char *at = node_of(sb, "hi-whole");
     assert_non_null(at);
