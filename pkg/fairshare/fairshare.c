@@ -1200,6 +1200,13 @@ static int no_share(const fs_pq_t *x)
     return contested;
 }
 
+/* Whether the reclaimer qp (a: its side below the common ancestor) stays
+ * within its fair share with req placed, at its own level and at a's. */
+static int reclaimer_within(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, const double *req)
+{
+    return ratio_of(fs, P, qp, req, +1) <= 1 + 1e-9 && ratio_of(fs, P, a, req, +1) <= 1 + 1e-9;
+}
+
 /* The cross-queue rule, for the reclaimer leaf qp (a below the common
  * ancestor) taking v from b's subtree; rb_last is b's ratio with the last
  * job of several pods (a gang's minimum) still counted and the victims
@@ -1216,7 +1223,7 @@ static int reclaim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int a, i
      * its GPU share is not "below its share" because pods it still waits
      * for would take more CPU. */
     double ra = ratio_of(fs, P, a, req, +1), rb = ratio_of(fs, P, b, v, -1);
-    if (ratio_of(fs, P, qp, req, +1) > 1 + 1e-9 || ra > 1 + 1e-9)
+    if (!reclaimer_within(fs, P, qp, a, req))
         return 0; /* the reclaimer would pass its own share */
     /* A subtree whose fair share here is nothing falls below it by no
      * eviction, and its ratio once emptied (0) says nothing of who is
@@ -1266,8 +1273,8 @@ int fs_yields(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], i
         /* other may take back room over tenant's share without passing its
          * own (reclaim_ok's reclaimer test), and tenant's side would pass
          * its share with req placed: what it placed would be reclaimed. */
-        yes = ratio_of(fs, P, o, other_req, +1) <= 1 + 1e-9 && ratio_of(fs, P, a, other_req, +1) <= 1 + 1e-9 &&
-              !no_share(&P->q[a]) && ratio_of(fs, P, b, req, +1) > 1 + 1e-9 && fits_unheld(fs, P, other_req);
+        yes = reclaimer_within(fs, P, o, a, other_req) && !no_share(&P->q[a]) &&
+              ratio_of(fs, P, b, req, +1) > 1 + 1e-9 && fits_unheld(fs, P, other_req);
     }
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
     return yes;

@@ -36,9 +36,11 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     *cloned = 0;
     /* Room the rows hold for others (a consolidation's movers, a large
      * gang's reservation), in table order. */
+    int nrows = 0;
+    const sched_ext_t *ext = sched_extensions(&nrows);
     for (int i = 0; i < s->nview_rows; i++) {
-        const sched_row_t *r = &s->rows[s->view_rows[i]];
-        view = s->view_fns[i](r, pod, view, cloned);
+        int k = s->view_rows[i];
+        view = ext[k].node_view(&s->rows[k], pod, view, cloned);
     }
     if (nn == 0)
         return view;

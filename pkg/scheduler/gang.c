@@ -512,7 +512,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
 
 /* ------------------------------------------------------------ borrowing */
 
-/* A lender's score for a gang's minimum (lender_choose): whether it fits
+/* A lender's score for a gang's minimum (choose_lender): whether it fits
  * whole in L's free room (simulated, no preemption), the idle units of its
  * scarcest kind and L's pods. */
 void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks)
@@ -865,8 +865,8 @@ static int nominee_passes(pod_set_t *set)
 }
 
 /* The backfill gate across queues (gang_blocker_q's yields): what a set
- * of tenant asks; a waiting gang's claim is its queue and its minimum's
- * request (gang_claim_of). */
+ * of tenant asks; a waiting gang's claim is the same of its minimum
+ * (gang_ext_post_filter). */
 typedef struct yield_ctx {
     scheduler_t *s;
     int pool, tenant;
@@ -893,20 +893,9 @@ static int set_yields(void *ud, const gang_claim_t *claim, int ahead)
  * 0 when Queues are off (no yields to ask). */
 static int yield_ctx_of(sched_pool_t *P, pod_t *const *pods, int n, yield_ctx_t *y)
 {
-    scheduler_t *s = P->s;
-    if (!fs_active(s->fs) || n <= 0)
-        return 0;
-    memset(y, 0, sizeof(*y));
-    y->s = s;
+    y->s = P->s;
     y->pool = P->id;
-    y->tenant = tenants_pod_tenant(s, pods[0]);
-    for (int i = 0; i < n; i++) {
-        double v[FS_NRES];
-        fs_pod_vec(pods[i], v);
-        for (int r = 0; r < FS_NRES; r++)
-            y->req[r] += v[r];
-    }
-    return 1;
+    return tenants_set_request(P->s, pods, n, &y->tenant, y->req);
 }
 
 /* yield_ctx_of for the pods of items[0..n). */

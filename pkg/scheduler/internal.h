@@ -131,10 +131,9 @@ struct scheduler {
      * order: made at scheduler_new (services.c), freed last. */
     sched_row_t *rows;
     int nrows;
-    /* The rows with a node_view point (indexes into rows) and that point:
-     * asked for every node a cycle filters, so looked up once. */
+    /* The rows with a node_view point (indexes into rows): asked for every
+     * node a cycle filters, so found once. */
     int *view_rows;
-    node_info_t *(**view_fns)(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned);
     int nview_rows;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
@@ -436,6 +435,10 @@ void tenants_housekeep(scheduler_t *s);
  * over its queue's limit (room is made under it, an elastic member
  * excepted) or, non-preemptible, over its quota. */
 ext_rc_t tenants_ext_admit(pod_set_t *set);
+/* The queue pods[0..n) (one pod, or a gang's minimum) count in (the
+ * first's) and their request summed, by fair share's resources; 0 when
+ * Queues are off (nothing filled). */
+int tenants_set_request(scheduler_t *s, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);
 /* Fills vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
  * minimum) queued since first_ms (0: never starving). */
 void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);

@@ -299,9 +299,6 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
     if (gpu_is_fraction(pod))
         res_add_scalar(&req, RES_GPU, 1);
     out->idle = lender_idle(&alloc, &used, &req);
-    queue_stats_t qs;
-    queue_get_stats(L->q, &qs);
-    out->tasks += qs.active + qs.backoff + qs.unschedulable;
 }
 
 /* The lender of the set's minimum (design 002, one rule for a pod and a
@@ -339,14 +336,13 @@ static sched_pool_t *choose_lender(pod_set_t *set)
             if (!L)
                 continue;
             lender_score_t sc;
-            if (gang) {
+            if (gang)
                 gang_lender_score(L, set->items, set->need, &sc.fits, &sc.idle, &sc.tasks);
-                queue_stats_t qs;
-                queue_get_stats(L->q, &qs);
-                sc.tasks += qs.active + qs.backoff + qs.unschedulable;
-            } else {
+            else
                 score_lender(s, L, pod, cs, &sc);
-            }
+            queue_stats_t qs;
+            queue_get_stats(L->q, &qs);
+            sc.tasks += qs.active + qs.backoff + qs.unschedulable;
             if (!sc.fits)
                 continue;
             if (!best || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {

@@ -99,15 +99,12 @@ void sched_rows_init(scheduler_t *s)
     s->rows = util_xcalloc((size_t)n, sizeof(*s->rows));
     s->nrows = n;
     s->view_rows = util_xcalloc((size_t)n, sizeof(*s->view_rows));
-    s->view_fns = util_xcalloc((size_t)n, sizeof(*s->view_fns));
     for (int i = 0; i < n; i++) {
         s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s };
         if (ext[i].init)
             s->rows[i].self = ext[i].init(&sched_services, s);
-        if (ext[i].node_view) {
-            s->view_rows[s->nview_rows] = i;
-            s->view_fns[s->nview_rows++] = ext[i].node_view;
-        }
+        if (ext[i].node_view)
+            s->view_rows[s->nview_rows++] = i;
     }
 }
 
@@ -120,10 +117,8 @@ void sched_rows_fini(scheduler_t *s)
             ext[i].fini(s->rows[i].self);
     free(s->rows);
     free(s->view_rows);
-    free(s->view_fns);
     s->rows = NULL;
     s->view_rows = NULL;
-    s->view_fns = NULL;
     s->nrows = s->nview_rows = 0;
 }
 

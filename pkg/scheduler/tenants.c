@@ -443,20 +443,27 @@ ext_rc_t tenants_ext_admit(pod_set_t *set)
 
 /* ------------------------------------------------------------- reclaim */
 
-void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc)
+int tenants_set_request(scheduler_t *s, pod_t *const *pods, int n, int *tenant, double req[FS_NRES])
 {
-    scheduler_t *s = P->s;
-    vc->queues = fs_active(s->fs);
-    if (!vc->queues || n <= 0)
-        return;
-    vc->tenant = tenants_pod_tenant(s, pods[0]);
-    memset(vc->req, 0, sizeof(vc->req));
+    if (!fs_active(s->fs) || n <= 0)
+        return 0;
+    *tenant = tenants_pod_tenant(s, pods[0]);
+    memset(req, 0, sizeof(double) * FS_NRES);
     for (int i = 0; i < n; i++) {
         double v[FS_NRES];
         fs_pod_vec(pods[i], v);
         for (int r = 0; r < FS_NRES; r++)
-            vc->req[r] += v[r];
+            req[r] += v[r];
     }
+    return 1;
+}
+
+void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc)
+{
+    scheduler_t *s = P->s;
+    vc->queues = fs_active(s->fs);
+    if (!tenants_set_request(s, pods, n, &vc->tenant, vc->req))
+        return;
     vc->prio = pods[0]->priority;
     vc->created_ms = pods[0]->created_ms;
     vc->now_wall = util_wall_ms();
