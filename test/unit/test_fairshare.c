@@ -437,7 +437,6 @@ static void test_limit_reclaim_every_level(void **state)
     fs_store_free(fs);
 }
 
-/* A GPU pod that asks some CPU too (the CPU is plentiful: not contested). */
 /* Issue 35, fault 9: a gang's minimum is one job. qa (quota 4) holds a
  * gang of 2 x 4 GPUs, twice its quota; qb (quota 4, holding nothing) asks
  * 4. Taken whole, the gang takes qa below its quota, but qa is over it
@@ -516,6 +515,7 @@ static void test_reclaim_gang_is_one_job(void **state)
     fs_store_free(fs);
 }
 
+/* A GPU pod that asks some CPU too (the CPU is plentiful: not contested). */
 static pod_t *mkpod_cpu(const char *name, const char *queue, int gpu)
 {
     char buf[1024];

@@ -327,8 +327,9 @@ static json_t *snapshot(int nodes)
     return json_pack("{s:s,s:o}", "kind", "ClusterSnapshot", "items", items);
 }
 
-/* Runs text on nodes fake nodes of 1 CPU; *out the CSV. */
-static sim_t *simulate(fake_t *f, sim_workload_t *w, const char *text, int nodes, int64_t until, char **csv)
+/* text loaded into w, and f cleared to nodes fake nodes of 1 CPU at T0 (a
+ * case sets its switches after). */
+static void fake_setup(fake_t *f, sim_workload_t *w, const char *text, int nodes)
 {
     char err[512] = "";
     if (load(w, text, err) < 0)
@@ -338,21 +339,42 @@ static sim_t *simulate(fake_t *f, sim_workload_t *w, const char *text, int nodes
     for (int i = 0; i < nodes; i++)
         f->cap[i] = 1000;
     f->now = T0;
+}
+
+/* What fn writes of s (caller frees). */
+static char *written(sim_t *s, int (*fn)(sim_t *s, FILE *f))
+{
+    char *txt;
+    size_t len;
+    FILE *m = open_memstream(&txt, &len);
+    assert_int_equal(fn(s, m), 0);
+    fclose(m);
+    return txt;
+}
+
+/* Runs w on f (fake_setup's) with o; *csv the CSV. */
+static sim_t *simulate_on(fake_t *f, sim_workload_t *w, const sim_opts_t *o, char **csv)
+{
+    char err[512] = "";
     sim_backend_t b = { f, f_apply, f_run, f_advance, f_next_due, f_get, f_each_queue };
-    sim_opts_t o = { .start_wall_ms = T0, .until_ms = until, .seed = 7, .max_samples = 64 };
-    sim_t *s = sim_new(&o, w, &b);
+    sim_t *s = sim_new(o, w, &b);
     f->sim = s;
-    json_t *snap = snapshot(nodes);
+    json_t *snap = snapshot(f->nnodes);
     if (sim_load(s, snap, err, sizeof err) < 0)
         fail_msg("%s", err);
     json_decref(snap);
     if (sim_run(s, err, sizeof err) < 0)
         fail_msg("%s", err);
-    size_t len;
-    FILE *m = open_memstream(csv, &len);
-    assert_int_equal(sim_write_csv(s, m), 0);
-    fclose(m);
+    *csv = written(s, sim_write_csv);
     return s;
+}
+
+/* Runs text on nodes fake nodes of 1 CPU; *csv the CSV. */
+static sim_t *simulate(fake_t *f, sim_workload_t *w, const char *text, int nodes, int64_t until, char **csv)
+{
+    fake_setup(f, w, text, nodes);
+    sim_opts_t o = { .start_wall_ms = T0, .until_ms = until, .seed = 7, .max_samples = 64 };
+    return simulate_on(f, w, &o, csv);
 }
 
 #define CPU1 "  template: {spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 1}}}]}}\n"
@@ -401,37 +423,19 @@ static void test_loop_eviction_reruns(void **state)
     /* low runs from 0; high (priority class 1000) arrives at 30 s and evicts
      * it; low comes back pending with a new uid and runs its 100 s again
      * once high is done at 40 s. */
-    memset(&f, 0, sizeof f);
-    char err[512];
-    assert_int_equal(load(&w,
-                          "- name: low\n  runTime: 100s\n" CPU1
-                          "- name: high\n  arrival: 30s\n  runTime: 10s\n  priorityClassName: high\n" CPU1,
-                          err),
-                     0);
-    f.nnodes = 1;
-    f.cap[0] = 1000;
-    f.now = T0;
+    fake_setup(&f, &w,
+               "- name: low\n  runTime: 100s\n" CPU1
+               "- name: high\n  arrival: 30s\n  runTime: 10s\n  priorityClassName: high\n" CPU1,
+               1);
     f.preempt = 1;
-    sim_backend_t b = { &f, f_apply, f_run, f_advance, f_next_due, f_get, f_each_queue };
     sim_opts_t o = { .start_wall_ms = T0, .seed = 1 };
-    sim_t *s = sim_new(&o, &w, &b);
-    f.sim = s;
-    json_t *snap = snapshot(1);
-    assert_int_equal(sim_load(s, snap, err, sizeof err), 0);
-    json_decref(snap);
-    assert_int_equal(sim_run(s, err, sizeof err), 0);
-    size_t len;
-    FILE *m = open_memstream(&csv, &len);
-    sim_write_csv(s, m);
-    fclose(m);
+    sim_t *s = simulate_on(&f, &w, &o, &csv);
     assert_string_equal(csv, "job,queue,pool,arrival,start,finish,wait,nodes,preempted\n"
                              "default/low,default,default,0.000,0.000,140.000,0.000,n0,1\n"
                              "default/high,default,default,30.000,30.000,40.000,0.000,n0,0\n");
     assert_int_equal(s->evictions, 1);
     free(csv);
-    m = open_memstream(&csv, &len);
-    sim_write_events(s, m);
-    fclose(m);
+    csv = written(s, sim_write_events);
     assert_string_equal(csv, "time,action,pod,uid,node,reason\n"
                              "0.000,bind,default/low-0,sim-0-0-0,n0,\n"
                              "30.000,evict,default/low-0,sim-0-0-0,n0,\"preemption, by \"\"high\"\"\"\n"
@@ -459,38 +463,21 @@ static void test_loop_pending_eviction(void **state)
     (void)state;
     fake_t f;
     sim_workload_t w;
-    char *csv, err[512];
-    memset(&f, 0, sizeof f);
-    assert_int_equal(load(&w,
-                          "- name: a\n  runTime: 50s\n" CPU1 "- name: low\n  arrival: 10s\n  runTime: 100s\n" CPU1
-                          "- name: high\n  arrival: 20s\n  runTime: 10s\n  priorityClassName: high\n" CPU1,
-                          err),
-                     0);
-    f.nnodes = 1;
-    f.cap[0] = 1000;
-    f.now = T0;
+    char *csv;
+    fake_setup(&f, &w,
+               "- name: a\n  runTime: 50s\n" CPU1 "- name: low\n  arrival: 10s\n  runTime: 100s\n" CPU1
+               "- name: high\n  arrival: 20s\n  runTime: 10s\n  priorityClassName: high\n" CPU1,
+               1);
     f.evict_pending = 1;
-    sim_backend_t b = { &f, f_apply, f_run, f_advance, f_next_due, f_get, f_each_queue };
     sim_opts_t o = { .start_wall_ms = T0, .seed = 1 };
-    sim_t *s = sim_new(&o, &w, &b);
-    f.sim = s;
-    json_t *snap = snapshot(1);
-    assert_int_equal(sim_load(s, snap, err, sizeof err), 0);
-    json_decref(snap);
-    assert_int_equal(sim_run(s, err, sizeof err), 0);
-    size_t len;
-    FILE *m = open_memstream(&csv, &len);
-    sim_write_csv(s, m);
-    fclose(m);
+    sim_t *s = simulate_on(&f, &w, &o, &csv);
     assert_string_equal(csv, "job,queue,pool,arrival,start,finish,wait,nodes,preempted\n"
                              "default/a,default,default,0.000,0.000,50.000,0.000,n0,0\n"
                              "default/low,default,default,10.000,60.000,160.000,50.000,n0,1\n"
                              "default/high,default,default,20.000,50.000,60.000,30.000,n0,0\n");
     assert_int_equal(s->evictions, 1);
     free(csv);
-    m = open_memstream(&csv, &len);
-    sim_write_events(s, m);
-    fclose(m);
+    csv = written(s, sim_write_events);
     assert_string_equal(csv, "time,action,pod,uid,node,reason\n"
                              "0.000,bind,default/a-0,sim-0-0-0,n0,\n"
                              "20.000,evict,default/low-0,sim-1-0-0,,\"preemption, by \"\"high\"\"\"\n"
@@ -500,9 +487,7 @@ static void test_loop_pending_eviction(void **state)
                              "60.000,bind,default/low-0,sim-1-0-1,n0,\n"
                              "160.000,finish,default/low-0,sim-1-0-1,n0,\n");
     free(csv);
-    m = open_memstream(&csv, &len);
-    sim_write_summary(s, m);
-    fclose(m);
+    csv = written(s, sim_write_summary);
     assert_non_null(strstr(csv, "jobs 3: 3 started, 3 finished, 0 never started, 1 preempted"));
     free(csv);
     sim_free(s);
@@ -525,11 +510,7 @@ static void test_loop_stops_when_nothing_can_start(void **state)
                              "default/big,default,default,0.000,,,,,0\n"
                              "default/ok,default,default,5.000,5.000,15.000,0.000,n0,0\n");
     assert_int_equal(s->end_at, T0 + 15000);
-    char *txt;
-    size_t len;
-    FILE *m = open_memstream(&txt, &len);
-    sim_write_summary(s, m);
-    fclose(m);
+    char *txt = written(s, sim_write_summary);
     assert_non_null(strstr(txt, "jobs 2: 1 started, 1 finished, 1 never started, 0 preempted"));
     assert_non_null(strstr(txt, "never started: default/big\n"));
     free(txt);
