@@ -806,10 +806,14 @@ start_scheduler() {
     LOGF=$logf PIDF=$CP_WORK/sched.pid RCF=$CP_WORK/sched.rc \
     bash -c '"$@" >"$LOGF" 2>&1 & echo $! >"$PIDF.tmp"; mv "$PIDF.tmp" "$PIDF"; wait $!; echo $? >"$RCF"' _ \
         "${wrap[@]}" "$bin" --kubeconfig "$SCHED_KUBECONFIG" --scheduler-name "$SCHED_NAME" \
-        --leader-elect=false --metrics-port 0 -v "${SCHED_V:-4}" --eviction-grace-period 0 "$@" 2>>"$logf" &
+        --leader-elect=false --metrics-port 0 -v "${SCHED_V:-4}" --eviction-grace-period 0 "$@" >>"$logf" 2>&1 &
     _pid_record $! sched-wrapper
+    # The wrapper's stdout is the log, not the caller's: a caller that reads
+    # start_scheduler's output through a pipe ($(...), < <(...)) would
+    # otherwise wait for the scheduler to exit. 30 s: a loaded CI machine
+    # running two e2e lanes under ASan has taken more than 5 s to fork it.
     local i
-    for ((i = 0; i < 50; i++)); do [ -s "$CP_WORK/sched.pid" ] && break; sleep 0.1; done
+    for ((i = 0; i < 300; i++)); do [ -s "$CP_WORK/sched.pid" ] && break; sleep 0.1; done
     [ -s "$CP_WORK/sched.pid" ] || fail "scheduler did not start"
     _pid_record "$(cat "$CP_WORK/sched.pid")" scheduler
     log "scheduler #$n started: pid $(cat "$CP_WORK/sched.pid"), log $logf"

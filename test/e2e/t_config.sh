@@ -120,7 +120,8 @@ profiles:
 Y
 )
     local a b
-    read -r a b < <(place_two "$f" ai-scheduler ai-least)
+    place_two "$f" ai-scheduler ai-least >"$CP_WORK/placed"
+    read -r a b <"$CP_WORK/placed"
     [ "$a" = packed ] || fail "default profile put its pod on $a (want packed)"
     [ "$b" = empty ] || fail "ai-least profile put its pod on $b (want empty)"
 }
@@ -154,7 +155,10 @@ case_kube_v1_file() {
 expect_pack_and_spread() {
     cp_reset
     local a b
-    read -r a b < <(place_two "$E2E_DIR/../../examples/$1" ai-scheduler ai-scheduler-spread)
+    # Through a file, not a pipe: a scheduler left running by a failed
+    # place_two must not keep the reader waiting.
+    place_two "$E2E_DIR/../../examples/$1" ai-scheduler ai-scheduler-spread >"$CP_WORK/placed"
+    read -r a b <"$CP_WORK/placed"
     [ "$a" = packed ] || fail "profile ai-scheduler (MostAllocated) put its pod on $a (want packed)"
     [ "$b" = empty ] || fail "profile ai-scheduler-spread ($2 default) put its pod on $b (want empty)"
 }
