@@ -369,7 +369,7 @@ static int consolidate_run(sched_pool_t *P, queue_item_t *it, pod_set_t *set)
  * are recreated loses no work. It moves pods for one pod, and evicts, so
  * it follows the pool's preemption switch and the pod's preemptionPolicy
  * (Never: it displaces nobody, moved or not). */
-ext_rc_t consol_ext_post_filter(pod_set_t *set)
+ext_rc_t consol_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_LONE || !sched_set_may_evict(set))
         return EXT_NEXT;
@@ -390,7 +390,7 @@ static void hostname_of(void *ud, const node_info_t *ni)
 /* The consolidation row's pre-place: a pod moved by a consolidation comes
  * back where room was held for it (a one-node domain by its hostname
  * label), else anywhere. */
-ext_rc_t consol_ext_pre_place(pod_set_t *set)
+ext_rc_t consol_ext_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_LONE || set->has_dom)
         return EXT_NEXT;

@@ -483,7 +483,7 @@ void pod_set_clear(pod_set_t *set)
 
 enum { PT_GATE, PT_ADMIT, PT_PRE_PLACE, PT_POST_FILTER };
 
-static ext_rc_t (*row_point(const sched_ext_t *e, int pt))(pod_set_t *)
+static ext_rc_t (*row_point(const sched_ext_t *e, int pt))(const sched_row_t *, pod_set_t *)
 {
     switch (pt) {
     case PT_GATE: return e->gate;
@@ -499,10 +499,10 @@ static ext_rc_t run_rows(pod_set_t *set, int pt)
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n; i++) {
-        ext_rc_t (*fn)(pod_set_t *) = row_point(&ext[i], pt);
+        ext_rc_t (*fn)(const sched_row_t *, pod_set_t *) = row_point(&ext[i], pt);
         if (!fn)
             continue;
-        ext_rc_t rc = fn(set);
+        ext_rc_t rc = fn(&set->P->s->rows[i], set);
         if (rc != EXT_NEXT) {
             LOG_D("pod=%s: %s says %d", set->items[0] ? set->items[0]->pod->key : "(moved)", ext[i].name, (int)rc);
             return rc;
@@ -526,7 +526,7 @@ static void set_give_back(pod_set_t *set, const char *msg)
         const sched_ext_t *ext = sched_extensions(&n);
         for (int i = 0; i < n; i++)
             if (ext[i].report)
-                ext[i].report(set, msg);
+                ext[i].report(&P->s->rows[i], set, msg);
     }
     for (int i = 0; i < set->n; i++) {
         queue_item_t *it = set->items[i];
@@ -632,7 +632,7 @@ static void set_commit(pod_set_t *set, char **nodes)
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n; i++)
         if (ext[i].commit)
-            ext[i].commit(set);
+            ext[i].commit(&P->s->rows[i], set);
 }
 
 /* The message a set that did not fit is given back with (caller frees). */
@@ -749,7 +749,7 @@ static void run_set(pod_set_t *set)
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n; i++)
         if (ext[i].end)
-            ext[i].end(set);
+            ext[i].end(&set->P->s->rows[i], set);
 }
 
 void sched_schedule_item(sched_pool_t *P, queue_item_t *it)

@@ -131,23 +131,23 @@ typedef struct sched_ext {
      * grouper's) lets go with sched_pod_released. */
     int (*pre_enqueue)(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold);
     /* May widen the set (a gang gathers its pending members) or hold it. */
-    ext_rc_t (*gate)(pod_set_t *set);
+    ext_rc_t (*gate)(const sched_row_t *row, pod_set_t *set);
     /* Quotas and limits of the set's members taken together. */
-    ext_rc_t (*admit)(pod_set_t *set);
+    ext_rc_t (*admit)(const sched_row_t *row, pod_set_t *set);
     /* Narrows where the set goes (set->dom), or fails it. */
-    ext_rc_t (*pre_place)(pod_set_t *set);
+    ext_rc_t (*pre_place)(const sched_row_t *row, pod_set_t *set);
     /* One member assumed on node: 0, or -1 with err (the node no longer
      * fits it); unreserve undoes a reserve that succeeded. */
     int (*reserve)(struct sched_pool *P, const pod_t *pod, const char *node, char *err, size_t errlen);
     void (*unreserve)(struct sched_pool *P, const pod_t *pod);
     /* The set's minimum is assumed and its binds are on their way. */
-    void (*commit)(pod_set_t *set);
+    void (*commit)(const sched_row_t *row, pod_set_t *set);
     /* The set did not fit: make room, or move it. */
-    ext_rc_t (*post_filter)(pod_set_t *set);
+    ext_rc_t (*post_filter)(const sched_row_t *row, pod_set_t *set);
     /* The set is given back with msg (before each member's own event). */
-    void (*report)(pod_set_t *set, const char *msg);
+    void (*report)(const sched_row_t *row, pod_set_t *set, const char *msg);
     /* Last, whatever the outcome: the row lets go of what it holds. */
-    void (*end)(pod_set_t *set);
+    void (*end)(const sched_row_t *row, pod_set_t *set);
     /* Bind worker, before the Binding: PREBIND_READY; PREBIND_WAITING
      * (the row took *it and resubmits the bind); PREBIND_FAILED (err).
      * ann: the annotations the Binding carries (created on demand). */

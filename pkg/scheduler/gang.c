@@ -1107,7 +1107,7 @@ static ext_rc_t gate_gang(pod_set_t *set)
     return EXT_NEXT;
 }
 
-ext_rc_t gang_ext_gate(pod_set_t *set)
+ext_rc_t gang_ext_gate(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind == SET_SURPLUS)
         return gate_surplus(set);
@@ -1118,7 +1118,7 @@ ext_rc_t gang_ext_gate(pod_set_t *set)
 
 /* scheduler-plugins' PreFilter check: the gang's minResources must be free
  * in its pool before its members are tried. */
-ext_rc_t gang_ext_pre_place(pod_set_t *set)
+ext_rc_t gang_ext_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_MINIMUM || set->need == 0)
         return EXT_NEXT;
@@ -1135,7 +1135,7 @@ ext_rc_t gang_ext_pre_place(pod_set_t *set)
 /* The topology row: the domain that fits the whole minimum and strands the
  * least; an elastic member of a topology-required gang stays in the
  * gang's domain. */
-ext_rc_t topology_ext_pre_place(pod_set_t *set)
+ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     scheduler_t *s = P->s;
@@ -1177,7 +1177,7 @@ ext_rc_t topology_ext_pre_place(pod_set_t *set)
     return EXT_NEXT;
 }
 
-void gang_ext_commit(pod_set_t *set)
+void gang_ext_commit(const sched_row_t *row, pod_set_t *set)
 {
     /* Surplus placed resizes the gang (its freezing window); the minimum does not. */
     if (set->kind == SET_SURPLUS && set->gang)
@@ -1206,7 +1206,7 @@ void gang_ext_commit(pod_set_t *set)
 
 /* Last of the post-filter rows: the minimum neither made room nor
  * borrowed, so the gang waits, holding back what would take its room. */
-ext_rc_t gang_ext_post_filter(pod_set_t *set)
+ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_MINIMUM)
         return EXT_NEXT;
@@ -1250,7 +1250,7 @@ ext_rc_t gang_ext_post_filter(pod_set_t *set)
  * and every tenth attempt, at the pace of the pods' own events. A turn
  * that ends neither placing nor preempting gives back the room and queue
  * charge an earlier preemption left to its members. */
-void gang_ext_report(pod_set_t *set, const char *msg)
+void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg)
 {
     if (set->kind != SET_MINIMUM || !set->turn || !set->items[0])
         return;
@@ -1262,7 +1262,7 @@ void gang_ext_report(pod_set_t *set, const char *msg)
         drop_rooms(set->P->s, set->items, set->n);
 }
 
-void gang_ext_end(pod_set_t *set)
+void gang_ext_end(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_MINIMUM || !set->gang)
         return;

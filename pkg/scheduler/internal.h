@@ -285,9 +285,9 @@ void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl);
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
 /* postfilter.c: the lender, preemption and borrowing rows */
-ext_rc_t lender_ext_post_filter(pod_set_t *set);
-ext_rc_t preemption_ext_post_filter(pod_set_t *set);
-ext_rc_t borrowing_ext_post_filter(pod_set_t *set);
+ext_rc_t lender_ext_post_filter(const sched_row_t *row, pod_set_t *set);
+ext_rc_t preemption_ext_post_filter(const sched_row_t *row, pod_set_t *set);
+ext_rc_t borrowing_ext_post_filter(const sched_row_t *row, pod_set_t *set);
 /* Whether the set may evict: the pool's switch, every member of its
  * minimum's preemptionPolicy and profile. */
 int sched_set_may_evict(const pod_set_t *set);
@@ -384,15 +384,15 @@ void minrt_format_duration(int64_t ms, char *out, size_t len);
  * waiting gang goes first, see gang_blocker); an elastic member steps
  * behind. pre_place: minResources. commit: placement events. post_filter
  * (last): the minimum waits, holding back backfill. */
-ext_rc_t gang_ext_gate(pod_set_t *set);
-ext_rc_t gang_ext_pre_place(pod_set_t *set);
-void gang_ext_commit(pod_set_t *set);
-ext_rc_t gang_ext_post_filter(pod_set_t *set);
-void gang_ext_report(pod_set_t *set, const char *msg);
-void gang_ext_end(pod_set_t *set);
+ext_rc_t gang_ext_gate(const sched_row_t *row, pod_set_t *set);
+ext_rc_t gang_ext_pre_place(const sched_row_t *row, pod_set_t *set);
+void gang_ext_commit(const sched_row_t *row, pod_set_t *set);
+ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set);
+void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg);
+void gang_ext_end(const sched_row_t *row, pod_set_t *set);
 /* The topology row (gang.c, on the gang simulation): the domain of the
  * minimum; a required gang's elastic members stay in it. */
-ext_rc_t topology_ext_pre_place(pod_set_t *set);
+ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set);
 /* Preemption for a gang's minimum, planned on copies (inside one domain
  * for a topology-required gang): 1 when evictions are on their way. */
 int gang_preempt_set(pod_set_t *set);
@@ -434,7 +434,7 @@ void tenants_housekeep(scheduler_t *s);
 /* The queues row's admit: EXT_HOLD (set->why) when the set's minimum is
  * over its queue's limit (room is made under it, an elastic member
  * excepted) or, non-preemptible, over its quota. */
-ext_rc_t tenants_ext_admit(pod_set_t *set);
+ext_rc_t tenants_ext_admit(const sched_row_t *row, pod_set_t *set);
 /* The queue pods[0..n) (one pod, or a gang's minimum) count in (the
  * first's) and their request summed, by fair share's resources; 0 when
  * Queues are off (nothing filled). */
@@ -486,8 +486,8 @@ void consol_free(consol_state_t *c);
 /* The consolidation row: post_filter (before preemption) frees a node by
  * moving pods for a lone GPU pod; pre_place sends a moved pod back to the
  * node held for it. */
-ext_rc_t consol_ext_post_filter(pod_set_t *set);
-ext_rc_t consol_ext_pre_place(pod_set_t *set);
+ext_rc_t consol_ext_post_filter(const sched_row_t *row, pod_set_t *set);
+ext_rc_t consol_ext_pre_place(const sched_row_t *row, pod_set_t *set);
 /* The node as pod should see it with the room held for movers'
  * replacements (other controllers' pods see it taken). Like
  * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
@@ -505,9 +505,9 @@ void resv_free(resv_state_t *r);
  * pod refused held room); commit ends the gang's
  * reservation; housekeep expires them, ends a deleted or placed gang's and
  * refreshes the expected start. */
-ext_rc_t resv_ext_post_filter(pod_set_t *set);
-ext_rc_t resv_ext_pre_place(pod_set_t *set);
-void resv_ext_commit(pod_set_t *set);
+ext_rc_t resv_ext_post_filter(const sched_row_t *row, pod_set_t *set);
+ext_rc_t resv_ext_pre_place(const sched_row_t *row, pod_set_t *set);
+void resv_ext_commit(const sched_row_t *row, pod_set_t *set);
 void resv_housekeep(scheduler_t *s);
 /* The node as pod should see it with the room held for a reservation (a
  * stand-in pod fills a held node for pods that may not backfill). Like

@@ -388,7 +388,7 @@ int sched_set_may_evict(const pod_set_t *set)
 /* The lender row, first of the post-filter rows: a borrower that no longer
  * fits its lender goes home whole, and makes no room here (the lender's
  * pods are home). */
-ext_rc_t lender_ext_post_filter(pod_set_t *set)
+ext_rc_t lender_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     if (!set->items[0]->borrower)
@@ -432,7 +432,7 @@ static void preemption_step(pod_set_t *set, int made, const minrt_note_t *prot)
  * one searches the live nodes (kube's candidates); a gang's minimum is
  * planned on copies, every member with the ones before it (gang.c). When
  * no room is made, what an earlier round held for the set goes. */
-ext_rc_t preemption_ext_post_filter(pod_set_t *set)
+ext_rc_t preemption_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     if (set->need > 0 && sched_set_may_evict(set)) {
@@ -458,7 +458,7 @@ ext_rc_t preemption_ext_post_filter(pod_set_t *set)
 
 /* The borrowing row: the whole set to the sharing pool that fits it with
  * the most idle units of its scarcest kind, then fewest tasks. */
-ext_rc_t borrowing_ext_post_filter(pod_set_t *set)
+ext_rc_t borrowing_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     scheduler_t *s = P->s;

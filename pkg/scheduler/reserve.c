@@ -630,7 +630,7 @@ static void try_reserve(pod_set_t *set)
 
 /* Said if the set does not fit: the room held in its pool, for the gang
  * itself or against a pod that may not backfill it. */
-ext_rc_t resv_ext_pre_place(pod_set_t *set)
+ext_rc_t resv_ext_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     resv_state_t *r = P->s->resv;
@@ -660,7 +660,7 @@ ext_rc_t resv_ext_pre_place(pod_set_t *set)
     return EXT_NEXT;
 }
 
-ext_rc_t resv_ext_post_filter(pod_set_t *set)
+ext_rc_t resv_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     scheduler_t *s = set->P->s;
     if (s->resv && set->kind == SET_MINIMUM && set->gang && set->need > 0)
@@ -725,7 +725,7 @@ static void ended_say(scheduler_t *s, ended_t *e)
     free(e->key);
 }
 
-void resv_ext_commit(pod_set_t *set)
+void resv_ext_commit(const sched_row_t *row, pod_set_t *set)
 {
     scheduler_t *s = set->P->s;
     resv_state_t *r = s->resv;

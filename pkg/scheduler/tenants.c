@@ -408,7 +408,7 @@ static int limit_room_pending(pod_set_t *set)
  * (and quota, for non-preemptible work), as minResources does for a gang.
  * Under a limit the set makes room (limit_reclaim), an elastic member
  * excepted: it ranks behind and displaces nobody. */
-ext_rc_t tenants_ext_admit(pod_set_t *set)
+ext_rc_t tenants_ext_admit(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     scheduler_t *s = P->s;

@@ -844,7 +844,7 @@ static char *admit_minimum(sched_pool_t *P, queue_item_t **items, int n)
     memcpy(set.items, items, (size_t)n * sizeof(*items));
     set.n = set.need = n;
     set.label = strdup("pod group ns/job");
-    char *why = tenants_ext_admit(&set) == EXT_HOLD ? strdup(set.why) : NULL;
+    char *why = tenants_ext_admit(NULL, &set) == EXT_HOLD ? strdup(set.why) : NULL;
     for (int i = 0; i < n; i++)
         set.items[i] = NULL;
     pod_set_clear(&set);
@@ -1574,7 +1574,7 @@ static void test_limit_room_for_minimum_not_surplus(void **st)
     pod_set_t set;
     pod_set_init(&set, D, SET_SURPLUS, it);
     set.label = strdup("pod group ns/job");
-    assert_int_equal(tenants_ext_admit(&set), EXT_HOLD);
+    assert_int_equal(tenants_ext_admit(NULL, &set), EXT_HOLD);
     assert_non_null(strstr(set.why, "elastic member of pod group ns/job"));
     assert_null(strstr(set.why, "reclaiming"));
     set.items[0] = NULL;
