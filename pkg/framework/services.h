@@ -15,8 +15,13 @@
 
 #include <stddef.h>
 
+#include "cache/cache.h"
+#include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "preemption/preemption.h"
 #include "scheduler/scheduler.h"
+
+struct pod_set;
 
 /* A view of one node, valid only during the call that gives it. */
 typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
@@ -47,6 +52,41 @@ typedef struct sched_services {
 
     /* The counters and gauges /metrics shows: fn runs under their lock. */
     void (*stats)(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud);
+
+    /* Pods as the core sees them. pod_fw: the framework of the pod's
+     * profile; is_ours: a schedulerName one of our profiles has;
+     * home_pool: the pool id a pod belongs to; pod_get: the cached pod by
+     * uid (a reference, the caller unrefs; NULL: gone) and its state. */
+    framework_t *(*pod_fw)(void *core, const pod_t *pod);
+    int (*is_ours)(void *core, const char *scheduler_name);
+    int (*home_pool)(void *core, const pod_t *pod);
+    pod_t *(*pod_get)(void *core, const char *uid, cache_pod_state_t *st);
+    /* Private copies of pool's nodes as pod sees them (nominated pods and
+     * what rows hold there, node_view): *out an array of n copies, each
+     * and the array the caller's to free. */
+    int (*pool_views)(void *core, int pool, const pod_t *pod, node_info_t ***out);
+
+    /* Queues (fairshare/): tenant_of is the pod's queue (-1: none);
+     * same_queue whether two queues are one for preemption's rules;
+     * preemptible whether its queue lets it be evicted over quota;
+     * min_runtime whether a minimum runtime protects a running pod now
+     * from kind (FS_MINRT_PREEMPT or FS_MINRT_RECLAIM). */
+    int (*tenant_of)(void *core, const pod_t *pod);
+    int (*same_queue)(void *core, int a, int b);
+    int (*preemptible)(void *core, const pod_t *pod);
+    int (*min_runtime)(void *core, const pod_t *pod, int kind, int64_t now_wall);
+
+    /* Acts of a row (a pool thread's: none waits on the API server).
+     * may_evict: whether the set may displace pods (the pool's switch,
+     * every member's preemptionPolicy and profile); nominate: the pod's
+     * room on node, in the cache and on its status; pod_event: an event
+     * on the pod; evict_moves: the eviction worker evicts cand's pods,
+     * each moved to dests[i] (takes cand, one, and dests). */
+    int (*may_evict)(void *core, const struct pod_set *set);
+    void (*nominate)(void *core, pod_t *pod, const char *node);
+    void (*pod_event)(void *core, const pod_t *pod, const char *type, const char *reason, const char *message);
+    void (*evict_moves)(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
+                        const char *pool_name);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

@@ -446,6 +446,9 @@ void pod_set_init(pod_set_t *set, sched_pool_t *P, set_kind_t kind, queue_item_t
 {
     memset(set, 0, sizeof(*set));
     set->P = P;
+    set->pool_id = P->id;
+    set->pool_name = P->name;
+    set->records = P->s->explain != NULL;
     set->kind = kind;
     set->items = util_xcalloc(2, sizeof(*set->items));
     set->items[0] = it;

@@ -50,6 +50,8 @@ typedef enum {
 
 typedef struct pod_set {
     struct sched_pool *P; /* the pool whose thread runs the cycle */
+    int pool_id;           /* P's id and name, for rows that see no sched_pool */
+    const char *pool_name; /* (the pool's; pools live as long as the scheduler) */
     set_kind_t kind;
     /* Taken out of P's queue, the cycle's until given on (then NULL).
      * items[0..need) place all or nothing; items[need..n) are the
@@ -80,6 +82,7 @@ typedef struct pod_set {
      * said (pod_set_step) and why its failing member fit nowhere; NULL
      * until a row says something. */
     struct pod_set_trace *trace;
+    int records; /* decision records are kept (else pod_set_step says nothing) */
 } pod_set_t;
 
 /* What a row's gate, admit, pre_place or post_filter says:

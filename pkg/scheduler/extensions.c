@@ -2,6 +2,7 @@
  * each extension point runs them (extension.h). Filter and Score plugins
  * are the framework's (framework/), per profile; these rows are the rest
  * of the cycle. */
+#include "consolidation/row.h"
 #include "dra/row.h"
 #include "gates/row.h"
 #include "gpu/row.h"
@@ -25,10 +26,6 @@ static void resv_hk(const sched_row_t *r)
 static void gang_hk(const sched_row_t *r)
 {
     gang_housekeep(r->self);
-}
-static node_info_t *consol_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
-{
-    return consol_view(r->self, pod, view, cloned);
 }
 static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
 {
@@ -85,10 +82,11 @@ static const sched_ext_t table[] = {
       .admit = tenants_ext_admit,
       .housekeep = tenants_hk },
     { .name = "consolidation",
-      .init = sched_row_core,
-      .pre_place = consol_ext_pre_place,
-      .post_filter = consol_ext_post_filter,
-      .node_view = consol_nv },
+      .init = consol_row_init,
+      .fini = consol_row_fini,
+      .pre_place = consol_row_pre_place,
+      .post_filter = consol_row_post_filter,
+      .node_view = consol_row_node_view },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
     { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
     { .name = "reservation",

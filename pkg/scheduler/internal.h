@@ -58,7 +58,6 @@ typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
-typedef struct consol_state consol_state_t;
 typedef struct resv_state resv_state_t;
 typedef struct held_set held_set_t;
 typedef struct prio_classes prio_classes_t;
@@ -137,9 +136,6 @@ struct scheduler {
     int nview_rows;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
-    /* consolidate.c: consolidations in flight and the room held for movers'
-     * replacements (its own leaf mutex, taken under the cache lock) */
-    consol_state_t *consol;
     /* reserve.c: one reservation per pool for a large gang (its own leaf
      * mutex, taken under the cache lock by node views) */
     resv_state_t *resv;
@@ -479,22 +475,6 @@ informer_t *sched_row_informer(scheduler_t *s, const char *kind);
  * return and returns it. */
 int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),
                           void *ud);
-
-/* consolidate.c: consolidation (PostFilter, before preemption) */
-consol_state_t *consol_new(void);
-void consol_free(consol_state_t *c);
-/* The consolidation row: post_filter (before preemption) frees a node by
- * moving pods for a lone GPU pod; pre_place sends a moved pod back to the
- * node held for it. */
-ext_rc_t consol_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-ext_rc_t consol_ext_pre_place(const sched_row_t *row, pod_set_t *set);
-/* The node as pod should see it with the room held for movers'
- * replacements (other controllers' pods see it taken). Like
- * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
-node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
-/* The node held for this replacement pod (caller frees), the hold taken;
- * NULL when none. */
-char *consol_claim(scheduler_t *s, const pod_t *pod);
 
 /* reserve.c: reservation for large gangs (the pure rules: reserve.h) */
 resv_state_t *resv_new(void);

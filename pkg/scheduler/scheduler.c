@@ -126,7 +126,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     cache_set_account_hook(s->cache, tenants_account, s);
     s->volumes = volume_store_new();
     s->gangs = gang_store_new();
-    s->consol = consol_new();
     s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
@@ -614,7 +613,6 @@ void scheduler_free(scheduler_t *s)
     volume_store_free(s->volumes);
     gang_store_free(s->gangs);
     sched_rows_fini(s);
-    consol_free(s->consol);
     resv_free(s->resv);
     held_free(s->held);
     prio_classes_free(s->prio_classes);

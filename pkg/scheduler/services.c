@@ -75,6 +75,91 @@ static void svc_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), v
     stats_unlock(s);
 }
 
+static framework_t *svc_pod_fw(void *core, const pod_t *pod)
+{
+    return sched_pod_fw(core, pod);
+}
+
+static int svc_is_ours(void *core, const char *scheduler_name)
+{
+    return sched_is_ours(core, scheduler_name);
+}
+
+static int svc_home_pool(void *core, const pod_t *pod)
+{
+    return pools_home_id(core, pod);
+}
+
+static pod_t *svc_pod_get(void *core, const char *uid, cache_pod_state_t *st)
+{
+    return cache_get_pod(((scheduler_t *)core)->cache, uid, st);
+}
+
+static int svc_pool_views(void *core, int pool, const pod_t *pod, node_info_t ***out)
+{
+    scheduler_t *s = core;
+    cache_rdlock(s->cache);
+    int nn = 0, n = 0;
+    node_info_t *const *all = cache_nodes_locked(s->cache, &nn);
+    node_info_t **nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
+    for (int i = 0; i < nn; i++) {
+        if (all[i]->pool != pool || !all[i]->node)
+            continue;
+        cache_node_lock(s->cache, all[i]->name);
+        int cloned = 0;
+        node_info_t *v = node_with_nominated(s, pod, all[i], &cloned);
+        nodes[n++] = cloned ? v : node_info_clone(all[i]);
+        cache_node_unlock(s->cache, all[i]->name);
+    }
+    cache_unlock(s->cache);
+    *out = nodes;
+    return n;
+}
+
+static int svc_tenant_of(void *core, const pod_t *pod)
+{
+    return tenants_pod_tenant(core, pod);
+}
+
+static int svc_same_queue(void *core, int a, int b)
+{
+    return fs_same_queue(((scheduler_t *)core)->fs, a, b);
+}
+
+static int svc_preemptible(void *core, const pod_t *pod)
+{
+    return fs_pod_preemptible(((scheduler_t *)core)->fs, pod);
+}
+
+static int svc_min_runtime(void *core, const pod_t *pod, int kind, int64_t now_wall)
+{
+    return minrt_check(core, pod, kind, now_wall, NULL);
+}
+
+static int svc_may_evict(void *core, const pod_set_t *set)
+{
+    (void)core;
+    return sched_set_may_evict(set);
+}
+
+static void svc_nominate(void *core, pod_t *pod, const char *node)
+{
+    scheduler_t *s = core;
+    cache_nominate(s->cache, pod, node);
+    writer_nominate(s->writer, pod, node);
+}
+
+static void svc_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
+{
+    writer_pod_event(((scheduler_t *)core)->writer, pod, type, reason, message);
+}
+
+static void svc_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
+                            const char *pool_name)
+{
+    evictor_submit_moves(((scheduler_t *)core)->evictor, pod, cand, dests, pool, pool_name);
+}
+
 const sched_services_t sched_services = {
     .name = svc_name,
     .opts = svc_opts,
@@ -84,6 +169,19 @@ const sched_services_t sched_services = {
     .nodes_visit = svc_nodes_visit,
     .nodes_frozen = svc_nodes_frozen,
     .stats = svc_stats,
+    .pod_fw = svc_pod_fw,
+    .is_ours = svc_is_ours,
+    .home_pool = svc_home_pool,
+    .pod_get = svc_pod_get,
+    .pool_views = svc_pool_views,
+    .tenant_of = svc_tenant_of,
+    .same_queue = svc_same_queue,
+    .preemptible = svc_preemptible,
+    .min_runtime = svc_min_runtime,
+    .may_evict = svc_may_evict,
+    .nominate = svc_nominate,
+    .pod_event = svc_pod_event,
+    .evict_moves = svc_evict_moves,
 };
 
 void *sched_row_core(const sched_services_t *svc, void *core)

@@ -24,7 +24,7 @@ static pod_set_trace_t *trace_of(pod_set_t *set)
 
 void pod_set_step(pod_set_t *set, const char *step, const char *result, const char *fmt, ...)
 {
-    if (!set->P->s->explain)
+    if (!set->records)
         return; /* no records kept: nothing would read it */
     char detail[1024];
     va_list ap;

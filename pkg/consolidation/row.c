@@ -1,13 +1,18 @@
-/* consolidate.c -- consolidation on a pool thread (PostFilter, before
+/* row.c -- the consolidation row, on a pool thread (PostFilter, before
  * preemption: moving loses no work): when a pod needs GPUs that are free in
  * its pool but on no single node, move the fewest preemptible pods that
  * their controllers recreate, then hold each mover's new place for its
- * replacement. One consolidation at a time per pool. */
+ * replacement. One consolidation at a time per pool. The plan is
+ * consolidation.c's (pure); the core is reached through the services. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "consolidation/consolidation.h"
-#include "scheduler/internal.h"
+#include "consolidation/row.h"
+#include "fairshare/fairshare.h"
+#include "gang/gang.h"
+#include "util/lockorder.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -21,7 +26,9 @@ typedef struct hold {
     int64_t until_ms;
 } hold_t;
 
-struct consol_state {
+typedef struct consol_state {
+    const sched_services_t *svc;
+    void *core;
     pthread_mutex_t mu; /* a leaf: taken under the cache lock by node views */
     hold_t *holds;
     int nholds;
@@ -29,11 +36,13 @@ struct consol_state {
     char **pool_pod; /* by pool id: the pod a consolidation runs for, or NULL */
     int64_t *pool_until;
     int npools;
-};
+} consol_state_t;
 
-consol_state_t *consol_new(void)
+void *consol_row_init(const sched_services_t *svc, void *core)
 {
     consol_state_t *c = util_xcalloc(1, sizeof(*c));
+    c->svc = svc;
+    c->core = core;
     pthread_mutex_init(&c->mu, NULL);
     return c;
 }
@@ -45,8 +54,9 @@ static void hold_clear(hold_t *h)
     pod_unref(h->mover);
 }
 
-void consol_free(consol_state_t *c)
+void consol_row_fini(void *self)
 {
+    consol_state_t *c = self;
     if (!c)
         return;
     for (int i = 0; i < c->nholds; i++)
@@ -74,9 +84,9 @@ static void expire_locked(consol_state_t *c, int64_t now)
     __atomic_store_n(&c->pub, c->nholds, __ATOMIC_RELEASE);
 }
 
-node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned)
+node_info_t *consol_row_node_view(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned)
 {
-    consol_state_t *c = s->consol;
+    consol_state_t *c = row->self;
     if (!c || __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) == 0)
         return view;
     lo_mutex_lock(&c->mu, LO_CONSOL);
@@ -97,9 +107,10 @@ node_info_t *consol_view(scheduler_t *s, const pod_t *pod, node_info_t *view, in
     return view;
 }
 
-char *consol_claim(scheduler_t *s, const pod_t *pod)
+/* The node held for this replacement pod (caller frees), the hold taken;
+ * NULL when none. */
+static char *consol_claim(consol_state_t *c, const pod_t *pod)
 {
-    consol_state_t *c = s->consol;
     if (!c || !pod->controller_uid || __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) == 0)
         return NULL;
     char *node = NULL;
@@ -121,7 +132,7 @@ char *consol_claim(scheduler_t *s, const pod_t *pod)
 /* ----------------------------------------------------------- the plan */
 
 typedef struct fit_ctx {
-    scheduler_t *s;
+    consol_state_t *c;
     /* Per pod asked about (the waiting pod, movers): the pod as its
      * replacement would be (a shallow copy, unbound) and its PreFilter state. */
     const pod_t **pods;
@@ -155,7 +166,7 @@ static int state_of(fit_ctx_t *f, const pod_t *pod)
     fw_status_reset(&st);
     /* Without the cache lock: the base view (volumes) only; the inter-pod
      * constraints of movers and GPU pods are not re-checked here. */
-    framework_pre_filter(sched_pod_fw(f->s, pod), cs, as, &st);
+    framework_pre_filter(f->c->svc->pod_fw(f->c->core, pod), cs, as, &st);
     f->pods[f->n] = pod;
     f->as[f->n] = as;
     f->cs[f->n] = cs;
@@ -168,26 +179,28 @@ static int fit(void *ud, const pod_t *pod, node_info_t *ni)
     int i = state_of(f, pod);
     fw_status_t st;
     fw_status_reset(&st);
-    return framework_filter(sched_pod_fw(f->s, pod), f->cs[i], f->as[i], ni, &st) == FW_SUCCESS;
+    return framework_filter(f->c->svc->pod_fw(f->c->core, pod), f->cs[i], f->as[i], ni, &st) == FW_SUCCESS;
 }
 
 static int movable(void *ud, const pod_t *p)
 {
     fit_ctx_t *f = ud;
-    if (!sched_is_ours(f->s, p->scheduler_name) || p->deleting || pod_is_terminal(p) || !p->controller_kind)
+    const sched_services_t *svc = f->c->svc;
+    void *core = f->c->core;
+    if (!svc->is_ours(core, p->scheduler_name) || p->deleting || pod_is_terminal(p) || !p->controller_kind)
         return 0;
     if (strcmp(p->controller_kind, "ReplicaSet") != 0 && strcmp(p->controller_kind, "Job") != 0 &&
         strcmp(p->controller_kind, "StatefulSet") != 0)
         return 0;
     if (p->gpu || gang_of(p)) /* fractions and gang members stay */
         return 0;
-    if (pools_home_id(f->s, p) != f->pool_id)
+    if (svc->home_pool(core, p) != f->pool_id)
         return 0;
     /* A young pod is no mover: moving it loses its work as evicting would. */
-    int kind = fs_same_queue(f->s->fs, f->tenant, tenants_pod_tenant(f->s, p)) ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM;
-    if (minrt_check(f->s, p, kind, f->now_wall, NULL))
+    int kind = svc->same_queue(core, f->tenant, svc->tenant_of(core, p)) ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM;
+    if (svc->min_runtime(core, p, kind, f->now_wall))
         return 0;
-    return fs_pod_preemptible(f->s->fs, p);
+    return svc->preemptible(core, p);
 }
 
 static void fit_ctx_free(fit_ctx_t *f)
@@ -201,28 +214,27 @@ static void fit_ctx_free(fit_ctx_t *f)
     free(f->pods);
 }
 
-/* 1 while a consolidation runs in pool P for another pod (or for this one:
+/* 1 while a consolidation runs in pool for another pod (or for this one:
  * *mine); 0 when none (an expired or finished one is cleared). */
-static int in_flight(scheduler_t *s, sched_pool_t *P, const pod_t *pod, int *mine)
+static int in_flight(consol_state_t *c, int pool, const pod_t *pod, int *mine)
 {
-    consol_state_t *c = s->consol;
     *mine = 0;
     /* The cache is asked without c->mu held (c->mu is taken under the cache lock). */
     lo_mutex_lock(&c->mu, LO_CONSOL);
-    char *uid = P->id < c->npools && c->pool_pod[P->id] ? util_strdup(c->pool_pod[P->id]) : NULL;
-    int64_t until = uid ? c->pool_until[P->id] : 0;
+    char *uid = pool < c->npools && c->pool_pod[pool] ? util_strdup(c->pool_pod[pool]) : NULL;
+    int64_t until = uid ? c->pool_until[pool] : 0;
     lo_mutex_unlock(&c->mu, LO_CONSOL);
     if (!uid)
         return 0;
     cache_pod_state_t st;
-    pod_t *cur = cache_get_pod(s->cache, uid, &st);
+    pod_t *cur = c->svc->pod_get(c->core, uid, &st);
     int busy = cur && st == CPOD_PENDING && util_now_ms() <= until;
     pod_unref(cur);
     if (!busy) {
         lo_mutex_lock(&c->mu, LO_CONSOL);
-        if (c->pool_pod[P->id] && strcmp(c->pool_pod[P->id], uid) == 0) {
-            free(c->pool_pod[P->id]);
-            c->pool_pod[P->id] = NULL;
+        if (c->pool_pod[pool] && strcmp(c->pool_pod[pool], uid) == 0) {
+            free(c->pool_pod[pool]);
+            c->pool_pod[pool] = NULL;
         }
         lo_mutex_unlock(&c->mu, LO_CONSOL);
     } else {
@@ -232,13 +244,12 @@ static int in_flight(scheduler_t *s, sched_pool_t *P, const pod_t *pod, int *min
     return busy;
 }
 
-static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t **nodes, const consol_plan_t *plan)
+static void start(consol_state_t *c, int pool, const pod_t *pod, node_info_t **nodes, const consol_plan_t *plan)
 {
-    consol_state_t *c = s->consol;
     int64_t until = util_now_ms() + CONSOL_TIMEOUT_MS;
     lo_mutex_lock(&c->mu, LO_CONSOL);
-    if (P->id >= c->npools) {
-        int n = P->id + 1;
+    if (pool >= c->npools) {
+        int n = pool + 1;
         c->pool_pod = util_xrealloc(c->pool_pod, sizeof(*c->pool_pod) * (size_t)n);
         c->pool_until = util_xrealloc(c->pool_until, sizeof(*c->pool_until) * (size_t)n);
         for (int i = c->npools; i < n; i++) {
@@ -247,9 +258,9 @@ static void start(scheduler_t *s, sched_pool_t *P, const pod_t *pod, node_info_t
         }
         c->npools = n;
     }
-    free(c->pool_pod[P->id]);
-    c->pool_pod[P->id] = util_strdup(pod->uid);
-    c->pool_until[P->id] = until;
+    free(c->pool_pod[pool]);
+    c->pool_pod[pool] = util_strdup(pod->uid);
+    c->pool_until[pool] = until;
     c->holds = util_xrealloc(c->holds, sizeof(*c->holds) * (size_t)(c->nholds + plan->nmoves));
     for (int i = 0; i < plan->nmoves; i++) {
         const consol_move_t *m = &plan->moves[i];
@@ -278,86 +289,86 @@ static void consol_no_plan_step(pod_set_t *set, fit_ctx_t *f, node_info_t **node
                  movers, bare);
 }
 
-/* 1 when a consolidation for it->pod was started (or is under way): the
- * pod waits for its nominated node; 0 when there is nothing to consolidate. */
-static int consolidate_run(sched_pool_t *P, queue_item_t *it, pod_set_t *set)
+static void count_done(scheduler_stats_t *st, void *ud)
 {
-    scheduler_t *s = P->s;
-    pod_t *pod = it->pod;
-    if (s->opts.max_consolidation_moves <= 0 || res_get_scalar(&pod->requests, RES_GPU) <= 0 || gang_of(pod))
+    if (ud)
+        st->consolidations++;
+    else
+        st->consolidations_failed++;
+}
+
+/* Starts the plan's moves for pod: holds, nomination, event, evictions. */
+static void consol_commit(consol_state_t *c, pod_set_t *set, pod_t *pod, node_info_t **nodes, const consol_plan_t *plan)
+{
+    const char *target = nodes[plan->target]->name;
+    sbuf_t names = { 0 };
+    for (int i = 0; i < plan->nmoves; i++)
+        sbuf_printf(&names, "%s%s -> %s", i ? ", " : "", plan->moves[i].pod->key, nodes[plan->moves[i].to]->name);
+    LOG_I("consolidation for pod=%s pool=%s: %d move(s) free node %s: %s", pod->key, set->pool_name, plan->nmoves,
+          target, names.data);
+    start(c, set->pool_id, pod, nodes, plan);
+    c->svc->nominate(c->core, pod, target);
+    sbuf_t msg = { 0 };
+    sbuf_printf(&msg, "moving %d pod(s) so that node %s has room (free GPUs were fragmented): %s", plan->nmoves, target,
+                names.data);
+    c->svc->pod_event(c->core, pod, "Normal", "Consolidation", msg.data);
+    sbuf_free(&msg);
+    pod_set_step(set, "consolidation", "planned", "%d move(s) free node %s: %s", plan->nmoves, target, names.data);
+    sbuf_free(&names);
+    preempt_candidate_t *cand = util_xcalloc(1, sizeof(*cand));
+    cand->node = util_strdup(target);
+    cand->victims = util_xcalloc((size_t)plan->nmoves, sizeof(*cand->victims));
+    char **dests = util_xcalloc((size_t)plan->nmoves, sizeof(*dests));
+    for (int i = 0; i < plan->nmoves; i++) {
+        cand->victims[i] = pod_ref(plan->moves[i].pod);
+        dests[i] = util_strdup(nodes[plan->moves[i].to]->name);
+    }
+    cand->nvictims = plan->nmoves;
+    c->svc->evict_moves(c->core, pod, cand, dests, set->pool_id, set->pool_name);
+    c->svc->stats(c->core, count_done, c);
+}
+
+/* 1 when a consolidation for the set's pod was started (or is under way):
+ * the pod waits for its nominated node; 0 when there is nothing to
+ * consolidate. */
+static int consolidate_run(consol_state_t *c, pod_set_t *set)
+{
+    pod_t *pod = set->items[0]->pod;
+    int max_moves = c->svc->opts(c->core)->max_consolidation_moves;
+    if (max_moves <= 0 || res_get_scalar(&pod->requests, RES_GPU) <= 0 || gang_of(pod))
         return 0;
     int mine = 0;
-    if (in_flight(s, P, pod, &mine)) {
+    if (in_flight(c, set->pool_id, pod, &mine)) {
         pod_set_step(set, "consolidation", mine ? "under way" : "busy",
-                     mine ? "its moves are under way" : "another pod's consolidation runs in pool %s", P->name);
+                     mine ? "its moves are under way" : "another pod's consolidation runs in pool %s", set->pool_name);
         return mine; /* its own: wait for the movers; another's: not now */
     }
     /* Copies of the pool's nodes, as this pod would see them. */
     node_info_t **nodes = NULL;
-    int n = 0;
-    cache_rdlock(s->cache);
-    int nn = 0;
-    node_info_t *const *all = cache_nodes_locked(s->cache, &nn);
-    nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
-    for (int i = 0; i < nn; i++) {
-        if (all[i]->pool != P->id || !all[i]->node)
-            continue;
-        cache_node_lock(s->cache, all[i]->name);
-        int cloned = 0;
-        node_info_t *v = node_with_nominated(s, pod, all[i], &cloned);
-        nodes[n++] = cloned ? v : node_info_clone(all[i]);
-        cache_node_unlock(s->cache, all[i]->name);
-    }
-    cache_unlock(s->cache);
+    int n = c->svc->pool_views(c->core, set->pool_id, pod, &nodes);
     int64_t total, best;
     consol_free_gpus(nodes, n, &total, &best);
     int64_t want = res_get_scalar(&pod->requests, RES_GPU);
     int done = 0;
     /* Only fragmentation: the pool has the GPUs, no node has them. */
     if (total >= want && best < want) {
-        fit_ctx_t f = { .s = s, .pool_id = P->id, .tenant = tenants_pod_tenant(s, pod), .now_wall = util_wall_ms() };
+        fit_ctx_t f = {
+            .c = c, .pool_id = set->pool_id, .tenant = c->svc->tenant_of(c->core, pod), .now_wall = util_wall_ms()
+        };
         consol_plan_t plan;
-        if (consol_plan(nodes, n, pod, s->opts.max_consolidation_moves, fit, movable, &f, &plan)) {
-            const char *target = nodes[plan.target]->name;
-            sbuf_t names = { 0 };
-            for (int i = 0; i < plan.nmoves; i++)
-                sbuf_printf(&names, "%s%s -> %s", i ? ", " : "", plan.moves[i].pod->key, nodes[plan.moves[i].to]->name);
-            LOG_I("consolidation for pod=%s pool=%s: %d move(s) free node %s: %s", pod->key, P->name, plan.nmoves,
-                  target, names.data);
-            start(s, P, pod, nodes, &plan);
-            cache_nominate(s->cache, pod, target);
-            writer_nominate(s->writer, pod, target);
-            sbuf_t msg = { 0 };
-            sbuf_printf(&msg, "moving %d pod(s) so that node %s has room (free GPUs were fragmented): %s", plan.nmoves,
-                        target, names.data);
-            writer_pod_event(s->writer, pod, "Normal", "Consolidation", msg.data);
-            sbuf_free(&msg);
-            pod_set_step(set, "consolidation", "planned", "%d move(s) free node %s: %s", plan.nmoves, target,
-                         names.data);
-            sbuf_free(&names);
-            preempt_candidate_t *cand = util_xcalloc(1, sizeof(*cand));
-            cand->node = util_strdup(target);
-            cand->victims = util_xcalloc((size_t)plan.nmoves, sizeof(*cand->victims));
-            char **dests = util_xcalloc((size_t)plan.nmoves, sizeof(*dests));
-            for (int i = 0; i < plan.nmoves; i++) {
-                cand->victims[i] = pod_ref(plan.moves[i].pod);
-                dests[i] = util_strdup(nodes[plan.moves[i].to]->name);
-            }
-            cand->nvictims = plan.nmoves;
-            evictor_submit_moves(s->evictor, pod, cand, dests, P->id, P->name);
-            stats_add(s, &s->stats.consolidations, 1);
+        if (consol_plan(nodes, n, pod, max_moves, fit, movable, &f, &plan)) {
+            consol_commit(c, set, pod, nodes, &plan);
             consol_plan_clear(&plan);
             done = 1;
         } else {
-            stats_add(s, &s->stats.consolidations_failed, 1);
-            consol_no_plan_step(set, &f, nodes, n, s->opts.max_consolidation_moves);
-            LOG_D("consolidation for pod=%s pool=%s: no plan within %d moves", pod->key, P->name,
-                  s->opts.max_consolidation_moves);
+            c->svc->stats(c->core, count_done, NULL);
+            consol_no_plan_step(set, &f, nodes, n, max_moves);
+            LOG_D("consolidation for pod=%s pool=%s: no plan within %d moves", pod->key, set->pool_name, max_moves);
         }
         fit_ctx_free(&f);
     } else if (total < want) {
         pod_set_step(set, "consolidation", "not applicable", "pool %s has %lld free GPUs, fewer than the %lld asked",
-                     P->name, (long long)total, (long long)want);
+                     set->pool_name, (long long)total, (long long)want);
     }
     for (int i = 0; i < n; i++)
         node_info_free(nodes[i]);
@@ -365,15 +376,15 @@ static int consolidate_run(sched_pool_t *P, queue_item_t *it, pod_set_t *set)
     return done;
 }
 
-/* The consolidation row's post-filter, before preemption: moving pods that
- * are recreated loses no work. It moves pods for one pod, and evicts, so
- * it follows the pool's preemption switch and the pod's preemptionPolicy
- * (Never: it displaces nobody, moved or not). */
-ext_rc_t consol_ext_post_filter(const sched_row_t *row, pod_set_t *set)
+/* It moves pods for one pod, and evicts, so it follows the pool's
+ * preemption switch and the pod's preemptionPolicy (Never: it displaces
+ * nobody, moved or not). */
+ext_rc_t consol_row_post_filter(const sched_row_t *row, pod_set_t *set)
 {
-    if (set->kind != SET_LONE || !sched_set_may_evict(set))
+    consol_state_t *c = row->self;
+    if (set->kind != SET_LONE || !c->svc->may_evict(c->core, set))
         return EXT_NEXT;
-    return consolidate_run(set->P, set->items[0], set) ? EXT_DONE : EXT_NEXT;
+    return consolidate_run(c, set) ? EXT_DONE : EXT_NEXT;
 }
 
 static void hostname_of(void *ud, const node_info_t *ni)
@@ -387,18 +398,17 @@ static void hostname_of(void *ud, const node_info_t *ni)
     }
 }
 
-/* The consolidation row's pre-place: a pod moved by a consolidation comes
- * back where room was held for it (a one-node domain by its hostname
- * label), else anywhere. */
-ext_rc_t consol_ext_pre_place(const sched_row_t *row, pod_set_t *set)
+/* A pod moved by a consolidation comes back where room was held for it (a
+ * one-node domain by its hostname label), else anywhere. */
+ext_rc_t consol_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
+    consol_state_t *c = row->self;
     if (set->kind != SET_LONE || set->has_dom)
         return EXT_NEXT;
-    scheduler_t *s = set->P->s;
-    char *node = consol_claim(s, set->items[0]->pod);
+    char *node = consol_claim(c, set->items[0]->pod);
     if (!node)
         return EXT_NEXT;
-    cache_node_visit(s->cache, node, hostname_of, &set->dom);
+    c->svc->node_visit(c->core, node, hostname_of, &set->dom);
     free(node);
     set->has_dom = set->dom.n > 0;
     set->dom_soft = 1;
