@@ -78,7 +78,7 @@
     X(OWNERS, "owners store (owners.c)")                                                                               \
     X(TOPO_INDEX, "topology index (topo_index.c)")                                                                     \
     X(GPU_RES, "GPU reservation store (scheduler/gpu.c)")                                                              \
-    X(CONSOL, "consolidation row (consolidation/row.c)")                                                                 \
+    X(CONSOL, "consolidation row (consolidation/row.c)")                                                               \
     X(RESV, "gang reservations (scheduler/reserve.c)")                                                                 \
     X(FAIRSHARE, "fair-share store (fairshare.c)")                                                                     \
     X(VOLUME_WAIT, "volume waiter (scheduler/volumes.c)")                                                              \
