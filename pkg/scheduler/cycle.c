@@ -28,6 +28,23 @@ uint64_t sched_rng_next(uint64_t *x)
  * nominated pods (and the held room) only count: no victim search takes
  * them off a view (preempt_removable). Returns ni itself, or a clone the
  * caller frees with node_info_free when *cloned is set. Cache lock held. */
+/* What the rows with a nominee point say of room held for nominee: the
+ * first NOMINEE_FREE wins, else any NOMINEE_KEPT, else NOMINEE_ANY. */
+static int nominee_say(scheduler_t *s, const sched_ext_t *ext, const pod_t *nominee, const pod_t *pod, int pool,
+                       int same_side)
+{
+    int say = NOMINEE_ANY;
+    for (int i = 0; i < s->nnominee_rows; i++) {
+        int k = s->nominee_rows[i];
+        int r = ext[k].nominee(&s->rows[k], nominee, pod, pool, same_side);
+        if (r == NOMINEE_FREE)
+            return r;
+        if (r == NOMINEE_KEPT)
+            say = r;
+    }
+    return say;
+}
+
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned)
 {
     pod_t *const *noms = NULL;
@@ -45,22 +62,16 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     if (nn == 0)
         return view;
     int pod_home = pools_home_id(s, pod) == ni->pool;
-    const char *gang = gang_of(pod);
     for (int i = 0; i < nn; i++) {
         if (strcmp(noms[i]->uid, pod->uid) == 0)
             continue;
-        /* A gang's room is held for the gang: its members do not keep it
-         * from one another (a whole-gang simulation sees it free). */
-        if (gang && strcmp(noms[i]->ns, pod->ns) == 0 && gang_of(noms[i]) && strcmp(gang_of(noms[i]), gang) == 0)
-            continue;
         int nom_home = pools_home_id(s, noms[i]) == ni->pool;
-        int counts = nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority;
-        /* Across Queues the rule is reclaim's: a pod whose queue is at or
-         * above its fair share here does not take the room held for another
-         * queue's pod, whatever the priorities (that room was reclaimed
-         * from such queues; taken back, it would be reclaimed again). */
-        if (!counts && nom_home == pod_home)
-            counts = tenants_room_kept(s, noms[i], pod, ni->pool);
+        int say = nominee_say(s, ext, noms[i], pod, ni->pool, nom_home == pod_home);
+        if (say == NOMINEE_FREE)
+            continue;
+        /* The core's rule: a home pod's room is kept from a borrower, and
+         * among pods of one side from those of no higher priority. */
+        int counts = say == NOMINEE_KEPT || (nom_home != pod_home ? nom_home : noms[i]->priority >= pod->priority);
         if (!counts)
             continue;
         if (!*cloned) {

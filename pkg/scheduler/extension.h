@@ -49,7 +49,7 @@ typedef enum {
 } set_outcome_t;
 
 typedef struct pod_set {
-    struct sched_pool *P; /* the pool whose thread runs the cycle */
+    struct sched_pool *P;  /* the pool whose thread runs the cycle */
     int pool_id;           /* P's id and name, for rows that see no sched_pool */
     const char *pool_name; /* (the pool's; pools live as long as the scheduler) */
     set_kind_t kind;
@@ -84,6 +84,9 @@ typedef struct pod_set {
     struct pod_set_trace *trace;
     int records; /* decision records are kept (else pod_set_step says nothing) */
 } pod_set_t;
+
+/* A nominee point's answers (sched_ext_t.nominee). */
+enum { NOMINEE_ANY = 0, NOMINEE_FREE, NOMINEE_KEPT };
 
 /* What a row's gate, admit, pre_place or post_filter says:
  * EXT_NEXT  the set goes on (to the next row);
@@ -162,6 +165,13 @@ typedef struct sched_ext {
      * given is changed in place). Cache lock held; the cycle's hottest
      * loop asks it of every node it filters. */
     node_info_t *(*node_view)(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned);
+    /* Whether room nominated on a node of pool for nominee is kept from
+     * pod, where the row has a say: NOMINEE_FREE (pod may use it, whatever
+     * else says), NOMINEE_KEPT (pod sees it taken), or NOMINEE_ANY (the
+     * core's rule: home pool first, then priority). same_side: both are
+     * home in pool, or both borrowers. Cache lock held; asked for every
+     * nominated pod on every node a cycle filters. */
+    int (*nominee)(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
     /* Housekeeper, once a second. */
     void (*housekeep)(const sched_row_t *row);
     /* Pods informer: a pod left the cache (deleted). */

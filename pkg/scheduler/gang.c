@@ -1366,3 +1366,14 @@ void gang_housekeep(scheduler_t *s)
         evictor_evict_stale(s->evictor, t.evict[i]);
     gang_tick_clear(&t);
 }
+
+int gang_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side)
+{
+    (void)row;
+    (void)pool;
+    (void)same_side;
+    const char *gang = gang_of(pod);
+    if (gang && strcmp(nominee->ns, pod->ns) == 0 && gang_of(nominee) && strcmp(gang_of(nominee), gang) == 0)
+        return NOMINEE_FREE; /* a whole-gang simulation sees it free */
+    return NOMINEE_ANY;
+}

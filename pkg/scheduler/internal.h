@@ -134,6 +134,9 @@ struct scheduler {
      * node a cycle filters, so found once. */
     int *view_rows;
     int nview_rows;
+    /* The rows with a nominee point, found once for the same reason. */
+    int *nominee_rows;
+    int nnominee_rows;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
     /* reserve.c: one reservation per pool for a large gang (its own leaf
@@ -409,10 +412,14 @@ void gang_housekeep(scheduler_t *s);
 /* tenants.c: tenants, the Queue objects (fairshare/fairshare.h); "queue" alone is the scheduling queue */
 #define TENANTS_REFRESH_MS 200
 int tenants_pod_tenant(scheduler_t *s, const pod_t *p);
-/* Whether room nominated for nominee is kept from pod in pool: they are in
- * different queues and pod's is at or above its fair share there (cache
- * lock may be held: the gang and fair-share stores are leaves). */
-int tenants_room_kept(scheduler_t *s, const pod_t *nominee, const pod_t *pod, int pool);
+/* The tenants row's nominee point: room nominated for nominee is kept
+ * from pod when both are home (or both borrowers, same_side) in pool, in different
+ * queues, and pod's is at or above its fair share there (cache lock may be
+ * held: the fair-share store is a leaf). */
+int tenants_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
+/* The gang row's: a gang's room is held for the gang, its members do not
+ * keep it from one another. */
+int gang_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
 /* queue_opts tenant_of and pick for pool P (ud). */
 int tenants_tenant_of(const pod_t *pod, void *ud);
 int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);

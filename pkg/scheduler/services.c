@@ -197,12 +197,15 @@ void sched_rows_init(scheduler_t *s)
     s->rows = util_xcalloc((size_t)n, sizeof(*s->rows));
     s->nrows = n;
     s->view_rows = util_xcalloc((size_t)n, sizeof(*s->view_rows));
+    s->nominee_rows = util_xcalloc((size_t)n, sizeof(*s->nominee_rows));
     for (int i = 0; i < n; i++) {
         s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s };
         if (ext[i].init)
             s->rows[i].self = ext[i].init(&sched_services, s);
         if (ext[i].node_view)
             s->view_rows[s->nview_rows++] = i;
+        if (ext[i].nominee)
+            s->nominee_rows[s->nnominee_rows++] = i;
     }
 }
 
@@ -215,6 +218,7 @@ void sched_rows_fini(scheduler_t *s)
             ext[i].fini(s->rows[i].self);
     free(s->rows);
     free(s->view_rows);
+    free(s->nominee_rows);
     s->rows = NULL;
     s->view_rows = NULL;
     s->nrows = s->nview_rows = 0;

@@ -23,12 +23,17 @@ int tenants_pod_tenant(scheduler_t *s, const pod_t *p)
     return t;
 }
 
-int tenants_room_kept(scheduler_t *s, const pod_t *nominee, const pod_t *pod, int pool)
+/* Across Queues the rule is reclaim's: a pod whose queue is at or above
+ * its fair share here does not take the room held for another queue's
+ * pod, whatever the priorities (that room was reclaimed from such queues;
+ * taken back, it would be reclaimed again). */
+int tenants_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side)
 {
-    if (!fs_active(s->fs))
-        return 0;
+    scheduler_t *s = row->self;
+    if (!same_side || !fs_active(s->fs))
+        return NOMINEE_ANY;
     int tp = tenants_pod_tenant(s, pod);
-    return tp != tenants_pod_tenant(s, nominee) && fs_at_share(s->fs, pool, tp);
+    return tp != tenants_pod_tenant(s, nominee) && fs_at_share(s->fs, pool, tp) ? NOMINEE_KEPT : NOMINEE_ANY;
 }
 
 int tenants_tenant_of(const pod_t *pod, void *ud)

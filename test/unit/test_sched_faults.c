@@ -1623,8 +1623,11 @@ static void test_over_share_queue_keeps_off_reclaimed_room(void **st)
     cycle_state_free(cs);
     /* A pod of train itself sees the room as its queue's rules say
      * (priority), and a pod of the same queue as the nominee is unaffected. */
-    assert_int_equal(tenants_room_kept(s, rec, rep, DEFAULT_POOL_ID), 1);
-    assert_int_equal(tenants_room_kept(s, rep, rec, DEFAULT_POOL_ID), 0);
+    sched_row_t row = { .self = s };
+    assert_int_equal(tenants_nominee(&row, rec, rep, DEFAULT_POOL_ID, 1), NOMINEE_KEPT);
+    assert_int_equal(tenants_nominee(&row, rep, rec, DEFAULT_POOL_ID, 1), NOMINEE_ANY);
+    /* A borrower and a home pod: the core's rule (home first) alone. */
+    assert_int_equal(tenants_nominee(&row, rec, rep, DEFAULT_POOL_ID, 0), NOMINEE_ANY);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     assert_non_null(it);
     queue_requeue(D->q, it);
