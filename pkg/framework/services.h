@@ -18,6 +18,7 @@
 #include "cache/cache.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "kube/client.h"
 #include "preemption/preemption.h"
 #include "scheduler/scheduler.h"
 
@@ -52,6 +53,17 @@ typedef struct sched_services {
 
     /* The counters and gauges /metrics shows: fn runs under their lock. */
     void (*stats)(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud);
+
+    /* The API client, for a row with a worker of its own that reads
+     * objects (the grouper's owner lookups); any thread. */
+    kube_client_t *(*client)(void *core);
+    /* A pre_enqueue row's hold on uid ended by itself: the pod enters its
+     * home queue if it is still pending and no row keeps it out. Any
+     * thread, no lock held. */
+    void (*release)(void *core, const char *uid);
+    /* An event on a pod known only by namespace, name and uid. */
+    void (*pod_event_by_name)(void *core, const char *ns, const char *name, const char *uid, const char *type,
+                              const char *reason, const char *message);
 
     /* Pods as the core sees them. pod_fw: the framework of the pod's
      * profile; is_ours: a schedulerName one of our profiles has;

@@ -30,8 +30,10 @@ typedef struct known {
 struct informer {
     kube_client_t *c;
     char *path;
-    informer_handler_fn fn;
-    void *ud;
+    /* Its handlers, in the order added (informer_add_handler). */
+    informer_handler_fn fn[INFORMER_MAX_HANDLERS];
+    void *ud[INFORMER_MAX_HANDLERS];
+    int nfn;
     pthread_t th;
     int started;
     volatile int stop; /* atomic accesses only */
@@ -61,8 +63,8 @@ informer_t *informer_new(kube_client_t *c, const char *path, const char *field_s
 {
     informer_t *inf = util_xcalloc(1, sizeof *inf);
     inf->c = c;
-    inf->fn = fn;
-    inf->ud = ud;
+    if (fn)
+        informer_add_handler(inf, fn, ud);
     sbuf_t p = { 0 };
     sbuf_puts(&p, path);
     if (field_selector && *field_selector) {
@@ -115,10 +117,24 @@ static int remember(informer_t *inf, const char *key, const char *rv)
     return k ? 1 : 0;
 }
 
+int informer_add_handler(informer_t *inf, informer_handler_fn fn, void *ud)
+{
+    if (inf->started || inf->nfn == INFORMER_MAX_HANDLERS)
+        return -1;
+    inf->fn[inf->nfn] = fn;
+    inf->ud[inf->nfn++] = ud;
+    return 0;
+}
+
+const char *informer_path(const informer_t *inf)
+{
+    return inf->path;
+}
+
 static void deliver(informer_t *inf, kube_event_type_t t, const char *key, json_t *obj)
 {
-    if (inf->fn)
-        inf->fn(inf->ud, t, key, obj);
+    for (int i = 0; i < inf->nfn; i++)
+        inf->fn[i](inf->ud[i], t, key, obj);
     __atomic_add_fetch(&inf->delivered, 1, __ATOMIC_RELAXED);
 }
 

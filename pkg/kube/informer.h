@@ -23,6 +23,13 @@ typedef struct informer informer_t;
  * retried with backoff, with one warning (then debug lines). */
 informer_t *informer_new(kube_client_t *c, const char *path, const char *field_selector, informer_handler_fn fn,
                          void *ud);
+/* Another handler for the same events (ud its own), called after the
+ * earlier ones: two users of one kind share a LIST and a WATCH. Before
+ * informer_start only; -1 when started or full. */
+#define INFORMER_MAX_HANDLERS 4
+int informer_add_handler(informer_t *inf, informer_handler_fn fn, void *ud);
+/* The path it lists and watches (with its field selector). */
+const char *informer_path(const informer_t *inf);
 int informer_start(informer_t *inf);
 /* 1 once the first LIST has been delivered, 0 on timeout. */
 int informer_wait_synced(informer_t *inf, int timeout_ms);

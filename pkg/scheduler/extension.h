@@ -128,6 +128,12 @@ typedef struct sched_ext {
      * freed by fini when it is freed, after every thread stopped. */
     void *(*init)(const sched_services_t *svc, void *core);
     void (*fini)(void *self);
+    /* A row with a thread of its own starts it when the scheduler starts
+     * (0, or -1 with err: the scheduler does not start) and stops it
+     * before the core's writer and caches go (stop may be called twice,
+     * and without start). */
+    int (*start)(const sched_row_t *row, char *err, size_t errlen);
+    void (*stop)(const sched_row_t *row);
     /* The objects the row keeps its own state of (NULL: none). */
     const sched_watch_t *watches;
     /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
@@ -176,6 +182,9 @@ typedef struct sched_ext {
     void (*housekeep)(const sched_row_t *row);
     /* Pods informer: a pod left the cache (deleted). */
     void (*pod_deleted)(const sched_row_t *row, const pod_t *pod);
+    /* Pods informer: one of our pods stopped pending (bound, or finished
+     * before it was). */
+    void (*pod_settled)(const sched_row_t *row, const pod_t *pod);
 } sched_ext_t;
 
 /* extensions.c: the table, in order. */

@@ -6,15 +6,12 @@
 #include "dra/row.h"
 #include "gates/row.h"
 #include "gpu/row.h"
+#include "grouper/row.h"
 #include "scheduler/internal.h"
 
 /* Rows still in pkg/scheduler take the scheduler as their room
  * (sched_row_core); these adapters give their points the old argument,
  * and go as each row moves to its concept's folder. */
-static void grouper_hk(const sched_row_t *r)
-{
-    grouper_ext_housekeep(r->self);
-}
 static void tenants_hk(const sched_row_t *r)
 {
     tenants_housekeep(r->self);
@@ -48,6 +45,12 @@ static const sched_watch_t gang_watches[] = {
     { "PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", on_priorityclass_event, 0 },
     { 0 },
 };
+/* PodGroups again (one informer, shared with the gang row's): the
+ * grouper's own, the gangs it made. */
+static const sched_watch_t grouper_watches[] = {
+    { "PodGroup", PODGROUP_API "/podgroups", grouper_row_on_podgroup, 0 },
+    { 0 },
+};
 static const sched_watch_t volumes_watches[] = {
     { "PersistentVolume", "/api/v1/persistentvolumes", on_pv_event, 0 },
     { "PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", on_pvc_event, 0 },
@@ -72,9 +75,15 @@ static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_row_pre_enqueue },
     { .name = "dynamic-resources", .pre_enqueue = dra_row_pre_enqueue },
     { .name = "workload-groups",
-      .init = sched_row_core,
-      .pre_enqueue = grouper_ext_pre_enqueue,
-      .housekeep = grouper_hk },
+      .init = grouper_row_init,
+      .fini = grouper_row_fini,
+      .start = grouper_row_start,
+      .stop = grouper_row_stop,
+      .watches = grouper_watches,
+      .pre_enqueue = grouper_row_pre_enqueue,
+      .housekeep = grouper_row_housekeep,
+      .pod_deleted = grouper_row_pod_deleted,
+      .pod_settled = grouper_row_pod_deleted },
     { .name = "lender", .post_filter = lender_ext_post_filter },
     { .name = "tenants",
       .init = sched_row_core,

@@ -1286,17 +1286,10 @@ int gang_preempt_set_noted(pod_set_t *set, minrt_note_t *prot)
 
 /* --------------------------------------------------------- informer */
 
-/* The PodGroup informer: the gang store, and the grouper's view of the
- * PodGroups it manages (kept in step with their owners' size). */
+/* The PodGroup informer: the gang store. */
 void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
     scheduler_t *s = ud;
-    const char *slash0 = strchr(key, '/');
-    if (s->grouper && slash0) {
-        char *ns = util_strndup(key, (size_t)(slash0 - key));
-        grouper_podgroup(s->grouper, ns, slash0 + 1, type == KUBE_DELETED ? NULL : obj);
-        free(ns);
-    }
     if (type == KUBE_DELETED) {
         trace_forget(s, "podgroup", key);
         const char *slash = strchr(key, '/');

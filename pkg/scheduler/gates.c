@@ -23,25 +23,6 @@ struct held_set {
     hashmap_t *uids; /* uid -> the row that keeps it out (1-based), as a pointer */
 };
 
-/* Workload groups: held while the grouper reads the pod's owners (a
- * moment: no condition, no event); the grouper lets go by labelling the
- * pod (its update comes back through the informer) or through
- * sched_pod_released. */
-int grouper_ext_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold)
-{
-    scheduler_t *s = row->self;
-    if (!s->grouper || !grouper_hold(s->grouper, pod))
-        return 0;
-    hold->reason = NULL;
-    return 1;
-}
-
-void grouper_ext_housekeep(scheduler_t *s)
-{
-    if (s->grouper)
-        grouper_housekeep(s->grouper);
-}
-
 /* The first row that keeps pod out fills hold (caller frees message);
  * returns that row's index + 1, or 0 when every row lets it in. */
 static int pre_enqueue(scheduler_t *s, const pod_t *pod, enqueue_hold_t *hold)

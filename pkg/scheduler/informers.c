@@ -75,8 +75,6 @@ static void forget_pod(scheduler_t *s, const char *uid)
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
     fs_uncharge(s->fs, uid); /* a preemptor's provisional charge, if any */
     gates_release(s, uid);
-    if (s->grouper)
-        grouper_forget(s->grouper, uid);
     pools_delete_pod(s, uid);
     if (old)
         gang_pod_delete(s->gangs, old);
@@ -163,8 +161,8 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     int ours = sched_is_ours(s, p->scheduler_name);
     cache_pod_state_t before = cache_upsert_pod_ex(s->cache, p, ours, &now);
     gang_pod_upsert(s->gangs, p);
-    if (s->grouper && before != now && (now == CPOD_BOUND || now == CPOD_TERMINAL))
-        grouper_forget(s->grouper, p->uid); /* pending no more: its record goes */
+    if (ours && before != now && (now == CPOD_BOUND || now == CPOD_TERMINAL))
+        sched_rows_pod_settled(s, p);
     if (now == CPOD_ASSUMED && ours && !p->deleting)
         gates_keep_out(s, p); /* the cache keeps the object we bind; the binder asks */
     else if (now != CPOD_PENDING || !ours || p->deleting)

@@ -87,10 +87,13 @@ struct scheduler {
     hashmap_t *pdb_by_key; /* ns/name -> pdb_t (same objects as pdbs) */
 
     informer_t *inf_pools, *inf_nodes, *inf_pods, *inf_pdbs;
-    /* The informers of the rows' watches (sched_watch_t), in table order
+    /* The informers of the rows' watches (sched_watch_t), one per path
      * (services.c: sched_rows_watch); NULL until scheduler_start. */
     informer_t **row_infs;
     int nrow_infs;
+    /* Each declared watch's informer (in the rows' order; rows watching
+     * one path share one of row_infs), NULL before scheduler_start. */
+    informer_t **watch_infs;
     volume_store_t *volumes; /* PVs, PVCs, classes, CSINodes, volume choices in flight */
     volume_waiter_t *vwait;  /* pods waiting at PreBind for their claims */
     api_writer_t *writer;
@@ -144,9 +147,6 @@ struct scheduler {
     resv_state_t *resv;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
-    /* grouper/: gangs derived from pods' owners (NULL: off); its own
-     * worker thread and leaf mutex, taken under the held set's */
-    grouper_t *grouper;
     /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
     prio_classes_t *prio_classes;
     /* minruntime.c's fast path: live Pools whose spec sets a minimum
@@ -470,8 +470,13 @@ void sched_rows_init(scheduler_t *s);
 void sched_rows_fini(scheduler_t *s);
 /* The row named name (its room and services), or NULL. */
 const sched_row_t *sched_row(scheduler_t *s, const char *name);
-/* Pods informer: every row's pod_deleted. */
+/* Pods informer: every row's pod_deleted, pod_settled. */
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod);
+void sched_rows_pod_settled(scheduler_t *s, const pod_t *pod);
+/* Every row's start in table order (0, or -1 with err at the first that
+ * fails); every row's stop. */
+int sched_rows_start(scheduler_t *s, char *err, size_t errlen);
+void sched_rows_stop(scheduler_t *s);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -517,8 +522,6 @@ json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);
 /* gates.c: PreEnqueue. The rows: scheduling gates (kube's SchedulingGates)
  * and DRA claims, which ai-scheduler does not allocate (kube's
  * DynamicResources would). */
-int grouper_ext_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold);
-void grouper_ext_housekeep(scheduler_t *s);
 held_set_t *held_new(void);
 void held_free(held_set_t *h);
 /* Whether a pre_enqueue row keeps pod out of the queues (nothing written). */
@@ -527,11 +530,6 @@ int sched_kept_out(scheduler_t *s, const pod_t *pod);
  * the first time, gets what its row says (condition, event) unless the
  * API shows that condition already. Any thread, no lock held. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod);
-/* scheduler.c: the default workload table with opts' file over it, and
- * the grouper's worker (scheduler_start calls it when workload_groups is
- * on; a unit suite may call it on a scheduler it builds by parts). 0, or
- * -1 with err (a bad table file). */
-int sched_grouper_start(scheduler_t *s, char *err, size_t errlen);
 /* prioclass.c: PriorityClasses, for the priority a PodGroup's
  * GANG_PRIORITY_CLASS_ANNOTATION gives its gang. */
 prio_classes_t *prio_classes_new(void);

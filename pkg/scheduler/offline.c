@@ -53,10 +53,11 @@ typedef struct row_feed {
     kube_event_type_t type;
     const char *key;
     json_t *obj;
-    int shown;
+    int shown, fed;
 } row_feed_t;
 
-/* Hands a fed object to the row that watches its kind. */
+/* Hands a fed object to every row that watches its kind, in table order
+ * (as a shared informer calls their handlers). */
 static int feed_row(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
 {
     (void)inf;
@@ -64,8 +65,9 @@ static int feed_row(void *ud, void *self, const sched_watch_t *w, informer_t *in
     if (strcmp(w->kind, f->kind) != 0)
         return 0;
     w->on_event(self, f->type, f->key, f->obj);
-    f->shown = w->shown;
-    return 1;
+    f->shown |= w->shown;
+    f->fed = 1;
+    return 0;
 }
 
 int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const char *key, json_t *obj)
@@ -92,8 +94,10 @@ int scheduler_feed(scheduler_t *s, const char *kind, const char *type, const cha
             sched_dash_changed(s); /* after: a poll that sees it sees the change */
         return 1;
     }
-    row_feed_t f = { kind, t, key, obj, 0 };
-    if (!kind || !sched_rows_each_watch(s, feed_row, &f))
+    row_feed_t f = { kind, t, key, obj, 0, 0 };
+    if (kind)
+        sched_rows_each_watch(s, feed_row, &f);
+    if (!f.fed)
         return 0;
     if (f.shown)
         sched_dash_changed(s);

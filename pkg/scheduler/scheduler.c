@@ -38,47 +38,6 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->reservation_timeout_s = 1800;
 }
 
-/* --- workload groups: the grouper's hooks into the scheduler -------------- */
-
-static void grouper_on_release(void *ud, const char *uid)
-{
-    sched_pod_released(ud, uid);
-}
-
-static void grouper_on_event(void *ud, const char *ns, const char *name, const char *uid, const char *type,
-                             const char *reason, const char *message)
-{
-    scheduler_t *s = ud;
-    if (s->writer)
-        writer_pod_event_by_name(s->writer, ns, name, uid, type, reason, message);
-}
-
-static int grouper_on_fenced(void *ud)
-{
-    return scheduler_fenced(ud);
-}
-
-int sched_grouper_start(scheduler_t *s, char *err, size_t errlen)
-{
-    const scheduler_opts_t *o = &s->opts;
-    wl_table_t *t = wl_table_new_default();
-    if (o->workload_groups_file && o->workload_groups_file[0] &&
-        wl_table_load_file(t, o->workload_groups_file, err, errlen) != 0) {
-        wl_table_free(t);
-        return -1;
-    }
-    grouper_opts_t go;
-    grouper_opts_default(&go);
-    go.refresh_s = o->workload_refresh_s > 0 ? o->workload_refresh_s : go.refresh_s;
-    grouper_hooks_t h = { s, grouper_on_release, grouper_on_event, grouper_on_fenced };
-    s->grouper = grouper_new(s->kc, t, &go, &h);
-    if (!s->grouper || grouper_start(s->grouper) != 0) {
-        snprintf(err, errlen, "cannot start the workload grouper");
-        return -1;
-    }
-    return 0;
-}
-
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
 {
     scheduler_t *s = util_xcalloc(1, sizeof(*s));
@@ -446,7 +405,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     /* Before the pods informer: it tells the evictor of checkpoint
      * requests (evictor_pod_seen), a restart's stale ones in its first list. */
     s->evictor = evictor_new(s);
-    if (s->opts.workload_groups && sched_grouper_start(s, err, errlen) != 0)
+    if (sched_rows_start(s, err, errlen) != 0) /* the rows' own workers (the grouper's) */
         return -1;
     s->vwait = volume_waiter_new(s); /* before the informers that kick it */
     s->inf_pools = informer_new(s->kc, "/apis/resource.aibee.cn/v1alpha1/pools", NULL, pools_on_event, s);
@@ -578,8 +537,7 @@ void scheduler_stop(scheduler_t *s)
     if (s->housekeeper_started)
         pthread_join(s->housekeeper, NULL);
     s->housekeeper_started = 0;
-    if (s->grouper)
-        grouper_stop(s->grouper); /* before the writer its events go to */
+    sched_rows_stop(s); /* before the writer their events go to */
     writer_free(s->writer);
     s->writer = NULL;
 }
@@ -595,8 +553,7 @@ void scheduler_free(scheduler_t *s)
     s->binder = NULL;
     evictor_free(s->evictor);
     s->evictor = NULL;
-    if (s->grouper)
-        grouper_stop(s->grouper);
+    sched_rows_stop(s);
     writer_free(s->writer);
     s->writer = NULL;
     informer_t *infs[] = { s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs };
@@ -605,9 +562,9 @@ void scheduler_free(scheduler_t *s)
     for (int i = 0; i < s->nrow_infs; i++)
         informer_free(s->row_infs[i]);
     free(s->row_infs);
-    s->row_infs = NULL;
+    free(s->watch_infs);
+    s->row_infs = s->watch_infs = NULL;
     s->nrow_infs = 0;
-    grouper_free(s->grouper); /* stopped above: its hooks read the cache and the held set */
     cache_free(s->cache);
     volume_waiter_free(s->vwait);
     volume_store_free(s->volumes);

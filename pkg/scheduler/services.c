@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "scheduler/internal.h"
+#include "util/log.h"
 #include "util/util.h"
 
 static const char *svc_name(void *core)
@@ -73,6 +74,24 @@ static void svc_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), v
     stats_lock(s);
     fn(&s->stats, ud);
     stats_unlock(s);
+}
+
+static kube_client_t *svc_client(void *core)
+{
+    return ((scheduler_t *)core)->kc;
+}
+
+static void svc_release(void *core, const char *uid)
+{
+    sched_pod_released(core, uid);
+}
+
+static void svc_pod_event_by_name(void *core, const char *ns, const char *name, const char *uid, const char *type,
+                                  const char *reason, const char *message)
+{
+    scheduler_t *s = core;
+    if (s->writer)
+        writer_pod_event_by_name(s->writer, ns, name, uid, type, reason, message);
 }
 
 static framework_t *svc_pod_fw(void *core, const pod_t *pod)
@@ -169,6 +188,9 @@ const sched_services_t sched_services = {
     .nodes_visit = svc_nodes_visit,
     .nodes_frozen = svc_nodes_frozen,
     .stats = svc_stats,
+    .client = svc_client,
+    .release = svc_release,
+    .pod_event_by_name = svc_pod_event_by_name,
     .pod_fw = svc_pod_fw,
     .is_ours = svc_is_ours,
     .home_pool = svc_home_pool,
@@ -234,6 +256,34 @@ const sched_row_t *sched_row(scheduler_t *s, const char *name)
     return NULL;
 }
 
+int sched_rows_start(scheduler_t *s, char *err, size_t errlen)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].start && ext[i].start(&s->rows[i], err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+void sched_rows_stop(scheduler_t *s)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].stop)
+            ext[i].stop(&s->rows[i]);
+}
+
+void sched_rows_pod_settled(scheduler_t *s, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].pod_settled)
+            ext[i].pod_settled(&s->rows[i], pod);
+}
+
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod)
 {
     int n = 0;
@@ -250,7 +300,7 @@ int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const 
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n && i < s->nrows; i++)
         for (const sched_watch_t *w = ext[i].watches; w && w->kind; w++, k++) {
-            int rc = fn(ud, s->rows[i].self, w, k < s->nrow_infs ? s->row_infs[k] : NULL);
+            int rc = fn(ud, s->rows[i].self, w, s->watch_infs ? s->watch_infs[k] : NULL);
             if (rc)
                 return rc;
         }
@@ -268,15 +318,27 @@ static int count_watch(void *ud, void *self, const sched_watch_t *w, informer_t 
 
 typedef struct watch_build {
     scheduler_t *s;
-    informer_t **infs;
+    informer_t **infs; /* distinct, owned */
     int n;
+    informer_t **by_watch; /* per watch, borrowed from infs */
+    int k;
 } watch_build_t;
 
+/* One informer per path: a second row watching the same objects adds its
+ * handler to the first's (one LIST and WATCH, each row its own state). */
 static int new_watch(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
 {
     (void)inf;
     watch_build_t *b = ud;
-    b->infs[b->n++] = informer_new(b->s->kc, w->path, NULL, w->on_event, self);
+    informer_t *shared = NULL;
+    for (int i = 0; i < b->n && !shared; i++)
+        if (strcmp(informer_path(b->infs[i]), w->path) == 0)
+            shared = b->infs[i];
+    if (shared && informer_add_handler(shared, w->on_event, self) != 0)
+        LOG_E("watch %s: too many rows share its informer; %s events are not delivered", w->path, w->kind);
+    if (!shared)
+        shared = b->infs[b->n++] = informer_new(b->s->kc, w->path, NULL, w->on_event, self);
+    b->by_watch[b->k++] = shared;
     return 0;
 }
 
@@ -284,10 +346,12 @@ void sched_rows_watch(scheduler_t *s)
 {
     int n = 0;
     sched_rows_each_watch(s, count_watch, &n);
-    watch_build_t b = { s, util_xcalloc((size_t)(n ? n : 1), sizeof(informer_t *)), 0 };
+    watch_build_t b = { s, util_xcalloc((size_t)(n ? n : 1), sizeof(informer_t *)), 0,
+                        util_xcalloc((size_t)(n ? n : 1), sizeof(informer_t *)), 0 };
     sched_rows_each_watch(s, new_watch, &b);
     s->row_infs = b.infs;
     s->nrow_infs = b.n;
+    s->watch_infs = b.by_watch;
 }
 
 typedef struct watch_find {

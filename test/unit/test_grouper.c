@@ -18,6 +18,7 @@
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
 #include "grouper/grouper.h"
+#include "grouper/row.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -950,11 +951,12 @@ static void test_let_in_pod_keeps_queue_item(void **st)
     char err[256] = "";
     scheduler_t *s = scheduler_new(&o, fake.kc, err, sizeof err);
     assert_non_null(s);
-    assert_int_equal(sched_grouper_start(s, err, sizeof err), 0);
+    assert_int_equal(sched_rows_start(s, err, sizeof err), 0);
+    grouper_t *g = grouper_row_grouper(sched_row(s, "workload-groups")->self);
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
 
     rs_q_pod_event(s, KUBE_ADDED, NULL); /* held while its owners are read */
-    wait_idle(s->grouper);
+    wait_idle(g);
     json_t *body = NULL;
     assert_int_equal(requests("PATCH", POD_PATH("q-1-a"), &body), 1);
     assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(body, "metadata"), "labels"),
@@ -971,7 +973,7 @@ static void test_let_in_pod_keeps_queue_item(void **st)
 
     __atomic_store_n(&clock_ahead, 301000, __ATOMIC_RELEASE);
     rs_q_pod_event(s, KUBE_MODIFIED, json_pack("{s:s}", FS_QUEUE_LABEL, "team-q")); /* a status write, say */
-    wait_idle(s->grouper);
+    wait_idle(g);
     it = queue_take(D->q, "uid-q-1-a");
     assert_non_null(it);
     assert_int_equal(it->attempts, 1);

@@ -1082,10 +1082,17 @@ static void test_informer_relist_synthesizes_deletes(void **state)
     pthread_mutex_init(&l.mu, NULL);
     informer_t *inf = informer_new(c, "/api/v1/pods", NULL, inf_handler, &l);
     l.inf = inf;
+    /* A second user of the same objects shares the LIST and WATCH. */
+    inf_log_t l2 = { .n = 0 };
+    pthread_mutex_init(&l2.mu, NULL);
+    l2.inf = inf;
+    assert_int_equal(informer_add_handler(inf, inf_handler, &l2), 0);
+    assert_string_equal(informer_path(inf), "/api/v1/pods");
     assert_int_equal(informer_delivered(NULL), 0);
     assert_int_equal(informer_delivered(inf), 0);
     assert_int_equal(informer_has_synced(inf), 0);
     assert_int_equal(informer_start(inf), 0);
+    assert_int_equal(informer_add_handler(inf, inf_handler, &l2), -1); /* started: too late */
     assert_int_equal(informer_wait_synced(inf, 5000), 1);
     assert_int_equal(inf_wait(&l, 3), 3);
     assert_true(inf_has(&l, 0, 3, "ADDED default/a"));
@@ -1131,10 +1138,17 @@ static void test_informer_relist_synthesizes_deletes(void **state)
     assert_int_equal(informer_delivered(inf), 10);
     for (int i = 0; i < 10; i++)
         assert_int_equal(l.delivered[i], (unsigned long)i);
+    /* the second handler saw every event, in the same order, after the first */
+    assert_int_equal(l2.n, 10);
+    for (int i = 0; i < 10; i++) {
+        assert_string_equal(l2.ev[i], l.ev[i]);
+        assert_int_equal(l2.delivered[i], (unsigned long)i);
+    }
     informer_free(inf);
     kube_client_free(c);
     srv_stop(s);
     pthread_mutex_destroy(&l.mu);
+    pthread_mutex_destroy(&l2.mu);
 }
 
 static void test_informer_waits_for_crd(void **state)

@@ -134,14 +134,14 @@ static scheduler_t *fresh(void)
     scheduler_t *s = fake_api_scheduler(fake.kc);
     s->writer = writer_new(s, 100);
     char err[256];
-    if (sched_grouper_start(s, err, sizeof err) != 0)
-        fail_msg("sched_grouper_start: %s", err);
+    if (sched_rows_start(s, err, sizeof err) != 0)
+        fail_msg("sched_rows_start: %s", err);
     return s;
 }
 
 static void done(scheduler_t *s)
 {
-    grouper_stop(s->grouper);
+    sched_rows_stop(s);
     writer_free(s->writer);
     s->writer = NULL;
     scheduler_free(s);
