@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "framework/framework.h"
 #include "framework/services.h"
 #include "gang/gang.h"
 #include "kube/informer.h"
@@ -137,9 +138,10 @@ typedef struct sched_ext {
     /* Narrows where the set goes (set->dom), or fails it. */
     ext_rc_t (*pre_place)(pod_set_t *set);
     /* One member assumed on node: 0, or -1 with err (the node no longer
-     * fits it); unreserve undoes a reserve that succeeded. */
-    int (*reserve)(struct sched_pool *P, const pod_t *pod, const char *node, char *err, size_t errlen);
-    void (*unreserve)(struct sched_pool *P, const pod_t *pod);
+     * fits it); unreserve undoes a reserve that succeeded, in the cycle or
+     * when the pod's bind does not happen (sched_rows_unreserve). */
+    int (*reserve)(const sched_row_t *row, const pod_t *pod, const char *node, char *err, size_t errlen);
+    void (*unreserve)(const sched_row_t *row, const pod_t *pod);
     /* The set's minimum is assumed and its binds are on their way. */
     void (*commit)(pod_set_t *set);
     /* The set did not fit: make room, or move it. */
@@ -159,6 +161,18 @@ typedef struct sched_ext {
      * given is changed in place). Cache lock held; the cycle's hottest
      * loop asks it of every node it filters. */
     node_info_t *(*node_view)(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned);
+    /* What the row keeps that the Filter plugins read (fw_cluster_t's
+     * store fields: the volume store): set in cl, asked once when the rows
+     * are built, valid as long as the room. Every cluster view the core
+     * makes starts from it. */
+    void (*cluster)(const sched_row_t *row, fw_cluster_t *cl);
+    /* The row's threads: start at scheduler_start; stop before the binder
+     * goes (and again, harmless, when the scheduler is freed). Offline mode
+     * (the sandbox) starts none and calls drain instead, once per drain of
+     * the scheduler: the threads' work done once; 1 when there was some. */
+    void (*start)(const sched_row_t *row);
+    void (*stop)(const sched_row_t *row);
+    int (*drain)(const sched_row_t *row);
     /* Housekeeper, once a second. */
     void (*housekeep)(const sched_row_t *row);
     /* Pods informer: a pod left the cache (deleted). */

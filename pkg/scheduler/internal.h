@@ -26,7 +26,6 @@
 #include "scheduler/scheduler.h"
 #include "util/hashmap.h"
 #include "util/lockorder.h"
-#include "volume/volume.h"
 
 #define DEFAULT_POOL_ID 0
 
@@ -56,7 +55,6 @@ typedef struct sched_profile {
 
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
-typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
 typedef struct consol_state consol_state_t;
 typedef struct resv_state resv_state_t;
@@ -92,8 +90,6 @@ struct scheduler {
      * (services.c: sched_rows_watch); NULL until scheduler_start. */
     informer_t **row_infs;
     int nrow_infs;
-    volume_store_t *volumes; /* PVs, PVCs, classes, CSINodes, volume choices in flight */
-    volume_waiter_t *vwait;  /* pods waiting at PreBind for their claims */
     api_writer_t *writer;
     binder_t *binder;
     evictor_t *evictor;
@@ -135,6 +131,9 @@ struct scheduler {
      * node a cycle filters, so found once. */
     int *view_rows;
     int nview_rows;
+    /* What the rows keep for the Filter plugins (their cluster point, asked
+     * once when they are built): every cluster view starts from it. */
+    fw_cluster_t row_cluster;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
     /* consolidate.c: consolidations in flight and the room held for movers'
@@ -469,6 +468,15 @@ void sched_rows_fini(scheduler_t *s);
 const sched_row_t *sched_row(scheduler_t *s, const char *name);
 /* Pods informer: every row's pod_deleted. */
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod);
+/* A placed pod's bind will not happen (PreBind or the Binding failed, or
+ * it is held back): every row's unreserve, as kube's binding cycle does. */
+void sched_rows_unreserve(scheduler_t *s, const pod_t *pod);
+/* Every row's start (scheduler_start), stop (scheduler_stop, before the
+ * binder goes; again by scheduler_free: stop is idempotent), and, in
+ * offline mode, drain once (1 when any row had work). */
+void sched_rows_start(scheduler_t *s);
+void sched_rows_stop(scheduler_t *s);
+int sched_rows_drain(scheduler_t *s);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -677,28 +685,6 @@ void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *ob
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void pdbs_destroy(scheduler_t *s);
-
-/* volumes.c: storage informers, Reserve and PreBind of VolumeBinding */
-void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void on_storage_class_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-volume_waiter_t *volume_waiter_new(scheduler_t *s);
-void volume_waiter_close(volume_waiter_t *w);
-void volume_waiter_free(volume_waiter_t *w);
-/* offline.c's: no thread; volume_waiter_drain checks each waiting pod
- * once (1 if any waited). */
-volume_waiter_t *volume_waiter_new_offline(scheduler_t *s);
-int volume_waiter_drain(volume_waiter_t *w);
-/* The volumes row (VolumeBinding). reserve: assumes the pod's volume
- * choice on node; -1 with a message if the node no longer fits its
- * volumes. unreserve: forgets it. pre_bind, from a bind worker: READY (bind
- * now), WAITING (the waiter took *it, set to NULL, and resubmits the bind)
- * or FAILED (err says why; event sent). */
-int volumes_ext_reserve(sched_pool_t *P, const pod_t *pod, const char *node, char *err, size_t errlen);
-void volumes_ext_unreserve(sched_pool_t *P, const pod_t *pod);
-int volumes_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,
-                         char *err, size_t errlen);
 
 void stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
 /* scheduler.c: the housekeeper's once-a-second work but Pool .status and
