@@ -212,7 +212,7 @@ static const fw_registry_entry_t REGISTRY[] = {
     { "GCEPDLimits", PT(FW_PT_FILTER), mk_gce_pd_limits },
     { "NodeVolumeLimits", PT(FW_PT_FILTER), mk_node_volume_limits },
     { "AzureDiskLimits", PT(FW_PT_FILTER), mk_azure_disk_limits },
-    /* Reserve and PreBind run in the scheduler (scheduler/volumes.c). */
+    /* Reserve and PreBind run in the volumes row (volume/row.c). */
     { "VolumeBinding", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_RESERVE) | PT(FW_PT_PRE_BIND),
       mk_volume_binding },
     { "VolumeZone", PT(FW_PT_FILTER), mk_volume_zone },

@@ -13,6 +13,7 @@
 #ifndef AISCHED_FRAMEWORK_SERVICES_H
 #define AISCHED_FRAMEWORK_SERVICES_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "cache/cache.h"
@@ -20,6 +21,7 @@
 #include "framework/nodeinfo.h"
 #include "kube/client.h"
 #include "preemption/preemption.h"
+#include "queue/queue.h"
 #include "scheduler/scheduler.h"
 
 struct pod_set;
@@ -43,6 +45,29 @@ typedef struct sched_services {
      * frees; NULL if none), or -1 with err when it could not be sent. */
     int (*api)(void *core, const char *method, const char *path, const char *body, long *status, char **answer,
                char *err, size_t errlen);
+    /* The same with a JSON body (content_type NULL: application/json) and
+     * answer (*out, optional; caller frees): 0 on a 2xx answer; -1 with
+     * err (the API's Status message) and *status otherwise. */
+    int (*api_json)(void *core, const char *method, const char *path, const char *content_type, json_t *body,
+                    json_t **out, long *status, char *err, size_t errlen);
+    /* One event on the pod, queued to the writer (never waits on the API). */
+    void (*pod_event)(void *core, const pod_t *pod, const char *type, const char *reason, const char *message);
+
+    /* Whether the pod's profile runs the plugin name at point (FW_PT_*). */
+    int (*plugin_runs)(void *core, const pod_t *pod, int point, const char *name);
+    /* Something a row watches changed in a way that may let waiting pods
+     * fit: every pool tries its unschedulable pods again (kube's
+     * MoveAllToActiveOrBackoffQueue); event names the change. */
+    void (*wake_all)(void *core, const char *event);
+
+    /* Whether the cache still holds the pod (pending, assumed or bound):
+     * 0 once it was deleted. */
+    int (*pod_known)(void *core, const char *uid);
+    /* Undoes the pod's assumption in the cache: its bind will not happen. */
+    void (*forget_assumed)(void *core, const char *uid);
+    /* Hands a placed pod to the binder again (it taken): a row whose
+     * pre_bind answered PREBIND_WAITING, once what it waited for came. */
+    void (*bind)(void *core, queue_item_t *it, const char *node, const char *lender);
 
     /* Node views (the cache's): fn on one node under its lock; on every
      * node; or with every node frozen (no pod assumed or bound meanwhile)
@@ -91,12 +116,11 @@ typedef struct sched_services {
     /* Acts of a row (a pool thread's: none waits on the API server).
      * may_evict: whether the set may displace pods (the pool's switch,
      * every member's preemptionPolicy and profile); nominate: the pod's
-     * room on node, in the cache and on its status; pod_event: an event
-     * on the pod; evict_moves: the eviction worker evicts cand's pods,
-     * each moved to dests[i] (takes cand, one, and dests). */
+     * room on node, in the cache and on its status; evict_moves: the
+     * eviction worker evicts cand's pods, each moved to dests[i] (takes
+     * cand, one, and dests). */
     int (*may_evict)(void *core, const struct pod_set *set);
     void (*nominate)(void *core, pod_t *pod, const char *node);
-    void (*pod_event)(void *core, const pod_t *pod, const char *type, const char *reason, const char *message);
     void (*evict_moves)(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
                         const char *pool_name);
 } sched_services_t;

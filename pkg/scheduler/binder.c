@@ -123,7 +123,7 @@ static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *
     const pod_t *pod = j->it->pod;
     stats_add(s, &s->stats.bind_errors, 1);
     int freed = cache_forget(s->cache, pod->uid);
-    volume_forget(s->volumes, pod->uid);
+    sched_rows_unreserve(s, pod);
     /* The room it was assumed on is free again: the pods that failed
      * against it may fit now (this item is in no queue; a retry below
      * waits out its own backoff). */
@@ -191,7 +191,7 @@ static int held_back(scheduler_t *s, bind_job_t *j)
         return 0;
     LOG_I("bind pod=%s node=%s: not bound, it is kept out of scheduling", pod->key, j->node);
     int freed = cache_forget(s->cache, pod->uid);
-    volume_forget(s->volumes, pod->uid);
+    sched_rows_unreserve(s, pod);
     if (freed)
         sched_room_freed(s, NULL, "AssumedPodForgotten");
     job_free(j);

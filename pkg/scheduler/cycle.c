@@ -129,12 +129,12 @@ void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl)
 {
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    *cl = (fw_cluster_t){ .nodes = nodes,
-                          .nnodes = n,
-                          .index = cache_topo_index(s->cache),
-                          .node_lock = sched_lock_node,
-                          .lock_ud = s->cache,
-                          .volumes = s->volumes };
+    *cl = s->row_cluster;
+    cl->nodes = nodes;
+    cl->nnodes = n;
+    cl->index = cache_topo_index(s->cache);
+    cl->node_lock = sched_lock_node;
+    cl->lock_ud = s->cache;
 }
 
 /* The pool's node count, counted again only when the node set moved: a
@@ -359,7 +359,10 @@ static int refit_full(void *ud, node_info_t *ni)
     int n = 0;
     node_info_t *const *nodes = cache_nodes_locked(r->s->cache, &n);
     /* Write lock held: no reserver runs, no node locking needed. */
-    fw_cluster_t cl = { .nodes = nodes, .nnodes = n, .index = cache_topo_index(r->s->cache), .volumes = r->s->volumes };
+    fw_cluster_t cl = r->s->row_cluster;
+    cl.nodes = nodes;
+    cl.nnodes = n;
+    cl.index = cache_topo_index(r->s->cache);
     cycle_state_t *cs = cycle_state_new();
     cycle_state_set_cluster(cs, &cl);
     fw_status_reset(&st);
@@ -392,12 +395,12 @@ int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < n; i++) {
-        if (!ext[i].reserve || ext[i].reserve(P, pod, d->node, err, sizeof(err)) == 0)
+        if (!ext[i].reserve || ext[i].reserve(&P->s->rows[i], pod, d->node, err, sizeof(err)) == 0)
             continue;
         LOG_D("reserve pod=%s node=%s: %s: %s", pod->key, d->node, ext[i].name, err);
         while (--i >= 0)
             if (ext[i].reserve && ext[i].unreserve)
-                ext[i].unreserve(P, pod);
+                ext[i].unreserve(&P->s->rows[i], pod);
         cache_forget(P->s->cache, pod->uid);
         return 0;
     }
@@ -411,7 +414,7 @@ void sched_unassume(sched_pool_t *P, const pod_t *pod)
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = n - 1; i >= 0; i--)
         if (ext[i].unreserve)
-            ext[i].unreserve(P, pod);
+            ext[i].unreserve(&P->s->rows[i], pod);
     cache_forget(P->s->cache, pod->uid);
 }
 

@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "framework/framework.h"
 #include "framework/services.h"
 #include "gang/gang.h"
 #include "kube/informer.h"
@@ -130,8 +131,8 @@ typedef struct sched_ext {
     void (*fini)(void *self);
     /* A row with a thread of its own starts it when the scheduler starts
      * (0, or -1 with err: the scheduler does not start) and stops it
-     * before the core's writer and caches go (stop may be called twice,
-     * and without start). */
+     * before the core's binder, writer and caches go (stop may be called
+     * twice, and without start). */
     int (*start)(const sched_row_t *row, char *err, size_t errlen);
     void (*stop)(const sched_row_t *row);
     /* The objects the row keeps its own state of (NULL: none). */
@@ -149,9 +150,10 @@ typedef struct sched_ext {
     /* Narrows where the set goes (set->dom), or fails it. */
     ext_rc_t (*pre_place)(const sched_row_t *row, pod_set_t *set);
     /* One member assumed on node: 0, or -1 with err (the node no longer
-     * fits it); unreserve undoes a reserve that succeeded. */
-    int (*reserve)(struct sched_pool *P, const pod_t *pod, const char *node, char *err, size_t errlen);
-    void (*unreserve)(struct sched_pool *P, const pod_t *pod);
+     * fits it); unreserve undoes a reserve that succeeded, in the cycle or
+     * when the pod's bind does not happen (sched_rows_unreserve). */
+    int (*reserve)(const sched_row_t *row, const pod_t *pod, const char *node, char *err, size_t errlen);
+    void (*unreserve)(const sched_row_t *row, const pod_t *pod);
     /* The set's minimum is assumed and its binds are on their way. */
     void (*commit)(const sched_row_t *row, pod_set_t *set);
     /* The set did not fit: make room, or move it. */
@@ -178,6 +180,15 @@ typedef struct sched_ext {
      * home in pool, or both borrowers. Cache lock held; asked for every
      * nominated pod on every node a cycle filters. */
     int (*nominee)(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
+    /* What the row keeps that the Filter plugins read (fw_cluster_t's
+     * store fields: the volume store): set in cl, asked once when the rows
+     * are built, valid as long as the room. Every cluster view the core
+     * makes starts from it. */
+    void (*cluster)(const sched_row_t *row, fw_cluster_t *cl);
+    /* Offline mode (the sandbox) starts no row's thread (start, above) and
+     * calls drain instead, once per drain of the scheduler: the thread's
+     * work done once; 1 when there was some. */
+    int (*drain)(const sched_row_t *row);
     /* Housekeeper, once a second. */
     void (*housekeep)(const sched_row_t *row);
     /* Pods informer: a pod left the cache (deleted). */

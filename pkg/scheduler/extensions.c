@@ -8,6 +8,7 @@
 #include "gpu/row.h"
 #include "grouper/row.h"
 #include "scheduler/internal.h"
+#include "volume/row.h"
 
 /* Rows still in pkg/scheduler take the scheduler as their room
  * (sched_row_core); these adapters give their points the old argument,
@@ -28,11 +29,6 @@ static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t 
 {
     return resv_view(r->self, pod, view, cloned);
 }
-static int volumes_pb(const sched_row_t *r, queue_item_t **it, const char *node, const char *lender, json_t **ann,
-                      char *err, size_t errlen)
-{
-    return volumes_ext_pre_bind(r->self, it, node, lender, ann, err, errlen);
-}
 
 /* What the rows watch: their handlers get the row's room. */
 static const sched_watch_t tenants_watches[] = {
@@ -49,13 +45,6 @@ static const sched_watch_t gang_watches[] = {
  * grouper's own, the gangs it made. */
 static const sched_watch_t grouper_watches[] = {
     { "PodGroup", PODGROUP_API "/podgroups", grouper_row_on_podgroup, 0 },
-    { 0 },
-};
-static const sched_watch_t volumes_watches[] = {
-    { "PersistentVolume", "/api/v1/persistentvolumes", on_pv_event, 0 },
-    { "PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", on_pvc_event, 0 },
-    { "StorageClass", "/apis/storage.k8s.io/v1/storageclasses", on_storage_class_event, 0 },
-    { "CSINode", "/apis/storage.k8s.io/v1/csinodes", on_csinode_event, 0 },
     { 0 },
 };
 
@@ -119,11 +108,16 @@ static const sched_ext_t table[] = {
       .housekeep = gang_hk },
     { .name = "topology", .pre_place = topology_ext_pre_place },
     { .name = "volumes",
-      .init = sched_row_core,
-      .watches = volumes_watches,
-      .reserve = volumes_ext_reserve,
-      .unreserve = volumes_ext_unreserve,
-      .pre_bind = volumes_pb },
+      .init = volume_row_init,
+      .fini = volume_row_fini,
+      .watches = volume_row_watches,
+      .cluster = volume_row_cluster,
+      .reserve = volume_row_reserve,
+      .unreserve = volume_row_unreserve,
+      .pre_bind = volume_row_pre_bind,
+      .start = volume_row_start,
+      .stop = volume_row_stop,
+      .drain = volume_row_drain },
     { .name = "gpu-sharing",
       .init = gpu_row_init,
       .fini = gpu_row_fini,

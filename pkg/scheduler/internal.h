@@ -26,7 +26,6 @@
 #include "scheduler/scheduler.h"
 #include "util/hashmap.h"
 #include "util/lockorder.h"
-#include "volume/volume.h"
 
 #define DEFAULT_POOL_ID 0
 
@@ -56,7 +55,6 @@ typedef struct sched_profile {
 
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
-typedef struct volume_waiter volume_waiter_t;
 typedef struct evictor evictor_t;
 typedef struct resv_state resv_state_t;
 typedef struct held_set held_set_t;
@@ -94,8 +92,6 @@ struct scheduler {
     /* Each declared watch's informer (in the rows' order; rows watching
      * one path share one of row_infs), NULL before scheduler_start. */
     informer_t **watch_infs;
-    volume_store_t *volumes; /* PVs, PVCs, classes, CSINodes, volume choices in flight */
-    volume_waiter_t *vwait;  /* pods waiting at PreBind for their claims */
     api_writer_t *writer;
     binder_t *binder;
     evictor_t *evictor;
@@ -140,6 +136,9 @@ struct scheduler {
     /* The rows with a nominee point, found once for the same reason. */
     int *nominee_rows;
     int nnominee_rows;
+    /* What the rows keep for the Filter plugins (their cluster point, asked
+     * once when they are built): every cluster view starts from it. */
+    fw_cluster_t row_cluster;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
     /* reserve.c: one reservation per pool for a large gang (its own leaf
@@ -473,10 +472,16 @@ const sched_row_t *sched_row(scheduler_t *s, const char *name);
 /* Pods informer: every row's pod_deleted, pod_settled. */
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod);
 void sched_rows_pod_settled(scheduler_t *s, const pod_t *pod);
-/* Every row's start in table order (0, or -1 with err at the first that
- * fails); every row's stop. */
+/* A placed pod's bind will not happen (PreBind or the Binding failed, or
+ * it is held back): every row's unreserve, as kube's binding cycle does. */
+void sched_rows_unreserve(scheduler_t *s, const pod_t *pod);
+/* Every row's start in table order (scheduler_start: 0, or -1 with err at
+ * the first that fails), stop (scheduler_stop, before the binder goes;
+ * again by scheduler_free: stop is idempotent), and, in offline mode,
+ * drain once (1 when any row had work). */
 int sched_rows_start(scheduler_t *s, char *err, size_t errlen);
 void sched_rows_stop(scheduler_t *s);
+int sched_rows_drain(scheduler_t *s);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -662,28 +667,6 @@ void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *ob
 void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void on_pdb_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 void pdbs_destroy(scheduler_t *s);
-
-/* volumes.c: storage informers, Reserve and PreBind of VolumeBinding */
-void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void on_pvc_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void on_storage_class_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-void on_csinode_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-volume_waiter_t *volume_waiter_new(scheduler_t *s);
-void volume_waiter_close(volume_waiter_t *w);
-void volume_waiter_free(volume_waiter_t *w);
-/* offline.c's: no thread; volume_waiter_drain checks each waiting pod
- * once (1 if any waited). */
-volume_waiter_t *volume_waiter_new_offline(scheduler_t *s);
-int volume_waiter_drain(volume_waiter_t *w);
-/* The volumes row (VolumeBinding). reserve: assumes the pod's volume
- * choice on node; -1 with a message if the node no longer fits its
- * volumes. unreserve: forgets it. pre_bind, from a bind worker: READY (bind
- * now), WAITING (the waiter took *it, set to NULL, and resubmits the bind)
- * or FAILED (err says why; event sent). */
-int volumes_ext_reserve(sched_pool_t *P, const pod_t *pod, const char *node, char *err, size_t errlen);
-void volumes_ext_unreserve(sched_pool_t *P, const pod_t *pod);
-int volumes_ext_pre_bind(scheduler_t *s, queue_item_t **it, const char *node, const char *lender, json_t **ann,
-                         char *err, size_t errlen);
 
 void stats_add(scheduler_t *s, unsigned long *field, unsigned long n);
 /* scheduler.c: the housekeeper's once-a-second work but Pool .status and

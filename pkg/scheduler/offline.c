@@ -23,7 +23,6 @@ int scheduler_start_offline(scheduler_t *s, char *err, size_t errlen)
     s->use_policy_v1 = 1;
     s->writer = writer_new_offline(s, OFFLINE_MAX_PENDING);
     s->evictor = evictor_new_offline(s);
-    s->vwait = volume_waiter_new_offline(s);
     s->binder = binder_new_offline(s);
     if (!s->binder) {
         util_errf(err, errlen, "cannot create the binder");
@@ -120,7 +119,7 @@ int scheduler_drain(scheduler_t *s)
 {
     int n = 0;
     /* Once: a pod whose claims are still unbound waits on. */
-    volume_waiter_drain(s->vwait);
+    sched_rows_drain(s);
     for (;;) {
         /* Binds before evictions, writes last: a bind's Scheduled event
          * follows it, as with the threads. */

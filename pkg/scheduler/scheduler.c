@@ -83,17 +83,16 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
     cache_set_account_hook(s->cache, tenants_account, s);
-    s->volumes = volume_store_new();
     s->gangs = gang_store_new();
     s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
     /* NULL: no record is built (trace.c), scheduler_explain finds none */
     s->explain = o->no_decision_records ? NULL : explain_store_new(EXPLAIN_DEFAULT_CAP);
-    fw_cluster_t base = { .volumes = s->volumes };
-    for (int i = 0; i < s->nprofiles; i++)
-        framework_set_base_cluster(s->profiles[i].fw, &base);
     sched_rows_init(s);
+    /* What the rows keep for the Filter plugins, for the views made with no cluster */
+    for (int i = 0; i < s->nprofiles; i++)
+        framework_set_base_cluster(s->profiles[i].fw, &s->row_cluster);
     return s;
 }
 
@@ -405,9 +404,10 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     /* Before the pods informer: it tells the evictor of checkpoint
      * requests (evictor_pod_seen), a restart's stale ones in its first list. */
     s->evictor = evictor_new(s);
-    if (sched_rows_start(s, err, errlen) != 0) /* the rows' own workers (the grouper's) */
+    /* The rows' own workers (the grouper's, the volume waiter's), before
+     * the informers that feed them. */
+    if (sched_rows_start(s, err, errlen) != 0)
         return -1;
-    s->vwait = volume_waiter_new(s); /* before the informers that kick it */
     s->inf_pools = informer_new(s->kc, "/apis/resource.aibee.cn/v1alpha1/pools", NULL, pools_on_event, s);
     s->inf_nodes = informer_new(s->kc, "/api/v1/nodes", NULL, on_node_event, s);
     s->inf_pods = informer_new(s->kc, "/api/v1/pods", NULL, on_pod_event, s);
@@ -519,7 +519,7 @@ void scheduler_stop(scheduler_t *s)
     for (int i = 0; i < s->nrow_infs; i++)
         informer_request_stop(s->row_infs[i]);
     pools_stop_threads(s);
-    volume_waiter_close(s->vwait); /* before the binder it resubmits to */
+    sched_rows_stop(s); /* before the binder they hand pods to, the writer their events go to */
     binder_free(s->binder);
     s->binder = NULL;
     for (size_t i = 0; i < ninf; i++)
@@ -537,7 +537,6 @@ void scheduler_stop(scheduler_t *s)
     if (s->housekeeper_started)
         pthread_join(s->housekeeper, NULL);
     s->housekeeper_started = 0;
-    sched_rows_stop(s); /* before the writer their events go to */
     writer_free(s->writer);
     s->writer = NULL;
 }
@@ -548,12 +547,13 @@ void scheduler_free(scheduler_t *s)
         return;
     /* Workers still running (scheduler_stop was not called: a caller that
      * built the parts it needed, as the unit tests do) stop before the
-     * state they read goes. */
+     * state they read goes; the rows' threads first, which hand pods to
+     * the binder. */
+    sched_rows_stop(s);
     binder_free(s->binder);
     s->binder = NULL;
     evictor_free(s->evictor);
     s->evictor = NULL;
-    sched_rows_stop(s);
     writer_free(s->writer);
     s->writer = NULL;
     informer_t *infs[] = { s->inf_pods, s->inf_nodes, s->inf_pools, s->inf_pdbs };
@@ -566,8 +566,6 @@ void scheduler_free(scheduler_t *s)
     s->row_infs = s->watch_infs = NULL;
     s->nrow_infs = 0;
     cache_free(s->cache);
-    volume_waiter_free(s->vwait);
-    volume_store_free(s->volumes);
     gang_store_free(s->gangs);
     sched_rows_fini(s);
     resv_free(s->resv);

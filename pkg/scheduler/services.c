@@ -35,6 +35,45 @@ static int svc_api(void *core, const char *method, const char *path, const char 
     return rc == 0 ? 0 : -1;
 }
 
+static int svc_api_json(void *core, const char *method, const char *path, const char *content_type, json_t *body,
+                        json_t **out, long *status, char *err, size_t errlen)
+{
+    return kube_send_json(((scheduler_t *)core)->kc, method, path, content_type, body, out, status, err, errlen);
+}
+
+static void svc_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
+{
+    writer_pod_event(((scheduler_t *)core)->writer, pod, type, reason, message);
+}
+
+static int svc_plugin_runs(void *core, const pod_t *pod, int point, const char *name)
+{
+    return framework_runs(sched_pod_fw(core, pod), point, name);
+}
+
+static void svc_wake_all(void *core, const char *event)
+{
+    pools_move_all(core, event);
+}
+
+static int svc_pod_known(void *core, const char *uid)
+{
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(((scheduler_t *)core)->cache, uid, &st);
+    pod_unref(cur);
+    return cur && st != CPOD_NONE;
+}
+
+static void svc_forget_assumed(void *core, const char *uid)
+{
+    cache_forget(((scheduler_t *)core)->cache, uid);
+}
+
+static void svc_bind(void *core, queue_item_t *it, const char *node, const char *lender)
+{
+    binder_submit(((scheduler_t *)core)->binder, it, node, lender);
+}
+
 static void svc_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
 {
     cache_node_visit(((scheduler_t *)core)->cache, node, fn, ud);
@@ -168,11 +207,6 @@ static void svc_nominate(void *core, pod_t *pod, const char *node)
     writer_nominate(s->writer, pod, node);
 }
 
-static void svc_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
-{
-    writer_pod_event(((scheduler_t *)core)->writer, pod, type, reason, message);
-}
-
 static void svc_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
                             const char *pool_name)
 {
@@ -184,6 +218,13 @@ const sched_services_t sched_services = {
     .opts = svc_opts,
     .fenced = svc_fenced,
     .api = svc_api,
+    .api_json = svc_api_json,
+    .pod_event = svc_pod_event,
+    .plugin_runs = svc_plugin_runs,
+    .wake_all = svc_wake_all,
+    .pod_known = svc_pod_known,
+    .forget_assumed = svc_forget_assumed,
+    .bind = svc_bind,
     .node_visit = svc_node_visit,
     .nodes_visit = svc_nodes_visit,
     .nodes_frozen = svc_nodes_frozen,
@@ -202,7 +243,6 @@ const sched_services_t sched_services = {
     .min_runtime = svc_min_runtime,
     .may_evict = svc_may_evict,
     .nominate = svc_nominate,
-    .pod_event = svc_pod_event,
     .evict_moves = svc_evict_moves,
 };
 
@@ -228,6 +268,8 @@ void sched_rows_init(scheduler_t *s)
             s->view_rows[s->nview_rows++] = i;
         if (ext[i].nominee)
             s->nominee_rows[s->nnominee_rows++] = i;
+        if (ext[i].cluster)
+            ext[i].cluster(&s->rows[i], &s->row_cluster);
     }
 }
 
@@ -291,6 +333,25 @@ void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod)
     for (int i = 0; i < s->nrows && i < n; i++)
         if (ext[i].pod_deleted)
             ext[i].pod_deleted(&s->rows[i], pod);
+}
+
+void sched_rows_unreserve(scheduler_t *s, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = (s->nrows < n ? s->nrows : n) - 1; i >= 0; i--)
+        if (ext[i].unreserve)
+            ext[i].unreserve(&s->rows[i], pod);
+}
+
+int sched_rows_drain(scheduler_t *s)
+{
+    int n = 0, had = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].drain)
+            had |= ext[i].drain(&s->rows[i]);
+    return had;
 }
 
 int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),

@@ -81,7 +81,7 @@
     X(CONSOL, "consolidation row (consolidation/row.c)")                                                               \
     X(RESV, "gang reservations (scheduler/reserve.c)")                                                                 \
     X(FAIRSHARE, "fair-share store (fairshare.c)")                                                                     \
-    X(VOLUME_WAIT, "volume waiter (scheduler/volumes.c)")                                                              \
+    X(VOLUME_WAIT, "volume waiter (volume/row.c)")                                                                     \
     X(BINDER, "binder (binder.c)")                                                                                     \
     X(WRITER, "API writer (writer.c)")                                                                                 \
     X(EVICTOR, "evictor (evictor.c)")                                                                                  \
