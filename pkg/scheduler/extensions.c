@@ -18,6 +18,15 @@ static void tenants_hk(const sched_row_t *r)
 {
     tenants_housekeep(r->self);
 }
+static void tenants_tk(const sched_row_t *r, struct sched_pool *P)
+{
+    (void)r;
+    tenants_refresh(P);
+}
+static void borrowing_pb(const sched_row_t *r, const pod_t *pod, const char *node, const char *lender)
+{
+    borrowing_ext_post_bind(r->self, pod, node, lender);
+}
 static void resv_hk(const sched_row_t *r)
 {
     resv_housekeep(r->self);
@@ -33,6 +42,10 @@ static node_info_t *consol_nv(const sched_row_t *r, const pod_t *pod, node_info_
 static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
 {
     return resv_view(r->self, pod, view, cloned);
+}
+static int resv_ev(const sched_row_t *r, const sched_event_t *ev, sched_wake_t *wake)
+{
+    return resv_on_event(r->self, ev, wake);
 }
 static int volumes_pb(const sched_row_t *r, queue_item_t **it, const char *node, const char *lender, json_t **ann,
                       char *err, size_t errlen)
@@ -83,21 +96,26 @@ static const sched_ext_t table[] = {
       .init = sched_row_core,
       .watches = tenants_watches,
       .admit = tenants_ext_admit,
-      .housekeep = tenants_hk },
+      .housekeep = tenants_hk,
+      .tick = tenants_tk },
     { .name = "consolidation",
       .init = sched_row_core,
       .pre_place = consol_ext_pre_place,
       .post_filter = consol_ext_post_filter,
       .node_view = consol_nv },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
-    { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
+    { .name = "borrowing",
+      .init = sched_row_core,
+      .post_filter = borrowing_ext_post_filter,
+      .post_bind = borrowing_pb },
     { .name = "reservation",
       .init = sched_row_core,
       .node_view = resv_nv,
       .pre_place = resv_ext_pre_place,
       .commit = resv_ext_commit,
       .post_filter = resv_ext_post_filter,
-      .housekeep = resv_hk },
+      .housekeep = resv_hk,
+      .on_event = resv_ev },
     { .name = "gang",
       .init = sched_row_core,
       .watches = gang_watches,

@@ -141,6 +141,25 @@ void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod)
             ext[i].pod_deleted(&s->rows[i], pod);
 }
 
+void sched_rows_tick(sched_pool_t *P)
+{
+    scheduler_t *s = P->s;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].tick)
+            ext[i].tick(&s->rows[i], P);
+}
+
+void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].post_bind)
+            ext[i].post_bind(&s->rows[i], pod, node, lender);
+}
+
 int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),
                           void *ud)
 {

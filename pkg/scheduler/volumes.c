@@ -50,7 +50,7 @@ static void storage_changed(scheduler_t *s, kube_event_type_t type, const char *
 {
     kick_waiter(s);
     if (type != KUBE_DELETED)
-        pools_move_all(s, event);
+        sched_event(s, SCHED_EV_OBJECT, NULL, NULL, event);
 }
 
 void on_pv_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
