@@ -21,9 +21,12 @@ static int any_admits(const pod_t *pod, int tenant, void *ud)
     return 0;
 }
 
+/* What w says of pool: others is all or nothing (a match names its pool). */
 static sched_wake_level_t level_for(const sched_wake_t *w, int pool)
 {
-    return w->pool == pool ? w->in_pool : w->others;
+    if (w->pool == pool)
+        return w->in_pool;
+    return w->others == SCHED_WAKE_ALL ? SCHED_WAKE_ALL : SCHED_WAKE_NONE;
 }
 
 /* The widest of the answers a[0..n) for pool. */
@@ -36,6 +39,7 @@ static sched_wake_level_t widest(const sched_wake_t *a, int n, int pool)
     return l;
 }
 
+/* The combined wake, pool by pool (every pool's when no row answered). */
 static void perform(const sched_wake_t *a, int n, const sched_event_t *ev, const sched_wake_sink_t *sink)
 {
     for (int p = 0; p < sink->npools; p++) {

@@ -219,7 +219,7 @@ static int is_member(const resv_t *v, const pod_t *pod)
 
 /* Whether v's held room is open to pod: a member of its gang, or a pod
  * that may backfill. What a node view shows and which pods a freed held
- * node wakes besides the gang (resv_room_freed) follow this one rule. */
+ * node wakes besides the gang (resv_on_event) follow this one rule. */
 static int resv_admits(const resv_t *v, const pod_t *pod, int64_t now)
 {
     return is_member(v, pod) || resv_may_backfill(pod, now, v->expect_ms, v->prio, v->preempts);
