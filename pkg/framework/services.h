@@ -56,7 +56,8 @@ typedef struct sched_services {
     /* Whether the pod's profile runs the plugin name at point (FW_PT_*). */
     int (*plugin_runs)(void *core, const pod_t *pod, int point, const char *name);
     /* Something a row watches changed in a way that may let waiting pods
-     * fit: every pool tries its unschedulable pods again (kube's
+     * fit: an object event every row's on_event hears; with no row
+     * narrowing it, every pool tries its unschedulable pods again (kube's
      * MoveAllToActiveOrBackoffQueue); event names the change. */
     void (*wake_all)(void *core, const char *event);
 

@@ -128,7 +128,7 @@ static void bind_failed(scheduler_t *s, bind_job_t *j, long status, const char *
      * against it may fit now (this item is in no queue; a retry below
      * waits out its own backoff). */
     if (freed)
-        sched_room_freed(s, NULL, "AssumedPodForgotten");
+        sched_event(s, SCHED_EV_POD_FORGOTTEN, pod, j->node, "AssumedPodForgotten");
     if (status == 404) {
         LOG_D("bind pod=%s: pod is gone", pod->key);
     } else if (status == 409 && err && strstr(err, "schedulingGates")) {
@@ -163,11 +163,7 @@ static void bind_done(void *ud, const kube_response_t *resp, const char *transpo
         char msg[512];
         snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", pod->key, j->node);
         writer_pod_event(s->writer, pod, "Normal", "Scheduled", msg);
-        if (j->lender) {
-            snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", j->node,
-                     j->lender);
-            writer_pod_event(s->writer, pod, "Normal", "Borrowed", msg);
-        }
+        sched_rows_post_bind(s, pod, j->node, j->lender);
     } else {
         char err[512];
         if (transport_err)
@@ -193,7 +189,7 @@ static int held_back(scheduler_t *s, bind_job_t *j)
     int freed = cache_forget(s->cache, pod->uid);
     sched_rows_unreserve(s, pod);
     if (freed)
-        sched_room_freed(s, NULL, "AssumedPodForgotten");
+        sched_event(s, SCHED_EV_POD_FORGOTTEN, pod, j->node, "AssumedPodForgotten");
     job_free(j);
     return 1;
 }

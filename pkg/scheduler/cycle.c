@@ -799,7 +799,7 @@ void sched_schedule_item(sched_pool_t *P, queue_item_t *it)
 
 int sched_pool_step(sched_pool_t *P)
 {
-    tenants_refresh(P);
+    sched_rows_tick(P);
     queue_item_t *it = queue_pop_timeout(P->q, 0);
     if (!it)
         return 0;
@@ -813,7 +813,7 @@ void *pool_thread_main(void *arg)
     util_thread_name("pool-%s", P->name);
     LOG_D("pool %s: scheduling thread started", P->name);
     for (;;) {
-        tenants_refresh(P);
+        sched_rows_tick(P);
         queue_item_t *it = queue_pop(P->q);
         if (!it)
             break;

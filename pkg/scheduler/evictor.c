@@ -627,7 +627,7 @@ static int ckpt_advance(evictor_t *e, ckpt_req_t *r)
                 writer_pod_event(s->writer, r->j->preemptor, "Warning", "PreemptionIncomplete", msg);
                 stats_add(s, &s->stats.evictions_refused, 1);
                 ckpt_withdraw(s, r, "an eviction was refused");
-                pools_move_all(s, "EvictionRefused");
+                sched_event(s, SCHED_EV_EVICTION_REFUSED, r->j->preemptor, c->node, "EvictionRefused");
                 return 1;
             }
             r->wait[i] = 0;
@@ -800,7 +800,7 @@ static int run_job(scheduler_t *s, evict_job_t *j)
     give_back(s, j->preemptor);
     for (int i = 0; i < j->nmates; i++)
         give_back(s, j->mates[i]);
-    pools_move_all(s, "EvictionRefused");
+    sched_event(s, SCHED_EV_EVICTION_REFUSED, j->preemptor, NULL, "EvictionRefused");
     return 0;
 }
 

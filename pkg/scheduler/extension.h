@@ -16,7 +16,19 @@
  *
  * Before all this, pre_enqueue (kube's PreEnqueue) decides whether a
  * pending pod enters a queue at all: on its add, on every update, and
- * again when popped. A pod it keeps out is in no cycle (gates.c). */
+ * again when popped. A pod it keeps out is in no cycle (gates.c).
+ *
+ * Around the cycle:
+ *
+ *   pool thread, each turn:   tick -> pop a pod -> the cycle above
+ *   Binding answered 2xx:     post_bind
+ *   an event that may let waiting pods fit (a pod left its node, a node
+ *   changed, a Queue...):     on_event, every row -> the widest answer
+ *                             for each pool wakes it (events.c)
+ *
+ * on_event is kube's QueueingHint: a row may narrow what an event wakes
+ * (the reservation: in the pool of a held node, only the pods its room
+ * admits); when no row answers, every pool's waiting pods move. */
 #ifndef AISCHED_SCHED_EXTENSION_H
 #define AISCHED_SCHED_EXTENSION_H
 
@@ -116,6 +128,50 @@ typedef struct sched_watch {
     int shown; /* the dashboard shows these objects: each event moves its change counter */
 } sched_watch_t;
 
+/* An event that may let waiting pods fit (on_event). */
+typedef enum {
+    SCHED_EV_POD_DELETED = 0,    /* a pod holding room left the cache (bound,
+                                  * assumed, or pending and nominated) */
+    SCHED_EV_POD_COMPLETED,      /* a bound or assumed pod finished */
+    SCHED_EV_POD_FORGOTTEN,      /* an assumed pod was not bound (its bind
+                                  * failed, or it is held back) */
+    SCHED_EV_NOMINATION_DROPPED, /* nominated pods gave up their room */
+    SCHED_EV_EVICTION_REFUSED,   /* a preemption's room is given back */
+    SCHED_EV_POD_ASSIGNED,       /* a bound pod others' affinity may want,
+                                  * or one whose requests shrank */
+    SCHED_EV_NODE_CHANGED,
+    SCHED_EV_OBJECT /* another object the scheduler watches: a Queue,
+                     * PodGroup, PriorityClass, Pool, storage object */
+} sched_event_kind_t;
+
+typedef struct sched_event {
+    sched_event_kind_t kind;
+    const pod_t *pod;   /* the pod involved, or NULL (unknown, or several) */
+    const char *node;   /* the node involved, or NULL */
+    const char *reason; /* what the queues log: "PodDeleted", "QueueChanged"... */
+} sched_event_t;
+
+/* How much of one pool an answer wakes: the widest answer wins. */
+typedef enum {
+    SCHED_WAKE_NONE = 0, /* nothing */
+    SCHED_WAKE_SOME,     /* the waiting pods match admits */
+    SCHED_WAKE_ALL       /* every waiting pod */
+} sched_wake_level_t;
+
+/* A row's answer to an event: pool gets in_pool, every other pool gets
+ * others. "Nothing" is all NONE; "every pool" is others = ALL with pool
+ * -1; "only these pods of pool X" is in_pool = SOME with others = NONE.
+ * match is called with the queue's mutex held, as queue_move_matching's
+ * pred; release (if any) frees ud once the wake is done. */
+typedef struct sched_wake {
+    int pool; /* -1: none named */
+    sched_wake_level_t in_pool;
+    sched_wake_level_t others; /* NONE or ALL */
+    queue_pod_pred_fn match;   /* in_pool == SOME */
+    void *ud;
+    void (*release)(void *ud);
+} sched_wake_t;
+
 /* One capability's row. Every point is optional. The set points run on
  * the set's pool thread with no lock held.
  *
@@ -189,8 +245,20 @@ typedef struct sched_ext {
      * calls drain instead, once per drain of the scheduler: the thread's
      * work done once; 1 when there was some. */
     int (*drain)(const sched_row_t *row);
+    /* The Binding succeeded (kube's PostBind), on the thread that got the
+     * API server's answer: what the row says of the bound pod. lender: the
+     * pool it borrowed node from, or NULL. */
+    void (*post_bind)(const sched_row_t *row, const pod_t *pod, const char *node, const char *lender);
     /* Housekeeper, once a second. */
     void (*housekeep)(const sched_row_t *row);
+    /* A pool's thread, at each turn before it pops the next pod (the row
+     * keeps its own cadence). */
+    void (*tick)(const sched_row_t *row, struct sched_pool *P);
+    /* An event that may let waiting pods fit (kube's QueueingHint): 1 with
+     * *wake filled (zeroed, pool -1, when called), or 0: no opinion.
+     * Called where the event is seen (an informer, a pool thread, a bind
+     * or eviction worker) with no lock of the core held. */
+    int (*on_event)(const sched_row_t *row, const sched_event_t *ev, sched_wake_t *wake);
     /* Pods informer: a pod left the cache (deleted). */
     void (*pod_deleted)(const sched_row_t *row, const pod_t *pod);
     /* Pods informer: one of our pods stopped pending (bound, or finished
@@ -200,6 +268,23 @@ typedef struct sched_ext {
 
 /* extensions.c: the table, in order. */
 const sched_ext_t *sched_extensions(int *n);
+
+/* events.c: what performs an event's combined wake (the scheduler's pools,
+ * or a test's record): all or some of pool's waiting pods move. */
+typedef struct sched_wake_sink {
+    int npools; /* pools 0..npools-1 (a sink skips one that is gone) */
+    void (*all)(void *ud, int pool, const char *reason);
+    void (*some)(void *ud, int pool, queue_pod_pred_fn match, void *match_ud, const char *reason);
+    void *ud;
+} sched_wake_sink_t;
+
+/* Asks each of the n rows that has on_event (ext[i] with its rows[i]),
+ * combines their answers and performs the wake on sink. For each pool the
+ * widest answer wins: ALL if any row said ALL of it; else, if rows said
+ * SOME, the pods any of their matches admits; else nothing. When no row
+ * answered, every pool's waiting pods move. Returns how many answered. */
+int sched_events_fan_out(const sched_ext_t *ext, const sched_row_t *rows, int n, const sched_event_t *ev,
+                         const sched_wake_sink_t *sink);
 
 /* A set of one from a popped item (the set takes it). */
 void pod_set_init(pod_set_t *set, struct sched_pool *P, set_kind_t kind, queue_item_t *it);

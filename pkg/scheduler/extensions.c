@@ -17,6 +17,15 @@ static void tenants_hk(const sched_row_t *r)
 {
     tenants_housekeep(r->self);
 }
+static void tenants_tk(const sched_row_t *r, struct sched_pool *P)
+{
+    (void)r;
+    tenants_refresh(P);
+}
+static void borrowing_pb(const sched_row_t *r, const pod_t *pod, const char *node, const char *lender)
+{
+    borrowing_ext_post_bind(r->self, pod, node, lender);
+}
 static void resv_hk(const sched_row_t *r)
 {
     resv_housekeep(r->self);
@@ -28,6 +37,10 @@ static void gang_hk(const sched_row_t *r)
 static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
 {
     return resv_view(r->self, pod, view, cloned);
+}
+static int resv_ev(const sched_row_t *r, const sched_event_t *ev, sched_wake_t *wake)
+{
+    return resv_on_event(r->self, ev, wake);
 }
 
 /* What the rows watch: their handlers get the row's room. */
@@ -79,7 +92,8 @@ static const sched_ext_t table[] = {
       .watches = tenants_watches,
       .admit = tenants_ext_admit,
       .nominee = tenants_nominee,
-      .housekeep = tenants_hk },
+      .housekeep = tenants_hk,
+      .tick = tenants_tk },
     { .name = "consolidation",
       .init = consol_row_init,
       .fini = consol_row_fini,
@@ -87,14 +101,18 @@ static const sched_ext_t table[] = {
       .post_filter = consol_row_post_filter,
       .node_view = consol_row_node_view },
     { .name = "preemption", .post_filter = preemption_ext_post_filter },
-    { .name = "borrowing", .post_filter = borrowing_ext_post_filter },
+    { .name = "borrowing",
+      .init = sched_row_core,
+      .post_filter = borrowing_ext_post_filter,
+      .post_bind = borrowing_pb },
     { .name = "reservation",
       .init = sched_row_core,
       .node_view = resv_nv,
       .pre_place = resv_ext_pre_place,
       .commit = resv_ext_commit,
       .post_filter = resv_ext_post_filter,
-      .housekeep = resv_hk },
+      .housekeep = resv_hk,
+      .on_event = resv_ev },
     { .name = "gang",
       .init = sched_row_core,
       .watches = gang_watches,

@@ -467,7 +467,7 @@ static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **it
     for (int i = 0; i < need; i++)
         dropped |= cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
     if (dropped)
-        sched_room_freed(s, NULL, "NominationDropped");
+        sched_event(s, SCHED_EV_NOMINATION_DROPPED, NULL, NULL, "NominationDropped");
     victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
     vc.gang_prio = sched_gang_priority(s, g, INT32_MIN);
     pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
@@ -1320,7 +1320,7 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
         if (!changed)
             return;
     }
-    pools_move_all(s, "PodGroupChanged");
+    sched_event(s, SCHED_EV_OBJECT, NULL, NULL, "PodGroupChanged");
 }
 
 /* ------------------------------------------------------ housekeeping */

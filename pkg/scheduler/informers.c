@@ -35,7 +35,7 @@ void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *ob
     int changed = cache_upsert_node(s->cache, n);
     node_unref(n);
     if (changed)
-        pools_move_all(s, "NodeChanged");
+        sched_event(s, SCHED_EV_NODE_CHANGED, NULL, key, "NodeChanged");
 }
 
 static const char *str_at(json_t *obj, const char *a, const char *b)
@@ -62,12 +62,6 @@ static void report_bad_pod(scheduler_t *s, const char *key, json_t *obj, const c
     writer_pod_event_by_name(s->writer, ns, name, uid, "Warning", "FailedScheduling", msg);
 }
 
-void sched_room_freed(scheduler_t *s, const pod_t *pod, const char *event)
-{
-    if (!pod || !resv_room_freed(s, pod, event))
-        pools_move_all(s, event);
-}
-
 static void forget_pod(scheduler_t *s, const char *uid)
 {
     int pool = -1;
@@ -83,7 +77,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
     /* A pending pod holds room too when nominated (pool >= 0: the pool of
      * that node): lower-priority pods see it taken (node_with_nominated). */
     if (st == CPOD_BOUND || st == CPOD_ASSUMED || (st == CPOD_PENDING && pool >= 0))
-        sched_room_freed(s, old, "PodDeleted");
+        sched_event(s, SCHED_EV_POD_DELETED, old, old ? old->node_name : NULL, "PodDeleted");
     pod_unref(old);
 }
 
@@ -184,13 +178,13 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
     } else if (now == CPOD_BOUND && before == CPOD_PENDING) {
         pools_delete_pod(s, p->uid); /* bound by someone else */
     } else if (now == CPOD_TERMINAL && (before == CPOD_BOUND || before == CPOD_ASSUMED)) {
-        sched_room_freed(s, p, "PodCompleted");
+        sched_event(s, SCHED_EV_POD_COMPLETED, p, p->node_name, "PodCompleted");
     }
     /* A pod waiting for pod affinity may fit now (kube's AssignedPodAdd). */
     if (now == CPOD_BOUND && before != CPOD_BOUND && fw_topo_index_affinity_wanted(cache_topo_index(s->cache), p))
-        pools_move_all(s, "AssignedPodAdd");
+        sched_event(s, SCHED_EV_POD_ASSIGNED, p, p->node_name, "AssignedPodAdd");
     else if (now == CPOD_BOUND && before == CPOD_BOUND && old && requests_shrank(&old->requests, &p->requests))
-        pools_move_all(s, "AssignedPodUpdate");
+        sched_event(s, SCHED_EV_POD_ASSIGNED, p, p->node_name, "AssignedPodUpdate");
     if (ours && now == CPOD_BOUND)
         evictor_pod_seen(s->evictor, p, pod_has_request(obj));
     pod_unref(old);

@@ -214,12 +214,14 @@ void pools_stop_threads(scheduler_t *s);
 void pools_on_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Calls fn for every live pool, without pools_mu held. */
 void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud);
+/* Every pool's unschedulable pods move (what sched_event does when no row
+ * answers; a test's shortcut). */
 void pools_move_all(scheduler_t *s, const char *event);
-/* informers.c: room pod held (bound or assumed on a node, or nominated
- * there) is free again: the pods that may use it leave unschedulableQ
- * (resv_room_freed's, when it is on a node held for a gang; else every
- * pool's). pod NULL: not known, every pool's. */
-void sched_room_freed(scheduler_t *s, const pod_t *pod, const char *event);
+/* events.c: an event that may let waiting pods fit: the rows answer what
+ * it wakes (on_event), and the core moves those pods out of
+ * unschedulableQ; every pool's when no row answers. pod, node: the pod and
+ * node involved, or NULL. */
+void sched_event(scheduler_t *s, sched_event_kind_t kind, const pod_t *pod, const char *node, const char *reason);
 void pools_delete_pod(scheduler_t *s, const char *uid);
 /* A queued pod's object changed: whichever queue holds it takes the update. */
 void pools_update_pod(scheduler_t *s, pod_t *p);
@@ -286,6 +288,7 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
 ext_rc_t lender_ext_post_filter(const sched_row_t *row, pod_set_t *set);
 ext_rc_t preemption_ext_post_filter(const sched_row_t *row, pod_set_t *set);
 ext_rc_t borrowing_ext_post_filter(const sched_row_t *row, pod_set_t *set);
+void borrowing_ext_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender);
 /* Whether the set may evict: the pool's switch, every member of its
  * minimum's preemptionPolicy and profile. */
 int sched_set_may_evict(const pod_set_t *set);
@@ -482,6 +485,10 @@ void sched_rows_unreserve(scheduler_t *s, const pod_t *pod);
 int sched_rows_start(scheduler_t *s, char *err, size_t errlen);
 void sched_rows_stop(scheduler_t *s);
 int sched_rows_drain(scheduler_t *s);
+/* A pool thread's turn: every row's tick. */
+void sched_rows_tick(sched_pool_t *P);
+/* A Binding succeeded: every row's post_bind. */
+void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -510,16 +517,17 @@ void resv_housekeep(scheduler_t *s);
  * stand-in pod fills a held node for pods that may not backfill). Like
  * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
 node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
-/* A bound pod left (deleted, or finished): when its node is held for a
- * reservation, the gang is woken once the held room covers its minimum,
- * and of the reservation's pool only the other pods that may use what the
- * pod freed: those the held room admits (backfill), those under the pod's
- * top-level queue (its usage fell), those with hard pod affinity or
- * spread terms (its labels went); the other pools' pods all move. Returns
- * 1 then: moving every unschedulable pod of the pool would retry pods
- * that may not use the room, and grow their backoff until they miss the
- * room that frees elsewhere. 0 otherwise (the caller moves every pool). */
-int resv_room_freed(scheduler_t *s, const pod_t *pod, const char *event);
+/* The row's on_event: a bound pod left (deleted, or finished) a node held
+ * for a reservation. The gang is woken once the held room covers its
+ * minimum, and the answer wakes of the reservation's pool only the other
+ * pods that may use what the pod freed: those the held room admits
+ * (backfill), those under the pod's top-level queue (its usage fell),
+ * those with hard pod affinity or spread terms (its labels went); the
+ * other pools' pods all move. Moving every unschedulable pod of the pool
+ * would retry pods that may not use the room, and grow their backoff
+ * until they miss the room that frees elsewhere. No opinion (0) for any
+ * other event or node. */
+int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake);
 /* Pool .status.reservation of pool name (new reference), or NULL when it
  * has none; *ever: it had one (the field is then written as null). */
 json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);

@@ -315,7 +315,7 @@ static void pool_upsert(scheduler_t *s, json_t *obj)
     status_changed(s);
     if (created)
         reroute_queue(s, pools_get(s, DEFAULT_POOL_ID)->q, DEFAULT_POOL_ID);
-    pools_move_all(s, "PoolChanged");
+    sched_event(s, SCHED_EV_OBJECT, NULL, NULL, "PoolChanged");
 }
 
 static void pool_remove(scheduler_t *s, const char *name)
@@ -343,7 +343,7 @@ static void pool_remove(scheduler_t *s, const char *name)
     pool_join(P);
     cache_repartition(s->cache);
     reroute_queue(s, P->q, -1);
-    pools_move_all(s, "PoolDeleted");
+    sched_event(s, SCHED_EV_OBJECT, NULL, NULL, "PoolDeleted");
 }
 
 /* A pod pushed into a pool's queue just as the pool was deleted would be

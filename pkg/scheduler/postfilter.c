@@ -233,7 +233,7 @@ void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
 {
     /* Lower-priority pods saw the room taken (node_with_nominated). */
     if (cache_clear_nomination(s->cache, pod->uid))
-        sched_room_freed(s, NULL, "NominationDropped");
+        sched_event(s, SCHED_EV_NOMINATION_DROPPED, pod, NULL, "NominationDropped");
     tenants_unreserve_preemptor(s, pod);
     if (pod->nominated_node && pod->nominated_node[0])
         writer_nominate(s->writer, pod, NULL);
@@ -454,6 +454,17 @@ ext_rc_t preemption_ext_post_filter(const sched_row_t *row, pod_set_t *set)
         if (set->items[i])
             postfilter_drop_nomination(P->s, set->items[i]->pod);
     return EXT_NEXT;
+}
+
+/* The borrowing row's post_bind: a pod bound on a borrowed node is told
+ * whose node it is. */
+void borrowing_ext_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)
+{
+    if (!lender)
+        return;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", node, lender);
+    writer_pod_event(s->writer, pod, "Normal", "Borrowed", msg);
 }
 
 /* The borrowing row: the whole set to the sharing pool that fits it with

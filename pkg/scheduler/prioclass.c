@@ -75,7 +75,7 @@ void on_priorityclass_event(void *ud, kube_event_type_t type, const char *key, j
     }
     int32_t val = (int32_t)i;
     classes_put(s->prio_classes, key, &val);
-    pools_move_all(s, "PriorityClassChanged"); /* a waiting gang's class may rank it anew */
+    sched_event(s, SCHED_EV_OBJECT, NULL, NULL, "PriorityClassChanged"); /* a waiting gang's class may rank it anew */
 }
 
 /* The value of a gang's class: 1 and *out when it names a known class. */

@@ -219,7 +219,7 @@ static int is_member(const resv_t *v, const pod_t *pod)
 
 /* Whether v's held room is open to pod: a member of its gang, or a pod
  * that may backfill. What a node view shows and which pods a freed held
- * node wakes besides the gang (resv_room_freed) follow this one rule. */
+ * node wakes besides the gang (resv_on_event) follow this one rule. */
 static int resv_admits(const resv_t *v, const pod_t *pod, int64_t now)
 {
     return is_member(v, pod) || resv_may_backfill(pod, now, v->expect_ms, v->prio, v->preempts);
@@ -440,12 +440,10 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
 
 /* What a pod leaving a held node may wake in the reservation's pool. */
 typedef struct freed_wake {
-    int pool;
     resv_t rule; /* copies of the gang's ns, name, prio, preempts, expect_ms */
     int64_t now; /* wall */
     fs_store_t *fs;
     int tenant; /* the queue whose usage went down; -1: no queues */
-    const char *event;
 } freed_wake_t;
 
 /* The freed room is open to the pods the reservation admits; the room of
@@ -463,47 +461,59 @@ static int freed_may_use(const pod_t *pod, int tenant, void *ud)
            sched_has_hard_interpod(pod);
 }
 
-/* Other pools lose nothing to the reservation: their pods are moved as by
- * any deletion. */
-static void freed_wake_one(sched_pool_t *P, void *ud)
+static void freed_wake_free(void *ud)
 {
     freed_wake_t *w = ud;
-    if (P->id == w->pool)
-        queue_move_matching(P->q, freed_may_use, w, w->event);
-    else
-        queue_move_all_to_active(P->q, w->event);
+    free(w->rule.ns);
+    free(w->rule.name);
+    free(w);
 }
 
-int resv_room_freed(scheduler_t *s, const pod_t *pod, const char *event)
+int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake)
 {
     resv_state_t *r = s->resv;
-    if (!r || !pod->node_name || !pod->node_name[0] || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+    const pod_t *pod = ev->pod;
+    if (ev->kind != SCHED_EV_POD_DELETED && ev->kind != SCHED_EV_POD_COMPLETED)
         return 0;
-    freed_wake_t w = { .pool = -1, .now = util_wall_ms(), .fs = s->fs, .tenant = -1, .event = event };
+    if (!r || !pod || !pod->node_name || !pod->node_name[0] || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    int64_t now = util_wall_ms();
+    int pool = -1;
+    resv_t rule = { 0 };
     lo_mutex_lock(&r->mu, LO_RESV);
-    for (int i = 0; i < r->npools && w.pool < 0; i++) {
+    for (int i = 0; i < r->npools && pool < 0; i++) {
         resv_t *v = &r->pools[i];
         if (v->active && !is_member(v, pod) && node_index(v, pod->node_name) >= 0) {
-            w.pool = i;
+            pool = i;
             v->checked_ms = 0; /* look now */
-            w.rule = (resv_t){ .ns = util_strdup(v->ns),
-                               .name = util_strdup(v->name),
-                               .prio = v->prio,
-                               .preempts = v->preempts,
-                               .expect_ms = v->expect_ms };
+            rule = (resv_t){ .ns = util_strdup(v->ns),
+                             .name = util_strdup(v->name),
+                             .prio = v->prio,
+                             .preempts = v->preempts,
+                             .expect_ms = v->expect_ms };
         }
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
-    sched_pool_t *P = w.pool >= 0 ? pools_get(s, w.pool) : NULL;
-    if (P) {
-        room_check(s, r, P); /* the gang first, when the held room covers its minimum */
-        if (fs_active(s->fs))
-            w.tenant = tenants_pod_tenant(s, pod);
-        pools_each_live(s, freed_wake_one, &w);
+    sched_pool_t *P = pool >= 0 ? pools_get(s, pool) : NULL;
+    if (!P) {
+        free(rule.ns);
+        free(rule.name);
+        return 0;
     }
-    free(w.rule.ns);
-    free(w.rule.name);
-    return P != NULL;
+    room_check(s, r, P); /* the gang first, when the held room covers its minimum */
+    freed_wake_t *w = util_xcalloc(1, sizeof(*w));
+    *w = (freed_wake_t){ .rule = rule, .now = now, .fs = s->fs, .tenant = -1 };
+    if (fs_active(s->fs))
+        w->tenant = tenants_pod_tenant(s, pod);
+    /* Other pools lose nothing to the reservation: their pods move as on
+     * any deletion. */
+    *wake = (sched_wake_t){ .pool = pool,
+                            .in_pool = SCHED_WAKE_SOME,
+                            .others = SCHED_WAKE_ALL,
+                            .match = freed_may_use,
+                            .ud = w,
+                            .release = freed_wake_free };
+    return 1;
 }
 
 /* ------------------------------------------------------------ the row */

@@ -51,9 +51,10 @@ static int svc_plugin_runs(void *core, const pod_t *pod, int point, const char *
     return framework_runs(sched_pod_fw(core, pod), point, name);
 }
 
+/* An object event: the rows' on_event answers say what it wakes. */
 static void svc_wake_all(void *core, const char *event)
 {
-    pools_move_all(core, event);
+    sched_event(core, SCHED_EV_OBJECT, NULL, NULL, event);
 }
 
 static int svc_pod_known(void *core, const char *uid)
@@ -352,6 +353,25 @@ int sched_rows_drain(scheduler_t *s)
         if (ext[i].drain)
             had |= ext[i].drain(&s->rows[i]);
     return had;
+}
+
+void sched_rows_tick(sched_pool_t *P)
+{
+    scheduler_t *s = P->s;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].tick)
+            ext[i].tick(&s->rows[i], P);
+}
+
+void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].post_bind)
+            ext[i].post_bind(&s->rows[i], pod, node, lender);
 }
 
 int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),

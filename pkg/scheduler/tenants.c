@@ -110,7 +110,7 @@ void on_tenant_event(void *ud, kube_event_type_t type, const char *key, json_t *
     }
     tenants_changed(s, 1);
     /* Limits, quotas or the hierarchy may have moved: waiting pods retry. */
-    pools_move_all(s, "QueueChanged");
+    sched_event(s, SCHED_EV_OBJECT, NULL, NULL, "QueueChanged");
 }
 
 /* ------------------------------------------------------ pool numbers */

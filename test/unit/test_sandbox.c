@@ -1556,6 +1556,63 @@ static void test_reservation_wakes_queue_mates(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35 fault 6, another pool: the reservation narrows what a pod
+ * leaving its held node wakes in its own pool only (the reservation row's
+ * answer to the event); the other pools' pods all move, as on any
+ * deletion. s1 (app=s) leaves n1, held for gang g in pool a; qp of pool b,
+ * kept off n3 by its anti-affinity to app=s in zone z (n1's and n3's),
+ * binds on n3 at once. It waited for the 60 s flush when the answer left
+ * the other pools out. */
+static void test_reservation_wakes_other_pools(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new_reserving(&l, 30);
+    add(sb, pool("a"));
+    json_t *b = pool("b");
+    json_object_set_new(json_object_get(b, "spec"), "disableBorrowing", json_true()); /* qp stays in b */
+    add(sb, b);
+    static const char *const names[] = { "n1", "n2", "n3" };
+    for (int i = 0; i < 3; i++) {
+        json_t *n = node(names[i], "4", "8Gi", i < 2 ? "a" : "b");
+        if (i != 1)
+            label(n, "zone", "z");
+        add(sb, n);
+    }
+    for (int i = 0; i < 2; i++) {
+        json_t *p = pod(i ? "s2" : "s1", "2", "1Gi", 0, names[i]);
+        label(p, "app", "s");
+        annotate(p, POOL_ANNOTATION, "a"); /* a's own, not borrowers to reclaim */
+        add(sb, p);
+    }
+    json_t *qp = pod("qp", "2", "1Gi", 0, NULL);
+    annotate(qp, POOL_ANNOTATION, "b");
+    json_object_set_new(json_object_get(qp, "spec"), "affinity",
+                        json_pack("{s:{s:[{s:{s:{s:s}}, s:s}]}}", "podAntiAffinity",
+                                  "requiredDuringSchedulingIgnoredDuringExecution", "labelSelector", "matchLabels",
+                                  "app", "s", "topologyKey", "zone"));
+    add(sb, qp);
+    sandbox_advance(sb, T0 + 1000);
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2));
+    for (int i = 0; i < 2; i++) {
+        json_t *w = pod(i ? "w1" : "w0", "4", "1Gi", 0, NULL);
+        label(w, "scheduling.x-k8s.io/pod-group", "g");
+        annotate(w, POOL_ANNOTATION, "a");
+        add(sb, w);
+    }
+    sandbox_advance(sb, T0 + 45000);
+    assert_int_equal(reserving(sb), 2);
+    assert_null(node_of(sb, "qp")); /* s1 is in zone z */
+    del_pod(sb, "s1");
+    assert_int_equal(sandbox_run(sb), 1); /* one turn: qp's */
+    assert_non_null(node_of(sb, "qp"));
+    assert_string_equal(node_of(sb, "qp"), "n3");
+    assert_int_equal(sandbox_now(sb), T0 + 45000);
+    assert_int_equal(reserving(sb), 2);
+    sb_done(sb, &l);
+}
+
 /* Restart or failover (issue 35, fault 3): a loaded pending pod of ours
  * whose status.nominatedNodeName names n1 holds that room, as the
  * nomination the previous leader made did. Its victim is still leaving;
@@ -1712,6 +1769,7 @@ int main(void)
         cmocka_unit_test(test_nominee_deleted_waiter_binds),
         cmocka_unit_test(test_reservation_wakes_backfill),
         cmocka_unit_test(test_reservation_wakes_queue_mates),
+        cmocka_unit_test(test_reservation_wakes_other_pools),
         cmocka_unit_test(test_nomination_restored_on_load),
         cmocka_unit_test(test_nominee_not_held_behind_gang),
         cmocka_unit_test(test_reservation_spares_nominee),
