@@ -179,7 +179,7 @@ static int movable(void *ud, const pod_t *p)
     if (strcmp(p->controller_kind, "ReplicaSet") != 0 && strcmp(p->controller_kind, "Job") != 0 &&
         strcmp(p->controller_kind, "StatefulSet") != 0)
         return 0;
-    if (p->gpu || gang_of(p)) /* fractions and gang members stay */
+    if (gpu_req_of(p) || gang_of(p)) /* fractions and gang members stay */
         return 0;
     if (pools_home_id(f->s, p) != f->pool_id)
         return 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "explain/explain.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -81,6 +82,7 @@ int sched_grouper_start(scheduler_t *s, char *err, size_t errlen)
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
 {
+    capabilities_init(); /* the cache's pods carry every capability's data */
     scheduler_t *s = util_xcalloc(1, sizeof(*s));
     s->opts = *o;
     if (!s->opts.seed) {

@@ -18,6 +18,7 @@
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
 #include "grouper/grouper.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -985,6 +986,7 @@ static void test_let_in_pod_keeps_queue_item(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pytorchjob_gang),
         cmocka_unit_test(test_indexed_job),
