@@ -1,6 +1,6 @@
 /* podext.h -- per-capability data on a pod: api/ parses the generic Pod;
- * a capability (gpu/, ...) registers, once at startup, a parser that fills
- * its own slot of every pod parsed afterwards (pod_t.ext).
+ * a capability (in its own folder) registers, once at startup, a parser
+ * that fills its own slot of every pod parsed afterwards (pod_t.ext).
  *
  * Registration happens before any thread starts and before any pod is
  * parsed (capabilities_init, scheduler/capabilities.h, seals the registry):
