@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/scheduler.h"
 #include "server/http.h"
 #include "server/metrics.h"
@@ -57,6 +58,7 @@ static void install_signals(void)
 int main(int argc, char **argv)
 {
     const char *prog = basename(argv[0]);
+    capabilities_init(); /* before any pod is parsed, by any subcommand */
     if (strcmp(prog, "kubectl-pool") == 0)
         return pools_main(argc - 1, argv + 1, stdout, stderr);
     if (argc > 1 && strcmp(argv[1], "pools") == 0)

@@ -2,9 +2,9 @@
  * toleration matching. */
 #include "api/types.h"
 #include "api/jsonfield.h"
+#include "api/podext.h"
 #include "api/podres.h"
 #include "api/storage.h"
-#include "gpu/gpu.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -229,7 +229,7 @@ static void pod_free(pod_t *p)
     free(p->ports);
     pod_free_extras(p);
     pod_affinity_free(p->interpod);
-    gpu_req_free(p->gpu);
+    pod_ext_free_all(p);
     free(p);
 }
 
@@ -514,7 +514,7 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
         pod_free(p);
         return NULL;
     }
-    p->gpu = gpu_req_parse(p, json_object_get(meta, "annotations"));
+    pod_ext_parse_all(p, obj);
     return p;
 
 fail:

@@ -23,6 +23,8 @@
 /* Seconds after which a pod becomes preemptible (Armada's lifetime). */
 #define LIFETIME_ANNOTATION "resource.aibee.cn/lifetime-seconds"
 #define DEFAULT_POOL        "default"
+/* Capabilities that may keep data on a pod (api/podext.h). */
+#define POD_EXT_MAX 4
 /* The lifecycle of a running pod under preemption (issue 26):
  * protected (younger than its minimum runtime) -> normal -> past its
  * lifetime. A pod may ask for less protection than its queue gives,
@@ -164,9 +166,11 @@ typedef struct pod {
     /* Inter-pod constraints (pod (anti-)affinity, topology spread); NULL
      * when the pod has none. Owned. */
     pod_affinity_t *interpod;
-    /* A shared-GPU request or a GPU reservation (gpu/gpu.h); NULL when the
-     * pod is neither. Owned. */
-    struct gpu_req *gpu;
+    /* Each registered capability's data (api/podext.h), owned through its
+     * free hook; NULL in a slot when the pod has nothing of it. ext_mask
+     * has bit i set iff ext[i] is set: one test skips a plain pod. */
+    void *ext[POD_EXT_MAX];
+    unsigned ext_mask;
 } pod_t;
 
 /* Parse. Returns NULL with a message on input that is not a Node/Pod, a bad

@@ -12,6 +12,7 @@
 #include "consolidation/row.h"
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
+#include "gpu/gpu.h"
 #include "util/lockorder.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -192,7 +193,7 @@ static int movable(void *ud, const pod_t *p)
     if (strcmp(p->controller_kind, "ReplicaSet") != 0 && strcmp(p->controller_kind, "Job") != 0 &&
         strcmp(p->controller_kind, "StatefulSet") != 0)
         return 0;
-    if (p->gpu || gang_of(p)) /* fractions and gang members stay */
+    if (gpu_req_of(p) || gang_of(p)) /* fractions and gang members stay */
         return 0;
     if (svc->home_pool(core, p) != f->pool_id)
         return 0;

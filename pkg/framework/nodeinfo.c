@@ -1,10 +1,29 @@
 /* nodeinfo.c -- one node as the scheduler sees it: the Node, the pods on it
  * and the running sums the filters and scorers read. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "api/podext.h"
 #include "framework/nodeinfo.h"
-#include "gpu/gpu.h"
 #include "util/util.h"
+
+/* Registered before any thread starts, read-only afterwards. */
+static const node_ext_t *exts[NODE_EXT_MAX];
+static int nexts;
+
+int node_ext_register(const node_ext_t *ext)
+{
+    const char *why = pod_ext_sealed()                                  ? "registry already sealed"
+                      : nexts == NODE_EXT_MAX                           ? "no free slot (NODE_EXT_MAX)"
+                      : ext->pod_ext < 0 || ext->pod_ext >= POD_EXT_MAX ? "bad pod slot"
+                                                                        : NULL;
+    if (why) {
+        fprintf(stderr, "node_ext_register(%s): %s\n", ext->name, why);
+        abort();
+    }
+    exts[nexts] = ext;
+    return nexts++;
+}
 
 node_info_t *node_info_new(const char *name)
 {
@@ -22,7 +41,9 @@ void node_info_free(node_info_t *ni)
     for (int i = 0; i < ni->npods; i++)
         pod_unref(ni->pods[i]);
     free(ni->pods);
-    gpu_node_free(ni->gpu);
+    for (int i = 0; i < nexts; i++)
+        if (ni->ext[i])
+            exts[i]->free(ni->ext[i]);
     if (ni->node)
         node_unref(ni->node);
     free(ni->name);
@@ -37,6 +58,23 @@ void node_info_set_node(node_info_t *ni, node_t *n)
         node_unref(ni->node);
     ni->node = n;
     ni->generation++;
+}
+
+/* The accountants' corrections for p (node_ext_t.account), taken before
+ * p's requests change the sums, as each accountant expects. */
+static void ext_account(node_info_t *ni, const pod_t *p, int sign, int64_t *delta)
+{
+    for (int i = 0; i < nexts; i++) {
+        const node_ext_t *x = exts[i];
+        delta[i] = p->ext[x->pod_ext] ? x->account(&ni->ext[i], ni, p, sign) : 0;
+    }
+}
+
+static void ext_apply(node_info_t *ni, const int64_t *delta)
+{
+    for (int i = 0; i < nexts; i++)
+        if (delta[i] != 0)
+            res_add_scalar(&ni->requested, exts[i]->resource, delta[i]);
 }
 
 /* requested.pods counts the pods holding resources (non-terminal), which is
@@ -55,14 +93,11 @@ static void account(node_info_t *ni, const pod_t *p, int sign)
 
     if (pod_is_terminal(p))
         return;
-    /* GPU sharing: a shared slot is one GPU in use, whoever holds it; a
-     * reservation pod's own GPU request is that same slot. */
-    int64_t gpu_delta = 0;
-    if (p->gpu) {
-        gpu_delta = gpu_node_account(&ni->gpu, ni->node, res_get_scalar(&ni->requested, RES_GPU), p, sign);
-        if (gpu_is_reservation(p))
-            gpu_delta -= sign * res_get_scalar(&p->requests, RES_GPU);
-    }
+    /* A pod with no capability's data pays this one test. */
+    int64_t delta[NODE_EXT_MAX];
+    int ext = p->ext_mask != 0;
+    if (ext)
+        ext_account(ni, p, sign, delta);
     if (sign > 0) {
         res_add(&ni->requested, &p->requests);
         ni->requested.pods = npods + 1;
@@ -80,8 +115,8 @@ static void account(node_info_t *ni, const pod_t *p, int sign)
         if (ni->nonzero_mem < 0)
             ni->nonzero_mem = 0;
     }
-    if (gpu_delta != 0)
-        res_add_scalar(&ni->requested, RES_GPU, gpu_delta);
+    if (ext)
+        ext_apply(ni, delta);
 }
 
 void node_info_add_pod(node_info_t *ni, pod_t *p)
@@ -122,7 +157,8 @@ node_info_t *node_info_clone(const node_info_t *ni)
         node_ref(c->node);
     c->cap = ni->npods;
     c->pods = NULL;
-    c->gpu = gpu_node_clone(ni->gpu);
+    for (int i = 0; i < nexts; i++)
+        c->ext[i] = ni->ext[i] ? exts[i]->clone(ni->ext[i]) : NULL;
     if (ni->npods > 0) {
         c->pods = util_xmalloc(sizeof(*c->pods) * (size_t)ni->npods);
         for (int i = 0; i < ni->npods; i++)

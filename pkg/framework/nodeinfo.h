@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include "api/types.h"
 
+/* Capabilities that may keep state on a node (node_ext_t). */
+#define NODE_EXT_MAX 4
+
 typedef struct node_info {
     node_t *node; /* one reference held; NULL while only pods know the name */
     char *name;   /* owned */
@@ -19,11 +22,35 @@ typedef struct node_info {
     int pool;            /* index of the pool owning the node (pool module) */
     int npods_affinity;  /* pods with any pod (anti-)affinity term */
     int npods_anti_req;  /* pods with required pod anti-affinity */
-    /* Shared GPU slots and the fractions on them (gpu/gpu.h), owned; NULL
-     * while nothing on the node shares a GPU. requested's nvidia.com/gpu
-     * counts each slot with fractions once and no reservation pod's GPU. */
-    struct gpu_node *gpu;
+    /* Each registered accountant's state for the node (node_ext_t), owned
+     * through its hooks; NULL while no pod on the node has given it any. */
+    void *ext[NODE_EXT_MAX];
 } node_info_t;
+
+/* A capability's node accountant: state per node built from the pods
+ * that carry the capability's data (pod_t.ext[pod_ext]), and a correction
+ * to one scalar of the node's requested sum. Registered once at startup,
+ * before any thread (capabilities_init, scheduler/capabilities.h). */
+typedef struct node_ext {
+    const char *name; /* for messages */
+    int pod_ext;      /* the pod slot (api/podext.h) whose pods it sees */
+    /* The scalar of requested that account's return value corrects;
+     * interned (res_intern) or a RES_* name. */
+    const char *resource;
+    /* p starts (+1) or stops (-1) holding resources on ni (only pods with
+     * ext[pod_ext] set, never terminal ones); *data is ni's state, created
+     * on first use. Runs before p's requests enter (or leave) ni's sums,
+     * so ni->requested is the node's before the change. Returns what to
+     * add to requested's `resource` after p's requests are. */
+    int64_t (*account)(void **data, const node_info_t *ni, const pod_t *p, int sign);
+    void *(*clone)(const void *data);
+    void (*free)(void *data);
+} node_ext_t;
+
+/* Registers ext (kept by pointer: static storage); returns its slot in
+ * node_info_t.ext. Aborts once the registry is sealed (pod_ext_seal) or
+ * when full. */
+int node_ext_register(const node_ext_t *ext);
 
 node_info_t *node_info_new(const char *name);
 void node_info_free(node_info_t *ni);

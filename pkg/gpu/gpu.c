@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/podext.h"
 #include "gpu/gpu.h"
 #include "util/util.h"
 #include "util/lockorder.h"
@@ -240,12 +241,14 @@ void gpu_req_free(gpu_req_t *r)
 
 int gpu_is_fraction(const pod_t *p)
 {
-    return p->gpu && !p->gpu->reservation && !p->gpu->err;
+    const gpu_req_t *r = gpu_req_of(p);
+    return r && !r->reservation && !r->err;
 }
 
 int gpu_is_reservation(const pod_t *p)
 {
-    return p->gpu && p->gpu->reservation;
+    const gpu_req_t *r = gpu_req_of(p);
+    return r && r->reservation;
 }
 
 int64_t gpu_node_memory(const node_t *n)
@@ -261,12 +264,11 @@ double gpu_share(const pod_t *p, int64_t mem_mib)
 {
     if (!gpu_is_fraction(p))
         return 0;
-    double one = p->gpu->frac_ppm ? (double)p->gpu->frac_ppm / GPU_PPM
-                 : mem_mib > 0    ? (double)p->gpu->mem_mib / (double)mem_mib
-                                  : 0;
+    const gpu_req_t *r = gpu_req_of(p);
+    double one = r->frac_ppm ? (double)r->frac_ppm / GPU_PPM : mem_mib > 0 ? (double)r->mem_mib / (double)mem_mib : 0;
     if (one > 1)
         one = 1;
-    return one * p->gpu->ndev;
+    return one * r->ndev;
 }
 
 /* --------------------------------------------------------------- slots */
@@ -431,7 +433,7 @@ int gpu_node_fit(const gpu_node_t *g, const node_t *node, int64_t gpu_used, cons
 {
     uint64_t m = 0;
     int64_t fill;
-    int ok = choose(g, node, gpu_used, p->gpu, &m, &fill, reason, unresolvable);
+    int ok = choose(g, node, gpu_used, gpu_req_of(p), &m, &fill, reason, unresolvable);
     if (mask)
         *mask = ok ? m : 0;
     return ok;
@@ -443,7 +445,7 @@ int64_t gpu_node_score(const gpu_node_t *g, const node_t *node, int64_t gpu_used
     int64_t fill;
     const char *reason;
     int unres;
-    if (!gpu_is_fraction(p) || !choose(g, node, gpu_used, p->gpu, &m, &fill, &reason, &unres))
+    if (!gpu_is_fraction(p) || !choose(g, node, gpu_used, gpu_req_of(p), &m, &fill, &reason, &unres))
         return 0;
     if (fill >= 0)
         return 50 + fill * 50 / GPU_PPM;
@@ -507,22 +509,23 @@ static void add_fraction(gpu_node_t *g, const node_t *node, int64_t gpu_used, co
 {
     /* Only a bound pod's gpu-index is the scheduler's own writing (at bind);
      * on a pending pod it is the user's and carries no weight. */
-    uint64_t mask = p->node_name && p->node_name[0] ? p->gpu->index_mask : 0;
+    const gpu_req_t *r = gpu_req_of(p);
+    uint64_t mask = p->node_name && p->node_name[0] ? r->index_mask : 0;
     if (!mask) {
         int64_t fill;
         const char *reason;
         int unres;
         /* An assumed fraction takes what Filter saw fit; one that no longer
          * fits (a bound pod from elsewhere) holds no slot. */
-        if (!choose(g, node, gpu_used, p->gpu, &mask, &fill, &reason, &unres))
+        if (!choose(g, node, gpu_used, r, &mask, &fill, &reason, &unres))
             mask = 0;
     }
     if (g->nallocs == g->cap) {
         g->cap = g->cap ? g->cap * 2 : 4;
         g->allocs = util_xrealloc(g->allocs, sizeof(*g->allocs) * (size_t)g->cap);
     }
-    g->allocs[g->nallocs++] = (gpu_alloc_t){ util_strdup(p->uid), mask, p->gpu->frac_ppm, p->gpu->mem_mib };
-    apply(g, mask, p->gpu->frac_ppm, p->gpu->mem_mib, +1);
+    g->allocs[g->nallocs++] = (gpu_alloc_t){ util_strdup(p->uid), mask, r->frac_ppm, r->mem_mib };
+    apply(g, mask, r->frac_ppm, r->mem_mib, +1);
 }
 
 static void remove_fraction(gpu_node_t *g, const pod_t *p)
@@ -540,7 +543,8 @@ static void remove_fraction(gpu_node_t *g, const pod_t *p)
 
 int gpu_node_account(gpu_node_t **gp, const node_t *node, int64_t gpu_used, const pod_t *p, int sign)
 {
-    if (!p->gpu || (p->gpu->err && !p->gpu->reservation))
+    const gpu_req_t *r = gpu_req_of(p);
+    if (!r || (r->err && !r->reservation))
         return 0;
     if (!*gp) {
         if (sign < 0)
@@ -549,8 +553,8 @@ int gpu_node_account(gpu_node_t **gp, const node_t *node, int64_t gpu_used, cons
     }
     gpu_node_t *g = *gp;
     int before = gpu_node_shared(g);
-    if (p->gpu->reservation) {
-        gpu_slot_t *s = &g->slot[p->gpu->slot];
+    if (r->reservation) {
+        gpu_slot_t *s = &g->slot[r->slot];
         s->nres += sign;
         if (s->nres < 0)
             s->nres = 0;
@@ -560,4 +564,54 @@ int gpu_node_account(gpu_node_t **gp, const node_t *node, int64_t gpu_used, cons
         remove_fraction(g, p);
     }
     return gpu_node_shared(g) - before;
+}
+
+/* ------------------------------------------------------------ registration */
+
+int gpu_pod_ext, gpu_node_ext;
+
+static void *ext_parse(const pod_t *p, json_t *obj)
+{
+    return gpu_req_parse(p, json_object_get(json_object_get(obj, "metadata"), "annotations"));
+}
+
+static void ext_req_free(void *data)
+{
+    gpu_req_free(data);
+}
+
+/* A shared slot is one GPU in use, whoever holds it; a reservation pod's
+ * own GPU request is that same slot, so it does not count again. */
+static int64_t ext_account(void **data, const node_info_t *ni, const pod_t *p, int sign)
+{
+    gpu_node_t *g = *data;
+    int64_t d = gpu_node_account(&g, ni->node, res_get_scalar(&ni->requested, RES_GPU), p, sign);
+    *data = g;
+    if (gpu_is_reservation(p))
+        d -= sign * res_get_scalar(&p->requests, RES_GPU);
+    return d;
+}
+
+static void *ext_node_clone(const void *data)
+{
+    return gpu_node_clone(data);
+}
+
+static void ext_node_free(void *data)
+{
+    gpu_node_free(data);
+}
+
+static const pod_ext_t pod_ext = { .name = "gpu-sharing", .parse = ext_parse, .free = ext_req_free };
+
+void gpu_capability_register(void)
+{
+    gpu_pod_ext = pod_ext_register(&pod_ext);
+    static node_ext_t node_ext = { .name = "gpu-sharing",
+                                   .resource = RES_GPU,
+                                   .account = ext_account,
+                                   .clone = ext_node_clone,
+                                   .free = ext_node_free };
+    node_ext.pod_ext = gpu_pod_ext;
+    gpu_node_ext = node_ext_register(&node_ext);
 }

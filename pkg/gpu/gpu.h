@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "api/types.h"
+#include "framework/nodeinfo.h"
 
 #define GPU_ANN_FRACTION         "gpu-fraction"
 #define GPU_ANN_MEMORY           "gpu-memory"
@@ -38,8 +39,9 @@
 #define GPU_MAX_DEVICES          64
 #define GPU_PPM                  1000000
 
-/* A pod's sharing request, parsed with the pod (api/types.c); NULL on pods
- * that neither share a GPU nor reserve one. Owned by the pod. */
+/* A pod's sharing request, parsed with the pod through the pod extension
+ * gpu_capability_register adds (api/podext.h); NULL on pods that neither
+ * share a GPU nor reserve one. Owned by the pod. */
 typedef struct gpu_req {
     int64_t frac_ppm;    /* gpu-fraction in millionths; 0 when by memory */
     int64_t mem_mib;     /* gpu-memory; 0 when by fraction */
@@ -79,6 +81,25 @@ int64_t gpu_node_memory(const node_t *n);
 /* One node's shared slots and the fractions on them. Opaque; NULL means
  * nothing shared. Owned by its node_info (freed with it). */
 typedef struct gpu_node gpu_node_t;
+
+/* Registers GPU sharing's pod parser (the request above, into a pod's
+ * extension slot) and its node accountant (the node's shared slots; a
+ * shared slot counts once in requested nvidia.com/gpu, whoever holds it,
+ * and a reservation pod's own GPU is that same slot). Called by
+ * capabilities_init only (scheduler/capabilities.h). */
+void gpu_capability_register(void);
+/* The slots they got: read through the accessors below. */
+extern int gpu_pod_ext, gpu_node_ext;
+/* p's request, NULL when it has none. */
+static inline const gpu_req_t *gpu_req_of(const pod_t *p)
+{
+    return (const gpu_req_t *)p->ext[gpu_pod_ext];
+}
+/* The node's shared slots, NULL while nothing there shares a GPU. */
+static inline gpu_node_t *gpu_node_of(const node_info_t *ni)
+{
+    return (gpu_node_t *)ni->ext[gpu_node_ext];
+}
 gpu_node_t *gpu_node_clone(const gpu_node_t *g);
 void gpu_node_free(gpu_node_t *g);
 /* Accounts p starting (+1) or stopping (-1) on the node. A fraction with

@@ -110,7 +110,7 @@ static void find_reservation(void *ud, const node_info_t *ni)
     find_t *f = ud;
     for (int i = 0; i < ni->npods && !f->name; i++) {
         const pod_t *p = ni->pods[i];
-        if (!gpu_is_reservation(p) || p->gpu->slot != f->slot || p->deleting)
+        if (!gpu_is_reservation(p) || gpu_req_of(p)->slot != f->slot || p->deleting)
             continue;
         sbuf_t k = { 0 };
         slot_key(&k, f->node, f->slot);
@@ -127,7 +127,7 @@ static void find_reservation(void *ud, const node_info_t *ni)
 static void find_mask(void *ud, const node_info_t *ni)
 {
     find_t *f = ud;
-    f->mask = gpu_node_mask_of(ni->gpu, f->uid);
+    f->mask = gpu_node_mask_of(gpu_node_of(ni), f->uid);
 }
 
 /* The watch saw a reservation pod go (collected here, or deleted by anyone
@@ -137,10 +137,10 @@ static void find_mask(void *ud, const node_info_t *ni)
 void gpu_row_pod_deleted(const sched_row_t *row, const pod_t *pod)
 {
     gpu_res_t *r = row->self;
-    if (!r || !gpu_is_reservation(pod) || !pod->gpu || !pod->node_name[0])
+    if (!r || !gpu_is_reservation(pod) || !gpu_req_of(pod) || !pod->node_name[0])
         return;
     sbuf_t k = { 0 };
-    slot_key(&k, pod->node_name, pod->gpu->slot);
+    slot_key(&k, pod->node_name, gpu_req_of(pod)->slot);
     lo_mutex_lock(&r->mu, LO_GPU_RES);
     res_entry_t *e = hashmap_get(r->slots, k.data);
     if (e && (e->state == RES_LIVE || e->state == RES_GONE) && strcmp(e->name, pod->name) == 0) {
@@ -373,19 +373,19 @@ typedef struct idle_list {
 static void node_idle(void *ud, const node_info_t *ni)
 {
     idle_list_t *l = ud;
-    uint64_t idle = gpu_node_idle_reserved(ni->gpu);
+    uint64_t idle = gpu_node_idle_reserved(gpu_node_of(ni));
     for (int k = 0; idle && k < ni->npods && (!l->max || l->n < l->max); k++) {
         const pod_t *p = ni->pods[k];
         if (!gpu_is_reservation(p) || p->deleting || pod_is_terminal(p))
             continue;
-        if (ni->node && !(idle & (1ULL << p->gpu->slot)))
+        if (ni->node && !(idle & (1ULL << gpu_req_of(p)->slot)))
             continue;
         if (l->n == l->cap) {
             l->cap = l->cap ? l->cap * 2 : 8;
             l->v = util_xrealloc(l->v, sizeof(*l->v) * (size_t)l->cap);
         }
         l->v[l->n++] = (idle_pod_t){ util_strdup(p->ns), util_strdup(p->name), util_strdup(p->uid),
-                                     util_strdup(ni->name), p->gpu->slot };
+                                     util_strdup(ni->name), gpu_req_of(p)->slot };
     }
 }
 
@@ -399,10 +399,10 @@ typedef struct hk_pass {
 static void hk_node(void *ud, const node_info_t *ni)
 {
     hk_pass_t *h = ud;
-    if (!ni->gpu)
+    if (!gpu_node_of(ni))
         return;
     node_idle(&h->idle, ni);
-    h->shared += gpu_node_shared(ni->gpu);
+    h->shared += gpu_node_shared(gpu_node_of(ni));
 }
 
 /* 0 when the API accepted the DELETE (or the pod was gone already). */
@@ -441,7 +441,7 @@ static int mark_going(gpu_res_t *r, void *core, sched_node_lookup_fn lookup, con
 {
     int still = 0;
     const node_info_t *ni = lookup(core, ip->node);
-    if (ni && (!ni->node || (gpu_node_idle_reserved(ni->gpu) & (1ULL << ip->slot))))
+    if (ni && (!ni->node || (gpu_node_idle_reserved(gpu_node_of(ni)) & (1ULL << ip->slot))))
         still = 1;
     if (!still)
         return 0;
@@ -529,10 +529,10 @@ static void collect_marked(gpu_res_t *r, const idle_pod_t *v, int n, int *go, co
 static void node_excess(void *ud, const node_info_t *ni)
 {
     idle_list_t *l = ud;
-    if (!ni->gpu || !ni->node)
+    if (!gpu_node_of(ni) || !ni->node)
         return;
     int64_t C = res_get_scalar(&ni->node->allocatable, RES_GPU);
-    int64_t idle = __builtin_popcountll(gpu_node_idle_reserved(ni->gpu));
+    int64_t idle = __builtin_popcountll(gpu_node_idle_reserved(gpu_node_of(ni)));
     int64_t excess = res_get_scalar(&ni->requested, RES_GPU) + idle - C;
     if (excess <= 0)
         return;
@@ -567,9 +567,9 @@ typedef struct slot_refs {
 static void unreserved_slots(void *ud, const node_info_t *ni)
 {
     slot_refs_t *l = ud;
-    if (!ni->gpu || !ni->node)
+    if (!gpu_node_of(ni) || !ni->node)
         return;
-    uint64_t m = gpu_node_unreserved(ni->gpu);
+    uint64_t m = gpu_node_unreserved(gpu_node_of(ni));
     for (int k = 0; k < GPU_MAX_DEVICES; k++)
         if (m & (1ULL << k)) {
             l->v = util_xrealloc(l->v, sizeof(*l->v) * (size_t)(l->n + 1));

@@ -490,10 +490,10 @@ static void node_row(const node_info_t *ni, nrow_t *r)
         r->pods += !pod_is_terminal(ni->pods[i]);
     r->whole = res_get_scalar(&n->allocatable, RES_GPU);
     int64_t req = res_get_scalar(&ni->requested, RES_GPU);
-    r->shared = ni->gpu ? gpu_node_shared(ni->gpu) : 0;
+    r->shared = gpu_node_of(ni) ? gpu_node_shared(gpu_node_of(ni)) : 0;
     double frac = 0;
-    for (int i = 0; ni->gpu && i < r->whole && i < GPU_MAX_DEVICES; i++)
-        frac += gpu_node_slot_use(ni->gpu, n, i);
+    for (int i = 0; gpu_node_of(ni) && i < r->whole && i < GPU_MAX_DEVICES; i++)
+        frac += gpu_node_slot_use(gpu_node_of(ni), n, i);
     r->gpu_used = (double)(req - r->shared) + frac;
     r->cpu_cap = n->allocatable.milli_cpu;
     r->cpu_used = ni->requested.milli_cpu;
@@ -539,7 +539,7 @@ static void slots_of(void *ud, const node_info_t *ni)
 {
     json_t *slots = ud;
     const node_t *n = ni->node;
-    if (!n || !ni->gpu)
+    if (!n || !gpu_node_of(ni))
         return;
     int64_t whole = res_get_scalar(&n->allocatable, RES_GPU);
     int64_t mem = gpu_node_memory(n);
@@ -550,11 +550,11 @@ static void slots_of(void *ud, const node_info_t *ni)
             const pod_t *p = ni->pods[k];
             if (pod_is_terminal(p))
                 continue;
-            if (gpu_is_reservation(p) && p->gpu->slot == i) {
+            if (gpu_is_reservation(p) && gpu_req_of(p)->slot == i) {
                 json_decref(res);
                 res = json_string(p->key);
-            } else if (gpu_is_fraction(p) && (gpu_node_mask_of(ni->gpu, p->uid) >> i & 1)) {
-                double share = gpu_share(p, mem) / (p->gpu->ndev > 0 ? p->gpu->ndev : 1);
+            } else if (gpu_is_fraction(p) && (gpu_node_mask_of(gpu_node_of(ni), p->uid) >> i & 1)) {
+                double share = gpu_share(p, mem) / (gpu_req_of(p)->ndev > 0 ? gpu_req_of(p)->ndev : 1);
                 json_array_append_new(fr, json_pack("{s:s, s:o}", "pod", p->key, "fraction", fs_json_num(share)));
             }
         }
@@ -563,7 +563,7 @@ static void slots_of(void *ud, const node_info_t *ni)
             continue;
         }
         json_array_append_new(slots, json_pack("{s:i, s:o, s:o, s:o}", "index", i, "used",
-                                               fs_json_num(gpu_node_slot_use(ni->gpu, n, i)), "fractions", fr,
+                                               fs_json_num(gpu_node_slot_use(gpu_node_of(ni), n, i)), "fractions", fr,
                                                "reservation", res));
     }
 }

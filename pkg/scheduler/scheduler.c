@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "explain/explain.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -40,6 +41,7 @@ void scheduler_opts_default(scheduler_opts_t *o)
 
 scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *err, size_t errlen)
 {
+    capabilities_init(); /* the cache's pods carry every capability's data */
     scheduler_t *s = util_xcalloc(1, sizeof(*s));
     s->opts = *o;
     if (!s->opts.seed) {

@@ -9,6 +9,7 @@
 #include "api/types.h"
 #include "fairshare/fairshare.h"
 #include "pool/pool.h"
+#include "scheduler/capabilities.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -91,6 +92,7 @@ static int cmp_create(const void *a, const void *b)
 
 sim_t *sim_new(const sim_opts_t *o, const sim_workload_t *w, const sim_backend_t *b)
 {
+    capabilities_init(); /* sim_load parses the snapshot's pods */
     sim_t *s = util_xcalloc(1, sizeof(*s));
     s->o = *o;
     if (s->o.idle_ms <= 0)

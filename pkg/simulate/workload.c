@@ -10,6 +10,7 @@
 #include "api/types.h"
 #include "fairshare/fairshare.h"
 #include "gang/gang.h"
+#include "scheduler/capabilities.h"
 #include "snapshot/objfile.h"
 #include "util/hashmap.h"
 #include "util/util.h"
@@ -393,6 +394,7 @@ static int check_unique(sim_workload_t *w, char *err, size_t errlen)
 
 int sim_workload_from_json(sim_workload_t *w, json_t *doc, const char *scheduler_name, char *err, size_t errlen)
 {
+    capabilities_init(); /* its jobs' pods are parsed to check them */
     memset(w, 0, sizeof(*w));
     json_t *jobs = doc;
     if (json_is_object(doc)) {

@@ -25,6 +25,7 @@
 #include "api/types.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 
 static double now_s(void)
 {
@@ -95,6 +96,7 @@ static pod_t *make_pod(int i, int gpu_every)
 
 int main(int argc, char **argv)
 {
+    capabilities_init();
     int nnodes = 1000, npods = 5000, gpu_every = 4, repeat = 1, pos = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpu-every") && i + 1 < argc)

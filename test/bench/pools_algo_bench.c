@@ -19,6 +19,7 @@
 
 #include "cache/cache.h"
 #include "framework/framework.h"
+#include "scheduler/capabilities.h"
 
 typedef struct pool_job {
     cache_t *cache;
@@ -152,6 +153,7 @@ static cache_t *fresh_cache(int pools, int nodes_per_pool, pod_t ***pods, int po
 
 int main(int argc, char **argv)
 {
+    capabilities_init();
     int pools = argc > 1 ? atoi(argv[1]) : 4;
     int npp = argc > 2 ? atoi(argv[2]) : 250;
     int ppp = argc > 3 ? atoi(argv[3]) : 1000;

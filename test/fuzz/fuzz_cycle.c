@@ -9,12 +9,14 @@
 #include "api/types.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 
 #define MAX_NODES 16
 #define MAX_PODS  64
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    capabilities_init();
     json_t *j = fuzz_json(data, size);
     if (!j)
         return 0;

@@ -10,11 +10,13 @@
 #include "api/resources.h"
 #include "api/types.h"
 #include "fairshare/fairshare.h"
+#include "scheduler/capabilities.h"
 
 #define MAX_PODS 32
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    capabilities_init();
     json_t *j = fuzz_json(data, size);
     if (!j)
         return 0;

@@ -3,9 +3,11 @@
  * topology spread), then the accessors the scheduler calls on it. */
 #include "fuzz.h"
 #include "api/types.h"
+#include "scheduler/capabilities.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    capabilities_init();
     json_t *j = fuzz_json(data, size);
     if (!j)
         return 0;

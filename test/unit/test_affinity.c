@@ -18,6 +18,7 @@
 #include "framework/nodeinfo.h"
 #include "framework/topo_index.h"
 #include "preemption/preemption.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #include "fixtures.h"
@@ -1461,6 +1462,7 @@ static void test_index_new_fields(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_full),
         cmocka_unit_test(test_parse_namespace_selector),

@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include "cache/cache.h"
+#include "scheduler/capabilities.h"
 
 static node_t *mk_node(const char *name, const char *pool_label)
 {
@@ -619,6 +620,7 @@ static void test_nomination_follows_field(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_assume_confirm_forget),
         cmocka_unit_test(test_pod_before_node_and_node_delete),

@@ -12,6 +12,7 @@
 
 #include "ai-scheduler/cli.h"
 #include "ai-scheduler/mcjob.h"
+#include "scheduler/capabilities.h"
 
 static void usage_stub(FILE *f)
 {
@@ -273,6 +274,7 @@ static void test_mcjob_args(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_common),
         cmocka_unit_test(test_parse_empty_output),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "consolidation/consolidation.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -155,6 +156,7 @@ static void test_movers_must_fit(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_moves),
         cmocka_unit_test(test_fewest_moves),

@@ -14,6 +14,7 @@
 
 #include "consolidation/row.h"
 #include "fairshare/fairshare.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #include "fixtures.h"
@@ -325,6 +326,7 @@ static void test_no_moves_when_not_allowed(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moves_one_and_holds_its_room),
         cmocka_unit_test(test_no_moves_when_not_allowed),

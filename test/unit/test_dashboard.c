@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "dashboard/dashboard.h"
+#include "scheduler/capabilities.h"
 #include "topology/topology.h"
 #include "gpu/gpu.h"
 #include "sandbox/sandbox.h"
@@ -591,6 +592,7 @@ static void test_concurrent_reader(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overview),          cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_pending),           cmocka_unit_test(test_pending_reason_without_records),

@@ -14,6 +14,7 @@
 
 #include "explain/explain.h"
 #include "framework/framework.h"
+#include "scheduler/capabilities.h"
 
 static json_t *rec_named(const char *pod)
 {
@@ -257,6 +258,7 @@ static void test_hint_other(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_cap_drops_oldest),
         cmocka_unit_test(test_store_kinds_and_drop),

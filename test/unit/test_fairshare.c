@@ -15,6 +15,7 @@
 
 #include "fairshare/fairshare.h"
 #include "queue/queue.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #include "fixtures.h"
@@ -823,6 +824,7 @@ static void test_checkpoint_grace_inherited(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waterfill_runai),
         cmocka_unit_test(test_waterfill_caps),

@@ -13,6 +13,7 @@
 #include "api/types.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -557,6 +558,7 @@ static void test_weights_change_placement(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_default),
         cmocka_unit_test(test_status),

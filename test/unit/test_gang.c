@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gang/gang.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #include "fixtures.h"
@@ -582,6 +583,7 @@ static void test_status_rewritten_until_seen(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_podgroup_parse),
         cmocka_unit_test(test_phase),

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "gpu/gpu.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -60,7 +61,7 @@ static int fits(const node_info_t *ni, const pod_t *p, uint64_t *mask)
 {
     const char *reason = NULL;
     int unres = 0;
-    return gpu_node_fit(ni->gpu, ni->node, gpus_used(ni), p, mask, &reason, &unres);
+    return gpu_node_fit(gpu_node_of(ni), ni->node, gpus_used(ni), p, mask, &reason, &unres);
 }
 
 static void test_parse(void **state)
@@ -91,27 +92,27 @@ static void test_parse(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         pod_t *p = ann_pod("p", cases[i].ann, cases[i].gpu);
-        assert_non_null(p->gpu);
+        assert_non_null(gpu_req_of(p));
         if (cases[i].valid) {
-            assert_null(p->gpu->err);
-            assert_int_equal(p->gpu->frac_ppm, cases[i].ppm);
-            assert_int_equal(p->gpu->mem_mib, cases[i].mib);
-            assert_int_equal(p->gpu->ndev, cases[i].ndev);
+            assert_null(gpu_req_of(p)->err);
+            assert_int_equal(gpu_req_of(p)->frac_ppm, cases[i].ppm);
+            assert_int_equal(gpu_req_of(p)->mem_mib, cases[i].mib);
+            assert_int_equal(gpu_req_of(p)->ndev, cases[i].ndev);
             assert_true(gpu_is_fraction(p));
         } else {
-            if (!p->gpu->err)
+            if (!gpu_req_of(p)->err)
                 fail_msg("case %zu (%s) should be invalid", i, cases[i].ann);
             assert_false(gpu_is_fraction(p));
         }
         pod_unref(p);
     }
     pod_t *plain = ann_pod("q", "'other':'1'", "2");
-    assert_null(plain->gpu);
+    assert_null(gpu_req_of(plain));
     pod_unref(plain);
     /* A non-string annotation is an error, not a crash. */
     pod_t *bad = fx_pod("{'metadata':{'name':'b','uid':'ub','annotations':{'gpu-fraction':0.5}},'spec':{}}");
-    assert_non_null(bad->gpu);
-    assert_non_null(bad->gpu->err);
+    assert_non_null(gpu_req_of(bad));
+    assert_non_null(gpu_req_of(bad)->err);
     pod_unref(bad);
 }
 
@@ -143,10 +144,10 @@ static void test_packing(void **state)
         assert_true(fits(ni, p[i], &mask));
         assert_int_equal(mask, 1ULL << (i / 4));
         node_info_add_pod(ni, p[i]);
-        assert_int_equal(gpu_node_mask_of(ni->gpu, p[i]->uid), 1ULL << (i / 4));
+        assert_int_equal(gpu_node_mask_of(gpu_node_of(ni), p[i]->uid), 1ULL << (i / 4));
         assert_int_equal(gpus_used(ni), i / 4 + 1);
     }
-    assert_int_equal(gpu_node_shared(ni->gpu), 4);
+    assert_int_equal(gpu_node_shared(gpu_node_of(ni)), 4);
     p[16] = ann_pod("f16", "'gpu-fraction':'0.25'", NULL);
     assert_false(fits(ni, p[16], NULL));
     /* The 4th slot frees one quarter: the next quarter goes exactly there. */
@@ -159,7 +160,7 @@ static void test_packing(void **state)
     node_info_remove_pod(ni, p[14]->uid);
     node_info_remove_pod(ni, p[15]->uid);
     assert_int_equal(gpus_used(ni), 3);
-    assert_int_equal(gpu_node_shared(ni->gpu), 3);
+    assert_int_equal(gpu_node_shared(gpu_node_of(ni)), 3);
     for (int i = 0; i < 17; i++)
         pod_unref(p[i]);
     node_info_free(ni);
@@ -174,7 +175,7 @@ static void test_best_fit(void **state)
     pod_t *c = ann_pod("c", "'gpu-fraction':'0.3'", NULL);
     node_info_add_pod(ni, a); /* slot 0: 0.5 */
     node_info_add_pod(ni, b); /* 0.7 does not fit slot 0: slot 1 */
-    assert_int_equal(gpu_node_mask_of(ni->gpu, b->uid), 2);
+    assert_int_equal(gpu_node_mask_of(gpu_node_of(ni), b->uid), 2);
     uint64_t mask = 0;
     assert_true(fits(ni, c, &mask)); /* fits both; slot 1 (0.7) is fuller */
     assert_int_equal(mask, 2);
@@ -219,9 +220,9 @@ static void test_memory(void **state)
     pod_t *h = ann_pod("h", "'gpu-fraction':'0.5'", NULL);
     const char *reason;
     int unres = 0;
-    assert_false(gpu_node_fit(none->gpu, none->node, 0, m20, NULL, &reason, &unres));
+    assert_false(gpu_node_fit(gpu_node_of(none), none->node, 0, m20, NULL, &reason, &unres));
     assert_true(unres);
-    assert_false(gpu_node_fit(small->gpu, small->node, 0, m41, NULL, &reason, &unres));
+    assert_false(gpu_node_fit(gpu_node_of(small), small->node, 0, m41, NULL, &reason, &unres));
     assert_true(unres);
     assert_true(fits(big, m41, NULL));
     /* 0.5 of 40960 = 20480: with a 20480 request the small GPU is full. */
@@ -234,7 +235,7 @@ static void test_memory(void **state)
     assert_true(fits(big, h, NULL));
     node_info_add_pod(big, h);
     assert_false(fits(big, m20, NULL));
-    assert_true(gpu_node_slot_use(big->gpu, big->node, 0) > 0.999);
+    assert_true(gpu_node_slot_use(gpu_node_of(big), big->node, 0) > 0.999);
     pod_unref(m20);
     pod_unref(m40);
     pod_unref(m41);
@@ -257,7 +258,7 @@ static void test_num_devices(void **state)
     assert_true(fits(ni, two, &mask)); /* the other halves */
     const char *reason;
     int unres = 0;
-    assert_false(gpu_node_fit(ni->gpu, ni->node, 2, three, NULL, &reason, &unres));
+    assert_false(gpu_node_fit(gpu_node_of(ni), ni->node, 2, three, NULL, &reason, &unres));
     assert_true(unres);
     pod_unref(two);
     pod_unref(three);
@@ -279,18 +280,18 @@ static void test_reservations_and_restart(void **state)
     assert_true(gpu_is_reservation(res));
     node_info_add_pod(ni, res);
     assert_int_equal(gpus_used(ni), 0);
-    assert_int_equal(gpu_node_idle_reserved(ni->gpu), 4);
+    assert_int_equal(gpu_node_idle_reserved(gpu_node_of(ni)), 4);
     node_info_add_pod(ni, bound);
     assert_int_equal(gpus_used(ni), 1);
-    assert_int_equal(gpu_node_mask_of(ni->gpu, "ub"), 4);
-    assert_int_equal(gpu_node_idle_reserved(ni->gpu), 0);
+    assert_int_equal(gpu_node_mask_of(gpu_node_of(ni), "ub"), 4);
+    assert_int_equal(gpu_node_idle_reserved(gpu_node_of(ni)), 0);
     /* A pending pod's own gpu-index is ignored: it joins slot 2 (fullest). */
     node_info_add_pod(ni, lied);
-    assert_int_equal(gpu_node_mask_of(ni->gpu, "ul"), 4);
+    assert_int_equal(gpu_node_mask_of(gpu_node_of(ni), "ul"), 4);
     node_info_remove_pod(ni, "ul");
     node_info_remove_pod(ni, "ub");
     assert_int_equal(gpus_used(ni), 0);
-    assert_int_equal(gpu_node_idle_reserved(ni->gpu), 4);
+    assert_int_equal(gpu_node_idle_reserved(gpu_node_of(ni)), 4);
     /* The idle reserved slot is reused before an untouched one. */
     uint64_t mask = 0;
     assert_true(fits(ni, lied, &mask));
@@ -299,8 +300,8 @@ static void test_reservations_and_restart(void **state)
     node_info_add_pod(ni, lied);
     node_info_t *c = node_info_clone(ni);
     node_info_remove_pod(c, "ul");
-    assert_int_equal(gpu_node_mask_of(ni->gpu, "ul"), 4);
-    assert_int_equal(gpu_node_mask_of(c->gpu, "ul"), 0);
+    assert_int_equal(gpu_node_mask_of(gpu_node_of(ni), "ul"), 4);
+    assert_int_equal(gpu_node_mask_of(gpu_node_of(c), "ul"), 0);
     assert_int_equal(gpus_used(c), 0);
     node_info_remove_pod(ni, "ur");
     assert_int_equal(gpus_used(ni), 1);
@@ -337,7 +338,7 @@ static void test_reservation_trust(void **state)
             fail_msg("case %zu: reservation %d, want %d", i, gpu_is_reservation(p), cases[i].trusted);
         /* Untrusted, it asks nothing of sharing: an ordinary GPU pod. */
         if (!cases[i].trusted)
-            assert_null(p->gpu);
+            assert_null(gpu_req_of(p));
         pod_unref(p);
     }
     /* The namespace is the configured one, not a fixed name. */
@@ -359,8 +360,8 @@ static void test_forged_reservation_counts(void **state)
     pod_t *forged = reservation_pod("team-a", "gpu-res-n-2-00001", "uf", "ai-scheduler", "n", "n");
     node_info_add_pod(ni, forged);
     assert_int_equal(gpus_used(ni), 1);
-    assert_int_equal(gpu_node_idle_reserved(ni->gpu), 0);
-    assert_int_equal(gpu_node_reserved(ni->gpu), 0);
+    assert_int_equal(gpu_node_idle_reserved(gpu_node_of(ni)), 0);
+    assert_int_equal(gpu_node_reserved(gpu_node_of(ni)), 0);
     /* One GPU is left: a whole-GPU pod fits beside it, a second does not. */
     pod_t *f = ann_pod("f", "'gpu-fraction':'0.5'", NULL);
     uint64_t mask = 0;
@@ -375,6 +376,7 @@ static void test_forged_reservation_counts(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_mask_text),

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "gpu/row.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #include "fixtures.h"
@@ -248,6 +249,7 @@ static void test_housekeep_restores_unless_fenced(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prebind_creates_reservation),
         cmocka_unit_test(test_prebind_creates_namespace),

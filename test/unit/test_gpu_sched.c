@@ -14,6 +14,7 @@
 #include "fake_api.h"
 #include "gpu/gpu.h"
 #include "gpu/row.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -380,6 +381,7 @@ static void test_forged_reservation_is_ordinary(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failed_delete_reuses_reservation),
         cmocka_unit_test(test_refused_delete_reuses_reservation),

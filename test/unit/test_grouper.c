@@ -19,6 +19,7 @@
 #include "gang/gang.h"
 #include "grouper/grouper.h"
 #include "grouper/row.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -987,6 +988,7 @@ static void test_let_in_pod_keeps_queue_item(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pytorchjob_gang),
         cmocka_unit_test(test_indexed_job),

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "grouper/rules.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #include "fixtures.h"
@@ -842,6 +843,7 @@ static void test_group_name(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pytorchjob),
         cmocka_unit_test(test_tfjob_mpijob),

@@ -14,6 +14,7 @@
 #include "api/unsupported.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -190,6 +191,7 @@ static void test_unsupported_fields(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_image_locality),
         cmocka_unit_test(test_image_names),

@@ -13,6 +13,7 @@
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
 #include "framework/plugins/plugins.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -727,6 +728,7 @@ static void test_preferred_affinity(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unschedulable),
         cmocka_unit_test(test_node_name),

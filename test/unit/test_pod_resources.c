@@ -16,6 +16,7 @@
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
 #include "framework/plugins/plugins.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -398,6 +399,7 @@ static void test_cache_follows_resize(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sidecars),
         cmocka_unit_test(test_sidecar_host_ports),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ai-scheduler/pools.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 #include "tmpdir.h"
 
@@ -453,6 +454,7 @@ static void test_main_unreachable(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),

@@ -11,6 +11,7 @@
 
 #include "preemption/preemption.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 
 static json_t *parse(const char *s)
 {
@@ -545,6 +546,7 @@ static void test_rank_sum_counts_victims(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pdb_parse_v1),
         cmocka_unit_test(test_pdb_parse_v1beta1_expressions),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "queue/queue.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 /* A pending pod; extra is spliced into metadata (labels...). */
@@ -709,6 +710,7 @@ static void test_stress(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_priority_order),

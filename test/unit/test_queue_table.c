@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ai-scheduler/queues.h"
+#include "scheduler/capabilities.h"
 #include "tmpdir.h"
 
 /* research (quota 8) -> team-a (6), team-b (2, weight 0.5, limit 4) with
@@ -373,6 +374,7 @@ static void test_main_unreachable(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_tree),
         cmocka_unit_test(test_table_pool),

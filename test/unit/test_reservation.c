@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "pool/table.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/reserve.h"
 
 #include "fixtures.h"
@@ -254,6 +255,7 @@ static void test_pool_table_held(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_done_and_runtime),
         cmocka_unit_test(test_backfill_rule),

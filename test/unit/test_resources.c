@@ -11,6 +11,7 @@
 
 #include "api/types.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 /* {"cpu":"8","example.com/r0":"1",...,"example.com/r<n-1>":"n"} */
@@ -155,6 +156,7 @@ static void test_long_names_and_intern(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_20_extended),      cmocka_unit_test(test_node_too_many_kept),
         cmocka_unit_test(test_pod_too_many_rejected), cmocka_unit_test(test_pod_too_many_across_containers),

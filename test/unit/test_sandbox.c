@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "sandbox/sandbox.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -1737,6 +1738,7 @@ static void test_reservation_spares_nominee(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_binds_most_allocated),
         cmocka_unit_test(test_preemption_evicts_and_binds),

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "scheduler/capabilities.h"
 #include "scheduler/extension.h"
 
 #include "fixtures.h"
@@ -231,6 +232,7 @@ static void test_two_somes_admit_either(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_opinion_wakes_every_pool),      cmocka_unit_test(test_nothing_wakes_nothing),
         cmocka_unit_test(test_some_of_one_pool_is_exactly_that), cmocka_unit_test(test_all_beats_some),

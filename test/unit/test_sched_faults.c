@@ -16,6 +16,7 @@
 
 #include "fake_api.h"
 #include "kube/client.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -1956,6 +1957,7 @@ static void test_minrt_gang_age(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bind_500_backs_off),
         cmocka_unit_test(test_bind_403_backs_off),

@@ -17,6 +17,7 @@
 #include "fake_api.h"
 #include "fixtures.h"
 #include "kube/client.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -491,6 +492,7 @@ static void test_claims_pod_held_no_preemption(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gated_pod_waits_then_binds_at_once), cmocka_unit_test(test_gated_condition_written_once),
         cmocka_unit_test(test_gang_with_gated_member_waits_whole), cmocka_unit_test(test_bind_refused_as_gated_holds),

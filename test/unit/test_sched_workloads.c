@@ -18,6 +18,7 @@
 #include "fake_api.h"
 #include "fixtures.h"
 #include "kube/client.h"
+#include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -307,6 +308,7 @@ static void test_gang_priority_class(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pytorchjob_pod_held_until_labelled),
         cmocka_unit_test(test_replicaset_pods_let_in),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/types.h"
+#include "scheduler/capabilities.h"
 #include "simulate/internal.h"
 #include "simulate/simulate.h"
 #include "simulate/workload.h"
@@ -600,6 +601,7 @@ static void test_series_bounded(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workload_ok),
         cmocka_unit_test(test_workload_errors),

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "scheduler/capabilities.h"
 #include "snapshot/objfile.h"
 #include "snapshot/snapshot.h"
 #include "tmpdir.h"
@@ -342,6 +343,7 @@ static void test_kinds(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objfile_yaml),
         cmocka_unit_test(test_objfile_load),

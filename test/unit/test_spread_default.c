@@ -15,6 +15,7 @@
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
 #include "owners/owners.h"
+#include "scheduler/capabilities.h"
 
 #include "fixtures.h"
 
@@ -264,6 +265,7 @@ static void test_list_defaulting(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service_selector_spreads),
         cmocka_unit_test(test_replicaset_selector),

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "scheduler/capabilities.h"
 #include "topology/topology.h"
 
 #include "fixtures.h"
@@ -151,6 +152,7 @@ static void test_fallback_and_required(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_least_lost_opportunity),

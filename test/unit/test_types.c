@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/types.h"
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 
 #define MI (1024LL * 1024)
@@ -677,6 +678,7 @@ static void test_fuzz_shapes(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_res_from_json),
         cmocka_unit_test(test_res_from_json_bad),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "scheduler/capabilities.h"
 #include "util/util.h"
 #include "volume/row.h"
 #include "volume/volume.h"
@@ -336,6 +337,7 @@ static void test_gone_while_waiting(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prebind_waits_then_binds),
         cmocka_unit_test(test_reserve_refuses_taken_pv),

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "scheduler/capabilities.h"
 #include "volume/volume.h"
 
 #include "fixtures.h"
@@ -905,6 +906,7 @@ static void test_concurrent_reserve(void **state)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_pod_volumes),
         cmocka_unit_test(test_parse_untrusted),

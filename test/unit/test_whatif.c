@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ai-scheduler/whatif.h"
+#include "scheduler/capabilities.h"
 #include "whatif/whatif.h"
 
 static json_t *J(const char *s)
@@ -548,6 +549,7 @@ static void test_result_gang(void **st)
 
 int main(void)
 {
+    capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_parse_quota),

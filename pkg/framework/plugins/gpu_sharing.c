@@ -8,8 +8,9 @@
 
 static int gs_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
 {
-    if (pod->gpu && !pod->gpu->reservation && pod->gpu->err) {
-        fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, pod->gpu->err);
+    const gpu_req_t *r = gpu_req_of(pod);
+    if (r && !r->reservation && r->err) {
+        fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, r->err);
         return st->code;
     }
     return FW_SUCCESS;
@@ -21,7 +22,8 @@ static int gs_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
         return FW_SUCCESS;
     const char *reason = NULL;
     int unresolvable = 0;
-    if (gpu_node_fit(ni->gpu, ni->node, res_get_scalar(&ni->requested, RES_GPU), pod, NULL, &reason, &unresolvable))
+    if (gpu_node_fit(gpu_node_of(ni), ni->node, res_get_scalar(&ni->requested, RES_GPU), pod, NULL, &reason,
+                     &unresolvable))
         return FW_SUCCESS;
     fw_status_add(st, unresolvable ? FW_UNSCHEDULABLE_UNRESOLVABLE : FW_UNSCHEDULABLE, reason);
     return st->code;
@@ -35,7 +37,7 @@ static void gs_pre_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *
 
 static int64_t gs_score(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni)
 {
-    return gpu_node_score(ni->gpu, ni->node, res_get_scalar(&ni->requested, RES_GPU), pod);
+    return gpu_node_score(gpu_node_of(ni), ni->node, res_get_scalar(&ni->requested, RES_GPU), pod);
 }
 
 void plugin_gpu_sharing(fw_plugin_t *pl, int score_weight)
