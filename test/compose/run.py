@@ -265,6 +265,7 @@ class Runner:
         self.watch = PodWatch(self.c)
         self.sampler = AgeSampler(self.c, a.sched_url, a.token) if a.sched_url and a.token else None
         self.restarts = 0
+        self.carried = []           # pods nominated when a restart began
         self.seen = {}              # uid -> last pod version seen
         self.created = {}           # name -> (scenario pod, uid of the current incarnation, recreations)
         self.drained = set()        # "ns/name/uid" deleted by a drain
@@ -369,6 +370,15 @@ class Runner:
             log("step %d: restart skipped (no --control)" % i)
             return
         req, done = os.path.join(self.a.control, "restart.req"), os.path.join(self.a.control, "restart.done")
+        # The restart is meant to catch a preemption in flight (rule nomination-restart):
+        # up to 20 s for a pending pod that carries a nomination.
+        end, noms = time.time() + 20, []
+        while time.time() < end and not noms:
+            noms = [checker.key(p) for p in self.c.get("/api/v1/namespaces/%s/pods" % NS)["items"]
+                    if checker.pending(p) and (p.get("status") or {}).get("nominatedNodeName")]
+            if not noms:
+                time.sleep(0.2)
+        self.carried += noms
         lock = self.sampler.lock if self.sampler else threading.Lock()
         with lock:
             if os.path.exists(done):
@@ -382,7 +392,7 @@ class Runner:
             if self.sampler:
                 self.sampler.instance += 1
             self.watch.mark("RESTART", (t_stop, time.time()))
-        log("step %d: scheduler restarted (the old one exited %s)" % (i, rc))
+        log("step %d: scheduler restarted (the old one exited %s); nominated then: %s" % (i, rc, ", ".join(noms) or "none"))
         if rc != "0":
             self.failures.append(checker.fmt({"seed": self.a.seed, "step": "%d restart" % i}, "restart", "scheduler",
                                              "exited %s on SIGTERM at the restart (want 0; see its log)" % rc))
@@ -508,9 +518,7 @@ class Runner:
         judged, most, p50 = checker.flush_wait_stats(self.watch.history(), self.ctx("final")["node_pools"])
         log("flush-wait: %d binds judged, delay from the freeing event max %.1fs, p50 %.1fs (bound %ds, flush %ds)" % (
             judged, most, p50, checker.FLUSH_WAIT_BOUND_S, checker.FLUSH_S))
-        noms = sum(1 for _, k, p in self.watch.history() if k in ("ADDED", "MODIFIED")
-                   and (p.get("status") or {}).get("nominatedNodeName"))
-        log("restarts: %d; pod versions carrying a nomination: %d" % (self.restarts, noms))
+        log("restarts: %d; nominations carried over them: %d" % (self.restarts, len(self.carried)))
         if self.sampler:
             log("queue-age: %d samples of %d pods, %d request errors" % (
                 sum(len(v) for v in self.sampler.samples.values()), len(self.sampler.samples), self.sampler.errors))

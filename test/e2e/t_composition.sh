@@ -6,6 +6,9 @@
 # node add/remove, and a fake kubelet that runs, finishes and deletes pods. An
 # independent checker (test/compose/checker.py) verifies every step and the settled end.
 # One control plane and one scheduler for all seeds; run.py resets the objects per seed.
+# Each scenario has one restart step: run.py asks (run_seed's loop) for the scheduler to be
+# stopped by its pid and started again (restart_for). The scheduler's port serves the
+# decision records that run.py samples for the queue-age rule.
 #
 # Environment:
 #   COMPOSE_SEEDS    seeds to run (default below); a failing seed prints itself and
