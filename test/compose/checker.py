@@ -583,7 +583,7 @@ def flush_waits(timeline, node_pools):
     freed = {}         # node -> (t, what): the latest event that freed room on it
     relist_at = []     # times the watch re-listed
     restarted = None   # when the scheduler last came up: every pod is tried afresh
-    msg_since = {}     # uid -> (message, t first seen with it)
+    msg_since = {}     # uid -> ((message, its time), when the watch first saw that pair)
     out = []
     for t, kind, obj in timeline:
         if kind == "RELIST":

@@ -238,22 +238,28 @@ class AgeSampler:
             self.errors += 1
             return None
 
+    def pending_lone(self):
+        return {p["metadata"]["uid"]: p for p in self.c.get("/api/v1/namespaces/%s/pods" % NS)["items"]
+                if checker.pending(p) and not (p["metadata"].get("labels") or {}).get(checker.PG_LABEL)}
+
     def loop(self):
         while not self.stop.wait(self.every):
             with self.lock:
                 try:
-                    pods = self.c.get("/api/v1/namespaces/%s/pods" % NS)["items"]
+                    got = []
+                    for uid, p in self.pending_lone().items():
+                        rec = self.record(NS, p["metadata"]["name"])
+                        if rec and rec.get("kind") == "pod" and isinstance(rec.get("attempts"), int):
+                            got.append((uid, (time.time(), self.instance, rec["attempts"], rec.get("time") or "")))
+                    # A record is fetched by name: one whose pod was replaced meanwhile
+                    # (the controller recreates evicted pods) may be the new one's.
+                    still = self.pending_lone()
                 except Exception:
                     self.errors += 1
                     continue
-                for p in pods:
-                    if not checker.pending(p) or (p["metadata"].get("labels") or {}).get(checker.PG_LABEL):
-                        continue
-                    rec = self.record(NS, p["metadata"]["name"])
-                    if not rec or rec.get("kind") != "pod" or not isinstance(rec.get("attempts"), int):
-                        continue
-                    self.samples.setdefault(p["metadata"]["uid"], []).append(
-                        (time.time(), self.instance, rec["attempts"], rec.get("time") or ""))
+                for uid, smp in got:
+                    if uid in still:
+                        self.samples.setdefault(uid, []).append(smp)
 
 
 class Runner:
