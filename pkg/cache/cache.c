@@ -46,6 +46,8 @@ struct cache {
     void *gap_ud;
     cache_account_fn account_hook; /* see cache_set_account_hook */
     void *account_ud;
+    cache_account_fn nom_hook; /* see cache_set_nomination_hook */
+    void *nom_ud;
     /* Bumped (atomically, under the write lock) whenever a pod with
      * required anti-affinity is accounted or node labels change: what can
      * make a placement decided earlier break an existing pod's anti-affinity. */
@@ -375,6 +377,7 @@ static void account(cache_t *c, pod_entry_t *e, const char *node)
 }
 
 static int nomination_drop_locked(cache_t *c, const char *uid);
+static int has_nomination(const cache_t *c, const char *uid);
 static const char *nominated_node_locked(const cache_t *c, const char *uid);
 static void nomination_add_locked(cache_t *c, pod_t *p, const char *node);
 
@@ -404,10 +407,15 @@ static void nomination_follow_locked(cache_t *c, pod_t *p, const char *was)
     if (held && (strcmp(held, want) == 0 || strcmp(held, was) != 0))
         return; /* the field caught up with the cache, or lags behind it */
     node_info_t *ni = want[0] ? hashmap_get(c->node_map, want) : NULL;
-    if (ni && ni->node)
-        nomination_add_locked(c, p, want);
-    else
+    if (!ni || !ni->node) {
         nomination_drop_locked(c, p->uid);
+        return;
+    }
+    nomination_add_locked(c, p, want);
+    /* Restored from the field: the hook charges the room as the live
+     * preemption that made it did (tenants_reserve). */
+    if (c->nom_hook && has_nomination(c, p->uid))
+        c->nom_hook(c->nom_ud, p, ni, +1);
 }
 
 cache_pod_state_t cache_upsert_pod(cache_t *c, pod_t *p, cache_pod_state_t *now)
@@ -660,6 +668,12 @@ void cache_set_account_hook(cache_t *c, cache_account_fn fn, void *ud)
     c->account_ud = ud;
 }
 
+void cache_set_nomination_hook(cache_t *c, cache_account_fn fn, void *ud)
+{
+    c->nom_hook = fn;
+    c->nom_ud = ud;
+}
+
 int cache_forget(cache_t *c, const char *uid)
 {
     cache_wrlock(c);
@@ -716,7 +730,19 @@ static void noms_rebuild_node(cache_t *c, const char *node)
 }
 
 /* 1 when uid held a nomination (now dropped). */
-static int nomination_drop_locked(cache_t *c, const char *uid)
+/* A nomination of p went: the nomination hook gives back its provisional
+ * charge unless p holds a node (accounted: its charge is its own). */
+static void nomination_notify_drop(cache_t *c, const pod_t *p)
+{
+    pod_entry_t *e = hashmap_get(c->pods, p->uid);
+    if (c->nom_hook && !(e && e->node))
+        c->nom_hook(c->nom_ud, p, NULL, -1);
+}
+
+/* Removes uid's nomination; notify: tell the nomination hook when the pod
+ * holds no node (a bind or an assumption accounts it first: its charge is
+ * its own then). 1 when it had one. */
+static int nomination_remove_locked(cache_t *c, const char *uid, int notify)
 {
     lockorder_assert_held_excl(LO_CACHE);
     if (!hashmap_remove(c->noms_by_uid, uid))
@@ -725,13 +751,21 @@ static int nomination_drop_locked(cache_t *c, const char *uid)
         if (strcmp(c->noms[i].pod->uid, uid) != 0)
             continue;
         char *node = c->noms[i].node;
-        pod_unref(c->noms[i].pod);
+        pod_t *p = c->noms[i].pod;
         c->noms[i] = c->noms[--c->nnoms];
         noms_rebuild_node(c, node);
+        if (notify)
+            nomination_notify_drop(c, p);
+        pod_unref(p);
         free(node);
         break;
     }
     return 1;
+}
+
+static int nomination_drop_locked(cache_t *c, const char *uid)
+{
+    return nomination_remove_locked(c, uid, 1);
 }
 
 /* Write lock held. A preemptor deleted or bound while its victims were
@@ -739,7 +773,7 @@ static int nomination_drop_locked(cache_t *c, const char *uid)
  * is nominated. */
 static void nomination_add_locked(cache_t *c, pod_t *p, const char *node)
 {
-    nomination_drop_locked(c, p->uid);
+    nomination_remove_locked(c, p->uid, 0); /* replaced: the caller charges the new one */
     if (!still_pending(c, p->uid))
         return;
     if (c->nnoms == c->cap_noms) {
@@ -763,6 +797,7 @@ static void nominations_drop_node_locked(cache_t *c, const char *node)
             continue;
         }
         hashmap_remove(c->noms_by_uid, c->noms[i].pod->uid);
+        nomination_notify_drop(c, c->noms[i].pod);
         pod_unref(c->noms[i].pod);
         free(c->noms[i].node);
         c->noms[i] = c->noms[--c->nnoms];

@@ -102,6 +102,13 @@ void cache_set_assume_gap_hook(cache_t *c, cache_gap_fn fn, void *ud);
  * fn must be thread-safe and take only leaf locks. Set before use. */
 typedef void (*cache_account_fn)(void *ud, const pod_t *p, const node_info_t *ni, int sign);
 void cache_set_account_hook(cache_t *c, cache_account_fn fn, void *ud);
+/* Called with +1 when a pending pod's nomination is taken from its
+ * status.nominatedNodeName (a restart, a failover, a loaded copy; ni: that
+ * node), and with -1 (ni NULL) when a nomination goes while its pod holds
+ * no node (dropped, cleared, its node deleted, the pod ended or deleted);
+ * not when cache_nominate replaces one nor when the pod is assumed or
+ * bound. Runs under the cache's write lock: fn takes only leaf locks. */
+void cache_set_nomination_hook(cache_t *c, cache_account_fn fn, void *ud);
 /* Inter-pod constraints (pod affinity, anti-affinity, topology spread)
  * depend on pods of every pool, so the per-node generation check above is
  * not enough when two pool threads place pods at once. The rule:

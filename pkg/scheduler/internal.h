@@ -427,6 +427,8 @@ int tenants_tenant_of(const pod_t *pod, void *ud);
 int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
 /* The cache's accounting hook (ud: the scheduler). */
 void tenants_account(void *ud, const pod_t *p, const node_info_t *ni, int sign);
+/* The cache's nomination hook: a restored nomination's held charge. */
+void tenants_nomination(void *ud, const pod_t *p, const node_info_t *ni, int sign);
 void on_tenant_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 /* Pool thread: capacity, pending and fair shares: at once after a node or
  * Queue change, within TENANTS_REFRESH_FAST_MS of new pods, and at least

@@ -85,6 +85,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
     cache_set_account_hook(s->cache, tenants_account, s);
+    cache_set_nomination_hook(s->cache, tenants_nomination, s);
     s->gangs = gang_store_new();
     s->resv = resv_new();
     s->held = held_new();

@@ -77,6 +77,21 @@ void tenants_account(void *ud, const pod_t *p, const node_info_t *ni, int sign)
         fs_uncharge(s->fs, p->uid);
 }
 
+/* The cache's nomination hook (cache write lock held). A nomination
+ * restored from status.nominatedNodeName is charged to the pod's queue in
+ * its node's pool as held room, as tenants_reserve charges a live
+ * preemptor: its queue is not less used than it is until the pod binds,
+ * and a limit's reclaim never picks it. A nomination that goes while the
+ * pod holds no node takes that charge with it (a bind replaces it). */
+void tenants_nomination(void *ud, const pod_t *p, const node_info_t *ni, int sign)
+{
+    scheduler_t *s = ud;
+    if (sign > 0)
+        fs_charge_held(s->fs, p, tenants_pod_tenant(s, p), ni && ni->pool >= 0 ? ni->pool : pools_home_id(s, p), 0);
+    else
+        fs_uncharge(s->fs, p->uid);
+}
+
 static void node_pool_cb(void *ud, const node_info_t *ni)
 {
     *(int *)ud = ni->pool;

@@ -73,6 +73,17 @@ WHEN each rule is checked
                    FailedScheduling event; a "queue "q" limit: gpu A + B > L" reason is
                    current only if q + B is still over L in some pool; a "waiting behind pod
                    group ns/g" reason only while g exists with pending members.
+  Once at the end, over run.py's pod watch timeline (every version with its arrival
+  time, node additions, scheduler restarts) and its samples of the decision records
+  (see each function's docstring for the exact rule):
+    flush-wait     no pod waits for the unschedulable flush when an event freed room it
+                   fits: a lone home-pool pod whose last reason was only "Insufficient ..."
+                   binds within FLUSH_WAIT_BOUND_S of the latest event that freed room on
+                   its node (check_flush_wait; the delays' max and p50 go to the summary)
+    nomination-restart  a pod nominated before a scheduler restart does not lose the room
+                   to a lower-priority pod after it (check_restart_nominations)
+    queue-age      a pending pod's decision record's attempts never decrease within one
+                   scheduler instance: its queue item is never replaced (check_queue_age)
 NOT CHECKED (cannot be checked faithfully from API objects):
   - which physical GPU a whole-GPU pod holds versus a shared slot (no device ids on the
     objects); kubelet-level GPU counting (rule overcommit) is what is checkable;
@@ -516,6 +527,255 @@ def eviction_stats(snap, seen):
         if start is not None and at is not None and at - start < 60:
             short += 1
     return len(evs), short, max(per.values() or [0])
+
+
+# ---------------------------------------------------------------------------
+# on the pod watch's timeline (run.py's PodWatch): every version of every pod with the
+# time it arrived, so what happened between two snapshots can be judged.
+#
+# A timeline is a list of entries in arrival order:
+#   (t, "ADDED" | "MODIFIED" | "DELETED" | "LIST", pod)   a version (LIST: re-listed after
+#                                                         the stream was cut, when unknown)
+#   (t, "RELIST", None)     the stream was cut and re-listed: what happened meanwhile is
+#                           known only as its end state
+#   (t, "NODE_ADDED", name) the harness added node `name`
+#   (t, "RESTART", (t_stop, t_up))  the harness stopped the scheduler at t_stop and the new
+#                           one had synced its caches at t_up (= t)
+
+# The scheduler's unschedulable flush (pkg/queue: unschedulable_max_ms 60000).
+FLUSH_S = 60
+# A bind later than this after the event that freed its room fails flush-wait: above
+# the queue's longest backoff (10 s) plus a loaded machine's cycle and the watch's lag,
+# at half the flush: a pod that sat out the flush binds 0-60 s after the event, so a lost
+# wake-up shows above this bound half the time, and a woken pod never does.
+FLUSH_WAIT_BOUND_S = 30
+FIT_PART = re.compile(r"^\d+ (Insufficient \S+|node\(s\) had no free GPU to share)$")
+AVAILABLE_RE = re.compile(r"^0/\d+ nodes are available: ([^.;]*)[.;]")
+
+
+def _cond_msg(p):
+    """(message, lastTransitionTime) of an unschedulable PodScheduled condition: the
+    scheduler rewrites it with a new time when the message changes and every 10th
+    attempt; ("", "") when none."""
+    c = _cond(p)
+    if not c or c.get("status") != "False":
+        return "", ""
+    return c.get("message") or "", c.get("lastTransitionTime") or ""
+
+
+def only_resources(msg):
+    """Whether a PodScheduled message says no more than "not enough room": every part of
+    its "0/N nodes are available: ..." list is an Insufficient resource (or no free GPU to
+    share). Queue limits and quotas, a gang's backfill rule ("waiting behind"), taints,
+    topology, a node's pool: all say something else and are not judged."""
+    m = AVAILABLE_RE.match(msg or "")
+    return bool(m) and all(FIT_PART.match(x.strip()) for x in m.group(1).split(","))
+
+
+def _holds(p, node):
+    return p is not None and node_of(p) == node and not terminal(p)
+
+
+def flush_waits(timeline, node_pools):
+    """For each pod judged by rule flush-wait: (delay s, pod ns/name, node, what freed the
+    room), see check_flush_wait. Also used for the run's summary (max, p50)."""
+    last = {}          # uid -> latest version
+    freed = {}         # node -> (t, what): the latest event that freed room on it
+    relist_at = []     # times the watch re-listed
+    restarted = None   # when the scheduler last came up: every pod is tried afresh
+    msg_since = {}     # uid -> ((message, its time), when the watch first saw that pair)
+    out = []
+    for t, kind, obj in timeline:
+        if kind == "RELIST":
+            relist_at.append(t)
+            continue
+        if kind == "NODE_ADDED":
+            freed[obj] = (t, "node %s added" % obj)
+            continue
+        if kind == "RESTART":
+            restarted = (t, "the scheduler restarted")
+            continue
+        uid = obj["metadata"]["uid"]
+        prev = last.get(uid)
+        # room freed on a node: a pod holding it goes (deleted or terminal), or a
+        # nomination to it goes without the nominee binding there
+        if prev is not None:
+            pn = node_of(prev)
+            if _holds(prev, pn) and (kind == "DELETED" or terminal(obj)):
+                freed[pn] = (t, "%s %s" % (key(obj), "deleted" if kind == "DELETED" else "ended"))
+            nom = (prev.get("status") or {}).get("nominatedNodeName")
+            if nom and not node_of(prev) and (kind == "DELETED" or (
+                    (obj.get("status") or {}).get("nominatedNodeName") != nom and node_of(obj) != nom)):
+                freed[nom] = (t, "%s's nomination dropped" % key(obj))
+        if kind == "DELETED":
+            last.pop(uid, None)
+            continue
+        last[uid] = obj
+        msg = _cond_msg(obj)
+        if not node_of(obj):
+            if msg[0] and (uid not in msg_since or msg_since[uid][0] != msg):
+                msg_since[uid] = (msg, t)
+            continue
+        if prev is None or node_of(prev) or kind == "LIST" or not is_ours(obj):
+            continue   # not a bind seen as it happened
+        # obj: the bind of a pending pod, seen at t
+        n = node_of(obj)
+        if (obj["metadata"].get("labels") or {}).get(PG_LABEL) or uid not in msg_since:
+            continue
+        home = (obj["metadata"].get("annotations") or {}).get(POOL_ANN) or ""
+        if node_pools.get(n) != home:
+            continue   # a borrower: the lender's rules, not room, may have held it
+        (m, _), since = msg_since[uid]
+        f = freed.get(n)
+        if f is not None and restarted is not None and restarted[0] > f[0]:
+            f = restarted
+        if not only_resources(m) or f is None or since > f[0]:
+            continue   # blocked by something else, or decided again after the room freed
+        created = rfc_seconds(obj["metadata"].get("creationTimestamp"))
+        if created is not None and created > f[0]:
+            continue   # it did not exist yet
+        if any(f[0] < r <= t for r in relist_at):
+            continue   # the watch was cut meanwhile: an event may be missing
+        out.append((t - f[0], key(obj), n, f[1]))
+    return out
+
+
+def check_flush_wait(timeline, ctx):
+    """flush-wait: no pod waits for the unschedulable flush when an event freed room it
+    fits (issue 35, faults 5 and 6). For each pod of ours bound as the watch saw it
+    happen, on a node of its home pool, that is not a PodGroup member and whose last
+    PodScheduled message before the bind says only that room was short (only_resources)
+    and was written (last, with its time) before the room freed: the delay is the bind's time less the
+    time of the latest event on that node that freed room before it (a pod holding it
+    deleted or ended, a nomination to it dropped, the node added, the scheduler
+    restarted), both as the watch saw them. Nothing in between freed room on that node,
+    so that event made the room the pod got; a woken pod is tried within its backoff (at
+    most 10 s). A delay above FLUSH_WAIT_BOUND_S fails. Not judged: pods created after the
+    event, pods whose blocker changed (a new message after the event), binds the watch
+    saw only in a re-list, and any span in which the watch was cut."""
+    out = []
+    for d, pod, node, what in flush_waits(timeline, ctx.get("node_pools") or {}):
+        if d > FLUSH_WAIT_BOUND_S:
+            out.append(fmt(ctx, "flush-wait", pod, "bound on %s %.0fs after room freed there (%s), over %ss "
+                           "(the flush is %ss): a wake-up was lost" % (node, d, what, FLUSH_WAIT_BOUND_S, FLUSH_S)))
+    return out
+
+
+def flush_wait_stats(timeline, node_pools):
+    """(pods judged, max delay, median delay) of flush_waits, seconds."""
+    ds = sorted(d for d, _, _, _ in flush_waits(timeline, node_pools))
+    if not ds:
+        return 0, 0.0, 0.0
+    return len(ds), ds[-1], ds[len(ds) // 2]
+
+
+def _fits_on(req, alloc, holders):
+    for r in ("cpu", "memory", GPU):
+        if req[r] + sum(requests(x, r) for x in holders) > qty(alloc.get(r)) + 1e-9:
+            return False
+    return 1 + len(holders) <= qty(alloc.get("pods") or 110)
+
+
+def check_restart_nominations(timeline, ctx, settle=3.0):
+    """nomination-restart: a nomination survives a scheduler restart (issue 35, fault
+    3). For each restart (the scheduler stopped at t_stop) and each pending pod P of ours
+    whose last version before t_stop carried status.nominatedNodeName N: no pod L of ours
+    of lower priority binds on N (a bind the watch saw happen, after t_stop) while P is
+    pending, not being deleted, and still nominated to N, at L's bind and `settle`
+    seconds after it (the field lags the scheduler's own drop of a nomination), where P
+    would fit on N beside the pods that hold it and are not being deleted (its victims
+    leave) but not once L is there too. Allocatable from ctx "node_alloc"; requests as
+    kubelet counts them (a fraction's GPU share is not counted: it can only hide a
+    violation, never make one)."""
+    out = []
+    alloc = ctx.get("node_alloc") or {}
+    restarts = [obj for _, kind, obj in timeline if kind == "RESTART"]
+    for t_stop, t_up in restarts:
+        state = {}
+        for t, kind, obj in timeline:
+            if t >= t_stop:
+                break
+            if kind in ("ADDED", "MODIFIED", "LIST"):
+                state[obj["metadata"]["uid"]] = obj
+            elif kind == "DELETED":
+                state.pop(obj["metadata"]["uid"], None)
+        noms = {u: (p.get("status") or {}).get("nominatedNodeName") for u, p in state.items()
+                if pending(p) and (p.get("status") or {}).get("nominatedNodeName")}
+        if not noms:
+            continue
+        cur = dict(state)
+        for i, (t, kind, obj) in enumerate(timeline):
+            if t < t_stop or kind not in ("ADDED", "MODIFIED", "DELETED", "LIST"):
+                continue
+            uid = obj["metadata"]["uid"]
+            prev = cur.get(uid)
+            if kind == "DELETED":
+                cur.pop(uid, None)
+                continue
+            cur[uid] = obj
+            n = node_of(obj)
+            if kind == "LIST" or not n or (prev is not None and node_of(prev)) or not is_ours(obj):
+                continue
+            for pu, nn in noms.items():
+                p = cur.get(pu)
+                if nn != n or p is None or pu == uid or not pending(p) or \
+                        (p.get("status") or {}).get("nominatedNodeName") != n or priority(obj) >= priority(p):
+                    continue
+                if n not in alloc:
+                    continue
+                later = _version_at(timeline, pu, t + settle, i, p)
+                if later is None or not pending(later) or (later.get("status") or {}).get("nominatedNodeName") != n:
+                    continue
+                holders = [x for u, x in cur.items() if u not in (uid, pu) and holds_node(x) and node_of(x) == n
+                           and not x["metadata"].get("deletionTimestamp")]
+                req = {r: requests(p, r) for r in ("cpu", "memory", GPU)}
+                if _fits_on(req, alloc[n], holders) and not _fits_on(req, alloc[n], holders + [obj]):
+                    out.append(fmt(ctx, "nomination-restart", key(p), "nominated to %s before the scheduler's restart "
+                                   "(priority %d); %s (priority %d) bound there %.0fs after the restart while it was "
+                                   "still pending there, and took the room it needs" % (
+                                       n, priority(p), key(obj), priority(obj), t - t_up)))
+    return out
+
+
+def _version_at(timeline, uid, when, start, got):
+    """The latest version of uid at time `when` (None when deleted by then), given `got`,
+    its version at index start."""
+    for t, kind, obj in timeline[start + 1:]:
+        if t > when:
+            break
+        if kind in ("ADDED", "MODIFIED", "DELETED", "LIST") and obj["metadata"]["uid"] == uid:
+            got = None if kind == "DELETED" else obj
+    return got
+
+
+def check_queue_age(samples, ctx):
+    """queue-age: a pending pod's queue item is never replaced by a new one (issue 35,
+    fault 4: the grouper's cache expiry took pods out and back, age 0 and attempts 0).
+    What the scheduler shows of an item is its decision record's "attempts" (GET
+    /debug/pods/NS/NAME: the item's failed attempts + 1), which only grows while the item
+    lives. samples: {uid: [(t, instance, attempts, record time RFC 3339), ...]} in
+    time order, taken by run.py while the pod (a lone pod: a gang's record follows its
+    first member) was pending; instance counts scheduler starts (a restart starts
+    every item afresh: compared within one). A record older than the pod's creation
+    (the same name's previous incarnation, not forgotten yet) is skipped (same second:
+    skipped too). Fails when attempts decrease between two samples of one instance."""
+    out = []
+    seen = ctx.get("seen") or {}
+    for uid, ss in sorted(samples.items()):
+        p = seen.get(uid)
+        created = rfc_seconds(((p or {}).get("metadata") or {}).get("creationTimestamp"))
+        last = None
+        for t, inst, att, rtime in ss:
+            rt = rfc_seconds(rtime)
+            if created is not None and (rt is None or rt <= created):
+                continue
+            if last is not None and last[1] == inst and att < last[2]:
+                out.append(fmt(ctx, "queue-age", key(p) if p else uid, "attempts went from %d (record of %s) to %d "
+                               "(record of %s) while pending: its queue item was replaced" % (
+                                   last[2], last[3], att, rtime)))
+                break
+            last = (t, inst, att, rtime)
+    return out
 
 
 def _pool_from_seen_node(ctx, node):

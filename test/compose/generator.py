@@ -18,6 +18,9 @@ A scenario is a plain dict (json-serialisable):
            reclaimMinRuntime, a few seconds), checkpointGrace on a Queue, and lone pods
            asking a checkpoint grace, some of which acknowledge (kubelet.py plays their
            training loop) while the others run out their deadline.
+  restart  (issue 35) one step that restarts the scheduler (run.py asks
+           t_composition.sh to stop it by pid and start it again), from a third
+           generator, inserted in the second half of the steps.
 
 Pods carry their planned run time in the annotation compose.aibee.cn/run-seconds
 (0: runs until the end); test/compose/kubelet.py finishes them after it. A pod with
@@ -115,6 +118,7 @@ def generate(seed, scale=1.0):
         if rnd.random() < 0.4:
             steps.append({"op": "wait", "seconds": rnd.choice([1, 2, 3])})
     _lifecycle(random.Random(seed * 7919 + 26), pools, queues, steps)
+    _restarts(random.Random(seed * 7919 + 35), steps)
     return {"seed": seed, "pools": pools, "nodes": nodes, "queues": queues,
             "priorityClasses": PRIORITY_CLASSES, "steps": steps}
 
@@ -136,6 +140,16 @@ def _lifecycle(rnd, pools, queues, steps):
             p["checkpointGrace"] = "4s" if r < 0.2 else ("0" if r < 0.25 else "")
             p["ackAfter"] = rnd.choice([1, 1, 0]) if p["checkpointGrace"] == "4s" else 0
             p["minRuntime"] = rnd.choice(["", "", "", "2s"])
+
+
+def _restarts(rnd, steps):
+    """One scheduler restart (issue 35: nominations survive it, queue ages restart with
+    it), from its own generator so each seed's other steps stay what they were: after a
+    random step of the second half, when preemptions are likeliest in flight."""
+    if len(steps) < 4:
+        return
+    at = rnd.randint(len(steps) // 2, len(steps) - 1)
+    steps.insert(at, {"op": "restart"})
 
 
 def _node(rnd, name, pool, i):

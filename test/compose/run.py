@@ -2,6 +2,7 @@
 """Composition suite: drives one seed's scenario against a running API server + ai-scheduler.
 
   run.py --seed S [--scale F] --server URL --ca CA --cert CRT --key KEY [--out DIR]
+         [--control DIR] [--sched-url URL --token T]
 
 1. Removes what an earlier seed left (pods of default and the reservation namespace,
    PodGroups, PDBs, Queues, Pools, nodes) and waits until it is gone.
@@ -14,6 +15,10 @@
    terminating or bound-but-not-running, bindings unchanged for 6 s; at most --settle s),
    then checker.check_settled, retried for up to 20 s while it fails (the scheduler's
    retries must have had their chance), and the step checks once more.
+A restart step stops and starts the scheduler through t_composition.sh (--control); with
+--sched-url and --token a sampler reads pending pods' decision records (queue-age). At the
+end the rules over the pod watch's timeline run once (flush-wait, nomination-restart,
+queue-age) and the summary gives the flush-wait delays.
 Prints "SEED <n>: ok" or every failure (each names the seed, the step, the objects and
 the rule); exit 1 on failure. --out DIR keeps the scenario, the snapshots of failing
 checks and the final one.
@@ -22,14 +27,18 @@ import argparse
 import json
 import os
 import sys
+import ssl
 import threading
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checker  # noqa: E402
 import generator  # noqa: E402
 from kubelet import ACK_ANN, ApiError, Client, Kubelet  # noqa: E402
+
+GPU = checker.GPU
 
 NS = "default"
 PG_API = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % NS
@@ -124,27 +133,40 @@ def pod_obj(p):
 class PodWatch:
     """Every version of every pod, from a LIST and then a WATCH resumed at the last
     resourceVersion (re-listed when the server says it expired): which uids it saw at
-    all and which were ever bound. Snapshots come 1.5 s apart and would miss a pod bound
-    and evicted between two; the pending-victim rule needs every version."""
+    all and which were ever bound, and the timeline of every version with its arrival
+    time (checker.py "on the pod watch's timeline"), to which the harness adds node
+    additions and scheduler restarts. Snapshots come 1.5 s apart and would miss a pod
+    bound and evicted between two; the pending-victim, flush-wait and nomination-restart
+    rules need every version."""
 
     def __init__(self, client):
         self.c = client
         self.watched, self.ever_bound = set(), set()
+        self.timeline = []
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.errors = 0
         self.thread = threading.Thread(target=self.loop, daemon=True)
 
-    def note(self, p):
+    def note(self, p, kind="LIST"):
         m = p.get("metadata") or {}
         with self.lock:
             self.watched.add(m.get("uid", ""))
             if checker.node_of(p):
                 self.ever_bound.add(m.get("uid", ""))
+            self.timeline.append((time.time(), kind, p))
+
+    def mark(self, kind, what):
+        with self.lock:
+            self.timeline.append((time.time(), kind, what))
 
     def sets(self):
         with self.lock:
             return set(self.watched), set(self.ever_bound)
+
+    def history(self):
+        with self.lock:
+            return list(self.timeline)
 
     def loop(self):
         rv = None
@@ -156,6 +178,8 @@ class PodWatch:
                     with self.lock:
                         # gone while the stream was cut: whether it was bound is unknown
                         self.watched -= {u for u in self.watched if u not in live and u not in self.ever_bound}
+                        if self.timeline:   # the first list is no cut
+                            self.timeline.append((time.time(), "RELIST", None))
                     for p in lst["items"]:
                         self.note(p)
                     rv = lst["metadata"]["resourceVersion"]
@@ -178,8 +202,64 @@ class PodWatch:
                     return None
                 rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
                 if ev.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-                    self.note(obj)
+                    self.note(obj, ev["type"])
         return rv
+
+
+class AgeSampler:
+    """Samples the decision record (GET /debug/pods/NS/NAME on the scheduler's port, the
+    admin's bearer token) of every pending lone pod of ours every `every` s: its
+    "attempts" and "time", for checker.check_queue_age. `instance` counts scheduler
+    starts; the restart step holds `lock` while it restarts, so no sample straddles two."""
+
+    def __init__(self, client, url, token, every=2.0):
+        self.c, self.url, self.token, self.every = client, url.rstrip("/"), token, every
+        self.samples = {}           # uid -> [(t, instance, attempts, record time)]
+        self.instance = 1
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.errors = 0
+        self.ctx = ssl.create_default_context()
+        self.ctx.check_hostname = False
+        self.ctx.verify_mode = ssl.CERT_NONE   # the scheduler's self-signed serving certificate
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def record(self, ns, name):
+        r = urllib.request.Request("%s/debug/pods/%s/%s" % (self.url, ns, name),
+                                   headers={"Authorization": "Bearer " + self.token})
+        try:
+            with urllib.request.urlopen(r, context=self.ctx, timeout=10) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            if e.code != 404:   # 404: no decision yet, or bound meanwhile
+                self.errors += 1
+            return None
+        except Exception:
+            self.errors += 1
+            return None
+
+    def pending_lone(self):
+        return {p["metadata"]["uid"]: p for p in self.c.get("/api/v1/namespaces/%s/pods" % NS)["items"]
+                if checker.pending(p) and not (p["metadata"].get("labels") or {}).get(checker.PG_LABEL)}
+
+    def loop(self):
+        while not self.stop.wait(self.every):
+            with self.lock:
+                try:
+                    got = []
+                    for uid, p in self.pending_lone().items():
+                        rec = self.record(NS, p["metadata"]["name"])
+                        if rec and rec.get("kind") == "pod" and isinstance(rec.get("attempts"), int):
+                            got.append((uid, (time.time(), self.instance, rec["attempts"], rec.get("time") or "")))
+                    # A record is fetched by name: one whose pod was replaced meanwhile
+                    # (the controller recreates evicted pods) may be the new one's.
+                    still = self.pending_lone()
+                except Exception:
+                    self.errors += 1
+                    continue
+                for uid, smp in got:
+                    if uid in still:
+                        self.samples.setdefault(uid, []).append(smp)
 
 
 class Runner:
@@ -189,6 +269,9 @@ class Runner:
         self.scn = generator.generate(a.seed, a.scale)
         self.kubelet = Kubelet(self.c, log=log)
         self.watch = PodWatch(self.c)
+        self.sampler = AgeSampler(self.c, a.sched_url, a.token) if a.sched_url and a.token else None
+        self.restarts = 0
+        self.carried = []           # pods nominated when a restart began
         self.seen = {}              # uid -> last pod version seen
         self.created = {}           # name -> (scenario pod, uid of the current incarnation, recreations)
         self.drained = set()        # "ns/name/uid" deleted by a drain
@@ -271,6 +354,7 @@ class Runner:
                 "observedGeneration": o["metadata"].get("generation", 1)}}, ok=())
         elif op == "add_node":
             self.c.post("/api/v1/nodes", node_obj(st["node"]))
+            self.watch.mark("NODE_ADDED", st["node"]["name"])
         elif op == "remove_node":
             n = st["node"]
             self.c.merge_patch("/api/v1/nodes/" + n, {"spec": {"unschedulable": True}})
@@ -281,6 +365,43 @@ class Runner:
             self.c.delete("/api/v1/nodes/" + n)
         elif op == "wait":
             time.sleep(st["seconds"])
+        elif op == "restart":
+            self.restart(i)
+
+    def restart(self, i):
+        """Asks t_composition.sh (--control DIR: it watches for DIR/restart.req) to stop the
+        scheduler by its pid (SIGTERM) and start it again; DIR/restart.done then holds the
+        old one's exit code. Without --control the step is skipped."""
+        if not self.a.control:
+            log("step %d: restart skipped (no --control)" % i)
+            return
+        req, done = os.path.join(self.a.control, "restart.req"), os.path.join(self.a.control, "restart.done")
+        # The restart is meant to catch a preemption in flight (rule nomination-restart):
+        # up to 20 s for a pending pod that carries a nomination.
+        end, noms = time.time() + 20, []
+        while time.time() < end and not noms:
+            noms = [checker.key(p) for p in self.c.get("/api/v1/namespaces/%s/pods" % NS)["items"]
+                    if checker.pending(p) and (p.get("status") or {}).get("nominatedNodeName")]
+            if not noms:
+                time.sleep(0.2)
+        self.carried += noms
+        lock = self.sampler.lock if self.sampler else threading.Lock()
+        with lock:
+            if os.path.exists(done):
+                os.unlink(done)
+            t_stop = time.time()
+            with open(req, "w") as f:
+                f.write("%d\n" % i)
+            wait_for(lambda: os.path.exists(done), 120, "the scheduler's restart")
+            rc = open(done).read().strip()
+            self.restarts += 1
+            if self.sampler:
+                self.sampler.instance += 1
+            self.watch.mark("RESTART", (t_stop, time.time()))
+        log("step %d: scheduler restarted (the old one exited %s); nominated then: %s" % (i, rc, ", ".join(noms) or "none"))
+        if rc != "0":
+            self.failures.append(checker.fmt({"seed": self.a.seed, "step": "%d restart" % i}, "restart", "scheduler",
+                                             "exited %s on SIGTERM at the restart (want 0; see its log)" % rc))
 
     # -- observation
     def snapshot(self):
@@ -303,7 +424,11 @@ class Runner:
         node_pools = {n["name"]: n["pool"] for n in self.scn["nodes"]}
         node_pools.update({st["node"]["name"]: st["node"]["pool"] for st in self.scn["steps"] if st["op"] == "add_node"})
         watched, ever_bound = self.watch.sets()
+        nodes = self.scn["nodes"] + [st["node"] for st in self.scn["steps"] if st["op"] == "add_node"]
+        node_alloc = {n["name"]: {"cpu": str(n["cpu"]), "memory": n["memory"], GPU: str(n["gpu"]), "pods": "110"}
+                      for n in nodes}
         return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs, "node_pools": node_pools,
+                "node_alloc": node_alloc,
                 "watched": watched, "ever_bound": ever_bound,
                 "harness_deleted": dict(self.kubelet.deleted),
                 "ckpt_requested": dict(self.kubelet.ckpt_requested)}
@@ -343,6 +468,8 @@ class Runner:
                 json.dump(s, f, indent=1)
         reset(self.c)
         self.watch.thread.start()
+        if self.sampler:
+            self.sampler.thread.start()
         self.setup()
         self.kubelet.start()
         ctl = threading.Thread(target=self.controller, daemon=True)
@@ -371,19 +498,36 @@ class Runner:
                 time.sleep(3)
                 snap = self.snapshot()
             c = self.ctx("final")
-            self.record("final", snap, found + checker.check_step(snap, c) + checker.check_history(snap, c))
+            tl = self.watch.history()
+            timed = checker.check_flush_wait(tl, c) + checker.check_restart_nominations(tl, c)
+            if self.sampler:
+                with self.sampler.lock:
+                    timed += checker.check_queue_age(self.sampler.samples, c)
+            self.record("final", snap, found + checker.check_step(snap, c) + checker.check_history(snap, c) + timed)
             if self.a.out:
                 with open(os.path.join(self.a.out, "seed-%s.final.json" % self.a.seed), "w") as f:
                     json.dump(snap, f)
+                with open(os.path.join(self.a.out, "seed-%s.timeline.json" % self.a.seed), "w") as f:
+                    json.dump({"timeline": tl, "samples": self.sampler.samples if self.sampler else {}, "ctx": {
+                        k: c[k] for k in ("seed", "node_pools", "node_alloc")}}, f)
         finally:
             self.stop.set()
             self.watch.stop.set()
+            if self.sampler:
+                self.sampler.stop.set()
             self.kubelet.close()
         log("lifecycle: %d checkpoint requests seen, %d acknowledged; %d evictions checked against their minimum runtime" % (
             len(self.kubelet.ckpt_requested), len(self.kubelet.ckpt_acked), len(checker.evictions(snap))))
         n, short, most = checker.eviction_stats(snap, self.seen)
         log("evictions: %d, %d of pods that ran under a minute, at most %d of one workload; pod watch: %d pods, %d restarts" % (
             n, short, most, len(self.watch.sets()[0]), self.watch.errors))
+        judged, most, p50 = checker.flush_wait_stats(self.watch.history(), self.ctx("final")["node_pools"])
+        log("flush-wait: %d binds judged, delay from the freeing event max %.1fs, p50 %.1fs (bound %ds, flush %ds)" % (
+            judged, most, p50, checker.FLUSH_WAIT_BOUND_S, checker.FLUSH_S))
+        log("restarts: %d; nominations carried over them: %d" % (self.restarts, len(self.carried)))
+        if self.sampler:
+            log("queue-age: %d samples of %d pods, %d request errors" % (
+                sum(len(v) for v in self.sampler.samples.values()), len(self.sampler.samples), self.sampler.errors))
         if self.kubelet.errors:
             log("kubelet errors (first 3): %s" % self.kubelet.errors[:3])
         if self.failures:
@@ -404,6 +548,9 @@ def main():
     ap.add_argument("--cert", required=True)
     ap.add_argument("--key", required=True)
     ap.add_argument("--out", default="")
+    ap.add_argument("--control", default="", help="directory of the restart handshake (restart.req, restart.done)")
+    ap.add_argument("--sched-url", default="", help="the scheduler's HTTPS base URL, for the decision records")
+    ap.add_argument("--token", default="", help="bearer token for --sched-url")
     ap.add_argument("--pause", type=float, default=1.5, help="seconds after each step before its snapshot")
     ap.add_argument("--settle", type=float, default=45)
     ap.add_argument("--retry", type=float, default=20)

@@ -387,5 +387,120 @@ class CheckerTest(unittest.TestCase):
         self.assertRule(s, "reason")             # g has no pending member
 
 
+def version(p, **kw):
+    """A copy of pod p changed: nodeName, phase, nominated, cond, ts (condition time)."""
+    q = copy.deepcopy(p)
+    if "nodeName" in kw:
+        q["spec"]["nodeName"] = kw["nodeName"]
+        q["status"]["phase"] = "Running" if kw["nodeName"] else "Pending"
+    if "phase" in kw:
+        q["status"]["phase"] = kw["phase"]
+    if "nominated" in kw:
+        q["status"]["nominatedNodeName"] = kw["nominated"]
+    if "cond" in kw:
+        q["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                      "message": kw["cond"], "lastTransitionTime": kw.get("ts", "")}]
+    if kw.get("deleting"):
+        q["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:59Z"
+    return q
+
+
+INSUFFICIENT = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+T = 1767225600.0   # 2026-01-01T00:00:00Z: pods of pod() are created in its first minute
+
+
+class TimelineTest(unittest.TestCase):
+    """The rules over run.py's pod watch timeline: flush-wait, nomination-restart, and
+    queue-age over its explain samples."""
+
+    def flush_case(self, bind_after, cond=INSUFFICIENT, group=False, pool="pa", relist=False, cond_after=False):
+        """w (4 GPUs) holds pa-0 and is deleted at T+100; p waits with cond and binds on
+        pa-0 bind_after seconds later."""
+        w = pod("w", "pa", gpu=4, nodeName="pa-0")
+        p = pod("p", pool, gpu=4, labels={checker.PG_LABEL: "g"} if group else None)
+        tl = [(T + 61, "ADDED", w), (T + 61, "ADDED", p),
+              (T + 62, "MODIFIED", version(p, cond=cond, ts="2026-01-01T00:01:02Z"))]
+        if cond_after:   # decided again after the room freed: same message, a new time
+            tl.append((T + 101, "MODIFIED", version(p, cond=cond, ts="2026-01-01T00:01:41Z")))
+        tl.append((T + 100, "DELETED", w))
+        tl.sort(key=lambda e: e[0])
+        if relist:
+            tl.append((T + 100 + bind_after / 2, "RELIST", None))
+        tl.append((T + 100 + bind_after, "MODIFIED", version(p, nodeName="pa-0", cond=cond)))
+        return tl
+
+    def test_flush_wait(self):
+        ctx = dict(CTX, node_pools={"pa-0": "pa"})
+        found = checker.check_flush_wait(self.flush_case(58), ctx)
+        self.assertEqual(rules(found), ["flush-wait"], found)
+        self.assertIn("default/p", found[0])
+        self.assertIn("default/w deleted", found[0])
+        self.assertEqual(checker.flush_wait_stats(self.flush_case(58), ctx["node_pools"]), (1, 58, 58))
+
+    def test_flush_wait_not_judged(self):
+        ctx = dict(CTX, node_pools={"pa-0": "pa"})
+        self.assertEqual(checker.check_flush_wait(self.flush_case(2), ctx), [])          # woken at once
+        self.assertEqual(checker.flush_wait_stats(self.flush_case(2), ctx["node_pools"]), (1, 2, 2))
+        for kw in ({"cond": 'queue "a" limit: gpu 4 + 4 > 4'},          # another blocker
+                   {"cond": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had taint {a: b}, that the pod "
+                            "didn't tolerate."},
+                   {"cond": "waiting behind pod group default/g, which goes first"},
+                   {"group": True},                                       # a gang member
+                   {"pool": "pb"},                                        # a borrower
+                   {"relist": True},                                      # the watch was cut
+                   {"cond_after": True}):                                 # tried again after the room freed
+            self.assertEqual(checker.flush_wait_stats(self.flush_case(58, **kw), ctx["node_pools"])[0], 0, kw)
+            self.assertEqual(checker.check_flush_wait(self.flush_case(58, **kw), ctx), [], kw)
+        # a later event freed room there too (a nomination dropped): measured from it
+        tl = self.flush_case(58)
+        n = pod("n", "pa", gpu=4, nominated="pa-0", prio=100)
+        tl[-1:-1] = [(T + 90, "ADDED", n), (T + 150, "MODIFIED", version(n, nominated=""))]
+        self.assertEqual(checker.flush_wait_stats(tl, ctx["node_pools"]), (1, 8, 8))
+        self.assertEqual(checker.check_flush_wait(tl, ctx), [])
+
+    def restart_case(self, low_prio=10, low_gpu=4, cleared=False, victim_leaving=True):
+        """hi (prio 100, 4 GPUs) nominated to pa-0 (4 GPUs), whose victim v is being
+        deleted; the scheduler restarts at T+100 (up at T+103); low binds on pa-0 at T+104."""
+        v = pod("v", "pa", gpu=4, nodeName="pa-0")
+        hi = pod("hi", "pa", gpu=4, prio=100, nominated="pa-0")
+        low = pod("low", "pa", gpu=low_gpu, prio=low_prio)
+        tl = [(T + 61, "ADDED", v), (T + 62, "ADDED", hi), (T + 62, "ADDED", low),
+              (T + 99, "MODIFIED", version(v, deleting=victim_leaving)),
+              (T + 103, "RESTART", (T + 100, T + 103)), (T + 103.5, "DELETED", v),
+              (T + 104, "MODIFIED", version(low, nodeName="pa-0"))]
+        if cleared:
+            tl.append((T + 105, "MODIFIED", version(hi, nominated="")))
+        tl.append((T + 120, "MODIFIED", version(hi, cond=INSUFFICIENT)))
+        return tl
+
+    def test_restart_nomination(self):
+        ctx = dict(CTX, node_alloc={"pa-0": {"cpu": "32", "memory": "128Gi", "nvidia.com/gpu": "4", "pods": "110"}})
+        found = checker.check_restart_nominations(self.restart_case(), ctx)
+        self.assertEqual(rules(found), ["nomination-restart"], found)
+        self.assertIn("default/low", found[0])
+        self.assertEqual(checker.check_restart_nominations(self.restart_case(low_prio=100), ctx), [])  # not lower
+        self.assertEqual(checker.check_restart_nominations(self.restart_case(low_prio=200), ctx), [])
+        self.assertEqual(checker.check_restart_nominations(self.restart_case(cleared=True), ctx), [])   # dropped
+        # both fit (a pod of no GPU beside it): no room taken
+        self.assertEqual(checker.check_restart_nominations(self.restart_case(low_gpu=0), ctx), [])
+        # no restart: not this rule's business
+        tl = [e for e in self.restart_case() if e[1] != "RESTART"]
+        self.assertEqual(checker.check_restart_nominations(tl, ctx), [])
+
+    def test_queue_age(self):
+        p = pod("p", "pa", gpu=1)   # created in 2026-01-01T00:00
+        seen = {p["metadata"]["uid"]: p}
+        ctx = dict(CTX, seen=seen)
+        u = p["metadata"]["uid"]
+        grow = [(T + 70, 1, 1, "2026-01-01T00:01:09Z"), (T + 80, 1, 3, "2026-01-01T00:01:19Z")]
+        self.assertEqual(checker.check_queue_age({u: grow}, ctx), [])
+        back = grow + [(T + 90, 1, 1, "2026-01-01T00:01:29Z")]
+        found = checker.check_queue_age({u: back}, ctx)
+        self.assertEqual(rules(found), ["queue-age"], found)
+        # a restart starts every item afresh; a record older than the pod is another incarnation's
+        self.assertEqual(checker.check_queue_age({u: grow + [(T + 90, 2, 1, "2026-01-01T00:01:29Z")]}, ctx), [])
+        old = [(T + 1, 1, 7, "2025-12-31T23:59:00Z")] + grow
+        self.assertEqual(checker.check_queue_age({u: old}, ctx), [])
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

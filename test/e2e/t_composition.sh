@@ -6,6 +6,9 @@
 # node add/remove, and a fake kubelet that runs, finishes and deletes pods. An
 # independent checker (test/compose/checker.py) verifies every step and the settled end.
 # One control plane and one scheduler for all seeds; run.py resets the objects per seed.
+# Each scenario has one restart step: run.py asks (run_seed's loop) for the scheduler to be
+# stopped by its pid and started again (restart_for). The scheduler's port serves the
+# decision records that run.py samples for the queue-age rule.
 #
 # Environment:
 #   COMPOSE_SEEDS    seeds to run (default below); a failing seed prints itself and
@@ -47,19 +50,46 @@ pc compose-low 10 PreemptLowerPriority || die "priority class"
 pc compose-mid 50 PreemptLowerPriority || die "priority class"
 pc compose-high 200 PreemptLowerPriority || die "priority class"
 pc compose-never 50 Never || die "priority class"
-start_scheduler
+# The scheduler's port serves the decision records run.py samples (queue-age), read with
+# the admin's bearer token.
+MPORT=$(free_port)
+SCHED_ARGS=(--metrics-port "$MPORT" --metrics-bind-address 127.0.0.1)
+start_scheduler "${SCHED_ARGS[@]}"
 wait_until 'grep -q "caches synced" "$CP_WORK/scheduler.log"' 30 || die "scheduler never synced"
+
+# restart_for CTL: run.py's restart step (generator.py "restart") wrote CTL/restart.req:
+# stop the scheduler by its pid (SIGTERM), check its log, start it again, wait for its
+# caches; CTL/restart.done gets the old one's exit code (run.py fails the seed unless 0;
+# 99: its log has sanitizer errors, 98: the new one did not sync in 60 s).
+restart_for() {
+    local ctl=$1 rc=0
+    rm -f "$ctl/restart.req"
+    stop_scheduler TERM || rc=$?
+    sched_log_clean || { [ "$rc" = 0 ] && rc=99; }
+    start_scheduler "${SCHED_ARGS[@]}"
+    wait_until 'grep -q "caches synced" "$CP_WORK/scheduler.log"' 60 || { [ "$rc" = 0 ] && rc=98; }
+    echo "$rc" >"$ctl/restart.tmp" && mv "$ctl/restart.tmp" "$ctl/restart.done"
+}
 
 # the checker's own unit tests: each invariant fed a violating snapshot
 case_checker_unit() { python3 "$COMP/test_checker.py" 2>&1 | tail -3 >&2; [ "${PIPESTATUS[0]}" = 0 ]; }
 
 run_seed() {
     local s=$1
-    sched_alive || { log "scheduler is dead (crashed in an earlier seed?); restarting it"; start_scheduler; }
+    sched_alive || { log "scheduler is dead (crashed in an earlier seed?); restarting it"; start_scheduler "${SCHED_ARGS[@]}"; }
     echo "seed $s: scheduler log from line $(($(wc -l <"$CP_WORK/scheduler.log") + 1))" >>"$OUT/log-lines.txt"
+    local ctl=$OUT/ctl-$s rc=0
+    mkdir -p "$ctl"
     python3 "$COMP/run.py" --seed "$s" --scale "$SCALE" --server "$API_URL" --ca "$CP_WORK/pki/ca.crt" \
-        --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key" --out "$OUT" ||
-        fail "seed $s failed (replay: COMPOSE_SEEDS=$s COMPOSE_SCALE=$SCALE bash test/e2e/run.sh composition)"
+        --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key" --out "$OUT" --control "$ctl" \
+        --sched-url "$(sched_url "$MPORT")" --token "$ADMIN_TOKEN" &
+    local py=$!
+    while kill -0 "$py" 2>/dev/null; do
+        [ -e "$ctl/restart.req" ] && restart_for "$ctl"
+        sleep 0.2
+    done
+    wait "$py" || rc=$?
+    [ "$rc" = 0 ] || fail "seed $s failed (replay: COMPOSE_SEEDS=$s COMPOSE_SCALE=$SCALE bash test/e2e/run.sh composition)"
     sched_alive || fail "seed $s: the scheduler died"
 }
 

@@ -618,6 +618,58 @@ static void test_nomination_follows_field(void **state)
     cache_free(c);
 }
 
+/* The nomination hook, as tenants_nomination uses it: "+uid@pool" for a
+ * nomination taken from the field, "-uid" for one that went while its pod
+ * holds no node. */
+static void record_nomination(void *ud, const pod_t *p, const node_info_t *ni, int sign)
+{
+    char *log = ud;
+    size_t n = strlen(log);
+    if (sign > 0)
+        snprintf(log + n, 256 - n, "+%s@%d ", p->uid, ni ? ni->pool : -1);
+    else
+        snprintf(log + n, 256 - n, "-%s ", p->uid);
+}
+
+/* Issue 35, fault 3's remainder: the queue charge of a restored nomination
+ * is made with it and goes with it (its field cleared, its node deleted,
+ * the pod ended or deleted), but not when this scheduler re-nominates the
+ * pod (the live preemption charges that) nor when it binds (the bind's
+ * accounting replaces it). */
+static void test_nomination_hook(void **state)
+{
+    (void)state;
+    cache_t *c = cache_new(partition, "a");
+    char log[256] = "";
+    cache_set_nomination_hook(c, record_nomination, log);
+    node_t *n1 = mk_node("n1", "a"), *n2 = mk_node("n2", "a");
+    cache_upsert_node(c, n1);
+    cache_upsert_node(c, n2);
+
+    upsert_as(c, mk_nominated("p", "n1"), 1);
+    assert_string_equal(log, "+uid-p@1 ");
+    pod_t *p = mk_nominated("p", "n1");
+    cache_nominate(c, p, "n2"); /* replaced: the preemption charges it */
+    pod_unref(p);
+    assert_string_equal(log, "+uid-p@1 ");
+    upsert_as(c, mk_pod("p", "n2", "1", "Running"), 1); /* bound: accounted */
+    assert_string_equal(log, "+uid-p@1 ");
+
+    log[0] = 0;
+    upsert_as(c, mk_nominated("q", "n1"), 1);
+    upsert_as(c, mk_nominated("q", ""), 1); /* cleared */
+    upsert_as(c, mk_nominated("r", "n2"), 1);
+    cache_delete_node(c, "n2");
+    upsert_as(c, mk_nominated("t", "n1"), 1);
+    upsert_as(c, mk_pod("t", "", "1", "Failed"), 1);
+    upsert_as(c, mk_nominated("u", "n1"), 1);
+    cache_delete_pod(c, "uid-u", NULL, NULL);
+    assert_string_equal(log, "+uid-q@1 -uid-q +uid-r@1 -uid-r +uid-t@1 -uid-t +uid-u@1 -uid-u ");
+    node_unref(n1);
+    node_unref(n2);
+    cache_free(c);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -632,6 +684,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_assume_race),
         cmocka_unit_test(test_each_placed),
         cmocka_unit_test(test_nomination_follows_field),
+        cmocka_unit_test(test_nomination_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

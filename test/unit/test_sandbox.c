@@ -1651,6 +1651,45 @@ static void test_nomination_restored_on_load(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35, fault 3's remainder: a nomination restored from
+ * status.nominatedNodeName charges its pod to its queue as held room, as
+ * the live preemption that made it did. Queue qa (limit 4 GPUs) has
+ * "high" (4 GPUs) nominated on n1, whose victim is still leaving; "more"
+ * of qa (2 GPUs) would fit on n2 at once, but with high's room counted qa
+ * is at its limit: more waits, high binds on n1 once the victim is gone.
+ * Without the charge more binds on n2 at once, and high's bind would take
+ * qa to 6 GPUs of 4. */
+static void test_nomination_restored_charges_queue(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    json_t *leaving = bound_to(gpu_pod("leaving", "4"), "n1");
+    char ts[64];
+    util_rfc3339(T0 - 5000, ts, sizeof ts);
+    json_object_set_new(json_object_get(leaving, "metadata"), "deletionTimestamp", json_string(ts));
+    json_t *high = with_prio(gpu_pod("high", "4"), 100);
+    label(high, "resource.aibee.cn/queue", "qa");
+    json_object_set_new(json_object_get(high, "status"), "nominatedNodeName", json_string("n1"));
+    json_t *more = with_prio(gpu_pod("more", "2"), 10);
+    label(more, "resource.aibee.cn/queue", "qa");
+    json_t *snap = json_pack("{s:[o, o, o, o, o, o]}", "items", queue_capped("qa", "gpu", 4), gpu_node("n1", "4"),
+                             gpu_node("n2", "2"), leaving, high, more);
+    char err[256] = "";
+    assert_int_equal(sandbox_load(sb, snap, err, sizeof err), 0);
+    json_decref(snap);
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    assert_null(node_of(sb, "more"));
+    assert_int_equal(sandbox_apply(sb, "DELETED", sandbox_get(sb, "Pod", "ns", "leaving"), err, sizeof err), 0);
+    sandbox_advance(sb, T0 + 5000);
+    assert_non_null(node_of(sb, "high"));
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_null(node_of(sb, "more"));
+    assert_int_equal(l.evicts, 0);
+    sb_done(sb, &l);
+}
+
 /* A pending member of PodGroup ns/group at priority prio. */
 static json_t *gang_member(const char *name, const char *group, const char *cpu, int prio)
 {
@@ -1773,6 +1812,7 @@ int main(void)
         cmocka_unit_test(test_reservation_wakes_queue_mates),
         cmocka_unit_test(test_reservation_wakes_other_pools),
         cmocka_unit_test(test_nomination_restored_on_load),
+        cmocka_unit_test(test_nomination_restored_charges_queue),
         cmocka_unit_test(test_nominee_not_held_behind_gang),
         cmocka_unit_test(test_reservation_spares_nominee),
         cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
