@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -309,18 +309,16 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
     tenants_victim_ctx(P, pods, np, 0, &vc);
     /* A gang goes whole, each mate by the victim rules, or not at all. */
     pdb_lock(s);
-    int left = gang_expand_victims(s, &vc, pods[0], c, 1);
+    int left = pe_victims(s)->expand(&vc, pods[0], c, 1);
     pdb_unlock(s);
     if (left == 0) {
         free(c);
         free(pods);
         return 0;
     }
-    tenants_reserve(&vc, pods, np, c->victims, c->nvictims);
-    minrt_victims_taken(s, c->victims, c->nvictims);
-    LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", c->nvictims, pods[0]->key, np,
-          P->name);
-    evictor_submit(s->evictor, pods, np, c, 1, P->id, P->name);
+    /* The room is the limit's, on no node: nobody is nominated. */
+    pe_commit_t cm = { .P = P, .vc = &vc, .pods = pods, .np = np, .cands = c, .nc = 1, .by = PE_BY_LIMIT };
+    preempt_commit(&cm);
     free(pods);
     return 1;
 }
