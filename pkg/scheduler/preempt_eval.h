@@ -47,8 +47,9 @@ typedef struct pe_victims {
      * or one whose eviction is already requested). */
     preempt_victim_fn pod;
     /* Each candidate's gang victims bring their whole gang (each mate by
-     * the pod rule); candidates where that fails are dropped. Returns how
-     * many are left, in place. pdb_mu held. */
+     * the pod rule); candidates where a mate may not go, or where a PDB
+     * protects one of a set holding a gang, are dropped. Returns how many
+     * are left, in place. pdb_mu held. */
     int (*expand)(victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
     /* Candidates whose victims break reclaim's rules are dropped. */
     int (*candidates)(const victim_ctx_t *vc, preempt_candidate_t *cands, int n);
