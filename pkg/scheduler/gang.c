@@ -5,10 +5,11 @@
  * PodGroup events, status, timeouts and stale gangs from the housekeeper.
  * Nothing is held while a gang waits: the cycle forgets every member it
  * assumed before it ends. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -82,143 +83,7 @@ static int pool_conflict(const gang_snap_t *g, const char **a, const char **b)
     return 0;
 }
 
-/* --------------------------------------------------------- simulation */
-
-/* Copies of pool_id's nodes as pod would see them (nominated room
- * included), and a PreFilter state per member: the ground a whole-gang
- * simulation runs on without the cache lock. */
-typedef struct gang_sim {
-    node_info_t **nodes;
-    int nnodes;
-    cycle_state_t **cs; /* one per member */
-    pod_t **pods;       /* the members (borrowed), cs[i] is pods[i]'s */
-    int nmembers;
-    resources_t alloc, used; /* sums over the copies (lender choice) */
-    int tasks;
-} gang_sim_t;
-
-static void sim_free(gang_sim_t *sim)
-{
-    for (int i = 0; i < sim->nnodes; i++)
-        node_info_free(sim->nodes[i]);
-    free(sim->nodes);
-    for (int i = 0; i < sim->nmembers; i++)
-        cycle_state_free(sim->cs[i]);
-    free(sim->cs);
-    free(sim->pods);
-    memset(sim, 0, sizeof(*sim));
-}
-
-/* 0 when ready; -1 when a member's PreFilter fails. */
-static int sim_build(scheduler_t *s, int pool_id, queue_item_t **items, int n, gang_sim_t *sim)
-{
-    memset(sim, 0, sizeof(*sim));
-    res_zero(&sim->alloc);
-    res_zero(&sim->used);
-    sim->cs = util_xcalloc((size_t)n + 1, sizeof(*sim->cs));
-    sim->pods = util_xcalloc((size_t)n + 1, sizeof(*sim->pods));
-    for (int i = 0; i < n; i++)
-        sim->pods[i] = items[i]->pod;
-    for (int i = 0; i < n; i++)
-        cache_interpod_prepare(s->cache, items[i]->pod);
-    cache_rdlock(s->cache);
-    fw_cluster_t cl;
-    sched_cluster_view(s, &cl);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        fw_status_t st;
-        fw_status_reset(&st);
-        sim->cs[i] = cycle_state_new();
-        sim->nmembers = i + 1;
-        cycle_state_set_cluster(sim->cs[i], &cl);
-        if (framework_pre_filter(sched_pod_fw(s, items[i]->pod), sim->cs[i], items[i]->pod, &st) != FW_SUCCESS)
-            rc = -1;
-        cycle_state_set_cluster(sim->cs[i], NULL);
-    }
-    if (rc == 0) {
-        sim->nodes = util_xcalloc((size_t)cl.nnodes + 1, sizeof(*sim->nodes));
-        for (int i = 0; i < cl.nnodes; i++) {
-            node_info_t *ni = cl.nodes[i];
-            if (ni->pool != pool_id || !ni->node)
-                continue;
-            cache_node_lock(s->cache, ni->name); /* its pool thread may be reserving */
-            int cloned = 0;
-            node_info_t *view = node_with_nominated(s, items[0]->pod, ni, &cloned);
-            sim->nodes[sim->nnodes++] = cloned ? view : node_info_clone(ni);
-            res_add(&sim->alloc, &ni->node->allocatable);
-            res_add(&sim->used, &ni->requested);
-            sim->tasks += ni->npods;
-            cache_node_unlock(s->cache, ni->name);
-        }
-    }
-    cache_unlock(s->cache);
-    return rc;
-}
-
-/* First copy where member i passes every filter, or -1. */
-static int sim_fit(scheduler_t *s, gang_sim_t *sim, int i, const pod_t *pod)
-{
-    framework_t *fw = sched_pod_fw(s, pod);
-    for (int k = 0; k < sim->nnodes; k++) {
-        fw_status_t st;
-        fw_status_reset(&st);
-        if (framework_filter(fw, sim->cs[i], pod, sim->nodes[k], &st) == FW_SUCCESS)
-            return k;
-    }
-    return -1;
-}
-
-/* Member i goes on copy k: every member's PreFilter state counts it (the
- * inter-pod and spread terms among the members themselves). */
-static void sim_place(scheduler_t *s, gang_sim_t *sim, int k, int i)
-{
-    node_info_add_pod(sim->nodes[k], sim->pods[i]);
-    for (int j = 0; j < sim->nmembers; j++)
-        if (j != i)
-            framework_add_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], sim->pods[i], sim->nodes[k]);
-}
-
-/* A pod leaves copy k: every member's state forgets it. */
-static void sim_remove(scheduler_t *s, gang_sim_t *sim, int k, const pod_t *p)
-{
-    for (int j = 0; j < sim->nmembers; j++)
-        framework_remove_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], p, sim->nodes[k]);
-    node_info_remove_pod(sim->nodes[k], p->uid);
-}
-
-static int sim_find(gang_sim_t *sim, const char *node)
-{
-    for (int k = 0; k < sim->nnodes; k++)
-        if (strcmp(sim->nodes[k]->name, node) == 0)
-            return k;
-    return -1;
-}
-
 /* -------------------------------------------------- victims, as a gang */
-
-typedef struct victim_set {
-    pod_t **v; /* refs */
-    int n;
-    hashmap_t *seen;
-} victim_set_t;
-
-static int vset_add(victim_set_t *vs, pod_t *p)
-{
-    if (hashmap_get(vs->seen, p->uid))
-        return 0;
-    hashmap_put(vs->seen, p->uid, p);
-    vs->v = util_xrealloc(vs->v, (size_t)(vs->n + 1) * sizeof(*vs->v));
-    vs->v[vs->n++] = pod_ref(p);
-    return 1;
-}
-
-static void vset_free(victim_set_t *vs)
-{
-    for (int i = 0; i < vs->n; i++)
-        pod_unref(vs->v[i]);
-    free(vs->v);
-    hashmap_free(vs->seen);
-}
 
 /* Adds the gang-mates of cd's gang victims (a gang goes whole). 0 when a
  * mate is no victim of preemptor by the same rule as any victim (ours,
@@ -226,10 +91,10 @@ static void vset_free(victim_set_t *vs)
  * Eviction API would refuse it midway and leave a gang below its minimum. */
 static int expand_one(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cd)
 {
-    victim_set_t vs = { .seen = hashmap_new(16) };
+    pe_vset_t vs = { .seen = hashmap_new(16) };
     int ok = 1, gangs = 0;
     for (int i = 0; i < cd->nvictims; i++)
-        vset_add(&vs, cd->victims[i]);
+        pe_vset_add(&vs, cd->victims[i]);
     int orig = cd->nvictims;
     for (int i = 0; i < orig && ok; i++) {
         if (!gang_of(cd->victims[i]))
@@ -243,7 +108,7 @@ static int expand_one(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, 
                 if (!postfilter_is_victim(mates[k], preemptor, vc, &r)) {
                     ok = 0;
                 } else {
-                    vset_add(&vs, mates[k]);
+                    pe_vset_add(&vs, mates[k]);
                     cd->victims = util_xrealloc(cd->victims, (size_t)(cd->nvictims + 1) * sizeof(*cd->victims));
                     cd->victims[cd->nvictims++] = pod_ref(mates[k]);
                     if (r > cd->max_rank)
@@ -255,7 +120,7 @@ static int expand_one(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, 
         }
         free(mates);
     }
-    vset_free(&vs);
+    pe_vset_free(&vs);
     if (ok && gangs)
         ok = preempt_pdb_violations(cd->victims, cd->nvictims, s->pdbs, s->npdbs) == 0;
     return ok;
@@ -273,125 +138,10 @@ int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor
     return k;
 }
 
-/* Removes a victim (and, when it keeps its gang at the minimum, its whole
- * gang) from the simulation and adds them to vs. */
-static void sim_evict(scheduler_t *s, gang_sim_t *sim, victim_set_t *vs, pod_t *v)
-{
-    if (!vset_add(vs, v))
-        return;
-    int k = sim_find(sim, v->node_name);
-    if (k >= 0)
-        sim_remove(s, sim, k, v);
-    if (!gang_of(v))
-        return;
-    pod_t **mates = NULL;
-    int nm = gang_mates(s->gangs, v, &mates);
-    for (int i = 0; i < nm; i++) {
-        if (vset_add(vs, mates[i])) {
-            int km = sim_find(sim, mates[i]->node_name);
-            if (km >= 0)
-                sim_remove(s, sim, km, mates[i]);
-        }
-        pod_unref(mates[i]);
-    }
-    free(mates);
-}
-
-/* A whole-gang preemption worked out on copies: where each member of the
- * minimum goes and the victims (whole gangs for gang victims). */
-typedef struct gang_plan {
-    char **where; /* need node names, owned */
-    int need;
-    victim_set_t vs;
-    int64_t max_rank; /* highest victim rank, for choosing between domains */
-} gang_plan_t;
-
-static void plan_free(gang_plan_t *pl)
-{
-    for (int i = 0; pl->where && i < pl->need; i++)
-        free(pl->where[i]);
-    free(pl->where);
-    vset_free(&pl->vs);
-    memset(pl, 0, sizeof(*pl));
-}
-
-/* Members are placed in turn on copies of the pool's nodes (inside dom,
- * when given); a member that does not fit takes the best node's minimal
- * victim set (kube's order: PDB violations, highest victim, priority sum,
- * count), with whole gangs for gang victims. All or nothing: 1 with *pl
- * when every member of the minimum finds a place and some victim is
- * needed and the victims together keep reclaim's rules; -1 when it fits
- * with no victim (a race: nothing to evict); 0 otherwise. */
-static int gang_plan(sched_pool_t *P, queue_item_t **items, int need, victim_ctx_t *vc, const topo_domain_t *dom,
-                     gang_plan_t *pl)
-{
-    scheduler_t *s = P->s;
-    memset(pl, 0, sizeof(*pl));
-    pl->vs.seen = hashmap_new(32);
-    pl->need = need;
-    pl->where = util_xcalloc((size_t)need + 1, sizeof(*pl->where));
-    gang_sim_t sim;
-    if (sim_build(s, P->id, items, need, &sim) != 0) {
-        sim_free(&sim);
-        return 0;
-    }
-    for (int i = 0; dom && i < need; i++)
-        cycle_state_set_domain(sim.cs[i], dom);
-    int ok = 1;
-    pdb_lock(s);
-    for (int i = 0; i < need && ok; i++) {
-        pod_t *pod = items[i]->pod;
-        int k = sim_fit(s, &sim, i, pod);
-        if (k < 0) {
-            preempt_candidate_t *cands = util_xcalloc((size_t)sim.nnodes + 1, sizeof(*cands));
-            int nc = 0, want = postfilter_candidates_wanted(sim.nnodes);
-            for (int j = 0; j < sim.nnodes && nc < want; j++)
-                if (preempt_select_on_node_cs(sched_pod_fw(s, pod), sim.cs[i], pod, sim.nodes[j], postfilter_is_victim,
-                                              vc, s->pdbs, s->npdbs, &cands[nc]) == 1)
-                    nc++;
-            /* A gang victim costs its whole gang: count it before choosing. */
-            nc = gang_expand_victims(s, vc, pod, cands, nc);
-            nc = tenants_filter_candidates(vc, cands, nc);
-            int b = preempt_pick(cands, nc);
-            if (b >= 0) {
-                k = sim_find(&sim, cands[b].node);
-                if (cands[b].max_rank > pl->max_rank || pl->vs.n == 0)
-                    pl->max_rank = cands[b].max_rank;
-                for (int v = 0; v < cands[b].nvictims; v++)
-                    sim_evict(s, &sim, &pl->vs, cands[b].victims[v]);
-            }
-            for (int j = 0; j < nc; j++)
-                preempt_candidate_clear(&cands[j]);
-            free(cands);
-        }
-        if (k < 0) {
-            ok = 0;
-            break;
-        }
-        sim_place(s, &sim, k, i);
-        pl->where[i] = util_strdup(sim.nodes[k]->name);
-    }
-    pdb_unlock(s);
-    sim_free(&sim);
-    if (ok && pl->vs.n == 0)
-        return -1; /* fits on paper without victims: a race, retry normally */
-    if (ok && !tenants_victims_ok(vc, pl->vs.v, pl->vs.n))
-        ok = 0; /* the victims together would take a queue below its share */
-    return ok;
-}
-
-/* Of two plans, a is better: fewer victims, then a lower highest victim. */
-static int plan_better(const gang_plan_t *a, const gang_plan_t *b)
-{
-    if (a->vs.n != b->vs.n)
-        return a->vs.n < b->vs.n;
-    return a->max_rank < b->max_rank;
-}
-
 /* The domains of level key among pool_id's nodes (*doms, the caller frees
  * each and the array) and, when alloc is given, each one's allocatable sum
  * (*alloc, an array the caller frees). Returns how many. */
-static int pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
+int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
 {
     int nd = 0;
     *doms = NULL;
@@ -425,92 +175,29 @@ static int pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domai
     return nd;
 }
 
-/* For a topology-required gang: the best plan over the domains of its
- * level in the pool (each plan kept inside its domain). */
-static int gang_plan_domains(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, victim_ctx_t *vc,
-                             gang_plan_t *best)
-{
-    topo_domain_t *doms = NULL;
-    int nd = pool_domains(P->s, P->id, g->topo_level, &doms, NULL);
-    int found = 0, free_domain = 0;
-    for (int j = 0; j < nd && !free_domain; j++) {
-        gang_plan_t pl;
-        int rc = gang_plan(P, items, need, vc, &doms[j], &pl);
-        free_domain = rc < 0; /* a domain has the room already: evict nobody */
-        if (rc > 0 && (!found || plan_better(&pl, best))) {
-            if (found)
-                plan_free(best);
-            *best = pl;
-            found = 1;
-        } else {
-            plan_free(&pl);
-        }
-    }
-    for (int j = 0; j < nd; j++)
-        topo_domain_free(&doms[j]);
-    free(doms);
-    if (free_domain && found)
-        plan_free(best);
-    return found && !free_domain;
-}
-
-/* Preemption for the whole gang's minimum (see gang_plan), inside one
- * domain of its level for a topology-required gang. 1 when evictions are
- * on their way (or victims still terminating). */
-static int gang_preempt(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, minrt_note_t *prot)
+/* A gang's preemption was committed (preempt_eval.c): said in the log,
+ * on the PodGroup, and counted. */
+void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need)
 {
     scheduler_t *s = P->s;
-    for (int i = 0; i < need; i++)
-        if (evictor_has_job(s->evictor, items[i]->pod->uid) || postfilter_waiting_for_victims(s, items[i]->pod))
-            return 1;
-    int dropped = 0;
-    for (int i = 0; i < need; i++)
-        dropped |= cache_clear_nomination(s->cache, items[i]->pod->uid); /* stale room of an earlier round */
-    if (dropped)
-        sched_event(s, SCHED_EV_NOMINATION_DROPPED, NULL, NULL, "NominationDropped");
-    victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
-    vc.gang_prio = sched_gang_priority(s, g, INT32_MIN);
-    pod_t **mins = util_xcalloc((size_t)need + 1, sizeof(*mins));
-    for (int i = 0; i < need; i++)
-        mins[i] = items[i]->pod;
-    tenants_victim_ctx(P, mins, need, 0, &vc);
-    vc.prot = prot;
-    gang_plan_t pl;
-    int ok;
-    if (g->topo_level && g->topo_required)
-        ok = gang_plan_domains(P, g, items, need, &vc, &pl);
-    else if ((ok = gang_plan(P, items, need, &vc, NULL, &pl) > 0) == 0)
-        plan_free(&pl);
-    if (ok) {
-        tenants_reserve(&vc, mins, need, pl.vs.v, pl.vs.n);
-        minrt_victims_taken(s, pl.vs.v, pl.vs.n);
-        for (int i = 0; i < need; i++) {
-            cache_nominate(s->cache, items[i]->pod, pl.where[i]);
-            writer_nominate(s->writer, items[i]->pod, pl.where[i]);
-        }
-        /* One job, one candidate (no ranks to compare) holding all the
-         * victims: the evictor reports a refusal on the first member and
-         * gives back every member's room and charge. */
-        preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
-        c->node = util_strdup(pl.where[0]);
-        c->victims = pl.vs.v;
-        c->nvictims = pl.vs.n;
-        pl.vs.v = NULL;
-        pl.vs.n = 0;
-        LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, P->name, c->nvictims, need);
-        char msg[400];
-        snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", c->nvictims,
-                 P->name, need);
-        podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
-        stats_add(s, &s->stats.gang_preemptions, 1);
-        evictor_submit(s->evictor, mins, need, c, 1, P->id, P->name);
-        plan_free(&pl);
-    }
-    free(mins);
-    return ok;
+    LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, P->name, nvictims, need);
+    char msg[400];
+    snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", nvictims,
+             P->name, need);
+    podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
+    stats_add(s, &s->stats.gang_preemptions, 1);
 }
 
 /* ------------------------------------------------------------ borrowing */
+
+/* The pods of items[0..n) (borrowed), for the copies (pe_sim_build). */
+static pod_t **items_pods(queue_item_t *const *items, int n)
+{
+    pod_t **pods = util_xcalloc((size_t)n + 1, sizeof(*pods));
+    for (int i = 0; i < n; i++)
+        pods[i] = items[i]->pod;
+    return pods;
+}
 
 /* A lender's score for a gang's minimum (choose_lender): whether it fits
  * whole in L's free room (simulated, no preemption), the idle units of its
@@ -522,18 +209,20 @@ void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, in
     res_zero(&req);
     for (int i = 0; i < need; i++)
         res_add(&req, &items[i]->pod->requests);
-    gang_sim_t sim;
-    *fits = sim_build(s, L->id, (queue_item_t **)items, need, &sim) == 0 && sim.nnodes > 0;
+    pod_t **pods = items_pods(items, need);
+    pe_sim_t sim;
+    *fits = pe_sim_build(s, L->id, pods, need, &sim) == 0 && sim.nnodes > 0;
     for (int i = 0; *fits && i < need; i++) {
-        int k = sim_fit(s, &sim, i, items[i]->pod);
+        int k = pe_sim_fit(s, &sim, i);
         if (k < 0)
             *fits = 0;
         else
-            sim_place(s, &sim, k, i);
+            pe_sim_place(s, &sim, k, i);
     }
     *idle = lender_idle(&sim.alloc, &sim.used, &req);
     *tasks = sim.tasks;
-    sim_free(&sim);
+    pe_sim_free(&sim);
+    free(pods);
 }
 
 /* ------------------------------------------------------ minResources */
@@ -593,7 +282,7 @@ static char *never_fits(scheduler_t *s, int pool_id, const gang_snap_t *g, const
         return never;
     topo_domain_t *doms;
     resources_t *room;
-    int nd = pool_domains(s, pool_id, g->topo_level, &doms, &room);
+    int nd = gang_pool_domains(s, pool_id, g->topo_level, &doms, &room);
     for (int j = 0; j < nd; j++) {
         char *w = res_short(want, &room[j]);
         if (!w) {
@@ -631,7 +320,7 @@ static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t 
 
 typedef struct topo_sim {
     scheduler_t *s;
-    gang_sim_t *sim;
+    pe_sim_t *sim;
     queue_item_t **items;
     int need;
 } topo_sim_t;
@@ -686,9 +375,12 @@ static int gang_topology(sched_pool_t *P, const gang_snap_t *g, queue_item_t **i
         podgroup_event(s, g->ns, g->name, g->uid, "Warning", "UnknownTopologyLevel", w.data);
         sbuf_free(&w);
     }
-    gang_sim_t sim;
-    if (sim_build(s, P->id, items, need, &sim) != 0) {
-        sim_free(&sim);
+    pod_t **pods = items_pods(items, need);
+    pe_sim_t sim;
+    int built = pe_sim_build(s, P->id, pods, need, &sim);
+    free(pods);
+    if (built != 0) {
+        pe_sim_free(&sim);
         return 0; /* a member's PreFilter fails: the placement below says why */
     }
     resources_t tot;
@@ -698,7 +390,7 @@ static int gang_topology(sched_pool_t *P, const gang_snap_t *g, queue_item_t **i
     topo_sim_t t = { s, &sim, items, need };
     topo_choice_t c;
     int ok = topo_choose(&s->topo, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
-    sim_free(&sim);
+    pe_sim_free(&sim);
     sbuf_t m = { 0 };
     if (!ok) {
         topo_choice_clear(&c);
@@ -1272,16 +964,6 @@ void gang_ext_end(const sched_row_t *row, pod_set_t *set)
     gang_snap_clear(set->gang);
     free(set->gang);
     set->gang = NULL;
-}
-
-int gang_preempt_set(pod_set_t *set)
-{
-    return gang_preempt(set->P, set->gang, set->items, set->need, NULL);
-}
-
-int gang_preempt_set_noted(pod_set_t *set, minrt_note_t *prot)
-{
-    return gang_preempt(set->P, set->gang, set->items, set->need, prot);
 }
 
 /* --------------------------------------------------------- informer */

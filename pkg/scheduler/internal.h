@@ -292,9 +292,9 @@ void borrowing_ext_post_bind(scheduler_t *s, const pod_t *pod, const char *node,
 /* Whether the set may evict: the pool's switch, every member of its
  * minimum's preemptionPolicy and profile. */
 int sched_set_may_evict(const pod_set_t *set);
-/* Preemption inside P for pod (queued since first_ms, monotonic): 1 when
- * room is reserved (or victims are on their way out), 0 when no node can
- * be freed. */
+/* Preemption inside P for pod alone (queued since first_ms, monotonic),
+ * by preempt_eval: 1 when room is reserved (or victims are on their way
+ * out), 0 when no node can be freed. */
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms);
 /* The same, noting in prot (may be NULL) the pods a minimum runtime kept. */
 struct minrt_note;
@@ -394,11 +394,12 @@ void gang_ext_end(const sched_row_t *row, pod_set_t *set);
 /* The topology row (gang.c, on the gang simulation): the domain of the
  * minimum; a required gang's elastic members stay in it. */
 ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set);
-/* Preemption for a gang's minimum, planned on copies (inside one domain
- * for a topology-required gang): 1 when evictions are on their way. */
-int gang_preempt_set(pod_set_t *set);
-/* The same, noting in prot the pods a minimum runtime kept. */
-int gang_preempt_set_noted(pod_set_t *set, struct minrt_note *prot);
+/* A gang's preemption was committed: its log line, PodGroup event, stat. */
+void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need);
+/* The domains of level key among pool_id's nodes (*doms, the caller frees
+ * each and the array) and, when alloc is given, each one's allocatable sum
+ * (*alloc, an array the caller frees). Returns how many. */
+int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
 /* The lender that fits the minimum whole (simulated), or NULL. */
 void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks);
 /* Adds to each candidate's victims the gang-mates of victims that keep

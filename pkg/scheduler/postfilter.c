@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -117,114 +117,18 @@ int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
     return waiting;
 }
 
-/* Runs victim selection over the pool's nodes, nominates the best
- * candidate and hands every candidate to the eviction worker (which moves
- * on to the next one when an eviction is refused). */
+/* A set of one made of pod (preempt_eval): 1 when room is reserved (or
+ * victims are on their way out), 0 when no node can be freed. */
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 {
     return postfilter_preempt_noted(P, pod, first_ms, NULL);
 }
 
-/* What the last victim search of this thread saw, for the set's decision
- * record (preemption_ext_post_filter's step). */
-static _Thread_local struct {
-    int waiting, nodes, cands, victims;
-    char node[256];
-} last_try;
-
 int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minrt_note_t *prot)
 {
-    scheduler_t *s = P->s;
-    memset(&last_try, 0, sizeof(last_try));
-    /* Its victims are still being evicted, or are terminating. */
-    if (evictor_has_job(s->evictor, pod->uid) || postfilter_waiting_for_victims(s, pod))
-        return last_try.waiting = 1;
-    /* An elastic member preempts with its gang's class, as its minimum did. */
-    victim_ctx_t vc = { .s = s, .pool_id = P->id, .has_gang_prio = 1 };
-    vc.gang_prio = sched_pod_priority(s, pod);
-    tenants_victim_ctx(P, &pod, 1, first_ms, &vc);
-    vc.prot = prot;
-    cycle_state_t *cs = cycle_state_new();
-    fw_status_t st;
-    fw_status_reset(&st);
-    framework_t *fw = sched_pod_fw(s, pod);
-    /* Under the read lock only for one filter pass (as long as a normal
-     * cycle): PreFilter, then a private copy of each pool node where
-     * removing pods may help (not selector or taint misses), seen with the
-     * room already promised to other preemptors. The victim search, which
-     * re-runs the filters per victim, then works on the copies unlocked,
-     * so informers (and, behind them, the other pools) never wait for it. */
-    cache_interpod_prepare(s->cache, pod);
-    cache_rdlock(s->cache);
-    fw_cluster_t cl;
-    sched_cluster_view(s, &cl);
-    int n = cl.nnodes;
-    node_info_t *const *nodes = cl.nodes;
-    cycle_state_set_cluster(cs, &cl);
-    if (framework_pre_filter(fw, cs, pod, &st) != FW_SUCCESS) {
-        cycle_state_set_cluster(cs, NULL);
-        cache_unlock(s->cache);
-        cycle_state_free(cs);
-        return 0;
-    }
-    node_info_t **copies = util_xcalloc((size_t)(n ? n : 1), sizeof(*copies));
-    int ncopies = 0;
-    for (int i = 0; i < n; i++) {
-        node_info_t *ni = nodes[i];
-        if (ni->pool != P->id || !ni->node)
-            continue;
-        int cloned = 0;
-        node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
-        fw_status_reset(&st);
-        if (framework_filter(fw, cs, pod, view, &st) != FW_SUCCESS && st.code == FW_UNSCHEDULABLE)
-            copies[ncopies++] = cloned ? view : node_info_clone(ni);
-        else if (cloned)
-            node_info_free(view);
-    }
-    cycle_state_set_cluster(cs, NULL);
-    cache_unlock(s->cache);
-
-    preempt_candidate_t *cands = util_xcalloc((size_t)(ncopies ? ncopies : 1), sizeof(*cands));
-    int nc = 0, want = postfilter_candidates_wanted(ncopies);
-    /* From a random node on, as kube-scheduler's dry run: no node is
-     * always the first one asked to give way. */
-    int start = ncopies ? (int)(sched_rng_next(&P->rng) % (uint64_t)ncopies) : 0;
-    pdb_lock(s);
-    for (int j = 0; j < ncopies; j++) {
-        int i = (start + j) % ncopies;
-        /* The PreFilter state (inter-pod counts) was taken under the lock;
-         * victims' removal updates it through the plugins' remove_pod. */
-        if (nc < want && preempt_select_on_node_cs(fw, cs, pod, copies[i], postfilter_is_victim, &vc, s->pdbs, s->npdbs,
-                                                   &cands[nc]) == 1)
-            nc++;
-        node_info_free(copies[i]);
-    }
-    /* A gang victim costs its whole gang, each mate by the victim rules. */
-    nc = gang_expand_victims(s, &vc, pod, cands, nc);
-    pdb_unlock(s);
-    free(copies);
-    cycle_state_free(cs);
-
-    /* Reserve the room on the best node now and leave the evictions (and
-     * the fallback to the next candidates) to the eviction worker: this
-     * thread never waits on the API server. */
-    last_try.nodes = ncopies;
-    nc = tenants_filter_candidates(&vc, cands, nc);
-    last_try.cands = nc;
-    int b = preempt_pick(cands, nc);
-    if (b < 0) {
-        free(cands);
-        return 0;
-    }
-    snprintf(last_try.node, sizeof(last_try.node), "%s", cands[b].node);
-    last_try.victims = cands[b].nvictims;
-    tenants_reserve(&vc, &pod, 1, cands[b].victims, cands[b].nvictims);
-    minrt_victims_taken(s, cands[b].victims, cands[b].nvictims);
-    LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, cands[b].node, P->name, cands[b].nvictims);
-    cache_nominate(s->cache, pod, cands[b].node);
-    writer_nominate(s->writer, pod, cands[b].node);
-    evictor_submit(s->evictor, &pod, 1, cands, nc, P->id, P->name);
-    return 1;
+    pe_request_t r = { .P = P, .pods = &pod, .need = 1, .first_ms = first_ms, .prot = prot };
+    pe_outcome_t out;
+    return preempt_eval(&r, &out);
 }
 
 /* The pod gave up the room it was promised (it found none by preemption,
@@ -406,9 +310,9 @@ ext_rc_t lender_ext_post_filter(const sched_row_t *row, pod_set_t *set)
     return EXT_DONE;
 }
 
-/* The preemption row's step for the decision record (a gang's search is
- * gang.c's: only its outcome is said). */
-static void preemption_step(pod_set_t *set, int made, const minrt_note_t *prot)
+/* The preemption row's step for the decision record (of a gang's plan
+ * only its outcome is said). */
+static void preemption_step(pod_set_t *set, int made, const pe_outcome_t *seen, const minrt_note_t *prot)
 {
     char *kept = minrt_note_text(prot);
     if (set->kind == SET_MINIMUM)
@@ -416,33 +320,42 @@ static void preemption_step(pod_set_t *set, int made, const minrt_note_t *prot)
                      made ? "room is being made for the minimum (victims chosen)"
                           : "no victims free room for the minimum%s%s",
                      kept ? "; " : "", kept ? kept : "");
-    else if (made && last_try.waiting)
+    else if (made && seen->waiting)
         pod_set_step(set, "preemption", "waiting", "victims chosen earlier are still leaving");
     else if (made)
-        pod_set_step(set, "preemption", "planned", "%d victim(s) on node %s (of %d candidate node(s))",
-                     last_try.victims, last_try.node, last_try.cands);
+        pod_set_step(set, "preemption", "planned", "%d victim(s) on node %s (of %d candidate node(s))", seen->victims,
+                     seen->node, seen->cands);
     else
         pod_set_step(set, "preemption", kept ? "protected" : "no candidate",
-                     "%d node(s) where evicting could help, %d with victims allowed%s%s", last_try.nodes,
-                     last_try.cands, kept ? "; " : "", kept ? kept : "");
+                     "%d node(s) where evicting could help, %d with victims allowed%s%s", seen->nodes, seen->cands,
+                     kept ? "; " : "", kept ? kept : "");
     free(kept);
 }
 
-/* The preemption row: room inside the pool for the set's minimum. A set of
- * one searches the live nodes (kube's candidates); a gang's minimum is
- * planned on copies, every member with the ones before it (gang.c). When
- * no room is made, what an earlier round held for the set goes. */
+/* The preemption row: room inside the pool for the set's minimum, planned
+ * on copies by one evaluator for a set of one (kube's candidates) and a
+ * gang's minimum (every member with the ones before it): preempt_eval.c.
+ * When no room is made, what an earlier round held for the set goes. */
 ext_rc_t preemption_ext_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     sched_pool_t *P = set->P;
     if (set->need > 0 && sched_set_may_evict(set)) {
         minrt_note_t prot = { 0 };
-        int made = set->kind == SET_MINIMUM
-                       ? gang_preempt_set_noted(set, &prot)
-                       : postfilter_preempt_noted(P, set->items[0]->pod, set->items[0]->first_ms, &prot);
+        pod_t **pods = util_xcalloc((size_t)set->need, sizeof(*pods));
+        for (int i = 0; i < set->need; i++)
+            pods[i] = set->items[i]->pod;
+        pe_request_t r = { .P = P,
+                           .pods = pods,
+                           .need = set->need,
+                           .first_ms = set->items[0]->first_ms,
+                           .g = set->kind == SET_MINIMUM ? set->gang : NULL,
+                           .prot = &prot };
+        pe_outcome_t out;
+        int made = preempt_eval(&r, &out);
+        free(pods);
         if (!made)
             minrt_note_to_set(set, &prot);
-        preemption_step(set, made, &prot);
+        preemption_step(set, made, &out, &prot);
         minrt_note_clear(&prot);
         if (made)
             return EXT_DONE;

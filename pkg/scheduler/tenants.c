@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -257,16 +257,17 @@ void tenants_housekeep(scheduler_t *s)
 /* ------------------------------------------------------------ admission */
 
 /* Whether a minimum runtime keeps one of the victims fs_limit_victims
- * chose (its own queue's: preempt; another's: reclaim): then none goes,
- * and the set's message says until when. */
-static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c)
+ * chose in pool (its own queue's pod at home: preempt; another queue's, or
+ * a borrower whose lender takes its room back: reclaim, as for any
+ * victim): then none goes, and the set's message says until when. */
+static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c, int pool)
 {
     scheduler_t *s = set->P->s;
     minrt_note_t note = { 0 };
     int64_t now = util_wall_ms();
     for (int i = 0; i < c->nvictims; i++) {
         const pod_t *v = c->victims[i];
-        int same = fs_same_queue(s->fs, set->items[0]->tenant, tenants_pod_tenant(s, v));
+        int same = fs_same_queue(s->fs, set->items[0]->tenant, tenants_pod_tenant(s, v)) && pools_home_id(s, v) == pool;
         minrt_check(s, v, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM, now, &note);
     }
     int kept = note.n > 0;
@@ -311,7 +312,7 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
         free(uids[i]);
     }
     free(uids);
-    if (c->nvictims == n && limit_victims_protected(set, c)) {
+    if (c->nvictims == n && limit_victims_protected(set, c, pool)) {
         preempt_candidate_clear(c);
         free(c);
         return 0;
@@ -329,18 +330,16 @@ static int limit_reclaim(pod_set_t *set, const double req[FS_NRES], int pool)
     tenants_victim_ctx(P, pods, np, 0, &vc);
     /* A gang goes whole, each mate by the victim rules, or not at all. */
     pdb_lock(s);
-    int left = gang_expand_victims(s, &vc, pods[0], c, 1);
+    int left = pe_victims(s)->expand(&vc, pods[0], c, 1);
     pdb_unlock(s);
     if (left == 0) {
         free(c);
         free(pods);
         return 0;
     }
-    tenants_reserve(&vc, pods, np, c->victims, c->nvictims);
-    minrt_victims_taken(s, c->victims, c->nvictims);
-    LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", c->nvictims, pods[0]->key, np,
-          P->name);
-    evictor_submit(s->evictor, pods, np, c, 1, P->id, P->name);
+    /* The room is the limit's, on no node: nobody is nominated. */
+    pe_commit_t cm = { .P = P, .vc = &vc, .pods = pods, .np = np, .cands = c, .nc = 1, .by = PE_BY_LIMIT };
+    preempt_commit(&cm);
     free(pods);
     return 1;
 }

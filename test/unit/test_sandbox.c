@@ -927,6 +927,48 @@ static int64_t skewed_clock(void *ud)
     return sandbox_now(skew_sb) + skew_ms;
 }
 
+/* A borrower taken back under its queue's limit in the pool it borrowed
+ * from is reclaimed, not preempted: its queue's reclaimMinRuntime keeps it
+ * (it was evicted 1 s after its start with only preemptMinRuntime, 0,
+ * asked: composition seed 143311 at scale 2, queue proj-b). */
+static void test_limit_spares_young_borrower(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, pool("pa"));
+    add(sb, pool("pb"));
+    json_t *a1 = gpu_node("a1", "2"), *b1 = gpu_node("b1", "2");
+    label(a1, "pool", "pa");
+    label(b1, "pool", "pb");
+    add(sb, a1);
+    add(sb, b1);
+    json_t *q = queue_capped("q", "gpu", 2);
+    json_t *spec = json_object_get(q, "spec");
+    json_object_set_new(spec, "preemptMinRuntime", json_string("0"));
+    json_object_set_new(spec, "reclaimMinRuntime", json_string("10m"));
+    add(sb, q);
+    /* bor: pa's pod of queue q, running on pb's node for a minute. */
+    json_t *bor = bound_to(gpu_pod("bor", "2"), "b1");
+    label(bor, FS_QUEUE_LABEL, "q");
+    annotate(bor, POOL_ANNOTATION, "pa");
+    json_object_set_new(json_object_get(bor, "status"), "startTime", json_string("2027-01-15T07:59:00Z"));
+    add(sb, bor);
+    /* hi: pb's own pod of queue q, at q's limit with bor counted. */
+    json_t *hi = with_prio(gpu_pod("hi", "2"), 100);
+    label(hi, FS_QUEUE_LABEL, "q");
+    annotate(hi, POOL_ANNOTATION, "pb");
+    add(sb, hi);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 0);
+    assert_null(node_of(sb, "hi"));
+    /* Ten minutes after its start the borrower goes, and hi takes b1. */
+    sandbox_advance(sb, T0 + 600000);
+    assert_int_equal(l.evicts, 1);
+    assert_string_equal(node_of(sb, "hi"), "b1");
+    sb_done(sb, &l);
+}
+
 /* Room made under a queue's limit is the limit's until its victims are
  * gone: the pod it was made for must not be placed on another node with
  * free room meanwhile (it was, between the eviction job's queueing and
@@ -1801,6 +1843,7 @@ int main(void)
         cmocka_unit_test(test_gate_gang_over_share_gives_way),
         cmocka_unit_test(test_reclaim_elastic_surplus_only),
         cmocka_unit_test(test_limit_room_waits_for_victims),
+        cmocka_unit_test(test_limit_spares_young_borrower),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
         cmocka_unit_test(test_gang_spares_nominee),

@@ -1015,6 +1015,37 @@ static void test_refused_eviction_explained(void **st)
     preemption_teardown(s, it);
 }
 
+/* A set of one keeps every candidate node its victim search found: the
+ * first eviction is refused (429), and the evictor moves the room to the
+ * other node and evicts there (preempt_eval hands it all the candidates). */
+static void test_refused_eviction_next_node(void **st)
+{
+    (void)st;
+    set_evictions(0, 1);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    node_unref(add_node(s, "n2", "2"));
+    pod_unref(pod_from(s, "v1", "2", 0, "no-such-pool", "n1"));
+    pod_unref(pod_from(s, "v2", "2", 0, "no-such-pool", "n2"));
+    pod_t *pre = pod_from(s, "pre", "2", 100, "", "");
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    queue_add(D->q, pre, 0);
+    pod_unref(pre);
+    queue_item_t *it = queue_pop_timeout(D->q, 1000);
+    assert_non_null(it);
+    assert_int_equal(post_filter_one(D, it), EXT_DONE);
+    evictor_wait_idle(s->evictor);
+    scheduler_stats_t ss;
+    scheduler_get_stats(s, &ss);
+    assert_int_equal(ss.evictions_refused, 1);
+    assert_int_equal(ss.preemptions, 1);
+    assert_int_equal(api_int(&api.evictions), 2);
+    assert_int_equal(nominated_on(s, "n1") + nominated_on(s, "n2"), 1);
+    preemption_teardown(s, it);
+}
+
 /* ---- checkpoint before eviction ---------------------------------------- */
 
 /* A running pod on node with a checkpoint-grace annotation (NULL: none)
@@ -1976,6 +2007,7 @@ int main(void)
         cmocka_unit_test(test_borrower_ranks_below_nominated_home_pod),
         cmocka_unit_test(test_evictions_off_pool_thread),
         cmocka_unit_test(test_refused_eviction_explained),
+        cmocka_unit_test(test_refused_eviction_next_node),
         cmocka_unit_test(test_victims_own_grace_and_condition),
         cmocka_unit_test(test_give_up_clears_nomination),
         cmocka_unit_test(test_nomination_gone_wakes_waiters),

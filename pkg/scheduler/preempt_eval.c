@@ -1,0 +1,486 @@
+/* preempt_eval.c -- one preemption for a pod set: a set of one and a
+ * gang's minimum are planned by the same function on the same copies of
+ * the pool's nodes, member by member, asking the victims point which pods
+ * may go, and committed by one step (charge, nominate, evict). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/preempt_eval.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* ----------------------------------------------------------- copies */
+
+void pe_sim_free(pe_sim_t *sim)
+{
+    for (int i = 0; i < sim->nnodes; i++)
+        node_info_free(sim->nodes[i]);
+    free(sim->nodes);
+    for (int i = 0; i < sim->nmembers; i++)
+        cycle_state_free(sim->cs[i]);
+    free(sim->cs);
+    free(sim->pods);
+    memset(sim, 0, sizeof(*sim));
+}
+
+/* Under the cache's read lock only for PreFilter and the copies (as long
+ * as a normal cycle); the plan, which re-runs the filters per victim,
+ * works on the copies unlocked, so informers (and, behind them, the other
+ * pools) never wait for it. */
+int pe_sim_build(scheduler_t *s, int pool_id, pod_t *const *pods, int n, pe_sim_t *sim)
+{
+    memset(sim, 0, sizeof(*sim));
+    res_zero(&sim->alloc);
+    res_zero(&sim->used);
+    sim->cs = util_xcalloc((size_t)n + 1, sizeof(*sim->cs));
+    sim->pods = util_xcalloc((size_t)n + 1, sizeof(*sim->pods));
+    for (int i = 0; i < n; i++)
+        sim->pods[i] = pods[i];
+    for (int i = 0; i < n; i++)
+        cache_interpod_prepare(s->cache, pods[i]);
+    cache_rdlock(s->cache);
+    fw_cluster_t cl;
+    sched_cluster_view(s, &cl);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        fw_status_t st;
+        fw_status_reset(&st);
+        sim->cs[i] = cycle_state_new();
+        sim->nmembers = i + 1;
+        cycle_state_set_cluster(sim->cs[i], &cl);
+        if (framework_pre_filter(sched_pod_fw(s, pods[i]), sim->cs[i], pods[i], &st) != FW_SUCCESS)
+            rc = -1;
+        cycle_state_set_cluster(sim->cs[i], NULL);
+    }
+    if (rc == 0) {
+        sim->nodes = util_xcalloc((size_t)cl.nnodes + 1, sizeof(*sim->nodes));
+        for (int i = 0; i < cl.nnodes; i++) {
+            node_info_t *ni = cl.nodes[i];
+            if (ni->pool != pool_id || !ni->node)
+                continue;
+            cache_node_lock(s->cache, ni->name); /* its pool thread may be reserving */
+            int cloned = 0;
+            node_info_t *view = node_with_nominated(s, pods[0], ni, &cloned);
+            sim->nodes[sim->nnodes++] = cloned ? view : node_info_clone(ni);
+            res_add(&sim->alloc, &ni->node->allocatable);
+            res_add(&sim->used, &ni->requested);
+            sim->tasks += ni->npods;
+            cache_node_unlock(s->cache, ni->name);
+        }
+    }
+    cache_unlock(s->cache);
+    return rc;
+}
+
+int pe_sim_fit(scheduler_t *s, pe_sim_t *sim, int i)
+{
+    framework_t *fw = sched_pod_fw(s, sim->pods[i]);
+    for (int k = 0; k < sim->nnodes; k++) {
+        fw_status_t st;
+        fw_status_reset(&st);
+        if (framework_filter(fw, sim->cs[i], sim->pods[i], sim->nodes[k], &st) == FW_SUCCESS)
+            return k;
+    }
+    return -1;
+}
+
+/* The inter-pod and spread terms among the members themselves. */
+void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i)
+{
+    node_info_add_pod(sim->nodes[k], sim->pods[i]);
+    for (int j = 0; j < sim->nmembers; j++)
+        if (j != i)
+            framework_add_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], sim->pods[i], sim->nodes[k]);
+}
+
+/* A pod leaves copy k: every member's state forgets it. */
+static void sim_remove(scheduler_t *s, pe_sim_t *sim, int k, const pod_t *p)
+{
+    for (int j = 0; j < sim->nmembers; j++)
+        framework_remove_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], p, sim->nodes[k]);
+    node_info_remove_pod(sim->nodes[k], p->uid);
+}
+
+static int sim_find(pe_sim_t *sim, const char *node)
+{
+    for (int k = 0; k < sim->nnodes; k++)
+        if (strcmp(sim->nodes[k]->name, node) == 0)
+            return k;
+    return -1;
+}
+
+int pe_vset_add(pe_vset_t *vs, pod_t *p)
+{
+    if (hashmap_get(vs->seen, p->uid))
+        return 0;
+    hashmap_put(vs->seen, p->uid, p);
+    vs->v = util_xrealloc(vs->v, (size_t)(vs->n + 1) * sizeof(*vs->v));
+    vs->v[vs->n++] = pod_ref(p);
+    return 1;
+}
+
+void pe_vset_free(pe_vset_t *vs)
+{
+    for (int i = 0; i < vs->n; i++)
+        pod_unref(vs->v[i]);
+    free(vs->v);
+    hashmap_free(vs->seen);
+}
+
+/* Removes a victim (and, when it is in a gang, its whole gang) from the
+ * copies and adds them to vs. */
+static void sim_evict(scheduler_t *s, pe_sim_t *sim, pe_vset_t *vs, pod_t *v)
+{
+    if (!pe_vset_add(vs, v))
+        return;
+    int k = sim_find(sim, v->node_name);
+    if (k >= 0)
+        sim_remove(s, sim, k, v);
+    if (!gang_of(v))
+        return;
+    pod_t **mates = NULL;
+    int nm = gang_mates(s->gangs, v, &mates);
+    for (int i = 0; i < nm; i++) {
+        if (pe_vset_add(vs, mates[i])) {
+            int km = sim_find(sim, mates[i]->node_name);
+            if (km >= 0)
+                sim_remove(s, sim, km, mates[i]);
+        }
+        pod_unref(mates[i]);
+    }
+    free(mates);
+}
+
+/* ---------------------------------------------------------- victims */
+
+static int core_expand(victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
+{
+    return gang_expand_victims(vc->s, vc, preemptor, cands, n);
+}
+
+/* The core's answers; a row's will take their place. */
+static const pe_victims_t core_victims = {
+    .pod = postfilter_is_victim,
+    .expand = core_expand,
+    .candidates = tenants_filter_candidates,
+    .set_ok = tenants_victims_ok,
+};
+
+const pe_victims_t *pe_victims(const scheduler_t *s)
+{
+    (void)s;
+    return &core_victims;
+}
+
+/* ------------------------------------------------------------- plan */
+
+/* A preemption worked out on copies: where each member of the minimum
+ * goes and its victims (whole gangs for gang victims). A set of one keeps
+ * every candidate node it found (alts, the chosen one alts[best]): the
+ * evictor moves on to the next when an eviction is refused. */
+typedef struct pe_plan {
+    char **where; /* need node names, owned */
+    int need;
+    pe_vset_t vs;
+    int64_t max_rank; /* highest victim rank, for choosing between domains */
+    preempt_candidate_t *alts;
+    int nalts, best;
+    int nodes, cands; /* a set of one: copies where evicting could help, and with victims allowed */
+} pe_plan_t;
+
+static void plan_free(pe_plan_t *pl)
+{
+    for (int i = 0; pl->where && i < pl->need; i++)
+        free(pl->where[i]);
+    free(pl->where);
+    pe_vset_free(&pl->vs);
+    for (int i = 0; i < pl->nalts; i++)
+        preempt_candidate_clear(&pl->alts[i]);
+    free(pl->alts);
+    memset(pl, 0, sizeof(*pl));
+}
+
+/* The copies member i's victim search runs over (indices into sim, in
+ * search order; returns how many). A set of one asks, as kube's dry run,
+ * only the nodes where evicting could help (its filters fail there as
+ * unschedulable, not for a selector or a taint), from a random one on, so
+ * no node is always the first asked to give way. A gang member asks every
+ * copy in order: the copies hold the members placed before it. */
+static int search_order(sched_pool_t *P, pe_sim_t *sim, int i, int lone, int *idx)
+{
+    scheduler_t *s = P->s;
+    int n = 0;
+    for (int k = 0; k < sim->nnodes; k++) {
+        fw_status_t st;
+        fw_status_reset(&st);
+        if (!lone || (framework_filter(sched_pod_fw(s, sim->pods[i]), sim->cs[i], sim->pods[i], sim->nodes[k], &st) !=
+                          FW_SUCCESS &&
+                      st.code == FW_UNSCHEDULABLE))
+            idx[n++] = k;
+    }
+    if (!lone || n == 0)
+        return n;
+    int start = (int)(sched_rng_next(&P->rng) % (uint64_t)n);
+    int *tmp = util_xcalloc((size_t)n, sizeof(*tmp));
+    for (int j = 0; j < n; j++)
+        tmp[j] = idx[(start + j) % n];
+    memcpy(idx, tmp, (size_t)n * sizeof(*idx));
+    free(tmp);
+    return n;
+}
+
+/* Room for member i by evicting: the best candidate node among the search
+ * order (kube's order: PDB violations, highest victim, priority sum,
+ * count), whole gangs for gang victims, reclaim's rules per candidate.
+ * Its victims leave the copies. Returns the copy, or -1. pdb_mu held. */
+static int plan_member(sched_pool_t *P, pe_sim_t *sim, int i, int lone, victim_ctx_t *vc, pe_plan_t *pl)
+{
+    scheduler_t *s = P->s;
+    const pe_victims_t *V = pe_victims(s);
+    pod_t *pod = sim->pods[i];
+    int *idx = util_xcalloc((size_t)sim->nnodes + 1, sizeof(*idx));
+    int nidx = search_order(P, sim, i, lone, idx);
+    if (lone)
+        pl->nodes = nidx;
+    preempt_candidate_t *cands = util_xcalloc((size_t)nidx + 1, sizeof(*cands));
+    int nc = 0, want = postfilter_candidates_wanted(nidx);
+    for (int j = 0; j < nidx && nc < want; j++)
+        if (preempt_select_on_node_cs(sched_pod_fw(s, pod), sim->cs[i], pod, sim->nodes[idx[j]], V->pod, vc, s->pdbs,
+                                      s->npdbs, &cands[nc]) == 1)
+            nc++;
+    free(idx);
+    /* A gang victim costs its whole gang: count it before choosing. */
+    nc = V->expand(vc, pod, cands, nc);
+    nc = V->candidates(vc, cands, nc);
+    int b = preempt_pick(cands, nc), k = -1;
+    if (b >= 0) {
+        k = sim_find(sim, cands[b].node);
+        if (cands[b].max_rank > pl->max_rank || pl->vs.n == 0)
+            pl->max_rank = cands[b].max_rank;
+        for (int v = 0; v < cands[b].nvictims; v++)
+            sim_evict(s, sim, &pl->vs, cands[b].victims[v]);
+    }
+    if (lone)
+        pl->cands = nc;
+    if (lone && b >= 0) {
+        pl->alts = cands;
+        pl->nalts = nc;
+        pl->best = b;
+        return k;
+    }
+    for (int j = 0; j < nc; j++)
+        preempt_candidate_clear(&cands[j]);
+    free(cands);
+    return k;
+}
+
+/* Members are placed in turn on copies of the pool's nodes (inside dom,
+ * when given); a member that does not fit takes the best node's minimal
+ * victim set (plan_member). A set of one is a minimum of one whose fit
+ * the cycle has just refused: it goes straight to its victim search. All
+ * or nothing: 1 with *pl when every member of the minimum finds a place
+ * and the victims together keep reclaim's rules; -1 when a gang's minimum
+ * fits with no victim (a race: nothing to evict); 0 otherwise. */
+static int plan(const pe_request_t *r, victim_ctx_t *vc, const topo_domain_t *dom, pe_plan_t *pl)
+{
+    sched_pool_t *P = r->P;
+    scheduler_t *s = P->s;
+    int lone = r->g == NULL;
+    memset(pl, 0, sizeof(*pl));
+    pl->vs.seen = hashmap_new(32);
+    pl->need = r->need;
+    pl->where = util_xcalloc((size_t)r->need + 1, sizeof(*pl->where));
+    pe_sim_t sim;
+    if (pe_sim_build(s, P->id, r->pods, r->need, &sim) != 0) {
+        pe_sim_free(&sim);
+        return 0;
+    }
+    for (int i = 0; dom && i < r->need; i++)
+        cycle_state_set_domain(sim.cs[i], dom);
+    int ok = 1;
+    pdb_lock(s);
+    for (int i = 0; i < r->need && ok; i++) {
+        int k = lone ? -1 : pe_sim_fit(s, &sim, i);
+        if (k < 0)
+            k = plan_member(P, &sim, i, lone, vc, pl);
+        if (k < 0) {
+            ok = 0;
+            break;
+        }
+        pe_sim_place(s, &sim, k, i);
+        pl->where[i] = util_strdup(sim.nodes[k]->name);
+    }
+    pdb_unlock(s);
+    pe_sim_free(&sim);
+    if (lone)
+        return ok; /* its one candidate check was the whole set's */
+    if (ok && pl->vs.n == 0)
+        return -1; /* fits on paper without victims: a race, retry normally */
+    if (ok && !pe_victims(s)->set_ok(vc, pl->vs.v, pl->vs.n))
+        ok = 0; /* the victims together would take a queue below its share */
+    return ok;
+}
+
+/* Of two plans, a is better: fewer victims, then a lower highest victim. */
+static int plan_better(const pe_plan_t *a, const pe_plan_t *b)
+{
+    if (a->vs.n != b->vs.n)
+        return a->vs.n < b->vs.n;
+    return a->max_rank < b->max_rank;
+}
+
+/* For a topology-required gang: the best plan over the domains of its
+ * level in the pool (each plan kept inside its domain). */
+static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, pe_plan_t *best)
+{
+    topo_domain_t *doms = NULL;
+    int nd = gang_pool_domains(r->P->s, r->P->id, r->g->topo_level, &doms, NULL);
+    int found = 0, free_domain = 0;
+    for (int j = 0; j < nd && !free_domain; j++) {
+        pe_plan_t pl;
+        int rc = plan(r, vc, &doms[j], &pl);
+        free_domain = rc < 0; /* a domain has the room already: evict nobody */
+        if (rc > 0 && (!found || plan_better(&pl, best))) {
+            if (found)
+                plan_free(best);
+            *best = pl;
+            found = 1;
+        } else {
+            plan_free(&pl);
+        }
+    }
+    for (int j = 0; j < nd; j++)
+        topo_domain_free(&doms[j]);
+    free(doms);
+    if (free_domain && found)
+        plan_free(best);
+    return found && !free_domain;
+}
+
+/* ----------------------------------------------------------- commit */
+
+static void announce(const pe_commit_t *c, const preempt_candidate_t *b)
+{
+    const pod_t *pod = c->pods[0];
+    switch (c->by) {
+    case PE_BY_LONE:
+        LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, b->node, c->P->name, b->nvictims);
+        break;
+    case PE_BY_GANG: gang_preempting(c->P, c->g, b->nvictims, c->np); break;
+    case PE_BY_LIMIT:
+        LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", b->nvictims, pod->key, c->np,
+              c->P->name);
+        break;
+    }
+}
+
+void preempt_commit(const pe_commit_t *c)
+{
+    scheduler_t *s = c->P->s;
+    const preempt_candidate_t *b = &c->cands[c->best];
+    tenants_reserve(c->vc, c->pods, c->np, b->victims, b->nvictims);
+    minrt_victims_taken(s, b->victims, b->nvictims);
+    for (int i = 0; c->where && i < c->np; i++) {
+        cache_nominate(s->cache, c->pods[i], c->where[i]);
+        writer_nominate(s->writer, c->pods[i], c->where[i]);
+    }
+    announce(c, b);
+    /* The evictions (and the fallback to the next candidates) are the
+     * eviction worker's: this thread never waits on the API server. */
+    evictor_submit(s->evictor, c->pods, c->np, c->cands, c->nc, c->P->id, c->P->name);
+}
+
+/* -------------------------------------------------------- evaluator */
+
+/* Victims chosen earlier for a member are still being evicted, or are
+ * terminating: it waits for them rather than preempting again. */
+static int waiting_for_victims(scheduler_t *s, const pe_request_t *r)
+{
+    for (int i = 0; i < r->need; i++)
+        if (evictor_has_job(s->evictor, r->pods[i]->uid) || postfilter_waiting_for_victims(s, r->pods[i]))
+            return 1;
+    return 0;
+}
+
+/* The victim rules' view of the preemptors: a set of one (an elastic
+ * member too) preempts with its own class, a gang with its gang's; only a
+ * set of one queued long enough is starving. */
+static void victim_ctx_of(const pe_request_t *r, victim_ctx_t *vc)
+{
+    scheduler_t *s = r->P->s;
+    memset(vc, 0, sizeof(*vc));
+    vc->s = s;
+    vc->pool_id = r->P->id;
+    vc->has_gang_prio = 1;
+    vc->gang_prio = r->g ? sched_gang_priority(s, r->g, INT32_MIN) : sched_pod_priority(s, r->pods[0]);
+    tenants_victim_ctx(r->P, r->pods, r->need, r->g ? 0 : r->first_ms, vc);
+    vc->prot = r->prot;
+}
+
+/* A gang's members drop the room an earlier round nominated them to: the
+ * plan finds it again if it is still the best. */
+static void drop_stale_rooms(scheduler_t *s, const pe_request_t *r)
+{
+    int dropped = 0;
+    for (int i = 0; i < r->need; i++)
+        dropped |= cache_clear_nomination(s->cache, r->pods[i]->uid);
+    if (dropped)
+        sched_event(s, SCHED_EV_NOMINATION_DROPPED, NULL, NULL, "NominationDropped");
+}
+
+int preempt_eval(const pe_request_t *r, pe_outcome_t *out)
+{
+    scheduler_t *s = r->P->s;
+    memset(out, 0, sizeof(*out));
+    if (waiting_for_victims(s, r))
+        return out->waiting = 1;
+    if (r->g)
+        drop_stale_rooms(s, r);
+    victim_ctx_t vc;
+    victim_ctx_of(r, &vc);
+    pe_plan_t pl;
+    int ok;
+    if (r->g && r->g->topo_level && r->g->topo_required)
+        ok = plan_domains(r, &vc, &pl);
+    else if ((ok = plan(r, &vc, NULL, &pl) > 0) == 0) {
+        out->nodes = pl.nodes;
+        out->cands = pl.cands;
+        plan_free(&pl);
+    }
+    if (!ok)
+        return 0;
+    out->nodes = pl.nodes;
+    out->cands = pl.cands;
+    if (r->g) {
+        /* One job, one candidate (no ranks to compare) holding all the
+         * victims: the evictor reports a refusal on the first member and
+         * gives back every member's room and charge. */
+        pl.alts = util_xcalloc(1, sizeof(*pl.alts));
+        pl.alts->node = util_strdup(pl.where[0]);
+        pl.alts->victims = pl.vs.v;
+        pl.alts->nvictims = pl.vs.n;
+        pl.nalts = 1;
+        pl.best = 0;
+        pl.vs.v = NULL;
+        pl.vs.n = 0;
+    }
+    const preempt_candidate_t *b = &pl.alts[pl.best];
+    snprintf(out->node, sizeof(out->node), "%s", b->node);
+    out->victims = b->nvictims;
+    pe_commit_t c = { .P = r->P,
+                      .vc = &vc,
+                      .pods = r->pods,
+                      .np = r->need,
+                      .where = pl.where,
+                      .cands = pl.alts,
+                      .nc = pl.nalts,
+                      .best = pl.best,
+                      .by = r->g ? PE_BY_GANG : PE_BY_LONE,
+                      .g = r->g };
+    preempt_commit(&c);
+    pl.alts = NULL; /* the evictor's now */
+    pl.nalts = 0;
+    plan_free(&pl);
+    return 1;
+}
