@@ -9,6 +9,7 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "leader/leader.h"
+#include "reservation/row.h"
 #include "scheduler/scheduler.h"
 #include "server/http.h"
 #include "server/metrics.h"
@@ -133,7 +134,7 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->checkpoints, "result=\"deadline\"", (double)st.checkpoint_deadlines);
     counter_to(dm->checkpoints, "result=\"withdrawn\"", (double)st.checkpoint_withdrawn);
     scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
-    scheduler_each_pool_reservation(sched, pool_reservation_gauge, dm);
+    resv_row_each_pool(scheduler_row(sched, "reservation"), pool_reservation_gauge, dm);
     counter_to(dm->reservations_total, "outcome=\"placed\"", (double)st.reservations_placed);
     counter_to(dm->reservations_total, "outcome=\"expired\"", (double)st.reservations_expired);
     counter_to(dm->reservations_total, "outcome=\"deleted\"", (double)st.reservations_deleted);

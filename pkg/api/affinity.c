@@ -493,3 +493,8 @@ int spread_counts_all_nodes(const spread_constraint_t *c, const struct pod *p)
 {
     return !c->taints_honor && (!c->affinity_honor || (!p->has_node_selector && p->naffinity_terms == 0));
 }
+
+int pod_affinity_hard(const pod_affinity_t *a)
+{
+    return a && (a->naff_req > 0 || a->nanti_req > 0 || a->nspread_hard > 0);
+}

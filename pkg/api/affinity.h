@@ -69,6 +69,11 @@ typedef struct pod_affinity {
     char *warning; /* what is only approximated, or NULL */
 } pod_affinity_t;
 
+/* Whether a has required pod affinity or anti-affinity, or a
+ * DoNotSchedule spread constraint: other pods' labels can keep its pod
+ * from fitting (a NULL: none). */
+int pod_affinity_hard(const pod_affinity_t *a);
+
 /* Parses spec.affinity.podAffinity/podAntiAffinity and
  * spec.topologySpreadConstraints; pod_labels (the pod's own) resolve
  * matchLabelKeys and mismatchLabelKeys. *out is NULL when the pod has none

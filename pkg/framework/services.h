@@ -19,6 +19,7 @@
 #include "cache/cache.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
+#include "gang/gang.h"
 #include "kube/client.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
@@ -124,6 +125,36 @@ typedef struct sched_services {
     void (*nominate)(void *core, pod_t *pod, const char *node);
     void (*evict_moves)(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
                         const char *pool_name);
+
+    /* Gangs (the store is the core's and the gang row's). gang_get: the
+     * PodGroup ns/name as the store has it, 0 with *out filled (the
+     * caller's: gang_snap_clear), -1 when unknown; gang_considered: when
+     * the gang was first tried (wall ms), remembered now if never;
+     * gang_priority: floor raised to the value of g's priority class
+     * annotation, when it names a known class. */
+    int (*gang_get)(void *core, const char *ns, const char *name, gang_snap_t *out);
+    int64_t (*gang_considered)(void *core, const char *key, int64_t now_wall);
+    int32_t (*gang_priority)(void *core, const gang_snap_t *g, int32_t floor);
+    /* Pods nominated to node (room their preemption made): refs in *out,
+     * the caller unrefs each and frees the array; returns their count. */
+    int (*nominated)(void *core, const char *node, pod_t ***out);
+    /* A pool's queue (a pool that is gone: nothing). pool_wake: every
+     * waiting pod moves to active (event: why, for the log); pod_activate:
+     * uid's pod leaves its backoff or unschedulable wait now. */
+    void (*pool_wake)(void *core, int pool, const char *event);
+    void (*pod_activate)(void *core, int pool, const char *uid);
+    /* One event on any object (involved: its involvedObject, taken),
+     * queued to the writer; base_name names the Event. */
+    void (*object_event)(void *core, const char *ns, json_t *involved, const char *type, const char *reason,
+                         const char *message, const char *base_name);
+    /* What a row shows in a Pool's .status (pool_status) changed: the
+     * housekeeper writes the Pools' status again soon (rate limited). */
+    void (*status_changed)(void *core);
+    /* queues_active: some Queue object exists (else tenant ids mean
+     * nothing); same_tree: queues a and b are under one top-level queue.
+     * Both take the queues' leaf lock. */
+    int (*queues_active)(void *core);
+    int (*same_tree)(void *core, int a, int b);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

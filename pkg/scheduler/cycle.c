@@ -376,8 +376,7 @@ static int refit_full(void *ud, node_info_t *ni)
  * pods, so it reserves exclusively (see cache.h). */
 int sched_has_hard_interpod(const pod_t *p)
 {
-    const pod_affinity_t *a = p->interpod;
-    return a && (a->naff_req > 0 || a->nanti_req > 0 || a->nspread_hard > 0);
+    return pod_affinity_hard(p->interpod);
 }
 
 /* Reserve: account the pod on the node unless the node changed under us in

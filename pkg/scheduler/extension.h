@@ -251,6 +251,9 @@ typedef struct sched_ext {
     void (*post_bind)(const sched_row_t *row, const pod_t *pod, const char *node, const char *lender);
     /* Housekeeper, once a second. */
     void (*housekeep)(const sched_row_t *row);
+    /* Housekeeper, as it writes Pool pool's .status: the row adds its own
+     * fields to status (the core's: capacity and use). */
+    void (*pool_status)(const sched_row_t *row, const char *pool, json_t *status);
     /* A pool's thread, at each turn before it pops the next pod (the row
      * keeps its own cadence). */
     void (*tick)(const sched_row_t *row, struct sched_pool *P);

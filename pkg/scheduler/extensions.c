@@ -7,6 +7,7 @@
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
+#include "reservation/row.h"
 #include "scheduler/internal.h"
 #include "volume/row.h"
 
@@ -26,21 +27,9 @@ static void borrowing_pb(const sched_row_t *r, const pod_t *pod, const char *nod
 {
     borrowing_ext_post_bind(r->self, pod, node, lender);
 }
-static void resv_hk(const sched_row_t *r)
-{
-    resv_housekeep(r->self);
-}
 static void gang_hk(const sched_row_t *r)
 {
     gang_housekeep(r->self);
-}
-static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
-{
-    return resv_view(r->self, pod, view, cloned);
-}
-static int resv_ev(const sched_row_t *r, const sched_event_t *ev, sched_wake_t *wake)
-{
-    return resv_on_event(r->self, ev, wake);
 }
 
 /* What the rows watch: their handlers get the row's room. */
@@ -106,13 +95,15 @@ static const sched_ext_t table[] = {
       .post_filter = borrowing_ext_post_filter,
       .post_bind = borrowing_pb },
     { .name = "reservation",
-      .init = sched_row_core,
-      .node_view = resv_nv,
-      .pre_place = resv_ext_pre_place,
-      .commit = resv_ext_commit,
-      .post_filter = resv_ext_post_filter,
-      .housekeep = resv_hk,
-      .on_event = resv_ev },
+      .init = resv_row_init,
+      .fini = resv_row_fini,
+      .node_view = resv_row_node_view,
+      .pre_place = resv_row_pre_place,
+      .commit = resv_row_commit,
+      .post_filter = resv_row_post_filter,
+      .housekeep = resv_row_housekeep,
+      .on_event = resv_row_on_event,
+      .pool_status = resv_row_pool_status },
     { .name = "gang",
       .init = sched_row_core,
       .watches = gang_watches,

@@ -56,7 +56,6 @@ typedef struct sched_profile {
 typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct evictor evictor_t;
-typedef struct resv_state resv_state_t;
 typedef struct held_set held_set_t;
 typedef struct prio_classes prio_classes_t;
 struct explain_store;
@@ -141,9 +140,6 @@ struct scheduler {
     fw_cluster_t row_cluster;
     /* gang.c: the topology levels gangs may ask for (read-only) */
     topo_levels_t topo;
-    /* reserve.c: one reservation per pool for a large gang (its own leaf
-     * mutex, taken under the cache lock by node views) */
-    resv_state_t *resv;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
     /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
@@ -492,6 +488,9 @@ int sched_rows_drain(scheduler_t *s);
 void sched_rows_tick(sched_pool_t *P);
 /* A Binding succeeded: every row's post_bind. */
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender);
+/* The housekeeper writes Pool pool's .status: every row's pool_status adds
+ * its fields to status. */
+void sched_rows_pool_status(scheduler_t *s, const char *pool, json_t *status);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -502,38 +501,6 @@ informer_t *sched_row_informer(scheduler_t *s, const char *kind);
  * return and returns it. */
 int sched_rows_each_watch(scheduler_t *s, int (*fn)(void *ud, void *self, const sched_watch_t *w, informer_t *inf),
                           void *ud);
-
-/* reserve.c: reservation for large gangs (the pure rules: reserve.h) */
-resv_state_t *resv_new(void);
-void resv_free(resv_state_t *r);
-/* The reservation row: post_filter (after preemption and borrowing) gives
- * a gang past --reservation-after held nodes in its pool; pre_place notes
- * the held room in the message of a set that may not fit (the gang, or a
- * pod refused held room); commit ends the gang's
- * reservation; housekeep expires them, ends a deleted or placed gang's and
- * refreshes the expected start. */
-ext_rc_t resv_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-ext_rc_t resv_ext_pre_place(const sched_row_t *row, pod_set_t *set);
-void resv_ext_commit(const sched_row_t *row, pod_set_t *set);
-void resv_housekeep(scheduler_t *s);
-/* The node as pod should see it with the room held for a reservation (a
- * stand-in pod fills a held node for pods that may not backfill). Like
- * node_with_nominated: view itself, or a clone (*cloned set). Cache lock held. */
-node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned);
-/* The row's on_event: a bound pod left (deleted, or finished) a node held
- * for a reservation. The gang is woken once the held room covers its
- * minimum, and the answer wakes of the reservation's pool only the other
- * pods that may use what the pod freed: those the held room admits
- * (backfill), those under the pod's top-level queue (its usage fell),
- * those with hard pod affinity or spread terms (its labels went); the
- * other pools' pods all move. Moving every unschedulable pod of the pool
- * would retry pods that may not use the room, and grow their backoff
- * until they miss the room that frees elsewhere. No opinion (0) for any
- * other event or node. */
-int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake);
-/* Pool .status.reservation of pool name (new reference), or NULL when it
- * has none; *ever: it had one (the field is then written as null). */
-json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever);
 
 /* gates.c: PreEnqueue. The rows: scheduling gates (kube's SchedulingGates)
  * and DRA claims, which ai-scheduler does not allocate (kube's

@@ -87,7 +87,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     cache_set_account_hook(s->cache, tenants_account, s);
     cache_set_nomination_hook(s->cache, tenants_nomination, s);
     s->gangs = gang_store_new();
-    s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
     /* NULL: no record is built (trace.c), scheduler_explain finds none */
@@ -161,10 +160,7 @@ static void write_pool_status(scheduler_t *s, int only_changed)
         if (i == nspecs && !default_has_object)
             break;
         json_t *status = pool_usage_to_status(&u[i]);
-        int ever = 0;
-        json_t *resv = resv_status_json(s, name, &ever);
-        if (resv || ever)
-            json_object_set_new(status, "reservation", resv ? resv : json_null());
+        sched_rows_pool_status(s, name, status);
         json_t *patch = json_pack("{s:o}", "status", status);
         char *body = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(patch);
@@ -571,7 +567,6 @@ void scheduler_free(scheduler_t *s)
     cache_free(s->cache);
     gang_store_free(s->gangs);
     sched_rows_fini(s);
-    resv_free(s->resv);
     held_free(s->held);
     prio_classes_free(s->prio_classes);
     explain_store_free(s->explain);

@@ -155,11 +155,11 @@ typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int ba
 void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud);
 /* Gangs waiting in each live pool, for /metrics. */
 void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud);
-/* Each pool that had a reservation, for /metrics: active (0/1), GPUs and
- * nodes held. */
-void scheduler_each_pool_reservation(scheduler_t *s,
-                                     void (*fn)(void *ud, const char *pool, int active, int64_t gpus, int nodes),
-                                     void *ud);
+/* The row of the scheduling cycle named name (scheduler/extension.h), for
+ * what a row shows outside the cycle (its /metrics: the reservation row's
+ * resv_row_each_pool); NULL when there is none. */
+struct sched_row;
+const struct sched_row *scheduler_row(scheduler_t *s, const char *name);
 /* Per queue and pool (only while some Queue exists): allocated and fair
  * share (gpu, cpu millicores, memory MB) and pending pods. */
 typedef void (*scheduler_queue_fn)(void *ud, const char *queue, const char *pool, const double alloc[3],

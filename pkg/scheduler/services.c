@@ -214,6 +214,69 @@ static void svc_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *c
     evictor_submit_moves(((scheduler_t *)core)->evictor, pod, cand, dests, pool, pool_name);
 }
 
+static int svc_gang_get(void *core, const char *ns, const char *name, gang_snap_t *out)
+{
+    return gang_snapshot(((scheduler_t *)core)->gangs, ns, name, out);
+}
+
+static int64_t svc_gang_considered(void *core, const char *key, int64_t now_wall)
+{
+    return gang_considered(((scheduler_t *)core)->gangs, key, now_wall);
+}
+
+static int32_t svc_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
+{
+    return sched_gang_priority(core, g, floor);
+}
+
+static int svc_nominated(void *core, const char *node, pod_t ***out)
+{
+    cache_t *c = ((scheduler_t *)core)->cache;
+    cache_rdlock(c);
+    pod_t *const *noms = NULL;
+    int n = cache_nominated_locked(c, node, &noms);
+    *out = util_xcalloc((size_t)n + 1, sizeof(**out));
+    for (int i = 0; i < n; i++)
+        (*out)[i] = pod_ref(noms[i]);
+    cache_unlock(c);
+    return n;
+}
+
+static void svc_pool_wake(void *core, int pool, const char *event)
+{
+    sched_pool_t *P = pools_get(core, pool);
+    if (P)
+        queue_move_all_to_active(P->q, event);
+}
+
+static void svc_pod_activate(void *core, int pool, const char *uid)
+{
+    sched_pool_t *P = pools_get(core, pool);
+    if (P)
+        queue_activate_uid(P->q, uid);
+}
+
+static void svc_object_event(void *core, const char *ns, json_t *involved, const char *type, const char *reason,
+                             const char *message, const char *base_name)
+{
+    writer_object_event(((scheduler_t *)core)->writer, ns, involved, type, reason, message, base_name);
+}
+
+static void svc_status_changed(void *core)
+{
+    status_changed(core);
+}
+
+static int svc_queues_active(void *core)
+{
+    return fs_active(((scheduler_t *)core)->fs);
+}
+
+static int svc_same_tree(void *core, int a, int b)
+{
+    return fs_same_tree(((scheduler_t *)core)->fs, a, b);
+}
+
 const sched_services_t sched_services = {
     .name = svc_name,
     .opts = svc_opts,
@@ -245,6 +308,16 @@ const sched_services_t sched_services = {
     .may_evict = svc_may_evict,
     .nominate = svc_nominate,
     .evict_moves = svc_evict_moves,
+    .gang_get = svc_gang_get,
+    .gang_considered = svc_gang_considered,
+    .gang_priority = svc_gang_priority,
+    .nominated = svc_nominated,
+    .pool_wake = svc_pool_wake,
+    .pod_activate = svc_pod_activate,
+    .object_event = svc_object_event,
+    .status_changed = svc_status_changed,
+    .queues_active = svc_queues_active,
+    .same_tree = svc_same_tree,
 };
 
 void *sched_row_core(const sched_services_t *svc, void *core)
@@ -297,6 +370,11 @@ const sched_row_t *sched_row(scheduler_t *s, const char *name)
         if (strcmp(ext[i].name, name) == 0)
             return &s->rows[i];
     return NULL;
+}
+
+const struct sched_row *scheduler_row(scheduler_t *s, const char *name)
+{
+    return sched_row(s, name);
 }
 
 int sched_rows_start(scheduler_t *s, char *err, size_t errlen)
@@ -363,6 +441,15 @@ void sched_rows_tick(sched_pool_t *P)
     for (int i = 0; i < s->nrows && i < n; i++)
         if (ext[i].tick)
             ext[i].tick(&s->rows[i], P);
+}
+
+void sched_rows_pool_status(scheduler_t *s, const char *pool, json_t *status)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].pool_status)
+            ext[i].pool_status(&s->rows[i], pool, status);
 }
 
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)

@@ -31,7 +31,7 @@
  *    pods read or marked, node views with the room held for movers) or alone;
  *    the cache is never called while one is held. The GPU reservation store's
  *    mutex is held across no API call, except as a condition wait.
- *  - RESV: the gang reservations (reserve.c), taken under the cache lock
+ *  - RESV: the gang reservations (reservation/row.c), taken under the cache lock
  *    and a node stripe by node views (the room held for a gang) or alone;
  *    nothing is called out while it is held (events, queue moves and the
  *    gang store are used after it is released).
@@ -79,7 +79,7 @@
     X(TOPO_INDEX, "topology index (topo_index.c)")                                                                     \
     X(GPU_RES, "GPU reservation store (scheduler/gpu.c)")                                                              \
     X(CONSOL, "consolidation row (consolidation/row.c)")                                                               \
-    X(RESV, "gang reservations (scheduler/reserve.c)")                                                                 \
+    X(RESV, "gang reservations (reservation/row.c)")                                                                   \
     X(FAIRSHARE, "fair-share store (fairshare.c)")                                                                     \
     X(VOLUME_WAIT, "volume waiter (volume/row.c)")                                                                     \
     X(BINDER, "binder (binder.c)")                                                                                     \

@@ -1,5 +1,5 @@
 /* test_reservation.c -- reservation for large gangs, the pure rules
- * (scheduler/reserve.h) with exact answers: which nodes are held (fewest,
+ * (reservation/reservation.h) with exact answers: which nodes are held (fewest,
  * soonest free, least lost opportunity across topology domains), when a
  * running pod is expected to finish, and who may backfill held room. Plus
  * the two knobs through flags and the config file. */
@@ -16,7 +16,7 @@
 #include "config/config.h"
 #include "pool/table.h"
 #include "scheduler/capabilities.h"
-#include "scheduler/reserve.h"
+#include "reservation/reservation.h"
 
 #include "fixtures.h"
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "reservation/row.h"
 #include "sandbox/sandbox.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
@@ -830,7 +831,7 @@ static void on_resv(void *ud, const char *pool, int active, int64_t gpus, int no
 static int reserving(sandbox_t *sb)
 {
     int n = 0;
-    scheduler_each_pool_reservation(sandbox_scheduler(sb), on_resv, &n);
+    resv_row_each_pool(scheduler_row(sandbox_scheduler(sb), "reservation"), on_resv, &n);
     return n;
 }
 

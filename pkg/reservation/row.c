@@ -1,116 +1,24 @@
-/* reserve.c -- reservation for large gangs: a gang that has waited longer
- * than --reservation-after and fits neither now nor by preemption gets, in
- * its pool, a few whole nodes held for it: other pods see them taken (as a
- * preemptor's nominated node), unless they will be done before the gang is
- * expected to start or the gang could evict them (backfill). One
- * reservation per pool; it ends when the gang is placed, is deleted, or at
- * --reservation-timeout, after which the gang may not reserve again in
- * that pool for one reservation-after (another gang goes first). */
+/* row.c -- the reservation row, reservation for large gangs: a gang that
+ * has waited longer than --reservation-after and fits neither now nor by
+ * preemption gets, in its pool, a few whole nodes held for it: other pods
+ * see them taken (as a preemptor's nominated node), unless they will be
+ * done before the gang is expected to start or the gang could evict them
+ * (backfill). One reservation per pool; it ends when the gang is placed,
+ * is deleted, or at --reservation-timeout, after which the gang may not
+ * reserve again in that pool for one reservation-after (another gang goes
+ * first). The rules are reservation.c's (pure); the row's state is its
+ * room, and the core (the cache, the queues, the gang store) is reached
+ * only through the services. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
-#include "scheduler/reserve.h"
+#include "gang/gang.h"
+#include "reservation/reservation.h"
+#include "reservation/row.h"
+#include "util/lockorder.h"
 #include "util/log.h"
 #include "util/util.h"
-
-/* ------------------------------------------------------------ pure rules */
-
-int64_t resv_pod_runtime(const pod_t *p)
-{
-    if (p->expected_runtime_ms > 0)
-        return p->expected_runtime_ms;
-    if (p->lifetime_s > 0)
-        return p->lifetime_s * 1000;
-    return -1;
-}
-
-int64_t resv_pod_done(const pod_t *p)
-{
-    int64_t rt = resv_pod_runtime(p);
-    return rt > 0 ? p->started_ms + rt : -1;
-}
-
-int resv_may_backfill(const pod_t *pod, int64_t now, int64_t expect_ms, int32_t gang_prio, int preempts)
-{
-    /* The room is held against work the gang outranks, never against a pod
-     * that outranks it: such a pod would take (or preempt) the room were
-     * the gang placed, so it takes the held room now too. */
-    if (pod->priority > gang_prio)
-        return 1;
-    if (preempts && pod->priority < gang_prio)
-        return 1;
-    int64_t rt = resv_pod_runtime(pod);
-    return rt > 0 && now + rt <= expect_ms;
-}
-
-static int cand_cmp(const void *a, const void *b)
-{
-    const resv_cand_t *x = a, *y = b;
-    int dx = x->domain != NULL, dy = y->domain != NULL;
-    if (dx != dy)
-        return dx - dy;
-    if (dx) {
-        int c = strcmp(x->domain, y->domain);
-        if (c)
-            return c;
-    }
-    if (x->done_ms != y->done_ms)
-        return x->done_ms < y->done_ms ? -1 : 1;
-    if (x->free != y->free)
-        return x->free > y->free ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-static int same_domain(const resv_cand_t *a, const resv_cand_t *b)
-{
-    if (!a->domain || !b->domain)
-        return a->domain == b->domain;
-    return strcmp(a->domain, b->domain) == 0;
-}
-
-int resv_choose(resv_cand_t *c, int n, int64_t want, int64_t now, int *out, int64_t *expect_ms, double *lost)
-{
-    qsort(c, (size_t)n, sizeof(*c), cand_cmp);
-    int best = -1, best_n = 0;
-    double best_lost = 0;
-    int64_t best_d = 0;
-    for (int lo = 0; lo < n;) {
-        int hi = lo;
-        while (hi < n && same_domain(&c[lo], &c[hi]))
-            hi++;
-        /* Soonest free first, so the prefix that covers want is also the
-         * one that completes earliest with the fewest nodes of that kind. */
-        int64_t sum = 0, d = now;
-        int k = lo;
-        for (; k < hi && sum < want; k++) {
-            sum += c[k].alloc;
-            if (c[k].done_ms > d)
-                d = c[k].done_ms;
-        }
-        if (sum >= want && want > 0) {
-            double l = (double)want * (double)(d - now); /* the gang's own wait */
-            for (int i = lo; i < k; i++) {
-                int64_t done = c[i].done_ms > now ? c[i].done_ms : now;
-                l += (double)c[i].free * (double)(d - now) + (double)(c[i].alloc - c[i].free) * (double)(d - done);
-            }
-            if (best < 0 || l < best_lost || (l == best_lost && d < best_d)) {
-                best = lo;
-                best_n = k - lo;
-                best_lost = l;
-                best_d = d;
-            }
-        }
-        lo = hi;
-    }
-    if (best < 0)
-        return 0;
-    for (int i = 0; i < best_n; i++)
-        out[i] = best + i;
-    *expect_ms = best_d;
-    *lost = best_lost;
-    return best_n;
-}
 
 /* ------------------------------------------------------------ state */
 
@@ -139,17 +47,21 @@ typedef struct resv {
     char *wake_uid; /* a member of that gang, to take it out of its backoff */
 } resv_t;
 
-struct resv_state {
+typedef struct resv_state {
+    const sched_services_t *svc;
+    void *core;
     pthread_mutex_t mu; /* a leaf: taken under the cache lock by node views */
     resv_t *pools;      /* by pool id */
     int npools;
     int pub;   /* active reservations (atomic): node views skip the lock at 0 */
     int waits; /* pools with a wake_ms set (atomic) */
-};
+} resv_state_t;
 
-resv_state_t *resv_new(void)
+void *resv_row_init(const sched_services_t *svc, void *core)
 {
     resv_state_t *r = util_xcalloc(1, sizeof(*r));
+    r->svc = svc;
+    r->core = core;
     pthread_mutex_init(&r->mu, NULL);
     return r;
 }
@@ -175,8 +87,9 @@ static void resv_clear(resv_t *v)
     v->active = 0;
 }
 
-void resv_free(resv_state_t *r)
+void resv_row_fini(void *self)
 {
+    resv_state_t *r = self;
     if (!r)
         return;
     for (int i = 0; i < r->npools; i++) {
@@ -219,15 +132,15 @@ static int is_member(const resv_t *v, const pod_t *pod)
 
 /* Whether v's held room is open to pod: a member of its gang, or a pod
  * that may backfill. What a node view shows and which pods a freed held
- * node wakes besides the gang (resv_on_event) follow this one rule. */
+ * node wakes besides the gang (resv_row_on_event) follow this one rule. */
 static int resv_admits(const resv_t *v, const pod_t *pod, int64_t now)
 {
     return is_member(v, pod) || resv_may_backfill(pod, now, v->expect_ms, v->prio, v->preempts);
 }
 
-node_info_t *resv_view(scheduler_t *s, const pod_t *pod, node_info_t *view, int *cloned)
+node_info_t *resv_row_node_view(const sched_row_t *row, const pod_t *pod, node_info_t *view, int *cloned)
 {
-    resv_state_t *r = s->resv;
+    resv_state_t *r = row->self;
     if (!r || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
         return view;
     lo_mutex_lock(&r->mu, LO_RESV);
@@ -305,55 +218,79 @@ static int64_t node_done(const node_info_t *ni, const resv_t *v, int64_t now, in
 }
 
 /* Whether a pod of no lower priority than v's gang, at home in the node's
- * pool, waits on ni for room its preemption made (a nomination). The
+ * pool, waits on node for room its preemption made (a nomination). The
  * gang's members see that room as taken (node_with_nominated), so holding
  * the node would keep it from the pod and give the gang nothing: such a
- * node is not held (issue 35, fault 2). Cache lock held. */
-static int nominee_waits(scheduler_t *s, const node_info_t *ni, const resv_t *v)
+ * node is not held (issue 35, fault 2). */
+static int nominee_waits(resv_state_t *r, const char *node, int pool, const resv_t *v)
 {
-    pod_t *const *noms = NULL;
-    int nn = cache_nominated_locked(s->cache, ni->name, &noms);
-    for (int i = 0; i < nn; i++)
-        if (!is_member(v, noms[i]) && noms[i]->priority >= v->prio && pools_home_id(s, noms[i]) == ni->pool)
-            return 1;
-    return 0;
+    pod_t **noms = NULL;
+    int nn = r->svc->nominated(r->core, node, &noms), waits = 0;
+    for (int i = 0; i < nn; i++) {
+        if (!waits && !is_member(v, noms[i]) && noms[i]->priority >= v->prio &&
+            r->svc->home_pool(r->core, noms[i]) == pool)
+            waits = 1;
+        pod_unref(noms[i]);
+    }
+    free(noms);
+    return waits;
+}
+
+/* The candidates of one pool, gathered node by node (nodes_visit). */
+typedef struct cands {
+    int pool;
+    const gang_snap_t *g;
+    const resv_t *v;
+    int64_t now, expires;
+    resv_cand_t *c;
+    resources_t *alloc;
+    int n, cap;
+} cands_t;
+
+static void cand_add(void *ud, const node_info_t *ni)
+{
+    cands_t *cs = ud;
+    if (ni->pool != cs->pool || !ni->node || ni->node->unschedulable)
+        return;
+    const char *dom = NULL;
+    if (cs->g->topo_level && cs->g->topo_required && !(dom = labels_get(&ni->node->labels, cs->g->topo_level)))
+        return; /* outside every domain of the level */
+    int64_t a = main_amount(&ni->node->allocatable, cs->v->gpu);
+    if (a <= 0)
+        return;
+    if (cs->n == cs->cap) {
+        cs->cap = cs->cap ? cs->cap * 2 : 16;
+        cs->c = util_xrealloc(cs->c, (size_t)cs->cap * sizeof(*cs->c));
+        cs->alloc = util_xrealloc(cs->alloc, (size_t)cs->cap * sizeof(*cs->alloc));
+    }
+    cs->c[cs->n] = (resv_cand_t){ .name = util_strdup(ni->name),
+                                  .domain = dom ? util_strdup(dom) : NULL,
+                                  .alloc = a,
+                                  .free = a - main_amount(&ni->requested, cs->v->gpu),
+                                  .done_ms = node_done(ni, cs->v, cs->now, cs->expires) };
+    cs->alloc[cs->n++] = ni->node->allocatable;
 }
 
 /* The nodes of pool to hold for v's gang (v->key, prio, preempts set). */
-static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const resv_t *v, int64_t want, int64_t now,
+static int choose_nodes(resv_state_t *r, int pool, const gang_snap_t *g, const resv_t *v, int64_t want, int64_t now,
                         int64_t expires, pick_t *out)
 {
     memset(out, 0, sizeof(*out));
-    cache_rdlock(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    resv_cand_t *c = util_xcalloc((size_t)n + 1, sizeof(*c));
-    resources_t *alloc = util_xcalloc((size_t)n + 1, sizeof(*alloc));
+    cands_t cs = { .pool = pool, .g = g, .v = v, .now = now, .expires = expires };
+    r->svc->nodes_visit(r->core, cand_add, &cs);
+    /* Nominations are asked after the visit (its fn may not call back). */
     int nc = 0;
-    for (int i = 0; i < n; i++) {
-        node_info_t *ni = nodes[i];
-        if (ni->pool != pool || !ni->node || ni->node->unschedulable || nominee_waits(s, ni, v))
+    resv_cand_t *c = cs.c;
+    resources_t *alloc = cs.alloc;
+    for (int i = 0; i < cs.n; i++) {
+        if (nominee_waits(r, c[i].name, pool, v)) {
+            free((char *)c[i].name);
+            free((char *)c[i].domain);
             continue;
-        const char *dom = NULL;
-        if (g->topo_level && g->topo_required && !(dom = labels_get(&ni->node->labels, g->topo_level)))
-            continue; /* outside every domain of the level */
-        cache_node_lock(s->cache, ni->name);
-        int64_t a = main_amount(&ni->node->allocatable, v->gpu);
-        c[nc] = (resv_cand_t){ .name = util_strdup(ni->name),
-                               .domain = dom ? util_strdup(dom) : NULL,
-                               .alloc = a,
-                               .free = a - main_amount(&ni->requested, v->gpu),
-                               .done_ms = node_done(ni, v, now, expires) };
-        alloc[nc] = ni->node->allocatable;
-        cache_node_unlock(s->cache, ni->name);
-        if (c[nc].alloc > 0) {
-            nc++;
-        } else {
-            free((char *)c[nc].name);
-            free((char *)c[nc].domain);
         }
+        c[nc] = c[i];
+        alloc[nc++] = alloc[i];
     }
-    cache_unlock(s->cache);
     int *idx = util_xcalloc((size_t)nc + 1, sizeof(*idx));
     resv_cand_t *sorted = util_xcalloc((size_t)nc + 1, sizeof(*sorted));
     memcpy(sorted, c, (size_t)nc * sizeof(*c));
@@ -384,28 +321,34 @@ static int choose_nodes(scheduler_t *s, int pool, const gang_snap_t *g, const re
 
 /* Free room (main resource) on the named nodes now. With v, *done gets
  * the latest time one of them is expected free (node_done), at least now. */
-static int64_t room_scan(scheduler_t *s, char **nodes, int nn, int gpu, const resv_t *v, int64_t now, int64_t expires,
+typedef struct scan {
+    int gpu;
+    const resv_t *v;
+    int64_t now, expires, done, sum;
+} scan_t;
+
+static void scan_node(void *ud, const node_info_t *ni)
+{
+    scan_t *sc = ud;
+    if (!ni->node)
+        return;
+    if (sc->v) {
+        int64_t d = node_done(ni, sc->v, sc->now, sc->expires);
+        if (d > sc->done)
+            sc->done = d;
+    }
+    sc->sum += main_amount(&ni->node->allocatable, sc->gpu) - main_amount(&ni->requested, sc->gpu);
+}
+
+static int64_t room_scan(resv_state_t *r, char **nodes, int nn, int gpu, const resv_t *v, int64_t now, int64_t expires,
                          int64_t *done)
 {
-    int64_t sum = 0;
+    scan_t sc = { .gpu = gpu, .v = v, .now = now, .expires = expires, .done = now };
+    for (int k = 0; k < nn; k++)
+        r->svc->node_visit(r->core, nodes[k], scan_node, &sc);
     if (done)
-        *done = now;
-    cache_rdlock(s->cache);
-    for (int k = 0; k < nn; k++) {
-        node_info_t *ni = cache_node_locked(s->cache, nodes[k]);
-        if (!ni || !ni->node)
-            continue;
-        cache_node_lock(s->cache, ni->name);
-        if (v) {
-            int64_t d = node_done(ni, v, now, expires);
-            if (d > *done)
-                *done = d;
-        }
-        sum += main_amount(&ni->node->allocatable, gpu) - main_amount(&ni->requested, gpu);
-        cache_node_unlock(s->cache, ni->name);
-    }
-    cache_unlock(s->cache);
-    return sum;
+        *done = sc.done;
+    return sc.sum;
 }
 
 /* From a pool thread, at most every ROOM_CHECK_MS: when the held room
@@ -413,11 +356,11 @@ static int64_t room_scan(scheduler_t *s, char **nodes, int nn, int gpu, const re
  * (a deletion moves the pool's unschedulable pods) come here first, while
  * the gang itself waits out a backoff of up to 10 s. */
 #define ROOM_CHECK_MS 200
-static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
+static void room_check(resv_state_t *r, int pool)
 {
     int64_t now = util_now_ms();
     lo_mutex_lock(&r->mu, LO_RESV);
-    resv_t *v = P->id < r->npools ? &r->pools[P->id] : NULL;
+    resv_t *v = pool >= 0 && pool < r->npools ? &r->pools[pool] : NULL;
     if (!v || !v->active || !v->member_uid || now - v->checked_ms < ROOM_CHECK_MS) {
         lo_mutex_unlock(&r->mu, LO_RESV);
         return;
@@ -430,8 +373,8 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
         nodes[k] = util_strdup(v->nodes[k]);
     char *uid = util_strdup(v->member_uid);
     lo_mutex_unlock(&r->mu, LO_RESV);
-    if (room_scan(s, nodes, nn, gpu, NULL, 0, 0, NULL) >= want)
-        queue_activate_uid(P->q, uid);
+    if (room_scan(r, nodes, nn, gpu, NULL, 0, 0, NULL) >= want)
+        r->svc->pod_activate(r->core, pool, uid);
     for (int k = 0; k < nn; k++)
         free(nodes[k]);
     free(nodes);
@@ -442,7 +385,7 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
 typedef struct freed_wake {
     resv_t rule; /* copies of the gang's ns, name, prio, preempts, expect_ms */
     int64_t now; /* wall */
-    fs_store_t *fs;
+    const resv_state_t *r;
     int tenant; /* the queue whose usage went down; -1: no queues */
 } freed_wake_t;
 
@@ -457,8 +400,8 @@ static int freed_may_use(const pod_t *pod, int tenant, void *ud)
     const freed_wake_t *w = ud;
     if (is_member(&w->rule, pod))
         return 0; /* the gang's turn is room_check's: when the held room covers its minimum */
-    return resv_admits(&w->rule, pod, w->now) || (w->tenant >= 0 && fs_same_tree(w->fs, tenant, w->tenant)) ||
-           sched_has_hard_interpod(pod);
+    return resv_admits(&w->rule, pod, w->now) ||
+           (w->tenant >= 0 && w->r->svc->same_tree(w->r->core, tenant, w->tenant)) || pod_affinity_hard(pod->interpod);
 }
 
 static void freed_wake_free(void *ud)
@@ -469,9 +412,9 @@ static void freed_wake_free(void *ud)
     free(w);
 }
 
-int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake)
+int resv_row_on_event(const sched_row_t *row, const sched_event_t *ev, sched_wake_t *wake)
 {
-    resv_state_t *r = s->resv;
+    resv_state_t *r = row->self;
     const pod_t *pod = ev->pod;
     if (ev->kind != SCHED_EV_POD_DELETED && ev->kind != SCHED_EV_POD_COMPLETED)
         return 0;
@@ -494,17 +437,13 @@ int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake)
         }
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
-    sched_pool_t *P = pool >= 0 ? pools_get(s, pool) : NULL;
-    if (!P) {
-        free(rule.ns);
-        free(rule.name);
+    if (pool < 0)
         return 0;
-    }
-    room_check(s, r, P); /* the gang first, when the held room covers its minimum */
+    room_check(r, pool); /* the gang first, when the held room covers its minimum */
     freed_wake_t *w = util_xcalloc(1, sizeof(*w));
-    *w = (freed_wake_t){ .rule = rule, .now = now, .fs = s->fs, .tenant = -1 };
-    if (fs_active(s->fs))
-        w->tenant = tenants_pod_tenant(s, pod);
+    *w = (freed_wake_t){ .rule = rule, .now = now, .r = r, .tenant = -1 };
+    if (r->svc->queues_active(r->core))
+        w->tenant = r->svc->tenant_of(r->core, pod);
     /* Other pools lose nothing to the reservation: their pods move as on
      * any deletion. */
     *wake = (sched_wake_t){ .pool = pool,
@@ -518,26 +457,43 @@ int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake)
 
 /* ------------------------------------------------------------ the row */
 
-static void podgroup_note(scheduler_t *s, const char *ns, const char *name, const char *uid, const char *type,
+static void podgroup_note(resv_state_t *r, const char *ns, const char *name, const char *uid, const char *type,
                           const char *reason, const char *msg)
 {
     json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", "PodGroup", "apiVersion", PODGROUP_VERSION,
                             "namespace", ns, "name", name, "uid", uid ? uid : "");
-    writer_object_event(s->writer, ns, inv, type, reason, msg, name);
+    r->svc->object_event(r->core, ns, inv, type, reason, msg, name);
+}
+
+static void count_made(scheduler_stats_t *st, void *ud)
+{
+    (void)ud;
+    st->reservations_made++;
+}
+
+/* ud: the outcome ("placed", "expired" or "deleted"). */
+static void count_ended(scheduler_stats_t *st, void *ud)
+{
+    const char *outcome = ud;
+    if (strcmp(outcome, "placed") == 0)
+        st->reservations_placed++;
+    else if (strcmp(outcome, "expired") == 0)
+        st->reservations_expired++;
+    else
+        st->reservations_deleted++;
 }
 
 /* The gang's minimum did not fit, nor by preemption: reserve if it is due. */
-static void try_reserve(pod_set_t *set)
+static void try_reserve(resv_state_t *r, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
+    const sched_services_t *svc = r->svc;
+    const scheduler_opts_t *o = svc->opts(r->core);
     const gang_snap_t *g = set->gang;
-    int64_t after = (int64_t)s->opts.reservation_after_s * 1000;
+    int64_t after = (int64_t)o->reservation_after_s * 1000;
     int64_t now = util_wall_ms();
-    resv_state_t *r = s->resv;
-    int64_t start = gang_considered(s->gangs, g->key, now);
+    int64_t start = svc->gang_considered(r->core, g->key, now);
     lo_mutex_lock(&r->mu, LO_RESV);
-    resv_t *v = slot_locked(r, P->id);
+    resv_t *v = slot_locked(r, set->pool_id);
     /* Another gang at this row after an expiry: it had its chance, the
      * expired gang is no longer held back. */
     if (v->barred && strcmp(v->barred, g->key) != 0) {
@@ -565,14 +521,17 @@ static void try_reserve(pod_set_t *set)
     for (int i = 0; i < set->need; i++)
         res_add(&want, &set->items[i]->pod->requests);
     resv_t tmp = { .ns = g->ns, .name = g->name };
-    tmp.prio = sched_gang_priority(s, g, set->items[0]->pod->priority);
-    int no_preempt = 1;
-    pools_flags(s, P->id, &no_preempt, NULL, NULL);
-    tmp.preempts = !no_preempt && !s->opts.disable_preemption && sched_may_preempt(s, set->items[0]->pod);
+    tmp.prio = svc->gang_priority(r->core, g, set->items[0]->pod->priority);
+    /* The backfill rule asks whether the gang could evict: the pool's
+     * switch and its first member's policy and profile, as it always was
+     * (a set of that member alone). */
+    pod_set_t first = *set;
+    first.need = first.n = 1;
+    tmp.preempts = svc->may_evict(r->core, &first);
     tmp.gpu = res_get_scalar(&want, RES_GPU) > 0;
-    int64_t expires = now + (int64_t)s->opts.reservation_timeout_s * 1000;
+    int64_t expires = now + (int64_t)o->reservation_timeout_s * 1000;
     pick_t pk;
-    if (choose_nodes(s, P->id, g, &tmp, main_amount(&want, tmp.gpu), now, expires, &pk) == 0)
+    if (choose_nodes(r, set->pool_id, g, &tmp, main_amount(&want, tmp.gpu), now, expires, &pk) == 0)
         return; /* no node set (or domain) of this pool could ever hold it */
 
     pod_t **ph = util_xcalloc((size_t)pk.n, sizeof(*ph));
@@ -587,13 +546,13 @@ static void try_reserve(pod_set_t *set)
     }
     int taken = 0;
     lo_mutex_lock(&r->mu, LO_RESV);
-    v = slot_locked(r, P->id);
+    v = slot_locked(r, set->pool_id);
     if (!v->active) {
         taken = 1;
         v->active = 1;
         v->ever = 1;
         if (!v->pool_name)
-            v->pool_name = util_strdup(P->name);
+            v->pool_name = util_strdup(set->pool_name);
         v->key = util_strdup(g->key);
         v->ns = util_strdup(g->ns);
         v->name = util_strdup(g->name);
@@ -627,34 +586,33 @@ static void try_reserve(pod_set_t *set)
     util_rfc3339(expires, e, sizeof(e));
     sbuf_t msg = { 0 };
     sbuf_printf(&msg, "reserved %d nodes (%lld %s) in pool %s after %llds waiting; expected free about %s; expires %s",
-                pk.n, (long long)pk.held, tmp.gpu ? "GPUs" : "millicores", P->name, (long long)((now - start) / 1000),
-                t, e);
-    podgroup_note(s, g->ns, g->name, g->uid, "Normal", "Reserved", msg.data);
+                pk.n, (long long)pk.held, tmp.gpu ? "GPUs" : "millicores", set->pool_name,
+                (long long)((now - start) / 1000), t, e);
+    podgroup_note(r, g->ns, g->name, g->uid, "Normal", "Reserved", msg.data);
     LOG_I("pod group %s: %s", g->key, msg.data);
     sbuf_free(&msg);
     pk.n = 0;
     pick_clear(&pk);
-    stats_add(s, &s->stats.reservations_made, 1);
-    status_changed(s);
+    svc->stats(r->core, count_made, NULL);
+    svc->status_changed(r->core);
 }
 
 /* Said if the set does not fit: the room held in its pool, for the gang
  * itself or against a pod that may not backfill it. */
-ext_rc_t resv_ext_pre_place(const sched_row_t *row, pod_set_t *set)
+ext_rc_t resv_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
-    resv_state_t *r = P->s->resv;
+    resv_state_t *r = row->self;
     if (!r || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0 || set->n == 0)
         return EXT_NEXT;
     const pod_t *pod = set->items[0]->pod;
     sbuf_t b = { 0 };
     lo_mutex_lock(&r->mu, LO_RESV);
-    resv_t *v = P->id < r->npools ? &r->pools[P->id] : NULL;
+    resv_t *v = set->pool_id >= 0 && set->pool_id < r->npools ? &r->pools[set->pool_id] : NULL;
     if (v && v->active) {
         char t[64];
         util_rfc3339(v->expect_ms, t, sizeof(t));
         if (is_member(v, pod))
-            sbuf_printf(&b, "%d nodes held for it in pool %s, expected free about %s", v->nnodes, P->name, t);
+            sbuf_printf(&b, "%d nodes held for it in pool %s, expected free about %s", v->nnodes, set->pool_name, t);
         else if (!resv_may_backfill(pod, util_wall_ms(), v->expect_ms, v->prio, v->preempts))
             sbuf_printf(&b,
                         "%d nodes held for pod group %s until about %s (held room takes only pods that finish by "
@@ -666,15 +624,15 @@ ext_rc_t resv_ext_pre_place(const sched_row_t *row, pod_set_t *set)
         free(set->place_note);
         set->place_note = b.data;
     }
-    room_check(P->s, r, P);
+    room_check(r, set->pool_id);
     return EXT_NEXT;
 }
 
-ext_rc_t resv_ext_post_filter(const sched_row_t *row, pod_set_t *set)
+ext_rc_t resv_row_post_filter(const sched_row_t *row, pod_set_t *set)
 {
-    scheduler_t *s = set->P->s;
-    if (s->resv && set->kind == SET_MINIMUM && set->gang && set->need > 0)
-        try_reserve(set);
+    resv_state_t *r = row->self;
+    if (r && set->kind == SET_MINIMUM && set->gang && set->need > 0)
+        try_reserve(r, set);
     return EXT_NEXT;
 }
 
@@ -708,37 +666,30 @@ static void end_locked(resv_state_t *r, resv_t *v, int pool, const char *outcome
     __atomic_sub_fetch(&r->pub, 1, __ATOMIC_RELEASE);
 }
 
-static void ended_say(scheduler_t *s, ended_t *e)
+static void ended_say(resv_state_t *r, ended_t *e)
 {
-    if (strcmp(e->outcome, "placed") == 0)
-        stats_add(s, &s->stats.reservations_placed, 1);
-    else if (strcmp(e->outcome, "expired") == 0)
-        stats_add(s, &s->stats.reservations_expired, 1);
-    else
-        stats_add(s, &s->stats.reservations_deleted, 1);
+    const sched_services_t *svc = r->svc;
+    svc->stats(r->core, count_ended, (void *)e->outcome);
     if (strcmp(e->outcome, "expired") == 0) {
         char msg[300];
         snprintf(msg, sizeof(msg),
                  "reservation expired after %ds (--reservation-timeout): the held nodes are released and the gang "
                  "waits in its queue again",
-                 s->opts.reservation_timeout_s);
-        podgroup_note(s, e->ns, e->name, e->uid, "Warning", "ReservationExpired", msg);
+                 svc->opts(r->core)->reservation_timeout_s);
+        podgroup_note(r, e->ns, e->name, e->uid, "Warning", "ReservationExpired", msg);
     }
     LOG_I("pod group %s: reservation ended (%s)", e->key, e->outcome);
-    sched_pool_t *P = pools_get(s, e->pool);
-    if (P)
-        queue_move_all_to_active(P->q, "ReservationEnded");
-    status_changed(s);
+    svc->pool_wake(r->core, e->pool, "ReservationEnded");
+    svc->status_changed(r->core);
     free(e->ns);
     free(e->name);
     free(e->uid);
     free(e->key);
 }
 
-void resv_ext_commit(const sched_row_t *row, pod_set_t *set)
+void resv_row_commit(const sched_row_t *row, pod_set_t *set)
 {
-    scheduler_t *s = set->P->s;
-    resv_state_t *r = s->resv;
+    resv_state_t *r = row->self;
     if (!r || set->kind != SET_MINIMUM || !set->gang || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
         return;
     ended_t e;
@@ -753,12 +704,12 @@ void resv_ext_commit(const sched_row_t *row, pod_set_t *set)
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
     if (found)
-        ended_say(s, &e);
+        ended_say(r, &e);
 }
 
 /* Once a second: expiry, a gang gone or placed, and a fresh estimate. */
 /* Wakes the pools where a waiting gang is now due for a reservation. */
-static void wake_due(scheduler_t *s, resv_state_t *r, int64_t now)
+static void wake_due(resv_state_t *r, int64_t now)
 {
     if (__atomic_load_n(&r->waits, __ATOMIC_RELAXED) == 0)
         return;
@@ -776,26 +727,25 @@ static void wake_due(scheduler_t *s, resv_state_t *r, int64_t now)
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
     for (int i = 0; i < n; i++) {
-        sched_pool_t *P = due[i] ? pools_get(s, i) : NULL;
-        if (P) {
-            queue_move_all_to_active(P->q, "ReservationDue");
-            queue_activate_uid(P->q, due[i]);
+        if (due[i]) {
+            r->svc->pool_wake(r->core, i, "ReservationDue");
+            r->svc->pod_activate(r->core, i, due[i]);
         }
         free(due[i]);
     }
     free(due);
 }
 
-void resv_housekeep(scheduler_t *s)
+void resv_row_housekeep(const sched_row_t *row)
 {
-    resv_state_t *r = s->resv;
+    resv_state_t *r = row->self;
     if (!r)
         return;
     int64_t now = util_wall_ms();
-    wake_due(s, r, now);
+    wake_due(r, now);
     if (__atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
         return;
-    int64_t after = (int64_t)s->opts.reservation_after_s * 1000;
+    int64_t after = (int64_t)r->svc->opts(r->core)->reservation_after_s * 1000;
     lo_mutex_lock(&r->mu, LO_RESV);
     int n = r->npools;
     char **keys = util_xcalloc((size_t)n + 1, sizeof(*keys));
@@ -815,7 +765,7 @@ void resv_housekeep(scheduler_t *s)
             outcome = "deleted";
         } else {
             *slash = 0;
-            int rc = gang_snapshot(s->gangs, keys[i], slash + 1, &g);
+            int rc = r->svc->gang_get(r->core, keys[i], slash + 1, &g);
             *slash = '/';
             if (rc != 0) {
                 outcome = "deleted";
@@ -852,14 +802,11 @@ void resv_housekeep(scheduler_t *s)
             int64_t expires = v->expires_ms, want = v->want;
             int gpu = v->gpu;
             lo_mutex_unlock(&r->mu, LO_RESV);
-            int64_t free_now = room_scan(s, nodes, nn, gpu, &tmp, now, expires, &expect);
+            int64_t free_now = room_scan(r, nodes, nn, gpu, &tmp, now, expires, &expect);
             /* The held room covers the minimum: the gang's next turn now,
              * not after its backoff (a pod deletion only moves it there). */
-            if (free_now >= want && pending_uid) {
-                sched_pool_t *P = pools_get(s, i);
-                if (P)
-                    queue_activate_uid(P->q, pending_uid);
-            }
+            if (free_now >= want && pending_uid)
+                r->svc->pod_activate(r->core, i, pending_uid);
             for (int k = 0; k < nn; k++)
                 free(nodes[k]);
             free(nodes);
@@ -878,12 +825,12 @@ void resv_housekeep(scheduler_t *s)
                 ended = 1;
             } else if (expect != v->expect_ms) {
                 v->expect_ms = expect;
-                status_changed(s);
+                r->svc->status_changed(r->core);
             }
         }
         lo_mutex_unlock(&r->mu, LO_RESV);
         if (ended)
-            ended_say(s, &e);
+            ended_say(r, &e);
         free(pending_uid);
         free(keys[i]);
     }
@@ -892,19 +839,21 @@ void resv_housekeep(scheduler_t *s)
 
 /* ------------------------------------------------------------ visible */
 
-json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever)
+/* Pool .status.reservation: the gang, its nodes and what they hold, or
+ * null once the pool had a reservation and has none now (absent before). */
+void resv_row_pool_status(const sched_row_t *row, const char *pool, json_t *status)
 {
-    resv_state_t *r = s->resv;
+    resv_state_t *r = row->self;
     json_t *o = NULL;
-    *ever = 0;
+    int ever = 0;
     if (!r)
-        return NULL;
+        return;
     lo_mutex_lock(&r->mu, LO_RESV);
     for (int i = 0; i < r->npools; i++) {
         resv_t *v = &r->pools[i];
         if (!v->pool_name || strcmp(v->pool_name, pool) != 0)
             continue;
-        *ever = v->ever;
+        ever = v->ever;
         if (!v->active)
             break;
         char since[64], exp[64], expect[64];
@@ -920,24 +869,24 @@ json_t *resv_status_json(scheduler_t *s, const char *pool, int *ever)
         break;
     }
     lo_mutex_unlock(&r->mu, LO_RESV);
-    return o;
+    if (o || ever)
+        json_object_set_new(status, "reservation", o ? o : json_null());
 }
 
-void scheduler_each_pool_reservation(scheduler_t *s,
-                                     void (*fn)(void *ud, const char *pool, int active, int64_t gpus, int nodes),
-                                     void *ud)
+void resv_row_each_pool(const sched_row_t *row,
+                        void (*fn)(void *ud, const char *pool, int active, int64_t gpus, int nodes), void *ud)
 {
-    resv_state_t *r = s->resv;
+    resv_state_t *r = row ? row->self : NULL;
     if (!r)
         return;
-    typedef struct row {
+    typedef struct pool_row {
         char *pool;
         int active, nodes;
         int64_t gpus;
-    } row_t;
+    } pool_row_t;
     lo_mutex_lock(&r->mu, LO_RESV);
     int n = r->npools;
-    row_t *rows = util_xcalloc((size_t)n + 1, sizeof(*rows));
+    pool_row_t *rows = util_xcalloc((size_t)n + 1, sizeof(*rows));
     for (int i = 0; i < n; i++) {
         resv_t *v = &r->pools[i];
         if (!v->pool_name)

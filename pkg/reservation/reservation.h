@@ -1,9 +1,9 @@
-/* reserve.h -- reservation for large gangs: the pure rules (which nodes to
+/* reservation.h -- reservation for large gangs: the pure rules (which nodes to
  * hold, when the held room is expected to be free, who may backfill onto
- * it), apart from the scheduler state in reserve.c so they can be tested
+ * it), apart from the row's state in row.c so they can be tested
  * alone. Times are wall-clock milliseconds. */
-#ifndef AISCHED_SCHED_RESERVE_H
-#define AISCHED_SCHED_RESERVE_H
+#ifndef AISCHED_RESERVATION_H
+#define AISCHED_RESERVATION_H
 
 #include <stdint.h>
 
