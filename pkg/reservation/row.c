@@ -814,7 +814,7 @@ void resv_row_housekeep(const sched_row_t *row)
             free(tmp.name);
         }
         ended_t e;
-        int ended = 0;
+        int ended = 0, changed = 0;
         lo_mutex_lock(&r->mu, LO_RESV);
         resv_t *v = &r->pools[i];
         if (v->active && strcmp(v->key, keys[i]) == 0) {
@@ -825,10 +825,12 @@ void resv_row_housekeep(const sched_row_t *row)
                 ended = 1;
             } else if (expect != v->expect_ms) {
                 v->expect_ms = expect;
-                r->svc->status_changed(r->core);
+                changed = 1;
             }
         }
         lo_mutex_unlock(&r->mu, LO_RESV);
+        if (changed)
+            r->svc->status_changed(r->core); /* no call out under the leaf */
         if (ended)
             ended_say(r, &e);
         free(pending_uid);
