@@ -442,7 +442,7 @@ static void room_check(scheduler_t *s, resv_state_t *r, sched_pool_t *P)
 typedef struct freed_wake {
     resv_t rule; /* copies of the gang's ns, name, prio, preempts, expect_ms */
     int64_t now; /* wall */
-    fs_store_t *fs;
+    const sched_queues_t *queues;
     int tenant; /* the queue whose usage went down; -1: no queues */
 } freed_wake_t;
 
@@ -457,7 +457,8 @@ static int freed_may_use(const pod_t *pod, int tenant, void *ud)
     const freed_wake_t *w = ud;
     if (is_member(&w->rule, pod))
         return 0; /* the gang's turn is room_check's: when the held room covers its minimum */
-    return resv_admits(&w->rule, pod, w->now) || (w->tenant >= 0 && fs_same_tree(w->fs, tenant, w->tenant)) ||
+    return resv_admits(&w->rule, pod, w->now) ||
+           (w->tenant >= 0 && w->queues->ops->same_tree(w->queues->self, tenant, w->tenant)) ||
            sched_has_hard_interpod(pod);
 }
 
@@ -502,9 +503,9 @@ int resv_on_event(scheduler_t *s, const sched_event_t *ev, sched_wake_t *wake)
     }
     room_check(s, r, P); /* the gang first, when the held room covers its minimum */
     freed_wake_t *w = util_xcalloc(1, sizeof(*w));
-    *w = (freed_wake_t){ .rule = rule, .now = now, .fs = s->fs, .tenant = -1 };
-    if (fs_active(s->fs))
-        w->tenant = tenants_pod_tenant(s, pod);
+    *w = (freed_wake_t){ .rule = rule, .now = now, .queues = &s->queues, .tenant = -1 };
+    if (s->queues.ops->active(s->queues.self))
+        w->tenant = sched_pod_tenant(s, pod);
     /* Other pools lose nothing to the reservation: their pods move as on
      * any deletion. */
     *wake = (sched_wake_t){ .pool = pool,
