@@ -413,7 +413,7 @@ static void nomination_follow_locked(cache_t *c, pod_t *p, const char *was)
     }
     nomination_add_locked(c, p, want);
     /* Restored from the field: the hook charges the room as the live
-     * preemption that made it did (tenants_reserve). */
+     * preemption that made it did (the Queues' reserve, fairshare/row.c). */
     if (c->nom_hook && has_nomination(c, p->uid))
         c->nom_hook(c->nom_ud, p, ni, +1);
 }

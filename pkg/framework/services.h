@@ -26,6 +26,7 @@
 #include "scheduler/scheduler.h"
 
 struct pod_set;
+struct sched_pool;
 
 /* A view of one node, valid only during the call that gives it. */
 typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
@@ -155,6 +156,27 @@ typedef struct sched_services {
      * Both take the queues' leaf lock. */
     int (*queues_active)(void *core);
     int (*same_tree)(void *core, int a, int b);
+    /* For the tenants row (fairshare/row.c). gang_queue: the queue label
+     * of PodGroup ns/name (caller frees; NULL: none). accounting_read: fn
+     * with the pods' charges still (the cache's read lock: an informer
+     * re-charges a pod under the write lock). pool_queue: a pool thread's
+     * pool (a tick's P): its number, name and scheduling queue; pools_each:
+     * fn on every live pool, no lock held. bind_backlog: Bindings not on
+     * the wire yet (other writes yield to them). patch: a write queued to
+     * the writer (body taken); never waiting on the API server.
+     * limit_room_pending: the pod holds no nominated room and evictions
+     * made for it are queued or under way. evict_for_limit: reclaim under
+     * a queue limit in pool, the n victims the store chose (uids, taken)
+     * evicted for set's minimum through the one preemption commit (a gang
+     * goes whole, a minimum runtime keeps them all): 1 when they go. */
+    char *(*gang_queue)(void *core, const char *ns, const char *name);
+    void (*accounting_read)(void *core, void (*fn)(void *ud), void *ud);
+    sched_queue_t *(*pool_queue)(void *core, struct sched_pool *P, int *id, const char **name);
+    void (*pools_each)(void *core, void (*fn)(void *ud, struct sched_pool *P), void *ud);
+    int (*bind_backlog)(void *core);
+    void (*patch)(void *core, const char *path, const char *content_type, char *body);
+    int (*limit_room_pending)(void *core, const char *uid);
+    int (*evict_for_limit)(void *core, struct pod_set *set, int pool, char **uids, int n);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

@@ -164,7 +164,7 @@ static void take_gang(void *ud, const gang_row_t *r)
     g->key = util_strdup(r->key);
     g->ns = util_strdup(r->ns);
     g->name = util_strdup(r->name);
-    /* The queue the scheduler charges (tenants_pod_tenant): a member's own
+    /* The queue the scheduler charges (sched_pod_tenant): a member's own
      * label first, else the PodGroup's. */
     const char *q = r->member ? fs_pod_queue_label(r->member) : NULL;
     g->queue = util_strdup(q ? q : r->queue ? r->queue : FS_DEFAULT_QUEUE);
@@ -813,7 +813,7 @@ json_t *scheduler_dash_overview(scheduler_t *s)
 
 json_t *scheduler_dash_queues(scheduler_t *s)
 {
-    return json_pack("{s:o}", "queues", fs_dashboard_queues(s->fs));
+    return json_pack("{s:o}", "queues", s->queues.ops->dashboard(s->queues.self));
 }
 
 typedef struct qsample {

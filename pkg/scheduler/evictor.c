@@ -141,9 +141,9 @@ static int evict_victim(scheduler_t *s, evict_job_t *j, const preempt_candidate_
                         size_t errlen)
 {
     pod_t *v = c->victims[i];
-    char *note = tenants_reclaim_note(s, j->preemptor, v);
+    char *note = s->queues.ops->reclaim_note(s->queues.self, j->preemptor, v);
     /* A victim stops counting for its queue as its eviction starts. */
-    fs_uncharge(s->fs, v->uid);
+    s->queues.ops->uncharge(s->queues.self, v->uid);
     if (!j->dests)
         mark_disruption_target(s, v, j->preemptor);
     if (evict(s, v, err, errlen) != 0) {
@@ -179,7 +179,7 @@ static void explain_refusal(scheduler_t *s, evict_job_t *j, const preempt_candid
         if (done[i])
             ndone++;
         else
-            tenants_recharge(s, c->victims[i]); /* still running */
+            sched_recharge(s, c->victims[i]); /* still running */
     }
     /* Half done (or not started): say so where the pod's owner looks. */
     LOG_W("preemption: eviction of %s refused: %s (pod=%s node=%s, %d of %d victims evicted)", c->victims[bad]->key,
@@ -317,7 +317,7 @@ static void give_back(scheduler_t *s, const pod_t *p)
 {
     await_drop(s->evictor, p->uid);
     cache_clear_nomination(s->cache, p->uid);
-    tenants_unreserve_preemptor(s, p);
+    sched_unreserve_preemptor(s, p);
     writer_nominate(s->writer, p, NULL);
 }
 
@@ -370,7 +370,7 @@ static int64_t victim_grace(evictor_t *e, const pod_t *v)
                          "annotation " CHECKPOINT_GRACE_ANNOTATION " is not a duration (e.g. \"120s\"); ignored: "
                          "the queue's checkpointGrace applies, if any");
     }
-    int64_t q = fs_checkpoint_grace(s->fs, tenants_pod_tenant(s, v));
+    int64_t q = s->queues.ops->checkpoint_grace(s->queues.self, sched_pod_tenant(s, v));
     return q > 0 ? q : 0;
 }
 
@@ -454,7 +454,7 @@ static const char *ckpt_reason(scheduler_t *s, const evict_job_t *j, const pod_t
 {
     if (j->dests)
         return "Consolidation";
-    char *note = tenants_reclaim_note(s, j->preemptor, v);
+    char *note = s->queues.ops->reclaim_note(s->queues.self, j->preemptor, v);
     int reclaim = note != NULL || pools_home_id(s, v) != j->pool_id;
     free(note);
     return reclaim ? "Reclaim" : "Preemption";
@@ -508,7 +508,7 @@ static void release_preemptor(scheduler_t *s, const pod_t *p)
         await_drop(s->evictor, p->uid);
     if (!cur) { /* deleted: nothing to write on it */
         cache_clear_nomination(s->cache, p->uid);
-        tenants_unreserve_preemptor(s, p);
+        sched_unreserve_preemptor(s, p);
     }
     pod_unref(cur);
 }
@@ -532,7 +532,7 @@ static void ckpt_withdraw(scheduler_t *s, ckpt_req_t *r, const char *why)
             ckpt_write(s, cur, "False", "PreemptionWithdrawn", msg, NULL);
             writer_pod_event(s->writer, cur, "Normal", "PreemptionWithdrawn", msg);
         }
-        tenants_recharge(s, cur);
+        sched_recharge(s, cur);
         pod_unref(cur);
     }
     LOG_I("checkpoint: withdrawn for=%s node=%s: %s", r->j->preemptor->key, c->node, why);

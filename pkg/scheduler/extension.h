@@ -36,6 +36,7 @@
 #include <stddef.h>
 
 #include "framework/framework.h"
+#include "framework/queues.h"
 #include "framework/services.h"
 #include "gang/gang.h"
 #include "kube/informer.h"
@@ -241,6 +242,11 @@ typedef struct sched_ext {
      * are built, valid as long as the room. Every cluster view the core
      * makes starts from it. */
     void (*cluster)(const sched_row_t *row, fw_cluster_t *cl);
+    /* What the row publishes of the Queues (framework/queues.h: tenants,
+     * fair share, quotas and limits), bound to its room: asked once when
+     * the rows are built; the core keeps it and forwards what other rows
+     * need through the services. One row answers it (the tenants row). */
+    void (*queues)(const sched_row_t *row, sched_queues_t *q);
     /* Offline mode (the sandbox) starts no row's thread (start, above) and
      * calls drain instead, once per drain of the scheduler: the thread's
      * work done once; 1 when there was some. */

@@ -4,6 +4,7 @@
  * of the cycle. */
 #include "consolidation/row.h"
 #include "dra/row.h"
+#include "fairshare/row.h"
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
@@ -14,15 +15,6 @@
 /* Rows still in pkg/scheduler take the scheduler as their room
  * (sched_row_core); these adapters give their points the old argument,
  * and go as each row moves to its concept's folder. */
-static void tenants_hk(const sched_row_t *r)
-{
-    tenants_housekeep(r->self);
-}
-static void tenants_tk(const sched_row_t *r, struct sched_pool *P)
-{
-    (void)r;
-    tenants_refresh(P);
-}
 static void borrowing_pb(const sched_row_t *r, const pod_t *pod, const char *node, const char *lender)
 {
     borrowing_ext_post_bind(r->self, pod, node, lender);
@@ -33,10 +25,6 @@ static void gang_hk(const sched_row_t *r)
 }
 
 /* What the rows watch: their handlers get the row's room. */
-static const sched_watch_t tenants_watches[] = {
-    { "Queue", FS_QUEUE_API "/queues", on_tenant_event, 1 },
-    { 0 },
-};
 static const sched_watch_t gang_watches[] = {
     { "PodGroup", PODGROUP_API "/podgroups", on_podgroup_event, 1 },
     /* the priority a PodGroup's class annotation gives its gang */
@@ -77,12 +65,14 @@ static const sched_ext_t table[] = {
       .pod_settled = grouper_row_pod_deleted },
     { .name = "lender", .post_filter = lender_ext_post_filter },
     { .name = "tenants",
-      .init = sched_row_core,
-      .watches = tenants_watches,
-      .admit = tenants_ext_admit,
-      .nominee = tenants_nominee,
-      .housekeep = tenants_hk,
-      .tick = tenants_tk },
+      .init = tenants_row_init,
+      .fini = tenants_row_fini,
+      .watches = tenants_row_watches,
+      .queues = tenants_row_queues,
+      .admit = tenants_row_admit,
+      .nominee = tenants_row_nominee,
+      .housekeep = tenants_row_housekeep,
+      .tick = tenants_row_tick },
     { .name = "consolidation",
       .init = consol_row_init,
       .fini = consol_row_fini,

@@ -46,8 +46,8 @@ static void nominated_first(scheduler_t *s, queue_item_t **items, int n)
     int k = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++)
-            if ((cache_is_nominated(s->cache, items[i]->pod->uid) || fs_is_charged(s->fs, items[i]->pod->uid)) ==
-                (pass == 0))
+            if ((cache_is_nominated(s->cache, items[i]->pod->uid) ||
+                 s->queues.ops->is_charged(s->queues.self, items[i]->pod->uid)) == (pass == 0))
                 tmp[k++] = items[i];
     memcpy(items, tmp, (size_t)n * sizeof(*items));
     free(tmp);
@@ -577,8 +577,8 @@ static int set_yields(void *ud, const gang_claim_t *claim, int ahead)
 {
     const yield_ctx_t *y = ud;
     if (ahead)
-        return !fs_yields(y->s->fs, y->pool, claim->owner, claim->amount, y->tenant, y->req);
-    return fs_yields(y->s->fs, y->pool, y->tenant, y->req, claim->owner, claim->amount);
+        return !y->s->queues.ops->yields(y->s->queues.self, y->pool, claim->owner, claim->amount, y->tenant, y->req);
+    return y->s->queues.ops->yields(y->s->queues.self, y->pool, y->tenant, y->req, claim->owner, claim->amount);
 }
 
 /* The yield context of pods[0..n) (a set's minimum, or one pod) in P;
@@ -587,7 +587,7 @@ static int yield_ctx_of(sched_pool_t *P, pod_t *const *pods, int n, yield_ctx_t 
 {
     y->s = P->s;
     y->pool = P->id;
-    return tenants_set_request(P->s, pods, n, &y->tenant, y->req);
+    return P->s->queues.ops->set_request(P->s->queues.self, pods, n, &y->tenant, y->req);
 }
 
 /* yield_ctx_of for the pods of items[0..n). */

@@ -20,7 +20,7 @@ void on_node_event(void *ud, kube_event_type_t type, const char *key, json_t *ob
 {
     scheduler_t *s = ud;
     status_changed(s);
-    tenants_changed(s, 1);
+    s->queues.ops->changed(s->queues.self, 1);
     if (type == KUBE_DELETED) {
         cache_delete_node(s->cache, key);
         LOG_D("node %s deleted", key);
@@ -67,7 +67,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
     int pool = -1;
     pod_t *old = NULL;
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
-    fs_uncharge(s->fs, uid); /* a preemptor's provisional charge, if any */
+    s->queues.ops->uncharge(s->queues.self, uid); /* a preemptor's provisional charge, if any */
     gates_release(s, uid);
     pools_delete_pod(s, uid);
     if (old)
@@ -88,7 +88,7 @@ static void enqueue_home(scheduler_t *s, pod_t *p)
     if (!H)
         H = pools_get(s, DEFAULT_POOL_ID);
     queue_add(H->q, p, 0);
-    tenants_changed(s, 0);
+    s->queues.ops->changed(s->queues.self, 0);
 }
 
 void sched_pod_released(scheduler_t *s, const char *uid)

@@ -13,6 +13,7 @@
 
 #include "cache/cache.h"
 #include "fairshare/fairshare.h"
+#include "framework/queues.h"
 #include "gang/gang.h"
 #include "gpu/gpu.h"
 #include "grouper/grouper.h"
@@ -42,8 +43,6 @@ typedef struct sched_pool {
     int nodes_n;         /* this pool's nodes, counted at cache nodes version nodes_ver */
     uint64_t nodes_ver;  /* 0: not counted yet (the cache's version starts at 1) */
     uint64_t rng;
-    int64_t fs_refresh_ms;                /* last fair-share refresh by this pool's thread */
-    unsigned fs_seen_nodes, fs_seen_pods; /* fs_gen_* at that refresh */
     struct scheduler *s;
 } sched_pool_t;
 
@@ -118,11 +117,10 @@ struct scheduler {
     /* gang.c: PodGroups and their members (gang/gang.h, a leaf lock) */
     gang_store_t *gangs;
 
-    /* tenants.c: Queue objects (tenants), accounting and fair shares (a leaf lock) */
-    fs_store_t *fs;
-    /* Bumped (atomic) when capacity or Queues change (nodes) and when
-     * pending pods arrive (pods): pool threads refresh their shares. */
-    unsigned fs_gen_nodes, fs_gen_pods;
+    /* The Queues (tenants, fair share, quotas and limits): the calls the
+     * tenants row publishes through its queues point (framework/queues.h),
+     * bound to its room; set when the rows are built. */
+    sched_queues_t queues;
 
     /* The rows' rooms, one per row of the table (extensions.c), in its
      * order: made at scheduler_new (services.c), freed last. */
@@ -305,7 +303,7 @@ int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 typedef struct victim_ctx {
     scheduler_t *s;
     int pool_id;
-    /* Queues (tenants_victim_ctx): across queues only reclaim's rules. */
+    /* Queues (pe_victim_ctx): across queues only reclaim's rules. */
     int queues;
     int tenant;
     double req[FS_NRES]; /* the preemptor's (a gang: its minimum's) request */
@@ -371,8 +369,6 @@ void minrt_note_clear(minrt_note_t *n);
 void minrt_note_to_set(pod_set_t *set, const minrt_note_t *n);
 /* Victims were chosen: an elastic gang whose surplus goes was resized. */
 void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
-/* One Warning event per malformed min-runtime annotation of p. */
-void minrt_warn_annotations(scheduler_t *s, const pod_t *p);
 void minrt_format_duration(int64_t ms, char *out, size_t len);
 
 /* gang.c: the gang row. gate: a gang member's set becomes the gang's
@@ -408,58 +404,28 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
 /* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
 void gang_housekeep(scheduler_t *s);
 
-/* tenants.c: tenants, the Queue objects (fairshare/fairshare.h); "queue" alone is the scheduling queue */
-#define TENANTS_REFRESH_MS 200
-int tenants_pod_tenant(scheduler_t *s, const pod_t *p);
-/* The tenants row's nominee point: room nominated for nominee is kept
- * from pod when both are home (or both borrowers, same_side) in pool, in different
- * queues, and pod's is at or above its fair share there (cache lock may be
- * held: the fair-share store is a leaf). */
-int tenants_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
-/* The gang row's: a gang's room is held for the gang, its members do not
- * keep it from one another. */
+/* The gang row's nominee point: a gang's room is held for the gang, its
+ * members do not keep it from one another. */
 int gang_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
-/* queue_opts tenant_of and pick for pool P (ud). */
-int tenants_tenant_of(const pod_t *pod, void *ud);
-int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
-/* The cache's accounting hook (ud: the scheduler). */
-void tenants_account(void *ud, const pod_t *p, const node_info_t *ni, int sign);
-/* The cache's nomination hook: a restored nomination's held charge. */
-void tenants_nomination(void *ud, const pod_t *p, const node_info_t *ni, int sign);
-void on_tenant_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* Pool thread: capacity, pending and fair shares: at once after a node or
- * Queue change, within TENANTS_REFRESH_FAST_MS of new pods, and at least
- * every TENANTS_REFRESH_MS. */
-#define TENANTS_REFRESH_FAST_MS 20
-void tenants_changed(scheduler_t *s, int nodes);
-void tenants_refresh(sched_pool_t *P);
-/* Housekeeper, once a second: every pool refreshed, Queue .status, events. */
-void tenants_housekeep(scheduler_t *s);
-/* The queues row's admit: EXT_HOLD (set->why) when the set's minimum is
- * over its queue's limit (room is made under it, an elastic member
- * excepted) or, non-preemptible, over its quota. */
-ext_rc_t tenants_ext_admit(const sched_row_t *row, pod_set_t *set);
-/* The queue pods[0..n) (one pod, or a gang's minimum) count in (the
- * first's) and their request summed, by fair share's resources; 0 when
- * Queues are off (nothing filled). */
-int tenants_set_request(scheduler_t *s, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);
-/* Fills vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
- * minimum) queued since first_ms (0: never starving). */
-void tenants_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);
-/* Drops (and clears) candidates whose victim set breaks reclaim's rules;
- * returns how many are left, in place. */
-int tenants_filter_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n);
-int tenants_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n);
-/* A preemption was decided: victims stop counting for their queues and
- * the preemptors start counting for theirs (until bound or given up). */
-void tenants_reserve(const victim_ctx_t *vc, pod_t *const *preemptors, int np, pod_t *const *victims, int nv);
-/* A preemptor gave up its room: its provisional charge goes. */
-void tenants_unreserve_preemptor(scheduler_t *s, const pod_t *pod);
-/* A victim whose eviction was refused counts again. */
-void tenants_recharge(scheduler_t *s, const pod_t *victim);
-/* "; reclaimed by queue ..." when preemptor and victim are in different
- * queues (caller frees), else NULL. */
-char *tenants_reclaim_note(scheduler_t *s, const pod_t *preemptor, const pod_t *victim);
+
+/* preempt_eval.c: the Queues' side of a victim search (s->queues):
+ * vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
+ * minimum) queued since first_ms (0: never starving); candidates whose
+ * victim set breaks reclaim's rules dropped (and cleared), how many are
+ * left returned, in place; a victim set checked by the same rules. */
+void pe_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc);
+int pe_queue_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n);
+int pe_queue_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n);
+/* Reclaim under a queue limit (services' evict_for_limit): the victims
+ * the store chose (uids, taken) go for set's minimum, or none do: 1 when
+ * they go. */
+int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n);
+/* A preemptor gave up its room: its provisional charge goes. A victim
+ * whose eviction was refused counts again. */
+void sched_unreserve_preemptor(scheduler_t *s, const pod_t *pod);
+void sched_recharge(scheduler_t *s, const pod_t *victim);
+/* The queue (tenant) a pod counts in. */
+int sched_pod_tenant(scheduler_t *s, const pod_t *p);
 
 /* services.c: the services table rows get (framework/services.h), and
  * the rows' rooms. */

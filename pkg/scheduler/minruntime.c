@@ -46,7 +46,7 @@ int64_t minrt_applicable(scheduler_t *s, const pod_t *p, int kind, char *src, si
     char d[32];
     int64_t pd = pool_default(s, pools_home_id(s, p), kind, pool, sizeof(pool));
     char *from = NULL;
-    int64_t v = fs_min_runtime(s->fs, tenants_pod_tenant(s, p), kind, pd, &from);
+    int64_t v = s->queues.ops->min_runtime(s->queues.self, sched_pod_tenant(s, p), kind, pd, &from);
     minrt_format_duration(v, d, sizeof(d));
     if (from)
         snprintf(src, srclen, "queue \"%s\": %s %s", from, kind_field[kind], d);
@@ -108,7 +108,7 @@ int64_t minrt_protected_until(scheduler_t *s, const pod_t *p, int kind, int64_t 
         return frozen;
     /* Nothing configured: a pod's annotation only lowers, so no minimum
      * (and no lock taken, no string made, per candidate victim). */
-    if (!__atomic_load_n(&s->minrt_pools, __ATOMIC_ACQUIRE) && !fs_any_min_runtime(s->fs))
+    if (!__atomic_load_n(&s->minrt_pools, __ATOMIC_ACQUIRE) && !s->queues.ops->any_min_runtime(s->queues.self))
         return 0;
     int64_t min = minrt_applicable(s, p, kind, src, srclen);
     if (min == 0)
@@ -200,20 +200,4 @@ void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n)
     for (int i = 0; i < n; i++)
         if (gang_of(victims[i]) && gang_member_class(s->gangs, victims[i]) == GANG_MEMBER_SURPLUS)
             gang_resized(s->gangs, victims[i]->ns, gang_of(victims[i]), now);
-}
-
-/* Malformed annotations: one Warning event each, the first time the pod is
- * tried (the item remembers it with queue_noted's neighbour). */
-void minrt_warn_annotations(scheduler_t *s, const pod_t *p)
-{
-    if (p->preempt_min_runtime_ms == DURATION_BAD)
-        writer_pod_event(s->writer, p, "Warning", "InvalidMinRuntime",
-                         "annotation " PREEMPT_MIN_RUNTIME_ANNOTATION
-                         " is not a duration such as \"10m\" (a pod may lower its queue's minimum, never raise it); "
-                         "ignored");
-    if (p->reclaim_min_runtime_ms == DURATION_BAD)
-        writer_pod_event(s->writer, p, "Warning", "InvalidMinRuntime",
-                         "annotation " RECLAIM_MIN_RUNTIME_ANNOTATION
-                         " is not a duration such as \"10m\" (a pod may lower its queue's minimum, never raise it); "
-                         "ignored");
 }

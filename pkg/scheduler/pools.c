@@ -48,6 +48,21 @@ static uint64_t pool_rng_seed(uint64_t seed, const char *name)
     return z ? z : 0x9E3779B97F4A7C15ULL;
 }
 
+/* The scheduling queue's tenant_of and pick: the Queues' (s->queues),
+ * read when asked (the rows are built after the default pool). */
+static int pool_tenant_of(const pod_t *pod, void *ud)
+{
+    sched_pool_t *P = ud;
+    return sched_pod_tenant(P->s, pod);
+}
+
+static int pool_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud)
+{
+    sched_pool_t *P = ud;
+    const sched_queues_t *q = &P->s->queues;
+    return q->ops->pick(q->self, P->id, tenants, head_first_ms, n);
+}
+
 static sched_pool_t *pool_new_locked(scheduler_t *s, const char *name)
 {
     sched_pool_t *P = util_xcalloc(1, sizeof(*P));
@@ -57,8 +72,8 @@ static sched_pool_t *pool_new_locked(scheduler_t *s, const char *name)
     P->rng = pool_rng_seed(s->opts.seed, name);
     queue_opts_t qo;
     queue_opts_default(&qo);
-    qo.tenant_of = tenants_tenant_of;
-    qo.pick = tenants_pick;
+    qo.tenant_of = pool_tenant_of;
+    qo.pick = pool_pick;
     qo.tenant_ud = P;
     P->q = queue_new(&qo);
     if (s->npools == s->cap_pools) {

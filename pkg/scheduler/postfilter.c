@@ -57,8 +57,8 @@ static int victim_by_rules(const pod_t *victim, const pod_t *preemptor, victim_c
          * queues only reclaim's rules take a pod (fairshare.h). */
         int cross = 0;
         int in_gang = gang_of(victim) && gang_member_class(vc->s->gangs, victim) == GANG_MEMBER_MINIMUM;
-        if (fs_may_reclaim(vc->s->fs, vc->pool_id, vc->tenant, vc->req, vc->starving, vc->prio, vc->created_ms,
-                           victim->uid, in_gang, vc->now_wall, &cross)) {
+        if (vc->s->queues.ops->may_reclaim(vc->s->queues.self, vc->pool_id, vc->tenant, vc->req, vc->starving, vc->prio,
+                                           vc->created_ms, victim->uid, in_gang, vc->now_wall, &cross)) {
             *rank = victim_rank(vc->s, victim);
             *kind = cross ? FS_MINRT_RECLAIM : FS_MINRT_PREEMPT;
             return 1;
@@ -138,7 +138,7 @@ void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
     /* Lower-priority pods saw the room taken (node_with_nominated). */
     if (cache_clear_nomination(s->cache, pod->uid))
         sched_event(s, SCHED_EV_NOMINATION_DROPPED, pod, NULL, "NominationDropped");
-    tenants_unreserve_preemptor(s, pod);
+    sched_unreserve_preemptor(s, pod);
     if (pod->nominated_node && pod->nominated_node[0])
         writer_nominate(s->writer, pod, NULL);
 }

@@ -154,6 +154,82 @@ static void sim_evict(scheduler_t *s, pe_sim_t *sim, pe_vset_t *vs, pod_t *v)
 
 /* ---------------------------------------------------------- victims */
 
+/* The Queues' side (s->queues): the preemptors' queue and request, and
+ * whether they starve. */
+void pe_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms, victim_ctx_t *vc)
+{
+    const sched_queues_t *q = &P->s->queues;
+    vc->queues = q->ops->active(q->self);
+    if (!q->ops->set_request(q->self, pods, n, &vc->tenant, vc->req))
+        return;
+    vc->prio = pods[0]->priority;
+    vc->created_ms = pods[0]->created_ms;
+    vc->now_wall = util_wall_ms();
+    vc->starving = first_ms > 0 && q->ops->starving(q->self, P->id, vc->tenant, first_ms);
+}
+
+/* The index of the job victim k joins among kept[0..k) (each marked
+ * minimum[] when a member of its gang's minimum, which goes whole: one job
+ * for reclaim), else k. */
+static int victim_job(pod_t *const *kept, const int *minimum, const int *jobs, int k)
+{
+    const char *g = minimum[k] ? gang_of(kept[k]) : NULL;
+    for (int j = 0; g && j < k; j++) {
+        const char *gj = minimum[j] ? gang_of(kept[j]) : NULL;
+        if (gj && strcmp(gj, g) == 0 && strcmp(kept[j]->ns, kept[k]->ns) == 0)
+            return jobs[j];
+    }
+    return k;
+}
+
+/* Reclaim's rules over a victim set, by job (the Queues' victims_ok): a
+ * gang's minimum members are one job, a lone pod or an elastic member
+ * beyond minMember one of its own (KAI-Scheduler splits a job's victims
+ * the same way). Borrowers of vc's pool are left out: a pool takes back
+ * what it lent whatever queue the borrower is in (the rule of
+ * postfilter_is_victim), so no share of theirs is weighed here. */
+static int queue_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
+{
+    const char **uids = util_xcalloc((size_t)n + 1, sizeof(*uids));
+    pod_t **kept = util_xcalloc((size_t)n + 1, sizeof(*kept));
+    int *jobs = util_xcalloc((size_t)n + 1, sizeof(*jobs)), *minimum = util_xcalloc((size_t)n + 1, sizeof(*minimum));
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (pools_home_id(vc->s, victims[i]) != vc->pool_id)
+            continue;
+        kept[k] = victims[i];
+        minimum[k] = gang_of(victims[i]) && gang_member_class(vc->s->gangs, victims[i]) == GANG_MEMBER_MINIMUM;
+        jobs[k] = victim_job(kept, minimum, jobs, k);
+        uids[k++] = victims[i]->uid;
+    }
+    const sched_queues_t *q = &vc->s->queues;
+    int ok = q->ops->victims_ok(q->self, vc->pool_id, vc->tenant, vc->req, vc->starving, uids, jobs, k, vc->now_wall);
+    free(uids);
+    free(kept);
+    free(jobs);
+    free(minimum);
+    return ok;
+}
+
+int pe_queue_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int n)
+{
+    if (!vc->queues)
+        return n;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (queue_victims_ok(vc, cands[i].victims, cands[i].nvictims))
+            cands[k++] = cands[i];
+        else
+            preempt_candidate_clear(&cands[i]);
+    }
+    return k;
+}
+
+int pe_queue_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
+{
+    return !vc->queues || queue_victims_ok(vc, victims, n);
+}
+
 static int core_expand(victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
 {
     return gang_expand_victims(vc->s, vc, preemptor, cands, n);
@@ -163,8 +239,8 @@ static int core_expand(victim_ctx_t *vc, const pod_t *preemptor, preempt_candida
 static const pe_victims_t core_victims = {
     .pod = postfilter_is_victim,
     .expand = core_expand,
-    .candidates = tenants_filter_candidates,
-    .set_ok = tenants_victims_ok,
+    .candidates = pe_queue_candidates,
+    .set_ok = pe_queue_victims_ok,
 };
 
 const pe_victims_t *pe_victims(const scheduler_t *s)
@@ -379,7 +455,8 @@ void preempt_commit(const pe_commit_t *c)
 {
     scheduler_t *s = c->P->s;
     const preempt_candidate_t *b = &c->cands[c->best];
-    tenants_reserve(c->vc, c->pods, c->np, b->victims, b->nvictims);
+    if (c->vc->queues)
+        s->queues.ops->reserve(s->queues.self, c->vc->tenant, c->vc->pool_id, c->pods, c->np, b->victims, b->nvictims);
     minrt_victims_taken(s, b->victims, b->nvictims);
     for (int i = 0; c->where && i < c->np; i++) {
         cache_nominate(s->cache, c->pods[i], c->where[i]);
@@ -414,7 +491,7 @@ static void victim_ctx_of(const pe_request_t *r, victim_ctx_t *vc)
     vc->pool_id = r->P->id;
     vc->has_gang_prio = 1;
     vc->gang_prio = r->g ? sched_gang_priority(s, r->g, INT32_MIN) : sched_pod_priority(s, r->pods[0]);
-    tenants_victim_ctx(r->P, r->pods, r->need, r->g ? 0 : r->first_ms, vc);
+    pe_victim_ctx(r->P, r->pods, r->need, r->g ? 0 : r->first_ms, vc);
     vc->prot = r->prot;
 }
 
@@ -482,5 +559,79 @@ int preempt_eval(const pe_request_t *r, pe_outcome_t *out)
     pl.alts = NULL; /* the evictor's now */
     pl.nalts = 0;
     plan_free(&pl);
+    return 1;
+}
+
+/* ------------------------------------------------- under a queue limit */
+
+/* Whether a minimum runtime keeps one of the victims a queue limit chose
+ * in pool (its own queue's pod at home: preempt; another queue's, or a
+ * borrower whose lender takes its room back: reclaim, as for any victim):
+ * then none goes, and the set's message says until when. */
+static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c, int pool)
+{
+    scheduler_t *s = set->P->s;
+    const sched_queues_t *q = &s->queues;
+    minrt_note_t note = { 0 };
+    int64_t now = util_wall_ms();
+    for (int i = 0; i < c->nvictims; i++) {
+        const pod_t *v = c->victims[i];
+        int same =
+            q->ops->same_queue(q->self, set->items[0]->tenant, sched_pod_tenant(s, v)) && pools_home_id(s, v) == pool;
+        minrt_check(s, v, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM, now, &note);
+    }
+    int kept = note.n > 0;
+    minrt_note_to_set(set, &note);
+    minrt_note_clear(&note);
+    return kept;
+}
+
+/* The room is the limit's, on no node: nobody is nominated. A gang goes
+ * whole, each mate by the victim rules, or not at all. */
+int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    int np = set->need;
+    queue_item_t *const *items = set->items;
+    int busy = 0;
+    for (int i = 0; i < np && !busy; i++)
+        busy = evictor_has_job(s->evictor, items[i]->pod->uid);
+    preempt_candidate_t *c = util_xcalloc(1, sizeof(*c));
+    c->victims = util_xcalloc((size_t)n, sizeof(*c->victims));
+    for (int i = 0; i < n; i++) {
+        cache_pod_state_t st;
+        pod_t *v = busy ? NULL : cache_get_pod(s->cache, uids[i], &st);
+        if (v && st == CPOD_BOUND && preempt_removable(v, NULL) && !v->deleting)
+            c->victims[c->nvictims++] = v;
+        else
+            pod_unref(v);
+        free(uids[i]);
+    }
+    free(uids);
+    /* one went meanwhile (choose again next time), or a minimum runtime
+     * keeps one */
+    if (busy || c->nvictims < n || limit_victims_protected(set, c, pool)) {
+        preempt_candidate_clear(c);
+        free(c);
+        return 0;
+    }
+    c->node = util_strdup(c->victims[0]->node_name);
+    pod_t **pods = util_xcalloc((size_t)np, sizeof(*pods));
+    for (int i = 0; i < np; i++)
+        pods[i] = items[i]->pod;
+    victim_ctx_t vc = { .s = s, .pool_id = pool };
+    pe_victim_ctx(P, pods, np, 0, &vc);
+    pdb_lock(s);
+    int left = pe_victims(s)->expand(&vc, pods[0], c, 1);
+    pdb_unlock(s);
+    if (left == 0) {
+        free(c);
+        free(pods);
+        return 0;
+    }
+    pe_commit_t cm = { .P = P, .vc = &vc, .pods = pods, .np = np, .cands = c, .nc = 1, .by = PE_BY_LIMIT };
+    preempt_commit(&cm);
+    free(pods);
     return 1;
 }

@@ -80,18 +80,18 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->pdb_by_key = hashmap_new(16);
     s->pod_uid_by_key = hashmap_new(4096);
     s->status_last = hashmap_new(16);
-    fs_opts_t fo = { o->usage_half_life_s, o->starvation_age_s, o->non_preemptible_priority };
-    s->fs = fs_store_new(&fo);
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
-    cache_set_account_hook(s->cache, tenants_account, s);
-    cache_set_nomination_hook(s->cache, tenants_nomination, s);
     s->gangs = gang_store_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
     /* NULL: no record is built (trace.c), scheduler_explain finds none */
     s->explain = o->no_decision_records ? NULL : explain_store_new(EXPLAIN_DEFAULT_CAP);
     sched_rows_init(s);
+    /* What runs, and the room restored nominations hold, is charged to its
+     * queue (the tenants row's accounting). */
+    cache_set_account_hook(s->cache, s->queues.ops->account, s->queues.self);
+    cache_set_nomination_hook(s->cache, s->queues.ops->nomination, s->queues.self);
     /* What the rows keep for the Filter plugins, for the views made with no cluster */
     for (int i = 0; i < s->nprofiles; i++)
         framework_set_base_cluster(s->profiles[i].fw, &s->row_cluster);
@@ -566,13 +566,12 @@ void scheduler_free(scheduler_t *s)
     s->nrow_infs = 0;
     cache_free(s->cache);
     gang_store_free(s->gangs);
-    sched_rows_fini(s);
     held_free(s->held);
     prio_classes_free(s->prio_classes);
     explain_store_free(s->explain);
     topo_levels_free(&s->topo);
     pools_destroy(s);
-    fs_store_free(s->fs); /* after the queues, whose callbacks read it */
+    sched_rows_fini(s); /* after the queues, whose callbacks read the tenants row's store */
     pdbs_destroy(s);
     const char *k;
     void *v;

@@ -177,17 +177,19 @@ static int svc_pool_views(void *core, int pool, const pod_t *pod, node_info_t **
 
 static int svc_tenant_of(void *core, const pod_t *pod)
 {
-    return tenants_pod_tenant(core, pod);
+    return sched_pod_tenant(core, pod);
 }
 
 static int svc_same_queue(void *core, int a, int b)
 {
-    return fs_same_queue(((scheduler_t *)core)->fs, a, b);
+    scheduler_t *s = core;
+    return s->queues.ops->same_queue(s->queues.self, a, b);
 }
 
 static int svc_preemptible(void *core, const pod_t *pod)
 {
-    return fs_pod_preemptible(((scheduler_t *)core)->fs, pod);
+    scheduler_t *s = core;
+    return s->queues.ops->preemptible(s->queues.self, pod);
 }
 
 static int svc_min_runtime(void *core, const pod_t *pod, int kind, int64_t now_wall)
@@ -256,6 +258,54 @@ static void svc_pod_activate(void *core, int pool, const char *uid)
         queue_activate_uid(P->q, uid);
 }
 
+static char *svc_gang_queue(void *core, const char *ns, const char *name)
+{
+    return gang_queue_of(((scheduler_t *)core)->gangs, ns, name);
+}
+
+static void svc_accounting_read(void *core, void (*fn)(void *ud), void *ud)
+{
+    cache_t *c = ((scheduler_t *)core)->cache;
+    cache_rdlock(c);
+    fn(ud);
+    cache_unlock(c);
+}
+
+static sched_queue_t *svc_pool_queue(void *core, struct sched_pool *P, int *id, const char **name)
+{
+    (void)core;
+    *id = P->id;
+    *name = P->name;
+    return P->q;
+}
+
+typedef struct pools_each_ctx {
+    void (*fn)(void *ud, struct sched_pool *P);
+    void *ud;
+} pools_each_ctx_t;
+
+static void pools_each_cb(sched_pool_t *P, void *ud)
+{
+    pools_each_ctx_t *c = ud;
+    c->fn(c->ud, P);
+}
+
+static void svc_pools_each(void *core, void (*fn)(void *ud, struct sched_pool *P), void *ud)
+{
+    pools_each_ctx_t c = { fn, ud };
+    pools_each_live(core, pools_each_cb, &c);
+}
+
+static int svc_bind_backlog(void *core)
+{
+    return __atomic_load_n(&((scheduler_t *)core)->bind_backlog, __ATOMIC_RELAXED);
+}
+
+static void svc_patch(void *core, const char *path, const char *content_type, char *body)
+{
+    writer_patch(((scheduler_t *)core)->writer, path, content_type, body);
+}
+
 static void svc_object_event(void *core, const char *ns, json_t *involved, const char *type, const char *reason,
                              const char *message, const char *base_name)
 {
@@ -269,12 +319,27 @@ static void svc_status_changed(void *core)
 
 static int svc_queues_active(void *core)
 {
-    return fs_active(((scheduler_t *)core)->fs);
+    scheduler_t *s = core;
+    return s->queues.ops->active(s->queues.self);
 }
 
 static int svc_same_tree(void *core, int a, int b)
 {
-    return fs_same_tree(((scheduler_t *)core)->fs, a, b);
+    scheduler_t *s = core;
+    return s->queues.ops->same_tree(s->queues.self, a, b);
+}
+
+static int svc_limit_room_pending(void *core, const char *uid)
+{
+    scheduler_t *s = core;
+    return !cache_is_nominated(s->cache, uid) &&
+           (evictor_has_job(s->evictor, uid) || evictor_awaiting(s->evictor, uid));
+}
+
+static int svc_evict_for_limit(void *core, pod_set_t *set, int pool, char **uids, int n)
+{
+    (void)core;
+    return pe_limit_reclaim(set, pool, uids, n);
 }
 
 const sched_services_t sched_services = {
@@ -318,7 +383,78 @@ const sched_services_t sched_services = {
     .status_changed = svc_status_changed,
     .queues_active = svc_queues_active,
     .same_tree = svc_same_tree,
+    .gang_queue = svc_gang_queue,
+    .accounting_read = svc_accounting_read,
+    .pool_queue = svc_pool_queue,
+    .pools_each = svc_pools_each,
+    .bind_backlog = svc_bind_backlog,
+    .patch = svc_patch,
+    .limit_room_pending = svc_limit_room_pending,
+    .evict_for_limit = svc_evict_for_limit,
 };
+
+/* ---- the Queues (the tenants row's queues point) --------------------------- */
+
+int sched_pod_tenant(scheduler_t *s, const pod_t *p)
+{
+    return s->queues.ops->tenant_of(s->queues.self, p);
+}
+
+void sched_unreserve_preemptor(scheduler_t *s, const pod_t *pod)
+{
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, pod->uid, &st);
+    if (!cur || st == CPOD_PENDING)
+        s->queues.ops->uncharge(s->queues.self, pod->uid);
+    pod_unref(cur);
+}
+
+static void node_pool_cb(void *ud, const node_info_t *ni)
+{
+    *(int *)ud = ni->pool;
+}
+
+/* The pool a pod is charged in: its node's, else its home pool. */
+static int charge_pool(scheduler_t *s, const pod_t *p)
+{
+    int pool = -1;
+    if (p->node_name[0] && cache_node_visit(s->cache, p->node_name, node_pool_cb, &pool) == 0 && pool >= 0)
+        return pool;
+    return pools_home_id(s, p);
+}
+
+void sched_recharge(scheduler_t *s, const pod_t *victim)
+{
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, victim->uid, &st);
+    if (cur && (st == CPOD_BOUND || st == CPOD_ASSUMED) && !cur->deleting)
+        s->queues.ops->recharge(s->queues.self, cur, charge_pool(s, cur));
+    pod_unref(cur);
+}
+
+typedef struct queue_metric_ctx {
+    scheduler_queue_fn fn;
+    void *ud;
+} queue_metric_ctx_t;
+
+static void metric_cb(void *ud, const char *queue, const char *pool, const double alloc[FS_NRES],
+                      const double fair[FS_NRES], int pending)
+{
+    queue_metric_ctx_t *c = ud;
+    c->fn(c->ud, queue, pool, alloc, fair, pending);
+}
+
+void scheduler_each_queue(scheduler_t *s, scheduler_queue_fn fn, void *ud)
+{
+    queue_metric_ctx_t c = { fn, ud };
+    s->queues.ops->each_metric(s->queues.self, metric_cb, &c);
+}
+
+void scheduler_each_queue_counter(
+    scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud)
+{
+    s->queues.ops->each_counter(s->queues.self, fn, ud);
+}
 
 void *sched_row_core(const sched_services_t *svc, void *core)
 {
@@ -344,6 +480,15 @@ void sched_rows_init(scheduler_t *s)
             s->nominee_rows[s->nnominee_rows++] = i;
         if (ext[i].cluster)
             ext[i].cluster(&s->rows[i], &s->row_cluster);
+        if (ext[i].queues)
+            ext[i].queues(&s->rows[i], &s->queues);
+    }
+    /* The core asks the Queues on every path (accounting, the scheduling
+     * queues' pick, victims): a table without a row publishing them is a
+     * build mistake, not a configuration. */
+    if (!s->queues.ops) {
+        LOG_E("no row publishes the queues interface");
+        abort();
     }
 }
 

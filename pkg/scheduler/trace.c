@@ -62,42 +62,11 @@ void trace_set_free(pod_set_t *set)
 
 /* ---------------------------------------------------------- the record */
 
-typedef struct queue_find {
-    const char *queue, *pool;
-    json_t *usage, *fair;
-} queue_find_t;
-
-static json_t *res_json(const double v[FS_NRES])
-{
-    return json_pack("{s:f, s:f, s:f}", "gpu", v[FS_GPU], "cpuMillicores", v[FS_CPU], "memoryMB", v[FS_MEM]);
-}
-
-static void queue_metric(void *ud, const char *queue, const char *pool, const double alloc[FS_NRES],
-                         const double fair[FS_NRES], int pending)
-{
-    (void)pending;
-    queue_find_t *f = ud;
-    if (f->usage || strcmp(queue, f->queue) != 0 || strcmp(pool, f->pool) != 0)
-        return;
-    f->usage = res_json(alloc);
-    f->fair = res_json(fair);
-}
-
 /* Its queue: name, usage and fair share in the pool, their ratio. */
 static json_t *queue_json(sched_pool_t *P, const pod_t *pod)
 {
     scheduler_t *s = P->s;
-    if (!fs_active(s->fs))
-        return json_null();
-    int tenant = tenants_pod_tenant(s, pod);
-    char *name = fs_queue_name(s->fs, tenant);
-    queue_find_t f = { name ? name : "", P->name, NULL, NULL };
-    fs_each_metric(s->fs, queue_metric, &f);
-    json_t *q = json_pack("{s:s?, s:o, s:o, s:f, s:b}", "name", name, "usage", f.usage ? f.usage : json_null(),
-                          "fairShare", f.fair ? f.fair : json_null(), "ratio", fs_ratio(s->fs, P->id, tenant),
-                          "preemptible", fs_pod_preemptible(s->fs, pod));
-    free(name);
-    return q;
+    return s->queues.ops->pod_json(s->queues.self, P->id, P->name, pod);
 }
 
 typedef struct pool_free {

@@ -46,7 +46,9 @@
  *    pool threads, and calls nothing out), hk_mu, stats_mu, two
  *    process-wide tables (GPU reservation namespace, resource names), and
  *    the PriorityClass values (taken alone, or under pdb_mu in a victim
- *    search), the decision records (explain.c: taken alone, calls
+ *    search), the tenants row's per-pool refresh state (fairshare/row.c:
+ *    taken alone by a pool thread's tick, calls nothing out), the
+ *    decision records (explain.c: taken alone, calls
  *    nothing out), the HTTP server's route table and its auth cache (each
  *    taken alone on an HTTP connection's thread, nothing called out while
  *    held).

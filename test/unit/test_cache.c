@@ -618,7 +618,7 @@ static void test_nomination_follows_field(void **state)
     cache_free(c);
 }
 
-/* The nomination hook, as tenants_nomination uses it: "+uid@pool" for a
+/* The nomination hook, as the tenants row (fairshare/row.c) uses it: "+uid@pool" for a
  * nomination taken from the field, "-uid" for one that went while its pod
  * holds no node. */
 static void record_nomination(void *ud, const pod_t *p, const node_info_t *ni, int sign)

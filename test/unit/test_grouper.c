@@ -979,7 +979,12 @@ static void test_let_in_pod_keeps_queue_item(void **st)
     assert_non_null(it);
     assert_int_equal(it->attempts, 1);
     assert_true(it->first_ms == first);
-    assert_int_equal(tenants_pod_tenant(s, it->pod), fs_tenant_id(s->fs, "team-q"));
+    /* the tenant a pod labelled team-q of its own counts in */
+    pod_t *own = fx_pod("{'metadata':{'name':'own','namespace':'default','uid':'uid-own','labels':{'" FS_QUEUE_LABEL
+                        "':'team-q'}},'spec':{'containers':[{'name':'c'}]}}");
+    assert_int_not_equal(sched_pod_tenant(s, own), FS_DEFAULT_ID);
+    assert_int_equal(sched_pod_tenant(s, it->pod), sched_pod_tenant(s, own));
+    pod_unref(own);
     assert_int_equal(requests("GET", RS_PATH("q-1"), NULL), reads);
     queue_item_free(it);
     scheduler_free(s);

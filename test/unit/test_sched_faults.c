@@ -16,6 +16,7 @@
 
 #include "fake_api.h"
 #include "kube/client.h"
+#include "fairshare/row.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
@@ -845,7 +846,7 @@ static char *admit_minimum(sched_pool_t *P, queue_item_t **items, int n)
     memcpy(set.items, items, (size_t)n * sizeof(*items));
     set.n = set.need = n;
     set.label = strdup("pod group ns/job");
-    char *why = tenants_ext_admit(NULL, &set) == EXT_HOLD ? strdup(set.why) : NULL;
+    char *why = tenants_row_admit(sched_row(P->s, "tenants"), &set) == EXT_HOLD ? strdup(set.why) : NULL;
     for (int i = 0; i < n; i++)
         set.items[i] = NULL;
     pod_set_clear(&set);
@@ -1241,8 +1242,8 @@ static void test_checkpoint_withdrawn(void **st)
     util_sleep_ms(300);
     assert_int_equal(api_int(&api.evictions), 0);
     assert_false(evictor_requested(s->evictor, "uid-v1"));
-    assert_true(fs_is_charged(s->fs, "uid-v1"));
-    assert_true(fs_is_charged(s->fs, "uid-v2"));
+    assert_true(s->queues.ops->is_charged(s->queues.self, "uid-v1"));
+    assert_true(s->queues.ops->is_charged(s->queues.self, "uid-v2"));
     assert_int_equal(nominated_on(s, "n1"), 0);
     scheduler_stats_t ss;
     scheduler_get_stats(s, &ss);
@@ -1433,7 +1434,7 @@ static void add_train_queue(scheduler_t *s, const char *cpu)
              "\"uid\":\"q-train\"},\"spec\":{\"resources\":{\"cpu\":%s}}}",
              cpu);
     json_t *q = J(text);
-    on_tenant_event(s, KUBE_ADDED, "train", q);
+    scheduler_feed(s, "Queue", "ADDED", "train", q);
     json_decref(q);
 }
 
@@ -1543,7 +1544,7 @@ static void test_gang_not_blocked_by_own_charge(void **st)
         m[i] = cached_pod(s, text);
     }
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
-    tenants_refresh(D);
+    tenants_row_tick(sched_row(s, "tenants"), D);
     queue_add(D->q, m[0], 0);
     queue_add(D->q, m[1], 0);
     queue_item_t *items[2];
@@ -1555,12 +1556,13 @@ static void test_gang_not_blocked_by_own_charge(void **st)
     assert_null(why);
     /* It preempted: the minimum is charged until bound. */
     victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
-    tenants_victim_ctx(D, m, 2, 0, &vc);
-    tenants_reserve(&vc, m, 2, NULL, 0);
+    pe_victim_ctx(D, m, 2, 0, &vc);
+    assert_true(vc.queues);
+    s->queues.ops->reserve(s->queues.self, vc.tenant, vc.pool_id, m, 2, NULL, 0);
     why = admit_minimum(D, items, 2);
     if (why)
         fail_msg("refused by its own charge: %s", why);
-    assert_true(fs_is_charged(s->fs, "uid-m0"));
+    assert_true(s->queues.ops->is_charged(s->queues.self, "uid-m0"));
     for (int i = 0; i < 2; i++) {
         queue_requeue(D->q, items[i]);
         pod_unref(m[i]);
@@ -1597,7 +1599,7 @@ static void test_limit_room_for_minimum_not_surplus(void **st)
     add_podgroup(s, "job", 1);
     pod_t *m = queue_pod(s, "m0", 100, "", "job");
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
-    tenants_refresh(D);
+    tenants_row_tick(sched_row(s, "tenants"), D);
     queue_add(D->q, m, 0);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     assert_non_null(it);
@@ -1606,7 +1608,7 @@ static void test_limit_room_for_minimum_not_surplus(void **st)
     pod_set_t set;
     pod_set_init(&set, D, SET_SURPLUS, it);
     set.label = strdup("pod group ns/job");
-    assert_int_equal(tenants_ext_admit(NULL, &set), EXT_HOLD);
+    assert_int_equal(tenants_row_admit(sched_row(s, "tenants"), &set), EXT_HOLD);
     assert_non_null(strstr(set.why, "elastic member of pod group ns/job"));
     assert_null(strstr(set.why, "reclaiming"));
     set.items[0] = NULL;
@@ -1639,11 +1641,12 @@ static void test_over_share_queue_keeps_off_reclaimed_room(void **st)
     pod_t *rec = queue_pod(s, "rec", 0, "", NULL);     /* train's reclaimer */
     pod_t *rep = pod_from(s, "rep", "1", 500, "", ""); /* the victim's replacement */
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
-    queue_add(D->q, rec, 0); /* pending: train's share counts it */
-    tenants_changed(s, 1);   /* shares now, not at the next refresh */
-    tenants_refresh(D);
-    int def = tenants_pod_tenant(s, rep);
-    if (!fs_at_share(s->fs, DEFAULT_POOL_ID, def))
+    queue_add(D->q, rec, 0);                   /* pending: train's share counts it */
+    s->queues.ops->changed(s->queues.self, 1); /* shares now, not at the next refresh */
+    const sched_row_t *row = sched_row(s, "tenants");
+    tenants_row_tick(row, D);
+    /* (kept only when rep's queue, the default, is at or above its share) */
+    if (tenants_row_nominee(row, rec, rep, DEFAULT_POOL_ID, 1) != NOMINEE_KEPT)
         fail_msg("setup: the default queue should be at or above its share");
     cache_nominate(s->cache, rec, "n1");
     cycle_state_t *cs = cycle_state_new();
@@ -1655,11 +1658,10 @@ static void test_over_share_queue_keeps_off_reclaimed_room(void **st)
     cycle_state_free(cs);
     /* A pod of train itself sees the room as its queue's rules say
      * (priority), and a pod of the same queue as the nominee is unaffected. */
-    sched_row_t row = { .self = s };
-    assert_int_equal(tenants_nominee(&row, rec, rep, DEFAULT_POOL_ID, 1), NOMINEE_KEPT);
-    assert_int_equal(tenants_nominee(&row, rep, rec, DEFAULT_POOL_ID, 1), NOMINEE_ANY);
+    assert_int_equal(tenants_row_nominee(row, rec, rep, DEFAULT_POOL_ID, 1), NOMINEE_KEPT);
+    assert_int_equal(tenants_row_nominee(row, rep, rec, DEFAULT_POOL_ID, 1), NOMINEE_ANY);
     /* A borrower and a home pod: the core's rule (home first) alone. */
-    assert_int_equal(tenants_nominee(&row, rec, rep, DEFAULT_POOL_ID, 0), NOMINEE_ANY);
+    assert_int_equal(tenants_row_nominee(row, rec, rep, DEFAULT_POOL_ID, 0), NOMINEE_ANY);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
     assert_non_null(it);
     queue_requeue(D->q, it);
@@ -1788,7 +1790,7 @@ static void add_queue(scheduler_t *s, const char *name, const char *parent, cons
              name, name, parent ? "\"parentQueue\":\"" : "", parent ? parent : "", parent ? "\"" : "",
              parent && fields[0] ? "," : "", fields);
     json_t *q = J(text);
-    on_tenant_event(s, KUBE_ADDED, name, q);
+    scheduler_feed(s, "Queue", "ADDED", name, q);
     json_decref(q);
 }
 

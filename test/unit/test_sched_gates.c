@@ -17,6 +17,7 @@
 #include "fake_api.h"
 #include "fixtures.h"
 #include "kube/client.h"
+#include "fairshare/row.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
@@ -275,16 +276,16 @@ static void test_gated_pod_waits_then_binds_at_once(void **st)
     scheduler_t *s = fresh(201, "ok", "4");
     json_t *q = parse_sq("{'apiVersion':'resource.aibee.cn/v1alpha1','kind':'Queue','metadata':{'name':"
                          "'train','uid':'q-train'},'spec':{'resources':{'cpu':{'quota':4000}}}}");
-    on_tenant_event(s, KUBE_ADDED, "train", q);
+    scheduler_feed(s, "Queue", "ADDED", "train", q);
     json_decref(q);
     const char *lbl = "'resource.aibee.cn/queue':'train'";
     pod_event(s, KUBE_ADDED, "gated", "100", lbl, 0, "1", "", GATES, GATED_COND);
     pod_event(s, KUBE_ADDED, "plain", "101", lbl, 0, "1", "", NULL, NULL);
     assert_int_equal(queued(s), 1); /* plain only */
     assert_int_equal(gates_held_count(s), 1);
-    tenants_refresh(pools_get(s, DEFAULT_POOL_ID));
+    tenants_row_tick(sched_row(s, "tenants"), pools_get(s, DEFAULT_POOL_ID));
     pending_of_tenant = -1;
-    fs_each_metric(s->fs, tenant_metric, (void *)"train");
+    s->queues.ops->each_metric(s->queues.self, tenant_metric, (void *)"train");
     assert_int_equal(pending_of_tenant, 1);
 
     /* Every cycle there is: plain binds, gated is never tried. */

@@ -1,0 +1,312 @@
+/* test_fairshare_row.c -- the tenants row alone (pkg/fairshare/row.c), on
+ * a fake services table: a Queue fed to the row's watch, pods charged
+ * through the queues interface it publishes, and its admit, watch and
+ * housekeep points. No scheduler is built: what the row asks of the core
+ * is exactly the table's calls, and what it does is what they recorded. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fairshare/fairshare.h"
+#include "fairshare/row.h"
+#include "scheduler/capabilities.h"
+#include "util/util.h"
+
+#include "fixtures.h"
+
+typedef struct fake {
+    scheduler_opts_t opts;
+    int may_evict;
+    int nevict; /* evict_for_limit calls */
+    int nwake;
+    char wake[64], event_reason[64], event_msg[512], patch_path[256];
+    int npatches;
+} fake_t;
+
+static const scheduler_opts_t *f_opts(void *core)
+{
+    return &((fake_t *)core)->opts;
+}
+
+static int f_fenced(void *core)
+{
+    (void)core;
+    return 0;
+}
+
+static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
+{
+    fake_t *f = core;
+    (void)pod;
+    (void)type;
+    snprintf(f->event_reason, sizeof(f->event_reason), "%s", reason);
+    snprintf(f->event_msg, sizeof(f->event_msg), "%s", message);
+}
+
+static void f_wake_all(void *core, const char *event)
+{
+    fake_t *f = core;
+    f->nwake++;
+    snprintf(f->wake, sizeof(f->wake), "%s", event);
+}
+
+static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
+{
+    (void)core;
+    (void)fn;
+    (void)ud; /* no node: the row's pool capacity is zero */
+}
+
+static int f_home_pool(void *core, const pod_t *pod)
+{
+    (void)core;
+    (void)pod;
+    return 0;
+}
+
+static int f_may_evict(void *core, const struct pod_set *set)
+{
+    (void)set;
+    return ((fake_t *)core)->may_evict;
+}
+
+static char *f_gang_queue(void *core, const char *ns, const char *name)
+{
+    (void)core;
+    (void)ns;
+    (void)name;
+    return NULL;
+}
+
+static void f_accounting_read(void *core, void (*fn)(void *ud), void *ud)
+{
+    (void)core;
+    fn(ud);
+}
+
+static void f_pools_each(void *core, void (*fn)(void *ud, struct sched_pool *P), void *ud)
+{
+    (void)core;
+    (void)fn;
+    (void)ud; /* no pool thread in this test */
+}
+
+static int f_bind_backlog(void *core)
+{
+    (void)core;
+    return 0;
+}
+
+static void f_patch(void *core, const char *path, const char *content_type, char *body)
+{
+    fake_t *f = core;
+    (void)content_type;
+    f->npatches++;
+    snprintf(f->patch_path, sizeof(f->patch_path), "%s", path);
+    free(body);
+}
+
+static void f_object_event(void *core, const char *ns, json_t *involved, const char *type, const char *reason,
+                           const char *message, const char *base_name)
+{
+    (void)core;
+    (void)ns;
+    (void)type;
+    (void)reason;
+    (void)message;
+    (void)base_name;
+    json_decref(involved);
+}
+
+static int f_limit_room_pending(void *core, const char *uid)
+{
+    (void)core;
+    (void)uid;
+    return 0;
+}
+
+static int f_evict_for_limit(void *core, struct pod_set *set, int pool, char **uids, int n)
+{
+    fake_t *f = core;
+    (void)set;
+    (void)pool;
+    f->nevict++;
+    for (int i = 0; i < n; i++)
+        free(uids[i]);
+    free(uids);
+    return 0;
+}
+
+static const sched_services_t fake_services = {
+    .opts = f_opts,
+    .fenced = f_fenced,
+    .pod_event = f_pod_event,
+    .wake_all = f_wake_all,
+    .nodes_visit = f_nodes_visit,
+    .home_pool = f_home_pool,
+    .may_evict = f_may_evict,
+    .gang_queue = f_gang_queue,
+    .accounting_read = f_accounting_read,
+    .pools_each = f_pools_each,
+    .bind_backlog = f_bind_backlog,
+    .patch = f_patch,
+    .object_event = f_object_event,
+    .limit_room_pending = f_limit_room_pending,
+    .evict_for_limit = f_evict_for_limit,
+};
+
+/* A pod of queue train asking cpu millicores, bound to node (or pending). */
+static pod_t *tpod(const char *name, const char *node, int cpu)
+{
+    char buf[600];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','labels':{'" FS_QUEUE_LABEL "':'train'}},"
+             "'spec':{'nodeName':'%s','containers':[{'name':'c','resources':{'requests':{'cpu':'%dm'}}}]}}",
+             name, name, node, cpu);
+    return fx_pod(buf);
+}
+
+/* Queue train: a CPU limit of 2 cores. */
+static void add_train(const sched_row_t *row)
+{
+    json_t *q = parse_sq("{'apiVersion':'resource.aibee.cn/v1alpha1','kind':'Queue','metadata':{'name':'train',"
+                         "'uid':'q-train'},'spec':{'resources':{'cpu':{'limit':2000}}}}");
+    tenants_row_watches[0].on_event(row->self, KUBE_ADDED, "train", q);
+    json_decref(q);
+}
+
+static void setup(fake_t *f, sched_row_t *row, sched_queues_t *q)
+{
+    memset(f, 0, sizeof(*f));
+    scheduler_opts_default(&f->opts);
+    *row = (sched_row_t){ .self = tenants_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    tenants_row_queues(row, q);
+}
+
+/* A set of one for pod (no pool thread: the row sees only the set). */
+static void set_of(const sched_queues_t *q, pod_set_t *set, queue_item_t *it, pod_t *pod)
+{
+    memset(set, 0, sizeof(*set));
+    memset(it, 0, sizeof(*it));
+    it->pod = pod;
+    it->tenant = q->ops->tenant_of(q->self, pod);
+    set->kind = SET_LONE;
+    set->items = util_xcalloc(2, sizeof(*set->items));
+    set->items[0] = it;
+    set->n = set->need = 1;
+    set->pool_name = "default";
+}
+
+static void set_done(pod_set_t *set)
+{
+    set->items[0] = NULL; /* the test's, not the set's */
+    pod_set_clear(set);
+}
+
+/* Queue train may use 2 cores and runs a pod of 1.5: a pod of 1 core is
+ * held with the limit's message (preemption off: nothing is evicted, no
+ * reclaim is said); a pod of 0.4 core fits under the limit. */
+static void test_admit_holds_over_limit(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    sched_queues_t q;
+    setup(&f, &row, &q);
+    assert_false(q.ops->active(q.self));
+    add_train(&row);
+    assert_true(q.ops->active(q.self));
+    assert_int_equal(f.nwake, 1);
+    assert_string_equal(f.wake, "QueueChanged");
+
+    pod_t *run = tpod("run", "n0", 1500);
+    q.ops->account(q.self, run, NULL, +1); /* the cache's hook: running in pool 0 */
+    assert_true(q.ops->is_charged(q.self, "u-run"));
+
+    pod_t *big = tpod("big", "", 1000);
+    pod_set_t set;
+    queue_item_t it;
+    set_of(&q, &set, &it, big);
+    assert_int_equal(tenants_row_admit(&row, &set), EXT_HOLD);
+    assert_string_equal(set.why, "queue \"train\" limit: cpu 1500m + 1000m > 2000m");
+    assert_int_equal(f.nevict, 0);
+    set_done(&set);
+
+    pod_t *small = tpod("small", "", 400);
+    set_of(&q, &set, &it, small);
+    assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
+    assert_null(set.why);
+    set_done(&set);
+
+    /* The running pod gone, the big one fits too. */
+    q.ops->account(q.self, run, NULL, -1);
+    assert_false(q.ops->is_charged(q.self, "u-run"));
+    set_of(&q, &set, &it, big);
+    assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
+    set_done(&set);
+
+    pod_unref(run);
+    pod_unref(big);
+    pod_unref(small);
+    tenants_row_fini(row.self);
+}
+
+/* A pod naming a queue that does not exist is told once, at its first
+ * admission, that it counts in the default queue. */
+static void test_admit_notes_unknown_queue_once(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    sched_queues_t q;
+    setup(&f, &row, &q);
+    add_train(&row);
+    pod_t *p = fx_pod("{'metadata':{'name':'lost','namespace':'ns','uid':'u-lost','labels':{'" FS_QUEUE_LABEL
+                      "':'nosuch'}},'spec':{'containers':[{'name':'c'}]}}");
+    pod_set_t set;
+    queue_item_t it;
+    set_of(&q, &set, &it, p);
+    assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
+    assert_string_equal(f.event_reason, "UnknownQueue");
+    assert_non_null(strstr(f.event_msg, "nosuch"));
+    f.event_reason[0] = 0;
+    assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
+    assert_string_equal(f.event_reason, "");
+    set_done(&set);
+    pod_unref(p);
+    tenants_row_fini(row.self);
+}
+
+/* Housekeeping writes the new Queue's status through the services' patch
+ * (and nothing while the scheduler has no Queue). */
+static void test_housekeep_writes_queue_status(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    sched_queues_t q;
+    setup(&f, &row, &q);
+    tenants_row_housekeep(&row);
+    assert_int_equal(f.npatches, 0);
+    add_train(&row);
+    tenants_row_housekeep(&row);
+    assert_int_equal(f.npatches, 1);
+    assert_string_equal(f.patch_path, FS_QUEUE_API "/queues/train/status");
+    tenants_row_fini(row.self);
+}
+
+int main(void)
+{
+    capabilities_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_admit_holds_over_limit),
+        cmocka_unit_test(test_admit_notes_unknown_queue_once),
+        cmocka_unit_test(test_housekeep_writes_queue_status),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
