@@ -7,6 +7,8 @@
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
+#include "pool/row.h"
+#include "preemption/row.h"
 #include "scheduler/internal.h"
 #include "volume/row.h"
 
@@ -21,10 +23,6 @@ static void tenants_tk(const sched_row_t *r, struct sched_pool *P)
 {
     (void)r;
     tenants_refresh(P);
-}
-static void borrowing_pb(const sched_row_t *r, const pod_t *pod, const char *node, const char *lender)
-{
-    borrowing_ext_post_bind(r->self, pod, node, lender);
 }
 static void resv_hk(const sched_row_t *r)
 {
@@ -86,7 +84,7 @@ static const sched_ext_t table[] = {
       .housekeep = grouper_row_housekeep,
       .pod_deleted = grouper_row_pod_deleted,
       .pod_settled = grouper_row_pod_deleted },
-    { .name = "lender", .post_filter = lender_ext_post_filter },
+    { .name = "lender", .post_filter = pool_lender_row_post_filter },
     { .name = "tenants",
       .init = sched_row_core,
       .watches = tenants_watches,
@@ -100,11 +98,8 @@ static const sched_ext_t table[] = {
       .pre_place = consol_row_pre_place,
       .post_filter = consol_row_post_filter,
       .node_view = consol_row_node_view },
-    { .name = "preemption", .post_filter = preemption_ext_post_filter },
-    { .name = "borrowing",
-      .init = sched_row_core,
-      .post_filter = borrowing_ext_post_filter,
-      .post_bind = borrowing_pb },
+    { .name = "preemption", .post_filter = preemption_row_post_filter },
+    { .name = "borrowing", .post_filter = pool_borrowing_row_post_filter, .post_bind = pool_borrowing_row_post_bind },
     { .name = "reservation",
       .init = sched_row_core,
       .node_view = resv_nv,
