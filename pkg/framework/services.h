@@ -27,6 +27,16 @@
 
 struct pod_set;
 struct sched_pool;
+struct pool_spec;
+
+/* One pool as rows see it (pools_visit): valid only during the call. */
+typedef struct sched_pool_info {
+    int id; /* its index: pools[i].id == i */
+    const char *name;
+    const struct pool_spec *spec; /* its flags and borrowingPools (pool/pool.h) */
+    int dead;                     /* its Pool was deleted: its thread is ending */
+} sched_pool_info_t;
+typedef void (*sched_pools_fn)(void *ud, const sched_pool_info_t *pools, int n);
 
 /* A view of one node, valid only during the call that gives it. */
 typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
@@ -177,6 +187,33 @@ typedef struct sched_services {
     void (*patch)(void *core, const char *path, const char *content_type, char *body);
     int (*limit_room_pending)(void *core, const char *uid);
     int (*evict_for_limit)(void *core, struct pod_set *set, int pool, char **uids, int n);
+    /* The one preemption evaluator (pkg/scheduler/preempt_eval.c, shared
+     * with the gang row and reclaim under a queue limit): room inside the
+     * set's pool for its minimum, planned on copies (a set of one: kube's
+     * candidate search; a gang's minimum: member by member), victims by
+     * the core's victims table, committed in one step (charge, nominate,
+     * evict). 1 when room is being made or victims chosen earlier are
+     * still leaving; 0 when no plan frees room: then a minimum runtime
+     * that kept victims is noted on the set (its wait note and wake-up)
+     * and said in *kept (owned; NULL: none). *seen: what it saw. */
+    int (*preempt)(void *core, struct pod_set *set, preempt_outcome_t *seen, char **kept);
+    /* The pod gives up the room nominated for it (here and on the API),
+     * and its queue's charge for it. */
+    void (*drop_nomination)(void *core, const pod_t *pod);
+
+    /* Pools (pool/): fn gets every pool at once, the pools' lock held (fn
+     * takes no lock and calls nothing back); pool_queued: the pods waiting
+     * in pool's queue (active, backoff, unschedulable), -1 when the pool is
+     * gone; pool_room_for: whether pods[0..n) fit together in pool's free
+     * room, placed member by member on copies of its nodes (no eviction),
+     * with the sums of its nodes' allocatable and requested and its pods
+     * (0 nodes: no fit); move_item: it leaves pool from's queue (done
+     * there) for pool to's (to gone: the default pool's). */
+    void (*pools_visit)(void *core, sched_pools_fn fn, void *ud);
+    int (*pool_queued)(void *core, int pool);
+    int (*pool_room_for)(void *core, int pool, pod_t *const *pods, int n, resources_t *alloc, resources_t *used,
+                         int *tasks);
+    void (*move_item)(void *core, int from, int to, queue_item_t *it);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

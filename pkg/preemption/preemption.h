@@ -88,4 +88,14 @@ int preempt_pdb_violations(pod_t *const *pods, int n, pdb_t *const *pdbs, int np
 int preempt_pick(const preempt_candidate_t *c, int n);
 void preempt_candidate_clear(preempt_candidate_t *c);
 
+/* What a set's preemption saw (the core's evaluator), for its decision
+ * record. */
+typedef struct preempt_outcome {
+    int waiting; /* victims chosen earlier are still leaving */
+    int nodes;   /* a set of one: nodes where evicting could help */
+    int cands;   /* a set of one: those with victims allowed */
+    int victims; /* victims of the chosen room */
+    char node[256];
+} preempt_outcome_t;
+
 #endif

@@ -8,6 +8,8 @@
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
+#include "pool/row.h"
+#include "preemption/row.h"
 #include "reservation/row.h"
 #include "scheduler/internal.h"
 #include "volume/row.h"
@@ -15,10 +17,6 @@
 /* Rows still in pkg/scheduler take the scheduler as their room
  * (sched_row_core); these adapters give their points the old argument,
  * and go as each row moves to its concept's folder. */
-static void borrowing_pb(const sched_row_t *r, const pod_t *pod, const char *node, const char *lender)
-{
-    borrowing_ext_post_bind(r->self, pod, node, lender);
-}
 static void gang_hk(const sched_row_t *r)
 {
     gang_housekeep(r->self);
@@ -63,7 +61,7 @@ static const sched_ext_t table[] = {
       .housekeep = grouper_row_housekeep,
       .pod_deleted = grouper_row_pod_deleted,
       .pod_settled = grouper_row_pod_deleted },
-    { .name = "lender", .post_filter = lender_ext_post_filter },
+    { .name = "lender", .post_filter = pool_lender_row_post_filter },
     { .name = "tenants",
       .init = tenants_row_init,
       .fini = tenants_row_fini,
@@ -79,11 +77,8 @@ static const sched_ext_t table[] = {
       .pre_place = consol_row_pre_place,
       .post_filter = consol_row_post_filter,
       .node_view = consol_row_node_view },
-    { .name = "preemption", .post_filter = preemption_ext_post_filter },
-    { .name = "borrowing",
-      .init = sched_row_core,
-      .post_filter = borrowing_ext_post_filter,
-      .post_bind = borrowing_pb },
+    { .name = "preemption", .post_filter = preemption_row_post_filter },
+    { .name = "borrowing", .post_filter = pool_borrowing_row_post_filter, .post_bind = pool_borrowing_row_post_bind },
     { .name = "reservation",
       .init = resv_row_init,
       .fini = resv_row_fini,

@@ -199,32 +199,6 @@ static pod_t **items_pods(queue_item_t *const *items, int n)
     return pods;
 }
 
-/* A lender's score for a gang's minimum (choose_lender): whether it fits
- * whole in L's free room (simulated, no preemption), the idle units of its
- * scarcest kind and L's pods. */
-void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks)
-{
-    scheduler_t *s = L->s;
-    resources_t req;
-    res_zero(&req);
-    for (int i = 0; i < need; i++)
-        res_add(&req, &items[i]->pod->requests);
-    pod_t **pods = items_pods(items, need);
-    pe_sim_t sim;
-    *fits = pe_sim_build(s, L->id, pods, need, &sim) == 0 && sim.nnodes > 0;
-    for (int i = 0; *fits && i < need; i++) {
-        int k = pe_sim_fit(s, &sim, i);
-        if (k < 0)
-            *fits = 0;
-        else
-            pe_sim_place(s, &sim, k, i);
-    }
-    *idle = lender_idle(&sim.alloc, &sim.used, &req);
-    *tasks = sim.tasks;
-    pe_sim_free(&sim);
-    free(pods);
-}
-
 /* ------------------------------------------------------ minResources */
 
 /* The allocatable and requested sums over a pool's nodes. */

@@ -278,12 +278,9 @@ int sched_refresh(scheduler_t *s, queue_item_t *it);
 void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl);
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
 
-/* postfilter.c: the lender, preemption and borrowing rows */
-ext_rc_t lender_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-ext_rc_t preemption_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-ext_rc_t borrowing_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-void borrowing_ext_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender);
-/* Whether the set may evict: the pool's switch, every member of its
+/* preempt_eval.c: what the preemption row asks of the core, and the
+ * evaluator's entries for tests and the gang row.
+ * Whether the set may evict: the pool's switch, every member of its
  * minimum's preemptionPolicy and profile. */
 int sched_set_may_evict(const pod_set_t *set);
 /* Preemption inside P for pod alone (queued since first_ms, monotonic),
@@ -293,13 +290,8 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms);
 /* The same, noting in prot (may be NULL) the pods a minimum runtime kept. */
 struct minrt_note;
 int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, struct minrt_note *prot);
-/* Lender choice (design 002), pure: the free amount of the pod's scarcest
- * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the
- * order "most idle, then fewest tasks". */
-int64_t lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
-int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 
-/* postfilter.c, shared with gang.c */
+/* victims.c (the victims table's pod rule), shared with gang.c and tenants.c */
 typedef struct victim_ctx {
     scheduler_t *s;
     int pool_id;
@@ -321,14 +313,13 @@ typedef struct victim_ctx {
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
 int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank);
-/* How many candidate nodes a preemption's victim search looks for before
+/* preempt_eval.c: how many candidate nodes a preemption's victim search looks for before
  * it stops: kube-scheduler's minCandidateNodesPercentage (10%) of the
  * nodes, at least minCandidateNodesAbsolute (100). */
 int postfilter_candidates_wanted(int nodes);
 /* Victims of a preemptor still terminating: evicted for it (evictor_awaiting), or on its nominated node. */
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
-/* A borrower that does not fit its lender goes home (takes it). */
-void postfilter_return_home(sched_pool_t *P, queue_item_t *it);
+/* The pod gives up the room nominated for it, here and on the API. */
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod);
 
 /* minruntime.c: minimum runtime (preemptMinRuntime / reclaimMinRuntime)
@@ -392,8 +383,6 @@ void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int ne
  * each and the array) and, when alloc is given, each one's allocatable sum
  * (*alloc, an array the caller frees). Returns how many. */
 int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
-/* The lender that fits the minimum whole (simulated), or NULL. */
-void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks);
 /* Adds to each candidate's victims the gang-mates of victims that keep
  * their gang at its minimum: a gang is evicted whole or not at all. A
  * candidate where a mate is no victim of preemptor (postfilter_is_victim

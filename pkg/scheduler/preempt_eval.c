@@ -251,6 +251,12 @@ const pe_victims_t *pe_victims(const scheduler_t *s)
 
 /* ------------------------------------------------------------- plan */
 
+int postfilter_candidates_wanted(int nodes)
+{
+    int k = nodes / 10;
+    return k < 100 ? 100 : k;
+}
+
 /* A preemption worked out on copies: where each member of the minimum
  * goes and its victims (whole gangs for gang victims). A set of one keeps
  * every candidate node it found (alts, the chosen one alts[best]): the
@@ -470,6 +476,29 @@ void preempt_commit(const pe_commit_t *c)
 
 /* -------------------------------------------------------- evaluator */
 
+/* A preemptor already nominated to a node where victims are still
+ * terminating waits for them rather than preempting again. */
+int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod)
+{
+    if (s->evictor && evictor_awaiting(s->evictor, pod->uid))
+        return 1;
+    const char *node = pod->nominated_node;
+    if (!node || !node[0])
+        return 0;
+    int waiting = 0;
+    cache_rdlock(s->cache);
+    node_info_t *ni = cache_node_locked(s->cache, node);
+    if (ni)
+        cache_node_lock(s->cache, node);
+    for (int i = 0; ni && i < ni->npods; i++)
+        if (ni->pods[i]->deleting && ni->pods[i]->priority < pod->priority)
+            waiting = 1;
+    if (ni)
+        cache_node_unlock(s->cache, node);
+    cache_unlock(s->cache);
+    return waiting;
+}
+
 /* Victims chosen earlier for a member are still being evicted, or are
  * terminating: it waits for them rather than preempting again. */
 static int waiting_for_victims(scheduler_t *s, const pe_request_t *r)
@@ -506,7 +535,7 @@ static void drop_stale_rooms(scheduler_t *s, const pe_request_t *r)
         sched_event(s, SCHED_EV_NOMINATION_DROPPED, NULL, NULL, "NominationDropped");
 }
 
-int preempt_eval(const pe_request_t *r, pe_outcome_t *out)
+int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
 {
     scheduler_t *s = r->P->s;
     memset(out, 0, sizeof(*out));
@@ -634,4 +663,87 @@ int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
     preempt_commit(&cm);
     free(pods);
     return 1;
+}
+
+/* ------------------------------------------------- for rows and tests */
+
+int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
+{
+    return postfilter_preempt_noted(P, pod, first_ms, NULL);
+}
+
+int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minrt_note_t *prot)
+{
+    pe_request_t r = { .P = P, .pods = &pod, .need = 1, .first_ms = first_ms, .prot = prot };
+    preempt_outcome_t out;
+    return preempt_eval(&r, &out);
+}
+
+int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
+{
+    minrt_note_t prot = { 0 };
+    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
+    for (int i = 0; i < set->need; i++)
+        pods[i] = set->items[i]->pod;
+    pe_request_t r = { .P = set->P,
+                       .pods = pods,
+                       .need = set->need,
+                       .first_ms = set->items[0]->first_ms,
+                       .g = set->kind == SET_MINIMUM ? set->gang : NULL,
+                       .prot = &prot };
+    int made = preempt_eval(&r, seen);
+    free(pods);
+    if (!made)
+        minrt_note_to_set(set, &prot);
+    *kept = minrt_note_text(&prot);
+    minrt_note_clear(&prot);
+    return made;
+}
+
+/* The pod gave up the room it was promised (it found none by preemption,
+ * or it goes to borrow): drop the nomination, here and on the API. */
+void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod)
+{
+    /* Lower-priority pods saw the room taken (node_with_nominated). */
+    if (cache_clear_nomination(s->cache, pod->uid))
+        sched_event(s, SCHED_EV_NOMINATION_DROPPED, pod, NULL, "NominationDropped");
+    sched_unreserve_preemptor(s, pod);
+    if (pod->nominated_node && pod->nominated_node[0])
+        writer_nominate(s->writer, pod, NULL);
+}
+
+/* Whether the set may evict: the pool's preemption switch, and every
+ * member of its minimum's preemptionPolicy and profile. */
+int sched_set_may_evict(const pod_set_t *set)
+{
+    scheduler_t *s = set->P->s;
+    int no_preempt = 1;
+    pools_flags(s, set->P->id, &no_preempt, NULL, NULL);
+    if (s->opts.disable_preemption || no_preempt)
+        return 0;
+    for (int i = 0; i < set->need; i++)
+        if (!sched_may_preempt(s, set->items[i]->pod))
+            return 0;
+    return 1;
+}
+
+/* A lender's room for a set's minimum (the borrowing row's choice):
+ * whether it fits whole in pool's free room, simulated on copies with no
+ * eviction; the sums over its nodes and its pods. */
+int pe_room_for(scheduler_t *s, int pool, pod_t *const *pods, int n, resources_t *alloc, resources_t *used, int *tasks)
+{
+    pe_sim_t sim;
+    int fits = pe_sim_build(s, pool, pods, n, &sim) == 0 && sim.nnodes > 0;
+    for (int i = 0; fits && i < n; i++) {
+        int k = pe_sim_fit(s, &sim, i);
+        if (k < 0)
+            fits = 0;
+        else
+            pe_sim_place(s, &sim, k, i);
+    }
+    *alloc = sim.alloc;
+    *used = sim.used;
+    *tasks = sim.tasks;
+    pe_sim_free(&sim);
+    return fits;
 }

@@ -58,15 +58,6 @@ typedef struct pe_victims {
 } pe_victims_t;
 const pe_victims_t *pe_victims(const scheduler_t *s);
 
-/* What a set's preemption saw, for its decision record. */
-typedef struct pe_outcome {
-    int waiting; /* victims chosen earlier are still leaving */
-    int nodes;   /* a set of one: nodes where evicting could help */
-    int cands;   /* a set of one: those with victims allowed */
-    int victims; /* victims of the chosen room */
-    char node[256];
-} pe_outcome_t;
-
 /* A pod set to make room for inside P: a set of one (g NULL: a lone pod,
  * or an elastic member, queued since first_ms) or a gang's minimum. */
 typedef struct pe_request {
@@ -81,7 +72,7 @@ typedef struct pe_request {
 /* The evaluator: plans the set's minimum on copies, member by member, and
  * commits the plan. 1 when room is being made (or victims chosen earlier
  * are still leaving), 0 when no plan frees room. */
-int preempt_eval(const pe_request_t *r, pe_outcome_t *out);
+int preempt_eval(const pe_request_t *r, preempt_outcome_t *out);
 
 /* How a commit is announced (logs, events, stats), by what made it. */
 typedef enum { PE_BY_LONE, PE_BY_GANG, PE_BY_LIMIT } pe_by_t;
@@ -104,5 +95,13 @@ typedef struct pe_commit {
     const gang_snap_t *g; /* PE_BY_GANG */
 } pe_commit_t;
 void preempt_commit(const pe_commit_t *c);
+
+/* The preemption row's call (services.h's preempt): the evaluator for the
+ * set's minimum in its pool; when no room is made, a minimum runtime that
+ * kept victims goes into the set's wait note; *kept says it (owned). */
+int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept);
+/* The borrowing row's room question (services.h's pool_room_for): the
+ * pods placed in turn on copies of pool's nodes, no eviction. */
+int pe_room_for(scheduler_t *s, int pool, pod_t *const *pods, int n, resources_t *alloc, resources_t *used, int *tasks);
 
 #endif

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -342,6 +342,65 @@ static int svc_evict_for_limit(void *core, pod_set_t *set, int pool, char **uids
     return pe_limit_reclaim(set, pool, uids, n);
 }
 
+static int svc_preempt(void *core, pod_set_t *set, preempt_outcome_t *seen, char **kept)
+{
+    (void)core;
+    return preempt_set(set, seen, kept);
+}
+
+static void svc_drop_nomination(void *core, const pod_t *pod)
+{
+    postfilter_drop_nomination(core, pod);
+}
+
+/* Every pool's info at once, under pools_mu. */
+static void svc_pools_visit(void *core, sched_pools_fn fn, void *ud)
+{
+    scheduler_t *s = core;
+    pools_lock(s);
+    int n = s->npools;
+    sched_pool_info_t *info = util_xcalloc((size_t)n + 1, sizeof(*info));
+    for (int i = 0; i < n; i++)
+        info[i] = (sched_pool_info_t){
+            .id = s->pools[i]->id, .name = s->pools[i]->name, .spec = &s->pools[i]->spec, .dead = s->pools[i]->dead
+        };
+    fn(ud, info, n);
+    pools_unlock(s);
+    free(info);
+}
+
+static int svc_pool_queued(void *core, int pool)
+{
+    sched_pool_t *P = pools_get(core, pool);
+    if (!P)
+        return -1;
+    queue_stats_t qs;
+    queue_get_stats(P->q, &qs);
+    return qs.active + qs.backoff + qs.unschedulable;
+}
+
+static int svc_pool_room_for(void *core, int pool, pod_t *const *pods, int n, resources_t *alloc, resources_t *used,
+                             int *tasks)
+{
+    return pe_room_for(core, pool, pods, n, alloc, used, tasks);
+}
+
+static void svc_move_item(void *core, int from, int to, queue_item_t *it)
+{
+    scheduler_t *s = core;
+    /* The item came out of from's queue on from's own thread: that pool
+     * is there even once deleted (a pool is freed only with the
+     * scheduler), and its queue takes the item's done. */
+    pools_lock(s);
+    sched_pool_t *F = s->pools[from];
+    pools_unlock(s);
+    sched_pool_t *T = pools_get(s, to);
+    if (!T)
+        T = pools_get(s, DEFAULT_POOL_ID);
+    queue_done(F->q, it);
+    queue_push_item(T->q, it);
+}
+
 const sched_services_t sched_services = {
     .name = svc_name,
     .opts = svc_opts,
@@ -391,6 +450,12 @@ const sched_services_t sched_services = {
     .patch = svc_patch,
     .limit_room_pending = svc_limit_room_pending,
     .evict_for_limit = svc_evict_for_limit,
+    .preempt = svc_preempt,
+    .drop_nomination = svc_drop_nomination,
+    .pools_visit = svc_pools_visit,
+    .pool_queued = svc_pool_queued,
+    .pool_room_for = svc_pool_room_for,
+    .move_item = svc_move_item,
 };
 
 /* ---- the Queues (the tenants row's queues point) --------------------------- */

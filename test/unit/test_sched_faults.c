@@ -17,6 +17,7 @@
 #include "fake_api.h"
 #include "kube/client.h"
 #include "fairshare/row.h"
+#include "pool/row.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
 #include "util/util.h"

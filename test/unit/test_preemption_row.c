@@ -1,0 +1,132 @@
+/* test_preemption_row.c -- the preemption row alone (pkg/preemption/row.c),
+ * on a fake services table: the evaluator is the core's (services.h's
+ * preempt), so the row's part is whether it asks, what it does with the
+ * answer, and the nominations it lets go of when no room is made. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "preemption/row.h"
+#include "scheduler/capabilities.h"
+#include "util/util.h"
+
+#include "fixtures.h"
+
+typedef struct fake {
+    int may_evict, made, kept;
+    int asked;     /* preempt calls */
+    int asked_set; /* the set's need as the evaluator got it */
+    char dropped[4][64];
+    int ndropped;
+} fake_t;
+
+static int f_may_evict(void *core, const struct pod_set *set)
+{
+    (void)set;
+    return ((fake_t *)core)->may_evict;
+}
+
+static int f_preempt(void *core, struct pod_set *set, preempt_outcome_t *seen, char **kept)
+{
+    fake_t *f = core;
+    f->asked++;
+    f->asked_set = set->need;
+    memset(seen, 0, sizeof(*seen));
+    seen->nodes = 3;
+    *kept = f->kept ? util_strdup("preemption: 1 pod that could make room is never preempted (test)") : NULL;
+    return f->made;
+}
+
+static void f_drop_nomination(void *core, const pod_t *pod)
+{
+    fake_t *f = core;
+    assert_true(f->ndropped < 4);
+    snprintf(f->dropped[f->ndropped++], 64, "%s", pod->key);
+}
+
+static const sched_services_t fake_services = {
+    .may_evict = f_may_evict,
+    .preempt = f_preempt,
+    .drop_nomination = f_drop_nomination,
+};
+
+static pod_t *pod_named(const char *name)
+{
+    char buf[300];
+    snprintf(buf, sizeof(buf), "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s'},'spec':{'containers':[]}}",
+             name, name);
+    return fx_pod(buf);
+}
+
+/* A gang's minimum of two and one elastic member beyond it. */
+static void set_of(pod_set_t *set, queue_item_t *its, pod_t **pods)
+{
+    memset(set, 0, sizeof(*set));
+    set->items = util_xcalloc(4, sizeof(*set->items));
+    for (int i = 0; i < 3; i++) {
+        memset(&its[i], 0, sizeof(its[i]));
+        its[i].pod = pods[i];
+        set->items[i] = &its[i];
+    }
+    set->kind = SET_MINIMUM;
+    set->n = 3;
+    set->need = 2;
+    set->pool_name = "default";
+}
+
+static void set_done(pod_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        set->items[i] = NULL;
+    pod_set_clear(set);
+}
+
+/* Room made: the row is done and keeps every nomination. No room (a
+ * minimum runtime kept victims, or none): every member, the elastic one
+ * too, gives its nominated room up and the next row runs. Preemption off:
+ * the evaluator is not asked, and the nominations go. */
+static void test_room_or_nominations_dropped(void **state)
+{
+    (void)state;
+    fake_t f = { .may_evict = 1, .made = 1 };
+    sched_row_t row = { .svc = &fake_services, .core = &f };
+    pod_t *pods[3] = { pod_named("m0"), pod_named("m1"), pod_named("m2") };
+    pod_set_t set;
+    queue_item_t its[3];
+    set_of(&set, its, pods);
+    assert_int_equal(preemption_row_post_filter(&row, &set), EXT_DONE);
+    assert_int_equal(f.asked, 1);
+    assert_int_equal(f.asked_set, 2);
+    assert_int_equal(f.ndropped, 0);
+
+    f.made = 0;
+    f.kept = 1;
+    assert_int_equal(preemption_row_post_filter(&row, &set), EXT_NEXT);
+    assert_int_equal(f.asked, 2);
+    assert_int_equal(f.ndropped, 3);
+    assert_string_equal(f.dropped[0], "ns/m0");
+    assert_string_equal(f.dropped[2], "ns/m2");
+
+    f.may_evict = 0;
+    f.ndropped = 0;
+    assert_int_equal(preemption_row_post_filter(&row, &set), EXT_NEXT);
+    assert_int_equal(f.asked, 2);
+    assert_int_equal(f.ndropped, 3);
+    set_done(&set);
+    for (int i = 0; i < 3; i++)
+        pod_unref(pods[i]);
+}
+
+int main(void)
+{
+    capabilities_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_room_or_nominations_dropped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
