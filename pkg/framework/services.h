@@ -23,8 +23,24 @@
 #include "preemption/preemption.h"
 #include "queue/queue.h"
 #include "scheduler/scheduler.h"
+#include "topology/topology.h"
 
 struct pod_set;
+
+/* Copies of a pool's nodes as a set's first pod sees them (nominated room
+ * and what rows hold there included), and a PreFilter state per member:
+ * the ground a gang's simulation (preemption plan, lender or topology
+ * choice) runs on without the cache lock. Made by sim_build, freed by
+ * sim_free. */
+typedef struct sched_sim {
+    node_info_t **nodes;
+    int nnodes;
+    cycle_state_t **cs; /* one per member */
+    pod_t **pods;       /* the members (borrowed), cs[i] is pods[i]'s */
+    int nmembers;
+    resources_t alloc, used; /* sums over the copies (lender choice) */
+    int tasks;
+} sched_sim_t;
 
 /* A view of one node, valid only during the call that gives it. */
 typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
@@ -124,6 +140,19 @@ typedef struct sched_services {
     void (*nominate)(void *core, pod_t *pod, const char *node);
     void (*evict_moves)(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
                         const char *pool_name);
+
+    /* One event on another object (kind, apiVersion, namespace, name,
+     * uid: a PodGroup), queued to the writer. */
+    void (*object_event)(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
+                         const char *uid, const char *type, const char *reason, const char *message);
+    /* The topology levels gangs may ask for (--topology-levels, widest
+     * first; as long as the core). */
+    const topo_levels_t *(*topo_levels)(void *core);
+    /* Copies of pool's nodes for pods[0..n) (sched_sim_t): 0 when ready,
+     * -1 when a member's PreFilter fails; sim_free it either way. Takes
+     * the cache's read lock while it copies: a pool thread's call. */
+    int (*sim_build)(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim);
+    void (*sim_free)(void *core, sched_sim_t *sim);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

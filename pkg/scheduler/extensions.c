@@ -8,6 +8,7 @@
 #include "gpu/row.h"
 #include "grouper/row.h"
 #include "scheduler/internal.h"
+#include "topology/row.h"
 #include "volume/row.h"
 
 /* Rows still in pkg/scheduler take the scheduler as their room
@@ -124,7 +125,7 @@ static const sched_ext_t table[] = {
       .end = gang_ext_end,
       .nominee = gang_nominee,
       .housekeep = gang_hk },
-    { .name = "topology", .pre_place = topology_ext_pre_place },
+    { .name = "topology", .pre_place = topology_row_pre_place },
     { .name = "volumes",
       .init = volume_row_init,
       .fini = volume_row_fini,

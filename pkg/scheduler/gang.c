@@ -1,7 +1,7 @@
 /* gang.c -- the gang row of the cycle (extension.h): a gang member's set
  * becomes the gang's pending members, its minimum placed all or nothing by
  * the cycle (then each elastic member as a set of one behind it); the
- * whole-gang simulation preemption, borrowing and the topology row use;
+ * whole-gang simulation borrowing uses;
  * PodGroup events, status, timeouts and stale gangs from the housekeeper.
  * Nothing is held while a gang waits: the cycle forgets every member it
  * assumed before it ends. */
@@ -314,134 +314,6 @@ static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t 
     pool_room(s, pool_id, &alloc, &used);
     res_sub(&alloc, &used);
     return res_short(min, &alloc);
-}
-
-/* ------------------------------------------------------------ topology */
-
-typedef struct topo_sim {
-    scheduler_t *s;
-    pe_sim_t *sim;
-    queue_item_t **items;
-    int need;
-} topo_sim_t;
-
-/* topo_fit_fn: the whole minimum on these copies, first fit in member
- * order (each member sees the ones before it); the copies are restored. */
-static int topo_fit(void *ud, node_info_t **nodes, int n)
-{
-    topo_sim_t *t = ud;
-    int *where = util_xcalloc((size_t)t->need + 1, sizeof(*where));
-    int placed = 0, ok = 1;
-    for (int i = 0; i < t->need && ok; i++) {
-        pod_t *pod = t->items[i]->pod;
-        framework_t *fw = sched_pod_fw(t->s, pod);
-        int k;
-        for (k = 0; k < n; k++) {
-            fw_status_t st;
-            fw_status_reset(&st);
-            if (framework_filter(fw, t->sim->cs[i], pod, nodes[k], &st) == FW_SUCCESS)
-                break;
-        }
-        if (k == n) {
-            ok = 0;
-        } else {
-            node_info_add_pod(nodes[k], pod);
-            where[placed++] = k;
-        }
-    }
-    for (int j = 0; j < placed; j++)
-        node_info_remove_pod(nodes[where[j]], t->items[j]->pod->uid);
-    free(where);
-    return ok;
-}
-
-/* The domain the gang's minimum goes to (resource.aibee.cn/topology-*).
- * 1 with *dom (the caller frees it) and *placed_msg for the event once
- * placed; 0 when nothing constrains the placement (no level, or preferred
- * and no domain fits at any level); -1 when required and no domain fits
- * (*why, malloc'd). */
-static int gang_topology(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, topo_domain_t *dom,
-                         char **placed_msg, char **why)
-{
-    scheduler_t *s = P->s;
-    memset(dom, 0, sizeof(*dom));
-    *placed_msg = *why = NULL;
-    if (!g->topo_level || need == 0)
-        return 0;
-    if (topo_level_index(&s->topo, g->topo_level) < 0 && items[0]->attempts == 0) {
-        sbuf_t w = { 0 };
-        sbuf_printf(&w, "topology level %s is not one of --topology-levels: %s", g->topo_level,
-                    g->topo_required ? "taken as a plain node label" : "no wider level to fall back to");
-        podgroup_event(s, g->ns, g->name, g->uid, "Warning", "UnknownTopologyLevel", w.data);
-        sbuf_free(&w);
-    }
-    pod_t **pods = items_pods(items, need);
-    pe_sim_t sim;
-    int built = pe_sim_build(s, P->id, pods, need, &sim);
-    free(pods);
-    if (built != 0) {
-        pe_sim_free(&sim);
-        return 0; /* a member's PreFilter fails: the placement below says why */
-    }
-    resources_t tot;
-    res_zero(&tot);
-    for (int i = 0; i < need; i++)
-        res_add(&tot, &items[i]->pod->requests);
-    topo_sim_t t = { s, &sim, items, need };
-    topo_choice_t c;
-    int ok = topo_choose(&s->topo, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
-    pe_sim_free(&sim);
-    sbuf_t m = { 0 };
-    if (!ok) {
-        topo_choice_clear(&c);
-        if (!g->topo_required)
-            return 0;
-        sbuf_printf(&m, "pod group %s: no %s domain of pool %s has room for its %d members (topology-required)", g->key,
-                    g->topo_level, P->name, need);
-        *why = m.data;
-        return -1;
-    }
-    char name[512];
-    topo_domain_format(&c.dom, name, sizeof(name));
-    sbuf_printf(&m,
-                "minimum (%d members) placed in %s (%d nodes, %s %s): %lld GPUs and %lld millicores left free there",
-                need, name, c.nodes, g->topo_required ? "required" : "preferred", g->topo_level,
-                (long long)c.stranded_gpu, (long long)c.stranded_milli_cpu);
-    if (c.next[0])
-        sbuf_printf(&m, "; next best: %s", c.next);
-    else
-        sbuf_printf(&m, "; the only domain that fits");
-    *dom = c.dom;
-    *placed_msg = m.data;
-    return 1;
-}
-
-/* The domain where a gang whose minimum is already placed runs (for its
- * elastic members under topology-required); 0 and *dom filled, or -1. */
-typedef struct dom_probe {
-    const topo_levels_t *l;
-    const char *key;
-    topo_domain_t *dom;
-    int rc;
-} dom_probe_t;
-
-static void probe_domain(void *ud, const node_info_t *ni)
-{
-    dom_probe_t *p = ud;
-    p->rc = ni->node ? topo_domain_of(p->l, p->key, ni->node, p->dom) : -1;
-}
-
-static int placed_domain(scheduler_t *s, const gang_snap_t *g, topo_domain_t *dom)
-{
-    for (int i = 0; i < g->nmembers; i++) {
-        const pod_t *m = g->members[i];
-        if (!m->node_name[0] || pod_is_terminal(m) || m->deleting)
-            continue;
-        dom_probe_t p = { &s->topo, g->topo_level, dom, -1 };
-        if (cache_node_visit(s->cache, m->node_name, probe_domain, &p) == 0 && p.rc == 0)
-            return 0;
-    }
-    return -1;
 }
 
 /* Gathers it and the gang's other pending members queued in P (each then
@@ -822,51 +694,6 @@ ext_rc_t gang_ext_pre_place(const sched_row_t *row, pod_set_t *set)
     free(short_);
     pod_set_why(set, NULL, w.data);
     return EXT_FAIL;
-}
-
-/* The topology row: the domain that fits the whole minimum and strands the
- * least; an elastic member of a topology-required gang stays in the
- * gang's domain. */
-ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set)
-{
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
-    const gang_snap_t *g = set->gang;
-    if (!g || !g->topo_level)
-        return EXT_NEXT;
-    if (set->kind == SET_SURPLUS) {
-        if (g->topo_required && set->parent && set->parent->has_dom) {
-            for (int i = 0; i < set->parent->dom.n; i++) {
-                set->dom.keys[i] = util_strdup(set->parent->dom.keys[i]);
-                set->dom.values[i] = util_strdup(set->parent->dom.values[i]);
-            }
-            set->dom.n = set->parent->dom.n;
-            set->has_dom = 1;
-        }
-        return EXT_NEXT;
-    }
-    if (set->need == 0) {
-        set->has_dom = g->topo_required && placed_domain(s, g, &set->dom) == 0;
-        return EXT_NEXT;
-    }
-    char *twhy = NULL, *tmsg = NULL;
-    int tr = gang_topology(P, g, set->items, set->need, &set->dom, &tmsg, &twhy);
-    LOG_D("pod group %s: topology %s %s: %d", g->key, g->topo_required ? "required" : "preferred", g->topo_level, tr);
-    if (tr != 0)
-        pod_set_step(set, "topology", tr > 0 ? "chosen" : "no domain", "%s", tr > 0 ? tmsg : twhy);
-    if (tr < 0) {
-        /* No domain has the room free: preempt inside the best domain,
-         * or wait holding back what would refragment them. */
-        queue_item_t *it = set->items[0];
-        if (!it->last_message || strstr(it->last_message, twhy) == NULL)
-            podgroup_event(s, g->ns, g->name, g->uid, "Warning", "TopologyUnsatisfiable", twhy);
-        pod_set_why(set, NULL, twhy);
-        return EXT_FAIL;
-    }
-    set->has_dom = tr > 0;
-    free(set->placed_msg);
-    set->placed_msg = tmsg;
-    return EXT_NEXT;
 }
 
 void gang_ext_commit(const sched_row_t *row, pod_set_t *set)

@@ -391,9 +391,6 @@ void gang_ext_commit(const sched_row_t *row, pod_set_t *set);
 ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set);
 void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg);
 void gang_ext_end(const sched_row_t *row, pod_set_t *set);
-/* The topology row (gang.c, on the gang simulation): the domain of the
- * minimum; a required gang's elastic members stay in it. */
-ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set);
 /* A gang's preemption was committed: its log line, PodGroup event, stat. */
 void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need);
 /* The domains of level key among pool_id's nodes (*doms, the caller frees

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -214,6 +215,30 @@ static void svc_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *c
     evictor_submit_moves(((scheduler_t *)core)->evictor, pod, cand, dests, pool, pool_name);
 }
 
+static void svc_object_event(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
+                             const char *uid, const char *type, const char *reason, const char *message)
+{
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", kind, "apiVersion", api_version, "namespace", ns,
+                            "name", name, "uid", uid ? uid : "");
+    writer_object_event(((scheduler_t *)core)->writer, ns, inv, type, reason, message, name);
+}
+
+static const topo_levels_t *svc_topo_levels(void *core)
+{
+    return &((scheduler_t *)core)->topo;
+}
+
+static int svc_sim_build(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim)
+{
+    return pe_sim_build(core, pool, pods, n, sim);
+}
+
+static void svc_sim_free(void *core, sched_sim_t *sim)
+{
+    (void)core;
+    pe_sim_free(sim);
+}
+
 const sched_services_t sched_services = {
     .name = svc_name,
     .opts = svc_opts,
@@ -245,6 +270,10 @@ const sched_services_t sched_services = {
     .may_evict = svc_may_evict,
     .nominate = svc_nominate,
     .evict_moves = svc_evict_moves,
+    .object_event = svc_object_event,
+    .topo_levels = svc_topo_levels,
+    .sim_build = svc_sim_build,
+    .sim_free = svc_sim_free,
 };
 
 void *sched_row_core(const sched_services_t *svc, void *core)
