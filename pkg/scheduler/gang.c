@@ -1,8 +1,8 @@
 /* gang.c -- the gang row of the cycle (extension.h): a gang member's set
  * becomes the gang's pending members, its minimum placed all or nothing by
  * the cycle (then each elastic member as a set of one behind it); the
- * whole-gang simulation borrowing uses;
- * PodGroup events, status, timeouts and stale gangs from the housekeeper.
+ * backfill gate; a gang's victims taken whole; PodGroup events, status,
+ * timeouts and stale gangs from the housekeeper.
  * Nothing is held while a gang waits: the cycle forgets every member it
  * assumed before it ends. */
 #include <stdio.h>
@@ -138,43 +138,6 @@ int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor
     return k;
 }
 
-/* The domains of level key among pool_id's nodes (*doms, the caller frees
- * each and the array) and, when alloc is given, each one's allocatable sum
- * (*alloc, an array the caller frees). Returns how many. */
-int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
-{
-    int nd = 0;
-    *doms = NULL;
-    if (alloc)
-        *alloc = NULL;
-    cache_rdlock(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    for (int i = 0; i < n; i++) {
-        topo_domain_t d;
-        if (nodes[i]->pool != pool_id || !nodes[i]->node || topo_domain_of(&s->topo, key, nodes[i]->node, &d) != 0)
-            continue;
-        int j = 0;
-        while (j < nd && !topo_node_in(&(*doms)[j], nodes[i]->node))
-            j++;
-        if (j < nd) {
-            topo_domain_free(&d);
-        } else {
-            *doms = util_xrealloc(*doms, (size_t)(nd + 1) * sizeof(**doms));
-            (*doms)[nd] = d;
-            if (alloc) {
-                *alloc = util_xrealloc(*alloc, (size_t)(nd + 1) * sizeof(**alloc));
-                res_zero(&(*alloc)[nd]);
-            }
-            nd++;
-        }
-        if (alloc)
-            res_add(&(*alloc)[j], &nodes[i]->node->allocatable);
-    }
-    cache_unlock(s->cache);
-    return nd;
-}
-
 /* A gang's preemption was committed (preempt_eval.c): said in the log,
  * on the PodGroup, and counted. */
 void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need)
@@ -186,43 +149,6 @@ void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int ne
              P->name, need);
     podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
     stats_add(s, &s->stats.gang_preemptions, 1);
-}
-
-/* ------------------------------------------------------------ borrowing */
-
-/* The pods of items[0..n) (borrowed), for the copies (pe_sim_build). */
-static pod_t **items_pods(queue_item_t *const *items, int n)
-{
-    pod_t **pods = util_xcalloc((size_t)n + 1, sizeof(*pods));
-    for (int i = 0; i < n; i++)
-        pods[i] = items[i]->pod;
-    return pods;
-}
-
-/* A lender's score for a gang's minimum (choose_lender): whether it fits
- * whole in L's free room (simulated, no preemption), the idle units of its
- * scarcest kind and L's pods. */
-void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks)
-{
-    scheduler_t *s = L->s;
-    resources_t req;
-    res_zero(&req);
-    for (int i = 0; i < need; i++)
-        res_add(&req, &items[i]->pod->requests);
-    pod_t **pods = items_pods(items, need);
-    pe_sim_t sim;
-    *fits = pe_sim_build(s, L->id, pods, need, &sim) == 0 && sim.nnodes > 0;
-    for (int i = 0; *fits && i < need; i++) {
-        int k = pe_sim_fit(s, &sim, i);
-        if (k < 0)
-            *fits = 0;
-        else
-            pe_sim_place(s, &sim, k, i);
-    }
-    *idle = lender_idle(&sim.alloc, &sim.used, &req);
-    *tasks = sim.tasks;
-    pe_sim_free(&sim);
-    free(pods);
 }
 
 /* ------------------------------------------------------ minResources */
@@ -282,7 +208,7 @@ static char *never_fits(scheduler_t *s, int pool_id, const gang_snap_t *g, const
         return never;
     topo_domain_t *doms;
     resources_t *room;
-    int nd = gang_pool_domains(s, pool_id, g->topo_level, &doms, &room);
+    int nd = pe_pool_domains(s, pool_id, g->topo_level, &doms, &room);
     for (int j = 0; j < nd; j++) {
         char *w = res_short(want, &room[j]);
         if (!w) {

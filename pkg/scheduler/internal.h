@@ -393,12 +393,6 @@ void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg);
 void gang_ext_end(const sched_row_t *row, pod_set_t *set);
 /* A gang's preemption was committed: its log line, PodGroup event, stat. */
 void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need);
-/* The domains of level key among pool_id's nodes (*doms, the caller frees
- * each and the array) and, when alloc is given, each one's allocatable sum
- * (*alloc, an array the caller frees). Returns how many. */
-int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
-/* The lender that fits the minimum whole (simulated), or NULL. */
-void gang_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks);
 /* Adds to each candidate's victims the gang-mates of victims that keep
  * their gang at its minimum: a gang is evicted whole or not at all. A
  * candidate where a mate is no victim of preemptor (postfilter_is_victim

@@ -241,7 +241,7 @@ static sched_pool_t *choose_lender(pod_set_t *set)
                 continue;
             lender_score_t sc;
             if (gang)
-                gang_lender_score(L, set->items, set->need, &sc.fits, &sc.idle, &sc.tasks);
+                pe_lender_score(L, set->items, set->need, &sc.fits, &sc.idle, &sc.tasks);
             else
                 score_lender(s, L, pod, cs, &sc);
             queue_stats_t qs;

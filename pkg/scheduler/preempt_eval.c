@@ -94,6 +94,54 @@ void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i)
             framework_add_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], sim->pods[i], sim->nodes[k]);
 }
 
+int pe_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
+{
+    int nd = 0;
+    *doms = NULL;
+    if (alloc)
+        *alloc = NULL;
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    for (int i = 0; i < n; i++)
+        if (nodes[i]->pool == pool_id)
+            topo_domains_add(&s->topo, key, nodes[i]->node, doms, alloc, &nd);
+    cache_unlock(s->cache);
+    return nd;
+}
+
+/* The pods of items[0..n) (borrowed), for the copies. */
+static pod_t **items_pods(queue_item_t *const *items, int n)
+{
+    pod_t **pods = util_xcalloc((size_t)n + 1, sizeof(*pods));
+    for (int i = 0; i < n; i++)
+        pods[i] = items[i]->pod;
+    return pods;
+}
+
+void pe_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks)
+{
+    scheduler_t *s = L->s;
+    resources_t req;
+    res_zero(&req);
+    for (int i = 0; i < need; i++)
+        res_add(&req, &items[i]->pod->requests);
+    pod_t **pods = items_pods(items, need);
+    pe_sim_t sim;
+    *fits = pe_sim_build(s, L->id, pods, need, &sim) == 0 && sim.nnodes > 0;
+    for (int i = 0; *fits && i < need; i++) {
+        int k = pe_sim_fit(s, &sim, i);
+        if (k < 0)
+            *fits = 0;
+        else
+            pe_sim_place(s, &sim, k, i);
+    }
+    *idle = lender_idle(&sim.alloc, &sim.used, &req);
+    *tasks = sim.tasks;
+    pe_sim_free(&sim);
+    free(pods);
+}
+
 /* A pod leaves copy k: every member's state forgets it. */
 static void sim_remove(scheduler_t *s, pe_sim_t *sim, int k, const pod_t *p)
 {
@@ -335,7 +383,7 @@ static int plan_better(const pe_plan_t *a, const pe_plan_t *b)
 static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, pe_plan_t *best)
 {
     topo_domain_t *doms = NULL;
-    int nd = gang_pool_domains(r->P->s, r->P->id, r->g->topo_level, &doms, NULL);
+    int nd = pe_pool_domains(r->P->s, r->P->id, r->g->topo_level, &doms, NULL);
     int found = 0, free_domain = 0;
     for (int j = 0; j < nd && !free_domain; j++) {
         pe_plan_t pl;

@@ -18,6 +18,15 @@ int pe_sim_fit(scheduler_t *s, pe_sim_t *sim, int i);
 /* Member i goes on copy k: every member's PreFilter state counts it. */
 void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i);
 
+/* The domains of level key among pool_id's nodes (*doms, the caller frees
+ * each and the array) and, when alloc is given, each one's allocatable sum
+ * (*alloc, an array the caller frees). Returns how many. */
+int pe_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
+/* A lender's score for a set's minimum (choose_lender): whether it fits
+ * whole in L's free room (simulated on copies, no preemption), the idle
+ * units of its scarcest kind and L's pods. */
+void pe_lender_score(sched_pool_t *L, queue_item_t *const *items, int need, int *fits, int64_t *idle, int *tasks);
+
 /* Pods without repeats (refs), as a plan's victims. */
 typedef struct pe_vset {
     pod_t **v;
