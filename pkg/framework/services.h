@@ -18,7 +18,9 @@
 
 #include "cache/cache.h"
 #include "framework/framework.h"
+#include "fairshare/fairshare.h"
 #include "framework/nodeinfo.h"
+#include "gang/gang.h"
 #include "kube/client.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
@@ -26,6 +28,7 @@
 #include "topology/topology.h"
 
 struct pod_set;
+struct sched_pool;
 
 /* Copies of a pool's nodes as a set's first pod sees them (nominated room
  * and what rows hold there included), and a PreFilter state per member:
@@ -153,6 +156,55 @@ typedef struct sched_services {
      * the cache's read lock while it copies: a pool thread's call. */
     int (*sim_build)(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim);
     void (*sim_free)(void *core, sched_sim_t *sim);
+
+    /* The gang store (gang/gang.h), as long as the core. */
+    gang_store_t *(*gangs)(void *core);
+    /* Room held for a pending pod: 1 when a preemption nominated it (the
+     * node in node[len] when node is given); charged: its queue counts it
+     * while it is pending (a reclaim under a limit); drop_nomination gives
+     * its nominated room and charge back. leaving: its eviction was
+     * requested. */
+    int (*nomination)(void *core, const char *uid, char *node, size_t len);
+    int (*charged)(void *core, const char *uid);
+    void (*drop_nomination)(void *core, const pod_t *pod);
+    int (*leaving)(void *core, const char *uid);
+    /* The set's pool (set->P, on its own thread): take_pending takes the
+     * pending pod uid out of its queue as if popped, refreshed from the
+     * cache (NULL: not queued there, in flight, or gone); pool_active is
+     * how many pods wait in its activeQ; fits_on whether pod passes every
+     * filter on node now. */
+    queue_item_t *(*take_pending)(void *core, struct sched_pool *P, const char *uid);
+    int (*pool_active)(void *core, struct sched_pool *P);
+    int (*fits_on)(void *core, struct sched_pool *P, const pod_t *pod, const char *node);
+    /* Pool by id: every waiting pod tries again (reason logged); whether
+     * the pool preempts (its switch and --disable-preemption). */
+    void (*pool_wake)(void *core, int pool, const char *reason);
+    int (*pool_preempts)(void *core, int pool);
+    /* Whether pod's preemptionPolicy and profile let it preempt; whether a
+     * pre_enqueue row keeps it out of the queues; the priority a gang's
+     * class gives it (floor when lower, or no class). */
+    int (*may_preempt)(void *core, const pod_t *pod);
+    int (*kept_out)(void *core, const pod_t *pod);
+    int32_t (*gang_priority)(void *core, const gang_snap_t *g, int32_t floor);
+    /* Queues (fairshare/): set_request the queue and summed request of
+     * pods[0..n) (0: Queues are off); yields fs_yields' answer. */
+    int (*set_request)(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);
+    int (*yields)(void *core, int pool, int tenant, const double req[FS_NRES], int other,
+                  const double other_req[FS_NRES]);
+    /* When gang ns/group's freezing window ends (wall ms; src says whose). */
+    int64_t (*freeze_end)(void *core, const char *ns, const char *group, const pod_t *member, char *src, size_t srclen);
+    /* Preemption's rules for one more victim (vc: the evaluator's context,
+     * as the expand point got it; *rank its rank), and the PDBs a set of
+     * victims would violate (the caller holds what the expand point does). */
+    int (*is_victim)(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank);
+    int (*pdb_violations)(void *core, pod_t *const *pods, int n);
+    /* Housekeeping: whether Bindings are queued; a patch queued to the
+     * writer (body taken); one member of a stale gang evicted; a decision
+     * record of kind ("podgroup") and key forgotten. */
+    int (*binds_queued)(void *core);
+    void (*patch)(void *core, const char *path, const char *content_type, char *body);
+    void (*evict_stale)(void *core, pod_t *victim);
+    void (*forget_record)(void *core, const char *kind, const char *key);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

@@ -259,6 +259,15 @@ typedef struct sched_ext {
      * Called where the event is seen (an informer, a pool thread, a bind
      * or eviction worker) with no lock of the core held. */
     int (*on_event)(const sched_row_t *row, const sched_event_t *ev, sched_wake_t *wake);
+    /* Preemption's victims point (preempt_eval.c): each candidate's
+     * victims widened to what must go with them (the gang row: a gang
+     * goes whole, each mate by the pod rule, asked through the services'
+     * is_victim with vc); a candidate where that cannot be is dropped
+     * (cleared). Returns how many are left, in place. pdb_mu held. */
+    int (*expand)(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+    /* A gang's preemption was committed in pool (nvictims evicted for the
+     * need members of its minimum): what the row says of it. */
+    void (*preempting)(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
     /* Pods informer: a pod left the cache (deleted). */
     void (*pod_deleted)(const sched_row_t *row, const pod_t *pod);
     /* Pods informer: one of our pods stopped pending (bound, or finished

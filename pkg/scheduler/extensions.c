@@ -4,6 +4,7 @@
  * of the cycle. */
 #include "consolidation/row.h"
 #include "dra/row.h"
+#include "gang/row.h"
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
@@ -31,10 +32,6 @@ static void resv_hk(const sched_row_t *r)
 {
     resv_housekeep(r->self);
 }
-static void gang_hk(const sched_row_t *r)
-{
-    gang_housekeep(r->self);
-}
 static node_info_t *resv_nv(const sched_row_t *r, const pod_t *pod, node_info_t *view, int *cloned)
 {
     return resv_view(r->self, pod, view, cloned);
@@ -50,8 +47,12 @@ static const sched_watch_t tenants_watches[] = {
     { 0 },
 };
 static const sched_watch_t gang_watches[] = {
-    { "PodGroup", PODGROUP_API "/podgroups", on_podgroup_event, 1 },
-    /* the priority a PodGroup's class annotation gives its gang */
+    { "PodGroup", PODGROUP_API "/podgroups", gang_row_on_podgroup, 1 },
+    { 0 },
+};
+/* The priority a PodGroup's class annotation gives its gang (the core's
+ * prio_classes, asked through the services' gang_priority). */
+static const sched_watch_t prioclass_watches[] = {
     { "PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", on_priorityclass_event, 0 },
     { 0 },
 };
@@ -114,17 +115,21 @@ static const sched_ext_t table[] = {
       .post_filter = resv_ext_post_filter,
       .housekeep = resv_hk,
       .on_event = resv_ev },
+    { .name = "priority-classes", .init = sched_row_core, .watches = prioclass_watches },
     { .name = "gang",
-      .init = sched_row_core,
+      .init = gang_row_init,
+      .fini = gang_row_fini,
       .watches = gang_watches,
-      .gate = gang_ext_gate,
-      .pre_place = gang_ext_pre_place,
-      .commit = gang_ext_commit,
-      .post_filter = gang_ext_post_filter,
-      .report = gang_ext_report,
-      .end = gang_ext_end,
-      .nominee = gang_nominee,
-      .housekeep = gang_hk },
+      .gate = gang_row_gate,
+      .pre_place = gang_row_pre_place,
+      .commit = gang_row_commit,
+      .post_filter = gang_row_post_filter,
+      .report = gang_row_report,
+      .end = gang_row_end,
+      .nominee = gang_row_nominee,
+      .housekeep = gang_row_housekeep,
+      .expand = gang_row_expand,
+      .preempting = gang_row_preempting },
     { .name = "topology", .pre_place = topology_row_pre_place },
     { .name = "volumes",
       .init = volume_row_init,

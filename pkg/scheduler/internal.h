@@ -116,7 +116,7 @@ struct scheduler {
     owners_t *owners;
     informer_t *inf_owners[OWNER_NKINDS];
 
-    /* gang.c: PodGroups and their members (gang/gang.h, a leaf lock) */
+    /* PodGroups and their members (gang/gang.h, a leaf lock): the gang row (gang/row.c) keeps it through the services */
     gang_store_t *gangs;
 
     /* tenants.c: Queue objects (tenants), accounting and fair shares (a leaf lock) */
@@ -139,7 +139,7 @@ struct scheduler {
     /* What the rows keep for the Filter plugins (their cluster point, asked
      * once when they are built): every cluster view starts from it. */
     fw_cluster_t row_cluster;
-    /* gang.c: the topology levels gangs may ask for (read-only) */
+    /* the topology levels gangs may ask for (read-only; the topology row gets them through the services) */
     topo_levels_t topo;
     /* reserve.c: one reservation per pool for a large gang (its own leaf
      * mutex, taken under the cache lock by node views) */
@@ -305,7 +305,7 @@ int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, stru
 int64_t lender_idle(const resources_t *alloc, const resources_t *used, const resources_t *req);
 int lender_better(int64_t idle_a, int tasks_a, int64_t idle_b, int tasks_b);
 
-/* postfilter.c, shared with gang.c */
+/* postfilter.c, shared with preempt_eval.c (and the gang row through the services) */
 typedef struct victim_ctx {
     scheduler_t *s;
     int pool_id;
@@ -379,30 +379,6 @@ void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
 void minrt_warn_annotations(scheduler_t *s, const pod_t *p);
 void minrt_format_duration(int64_t ms, char *out, size_t len);
 
-/* gang.c: the gang row. gate: a gang member's set becomes the gang's
- * pending members from P's queue (its turn taken until end), the first
- * need the minimum; a pod outside any gang passes the backfill gate (a
- * waiting gang goes first, see gang_blocker); an elastic member steps
- * behind. pre_place: minResources. commit: placement events. post_filter
- * (last): the minimum waits, holding back backfill. */
-ext_rc_t gang_ext_gate(const sched_row_t *row, pod_set_t *set);
-ext_rc_t gang_ext_pre_place(const sched_row_t *row, pod_set_t *set);
-void gang_ext_commit(const sched_row_t *row, pod_set_t *set);
-ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg);
-void gang_ext_end(const sched_row_t *row, pod_set_t *set);
-/* A gang's preemption was committed: its log line, PodGroup event, stat. */
-void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need);
-/* Adds to each candidate's victims the gang-mates of victims that keep
- * their gang at its minimum: a gang is evicted whole or not at all. A
- * candidate where a mate is no victim of preemptor (postfilter_is_victim
- * with vc), or where a PDB protects one of a set holding a gang, is
- * dropped (cleared); returns how many are left, in place. pdb_mu held. */
-int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
-void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
-void gang_housekeep(scheduler_t *s);
-
 /* tenants.c: tenants, the Queue objects (fairshare/fairshare.h); "queue" alone is the scheduling queue */
 #define TENANTS_REFRESH_MS 200
 int tenants_pod_tenant(scheduler_t *s, const pod_t *p);
@@ -411,9 +387,6 @@ int tenants_pod_tenant(scheduler_t *s, const pod_t *p);
  * queues, and pod's is at or above its fair share there (cache lock may be
  * held: the fair-share store is a leaf). */
 int tenants_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
-/* The gang row's: a gang's room is held for the gang, its members do not
- * keep it from one another. */
-int gang_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
 /* queue_opts tenant_of and pick for pool P (ud). */
 int tenants_tenant_of(const pod_t *pod, void *ud);
 int tenants_pick(const int *tenants, const int64_t *head_first_ms, int n, void *ud);
@@ -483,6 +456,10 @@ int sched_rows_drain(scheduler_t *s);
 void sched_rows_tick(sched_pool_t *P);
 /* A Binding succeeded: every row's post_bind. */
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender);
+/* Every row's expand point in table order (preempt_eval's victims table),
+ * and every row's preempting point. */
+int sched_rows_expand(scheduler_t *s, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+void sched_rows_preempting(scheduler_t *s, const gang_snap_t *g, const char *pool, int nvictims, int need);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row

@@ -208,7 +208,7 @@ static void score_lender(scheduler_t *s, const sched_pool_t *L, const pod_t *pod
 /* The lender of the set's minimum (design 002, one rule for a pod and a
  * gang): among the pools P may borrow from, those where the whole minimum
  * fits (a pod: some node passes its filters; a gang's minimum: placed
- * member by member on copies of the free room, gang.c), the one with the
+ * member by member on copies of the free room, pe_lender_score), the one with the
  * most idle units of its scarcest kind, then the fewest tasks (its pods
  * and the pods queued in it). */
 static sched_pool_t *choose_lender(pod_set_t *set)

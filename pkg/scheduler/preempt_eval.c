@@ -204,7 +204,7 @@ static void sim_evict(scheduler_t *s, pe_sim_t *sim, pe_vset_t *vs, pod_t *v)
 
 static int core_expand(victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
 {
-    return gang_expand_victims(vc->s, vc, preemptor, cands, n);
+    return sched_rows_expand(vc->s, vc, preemptor, cands, n);
 }
 
 /* The core's answers; a row's will take their place. */
@@ -415,7 +415,7 @@ static void announce(const pe_commit_t *c, const preempt_candidate_t *b)
     case PE_BY_LONE:
         LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, b->node, c->P->name, b->nvictims);
         break;
-    case PE_BY_GANG: gang_preempting(c->P, c->g, b->nvictims, c->np); break;
+    case PE_BY_GANG: sched_rows_preempting(c->P->s, c->g, c->P->name, b->nvictims, c->np); break;
     case PE_BY_LIMIT:
         LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", b->nvictims, pod->key, c->np,
               c->P->name);

@@ -239,6 +239,143 @@ static void svc_sim_free(void *core, sched_sim_t *sim)
     pe_sim_free(sim);
 }
 
+static gang_store_t *svc_gangs(void *core)
+{
+    return ((scheduler_t *)core)->gangs;
+}
+
+static int svc_nomination(void *core, const char *uid, char *node, size_t len)
+{
+    cache_t *c = ((scheduler_t *)core)->cache;
+    return node ? cache_nomination_of(c, uid, node, len) : cache_is_nominated(c, uid);
+}
+
+static int svc_charged(void *core, const char *uid)
+{
+    return fs_is_charged(((scheduler_t *)core)->fs, uid);
+}
+
+static void svc_drop_nomination(void *core, const pod_t *pod)
+{
+    postfilter_drop_nomination(core, pod);
+}
+
+static int svc_leaving(void *core, const char *uid)
+{
+    return evictor_outgoing(((scheduler_t *)core)->evictor, uid);
+}
+
+static queue_item_t *svc_take_pending(void *core, struct sched_pool *P, const char *uid)
+{
+    queue_item_t *o = queue_take_out(P->q, uid);
+    if (o && !sched_refresh(core, o)) {
+        queue_done(P->q, o);
+        queue_item_free(o);
+        o = NULL;
+    }
+    return o;
+}
+
+static int svc_pool_active(void *core, struct sched_pool *P)
+{
+    (void)core;
+    queue_stats_t qs;
+    queue_get_stats(P->q, &qs);
+    return qs.active;
+}
+
+static int svc_fits_on(void *core, struct sched_pool *P, const pod_t *pod, const char *node)
+{
+    (void)core;
+    cycle_state_t *cs = cycle_state_new();
+    decision_t d;
+    sched_decide_on(P, cs, pod, node, &d);
+    cycle_state_free(cs);
+    int fits = d.node != NULL;
+    free(d.node);
+    free(d.message);
+    return fits;
+}
+
+static void svc_pool_wake(void *core, int pool, const char *reason)
+{
+    sched_pool_t *P = pools_get(core, pool);
+    if (P)
+        queue_move_all_to_active(P->q, reason);
+}
+
+static int svc_pool_preempts(void *core, int pool)
+{
+    scheduler_t *s = core;
+    int no_preempt = 1;
+    pools_flags(s, pool, &no_preempt, NULL, NULL);
+    return !no_preempt && !s->opts.disable_preemption;
+}
+
+static int svc_may_preempt(void *core, const pod_t *pod)
+{
+    return sched_may_preempt(core, pod);
+}
+
+static int svc_kept_out(void *core, const pod_t *pod)
+{
+    return sched_kept_out(core, pod);
+}
+
+static int32_t svc_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
+{
+    return sched_gang_priority(core, g, floor);
+}
+
+static int svc_set_request(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES])
+{
+    return tenants_set_request(core, pods, n, tenant, req);
+}
+
+static int svc_yields(void *core, int pool, int tenant, const double req[FS_NRES], int other,
+                      const double other_req[FS_NRES])
+{
+    return fs_yields(((scheduler_t *)core)->fs, pool, tenant, req, other, other_req);
+}
+
+static int64_t svc_freeze_end(void *core, const char *ns, const char *group, const pod_t *member, char *src,
+                              size_t srclen)
+{
+    return minrt_freeze_end(core, ns, group, member, src, srclen);
+}
+
+static int svc_is_victim(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank)
+{
+    (void)core;
+    return postfilter_is_victim(victim, preemptor, vc, rank);
+}
+
+static int svc_pdb_violations(void *core, pod_t *const *pods, int n)
+{
+    scheduler_t *s = core;
+    return preempt_pdb_violations(pods, n, s->pdbs, s->npdbs);
+}
+
+static int svc_binds_queued(void *core)
+{
+    return __atomic_load_n(&((scheduler_t *)core)->bind_backlog, __ATOMIC_RELAXED) > 0;
+}
+
+static void svc_patch(void *core, const char *path, const char *content_type, char *body)
+{
+    writer_patch(((scheduler_t *)core)->writer, path, content_type, body);
+}
+
+static void svc_evict_stale(void *core, pod_t *victim)
+{
+    evictor_evict_stale(((scheduler_t *)core)->evictor, victim);
+}
+
+static void svc_forget_record(void *core, const char *kind, const char *key)
+{
+    trace_forget(core, kind, key);
+}
+
 const sched_services_t sched_services = {
     .name = svc_name,
     .opts = svc_opts,
@@ -274,6 +411,28 @@ const sched_services_t sched_services = {
     .topo_levels = svc_topo_levels,
     .sim_build = svc_sim_build,
     .sim_free = svc_sim_free,
+    .gangs = svc_gangs,
+    .nomination = svc_nomination,
+    .charged = svc_charged,
+    .drop_nomination = svc_drop_nomination,
+    .leaving = svc_leaving,
+    .take_pending = svc_take_pending,
+    .pool_active = svc_pool_active,
+    .fits_on = svc_fits_on,
+    .pool_wake = svc_pool_wake,
+    .pool_preempts = svc_pool_preempts,
+    .may_preempt = svc_may_preempt,
+    .kept_out = svc_kept_out,
+    .gang_priority = svc_gang_priority,
+    .set_request = svc_set_request,
+    .yields = svc_yields,
+    .freeze_end = svc_freeze_end,
+    .is_victim = svc_is_victim,
+    .pdb_violations = svc_pdb_violations,
+    .binds_queued = svc_binds_queued,
+    .patch = svc_patch,
+    .evict_stale = svc_evict_stale,
+    .forget_record = svc_forget_record,
 };
 
 void *sched_row_core(const sched_services_t *svc, void *core)
@@ -392,6 +551,25 @@ void sched_rows_tick(sched_pool_t *P)
     for (int i = 0; i < s->nrows && i < n; i++)
         if (ext[i].tick)
             ext[i].tick(&s->rows[i], P);
+}
+
+int sched_rows_expand(scheduler_t *s, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
+{
+    int nx = 0;
+    const sched_ext_t *ext = sched_extensions(&nx);
+    for (int i = 0; i < s->nrows && i < nx; i++)
+        if (ext[i].expand)
+            n = ext[i].expand(&s->rows[i], vc, preemptor, cands, n);
+    return n;
+}
+
+void sched_rows_preempting(scheduler_t *s, const gang_snap_t *g, const char *pool, int nvictims, int need)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].preempting)
+            ext[i].preempting(&s->rows[i], g, pool, nvictims, need);
 }
 
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)
