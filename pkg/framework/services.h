@@ -157,8 +157,6 @@ typedef struct sched_services {
     int (*sim_build)(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim);
     void (*sim_free)(void *core, sched_sim_t *sim);
 
-    /* The gang store (gang/gang.h), as long as the core. */
-    gang_store_t *(*gangs)(void *core);
     /* Room held for a pending pod: 1 when a preemption nominated it (the
      * node in node[len] when node is given); charged: its queue counts it
      * while it is pending (a reclaim under a limit); drop_nomination gives

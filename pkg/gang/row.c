@@ -15,8 +15,8 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* The row's room: the services and the gang store it keeps (the core's,
- * given by the services as long as the core). */
+/* The row's room: the services and the gang store, which the row makes
+ * and frees and publishes to the core (gang_row_publish). */
 typedef struct gang_room {
     const sched_services_t *svc;
     void *core;
@@ -28,13 +28,22 @@ void *gang_row_init(const sched_services_t *svc, void *core)
     gang_room_t *r = util_xcalloc(1, sizeof(*r));
     r->svc = svc;
     r->core = core;
-    r->gangs = svc->gangs(core);
+    r->gangs = gang_store_new();
     return r;
 }
 
 void gang_row_fini(void *self)
 {
-    free(self);
+    gang_room_t *r = self;
+    if (!r)
+        return;
+    gang_store_free(r->gangs);
+    free(r);
+}
+
+void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
+{
+    pub->gangs = ((gang_room_t *)row->self)->gangs;
 }
 
 /* The counters this row moves (/metrics). */

@@ -10,6 +10,8 @@
 
 void *gang_row_init(const sched_services_t *svc, void *core);
 void gang_row_fini(void *self);
+/* publish: the gang store (PodGroups and members) the core reads. */
+void gang_row_publish(const sched_row_t *row, sched_published_t *pub);
 /* gate: a gang member's set becomes the gang's pending members (its turn
  * taken), the first of them its minimum; a lone pod or an elastic member
  * is held behind a waiting gang (the backfill gate). */

@@ -45,6 +45,14 @@
 struct scheduler;
 struct sched_pool;
 
+/* What rows keep that the core's mechanism reads (sched_ext_t.publish). */
+typedef struct sched_published {
+    /* PodGroups and their members (the gang row's): the pods informer
+     * keeps the members, and preemption's rules, the minimum runtime,
+     * reservations, queues, decision records and the dashboard read it. */
+    gang_store_t *gangs;
+} sched_published_t;
+
 typedef enum {
     SET_LONE = 0, /* a pod outside any gang */
     SET_MINIMUM,  /* a gang's pending members; the first need place together */
@@ -241,6 +249,9 @@ typedef struct sched_ext {
      * are built, valid as long as the room. Every cluster view the core
      * makes starts from it. */
     void (*cluster)(const sched_row_t *row, fw_cluster_t *cl);
+    /* What the row keeps that the core reads (sched_published_t): set in
+     * pub, asked once when the rows are built, valid as long as the room. */
+    void (*publish)(const sched_row_t *row, sched_published_t *pub);
     /* Offline mode (the sandbox) starts no row's thread (start, above) and
      * calls drain instead, once per drain of the scheduler: the thread's
      * work done once; 1 when there was some. */

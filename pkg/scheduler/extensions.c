@@ -119,6 +119,7 @@ static const sched_ext_t table[] = {
     { .name = "gang",
       .init = gang_row_init,
       .fini = gang_row_fini,
+      .publish = gang_row_publish,
       .watches = gang_watches,
       .gate = gang_row_gate,
       .pre_place = gang_row_pre_place,

@@ -86,7 +86,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->cache = cache_new(pools_partition, s);
     cache_set_account_hook(s->cache, tenants_account, s);
     cache_set_nomination_hook(s->cache, tenants_nomination, s);
-    s->gangs = gang_store_new();
     s->resv = resv_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
@@ -569,8 +568,8 @@ void scheduler_free(scheduler_t *s)
     s->row_infs = s->watch_infs = NULL;
     s->nrow_infs = 0;
     cache_free(s->cache);
-    gang_store_free(s->gangs);
-    sched_rows_fini(s);
+    sched_rows_fini(s); /* the gang row's store (s->gangs) goes with its room */
+    s->gangs = NULL;
     resv_free(s->resv);
     held_free(s->held);
     prio_classes_free(s->prio_classes);

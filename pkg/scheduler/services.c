@@ -239,11 +239,6 @@ static void svc_sim_free(void *core, sched_sim_t *sim)
     pe_sim_free(sim);
 }
 
-static gang_store_t *svc_gangs(void *core)
-{
-    return ((scheduler_t *)core)->gangs;
-}
-
 static int svc_nomination(void *core, const char *uid, char *node, size_t len)
 {
     cache_t *c = ((scheduler_t *)core)->cache;
@@ -411,7 +406,6 @@ const sched_services_t sched_services = {
     .topo_levels = svc_topo_levels,
     .sim_build = svc_sim_build,
     .sim_free = svc_sim_free,
-    .gangs = svc_gangs,
     .nomination = svc_nomination,
     .charged = svc_charged,
     .drop_nomination = svc_drop_nomination,
@@ -449,6 +443,7 @@ void sched_rows_init(scheduler_t *s)
     s->nrows = n;
     s->view_rows = util_xcalloc((size_t)n, sizeof(*s->view_rows));
     s->nominee_rows = util_xcalloc((size_t)n, sizeof(*s->nominee_rows));
+    sched_published_t pub = { 0 };
     for (int i = 0; i < n; i++) {
         s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s };
         if (ext[i].init)
@@ -459,7 +454,10 @@ void sched_rows_init(scheduler_t *s)
             s->nominee_rows[s->nnominee_rows++] = i;
         if (ext[i].cluster)
             ext[i].cluster(&s->rows[i], &s->row_cluster);
+        if (ext[i].publish)
+            ext[i].publish(&s->rows[i], &pub);
     }
+    s->gangs = pub.gangs;
 }
 
 void sched_rows_fini(scheduler_t *s)

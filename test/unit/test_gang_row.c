@@ -1,8 +1,8 @@
 /* test_gang_row.c -- the gang row alone (pkg/gang/row.c), on a fake
- * services table around a real gang store: the gate gathers a gang's
- * minimum, minResources are checked against the pool's free room, a
- * placed minimum is said and wakes the pods held behind it, and a gang
- * victim brings its whole gang. No scheduler is built: what the row asks
+ * services table, with the gang store it makes and publishes: the gate
+ * gathers a gang's minimum, minResources are checked against the pool's
+ * free room, a placed minimum is said and wakes the pods held behind it,
+ * and a gang victim brings its whole gang. No scheduler is built: what the row asks
  * of the core is exactly the table's calls. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,11 +33,6 @@ typedef struct fake {
     int nevents;
     char event[512]; /* the last object event */
 } fake_t;
-
-static gang_store_t *f_gangs(void *core)
-{
-    return ((fake_t *)core)->gangs;
-}
 
 static const scheduler_opts_t *f_opts(void *core)
 {
@@ -161,7 +156,6 @@ static const sched_services_t fake_services = {
     .object_event = f_object_event,
     .pod_get = f_pod_get,
     .nodes_visit = f_nodes_visit,
-    .gangs = f_gangs,
     .nomination = f_nomination,
     .charged = f_zero_uid,
     .leaving = f_zero_uid,
@@ -208,18 +202,19 @@ static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
     scheduler_opts_default(&f->opts);
-    f->gangs = gang_store_new();
     f->woke_pool = -1;
     f->node =
         fx_node_info("{'metadata':{'name':'n0'},'status':{'allocatable':{'cpu':'8','memory':'32Gi','pods':'110'}}}");
     f->node->pool = 0;
     *row = (sched_row_t){ .self = gang_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    sched_published_t pub = { 0 };
+    gang_row_publish(row, &pub);
+    f->gangs = pub.gangs; /* the row's own */
 }
 
 static void teardown(fake_t *f, sched_row_t *row)
 {
     gang_row_fini(row->self);
-    gang_store_free(f->gangs);
     node_info_free(f->node);
 }
 
