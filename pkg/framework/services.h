@@ -213,6 +213,7 @@ typedef struct sched_row {
     void *self;
     const sched_services_t *svc;
     void *core;
+    int index; /* its place in the table: its slot in a pod set (pod_set_t.slot) */
 } sched_row_t;
 
 #endif

@@ -46,6 +46,25 @@ void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
     pub->gangs = ((gang_room_t *)row->self)->gangs;
 }
 
+/* What the row keeps of one set, in its slot (pod_set_t.slot): made on
+ * demand, freed by gang_row_end. */
+typedef struct gang_set {
+    int turn; /* the gang's turn is taken (gang_turn_begin) */
+} gang_set_t;
+
+static gang_set_t *set_data(const sched_row_t *row, pod_set_t *set)
+{
+    if (!set->slot[row->index])
+        set->slot[row->index] = util_xcalloc(1, sizeof(gang_set_t));
+    return set->slot[row->index];
+}
+
+static int has_turn(const sched_row_t *row, const pod_set_t *set)
+{
+    const gang_set_t *d = set->slot[row->index];
+    return d && d->turn;
+}
+
 /* The counters this row moves (/metrics). */
 typedef struct stat_add {
     size_t field; /* offsetof(scheduler_stats_t, ...) */
@@ -535,8 +554,9 @@ static int holds_room(const gang_room_t *r, queue_item_t *const *items, int need
 
 /* A gang's member was popped: the set becomes the gang's pending members
  * (its turn taken), the first need of them its minimum. */
-static ext_rc_t gate_gang(const gang_room_t *r, pod_set_t *set)
+static ext_rc_t gate_gang(const sched_row_t *row, pod_set_t *set)
 {
+    const gang_room_t *r = row->self;
     queue_item_t *it = set->items[0];
     const char *group = gang_of(it->pod);
     gang_snap_t *g = util_xcalloc(1, sizeof(*g));
@@ -598,7 +618,7 @@ static ext_rc_t gate_gang(const gang_room_t *r, pod_set_t *set)
     /* Another pool's thread may be placing this gang (it borrows): its
      * assumed members would count here as placed, and both would place. */
     gang_turn_begin(r->gangs, g->key);
-    set->turn = 1;
+    set_data(row, set)->turn = 1;
     queue_item_t **items;
     int placed = 0;
     int n = gather(r, set, it, g, &items, &placed);
@@ -653,7 +673,7 @@ ext_rc_t gang_row_gate(const sched_row_t *row, pod_set_t *set)
     if (set->kind == SET_SURPLUS)
         return gate_surplus(r, set);
     if (gang_of(set->items[0]->pod))
-        return gate_gang(r, set);
+        return gate_gang(row, set);
     return gate_lone(r, set);
 }
 
@@ -748,7 +768,7 @@ ext_rc_t gang_row_post_filter(const sched_row_t *row, pod_set_t *set)
 void gang_row_report(const sched_row_t *row, pod_set_t *set, const char *msg)
 {
     const gang_room_t *r = row->self;
-    if (set->kind != SET_MINIMUM || !set->turn || !set->items[0])
+    if (set->kind != SET_MINIMUM || !has_turn(row, set) || !set->items[0])
         return;
     const gang_snap_t *g = set->gang;
     queue_item_t *first = set->items[0];
@@ -761,11 +781,14 @@ void gang_row_report(const sched_row_t *row, pod_set_t *set, const char *msg)
 void gang_row_end(const sched_row_t *row, pod_set_t *set)
 {
     const gang_room_t *r = row->self;
+    gang_set_t *d = set->slot[row->index];
+    set->slot[row->index] = NULL;
+    int turn = d && d->turn;
+    free(d);
     if (set->kind != SET_MINIMUM || !set->gang)
         return;
-    if (set->turn)
+    if (turn)
         gang_turn_end(r->gangs, set->gang->key);
-    set->turn = 0;
     gang_snap_clear(set->gang);
     free(set->gang);
     set->gang = NULL;

@@ -45,6 +45,9 @@
 struct scheduler;
 struct sched_pool;
 
+/* The most rows a table may have: a pod set keeps a slot for each. */
+#define SCHED_MAX_ROWS 32
+
 /* What rows keep that the core's mechanism reads (sched_ext_t.publish). */
 typedef struct sched_published {
     /* PodGroups and their members (the gang row's): the pods informer
@@ -94,7 +97,6 @@ typedef struct pod_set {
     int fits;                     /* members assumed before the first failure */
     int backoff;                  /* given back to the backoff queue */
     set_outcome_t outcome;
-    int turn; /* the gang row holds the gang's turn (gang_turn_begin) */
     /* A row's note of what the set waits for (said after why; owned) and
      * when to try it again (wall ms; 0: at the next event or the flush). */
     char *wait_note;
@@ -104,6 +106,10 @@ typedef struct pod_set {
      * until a row says something. */
     struct pod_set_trace *trace;
     int records; /* decision records are kept (else pod_set_step says nothing) */
+    /* Each row's own data for this set, at the row's place in the table
+     * (sched_row_t.index): made by the row's point that needs it, freed
+     * by its end (which runs whatever the outcome); NULL until then. */
+    void *slot[SCHED_MAX_ROWS];
 } pod_set_t;
 
 /* A nominee point's answers (sched_ext_t.nominee). */

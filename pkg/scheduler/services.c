@@ -439,13 +439,17 @@ void sched_rows_init(scheduler_t *s)
 {
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
+    if (n > SCHED_MAX_ROWS) { /* a pod set has no slot for the rows past it */
+        LOG_E("%d rows, more than SCHED_MAX_ROWS (%d)", n, SCHED_MAX_ROWS);
+        abort();
+    }
     s->rows = util_xcalloc((size_t)n, sizeof(*s->rows));
     s->nrows = n;
     s->view_rows = util_xcalloc((size_t)n, sizeof(*s->view_rows));
     s->nominee_rows = util_xcalloc((size_t)n, sizeof(*s->nominee_rows));
     sched_published_t pub = { 0 };
     for (int i = 0; i < n; i++) {
-        s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s };
+        s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s, .index = i };
         if (ext[i].init)
             s->rows[i].self = ext[i].init(&sched_services, s);
         if (ext[i].node_view)

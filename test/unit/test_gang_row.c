@@ -265,12 +265,16 @@ static void test_gate_gathers_the_minimum(void **state)
     assert_ptr_equal(set.items[0], &it1); /* priority 10 first */
     assert_ptr_equal(set.items[1], &it0);
     assert_string_equal(set.label, "pod group ns/g");
-    assert_int_equal(set.turn, 1);
+    assert_non_null(set.slot[row.index]); /* the row's own, holding its turn */
+    /* With the turn, the reason is said on the PodGroup too. */
+    gang_row_report(&row, &set, "0/2 members placeable; no node fits");
+    assert_int_equal(f.nevents, 1);
+    assert_string_equal(f.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
     assert_non_null(set.gang);
     assert_string_equal(set.gang->key, "ns/g");
     gang_row_end(&row, &set);
     assert_null(set.gang);
-    assert_int_equal(set.turn, 0);
+    assert_null(set.slot[row.index]); /* given back */
     set_done(&set);
 
     /* With one member only, the gang waits for minMember to exist. */
