@@ -334,8 +334,9 @@ static char *min_resources_short(const gang_room_t *r, int pool_id, const resour
     return res_short(min, &alloc);
 }
 
-/* Gathers it and the gang's other pending members queued in P (each then
- * out with us as if popped). Counts members already placed. */
+/* Gathers it and the gang's other pending members queued in the set's
+ * pool (each then out with us as if popped). Counts members already
+ * placed. */
 static int gather(const gang_room_t *r, pod_set_t *set, queue_item_t *it, const gang_snap_t *g, queue_item_t ***out,
                   int *placed)
 {
@@ -456,7 +457,7 @@ static int set_yields(void *ud, const gang_claim_t *claim, int ahead)
     return y->r->svc->yields(y->r->core, y->pool, y->tenant, y->req, claim->owner, claim->amount);
 }
 
-/* The yield context of pods[0..n) (a set's minimum, or one pod) in P;
+/* The yield context of pods[0..n) (a set's minimum, or one pod) in pool;
  * 0 when Queues are off (no yields to ask). */
 static int yield_ctx_of(const gang_room_t *r, int pool, pod_t *const *pods, int n, yield_ctx_t *y)
 {
