@@ -222,7 +222,7 @@ static const fw_registry_entry_t REGISTRY[] = {
       PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE) | PT(FW_PT_RESERVE) |
           PT(FW_PT_PRE_BIND),
       mk_gpu_sharing },
-    /* Gangs' topology domains (scheduler/gang.c sets the domain). */
+    /* Gangs' topology domains (the topology row, topology/row.c, sets the domain). */
     { "TopologyDomain", PT(FW_PT_FILTER), mk_topology_domain },
     { "DefaultPreemption", PT(FW_PT_POST_FILTER), NULL },
     { "DefaultBinder", PT(FW_PT_BIND), NULL },

@@ -18,12 +18,14 @@
 
 #include "cache/cache.h"
 #include "framework/framework.h"
+#include "fairshare/fairshare.h"
 #include "framework/nodeinfo.h"
 #include "gang/gang.h"
 #include "kube/client.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
 #include "scheduler/scheduler.h"
+#include "topology/topology.h"
 
 struct pod_set;
 struct sched_pool;
@@ -37,6 +39,21 @@ typedef struct sched_pool_info {
     int dead;                     /* its Pool was deleted: its thread is ending */
 } sched_pool_info_t;
 typedef void (*sched_pools_fn)(void *ud, const sched_pool_info_t *pools, int n);
+
+/* Copies of a pool's nodes as a set's first pod sees them (nominated room
+ * and what rows hold there included), and a PreFilter state per member:
+ * the ground a gang's simulation (preemption plan, lender or topology
+ * choice) runs on without the cache lock. Made by sim_build, freed by
+ * sim_free. */
+typedef struct sched_sim {
+    node_info_t **nodes;
+    int nnodes;
+    cycle_state_t **cs; /* one per member */
+    pod_t **pods;       /* the members (borrowed), cs[i] is pods[i]'s */
+    int nmembers;
+    resources_t alloc, used; /* sums over the copies (lender choice) */
+    int tasks;
+} sched_sim_t;
 
 /* A view of one node, valid only during the call that gives it. */
 typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
@@ -214,6 +231,58 @@ typedef struct sched_services {
     int (*pool_room_for)(void *core, int pool, pod_t *const *pods, int n, resources_t *alloc, resources_t *used,
                          int *tasks);
     void (*move_item)(void *core, int from, int to, queue_item_t *it);
+    /* One event on another object known by kind, apiVersion, namespace,
+     * name and uid (a PodGroup), queued to the writer. */
+    void (*object_event_ref)(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
+                             const char *uid, const char *type, const char *reason, const char *message);
+    /* The topology levels gangs may ask for (--topology-levels, widest
+     * first; as long as the core). */
+    const topo_levels_t *(*topo_levels)(void *core);
+    /* Copies of pool's nodes for pods[0..n) (sched_sim_t): 0 when ready,
+     * -1 when a member's PreFilter fails; sim_free it either way. Takes
+     * the cache's read lock while it copies: a pool thread's call. */
+    int (*sim_build)(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim);
+    void (*sim_free)(void *core, sched_sim_t *sim);
+
+    /* Room held for a pending pod: 1 when a preemption nominated it (the
+     * node in node[len] when node is given); charged: its queue counts it
+     * while it is pending (a reclaim under a limit); leaving: its eviction
+     * was requested. */
+    int (*nomination)(void *core, const char *uid, char *node, size_t len);
+    int (*charged)(void *core, const char *uid);
+    int (*leaving)(void *core, const char *uid);
+    /* The set's pool (set->P, on its own thread): take_pending takes the
+     * pending pod uid out of its queue as if popped, refreshed from the
+     * cache (NULL: not queued there, in flight, or gone); pool_active is
+     * how many pods wait in its activeQ; fits_on whether pod passes every
+     * filter on node now. */
+    queue_item_t *(*take_pending)(void *core, struct sched_pool *P, const char *uid);
+    int (*pool_active)(void *core, struct sched_pool *P);
+    int (*fits_on)(void *core, struct sched_pool *P, const pod_t *pod, const char *node);
+    /* Whether pool (by id) preempts (its switch and --disable-preemption). */
+    int (*pool_preempts)(void *core, int pool);
+    /* Whether pod's preemptionPolicy and profile let it preempt; whether a
+     * pre_enqueue row keeps it out of the queues. */
+    int (*may_preempt)(void *core, const pod_t *pod);
+    int (*kept_out)(void *core, const pod_t *pod);
+    /* Queues (fairshare/): set_request the queue and summed request of
+     * pods[0..n) (0: Queues are off); yields fs_yields' answer. */
+    int (*set_request)(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);
+    int (*yields)(void *core, int pool, int tenant, const double req[FS_NRES], int other,
+                  const double other_req[FS_NRES]);
+    /* When gang ns/group's freezing window ends (wall ms; src says whose). */
+    int64_t (*freeze_end)(void *core, const char *ns, const char *group, const pod_t *member, char *src, size_t srclen);
+    /* Preemption's rules for one more victim (vc: the evaluator's context,
+     * as the expand point got it; *rank its rank), and the PDBs a set of
+     * victims would violate (the caller holds what the expand point does). */
+    int (*is_victim)(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank);
+    int (*pdb_violations)(void *core, pod_t *const *pods, int n);
+    /* Housekeeping: whether Bindings are queued; one member of a stale
+     * gang evicted; a decision record of kind ("podgroup") and key
+     * forgotten. */
+    int (*binds_queued)(void *core);
+    void (*evict_stale)(void *core, pod_t *victim);
+    void (*forget_record)(void *core, const char *kind, const char *key);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */
@@ -224,6 +293,7 @@ typedef struct sched_row {
     void *self;
     const sched_services_t *svc;
     void *core;
+    int index; /* its place in the table: its slot in a pod set (pod_set_t.slot) */
 } sched_row_t;
 
 #endif

@@ -46,6 +46,17 @@
 struct scheduler;
 struct sched_pool;
 
+/* The most rows a table may have: a pod set keeps a slot for each. */
+#define SCHED_MAX_ROWS 32
+
+/* What rows keep that the core's mechanism reads (sched_ext_t.publish). */
+typedef struct sched_published {
+    /* PodGroups and their members (the gang row's): the pods informer
+     * keeps the members, and preemption's rules, the minimum runtime,
+     * reservations, queues, decision records and the dashboard read it. */
+    gang_store_t *gangs;
+} sched_published_t;
+
 typedef enum {
     SET_LONE = 0, /* a pod outside any gang */
     SET_MINIMUM,  /* a gang's pending members; the first need place together */
@@ -87,7 +98,6 @@ typedef struct pod_set {
     int fits;                     /* members assumed before the first failure */
     int backoff;                  /* given back to the backoff queue */
     set_outcome_t outcome;
-    int turn; /* the gang row holds the gang's turn (gang_turn_begin) */
     /* A row's note of what the set waits for (said after why; owned) and
      * when to try it again (wall ms; 0: at the next event or the flush). */
     char *wait_note;
@@ -97,6 +107,10 @@ typedef struct pod_set {
      * until a row says something. */
     struct pod_set_trace *trace;
     int records; /* decision records are kept (else pod_set_step says nothing) */
+    /* Each row's own data for this set, at the row's place in the table
+     * (sched_row_t.index): made by the row's point that needs it, freed
+     * by its end (which runs whatever the outcome); NULL until then. */
+    void *slot[SCHED_MAX_ROWS];
 } pod_set_t;
 
 /* A nominee point's answers (sched_ext_t.nominee). */
@@ -247,6 +261,9 @@ typedef struct sched_ext {
      * the rows are built; the core keeps it and forwards what other rows
      * need through the services. One row answers it (the tenants row). */
     void (*queues)(const sched_row_t *row, sched_queues_t *q);
+    /* What the row keeps that the core reads (sched_published_t): set in
+     * pub, asked once when the rows are built, valid as long as the room. */
+    void (*publish)(const sched_row_t *row, sched_published_t *pub);
     /* Offline mode (the sandbox) starts no row's thread (start, above) and
      * calls drain instead, once per drain of the scheduler: the thread's
      * work done once; 1 when there was some. */
@@ -268,6 +285,15 @@ typedef struct sched_ext {
      * Called where the event is seen (an informer, a pool thread, a bind
      * or eviction worker) with no lock of the core held. */
     int (*on_event)(const sched_row_t *row, const sched_event_t *ev, sched_wake_t *wake);
+    /* Preemption's victims point (preempt_eval.c): each candidate's
+     * victims widened to what must go with them (the gang row: a gang
+     * goes whole, each mate by the pod rule, asked through the services'
+     * is_victim with vc); a candidate where that cannot be is dropped
+     * (cleared). Returns how many are left, in place. pdb_mu held. */
+    int (*expand)(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+    /* A gang's preemption was committed in pool (nvictims evicted for the
+     * need members of its minimum): what the row says of it. */
+    void (*preempting)(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
     /* Pods informer: a pod left the cache (deleted). */
     void (*pod_deleted)(const sched_row_t *row, const pod_t *pod);
     /* Pods informer: one of our pods stopped pending (bound, or finished

@@ -5,6 +5,7 @@
 #include "consolidation/row.h"
 #include "dra/row.h"
 #include "fairshare/row.h"
+#include "gang/row.h"
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
@@ -12,20 +13,17 @@
 #include "preemption/row.h"
 #include "reservation/row.h"
 #include "scheduler/internal.h"
+#include "topology/row.h"
 #include "volume/row.h"
-
-/* Rows still in pkg/scheduler take the scheduler as their room
- * (sched_row_core); these adapters give their points the old argument,
- * and go as each row moves to its concept's folder. */
-static void gang_hk(const sched_row_t *r)
-{
-    gang_housekeep(r->self);
-}
 
 /* What the rows watch: their handlers get the row's room. */
 static const sched_watch_t gang_watches[] = {
-    { "PodGroup", PODGROUP_API "/podgroups", on_podgroup_event, 1 },
-    /* the priority a PodGroup's class annotation gives its gang */
+    { "PodGroup", PODGROUP_API "/podgroups", gang_row_on_podgroup, 1 },
+    { 0 },
+};
+/* The priority a PodGroup's class annotation gives its gang (the core's
+ * prio_classes, asked through the services' gang_priority). */
+static const sched_watch_t prioclass_watches[] = {
     { "PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", on_priorityclass_event, 0 },
     { 0 },
 };
@@ -89,18 +87,23 @@ static const sched_ext_t table[] = {
       .housekeep = resv_row_housekeep,
       .on_event = resv_row_on_event,
       .pool_status = resv_row_pool_status },
+    { .name = "priority-classes", .init = sched_row_core, .watches = prioclass_watches },
     { .name = "gang",
-      .init = sched_row_core,
+      .init = gang_row_init,
+      .fini = gang_row_fini,
+      .publish = gang_row_publish,
       .watches = gang_watches,
-      .gate = gang_ext_gate,
-      .pre_place = gang_ext_pre_place,
-      .commit = gang_ext_commit,
-      .post_filter = gang_ext_post_filter,
-      .report = gang_ext_report,
-      .end = gang_ext_end,
-      .nominee = gang_nominee,
-      .housekeep = gang_hk },
-    { .name = "topology", .pre_place = topology_ext_pre_place },
+      .gate = gang_row_gate,
+      .pre_place = gang_row_pre_place,
+      .commit = gang_row_commit,
+      .post_filter = gang_row_post_filter,
+      .report = gang_row_report,
+      .end = gang_row_end,
+      .nominee = gang_row_nominee,
+      .housekeep = gang_row_housekeep,
+      .expand = gang_row_expand,
+      .preempting = gang_row_preempting },
+    { .name = "topology", .pre_place = topology_row_pre_place },
     { .name = "volumes",
       .init = volume_row_init,
       .fini = volume_row_fini,

@@ -114,7 +114,7 @@ struct scheduler {
     owners_t *owners;
     informer_t *inf_owners[OWNER_NKINDS];
 
-    /* gang.c: PodGroups and their members (gang/gang.h, a leaf lock) */
+    /* PodGroups and their members (gang/gang.h, a leaf lock): the gang row (gang/row.c) keeps it through the services */
     gang_store_t *gangs;
 
     /* The Queues (tenants, fair share, quotas and limits): the calls the
@@ -136,7 +136,7 @@ struct scheduler {
     /* What the rows keep for the Filter plugins (their cluster point, asked
      * once when they are built): every cluster view starts from it. */
     fw_cluster_t row_cluster;
-    /* gang.c: the topology levels gangs may ask for (read-only) */
+    /* the topology levels gangs may ask for (read-only; the topology row gets them through the services) */
     topo_levels_t topo;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
@@ -362,41 +362,6 @@ void minrt_note_to_set(pod_set_t *set, const minrt_note_t *n);
 void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
 void minrt_format_duration(int64_t ms, char *out, size_t len);
 
-/* gang.c: the gang row. gate: a gang member's set becomes the gang's
- * pending members from P's queue (its turn taken until end), the first
- * need the minimum; a pod outside any gang passes the backfill gate (a
- * waiting gang goes first, see gang_blocker); an elastic member steps
- * behind. pre_place: minResources. commit: placement events. post_filter
- * (last): the minimum waits, holding back backfill. */
-ext_rc_t gang_ext_gate(const sched_row_t *row, pod_set_t *set);
-ext_rc_t gang_ext_pre_place(const sched_row_t *row, pod_set_t *set);
-void gang_ext_commit(const sched_row_t *row, pod_set_t *set);
-ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set);
-void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg);
-void gang_ext_end(const sched_row_t *row, pod_set_t *set);
-/* The topology row (gang.c, on the gang simulation): the domain of the
- * minimum; a required gang's elastic members stay in it. */
-ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set);
-/* A gang's preemption was committed: its log line, PodGroup event, stat. */
-void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need);
-/* The domains of level key among pool_id's nodes (*doms, the caller frees
- * each and the array) and, when alloc is given, each one's allocatable sum
- * (*alloc, an array the caller frees). Returns how many. */
-int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
-/* Adds to each candidate's victims the gang-mates of victims that keep
- * their gang at its minimum: a gang is evicted whole or not at all. A
- * candidate where a mate is no victim of preemptor (postfilter_is_victim
- * with vc), or where a PDB protects one of a set holding a gang, is
- * dropped (cleared); returns how many are left, in place. pdb_mu held. */
-int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
-void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* Housekeeper, once a second: PodGroup status, timeouts, stale gangs. */
-void gang_housekeep(scheduler_t *s);
-
-/* The gang row's nominee point: a gang's room is held for the gang, its
- * members do not keep it from one another. */
-int gang_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
-
 /* preempt_eval.c: the Queues' side of a victim search (s->queues):
  * vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
  * minimum) queued since first_ms (0: never starving); candidates whose
@@ -446,6 +411,10 @@ void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, co
 /* The housekeeper writes Pool pool's .status: every row's pool_status adds
  * its fields to status. */
 void sched_rows_pool_status(scheduler_t *s, const char *pool, json_t *status);
+/* Every row's expand point in table order (preempt_eval's victims table),
+ * and every row's preempting point. */
+int sched_rows_expand(scheduler_t *s, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+void sched_rows_preempting(scheduler_t *s, const gang_snap_t *g, const char *pool, int nvictims, int need);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row

@@ -94,6 +94,22 @@ void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i)
             framework_add_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], sim->pods[i], sim->nodes[k]);
 }
 
+int pe_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
+{
+    int nd = 0;
+    *doms = NULL;
+    if (alloc)
+        *alloc = NULL;
+    cache_rdlock(s->cache);
+    int n = 0;
+    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
+    for (int i = 0; i < n; i++)
+        if (nodes[i]->pool == pool_id)
+            topo_domains_add(&s->topo, key, nodes[i]->node, doms, alloc, &nd);
+    cache_unlock(s->cache);
+    return nd;
+}
+
 /* A pod leaves copy k: every member's state forgets it. */
 static void sim_remove(scheduler_t *s, pe_sim_t *sim, int k, const pod_t *p)
 {
@@ -232,7 +248,7 @@ int pe_queue_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n)
 
 static int core_expand(victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
 {
-    return gang_expand_victims(vc->s, vc, preemptor, cands, n);
+    return sched_rows_expand(vc->s, vc, preemptor, cands, n);
 }
 
 /* The core's answers; a row's will take their place. */
@@ -417,7 +433,7 @@ static int plan_better(const pe_plan_t *a, const pe_plan_t *b)
 static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, pe_plan_t *best)
 {
     topo_domain_t *doms = NULL;
-    int nd = gang_pool_domains(r->P->s, r->P->id, r->g->topo_level, &doms, NULL);
+    int nd = pe_pool_domains(r->P->s, r->P->id, r->g->topo_level, &doms, NULL);
     int found = 0, free_domain = 0;
     for (int j = 0; j < nd && !free_domain; j++) {
         pe_plan_t pl;
@@ -449,7 +465,7 @@ static void announce(const pe_commit_t *c, const preempt_candidate_t *b)
     case PE_BY_LONE:
         LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, b->node, c->P->name, b->nvictims);
         break;
-    case PE_BY_GANG: gang_preempting(c->P, c->g, b->nvictims, c->np); break;
+    case PE_BY_GANG: sched_rows_preempting(c->P->s, c->g, c->P->name, b->nvictims, c->np); break;
     case PE_BY_LIMIT:
         LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", b->nvictims, pod->key, c->np,
               c->P->name);

@@ -6,18 +6,9 @@
 
 #include "scheduler/internal.h"
 
-/* Copies of a pool's nodes as the set's first pod sees them (nominated
- * room included), and a PreFilter state per member: the ground a plan (or
- * a gang's lender or topology choice) runs on without the cache lock. */
-typedef struct pe_sim {
-    node_info_t **nodes;
-    int nnodes;
-    cycle_state_t **cs; /* one per member */
-    pod_t **pods;       /* the members (borrowed), cs[i] is pods[i]'s */
-    int nmembers;
-    resources_t alloc, used; /* sums over the copies (lender choice) */
-    int tasks;
-} pe_sim_t;
+/* The copies a plan (or a gang's lender or topology choice) runs on
+ * (framework/services.h: the rows get them through sim_build). */
+typedef sched_sim_t pe_sim_t;
 
 /* 0 when ready; -1 when a member's PreFilter fails (free it either way). */
 int pe_sim_build(scheduler_t *s, int pool_id, pod_t *const *pods, int n, pe_sim_t *sim);
@@ -26,6 +17,11 @@ void pe_sim_free(pe_sim_t *sim);
 int pe_sim_fit(scheduler_t *s, pe_sim_t *sim, int i);
 /* Member i goes on copy k: every member's PreFilter state counts it. */
 void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i);
+
+/* The domains of level key among pool_id's nodes (*doms, the caller frees
+ * each and the array) and, when alloc is given, each one's allocatable sum
+ * (*alloc, an array the caller frees). Returns how many. */
+int pe_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
 
 /* Pods without repeats (refs), as a plan's victims. */
 typedef struct pe_vset {

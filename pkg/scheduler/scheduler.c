@@ -82,7 +82,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     s->status_last = hashmap_new(16);
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
-    s->gangs = gang_store_new();
     s->held = held_new();
     s->prio_classes = prio_classes_new();
     /* NULL: no record is built (trace.c), scheduler_explain finds none */
@@ -565,13 +564,15 @@ void scheduler_free(scheduler_t *s)
     s->row_infs = s->watch_infs = NULL;
     s->nrow_infs = 0;
     cache_free(s->cache);
-    gang_store_free(s->gangs);
     held_free(s->held);
     prio_classes_free(s->prio_classes);
     explain_store_free(s->explain);
     topo_levels_free(&s->topo);
     pools_destroy(s);
-    sched_rows_fini(s); /* after the queues, whose callbacks read the tenants row's store */
+    /* After the queues, whose callbacks read the tenants row's store; the
+     * gang row's store (s->gangs) goes with its room. */
+    sched_rows_fini(s);
+    s->gangs = NULL;
     pdbs_destroy(s);
     const char *k;
     void *v;

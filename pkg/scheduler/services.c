@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/internal.h"
 #include "scheduler/preempt_eval.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -348,6 +349,43 @@ static int svc_preempt(void *core, pod_set_t *set, preempt_outcome_t *seen, char
     return preempt_set(set, seen, kept);
 }
 
+static void svc_object_event_ref(void *core, const char *kind, const char *api_version, const char *ns,
+                                 const char *name, const char *uid, const char *type, const char *reason,
+                                 const char *message)
+{
+    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", kind, "apiVersion", api_version, "namespace", ns,
+                            "name", name, "uid", uid ? uid : "");
+    writer_object_event(((scheduler_t *)core)->writer, ns, inv, type, reason, message, name);
+}
+
+static const topo_levels_t *svc_topo_levels(void *core)
+{
+    return &((scheduler_t *)core)->topo;
+}
+
+static int svc_sim_build(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim)
+{
+    return pe_sim_build(core, pool, pods, n, sim);
+}
+
+static void svc_sim_free(void *core, sched_sim_t *sim)
+{
+    (void)core;
+    pe_sim_free(sim);
+}
+
+static int svc_nomination(void *core, const char *uid, char *node, size_t len)
+{
+    cache_t *c = ((scheduler_t *)core)->cache;
+    return node ? cache_nomination_of(c, uid, node, len) : cache_is_nominated(c, uid);
+}
+
+static int svc_charged(void *core, const char *uid)
+{
+    scheduler_t *s = core;
+    return s->queues.ops->is_charged(s->queues.self, uid);
+}
+
 static void svc_drop_nomination(void *core, const pod_t *pod)
 {
     postfilter_drop_nomination(core, pod);
@@ -399,6 +437,107 @@ static void svc_move_item(void *core, int from, int to, queue_item_t *it)
         T = pools_get(s, DEFAULT_POOL_ID);
     queue_done(F->q, it);
     queue_push_item(T->q, it);
+}
+
+static int svc_leaving(void *core, const char *uid)
+{
+    return evictor_outgoing(((scheduler_t *)core)->evictor, uid);
+}
+
+static queue_item_t *svc_take_pending(void *core, struct sched_pool *P, const char *uid)
+{
+    queue_item_t *o = queue_take_out(P->q, uid);
+    if (o && !sched_refresh(core, o)) {
+        queue_done(P->q, o);
+        queue_item_free(o);
+        o = NULL;
+    }
+    return o;
+}
+
+static int svc_pool_active(void *core, struct sched_pool *P)
+{
+    (void)core;
+    queue_stats_t qs;
+    queue_get_stats(P->q, &qs);
+    return qs.active;
+}
+
+static int svc_fits_on(void *core, struct sched_pool *P, const pod_t *pod, const char *node)
+{
+    (void)core;
+    cycle_state_t *cs = cycle_state_new();
+    decision_t d;
+    sched_decide_on(P, cs, pod, node, &d);
+    cycle_state_free(cs);
+    int fits = d.node != NULL;
+    free(d.node);
+    free(d.message);
+    return fits;
+}
+
+static int svc_pool_preempts(void *core, int pool)
+{
+    scheduler_t *s = core;
+    int no_preempt = 1;
+    pools_flags(s, pool, &no_preempt, NULL, NULL);
+    return !no_preempt && !s->opts.disable_preemption;
+}
+
+static int svc_may_preempt(void *core, const pod_t *pod)
+{
+    return sched_may_preempt(core, pod);
+}
+
+static int svc_kept_out(void *core, const pod_t *pod)
+{
+    return sched_kept_out(core, pod);
+}
+
+static int svc_set_request(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES])
+{
+    scheduler_t *s = core;
+    return s->queues.ops->set_request(s->queues.self, pods, n, tenant, req);
+}
+
+static int svc_yields(void *core, int pool, int tenant, const double req[FS_NRES], int other,
+                      const double other_req[FS_NRES])
+{
+    scheduler_t *s = core;
+    return s->queues.ops->yields(s->queues.self, pool, tenant, req, other, other_req);
+}
+
+static int64_t svc_freeze_end(void *core, const char *ns, const char *group, const pod_t *member, char *src,
+                              size_t srclen)
+{
+    return minrt_freeze_end(core, ns, group, member, src, srclen);
+}
+
+static int svc_is_victim(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank)
+{
+    (void)core;
+    return postfilter_is_victim(victim, preemptor, vc, rank);
+}
+
+static int svc_pdb_violations(void *core, pod_t *const *pods, int n)
+{
+    scheduler_t *s = core;
+    return preempt_pdb_violations(pods, n, s->pdbs, s->npdbs);
+}
+
+static int svc_binds_queued(void *core)
+{
+    return __atomic_load_n(&((scheduler_t *)core)->bind_backlog, __ATOMIC_RELAXED) > 0;
+}
+
+static void svc_evict_stale(void *core, pod_t *victim)
+{
+    evictor_evict_stale(((scheduler_t *)core)->evictor, victim);
+}
+
+static void svc_forget_record(void *core, const char *kind, const char *key)
+{
+    trace_forget(core, kind, key);
 }
 
 const sched_services_t sched_services = {
@@ -456,6 +595,27 @@ const sched_services_t sched_services = {
     .pool_queued = svc_pool_queued,
     .pool_room_for = svc_pool_room_for,
     .move_item = svc_move_item,
+    .object_event_ref = svc_object_event_ref,
+    .topo_levels = svc_topo_levels,
+    .sim_build = svc_sim_build,
+    .sim_free = svc_sim_free,
+    .nomination = svc_nomination,
+    .charged = svc_charged,
+    .leaving = svc_leaving,
+    .take_pending = svc_take_pending,
+    .pool_active = svc_pool_active,
+    .fits_on = svc_fits_on,
+    .pool_preempts = svc_pool_preempts,
+    .may_preempt = svc_may_preempt,
+    .kept_out = svc_kept_out,
+    .set_request = svc_set_request,
+    .yields = svc_yields,
+    .freeze_end = svc_freeze_end,
+    .is_victim = svc_is_victim,
+    .pdb_violations = svc_pdb_violations,
+    .binds_queued = svc_binds_queued,
+    .evict_stale = svc_evict_stale,
+    .forget_record = svc_forget_record,
 };
 
 /* ---- the Queues (the tenants row's queues point) --------------------------- */
@@ -531,12 +691,17 @@ void sched_rows_init(scheduler_t *s)
 {
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
+    if (n > SCHED_MAX_ROWS) { /* a pod set has no slot for the rows past it */
+        LOG_E("%d rows, more than SCHED_MAX_ROWS (%d)", n, SCHED_MAX_ROWS);
+        abort();
+    }
     s->rows = util_xcalloc((size_t)n, sizeof(*s->rows));
     s->nrows = n;
     s->view_rows = util_xcalloc((size_t)n, sizeof(*s->view_rows));
     s->nominee_rows = util_xcalloc((size_t)n, sizeof(*s->nominee_rows));
+    sched_published_t pub = { 0 };
     for (int i = 0; i < n; i++) {
-        s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s };
+        s->rows[i] = (sched_row_t){ .svc = &sched_services, .core = s, .index = i };
         if (ext[i].init)
             s->rows[i].self = ext[i].init(&sched_services, s);
         if (ext[i].node_view)
@@ -547,6 +712,8 @@ void sched_rows_init(scheduler_t *s)
             ext[i].cluster(&s->rows[i], &s->row_cluster);
         if (ext[i].queues)
             ext[i].queues(&s->rows[i], &s->queues);
+        if (ext[i].publish)
+            ext[i].publish(&s->rows[i], &pub);
     }
     /* The core asks the Queues on every path (accounting, the scheduling
      * queues' pick, victims): a table without a row publishing them is a
@@ -555,6 +722,7 @@ void sched_rows_init(scheduler_t *s)
         LOG_E("no row publishes the queues interface");
         abort();
     }
+    s->gangs = pub.gangs;
 }
 
 void sched_rows_fini(scheduler_t *s)
@@ -660,6 +828,25 @@ void sched_rows_pool_status(scheduler_t *s, const char *pool, json_t *status)
     for (int i = 0; i < s->nrows && i < n; i++)
         if (ext[i].pool_status)
             ext[i].pool_status(&s->rows[i], pool, status);
+}
+
+int sched_rows_expand(scheduler_t *s, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
+{
+    int nx = 0;
+    const sched_ext_t *ext = sched_extensions(&nx);
+    for (int i = 0; i < s->nrows && i < nx; i++)
+        if (ext[i].expand)
+            n = ext[i].expand(&s->rows[i], vc, preemptor, cands, n);
+    return n;
+}
+
+void sched_rows_preempting(scheduler_t *s, const gang_snap_t *g, const char *pool, int nvictims, int need)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].preempting)
+            ext[i].preempting(&s->rows[i], g, pool, nvictims, need);
 }
 
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)

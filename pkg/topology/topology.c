@@ -114,6 +114,31 @@ int topo_domain_of(const topo_levels_t *l, const char *key, const node_t *n, top
     return 0;
 }
 
+int topo_domains_add(const topo_levels_t *l, const char *key, const node_t *n, topo_domain_t **doms,
+                     resources_t **alloc, int *nd)
+{
+    topo_domain_t d;
+    if (!n || topo_domain_of(l, key, n, &d) != 0)
+        return -1;
+    int j = 0;
+    while (j < *nd && !topo_node_in(&(*doms)[j], n))
+        j++;
+    if (j < *nd) {
+        topo_domain_free(&d);
+    } else {
+        *doms = util_xrealloc(*doms, (size_t)(*nd + 1) * sizeof(**doms));
+        (*doms)[*nd] = d;
+        if (alloc) {
+            *alloc = util_xrealloc(*alloc, (size_t)(*nd + 1) * sizeof(**alloc));
+            res_zero(&(*alloc)[*nd]);
+        }
+        ++*nd;
+    }
+    if (alloc)
+        res_add(&(*alloc)[j], &n->allocatable);
+    return j;
+}
+
 /* ------------------------------------------------------------- choice */
 
 typedef struct dom {

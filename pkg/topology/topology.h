@@ -43,6 +43,13 @@ void topo_domain_format(const topo_domain_t *d, char *buf, size_t len);
 /* The domain at level key that node n is in; -1 when n lacks the label. */
 int topo_domain_of(const topo_levels_t *l, const char *key, const node_t *n, topo_domain_t *out);
 
+/* Adds node n's domain at level key to doms[0..*nd) when it is new there
+ * (*doms grown; the caller frees each and the array) and, when alloc is
+ * given, n's allocatable to that domain's sum (*alloc, grown alike).
+ * Returns the domain's index, or -1 when n lacks the level's label. */
+int topo_domains_add(const topo_levels_t *l, const char *key, const node_t *n, topo_domain_t **doms,
+                     resources_t **alloc, int *nd);
+
 /* Whether the gang fits on nodes[0..n) (copies it may change but must
  * leave as it found them). */
 typedef int (*topo_fit_fn)(void *ud, node_info_t **nodes, int n);

@@ -1944,7 +1944,7 @@ static void test_minrt_never_and_kinds(void **st)
 
 /* A gang's age is its last member's start: an old member whose mate
  * started recently is protected, and so its gang (a protected mate keeps
- * the gang whole through gang_expand_victims). */
+ * the gang whole through the gang row's expand point, gang_row_expand). */
 static void test_minrt_gang_age(void **st)
 {
     (void)st;

@@ -19,6 +19,7 @@
 #include "kube/client.h"
 #include "fairshare/row.h"
 #include "scheduler/capabilities.h"
+#include "gang/row.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -343,7 +344,7 @@ static void add_podgroup(scheduler_t *s, const char *name, int min)
                           "kind", "PodGroup", "metadata", "name", name, "namespace", "ns", "uid", "pg-", name,
                           "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "minMember", min);
     assert_non_null(j);
-    on_podgroup_event(s, KUBE_ADDED, name, j);
+    gang_row_on_podgroup(sched_row(s, "gang")->self, KUBE_ADDED, name, j);
     json_decref(j);
 }
 

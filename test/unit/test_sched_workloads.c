@@ -19,6 +19,7 @@
 #include "fixtures.h"
 #include "kube/client.h"
 #include "scheduler/capabilities.h"
+#include "gang/row.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -283,7 +284,7 @@ static void test_gang_priority_class(void **st)
     json_t *pg = parse_sq("{'apiVersion':'scheduling.x-k8s.io/v1alpha1','kind':'PodGroup','metadata':{'name':'g',"
                           "'namespace':'ns','uid':'uid-g','annotations':{'" GANG_PRIORITY_CLASS_ANNOTATION
                           "':'high'}},'spec':{'minMember':1}}");
-    on_podgroup_event(s, KUBE_ADDED, "ns/g", pg);
+    gang_row_on_podgroup(sched_row(s, "gang")->self, KUBE_ADDED, "ns/g", pg);
     json_decref(pg);
     pod_event(s, KUBE_ADDED, "m", "10", "'" GANG_LABEL "':'g'", NULL);
     pod_event(s, KUBE_ADDED, "lone", "11", NULL, NULL);

@@ -150,6 +150,52 @@ static void test_fallback_and_required(void **state)
     topo_levels_free(&l);
 }
 
+/* A pool's domains at block level, node by node: block b1 of spine s0 and
+ * block b1 of spine s1 are two domains, a node without the label is in
+ * none, and each domain sums its nodes' allocatable. */
+static void test_domains_add(void **state)
+{
+    (void)state;
+    topo_levels_t l;
+    char err[128];
+    assert_int_equal(topo_levels_parse("topology.kubernetes.io/zone," SPINE "," BLOCK, &l, err, sizeof(err)), 0);
+    node_info_t *ni[4] = { tnode("a", "s0", "b1", 0), tnode("b", "s1", "b1", 0), tnode("c", "s0", "b1", 0),
+                           tnode("d", "s0", "", 0) };
+    topo_domain_t *doms = NULL;
+    resources_t *alloc = NULL;
+    int nd = 0;
+    assert_int_equal(topo_domains_add(&l, BLOCK, ni[0]->node, &doms, &alloc, &nd), 0);
+    assert_int_equal(topo_domains_add(&l, BLOCK, ni[1]->node, &doms, &alloc, &nd), 1);
+    assert_int_equal(topo_domains_add(&l, BLOCK, ni[2]->node, &doms, &alloc, &nd), 0);
+    assert_int_equal(topo_domains_add(&l, BLOCK, ni[3]->node, &doms, &alloc, &nd), -1);
+    assert_int_equal(topo_domains_add(&l, BLOCK, NULL, &doms, &alloc, &nd), -1);
+    assert_int_equal(nd, 2);
+    char name[256];
+    topo_domain_format(&doms[0], name, sizeof(name));
+    assert_string_equal(name, SPINE "=s0," BLOCK "=b1");
+    topo_domain_format(&doms[1], name, sizeof(name));
+    assert_string_equal(name, SPINE "=s1," BLOCK "=b1");
+    assert_int_equal((int)res_get_scalar(&alloc[0], RES_GPU), 16);
+    assert_int_equal((int)res_get_scalar(&alloc[1], RES_GPU), 8);
+    assert_int_equal((int)alloc[0].milli_cpu, 128000);
+    /* Without sums: the same domains. */
+    topo_domain_t *d2 = NULL;
+    int n2 = 0;
+    for (int i = 0; i < 4; i++)
+        topo_domains_add(&l, BLOCK, ni[i]->node, &d2, NULL, &n2);
+    assert_int_equal(n2, 2);
+    for (int j = 0; j < nd; j++)
+        topo_domain_free(&doms[j]);
+    for (int j = 0; j < n2; j++)
+        topo_domain_free(&d2[j]);
+    free(doms);
+    free(d2);
+    free(alloc);
+    for (int i = 0; i < 4; i++)
+        node_info_free(ni[i]);
+    topo_levels_free(&l);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -157,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_least_lost_opportunity),
         cmocka_unit_test(test_fallback_and_required),
+        cmocka_unit_test(test_domains_add),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* topology_domain.c -- TopologyDomain: while a gang is placed inside one
- * topology domain (scheduler/gang.c, topology/topology.h), nodes outside it
+ * topology domain (topology/row.c, topology/topology.h), nodes outside it
  * fail; without a domain every node passes at no cost. */
 #include "framework/plugins/plugins.h"
 #include "topology/topology.h"

@@ -1,26 +1,94 @@
-/* gang.c -- the gang row of the cycle (extension.h): a gang member's set
+/* row.c -- the gang row of the cycle (extension.h): a gang member's set
  * becomes the gang's pending members, its minimum placed all or nothing by
  * the cycle (then each elastic member as a set of one behind it); the
- * whole-gang simulation preemption, borrowing and the topology row use;
- * PodGroup events, status, timeouts and stale gangs from the housekeeper.
- * Nothing is held while a gang waits: the cycle forgets every member it
- * assumed before it ends. */
+ * backfill gate; a gang's victims taken whole; PodGroup events, status,
+ * timeouts and stale gangs from the housekeeper. Nothing is held while a
+ * gang waits: the cycle forgets every member it assumed before it ends.
+ * The store is gang.c's (pure); the core is reached through the services. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/preempt_eval.h"
+#include "gang/row.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
 
+/* The row's room: the services and the gang store, which the row makes
+ * and frees and publishes to the core (gang_row_publish). */
+typedef struct gang_room {
+    const sched_services_t *svc;
+    void *core;
+    gang_store_t *gangs;
+} gang_room_t;
+
+void *gang_row_init(const sched_services_t *svc, void *core)
+{
+    gang_room_t *r = util_xcalloc(1, sizeof(*r));
+    r->svc = svc;
+    r->core = core;
+    r->gangs = gang_store_new();
+    return r;
+}
+
+void gang_row_fini(void *self)
+{
+    gang_room_t *r = self;
+    if (!r)
+        return;
+    gang_store_free(r->gangs);
+    free(r);
+}
+
+void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
+{
+    pub->gangs = ((gang_room_t *)row->self)->gangs;
+}
+
+/* What the row keeps of one set, in its slot (pod_set_t.slot): made on
+ * demand, freed by gang_row_end. */
+typedef struct gang_set {
+    int turn; /* the gang's turn is taken (gang_turn_begin) */
+} gang_set_t;
+
+static gang_set_t *set_data(const sched_row_t *row, pod_set_t *set)
+{
+    if (!set->slot[row->index])
+        set->slot[row->index] = util_xcalloc(1, sizeof(gang_set_t));
+    return set->slot[row->index];
+}
+
+static int has_turn(const sched_row_t *row, const pod_set_t *set)
+{
+    const gang_set_t *d = set->slot[row->index];
+    return d && d->turn;
+}
+
+/* The counters this row moves (/metrics). */
+typedef struct stat_add {
+    size_t field; /* offsetof(scheduler_stats_t, ...) */
+    unsigned long n;
+} stat_add_t;
+
+static void add_stat(scheduler_stats_t *st, void *ud)
+{
+    const stat_add_t *a = ud;
+    *(unsigned long *)((char *)st + a->field) += a->n;
+}
+
+static void stat_add(const gang_room_t *r, size_t field, unsigned long n)
+{
+    stat_add_t a = { field, n };
+    r->svc->stats(r->core, add_stat, &a);
+}
+
 /* ------------------------------------------------------------ events */
 
-static void podgroup_event(scheduler_t *s, const char *ns, const char *name, const char *uid, const char *type,
+static void podgroup_event(const gang_room_t *r, const char *ns, const char *name, const char *uid, const char *type,
                            const char *reason, const char *message)
 {
-    json_t *inv = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", "PodGroup", "apiVersion", PODGROUP_VERSION,
-                            "namespace", ns, "name", name, "uid", uid ? uid : "");
-    writer_object_event(s->writer, ns, inv, type, reason, message, name);
+    r->svc->object_event_ref(r->core, "PodGroup", PODGROUP_VERSION, ns, name, uid, type, reason, message);
 }
 
 /* ------------------------------------------------------------ members */
@@ -40,14 +108,14 @@ static int member_cmp(const void *a, const void *b)
  * reclaim under their queue's limit (charged while pending) go first
  * (stable): the minimum is the set the room was made for, not a member
  * that came since and sorts before them. */
-static void nominated_first(scheduler_t *s, queue_item_t **items, int n)
+static void nominated_first(const gang_room_t *r, queue_item_t **items, int n)
 {
     queue_item_t **tmp = util_xcalloc((size_t)n + 1, sizeof(*tmp));
     int k = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++)
-            if ((cache_is_nominated(s->cache, items[i]->pod->uid) ||
-                 s->queues.ops->is_charged(s->queues.self, items[i]->pod->uid)) == (pass == 0))
+            if ((r->svc->nomination(r->core, items[i]->pod->uid, NULL, 0) ||
+                 r->svc->charged(r->core, items[i]->pod->uid)) == (pass == 0))
                 tmp[k++] = items[i];
     memcpy(items, tmp, (size_t)n * sizeof(*items));
     free(tmp);
@@ -56,11 +124,11 @@ static void nominated_first(scheduler_t *s, queue_item_t **items, int n)
 /* A turn that ends neither placing nor preempting: the room and queue
  * charge an earlier preemption left to its members go (it holds them for
  * nothing while it waits). */
-static void drop_rooms(scheduler_t *s, queue_item_t **items, int n)
+static void drop_rooms(const gang_room_t *r, queue_item_t **items, int n)
 {
     for (int i = 0; i < n; i++)
-        if (items[i] && cache_is_nominated(s->cache, items[i]->pod->uid))
-            postfilter_drop_nomination(s, items[i]->pod);
+        if (items[i] && r->svc->nomination(r->core, items[i]->pod->uid, NULL, 0))
+            r->svc->drop_nomination(r->core, items[i]->pod);
 }
 
 /* Members that name different pools: the gang is not split. 1 with the
@@ -89,48 +157,49 @@ static int pool_conflict(const gang_snap_t *g, const char **a, const char **b)
  * mate is no victim of preemptor by the same rule as any victim (ours,
  * lower claim, queue rules), or when a PDB protects one of the set: the
  * Eviction API would refuse it midway and leave a gang below its minimum. */
-static int expand_one(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cd)
+static int expand_one(const gang_room_t *r, void *vc, const pod_t *preemptor, preempt_candidate_t *cd)
 {
-    pe_vset_t vs = { .seen = hashmap_new(16) };
+    hashmap_t *seen = hashmap_new(16); /* the candidate's victims, by uid (borrowed) */
     int ok = 1, gangs = 0;
     for (int i = 0; i < cd->nvictims; i++)
-        pe_vset_add(&vs, cd->victims[i]);
+        hashmap_put(seen, cd->victims[i]->uid, cd->victims[i]);
     int orig = cd->nvictims;
     for (int i = 0; i < orig && ok; i++) {
         if (!gang_of(cd->victims[i]))
             continue;
         pod_t **mates = NULL;
-        int nm = gang_mates(s->gangs, cd->victims[i], &mates);
+        int nm = gang_mates(r->gangs, cd->victims[i], &mates);
         gangs = 1;
         for (int k = 0; k < nm; k++) {
-            int64_t r = 0;
-            if (ok && !mates[k]->deleting && hashmap_get(vs.seen, mates[k]->uid) == NULL) {
-                if (!postfilter_is_victim(mates[k], preemptor, vc, &r)) {
+            int64_t rank = 0;
+            if (ok && !mates[k]->deleting && hashmap_get(seen, mates[k]->uid) == NULL) {
+                if (!r->svc->is_victim(r->core, mates[k], preemptor, vc, &rank)) {
                     ok = 0;
                 } else {
-                    pe_vset_add(&vs, mates[k]);
                     cd->victims = util_xrealloc(cd->victims, (size_t)(cd->nvictims + 1) * sizeof(*cd->victims));
                     cd->victims[cd->nvictims++] = pod_ref(mates[k]);
-                    if (r > cd->max_rank)
-                        cd->max_rank = r;
-                    cd->rank_sum += r + PREEMPT_RANK_OFFSET;
+                    hashmap_put(seen, mates[k]->uid, cd->victims[cd->nvictims - 1]);
+                    if (rank > cd->max_rank)
+                        cd->max_rank = rank;
+                    cd->rank_sum += rank + PREEMPT_RANK_OFFSET;
                 }
             }
             pod_unref(mates[k]);
         }
         free(mates);
     }
-    pe_vset_free(&vs);
+    hashmap_free(seen);
     if (ok && gangs)
-        ok = preempt_pdb_violations(cd->victims, cd->nvictims, s->pdbs, s->npdbs) == 0;
+        ok = r->svc->pdb_violations(r->core, cd->victims, cd->nvictims) == 0;
     return ok;
 }
 
-int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
+int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n)
 {
+    const gang_room_t *r = row->self;
     int k = 0;
     for (int c = 0; c < n; c++) {
-        if (expand_one(s, vc, preemptor, &cands[c]))
+        if (expand_one(r, vc, preemptor, &cands[c]))
             cands[k++] = cands[c];
         else
             preempt_candidate_clear(&cands[c]);
@@ -138,87 +207,60 @@ int gang_expand_victims(scheduler_t *s, victim_ctx_t *vc, const pod_t *preemptor
     return k;
 }
 
-/* The domains of level key among pool_id's nodes (*doms, the caller frees
- * each and the array) and, when alloc is given, each one's allocatable sum
- * (*alloc, an array the caller frees). Returns how many. */
-int gang_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
-{
-    int nd = 0;
-    *doms = NULL;
-    if (alloc)
-        *alloc = NULL;
-    cache_rdlock(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    for (int i = 0; i < n; i++) {
-        topo_domain_t d;
-        if (nodes[i]->pool != pool_id || !nodes[i]->node || topo_domain_of(&s->topo, key, nodes[i]->node, &d) != 0)
-            continue;
-        int j = 0;
-        while (j < nd && !topo_node_in(&(*doms)[j], nodes[i]->node))
-            j++;
-        if (j < nd) {
-            topo_domain_free(&d);
-        } else {
-            *doms = util_xrealloc(*doms, (size_t)(nd + 1) * sizeof(**doms));
-            (*doms)[nd] = d;
-            if (alloc) {
-                *alloc = util_xrealloc(*alloc, (size_t)(nd + 1) * sizeof(**alloc));
-                res_zero(&(*alloc)[nd]);
-            }
-            nd++;
-        }
-        if (alloc)
-            res_add(&(*alloc)[j], &nodes[i]->node->allocatable);
-    }
-    cache_unlock(s->cache);
-    return nd;
-}
-
 /* A gang's preemption was committed (preempt_eval.c): said in the log,
  * on the PodGroup, and counted. */
-void gang_preempting(sched_pool_t *P, const gang_snap_t *g, int nvictims, int need)
+void gang_row_preempting(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need)
 {
-    scheduler_t *s = P->s;
-    LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, P->name, nvictims, need);
+    const gang_room_t *r = row->self;
+    LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, pool, nvictims, need);
     char msg[400];
-    snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", nvictims,
-             P->name, need);
-    podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
-    stats_add(s, &s->stats.gang_preemptions, 1);
-}
-
-/* ------------------------------------------------------------ borrowing */
-
-/* The pods of items[0..n) (borrowed), for the copies (pe_sim_build). */
-static pod_t **items_pods(queue_item_t *const *items, int n)
-{
-    pod_t **pods = util_xcalloc((size_t)n + 1, sizeof(*pods));
-    for (int i = 0; i < n; i++)
-        pods[i] = items[i]->pod;
-    return pods;
+    snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", nvictims, pool,
+             need);
+    podgroup_event(r, g->ns, g->name, g->uid, "Normal", "Preempting", msg);
+    stat_add(r, offsetof(scheduler_stats_t, gang_preemptions), 1);
 }
 
 /* ------------------------------------------------------ minResources */
 
 /* The allocatable and requested sums over a pool's nodes. */
-static void pool_room(scheduler_t *s, int pool_id, resources_t *alloc, resources_t *used)
+typedef struct room_sum {
+    int pool;
+    resources_t *alloc, *used;
+} room_sum_t;
+
+static void add_room(void *ud, const node_info_t *ni)
+{
+    room_sum_t *r = ud;
+    if (ni->pool != r->pool || !ni->node)
+        return;
+    res_add(r->alloc, &ni->node->allocatable);
+    res_add(r->used, &ni->requested);
+}
+
+static void pool_room(const gang_room_t *r, int pool_id, resources_t *alloc, resources_t *used)
 {
     res_zero(alloc);
     res_zero(used);
-    cache_rdlock(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    for (int i = 0; i < n; i++) {
-        node_info_t *ni = nodes[i];
-        if (ni->pool != pool_id || !ni->node)
-            continue;
-        cache_node_lock(s->cache, ni->name);
-        res_add(alloc, &ni->node->allocatable);
-        res_add(used, &ni->requested);
-        cache_node_unlock(s->cache, ni->name);
-    }
-    cache_unlock(s->cache);
+    room_sum_t sum = { pool_id, alloc, used };
+    r->svc->nodes_visit(r->core, add_room, &sum);
+}
+
+/* The domains of level key among pool's nodes, each with its allocatable
+ * sum (topo_domains_add). */
+typedef struct dom_sum {
+    const topo_levels_t *levels;
+    const char *key;
+    int pool;
+    topo_domain_t *doms;
+    resources_t *alloc;
+    int nd;
+} dom_sum_t;
+
+static void add_domain(void *ud, const node_info_t *ni)
+{
+    dom_sum_t *d = ud;
+    if (ni->pool == d->pool)
+        topo_domains_add(d->levels, d->key, ni->node, &d->doms, &d->alloc, &d->nd);
 }
 
 /* The first resource need asks more of than have holds ("cpu 10000m >
@@ -247,16 +289,18 @@ static char *res_short(const resources_t *need, const resources_t *have)
 /* Why a minimum needing want can never fit pool_id (caller frees), or NULL:
  * more than the pool's allocatable, or, topology-required, more than any
  * one domain's. Such a gang holds nobody back. */
-static char *never_fits(scheduler_t *s, int pool_id, const gang_snap_t *g, const resources_t *want)
+static char *never_fits(const gang_room_t *r, int pool_id, const gang_snap_t *g, const resources_t *want)
 {
     resources_t alloc, used;
-    pool_room(s, pool_id, &alloc, &used);
+    pool_room(r, pool_id, &alloc, &used);
     char *never = res_short(want, &alloc);
     if (never || !g->topo_level || !g->topo_required)
         return never;
-    topo_domain_t *doms;
-    resources_t *room;
-    int nd = gang_pool_domains(s, pool_id, g->topo_level, &doms, &room);
+    dom_sum_t ds = { r->svc->topo_levels(r->core), g->topo_level, pool_id, NULL, NULL, 0 };
+    r->svc->nodes_visit(r->core, add_domain, &ds);
+    topo_domain_t *doms = ds.doms;
+    resources_t *room = ds.alloc;
+    int nd = ds.nd;
     for (int j = 0; j < nd; j++) {
         char *w = res_short(want, &room[j]);
         if (!w) {
@@ -279,150 +323,23 @@ static char *never_fits(scheduler_t *s, int pool_id, const gang_snap_t *g, const
 /* scheduler-plugins' PreFilter check: the gang's minResources must be free
  * in its pool before its members are tried. NULL when they are (or none
  * are set); else why not (malloc'd). */
-static char *min_resources_short(scheduler_t *s, int pool_id, const resources_t *min)
+static char *min_resources_short(const gang_room_t *r, int pool_id, const resources_t *min)
 {
     resources_t none, alloc, used;
     res_zero(&none);
     if (res_equal(min, &none))
         return NULL;
-    pool_room(s, pool_id, &alloc, &used);
+    pool_room(r, pool_id, &alloc, &used);
     res_sub(&alloc, &used);
     return res_short(min, &alloc);
 }
 
-/* ------------------------------------------------------------ topology */
-
-typedef struct topo_sim {
-    scheduler_t *s;
-    pe_sim_t *sim;
-    queue_item_t **items;
-    int need;
-} topo_sim_t;
-
-/* topo_fit_fn: the whole minimum on these copies, first fit in member
- * order (each member sees the ones before it); the copies are restored. */
-static int topo_fit(void *ud, node_info_t **nodes, int n)
+/* Gathers it and the gang's other pending members queued in the set's
+ * pool (each then out with us as if popped). Counts members already
+ * placed. */
+static int gather(const gang_room_t *r, pod_set_t *set, queue_item_t *it, const gang_snap_t *g, queue_item_t ***out,
+                  int *placed)
 {
-    topo_sim_t *t = ud;
-    int *where = util_xcalloc((size_t)t->need + 1, sizeof(*where));
-    int placed = 0, ok = 1;
-    for (int i = 0; i < t->need && ok; i++) {
-        pod_t *pod = t->items[i]->pod;
-        framework_t *fw = sched_pod_fw(t->s, pod);
-        int k;
-        for (k = 0; k < n; k++) {
-            fw_status_t st;
-            fw_status_reset(&st);
-            if (framework_filter(fw, t->sim->cs[i], pod, nodes[k], &st) == FW_SUCCESS)
-                break;
-        }
-        if (k == n) {
-            ok = 0;
-        } else {
-            node_info_add_pod(nodes[k], pod);
-            where[placed++] = k;
-        }
-    }
-    for (int j = 0; j < placed; j++)
-        node_info_remove_pod(nodes[where[j]], t->items[j]->pod->uid);
-    free(where);
-    return ok;
-}
-
-/* The domain the gang's minimum goes to (resource.aibee.cn/topology-*).
- * 1 with *dom (the caller frees it) and *placed_msg for the event once
- * placed; 0 when nothing constrains the placement (no level, or preferred
- * and no domain fits at any level); -1 when required and no domain fits
- * (*why, malloc'd). */
-static int gang_topology(sched_pool_t *P, const gang_snap_t *g, queue_item_t **items, int need, topo_domain_t *dom,
-                         char **placed_msg, char **why)
-{
-    scheduler_t *s = P->s;
-    memset(dom, 0, sizeof(*dom));
-    *placed_msg = *why = NULL;
-    if (!g->topo_level || need == 0)
-        return 0;
-    if (topo_level_index(&s->topo, g->topo_level) < 0 && items[0]->attempts == 0) {
-        sbuf_t w = { 0 };
-        sbuf_printf(&w, "topology level %s is not one of --topology-levels: %s", g->topo_level,
-                    g->topo_required ? "taken as a plain node label" : "no wider level to fall back to");
-        podgroup_event(s, g->ns, g->name, g->uid, "Warning", "UnknownTopologyLevel", w.data);
-        sbuf_free(&w);
-    }
-    pod_t **pods = items_pods(items, need);
-    pe_sim_t sim;
-    int built = pe_sim_build(s, P->id, pods, need, &sim);
-    free(pods);
-    if (built != 0) {
-        pe_sim_free(&sim);
-        return 0; /* a member's PreFilter fails: the placement below says why */
-    }
-    resources_t tot;
-    res_zero(&tot);
-    for (int i = 0; i < need; i++)
-        res_add(&tot, &items[i]->pod->requests);
-    topo_sim_t t = { s, &sim, items, need };
-    topo_choice_t c;
-    int ok = topo_choose(&s->topo, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
-    pe_sim_free(&sim);
-    sbuf_t m = { 0 };
-    if (!ok) {
-        topo_choice_clear(&c);
-        if (!g->topo_required)
-            return 0;
-        sbuf_printf(&m, "pod group %s: no %s domain of pool %s has room for its %d members (topology-required)", g->key,
-                    g->topo_level, P->name, need);
-        *why = m.data;
-        return -1;
-    }
-    char name[512];
-    topo_domain_format(&c.dom, name, sizeof(name));
-    sbuf_printf(&m,
-                "minimum (%d members) placed in %s (%d nodes, %s %s): %lld GPUs and %lld millicores left free there",
-                need, name, c.nodes, g->topo_required ? "required" : "preferred", g->topo_level,
-                (long long)c.stranded_gpu, (long long)c.stranded_milli_cpu);
-    if (c.next[0])
-        sbuf_printf(&m, "; next best: %s", c.next);
-    else
-        sbuf_printf(&m, "; the only domain that fits");
-    *dom = c.dom;
-    *placed_msg = m.data;
-    return 1;
-}
-
-/* The domain where a gang whose minimum is already placed runs (for its
- * elastic members under topology-required); 0 and *dom filled, or -1. */
-typedef struct dom_probe {
-    const topo_levels_t *l;
-    const char *key;
-    topo_domain_t *dom;
-    int rc;
-} dom_probe_t;
-
-static void probe_domain(void *ud, const node_info_t *ni)
-{
-    dom_probe_t *p = ud;
-    p->rc = ni->node ? topo_domain_of(p->l, p->key, ni->node, p->dom) : -1;
-}
-
-static int placed_domain(scheduler_t *s, const gang_snap_t *g, topo_domain_t *dom)
-{
-    for (int i = 0; i < g->nmembers; i++) {
-        const pod_t *m = g->members[i];
-        if (!m->node_name[0] || pod_is_terminal(m) || m->deleting)
-            continue;
-        dom_probe_t p = { &s->topo, g->topo_level, dom, -1 };
-        if (cache_node_visit(s->cache, m->node_name, probe_domain, &p) == 0 && p.rc == 0)
-            return 0;
-    }
-    return -1;
-}
-
-/* Gathers it and the gang's other pending members queued in P (each then
- * out with us as if popped). Counts members already placed. */
-static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue_item_t ***out, int *placed)
-{
-    scheduler_t *s = P->s;
     queue_item_t **items = util_xcalloc((size_t)g->nmembers + 2, sizeof(*items));
     int n = 0;
     items[n++] = it;
@@ -432,7 +349,7 @@ static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue
         if (strcmp(m->uid, it->pod->uid) == 0)
             continue;
         cache_pod_state_t st = CPOD_NONE;
-        pod_t *cur = cache_get_pod(s->cache, m->uid, &st);
+        pod_t *cur = r->svc->pod_get(r->core, m->uid, &st);
         int live = cur && !cur->deleting;
         pod_unref(cur);
         if ((st == CPOD_ASSUMED || st == CPOD_BOUND) && live) {
@@ -440,20 +357,15 @@ static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue
              * a surplus (or a smaller minimum) would bind beside it into
              * the room its own eviction freed, and the gang would be left
              * below its minimum once it is gone (issue 35, fault 11). */
-            if (!evictor_outgoing(s->evictor, m->uid))
+            if (!r->svc->leaving(r->core, m->uid))
                 (*placed)++;
             continue;
         }
         if (st != CPOD_PENDING || !live)
             continue;
-        queue_item_t *o = queue_take_out(P->q, m->uid);
+        queue_item_t *o = r->svc->take_pending(r->core, set->P, m->uid);
         if (!o)
-            continue; /* queued elsewhere (a lender, its home), or in flight */
-        if (!sched_refresh(s, o)) {
-            queue_done(P->q, o);
-            queue_item_free(o);
-            continue;
-        }
+            continue; /* queued elsewhere (a lender, its home), in flight, or gone */
         items[n++] = o;
     }
     *out = items;
@@ -466,11 +378,9 @@ static int gather(sched_pool_t *P, queue_item_t *it, const gang_snap_t *g, queue
  * is tried on its own (each time after its backoff: 1 + 2 + 4 s). */
 #define SURPLUS_STEP_BACKS 3
 
-static int pool_preempts(sched_pool_t *P)
+static int pool_preempts(const gang_room_t *r, const pod_set_t *set)
 {
-    int no_preempt = 1;
-    pools_flags(P->s, P->id, &no_preempt, NULL, NULL);
-    return !no_preempt && !P->s->opts.disable_preemption;
+    return r->svc->pool_preempts(r->core, set->pool_id);
 }
 
 static ext_rc_t hold(pod_set_t *set, const char *reason, char *why)
@@ -502,27 +412,19 @@ static ext_rc_t hold_behind(pod_set_t *set, char *why)
  * waited. Held, the two waited on the node the pod emptied until the gang
  * timed out or reserved it (kube-scheduler, with no gang gate, tries a
  * nominee's node first; KAI keeps a pipelined pod's room for it). */
-static int nominee_passes(pod_set_t *set)
+static int nominee_passes(const gang_room_t *r, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
     const pod_t *pod = set->items[0]->pod;
     char node[256];
-    if (!cache_nomination_of(s->cache, pod->uid, node, sizeof(node)) || pools_home_id(s, pod) != P->id)
+    if (!r->svc->nomination(r->core, pod->uid, node, sizeof(node)) || r->svc->home_pool(r->core, pod) != set->pool_id)
         return 0;
-    char *why = gang_blocker_nominee(s->gangs, P->id, pod->priority, pod->created_ms,
-                                     pool_preempts(P) && sched_may_preempt(s, pod));
+    char *why = gang_blocker_nominee(r->gangs, set->pool_id, pod->priority, pod->created_ms,
+                                     pool_preempts(r, set) && r->svc->may_preempt(r->core, pod));
     if (why) {
         free(why);
         return 0;
     }
-    cycle_state_t *cs = cycle_state_new();
-    decision_t d;
-    sched_decide_on(P, cs, pod, node, &d);
-    cycle_state_free(cs);
-    int fits = d.node != NULL;
-    free(d.node);
-    free(d.message);
+    int fits = r->svc->fits_on(r->core, set->P, pod, node);
     if (fits) {
         free(set->only_node);
         set->only_node = util_strdup(node);
@@ -532,9 +434,9 @@ static int nominee_passes(pod_set_t *set)
 
 /* The backfill gate across queues (gang_blocker_q's yields): what a set
  * of tenant asks; a waiting gang's claim is the same of its minimum
- * (gang_ext_post_filter). */
+ * (gang_row_post_filter). */
 typedef struct yield_ctx {
-    scheduler_t *s;
+    const gang_room_t *r;
     int pool, tenant;
     double req[FS_NRES];
 } yield_ctx_t;
@@ -551,26 +453,26 @@ static int set_yields(void *ud, const gang_claim_t *claim, int ahead)
 {
     const yield_ctx_t *y = ud;
     if (ahead)
-        return !y->s->queues.ops->yields(y->s->queues.self, y->pool, claim->owner, claim->amount, y->tenant, y->req);
-    return y->s->queues.ops->yields(y->s->queues.self, y->pool, y->tenant, y->req, claim->owner, claim->amount);
+        return !y->r->svc->yields(y->r->core, y->pool, claim->owner, claim->amount, y->tenant, y->req);
+    return y->r->svc->yields(y->r->core, y->pool, y->tenant, y->req, claim->owner, claim->amount);
 }
 
-/* The yield context of pods[0..n) (a set's minimum, or one pod) in P;
+/* The yield context of pods[0..n) (a set's minimum, or one pod) in pool;
  * 0 when Queues are off (no yields to ask). */
-static int yield_ctx_of(sched_pool_t *P, pod_t *const *pods, int n, yield_ctx_t *y)
+static int yield_ctx_of(const gang_room_t *r, int pool, pod_t *const *pods, int n, yield_ctx_t *y)
 {
-    y->s = P->s;
-    y->pool = P->id;
-    return P->s->queues.ops->set_request(P->s->queues.self, pods, n, &y->tenant, y->req);
+    y->r = r;
+    y->pool = pool;
+    return r->svc->set_request(r->core, pods, n, &y->tenant, y->req);
 }
 
 /* yield_ctx_of for the pods of items[0..n). */
-static int yield_ctx_of_items(sched_pool_t *P, queue_item_t *const *items, int n, yield_ctx_t *y)
+static int yield_ctx_of_items(const gang_room_t *r, int pool, queue_item_t *const *items, int n, yield_ctx_t *y)
 {
     pod_t **pods = util_xcalloc((size_t)(n > 0 ? n : 1), sizeof(*pods));
     for (int i = 0; i < n; i++)
         pods[i] = items[i]->pod;
-    int q = yield_ctx_of(P, pods, n, y);
+    int q = yield_ctx_of(r, pool, pods, n, y);
     free(pods);
     return q;
 }
@@ -578,18 +480,16 @@ static int yield_ctx_of_items(sched_pool_t *P, queue_item_t *const *items, int n
 /* A pod outside any gang: the backfill gate keeps it from delaying a
  * waiting gang (see gang_blocker), unless it goes to room its nomination
  * holds (nominee_passes). */
-static ext_rc_t gate_lone(pod_set_t *set)
+static ext_rc_t gate_lone(const gang_room_t *r, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
     const pod_t *pod = set->items[0]->pod;
-    if (gang_nwaiting(s->gangs) == 0)
+    if (gang_nwaiting(r->gangs) == 0)
         return EXT_NEXT;
     yield_ctx_t y;
-    int q = yield_ctx_of(P, &set->items[0]->pod, 1, &y);
-    char *why = gang_blocker_q(s->gangs, P->id, NULL, pod->priority, pod->created_ms, 0,
-                               pool_preempts(P) && sched_may_preempt(s, pod), q ? set_yields : NULL, &y);
-    if (why && nominee_passes(set)) {
+    int q = yield_ctx_of(r, set->pool_id, &set->items[0]->pod, 1, &y);
+    char *why = gang_blocker_q(r->gangs, set->pool_id, NULL, pod->priority, pod->created_ms, 0,
+                               pool_preempts(r, set) && r->svc->may_preempt(r->core, pod), q ? set_yields : NULL, &y);
+    if (why && nominee_passes(r, set)) {
         pod_set_step(set, "gang-wait", "passed", "to node %s, the room its nomination holds: %s", set->only_node, why);
         free(why);
         return EXT_NEXT;
@@ -604,16 +504,15 @@ static ext_rc_t gate_lone(pod_set_t *set)
 /* The freezing window: an elastic gang whose size the scheduler changed
  * less than its window ago gets no more surplus (unless within the same
  * burst: one change grows the gang to what fits at once). */
-static ext_rc_t gate_frozen(pod_set_t *set)
+static ext_rc_t gate_frozen(const gang_room_t *r, pod_set_t *set)
 {
-    scheduler_t *s = set->P->s;
     const gang_snap_t *g = set->gang;
     int64_t win, now = util_wall_ms();
-    int64_t start = gang_resize_start(s->gangs, g->ns, g->name, &win);
+    int64_t start = gang_resize_start(r->gangs, g->ns, g->name, &win);
     if (!start || now - start < GANG_RESIZE_BURST_MS)
         return EXT_NEXT;
     char src[300], t0[40], t1[40];
-    int64_t end = minrt_freeze_end(s, g->ns, g->name, set->items[0]->pod, src, sizeof(src));
+    int64_t end = r->svc->freeze_end(r->core, g->ns, g->name, set->items[0]->pod, src, sizeof(src));
     if (end <= now)
         return EXT_NEXT;
     util_rfc3339(start, t0, sizeof(t0));
@@ -625,20 +524,17 @@ static ext_rc_t gate_frozen(pod_set_t *set)
     return hold(set, NULL, b.data);
 }
 
-static ext_rc_t gate_surplus(pod_set_t *set)
+static ext_rc_t gate_surplus(const gang_room_t *r, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
     queue_item_t *it = set->items[0];
-    if (gate_frozen(set) == EXT_HOLD)
+    if (gate_frozen(r, set) == EXT_HOLD)
         return EXT_HOLD;
-    char *why =
-        gang_blocker(P->s->gangs, P->id, set->gang->key, sched_gang_priority(P->s, set->gang, it->pod->priority),
-                     it->pod->created_ms, 1, pool_preempts(P));
+    char *why = gang_blocker(r->gangs, set->pool_id, set->gang->key,
+                             r->svc->gang_priority(r->core, set->gang, it->pod->priority), it->pod->created_ms, 1,
+                             pool_preempts(r, set));
     if (why)
         return hold_behind(set, why);
-    queue_stats_t qs;
-    queue_get_stats(P->q, &qs);
-    if (qs.active > 0 && it->attempts < SURPLUS_STEP_BACKS) {
+    if (r->svc->pool_active(r->core, set->P) > 0 && it->attempts < SURPLUS_STEP_BACKS) {
         sbuf_t b = { 0 };
         sbuf_printf(&b, "elastic member of %s (beyond minMember): the pods queued before it go first", set->label);
         set->backoff = 1;
@@ -649,24 +545,23 @@ static ext_rc_t gate_surplus(pod_set_t *set)
 
 /* Every member of the minimum holds room an earlier preemption made for
  * it (nominated; nominated_first put them first). */
-static int holds_room(scheduler_t *s, queue_item_t *const *items, int need)
+static int holds_room(const gang_room_t *r, queue_item_t *const *items, int need)
 {
     for (int i = 0; i < need; i++)
-        if (!cache_is_nominated(s->cache, items[i]->pod->uid))
+        if (!r->svc->nomination(r->core, items[i]->pod->uid, NULL, 0))
             return 0;
     return need > 0;
 }
 
 /* A gang's member was popped: the set becomes the gang's pending members
  * (its turn taken), the first need of them its minimum. */
-static ext_rc_t gate_gang(pod_set_t *set)
+static ext_rc_t gate_gang(const sched_row_t *row, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
+    const gang_room_t *r = row->self;
     queue_item_t *it = set->items[0];
     const char *group = gang_of(it->pod);
     gang_snap_t *g = util_xcalloc(1, sizeof(*g));
-    if (gang_snapshot(s->gangs, it->pod->ns, group, g) != 0) {
+    if (gang_snapshot(r->gangs, it->pod->ns, group, g) != 0) {
         memset(g, 0, sizeof(*g));
         g->state = GANG_MISSING;
     }
@@ -674,16 +569,16 @@ static ext_rc_t gate_gang(pod_set_t *set)
     if (g->state == GANG_DELETED) {
         if (!it->gang_noted) {
             sbuf_printf(&msg, "pod group %s/%s was deleted: scheduling this pod on its own", it->pod->ns, group);
-            writer_pod_event(s->writer, it->pod, "Warning", "PodGroupDeleted", msg.data);
+            r->svc->pod_event(r->core, it->pod, "Warning", "PodGroupDeleted", msg.data);
             it->gang_noted = 1;
             sbuf_free(&msg);
         }
         gang_snap_clear(g);
         free(g);
-        return gate_lone(set);
+        return gate_lone(r, set);
     }
     set->kind = SET_MINIMUM;
-    set->gang = g; /* the set's until gang_ext_end */
+    set->gang = g; /* the set's until gang_row_end */
     if (g->state == GANG_MISSING || g->state == GANG_INVALID) {
         if (g->state == GANG_MISSING)
             sbuf_printf(&msg, "pod group %s/%s not found: the pod waits for it (label " GANG_LABEL ")", it->pod->ns,
@@ -697,7 +592,7 @@ static ext_rc_t gate_gang(pod_set_t *set)
         sbuf_printf(&msg, "pod group %s: its pods name different pools (%s and %s); none is placed until they agree",
                     g->key, pa, pb);
         if (!it->last_message || strcmp(it->last_message, msg.data) != 0)
-            podgroup_event(s, g->ns, g->name, g->uid, "Warning", "PodGroupPoolConflict", msg.data);
+            podgroup_event(r, g->ns, g->name, g->uid, "Warning", "PodGroupPoolConflict", msg.data);
         return hold(set, NULL, msg.data);
     }
     /* Cheap count first: while a gang is being created pod by pod, each
@@ -709,7 +604,7 @@ static ext_rc_t gate_gang(pod_set_t *set)
         const pod_t *m = g->members[i];
         if (pod_is_terminal(m) || m->deleting)
             continue;
-        if (!pod_is_bound(m) && sched_kept_out(s, m))
+        if (!pod_is_bound(m) && r->svc->kept_out(r->core, m))
             out++;
         else
             live++;
@@ -723,13 +618,13 @@ static ext_rc_t gate_gang(pod_set_t *set)
     }
     /* Another pool's thread may be placing this gang (it borrows): its
      * assumed members would count here as placed, and both would place. */
-    gang_turn_begin(s->gangs, g->key);
-    set->turn = 1;
+    gang_turn_begin(r->gangs, g->key);
+    set_data(row, set)->turn = 1;
     queue_item_t **items;
     int placed = 0;
-    int n = gather(P, it, g, &items, &placed);
+    int n = gather(r, set, it, g, &items, &placed);
     qsort(items, (size_t)n, sizeof(*items), member_cmp);
-    nominated_first(s, items, n);
+    nominated_first(r, items, n);
     free(set->items);
     set->items = items;
     set->n = n;
@@ -750,137 +645,92 @@ static ext_rc_t gate_gang(pod_set_t *set)
     /* The snapshot was taken before: on a first attempt it still says
      * "never considered", and the decision record (trace.c) would show no
      * timeout clock for a gang whose clock has just started. */
-    g->start_ms = gang_considered(s->gangs, g->key, util_wall_ms());
+    g->start_ms = gang_considered(r->gangs, g->key, util_wall_ms());
     /* A minimum holding the room its preemption made is not held behind
      * a waiting gang. Where the pool preempts, gang_blocker holds it only
      * behind older gangs of its own priority, and node_with_nominated
      * keeps nominated room from those: the blocker cannot use that room,
-     * and a held minimum gives it back (gang_ext_report). Freed, it goes
+     * and a held minimum gives it back (gang_row_report). Freed, it goes
      * to whatever fits first: often the gang it was reclaimed from, which
      * its controller recreated at once and which is older, so it would be
      * reclaimed again every second (issue 35, fault 8). */
-    int kept = pool_preempts(P) && holds_room(s, items, set->need);
+    int kept = pool_preempts(r, set) && holds_room(r, items, set->need);
     if (set->need > 0 && !kept) {
         int64_t created = g->created_ms ? g->created_ms : items[0]->pod->created_ms;
-        int32_t prio = sched_gang_priority(s, g, items[0]->pod->priority);
+        int32_t prio = r->svc->gang_priority(r->core, g, items[0]->pod->priority);
         yield_ctx_t y;
-        int q = yield_ctx_of_items(P, items, set->need, &y);
-        char *why =
-            gang_blocker_q(s->gangs, P->id, g->key, prio, created, 0, pool_preempts(P), q ? set_yields : NULL, &y);
+        int q = yield_ctx_of_items(r, set->pool_id, items, set->need, &y);
+        char *why = gang_blocker_q(r->gangs, set->pool_id, g->key, prio, created, 0, pool_preempts(r, set),
+                                   q ? set_yields : NULL, &y);
         if (why)
             return hold_behind(set, why);
     }
     return EXT_NEXT;
 }
 
-ext_rc_t gang_ext_gate(const sched_row_t *row, pod_set_t *set)
+ext_rc_t gang_row_gate(const sched_row_t *row, pod_set_t *set)
 {
+    const gang_room_t *r = row->self;
     if (set->kind == SET_SURPLUS)
-        return gate_surplus(set);
+        return gate_surplus(r, set);
     if (gang_of(set->items[0]->pod))
-        return gate_gang(set);
-    return gate_lone(set);
+        return gate_gang(row, set);
+    return gate_lone(r, set);
 }
 
 /* scheduler-plugins' PreFilter check: the gang's minResources must be free
  * in its pool before its members are tried. */
-ext_rc_t gang_ext_pre_place(const sched_row_t *row, pod_set_t *set)
+ext_rc_t gang_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_MINIMUM || set->need == 0)
         return EXT_NEXT;
-    char *short_ = min_resources_short(set->P->s, set->P->id, &set->gang->min_resources);
+    char *short_ = min_resources_short(row->self, set->pool_id, &set->gang->min_resources);
     if (!short_)
         return EXT_NEXT;
     sbuf_t w = { 0 };
-    sbuf_printf(&w, "its minResources are not free in pool %s: %s", set->P->name, short_);
+    sbuf_printf(&w, "its minResources are not free in pool %s: %s", set->pool_name, short_);
     free(short_);
     pod_set_why(set, NULL, w.data);
     return EXT_FAIL;
 }
 
-/* The topology row: the domain that fits the whole minimum and strands the
- * least; an elastic member of a topology-required gang stays in the
- * gang's domain. */
-ext_rc_t topology_ext_pre_place(const sched_row_t *row, pod_set_t *set)
+void gang_row_commit(const sched_row_t *row, pod_set_t *set)
 {
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
-    const gang_snap_t *g = set->gang;
-    if (!g || !g->topo_level)
-        return EXT_NEXT;
-    if (set->kind == SET_SURPLUS) {
-        if (g->topo_required && set->parent && set->parent->has_dom) {
-            for (int i = 0; i < set->parent->dom.n; i++) {
-                set->dom.keys[i] = util_strdup(set->parent->dom.keys[i]);
-                set->dom.values[i] = util_strdup(set->parent->dom.values[i]);
-            }
-            set->dom.n = set->parent->dom.n;
-            set->has_dom = 1;
-        }
-        return EXT_NEXT;
-    }
-    if (set->need == 0) {
-        set->has_dom = g->topo_required && placed_domain(s, g, &set->dom) == 0;
-        return EXT_NEXT;
-    }
-    char *twhy = NULL, *tmsg = NULL;
-    int tr = gang_topology(P, g, set->items, set->need, &set->dom, &tmsg, &twhy);
-    LOG_D("pod group %s: topology %s %s: %d", g->key, g->topo_required ? "required" : "preferred", g->topo_level, tr);
-    if (tr != 0)
-        pod_set_step(set, "topology", tr > 0 ? "chosen" : "no domain", "%s", tr > 0 ? tmsg : twhy);
-    if (tr < 0) {
-        /* No domain has the room free: preempt inside the best domain,
-         * or wait holding back what would refragment them. */
-        queue_item_t *it = set->items[0];
-        if (!it->last_message || strstr(it->last_message, twhy) == NULL)
-            podgroup_event(s, g->ns, g->name, g->uid, "Warning", "TopologyUnsatisfiable", twhy);
-        pod_set_why(set, NULL, twhy);
-        return EXT_FAIL;
-    }
-    set->has_dom = tr > 0;
-    free(set->placed_msg);
-    set->placed_msg = tmsg;
-    return EXT_NEXT;
-}
-
-void gang_ext_commit(const sched_row_t *row, pod_set_t *set)
-{
+    const gang_room_t *r = row->self;
     /* Surplus placed resizes the gang (its freezing window); the minimum does not. */
     if (set->kind == SET_SURPLUS && set->gang)
-        gang_resized(set->P->s->gangs, set->gang->ns, set->gang->name, util_wall_ms());
+        gang_resized(r->gangs, set->gang->ns, set->gang->name, util_wall_ms());
     if (set->kind != SET_MINIMUM || set->need == 0)
         return;
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
     const gang_snap_t *g = set->gang;
     int was_waiting = 0;
-    double wait = gang_placed(s->gangs, g->key, util_wall_ms(), &was_waiting);
-    stats_add(s, &s->stats.gangs_scheduled, 1);
-    if (wait >= 0 && s->opts.on_gang_placed)
-        s->opts.on_gang_placed(s->opts.on_gang_ud, wait);
+    double wait = gang_placed(r->gangs, g->key, util_wall_ms(), &was_waiting);
+    stat_add(r, offsetof(scheduler_stats_t, gangs_scheduled), 1);
+    const scheduler_opts_t *o = r->svc->opts(r->core);
+    if (wait >= 0 && o->on_gang_placed)
+        o->on_gang_placed(o->on_gang_ud, wait);
     sbuf_t msg = { 0 };
-    sbuf_printf(&msg, "placed %d members (minMember %d) in pool %s", set->need, g->min_member, P->name);
-    podgroup_event(s, g->ns, g->name, g->uid, "Normal", "Scheduled", msg.data);
+    sbuf_printf(&msg, "placed %d members (minMember %d) in pool %s", set->need, g->min_member, set->pool_name);
+    podgroup_event(r, g->ns, g->name, g->uid, "Normal", "Scheduled", msg.data);
     if (set->placed_msg)
-        podgroup_event(s, g->ns, g->name, g->uid, "Normal", "TopologyPlaced", set->placed_msg);
+        podgroup_event(r, g->ns, g->name, g->uid, "Normal", "TopologyPlaced", set->placed_msg);
     LOG_I("pod group %s: %s", g->key, msg.data);
     sbuf_free(&msg);
     /* Pods held back behind it may go now. */
     if (was_waiting)
-        queue_move_all_to_active(P->q, "GangPlaced");
+        r->svc->pool_wake(r->core, set->pool_id, "GangPlaced");
 }
 
 /* Last of the post-filter rows: the minimum neither made room nor
  * borrowed, so the gang waits, holding back what would take its room. */
-ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set)
+ext_rc_t gang_row_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_MINIMUM)
         return EXT_NEXT;
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
+    const gang_room_t *r = row->self;
     const gang_snap_t *g = set->gang;
     /* items are sorted: the highest member, or the gang's class */
-    int32_t prio = sched_gang_priority(s, g, set->items[0]->pod->priority);
+    int32_t prio = r->svc->gang_priority(r->core, g, set->items[0]->pod->priority);
     int64_t created = g->created_ms ? g->created_ms : set->items[0]->pod->created_ms;
     /* A minimum larger than the whole pool (or than any domain it must
      * stay in) can never fit here: it holds nobody back (it may still
@@ -890,22 +740,22 @@ ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set)
     for (int i = 0; i < set->need; i++)
         res_add(&want, &set->items[i]->pod->requests);
     want.pods = 0; /* resources only, not pod slots */
-    char *never = never_fits(s, P->id, g, &want);
+    char *never = never_fits(r, set->pool_id, g, &want);
     sbuf_t bare = { 0 };
     sbuf_printf(&bare, "%d/%d members placeable; %s", set->placed + set->fits, g->min_member,
                 set->why ? set->why : "no node fits");
     yield_ctx_t y;
     gang_claim_t claim = { .owner = -1 };
-    if (yield_ctx_of_items(P, set->items, set->need, &y)) {
+    if (yield_ctx_of_items(r, set->pool_id, set->items, set->need, &y)) {
         claim.owner = y.tenant;
-        for (int r = 0; r < FS_NRES; r++)
-            claim.amount[r] = y.req[r];
+        for (int k = 0; k < FS_NRES; k++)
+            claim.amount[k] = y.req[k];
     }
-    gang_waiting(s->gangs, g->key, P->id, prio, created, bare.data, never == NULL, &claim);
+    gang_waiting(r->gangs, g->key, set->pool_id, prio, created, bare.data, never == NULL, &claim);
     pod_set_step(set, "gang-wait", never ? "never fits here" : "waiting", "%s%s%s", bare.data, never ? "; " : "",
                  never ? never : "; it holds back the pods behind it in the pool");
     if (!set->items[0]->last_message || strstr(set->items[0]->last_message, bare.data) == NULL)
-        LOG_I("unschedulable pod group %s pool=%s: %s", g->key, P->name, bare.data);
+        LOG_I("unschedulable pod group %s pool=%s: %s", g->key, set->pool_name, bare.data);
     free(never);
     sbuf_free(&bare);
     return EXT_NEXT;
@@ -916,25 +766,30 @@ ext_rc_t gang_ext_post_filter(const sched_row_t *row, pod_set_t *set)
  * and every tenth attempt, at the pace of the pods' own events. A turn
  * that ends neither placing nor preempting gives back the room and queue
  * charge an earlier preemption left to its members. */
-void gang_ext_report(const sched_row_t *row, pod_set_t *set, const char *msg)
+void gang_row_report(const sched_row_t *row, pod_set_t *set, const char *msg)
 {
-    if (set->kind != SET_MINIMUM || !set->turn || !set->items[0])
+    const gang_room_t *r = row->self;
+    if (set->kind != SET_MINIMUM || !has_turn(row, set) || !set->items[0])
         return;
     const gang_snap_t *g = set->gang;
     queue_item_t *first = set->items[0];
     if (!first->last_message || strcmp(first->last_message, msg) != 0 || first->attempts % 10 == 0)
-        podgroup_event(set->P->s, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg);
+        podgroup_event(r, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg);
     if (set->outcome == SET_HELD)
-        drop_rooms(set->P->s, set->items, set->n);
+        drop_rooms(r, set->items, set->n);
 }
 
-void gang_ext_end(const sched_row_t *row, pod_set_t *set)
+void gang_row_end(const sched_row_t *row, pod_set_t *set)
 {
+    const gang_room_t *r = row->self;
+    gang_set_t *d = set->slot[row->index];
+    set->slot[row->index] = NULL;
+    int turn = d && d->turn;
+    free(d);
     if (set->kind != SET_MINIMUM || !set->gang)
         return;
-    if (set->turn)
-        gang_turn_end(set->P->s->gangs, set->gang->key);
-    set->turn = 0;
+    if (turn)
+        gang_turn_end(r->gangs, set->gang->key);
     gang_snap_clear(set->gang);
     free(set->gang);
     set->gang = NULL;
@@ -943,15 +798,15 @@ void gang_ext_end(const sched_row_t *row, pod_set_t *set)
 /* --------------------------------------------------------- informer */
 
 /* The PodGroup informer: the gang store. */
-void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+void gang_row_on_podgroup(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
-    scheduler_t *s = ud;
+    const gang_room_t *r = ud;
     if (type == KUBE_DELETED) {
-        trace_forget(s, "podgroup", key);
+        r->svc->forget_record(r->core, "podgroup", key);
         const char *slash = strchr(key, '/');
         if (slash) {
             char *ns = util_strndup(key, (size_t)(slash - key));
-            gang_group_delete(s->gangs, ns, slash + 1);
+            gang_group_delete(r->gangs, ns, slash + 1);
             free(ns);
         }
     } else {
@@ -965,9 +820,9 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
         char *ns = util_strdup(pg->ns), *name = util_strdup(pg->name);
         /* Our own status writes come back as updates: they change
          * nothing a pod waits for. */
-        int changed = gang_group_upsert(s->gangs, pg);
+        int changed = gang_group_upsert(r->gangs, pg);
         if (changed && bad) /* said once per change of the PodGroup */
-            podgroup_event(s, ns, name, bad, "Warning", "InvalidFreezingWindow",
+            podgroup_event(r, ns, name, bad, "Warning", "InvalidFreezingWindow",
                            "annotation " GANG_FREEZING_WINDOW_ANNOTATION
                            " is not a duration such as \"10m\"; ignored (the queue's reclaimMinRuntime applies)");
         free(bad);
@@ -976,47 +831,50 @@ void on_podgroup_event(void *ud, kube_event_type_t type, const char *key, json_t
         if (!changed)
             return;
     }
-    sched_event(s, SCHED_EV_OBJECT, NULL, NULL, "PodGroupChanged");
+    r->svc->wake_all(r->core, "PodGroupChanged");
 }
 
 /* ------------------------------------------------------ housekeeping */
 
-void gang_housekeep(scheduler_t *s)
+static void set_gauges(scheduler_stats_t *st, void *ud)
 {
-    if (scheduler_fenced(s))
+    const gang_tick_t *t = ud;
+    st->gangs_stale = t->stale;
+    st->gangs_waiting = t->waiting;
+}
+
+void gang_row_housekeep(const sched_row_t *row)
+{
+    const gang_room_t *r = row->self;
+    if (r->svc->fenced(r->core))
         return;
+    const scheduler_opts_t *o = r->svc->opts(r->core);
     gang_tick_t t;
     /* While Bindings are queued they have the API server to themselves:
      * a hundred gangs binding at once would otherwise add a status write
      * per gang per second to the burst. Statuses follow within a second. */
-    int binds_queued = __atomic_load_n(&s->bind_backlog, __ATOMIC_RELAXED) > 0;
-    gang_tick(s->gangs, util_wall_ms(), s->opts.gang_timeout_s, s->opts.stale_gang_grace_s, s->opts.evict_stale_gangs,
-              !binds_queued, &t);
+    int binds_queued = r->svc->binds_queued(r->core);
+    gang_tick(r->gangs, util_wall_ms(), o->gang_timeout_s, o->stale_gang_grace_s, o->evict_stale_gangs, !binds_queued,
+              &t);
     for (int i = 0; i < t.npatches; i++) {
-        writer_patch(s->writer, t.patches[i].path, "application/merge-patch+json", t.patches[i].body);
+        r->svc->patch(r->core, t.patches[i].path, "application/merge-patch+json", t.patches[i].body);
         t.patches[i].body = NULL;
     }
     for (int i = 0; i < t.nevents; i++) {
         const gang_event_t *e = &t.events[i];
-        podgroup_event(s, e->ns, e->name, e->uid, e->type, e->reason, e->msg);
+        podgroup_event(r, e->ns, e->name, e->uid, e->type, e->reason, e->msg);
     }
     if (t.timed_out)
-        stats_add(s, &s->stats.gangs_timed_out, (unsigned long)t.timed_out);
-    stats_lock(s);
-    s->stats.gangs_stale = t.stale;
-    s->stats.gangs_waiting = t.waiting;
-    stats_unlock(s);
-    for (int i = 0; i < t.nwake; i++) {
-        sched_pool_t *P = pools_get(s, t.wake_pools[i]);
-        if (P)
-            queue_move_all_to_active(P->q, "GangTimedOut");
-    }
+        stat_add(r, offsetof(scheduler_stats_t, gangs_timed_out), (unsigned long)t.timed_out);
+    r->svc->stats(r->core, set_gauges, &t);
+    for (int i = 0; i < t.nwake; i++)
+        r->svc->pool_wake(r->core, t.wake_pools[i], "GangTimedOut");
     for (int i = 0; i < t.nevict; i++)
-        evictor_evict_stale(s->evictor, t.evict[i]);
+        r->svc->evict_stale(r->core, t.evict[i]);
     gang_tick_clear(&t);
 }
 
-int gang_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side)
+int gang_row_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side)
 {
     (void)row;
     (void)pool;

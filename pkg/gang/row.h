@@ -1,0 +1,40 @@
+/* row.h -- the gang row of the scheduling cycle (pkg/gang/row.c): a gang
+ * member's set becomes the gang's minimum, placed all or nothing; the
+ * backfill gate; victims taken a gang whole; PodGroup events, status,
+ * timeouts and stale gangs. Its room is made by gang_row_init; it reaches
+ * the core only through the services table (framework/services.h). */
+#ifndef AISCHED_GANG_ROW_H
+#define AISCHED_GANG_ROW_H
+
+#include "scheduler/extension.h"
+
+void *gang_row_init(const sched_services_t *svc, void *core);
+void gang_row_fini(void *self);
+/* publish: the gang store (PodGroups and members) the core reads. */
+void gang_row_publish(const sched_row_t *row, sched_published_t *pub);
+/* gate: a gang member's set becomes the gang's pending members (its turn
+ * taken), the first of them its minimum; a lone pod or an elastic member
+ * is held behind a waiting gang (the backfill gate). */
+ext_rc_t gang_row_gate(const sched_row_t *row, pod_set_t *set);
+/* pre_place: the gang's minResources must be free in its pool. */
+ext_rc_t gang_row_pre_place(const sched_row_t *row, pod_set_t *set);
+/* commit: the gang's placement said (events, stats) and its clock stopped. */
+void gang_row_commit(const sched_row_t *row, pod_set_t *set);
+/* post_filter, last: the minimum waits, holding back backfill. */
+ext_rc_t gang_row_post_filter(const sched_row_t *row, pod_set_t *set);
+/* report: the reason on the PodGroup too; a held minimum gives back room. */
+void gang_row_report(const sched_row_t *row, pod_set_t *set, const char *msg);
+/* end: the gang's turn and snapshot let go. */
+void gang_row_end(const sched_row_t *row, pod_set_t *set);
+/* nominee: a gang's nominated room is free for its own members. */
+int gang_row_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *pod, int pool, int same_side);
+/* housekeep: PodGroup status, timeouts, stale gangs. */
+void gang_row_housekeep(const sched_row_t *row);
+/* expand: a candidate's gang victims bring their whole gang. */
+int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+/* preempting: a gang's preemption was committed (log, event, stat). */
+void gang_row_preempting(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
+/* The PodGroup watch's handler (ud: the row's room). */
+void gang_row_on_podgroup(void *ud, kube_event_type_t type, const char *key, json_t *obj);
+
+#endif

@@ -1,0 +1,194 @@
+/* row.c -- the topology row (PreFilter-like, on a pool thread): a gang
+ * whose PodGroup asks for a topology level (resource.aibee.cn/topology-*)
+ * goes to the domain that fits its whole minimum and strands the least;
+ * topology.c's rules choose it, on copies of the pool's nodes the core
+ * builds (services' sim_build). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topology/row.h"
+#include "util/log.h"
+#include "util/util.h"
+
+typedef struct topo_sim {
+    const sched_row_t *row;
+    sched_sim_t *sim;
+    queue_item_t **items;
+    int need;
+} topo_sim_t;
+
+/* topo_fit_fn: the whole minimum on these copies, first fit in member
+ * order (each member sees the ones before it); the copies are restored. */
+static int topo_fit(void *ud, node_info_t **nodes, int n)
+{
+    topo_sim_t *t = ud;
+    int *where = util_xcalloc((size_t)t->need + 1, sizeof(*where));
+    int placed = 0, ok = 1;
+    for (int i = 0; i < t->need && ok; i++) {
+        pod_t *pod = t->items[i]->pod;
+        framework_t *fw = t->row->svc->pod_fw(t->row->core, pod);
+        int k;
+        for (k = 0; k < n; k++) {
+            fw_status_t st;
+            fw_status_reset(&st);
+            if (framework_filter(fw, t->sim->cs[i], pod, nodes[k], &st) == FW_SUCCESS)
+                break;
+        }
+        if (k == n) {
+            ok = 0;
+        } else {
+            node_info_add_pod(nodes[k], pod);
+            where[placed++] = k;
+        }
+    }
+    for (int j = 0; j < placed; j++)
+        node_info_remove_pod(nodes[where[j]], t->items[j]->pod->uid);
+    free(where);
+    return ok;
+}
+
+static void podgroup_event(const sched_row_t *row, const gang_snap_t *g, const char *type, const char *reason,
+                           const char *msg)
+{
+    row->svc->object_event_ref(row->core, "PodGroup", PODGROUP_VERSION, g->ns, g->name, g->uid, type, reason, msg);
+}
+
+/* The domain the gang's minimum goes to. 1 with *dom (the caller frees
+ * it) and *placed_msg for the event once placed; 0 when nothing
+ * constrains the placement (no level, or preferred and no domain fits at
+ * any level); -1 when required and no domain fits (*why, malloc'd). */
+static int choose_domain(const sched_row_t *row, const pod_set_t *set, topo_domain_t *dom, char **placed_msg,
+                         char **why)
+{
+    const sched_services_t *svc = row->svc;
+    const gang_snap_t *g = set->gang;
+    queue_item_t **items = set->items;
+    int need = set->need;
+    const topo_levels_t *levels = svc->topo_levels(row->core);
+    memset(dom, 0, sizeof(*dom));
+    *placed_msg = *why = NULL;
+    if (topo_level_index(levels, g->topo_level) < 0 && items[0]->attempts == 0) {
+        sbuf_t w = { 0 };
+        sbuf_printf(&w, "topology level %s is not one of --topology-levels: %s", g->topo_level,
+                    g->topo_required ? "taken as a plain node label" : "no wider level to fall back to");
+        podgroup_event(row, g, "Warning", "UnknownTopologyLevel", w.data);
+        sbuf_free(&w);
+    }
+    pod_t **pods = util_xcalloc((size_t)need + 1, sizeof(*pods));
+    for (int i = 0; i < need; i++)
+        pods[i] = items[i]->pod;
+    sched_sim_t sim;
+    int built = svc->sim_build(row->core, set->pool_id, pods, need, &sim);
+    free(pods);
+    if (built != 0) {
+        svc->sim_free(row->core, &sim);
+        return 0; /* a member's PreFilter fails: the placement says why */
+    }
+    resources_t tot;
+    res_zero(&tot);
+    for (int i = 0; i < need; i++)
+        res_add(&tot, &items[i]->pod->requests);
+    topo_sim_t t = { row, &sim, items, need };
+    topo_choice_t c;
+    int ok = topo_choose(levels, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
+    svc->sim_free(row->core, &sim);
+    sbuf_t m = { 0 };
+    if (!ok) {
+        topo_choice_clear(&c);
+        if (!g->topo_required)
+            return 0;
+        sbuf_printf(&m, "pod group %s: no %s domain of pool %s has room for its %d members (topology-required)", g->key,
+                    g->topo_level, set->pool_name, need);
+        *why = m.data;
+        return -1;
+    }
+    char name[512];
+    topo_domain_format(&c.dom, name, sizeof(name));
+    sbuf_printf(&m,
+                "minimum (%d members) placed in %s (%d nodes, %s %s): %lld GPUs and %lld millicores left free there",
+                need, name, c.nodes, g->topo_required ? "required" : "preferred", g->topo_level,
+                (long long)c.stranded_gpu, (long long)c.stranded_milli_cpu);
+    if (c.next[0])
+        sbuf_printf(&m, "; next best: %s", c.next);
+    else
+        sbuf_printf(&m, "; the only domain that fits");
+    *dom = c.dom;
+    *placed_msg = m.data;
+    return 1;
+}
+
+typedef struct dom_probe {
+    const topo_levels_t *l;
+    const char *key;
+    topo_domain_t *dom;
+    int rc;
+} dom_probe_t;
+
+static void probe_domain(void *ud, const node_info_t *ni)
+{
+    dom_probe_t *p = ud;
+    p->rc = ni->node ? topo_domain_of(p->l, p->key, ni->node, p->dom) : -1;
+}
+
+/* The domain where a gang whose minimum is already placed runs (for its
+ * elastic members under topology-required): that of its first running
+ * member whose node carries the level; 0 and *dom filled, or -1. */
+static int placed_domain(const sched_row_t *row, const gang_snap_t *g, topo_domain_t *dom)
+{
+    for (int i = 0; i < g->nmembers; i++) {
+        const pod_t *m = g->members[i];
+        if (!m->node_name[0] || pod_is_terminal(m) || m->deleting)
+            continue;
+        dom_probe_t p = { row->svc->topo_levels(row->core), g->topo_level, dom, -1 };
+        row->svc->node_visit(row->core, m->node_name, probe_domain, &p);
+        if (p.rc == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* A surplus set of a topology-required gang: its minimum's domain. */
+static void parent_domain(pod_set_t *set)
+{
+    for (int i = 0; i < set->parent->dom.n; i++) {
+        set->dom.keys[i] = util_strdup(set->parent->dom.keys[i]);
+        set->dom.values[i] = util_strdup(set->parent->dom.values[i]);
+    }
+    set->dom.n = set->parent->dom.n;
+    set->has_dom = 1;
+}
+
+ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set)
+{
+    const gang_snap_t *g = set->gang;
+    if (!g || !g->topo_level)
+        return EXT_NEXT;
+    if (set->kind == SET_SURPLUS) {
+        if (g->topo_required && set->parent && set->parent->has_dom)
+            parent_domain(set);
+        return EXT_NEXT;
+    }
+    if (set->need == 0) {
+        set->has_dom = g->topo_required && placed_domain(row, g, &set->dom) == 0;
+        return EXT_NEXT;
+    }
+    char *twhy = NULL, *tmsg = NULL;
+    int tr = choose_domain(row, set, &set->dom, &tmsg, &twhy);
+    LOG_D("pod group %s: topology %s %s: %d", g->key, g->topo_required ? "required" : "preferred", g->topo_level, tr);
+    if (tr != 0)
+        pod_set_step(set, "topology", tr > 0 ? "chosen" : "no domain", "%s", tr > 0 ? tmsg : twhy);
+    if (tr < 0) {
+        /* No domain has the room free: preempt inside the best domain,
+         * or wait holding back what would refragment them. */
+        queue_item_t *it = set->items[0];
+        if (!it->last_message || strstr(it->last_message, twhy) == NULL)
+            podgroup_event(row, g, "Warning", "TopologyUnsatisfiable", twhy);
+        pod_set_why(set, NULL, twhy);
+        return EXT_FAIL;
+    }
+    set->has_dom = tr > 0;
+    free(set->placed_msg);
+    set->placed_msg = tmsg;
+    return EXT_NEXT;
+}

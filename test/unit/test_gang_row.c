@@ -1,0 +1,405 @@
+/* test_gang_row.c -- the gang row alone (pkg/gang/row.c), on a fake
+ * services table, with the gang store it makes and publishes: the gate
+ * gathers a gang's minimum, minResources are checked against the pool's
+ * free room, a placed minimum is said and wakes the pods held behind it,
+ * and a gang victim brings its whole gang. No scheduler is built: what the row asks
+ * of the core is exactly the table's calls. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "gang/row.h"
+#include "scheduler/capabilities.h"
+#include "util/util.h"
+
+#include "fixtures.h"
+
+typedef struct fake {
+    gang_store_t *gangs;
+    scheduler_opts_t opts;
+    scheduler_stats_t st;
+    node_info_t *node;    /* the pool's one node (pool 0) */
+    queue_item_t *queued; /* what take_pending hands out (one pod) */
+    pod_t *pending;       /* its pod, as the cache has it */
+    char taken[64];       /* the uid take_pending was asked for */
+    int victim_ok, npdb;  /* is_victim's and pdb_violations' answers */
+    int woke_pool;        /* pool_wake's pool (-1: none) */
+    char woke[64];        /* and reason */
+    int nevents;
+    char event[512]; /* the last object event */
+} fake_t;
+
+static const scheduler_opts_t *f_opts(void *core)
+{
+    return &((fake_t *)core)->opts;
+}
+
+static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
+{
+    fn(&((fake_t *)core)->st, ud);
+}
+
+static void f_object_event(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
+                           const char *uid, const char *type, const char *reason, const char *message)
+{
+    fake_t *f = core;
+    (void)api_version;
+    (void)uid;
+    f->nevents++;
+    snprintf(f->event, sizeof(f->event), "%s %s/%s %s %s %s", kind, ns, name, type, reason, message);
+}
+
+static pod_t *f_pod_get(void *core, const char *uid, cache_pod_state_t *st)
+{
+    fake_t *f = core;
+    *st = CPOD_NONE;
+    if (f->pending && strcmp(uid, f->pending->uid) == 0) {
+        *st = CPOD_PENDING;
+        return pod_ref(f->pending);
+    }
+    return NULL;
+}
+
+static queue_item_t *f_take_pending(void *core, struct sched_pool *P, const char *uid)
+{
+    fake_t *f = core;
+    (void)P;
+    snprintf(f->taken, sizeof(f->taken), "%s", uid);
+    queue_item_t *it = f->queued;
+    f->queued = NULL;
+    return it;
+}
+
+static int f_zero_uid(void *core, const char *uid)
+{
+    (void)core;
+    (void)uid;
+    return 0;
+}
+
+static int f_nomination(void *core, const char *uid, char *node, size_t len)
+{
+    (void)core;
+    (void)uid;
+    (void)node;
+    (void)len;
+    return 0;
+}
+
+static int f_zero_pool(void *core, int pool)
+{
+    (void)core;
+    (void)pool;
+    return 0;
+}
+
+static int f_zero_pod(void *core, const pod_t *pod)
+{
+    (void)core;
+    (void)pod;
+    return 0;
+}
+
+static int32_t f_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
+{
+    (void)core;
+    (void)g;
+    return floor;
+}
+
+static int f_set_request(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES])
+{
+    (void)core;
+    (void)pods;
+    (void)n;
+    (void)req;
+    *tenant = -1;
+    return 0; /* Queues are off */
+}
+
+static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
+{
+    fn(ud, ((fake_t *)core)->node);
+}
+
+static void f_pool_wake(void *core, int pool, const char *reason)
+{
+    fake_t *f = core;
+    f->woke_pool = pool;
+    snprintf(f->woke, sizeof(f->woke), "%s", reason);
+}
+
+static int f_is_victim(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank)
+{
+    (void)victim;
+    (void)preemptor;
+    assert_ptr_equal(vc, core); /* the evaluator's context, handed through */
+    *rank = 5;
+    return ((fake_t *)core)->victim_ok;
+}
+
+static int f_pdb_violations(void *core, pod_t *const *pods, int n)
+{
+    (void)pods;
+    (void)n;
+    return ((fake_t *)core)->npdb;
+}
+
+static const sched_services_t fake_services = {
+    .opts = f_opts,
+    .stats = f_stats,
+    .object_event_ref = f_object_event,
+    .pod_get = f_pod_get,
+    .nodes_visit = f_nodes_visit,
+    .nomination = f_nomination,
+    .charged = f_zero_uid,
+    .leaving = f_zero_uid,
+    .take_pending = f_take_pending,
+    .pool_preempts = f_zero_pool,
+    .may_preempt = f_zero_pod,
+    .kept_out = f_zero_pod,
+    .gang_priority = f_gang_priority,
+    .set_request = f_set_request,
+    .pool_wake = f_pool_wake,
+    .is_victim = f_is_victim,
+    .pdb_violations = f_pdb_violations,
+};
+
+static void add_podgroup(fake_t *f, const char *spec)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'g','namespace':'ns','uid':'pg-g','creationTimestamp':'2026-01-01T00:00:00Z'},"
+             "'spec':%s}",
+             spec);
+    json_t *j = parse_sq(buf);
+    char err[256] = "";
+    podgroup_t *pg = podgroup_from_json(j, err, sizeof(err));
+    json_decref(j);
+    assert_non_null(pg);
+    gang_group_upsert(f->gangs, pg);
+}
+
+/* A member of gang g asking 1 CPU: node "" = pending. */
+static pod_t *member(const char *name, int prio, const char *node, const char *phase)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{'metadata':{'name':'%s','namespace':'ns','uid':'u-%s','labels':{'" GANG_LABEL "':'g'},"
+             "'creationTimestamp':'2026-01-01T00:00:01Z'},"
+             "'spec':{'priority':%d,'nodeName':'%s','containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}]},"
+             "'status':{'phase':'%s'}}",
+             name, name, prio, node, phase);
+    return fx_pod(buf);
+}
+
+static void setup(fake_t *f, sched_row_t *row)
+{
+    memset(f, 0, sizeof(*f));
+    scheduler_opts_default(&f->opts);
+    f->woke_pool = -1;
+    f->node =
+        fx_node_info("{'metadata':{'name':'n0'},'status':{'allocatable':{'cpu':'8','memory':'32Gi','pods':'110'}}}");
+    f->node->pool = 0;
+    *row = (sched_row_t){ .self = gang_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    sched_published_t pub = { 0 };
+    gang_row_publish(row, &pub);
+    f->gangs = pub.gangs; /* the row's own */
+}
+
+static void teardown(fake_t *f, sched_row_t *row)
+{
+    gang_row_fini(row->self);
+    node_info_free(f->node);
+}
+
+static void set_of(pod_set_t *set, queue_item_t *it, pod_t *pod)
+{
+    memset(set, 0, sizeof(*set));
+    it->pod = pod;
+    set->kind = SET_LONE;
+    set->items = util_xcalloc(2, sizeof(*set->items));
+    set->items[0] = it;
+    set->n = set->need = 1;
+    set->pool_name = "default";
+}
+
+/* Items back to the test (they are not queued anywhere), then the set. */
+static void set_done(pod_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        set->items[i] = NULL;
+    pod_set_clear(set);
+}
+
+/* A member of a gang of minMember 2 is popped; its mate waits in the
+ * pool's queue: the set becomes both (the higher priority first), the
+ * minimum is both, the gang's turn is taken and given back at end. */
+static void test_gate_gathers_the_minimum(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    add_podgroup(&f, "{'minMember':2}");
+    pod_t *m0 = member("m0", 0, "", "Pending"), *m1 = member("m1", 10, "", "Pending");
+    gang_pod_upsert(f.gangs, m0);
+    gang_pod_upsert(f.gangs, m1);
+    queue_item_t it0 = { 0 }, it1 = { .pod = m1 };
+    f.queued = &it1;
+    f.pending = m1;
+    pod_set_t set;
+    set_of(&set, &it0, m0);
+    assert_int_equal(gang_row_gate(&row, &set), EXT_NEXT);
+    assert_string_equal(f.taken, "u-m1");
+    assert_int_equal(set.kind, SET_MINIMUM);
+    assert_int_equal(set.n, 2);
+    assert_int_equal(set.need, 2);
+    assert_int_equal(set.min, 2);
+    assert_int_equal(set.placed, 0);
+    assert_ptr_equal(set.items[0], &it1); /* priority 10 first */
+    assert_ptr_equal(set.items[1], &it0);
+    assert_string_equal(set.label, "pod group ns/g");
+    assert_non_null(set.slot[row.index]); /* the row's own, holding its turn */
+    /* With the turn, the reason is said on the PodGroup too. */
+    gang_row_report(&row, &set, "0/2 members placeable; no node fits");
+    assert_int_equal(f.nevents, 1);
+    assert_string_equal(f.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
+    assert_non_null(set.gang);
+    assert_string_equal(set.gang->key, "ns/g");
+    gang_row_end(&row, &set);
+    assert_null(set.gang);
+    assert_null(set.slot[row.index]); /* given back */
+    set_done(&set);
+
+    /* With one member only, the gang waits for minMember to exist. */
+    gang_pod_delete(f.gangs, m1);
+    f.queued = NULL;
+    set_of(&set, &it0, m0);
+    assert_int_equal(gang_row_gate(&row, &set), EXT_HOLD);
+    assert_string_equal(set.why, "pod group ns/g: waiting for minMember 2 pods to exist (scheduled ones count)");
+    gang_row_end(&row, &set);
+    set_done(&set);
+    pod_unref(m0);
+    pod_unref(m1);
+    teardown(&f, &row);
+}
+
+/* minResources of 4 CPUs against a pool of one 8-CPU node with 6 used. */
+static void test_min_resources_not_free(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    f.node->requested.milli_cpu = 6000;
+    pod_t *m0 = member("m0", 0, "", "Pending");
+    queue_item_t it0 = { 0 };
+    pod_set_t set;
+    set_of(&set, &it0, m0);
+    gang_snap_t g = { .key = "ns/g" };
+    res_zero(&g.min_resources);
+    g.min_resources.milli_cpu = 4000;
+    set.kind = SET_MINIMUM;
+    set.gang = &g;
+    assert_int_equal(gang_row_pre_place(&row, &set), EXT_FAIL);
+    assert_string_equal(set.why, "its minResources are not free in pool default: cpu 4000m > 2000m free");
+    /* 2 CPUs asked: free. */
+    g.min_resources.milli_cpu = 2000;
+    free(set.why);
+    set.why = NULL;
+    assert_int_equal(gang_row_pre_place(&row, &set), EXT_NEXT);
+    assert_null(set.why);
+    set.gang = NULL;
+    set_done(&set);
+    pod_unref(m0);
+    teardown(&f, &row);
+}
+
+/* A minimum placed after its gang waited: counted, said on the PodGroup,
+ * and the pool's pods held behind it are woken. */
+static void test_commit_says_placed(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    add_podgroup(&f, "{'minMember':2}");
+    gang_waiting(f.gangs, "ns/g", 0, 0, 1, "0/2 members placeable", 1, NULL);
+    pod_t *m0 = member("m0", 0, "", "Pending");
+    queue_item_t it0 = { 0 };
+    pod_set_t set;
+    set_of(&set, &it0, m0);
+    gang_snap_t g = { .key = "ns/g", .ns = "ns", .name = "g", .uid = "pg-g", .min_member = 2 };
+    set.kind = SET_MINIMUM;
+    set.gang = &g;
+    set.need = 2;
+    gang_row_commit(&row, &set);
+    assert_int_equal((int)f.st.gangs_scheduled, 1);
+    assert_int_equal(f.nevents, 1);
+    assert_string_equal(f.event, "PodGroup ns/g Normal Scheduled placed 2 members (minMember 2) in pool default");
+    assert_int_equal(f.woke_pool, 0);
+    assert_string_equal(f.woke, "GangPlaced");
+    set.gang = NULL;
+    set.n = 1;
+    set_done(&set);
+    pod_unref(m0);
+    teardown(&f, &row);
+}
+
+/* A candidate whose victim is a member keeping its gang at minMember:
+ * the mate joins the victims (rank by the pod rule); a mate the rule
+ * refuses, or a PDB over the set, drops the candidate. */
+static void test_expand_takes_the_gang_whole(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    add_podgroup(&f, "{'minMember':2}");
+    pod_t *b0 = member("b0", 0, "n0", "Running"), *b1 = member("b1", 0, "n1", "Running");
+    gang_pod_upsert(f.gangs, b0);
+    gang_pod_upsert(f.gangs, b1);
+    pod_t *pre = member("pre", 100, "", "Pending");
+    for (int round = 0; round < 3; round++) {
+        f.victim_ok = round != 1;
+        f.npdb = round == 2;
+        preempt_candidate_t c = { 0 };
+        c.node = util_strdup("n0");
+        c.victims = util_xcalloc(1, sizeof(*c.victims));
+        c.victims[c.nvictims++] = pod_ref(b0);
+        int left = gang_row_expand(&row, &f, pre, &c, 1);
+        if (round == 0) {
+            assert_int_equal(left, 1);
+            assert_int_equal(c.nvictims, 2);
+            assert_string_equal(c.victims[1]->uid, "u-b1");
+            assert_int_equal((int)c.max_rank, 5);
+            assert_int_equal(c.rank_sum, 5 + PREEMPT_RANK_OFFSET);
+        } else {
+            assert_int_equal(left, 0); /* cleared */
+            assert_int_equal(c.nvictims, 0);
+        }
+        preempt_candidate_clear(&c);
+    }
+    pod_unref(pre);
+    pod_unref(b0);
+    pod_unref(b1);
+    teardown(&f, &row);
+}
+
+int main(void)
+{
+    capabilities_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gate_gathers_the_minimum),
+        cmocka_unit_test(test_min_resources_not_free),
+        cmocka_unit_test(test_commit_says_placed),
+        cmocka_unit_test(test_expand_takes_the_gang_whole),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
