@@ -540,6 +540,23 @@ static int q_may_reclaim(void *self, int pool, int tenant, const double req[FS_N
                           in_gang, now_ms, cross);
 }
 
+void tenants_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a)
+{
+    if (!q->queues)
+        return;
+    tenants_row_t *r = row->self;
+    int cross = 0;
+    int in_gang = gang_of(q->victim) && row->svc->gang_member_class(row->core, q->victim) == GANG_MEMBER_MINIMUM;
+    if (fs_may_reclaim(r->fs, q->pool_id, q->tenant, q->req, q->starving, q->prio, q->created_ms, q->victim->uid,
+                       in_gang, q->now_wall, &cross)) {
+        a->rule = VICTIM_BY_QUEUE;
+        a->may = 1;
+        a->kind = cross ? FS_MINRT_RECLAIM : FS_MINRT_PREEMPT;
+    } else if (cross) {
+        a->rule = VICTIM_BY_QUEUE; /* across queues only reclaim's rules */
+    }
+}
+
 static int q_victims_ok(void *self, int pool, int tenant, const double req[FS_NRES], int starving,
                         const char *const *victim_uids, const int *jobs, int n, int64_t now_ms)
 {

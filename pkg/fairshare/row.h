@@ -36,5 +36,10 @@ int tenants_row_nominee(const sched_row_t *row, const pod_t *nominee, const pod_
 void tenants_row_tick(const sched_row_t *row, struct sched_pool *P);
 /* Housekeeper, once a second: every pool refreshed, Queue .status, events. */
 void tenants_row_housekeep(const sched_row_t *row);
+/* victims: queue reclaim. With Queues, priority preempts only inside a
+ * queue: across queues a pod goes only by reclaim's rules (may_reclaim),
+ * and a refusal there is final; inside one, a starving queue may take its
+ * own younger pods of no higher priority. Otherwise no say. */
+void tenants_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a);
 
 #endif

@@ -277,6 +277,12 @@ typedef struct sched_services {
      * victims would violate (the caller holds what the expand point does). */
     int (*is_victim)(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank);
     int (*pdb_violations)(void *core, pod_t *const *pods, int n);
+    /* For the victims point's rows: a pod's priority, raised to its gang's
+     * class when that is higher; a member's class in its gang
+     * (GANG_MEMBER_NONE, _MINIMUM: among the first minMember bound, or
+     * _SURPLUS). Both take the gang store's leaf lock. */
+    int32_t (*pod_priority)(void *core, const pod_t *pod);
+    int (*gang_member_class)(void *core, const pod_t *pod);
     /* Housekeeping: whether Bindings are queued; one member of a stale
      * gang evicted; a decision record of kind ("podgroup") and key
      * forgotten. */

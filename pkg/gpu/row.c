@@ -669,3 +669,10 @@ int gpu_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
     }
     return PREBIND_READY;
 }
+
+void gpu_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a)
+{
+    (void)row;
+    if (gpu_is_reservation(q->victim))
+        a->rule = VICTIM_NEVER;
+}

@@ -12,6 +12,7 @@
 #include "framework/services.h"
 #include "gpu/gpu.h"
 #include "queue/queue.h"
+#include "scheduler/extension.h"
 
 /* The row's room (its init and fini in the row table). */
 void *gpu_row_init(const sched_services_t *svc, void *core);
@@ -33,5 +34,7 @@ void gpu_row_housekeep(const sched_row_t *row);
  * still trusts under that name ends (the next fraction on the slot makes a
  * new one rather than name a pod that no longer exists). */
 void gpu_row_pod_deleted(const sched_row_t *row, const pod_t *pod);
+/* victims: a GPU reservation goes with its fractions, never as a victim. */
+void gpu_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a);
 
 #endif

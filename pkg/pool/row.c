@@ -259,3 +259,17 @@ void pool_borrowing_row_post_bind(const sched_row_t *row, const pod_t *pod, cons
     snprintf(msg, sizeof(msg), "Borrowed node %s of pool %s (may be reclaimed by that pool)", node, lender);
     row->svc->pod_event(row->core, pod, "Normal", "Borrowed", msg);
 }
+
+/* Below every home pod: more than any priority (RANK_SCALE x int32) and
+ * elastic surplus shift of the preemption row's ranks. */
+#define BORROWER_RANK_SHIFT (((int64_t)1) << 38)
+
+void pool_lender_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a)
+{
+    if (row->svc->home_pool(row->core, q->victim) == q->pool_id)
+        return;
+    a->rule = VICTIM_BY_POOL;
+    a->may = 1;
+    a->kind = FS_MINRT_RECLAIM;
+    a->rank = -BORROWER_RANK_SHIFT;
+}

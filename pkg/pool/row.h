@@ -18,6 +18,9 @@ ext_rc_t pool_lender_row_post_filter(const sched_row_t *row, pod_set_t *set);
 ext_rc_t pool_borrowing_row_post_filter(const sched_row_t *row, pod_set_t *set);
 /* post_bind: a pod bound on a borrowed node is told whose node it is. */
 void pool_borrowing_row_post_bind(const sched_row_t *row, const pod_t *pod, const char *node, const char *lender);
+/* victims: a borrower (a pod whose home is another pool) may go, as
+ * reclaim (the lender takes its room back), ranked below every home pod. */
+void pool_lender_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a);
 
 /* Lender choice (design 002), pure: the free amount of the pod's scarcest
  * requested kind (GPU, else CPU, else memory) over a pool's nodes, and the

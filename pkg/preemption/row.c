@@ -7,6 +7,38 @@
 
 #include "preemption/row.h"
 
+/* Victim ranks, lowest evicted first: RANK_SCALE x priority, plus one for
+ * a pod that keeps its gang at minMember (of two pods of one priority, the
+ * one whose eviction does not take a whole gang with it goes). Elastic
+ * gang surplus drops below every home pod that is not surplus (the
+ * lender row drops borrowers further: pool/row.c). */
+#define RANK_SCALE         4
+#define SURPLUS_RANK_SHIFT (((int64_t)1) << 36)
+
+static int64_t victim_rank(const sched_row_t *row, const pod_t *victim)
+{
+    int64_t rank = (int64_t)row->svc->pod_priority(row->core, victim) * RANK_SCALE;
+    if (gang_of(victim)) {
+        int cls = row->svc->gang_member_class(row->core, victim);
+        if (cls == GANG_MEMBER_SURPLUS)
+            rank -= SURPLUS_RANK_SHIFT;
+        else if (cls == GANG_MEMBER_MINIMUM)
+            rank += 1;
+    }
+    return rank;
+}
+
+void preemption_row_victims(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a)
+{
+    a->rank = victim_rank(row, q->victim);
+    int32_t by = q->preemptor->priority;
+    if (q->has_gang_prio && q->gang_prio > by)
+        by = q->gang_prio;
+    a->rule = VICTIM_BY_PRIORITY;
+    a->may = row->svc->pod_priority(row->core, q->victim) < by;
+    a->kind = FS_MINRT_PREEMPT;
+}
+
 /* The step for the decision record (of a gang's plan only its outcome is
  * said); kept: what a minimum runtime protected, or NULL. */
 static void preemption_step(pod_set_t *set, int made, const preempt_outcome_t *seen, const char *kept)

@@ -187,6 +187,63 @@ typedef struct sched_wake {
     void (*release)(void *ud);
 } sched_wake_t;
 
+/* The victims point's question (sched_ext_t.victims): may victim go so
+ * that preemptor fits, inside pool pool_id? The rest is the preemptor's
+ * side, as preemption's evaluator sees it. */
+typedef struct sched_victim_q {
+    const pod_t *victim, *preemptor;
+    int pool_id;
+    /* Queues are on: the preemptor's queue (tenant), its request (a
+     * gang: its minimum's), whether it starves, its priority, when it was
+     * created (wall ms); now_wall the time the rules judge at. */
+    int queues, tenant;
+    const double *req;
+    int starving;
+    int32_t prio;
+    int64_t created_ms, now_wall;
+    /* A gang's preemption: the priority of its class, which its members
+     * preempt with when it is above their own. */
+    int has_gang_prio;
+    int32_t gang_prio;
+} sched_victim_q_t;
+
+/* Whose rule a victims answer is, weakest first. */
+typedef enum {
+    VICTIM_PASS = 0,    /* no say */
+    VICTIM_BY_PRIORITY, /* the priority rule (the preemption row) */
+    VICTIM_BY_QUEUE,    /* queue reclaim (the tenants row) */
+    VICTIM_BY_POOL,     /* the lender takes its room back (the lender row) */
+    VICTIM_NEVER        /* never a victim (a GPU reservation: the gpu-sharing row) */
+} sched_victim_rule_t;
+
+/* A row's answer (zeroed before it is asked). */
+typedef struct sched_victim_answer {
+    sched_victim_rule_t rule;
+    int may;      /* under rule: 1 the victim may go, 0 it may not */
+    int kind;     /* when it may: FS_MINRT_PREEMPT or FS_MINRT_RECLAIM (the
+                   * minimum runtime that protects it) */
+    int64_t rank; /* added to the victim's rank, whatever the rule (lowest
+                   * rank evicted first) */
+} sched_victim_answer_t;
+
+/* How the core combines the victims answers (victims.c, one victim):
+ *  1. mechanism first, no row asked: a pod not ours, one being deleted,
+ *     the preemptor itself, one whose eviction is already requested is
+ *     never a victim;
+ *  2. every row with the point answers, in table order; the answer of
+ *     the strongest rule decides (NEVER > BY_POOL > BY_QUEUE >
+ *     BY_PRIORITY; of two of one rule, the first row's). A NEVER ends
+ *     the asking. No answer but PASS: not a victim;
+ *  3. a victim's rank is the sum of every row's rank;
+ *  4. a victim the rule allows is still kept while a minimum runtime of
+ *     the deciding answer's kind protects it (noted in the victim
+ *     context's prot).
+ * With the rows of extensions.c this is the one order: a GPU reservation
+ * never; a borrower always, ranked below every home pod, as reclaim;
+ * across queues only reclaim's rules (a refusal there is final, a yes is
+ * reclaim), inside one queue reclaim of a starving queue's own; last, a
+ * pod below the preemptor's priority (or its gang class's). */
+
 /* One capability's row. Every point is optional. The set points run on
  * the set's pool thread with no lock held.
  *
@@ -291,6 +348,10 @@ typedef struct sched_ext {
      * is_victim with vc); a candidate where that cannot be is dropped
      * (cleared). Returns how many are left, in place. pdb_mu held. */
     int (*expand)(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+    /* Preemption's victims point: this row's rule for one victim (the
+     * combining rule is above sched_victim_q_t). pdb_mu held; the row
+     * takes only leaf locks. */
+    void (*victims)(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a);
     /* A gang's preemption was committed in pool (nvictims evicted for the
      * need members of its minimum): what the row says of it. */
     void (*preempting)(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);

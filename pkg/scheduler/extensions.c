@@ -45,7 +45,11 @@ static const sched_watch_t grouper_watches[] = {
  *            work), preemption, borrowing, reservation (a gang that has
  *            waited long, and fits neither now nor by preemption, holds
  *            nodes), gang (the minimum waits, holding back backfill);
- * pre_bind   volumes (claims bound first), gpu-sharing (slots' pods). */
+ * pre_bind   volumes (claims bound first), gpu-sharing (slots' pods).
+ * victims    order does not matter: the strongest rule decides
+ *            (extension.h): gpu-sharing (never a reservation), lender (a
+ *            borrower as reclaim), tenants (queue reclaim), preemption
+ *            (priority, and every victim's rank). */
 static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_row_pre_enqueue },
     { .name = "dynamic-resources", .pre_enqueue = dra_row_pre_enqueue },
@@ -59,7 +63,7 @@ static const sched_ext_t table[] = {
       .housekeep = grouper_row_housekeep,
       .pod_deleted = grouper_row_pod_deleted,
       .pod_settled = grouper_row_pod_deleted },
-    { .name = "lender", .post_filter = pool_lender_row_post_filter },
+    { .name = "lender", .post_filter = pool_lender_row_post_filter, .victims = pool_lender_row_victims },
     { .name = "tenants",
       .init = tenants_row_init,
       .fini = tenants_row_fini,
@@ -68,14 +72,15 @@ static const sched_ext_t table[] = {
       .admit = tenants_row_admit,
       .nominee = tenants_row_nominee,
       .housekeep = tenants_row_housekeep,
-      .tick = tenants_row_tick },
+      .tick = tenants_row_tick,
+      .victims = tenants_row_victims },
     { .name = "consolidation",
       .init = consol_row_init,
       .fini = consol_row_fini,
       .pre_place = consol_row_pre_place,
       .post_filter = consol_row_post_filter,
       .node_view = consol_row_node_view },
-    { .name = "preemption", .post_filter = preemption_row_post_filter },
+    { .name = "preemption", .post_filter = preemption_row_post_filter, .victims = preemption_row_victims },
     { .name = "borrowing", .post_filter = pool_borrowing_row_post_filter, .post_bind = pool_borrowing_row_post_bind },
     { .name = "reservation",
       .init = resv_row_init,
@@ -120,7 +125,8 @@ static const sched_ext_t table[] = {
       .fini = gpu_row_fini,
       .pre_bind = gpu_row_pre_bind,
       .housekeep = gpu_row_housekeep,
-      .pod_deleted = gpu_row_pod_deleted },
+      .pod_deleted = gpu_row_pod_deleted,
+      .victims = gpu_row_victims },
 };
 
 const sched_ext_t *sched_extensions(int *n)

@@ -525,6 +525,16 @@ static int svc_pdb_violations(void *core, pod_t *const *pods, int n)
     return preempt_pdb_violations(pods, n, s->pdbs, s->npdbs);
 }
 
+static int32_t svc_pod_priority(void *core, const pod_t *pod)
+{
+    return sched_pod_priority(core, pod);
+}
+
+static int svc_gang_member_class(void *core, const pod_t *pod)
+{
+    return gang_member_class(((scheduler_t *)core)->gangs, pod);
+}
+
 static int svc_binds_queued(void *core)
 {
     return __atomic_load_n(&((scheduler_t *)core)->bind_backlog, __ATOMIC_RELAXED) > 0;
@@ -613,6 +623,8 @@ const sched_services_t sched_services = {
     .freeze_end = svc_freeze_end,
     .is_victim = svc_is_victim,
     .pdb_violations = svc_pdb_violations,
+    .pod_priority = svc_pod_priority,
+    .gang_member_class = svc_gang_member_class,
     .binds_queued = svc_binds_queued,
     .evict_stale = svc_evict_stale,
     .forget_record = svc_forget_record,

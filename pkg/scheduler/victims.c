@@ -1,86 +1,73 @@
-/* victims.c -- the core's answer to the victims table's pod question
- * (pe_victims): which pod may go for a preemptor, and its rank. Borrowers
- * first, then elastic gang surplus, then lower priority; across queues
- * only reclaim's rules; never a pod not ours, one already leaving, a GPU
- * reservation; a minimum runtime keeps young pods. Rows do not answer it
- * yet: the rules read the gang store, the fair-share store and the
- * evictor, which are still the core's. */
+/* victims.c -- the core's side of the victims table's pod question
+ * (pe_victims): which pod may go for a preemptor, and its rank. The core
+ * keeps the mechanism (never a pod not ours, one being deleted, the
+ * preemptor, one already leaving; a minimum runtime keeps young pods);
+ * the rules are the rows' answers to the victims point (extension.h),
+ * combined here by the rule written there. */
 #include <string.h>
 
 #include "scheduler/preempt_eval.h"
 #include "util/util.h"
 
-/* Victim ranks, lowest evicted first: RANK_SCALE x priority, plus one for
- * a pod that keeps its gang at minMember (of two pods of one priority, the
- * one whose eviction does not take a whole gang with it goes). Elastic
- * gang surplus drops below every home pod that is not surplus, and
- * borrowers below every home pod (reclaim takes their surplus first). */
-#define RANK_SCALE          4
-#define SURPLUS_RANK_SHIFT  (((int64_t)1) << 36)
-#define BORROWER_RANK_SHIFT (((int64_t)1) << 38)
-
-static int64_t victim_rank(scheduler_t *s, const pod_t *victim)
+/* The mechanism: 1 when no row needs asking (the pod cannot go). */
+static int victim_excluded(const pod_t *victim, const pod_t *preemptor, const victim_ctx_t *vc)
 {
-    int64_t rank = (int64_t)sched_pod_priority(s, victim) * RANK_SCALE;
-    if (gang_of(victim)) {
-        int cls = gang_member_class(s->gangs, victim);
-        if (cls == GANG_MEMBER_SURPLUS)
-            rank -= SURPLUS_RANK_SHIFT;
-        else if (cls == GANG_MEMBER_MINIMUM)
-            rank += 1;
-    }
-    return rank;
+    if (!sched_is_ours(vc->s, victim->scheduler_name))
+        return 1; /* not ours to evict */
+    if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0)
+        return 1;
+    /* Asked to checkpoint for another preemptor: already on its way out. */
+    return evictor_requested(vc->s->evictor, victim->uid);
 }
 
-/* The victim rules without the minimum runtime: 1 with *kind (a
- * FS_MINRT_ kind) when victim may go for preemptor. */
-static int victim_by_rules(const pod_t *victim, const pod_t *preemptor, victim_ctx_t *vc, int64_t *rank, int *kind)
+/* The rows' answers combined (extension.h, above sched_victim_answer_t):
+ * the strongest rule decides, the rank is the sum of every row's. 1 with
+ * *kind (a FS_MINRT_ kind) when victim may go. */
+static int victim_by_rows(const sched_victim_q_t *q, scheduler_t *s, int64_t *rank, int *kind)
 {
-    *kind = FS_MINRT_PREEMPT;
-    if (!sched_is_ours(vc->s, victim->scheduler_name))
-        return 0; /* not ours to evict */
-    if (victim->deleting || strcmp(victim->uid, preemptor->uid) == 0)
-        return 0;
-    /* Asked to checkpoint for another preemptor: already on its way out. */
-    if (evictor_requested(vc->s->evictor, victim->uid))
-        return 0;
-    /* A GPU reservation goes with its fractions, never as a victim. */
-    if (gpu_is_reservation(victim))
-        return 0;
-    if (pools_home_id(vc->s, victim) != vc->pool_id) {
-        *rank = victim_rank(vc->s, victim) - BORROWER_RANK_SHIFT;
-        *kind = FS_MINRT_RECLAIM; /* the lender takes its room back */
-        return 1;
-    }
-    if (vc->queues) {
-        /* With queues, priority preempts only inside a queue; across
-         * queues only reclaim's rules take a pod (fairshare.h). */
-        int cross = 0;
-        int in_gang = gang_of(victim) && gang_member_class(vc->s->gangs, victim) == GANG_MEMBER_MINIMUM;
-        if (vc->s->queues.ops->may_reclaim(vc->s->queues.self, vc->pool_id, vc->tenant, vc->req, vc->starving, vc->prio,
-                                           vc->created_ms, victim->uid, in_gang, vc->now_wall, &cross)) {
-            *rank = victim_rank(vc->s, victim);
-            *kind = cross ? FS_MINRT_RECLAIM : FS_MINRT_PREEMPT;
-            return 1;
-        }
-        if (cross)
+    int nx = 0;
+    const sched_ext_t *ext = sched_extensions(&nx);
+    sched_victim_answer_t best = { 0 };
+    int64_t sum = 0;
+    for (int i = 0; i < s->nrows && i < nx; i++) {
+        if (!ext[i].victims)
+            continue;
+        sched_victim_answer_t a = { 0 };
+        ext[i].victims(&s->rows[i], q, &a);
+        sum += a.rank;
+        if (a.rule > best.rule)
+            best = a;
+        if (best.rule == VICTIM_NEVER)
             return 0;
     }
-    int32_t by = preemptor->priority;
-    if (vc->has_gang_prio && vc->gang_prio > by)
-        by = vc->gang_prio;
-    if (sched_pod_priority(vc->s, victim) < by) {
-        *rank = victim_rank(vc->s, victim);
-        return 1;
-    }
-    return 0;
+    if (best.rule == VICTIM_PASS || !best.may)
+        return 0;
+    *rank = sum;
+    *kind = best.kind;
+    return 1;
 }
 
 int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, int64_t *rank)
 {
     victim_ctx_t *vc = ud;
+    if (victim_excluded(victim, preemptor, vc))
+        return 0;
+    sched_victim_q_t q = {
+        .victim = victim,
+        .preemptor = preemptor,
+        .pool_id = vc->pool_id,
+        .queues = vc->queues,
+        .tenant = vc->tenant,
+        .req = vc->req,
+        .starving = vc->starving,
+        .prio = vc->prio,
+        .created_ms = vc->created_ms,
+        .now_wall = vc->now_wall,
+        .has_gang_prio = vc->has_gang_prio,
+        .gang_prio = vc->gang_prio,
+    };
     int kind;
-    if (!victim_by_rules(victim, preemptor, vc, rank, &kind))
+    if (!victim_by_rows(&q, vc->s, rank, &kind))
         return 0;
     /* Young pods (and a frozen gang's surplus) are kept, and noted: the
      * preemptor's message names when the first of them may go. */

@@ -23,7 +23,21 @@ typedef struct fake {
     int asked_set; /* the set's need as the evaluator got it */
     char dropped[4][64];
     int ndropped;
+    int32_t victim_prio; /* pod_priority's answer (the gang class's included) */
+    int member_class;    /* gang_member_class's answer */
 } fake_t;
+
+static int32_t f_pod_priority(void *core, const pod_t *pod)
+{
+    (void)pod;
+    return ((fake_t *)core)->victim_prio;
+}
+
+static int f_gang_member_class(void *core, const pod_t *pod)
+{
+    (void)pod;
+    return ((fake_t *)core)->member_class;
+}
 
 static int f_may_evict(void *core, const struct pod_set *set)
 {
@@ -53,6 +67,8 @@ static const sched_services_t fake_services = {
     .may_evict = f_may_evict,
     .preempt = f_preempt,
     .drop_nomination = f_drop_nomination,
+    .pod_priority = f_pod_priority,
+    .gang_member_class = f_gang_member_class,
 };
 
 static pod_t *pod_named(const char *name)
@@ -122,11 +138,60 @@ static void test_room_or_nominations_dropped(void **state)
         pod_unref(pods[i]);
 }
 
+/* The victims point: a pod below the preemptor's priority, or below its
+ * gang class's when that is higher, may go (as preemption); ranks are
+ * 4 x priority, one more for a gang member that keeps its minimum, and
+ * elastic surplus far below. */
+static void test_victims_by_priority(void **state)
+{
+    (void)state;
+    fake_t f = { .victim_prio = 5, .member_class = GANG_MEMBER_NONE };
+    sched_row_t row = { .svc = &fake_services, .core = &f };
+    pod_t *v = pod_named("v");
+    pod_t *pre = pod_named("pre");
+    pre->priority = 10;
+    sched_victim_q_t q = { .victim = v, .preemptor = pre };
+    sched_victim_answer_t a = { 0 };
+    preemption_row_victims(&row, &q, &a);
+    assert_int_equal(a.rule, VICTIM_BY_PRIORITY);
+    assert_int_equal(a.may, 1);
+    assert_int_equal(a.kind, FS_MINRT_PREEMPT);
+    assert_int_equal(a.rank, 20);
+
+    pre->priority = 5; /* equal: not a victim */
+    memset(&a, 0, sizeof(a));
+    preemption_row_victims(&row, &q, &a);
+    assert_int_equal(a.rule, VICTIM_BY_PRIORITY);
+    assert_int_equal(a.may, 0);
+    q.has_gang_prio = 1; /* the preemptor's gang class is higher */
+    q.gang_prio = 6;
+    memset(&a, 0, sizeof(a));
+    preemption_row_victims(&row, &q, &a);
+    assert_int_equal(a.may, 1);
+    pod_unref(v);
+
+    /* A gang member: the class moves its rank. */
+    v = fx_pod("{'metadata':{'name':'g','namespace':'ns','uid':'u-g','labels':{'" GANG_LABEL
+               "':'pg'}},'spec':{'containers':[]}}");
+    q.victim = v;
+    f.member_class = GANG_MEMBER_MINIMUM;
+    memset(&a, 0, sizeof(a));
+    preemption_row_victims(&row, &q, &a);
+    assert_int_equal(a.rank, 21);
+    f.member_class = GANG_MEMBER_SURPLUS;
+    memset(&a, 0, sizeof(a));
+    preemption_row_victims(&row, &q, &a);
+    assert_true(a.rank == 20 - (((int64_t)1) << 36));
+    pod_unref(v);
+    pod_unref(pre);
+}
+
 int main(void)
 {
     capabilities_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_room_or_nominations_dropped),
+        cmocka_unit_test(test_victims_by_priority),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
