@@ -291,7 +291,7 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms);
 struct minrt_note;
 int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, struct minrt_note *prot);
 
-/* victims.c (the victims table's pod rule), shared with gang.c and tenants.c */
+/* victims.c (the victims point's combining rule), shared with the evaluator */
 typedef struct victim_ctx {
     scheduler_t *s;
     int pool_id;
