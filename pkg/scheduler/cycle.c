@@ -83,6 +83,28 @@ node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *
     return view;
 }
 
+int sched_pool_copies_locked(scheduler_t *s, int pool, const pod_t *pod, node_info_t *const *all, int nall,
+                             node_info_t **out, resources_t *alloc, resources_t *used, int *tasks)
+{
+    int n = 0;
+    for (int i = 0; i < nall; i++) {
+        node_info_t *ni = all[i];
+        if (ni->pool != pool || !ni->node)
+            continue;
+        cache_node_lock(s->cache, ni->name); /* its pool thread may be reserving */
+        int cloned = 0;
+        node_info_t *view = node_with_nominated(s, pod, ni, &cloned);
+        out[n++] = cloned ? view : node_info_clone(ni);
+        if (alloc) {
+            res_add(alloc, &ni->node->allocatable);
+            res_add(used, &ni->requested);
+            *tasks += ni->npods;
+        }
+        cache_node_unlock(s->cache, ni->name);
+    }
+    return n;
+}
+
 /* The nominated pods node_with_nominated appended to the view go into (sign
  * +1) or out of (-1) the PreFilter state too, as kube's AddPod does. */
 static void nominated_state(scheduler_t *s, cycle_state_t *cs, const pod_t *pod, const node_info_t *ni,

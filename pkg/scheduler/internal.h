@@ -277,6 +277,13 @@ int sched_refresh(scheduler_t *s, queue_item_t *it);
  * the volume store); borrowed from the cache: cache lock held. */
 void sched_cluster_view(scheduler_t *s, fw_cluster_t *cl);
 node_info_t *node_with_nominated(scheduler_t *s, const pod_t *pod, node_info_t *ni, int *cloned);
+/* Private copies into out (room for nall) of pool's nodes among
+ * all[0..nall) as pod sees them (node_with_nominated); with alloc, the
+ * sums of the nodes' allocatable and requested (nominations not
+ * counted) and their pods are added. Returns how many. Cache read lock
+ * held. */
+int sched_pool_copies_locked(scheduler_t *s, int pool, const pod_t *pod, node_info_t *const *all, int nall,
+                             node_info_t **out, resources_t *alloc, resources_t *used, int *tasks);
 
 /* preempt_eval.c: what the preemption row asks of the core, and the
  * evaluator's entries for tests and the gang row.

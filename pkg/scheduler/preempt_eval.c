@@ -55,19 +55,8 @@ int pe_sim_build(scheduler_t *s, int pool_id, pod_t *const *pods, int n, pe_sim_
     }
     if (rc == 0) {
         sim->nodes = util_xcalloc((size_t)cl.nnodes + 1, sizeof(*sim->nodes));
-        for (int i = 0; i < cl.nnodes; i++) {
-            node_info_t *ni = cl.nodes[i];
-            if (ni->pool != pool_id || !ni->node)
-                continue;
-            cache_node_lock(s->cache, ni->name); /* its pool thread may be reserving */
-            int cloned = 0;
-            node_info_t *view = node_with_nominated(s, pods[0], ni, &cloned);
-            sim->nodes[sim->nnodes++] = cloned ? view : node_info_clone(ni);
-            res_add(&sim->alloc, &ni->node->allocatable);
-            res_add(&sim->used, &ni->requested);
-            sim->tasks += ni->npods;
-            cache_node_unlock(s->cache, ni->name);
-        }
+        sim->nnodes = sched_pool_copies_locked(s, pool_id, pods[0], cl.nodes, cl.nnodes, sim->nodes, &sim->alloc,
+                                               &sim->used, &sim->tasks);
     }
     cache_unlock(s->cache);
     return rc;

@@ -159,18 +159,10 @@ static int svc_pool_views(void *core, int pool, const pod_t *pod, node_info_t **
 {
     scheduler_t *s = core;
     cache_rdlock(s->cache);
-    int nn = 0, n = 0;
+    int nn = 0;
     node_info_t *const *all = cache_nodes_locked(s->cache, &nn);
     node_info_t **nodes = util_xcalloc((size_t)nn + 1, sizeof(*nodes));
-    for (int i = 0; i < nn; i++) {
-        if (all[i]->pool != pool || !all[i]->node)
-            continue;
-        cache_node_lock(s->cache, all[i]->name);
-        int cloned = 0;
-        node_info_t *v = node_with_nominated(s, pod, all[i], &cloned);
-        nodes[n++] = cloned ? v : node_info_clone(all[i]);
-        cache_node_unlock(s->cache, all[i]->name);
-    }
+    int n = sched_pool_copies_locked(s, pool, pod, all, nn, nodes, NULL, NULL, NULL);
     cache_unlock(s->cache);
     *out = nodes;
     return n;
