@@ -396,11 +396,11 @@ static int admit_set(tenants_row_t *r, const pod_set_t *set, double req[FS_NRES]
 }
 
 /* The notes said once per pod, also when no Queue exists at all. */
-static void note_once(tenants_row_t *r, queue_item_t *it)
+static void note_once(const sched_row_t *row, tenants_row_t *r, queue_item_t *it)
 {
-    if (it->queue_noted)
+    if (sched_mark(row, it))
         return;
-    it->queue_noted = 1;
+    sched_mark_set(row, it);
     const pod_t *p = it->pod;
     char *m = it->tenant != FS_DEFAULT_ID ? fs_fallback_message(r->fs, it->tenant) : NULL;
     if (m)
@@ -454,7 +454,7 @@ ext_rc_t tenants_row_admit(const sched_row_t *row, pod_set_t *set)
     tenants_row_t *r = row->self;
     for (int i = 0; i < set->n; i++)
         if (set->items[i])
-            note_once(r, set->items[i]);
+            note_once(row, r, set->items[i]);
     if (set->need <= 0 || !fs_active(r->fs))
         return EXT_NEXT;
     if (limit_room_pending(r, set))

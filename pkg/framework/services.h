@@ -289,6 +289,9 @@ typedef struct sched_services {
     int (*binds_queued)(void *core);
     void (*evict_stale)(void *core, pod_t *victim);
     void (*forget_record)(void *core, const char *kind, const char *key);
+    /* The place in the rows' table of the row called name (-1: none): a
+     * row reading another's round mark on an item. */
+    int (*row_index)(void *core, const char *name);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */
@@ -299,7 +302,30 @@ typedef struct sched_row {
     void *self;
     const sched_services_t *svc;
     void *core;
-    int index; /* its place in the table: its slot in a pod set (pod_set_t.slot) */
+    int index; /* its place in the table: its slot in a pod set (pod_set_t.slot),
+                * its bit in a queue item's marks */
 } sched_row_t;
+
+/* A row's marks on a queue item (queue_item_t.marks and round_marks, one
+ * bit at the row's index): set and read by rows; the core clears the round
+ * marks when the item is given back after its cycle, and a failed item
+ * carrying one waits out a backoff. */
+static inline int sched_mark(const sched_row_t *row, const queue_item_t *it)
+{
+    return (int)((it->marks >> row->index) & 1u);
+}
+static inline void sched_mark_set(const sched_row_t *row, queue_item_t *it)
+{
+    it->marks |= 1u << row->index;
+}
+/* index: the marking row's (a row may read another's: row_index). */
+static inline int sched_round_mark(int index, const queue_item_t *it)
+{
+    return index >= 0 && ((it->round_marks >> index) & 1u);
+}
+static inline void sched_round_mark_set(const sched_row_t *row, queue_item_t *it)
+{
+    it->round_marks |= 1u << row->index;
+}
 
 #endif

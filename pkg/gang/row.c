@@ -567,10 +567,10 @@ static ext_rc_t gate_gang(const sched_row_t *row, pod_set_t *set)
     }
     sbuf_t msg = { 0 };
     if (g->state == GANG_DELETED) {
-        if (!it->gang_noted) {
+        if (!sched_mark(row, it)) {
             sbuf_printf(&msg, "pod group %s/%s was deleted: scheduling this pod on its own", it->pod->ns, group);
             r->svc->pod_event(r->core, it->pod, "Warning", "PodGroupDeleted", msg.data);
-            it->gang_noted = 1;
+            sched_mark_set(row, it);
             sbuf_free(&msg);
         }
         gang_snap_clear(g);

@@ -30,10 +30,11 @@ ext_rc_t pool_lender_row_post_filter(const sched_row_t *row, pod_set_t *set)
         set->items[i] = NULL;
         if (!it)
             continue;
-        /* Marked so that it waits at home instead of bouncing between
-         * pools (the borrowing row skips it). */
+        /* Marked (this row's round mark) so that it waits at home instead
+         * of bouncing between pools: the borrowing row skips it, and it
+         * waits out a backoff if it fails there. */
         it->borrower = 0;
-        it->tried_borrow = 1;
+        sched_round_mark_set(row, it);
         svc->move_item(row->core, set->pool_id, svc->home_pool(row->core, it->pod), it);
     }
     set->outcome = SET_MOVED;
@@ -224,9 +225,9 @@ ext_rc_t pool_borrowing_row_post_filter(const sched_row_t *row, pod_set_t *set)
     lenders_t l = { .self = set->pool_id };
     svc->pools_visit(row->core, find_lenders, &l);
     ext_rc_t rc = EXT_NEXT;
-    int tried = 0;
+    int tried = 0, lender_row = svc->row_index(row->core, "lender");
     for (int i = 0; i < set->n; i++)
-        tried |= set->items[i] && set->items[i]->tried_borrow;
+        tried |= set->items[i] && sched_round_mark(lender_row, set->items[i]);
     if (l.no_borrow || set->need == 0) {
         if (set->need > 0)
             pod_set_step(set, "borrowing", "skipped", "pool %s does not borrow", set->pool_name);

@@ -21,18 +21,22 @@
 
 typedef struct queue_item {
     pod_t *pod;            /* one reference, owned by the item */
-    int borrower;          /* queued in a pool that is not its home */
+    int borrower;          /* queued in a pool that is not its home: the queue's default order puts home pods first */
     int attempts;          /* failed attempts so far */
     int64_t first_ms;      /* first time queued (monotonic): age order, latency */
     int64_t queued_ms;     /* last time queued */
     int64_t backoff_until; /* monotonic ms */
     uint64_t cycle;        /* scheduling cycle at pop */
     char *last_message;    /* last failure summary, owned, may be NULL */
-    int tried_borrow;      /* borrowing already attempted this round */
-    int gang_noted;        /* its gang's deletion was said (single-pod fallback) */
-    int tenant;            /* tenant_of(pod) when it entered this queue */
-    int queue_noted;       /* its queue's fallback to default was said */
-    int64_t wake_ms;       /* queue_requeue_at's time (monotonic ms), 0 none; cleared at pop */
+    int tenant;            /* tenant_of(pod) when it entered this queue (its tenant heap) */
+    /* Rows' marks on the item, one bit per row at its place in the rows'
+     * table (sched_row_t.index; services.h's sched_mark_*); the queue
+     * neither reads nor clears them. marks last as long as the item (a
+     * note said once); round_marks until the item is given back to a queue
+     * after its cycle (or a failed bind sends it home), and a failed item
+     * that carries one waits out a backoff before its next try. */
+    uint32_t marks, round_marks;
+    int64_t wake_ms; /* queue_requeue_at's time (monotonic ms), 0 none; cleared at pop */
 } queue_item_t;
 
 /* QueueSort: nonzero if a should be popped before b. */

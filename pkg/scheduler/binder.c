@@ -87,7 +87,7 @@ static void retry_later(scheduler_t *s, bind_job_t *j)
     if (!H)
         H = pools_get(s, DEFAULT_POOL_ID);
     it->borrower = 0;
-    it->tried_borrow = 0;
+    it->round_marks = 0;
     if (H)
         queue_push_backoff(H->q, it);
     else

@@ -572,7 +572,7 @@ static void set_give_back(pod_set_t *set, const char *msg)
             continue;
         if (msg)
             sched_report(P, it, set->reason, util_strdup(msg));
-        it->tried_borrow = 0;
+        it->round_marks = 0; /* the rows' marks for this try */
         if (set->backoff)
             queue_requeue_backoff(P->q, it);
         else if (set->wake_wall_ms > 0)
@@ -716,10 +716,11 @@ static void set_failed(pod_set_t *set)
     msg = with_wait_note(set, msg);
     trace_set_done(set, msg);
     if (set->outcome != SET_MOVED) {
-        /* Back from a lender that filled up meanwhile (another borrower
-         * won the race): retry after a backoff, not at the next event. */
+        /* A row's round mark: the item came back from a try elsewhere (a
+         * lender that filled up meanwhile, another borrower having won the
+         * race): retry after a backoff, not at the next event. */
         for (int i = 0; i < set->n; i++)
-            if (set->items[i] && set->items[i]->tried_borrow)
+            if (set->items[i] && set->items[i]->round_marks)
                 set->backoff = 1;
         set_give_back(set, msg);
     }

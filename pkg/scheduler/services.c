@@ -542,6 +542,12 @@ static void svc_forget_record(void *core, const char *kind, const char *key)
     trace_forget(core, kind, key);
 }
 
+static int svc_row_index(void *core, const char *name)
+{
+    const sched_row_t *row = sched_row(core, name);
+    return row ? row->index : -1;
+}
+
 const sched_services_t sched_services = {
     .name = svc_name,
     .opts = svc_opts,
@@ -620,6 +626,7 @@ const sched_services_t sched_services = {
     .binds_queued = svc_binds_queued,
     .evict_stale = svc_evict_stale,
     .forget_record = svc_forget_record,
+    .row_index = svc_row_index,
 };
 
 /* ---- the Queues (the tenants row's queues point) --------------------------- */

@@ -105,6 +105,16 @@ static void f_pod_event(void *core, const pod_t *pod, const char *type, const ch
     snprintf(((fake_t *)core)->event, 512, "%s %s %s: %s", pod->key, type, reason, msg);
 }
 
+/* The lender row's place in the table (its round mark's bit); the tests
+ * run both rows on one sched_row_t at that place. */
+#define LENDER_ROW 3
+
+static int f_row_index(void *core, const char *name)
+{
+    (void)core;
+    return strcmp(name, "lender") == 0 ? LENDER_ROW : -1;
+}
+
 static const sched_services_t fake_services = {
     .pools_visit = f_pools_visit,
     .pool_queued = f_pool_queued,
@@ -115,6 +125,7 @@ static const sched_services_t fake_services = {
     .home_pool = f_home_pool,
     .stats = f_stats,
     .pod_event = f_pod_event,
+    .row_index = f_row_index,
 };
 
 /* A pod of gpus GPUs, bound to node or pending (""). */
@@ -168,7 +179,7 @@ static void setup(fake_t *f, sched_row_t *row)
     pool_node(f, NOSHARE, (const int[]){ -1 });
     pool_node(f, DEAD, (const int[]){ -1 });
     f->fw = framework_new(NULL);
-    *row = (sched_row_t){ .self = NULL, .svc = &fake_services, .core = f };
+    *row = (sched_row_t){ .self = NULL, .svc = &fake_services, .core = f, .index = LENDER_ROW };
 }
 
 static void teardown(fake_t *f)
@@ -266,7 +277,7 @@ static void test_no_lender(void **state)
     f.spec[HOME].disable_borrowing = 1;
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     f.spec[HOME].disable_borrowing = 0;
-    it.tried_borrow = 1;
+    it.round_marks = 1u << LENDER_ROW;
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 0);
     assert_int_equal((int)f.st.borrowings, 0);
@@ -332,12 +343,12 @@ static void test_lender_sends_borrower_home(void **state)
         assert_int_equal(f.move_to[i], HOME);
         assert_ptr_equal(f.moved[i], &its[i]);
         assert_int_equal(its[i].borrower, 0);
-        assert_int_equal(its[i].tried_borrow, 1);
+        assert_int_equal(its[i].round_marks, 1u << LENDER_ROW);
     }
     set_done(&set);
 
     set_of(&set, its, pods, 1, 1, HOME);
-    its[0].tried_borrow = 1;
+    its[0].round_marks = 1u << LENDER_ROW;
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 2);
     set_done(&set);

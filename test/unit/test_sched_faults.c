@@ -1290,7 +1290,7 @@ static void test_give_up_clears_nomination(void **st)
     queue_add(D->q, pre, 0);
     pod_unref(pre);
     queue_item_t *it = queue_pop_timeout(D->q, 1000);
-    it->tried_borrow = 1;
+    it->round_marks = 1u << sched_row(s, "lender")->index; /* sent home: no borrowing */
     assert_int_equal(post_filter_one(D, it), EXT_NEXT);
     assert_int_equal(nominated_on(s, "n1"), 0);
     preemption_teardown(s, it);
