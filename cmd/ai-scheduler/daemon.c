@@ -6,6 +6,7 @@
 #include "daemon.h"
 #include "dashboard/assets.h"
 #include "dashboard/dashboard.h"
+#include "gang/dash.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "leader/leader.h"
@@ -133,7 +134,7 @@ static void collect(metrics_t *r, void *ud)
     counter_to(dm->checkpoints, "result=\"acknowledged\"", (double)st.checkpoint_acked);
     counter_to(dm->checkpoints, "result=\"deadline\"", (double)st.checkpoint_deadlines);
     counter_to(dm->checkpoints, "result=\"withdrawn\"", (double)st.checkpoint_withdrawn);
-    scheduler_each_pool_gangs(sched, pool_gangs_gauge, dm);
+    gang_row_each_pool(scheduler_row(sched, "gang"), pool_gangs_gauge, dm);
     resv_row_each_pool(scheduler_row(sched, "reservation"), pool_reservation_gauge, dm);
     counter_to(dm->reservations_total, "outcome=\"placed\"", (double)st.reservations_placed);
     counter_to(dm->reservations_total, "outcome=\"expired\"", (double)st.reservations_expired);

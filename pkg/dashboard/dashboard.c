@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "dashboard/dashboard.h"
+#include "gang/dash.h"
 #include "scheduler/dashboard.h"
 #include "util/util.h"
 
@@ -380,6 +381,12 @@ out:
 
 typedef json_t *(*list_fn)(scheduler_t *s, const dash_list_opts_t *o);
 
+/* The gang list is the gang row's page. */
+static json_t *dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
+{
+    return gang_row_dash_gangs(scheduler_row(s, "gang"), o);
+}
+
 static int serve_list(scheduler_t *s, list_fn fn, const char *query, char **body, const char **ctype)
 {
     dash_list_opts_t o;
@@ -437,7 +444,7 @@ int dashboard_serve(dashboard_t *d, const char *path, const char *query, char **
     if (strcmp(path, "/api/v1/queues/history") == 0)
         return serve_history(d, s, query, body, ctype);
     if (strcmp(path, "/api/v1/gangs") == 0)
-        return serve_list(s, scheduler_dash_gangs, query, body, ctype);
+        return serve_list(s, dash_gangs, query, body, ctype);
     if (strcmp(path, "/api/v1/pending") == 0)
         return serve_list(s, scheduler_dash_pending, query, body, ctype);
     if (strcmp(path, "/api/v1/nodes") == 0)

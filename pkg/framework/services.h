@@ -289,6 +289,9 @@ typedef struct sched_services {
     int (*binds_queued)(void *core);
     void (*evict_stale)(void *core, pod_t *victim);
     void (*forget_record)(void *core, const char *kind, const char *key);
+    /* The decision record kept for kind ("pod", "podgroup") ns/name, as
+     * explain serves it (a new reference; NULL: none). */
+    json_t *(*explain)(void *core, const char *kind, const char *ns, const char *name);
     /* The place in the rows' table of the row called name (-1: none): a
      * row reading another's round mark on an item. */
     int (*row_index)(void *core, const char *name);

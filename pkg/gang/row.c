@@ -10,18 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang/room.h"
 #include "gang/row.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
-
-/* The row's room: the services and the gang store, which the row makes
- * and frees and publishes to the core (gang_row_publish). */
-typedef struct gang_room {
-    const sched_services_t *svc;
-    void *core;
-    gang_store_t *gangs;
-} gang_room_t;
 
 void *gang_row_init(const sched_services_t *svc, void *core)
 {
@@ -797,6 +790,18 @@ void gang_row_end(const sched_row_t *row, pod_set_t *set)
 
 /* --------------------------------------------------------- informer */
 
+void gang_row_pod_seen(const sched_row_t *row, pod_t *pod)
+{
+    const gang_room_t *r = row->self;
+    gang_pod_upsert(r->gangs, pod);
+}
+
+void gang_row_pod_deleted(const sched_row_t *row, const pod_t *pod)
+{
+    const gang_room_t *r = row->self;
+    gang_pod_delete(r->gangs, pod);
+}
+
 /* The PodGroup informer: the gang store. */
 void gang_row_on_podgroup(void *ud, kube_event_type_t type, const char *key, json_t *obj)
 {
@@ -841,6 +846,18 @@ static void set_gauges(scheduler_stats_t *st, void *ud)
     const gang_tick_t *t = ud;
     st->gangs_stale = t->stale;
     st->gangs_waiting = t->waiting;
+}
+
+static void stale_gangs(scheduler_stats_t *st, void *ud)
+{
+    *(int *)ud = st->gangs_stale > 0;
+}
+
+int gang_row_timed(const sched_row_t *row)
+{
+    int stale = 0;
+    row->svc->stats(row->core, stale_gangs, &stale);
+    return stale;
 }
 
 void gang_row_housekeep(const sched_row_t *row)

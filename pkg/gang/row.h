@@ -34,6 +34,12 @@ void gang_row_housekeep(const sched_row_t *row);
 int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
 /* preempting: a gang's preemption was committed (log, event, stat). */
 void gang_row_preempting(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
+/* timed: a stale gang waits out its grace. */
+int gang_row_timed(const sched_row_t *row);
+/* pod_seen, pod_deleted: the store follows the members (every pod
+ * event, before the queues hear of it). */
+void gang_row_pod_seen(const sched_row_t *row, pod_t *pod);
+void gang_row_pod_deleted(const sched_row_t *row, const pod_t *pod);
 /* The PodGroup watch's handler (ud: the row's room). */
 void gang_row_on_podgroup(void *ud, kube_event_type_t type, const char *key, json_t *obj);
 

@@ -596,6 +596,18 @@ static void restore_reservations(gpu_res_t *r)
     free(v);
 }
 
+static void reservations_held(scheduler_stats_t *st, void *ud)
+{
+    *(int *)ud = st->gpu_reservations_created > st->gpu_reservations_deleted;
+}
+
+int gpu_row_timed(const sched_row_t *row)
+{
+    int held = 0;
+    row->svc->stats(row->core, reservations_held, &held);
+    return held;
+}
+
 void gpu_row_housekeep(const sched_row_t *row)
 {
     gpu_res_t *r = row->self;

@@ -30,6 +30,8 @@ int gpu_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
  * used for a few seconds (after a restart too), restores missing ones,
  * refreshes the shared gauge. */
 void gpu_row_housekeep(const sched_row_t *row);
+/* timed: reservation pods are held (they live until idle a few seconds). */
+int gpu_row_timed(const sched_row_t *row);
 /* A pod was deleted: when it was a reservation pod, a creation the row
  * still trusts under that name ends (the next fraction on the slot makes a
  * new one rather than name a pod that no longer exists). */

@@ -1,6 +1,8 @@
 /* dashboard.c -- the dashboard's collectors (scheduler/dashboard.h): copy
- * what the pages show out of the cache, the gang and fair-share stores and
- * the decision records, then sort, page and build JSON with no lock held. */
+ * what the pages show out of the cache, the rows (their groups point: the
+ * gang row's PodGroups), the Queues and the decision records, then sort,
+ * page and build JSON with no lock held. The gang list is the gang row's
+ * own page (gang/dash.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,250 +84,76 @@ static double pod_gpus(const pod_t *p)
     return (double)res_get_scalar(&p->requests, RES_GPU) + gpu_share(p, 0);
 }
 
-static int contains(const char *ns, const char *name, const char *q)
-{
-    if (!q || !q[0])
-        return 1;
-    if (strstr(ns, q) || strstr(name, q))
-        return 1;
-    size_t nl = strlen(ns);
-    char buf[512];
-    if (nl + strlen(name) + 2 > sizeof buf)
-        return 0;
-    memcpy(buf, ns, nl);
-    buf[nl] = '/';
-    strcpy(buf + nl + 1, name);
-    return strstr(buf, q) != NULL;
-}
-
-/* A row passes o's filters: its pool and queue exactly, o->q within
- * "namespace/name". */
-static int row_passes(const dash_list_opts_t *o, const char *pool, const char *queue, const char *ns, const char *name)
-{
-    if ((o->pool && strcmp(o->pool, pool) != 0) || (o->queue && strcmp(o->queue, queue) != 0))
-        return 0;
-    return contains(ns, name, o->q);
-}
-
-static void clamp_page(const dash_list_opts_t *o, int total, int *off, int *lim)
-{
-    *lim = o->limit <= 0 ? DASH_LIMIT_DEFAULT : o->limit > DASH_LIMIT_MAX ? DASH_LIMIT_MAX : o->limit;
-    *off = o->offset < 0 ? 0 : o->offset > total ? total : o->offset;
-}
-
-static json_t *page_doc(int total, int off, int lim, json_t *items)
-{
-    return json_pack("{s:i, s:i, s:i, s:o}", "total", total, "offset", off, "limit", lim, "items", items);
-}
-
 /* The reason a decision record gives: its hint, else its message. */
 static char *record_reason(scheduler_t *s, const char *kind, const char *ns, const char *name, int *has)
 {
-    json_t *rec = scheduler_explain(s, kind, ns, name);
-    *has = rec != NULL;
-    char *out = NULL;
-    if (rec) {
-        const char *h = json_string_value(json_object_get(rec, "hint"));
-        const char *m = json_string_value(json_object_get(rec, "message"));
-        if (h && h[0])
-            out = util_strdup(h);
-        else if (m && m[0])
-            out = util_strdup(m);
-        json_decref(rec);
-    }
-    return out;
+    return dash_record_reason(scheduler_explain(s, kind, ns, name), has);
 }
 
-/* ------------------------------------------------------------ gangs */
+/* ------------------------------------------------------------ groups */
 
-typedef struct gang_info {
-    char *key, *ns, *name, *queue, *pool, *phase, *wait_msg, *behind, *topo, *invalid, *placed_node;
-    int topo_required;
-    int32_t min_member;
-    int members, placed, waiting, timed_out;
-    int64_t since_ms; /* first considered, else created (wall) */
-} gang_info_t;
+/* A group of pods a row keeps (its groups point: the gang row's PodGroups). */
+typedef struct group_info {
+    char *key, *ns, *name, *queue, *pool, *note;
+    int members, done;
+} group_info_t;
 
-typedef struct gang_list {
-    gang_info_t *v;
+typedef struct group_list {
+    group_info_t *v;
     int n, cap;
-    const pool_names_t *pn;
-} gang_list_t;
+} group_list_t;
 
-static void take_gang(void *ud, const gang_row_t *r)
+static void take_group(void *ud, const sched_group_info_t *r)
 {
-    gang_list_t *l = ud;
+    group_list_t *l = ud;
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
         l->v = util_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
     }
-    gang_info_t *g = &l->v[l->n++];
-    memset(g, 0, sizeof *g);
-    g->key = util_strdup(r->key);
-    g->ns = util_strdup(r->ns);
-    g->name = util_strdup(r->name);
-    /* The queue the scheduler charges (sched_pod_tenant): a member's own
-     * label first, else the PodGroup's. */
-    const char *q = r->member ? fs_pod_queue_label(r->member) : NULL;
-    g->queue = util_strdup(q ? q : r->queue ? r->queue : FS_DEFAULT_QUEUE);
-    g->pool =
-        util_strdup(r->waiting ? pool_name(l->pn, r->wait_pool) : (r->member_pool ? r->member_pool : DEFAULT_POOL));
-    g->phase = util_strdup(r->phase ? r->phase : "Pending");
-    g->wait_msg = util_strdup_or_null(r->wait_msg);
-    g->behind = util_strdup_or_null(r->waiting_behind);
-    g->topo = util_strdup_or_null(r->topo_level);
-    g->placed_node = util_strdup_or_null(r->placed_node);
-    g->invalid = util_strdup_or_null(r->invalid);
-    g->topo_required = r->topo_required;
-    g->min_member = r->min_member;
-    g->members = r->members;
-    g->placed = r->placed;
-    g->waiting = r->waiting;
-    g->timed_out = r->timed_out;
-    g->since_ms = r->start_ms ? r->start_ms : r->created_ms;
+    l->v[l->n++] =
+        (group_info_t){ util_strdup(r->key),  util_strdup(r->ns),           util_strdup(r->name), util_strdup(r->queue),
+                        util_strdup(r->pool), util_strdup_or_null(r->note), r->members,           r->done };
 }
 
-static void gang_list_free(gang_list_t *l)
+static void group_list_free(group_list_t *l)
 {
     for (int i = 0; i < l->n; i++) {
-        gang_info_t *g = &l->v[i];
-        free(g->key), free(g->ns), free(g->name), free(g->queue), free(g->pool), free(g->phase);
-        free(g->wait_msg), free(g->behind), free(g->topo), free(g->invalid), free(g->placed_node);
+        group_info_t *g = &l->v[i];
+        free(g->key), free(g->ns), free(g->name), free(g->queue), free(g->pool), free(g->note);
     }
     free(l->v);
 }
 
-static void gang_list_get(scheduler_t *s, const pool_names_t *pn, gang_list_t *l)
+/* Every row's groups (pn: the pools' names the rows name them by). */
+static void group_list_get(scheduler_t *s, const pool_names_t *pn, group_list_t *l)
 {
     memset(l, 0, sizeof *l);
-    l->pn = pn;
-    gang_each_row(s->gangs, take_gang, l);
-}
-
-static int gang_done(const gang_info_t *g)
-{
-    return g->min_member > 0 && g->placed >= g->min_member;
-}
-
-static int64_t gang_wait_s(const gang_info_t *g, int64_t now)
-{
-    if (gang_done(g) || !g->since_ms || now < g->since_ms)
-        return 0;
-    return (now - g->since_ms) / 1000;
-}
-
-typedef struct sort_ctx {
-    dash_sort_t sort;
-    int desc;
-    int64_t now;
-} sort_ctx_t;
-
-static int cmp_keys(int64_t wa, int64_t wb, const char *qa, const char *qb, const char *pa, const char *pb,
-                    const char *na, const char *nb, const char *ma, const char *mb, const sort_ctx_t *c)
-{
-    int r = 0;
-    switch (c->sort) {
-    case DASH_SORT_WAIT: r = wa < wb ? -1 : wa > wb; break;
-    case DASH_SORT_QUEUE: r = strcmp(qa, qb); break;
-    case DASH_SORT_POOL: r = strcmp(pa, pb); break;
-    case DASH_SORT_NAME: break;
-    }
-    if (c->desc)
-        r = -r;
-    if (r)
-        return r;
-    r = strcmp(na, nb);
-    if (c->sort == DASH_SORT_NAME && c->desc)
-        r = -r;
-    if (r)
-        return r;
-    r = strcmp(ma, mb);
-    return c->sort == DASH_SORT_NAME && c->desc ? -r : r;
-}
-
-static int cmp_gang(const void *a, const void *b, void *ud)
-{
-    const gang_info_t *x = *(gang_info_t *const *)a, *y = *(gang_info_t *const *)b;
-    const sort_ctx_t *c = ud;
-    return cmp_keys(gang_wait_s(x, c->now), gang_wait_s(y, c->now), x->queue, y->queue, x->pool, y->pool, x->ns, y->ns,
-                    x->name, y->name, c);
-}
-
-typedef struct label_at {
-    const char *key;
-    char *value; /* malloc'd, NULL when the node lacks the label */
-} label_at_t;
-
-static void node_label_cb(void *ud, const node_info_t *ni)
-{
-    label_at_t *l = ud;
-    const char *v = ni->node ? labels_get(&ni->node->labels, l->key) : NULL;
-    l->value = v ? util_strdup(v) : NULL;
-}
-
-/* A gang's topology: its level, and the domain it holds: the level's
- * label on the node of a placed member (the cycle places a gang's minimum
- * in one domain); null while none is placed. */
-static json_t *topo_doc(scheduler_t *s, const gang_info_t *g)
-{
-    label_at_t l = { g->topo, NULL };
-    if (g->placed_node)
-        cache_node_visit(s->cache, g->placed_node, node_label_cb, &l);
-    json_t *o = json_pack("{s:s, s:b, s:o}", "key", g->topo, "required", g->topo_required, "domain",
-                          l.value ? json_string(l.value) : json_null());
-    free(l.value);
-    return o;
-}
-
-json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o)
-{
-    pool_names_t pn;
-    pool_names_get(s, &pn);
-    gang_list_t l;
-    gang_list_get(s, &pn, &l);
-    int64_t now = util_wall_ms();
-    gang_info_t **sel = util_xcalloc((size_t)l.n + 1, sizeof *sel);
     int n = 0;
-    for (int i = 0; i < l.n; i++) {
-        gang_info_t *g = &l.v[i];
-        if (!row_passes(o, g->pool, g->queue, g->ns, g->name))
-            continue;
-        sel[n++] = g;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].groups)
+            ext[i].groups(&s->rows[i], (const char *const *)pn->name, pn->n, take_group, l);
+}
+
+/* The name of the group p names, as the first row that knows says. */
+static const char *group_of(scheduler_t *s, const pod_t *p)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        const char *g = ext[i].group_of ? ext[i].group_of(&s->rows[i], p) : NULL;
+        if (g)
+            return g;
     }
-    sort_ctx_t c = { o->sort, o->desc, now };
-    qsort_r(sel, (size_t)n, sizeof *sel, cmp_gang, &c);
-    int off, lim;
-    clamp_page(o, n, &off, &lim);
-    json_t *items = json_array();
-    for (int i = off; i < n && i < off + lim; i++) {
-        gang_info_t *g = sel[i];
-        int has = 0;
-        char *why = gang_done(g) ? NULL : record_reason(s, "podgroup", g->ns, g->name, &has);
-        const char *reason = why            ? why
-                             : g->invalid   ? g->invalid
-                             : gang_done(g) ? ""
-                             : g->wait_msg  ? g->wait_msg
-                                            : "waiting for its first attempt";
-        json_t *topo = g->topo ? topo_doc(s, g) : json_null();
-        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:o, s:o, s:s, s:b}",
-                                               "namespace", g->ns, "name", g->name, "queue", g->queue, "pool", g->pool,
-                                               "phase", g->phase, "placed", g->placed, "minMember", g->min_member,
-                                               "members", g->members, "waitingSeconds", (json_int_t)gang_wait_s(g, now),
-                                               "waitingBehind", g->behind ? json_string(g->behind) : json_null(),
-                                               "topology", topo, "reason", reason, "hasDecision", has));
-        free(why);
-    }
-    free(sel);
-    gang_list_free(&l);
-    pool_names_free(&pn);
-    return page_doc(n, off, lim, items);
+    return NULL;
 }
 
 /* ------------------------------------------------------------ pending */
 
 typedef struct prow {
-    pod_t *pod;        /* a pod row's pod, a gang row's oldest pending member */
-    gang_info_t *gang; /* gang rows: borrowed from the gang list */
+    pod_t *pod;          /* a pod row's pod, a group row's oldest pending member */
+    group_info_t *group; /* group rows: borrowed from the group list */
+    const char *named;   /* the group its pod names (borrowed from the pod), or NULL */
     const char *ns, *name, *queue, *pool;
     int64_t since_ms;
 } prow_t;
@@ -333,28 +161,27 @@ typedef struct prow {
 static int cmp_prow(const void *a, const void *b, void *ud)
 {
     const prow_t *x = a, *y = b;
-    const sort_ctx_t *c = ud;
+    const dash_sort_ctx_t *c = ud;
     /* Waiting longer sorts as a larger wait. */
-    return cmp_keys(c->now - x->since_ms, c->now - y->since_ms, x->queue, y->queue, x->pool, y->pool, x->ns, y->ns,
-                    x->name, y->name, c);
+    return dash_cmp_keys(c->now - x->since_ms, c->now - y->since_ms, x->queue, y->queue, x->pool, y->pool, x->ns, y->ns,
+                         x->name, y->name, c);
 }
 
-static int cmp_gang_key(const void *a, const void *b)
+static int cmp_group_key(const void *a, const void *b)
 {
-    return strcmp((*(gang_info_t *const *)a)->key, (*(gang_info_t *const *)b)->key);
+    return strcmp((*(group_info_t *const *)a)->key, (*(group_info_t *const *)b)->key);
 }
 
-/* The gang row of p, if p belongs to a PodGroup we know. */
-static gang_info_t *gang_of_pod(gang_info_t **by_key, int n, const pod_t *p)
+/* The group row of p, if p names a group a row keeps (g: that name). */
+static group_info_t *group_of_pod(group_info_t **by_key, int n, const pod_t *p, const char *g)
 {
-    const char *g = gang_of(p);
     if (!g || !n)
         return NULL;
     char key[600];
     if ((size_t)snprintf(key, sizeof key, "%s/%s", p->ns, g) >= sizeof key)
         return NULL;
-    gang_info_t probe = { .key = key }, *pp = &probe;
-    gang_info_t **hit = bsearch(&pp, by_key, (size_t)n, sizeof *by_key, cmp_gang_key);
+    group_info_t probe = { .key = key }, *pp = &probe;
+    group_info_t **hit = bsearch(&pp, by_key, (size_t)n, sizeof *by_key, cmp_group_key);
     return hit ? *hit : NULL;
 }
 
@@ -385,13 +212,13 @@ json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o)
 {
     pool_names_t pn;
     pool_names_get(s, &pn);
-    gang_list_t gl;
-    gang_list_get(s, &pn, &gl);
-    gang_info_t **by_key = util_xcalloc((size_t)gl.n + 1, sizeof *by_key);
+    group_list_t gl;
+    group_list_get(s, &pn, &gl);
+    group_info_t **by_key = util_xcalloc((size_t)gl.n + 1, sizeof *by_key);
     for (int i = 0; i < gl.n; i++)
         by_key[i] = &gl.v[i];
-    qsort(by_key, (size_t)gl.n, sizeof *by_key, cmp_gang_key);
-    int *gang_row = util_xcalloc((size_t)gl.n + 1, sizeof *gang_row); /* row index + 1 */
+    qsort(by_key, (size_t)gl.n, sizeof *by_key, cmp_group_key);
+    int *group_row = util_xcalloc((size_t)gl.n + 1, sizeof *group_row); /* row index + 1 */
 
     pod_t **pods;
     int np = our_pending(s, &pods);
@@ -399,63 +226,63 @@ json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o)
     int nr = 0;
     for (int i = 0; i < np; i++) {
         pod_t *p = pods[i];
-        gang_info_t *g = gang_of_pod(by_key, gl.n, p);
+        const char *named = group_of(s, p);
+        group_info_t *g = group_of_pod(by_key, gl.n, p, named);
         if (g) {
             int gi = (int)(g - gl.v);
-            if (gang_row[gi]) {
-                prow_t *r = &rows[gang_row[gi] - 1];
+            if (group_row[gi]) {
+                prow_t *r = &rows[group_row[gi] - 1];
                 if (p->created_ms < r->since_ms) {
                     r->since_ms = p->created_ms;
                     r->pod = p;
                 }
                 continue;
             }
-            gang_row[gi] = nr + 1;
-            rows[nr++] = (prow_t){ p, g, g->ns, g->name, g->queue, pod_home_pool(p), p->created_ms };
+            group_row[gi] = nr + 1;
+            rows[nr++] = (prow_t){ p, g, named, g->ns, g->name, g->queue, pod_home_pool(p), p->created_ms };
             continue;
         }
-        rows[nr++] = (prow_t){ p, NULL, p->ns, p->name, pod_queue(p), pod_home_pool(p), p->created_ms };
+        rows[nr++] = (prow_t){ p, NULL, named, p->ns, p->name, pod_queue(p), pod_home_pool(p), p->created_ms };
     }
     int m = 0;
     for (int i = 0; i < nr; i++) {
         prow_t *r = &rows[i];
-        if (!row_passes(o, r->pool, r->queue, r->ns, r->name))
+        if (!dash_row_passes(o, r->pool, r->queue, r->ns, r->name))
             continue;
         rows[m++] = *r;
     }
     int64_t now = util_wall_ms();
-    sort_ctx_t c = { o->sort, o->desc, now };
+    dash_sort_ctx_t c = { o->sort, o->desc, now };
     qsort_r(rows, (size_t)m, sizeof *rows, cmp_prow, &c);
     int off, lim;
-    clamp_page(o, m, &off, &lim);
+    dash_clamp_page(o, m, &off, &lim);
     json_t *items = json_array();
     for (int i = off; i < m && i < off + lim; i++) {
         prow_t *r = &rows[i];
         int has = 0;
-        char *why = record_reason(s, r->gang ? "podgroup" : "pod", r->ns, r->name, &has);
+        char *why = record_reason(s, r->group ? "podgroup" : "pod", r->ns, r->name, &has);
         const char *cond = r->pod->scheduled_message && r->pod->scheduled_message[0] ? r->pod->scheduled_message : NULL;
-        const char *reason = why                            ? why
-                             : r->gang && r->gang->invalid  ? r->gang->invalid
-                             : r->gang && r->gang->wait_msg ? r->gang->wait_msg
-                             : cond                         ? cond
-                                                            : "waiting for its first attempt";
+        const char *reason = why                          ? why
+                             : r->group && r->group->note ? r->group->note
+                             : cond                       ? cond
+                                                          : "waiting for its first attempt";
         int64_t w = now > r->since_ms ? (now - r->since_ms) / 1000 : 0;
-        json_t *gang = r->gang ? json_string(r->gang->key) : NULL;
-        if (!gang && gang_of(r->pod)) /* names a group we have no PodGroup of: scheduled alone */
-            gang = json_null();
+        json_t *group = r->group ? json_string(r->group->key) : NULL;
+        if (!group && r->named) /* names a group no row keeps: scheduled alone */
+            group = json_null();
         json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:b}", "kind",
-                                               r->gang ? "gang" : "pod", "namespace", r->ns, "name", r->name, "queue",
+                                               r->group ? "gang" : "pod", "namespace", r->ns, "name", r->name, "queue",
                                                r->queue, "pool", r->pool, "waitingSeconds", (json_int_t)w, "reason",
-                                               reason, "gang", gang ? gang : json_null(), "hasDecision", has));
+                                               reason, "gang", group ? group : json_null(), "hasDecision", has));
         free(why);
     }
     free(rows);
     unref_all(pods, np);
-    free(gang_row);
+    free(group_row);
     free(by_key);
-    gang_list_free(&gl);
+    group_list_free(&gl);
     pool_names_free(&pn);
-    return page_doc(m, off, lim, items);
+    return dash_page_doc(m, off, lim, items);
 }
 
 /* ------------------------------------------------------------ nodes */
@@ -584,7 +411,7 @@ json_t *scheduler_dash_nodes(scheduler_t *s, const dash_list_opts_t *o)
         sel[m++] = i;
     }
     int off, lim;
-    clamp_page(o, m, &off, &lim);
+    dash_clamp_page(o, m, &off, &lim);
     json_t *items = json_array();
     for (int k = off; k < m && k < off + lim; k++) {
         nrow_t *r = &rows[sel[k]];
@@ -601,7 +428,7 @@ json_t *scheduler_dash_nodes(scheduler_t *s, const dash_list_opts_t *o)
     free(sel);
     nodes_free(rows, n);
     pool_names_free(&pn);
-    return page_doc(m, off, lim, items);
+    return dash_page_doc(m, off, lim, items);
 }
 
 json_t *scheduler_dash_nodes_map(scheduler_t *s)
@@ -761,16 +588,16 @@ json_t *scheduler_dash_overview(scheduler_t *s)
         rs[p].pend[R_MEM] += (double)pods[i]->requests.memory;
     }
     unref_all(pods, npend);
-    /* Waiting: a gang whose minimum is not placed (not only those holding
-     * back backfill, as the gangs_waiting metric counts). */
-    gang_list_t gl;
-    gang_list_get(s, &pn, &gl);
+    /* Waiting: a group whose minimum is not placed (a gang: not only those
+     * holding back backfill, as the gangs_waiting metric counts). */
+    group_list_t gl;
+    group_list_get(s, &pn, &gl);
     for (int i = 0; i < gl.n; i++) {
         int p = pool_index(&pn, gl.v[i].pool);
-        if (p >= 0 && !gang_done(&gl.v[i]) && gl.v[i].members > 0)
+        if (p >= 0 && !gl.v[i].done && gl.v[i].members > 0)
             waiting[p]++;
     }
-    gang_list_free(&gl);
+    group_list_free(&gl);
 
     json_t *pools = json_array();
     res_sum_t tot = { 0 };

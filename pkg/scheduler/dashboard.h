@@ -1,6 +1,7 @@
 /* dashboard.h -- what the web dashboard (pkg/dashboard) reads of a running
- * scheduler: a change counter and JSON collectors for pools, queues, gangs,
- * pending work and nodes, shaped as docs' dashboard contract (issue 25).
+ * scheduler: a change counter and JSON collectors for pools, queues,
+ * pending work and nodes, shaped as docs' dashboard contract (issue 25);
+ * the gang list is the gang row's (gang/dash.h).
  *
  * Collectors copy the few fields they need under the scheduler's locks (as
  * scheduler_debug_state does) and sort, filter and build JSON outside them.
@@ -14,6 +15,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "framework/dashlist.h"
 #include "scheduler/scheduler.h"
 
 /* Bumped on every change the dashboard shows: each informer event the
@@ -22,30 +24,12 @@
  * to the binder. Atomic, any thread. */
 uint64_t scheduler_generation(scheduler_t *s);
 
-typedef enum { DASH_SORT_WAIT = 0, DASH_SORT_NAME, DASH_SORT_QUEUE, DASH_SORT_POOL } dash_sort_t;
-
-#define DASH_LIMIT_DEFAULT 100
-#define DASH_LIMIT_MAX     500
-
-typedef struct dash_list_opts {
-    int offset, limit; /* limit 1..DASH_LIMIT_MAX */
-    dash_sort_t sort;
-    int desc;          /* sort order; ties always by namespace/name ascending */
-    const char *queue; /* exact queue, NULL: any */
-    const char *pool;  /* exact pool, NULL: any */
-    const char *q;     /* substring of "namespace/name", NULL: any */
-} dash_list_opts_t;
-
 /* {"total","offset","limit","items":[{"kind":"pod"|"gang","namespace",
  * "name","queue","pool","waitingSeconds","reason","gang","hasDecision"}]}.
  * A gang with pending members is one "gang" row (its members are not
  * repeated); waitingSeconds counts from creation (the oldest pending
  * member's for a gang). */
 json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o);
-/* {"total","offset","limit","items":[{"namespace","name","queue","pool",
- * "phase","placed","minMember","members","waitingSeconds","waitingBehind",
- * "topology","reason"}]}; opts' queue filter is ignored (q, pool apply). */
-json_t *scheduler_dash_gangs(scheduler_t *s, const dash_list_opts_t *o);
 /* {"total","offset","limit","items":[{"name","pool","cordoned","ready",
  * "gpu":{"whole","used","shared","free"},"cpu":{"capacity","used"},
  * "memory":{"capacity","used"},"pods","slots":[...]}]} in name order; pool

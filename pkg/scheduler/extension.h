@@ -226,6 +226,18 @@ typedef struct sched_victim_answer {
                    * rank evicted first) */
 } sched_victim_answer_t;
 
+/* A group of pods as the dashboard's pages show it (sched_ext_t.groups):
+ * strings valid for the call. */
+typedef struct sched_group_info {
+    const char *key, *ns, *name; /* key: "ns/name" */
+    const char *queue;           /* the queue its pods are charged to */
+    const char *pool;            /* the pool it waits in, else its members' */
+    const char *note;            /* why it waits, as the row knows (NULL: no word) */
+    int members;                 /* the pods it has */
+    int done;                    /* its minimum is placed */
+} sched_group_info_t;
+typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
+
 /* How the core combines the victims answers (victims.c, one victim):
  *  1. mechanism first, no row asked: a pod not ours, one being deleted,
  *     the preemptor itself, one whose eviction is already requested is
@@ -355,7 +367,24 @@ typedef struct sched_ext {
     /* A gang's preemption was committed in pool (nvictims evicted for the
      * need members of its minimum): what the row says of it. */
     void (*preempting)(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
-    /* Pods informer: a pod left the cache (deleted). */
+    /* The dashboard (scheduler/dashboard.c): fn once for each group of
+     * pods the row keeps (the pending page shows a group with pending
+     * pods as one row, the overview counts the waiting ones), under the
+     * row's leaf lock: fn copies what it keeps. pools: the live pools'
+     * names by id (a dead one's NULL). group_of: the name of the group pod
+     * names (borrowed from pod; NULL: none). */
+    void (*groups)(const sched_row_t *row, const char *const *pools, int npools, sched_group_fn fn, void *ud);
+    const char *(*group_of)(const sched_row_t *row, const pod_t *pod);
+    /* Whether the row's housekeeping has work that time moves on (a
+     * stale gang waiting out its grace, GPU reservation pods held): a
+     * sandbox does not jump its clock past idle seconds while one has. */
+    int (*timed)(const sched_row_t *row);
+    /* Pods informer: a pod (any scheduler's) was added or changed, right
+     * after the cache took it and before the queues hear of it; the row
+     * may keep a reference (pod_ref). */
+    void (*pod_seen)(const sched_row_t *row, pod_t *pod);
+    /* Pods informer: a pod left the cache (deleted), before the event that
+     * wakes the pools. */
     void (*pod_deleted)(const sched_row_t *row, const pod_t *pod);
     /* Pods informer: one of our pods stopped pending (bound, or finished
      * before it was). */

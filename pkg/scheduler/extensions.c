@@ -5,6 +5,7 @@
 #include "consolidation/row.h"
 #include "dra/row.h"
 #include "fairshare/row.h"
+#include "gang/dash.h"
 #include "gang/row.h"
 #include "gates/row.h"
 #include "gpu/row.h"
@@ -107,7 +108,12 @@ static const sched_ext_t table[] = {
       .nominee = gang_row_nominee,
       .housekeep = gang_row_housekeep,
       .expand = gang_row_expand,
-      .preempting = gang_row_preempting },
+      .preempting = gang_row_preempting,
+      .groups = gang_row_groups,
+      .group_of = gang_row_group_of,
+      .timed = gang_row_timed,
+      .pod_seen = gang_row_pod_seen,
+      .pod_deleted = gang_row_pod_deleted },
     { .name = "topology", .pre_place = topology_row_pre_place },
     { .name = "volumes",
       .init = volume_row_init,
@@ -125,6 +131,7 @@ static const sched_ext_t table[] = {
       .fini = gpu_row_fini,
       .pre_bind = gpu_row_pre_bind,
       .housekeep = gpu_row_housekeep,
+      .timed = gpu_row_timed,
       .pod_deleted = gpu_row_pod_deleted,
       .victims = gpu_row_victims },
 };

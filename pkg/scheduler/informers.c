@@ -71,8 +71,6 @@ static void forget_pod(scheduler_t *s, const char *uid)
     gates_release(s, uid);
     pools_delete_pod(s, uid);
     if (old)
-        gang_pod_delete(s->gangs, old);
-    if (old)
         sched_rows_pod_deleted(s, old);
     /* A pending pod holds room too when nominated (pool >= 0: the pool of
      * that node): lower-priority pods see it taken (node_with_nominated). */
@@ -154,7 +152,7 @@ void on_pod_event(void *ud, kube_event_type_t type, const char *key, json_t *obj
      * pod's own word would let anyone reserve a node). */
     int ours = sched_is_ours(s, p->scheduler_name);
     cache_pod_state_t before = cache_upsert_pod_ex(s->cache, p, ours, &now);
-    gang_pod_upsert(s->gangs, p);
+    sched_rows_pod_seen(s, p);
     if (ours && before != now && (now == CPOD_BOUND || now == CPOD_TERMINAL))
         sched_rows_pod_settled(s, p);
     if (now == CPOD_ASSUMED && ours && !p->deleting)

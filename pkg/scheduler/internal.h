@@ -398,7 +398,10 @@ void sched_rows_init(scheduler_t *s);
 void sched_rows_fini(scheduler_t *s);
 /* The row named name (its room and services), or NULL. */
 const sched_row_t *sched_row(scheduler_t *s, const char *name);
-/* Pods informer: every row's pod_deleted, pod_settled. */
+/* Whether some row's timed point says its housekeeping has timed work. */
+int sched_rows_timed(scheduler_t *s);
+/* Pods informer: every row's pod_seen, pod_deleted, pod_settled. */
+void sched_rows_pod_seen(scheduler_t *s, pod_t *pod);
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod);
 void sched_rows_pod_settled(scheduler_t *s, const pod_t *pod);
 /* A placed pod's bind will not happen (PreBind or the Binding failed, or

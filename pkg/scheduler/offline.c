@@ -173,10 +173,7 @@ int scheduler_housekeep_wanted(scheduler_t *s)
 {
     if (scheduler_has_pending(s) || evictor_next_due(s->evictor))
         return 1;
-    scheduler_stats_t st;
-    scheduler_get_stats(s, &st);
-    /* Reservation pods live until idle a few seconds; a stale gang waits out its grace. */
-    return st.gpu_reservations_created > st.gpu_reservations_deleted || st.gangs_stale > 0;
+    return sched_rows_timed(s);
 }
 
 uint64_t scheduler_seed(const scheduler_t *s)

@@ -616,27 +616,3 @@ void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud)
     each_pool_ctx_t c = { fn, ud };
     pools_each_live(s, report_pool, &c);
 }
-
-typedef struct gang_pool_ctx {
-    void (*fn)(void *ud, const char *pool, int waiting);
-    void *ud;
-    int *per_pool;
-    int n;
-} gang_pool_ctx_t;
-
-static void report_pool_gangs(sched_pool_t *P, void *arg)
-{
-    gang_pool_ctx_t *c = arg;
-    c->fn(c->ud, P->name, P->id < c->n ? c->per_pool[P->id] : 0);
-}
-
-void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud)
-{
-    pools_lock(s);
-    int n = s->npools;
-    pools_unlock(s);
-    gang_pool_ctx_t c = { fn, ud, util_xcalloc((size_t)n + 1, sizeof(int)), n };
-    gang_count_waiting(s->gangs, c.per_pool, n);
-    pools_each_live(s, report_pool_gangs, &c);
-    free(c.per_pool);
-}

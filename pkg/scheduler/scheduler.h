@@ -120,8 +120,9 @@ int64_t scheduler_next_due(scheduler_t *s, int64_t *ckpt_wall_ms);
 /* Whether a pod waits in some pool's queue (active, backing off or unschedulable). */
 int scheduler_has_pending(scheduler_t *s);
 /* Whether the once-a-second housekeeping has work that time moves on: pods
- * wait, a checkpoint request is pending, GPU reservation pods are held, a
- * gang is stale. When not, a caller may jump the clock past idle seconds. */
+ * wait, a checkpoint request is pending, or a row says it has (its timed
+ * point: GPU reservation pods held, a stale gang). When not, a caller may
+ * jump the clock past idle seconds. */
 int scheduler_housekeep_wanted(scheduler_t *s);
 /* The seed the pools' generators were derived from (opts.seed, or the
  * time's when that was 0). */
@@ -153,8 +154,6 @@ void scheduler_dump_cache(scheduler_t *s);
 /* Per-pool queue lengths for /metrics: calls fn for each live pool. */
 typedef void (*scheduler_pool_fn)(void *ud, const char *pool, int active, int backoff, int unschedulable);
 void scheduler_each_pool(scheduler_t *s, scheduler_pool_fn fn, void *ud);
-/* Gangs waiting in each live pool, for /metrics. */
-void scheduler_each_pool_gangs(scheduler_t *s, void (*fn)(void *ud, const char *pool, int waiting), void *ud);
 /* The row of the scheduling cycle named name (scheduler/extension.h), for
  * what a row shows outside the cycle (its /metrics: the reservation row's
  * resv_row_each_pool); NULL when there is none. */

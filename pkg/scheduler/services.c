@@ -542,6 +542,11 @@ static void svc_forget_record(void *core, const char *kind, const char *key)
     trace_forget(core, kind, key);
 }
 
+static json_t *svc_explain(void *core, const char *kind, const char *ns, const char *name)
+{
+    return scheduler_explain(core, kind, ns, name);
+}
+
 static int svc_row_index(void *core, const char *name)
 {
     const sched_row_t *row = sched_row(core, name);
@@ -626,6 +631,7 @@ const sched_services_t sched_services = {
     .binds_queued = svc_binds_queued,
     .evict_stale = svc_evict_stale,
     .forget_record = svc_forget_record,
+    .explain = svc_explain,
     .row_index = svc_row_index,
 };
 
@@ -792,6 +798,25 @@ void sched_rows_pod_settled(scheduler_t *s, const pod_t *pod)
     for (int i = 0; i < s->nrows && i < n; i++)
         if (ext[i].pod_settled)
             ext[i].pod_settled(&s->rows[i], pod);
+}
+
+int sched_rows_timed(scheduler_t *s)
+{
+    int n = 0, any = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].timed)
+            any |= ext[i].timed(&s->rows[i]);
+    return any;
+}
+
+void sched_rows_pod_seen(scheduler_t *s, pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].pod_seen)
+            ext[i].pod_seen(&s->rows[i], pod);
 }
 
 void sched_rows_pod_deleted(scheduler_t *s, const pod_t *pod)
