@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gang/dash.h"
 #include "gang/row.h"
 #include "scheduler/capabilities.h"
 #include "util/util.h"
@@ -32,6 +33,8 @@ typedef struct fake {
     char woke[64];        /* and reason */
     int nevents;
     char event[512]; /* the last object event */
+    int npod_events;
+    char pod_event[512]; /* the last pod event */
 } fake_t;
 
 static const scheduler_opts_t *f_opts(void *core)
@@ -150,7 +153,34 @@ static int f_pdb_violations(void *core, pod_t *const *pods, int n)
     return ((fake_t *)core)->npdb;
 }
 
+static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
+{
+    fake_t *f = core;
+    f->npod_events++;
+    snprintf(f->pod_event, sizeof(f->pod_event), "%s %s %s %s", pod->key, type, reason, message);
+}
+
+/* Pools: default (0) and one whose Pool was deleted (1). */
+static void f_pools_visit(void *core, sched_pools_fn fn, void *ud)
+{
+    (void)core;
+    sched_pool_info_t p[2] = { { .id = 0, .name = "default" }, { .id = 1, .name = "gone", .dead = 1 } };
+    fn(ud, p, 2);
+}
+
+static json_t *f_explain(void *core, const char *kind, const char *ns, const char *name)
+{
+    (void)core;
+    (void)kind;
+    (void)ns;
+    (void)name;
+    return NULL; /* no decision record kept */
+}
+
 static const sched_services_t fake_services = {
+    .pod_event = f_pod_event,
+    .pools_visit = f_pools_visit,
+    .explain = f_explain,
     .opts = f_opts,
     .stats = f_stats,
     .object_event_ref = f_object_event,
@@ -392,14 +422,132 @@ static void test_expand_takes_the_gang_whole(void **state)
     teardown(&f, &row);
 }
 
+/* A member whose PodGroup was deleted is scheduled alone, and that is
+ * said once per item: the row's mark (its bit, at its place in the table)
+ * keeps the second gate quiet. */
+static void test_deleted_podgroup_said_once(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    row.index = 5;
+    add_podgroup(&f, "{'minMember':2}");
+    pod_t *m0 = member("m0", 0, "", "Pending");
+    gang_row_pod_seen(&row, m0);
+    gang_group_delete(f.gangs, "ns", "g");
+    queue_item_t it0 = { 0 };
+    for (int round = 0; round < 2; round++) {
+        pod_set_t set;
+        set_of(&set, &it0, m0);
+        assert_int_equal(gang_row_gate(&row, &set), EXT_NEXT);
+        assert_int_equal(set.kind, SET_LONE);
+        gang_row_end(&row, &set);
+        set_done(&set);
+    }
+    assert_int_equal(f.npod_events, 1);
+    assert_string_equal(f.pod_event,
+                        "ns/m0 Warning PodGroupDeleted pod group ns/g was deleted: scheduling this pod on its own");
+    assert_int_equal(it0.marks, 1u << 5);
+    assert_int_equal(it0.round_marks, 0);
+    gang_row_pod_deleted(&row, m0);
+    pod_unref(m0);
+    teardown(&f, &row);
+}
+
+typedef struct groups_seen {
+    int n, members, done;
+    char key[64], pool[64], queue[64];
+} groups_seen_t;
+
+static void see_group(void *ud, const sched_group_info_t *g)
+{
+    groups_seen_t *s = ud;
+    s->n++;
+    s->members = g->members;
+    s->done = g->done;
+    snprintf(s->key, sizeof(s->key), "%s", g->key);
+    snprintf(s->pool, sizeof(s->pool), "%s", g->pool);
+    snprintf(s->queue, sizeof(s->queue), "%s", g->queue);
+}
+
+static void see_pool(void *ud, const char *pool, int waiting)
+{
+    groups_seen_t *s = ud;
+    s->n++;
+    snprintf(s->pool, sizeof(s->pool), "%s:%d", pool, waiting);
+}
+
+/* What the row shows outside the cycle: the store follows the pods the
+ * informer hands it (pod_seen, pod_deleted); the dashboard's groups and
+ * gang list; the pending-gangs gauge for live pools only; timed while a
+ * gang is stale. */
+static void test_pods_groups_and_pages(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    add_podgroup(&f, "{'minMember':2}");
+    pod_t *m0 = member("m0", 0, "", "Pending"), *m1 = member("m1", 0, "", "Pending");
+    gang_row_pod_seen(&row, m0);
+    gang_row_pod_seen(&row, m1);
+    assert_string_equal(gang_row_group_of(&row, m0), "g");
+    const char *const pools[] = { "default" };
+    groups_seen_t seen = { 0 };
+    gang_row_groups(&row, pools, 1, see_group, &seen);
+    assert_int_equal(seen.n, 1);
+    assert_string_equal(seen.key, "ns/g");
+    assert_string_equal(seen.pool, "default");
+    assert_string_equal(seen.queue, "default");
+    assert_int_equal(seen.members, 2);
+    assert_int_equal(seen.done, 0);
+    gang_row_pod_deleted(&row, m1);
+    memset(&seen, 0, sizeof(seen));
+    gang_row_groups(&row, pools, 1, see_group, &seen);
+    assert_int_equal(seen.members, 1);
+
+    dash_list_opts_t o = { .limit = 10 };
+    json_t *doc = gang_row_dash_gangs(&row, &o);
+    json_t *item = json_array_get(json_object_get(doc, "items"), 0);
+    assert_true(json_integer_value(json_object_get(item, "waitingSeconds")) > 0); /* since its creation */
+    json_object_del(item, "waitingSeconds");
+    char *txt = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(txt, "{\"items\":[{\"hasDecision\":false,\"members\":1,\"minMember\":2,\"name\":\"g\","
+                             "\"namespace\":\"ns\",\"phase\":\"Pending\",\"placed\":0,\"pool\":\"default\","
+                             "\"queue\":\"default\",\"reason\":\"waiting for its first attempt\",\"topology\":null,"
+                             "\"waitingBehind\":null}],\"limit\":10,\"offset\":0,\"total\":1}");
+    free(txt);
+    json_decref(doc);
+    o.pool = "other";
+    doc = gang_row_dash_gangs(&row, &o);
+    assert_int_equal(json_integer_value(json_object_get(doc, "total")), 0);
+    json_decref(doc);
+    doc = gang_row_dash_gangs(NULL, &o); /* no gang row: an empty page */
+    assert_int_equal(json_array_size(json_object_get(doc, "items")), 0);
+    json_decref(doc);
+
+    memset(&seen, 0, sizeof(seen));
+    gang_row_each_pool(&row, see_pool, &seen);
+    assert_int_equal(seen.n, 1);
+    assert_string_equal(seen.pool, "default:0");
+
+    assert_int_equal(gang_row_timed(&row), 0);
+    f.st.gangs_stale = 1;
+    assert_int_equal(gang_row_timed(&row), 1);
+    gang_row_pod_deleted(&row, m0);
+    pod_unref(m0);
+    pod_unref(m1);
+    teardown(&f, &row);
+}
+
 int main(void)
 {
     capabilities_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gate_gathers_the_minimum),
-        cmocka_unit_test(test_min_resources_not_free),
-        cmocka_unit_test(test_commit_says_placed),
-        cmocka_unit_test(test_expand_takes_the_gang_whole),
+        cmocka_unit_test(test_gate_gathers_the_minimum),   cmocka_unit_test(test_min_resources_not_free),
+        cmocka_unit_test(test_commit_says_placed),         cmocka_unit_test(test_expand_takes_the_gang_whole),
+        cmocka_unit_test(test_deleted_podgroup_said_once), cmocka_unit_test(test_pods_groups_and_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1275,6 +1275,39 @@ static void test_checkpoint_stale_cleared(void **st)
     victims_teardown(s);
 }
 
+/* A row's round mark on an item (the lender row's: sent home) makes it
+ * wait out a backoff when its cycle fails, not the next event, and the
+ * core clears it as it gives the item back; an item without one waits as
+ * unschedulable. */
+static void test_round_mark_backs_off(void **st)
+{
+    set_evictions(0, 0);
+    scheduler_t *s = new_sched();
+    s->writer = writer_new(s, 100);
+    s->evictor = evictor_new(s);
+    node_unref(add_node(s, "n1", "2"));
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    for (int marked = 0; marked < 2; marked++) {
+        pod_t *p = pod_from(s, marked ? "big1" : "big0", "4", 0, "", ""); /* fits nowhere */
+        queue_add(D->q, p, 0);
+        pod_unref(p);
+        queue_item_t *it = queue_pop_timeout(D->q, 1000);
+        assert_non_null(it);
+        if (marked)
+            it->round_marks = 1u << sched_row(s, "lender")->index;
+        sched_schedule_item(D, it);
+        queue_stats_t qs;
+        queue_get_stats(D->q, &qs);
+        assert_int_equal(qs.unschedulable, 1);
+        assert_int_equal(qs.backoff, marked);
+    }
+    queue_item_t *it = queue_take(D->q, "uid-big1");
+    assert_non_null(it);
+    assert_int_equal(it->round_marks, 0);
+    queue_item_free(it);
+    victims_teardown(s);
+}
+
 /* A preemptor that finds no victims any more gives its old room back. */
 static void test_give_up_clears_nomination(void **st)
 {
@@ -2012,6 +2045,7 @@ int main(void)
         cmocka_unit_test(test_refused_eviction_explained),
         cmocka_unit_test(test_refused_eviction_next_node),
         cmocka_unit_test(test_victims_own_grace_and_condition),
+        cmocka_unit_test(test_round_mark_backs_off),
         cmocka_unit_test(test_give_up_clears_nomination),
         cmocka_unit_test(test_nomination_gone_wakes_waiters),
         cmocka_unit_test(test_preemption_scan_unlocked),
