@@ -369,10 +369,11 @@ typedef struct sched_ext {
     void (*preempting)(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
     /* The dashboard (scheduler/dashboard.c): fn once for each group of
      * pods the row keeps (the pending page shows a group with pending
-     * pods as one row, the overview counts the waiting ones), under the
-     * row's leaf lock: fn copies what it keeps. pools: the live pools'
-     * names by id (a dead one's NULL). group_of: the name of the group pod
-     * names (borrowed from pod; NULL: none). */
+     * pods as one row, the overview counts the waiting ones); fn copies
+     * what it keeps and calls nothing back. pools: the live pools' names
+     * by id (a dead one's NULL), which the row names a group's pool by.
+     * group_of: the name of the group pod names (borrowed from pod; NULL:
+     * none). Any thread, no lock of the core held. */
     void (*groups)(const sched_row_t *row, const char *const *pools, int npools, sched_group_fn fn, void *ud);
     const char *(*group_of)(const sched_row_t *row, const pod_t *pod);
     /* Whether the row's housekeeping has work that time moves on (a
