@@ -17,42 +17,18 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 typedef struct fake {
+    fake_core_t fc; /* first: the core the row's calls get */
     gang_store_t *gangs;
-    scheduler_opts_t opts;
-    scheduler_stats_t st;
     node_info_t *node;    /* the pool's one node (pool 0) */
     queue_item_t *queued; /* what take_pending hands out (one pod) */
     pod_t *pending;       /* its pod, as the cache has it */
     char taken[64];       /* the uid take_pending was asked for */
     int victim_ok, npdb;  /* is_victim's and pdb_violations' answers */
-    int woke_pool;        /* pool_wake's pool (-1: none) */
-    char woke[64];        /* and reason */
-    int nevents;
-    char event[512]; /* the last object event */
 } fake_t;
-
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
-{
-    fn(&((fake_t *)core)->st, ud);
-}
-
-static void f_object_event(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
-                           const char *uid, const char *type, const char *reason, const char *message)
-{
-    fake_t *f = core;
-    (void)api_version;
-    (void)uid;
-    f->nevents++;
-    snprintf(f->event, sizeof(f->event), "%s %s/%s %s %s %s", kind, ns, name, type, reason, message);
-}
 
 static pod_t *f_pod_get(void *core, const char *uid, cache_pod_state_t *st)
 {
@@ -105,13 +81,6 @@ static int f_zero_pod(void *core, const pod_t *pod)
     return 0;
 }
 
-static int32_t f_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
-{
-    (void)core;
-    (void)g;
-    return floor;
-}
-
 static int f_set_request(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES])
 {
     (void)core;
@@ -120,18 +89,6 @@ static int f_set_request(void *core, pod_t *const *pods, int n, int *tenant, dou
     (void)req;
     *tenant = -1;
     return 0; /* Queues are off */
-}
-
-static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
-{
-    fn(ud, ((fake_t *)core)->node);
-}
-
-static void f_pool_wake(void *core, int pool, const char *reason)
-{
-    fake_t *f = core;
-    f->woke_pool = pool;
-    snprintf(f->woke, sizeof(f->woke), "%s", reason);
 }
 
 static int f_is_victim(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank)
@@ -149,26 +106,6 @@ static int f_pdb_violations(void *core, pod_t *const *pods, int n)
     (void)n;
     return ((fake_t *)core)->npdb;
 }
-
-static const sched_services_t fake_services = {
-    .opts = f_opts,
-    .stats = f_stats,
-    .object_event_ref = f_object_event,
-    .pod_get = f_pod_get,
-    .nodes_visit = f_nodes_visit,
-    .nomination = f_nomination,
-    .charged = f_zero_uid,
-    .leaving = f_zero_uid,
-    .take_pending = f_take_pending,
-    .pool_preempts = f_zero_pool,
-    .may_preempt = f_zero_pod,
-    .kept_out = f_zero_pod,
-    .gang_priority = f_gang_priority,
-    .set_request = f_set_request,
-    .pool_wake = f_pool_wake,
-    .is_victim = f_is_victim,
-    .pdb_violations = f_pdb_violations,
-};
 
 static void add_podgroup(fake_t *f, const char *spec)
 {
@@ -201,12 +138,24 @@ static pod_t *member(const char *name, int prio, const char *node, const char *p
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
-    f->woke_pool = -1;
+    fake_core_init(&f->fc);
+    f->fc.svc.pod_get = f_pod_get;
+    f->fc.svc.nomination = f_nomination;
+    f->fc.svc.charged = f_zero_uid;
+    f->fc.svc.leaving = f_zero_uid;
+    f->fc.svc.take_pending = f_take_pending;
+    f->fc.svc.pool_preempts = f_zero_pool;
+    f->fc.svc.may_preempt = f_zero_pod;
+    f->fc.svc.kept_out = f_zero_pod;
+    f->fc.svc.set_request = f_set_request;
+    f->fc.svc.is_victim = f_is_victim;
+    f->fc.svc.pdb_violations = f_pdb_violations;
     f->node =
         fx_node_info("{'metadata':{'name':'n0'},'status':{'allocatable':{'cpu':'8','memory':'32Gi','pods':'110'}}}");
     f->node->pool = 0;
-    *row = (sched_row_t){ .self = gang_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    f->fc.nodes = &f->node;
+    f->fc.nnodes = 1;
+    *row = fake_row(&f->fc, gang_row_init(&f->fc.svc, &f->fc));
     sched_published_t pub = { 0 };
     gang_row_publish(row, &pub);
     f->gangs = pub.gangs; /* the row's own */
@@ -268,8 +217,8 @@ static void test_gate_gathers_the_minimum(void **state)
     assert_non_null(set.slot[row.index]); /* the row's own, holding its turn */
     /* With the turn, the reason is said on the PodGroup too. */
     gang_row_report(&row, &set, "0/2 members placeable; no node fits");
-    assert_int_equal(f.nevents, 1);
-    assert_string_equal(f.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
     assert_non_null(set.gang);
     assert_string_equal(set.gang->key, "ns/g");
     gang_row_end(&row, &set);
@@ -340,11 +289,11 @@ static void test_commit_says_placed(void **state)
     set.gang = &g;
     set.need = 2;
     gang_row_commit(&row, &set);
-    assert_int_equal((int)f.st.gangs_scheduled, 1);
-    assert_int_equal(f.nevents, 1);
-    assert_string_equal(f.event, "PodGroup ns/g Normal Scheduled placed 2 members (minMember 2) in pool default");
-    assert_int_equal(f.woke_pool, 0);
-    assert_string_equal(f.woke, "GangPlaced");
+    assert_int_equal((int)f.fc.st.gangs_scheduled, 1);
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event, "PodGroup ns/g Normal Scheduled placed 2 members (minMember 2) in pool default");
+    assert_int_equal(f.fc.wake_pool, 0);
+    assert_string_equal(f.fc.wake, "GangPlaced");
     set.gang = NULL;
     set.n = 1;
     set_done(&set);
