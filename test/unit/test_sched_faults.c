@@ -2159,6 +2159,39 @@ static void test_victims_core_exclusions(void **st)
     victims_teardown(s);
 }
 
+/* Queues on: the victims table's pod question as the evaluator asks it
+ * for pre alone in the default pool (pe_victim_ctx): 1 when v may go. */
+static int queue_victim_of(scheduler_t *s, const pod_t *v, pod_t *pre)
+{
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
+    pe_victim_ctx(D, &pre, 1, 0, &vc);
+    assert_true(vc.queues);
+    int64_t rank = 0;
+    return pe_victims(s)->pod(v, pre, &vc, &rank);
+}
+
+/* Across queues only reclaim's rules (a refusal there is final): a pod
+ * of queue train inside its quota is no victim of a pod of the default
+ * queue, though below its priority; a pod of the preemptor's own queue
+ * is, by priority. */
+static void test_victims_queue_refusal_beats_priority(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_train_queue(s, "{\"quota\":2000}");
+    pod_t *tv = queue_pod(s, "tv", 0, "n1", NULL);
+    pod_t *dv = pod_from(s, "dv", "1", 0, "", "n2");
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    s->queues.ops->changed(s->queues.self, 1);
+    tenants_row_tick(sched_row(s, "tenants"), pools_get(s, DEFAULT_POOL_ID));
+    assert_true(queue_victim_of(s, dv, pre));
+    assert_false(queue_victim_of(s, tv, pre));
+    pod_unref(tv);
+    pod_unref(dv);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
 /* A pod asked to checkpoint for one preemptor (its eviction requested)
  * is no victim of another. */
 static void test_victims_not_requested_twice(void **st)
@@ -2259,6 +2292,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_stale_cleared),
         cmocka_unit_test(test_victims_never_beats_allowed),
         cmocka_unit_test(test_victims_reclaim_beats_priority),
+        cmocka_unit_test(test_victims_queue_refusal_beats_priority),
         cmocka_unit_test(test_victims_rank_order),
         cmocka_unit_test(test_victims_core_exclusions),
         cmocka_unit_test(test_victims_not_requested_twice),
