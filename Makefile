@@ -66,6 +66,11 @@ CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/%.o)
 CMDLIB_OBJS := $(filter-out $(B)/cmd/ai-scheduler/main.o,$(CMD_OBJS))
 UNIT_SRCS := $(wildcard test/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:test/unit/%.c=$(B)/test/%)
+# The suites' shared helpers with a .c of their own (test/unit/*.c but the
+# suites, e.g. fake_services.c): one archive every suite links, so a suite
+# takes only the helpers it calls.
+TESTLIB_SRCS := $(filter-out $(UNIT_SRCS),$(wildcard test/unit/*.c))
+TESTLIB_OBJS := $(TESTLIB_SRCS:test/unit/%.c=$(B)/testlib/%.o)
 TOOL_SRCS := $(wildcard test/bench/*.c)
 TOOL_BINS := $(TOOL_SRCS:test/bench/%.c=$(B)/tools/%)
 FUZZ_SRCS := $(wildcard test/fuzz/fuzz_*.c)
@@ -141,9 +146,17 @@ $(B)/tools/%: test/bench/%.c $(B)/libaisched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(B)/libaisched.a $(PKG_LIBS) $(LDLIBS)
 
-$(B)/test/%: test/unit/%.c $(B)/libaischedcmd.a $(B)/libaisched.a
+$(B)/testlib/%.o: test/unit/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itest/unit -Icmd $(ALL_LDFLAGS) -o $@ $< $(B)/libaischedcmd.a $(B)/libaisched.a $(PKG_LIBS) $$(pkg-config --libs cmocka) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itest/unit -c $< -o $@
+
+$(B)/libaischedtest.a: $(TESTLIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/test/%: test/unit/%.c $(B)/libaischedtest.a $(B)/libaischedcmd.a $(B)/libaisched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itest/unit -Icmd $(ALL_LDFLAGS) -o $@ $< $(B)/libaischedtest.a $(B)/libaischedcmd.a $(B)/libaisched.a $(PKG_LIBS) $$(pkg-config --libs cmocka) $(LDLIBS)
 
 unit-bins: $(UNIT_BINS)
 

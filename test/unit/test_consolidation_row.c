@@ -17,121 +17,21 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 typedef struct fake {
+    fake_core_t fc; /* first: the core the row's calls get */
     node_info_t *ni[2];
     pod_t *running[2];
-    framework_t *fw;
-    scheduler_opts_t opts;
-    scheduler_stats_t st;
-    int may_evict, protect;
-    char nominated[64], event[512];
     int nmoves;
     char victim[64], dest[64];
 } fake_t;
 
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    for (int i = 0; i < 2; i++)
-        if (strcmp(node, f->ni[i]->name) == 0)
-            fn(ud, f->ni[i]);
-}
-
-static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
-{
-    fn(&((fake_t *)core)->st, ud);
-}
-
-static framework_t *f_pod_fw(void *core, const pod_t *pod)
-{
-    (void)pod;
-    return ((fake_t *)core)->fw;
-}
-
-static int f_is_ours(void *core, const char *name)
-{
-    (void)core;
-    (void)name;
-    return 1;
-}
-
-static int f_home_pool(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return 0;
-}
-
-static pod_t *f_pod_get(void *core, const char *uid, cache_pod_state_t *st)
-{
-    (void)core;
-    (void)uid;
-    *st = CPOD_PENDING;
-    return NULL; /* no consolidation is in flight in these cases' pools */
-}
-
-static int f_pool_views(void *core, int pool, const pod_t *pod, node_info_t ***out)
-{
-    fake_t *f = core;
-    (void)pool;
-    (void)pod;
-    *out = util_xcalloc(2, sizeof(**out));
-    for (int i = 0; i < 2; i++)
-        (*out)[i] = node_info_clone(f->ni[i]);
-    return 2;
-}
-
-static int f_tenant_of(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return -1;
-}
-
-static int f_same_queue(void *core, int a, int b)
-{
-    (void)core;
-    return a == b;
-}
-
-static int f_preemptible(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return 1;
-}
-
 static int f_min_runtime(void *core, const pod_t *pod, int kind, int64_t now)
 {
-    (void)pod;
-    (void)now;
     assert_int_equal(kind, FS_MINRT_PREEMPT); /* one queue (none): preemption's minimum */
-    return ((fake_t *)core)->protect;
-}
-
-static int f_may_evict(void *core, const struct pod_set *set)
-{
-    (void)set;
-    return ((fake_t *)core)->may_evict;
-}
-
-static void f_nominate(void *core, pod_t *pod, const char *node)
-{
-    (void)pod;
-    snprintf(((fake_t *)core)->nominated, 64, "%s", node);
-}
-
-static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *msg)
-{
-    (void)pod;
-    snprintf(((fake_t *)core)->event, 512, "%s %s %s", type, reason, msg);
+    return fake_min_runtime(core, pod, kind, now);
 }
 
 static void f_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *cand, char **dests, int pool,
@@ -150,25 +50,6 @@ static void f_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *can
     preempt_candidate_clear(cand);
     free(cand);
 }
-
-static const sched_services_t fake_services = {
-    .opts = f_opts,
-    .node_visit = f_node_visit,
-    .stats = f_stats,
-    .pod_fw = f_pod_fw,
-    .is_ours = f_is_ours,
-    .home_pool = f_home_pool,
-    .pod_get = f_pod_get,
-    .pool_views = f_pool_views,
-    .tenant_of = f_tenant_of,
-    .same_queue = f_same_queue,
-    .preemptible = f_preemptible,
-    .min_runtime = f_min_runtime,
-    .may_evict = f_may_evict,
-    .nominate = f_nominate,
-    .pod_event = f_pod_event,
-    .evict_moves = f_evict_moves,
-};
 
 static node_info_t *gnode(const char *name)
 {
@@ -196,16 +77,20 @@ static pod_t *gpod(const char *name, const char *node, int gpus, const char *rs)
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
-    f->opts.max_consolidation_moves = 8;
-    f->may_evict = 1;
-    f->fw = framework_new(NULL);
+    fake_core_init(&f->fc);
+    f->fc.svc.min_runtime = f_min_runtime;
+    f->fc.svc.evict_moves = f_evict_moves;
+    f->fc.opts.max_consolidation_moves = 8;
+    f->fc.may_evict = 1;
+    f->fc.fw = framework_new(NULL);
+    f->fc.nodes = f->ni;
+    f->fc.nnodes = 2;
     for (int i = 0; i < 2; i++) {
         f->ni[i] = gnode(i ? "n1" : "n0");
         f->running[i] = gpod(i ? "r1" : "r0", f->ni[i]->name, 4, i ? "rs-b" : "rs-a");
         node_info_add_pod(f->ni[i], f->running[i]);
     }
-    *row = (sched_row_t){ .self = consol_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    *row = fake_row(&f->fc, consol_row_init(&f->fc.svc, &f->fc));
 }
 
 static void teardown(fake_t *f, sched_row_t *row)
@@ -215,7 +100,8 @@ static void teardown(fake_t *f, sched_row_t *row)
         node_info_free(f->ni[i]);
         pod_unref(f->running[i]);
     }
-    framework_free(f->fw);
+    framework_free(f->fc.fw);
+    fake_core_free(&f->fc);
 }
 
 /* A set of one for pod (no pool thread: the row sees only the set). */
@@ -255,10 +141,10 @@ static void test_moves_one_and_holds_its_room(void **state)
     /* The mover leaves the node the pod is nominated to, for the other one. */
     const char *from = strcmp(f.victim, "ns/r0") == 0 ? "n0" : "n1";
     const char *to = strcmp(from, "n0") == 0 ? "n1" : "n0";
-    assert_string_equal(f.nominated, from);
+    assert_string_equal(f.fc.nominated, from);
     assert_string_equal(f.dest, to);
-    assert_non_null(strstr(f.event, "Normal Consolidation moving 1 pod(s) so that node"));
-    assert_int_equal((int)f.st.consolidations, 1);
+    assert_non_null(strstr(f.fc.event, "ns/big Normal Consolidation moving 1 pod(s) so that node"));
+    assert_int_equal((int)f.fc.st.consolidations, 1);
 
     /* Another pod sees the destination taken by the mover's hold... */
     node_info_t *dest = strcmp(to, "n0") == 0 ? f.ni[0] : f.ni[1];
@@ -310,15 +196,15 @@ static void test_no_moves_when_not_allowed(void **state)
     pod_set_t set;
     queue_item_t it;
     set_of(&set, &it, big);
-    f.may_evict = 0;
+    f.fc.may_evict = 0;
     assert_int_equal(consol_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 0);
-    f.may_evict = 1;
-    f.protect = 1;
+    f.fc.may_evict = 1;
+    f.fc.min_runtime = 1;
     assert_int_equal(consol_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 0);
-    assert_int_equal((int)f.st.consolidations_failed, 1);
-    assert_string_equal(f.nominated, "");
+    assert_int_equal((int)f.fc.st.consolidations_failed, 1);
+    assert_string_equal(f.fc.nominated, "");
     set_done(&set);
     pod_unref(big);
     teardown(&f, &row);

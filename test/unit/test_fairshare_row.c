@@ -17,63 +17,13 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 typedef struct fake {
-    scheduler_opts_t opts;
-    int may_evict;
-    int nevict; /* evict_for_limit calls */
-    int nwake;
-    char wake[64], event_reason[64], event_msg[512], patch_path[256];
-    int npatches;
+    fake_core_t fc; /* first: the core the row's calls get (no node: the pool's capacity is zero) */
+    int nevict;     /* evict_for_limit calls */
 } fake_t;
-
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static int f_fenced(void *core)
-{
-    (void)core;
-    return 0;
-}
-
-static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
-{
-    fake_t *f = core;
-    (void)pod;
-    (void)type;
-    snprintf(f->event_reason, sizeof(f->event_reason), "%s", reason);
-    snprintf(f->event_msg, sizeof(f->event_msg), "%s", message);
-}
-
-static void f_wake_all(void *core, const char *event)
-{
-    fake_t *f = core;
-    f->nwake++;
-    snprintf(f->wake, sizeof(f->wake), "%s", event);
-}
-
-static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
-{
-    (void)core;
-    (void)fn;
-    (void)ud; /* no node: the row's pool capacity is zero */
-}
-
-static int f_home_pool(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return 0;
-}
-
-static int f_may_evict(void *core, const struct pod_set *set)
-{
-    (void)set;
-    return ((fake_t *)core)->may_evict;
-}
 
 static char *f_gang_queue(void *core, const char *ns, const char *name)
 {
@@ -102,27 +52,6 @@ static int f_bind_backlog(void *core)
     return 0;
 }
 
-static void f_patch(void *core, const char *path, const char *content_type, char *body)
-{
-    fake_t *f = core;
-    (void)content_type;
-    f->npatches++;
-    snprintf(f->patch_path, sizeof(f->patch_path), "%s", path);
-    free(body);
-}
-
-static void f_object_event(void *core, const char *ns, json_t *involved, const char *type, const char *reason,
-                           const char *message, const char *base_name)
-{
-    (void)core;
-    (void)ns;
-    (void)type;
-    (void)reason;
-    (void)message;
-    (void)base_name;
-    json_decref(involved);
-}
-
 static int f_limit_room_pending(void *core, const char *uid)
 {
     (void)core;
@@ -141,24 +70,6 @@ static int f_evict_for_limit(void *core, struct pod_set *set, int pool, char **u
     free(uids);
     return 0;
 }
-
-static const sched_services_t fake_services = {
-    .opts = f_opts,
-    .fenced = f_fenced,
-    .pod_event = f_pod_event,
-    .wake_all = f_wake_all,
-    .nodes_visit = f_nodes_visit,
-    .home_pool = f_home_pool,
-    .may_evict = f_may_evict,
-    .gang_queue = f_gang_queue,
-    .accounting_read = f_accounting_read,
-    .pools_each = f_pools_each,
-    .bind_backlog = f_bind_backlog,
-    .patch = f_patch,
-    .object_event = f_object_event,
-    .limit_room_pending = f_limit_room_pending,
-    .evict_for_limit = f_evict_for_limit,
-};
 
 /* A pod of queue train asking cpu millicores, bound to node (or pending). */
 static pod_t *tpod(const char *name, const char *node, int cpu)
@@ -183,8 +94,14 @@ static void add_train(const sched_row_t *row)
 static void setup(fake_t *f, sched_row_t *row, sched_queues_t *q)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
-    *row = (sched_row_t){ .self = tenants_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    fake_core_init(&f->fc);
+    f->fc.svc.gang_queue = f_gang_queue;
+    f->fc.svc.accounting_read = f_accounting_read;
+    f->fc.svc.pools_each = f_pools_each;
+    f->fc.svc.bind_backlog = f_bind_backlog;
+    f->fc.svc.limit_room_pending = f_limit_room_pending;
+    f->fc.svc.evict_for_limit = f_evict_for_limit;
+    *row = fake_row(&f->fc, tenants_row_init(&f->fc.svc, &f->fc));
     tenants_row_queues(row, q);
 }
 
@@ -221,8 +138,9 @@ static void test_admit_holds_over_limit(void **state)
     assert_false(q.ops->active(q.self));
     add_train(&row);
     assert_true(q.ops->active(q.self));
-    assert_int_equal(f.nwake, 1);
-    assert_string_equal(f.wake, "QueueChanged");
+    assert_int_equal(f.fc.nwakes, 1);
+    assert_int_equal(f.fc.wake_pool, -1); /* every pool's */
+    assert_string_equal(f.fc.wake, "QueueChanged");
 
     pod_t *run = tpod("run", "n0", 1500);
     q.ops->account(q.self, run, NULL, +1); /* the cache's hook: running in pool 0 */
@@ -254,6 +172,7 @@ static void test_admit_holds_over_limit(void **state)
     pod_unref(big);
     pod_unref(small);
     tenants_row_fini(row.self);
+    fake_core_free(&f.fc);
 }
 
 /* A pod naming a queue that does not exist is told once, at its first
@@ -272,14 +191,15 @@ static void test_admit_notes_unknown_queue_once(void **state)
     queue_item_t it;
     set_of(&q, &set, &it, p);
     assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
-    assert_string_equal(f.event_reason, "UnknownQueue");
-    assert_non_null(strstr(f.event_msg, "nosuch"));
-    f.event_reason[0] = 0;
+    assert_int_equal(f.fc.nevents, 1);
+    assert_non_null(strstr(f.fc.event, "ns/lost Warning UnknownQueue "));
+    assert_non_null(strstr(f.fc.event, "nosuch"));
     assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
-    assert_string_equal(f.event_reason, "");
+    assert_int_equal(f.fc.nevents, 1);
     set_done(&set);
     pod_unref(p);
     tenants_row_fini(row.self);
+    fake_core_free(&f.fc);
 }
 
 /* Housekeeping writes the new Queue's status through the services' patch
@@ -292,12 +212,14 @@ static void test_housekeep_writes_queue_status(void **state)
     sched_queues_t q;
     setup(&f, &row, &q);
     tenants_row_housekeep(&row);
-    assert_int_equal(f.npatches, 0);
+    assert_int_equal(f.fc.nreqs, 0);
     add_train(&row);
     tenants_row_housekeep(&row);
-    assert_int_equal(f.npatches, 1);
-    assert_string_equal(f.patch_path, FS_QUEUE_API "/queues/train/status");
+    assert_int_equal(f.fc.nreqs, 1);
+    assert_string_equal(f.fc.req[0].method, "PATCH");
+    assert_string_equal(f.fc.req[0].path, FS_QUEUE_API "/queues/train/status");
     tenants_row_fini(row.self);
+    fake_core_free(&f.fc);
 }
 
 int main(void)

@@ -18,44 +18,18 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 typedef struct fake {
+    fake_core_t fc; /* first: the core the row's calls get */
     gang_store_t *gangs;
-    scheduler_opts_t opts;
-    scheduler_stats_t st;
     node_info_t *node;    /* the pool's one node (pool 0) */
     queue_item_t *queued; /* what take_pending hands out (one pod) */
     pod_t *pending;       /* its pod, as the cache has it */
     char taken[64];       /* the uid take_pending was asked for */
     int victim_ok, npdb;  /* is_victim's and pdb_violations' answers */
-    int woke_pool;        /* pool_wake's pool (-1: none) */
-    char woke[64];        /* and reason */
-    int nevents;
-    char event[512]; /* the last object event */
-    int npod_events;
-    char pod_event[512]; /* the last pod event */
 } fake_t;
-
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
-{
-    fn(&((fake_t *)core)->st, ud);
-}
-
-static void f_object_event(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
-                           const char *uid, const char *type, const char *reason, const char *message)
-{
-    fake_t *f = core;
-    (void)api_version;
-    (void)uid;
-    f->nevents++;
-    snprintf(f->event, sizeof(f->event), "%s %s/%s %s %s %s", kind, ns, name, type, reason, message);
-}
 
 static pod_t *f_pod_get(void *core, const char *uid, cache_pod_state_t *st)
 {
@@ -108,13 +82,6 @@ static int f_zero_pod(void *core, const pod_t *pod)
     return 0;
 }
 
-static int32_t f_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
-{
-    (void)core;
-    (void)g;
-    return floor;
-}
-
 static int f_set_request(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES])
 {
     (void)core;
@@ -123,18 +90,6 @@ static int f_set_request(void *core, pod_t *const *pods, int n, int *tenant, dou
     (void)req;
     *tenant = -1;
     return 0; /* Queues are off */
-}
-
-static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
-{
-    fn(ud, ((fake_t *)core)->node);
-}
-
-static void f_pool_wake(void *core, int pool, const char *reason)
-{
-    fake_t *f = core;
-    f->woke_pool = pool;
-    snprintf(f->woke, sizeof(f->woke), "%s", reason);
 }
 
 static int f_is_victim(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank)
@@ -153,13 +108,6 @@ static int f_pdb_violations(void *core, pod_t *const *pods, int n)
     return ((fake_t *)core)->npdb;
 }
 
-static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
-{
-    fake_t *f = core;
-    f->npod_events++;
-    snprintf(f->pod_event, sizeof(f->pod_event), "%s %s %s %s", pod->key, type, reason, message);
-}
-
 /* Pools: default (0) and one whose Pool was deleted (1). */
 static void f_pools_visit(void *core, sched_pools_fn fn, void *ud)
 {
@@ -176,29 +124,6 @@ static json_t *f_explain(void *core, const char *kind, const char *ns, const cha
     (void)name;
     return NULL; /* no decision record kept */
 }
-
-static const sched_services_t fake_services = {
-    .pod_event = f_pod_event,
-    .pools_visit = f_pools_visit,
-    .explain = f_explain,
-    .opts = f_opts,
-    .stats = f_stats,
-    .object_event_ref = f_object_event,
-    .pod_get = f_pod_get,
-    .nodes_visit = f_nodes_visit,
-    .nomination = f_nomination,
-    .charged = f_zero_uid,
-    .leaving = f_zero_uid,
-    .take_pending = f_take_pending,
-    .pool_preempts = f_zero_pool,
-    .may_preempt = f_zero_pod,
-    .kept_out = f_zero_pod,
-    .gang_priority = f_gang_priority,
-    .set_request = f_set_request,
-    .pool_wake = f_pool_wake,
-    .is_victim = f_is_victim,
-    .pdb_violations = f_pdb_violations,
-};
 
 static void add_podgroup(fake_t *f, const char *spec)
 {
@@ -231,12 +156,26 @@ static pod_t *member(const char *name, int prio, const char *node, const char *p
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
-    f->woke_pool = -1;
+    fake_core_init(&f->fc);
+    f->fc.svc.pod_get = f_pod_get;
+    f->fc.svc.nomination = f_nomination;
+    f->fc.svc.charged = f_zero_uid;
+    f->fc.svc.leaving = f_zero_uid;
+    f->fc.svc.take_pending = f_take_pending;
+    f->fc.svc.pool_preempts = f_zero_pool;
+    f->fc.svc.may_preempt = f_zero_pod;
+    f->fc.svc.kept_out = f_zero_pod;
+    f->fc.svc.set_request = f_set_request;
+    f->fc.svc.is_victim = f_is_victim;
+    f->fc.svc.pdb_violations = f_pdb_violations;
     f->node =
         fx_node_info("{'metadata':{'name':'n0'},'status':{'allocatable':{'cpu':'8','memory':'32Gi','pods':'110'}}}");
     f->node->pool = 0;
-    *row = (sched_row_t){ .self = gang_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    f->fc.nodes = &f->node;
+    f->fc.nnodes = 1;
+    f->fc.svc.pools_visit = f_pools_visit;
+    f->fc.svc.explain = f_explain;
+    *row = fake_row(&f->fc, gang_row_init(&f->fc.svc, &f->fc));
     sched_published_t pub = { 0 };
     gang_row_publish(row, &pub);
     f->gangs = pub.gangs; /* the row's own */
@@ -298,8 +237,8 @@ static void test_gate_gathers_the_minimum(void **state)
     assert_non_null(set.slot[row.index]); /* the row's own, holding its turn */
     /* With the turn, the reason is said on the PodGroup too. */
     gang_row_report(&row, &set, "0/2 members placeable; no node fits");
-    assert_int_equal(f.nevents, 1);
-    assert_string_equal(f.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
     assert_non_null(set.gang);
     assert_string_equal(set.gang->key, "ns/g");
     gang_row_end(&row, &set);
@@ -370,11 +309,11 @@ static void test_commit_says_placed(void **state)
     set.gang = &g;
     set.need = 2;
     gang_row_commit(&row, &set);
-    assert_int_equal((int)f.st.gangs_scheduled, 1);
-    assert_int_equal(f.nevents, 1);
-    assert_string_equal(f.event, "PodGroup ns/g Normal Scheduled placed 2 members (minMember 2) in pool default");
-    assert_int_equal(f.woke_pool, 0);
-    assert_string_equal(f.woke, "GangPlaced");
+    assert_int_equal((int)f.fc.st.gangs_scheduled, 1);
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event, "PodGroup ns/g Normal Scheduled placed 2 members (minMember 2) in pool default");
+    assert_int_equal(f.fc.wake_pool, 0);
+    assert_string_equal(f.fc.wake, "GangPlaced");
     set.gang = NULL;
     set.n = 1;
     set_done(&set);
@@ -445,8 +384,8 @@ static void test_deleted_podgroup_said_once(void **state)
         gang_row_end(&row, &set);
         set_done(&set);
     }
-    assert_int_equal(f.npod_events, 1);
-    assert_string_equal(f.pod_event,
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event,
                         "ns/m0 Warning PodGroupDeleted pod group ns/g was deleted: scheduling this pod on its own");
     assert_int_equal(it0.marks, 1u << 5);
     assert_int_equal(it0.round_marks, 0);
@@ -533,7 +472,7 @@ static void test_pods_groups_and_pages(void **state)
     assert_string_equal(seen.pool, "default:0");
 
     assert_int_equal(gang_row_timed(&row), 0);
-    f.st.gangs_stale = 1;
+    f.fc.st.gangs_stale = 1;
     assert_int_equal(gang_row_timed(&row), 1);
     gang_row_pod_deleted(&row, m0);
     pod_unref(m0);

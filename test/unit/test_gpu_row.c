@@ -16,119 +16,34 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
-#define MAX_CALLS 8
-
 typedef struct fake {
+    fake_core_t fc; /* first: the core the row's calls get */
     node_info_t *ni;
-    scheduler_opts_t opts;
-    int fenced;
-    int ncalls;
-    char *method[MAX_CALLS], *path[MAX_CALLS], *body[MAX_CALLS];
-    long answer[MAX_CALLS]; /* status of call i (0: 201) */
-    scheduler_stats_t st;
-    int frozen;
 } fake_t;
-
-static const char *f_name(void *core)
-{
-    (void)core;
-    return "ai-scheduler";
-}
-
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static int f_fenced(void *core)
-{
-    return ((fake_t *)core)->fenced;
-}
-
-static int f_api(void *core, const char *method, const char *path, const char *body, long *status, char **answer,
-                 char *err, size_t errlen)
-{
-    fake_t *f = core;
-    (void)err;
-    (void)errlen;
-    assert_true(f->ncalls < MAX_CALLS);
-    int i = f->ncalls++;
-    f->method[i] = util_strdup(method);
-    f->path[i] = util_strdup(path);
-    f->body[i] = util_strdup(body ? body : "");
-    *status = f->answer[i] ? f->answer[i] : 201;
-    if (answer)
-        *answer = util_strdup(*status >= 300 ? "{\"kind\":\"Status\"}" : "{}");
-    return 0;
-}
-
-static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    if (strcmp(node, f->ni->name) == 0)
-        fn(ud, f->ni);
-}
-
-static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
-{
-    fn(ud, ((fake_t *)core)->ni);
-}
-
-static const node_info_t *f_lookup(void *core, const char *name)
-{
-    fake_t *f = core;
-    assert_true(f->frozen); /* only inside nodes_frozen */
-    return strcmp(name, f->ni->name) == 0 ? f->ni : NULL;
-}
-
-static void f_nodes_frozen(void *core, sched_nodes_frozen_fn fn, void *ud)
-{
-    fake_t *f = core;
-    f->frozen = 1;
-    fn(ud, core, f_lookup);
-    f->frozen = 0;
-}
-
-static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
-{
-    fn(&((fake_t *)core)->st, ud);
-}
-
-static const sched_services_t fake_services = {
-    .name = f_name,
-    .opts = f_opts,
-    .fenced = f_fenced,
-    .api = f_api,
-    .node_visit = f_node_visit,
-    .nodes_visit = f_nodes_visit,
-    .nodes_frozen = f_nodes_frozen,
-    .stats = f_stats,
-};
 
 /* A 4-GPU node g; row is the gpu-sharing row's room and table on it. */
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
-    f->opts.gpu_namespace = "gpu-ns";
-    f->opts.gpu_image = "pause:test";
+    fake_core_init(&f->fc);
+    f->fc.opts.gpu_namespace = "gpu-ns";
+    f->fc.opts.gpu_image = "pause:test";
     gpu_set_reservation_namespace("gpu-ns");
     f->ni = fx_node_info("{'metadata':{'name':'g'},"
                          "'status':{'allocatable':{'cpu':'64','memory':'256Gi','pods':'110','nvidia.com/gpu':'4'}}}");
-    *row = (sched_row_t){ .self = gpu_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    f->fc.nodes = &f->ni;
+    f->fc.nnodes = 1;
+    *row = fake_row(&f->fc, gpu_row_init(&f->fc.svc, &f->fc));
 }
 
 static void teardown(fake_t *f, sched_row_t *row)
 {
     gpu_row_fini(row->self);
     node_info_free(f->ni);
-    for (int i = 0; i < f->ncalls; i++) {
-        free(f->method[i]);
-        free(f->path[i]);
-        free(f->body[i]);
-    }
+    fake_core_free(&f->fc);
 }
 
 /* A half-GPU fraction, added to the node (which gives it slot 0). */
@@ -157,10 +72,10 @@ static void test_prebind_creates_reservation(void **state)
     json_t *ann = NULL;
     char err[256] = "";
     assert_int_equal(gpu_row_prebind(row.self, p, "g", &ann, err, sizeof(err)), 0);
-    assert_int_equal(f.ncalls, 1);
-    assert_string_equal(f.method[0], "POST");
-    assert_string_equal(f.path[0], "/api/v1/namespaces/gpu-ns/pods");
-    json_t *body = json_loads(f.body[0], 0, NULL);
+    assert_int_equal(f.fc.nreqs, 1);
+    assert_string_equal(f.fc.req[0].method, "POST");
+    assert_string_equal(f.fc.req[0].path, "/api/v1/namespaces/gpu-ns/pods");
+    json_t *body = json_loads(f.fc.req[0].body, 0, NULL);
     assert_non_null(body);
     assert_string_equal(json_string_value(json_object_get(json_object_get(body, "spec"), "nodeName")), "g");
     assert_string_equal(json_string_value(json_object_get(json_object_get(body, "spec"), "schedulerName")),
@@ -169,13 +84,13 @@ static void test_prebind_creates_reservation(void **state)
     assert_non_null(ann);
     assert_string_equal(json_string_value(json_object_get(ann, GPU_ANN_INDEX)), "0");
     assert_string_equal(json_string_value(json_object_get(ann, GPU_ANN_RESERVATION_POD)), made);
-    assert_int_equal(f.st.gpu_reservations_created, 1);
+    assert_int_equal(f.fc.st.gpu_reservations_created, 1);
     /* A second fraction on the same slot, before the watch shows the pod:
      * the creation is trusted, nothing is POSTed again. */
     json_t *ann2 = NULL;
     pod_t *q = fraction_on(&f, "nb2");
     assert_int_equal(gpu_row_prebind(row.self, q, "g", &ann2, err, sizeof(err)), 0);
-    assert_int_equal(f.ncalls, 1);
+    assert_int_equal(f.fc.nreqs, 1);
     assert_string_equal(json_string_value(json_object_get(ann2, GPU_ANN_RESERVATION_POD)), made);
     json_decref(body);
     json_decref(ann);
@@ -192,15 +107,15 @@ static void test_prebind_creates_namespace(void **state)
     fake_t f;
     sched_row_t row;
     setup(&f, &row);
-    f.answer[0] = 404;
+    f.fc.status[0] = 404;
     pod_t *p = fraction_on(&f, "nb");
     json_t *ann = NULL;
     char err[256] = "";
     assert_int_equal(gpu_row_prebind(row.self, p, "g", &ann, err, sizeof(err)), 0);
-    assert_int_equal(f.ncalls, 3);
-    assert_string_equal(f.path[1], "/api/v1/namespaces");
-    assert_non_null(strstr(f.body[1], "\"gpu-ns\""));
-    assert_string_equal(f.path[2], "/api/v1/namespaces/gpu-ns/pods");
+    assert_int_equal(f.fc.nreqs, 3);
+    assert_string_equal(f.fc.req[1].path, "/api/v1/namespaces");
+    assert_non_null(strstr(f.fc.req[1].body, "\"gpu-ns\""));
+    assert_string_equal(f.fc.req[2].path, "/api/v1/namespaces/gpu-ns/pods");
     json_decref(ann);
     pod_unref(p);
     teardown(&f, &row);
@@ -213,14 +128,14 @@ static void test_prebind_refused(void **state)
     fake_t f;
     sched_row_t row;
     setup(&f, &row);
-    f.answer[0] = 403;
+    f.fc.status[0] = 403;
     pod_t *p = fraction_on(&f, "nb");
     json_t *ann = NULL;
     char err[256] = "";
     assert_int_equal(gpu_row_prebind(row.self, p, "g", &ann, err, sizeof(err)), -1);
     assert_null(ann);
     assert_non_null(strstr(err, "HTTP 403"));
-    assert_int_equal(f.st.gpu_reservations_created, 0);
+    assert_int_equal(f.fc.st.gpu_reservations_created, 0);
     pod_unref(p);
     teardown(&f, &row);
 }
@@ -234,15 +149,15 @@ static void test_housekeep_restores_unless_fenced(void **state)
     sched_row_t row;
     setup(&f, &row);
     pod_t *p = fraction_on(&f, "nb");
-    f.fenced = 1;
+    f.fc.fenced = 1;
     gpu_row_housekeep(&row);
-    assert_int_equal(f.ncalls, 0);
-    assert_int_equal(f.st.gpu_shared_devices, 1);
-    f.fenced = 0;
+    assert_int_equal(f.fc.nreqs, 0);
+    assert_int_equal(f.fc.st.gpu_shared_devices, 1);
+    f.fc.fenced = 0;
     gpu_row_housekeep(&row);
-    assert_int_equal(f.ncalls, 1);
-    assert_string_equal(f.method[0], "POST");
-    assert_int_equal(f.st.gpu_reservations_created, 1);
+    assert_int_equal(f.fc.nreqs, 1);
+    assert_string_equal(f.fc.req[0].method, "POST");
+    assert_int_equal(f.fc.st.gpu_reservations_created, 1);
     pod_unref(p);
     teardown(&f, &row);
 }

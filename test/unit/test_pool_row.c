@@ -17,24 +17,24 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 enum { HOME = 0, P1, P2, P3, NOSHARE, DEAD, NPOOLS };
 
 typedef struct fake {
+    fake_core_t fc; /* first: the core the rows' calls get */
     pool_spec_t spec[NPOOLS];
     int dead[NPOOLS];
     int queued[NPOOLS];
     int gang_fits[NPOOLS];
-    int room_asked[NPOOLS]; /* pool_room_for's n, per pool */
-    node_info_t *ni[NPOOLS];
+    int room_asked[NPOOLS];  /* pool_room_for's n, per pool */
+    node_info_t *ni[NPOOLS]; /* by pool; those with a node are fc.nodes too */
+    node_info_t *nodes[NPOOLS];
     pod_t *load[16];
     int nload;
-    framework_t *fw;
-    scheduler_stats_t st;
     int nmoves, move_from[4], move_to[4];
     queue_item_t *moved[4];
-    char event[512];
 } fake_t;
 
 static void f_pools_visit(void *core, sched_pools_fn fn, void *ud)
@@ -50,14 +50,6 @@ static int f_pool_queued(void *core, int pool)
 {
     fake_t *f = core;
     return f->dead[pool] ? -1 : f->queued[pool];
-}
-
-static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    for (int i = 0; i < NPOOLS; i++)
-        if (f->ni[i])
-            fn(ud, f->ni[i]);
 }
 
 /* A gang's room: the pool's node sums, and the fit the case sets. */
@@ -82,29 +74,6 @@ static void f_move_item(void *core, int from, int to, queue_item_t *it)
     f->moved[f->nmoves++] = it;
 }
 
-static framework_t *f_pod_fw(void *core, const pod_t *pod)
-{
-    (void)pod;
-    return ((fake_t *)core)->fw;
-}
-
-static int f_home_pool(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return HOME;
-}
-
-static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
-{
-    fn(&((fake_t *)core)->st, ud);
-}
-
-static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *msg)
-{
-    snprintf(((fake_t *)core)->event, 512, "%s %s %s: %s", pod->key, type, reason, msg);
-}
-
 /* The lender row's place in the table (its round mark's bit); the tests
  * run both rows on one sched_row_t at that place. */
 #define LENDER_ROW 3
@@ -114,19 +83,6 @@ static int f_row_index(void *core, const char *name)
     (void)core;
     return strcmp(name, "lender") == 0 ? LENDER_ROW : -1;
 }
-
-static const sched_services_t fake_services = {
-    .pools_visit = f_pools_visit,
-    .pool_queued = f_pool_queued,
-    .nodes_visit = f_nodes_visit,
-    .pool_room_for = f_pool_room_for,
-    .move_item = f_move_item,
-    .pod_fw = f_pod_fw,
-    .home_pool = f_home_pool,
-    .stats = f_stats,
-    .pod_event = f_pod_event,
-    .row_index = f_row_index,
-};
 
 /* A pod of gpus GPUs, bound to node or pending (""). */
 static pod_t *gpod(const char *name, const char *node, int gpus)
@@ -166,6 +122,12 @@ static void pool_node(fake_t *f, int id, const int *gpus)
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
+    fake_core_init(&f->fc);
+    f->fc.svc.pools_visit = f_pools_visit;
+    f->fc.svc.pool_queued = f_pool_queued;
+    f->fc.svc.pool_room_for = f_pool_room_for;
+    f->fc.svc.move_item = f_move_item;
+    f->fc.home_pool = HOME;
     static const char *names[NPOOLS] = { "home", "p1", "p2", "p3", "noshare", "dead" };
     for (int i = 0; i < NPOOLS; i++) {
         f->spec[i].name = (char *)names[i];
@@ -178,8 +140,14 @@ static void setup(fake_t *f, sched_row_t *row)
     pool_node(f, P3, (const int[]){ 2, 2, -1 });
     pool_node(f, NOSHARE, (const int[]){ -1 });
     pool_node(f, DEAD, (const int[]){ -1 });
-    f->fw = framework_new(NULL);
-    *row = (sched_row_t){ .self = NULL, .svc = &fake_services, .core = f, .index = LENDER_ROW };
+    for (int i = 0; i < NPOOLS; i++)
+        if (f->ni[i])
+            f->nodes[f->fc.nnodes++] = f->ni[i];
+    f->fc.nodes = f->nodes;
+    f->fc.fw = framework_new(NULL);
+    f->fc.svc.row_index = f_row_index;
+    *row = fake_row(&f->fc, NULL);
+    row->index = LENDER_ROW;
 }
 
 static void teardown(fake_t *f)
@@ -189,7 +157,8 @@ static void teardown(fake_t *f)
             node_info_free(f->ni[i]);
     for (int i = 0; i < f->nload; i++)
         pod_unref(f->load[i]);
-    framework_free(f->fw);
+    framework_free(f->fc.fw);
+    fake_core_free(&f->fc);
 }
 
 /* A set of n pods in pool (no pool thread: the rows see only the set);
@@ -239,7 +208,7 @@ static void test_borrows_most_idle_then_fewest_tasks(void **state)
     assert_int_equal(f.move_to[0], P3);
     assert_ptr_equal(f.moved[0], &it);
     assert_int_equal(it.borrower, 1);
-    assert_int_equal((int)f.st.borrowings, 1);
+    assert_int_equal((int)f.fc.st.borrowings, 1);
     set_done(&set);
 
     f.queued[P3] = 2;
@@ -248,7 +217,7 @@ static void test_borrows_most_idle_then_fewest_tasks(void **state)
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_DONE);
     assert_int_equal(f.nmoves, 2);
     assert_int_equal(f.move_to[1], P2);
-    assert_int_equal((int)f.st.borrowings, 2);
+    assert_int_equal((int)f.fc.st.borrowings, 2);
     set_done(&set);
     pod_unref(pod);
     teardown(&f);
@@ -280,7 +249,7 @@ static void test_no_lender(void **state)
     it.round_marks = 1u << LENDER_ROW;
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 0);
-    assert_int_equal((int)f.st.borrowings, 0);
+    assert_int_equal((int)f.fc.st.borrowings, 0);
     set_done(&set);
     pod_unref(one);
     pod_unref(big);
@@ -311,7 +280,7 @@ static void test_gang_borrows_where_minimum_fits(void **state)
         assert_int_equal(f.move_to[i], P2);
         assert_int_equal(its[i].borrower, 1);
     }
-    assert_int_equal((int)f.st.borrowings, 3);
+    assert_int_equal((int)f.fc.st.borrowings, 3);
     set_done(&set);
     for (int i = 0; i < 3; i++)
         pod_unref(pods[i]);
@@ -367,9 +336,11 @@ static void test_post_bind_says_borrowed(void **state)
     setup(&f, &row);
     pod_t *pod = gpod("one", "", 1);
     pool_borrowing_row_post_bind(&row, pod, "n3", NULL);
-    assert_string_equal(f.event, "");
+    assert_int_equal(f.fc.nevents, 0);
     pool_borrowing_row_post_bind(&row, pod, "n3", "p3");
-    assert_string_equal(f.event, "ns/one Normal Borrowed: Borrowed node n3 of pool p3 (may be reclaimed by that pool)");
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event,
+                        "ns/one Normal Borrowed Borrowed node n3 of pool p3 (may be reclaimed by that pool)");
     pod_unref(pod);
     teardown(&f);
 }

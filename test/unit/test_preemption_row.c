@@ -15,10 +15,12 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 typedef struct fake {
-    int may_evict, made, kept;
+    fake_core_t fc; /* first: the core the row's calls get */
+    int made, kept;
     int asked;     /* preempt calls */
     int asked_set; /* the set's need as the evaluator got it */
     char dropped[4][64];
@@ -39,12 +41,6 @@ static int f_gang_member_class(void *core, const pod_t *pod)
     return ((fake_t *)core)->member_class;
 }
 
-static int f_may_evict(void *core, const struct pod_set *set)
-{
-    (void)set;
-    return ((fake_t *)core)->may_evict;
-}
-
 static int f_preempt(void *core, struct pod_set *set, preempt_outcome_t *seen, char **kept)
 {
     fake_t *f = core;
@@ -63,13 +59,16 @@ static void f_drop_nomination(void *core, const pod_t *pod)
     snprintf(f->dropped[f->ndropped++], 64, "%s", pod->key);
 }
 
-static const sched_services_t fake_services = {
-    .may_evict = f_may_evict,
-    .preempt = f_preempt,
-    .drop_nomination = f_drop_nomination,
-    .pod_priority = f_pod_priority,
-    .gang_member_class = f_gang_member_class,
-};
+static sched_row_t setup(fake_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    fake_core_init(&f->fc);
+    f->fc.svc.preempt = f_preempt;
+    f->fc.svc.drop_nomination = f_drop_nomination;
+    f->fc.svc.pod_priority = f_pod_priority;
+    f->fc.svc.gang_member_class = f_gang_member_class;
+    return fake_row(&f->fc, NULL);
+}
 
 static pod_t *pod_named(const char *name)
 {
@@ -109,8 +108,10 @@ static void set_done(pod_set_t *set)
 static void test_room_or_nominations_dropped(void **state)
 {
     (void)state;
-    fake_t f = { .may_evict = 1, .made = 1 };
-    sched_row_t row = { .svc = &fake_services, .core = &f };
+    fake_t f;
+    sched_row_t row = setup(&f);
+    f.fc.may_evict = 1;
+    f.made = 1;
     pod_t *pods[3] = { pod_named("m0"), pod_named("m1"), pod_named("m2") };
     pod_set_t set;
     queue_item_t its[3];
@@ -128,7 +129,7 @@ static void test_room_or_nominations_dropped(void **state)
     assert_string_equal(f.dropped[0], "ns/m0");
     assert_string_equal(f.dropped[2], "ns/m2");
 
-    f.may_evict = 0;
+    f.fc.may_evict = 0;
     f.ndropped = 0;
     assert_int_equal(preemption_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.asked, 2);
@@ -145,8 +146,10 @@ static void test_room_or_nominations_dropped(void **state)
 static void test_victims_by_priority(void **state)
 {
     (void)state;
-    fake_t f = { .victim_prio = 5, .member_class = GANG_MEMBER_NONE };
-    sched_row_t row = { .svc = &fake_services, .core = &f };
+    fake_t f;
+    sched_row_t row = setup(&f);
+    f.victim_prio = 5;
+    f.member_class = GANG_MEMBER_NONE;
     pod_t *v = pod_named("v");
     pod_t *pre = pod_named("pre");
     pre->priority = 10;

@@ -17,66 +17,16 @@
 #include "scheduler/capabilities.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 typedef struct fake {
+    fake_core_t fc; /* first: the core the row's calls get */
     node_info_t *ni[2];
     pod_t *running[2];
     pod_t *members[2];
-    scheduler_opts_t opts;
-    scheduler_stats_t st;
     int64_t waited_ms; /* how long the gang has been considered */
-    int status_changes;
-    char event[512]; /* the last object event: "type reason message" */
-    char woke[64];   /* the last pool_wake's reason */
-    int wakes;
 } fake_t;
-
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    for (int i = 0; i < 2; i++)
-        if (strcmp(node, f->ni[i]->name) == 0)
-            fn(ud, f->ni[i]);
-}
-
-static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    for (int i = 0; i < 2; i++)
-        fn(ud, f->ni[i]);
-}
-
-static void f_stats(void *core, void (*fn)(scheduler_stats_t *st, void *ud), void *ud)
-{
-    fn(&((fake_t *)core)->st, ud);
-}
-
-static int f_home_pool(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return 0;
-}
-
-static int f_tenant_of(void *core, const pod_t *pod)
-{
-    (void)core;
-    (void)pod;
-    return -1;
-}
-
-static int f_may_evict(void *core, const struct pod_set *set)
-{
-    (void)core;
-    (void)set;
-    return 0; /* the gang may not preempt: only the rule's other answers open held room */
-}
 
 /* The gang's store: it is pending whole (both members live, none bound). */
 static int f_gang_get(void *core, const char *ns, const char *name, gang_snap_t *out)
@@ -103,82 +53,25 @@ static int64_t f_gang_considered(void *core, const char *key, int64_t now)
     return now - ((fake_t *)core)->waited_ms;
 }
 
-static int32_t f_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
-{
-    (void)core;
-    (void)g;
-    return floor;
-}
-
-static int f_nominated(void *core, const char *node, pod_t ***out)
-{
-    (void)core;
-    (void)node;
-    *out = NULL;
-    return 0;
-}
-
+/* Every wake and activation is the reservation's pool's (0). */
 static void f_pool_wake(void *core, int pool, const char *event)
 {
-    fake_t *f = core;
     assert_int_equal(pool, 0);
-    snprintf(f->woke, sizeof(f->woke), "%s", event);
-    f->wakes++;
+    fake_pool_wake(core, pool, event);
 }
 
 static void f_pod_activate(void *core, int pool, const char *uid)
 {
-    (void)core;
-    (void)uid;
     assert_int_equal(pool, 0);
+    fake_pod_activate(core, pool, uid);
 }
 
 static void f_object_event(void *core, const char *ns, json_t *involved, const char *type, const char *reason,
                            const char *message, const char *base_name)
 {
-    (void)ns;
-    (void)base_name;
     assert_string_equal(json_string_value(json_object_get(involved, "kind")), "PodGroup");
-    json_decref(involved);
-    snprintf(((fake_t *)core)->event, 512, "%s %s %s", type, reason, message);
+    fake_object_event(core, ns, involved, type, reason, message, base_name);
 }
-
-static void f_status_changed(void *core)
-{
-    ((fake_t *)core)->status_changes++;
-}
-
-static int f_queues_active(void *core)
-{
-    (void)core;
-    return 0;
-}
-
-static int f_same_tree(void *core, int a, int b)
-{
-    (void)core;
-    return a == b;
-}
-
-static const sched_services_t fake_services = {
-    .opts = f_opts,
-    .node_visit = f_node_visit,
-    .nodes_visit = f_nodes_visit,
-    .stats = f_stats,
-    .home_pool = f_home_pool,
-    .tenant_of = f_tenant_of,
-    .may_evict = f_may_evict,
-    .gang_get = f_gang_get,
-    .gang_considered = f_gang_considered,
-    .gang_priority = f_gang_priority,
-    .nominated = f_nominated,
-    .pool_wake = f_pool_wake,
-    .pod_activate = f_pod_activate,
-    .object_event = f_object_event,
-    .status_changed = f_status_changed,
-    .queues_active = f_queues_active,
-    .same_tree = f_same_tree,
-};
 
 static node_info_t *gnode(const char *name)
 {
@@ -209,9 +102,15 @@ static pod_t *gpod(const char *name, const char *node, int gpus, int prio, const
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
-    f->opts.reservation_after_s = 30;
-    f->opts.reservation_timeout_s = 600;
+    fake_core_init(&f->fc);
+    f->fc.svc.gang_get = f_gang_get;
+    f->fc.svc.gang_considered = f_gang_considered;
+    f->fc.svc.pool_wake = f_pool_wake;
+    f->fc.svc.pod_activate = f_pod_activate;
+    f->fc.svc.object_event = f_object_event;
+    /* may_evict 0: the gang may not preempt, only the rule's other answers open held room */
+    f->fc.opts.reservation_after_s = 30;
+    f->fc.opts.reservation_timeout_s = 600;
     f->waited_ms = 60000;
     for (int i = 0; i < 2; i++) {
         f->ni[i] = gnode(i ? "n1" : "n0");
@@ -219,7 +118,9 @@ static void setup(fake_t *f, sched_row_t *row)
         node_info_add_pod(f->ni[i], f->running[i]);
         f->members[i] = gpod(i ? "g-1" : "g-0", "", 8, 0, "g");
     }
-    *row = (sched_row_t){ .self = resv_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    f->fc.nodes = f->ni;
+    f->fc.nnodes = 2;
+    *row = fake_row(&f->fc, resv_row_init(&f->fc.svc, &f->fc));
 }
 
 static void teardown(fake_t *f, sched_row_t *row)
@@ -230,6 +131,7 @@ static void teardown(fake_t *f, sched_row_t *row)
         pod_unref(f->running[i]);
         pod_unref(f->members[i]);
     }
+    fake_core_free(&f->fc);
 }
 
 typedef struct gang_set {
@@ -296,15 +198,15 @@ static void test_reserves_after_wait_and_ends_at_commit(void **state)
 
     f.waited_ms = 10000; /* not yet due */
     assert_int_equal(resv_row_post_filter(&row, &gs.set), EXT_NEXT);
-    assert_int_equal((int)f.st.reservations_made, 0);
+    assert_int_equal((int)f.fc.st.reservations_made, 0);
     assert_int_equal(seen_gpus(&row, low, f.ni[0], &cloned), 4);
     assert_int_equal(cloned, 0);
 
     f.waited_ms = 60000;
     assert_int_equal(resv_row_post_filter(&row, &gs.set), EXT_NEXT);
-    assert_int_equal((int)f.st.reservations_made, 1);
-    assert_non_null(strstr(f.event, "Normal Reserved reserved 2 nodes (16 GPUs) in pool default"));
-    assert_true(f.status_changes > 0);
+    assert_int_equal((int)f.fc.st.reservations_made, 1);
+    assert_non_null(strstr(f.fc.event, "Normal Reserved reserved 2 nodes (16 GPUs) in pool default"));
+    assert_true(f.fc.nstatus > 0);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(seen_gpus(&row, low, f.ni[i], &cloned), 12); /* its 4 and the held 8 */
         assert_int_equal(cloned, 1);
@@ -338,8 +240,8 @@ static void test_reserves_after_wait_and_ends_at_commit(void **state)
     json_decref(status);
 
     resv_row_commit(&row, &gs.set);
-    assert_int_equal((int)f.st.reservations_placed, 1);
-    assert_string_equal(f.woke, "ReservationEnded");
+    assert_int_equal((int)f.fc.st.reservations_placed, 1);
+    assert_string_equal(f.fc.wake, "ReservationEnded");
     assert_int_equal(seen_gpus(&row, low, f.ni[0], &cloned), 4);
     assert_int_equal(cloned, 0);
     status = json_object();
@@ -371,7 +273,7 @@ static void test_expires_in_housekeep(void **state)
     int cloned;
 
     assert_int_equal(resv_row_post_filter(&row, &gs.set), EXT_NEXT);
-    assert_int_equal((int)f.st.reservations_made, 1);
+    assert_int_equal((int)f.fc.st.reservations_made, 1);
 
     /* r0 leaves held n0: the pool's waiting pods that may use it move. */
     sched_event_t ev = { .kind = SCHED_EV_POD_DELETED, .pod = f.running[0], .node = "n0", .reason = "PodDeleted" };
@@ -385,25 +287,25 @@ static void test_expires_in_housekeep(void **state)
     wake.release(wake.ud);
 
     resv_row_housekeep(&row); /* within its timeout: still held */
-    assert_int_equal((int)f.st.reservations_expired, 0);
+    assert_int_equal((int)f.fc.st.reservations_expired, 0);
     assert_int_equal(seen_gpus(&row, low, f.ni[1], &cloned), 12);
 
-    f.opts.reservation_timeout_s = 0; /* a new reservation would expire at once */
-    resv_row_commit(&row, &gs.set);   /* end this one (placed) to make one that expires */
+    f.fc.opts.reservation_timeout_s = 0; /* a new reservation would expire at once */
+    resv_row_commit(&row, &gs.set);      /* end this one (placed) to make one that expires */
     f.waited_ms = 60000;
     assert_int_equal(resv_row_post_filter(&row, &gs.set), EXT_NEXT);
-    assert_int_equal((int)f.st.reservations_made, 2);
-    f.wakes = 0;
+    assert_int_equal((int)f.fc.st.reservations_made, 2);
+    f.fc.nwakes = 0;
     resv_row_housekeep(&row);
-    assert_int_equal((int)f.st.reservations_expired, 1);
-    assert_non_null(strstr(f.event, "Warning ReservationExpired reservation expired after 0s"));
-    assert_true(f.wakes >= 1);
+    assert_int_equal((int)f.fc.st.reservations_expired, 1);
+    assert_non_null(strstr(f.fc.event, "Warning ReservationExpired reservation expired after 0s"));
+    assert_true(f.fc.nwakes >= 1);
     assert_int_equal(seen_gpus(&row, low, f.ni[1], &cloned), 4);
     assert_int_equal(cloned, 0);
 
     /* Barred: the expired gang does not reserve again right away. */
     assert_int_equal(resv_row_post_filter(&row, &gs.set), EXT_NEXT);
-    assert_int_equal((int)f.st.reservations_made, 2);
+    assert_int_equal((int)f.fc.st.reservations_made, 2);
     assert_int_equal(seen_gpus(&row, low, f.ni[0], &cloned), 4);
 
     pod_unref(low);

@@ -20,6 +20,7 @@
 #include "pool/row.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
+#include "scheduler/preempt_eval.h"
 #include "util/util.h"
 
 /* ---- fake API server ---------------------------------------------------- */
@@ -2022,6 +2023,263 @@ static void test_minrt_gang_age(void **st)
     victims_teardown(s);
 }
 
+/* ---- the victims point's combining rule (victims.c, extension.h) -------- */
+
+/* The victims table's pod question (pe_victims) for preemptor pre inside
+ * the default pool, Queues off: 1 when v may go, its rank in *rank. */
+static int victim_of(scheduler_t *s, const pod_t *v, const pod_t *pre, int64_t *rank, minrt_note_t *prot)
+{
+    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID, .prio = pre->priority, .prot = prot };
+    int64_t r = 0;
+    int ok = pe_victims(s)->pod(v, pre, &vc, &r);
+    if (rank)
+        *rank = r;
+    return ok;
+}
+
+/* A running pod holding GPU slot 0 of n1 as a reservation pod is labelled,
+ * in namespace ns (the real ones: ai-scheduler-system), with extra
+ * annotations (JSON members, may be ""). */
+static pod_t *reservation_in(scheduler_t *s, const char *ns, const char *name, const char *ann)
+{
+    char text[1536];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"uid-%s\","
+             "\"labels\":{\"resource.aibee.cn/gpu-reservation\":\"true\","
+             "\"app.kubernetes.io/managed-by\":\"ai-scheduler\"},"
+             "\"annotations\":{\"resource.aibee.cn/gpu-index\":\"0\","
+             "\"resource.aibee.cn/gpu-reservation-node\":\"n1\"%s%s}},"
+             "\"spec\":{\"nodeName\":\"n1\",\"schedulerName\":\"ai-scheduler\",\"priority\":0,\"containers\":"
+             "[{\"name\":\"reserve\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"},"
+             "\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+             name, ns, name, ann[0] ? "," : "", ann);
+    return cached_pod(s, text);
+}
+
+#define BORROWED "\"resource.aibee.cn/pool\":\"other\""
+
+/* A row saying never outweighs every row saying yes: a GPU reservation
+ * of priority 0 is no victim of a priority-100 pod (the preemption row
+ * says yes), not even lent from another pool (the lender row says yes,
+ * as reclaim); the same pod outside the reservation namespace is an
+ * ordinary pod and goes. */
+static void test_victims_never_beats_allowed(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_pool(s, "other");
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    pod_t *res = reservation_in(s, GPU_RESERVATION_NS, "gpu-res-n1-0-00001", "");
+    pod_t *lent = reservation_in(s, GPU_RESERVATION_NS, "gpu-res-n1-0-00002", BORROWED);
+    pod_t *forged = reservation_in(s, "team", "gpu-res-n1-0-00003", "");
+    assert_true(gpu_is_reservation(res));
+    assert_true(gpu_is_reservation(lent));
+    assert_false(gpu_is_reservation(forged));
+    assert_true(victim_of(s, forged, pre, NULL, NULL));
+    assert_false(victim_of(s, res, pre, NULL, NULL));
+    assert_false(victim_of(s, lent, pre, NULL, NULL));
+    pod_unref(res);
+    pod_unref(lent);
+    pod_unref(forged);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* Reclaim outweighs priority: a borrower goes even above the preemptor's
+ * priority (a home pod of that priority does not), and ranks below every
+ * home pod, one of priority 0 too. */
+static void test_victims_reclaim_beats_priority(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_pool(s, "other");
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    pod_t *home_hi = aged_pod(s, "home-hi", 1000, "n1", 3600, NULL, "");
+    pod_t *home_lo = aged_pod(s, "home-lo", 0, "n1", 3600, NULL, "");
+    pod_t *lent_hi = aged_pod(s, "lent-hi", 1000, "n2", 3600, NULL, BORROWED);
+    int64_t r_home = 0, r_lent = 0;
+    assert_false(victim_of(s, home_hi, pre, NULL, NULL));
+    assert_true(victim_of(s, lent_hi, pre, &r_lent, NULL));
+    assert_true(victim_of(s, home_lo, pre, &r_home, NULL));
+    assert_true(r_lent < r_home);
+    pod_unref(home_hi);
+    pod_unref(home_lo);
+    pod_unref(lent_hi);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* Ranks, lowest evicted first, each the sum of every row's: borrowers
+ * (by priority among themselves), then elastic gang surplus, then home
+ * pods by priority, a member keeping its gang's minimum just above a lone
+ * pod of its priority. */
+static void test_victims_rank_order(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_pool(s, "other");
+    add_podgroup(s, "elastic", 1);
+    add_podgroup(s, "pair", 2);
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    pod_t *e[2] = { gang_pod(s, "e0", "elastic", 50, "n1"), gang_pod(s, "e1", "elastic", 50, "n2") };
+    pod_t *pair = gang_pod(s, "p0", "pair", 10, "n1");
+    pod_unref(gang_pod(s, "p1", "pair", 10, "n2"));
+    pod_t *surplus = gang_member_class(s->gangs, e[0]) == GANG_MEMBER_SURPLUS ? e[0] : e[1];
+    assert_int_equal(gang_member_class(s->gangs, surplus), GANG_MEMBER_SURPLUS);
+    assert_int_equal(gang_member_class(s->gangs, pair), GANG_MEMBER_MINIMUM);
+    pod_t *order[] = {
+        aged_pod(s, "lent-0", 0, "n1", 3600, NULL, BORROWED),
+        aged_pod(s, "lent-50", 50, "n1", 3600, NULL, BORROWED),
+        pod_ref(surplus),
+        aged_pod(s, "home-0", 0, "n2", 3600, NULL, ""),
+        aged_pod(s, "home-10", 10, "n2", 3600, NULL, ""),
+        pod_ref(pair),
+    };
+    int n = (int)(sizeof(order) / sizeof(order[0]));
+    int64_t prev = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t rank = 0;
+        if (!victim_of(s, order[i], pre, &rank, NULL))
+            fail_msg("%s is no victim", order[i]->key);
+        if (i > 0 && rank <= prev)
+            fail_msg("%s ranks %lld, not above %s's %lld", order[i]->key, (long long)rank, order[i - 1]->key,
+                     (long long)prev);
+        prev = rank;
+        pod_unref(order[i]);
+    }
+    pod_unref(e[0]);
+    pod_unref(e[1]);
+    pod_unref(pair);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* A running pod of 1 CPU on n2, priority 0, not in the cache: uid, its
+ * schedulerName, and extra metadata members (JSON, may be ""). */
+static pod_t *uncached_pod(const char *uid, const char *sched, const char *meta)
+{
+    char text[1024], err[256];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"%s\"%s%s},"
+             "\"spec\":{\"schedulerName\":\"%s\",\"priority\":0,\"nodeName\":\"n2\",\"containers\":"
+             "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+             uid, uid, meta[0] ? "," : "", meta, sched);
+    json_t *j = J(text);
+    pod_t *p = pod_from_json(j, err, sizeof err);
+    json_decref(j);
+    assert_non_null(p);
+    return p;
+}
+
+/* The core's own exclusions, no row asked: a pod not ours, one being
+ * deleted, the preemptor itself; each a pod of priority 0 that the rows
+ * let go for a priority-100 preemptor otherwise. */
+static void test_victims_core_exclusions(void **st)
+{
+    scheduler_t *s = victims_setup();
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    pod_t *plain = uncached_pod("uid-plain", "ai-scheduler", "");
+    pod_t *theirs = uncached_pod("uid-theirs", "default-scheduler", "");
+    pod_t *deleting = uncached_pod("uid-deleting", "ai-scheduler", "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"");
+    pod_t *self = uncached_pod(pre->uid, "ai-scheduler", ""); /* a running copy of the preemptor's uid */
+    assert_true(deleting->deleting);
+    assert_true(victim_of(s, plain, pre, NULL, NULL));
+    assert_false(victim_of(s, theirs, pre, NULL, NULL));
+    assert_false(victim_of(s, deleting, pre, NULL, NULL));
+    assert_false(victim_of(s, self, pre, NULL, NULL));
+    pod_unref(plain);
+    pod_unref(theirs);
+    pod_unref(deleting);
+    pod_unref(self);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* Queues on: the victims table's pod question as the evaluator asks it
+ * for pre alone in the default pool (pe_victim_ctx): 1 when v may go. */
+static int queue_victim_of(scheduler_t *s, const pod_t *v, pod_t *pre)
+{
+    sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
+    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID };
+    pe_victim_ctx(D, &pre, 1, 0, &vc);
+    assert_true(vc.queues);
+    int64_t rank = 0;
+    return pe_victims(s)->pod(v, pre, &vc, &rank);
+}
+
+/* Across queues only reclaim's rules (a refusal there is final): a pod
+ * of queue train inside its quota is no victim of a pod of the default
+ * queue, though below its priority; a pod of the preemptor's own queue
+ * is, by priority. */
+static void test_victims_queue_refusal_beats_priority(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_train_queue(s, "{\"quota\":2000}");
+    pod_t *tv = queue_pod(s, "tv", 0, "n1", NULL);
+    pod_t *dv = pod_from(s, "dv", "1", 0, "", "n2");
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    s->queues.ops->changed(s->queues.self, 1);
+    tenants_row_tick(sched_row(s, "tenants"), pools_get(s, DEFAULT_POOL_ID));
+    assert_true(queue_victim_of(s, dv, pre));
+    assert_false(queue_victim_of(s, tv, pre));
+    pod_unref(tv);
+    pod_unref(dv);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
+/* A pod asked to checkpoint for one preemptor (its eviction requested)
+ * is no victim of another. */
+static void test_victims_not_requested_twice(void **st)
+{
+    scheduler_t *s = victims_setup();
+    pod_unref(aged_pod(s, "busy", 1000, "n2", 3600, NULL, "")); /* n2: nothing to take */
+    pod_t *v = ckpt_pod(s, "v", "n1", "30s", NULL);
+    pod_t *first = pod_from(s, "first", "1", 100, "", "");
+    pod_t *second = pod_from(s, "second", "1", 100, "", "");
+    assert_true(victim_of(s, v, second, NULL, NULL));
+    assert_int_equal(postfilter_preempt(pools_get(s, DEFAULT_POOL_ID), first, 0), 1);
+    evictor_wait_idle(s->evictor);
+    assert_true(evictor_requested(s->evictor, v->uid));
+    assert_false(victim_of(s, v, second, NULL, NULL));
+    pod_unref(v);
+    pod_unref(first);
+    pod_unref(second);
+    victims_teardown(s);
+}
+
+/* A minimum runtime of the deciding answer's kind keeps a pod the rules
+ * let go, and notes it: a pod preempted by priority is kept by the pool's
+ * preemptMinRuntime while young; a borrower, reclaimed, is not (no
+ * reclaimMinRuntime); an old pod goes. */
+static void test_victims_min_runtime_of_deciding_kind(void **st)
+{
+    scheduler_t *s = victims_setup();
+    add_pool(s, "other");
+    set_pool_default(s, 600000, 0);
+    /* The lender's pool (its pods' home) too: the borrower's minimum is
+     * its home pool's, and there it is its reclaim one that applies. */
+    pools_lock(s);
+    for (int i = 0; i < s->npools; i++)
+        if (s->pools[i] && strcmp(s->pools[i]->name, "other") == 0)
+            s->pools[i]->spec.preempt_min_runtime_ms = 600000;
+    pools_unlock(s);
+    pod_t *pre = pod_from(s, "pre", "1", 100, "", "");
+    pod_t *young = aged_pod(s, "young", 0, "n1", 60, NULL, "");
+    pod_t *old = aged_pod(s, "old", 0, "n1", 3600, NULL, "");
+    pod_t *lent = aged_pod(s, "lent", 0, "n2", 60, NULL, BORROWED);
+    minrt_note_t note = { 0 };
+    assert_false(victim_of(s, young, pre, NULL, &note));
+    assert_int_equal(note.n, 1);
+    assert_string_equal(note.uids[0], young->uid);
+    assert_true(victim_of(s, old, pre, NULL, &note));
+    assert_true(victim_of(s, lent, pre, NULL, &note));
+    assert_int_equal(note.n, 1);
+    minrt_note_clear(&note);
+    pod_unref(young);
+    pod_unref(old);
+    pod_unref(lent);
+    pod_unref(pre);
+    victims_teardown(s);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -2066,6 +2324,13 @@ int main(void)
         cmocka_unit_test(test_checkpoint_deadline),
         cmocka_unit_test(test_checkpoint_withdrawn),
         cmocka_unit_test(test_checkpoint_stale_cleared),
+        cmocka_unit_test(test_victims_never_beats_allowed),
+        cmocka_unit_test(test_victims_reclaim_beats_priority),
+        cmocka_unit_test(test_victims_queue_refusal_beats_priority),
+        cmocka_unit_test(test_victims_rank_order),
+        cmocka_unit_test(test_victims_core_exclusions),
+        cmocka_unit_test(test_victims_not_requested_twice),
+        cmocka_unit_test(test_victims_min_runtime_of_deciding_kind),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,48 +15,31 @@
 #include "topology/row.h"
 #include "util/util.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
 #define BLOCK "network.aibee.cn/block"
 
 typedef struct fake {
+    fake_core_t fc; /* first: the core the row's calls get */
     node_info_t *ni[4];
     pod_t *running[4]; /* NULL: the node is empty */
-    framework_t *fw;
     topo_levels_t levels;
     int builds, frees; /* sim_build / sim_free calls */
     int sim_pool;
-    int nevents;
-    char event[1024]; /* the last object event: "kind ns/name type reason msg" */
 } fake_t;
-
-static framework_t *f_pod_fw(void *core, const pod_t *pod)
-{
-    (void)pod;
-    return ((fake_t *)core)->fw;
-}
 
 static const topo_levels_t *f_topo_levels(void *core)
 {
     return &((fake_t *)core)->levels;
 }
 
-static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(node, f->ni[i]->name) == 0)
-            fn(ud, f->ni[i]);
-}
-
+/* Every event is on the PodGroup API. */
 static void f_object_event(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
                            const char *uid, const char *type, const char *reason, const char *message)
 {
-    fake_t *f = core;
-    (void)uid;
     assert_string_equal(api_version, PODGROUP_VERSION);
-    f->nevents++;
-    snprintf(f->event, sizeof(f->event), "%s %s/%s %s %s %s", kind, ns, name, type, reason, message);
+    fake_object_event_ref(core, kind, api_version, ns, name, uid, type, reason, message);
 }
 
 /* The core's sim_build in small: copies of every node (one pool), each
@@ -77,7 +60,7 @@ static int f_sim_build(void *core, int pool, pod_t *const *pods, int n, sched_si
         sim->cs[i] = cycle_state_new();
         sim->nmembers = i + 1;
         cycle_state_set_cluster(sim->cs[i], &cl);
-        assert_int_equal(framework_pre_filter(f->fw, sim->cs[i], pods[i], &st), FW_SUCCESS);
+        assert_int_equal(framework_pre_filter(f->fc.fw, sim->cs[i], pods[i], &st), FW_SUCCESS);
         cycle_state_set_cluster(sim->cs[i], NULL);
     }
     sim->nodes = util_xcalloc(4, sizeof(*sim->nodes));
@@ -98,15 +81,6 @@ static void f_sim_free(void *core, sched_sim_t *sim)
     free(sim->pods);
     memset(sim, 0, sizeof(*sim));
 }
-
-static const sched_services_t fake_services = {
-    .pod_fw = f_pod_fw,
-    .node_visit = f_node_visit,
-    .object_event_ref = f_object_event,
-    .topo_levels = f_topo_levels,
-    .sim_build = f_sim_build,
-    .sim_free = f_sim_free,
-};
 
 static node_info_t *bnode(const char *name, const char *block)
 {
@@ -133,9 +107,16 @@ static pod_t *gpod(const char *name, const char *node, int gpus)
 static void setup(fake_t *f, sched_row_t *row, const int used[4])
 {
     memset(f, 0, sizeof(*f));
+    fake_core_init(&f->fc);
+    f->fc.svc.object_event_ref = f_object_event;
+    f->fc.svc.topo_levels = f_topo_levels;
+    f->fc.svc.sim_build = f_sim_build;
+    f->fc.svc.sim_free = f_sim_free;
+    f->fc.nodes = f->ni;
+    f->fc.nnodes = 4;
     char err[256];
     assert_int_equal(topo_levels_parse(TOPO_DEFAULT_LEVELS, &f->levels, err, sizeof(err)), 0);
-    f->fw = framework_new(NULL);
+    f->fc.fw = framework_new(NULL);
     for (int i = 0; i < 4; i++) {
         char name[8], run[8];
         snprintf(name, sizeof(name), "n%d", i);
@@ -146,7 +127,7 @@ static void setup(fake_t *f, sched_row_t *row, const int used[4])
             node_info_add_pod(f->ni[i], f->running[i]);
         }
     }
-    *row = (sched_row_t){ .self = NULL, .svc = &fake_services, .core = f };
+    *row = fake_row(&f->fc, NULL);
 }
 
 static void teardown(fake_t *f)
@@ -155,7 +136,7 @@ static void teardown(fake_t *f)
         node_info_free(f->ni[i]);
         pod_unref(f->running[i]);
     }
-    framework_free(f->fw);
+    framework_free(f->fc.fw);
     topo_levels_free(&f->levels);
 }
 
@@ -229,7 +210,7 @@ static void test_chooses_least_stranding_block(void **state)
     assert_string_equal(gs.set.placed_msg,
                         "minimum (2 members) placed in " BLOCK "=b1 (2 nodes, required " BLOCK
                         "): 4 GPUs and 128000 millicores left free there; next best: " BLOCK "=b2 would strand 8 GPUs");
-    assert_int_equal(f.nevents, 0); /* a known level, placed: no PodGroup event here */
+    assert_int_equal(f.fc.nevents, 0); /* a known level, placed: no PodGroup event here */
     gang_done(&gs);
     teardown(&f);
 }
@@ -273,14 +254,14 @@ static void test_required_fits_no_block(void **state)
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_FAIL);
     assert_int_equal(gs.set.has_dom, 0);
     assert_string_equal(gs.set.why, why);
-    assert_int_equal(f.nevents, 1);
+    assert_int_equal(f.fc.nevents, 1);
     char want[600];
     snprintf(want, sizeof(want), "PodGroup ns/g Warning TopologyUnsatisfiable %s", why);
-    assert_string_equal(f.event, want);
+    assert_string_equal(f.fc.event, want);
     /* The member already said it: no second event. */
     gs.it[0].last_message = util_strdup(why);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_FAIL);
-    assert_int_equal(f.nevents, 1);
+    assert_int_equal(f.fc.nevents, 1);
     free(gs.it[0].last_message);
     gang_done(&gs);
 
@@ -289,7 +270,7 @@ static void test_required_fits_no_block(void **state)
     assert_int_equal(gs.set.has_dom, 0);
     assert_null(gs.set.why);
     assert_null(gs.set.placed_msg);
-    assert_int_equal(f.nevents, 1);
+    assert_int_equal(f.fc.nevents, 1);
     assert_int_equal(f.builds, f.frees);
     gang_done(&gs);
     teardown(&f);
@@ -307,12 +288,12 @@ static void test_unknown_level_said_once(void **state)
     gang_set_t gs;
     gang_set(&gs, SET_MINIMUM, 1, 1, "example.com/rack", 0);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(f.nevents, 1);
-    assert_string_equal(f.event, "PodGroup ns/g Warning UnknownTopologyLevel topology level example.com/rack is not "
-                                 "one of --topology-levels: no wider level to fall back to");
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.event, "PodGroup ns/g Warning UnknownTopologyLevel topology level example.com/rack is not "
+                                    "one of --topology-levels: no wider level to fall back to");
     gs.it[0].attempts = 1;
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(f.nevents, 1);
+    assert_int_equal(f.fc.nevents, 1);
     gang_done(&gs);
     teardown(&f);
 }

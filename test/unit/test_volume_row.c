@@ -17,72 +17,23 @@
 #include "volume/row.h"
 #include "volume/volume.h"
 
+#include "fake_services.h"
 #include "fixtures.h"
 
-#define MAX_CALLS 4
-
 typedef struct fake {
-    node_info_t *a, *b; /* zone a, zone b */
-    scheduler_opts_t opts;
-    int ncalls;
-    char *method[MAX_CALLS], *path[MAX_CALLS], *ctype[MAX_CALLS];
-    json_t *body[MAX_CALLS];
-    long status; /* the API's answer to every PATCH (0: 200) */
-    int wakes;
-    char last_wake[64];
-    int events;
-    int known; /* pod_known's answer */
+    fake_core_t fc;     /* first: the core the row's calls get */
+    node_info_t *ni[2]; /* a (zone a), b (zone b) */
+    int known;          /* pod_known's answer */
     int forgotten;
     queue_item_t *bound; /* what the binder was handed (owned) */
     char bound_node[64];
 } fake_t;
-
-static const scheduler_opts_t *f_opts(void *core)
-{
-    return &((fake_t *)core)->opts;
-}
-
-static int f_api_json(void *core, const char *method, const char *path, const char *content_type, json_t *body,
-                      json_t **out, long *status, char *err, size_t errlen)
-{
-    fake_t *f = core;
-    assert_true(f->ncalls < MAX_CALLS);
-    int i = f->ncalls++;
-    f->method[i] = util_strdup(method);
-    f->path[i] = util_strdup(path);
-    f->ctype[i] = util_strdup(content_type ? content_type : "");
-    f->body[i] = json_deep_copy(body);
-    *status = f->status ? f->status : 200;
-    if (*status >= 300) {
-        snprintf(err, errlen, "conflict (%ld)", *status);
-        return -1;
-    }
-    if (out)
-        *out = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "7");
-    return 0;
-}
-
-static void f_pod_event(void *core, const pod_t *pod, const char *type, const char *reason, const char *message)
-{
-    (void)pod;
-    (void)type;
-    (void)reason;
-    (void)message;
-    ((fake_t *)core)->events++;
-}
 
 static int f_plugin_runs(void *core, const pod_t *pod, int point, const char *name)
 {
     (void)core;
     (void)pod;
     return point == FW_PT_RESERVE && strcmp(name, "VolumeBinding") == 0;
-}
-
-static void f_wake_all(void *core, const char *event)
-{
-    fake_t *f = core;
-    f->wakes++;
-    snprintf(f->last_wake, sizeof(f->last_wake), "%s", event);
 }
 
 static int f_pod_known(void *core, const char *uid)
@@ -106,51 +57,31 @@ static void f_bind(void *core, queue_item_t *it, const char *node, const char *l
     snprintf(f->bound_node, sizeof(f->bound_node), "%s", node);
 }
 
-static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *ud)
-{
-    fake_t *f = core;
-    if (strcmp(node, "a") == 0)
-        fn(ud, f->a);
-    else if (strcmp(node, "b") == 0)
-        fn(ud, f->b);
-}
-
-static const sched_services_t fake_services = {
-    .opts = f_opts,
-    .api_json = f_api_json,
-    .pod_event = f_pod_event,
-    .plugin_runs = f_plugin_runs,
-    .wake_all = f_wake_all,
-    .pod_known = f_pod_known,
-    .forget_assumed = f_forget_assumed,
-    .bind = f_bind,
-    .node_visit = f_node_visit,
-};
-
 static void setup(fake_t *f, sched_row_t *row)
 {
     memset(f, 0, sizeof(*f));
-    scheduler_opts_default(&f->opts);
+    fake_core_init(&f->fc);
+    f->fc.svc.plugin_runs = f_plugin_runs;
+    f->fc.svc.pod_known = f_pod_known;
+    f->fc.svc.forget_assumed = f_forget_assumed;
+    f->fc.svc.bind = f_bind;
     f->known = 1;
-    f->a = fx_node_info("{'metadata':{'name':'a','labels':{'zone':'a','kubernetes.io/hostname':'a'}},"
-                        "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}");
-    f->b = fx_node_info("{'metadata':{'name':'b','labels':{'zone':'b','kubernetes.io/hostname':'b'}},"
-                        "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}");
-    *row = (sched_row_t){ .self = volume_row_init(&fake_services, f), .svc = &fake_services, .core = f };
+    f->ni[0] = fx_node_info("{'metadata':{'name':'a','labels':{'zone':'a','kubernetes.io/hostname':'a'}},"
+                            "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}");
+    f->ni[1] = fx_node_info("{'metadata':{'name':'b','labels':{'zone':'b','kubernetes.io/hostname':'b'}},"
+                            "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}");
+    f->fc.nodes = f->ni;
+    f->fc.nnodes = 2;
+    *row = fake_row(&f->fc, volume_row_init(&f->fc.svc, &f->fc));
 }
 
 static void teardown(fake_t *f, sched_row_t *row)
 {
     volume_row_fini(row->self);
-    node_info_free(f->a);
-    node_info_free(f->b);
+    node_info_free(f->ni[0]);
+    node_info_free(f->ni[1]);
     queue_item_free(f->bound);
-    for (int i = 0; i < f->ncalls; i++) {
-        free(f->method[i]);
-        free(f->path[i]);
-        free(f->ctype[i]);
-        json_decref(f->body[i]);
-    }
+    fake_core_free(&f->fc);
 }
 
 /* Feeds an object to the row's watch of kind, as an informer would. */
@@ -211,10 +142,11 @@ static void test_prebind_waits_then_binds(void **state)
     feed(&row, "StorageClass", KUBE_ADDED, "dyn",
          "{'metadata':{'name':'dyn'},'provisioner':'x.csi.io','volumeBindingMode':'WaitForFirstConsumer',"
          "'allowedTopologies':[{'matchLabelExpressions':[{'key':'zone','values':['a']}]}]}");
-    assert_int_equal(f.wakes, 1);
-    assert_string_equal(f.last_wake, "StorageClassChange");
+    assert_int_equal(f.fc.nwakes, 1);
+    assert_int_equal(f.fc.wake_pool, -1); /* every pool's */
+    assert_string_equal(f.fc.wake, "StorageClassChange");
     feed_claim(&row, "d", "dyn", "5", NULL);
-    assert_string_equal(f.last_wake, "PvcChange");
+    assert_string_equal(f.fc.wake, "PvcChange");
     /* The Filter plugins read the store the watches fill. */
     fw_cluster_t cl = { 0 };
     volume_row_cluster(&row, &cl);
@@ -229,11 +161,11 @@ static void test_prebind_waits_then_binds(void **state)
     json_t *ann = NULL;
     assert_int_equal(volume_row_pre_bind(&row, &it, "a", NULL, &ann, err, sizeof(err)), PREBIND_WAITING);
     assert_null(it); /* the waiter took it */
-    assert_int_equal(f.ncalls, 1);
-    assert_string_equal(f.method[0], "PATCH");
-    assert_string_equal(f.path[0], "/api/v1/namespaces/default/persistentvolumeclaims/d");
-    assert_string_equal(f.ctype[0], "application/merge-patch+json");
-    json_t *anns = json_object_get(json_object_get(f.body[0], "metadata"), "annotations");
+    assert_int_equal(f.fc.nreqs, 1);
+    assert_string_equal(f.fc.req[0].method, "PATCH");
+    assert_string_equal(f.fc.req[0].path, "/api/v1/namespaces/default/persistentvolumeclaims/d");
+    assert_string_equal(f.fc.req[0].content_type, "application/merge-patch+json");
+    json_t *anns = json_object_get(json_object_get(f.fc.req[0].json, "metadata"), "annotations");
     assert_string_equal(json_string_value(json_object_get(anns, ANN_SELECTED_NODE)), "a");
 
     /* Not bound yet (the informer has not even seen the write): it waits. */
@@ -285,14 +217,14 @@ static void test_reserve_refuses_taken_pv(void **state)
     volume_row_unreserve(&row, p1);
     assert_int_equal(volume_row_reserve(&row, p2, "a", err, sizeof(err)), 0);
     /* A refused write fails PreBind with an event; the item stays the caller's. */
-    f.status = 409;
+    f.fc.status[0] = 409;
     queue_item_t *it = item_of(p2);
     json_t *ann = NULL;
     assert_int_equal(volume_row_pre_bind(&row, &it, "a", NULL, &ann, err, sizeof(err)), PREBIND_FAILED);
     assert_non_null(it);
     assert_non_null(strstr(err, "running PreBind plugin \"VolumeBinding\""));
-    assert_int_equal(f.events, 1);
-    assert_string_equal(f.path[0], "/api/v1/persistentvolumes/local-a");
+    assert_int_equal(f.fc.nevents, 1);
+    assert_string_equal(f.fc.req[0].path, "/api/v1/persistentvolumes/local-a");
     queue_item_free(it);
     pod_unref(p1);
     pod_unref(p2);
