@@ -41,7 +41,6 @@
 #include "gang/gang.h"
 #include "kube/informer.h"
 #include "queue/queue.h"
-#include "topology/topology.h"
 
 struct scheduler;
 struct sched_pool;
@@ -89,8 +88,8 @@ typedef struct pod_set {
     gang_snap_t *gang;            /* its PodGroup (the gang row's), or NULL */
     const struct pod_set *parent; /* a surplus set's minimum set */
     char *only_node;              /* gate: a set of one goes to this node or nowhere (owned) */
-    topo_domain_t dom;            /* pre_place: nodes limited to dom */
-    int has_dom, dom_soft;        /* dom_soft: a member may go outside it */
+    fw_node_match_t match;        /* pre_place: nodes limited to those it matches (a row's) */
+    int has_match, match_soft;    /* match_soft: a member that fits nowhere inside may go outside */
     char *placed_msg;             /* said once placed (a pre_place row's) */
     char *place_note;             /* a pre_place row's note, said after why if it does not fit (owned) */
     char *why;                    /* why it is held or did not fit */
@@ -275,7 +274,7 @@ typedef struct sched_ext {
     ext_rc_t (*gate)(const sched_row_t *row, pod_set_t *set);
     /* Quotas and limits of the set's members taken together. */
     ext_rc_t (*admit)(const sched_row_t *row, pod_set_t *set);
-    /* Narrows where the set goes (set->dom), or fails it. */
+    /* Narrows where the set goes (set->match), or fails it. */
     ext_rc_t (*pre_place)(const sched_row_t *row, pod_set_t *set);
     /* One member assumed on node: 0, or -1 with err (the node no longer
      * fits it); unreserve undoes a reserve that succeeded, in the cycle or

@@ -384,7 +384,7 @@ static int plan(const pe_request_t *r, victim_ctx_t *vc, const topo_domain_t *do
         return 0;
     }
     for (int i = 0; dom && i < r->need; i++)
-        cycle_state_set_domain(sim.cs[i], dom);
+        cycle_state_set_match(sim.cs[i], dom);
     int ok = 1;
     pdb_lock(s);
     for (int i = 0; i < r->need && ok; i++) {

@@ -217,11 +217,11 @@ static void test_chooses_least_stranding_block(void **state)
     gang_set_t gs;
     gang_set(&gs, SET_MINIMUM, 2, 4, BLOCK, 1);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(gs.set.has_dom, 1);
-    assert_int_equal(gs.set.dom.n, 3); /* zone, spine (absent: ""), block */
-    assert_string_equal(gs.set.dom.keys[2], BLOCK);
-    assert_string_equal(gs.set.dom.values[2], "b1");
-    assert_string_equal(gs.set.dom.values[0], "");
+    assert_int_equal(gs.set.has_match, 1);
+    assert_int_equal(gs.set.match.n, 3); /* zone, spine (absent: ""), block */
+    assert_string_equal(gs.set.match.keys[2], BLOCK);
+    assert_string_equal(gs.set.match.values[2], "b1");
+    assert_string_equal(gs.set.match.values[0], "");
     assert_int_equal(f.builds, 1);
     assert_int_equal(f.frees, 1);
     assert_int_equal(f.sim_pool, 3);
@@ -247,8 +247,8 @@ static void test_members_fit_node_by_node(void **state)
     gang_set_t gs;
     gang_set(&gs, SET_MINIMUM, 2, 6, BLOCK, 1);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(gs.set.has_dom, 1);
-    assert_string_equal(gs.set.dom.values[2], "b2");
+    assert_int_equal(gs.set.has_match, 1);
+    assert_string_equal(gs.set.match.values[2], "b2");
     assert_string_equal(gs.set.placed_msg, "minimum (2 members) placed in " BLOCK "=b2 (2 nodes, required " BLOCK
                                            "): 4 GPUs and 128000 millicores left free there; the only domain that "
                                            "fits");
@@ -271,7 +271,7 @@ static void test_required_fits_no_block(void **state)
     const char *why = "pod group ns/g: no " BLOCK " domain of pool default has room for its 2 members "
                       "(topology-required)";
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_FAIL);
-    assert_int_equal(gs.set.has_dom, 0);
+    assert_int_equal(gs.set.has_match, 0);
     assert_string_equal(gs.set.why, why);
     assert_int_equal(f.nevents, 1);
     char want[600];
@@ -286,7 +286,7 @@ static void test_required_fits_no_block(void **state)
 
     gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 0);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(gs.set.has_dom, 0);
+    assert_int_equal(gs.set.has_match, 0);
     assert_null(gs.set.why);
     assert_null(gs.set.placed_msg);
     assert_int_equal(f.nevents, 1);
@@ -330,16 +330,16 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     setup(&f, &row, used);
     gang_set_t min, sur;
     gang_set(&min, SET_MINIMUM, 1, 1, BLOCK, 1);
-    min.set.has_dom = 1;
-    min.set.dom.n = 1;
-    min.set.dom.keys[0] = util_strdup(BLOCK);
-    min.set.dom.values[0] = util_strdup("b2");
+    min.set.has_match = 1;
+    min.set.match.n = 1;
+    min.set.match.keys[0] = util_strdup(BLOCK);
+    min.set.match.values[0] = util_strdup("b2");
     gang_set(&sur, SET_SURPLUS, 1, 1, BLOCK, 1);
     sur.set.parent = &min.set;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
-    assert_int_equal(sur.set.has_dom, 1);
-    assert_int_equal(sur.set.dom.n, 1);
-    assert_string_equal(sur.set.dom.values[0], "b2");
+    assert_int_equal(sur.set.has_match, 1);
+    assert_int_equal(sur.set.match.n, 1);
+    assert_string_equal(sur.set.match.values[0], "b2");
     gang_done(&sur);
 
     gang_set(&sur, SET_MINIMUM, 1, 1, BLOCK, 1);
@@ -351,13 +351,13 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     sur.g.members = members;
     sur.g.nmembers = 2;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
-    assert_int_equal(sur.set.has_dom, 1);
-    assert_string_equal(sur.set.dom.values[sur.set.dom.n - 1], "b1");
-    topo_domain_free(&sur.set.dom);
-    sur.set.has_dom = 0;
+    assert_int_equal(sur.set.has_match, 1);
+    assert_string_equal(sur.set.match.values[sur.set.match.n - 1], "b1");
+    fw_node_match_free(&sur.set.match);
+    sur.set.has_match = 0;
     sur.g.topo_required = 0;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
-    assert_int_equal(sur.set.has_dom, 0);
+    assert_int_equal(sur.set.has_match, 0);
     assert_int_equal(f.builds, 0);
     pod_unref(bound);
     pod_unref(gone);
