@@ -289,6 +289,10 @@ typedef struct sched_services {
     int (*binds_queued)(void *core);
     void (*evict_stale)(void *core, pod_t *victim);
     void (*forget_record)(void *core, const char *kind, const char *key);
+    /* The PodGroup of a set the gang row formed (what it publishes: its
+     * minimum's, or an elastic member's), or NULL; valid until the set's
+     * end. For the rows that read a set's gang (topology, reservation). */
+    const gang_snap_t *(*set_gang)(void *core, const struct pod_set *set);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

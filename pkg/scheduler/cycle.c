@@ -509,6 +509,10 @@ void pod_set_clear(pod_set_t *set)
         }
     free(set->items);
     free(set->label);
+    free(set->group.ns);
+    free(set->group.name);
+    free(set->group.key);
+    free(set->group.priority_class);
     free(set->why);
     free(set->placed_msg);
     free(set->wait_note);
@@ -739,7 +743,6 @@ static void place_surplus(pod_set_t *min)
         pod_set_t one;
         pod_set_init(&one, min->P, SET_SURPLUS, it);
         one.label = min->label ? util_strdup(min->label) : NULL;
-        one.gang = min->gang;
         one.min = min->min;
         one.parent = min;
         run_set(&one);

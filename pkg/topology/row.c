@@ -62,7 +62,7 @@ static int choose_domain(const sched_row_t *row, const pod_set_t *set, topo_doma
                          char **why)
 {
     const sched_services_t *svc = row->svc;
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = svc->set_gang(row->core, set);
     queue_item_t **items = set->items;
     int need = set->need;
     const topo_levels_t *levels = svc->topo_levels(row->core);
@@ -157,7 +157,7 @@ static void parent_domain(pod_set_t *set)
 
 ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = row->svc->set_gang(row->core, set);
     if (!g || !g->topo_level)
         return EXT_NEXT;
     if (set->kind == SET_SURPLUS) {
@@ -187,4 +187,30 @@ ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set)
     free(set->placed_msg);
     set->placed_msg = tmsg;
     return EXT_NEXT;
+}
+
+typedef struct pool_doms {
+    const topo_levels_t *l;
+    const char *key;
+    int pool;
+    topo_domain_t *doms;
+    int nd;
+} pool_doms_t;
+
+static void add_pool_domain(void *ud, const node_info_t *ni)
+{
+    pool_doms_t *p = ud;
+    if (ni->pool == p->pool)
+        topo_domains_add(p->l, p->key, ni->node, &p->doms, NULL, &p->nd);
+}
+
+int topology_row_plan_within(const sched_row_t *row, const pod_set_t *set, fw_node_match_t **out)
+{
+    const gang_snap_t *g = row->svc->set_gang(row->core, set);
+    if (!g || !g->topo_level || !g->topo_required)
+        return -1;
+    pool_doms_t p = { row->svc->topo_levels(row->core), g->topo_level, set->pool_id, NULL, 0 };
+    row->svc->nodes_visit(row->core, add_pool_domain, &p);
+    *out = p.doms;
+    return p.nd;
 }

@@ -160,6 +160,40 @@ static int f_same_tree(void *core, int a, int b)
     return a == b;
 }
 
+/* The sets this test formed as the gang row would, with their PodGroups
+ * (the services' set_gang). */
+static struct {
+    const pod_set_t *set;
+    const gang_snap_t *g;
+} f_gangs[4];
+
+/* g NULL: set has none any more. */
+static void f_gang_of(const pod_set_t *set, const gang_snap_t *g)
+{
+    int free_slot = -1;
+    for (int i = 0; i < 4; i++) {
+        if (f_gangs[i].set == set) {
+            f_gangs[i].set = g ? set : NULL;
+            f_gangs[i].g = g;
+            return;
+        }
+        if (!f_gangs[i].set && free_slot < 0)
+            free_slot = i;
+    }
+    assert_true(free_slot >= 0);
+    f_gangs[free_slot].set = set;
+    f_gangs[free_slot].g = g;
+}
+
+static const gang_snap_t *f_set_gang(void *core, const pod_set_t *set)
+{
+    (void)core;
+    for (int i = 0; i < 4; i++)
+        if (f_gangs[i].set == set)
+            return f_gangs[i].g;
+    return NULL;
+}
+
 static const sched_services_t fake_services = {
     .opts = f_opts,
     .node_visit = f_node_visit,
@@ -171,6 +205,7 @@ static const sched_services_t fake_services = {
     .gang_get = f_gang_get,
     .gang_considered = f_gang_considered,
     .gang_priority = f_gang_priority,
+    .set_gang = f_set_gang,
     .nominated = f_nominated,
     .pool_wake = f_pool_wake,
     .pod_activate = f_pod_activate,
@@ -253,13 +288,13 @@ static void gang_set_of(gang_set_t *gs, fake_t *f)
         set->items[i] = &gs->it[i];
     }
     set->n = set->need = set->min = 2;
-    set->gang = &gs->g;
+    f_gang_of(set, &gs->g);
 }
 
 static void gang_set_done(gang_set_t *gs)
 {
     gs->set.items[0] = gs->set.items[1] = NULL; /* the test's, not the set's */
-    gs->set.gang = NULL;
+    f_gang_of(&gs->set, NULL);
     pod_set_clear(&gs->set);
 }
 

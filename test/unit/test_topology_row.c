@@ -49,6 +49,13 @@ static void f_node_visit(void *core, const char *node, sched_node_fn fn, void *u
             fn(ud, f->ni[i]);
 }
 
+static void f_nodes_visit(void *core, sched_node_fn fn, void *ud)
+{
+    fake_t *f = core;
+    for (int i = 0; i < 4; i++)
+        fn(ud, f->ni[i]);
+}
+
 static void f_object_event(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
                            const char *uid, const char *type, const char *reason, const char *message)
 {
@@ -99,13 +106,49 @@ static void f_sim_free(void *core, sched_sim_t *sim)
     memset(sim, 0, sizeof(*sim));
 }
 
+/* The sets this test formed as the gang row would, with their PodGroups
+ * (the services' set_gang). */
+static struct {
+    const pod_set_t *set;
+    const gang_snap_t *g;
+} f_gangs[4];
+
+/* g NULL: set has none any more. */
+static void f_gang_of(const pod_set_t *set, const gang_snap_t *g)
+{
+    int free_slot = -1;
+    for (int i = 0; i < 4; i++) {
+        if (f_gangs[i].set == set) {
+            f_gangs[i].set = g ? set : NULL;
+            f_gangs[i].g = g;
+            return;
+        }
+        if (!f_gangs[i].set && free_slot < 0)
+            free_slot = i;
+    }
+    assert_true(free_slot >= 0);
+    f_gangs[free_slot].set = set;
+    f_gangs[free_slot].g = g;
+}
+
+static const gang_snap_t *f_set_gang(void *core, const pod_set_t *set)
+{
+    (void)core;
+    for (int i = 0; i < 4; i++)
+        if (f_gangs[i].set == set)
+            return f_gangs[i].g;
+    return NULL;
+}
+
 static const sched_services_t fake_services = {
     .pod_fw = f_pod_fw,
     .node_visit = f_node_visit,
+    .nodes_visit = f_nodes_visit,
     .object_event_ref = f_object_event,
     .topo_levels = f_topo_levels,
     .sim_build = f_sim_build,
     .sim_free = f_sim_free,
+    .set_gang = f_set_gang,
 };
 
 static node_info_t *bnode(const char *name, const char *block)
@@ -191,7 +234,7 @@ static void gang_set(gang_set_t *gs, set_kind_t kind, int n, int gpus, const cha
     }
     set->n = set->need = n;
     set->min = n;
-    set->gang = &gs->g;
+    f_gang_of(set, &gs->g);
 }
 
 static void gang_done(gang_set_t *gs)
@@ -200,7 +243,7 @@ static void gang_done(gang_set_t *gs)
         gs->set.items[i] = NULL; /* the test's, not the set's */
         pod_unref(gs->pods[i]);
     }
-    gs->set.gang = NULL;
+    f_gang_of(&gs->set, NULL);
     pod_set_clear(&gs->set);
 }
 
@@ -366,6 +409,42 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     teardown(&f);
 }
 
+/* Preemption plans a topology-required gang inside each block of its
+ * pool (plan_within), nodes of other pools left out; a preferred gang, or
+ * a set with no gang, leaves the plan to the core (-1). */
+static void test_plan_within_each_block(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    int used[4] = { 0, 0, 0, 0 };
+    setup(&f, &row, used);
+    for (int i = 0; i < 4; i++)
+        f.ni[i]->pool = 3; /* the set's pool (gang_set) */
+    gang_set_t gs;
+    gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 1);
+    fw_node_match_t *doms = NULL;
+    assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), 2);
+    assert_string_equal(doms[0].keys[doms[0].n - 1], BLOCK);
+    assert_string_equal(doms[0].values[doms[0].n - 1], "b1");
+    assert_string_equal(doms[1].values[doms[1].n - 1], "b2");
+    for (int j = 0; j < 2; j++)
+        fw_node_match_free(&doms[j]);
+    free(doms);
+    f.ni[2]->pool = f.ni[3]->pool = 1; /* b2 is another pool's */
+    assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), 1);
+    assert_string_equal(doms[0].values[doms[0].n - 1], "b1");
+    fw_node_match_free(&doms[0]);
+    free(doms);
+    gs.g.topo_required = 0;
+    assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), -1);
+    gang_done(&gs);
+    pod_set_t lone = { .kind = SET_LONE, .pool_id = 3 };
+    assert_int_equal(topology_row_plan_within(&row, &lone, &doms), -1);
+    assert_int_equal(f.builds, 0);
+    teardown(&f);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -375,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_required_fits_no_block),
         cmocka_unit_test(test_unknown_level_said_once),
         cmocka_unit_test(test_elastic_members_stay_in_the_domain),
+        cmocka_unit_test(test_plan_within_each_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
