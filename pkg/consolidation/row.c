@@ -390,7 +390,7 @@ ext_rc_t consol_row_post_filter(const sched_row_t *row, pod_set_t *set)
 
 static void hostname_of(void *ud, const node_info_t *ni)
 {
-    topo_domain_t *d = ud;
+    fw_node_match_t *d = ud;
     const char *h = ni->node ? labels_get(&ni->node->labels, "kubernetes.io/hostname") : NULL;
     if (h && h[0]) {
         d->keys[0] = util_strdup("kubernetes.io/hostname");
@@ -400,18 +400,18 @@ static void hostname_of(void *ud, const node_info_t *ni)
 }
 
 /* A pod moved by a consolidation comes back where room was held for it (a
- * one-node domain by its hostname label), else anywhere. */
+ * one-node match by its hostname label), else anywhere. */
 ext_rc_t consol_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     consol_state_t *c = row->self;
-    if (set->kind != SET_LONE || set->has_dom)
+    if (set->kind != SET_LONE || set->has_match)
         return EXT_NEXT;
     char *node = consol_claim(c, set->items[0]->pod);
     if (!node)
         return EXT_NEXT;
-    c->svc->node_visit(c->core, node, hostname_of, &set->dom);
+    c->svc->node_visit(c->core, node, hostname_of, &set->match);
     free(node);
-    set->has_dom = set->dom.n > 0;
-    set->dom_soft = 1;
+    set->has_match = set->match.n > 0;
+    set->match_soft = 1;
     return EXT_NEXT;
 }

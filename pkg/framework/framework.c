@@ -222,7 +222,8 @@ static const fw_registry_entry_t REGISTRY[] = {
       PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_PRE_SCORE) | PT(FW_PT_SCORE) | PT(FW_PT_RESERVE) |
           PT(FW_PT_PRE_BIND),
       mk_gpu_sharing },
-    /* Gangs' topology domains (the topology row, topology/row.c, sets the domain). */
+    /* A pod set's node match (cycle_state_set_match): the topology row's
+     * domains, consolidation's held node. */
     { "TopologyDomain", PT(FW_PT_FILTER), mk_topology_domain },
     { "DefaultPreemption", PT(FW_PT_POST_FILTER), NULL },
     { "DefaultBinder", PT(FW_PT_BIND), NULL },
@@ -601,14 +602,14 @@ const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs)
     return cs->cluster;
 }
 
-void cycle_state_set_domain(cycle_state_t *cs, const struct topo_domain *d)
+void cycle_state_set_match(cycle_state_t *cs, const fw_node_match_t *m)
 {
-    cs->domain = d;
+    cs->match = m;
 }
 
-const struct topo_domain *cycle_state_domain(const cycle_state_t *cs)
+const fw_node_match_t *cycle_state_match(const cycle_state_t *cs)
 {
-    return cs->domain;
+    return cs->match;
 }
 
 void fw_score_uniform(cycle_state_t *cs, const fw_plugin_t *pl, int64_t score)
@@ -643,14 +644,14 @@ int framework_pre_filter(framework_t *fw, cycle_state_t *cs, const pod_t *pod, f
     if (st == NULL)
         st = &local;
     fw_status_reset(st);
-    /* Keep the cluster view and the caller's domain; drop what the last
-     * PreFilter computed. */
+    /* Keep the cluster view and the caller's node match; drop what the
+     * last PreFilter computed. */
     const fw_cluster_t *cl = cs->cluster ? cs->cluster : fw->has_base ? &fw->base : NULL;
-    const struct topo_domain *dom = cs->domain;
+    const fw_node_match_t *match = cs->match;
     cycle_state_clear_slots(cs);
     memset(cs, 0, sizeof(*cs));
     cs->cluster = cl;
-    cs->domain = dom;
+    cs->match = match;
     cs->pod = pod;
     for (int i = 0; i < fw->nplugins; i++) {
         const fw_plugin_t *pl = &fw->plugins[i];

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "api/types.h"
 #include "framework/nodeinfo.h"
+#include "framework/nodematch.h"
 
 #define FW_MAX_REASONS 6
 #define FW_REASON_LEN  96
@@ -195,11 +196,10 @@ void cycle_state_free(cycle_state_t *cs);
 /* The cluster view for the next PreFilter (borrowed; NULL for none). */
 void cycle_state_set_cluster(cycle_state_t *cs, const fw_cluster_t *cl);
 const fw_cluster_t *cycle_state_cluster(const cycle_state_t *cs);
-/* A gang's topology domain (topology/topology.h) the attempt must stay in,
- * enforced by the TopologyDomain filter; borrowed, NULL for none. */
-struct topo_domain;
-void cycle_state_set_domain(cycle_state_t *cs, const struct topo_domain *d);
-const struct topo_domain *cycle_state_domain(const cycle_state_t *cs);
+/* The nodes the attempt must stay in (a pod set's node match, set by its
+ * rows), enforced by the TopologyDomain filter; borrowed, NULL for none. */
+void cycle_state_set_match(cycle_state_t *cs, const fw_node_match_t *m);
+const fw_node_match_t *cycle_state_match(const cycle_state_t *cs);
 /* A plugin's private per-cycle data (owned by the state; freed through the
  * plugin's state_free when PreFilter runs again or the state is freed). */
 void *cycle_state_slot(const cycle_state_t *cs, const fw_plugin_t *pl);

@@ -295,6 +295,10 @@ typedef struct sched_services {
     /* The place in the rows' table of the row called name (-1: none): a
      * row reading another's round mark on an item. */
     int (*row_index)(void *core, const char *name);
+    /* The PodGroup of a set the gang row formed (what it publishes: its
+     * minimum's, or an elastic member's), or NULL; valid until the set's
+     * end. For the rows that read a set's gang (topology, reservation). */
+    const gang_snap_t *(*set_gang)(void *core, const struct pod_set *set);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

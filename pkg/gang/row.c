@@ -34,15 +34,13 @@ void gang_row_fini(void *self)
     free(r);
 }
 
-void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
-{
-    pub->gangs = ((gang_room_t *)row->self)->gangs;
-}
-
 /* What the row keeps of one set, in its slot (pod_set_t.slot): made on
  * demand, freed by gang_row_end. */
 typedef struct gang_set {
-    int turn; /* the gang's turn is taken (gang_turn_begin) */
+    int turn;       /* the gang's turn is taken (gang_turn_begin) */
+    gang_snap_t *g; /* its PodGroup: a minimum's own (owned), an elastic
+                     * member's its minimum's (borrowed), or NULL */
+    int owned;
 } gang_set_t;
 
 static gang_set_t *set_data(const sched_row_t *row, pod_set_t *set)
@@ -56,6 +54,26 @@ static int has_turn(const sched_row_t *row, const pod_set_t *set)
 {
     const gang_set_t *d = set->slot[row->index];
     return d && d->turn;
+}
+
+const gang_snap_t *gang_row_set_gang(const sched_row_t *row, const pod_set_t *set)
+{
+    const gang_set_t *d = set->slot[row->index];
+    return d ? d->g : NULL;
+}
+
+void gang_row_hold(const sched_row_t *row, pod_set_t *set, gang_snap_t *g, int owned)
+{
+    gang_set_t *d = set_data(row, set);
+    d->g = g;
+    d->owned = owned;
+}
+
+void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
+{
+    pub->gangs = ((gang_room_t *)row->self)->gangs;
+    pub->set_gang = gang_row_set_gang;
+    pub->set_gang_row = row;
 }
 
 /* The counters this row moves (/metrics). */
@@ -202,9 +220,12 @@ int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, pr
 
 /* A gang's preemption was committed (preempt_eval.c): said in the log,
  * on the PodGroup, and counted. */
-void gang_row_preempting(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need)
+void gang_row_preempting(const sched_row_t *row, const pod_set_t *set, const char *pool, int nvictims, int need)
 {
     const gang_room_t *r = row->self;
+    const gang_snap_t *g = gang_row_set_gang(row, set);
+    if (!g)
+        return;
     LOG_I("preempting for pod group %s in pool %s: %d victims for %d members", g->key, pool, nvictims, need);
     char msg[400];
     snprintf(msg, sizeof(msg), "preempting %d pods in pool %s to place the %d members of its minimum", nvictims, pool,
@@ -497,9 +518,8 @@ static ext_rc_t gate_lone(const gang_room_t *r, pod_set_t *set)
 /* The freezing window: an elastic gang whose size the scheduler changed
  * less than its window ago gets no more surplus (unless within the same
  * burst: one change grows the gang to what fits at once). */
-static ext_rc_t gate_frozen(const gang_room_t *r, pod_set_t *set)
+static ext_rc_t gate_frozen(const gang_room_t *r, const gang_snap_t *g, pod_set_t *set)
 {
-    const gang_snap_t *g = set->gang;
     int64_t win, now = util_wall_ms();
     int64_t start = gang_resize_start(r->gangs, g->ns, g->name, &win);
     if (!start || now - start < GANG_RESIZE_BURST_MS)
@@ -517,14 +537,19 @@ static ext_rc_t gate_frozen(const gang_room_t *r, pod_set_t *set)
     return hold(set, NULL, b.data);
 }
 
-static ext_rc_t gate_surplus(const gang_room_t *r, pod_set_t *set)
+static ext_rc_t gate_surplus(const sched_row_t *row, pod_set_t *set)
 {
+    const gang_room_t *r = row->self;
     queue_item_t *it = set->items[0];
-    if (gate_frozen(r, set) == EXT_HOLD)
+    /* Its gang is its minimum's, which the minimum's set keeps until its
+     * end, after its elastic members' cycles (cycle.c). */
+    const gang_set_t *pd = set->parent->slot[row->index];
+    gang_snap_t *g = pd ? pd->g : NULL;
+    gang_row_hold(row, set, g, 0);
+    if (gate_frozen(r, g, set) == EXT_HOLD)
         return EXT_HOLD;
-    char *why = gang_blocker(r->gangs, set->pool_id, set->gang->key,
-                             r->svc->gang_priority(r->core, set->gang, it->pod->priority), it->pod->created_ms, 1,
-                             pool_preempts(r, set));
+    char *why = gang_blocker(r->gangs, set->pool_id, g->key, r->svc->gang_priority(r->core, g, it->pod->priority),
+                             it->pod->created_ms, 1, pool_preempts(r, set));
     if (why)
         return hold_behind(set, why);
     if (r->svc->pool_active(r->core, set->P) > 0 && it->attempts < SURPLUS_STEP_BACKS) {
@@ -571,7 +596,14 @@ static ext_rc_t gate_gang(const sched_row_t *row, pod_set_t *set)
         return gate_lone(r, set);
     }
     set->kind = SET_MINIMUM;
-    set->gang = g; /* the set's until gang_row_end */
+    gang_row_hold(row, set, g, 1); /* the set's until gang_row_end */
+    if (g->key) {
+        set->group.kind = "podgroup";
+        set->group.ns = util_strdup(g->ns);
+        set->group.name = util_strdup(g->name);
+        set->group.key = util_strdup(g->key);
+        set->group.priority_class = g->priority_class ? util_strdup(g->priority_class) : NULL;
+    }
     if (g->state == GANG_MISSING || g->state == GANG_INVALID) {
         if (g->state == GANG_MISSING)
             sbuf_printf(&msg, "pod group %s/%s not found: the pod waits for it (label " GANG_LABEL ")", it->pod->ns,
@@ -665,7 +697,7 @@ ext_rc_t gang_row_gate(const sched_row_t *row, pod_set_t *set)
 {
     const gang_room_t *r = row->self;
     if (set->kind == SET_SURPLUS)
-        return gate_surplus(r, set);
+        return gate_surplus(row, set);
     if (gang_of(set->items[0]->pod))
         return gate_gang(row, set);
     return gate_lone(r, set);
@@ -677,7 +709,7 @@ ext_rc_t gang_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
     if (set->kind != SET_MINIMUM || set->need == 0)
         return EXT_NEXT;
-    char *short_ = min_resources_short(row->self, set->pool_id, &set->gang->min_resources);
+    char *short_ = min_resources_short(row->self, set->pool_id, &gang_row_set_gang(row, set)->min_resources);
     if (!short_)
         return EXT_NEXT;
     sbuf_t w = { 0 };
@@ -691,11 +723,11 @@ void gang_row_commit(const sched_row_t *row, pod_set_t *set)
 {
     const gang_room_t *r = row->self;
     /* Surplus placed resizes the gang (its freezing window); the minimum does not. */
-    if (set->kind == SET_SURPLUS && set->gang)
-        gang_resized(r->gangs, set->gang->ns, set->gang->name, util_wall_ms());
+    const gang_snap_t *g = gang_row_set_gang(row, set);
+    if (set->kind == SET_SURPLUS && g)
+        gang_resized(r->gangs, g->ns, g->name, util_wall_ms());
     if (set->kind != SET_MINIMUM || set->need == 0)
         return;
-    const gang_snap_t *g = set->gang;
     int was_waiting = 0;
     double wait = gang_placed(r->gangs, g->key, util_wall_ms(), &was_waiting);
     stat_add(r, offsetof(scheduler_stats_t, gangs_scheduled), 1);
@@ -721,7 +753,7 @@ ext_rc_t gang_row_post_filter(const sched_row_t *row, pod_set_t *set)
     if (set->kind != SET_MINIMUM)
         return EXT_NEXT;
     const gang_room_t *r = row->self;
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = gang_row_set_gang(row, set);
     /* items are sorted: the highest member, or the gang's class */
     int32_t prio = r->svc->gang_priority(r->core, g, set->items[0]->pod->priority);
     int64_t created = g->created_ms ? g->created_ms : set->items[0]->pod->created_ms;
@@ -764,7 +796,7 @@ void gang_row_report(const sched_row_t *row, pod_set_t *set, const char *msg)
     const gang_room_t *r = row->self;
     if (set->kind != SET_MINIMUM || !has_turn(row, set) || !set->items[0])
         return;
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = gang_row_set_gang(row, set);
     queue_item_t *first = set->items[0];
     if (!first->last_message || strcmp(first->last_message, msg) != 0 || first->attempts % 10 == 0)
         podgroup_event(r, g->ns, g->name, g->uid, "Warning", "FailedScheduling", msg);
@@ -777,15 +809,56 @@ void gang_row_end(const sched_row_t *row, pod_set_t *set)
     const gang_room_t *r = row->self;
     gang_set_t *d = set->slot[row->index];
     set->slot[row->index] = NULL;
-    int turn = d && d->turn;
-    free(d);
-    if (set->kind != SET_MINIMUM || !set->gang)
+    if (!d)
         return;
-    if (turn)
-        gang_turn_end(r->gangs, set->gang->key);
-    gang_snap_clear(set->gang);
-    free(set->gang);
-    set->gang = NULL;
+    if (d->turn && d->g && set->kind == SET_MINIMUM)
+        gang_turn_end(r->gangs, d->g->key);
+    if (d->owned && d->g) {
+        gang_snap_clear(d->g);
+        free(d->g);
+    }
+    free(d);
+}
+
+/* ------------------------------------------------- decision records */
+
+static const char *member_state(const gang_room_t *r, const pod_t *m)
+{
+    if (pod_is_terminal(m))
+        return "finished";
+    if (pod_is_bound(m))
+        return "bound";
+    cache_pod_state_t st = CPOD_NONE;
+    pod_t *cur = r->svc->pod_get(r->core, m->uid, &st);
+    pod_unref(cur);
+    if (st == CPOD_ASSUMED)
+        return "assumed";
+    return r->svc->kept_out(r->core, m) ? "kept out" : "pending";
+}
+
+/* The gang as a set's decision record shows it: its members and their
+ * states, its timeout clock and topology level. */
+json_t *gang_row_record(const sched_row_t *row, const pod_set_t *set, const char *behind)
+{
+    const gang_room_t *r = row->self;
+    const gang_snap_t *g = gang_row_set_gang(row, set);
+    if (!g || !g->key)
+        return NULL;
+    json_t *members = json_array();
+    for (int i = 0; i < g->nmembers; i++)
+        json_array_append_new(
+            members, json_pack("{s:s, s:s}", "pod", g->members[i]->key, "state", member_state(r, g->members[i])));
+    int timeout = g->timeout_s > 0 ? g->timeout_s : r->svc->opts(r->core)->gang_timeout_s;
+    int64_t now = util_wall_ms();
+    json_t *left = json_null();
+    if (g->start_ms > 0) {
+        int64_t ms = g->start_ms + (int64_t)timeout * 1000 - now;
+        left = json_integer(ms > 0 ? (ms + 999) / 1000 : 0);
+    }
+    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:s?, s:i, s:o, s:s?, s:b}", "name", g->key, "minMember", g->min_member,
+                     "placed", set->placed, "placeable", set->placed + set->fits, "members", members, "waitingBehind",
+                     behind, "timeoutSeconds", timeout, "timeoutLeftSeconds", left, "topologyLevel", g->topo_level,
+                     "topologyRequired", g->topo_required);
 }
 
 /* --------------------------------------------------------- informer */

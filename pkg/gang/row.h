@@ -33,7 +33,13 @@ void gang_row_housekeep(const sched_row_t *row);
 /* expand: a candidate's gang victims bring their whole gang. */
 int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
 /* preempting: a gang's preemption was committed (log, event, stat). */
-void gang_row_preempting(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
+void gang_row_preempting(const sched_row_t *row, const pod_set_t *set, const char *pool, int nvictims, int need);
+json_t *gang_row_record(const sched_row_t *row, const pod_set_t *set, const char *behind);
+/* The set's PodGroup as the row keeps it in its slot (published:
+ * sched_published_t.set_gang), or NULL. gang_row_hold puts g there (the
+ * gate does; a test may): owned, it is freed by gang_row_end. */
+const gang_snap_t *gang_row_set_gang(const sched_row_t *row, const pod_set_t *set);
+void gang_row_hold(const sched_row_t *row, pod_set_t *set, gang_snap_t *g, int owned);
 /* timed: a stale gang waits out its grace. */
 int gang_row_timed(const sched_row_t *row);
 /* pod_seen, pod_deleted: the store follows the members (every pod

@@ -488,7 +488,7 @@ static void try_reserve(resv_state_t *r, pod_set_t *set)
 {
     const sched_services_t *svc = r->svc;
     const scheduler_opts_t *o = svc->opts(r->core);
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = svc->set_gang(r->core, set);
     int64_t after = (int64_t)o->reservation_after_s * 1000;
     int64_t now = util_wall_ms();
     int64_t start = svc->gang_considered(r->core, g->key, now);
@@ -631,7 +631,7 @@ ext_rc_t resv_row_pre_place(const sched_row_t *row, pod_set_t *set)
 ext_rc_t resv_row_post_filter(const sched_row_t *row, pod_set_t *set)
 {
     resv_state_t *r = row->self;
-    if (r && set->kind == SET_MINIMUM && set->gang && set->need > 0)
+    if (r && set->kind == SET_MINIMUM && r->svc->set_gang(r->core, set) && set->need > 0)
         try_reserve(r, set);
     return EXT_NEXT;
 }
@@ -690,14 +690,15 @@ static void ended_say(resv_state_t *r, ended_t *e)
 void resv_row_commit(const sched_row_t *row, pod_set_t *set)
 {
     resv_state_t *r = row->self;
-    if (!r || set->kind != SET_MINIMUM || !set->gang || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
+    const gang_snap_t *g = r ? r->svc->set_gang(r->core, set) : NULL;
+    if (!g || set->kind != SET_MINIMUM || __atomic_load_n(&r->pub, __ATOMIC_ACQUIRE) == 0)
         return;
     ended_t e;
     int found = 0;
     lo_mutex_lock(&r->mu, LO_RESV);
     for (int i = 0; i < r->npools && !found; i++) {
         resv_t *v = &r->pools[i];
-        if (v->active && strcmp(v->key, set->gang->key) == 0) {
+        if (v->active && strcmp(v->key, g->key) == 0) {
             end_locked(r, v, i, "placed", 0, 0, &e);
             found = 1;
         }

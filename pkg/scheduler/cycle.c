@@ -509,13 +509,17 @@ void pod_set_clear(pod_set_t *set)
         }
     free(set->items);
     free(set->label);
+    free(set->group.ns);
+    free(set->group.name);
+    free(set->group.key);
+    free(set->group.priority_class);
     free(set->why);
     free(set->placed_msg);
     free(set->wait_note);
     free(set->place_note);
     free(set->only_node);
     trace_set_free(set);
-    topo_domain_free(&set->dom);
+    fw_node_match_free(&set->match);
     memset(set, 0, sizeof(*set));
 }
 
@@ -608,19 +612,19 @@ static int set_place(pod_set_t *set, char **nodes)
     for (k = 0; k < set->need; k++) {
         pod_t *pod = set->items[k]->pod;
         cycle_state_t *cs = cycle_state_new();
-        if (set->has_dom)
-            cycle_state_set_domain(cs, &set->dom);
+        if (set->has_match)
+            cycle_state_set_match(cs, &set->match);
         decision_t d;
         fw_diagnosis_t *diag = NULL;
         if (set->only_node)
             sched_decide_on(P, cs, pod, set->only_node, &d);
         else
             sched_decide_diag(P, cs, pod, &d, &diag);
-        if (!d.node && !set->only_node && set->has_dom && set->dom_soft) {
+        if (!d.node && !set->only_node && set->has_match && set->match_soft) {
             free(d.message);
             fw_diagnosis_free(diag);
             diag = NULL;
-            cycle_state_set_domain(cs, NULL);
+            cycle_state_set_match(cs, NULL);
             sched_decide_diag(P, cs, pod, &d, &diag);
         }
         trace_set_diag(set, diag, d.pool_nodes); /* takes diag */
@@ -740,7 +744,6 @@ static void place_surplus(pod_set_t *min)
         pod_set_t one;
         pod_set_init(&one, min->P, SET_SURPLUS, it);
         one.label = min->label ? util_strdup(min->label) : NULL;
-        one.gang = min->gang;
         one.min = min->min;
         one.parent = min;
         run_set(&one);

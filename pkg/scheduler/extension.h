@@ -41,7 +41,6 @@
 #include "gang/gang.h"
 #include "kube/informer.h"
 #include "queue/queue.h"
-#include "topology/topology.h"
 
 struct scheduler;
 struct sched_pool;
@@ -49,12 +48,20 @@ struct sched_pool;
 /* The most rows a table may have: a pod set keeps a slot for each. */
 #define SCHED_MAX_ROWS 32
 
+struct pod_set;
+
 /* What rows keep that the core's mechanism reads (sched_ext_t.publish). */
 typedef struct sched_published {
     /* PodGroups and their members (the gang row's): the pods informer
      * keeps the members, and preemption's rules, the minimum runtime,
      * reservations, queues, decision records and the dashboard read it. */
     gang_store_t *gangs;
+    /* The PodGroup of a set the gang row formed (a minimum, or an elastic
+     * member's: its minimum's), or NULL; kept in the row's slot, valid
+     * until the set's end. The core only forwards it to the rows that
+     * ask (the services' set_gang), with set_gang_row as row. */
+    const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
+    const sched_row_t *set_gang_row;
 } sched_published_t;
 
 typedef enum {
@@ -62,6 +69,17 @@ typedef enum {
     SET_MINIMUM,  /* a gang's pending members; the first need place together */
     SET_SURPLUS   /* one elastic member beyond its gang's minimum */
 } set_kind_t;
+
+/* What the set's members belong to, as the core's decision records name
+ * it (trace.c) and preemption plans it (preempt_eval.c): filled by the
+ * row that forms the set (the gang row, for a minimum; kind NULL: a set
+ * of its own pods), freed with the set. */
+typedef struct set_group {
+    const char *kind;      /* the records' kind ("podgroup"; static) */
+    char *ns, *name, *key; /* its object (owned) */
+    char *priority_class;  /* the class its members preempt with when above
+                           * their own (owned; NULL: none) */
+} set_group_t;
 
 typedef enum {
     SET_OPEN = 0, /* still in its cycle */
@@ -83,14 +101,16 @@ typedef struct pod_set {
      * gang's elastic members, each its own SET_SURPLUS set afterwards. */
     queue_item_t **items;
     int n, need;
-    int placed;                   /* members of its gang already placed (count toward min) */
-    int min;                      /* its gang's minMember (0: a lone pod) */
-    char *label;                  /* "pod group ns/name" for messages; NULL for a lone pod */
-    gang_snap_t *gang;            /* its PodGroup (the gang row's), or NULL */
+    /* A set of many (the gang row forms them) is one group's: its
+     * minimum, or an elastic member behind it. These say so generically. */
+    int placed;                   /* members of its group already placed (count toward min) */
+    int min;                      /* its group's minimum (a gang's minMember; 0: a set of one) */
+    char *label;                  /* its group in messages ("pod group ns/name"); NULL for a set of one */
     const struct pod_set *parent; /* a surplus set's minimum set */
+    set_group_t group;            /* what its members belong to (the row that forms the set fills it) */
     char *only_node;              /* gate: a set of one goes to this node or nowhere (owned) */
-    topo_domain_t dom;            /* pre_place: nodes limited to dom */
-    int has_dom, dom_soft;        /* dom_soft: a member may go outside it */
+    fw_node_match_t match;        /* pre_place: nodes limited to those it matches (a row's) */
+    int has_match, match_soft;    /* match_soft: a member that fits nowhere inside may go outside */
     char *placed_msg;             /* said once placed (a pre_place row's) */
     char *place_note;             /* a pre_place row's note, said after why if it does not fit (owned) */
     char *why;                    /* why it is held or did not fit */
@@ -287,7 +307,7 @@ typedef struct sched_ext {
     ext_rc_t (*gate)(const sched_row_t *row, pod_set_t *set);
     /* Quotas and limits of the set's members taken together. */
     ext_rc_t (*admit)(const sched_row_t *row, pod_set_t *set);
-    /* Narrows where the set goes (set->dom), or fails it. */
+    /* Narrows where the set goes (set->match), or fails it. */
     ext_rc_t (*pre_place)(const sched_row_t *row, pod_set_t *set);
     /* One member assumed on node: 0, or -1 with err (the node no longer
      * fits it); unreserve undoes a reserve that succeeded, in the cycle or
@@ -364,9 +384,19 @@ typedef struct sched_ext {
      * combining rule is above sched_victim_q_t). pdb_mu held; the row
      * takes only leaf locks. */
     void (*victims)(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a);
-    /* A gang's preemption was committed in pool (nvictims evicted for the
-     * need members of its minimum): what the row says of it. */
-    void (*preempting)(const sched_row_t *row, const gang_snap_t *g, const char *pool, int nvictims, int need);
+    /* Preemption's planning (preempt_eval.c) of a group's minimum: the
+     * node matches it must stay in, one plan inside each, the best kept
+     * (the topology row: each domain of a required level). The count with
+     * *out (the caller frees each and the array), or -1: no say. The
+     * first row that says decides. */
+    int (*plan_within)(const sched_row_t *row, const struct pod_set *set, fw_node_match_t **out);
+    /* A group's preemption was committed in pool (nvictims evicted for the
+     * need members of set's minimum): what the row says of it. */
+    void (*preempting)(const sched_row_t *row, const struct pod_set *set, const char *pool, int nvictims, int need);
+    /* The set's group as its decision record shows it (trace.c's "gang"
+     * key, given the group it waits behind, may be NULL): a new
+     * reference, or NULL (no say; the first answer is taken). */
+    json_t *(*record)(const sched_row_t *row, const struct pod_set *set, const char *behind);
     /* The dashboard (scheduler/dashboard.c): fn once for each group of
      * pods the row keeps (the pending page shows a group with pending
      * pods as one row, the overview counts the waiting ones); fn copies

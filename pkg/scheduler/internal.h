@@ -116,6 +116,10 @@ struct scheduler {
 
     /* PodGroups and their members (gang/gang.h, a leaf lock): the gang row (gang/row.c) keeps it through the services */
     gang_store_t *gangs;
+    /* A set's PodGroup, as the gang row publishes it: forwarded to the
+     * rows (the services' set_gang), never read by the core. */
+    const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
+    const sched_row_t *set_gang_row;
 
     /* The Queues (tenants, fair share, quotas and limits): the calls the
      * tenants row publishes through its queues point (framework/queues.h),
@@ -424,7 +428,11 @@ void sched_rows_pool_status(scheduler_t *s, const char *pool, json_t *status);
 /* Every row's expand point in table order (preempt_eval's victims table),
  * and every row's preempting point. */
 int sched_rows_expand(scheduler_t *s, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
-void sched_rows_preempting(scheduler_t *s, const gang_snap_t *g, const char *pool, int nvictims, int need);
+void sched_rows_preempting(scheduler_t *s, const pod_set_t *set, const char *pool, int nvictims, int need);
+/* The first answer of the rows' plan_within point (-1: none said), and
+ * of their record point (NULL: none said). */
+int sched_rows_plan_within(scheduler_t *s, const pod_set_t *set, fw_node_match_t **out);
+json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behind);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -452,7 +460,9 @@ int gates_keep_out(scheduler_t *s, const pod_t *pod);
 prio_classes_t *prio_classes_new(void);
 void prio_classes_free(prio_classes_t *pc);
 void on_priorityclass_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* floor raised to the value of g's class, if it names a known one. */
+/* floor raised to the value of class cls (may be NULL), if it is a known
+ * one; sched_gang_priority: of g's class. */
+int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor);
 int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor);
 /* A pod's priority for preemption: its own, or its gang's class if higher.
  * Takes the gang store's and the class store's locks in turn. */

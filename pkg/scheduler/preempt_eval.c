@@ -83,22 +83,6 @@ void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i)
             framework_add_pod(sched_pod_fw(s, sim->pods[j]), sim->cs[j], sim->pods[j], sim->pods[i], sim->nodes[k]);
 }
 
-int pe_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc)
-{
-    int nd = 0;
-    *doms = NULL;
-    if (alloc)
-        *alloc = NULL;
-    cache_rdlock(s->cache);
-    int n = 0;
-    node_info_t *const *nodes = cache_nodes_locked(s->cache, &n);
-    for (int i = 0; i < n; i++)
-        if (nodes[i]->pool == pool_id)
-            topo_domains_add(&s->topo, key, nodes[i]->node, doms, alloc, &nd);
-    cache_unlock(s->cache);
-    return nd;
-}
-
 /* A pod leaves copy k: every member's state forgets it. */
 static void sim_remove(scheduler_t *s, pe_sim_t *sim, int k, const pod_t *p)
 {
@@ -369,11 +353,11 @@ static int plan_member(sched_pool_t *P, pe_sim_t *sim, int i, int lone, victim_c
  * or nothing: 1 with *pl when every member of the minimum finds a place
  * and the victims together keep reclaim's rules; -1 when a gang's minimum
  * fits with no victim (a race: nothing to evict); 0 otherwise. */
-static int plan(const pe_request_t *r, victim_ctx_t *vc, const topo_domain_t *dom, pe_plan_t *pl)
+static int plan(const pe_request_t *r, victim_ctx_t *vc, const fw_node_match_t *dom, pe_plan_t *pl)
 {
     sched_pool_t *P = r->P;
     scheduler_t *s = P->s;
-    int lone = r->g == NULL;
+    int lone = r->set == NULL;
     memset(pl, 0, sizeof(*pl));
     pl->vs.seen = hashmap_new(32);
     pl->need = r->need;
@@ -384,7 +368,7 @@ static int plan(const pe_request_t *r, victim_ctx_t *vc, const topo_domain_t *do
         return 0;
     }
     for (int i = 0; dom && i < r->need; i++)
-        cycle_state_set_domain(sim.cs[i], dom);
+        cycle_state_set_match(sim.cs[i], dom);
     int ok = 1;
     pdb_lock(s);
     for (int i = 0; i < r->need && ok; i++) {
@@ -417,12 +401,11 @@ static int plan_better(const pe_plan_t *a, const pe_plan_t *b)
     return a->max_rank < b->max_rank;
 }
 
-/* For a topology-required gang: the best plan over the domains of its
- * level in the pool (each plan kept inside its domain). */
-static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, pe_plan_t *best)
+/* For a group a row keeps inside node matches (plan_within: a
+ * topology-required gang, each domain of its level in the pool): the best
+ * plan over doms[0..nd) (each plan kept inside its match). Frees doms. */
+static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, fw_node_match_t *doms, int nd, pe_plan_t *best)
 {
-    topo_domain_t *doms = NULL;
-    int nd = pe_pool_domains(r->P->s, r->P->id, r->g->topo_level, &doms, NULL);
     int found = 0, free_domain = 0;
     for (int j = 0; j < nd && !free_domain; j++) {
         pe_plan_t pl;
@@ -438,7 +421,7 @@ static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, pe_plan_t *best
         }
     }
     for (int j = 0; j < nd; j++)
-        topo_domain_free(&doms[j]);
+        fw_node_match_free(&doms[j]);
     free(doms);
     if (free_domain && found)
         plan_free(best);
@@ -454,7 +437,7 @@ static void announce(const pe_commit_t *c, const preempt_candidate_t *b)
     case PE_BY_LONE:
         LOG_D("preempting for pod=%s node=%s pool=%s victims=%d", pod->key, b->node, c->P->name, b->nvictims);
         break;
-    case PE_BY_GANG: sched_rows_preempting(c->P->s, c->g, c->P->name, b->nvictims, c->np); break;
+    case PE_BY_GROUP: sched_rows_preempting(c->P->s, c->set, c->P->name, b->nvictims, c->np); break;
     case PE_BY_LIMIT:
         LOG_I("reclaiming %d pods under a queue limit for pod=%s (%d members) pool=%s", b->nvictims, pod->key, c->np,
               c->P->name);
@@ -524,8 +507,9 @@ static void victim_ctx_of(const pe_request_t *r, victim_ctx_t *vc)
     vc->s = s;
     vc->pool_id = r->P->id;
     vc->has_gang_prio = 1;
-    vc->gang_prio = r->g ? sched_gang_priority(s, r->g, INT32_MIN) : sched_pod_priority(s, r->pods[0]);
-    pe_victim_ctx(r->P, r->pods, r->need, r->g ? 0 : r->first_ms, vc);
+    vc->gang_prio =
+        r->set ? sched_class_priority(s, r->set->group.priority_class, INT32_MIN) : sched_pod_priority(s, r->pods[0]);
+    pe_victim_ctx(r->P, r->pods, r->need, r->set ? 0 : r->first_ms, vc);
     vc->prot = r->prot;
 }
 
@@ -546,14 +530,16 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
     memset(out, 0, sizeof(*out));
     if (waiting_for_victims(s, r))
         return out->waiting = 1;
-    if (r->g)
+    if (r->set)
         drop_stale_rooms(s, r);
     victim_ctx_t vc;
     victim_ctx_of(r, &vc);
     pe_plan_t pl;
     int ok;
-    if (r->g && r->g->topo_level && r->g->topo_required)
-        ok = plan_domains(r, &vc, &pl);
+    fw_node_match_t *doms = NULL;
+    int nd = r->set ? sched_rows_plan_within(s, r->set, &doms) : -1;
+    if (nd >= 0)
+        ok = plan_domains(r, &vc, doms, nd, &pl);
     else if ((ok = plan(r, &vc, NULL, &pl) > 0) == 0) {
         out->nodes = pl.nodes;
         out->cands = pl.cands;
@@ -563,7 +549,7 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
         return 0;
     out->nodes = pl.nodes;
     out->cands = pl.cands;
-    if (r->g) {
+    if (r->set) {
         /* One job, one candidate (no ranks to compare) holding all the
          * victims: the evictor reports a refusal on the first member and
          * gives back every member's room and charge. */
@@ -587,8 +573,8 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
                       .cands = pl.alts,
                       .nc = pl.nalts,
                       .best = pl.best,
-                      .by = r->g ? PE_BY_GANG : PE_BY_LONE,
-                      .g = r->g };
+                      .by = r->set ? PE_BY_GROUP : PE_BY_LONE,
+                      .set = r->set };
     preempt_commit(&c);
     pl.alts = NULL; /* the evictor's now */
     pl.nalts = 0;
@@ -694,7 +680,7 @@ int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
                        .pods = pods,
                        .need = set->need,
                        .first_ms = set->items[0]->first_ms,
-                       .g = set->kind == SET_MINIMUM ? set->gang : NULL,
+                       .set = set->kind == SET_MINIMUM ? set : NULL,
                        .prot = &prot };
     int made = preempt_eval(&r, seen);
     free(pods);

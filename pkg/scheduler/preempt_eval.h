@@ -18,11 +18,6 @@ int pe_sim_fit(scheduler_t *s, pe_sim_t *sim, int i);
 /* Member i goes on copy k: every member's PreFilter state counts it. */
 void pe_sim_place(scheduler_t *s, pe_sim_t *sim, int k, int i);
 
-/* The domains of level key among pool_id's nodes (*doms, the caller frees
- * each and the array) and, when alloc is given, each one's allocatable sum
- * (*alloc, an array the caller frees). Returns how many. */
-int pe_pool_domains(scheduler_t *s, int pool_id, const char *key, topo_domain_t **doms, resources_t **alloc);
-
 /* Pods without repeats (refs), as a plan's victims. */
 typedef struct pe_vset {
     pod_t **v;
@@ -54,14 +49,16 @@ typedef struct pe_victims {
 } pe_victims_t;
 const pe_victims_t *pe_victims(const scheduler_t *s);
 
-/* A pod set to make room for inside P: a set of one (g NULL: a lone pod,
- * or an elastic member, queued since first_ms) or a gang's minimum. */
+/* A pod set to make room for inside P: a set of one (set NULL: a lone
+ * pod, or an elastic member, queued since first_ms) or a group's minimum
+ * (set: its group, set->group; the rows' plan_within and preempting
+ * points are asked of it). */
 typedef struct pe_request {
     sched_pool_t *P;
     pod_t *const *pods; /* queue order */
     int need;
     int64_t first_ms;
-    const gang_snap_t *g;
+    const pod_set_t *set;
     minrt_note_t *prot; /* pods a minimum runtime kept; may be NULL */
 } pe_request_t;
 
@@ -71,7 +68,7 @@ typedef struct pe_request {
 int preempt_eval(const pe_request_t *r, preempt_outcome_t *out);
 
 /* How a commit is announced (logs, events, stats), by what made it. */
-typedef enum { PE_BY_LONE, PE_BY_GANG, PE_BY_LIMIT } pe_by_t;
+typedef enum { PE_BY_LONE, PE_BY_GROUP, PE_BY_LIMIT } pe_by_t;
 
 /* The one commit step of a preemption: the victims of cands[best] stop
  * counting for their queues and the preemptors start counting for theirs,
@@ -88,7 +85,7 @@ typedef struct pe_commit {
     preempt_candidate_t *cands;
     int nc, best;
     pe_by_t by;
-    const gang_snap_t *g; /* PE_BY_GANG */
+    const pod_set_t *set; /* PE_BY_GROUP */
 } pe_commit_t;
 void preempt_commit(const pe_commit_t *c);
 

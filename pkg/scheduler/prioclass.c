@@ -84,10 +84,15 @@ static int class_value(scheduler_t *s, const char *cls, int32_t *out)
     return cls && cls[0] && s->prio_classes && classes_get(s->prio_classes, cls, out);
 }
 
-int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor)
+int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor)
 {
     int32_t v;
-    return g && class_value(s, g->priority_class, &v) && v > floor ? v : floor;
+    return class_value(s, cls, &v) && v > floor ? v : floor;
+}
+
+int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor)
+{
+    return g ? sched_class_priority(s, g->priority_class, floor) : floor;
 }
 
 int32_t sched_pod_priority(scheduler_t *s, const pod_t *p)

@@ -355,6 +355,12 @@ static const topo_levels_t *svc_topo_levels(void *core)
     return &((scheduler_t *)core)->topo;
 }
 
+static const gang_snap_t *svc_set_gang(void *core, const pod_set_t *set)
+{
+    const scheduler_t *s = core;
+    return s->set_gang ? s->set_gang(s->set_gang_row, set) : NULL;
+}
+
 static int svc_sim_build(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim)
 {
     return pe_sim_build(core, pool, pods, n, sim);
@@ -633,6 +639,7 @@ const sched_services_t sched_services = {
     .forget_record = svc_forget_record,
     .explain = svc_explain,
     .row_index = svc_row_index,
+    .set_gang = svc_set_gang,
 };
 
 /* ---- the Queues (the tenants row's queues point) --------------------------- */
@@ -740,6 +747,8 @@ void sched_rows_init(scheduler_t *s)
         abort();
     }
     s->gangs = pub.gangs;
+    s->set_gang = pub.set_gang;
+    s->set_gang_row = pub.set_gang_row;
 }
 
 void sched_rows_fini(scheduler_t *s)
@@ -876,13 +885,37 @@ int sched_rows_expand(scheduler_t *s, void *vc, const pod_t *preemptor, preempt_
     return n;
 }
 
-void sched_rows_preempting(scheduler_t *s, const gang_snap_t *g, const char *pool, int nvictims, int need)
+void sched_rows_preempting(scheduler_t *s, const pod_set_t *set, const char *pool, int nvictims, int need)
 {
     int n = 0;
     const sched_ext_t *ext = sched_extensions(&n);
     for (int i = 0; i < s->nrows && i < n; i++)
         if (ext[i].preempting)
-            ext[i].preempting(&s->rows[i], g, pool, nvictims, need);
+            ext[i].preempting(&s->rows[i], set, pool, nvictims, need);
+}
+
+int sched_rows_plan_within(scheduler_t *s, const pod_set_t *set, fw_node_match_t **out)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        int k = ext[i].plan_within ? ext[i].plan_within(&s->rows[i], set, out) : -1;
+        if (k >= 0)
+            return k;
+    }
+    return -1;
+}
+
+json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behind)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        json_t *j = ext[i].record ? ext[i].record(&s->rows[i], set, behind) : NULL;
+        if (j)
+            return j;
+    }
+    return NULL;
 }
 
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)

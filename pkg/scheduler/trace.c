@@ -165,17 +165,25 @@ static void add_top_nodes(json_t *rec, sched_pool_t *P, const pod_t *pod)
     }
 }
 
+/* A group's minimum is recorded under its group (each member's record
+ * is a copy); anything else under its pod. */
+static int set_is_group(const pod_set_t *set)
+{
+    return set->kind == SET_MINIMUM && set->group.kind;
+}
+
 /* A held set is tried again at every event (a gang created pod by pod
  * is held once per arrival): its best nodes are a filter pass over the
  * pool, so the last record's are kept for TRACE_TOP_REUSE_MS. */
 #define TRACE_TOP_REUSE_MS 10000
 
-static void top_nodes_fresh(json_t *rec, pod_set_t *set, const pod_t *pod, int is_gang)
+static void top_nodes_fresh(json_t *rec, pod_set_t *set, const pod_t *pod, int is_group)
 {
     scheduler_t *s = set->P->s;
     int64_t now = util_wall_ms();
-    const char *ns = is_gang ? set->gang->ns : pod->ns, *name = is_gang ? set->gang->name : pod->name;
-    json_t *prev = set->outcome == SET_HELD ? explain_get(s->explain, is_gang ? "podgroup" : "pod", ns, name) : NULL;
+    const char *ns = is_group ? set->group.ns : pod->ns, *name = is_group ? set->group.name : pod->name;
+    json_t *prev =
+        set->outcome == SET_HELD ? explain_get(s->explain, is_group ? set->group.kind : "pod", ns, name) : NULL;
     json_int_t at = json_integer_value(json_object_get(prev, "topNodesAtMs"));
     if (prev && at > 0 && now - at < TRACE_TOP_REUSE_MS) {
         json_object_set(rec, "topNodes", json_object_get(prev, "topNodes"));
@@ -234,41 +242,14 @@ static char *add_steps(json_t *rec, const pod_set_trace_t *t, int admitted, json
     return behind;
 }
 
-static const char *member_state(scheduler_t *s, const pod_t *m)
+/* The set's group as a row records it (the record point), else only
+ * what it waits behind. */
+static json_t *group_json(pod_set_t *set, const char *behind)
 {
-    if (pod_is_terminal(m))
-        return "finished";
-    if (pod_is_bound(m))
-        return "bound";
-    cache_pod_state_t st = CPOD_NONE;
-    pod_t *cur = cache_get_pod(s->cache, m->uid, &st);
-    pod_unref(cur);
-    if (st == CPOD_ASSUMED)
-        return "assumed";
-    return sched_kept_out(s, m) ? "kept out" : "pending";
-}
-
-static json_t *gang_json(pod_set_t *set, const char *behind)
-{
-    const gang_snap_t *g = set->gang;
-    scheduler_t *s = set->P->s;
-    if (!g || !g->key)
-        return behind ? json_pack("{s:s}", "waitingBehind", behind) : json_null();
-    json_t *members = json_array();
-    for (int i = 0; i < g->nmembers; i++)
-        json_array_append_new(
-            members, json_pack("{s:s, s:s}", "pod", g->members[i]->key, "state", member_state(s, g->members[i])));
-    int timeout = g->timeout_s > 0 ? g->timeout_s : s->opts.gang_timeout_s;
-    int64_t now = util_wall_ms();
-    json_t *left = json_null();
-    if (g->start_ms > 0) {
-        int64_t ms = g->start_ms + (int64_t)timeout * 1000 - now;
-        left = json_integer(ms > 0 ? (ms + 999) / 1000 : 0);
-    }
-    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:s?, s:i, s:o, s:s?, s:b}", "name", g->key, "minMember", g->min_member,
-                     "placed", set->placed, "placeable", set->placed + set->fits, "members", members, "waitingBehind",
-                     behind, "timeoutSeconds", timeout, "timeoutLeftSeconds", left, "topologyLevel", g->topo_level,
-                     "topologyRequired", g->topo_required);
+    json_t *j = sched_rows_record(set->P->s, set, behind);
+    if (j)
+        return j;
+    return behind ? json_pack("{s:s}", "waitingBehind", behind) : json_null();
 }
 
 static const char *outcome_name(set_outcome_t o)
@@ -290,8 +271,8 @@ void trace_set_done(pod_set_t *set, const char *msg)
     queue_item_t *first = set->items[0];
     const pod_t *pod = first->pod;
     pod_set_trace_t *t = set->trace;
-    int is_gang = set->kind == SET_MINIMUM && set->gang && set->gang->key;
-    json_t *rec = explain_record_new(is_gang ? "podgroup" : "pod", pod->key, P->name, util_wall_ms());
+    int is_group = set_is_group(set);
+    json_t *rec = explain_record_new(is_group ? set->group.kind : "pod", pod->key, P->name, util_wall_ms());
     json_object_set_new(rec, "attempts", json_integer(first->attempts + 1));
     json_object_set_new(rec, "message", msg ? json_string(msg) : json_null());
     json_object_set_new(rec, "outcome", json_string(outcome_name(set->outcome)));
@@ -300,10 +281,10 @@ void trace_set_done(pod_set_t *set, const char *msg)
     add_filters(rec, set, t);
     /* Where it would go: only when no filter pass said "nowhere". */
     if (!t || !t->diag || set->fits > 0)
-        top_nodes_fresh(rec, set, pod, is_gang);
+        top_nodes_fresh(rec, set, pod, is_group);
     json_t *topo = NULL;
     char *behind = add_steps(rec, t, set->outcome != SET_HELD, &topo);
-    json_t *gang = gang_json(set, behind);
+    json_t *gang = group_json(set, behind);
     if (json_is_object(gang))
         json_object_set(gang, "topology", topo);
     json_decref(topo);
@@ -312,8 +293,8 @@ void trace_set_done(pod_set_t *set, const char *msg)
     char *hint = explain_hint(rec);
     json_object_set_new(rec, "hint", hint ? json_string(hint) : json_null());
     free(hint);
-    if (is_gang) {
-        /* Each member's own record is the gang's, named for it. */
+    if (is_group) {
+        /* Each member's own record is the group's, named for it. */
         for (int i = 0; i < set->n; i++) {
             if (!set->items[i])
                 continue;
@@ -323,7 +304,7 @@ void trace_set_done(pod_set_t *set, const char *msg)
             json_object_set_new(mine, "pod", json_string(m->key));
             explain_put(s->explain, "pod", m->ns, m->name, mine);
         }
-        explain_put(s->explain, "podgroup", set->gang->ns, set->gang->name, rec);
+        explain_put(s->explain, set->group.kind, set->group.ns, set->group.name, rec);
     } else {
         explain_put(s->explain, "pod", pod->ns, pod->name, rec);
     }
@@ -337,8 +318,8 @@ void trace_set_placed(pod_set_t *set)
     for (int i = 0; i < set->need && i < set->n; i++)
         if (set->items[i])
             explain_drop(s->explain, "pod", set->items[i]->pod->ns, set->items[i]->pod->name);
-    if (set->kind == SET_MINIMUM && set->gang && set->gang->key)
-        explain_drop(s->explain, "podgroup", set->gang->ns, set->gang->name);
+    if (set_is_group(set))
+        explain_drop(s->explain, set->group.kind, set->group.ns, set->group.name);
 }
 
 void trace_forget(scheduler_t *s, const char *kind, const char *key)

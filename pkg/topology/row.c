@@ -62,7 +62,7 @@ static int choose_domain(const sched_row_t *row, const pod_set_t *set, topo_doma
                          char **why)
 {
     const sched_services_t *svc = row->svc;
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = svc->set_gang(row->core, set);
     queue_item_t **items = set->items;
     int need = set->need;
     const topo_levels_t *levels = svc->topo_levels(row->core);
@@ -151,30 +151,26 @@ static int placed_domain(const sched_row_t *row, const gang_snap_t *g, topo_doma
 /* A surplus set of a topology-required gang: its minimum's domain. */
 static void parent_domain(pod_set_t *set)
 {
-    for (int i = 0; i < set->parent->dom.n; i++) {
-        set->dom.keys[i] = util_strdup(set->parent->dom.keys[i]);
-        set->dom.values[i] = util_strdup(set->parent->dom.values[i]);
-    }
-    set->dom.n = set->parent->dom.n;
-    set->has_dom = 1;
+    fw_node_match_copy(&set->match, &set->parent->match);
+    set->has_match = 1;
 }
 
 ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set)
 {
-    const gang_snap_t *g = set->gang;
+    const gang_snap_t *g = row->svc->set_gang(row->core, set);
     if (!g || !g->topo_level)
         return EXT_NEXT;
     if (set->kind == SET_SURPLUS) {
-        if (g->topo_required && set->parent && set->parent->has_dom)
+        if (g->topo_required && set->parent && set->parent->has_match)
             parent_domain(set);
         return EXT_NEXT;
     }
     if (set->need == 0) {
-        set->has_dom = g->topo_required && placed_domain(row, g, &set->dom) == 0;
+        set->has_match = g->topo_required && placed_domain(row, g, &set->match) == 0;
         return EXT_NEXT;
     }
     char *twhy = NULL, *tmsg = NULL;
-    int tr = choose_domain(row, set, &set->dom, &tmsg, &twhy);
+    int tr = choose_domain(row, set, &set->match, &tmsg, &twhy);
     LOG_D("pod group %s: topology %s %s: %d", g->key, g->topo_required ? "required" : "preferred", g->topo_level, tr);
     if (tr != 0)
         pod_set_step(set, "topology", tr > 0 ? "chosen" : "no domain", "%s", tr > 0 ? tmsg : twhy);
@@ -187,8 +183,34 @@ ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set)
         pod_set_why(set, NULL, twhy);
         return EXT_FAIL;
     }
-    set->has_dom = tr > 0;
+    set->has_match = tr > 0;
     free(set->placed_msg);
     set->placed_msg = tmsg;
     return EXT_NEXT;
+}
+
+typedef struct pool_doms {
+    const topo_levels_t *l;
+    const char *key;
+    int pool;
+    topo_domain_t *doms;
+    int nd;
+} pool_doms_t;
+
+static void add_pool_domain(void *ud, const node_info_t *ni)
+{
+    pool_doms_t *p = ud;
+    if (ni->pool == p->pool)
+        topo_domains_add(p->l, p->key, ni->node, &p->doms, NULL, &p->nd);
+}
+
+int topology_row_plan_within(const sched_row_t *row, const pod_set_t *set, fw_node_match_t **out)
+{
+    const gang_snap_t *g = row->svc->set_gang(row->core, set);
+    if (!g || !g->topo_level || !g->topo_required)
+        return -1;
+    pool_doms_t p = { row->svc->topo_levels(row->core), g->topo_level, set->pool_id, NULL, 0 };
+    row->svc->nodes_visit(row->core, add_pool_domain, &p);
+    *out = p.doms;
+    return p.nd;
 }

@@ -12,5 +12,8 @@
  * of a topology-required gang stays in its minimum's domain, or in the
  * domain where the placed members run. */
 ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set);
+/* Preemption's plan_within: a topology-required gang's minimum is planned
+ * inside each domain of its level among its pool's nodes. */
+int topology_row_plan_within(const sched_row_t *row, const pod_set_t *set, fw_node_match_t **out);
 
 #endif

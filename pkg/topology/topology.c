@@ -62,23 +62,12 @@ int topo_level_index(const topo_levels_t *l, const char *key)
 
 void topo_domain_free(topo_domain_t *d)
 {
-    for (int i = 0; i < d->n; i++) {
-        free(d->keys[i]);
-        free(d->values[i]);
-    }
-    d->n = 0;
+    fw_node_match_free(d);
 }
 
 int topo_node_in(const topo_domain_t *d, const node_t *n)
 {
-    if (!n)
-        return 0;
-    for (int i = 0; i < d->n; i++) {
-        const char *v = labels_get(&n->labels, d->keys[i]);
-        if (strcmp(v ? v : "", d->values[i]) != 0)
-            return 0;
-    }
-    return 1;
+    return fw_node_match(d, n);
 }
 
 void topo_domain_format(const topo_domain_t *d, char *buf, size_t len)

@@ -10,12 +10,13 @@
 
 #include "api/types.h"
 #include "framework/nodeinfo.h"
+#include "framework/nodematch.h"
 
 #define TOPO_ANN_REQUIRED  "resource.aibee.cn/topology-required"
 #define TOPO_ANN_PREFERRED "resource.aibee.cn/topology-preferred"
 #define TOPO_DEFAULT_LEVELS                                                                                            \
     "topology.kubernetes.io/zone,network.aibee.cn/spine,network.aibee.cn/block,kubernetes.io/hostname"
-#define TOPO_MAX_LEVELS 8
+#define TOPO_MAX_LEVELS FW_MATCH_MAX
 
 /* The configured levels, widest first. Owned strings. */
 typedef struct topo_levels {
@@ -30,12 +31,9 @@ void topo_levels_free(topo_levels_t *l);
 int topo_level_index(const topo_levels_t *l, const char *key);
 
 /* A domain: the label values a node must carry (a value "" means the
- * label is absent), the wider levels first. Owned strings. */
-typedef struct topo_domain {
-    char *keys[TOPO_MAX_LEVELS];
-    char *values[TOPO_MAX_LEVELS];
-    int n;
-} topo_domain_t;
+ * label is absent), the wider levels first: a node match (a pod set's
+ * cycle keeps its members inside it without knowing it is a domain). */
+typedef fw_node_match_t topo_domain_t;
 void topo_domain_free(topo_domain_t *d);
 int topo_node_in(const topo_domain_t *d, const node_t *n);
 /* "network.aibee.cn/spine=s1,network.aibee.cn/block=b2" into buf. */

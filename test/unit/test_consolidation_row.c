@@ -166,15 +166,15 @@ static void test_moves_one_and_holds_its_room(void **state)
     queue_item_t rit;
     set_of(&rset, &rit, repl);
     assert_int_equal(consol_row_pre_place(&row, &rset), EXT_NEXT);
-    assert_int_equal(rset.has_dom, 1);
-    assert_int_equal(rset.dom_soft, 1);
-    assert_string_equal(rset.dom.values[0], to);
+    assert_int_equal(rset.has_match, 1);
+    assert_int_equal(rset.match_soft, 1);
+    assert_string_equal(rset.match.values[0], to);
     /* The hold was taken: a second replacement finds none. */
     pod_set_t again;
     queue_item_t ait;
     set_of(&again, &ait, repl);
     assert_int_equal(consol_row_pre_place(&row, &again), EXT_NEXT);
-    assert_int_equal(again.has_dom, 0);
+    assert_int_equal(again.has_match, 0);
     set_done(&again);
     set_done(&rset);
     set_done(&set);

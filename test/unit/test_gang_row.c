@@ -239,10 +239,13 @@ static void test_gate_gathers_the_minimum(void **state)
     gang_row_report(&row, &set, "0/2 members placeable; no node fits");
     assert_int_equal(f.fc.nevents, 1);
     assert_string_equal(f.fc.event, "PodGroup ns/g Warning FailedScheduling 0/2 members placeable; no node fits");
-    assert_non_null(set.gang);
-    assert_string_equal(set.gang->key, "ns/g");
+    assert_non_null(gang_row_set_gang(&row, &set)); /* in its slot, published */
+    assert_string_equal(gang_row_set_gang(&row, &set)->key, "ns/g");
+    assert_string_equal(set.group.kind, "podgroup"); /* what the core's records name */
+    assert_string_equal(set.group.key, "ns/g");
+    assert_string_equal(set.group.ns, "ns");
+    assert_string_equal(set.group.name, "g");
     gang_row_end(&row, &set);
-    assert_null(set.gang);
     assert_null(set.slot[row.index]); /* given back */
     set_done(&set);
 
@@ -275,7 +278,7 @@ static void test_min_resources_not_free(void **state)
     res_zero(&g.min_resources);
     g.min_resources.milli_cpu = 4000;
     set.kind = SET_MINIMUM;
-    set.gang = &g;
+    gang_row_hold(&row, &set, &g, 0);
     assert_int_equal(gang_row_pre_place(&row, &set), EXT_FAIL);
     assert_string_equal(set.why, "its minResources are not free in pool default: cpu 4000m > 2000m free");
     /* 2 CPUs asked: free. */
@@ -284,7 +287,7 @@ static void test_min_resources_not_free(void **state)
     set.why = NULL;
     assert_int_equal(gang_row_pre_place(&row, &set), EXT_NEXT);
     assert_null(set.why);
-    set.gang = NULL;
+    gang_row_end(&row, &set);
     set_done(&set);
     pod_unref(m0);
     teardown(&f, &row);
@@ -306,7 +309,7 @@ static void test_commit_says_placed(void **state)
     set_of(&set, &it0, m0);
     gang_snap_t g = { .key = "ns/g", .ns = "ns", .name = "g", .uid = "pg-g", .min_member = 2 };
     set.kind = SET_MINIMUM;
-    set.gang = &g;
+    gang_row_hold(&row, &set, &g, 0);
     set.need = 2;
     gang_row_commit(&row, &set);
     assert_int_equal((int)f.fc.st.gangs_scheduled, 1);
@@ -314,7 +317,7 @@ static void test_commit_says_placed(void **state)
     assert_string_equal(f.fc.event, "PodGroup ns/g Normal Scheduled placed 2 members (minMember 2) in pool default");
     assert_int_equal(f.fc.wake_pool, 0);
     assert_string_equal(f.fc.wake, "GangPlaced");
-    set.gang = NULL;
+    gang_row_end(&row, &set);
     set.n = 1;
     set_done(&set);
     pod_unref(m0);

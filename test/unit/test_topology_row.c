@@ -82,6 +82,40 @@ static void f_sim_free(void *core, sched_sim_t *sim)
     memset(sim, 0, sizeof(*sim));
 }
 
+/* The sets this test formed as the gang row would, with their PodGroups
+ * (the services' set_gang). */
+static struct {
+    const pod_set_t *set;
+    const gang_snap_t *g;
+} f_gangs[4];
+
+/* g NULL: set has none any more. */
+static void f_gang_of(const pod_set_t *set, const gang_snap_t *g)
+{
+    int free_slot = -1;
+    for (int i = 0; i < 4; i++) {
+        if (f_gangs[i].set == set) {
+            f_gangs[i].set = g ? set : NULL;
+            f_gangs[i].g = g;
+            return;
+        }
+        if (!f_gangs[i].set && free_slot < 0)
+            free_slot = i;
+    }
+    assert_true(free_slot >= 0);
+    f_gangs[free_slot].set = set;
+    f_gangs[free_slot].g = g;
+}
+
+static const gang_snap_t *f_set_gang(void *core, const pod_set_t *set)
+{
+    (void)core;
+    for (int i = 0; i < 4; i++)
+        if (f_gangs[i].set == set)
+            return f_gangs[i].g;
+    return NULL;
+}
+
 static node_info_t *bnode(const char *name, const char *block)
 {
     char buf[600];
@@ -112,6 +146,7 @@ static void setup(fake_t *f, sched_row_t *row, const int used[4])
     f->fc.svc.topo_levels = f_topo_levels;
     f->fc.svc.sim_build = f_sim_build;
     f->fc.svc.sim_free = f_sim_free;
+    f->fc.svc.set_gang = f_set_gang;
     f->fc.nodes = f->ni;
     f->fc.nnodes = 4;
     char err[256];
@@ -172,7 +207,7 @@ static void gang_set(gang_set_t *gs, set_kind_t kind, int n, int gpus, const cha
     }
     set->n = set->need = n;
     set->min = n;
-    set->gang = &gs->g;
+    f_gang_of(set, &gs->g);
 }
 
 static void gang_done(gang_set_t *gs)
@@ -181,7 +216,7 @@ static void gang_done(gang_set_t *gs)
         gs->set.items[i] = NULL; /* the test's, not the set's */
         pod_unref(gs->pods[i]);
     }
-    gs->set.gang = NULL;
+    f_gang_of(&gs->set, NULL);
     pod_set_clear(&gs->set);
 }
 
@@ -198,11 +233,11 @@ static void test_chooses_least_stranding_block(void **state)
     gang_set_t gs;
     gang_set(&gs, SET_MINIMUM, 2, 4, BLOCK, 1);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(gs.set.has_dom, 1);
-    assert_int_equal(gs.set.dom.n, 3); /* zone, spine (absent: ""), block */
-    assert_string_equal(gs.set.dom.keys[2], BLOCK);
-    assert_string_equal(gs.set.dom.values[2], "b1");
-    assert_string_equal(gs.set.dom.values[0], "");
+    assert_int_equal(gs.set.has_match, 1);
+    assert_int_equal(gs.set.match.n, 3); /* zone, spine (absent: ""), block */
+    assert_string_equal(gs.set.match.keys[2], BLOCK);
+    assert_string_equal(gs.set.match.values[2], "b1");
+    assert_string_equal(gs.set.match.values[0], "");
     assert_int_equal(f.builds, 1);
     assert_int_equal(f.frees, 1);
     assert_int_equal(f.sim_pool, 3);
@@ -228,8 +263,8 @@ static void test_members_fit_node_by_node(void **state)
     gang_set_t gs;
     gang_set(&gs, SET_MINIMUM, 2, 6, BLOCK, 1);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(gs.set.has_dom, 1);
-    assert_string_equal(gs.set.dom.values[2], "b2");
+    assert_int_equal(gs.set.has_match, 1);
+    assert_string_equal(gs.set.match.values[2], "b2");
     assert_string_equal(gs.set.placed_msg, "minimum (2 members) placed in " BLOCK "=b2 (2 nodes, required " BLOCK
                                            "): 4 GPUs and 128000 millicores left free there; the only domain that "
                                            "fits");
@@ -252,7 +287,7 @@ static void test_required_fits_no_block(void **state)
     const char *why = "pod group ns/g: no " BLOCK " domain of pool default has room for its 2 members "
                       "(topology-required)";
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_FAIL);
-    assert_int_equal(gs.set.has_dom, 0);
+    assert_int_equal(gs.set.has_match, 0);
     assert_string_equal(gs.set.why, why);
     assert_int_equal(f.fc.nevents, 1);
     char want[600];
@@ -267,7 +302,7 @@ static void test_required_fits_no_block(void **state)
 
     gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 0);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
-    assert_int_equal(gs.set.has_dom, 0);
+    assert_int_equal(gs.set.has_match, 0);
     assert_null(gs.set.why);
     assert_null(gs.set.placed_msg);
     assert_int_equal(f.fc.nevents, 1);
@@ -311,16 +346,16 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     setup(&f, &row, used);
     gang_set_t min, sur;
     gang_set(&min, SET_MINIMUM, 1, 1, BLOCK, 1);
-    min.set.has_dom = 1;
-    min.set.dom.n = 1;
-    min.set.dom.keys[0] = util_strdup(BLOCK);
-    min.set.dom.values[0] = util_strdup("b2");
+    min.set.has_match = 1;
+    min.set.match.n = 1;
+    min.set.match.keys[0] = util_strdup(BLOCK);
+    min.set.match.values[0] = util_strdup("b2");
     gang_set(&sur, SET_SURPLUS, 1, 1, BLOCK, 1);
     sur.set.parent = &min.set;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
-    assert_int_equal(sur.set.has_dom, 1);
-    assert_int_equal(sur.set.dom.n, 1);
-    assert_string_equal(sur.set.dom.values[0], "b2");
+    assert_int_equal(sur.set.has_match, 1);
+    assert_int_equal(sur.set.match.n, 1);
+    assert_string_equal(sur.set.match.values[0], "b2");
     gang_done(&sur);
 
     gang_set(&sur, SET_MINIMUM, 1, 1, BLOCK, 1);
@@ -332,18 +367,54 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     sur.g.members = members;
     sur.g.nmembers = 2;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
-    assert_int_equal(sur.set.has_dom, 1);
-    assert_string_equal(sur.set.dom.values[sur.set.dom.n - 1], "b1");
-    topo_domain_free(&sur.set.dom);
-    sur.set.has_dom = 0;
+    assert_int_equal(sur.set.has_match, 1);
+    assert_string_equal(sur.set.match.values[sur.set.match.n - 1], "b1");
+    fw_node_match_free(&sur.set.match);
+    sur.set.has_match = 0;
     sur.g.topo_required = 0;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
-    assert_int_equal(sur.set.has_dom, 0);
+    assert_int_equal(sur.set.has_match, 0);
     assert_int_equal(f.builds, 0);
     pod_unref(bound);
     pod_unref(gone);
     gang_done(&sur);
     gang_done(&min);
+    teardown(&f);
+}
+
+/* Preemption plans a topology-required gang inside each block of its
+ * pool (plan_within), nodes of other pools left out; a preferred gang, or
+ * a set with no gang, leaves the plan to the core (-1). */
+static void test_plan_within_each_block(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    int used[4] = { 0, 0, 0, 0 };
+    setup(&f, &row, used);
+    for (int i = 0; i < 4; i++)
+        f.ni[i]->pool = 3; /* the set's pool (gang_set) */
+    gang_set_t gs;
+    gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 1);
+    fw_node_match_t *doms = NULL;
+    assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), 2);
+    assert_string_equal(doms[0].keys[doms[0].n - 1], BLOCK);
+    assert_string_equal(doms[0].values[doms[0].n - 1], "b1");
+    assert_string_equal(doms[1].values[doms[1].n - 1], "b2");
+    for (int j = 0; j < 2; j++)
+        fw_node_match_free(&doms[j]);
+    free(doms);
+    f.ni[2]->pool = f.ni[3]->pool = 1; /* b2 is another pool's */
+    assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), 1);
+    assert_string_equal(doms[0].values[doms[0].n - 1], "b1");
+    fw_node_match_free(&doms[0]);
+    free(doms);
+    gs.g.topo_required = 0;
+    assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), -1);
+    gang_done(&gs);
+    pod_set_t lone = { .kind = SET_LONE, .pool_id = 3 };
+    assert_int_equal(topology_row_plan_within(&row, &lone, &doms), -1);
+    assert_int_equal(f.builds, 0);
     teardown(&f);
 }
 
@@ -356,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_required_fits_no_block),
         cmocka_unit_test(test_unknown_level_said_once),
         cmocka_unit_test(test_elastic_members_stay_in_the_domain),
+        cmocka_unit_test(test_plan_within_each_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,8 +36,8 @@
 struct cycle_state {
     const pod_t *pod;
     int prefiltered;
-    const fw_cluster_t *cluster;      /* borrowed; may be NULL */
-    const struct topo_domain *domain; /* borrowed; a gang's domain, NULL for none */
+    const fw_cluster_t *cluster;  /* borrowed; may be NULL */
+    const fw_node_match_t *match; /* borrowed; the pod set's node match, NULL for none */
     /* Per-plugin data by plugin index, with the function that frees it. */
     void *slot[FW_MAX_PLUGINS];
     void (*slot_free[FW_MAX_PLUGINS])(void *);
@@ -113,7 +113,7 @@ void plugin_pod_topology_spread(fw_plugin_t *pl, int score_weight);
 void plugin_inter_pod_affinity(fw_plugin_t *pl, int score_weight);
 /* GPU fractions (gpu/gpu.h): filter by free slots, score by packing. */
 void plugin_gpu_sharing(fw_plugin_t *pl, int score_weight);
-/* A gang's topology domain (cycle_state_set_domain): nodes outside fail. */
+/* A pod set's node match (cycle_state_set_match): nodes outside fail. */
 void plugin_topology_domain(fw_plugin_t *pl);
 
 /* Brackets a read of a node's pods in the cluster view (see fw_cluster_t). */
