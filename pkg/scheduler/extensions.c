@@ -9,6 +9,7 @@
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
+#include "minruntime/row.h"
 #include "pool/row.h"
 #include "preemption/row.h"
 #include "reservation/row.h"
@@ -49,7 +50,9 @@ static const sched_watch_t grouper_watches[] = {
  * victims    order does not matter: the strongest rule decides
  *            (extension.h): gpu-sharing (never a reservation), lender (a
  *            borrower as reclaim), tenants (queue reclaim), preemption
- *            (priority, and every victim's rank). */
+ *            (priority, and every victim's rank);
+ * protect    minimum runtime (a victim the rules allow is kept while young,
+ *            or while its elastic gang is frozen). */
 static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_row_pre_enqueue },
     { .name = "dynamic-resources", .pre_enqueue = dra_row_pre_enqueue },
@@ -81,6 +84,12 @@ static const sched_ext_t table[] = {
       .post_filter = consol_row_post_filter,
       .node_view = consol_row_node_view },
     { .name = "preemption", .post_filter = preemption_row_post_filter, .victims = preemption_row_victims },
+    { .name = "minimum-runtime",
+      .publish = minrt_row_publish,
+      .protect = minrt_row_protect,
+      .kept = minrt_row_kept,
+      .victims_taken = minrt_row_victims_taken,
+      .end = minrt_row_end },
     { .name = "borrowing", .post_filter = pool_borrowing_row_post_filter, .post_bind = pool_borrowing_row_post_bind },
     { .name = "reservation",
       .init = resv_row_init,

@@ -468,7 +468,7 @@ void preempt_commit(const pe_commit_t *c)
     const preempt_candidate_t *b = &c->cands[c->best];
     if (c->vc->queues)
         s->queues.ops->reserve(s->queues.self, c->vc->tenant, c->vc->pool_id, c->pods, c->np, b->victims, b->nvictims);
-    minrt_victims_taken(s, b->victims, b->nvictims);
+    sched_rows_victims_taken(s, b->victims, b->nvictims);
     for (int i = 0; c->where && i < c->np; i++) {
         cache_nominate(s->cache, c->pods[i], c->where[i]);
         writer_nominate(s->writer, c->pods[i], c->where[i]);
@@ -526,7 +526,7 @@ static void victim_ctx_of(const pe_request_t *r, victim_ctx_t *vc)
     vc->has_gang_prio = 1;
     vc->gang_prio = r->g ? sched_gang_priority(s, r->g, INT32_MIN) : sched_pod_priority(s, r->pods[0]);
     pe_victim_ctx(r->P, r->pods, r->need, r->g ? 0 : r->first_ms, vc);
-    vc->prot = r->prot;
+    vc->set = r->set;
 }
 
 /* A gang's members drop the room an earlier round nominated them to: the
@@ -598,25 +598,26 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
 
 /* ------------------------------------------------- under a queue limit */
 
-/* Whether a minimum runtime keeps one of the victims a queue limit chose
- * in pool (its own queue's pod at home: preempt; another queue's, or a
- * borrower whose lender takes its room back: reclaim, as for any victim):
- * then none goes, and the set's message says until when. */
+/* Whether a row's protect point (a minimum runtime) keeps one of the
+ * victims a queue limit chose in pool (its own queue's pod at home:
+ * preempt; another queue's, or a borrower whose lender takes its room
+ * back: reclaim, as for any victim): then none goes, and the set's
+ * message says until when (the rows' kept point). Every victim is asked,
+ * so the message counts them all. */
 static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c, int pool)
 {
     scheduler_t *s = set->P->s;
     const sched_queues_t *q = &s->queues;
-    minrt_note_t note = { 0 };
-    int64_t now = util_wall_ms();
+    int kept = 0;
+    sched_victim_q_t vq = { .preemptor = set->items[0]->pod, .pool_id = pool, .now_wall = util_wall_ms(), .set = set };
     for (int i = 0; i < c->nvictims; i++) {
         const pod_t *v = c->victims[i];
         int same =
             q->ops->same_queue(q->self, set->items[0]->tenant, sched_pod_tenant(s, v)) && pools_home_id(s, v) == pool;
-        minrt_check(s, v, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM, now, &note);
+        vq.victim = v;
+        kept |= sched_rows_protect(s, &vq, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM);
     }
-    int kept = note.n > 0;
-    minrt_note_to_set(set, &note);
-    minrt_note_clear(&note);
+    sched_rows_kept(s, set, 0, NULL);
     return kept;
 }
 
@@ -674,19 +675,13 @@ int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
 
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 {
-    return postfilter_preempt_noted(P, pod, first_ms, NULL);
-}
-
-int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minrt_note_t *prot)
-{
-    pe_request_t r = { .P = P, .pods = &pod, .need = 1, .first_ms = first_ms, .prot = prot };
+    pe_request_t r = { .P = P, .pods = &pod, .need = 1, .first_ms = first_ms };
     preempt_outcome_t out;
     return preempt_eval(&r, &out);
 }
 
 int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
 {
-    minrt_note_t prot = { 0 };
     pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
     for (int i = 0; i < set->need; i++)
         pods[i] = set->items[i]->pod;
@@ -695,13 +690,11 @@ int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
                        .need = set->need,
                        .first_ms = set->items[0]->first_ms,
                        .g = set->kind == SET_MINIMUM ? set->gang : NULL,
-                       .prot = &prot };
+                       .set = set };
     int made = preempt_eval(&r, seen);
     free(pods);
-    if (!made)
-        minrt_note_to_set(set, &prot);
-    *kept = minrt_note_text(&prot);
-    minrt_note_clear(&prot);
+    *kept = NULL;
+    sched_rows_kept(set->P->s, set, made, kept);
     return made;
 }
 
