@@ -11,6 +11,7 @@
 #include "grouper/row.h"
 #include "minruntime/row.h"
 #include "pool/row.h"
+#include "prioclass/row.h"
 #include "preemption/row.h"
 #include "reservation/row.h"
 #include "scheduler/internal.h"
@@ -20,12 +21,6 @@
 /* What the rows watch: their handlers get the row's room. */
 static const sched_watch_t gang_watches[] = {
     { "PodGroup", PODGROUP_API "/podgroups", gang_row_on_podgroup, 1 },
-    { 0 },
-};
-/* The priority a PodGroup's class annotation gives its gang (the core's
- * prio_classes, asked through the services' gang_priority). */
-static const sched_watch_t prioclass_watches[] = {
-    { "PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", on_priorityclass_event, 0 },
     { 0 },
 };
 /* PodGroups again (one informer, shared with the gang row's): the
@@ -101,7 +96,11 @@ static const sched_ext_t table[] = {
       .housekeep = resv_row_housekeep,
       .on_event = resv_row_on_event,
       .pool_status = resv_row_pool_status },
-    { .name = "priority-classes", .init = sched_row_core, .watches = prioclass_watches },
+    { .name = "priority-classes",
+      .init = prioclass_row_init,
+      .fini = prioclass_row_fini,
+      .watches = prioclass_row_watches,
+      .publish = prioclass_row_publish },
     { .name = "gang",
       .init = gang_row_init,
       .fini = gang_row_fini,

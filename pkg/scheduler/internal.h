@@ -56,7 +56,6 @@ typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct evictor evictor_t;
 typedef struct held_set held_set_t;
-typedef struct prio_classes prio_classes_t;
 struct explain_store;
 
 struct scheduler {
@@ -140,12 +139,11 @@ struct scheduler {
     topo_levels_t topo;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
-    /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
-    prio_classes_t *prio_classes;
     /* Live Pools whose spec sets a minimum runtime (atomic; written under
      * pools_mu by pools.c): the services' any_pool_min_runtime. */
     int min_runtime_pools;
-    /* What rows publish (sched_published_t): the freezing window's end. */
+    /* What rows publish (sched_published_t): the freezing window's end,
+     * the PriorityClass values. */
     sched_published_t published;
     /* trace.c: the decision records of pending pods and gangs (explain/,
      * its own leaf mutex) */
@@ -414,12 +412,9 @@ int sched_kept_out(scheduler_t *s, const pod_t *pod);
  * the first time, gets what its row says (condition, event) unless the
  * API shows that condition already. Any thread, no lock held. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod);
-/* prioclass.c: PriorityClasses, for the priority a PodGroup's
- * GANG_PRIORITY_CLASS_ANNOTATION gives its gang. */
-prio_classes_t *prio_classes_new(void);
-void prio_classes_free(prio_classes_t *pc);
-void on_priorityclass_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* floor raised to the value of g's class, if it names a known one. */
+/* services.c: the priority a PodGroup's GANG_PRIORITY_CLASS_ANNOTATION
+ * gives its gang, by the priority-classes row's published lookup.
+ * floor raised to the value of g's class, if it names a known one. */
 int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor);
 /* A pod's priority for preemption: its own, or its gang's class if higher.
  * Takes the gang store's and the class store's locks in turn. */

@@ -222,6 +222,32 @@ static int64_t svc_gang_considered(void *core, const char *key, int64_t now_wall
     return gang_considered(((scheduler_t *)core)->gangs, key, now_wall);
 }
 
+/* The value of a gang's class: 1 and *out when it names a known class
+ * (the priority-classes row's lookup, once the rows are built). */
+static int class_value(scheduler_t *s, const char *cls, int32_t *out)
+{
+    const sched_published_t *pub = &s->published;
+    return cls && pub->class_value && pub->class_value(pub->classes, cls, out);
+}
+
+int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor)
+{
+    int32_t v;
+    return g && class_value(s, g->priority_class, &v) && v > floor ? v : floor;
+}
+
+int32_t sched_pod_priority(scheduler_t *s, const pod_t *p)
+{
+    const char *g = gang_of(p);
+    if (!g)
+        return p->priority;
+    char *cls = gang_priority_class_of(s->gangs, p->ns, g);
+    int32_t v;
+    int has = class_value(s, cls, &v);
+    free(cls);
+    return has && v > p->priority ? v : p->priority;
+}
+
 static int32_t svc_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
 {
     return sched_gang_priority(core, g, floor);
