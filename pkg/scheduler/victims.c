@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "scheduler/preempt_eval.h"
-#include "util/util.h"
 
 /* The mechanism: 1 when no row needs asking (the pod cannot go). */
 static int victim_excluded(const pod_t *victim, const pod_t *preemptor, const victim_ctx_t *vc)
