@@ -136,8 +136,9 @@ typedef struct sched_services {
     /* Queues (fairshare/): tenant_of is the pod's queue (-1: none);
      * same_queue whether two queues are one for preemption's rules;
      * preemptible whether its queue lets it be evicted over quota;
-     * min_runtime whether a minimum runtime protects a running pod now
-     * from kind (FS_MINRT_PREEMPT or FS_MINRT_RECLAIM). */
+     * min_runtime whether a row's protect point (the minimum runtime)
+     * keeps a running pod now from kind (FS_MINRT_PREEMPT or
+     * FS_MINRT_RECLAIM). */
     int (*tenant_of)(void *core, const pod_t *pod);
     int (*same_queue)(void *core, int a, int b);
     int (*preemptible)(void *core, const pod_t *pod);
@@ -270,7 +271,8 @@ typedef struct sched_services {
     int (*set_request)(void *core, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);
     int (*yields)(void *core, int pool, int tenant, const double req[FS_NRES], int other,
                   const double other_req[FS_NRES]);
-    /* When gang ns/group's freezing window ends (wall ms; src says whose). */
+    /* When gang ns/group's freezing window ends (wall ms; src says whose):
+     * the minimum-runtime row's, published (extension.h). */
     int64_t (*freeze_end)(void *core, const char *ns, const char *group, const pod_t *member, char *src, size_t srclen);
     /* Preemption's rules for one more victim (vc: the evaluator's context,
      * as the expand point got it; *rank its rank), and the PDBs a set of
@@ -299,6 +301,25 @@ typedef struct sched_services {
      * minimum's, or an elastic member's), or NULL; valid until the set's
      * end. For the rows that read a set's gang (topology, reservation). */
     const gang_snap_t *(*set_gang)(void *core, const struct pod_set *set);
+    /* For the minimum-runtime row. pool_min_runtime: pool's default of
+     * kind (FS_MINRT_*: preemptMinRuntime, reclaimMinRuntime; 0 when the
+     * pool is gone), its name in name[len]; any_pool_min_runtime: some
+     * live pool sets one (an atomic read, no lock). queue_min_runtime:
+     * tenant's queue's (or its nearest ancestor's) minimum, else
+     * pool_default, *from the queue that set it (caller frees; NULL: the
+     * default); any_queue_min_runtime: some Queue sets one. gang_resize_
+     * start: when gang ns/group last resized (wall ms, 0: never) and its
+     * freezing window annotation in *win; gang_last_start: the latest
+     * start among the pod's gang's members; gang_resized: the gang lost
+     * surplus members at now_wall. The gang calls take its store's leaf
+     * lock. */
+    int64_t (*pool_min_runtime)(void *core, int pool, int kind, char *name, size_t len);
+    int (*any_pool_min_runtime)(void *core);
+    int64_t (*queue_min_runtime)(void *core, int tenant, int kind, int64_t pool_default, char **from);
+    int (*any_queue_min_runtime)(void *core);
+    int64_t (*gang_resize_start)(void *core, const char *ns, const char *group, int64_t *win);
+    int64_t (*gang_last_start)(void *core, const pod_t *pod);
+    void (*gang_resized)(void *core, const char *ns, const char *group, int64_t now_wall);
 } sched_services_t;
 
 /* PreBind's answers (a row's pre_bind, on a bind worker). */

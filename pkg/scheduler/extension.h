@@ -62,6 +62,15 @@ typedef struct sched_published {
      * ask (the services' set_gang), with set_gang_row as row. */
     const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
     const sched_row_t *set_gang_row;
+    /* When an elastic gang's freezing window ends (the minimum-runtime
+     * row's, asked with its row freeze_row; the services' freeze_end). */
+    int64_t (*freeze_end)(const sched_row_t *row, const char *ns, const char *group, const pod_t *member, char *src,
+                          size_t srclen);
+    const sched_row_t *freeze_row;
+    /* The value of the PriorityClass name (the priority-classes row's, its
+     * room classes): 1 with *out when the class is known. */
+    int (*class_value)(void *classes, const char *name, int32_t *out);
+    void *classes;
 } sched_published_t;
 
 typedef enum {
@@ -225,6 +234,9 @@ typedef struct sched_victim_q {
      * preempt with when it is above their own. */
     int has_gang_prio;
     int32_t gang_prio;
+    /* The set the preemption is for (NULL: none): a protect row notes in
+     * its slot what it kept, said by its kept point. */
+    pod_set_t *set;
 } sched_victim_q_t;
 
 /* Whose rule a victims answer is, weakest first. */
@@ -267,9 +279,10 @@ typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
  *     BY_PRIORITY; of two of one rule, the first row's). A NEVER ends
  *     the asking. No answer but PASS: not a victim;
  *  3. a victim's rank is the sum of every row's rank;
- *  4. a victim the rule allows is still kept while a minimum runtime of
- *     the deciding answer's kind protects it (noted in the victim
- *     context's prot).
+ *  4. a victim the rule allows is still kept while a row's protect point
+ *     protects it from the deciding answer's kind (the minimum-runtime
+ *     row: a young pod, a frozen gang's surplus), which notes it for the
+ *     set and says it at its kept point when the evaluation ends.
  * With the rows of extensions.c this is the one order: a GPU reservation
  * never; a borrower always, ranked below every home pod, as reclaim;
  * across queues only reclaim's rules (a refusal there is final, a yes is
@@ -384,6 +397,21 @@ typedef struct sched_ext {
      * combining rule is above sched_victim_q_t). pdb_mu held; the row
      * takes only leaf locks. */
     void (*victims)(const sched_row_t *row, const sched_victim_q_t *q, sched_victim_answer_t *a);
+    /* Preemption's victims point, its last step (the combining rule's 4):
+     * 1 when q's victim, which the rules allow under kind (FS_MINRT_*),
+     * is still kept now; the row notes it in q->set's slot when there is
+     * a set. Also asked of the victims a queue limit's store chose, and of
+     * the pods a consolidation would move (services' min_runtime). pdb_mu
+     * may be held; the row takes only leaf locks. */
+    int (*protect)(const sched_row_t *row, const sched_victim_q_t *q, int kind);
+    /* A preemption for set was evaluated (made: room is being made): what
+     * the row's protect point kept goes on the set when no room was made
+     * (its wait note and retry time), and into *text when text is given
+     * and *text is NULL (owned); then the row forgets it. */
+    void (*kept)(const sched_row_t *row, pod_set_t *set, int made, char **text);
+    /* A preemption's victims were committed (before the preemptors are
+     * nominated): what the row says of them. */
+    void (*victims_taken)(const sched_row_t *row, pod_t *const *victims, int n);
     /* Preemption's planning (preempt_eval.c) of a group's minimum: the
      * node matches it must stay in, one plan inside each, the best kept
      * (the topology row: each domain of a required level). The count with

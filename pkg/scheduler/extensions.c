@@ -10,7 +10,9 @@
 #include "gates/row.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
+#include "minruntime/row.h"
 #include "pool/row.h"
+#include "prioclass/row.h"
 #include "preemption/row.h"
 #include "reservation/row.h"
 #include "scheduler/internal.h"
@@ -20,12 +22,6 @@
 /* What the rows watch: their handlers get the row's room. */
 static const sched_watch_t gang_watches[] = {
     { "PodGroup", PODGROUP_API "/podgroups", gang_row_on_podgroup, 1 },
-    { 0 },
-};
-/* The priority a PodGroup's class annotation gives its gang (the core's
- * prio_classes, asked through the services' gang_priority). */
-static const sched_watch_t prioclass_watches[] = {
-    { "PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", on_priorityclass_event, 0 },
     { 0 },
 };
 /* PodGroups again (one informer, shared with the gang row's): the
@@ -50,7 +46,9 @@ static const sched_watch_t grouper_watches[] = {
  * victims    order does not matter: the strongest rule decides
  *            (extension.h): gpu-sharing (never a reservation), lender (a
  *            borrower as reclaim), tenants (queue reclaim), preemption
- *            (priority, and every victim's rank). */
+ *            (priority, and every victim's rank);
+ * protect    minimum runtime (a victim the rules allow is kept while young,
+ *            or while its elastic gang is frozen). */
 static const sched_ext_t table[] = {
     { .name = "scheduling-gates", .pre_enqueue = gates_row_pre_enqueue },
     { .name = "dynamic-resources", .pre_enqueue = dra_row_pre_enqueue },
@@ -82,6 +80,12 @@ static const sched_ext_t table[] = {
       .post_filter = consol_row_post_filter,
       .node_view = consol_row_node_view },
     { .name = "preemption", .post_filter = preemption_row_post_filter, .victims = preemption_row_victims },
+    { .name = "minimum-runtime",
+      .publish = minrt_row_publish,
+      .protect = minrt_row_protect,
+      .kept = minrt_row_kept,
+      .victims_taken = minrt_row_victims_taken,
+      .end = minrt_row_end },
     { .name = "borrowing", .post_filter = pool_borrowing_row_post_filter, .post_bind = pool_borrowing_row_post_bind },
     { .name = "reservation",
       .init = resv_row_init,
@@ -93,7 +97,11 @@ static const sched_ext_t table[] = {
       .housekeep = resv_row_housekeep,
       .on_event = resv_row_on_event,
       .pool_status = resv_row_pool_status },
-    { .name = "priority-classes", .init = sched_row_core, .watches = prioclass_watches },
+    { .name = "priority-classes",
+      .init = prioclass_row_init,
+      .fini = prioclass_row_fini,
+      .watches = prioclass_row_watches,
+      .publish = prioclass_row_publish },
     { .name = "gang",
       .init = gang_row_init,
       .fini = gang_row_fini,

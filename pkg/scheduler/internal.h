@@ -56,7 +56,6 @@ typedef struct api_writer api_writer_t;
 typedef struct binder binder_t;
 typedef struct evictor evictor_t;
 typedef struct held_set held_set_t;
-typedef struct prio_classes prio_classes_t;
 struct explain_store;
 
 struct scheduler {
@@ -144,11 +143,12 @@ struct scheduler {
     topo_levels_t topo;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
-    /* prioclass.c: PriorityClass values by name (its own leaf mutex) */
-    prio_classes_t *prio_classes;
-    /* minruntime.c's fast path: live Pools whose spec sets a minimum
-     * runtime (atomic; written under pools_mu by pools.c). */
-    int minrt_pools;
+    /* Live Pools whose spec sets a minimum runtime (atomic; written under
+     * pools_mu by pools.c): the services' any_pool_min_runtime. */
+    int min_runtime_pools;
+    /* What rows publish (sched_published_t): the freezing window's end,
+     * the PriorityClass values. */
+    sched_published_t published;
     /* trace.c: the decision records of pending pods and gangs (explain/,
      * its own leaf mutex) */
     struct explain_store *explain;
@@ -226,6 +226,9 @@ void pools_update_pod(scheduler_t *s, pod_t *p);
 void pools_sweep_dead(scheduler_t *s);
 /* Copies a pool's flags under pools_mu. */
 void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *no_share);
+/* A live pool's reclaimMinRuntime (reclaim) or preemptMinRuntime in ms,
+ * and its name in name[len]; 0 when the pool is gone. Under pools_mu. */
+int64_t pools_min_runtime(scheduler_t *s, int id, int reclaim, char *name, size_t len);
 
 /* cycle.c: the pool thread */
 void *pool_thread_main(void *arg);
@@ -298,9 +301,6 @@ int sched_set_may_evict(const pod_set_t *set);
  * by preempt_eval: 1 when room is reserved (or victims are on their way
  * out), 0 when no node can be freed. */
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms);
-/* The same, noting in prot (may be NULL) the pods a minimum runtime kept. */
-struct minrt_note;
-int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, struct minrt_note *prot);
 
 /* victims.c (the victims point's combining rule), shared with the evaluator */
 typedef struct victim_ctx {
@@ -317,9 +317,9 @@ typedef struct victim_ctx {
      * which its members preempt with when it is above their own. */
     int has_gang_prio;
     int32_t gang_prio;
-    /* Pods that would be victims but for a minimum runtime or a freezing
-     * window (minruntime.c); NULL: not noted. */
-    struct minrt_note *prot;
+    /* The set the preemption is for: a protect row notes there the pods
+     * it kept (NULL: not noted). */
+    pod_set_t *set;
 } victim_ctx_t;
 /* preempt_victim_fn for preemption inside pool_id: borrowers rank lowest,
  * then elastic gang surplus, then lower-priority home pods. */
@@ -332,46 +332,6 @@ int postfilter_candidates_wanted(int nodes);
 int postfilter_waiting_for_victims(scheduler_t *s, const pod_t *pod);
 /* The pod gives up the room nominated for it, here and on the API. */
 void postfilter_drop_nomination(scheduler_t *s, const pod_t *pod);
-
-/* minruntime.c: minimum runtime (preemptMinRuntime / reclaimMinRuntime)
- * and the freezing window of elastic gangs. kind: FS_MINRT_PREEMPT
- * (priority preemption inside one queue, or no Queues at all) or
- * FS_MINRT_RECLAIM (across queues, a borrower taken back, a sibling
- * subtree's pod under an ancestor's limit). */
-typedef struct minrt_note {
-    int n;       /* distinct pods kept from being victims */
-    char **uids; /* theirs (owned) */
-    int cap;
-    int never;     /* of them, never victims ("-1") */
-    int64_t until; /* earliest wall ms one stops being protected; 0: none timed */
-    char src[300]; /* what protects that one, e.g. queue "a": preemptMinRuntime 10m */
-} minrt_note_t;
-/* A pod's applicable minimum in ms (0 none, -1 never): its queue's (or the
- * nearest ancestor's) field, else its home pool's default, lowered (never
- * raised) by its annotation; src says which. */
-int64_t minrt_applicable(scheduler_t *s, const pod_t *p, int kind, char *src, size_t srclen);
-/* When running pod p stops being protected from kind (wall ms), -1 never,
- * 0 when it is not protected now: past its lifetime, or older than the
- * minimum (a gang member's age counts from its gang's last start), and
- * not an elastic surplus inside its gang's freezing window. */
-int64_t minrt_protected_until(scheduler_t *s, const pod_t *p, int kind, int64_t now_wall, char *src, size_t srclen);
-/* 1 (and p noted in note, may be NULL) when p is protected from kind now. */
-int minrt_check(scheduler_t *s, const pod_t *p, int kind, int64_t now_wall, minrt_note_t *note);
-/* The end (wall ms) of gang ns/group's freezing window, 0 if none; member
- * is any member (its queue gives the default window). */
-int64_t minrt_freeze_end(scheduler_t *s, const char *ns, const char *group, const pod_t *member, char *src,
-                         size_t srclen);
-void minrt_note_add(minrt_note_t *n, const pod_t *p, int64_t until, const char *src);
-/* "preemption: 2 pods that could make room are protected by a minimum
- * runtime until <RFC 3339> (<src>)", or NULL when nothing was noted. */
-char *minrt_note_text(const minrt_note_t *n);
-void minrt_note_clear(minrt_note_t *n);
-/* The set waits for the note: its text is said after why, and the set is
- * retried at the earliest time (set->wait_note, set->wake_wall_ms). */
-void minrt_note_to_set(pod_set_t *set, const minrt_note_t *n);
-/* Victims were chosen: an elastic gang whose surplus goes was resized. */
-void minrt_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
-void minrt_format_duration(int64_t ms, char *out, size_t len);
 
 /* preempt_eval.c: the Queues' side of a victim search (s->queues):
  * vc's queue fields for preemptors pods[0..n) (one pod, or a gang's
@@ -433,6 +393,14 @@ void sched_rows_preempting(scheduler_t *s, const pod_set_t *set, const char *poo
  * of their record point (NULL: none said). */
 int sched_rows_plan_within(scheduler_t *s, const pod_set_t *set, fw_node_match_t **out);
 json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behind);
+/* The victims point's last step (extension.h's combining rule, 4): 1 when
+ * a row's protect point keeps q's victim from kind (the first that does
+ * ends the asking). After the evaluation for q->set, every row's kept
+ * point (*text: what was kept, owned, NULL if nothing; text may be NULL).
+ * A committed preemption's victims: every row's victims_taken. */
+int sched_rows_protect(scheduler_t *s, const sched_victim_q_t *q, int kind);
+void sched_rows_kept(scheduler_t *s, pod_set_t *set, int made, char **text);
+void sched_rows_victims_taken(scheduler_t *s, pod_t *const *victims, int n);
 /* An informer for each row's watch (s->row_infs), not started. */
 void sched_rows_watch(scheduler_t *s);
 /* The informer of the rows' watch of kind, or NULL (none yet, or no row
@@ -455,13 +423,9 @@ int sched_kept_out(scheduler_t *s, const pod_t *pod);
  * the first time, gets what its row says (condition, event) unless the
  * API shows that condition already. Any thread, no lock held. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod);
-/* prioclass.c: PriorityClasses, for the priority a PodGroup's
- * GANG_PRIORITY_CLASS_ANNOTATION gives its gang. */
-prio_classes_t *prio_classes_new(void);
-void prio_classes_free(prio_classes_t *pc);
-void on_priorityclass_event(void *ud, kube_event_type_t type, const char *key, json_t *obj);
-/* floor raised to the value of class cls (may be NULL), if it is a known
- * one; sched_gang_priority: of g's class. */
+/* services.c: the priority a PodGroup's GANG_PRIORITY_CLASS_ANNOTATION
+ * gives its gang, by the priority-classes row's published lookup.
+ * floor raised to the value of g's class, if it names a known one. */
 int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor);
 int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor);
 /* A pod's priority for preemption: its own, or its gang's class if higher.

@@ -1,6 +1,7 @@
 /* pools.c -- the live set of pools: one queue and one thread each, the node
  * partition, and what happens to nodes and pending pods when a Pool object
  * is created, changed or deleted. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,18 +18,18 @@ static void rebuild_specs_locked(scheduler_t *s)
     s->spec_arr = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_arr));
     s->spec_ids = util_xcalloc((size_t)s->npools + 1, sizeof(*s->spec_ids));
     s->nspecs = 0;
-    int minrt = 0;
+    int with_min = 0;
     for (int i = 0; i < s->npools; i++) {
         sched_pool_t *P = s->pools[i];
         if (!P->dead && (P->spec.preempt_min_runtime_ms || P->spec.reclaim_min_runtime_ms))
-            minrt++;
+            with_min++;
         if (P->dead || P->id == DEFAULT_POOL_ID)
             continue;
         s->spec_arr[s->nspecs] = P->spec; /* shallow: P owns the memory */
         s->spec_ids[s->nspecs] = P->id;
         s->nspecs++;
     }
-    __atomic_store_n(&s->minrt_pools, minrt, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->min_runtime_pools, with_min, __ATOMIC_RELEASE);
 }
 
 /* A pool's generator from the scheduler's seed and the pool's name (not
@@ -205,6 +206,19 @@ void pools_flags(scheduler_t *s, int id, int *no_preempt, int *no_borrow, int *n
     if (no_share)
         *no_share = P ? P->spec.disable_sharing : 1;
     pools_unlock(s);
+}
+
+int64_t pools_min_runtime(scheduler_t *s, int id, int reclaim, char *name, size_t len)
+{
+    int64_t v = 0;
+    pools_lock(s);
+    if (id >= 0 && id < s->npools && s->pools[id] && !s->pools[id]->dead) {
+        const pool_spec_t *sp = &s->pools[id]->spec;
+        v = reclaim ? sp->reclaim_min_runtime_ms : sp->preempt_min_runtime_ms;
+        snprintf(name, len, "%s", s->pools[id]->name);
+    }
+    pools_unlock(s);
+    return v;
 }
 
 void pools_each_live(scheduler_t *s, void (*fn)(sched_pool_t *P, void *ud), void *ud)

@@ -357,7 +357,7 @@ static int plan(const pe_request_t *r, victim_ctx_t *vc, const fw_node_match_t *
 {
     sched_pool_t *P = r->P;
     scheduler_t *s = P->s;
-    int lone = r->set == NULL;
+    int lone = r->group == NULL;
     memset(pl, 0, sizeof(*pl));
     pl->vs.seen = hashmap_new(32);
     pl->need = r->need;
@@ -451,7 +451,7 @@ void preempt_commit(const pe_commit_t *c)
     const preempt_candidate_t *b = &c->cands[c->best];
     if (c->vc->queues)
         s->queues.ops->reserve(s->queues.self, c->vc->tenant, c->vc->pool_id, c->pods, c->np, b->victims, b->nvictims);
-    minrt_victims_taken(s, b->victims, b->nvictims);
+    sched_rows_victims_taken(s, b->victims, b->nvictims);
     for (int i = 0; c->where && i < c->np; i++) {
         cache_nominate(s->cache, c->pods[i], c->where[i]);
         writer_nominate(s->writer, c->pods[i], c->where[i]);
@@ -507,10 +507,10 @@ static void victim_ctx_of(const pe_request_t *r, victim_ctx_t *vc)
     vc->s = s;
     vc->pool_id = r->P->id;
     vc->has_gang_prio = 1;
-    vc->gang_prio =
-        r->set ? sched_class_priority(s, r->set->group.priority_class, INT32_MIN) : sched_pod_priority(s, r->pods[0]);
-    pe_victim_ctx(r->P, r->pods, r->need, r->set ? 0 : r->first_ms, vc);
-    vc->prot = r->prot;
+    vc->gang_prio = r->group ? sched_class_priority(s, r->group->group.priority_class, INT32_MIN)
+                             : sched_pod_priority(s, r->pods[0]);
+    pe_victim_ctx(r->P, r->pods, r->need, r->group ? 0 : r->first_ms, vc);
+    vc->set = r->set;
 }
 
 /* A gang's members drop the room an earlier round nominated them to: the
@@ -530,14 +530,14 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
     memset(out, 0, sizeof(*out));
     if (waiting_for_victims(s, r))
         return out->waiting = 1;
-    if (r->set)
+    if (r->group)
         drop_stale_rooms(s, r);
     victim_ctx_t vc;
     victim_ctx_of(r, &vc);
     pe_plan_t pl;
     int ok;
     fw_node_match_t *doms = NULL;
-    int nd = r->set ? sched_rows_plan_within(s, r->set, &doms) : -1;
+    int nd = r->group ? sched_rows_plan_within(s, r->group, &doms) : -1;
     if (nd >= 0)
         ok = plan_domains(r, &vc, doms, nd, &pl);
     else if ((ok = plan(r, &vc, NULL, &pl) > 0) == 0) {
@@ -549,7 +549,7 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
         return 0;
     out->nodes = pl.nodes;
     out->cands = pl.cands;
-    if (r->set) {
+    if (r->group) {
         /* One job, one candidate (no ranks to compare) holding all the
          * victims: the evictor reports a refusal on the first member and
          * gives back every member's room and charge. */
@@ -573,8 +573,8 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
                       .cands = pl.alts,
                       .nc = pl.nalts,
                       .best = pl.best,
-                      .by = r->set ? PE_BY_GROUP : PE_BY_LONE,
-                      .set = r->set };
+                      .by = r->group ? PE_BY_GROUP : PE_BY_LONE,
+                      .set = r->group };
     preempt_commit(&c);
     pl.alts = NULL; /* the evictor's now */
     pl.nalts = 0;
@@ -584,25 +584,26 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
 
 /* ------------------------------------------------- under a queue limit */
 
-/* Whether a minimum runtime keeps one of the victims a queue limit chose
- * in pool (its own queue's pod at home: preempt; another queue's, or a
- * borrower whose lender takes its room back: reclaim, as for any victim):
- * then none goes, and the set's message says until when. */
+/* Whether a row's protect point (a minimum runtime) keeps one of the
+ * victims a queue limit chose in pool (its own queue's pod at home:
+ * preempt; another queue's, or a borrower whose lender takes its room
+ * back: reclaim, as for any victim): then none goes, and the set's
+ * message says until when (the rows' kept point). Every victim is asked,
+ * so the message counts them all. */
 static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c, int pool)
 {
     scheduler_t *s = set->P->s;
     const sched_queues_t *q = &s->queues;
-    minrt_note_t note = { 0 };
-    int64_t now = util_wall_ms();
+    int kept = 0;
+    sched_victim_q_t vq = { .preemptor = set->items[0]->pod, .pool_id = pool, .now_wall = util_wall_ms(), .set = set };
     for (int i = 0; i < c->nvictims; i++) {
         const pod_t *v = c->victims[i];
         int same =
             q->ops->same_queue(q->self, set->items[0]->tenant, sched_pod_tenant(s, v)) && pools_home_id(s, v) == pool;
-        minrt_check(s, v, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM, now, &note);
+        vq.victim = v;
+        kept |= sched_rows_protect(s, &vq, same ? FS_MINRT_PREEMPT : FS_MINRT_RECLAIM);
     }
-    int kept = note.n > 0;
-    minrt_note_to_set(set, &note);
-    minrt_note_clear(&note);
+    sched_rows_kept(s, set, 0, NULL);
     return kept;
 }
 
@@ -660,19 +661,13 @@ int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
 
 int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 {
-    return postfilter_preempt_noted(P, pod, first_ms, NULL);
-}
-
-int postfilter_preempt_noted(sched_pool_t *P, pod_t *pod, int64_t first_ms, minrt_note_t *prot)
-{
-    pe_request_t r = { .P = P, .pods = &pod, .need = 1, .first_ms = first_ms, .prot = prot };
+    pe_request_t r = { .P = P, .pods = &pod, .need = 1, .first_ms = first_ms };
     preempt_outcome_t out;
     return preempt_eval(&r, &out);
 }
 
 int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
 {
-    minrt_note_t prot = { 0 };
     pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
     for (int i = 0; i < set->need; i++)
         pods[i] = set->items[i]->pod;
@@ -680,14 +675,12 @@ int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
                        .pods = pods,
                        .need = set->need,
                        .first_ms = set->items[0]->first_ms,
-                       .set = set->kind == SET_MINIMUM ? set : NULL,
-                       .prot = &prot };
+                       .group = set->kind == SET_MINIMUM ? set : NULL,
+                       .set = set };
     int made = preempt_eval(&r, seen);
     free(pods);
-    if (!made)
-        minrt_note_to_set(set, &prot);
-    *kept = minrt_note_text(&prot);
-    minrt_note_clear(&prot);
+    *kept = NULL;
+    sched_rows_kept(set->P->s, set, made, kept);
     return made;
 }
 

@@ -33,9 +33,10 @@ void pe_vset_free(pe_vset_t *vs);
  * can answer it in place of the core. */
 typedef struct pe_victims {
     /* One pod: whether it may go for preemptor and its rank (borrowers,
-     * then elastic surplus, then lower priority; queue reclaim; minimum
-     * runtime, noted in vc->prot; never a GPU reservation, a pod not ours
-     * or one whose eviction is already requested). */
+     * then elastic surplus, then lower priority; queue reclaim; a row's
+     * protection, a minimum runtime, noted for vc->set; never a GPU
+     * reservation, a pod not ours or one whose eviction is already
+     * requested). */
     preempt_victim_fn pod;
     /* Each candidate's gang victims bring their whole gang (each mate by
      * the pod rule); candidates where a mate may not go, or where a PDB
@@ -58,8 +59,8 @@ typedef struct pe_request {
     pod_t *const *pods; /* queue order */
     int need;
     int64_t first_ms;
-    const pod_set_t *set;
-    minrt_note_t *prot; /* pods a minimum runtime kept; may be NULL */
+    const pod_set_t *group; /* a group's minimum (set->group), or NULL: a set of one */
+    pod_set_t *set;         /* the set it is for: rows note what they kept there; may be NULL */
 } pe_request_t;
 
 /* The evaluator: plans the set's minimum on copies, member by member, and
@@ -72,7 +73,7 @@ typedef enum { PE_BY_LONE, PE_BY_GROUP, PE_BY_LIMIT } pe_by_t;
 
 /* The one commit step of a preemption: the victims of cands[best] stop
  * counting for their queues and the preemptors start counting for theirs,
- * the minimum runtime notes their eviction, each preemptor is nominated to
+ * the rows' victims_taken point hears of them, each preemptor is nominated to
  * where[i] (where NULL: room on no node), the eviction job goes to the
  * evictor with every candidate (it falls back to the next when an
  * eviction is refused). Takes cands (nc of them, freed by the evictor). */
@@ -90,8 +91,9 @@ typedef struct pe_commit {
 void preempt_commit(const pe_commit_t *c);
 
 /* The preemption row's call (services.h's preempt): the evaluator for the
- * set's minimum in its pool; when no room is made, a minimum runtime that
- * kept victims goes into the set's wait note; *kept says it (owned). */
+ * set's minimum in its pool; then the rows' kept point: when no room is
+ * made, what kept victims (a minimum runtime) goes into the set's wait
+ * note; *kept says it (owned). */
 int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept);
 /* The borrowing row's room question (services.h's pool_room_for): the
  * pods placed in turn on copies of pool's nodes, no eviction. */

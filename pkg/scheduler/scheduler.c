@@ -83,7 +83,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
     pools_init(s);
     s->cache = cache_new(pools_partition, s);
     s->held = held_new();
-    s->prio_classes = prio_classes_new();
     /* NULL: no record is built (trace.c), scheduler_explain finds none */
     s->explain = o->no_decision_records ? NULL : explain_store_new(EXPLAIN_DEFAULT_CAP);
     sched_rows_init(s);
@@ -565,7 +564,6 @@ void scheduler_free(scheduler_t *s)
     s->nrow_infs = 0;
     cache_free(s->cache);
     held_free(s->held);
-    prio_classes_free(s->prio_classes);
     explain_store_free(s->explain);
     topo_levels_free(&s->topo);
     pools_destroy(s);

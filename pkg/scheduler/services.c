@@ -185,9 +185,12 @@ static int svc_preemptible(void *core, const pod_t *pod)
     return s->queues.ops->preemptible(s->queues.self, pod);
 }
 
+/* The victims point's last step for one pod, with no preemptor and no
+ * set: what a consolidation may move. */
 static int svc_min_runtime(void *core, const pod_t *pod, int kind, int64_t now_wall)
 {
-    return minrt_check(core, pod, kind, now_wall, NULL);
+    sched_victim_q_t q = { .victim = pod, .pool_id = -1, .now_wall = now_wall };
+    return sched_rows_protect(core, &q, kind);
 }
 
 static int svc_may_evict(void *core, const pod_set_t *set)
@@ -217,6 +220,37 @@ static int svc_gang_get(void *core, const char *ns, const char *name, gang_snap_
 static int64_t svc_gang_considered(void *core, const char *key, int64_t now_wall)
 {
     return gang_considered(((scheduler_t *)core)->gangs, key, now_wall);
+}
+
+/* The value of a gang's class: 1 and *out when it names a known class
+ * (the priority-classes row's lookup, once the rows are built). */
+static int class_value(scheduler_t *s, const char *cls, int32_t *out)
+{
+    const sched_published_t *pub = &s->published;
+    return cls && pub->class_value && pub->class_value(pub->classes, cls, out);
+}
+
+int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor)
+{
+    int32_t v;
+    return class_value(s, cls, &v) && v > floor ? v : floor;
+}
+
+int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor)
+{
+    return g ? sched_class_priority(s, g->priority_class, floor) : floor;
+}
+
+int32_t sched_pod_priority(scheduler_t *s, const pod_t *p)
+{
+    const char *g = gang_of(p);
+    if (!g)
+        return p->priority;
+    char *cls = gang_priority_class_of(s->gangs, p->ns, g);
+    int32_t v;
+    int has = class_value(s, cls, &v);
+    free(cls);
+    return has && v > p->priority ? v : p->priority;
 }
 
 static int32_t svc_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
@@ -508,7 +542,8 @@ static int svc_yields(void *core, int pool, int tenant, const double req[FS_NRES
 static int64_t svc_freeze_end(void *core, const char *ns, const char *group, const pod_t *member, char *src,
                               size_t srclen)
 {
-    return minrt_freeze_end(core, ns, group, member, src, srclen);
+    const sched_published_t *pub = &((scheduler_t *)core)->published;
+    return pub->freeze_end ? pub->freeze_end(pub->freeze_row, ns, group, member, src, srclen) : 0;
 }
 
 static int svc_is_victim(void *core, const pod_t *victim, const pod_t *preemptor, void *vc, int64_t *rank)
@@ -557,6 +592,43 @@ static int svc_row_index(void *core, const char *name)
 {
     const sched_row_t *row = sched_row(core, name);
     return row ? row->index : -1;
+}
+
+static int64_t svc_pool_min_runtime(void *core, int pool, int kind, char *name, size_t len)
+{
+    return pools_min_runtime(core, pool, kind == FS_MINRT_RECLAIM, name, len);
+}
+
+static int svc_any_pool_min_runtime(void *core)
+{
+    return __atomic_load_n(&((scheduler_t *)core)->min_runtime_pools, __ATOMIC_ACQUIRE) != 0;
+}
+
+static int64_t svc_queue_min_runtime(void *core, int tenant, int kind, int64_t pool_default, char **from)
+{
+    scheduler_t *s = core;
+    return s->queues.ops->min_runtime(s->queues.self, tenant, kind, pool_default, from);
+}
+
+static int svc_any_queue_min_runtime(void *core)
+{
+    scheduler_t *s = core;
+    return s->queues.ops->any_min_runtime(s->queues.self);
+}
+
+static int64_t svc_gang_resize_start(void *core, const char *ns, const char *group, int64_t *win)
+{
+    return gang_resize_start(((scheduler_t *)core)->gangs, ns, group, win);
+}
+
+static int64_t svc_gang_last_start(void *core, const pod_t *pod)
+{
+    return gang_last_start(((scheduler_t *)core)->gangs, pod);
+}
+
+static void svc_gang_resized(void *core, const char *ns, const char *group, int64_t now_wall)
+{
+    gang_resized(((scheduler_t *)core)->gangs, ns, group, now_wall);
 }
 
 const sched_services_t sched_services = {
@@ -640,6 +712,13 @@ const sched_services_t sched_services = {
     .explain = svc_explain,
     .row_index = svc_row_index,
     .set_gang = svc_set_gang,
+    .pool_min_runtime = svc_pool_min_runtime,
+    .any_pool_min_runtime = svc_any_pool_min_runtime,
+    .queue_min_runtime = svc_queue_min_runtime,
+    .any_queue_min_runtime = svc_any_queue_min_runtime,
+    .gang_resize_start = svc_gang_resize_start,
+    .gang_last_start = svc_gang_last_start,
+    .gang_resized = svc_gang_resized,
 };
 
 /* ---- the Queues (the tenants row's queues point) --------------------------- */
@@ -749,6 +828,7 @@ void sched_rows_init(scheduler_t *s)
     s->gangs = pub.gangs;
     s->set_gang = pub.set_gang;
     s->set_gang_row = pub.set_gang_row;
+    s->published = pub;
 }
 
 void sched_rows_fini(scheduler_t *s)
@@ -916,6 +996,34 @@ json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behi
             return j;
     }
     return NULL;
+}
+
+int sched_rows_protect(scheduler_t *s, const sched_victim_q_t *q, int kind)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].protect && ext[i].protect(&s->rows[i], q, kind))
+            return 1;
+    return 0;
+}
+
+void sched_rows_kept(scheduler_t *s, pod_set_t *set, int made, char **text)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].kept)
+            ext[i].kept(&s->rows[i], set, made, text);
+}
+
+void sched_rows_victims_taken(scheduler_t *s, pod_t *const *victims, int nv)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].victims_taken)
+            ext[i].victims_taken(&s->rows[i], victims, nv);
 }
 
 void sched_rows_post_bind(scheduler_t *s, const pod_t *pod, const char *node, const char *lender)

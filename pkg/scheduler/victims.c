@@ -1,13 +1,12 @@
 /* victims.c -- the core's side of the victims table's pod question
  * (pe_victims): which pod may go for a preemptor, and its rank. The core
  * keeps the mechanism (never a pod not ours, one being deleted, the
- * preemptor, one already leaving; a minimum runtime keeps young pods);
- * the rules are the rows' answers to the victims point (extension.h),
- * combined here by the rule written there. */
+ * preemptor, one already leaving); the rules, and what keeps a victim the
+ * rules allow (a minimum runtime), are the rows' answers to the victims
+ * point (extension.h), combined here by the rule written there. */
 #include <string.h>
 
 #include "scheduler/preempt_eval.h"
-#include "util/util.h"
 
 /* The mechanism: 1 when no row needs asking (the pod cannot go). */
 static int victim_excluded(const pod_t *victim, const pod_t *preemptor, const victim_ctx_t *vc)
@@ -65,12 +64,12 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         .now_wall = vc->now_wall,
         .has_gang_prio = vc->has_gang_prio,
         .gang_prio = vc->gang_prio,
+        .set = vc->set,
     };
     int kind;
     if (!victim_by_rows(&q, vc->s, rank, &kind))
         return 0;
     /* Young pods (and a frozen gang's surplus) are kept, and noted: the
      * preemptor's message names when the first of them may go. */
-    int64_t now = vc->now_wall ? vc->now_wall : util_wall_ms();
-    return !minrt_check(vc->s, victim, kind, now, vc->prot);
+    return !sched_rows_protect(vc->s, &q, kind);
 }

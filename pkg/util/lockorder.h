@@ -93,7 +93,7 @@
     X(STATS, "stats_mu (scheduler)")                                                                                   \
     X(GPU_NS, "GPU reservation namespace (gpu/gpu.c)")                                                                 \
     X(RES_INTERN, "resource name table (resources.c)")                                                                 \
-    X(PRIO_CLASSES, "PriorityClass values (scheduler/prioclass.c)")                                                    \
+    X(PRIO_CLASSES, "PriorityClass values (prioclass/prioclass.c)")                                                    \
     X(EXPLAIN, "decision records (explain/explain.c)")                                                                 \
     X(HTTP_ROUTES, "HTTP server's route table (server/http.c)")                                                        \
     X(AUTH, "HTTP auth cache and limits (server/auth.c)")

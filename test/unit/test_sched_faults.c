@@ -17,6 +17,7 @@
 #include "fake_api.h"
 #include "kube/client.h"
 #include "fairshare/row.h"
+#include "minruntime/row.h"
 #include "pool/row.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/internal.h"
@@ -1834,9 +1835,38 @@ static void set_pool_default(scheduler_t *s, int64_t preempt_ms, int64_t reclaim
     pools_lock(s);
     s->pools[DEFAULT_POOL_ID]->spec.preempt_min_runtime_ms = preempt_ms;
     s->pools[DEFAULT_POOL_ID]->spec.reclaim_min_runtime_ms = reclaim_ms;
-    /* as pools.c's rebuild counts them for minruntime.c's fast path */
-    __atomic_store_n(&s->minrt_pools, preempt_ms || reclaim_ms, __ATOMIC_RELEASE);
+    /* as pools.c's rebuild counts them for the minimum runtime's fast path */
+    __atomic_store_n(&s->min_runtime_pools, preempt_ms || reclaim_ms, __ATOMIC_RELEASE);
     pools_unlock(s);
+}
+
+/* The minimum-runtime row, as the scheduler built it. */
+static const sched_row_t *minrt_row(scheduler_t *s)
+{
+    const sched_row_t *row = sched_row(s, "minimum-runtime");
+    assert_non_null(row);
+    return row;
+}
+
+/* One preemption for pod alone (a set of one, as the preemption row asks
+ * it): 1 when room is being made. What a minimum runtime kept is said on
+ * the set: *note (owned; NULL: nothing, or room was made) and *wake, the
+ * time the set is retried. */
+static int preempt_noted(sched_pool_t *P, pod_t *pod, char **note, int64_t *wake)
+{
+    queue_item_t it = { .pod = pod };
+    pod_set_t set;
+    pod_set_init(&set, P, SET_LONE, &it);
+    preempt_outcome_t seen;
+    char *kept = NULL;
+    int made = preempt_set(&set, &seen, &kept);
+    free(kept);
+    *note = set.wait_note;
+    *wake = set.wake_wall_ms;
+    set.wait_note = NULL;
+    set.items[0] = NULL;
+    pod_set_clear(&set);
+    return made;
 }
 
 /* The applicable minimum: the leaf's field, else the nearest ancestor's,
@@ -1848,38 +1878,38 @@ static void test_minrt_resolution(void **st)
     scheduler_t *s = new_sched();
     char src[300];
     pod_t *p = aged_pod(s, "plain", 0, "", 0, NULL, "");
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 0);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 0);
     set_pool_default(s, 120000, 0);
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 120000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 120000);
     assert_non_null(strstr(src, "preemptMinRuntime 2m"));
     assert_non_null(strstr(src, "pool \""));
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_RECLAIM, src, sizeof src), 0);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_RECLAIM, src, sizeof src), 0);
     pod_unref(p);
 
     add_queue(s, "org", NULL, "\"preemptMinRuntime\":\"10m\",\"reclaimMinRuntime\":\"-1\"");
     add_queue(s, "research", "org", "");
     add_queue(s, "fast", "org", "\"preemptMinRuntime\":\"1m\"");
     p = aged_pod(s, "r", 0, "", 0, "research", "");
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
     assert_string_equal(src, "queue \"org\": preemptMinRuntime 10m");
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_RECLAIM, src, sizeof src), -1);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_RECLAIM, src, sizeof src), -1);
     pod_unref(p);
     p = aged_pod(s, "f", 0, "", 0, "fast", "");
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 60000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 60000);
     pod_unref(p);
     /* Lower: taken; higher: ignored; under "-1": taken. */
     p = aged_pod(s, "low", 0, "", 0, "research",
                  "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"30s\",\"" RECLAIM_MIN_RUNTIME_ANNOTATION "\":\"5m\"");
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 30000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 30000);
     assert_non_null(strstr(src, "annotation " PREEMPT_MIN_RUNTIME_ANNOTATION));
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_RECLAIM, src, sizeof src), 300000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_RECLAIM, src, sizeof src), 300000);
     pod_unref(p);
     p = aged_pod(s, "high", 0, "", 0, "research", "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"1h\"");
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
     pod_unref(p);
     p = aged_pod(s, "bad", 0, "", 0, "research", "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"soon\"");
     assert_int_equal(p->preempt_min_runtime_ms, DURATION_BAD);
-    assert_int_equal(minrt_applicable(s, p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
+    assert_int_equal(minrt_applicable(minrt_row(s), p, FS_MINRT_PREEMPT, src, sizeof src), 600000);
     pod_unref(p);
     scheduler_free(s);
 }
@@ -1896,12 +1926,13 @@ static void test_minrt_protects_young(void **st)
     pod_unref(aged_pod(s, "old", 0, "n2", 3600, NULL, ""));
     pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
     sched_pool_t *D = pools_get(s, DEFAULT_POOL_ID);
-    minrt_note_t note = { 0 };
-    assert_int_equal(postfilter_preempt_noted(D, pre, 0, &note), 1);
+    char *note = NULL;
+    int64_t wake = 0;
+    assert_int_equal(preempt_noted(D, pre, &note, &wake), 1);
     evictor_wait_idle(s->evictor);
     assert_int_equal(api_int(&api.evictions), 1);
     assert_int_equal(nominated_on(s, "n2"), 1);
-    minrt_note_clear(&note);
+    assert_null(note); /* room was made: the set waits for nothing */
     pod_unref(pre);
     victims_teardown(s);
 
@@ -1912,24 +1943,22 @@ static void test_minrt_protects_young(void **st)
     /* Past its 10 s lifetime: preemptible again, whatever its age. */
     pre = pod_from(s, "pre", "1", 500, "", "");
     D = pools_get(s, DEFAULT_POOL_ID);
-    assert_int_equal(postfilter_preempt_noted(D, pre, 0, &note), 0);
+    assert_int_equal(preempt_noted(D, pre, &note, &wake), 0);
     evictor_wait_idle(s->evictor);
     assert_int_equal(api_int(&api.evictions), 0);
-    assert_int_equal(note.n, 2);
-    assert_int_equal(note.until, y2->started_ms + 600000); /* the earlier of the two */
-    char *text = minrt_note_text(&note);
+    assert_non_null(note);
+    assert_int_equal(wake, y2->started_ms + 600000); /* the earlier of the two */
     char t[40];
     util_rfc3339(y2->started_ms + 600000, t, sizeof t);
-    assert_non_null(strstr(text, "2 pods that could make room are protected by a minimum runtime until"));
-    assert_non_null(strstr(text, t));
-    free(text);
-    minrt_note_clear(&note);
+    assert_non_null(strstr(note, "preemption: 2 pods that could make room are protected by a minimum runtime until"));
+    assert_non_null(strstr(note, t));
+    free(note);
     pod_unref(aged_pod(s, "y1", 0, "n1", 60, NULL, "\"" LIFETIME_ANNOTATION "\":\"10\""));
-    assert_int_equal(postfilter_preempt_noted(D, pre, 0, &note), 1);
+    assert_int_equal(preempt_noted(D, pre, &note, &wake), 1);
     evictor_wait_idle(s->evictor);
     assert_int_equal(api_int(&api.evictions), 1);
     assert_int_equal(nominated_on(s, "n1"), 1);
-    minrt_note_clear(&note);
+    assert_null(note);
     pod_unref(y1);
     pod_unref(y2);
     pod_unref(pre);
@@ -1946,21 +1975,19 @@ static void test_minrt_never_and_kinds(void **st)
     pod_unref(aged_pod(s, "a", 0, "n1", 3600, NULL, ""));
     pod_unref(aged_pod(s, "b", 0, "n2", 3600, NULL, ""));
     pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
-    minrt_note_t note = { 0 };
-    assert_int_equal(postfilter_preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, 0, &note), 0);
-    assert_int_equal(note.n, 2);
-    assert_int_equal(note.never, 2);
-    assert_int_equal(note.until, 0);
-    char *text = minrt_note_text(&note);
-    assert_non_null(strstr(text, "never preempted"));
-    free(text);
-    minrt_note_clear(&note);
+    char *note = NULL;
+    int64_t wake = 0;
+    assert_int_equal(preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, &note, &wake), 0);
+    assert_non_null(note);
+    assert_non_null(strstr(note, "preemption: 2 pods that could make room are never preempted"));
+    assert_int_equal(wake, 0); /* no time to retry at */
+    free(note);
     /* An annotation lowers "-1". */
     pod_unref(aged_pod(s, "a", 0, "n1", 3600, NULL, "\"" PREEMPT_MIN_RUNTIME_ANNOTATION "\":\"1m\""));
-    assert_int_equal(postfilter_preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, 0, &note), 1);
+    assert_int_equal(preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, &note, &wake), 1);
     evictor_wait_idle(s->evictor);
     assert_int_equal(nominated_on(s, "n1"), 1);
-    minrt_note_clear(&note);
+    assert_null(note);
     pod_unref(pre);
     victims_teardown(s);
 
@@ -1969,8 +1996,9 @@ static void test_minrt_never_and_kinds(void **st)
     s = new_sched();
     add_queue(s, "a", NULL, "\"preemptMinRuntime\":\"0\",\"reclaimMinRuntime\":\"10m\"");
     pod_t *v = aged_pod(s, "v", 0, "n1", 60, "a", "");
-    assert_int_equal(minrt_protected_until(s, v, FS_MINRT_PREEMPT, util_wall_ms(), (char[300]){ 0 }, 300), 0);
-    assert_int_equal(minrt_protected_until(s, v, FS_MINRT_RECLAIM, util_wall_ms(), (char[300]){ 0 }, 300),
+    assert_int_equal(minrt_protected_until(minrt_row(s), v, FS_MINRT_PREEMPT, util_wall_ms(), (char[300]){ 0 }, 300),
+                     0);
+    assert_int_equal(minrt_protected_until(minrt_row(s), v, FS_MINRT_RECLAIM, util_wall_ms(), (char[300]){ 0 }, 300),
                      v->started_ms + 600000);
     pod_unref(v);
     scheduler_free(s);
@@ -2007,18 +2035,20 @@ static void test_minrt_gang_age(void **st)
         pod_unref(p);
     }
     pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
-    minrt_note_t note = { 0 };
-    assert_int_equal(postfilter_preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, 0, &note), 0);
+    char *note = NULL;
+    int64_t wake = 0;
+    assert_int_equal(preempt_noted(pools_get(s, DEFAULT_POOL_ID), pre, &note, &wake), 0);
     evictor_wait_idle(s->evictor);
     assert_int_equal(api_int(&api.evictions), 0);
-    assert_int_equal(note.n, 2);
+    assert_non_null(note);
+    assert_non_null(strstr(note, "preemption: 2 pods that could make room"));
     int64_t young_ms = 0;
     cache_pod_state_t cst;
     pod_t *mm = cache_get_pod(s->cache, "uid-master", &cst);
     young_ms = mm->started_ms;
     pod_unref(mm);
-    assert_int_equal(note.until, young_ms + 600000);
-    minrt_note_clear(&note);
+    assert_int_equal(wake, young_ms + 600000);
+    free(note);
     pod_unref(pre);
     victims_teardown(s);
 }
@@ -2027,9 +2057,9 @@ static void test_minrt_gang_age(void **st)
 
 /* The victims table's pod question (pe_victims) for preemptor pre inside
  * the default pool, Queues off: 1 when v may go, its rank in *rank. */
-static int victim_of(scheduler_t *s, const pod_t *v, const pod_t *pre, int64_t *rank, minrt_note_t *prot)
+static int victim_of(scheduler_t *s, const pod_t *v, const pod_t *pre, int64_t *rank, pod_set_t *set)
 {
-    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID, .prio = pre->priority, .prot = prot };
+    victim_ctx_t vc = { .s = s, .pool_id = DEFAULT_POOL_ID, .prio = pre->priority, .set = set };
     int64_t r = 0;
     int ok = pe_victims(s)->pod(v, pre, &vc, &r);
     if (rank)
@@ -2265,14 +2295,17 @@ static void test_victims_min_runtime_of_deciding_kind(void **st)
     pod_t *young = aged_pod(s, "young", 0, "n1", 60, NULL, "");
     pod_t *old = aged_pod(s, "old", 0, "n1", 3600, NULL, "");
     pod_t *lent = aged_pod(s, "lent", 0, "n2", 60, NULL, BORROWED);
-    minrt_note_t note = { 0 };
-    assert_false(victim_of(s, young, pre, NULL, &note));
-    assert_int_equal(note.n, 1);
-    assert_string_equal(note.uids[0], young->uid);
-    assert_true(victim_of(s, old, pre, NULL, &note));
-    assert_true(victim_of(s, lent, pre, NULL, &note));
-    assert_int_equal(note.n, 1);
-    minrt_note_clear(&note);
+    /* What the minimum-runtime row kept goes into the set's slot: one pod
+     * (the young home pod), said by its kept point. */
+    pod_set_t set = { 0 };
+    assert_false(victim_of(s, young, pre, NULL, &set));
+    assert_true(victim_of(s, old, pre, NULL, &set));
+    assert_true(victim_of(s, lent, pre, NULL, &set));
+    char *kept = NULL;
+    sched_rows_kept(s, &set, 1, &kept);
+    assert_non_null(kept);
+    assert_non_null(strstr(kept, "preemption: 1 pod that could make room is protected by a minimum runtime"));
+    free(kept);
     pod_unref(young);
     pod_unref(old);
     pod_unref(lent);

@@ -20,6 +20,7 @@
 #include "kube/client.h"
 #include "scheduler/capabilities.h"
 #include "gang/row.h"
+#include "prioclass/row.h"
 #include "scheduler/internal.h"
 #include "util/util.h"
 
@@ -279,7 +280,7 @@ static void test_gang_priority_class(void **st)
     scheduler_t *s = fresh();
     json_t *pc = parse_sq("{'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':{'name':'high'},"
                           "'value':1000}");
-    on_priorityclass_event(s, KUBE_ADDED, "high", pc);
+    prioclass_row_on_event(sched_row(s, "priority-classes")->self, KUBE_ADDED, "high", pc);
     json_decref(pc);
     json_t *pg = parse_sq("{'apiVersion':'scheduling.x-k8s.io/v1alpha1','kind':'PodGroup','metadata':{'name':'g',"
                           "'namespace':'ns','uid':'uid-g','annotations':{'" GANG_PRIORITY_CLASS_ANNOTATION
@@ -300,7 +301,7 @@ static void test_gang_priority_class(void **st)
     assert_int_equal(sched_gang_priority(s, &g, 2000), 2000); /* never below its members */
     gang_snap_clear(&g);
     /* The class goes: back to the members' own. */
-    on_priorityclass_event(s, KUBE_DELETED, "high", NULL);
+    prioclass_row_on_event(sched_row(s, "priority-classes")->self, KUBE_DELETED, "high", NULL);
     assert_int_equal(sched_pod_priority(s, m), 0);
     pod_unref(m);
     pod_unref(lone);
