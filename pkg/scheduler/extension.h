@@ -293,9 +293,8 @@ typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
  * the set's pool thread with no lock held.
  *
  * The points that take a sched_row_t get the row's room (row->self) and
- * the services table (framework/services.h): a row moved to its concept's
- * folder sees the core only through them. Rows still in pkg/scheduler have
- * the scheduler itself as their room (sched_row_core) until they move. */
+ * the services table (framework/services.h): a row, in its concept's
+ * folder, sees the core only through them. */
 typedef struct sched_ext {
     const char *name;
     /* The row's room, made when the scheduler is built (NULL: none) and

@@ -355,8 +355,6 @@ int sched_pod_tenant(scheduler_t *s, const pod_t *p);
 /* services.c: the services table rows get (framework/services.h), and
  * the rows' rooms. */
 extern const sched_services_t sched_services;
-/* The room of a row still in pkg/scheduler: the scheduler itself. */
-void *sched_row_core(const sched_services_t *svc, void *core);
 /* Every row's init, in table order (s->rows); sched_rows_fini frees them. */
 void sched_rows_init(scheduler_t *s);
 void sched_rows_fini(scheduler_t *s);

@@ -784,12 +784,6 @@ void scheduler_each_queue_counter(
     s->queues.ops->each_counter(s->queues.self, fn, ud);
 }
 
-void *sched_row_core(const sched_services_t *svc, void *core)
-{
-    (void)svc;
-    return core;
-}
-
 void sched_rows_init(scheduler_t *s)
 {
     int n = 0;
