@@ -8,6 +8,7 @@
 #include "gang/dash.h"
 #include "gang/row.h"
 #include "gates/row.h"
+#include "gpu/dash.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
 #include "minruntime/row.h"
@@ -142,7 +143,10 @@ static const sched_ext_t table[] = {
       .housekeep = gpu_row_housekeep,
       .timed = gpu_row_timed,
       .pod_deleted = gpu_row_pod_deleted,
-      .victims = gpu_row_victims },
+      .victims = gpu_row_victims,
+      .node_use = gpu_row_node_use,
+      .node_doc = gpu_row_node_doc,
+      .pod_use = gpu_row_pod_use },
 };
 
 const sched_ext_t *sched_extensions(int *n)
