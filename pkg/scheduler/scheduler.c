@@ -62,9 +62,6 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
         s->identity = b.data;
     }
     s->kc = kc;
-    /* Pods are parsed before any scheduler sees them: only those in this
-     * namespace may be trusted as reservation pods. */
-    gpu_set_reservation_namespace(o->gpu_namespace);
     if (topo_levels_parse(o->topology_levels, &s->topo, err, errlen) != 0 || profiles_init(s, o, err, errlen) != 0) {
         topo_levels_free(&s->topo);
         profiles_destroy(s);

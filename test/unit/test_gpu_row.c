@@ -162,6 +162,38 @@ static void test_housekeep_restores_unless_fenced(void **state)
     teardown(&f, &row);
 }
 
+/* The row's init trusts reservation pods in the options' namespace
+ * (gpu_namespace), and only there: a pod parsed after a scheduler is made
+ * is judged by its namespace. */
+static void test_init_sets_reservation_namespace(void **state)
+{
+    (void)state;
+    gpu_set_reservation_namespace(GPU_RESERVATION_NS);
+    fake_core_t fc;
+    memset(&fc, 0, sizeof(fc));
+    fake_core_init(&fc);
+    fc.opts.gpu_namespace = "gpu-init";
+    void *self = gpu_row_init(&fc.svc, &fc);
+    const char *fmt = "{'metadata':{'name':'gpu-res-n-0-00001','namespace':'%s','uid':'u-%s',"
+                      "'labels':{'resource.aibee.cn/gpu-reservation':'true','app.kubernetes.io/managed-by':'ai-"
+                      "scheduler'},'annotations':{'resource.aibee.cn/gpu-index':'0',"
+                      "'resource.aibee.cn/gpu-reservation-node':'n'}},"
+                      "'spec':{'nodeName':'n','containers':[{'name':'c','resources':{'requests':"
+                      "{'nvidia.com/gpu':'1'}}}]}}";
+    char buf[1024];
+    snprintf(buf, sizeof(buf), fmt, "gpu-init", "a");
+    pod_t *mine = fx_pod(buf);
+    snprintf(buf, sizeof(buf), fmt, GPU_RESERVATION_NS, "b");
+    pod_t *dflt = fx_pod(buf);
+    gpu_row_fini(self);
+    fake_core_free(&fc);
+    gpu_set_reservation_namespace(GPU_RESERVATION_NS);
+    assert_true(gpu_is_reservation(mine));
+    assert_false(gpu_is_reservation(dflt));
+    pod_unref(mine);
+    pod_unref(dflt);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -170,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_prebind_creates_namespace),
         cmocka_unit_test(test_prebind_refused),
         cmocka_unit_test(test_housekeep_restores_unless_fenced),
+        cmocka_unit_test(test_init_sets_reservation_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
