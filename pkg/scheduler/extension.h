@@ -71,6 +71,9 @@ typedef struct sched_published {
      * room classes): 1 with *out when the class is known. */
     int (*class_value)(void *classes, const char *name, int32_t *out);
     void *classes;
+    /* The topology levels gangs may ask for (the topology row's, parsed
+     * from --topology-levels; the services' topo_levels). */
+    const topo_levels_t *topo_levels;
 } sched_published_t;
 
 typedef enum {
@@ -313,6 +316,9 @@ typedef struct sched_pod_use {
  * the scheduler itself as their room (sched_row_core) until they move. */
 typedef struct sched_ext {
     const char *name;
+    /* The row's options, checked before the scheduler is built: 0, or -1
+     * with err (scheduler_new fails with it). */
+    int (*check)(const scheduler_opts_t *o, char *err, size_t errlen);
     /* The row's room, made when the scheduler is built (NULL: none) and
      * freed by fini when it is freed, after every thread stopped. */
     void *(*init)(const sched_services_t *svc, void *core);
