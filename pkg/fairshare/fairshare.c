@@ -12,6 +12,7 @@
 #include "fairshare/fairshare.h"
 #include "gpu/gpu.h"
 #include "util/hashmap.h"
+#include "util/jsonnum.h"
 #include "util/util.h"
 #include "util/lockorder.h"
 
@@ -1618,20 +1619,11 @@ void fs_note_reclaim(fs_store_t *fs, int tenant, const char *const *victim_uids,
 
 /* ------------------------------------------------------ housekeeping */
 
-/* Whole numbers as integers, others to three decimals. */
-json_t *fs_json_num(double v)
-{
-    double r = round(v * 1000) / 1000;
-    if (fabs(r - round(r)) < 1e-9 && fabs(r) < 9e15)
-        return json_integer((json_int_t)llround(r));
-    return json_real(r);
-}
-
 static json_t *jvec(const double v[FS_NRES])
 {
     json_t *o = json_object();
     for (int r = 0; r < FS_NRES; r++)
-        json_object_set_new(o, fs_res_names[r], fs_json_num(v[r]));
+        json_object_set_new(o, fs_res_names[r], util_json_num(v[r]));
     return o;
 }
 
@@ -1857,7 +1849,7 @@ int64_t fs_checkpoint_grace(fs_store_t *fs, int tenant)
 
 static json_t *dash_num(double v, int r)
 {
-    return fs_json_num(r == FS_MEM ? v * 1e6 : v);
+    return util_json_num(r == FS_MEM ? v * 1e6 : v);
 }
 
 static json_t *dash_opt(double v, int r)
@@ -1874,7 +1866,7 @@ static json_t *dash_res(const fs_queue_spec_t *spec, const double *alloc, const 
         json_object_set_new(o, fs_res_names[r],
                             json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "quota", dash_opt(sr ? sr->quota : -1, r),
                                       "limit", dash_opt(sr ? sr->limit : -1, r), "weight",
-                                      sr && sr->weight >= 0 ? fs_json_num(sr->weight) : json_null(), "fairShare",
+                                      sr && sr->weight >= 0 ? util_json_num(sr->weight) : json_null(), "fairShare",
                                       dash_num(fair[r], r), "allocated", dash_num(alloc[r], r), "pending",
                                       dash_num(pend[r], r)));
     }
@@ -1913,7 +1905,7 @@ static json_t *dash_queue(fs_store_t *fs, int id, const int *running)
     json_t *o = json_pack(
         "{s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:i, s:i}", "name", n->name, "parent",
         parent ? json_string(parent) : json_null(), "children", kids, "weight",
-        n->spec && n->spec->res[FS_GPU].weight >= 0 ? fs_json_num(n->spec->res[FS_GPU].weight) : json_null(), "valid",
+        n->spec && n->spec->res[FS_GPU].weight >= 0 ? util_json_num(n->spec->res[FS_GPU].weight) : json_null(), "valid",
         id == FS_DEFAULT_ID || n->valid, "resources", dash_res(n->spec, sum.alloc, sum.fair, sum.pend), "pools", pools,
         "pendingPods", sum.npend, "runningPods", running[id]);
     if (n->why && !n->valid)

@@ -249,9 +249,6 @@ void fs_each_metric(fs_store_t *fs, fs_metric_fn fn, void *ud);
  * millicores, memory bytes (the store's MB times 10^6); unset spec fields
  * are null. Queues with a Queue object, and default. */
 json_t *fs_dashboard_queues(fs_store_t *fs);
-/* A figure as Queue .status and the dashboard write it: three decimals (a
- * fraction reads 0.5, not 0.50000000001), an integer when whole. */
-json_t *fs_json_num(double v);
 /* Reclaim counters per queue: as reclaimer (reclaims) and as victim (pods). */
 typedef void (*fs_counter_fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed);
 void fs_each_counter(fs_store_t *fs, fs_counter_fn fn, void *ud);

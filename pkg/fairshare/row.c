@@ -678,6 +678,13 @@ static json_t *q_dashboard(void *self)
     return fs_dashboard_queues(((tenants_row_t *)self)->fs);
 }
 
+static const char *q_queue_name(void *self, const pod_t *pod)
+{
+    (void)self;
+    const char *q = fs_pod_queue_label(pod);
+    return q ? q : FS_DEFAULT_QUEUE;
+}
+
 static void q_each_metric(void *self, fs_metric_fn fn, void *ud)
 {
     tenants_row_t *r = self;
@@ -715,6 +722,7 @@ static const sched_queues_ops_t queues_ops = {
     .reclaim_note = q_reclaim_note,
     .pod_json = q_pod_json,
     .dashboard = q_dashboard,
+    .queue_name = q_queue_name,
     .each_metric = q_each_metric,
     .each_counter = q_each_counter,
 };

@@ -66,6 +66,9 @@ typedef struct sched_queues_ops {
      * numbers and each queue's reclaim counters. */
     json_t *(*pod_json)(void *self, int pool, const char *pool_name, const pod_t *pod);
     json_t *(*dashboard)(void *self);
+    /* The queue a pod's own label names, as the dashboard lists a pod
+     * (the default queue when none; borrowed from the pod, or static). */
+    const char *(*queue_name)(void *self, const pod_t *pod);
     void (*each_metric)(void *self, fs_metric_fn fn, void *ud);
     void (*each_counter)(void *self, fs_counter_fn fn, void *ud);
 } sched_queues_ops_t;

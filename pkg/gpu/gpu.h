@@ -60,8 +60,9 @@ typedef struct gpu_req {
  * other pod: its GPUs count, quota and preemption apply. */
 gpu_req_t *gpu_req_parse(const pod_t *p, json_t *annotations);
 /* The namespace reservation pods are made in (the scheduler's
- * gpu_namespace; GPU_RESERVATION_NS until set). Process-wide, as pods are
- * parsed before any scheduler sees them; thread-safe. */
+ * gpu_namespace, set by the gpu-sharing row's init; GPU_RESERVATION_NS
+ * until set). Process-wide, as pods are parsed before any scheduler sees
+ * them; thread-safe. */
 void gpu_set_reservation_namespace(const char *ns);
 /* Whether p, labelled GPU_LABEL_RESERVATION=true, is a reservation pod
  * ai-scheduler made (see gpu.c for what proves it). */

@@ -56,6 +56,9 @@ static void slot_drop(gpu_res_t *r, const char *key, res_entry_t *e)
 
 void *gpu_row_init(const sched_services_t *svc, void *core)
 {
+    /* Made with the scheduler, before any pod reaches its cache: only the
+     * pods in this namespace may be trusted as reservation pods. */
+    gpu_set_reservation_namespace(svc->opts(core)->gpu_namespace);
     gpu_res_t *r = util_xcalloc(1, sizeof(*r));
     r->svc = svc;
     r->core = core;

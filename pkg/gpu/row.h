@@ -14,7 +14,9 @@
 #include "queue/queue.h"
 #include "scheduler/extension.h"
 
-/* The row's room (its init and fini in the row table). */
+/* The row's room (its init and fini in the row table). init also sets
+ * the process-wide reservation namespace (gpu_set_reservation_namespace)
+ * from the options' gpu_namespace. */
 void *gpu_row_init(const sched_services_t *svc, void *core);
 void gpu_row_fini(void *self);
 /* PreBind, from a bind worker: for a fraction, makes sure each of its

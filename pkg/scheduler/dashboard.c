@@ -1,6 +1,7 @@
 /* dashboard.c -- the dashboard's collectors (scheduler/dashboard.h): copy
  * what the pages show out of the cache, the rows (their groups point: the
- * gang row's PodGroups), the Queues and the decision records, then sort,
+ * gang row's PodGroups; node_use, node_doc and pod_use: the gpu-sharing
+ * row's shared GPUs), the Queues and the decision records, then sort,
  * page and build JSON with no lock held. The gang list is the gang row's
  * own page (gang/dash.c). */
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "explain/explain.h"
 #include "scheduler/dashboard.h"
 #include "scheduler/internal.h"
+#include "util/jsonnum.h"
 #include "util/util.h"
 
 static int add_shown(void *ud, void *self, const sched_watch_t *w, informer_t *inf)
@@ -72,16 +74,22 @@ static int pool_index(const pool_names_t *pn, const char *name)
     return -1;
 }
 
-static const char *pod_queue(const pod_t *p)
+static const char *pod_queue(scheduler_t *s, const pod_t *p)
 {
-    const char *q = fs_pod_queue_label(p);
-    return q ? q : FS_DEFAULT_QUEUE;
+    return s->queues.ops->queue_name(s->queues.self, p);
 }
 
-/* A pod's GPUs: whole ones asked plus its share of shared GPUs. */
-static double pod_gpus(const pod_t *p)
+/* A pod's figures: whole GPUs asked, and what the rows' pod_use adds
+ * (the gpu-sharing row: its share of shared GPUs, a reservation pod). */
+static sched_pod_use_t pod_use(scheduler_t *s, const pod_t *p)
 {
-    return (double)res_get_scalar(&p->requests, RES_GPU) + gpu_share(p, 0);
+    sched_pod_use_t u = { .gpus = (double)res_get_scalar(&p->requests, RES_GPU) };
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].pod_use)
+            ext[i].pod_use(&s->rows[i], p, &u);
+    return u;
 }
 
 /* The reason a decision record gives: its hint, else its message. */
@@ -242,7 +250,7 @@ json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o)
             rows[nr++] = (prow_t){ p, g, named, g->ns, g->name, g->queue, pod_home_pool(p), p->created_ms };
             continue;
         }
-        rows[nr++] = (prow_t){ p, NULL, named, p->ns, p->name, pod_queue(p), pod_home_pool(p), p->created_ms };
+        rows[nr++] = (prow_t){ p, NULL, named, p->ns, p->name, pod_queue(s, p), pod_home_pool(p), p->created_ms };
     }
     int m = 0;
     for (int i = 0; i < nr; i++) {
@@ -304,8 +312,9 @@ static int node_ready(const node_t *n)
     return 1;
 }
 
-/* Cache read lock and the node's stripe held. */
-static void node_row(const node_info_t *ni, nrow_t *r)
+/* Cache read lock and the node's stripe held: the node's figures, GPUs
+ * as the rows' node_use count them. */
+static void node_row(scheduler_t *s, const node_info_t *ni, nrow_t *r)
 {
     const node_t *n = ni->node;
     memset(r, 0, sizeof *r);
@@ -316,12 +325,14 @@ static void node_row(const node_info_t *ni, nrow_t *r)
     for (int i = 0; i < ni->npods; i++)
         r->pods += !pod_is_terminal(ni->pods[i]);
     r->whole = res_get_scalar(&n->allocatable, RES_GPU);
-    int64_t req = res_get_scalar(&ni->requested, RES_GPU);
-    r->shared = gpu_node_of(ni) ? gpu_node_shared(gpu_node_of(ni)) : 0;
-    double frac = 0;
-    for (int i = 0; gpu_node_of(ni) && i < r->whole && i < GPU_MAX_DEVICES; i++)
-        frac += gpu_node_slot_use(gpu_node_of(ni), n, i);
-    r->gpu_used = (double)(req - r->shared) + frac;
+    sched_node_use_t u = { .gpu_used = (double)res_get_scalar(&ni->requested, RES_GPU) };
+    int next = 0;
+    const sched_ext_t *ext = sched_extensions(&next);
+    for (int i = 0; i < s->nrows && i < next; i++)
+        if (ext[i].node_use)
+            ext[i].node_use(&s->rows[i], ni, &u);
+    r->shared = u.gpu_shared;
+    r->gpu_used = u.gpu_used;
     r->cpu_cap = n->allocatable.milli_cpu;
     r->cpu_used = ni->requested.milli_cpu;
     r->mem_cap = n->allocatable.memory;
@@ -340,7 +351,7 @@ static int nodes_get(scheduler_t *s, nrow_t **out)
             continue;
         /* Its pool thread may be reserving on it (under the read lock). */
         cache_node_lock(s->cache, v[i]->name);
-        node_row(v[i], &rows[m++]);
+        node_row(s, v[i], &rows[m++]);
         cache_node_unlock(s->cache, v[i]->name);
     }
     cache_unlock(s->cache);
@@ -360,39 +371,29 @@ static int cmp_nrow(const void *a, const void *b)
     return strcmp(((const nrow_t *)a)->name, ((const nrow_t *)b)->name);
 }
 
-/* cache_node_visit's fn: the node's GPU slots with their fractions and
- * reservation pods (cache lock held; names and numbers only). */
-static void slots_of(void *ud, const node_info_t *ni)
+/* A node's item on the nodes page, which the rows' node_doc add to. */
+typedef struct node_doc_ctx {
+    scheduler_t *s;
+    json_t *item;
+    int seen;
+} node_doc_ctx_t;
+
+/* The rows' node_doc for ni (NULL: the node left the cache). */
+static void rows_node_doc(scheduler_t *s, const node_info_t *ni, json_t *item)
 {
-    json_t *slots = ud;
-    const node_t *n = ni->node;
-    if (!n || !gpu_node_of(ni))
-        return;
-    int64_t whole = res_get_scalar(&n->allocatable, RES_GPU);
-    int64_t mem = gpu_node_memory(n);
-    for (int i = 0; i < whole && i < GPU_MAX_DEVICES; i++) {
-        json_t *fr = json_array();
-        json_t *res = json_null();
-        for (int k = 0; k < ni->npods; k++) {
-            const pod_t *p = ni->pods[k];
-            if (pod_is_terminal(p))
-                continue;
-            if (gpu_is_reservation(p) && gpu_req_of(p)->slot == i) {
-                json_decref(res);
-                res = json_string(p->key);
-            } else if (gpu_is_fraction(p) && (gpu_node_mask_of(gpu_node_of(ni), p->uid) >> i & 1)) {
-                double share = gpu_share(p, mem) / (gpu_req_of(p)->ndev > 0 ? gpu_req_of(p)->ndev : 1);
-                json_array_append_new(fr, json_pack("{s:s, s:o}", "pod", p->key, "fraction", fs_json_num(share)));
-            }
-        }
-        if (!json_array_size(fr) && json_is_null(res)) {
-            json_decref(fr);
-            continue;
-        }
-        json_array_append_new(slots, json_pack("{s:i, s:o, s:o, s:o}", "index", i, "used",
-                                               fs_json_num(gpu_node_slot_use(gpu_node_of(ni), n, i)), "fractions", fr,
-                                               "reservation", res));
-    }
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].node_doc)
+            ext[i].node_doc(&s->rows[i], ni, item);
+}
+
+/* cache_node_visit's fn (cache read lock and the node's stripe held). */
+static void node_doc_of(void *ud, const node_info_t *ni)
+{
+    node_doc_ctx_t *c = ud;
+    c->seen = 1;
+    rows_node_doc(c->s, ni, c->item);
 }
 
 json_t *scheduler_dash_nodes(scheduler_t *s, const dash_list_opts_t *o)
@@ -415,15 +416,17 @@ json_t *scheduler_dash_nodes(scheduler_t *s, const dash_list_opts_t *o)
     json_t *items = json_array();
     for (int k = off; k < m && k < off + lim; k++) {
         nrow_t *r = &rows[sel[k]];
-        json_t *slots = json_array();
-        cache_node_visit(s->cache, r->name, slots_of, slots);
-        json_array_append_new(
-            items, json_pack("{s:s, s:s, s:b, s:b, s:{s:I, s:o, s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:i, s:o}",
-                             "name", r->name, "pool", pool_name(&pn, r->pool), "cordoned", r->cordoned, "ready",
-                             r->ready, "gpu", "whole", (json_int_t)r->whole, "used", fs_json_num(r->gpu_used), "shared",
-                             (json_int_t)r->shared, "free", fs_json_num((double)r->whole - r->gpu_used), "cpu",
-                             "capacity", (json_int_t)r->cpu_cap, "used", (json_int_t)r->cpu_used, "memory", "capacity",
-                             (json_int_t)r->mem_cap, "used", (json_int_t)r->mem_used, "pods", r->pods, "slots", slots));
+        json_t *item = json_pack("{s:s, s:s, s:b, s:b, s:{s:I, s:o, s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:i}",
+                                 "name", r->name, "pool", pool_name(&pn, r->pool), "cordoned", r->cordoned, "ready",
+                                 r->ready, "gpu", "whole", (json_int_t)r->whole, "used", util_json_num(r->gpu_used),
+                                 "shared", (json_int_t)r->shared, "free", util_json_num((double)r->whole - r->gpu_used),
+                                 "cpu", "capacity", (json_int_t)r->cpu_cap, "used", (json_int_t)r->cpu_used, "memory",
+                                 "capacity", (json_int_t)r->mem_cap, "used", (json_int_t)r->mem_used, "pods", r->pods);
+        node_doc_ctx_t c = { s, item, 0 };
+        cache_node_visit(s->cache, r->name, node_doc_of, &c);
+        if (!c.seen)
+            rows_node_doc(s, NULL, item);
+        json_array_append_new(items, item);
     }
     free(sel);
     nodes_free(rows, n);
@@ -455,7 +458,7 @@ json_t *scheduler_dash_nodes_map(scheduler_t *s)
         int pi = r->pool >= 0 && r->pool < pn.n ? idx[r->pool] : -1;
         int pct = r->cpu_cap > 0 ? (int)(r->cpu_used * 100 / r->cpu_cap) : 0;
         json_array_append_new(nodes, json_pack("[s, i, i, I, o, I, i]", r->name, pi, state, (json_int_t)r->whole,
-                                               fs_json_num(r->gpu_used), (json_int_t)r->shared, pct));
+                                               util_json_num(r->gpu_used), (json_int_t)r->shared, pct));
     }
     free(idx);
     nodes_free(rows, n);
@@ -480,6 +483,7 @@ typedef struct flow {
 } flow_t;
 
 typedef struct overview_ctx {
+    scheduler_t *s;
     const pool_names_t *pn;
     flow_t *flows;
     int nflows, cap;
@@ -508,13 +512,16 @@ static void lending_of(overview_ctx_t *c, const node_info_t *ni)
     const char *owner = pool_name(c->pn, ni->pool);
     for (int k = 0; k < ni->npods; k++) {
         const pod_t *p = ni->pods[k];
-        if (pod_is_terminal(p) || gpu_is_reservation(p))
+        if (pod_is_terminal(p))
+            continue;
+        sched_pod_use_t u = pod_use(c->s, p);
+        if (u.holder)
             continue;
         const char *home = pod_home_pool(p);
         if (strcmp(home, owner) == 0)
             continue;
         flow_t *f = flow_at(c, owner, home);
-        f->v[R_GPU] += pod_gpus(p);
+        f->v[R_GPU] += u.gpus;
         f->v[R_CPU] += (double)p->requests.milli_cpu;
         f->v[R_MEM] += (double)p->requests.memory;
         f->pods++;
@@ -523,8 +530,8 @@ static void lending_of(overview_ctx_t *c, const node_info_t *ni)
 
 static json_t *flow_json(const flow_t *f, const char *key, const char *who)
 {
-    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:i}", key, who, "gpu", fs_json_num(f->v[R_GPU]), "cpu",
-                          fs_json_num(f->v[R_CPU]), "memory", fs_json_num(f->v[R_MEM]), "pods", f->pods);
+    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:i}", key, who, "gpu", util_json_num(f->v[R_GPU]), "cpu",
+                          util_json_num(f->v[R_CPU]), "memory", util_json_num(f->v[R_MEM]), "pods", f->pods);
     return o;
 }
 
@@ -533,9 +540,9 @@ static json_t *res_json(const res_sum_t *r)
     json_t *o = json_object();
     for (int k = 0; k < R_N; k++)
         json_object_set_new(o, r_names[k],
-                            json_pack("{s:o, s:o, s:o, s:o, s:o}", "capacity", fs_json_num(r->cap[k]), "used",
-                                      fs_json_num(r->used[k]), "shared", fs_json_num(r->shared[k]), "free",
-                                      fs_json_num(r->cap[k] - r->used[k]), "pending", fs_json_num(r->pend[k])));
+                            json_pack("{s:o, s:o, s:o, s:o, s:o}", "capacity", util_json_num(r->cap[k]), "used",
+                                      util_json_num(r->used[k]), "shared", util_json_num(r->shared[k]), "free",
+                                      util_json_num(r->cap[k] - r->used[k]), "pending", util_json_num(r->pend[k])));
     return o;
 }
 
@@ -548,7 +555,7 @@ json_t *scheduler_dash_overview(scheduler_t *s)
     int *nodes = util_xcalloc((size_t)np + 1, sizeof *nodes), *cordoned = util_xcalloc((size_t)np + 1, sizeof(int)),
         *notready = util_xcalloc((size_t)np + 1, sizeof(int)), *pending = util_xcalloc((size_t)np + 1, sizeof(int)),
         *waiting = util_xcalloc((size_t)np + 1, sizeof(int));
-    overview_ctx_t c = { .pn = &pn };
+    overview_ctx_t c = { .s = s, .pn = &pn };
 
     cache_rdlock(s->cache);
     int n;
@@ -558,7 +565,7 @@ json_t *scheduler_dash_overview(scheduler_t *s)
             continue;
         nrow_t r;
         cache_node_lock(s->cache, v[i]->name);
-        node_row(v[i], &r);
+        node_row(s, v[i], &r);
         lending_of(&c, v[i]);
         cache_node_unlock(s->cache, v[i]->name);
         int p = r.pool >= 0 && r.pool < np ? r.pool : DEFAULT_POOL_ID;
@@ -583,7 +590,7 @@ json_t *scheduler_dash_overview(scheduler_t *s)
         if (p < 0)
             continue; /* its pool does not exist: no pool's pending */
         pending[p]++;
-        rs[p].pend[R_GPU] += pod_gpus(pods[i]);
+        rs[p].pend[R_GPU] += pod_use(s, pods[i]).gpus;
         rs[p].pend[R_CPU] += (double)pods[i]->requests.milli_cpu;
         rs[p].pend[R_MEM] += (double)pods[i]->requests.memory;
     }

@@ -71,6 +71,9 @@ typedef struct sched_published {
      * room classes): 1 with *out when the class is known. */
     int (*class_value)(void *classes, const char *name, int32_t *out);
     void *classes;
+    /* The topology levels gangs may ask for (the topology row's, parsed
+     * from --topology-levels; the services' topo_levels). */
+    const topo_levels_t *topo_levels;
 } sched_published_t;
 
 typedef enum {
@@ -270,6 +273,21 @@ typedef struct sched_group_info {
 } sched_group_info_t;
 typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
 
+/* A node's figures as the dashboard's pages show them (sched_ext_t.node_use):
+ * the core's count, which a row that counts GPUs otherwise replaces. */
+typedef struct sched_node_use {
+    double gpu_used;    /* GPUs in use (the core's: requested nvidia.com/gpu) */
+    int64_t gpu_shared; /* GPUs shared among pods (the core's: 0) */
+} sched_node_use_t;
+
+/* A pod's figures as the dashboard's pages show them (sched_ext_t.pod_use). */
+typedef struct sched_pod_use {
+    double gpus; /* GPUs it asks (the core's: whole nvidia.com/gpu) plus what
+                  * rows add (its share of shared GPUs) */
+    int holder;  /* a pod a row made to hold room for others (a GPU
+                  * reservation pod): no pool lends it */
+} sched_pod_use_t;
+
 /* How the core combines the victims answers (victims.c, one victim):
  *  1. mechanism first, no row asked: a pod not ours, one being deleted,
  *     the preemptor itself, one whose eviction is already requested is
@@ -297,6 +315,9 @@ typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
  * folder, sees the core only through them. */
 typedef struct sched_ext {
     const char *name;
+    /* The row's options, checked before the scheduler is built: 0, or -1
+     * with err (scheduler_new fails with it). */
+    int (*check)(const scheduler_opts_t *o, char *err, size_t errlen);
     /* The row's room, made when the scheduler is built (NULL: none) and
      * freed by fini when it is freed, after every thread stopped. */
     void *(*init)(const sched_services_t *svc, void *core);
@@ -433,6 +454,21 @@ typedef struct sched_ext {
      * none). Any thread, no lock of the core held. */
     void (*groups)(const sched_row_t *row, const char *const *pools, int npools, sched_group_fn fn, void *ud);
     const char *(*group_of)(const sched_row_t *row, const pod_t *pod);
+    /* The dashboard's node figures (the nodes page, its map, the
+     * overview): u holds the core's count (and what rows before said), the
+     * row changes what it counts otherwise. Cache read lock and ni's
+     * stripe held; ni->node is set. */
+    void (*node_use)(const sched_row_t *row, const node_info_t *ni, sched_node_use_t *u);
+    /* The dashboard's nodes page: the row adds its fields to the node's
+     * item (after the core's, in table order). Cache read lock and ni's
+     * stripe held; ni is NULL when the node left the cache since its
+     * figures were taken (the row adds its fields as for a node with
+     * nothing of its own). */
+    void (*node_doc)(const sched_row_t *row, const node_info_t *ni, json_t *item);
+    /* The dashboard's pod figures (pending and lent resources): u holds
+     * the core's, the row adds or marks its own. Any thread; the pod may
+     * be on a node whose stripe is held. */
+    void (*pod_use)(const sched_row_t *row, const pod_t *pod, sched_pod_use_t *u);
     /* Whether the row's housekeeping has work that time moves on (a
      * stale gang waiting out its grace, GPU reservation pods held): a
      * sandbox does not jump its clock past idle seconds while one has. */

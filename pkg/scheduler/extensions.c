@@ -8,6 +8,7 @@
 #include "gang/dash.h"
 #include "gang/row.h"
 #include "gates/row.h"
+#include "gpu/dash.h"
 #include "gpu/row.h"
 #include "grouper/row.h"
 #include "minruntime/row.h"
@@ -123,7 +124,13 @@ static const sched_ext_t table[] = {
       .timed = gang_row_timed,
       .pod_seen = gang_row_pod_seen,
       .pod_deleted = gang_row_pod_deleted },
-    { .name = "topology", .pre_place = topology_row_pre_place, .plan_within = topology_row_plan_within },
+    { .name = "topology",
+      .check = topology_row_check,
+      .init = topology_row_init,
+      .fini = topology_row_fini,
+      .publish = topology_row_publish,
+      .pre_place = topology_row_pre_place,
+      .plan_within = topology_row_plan_within },
     { .name = "volumes",
       .init = volume_row_init,
       .fini = volume_row_fini,
@@ -142,7 +149,10 @@ static const sched_ext_t table[] = {
       .housekeep = gpu_row_housekeep,
       .timed = gpu_row_timed,
       .pod_deleted = gpu_row_pod_deleted,
-      .victims = gpu_row_victims },
+      .victims = gpu_row_victims,
+      .node_use = gpu_row_node_use,
+      .node_doc = gpu_row_node_doc,
+      .pod_use = gpu_row_pod_use },
 };
 
 const sched_ext_t *sched_extensions(int *n)

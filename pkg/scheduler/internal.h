@@ -17,7 +17,6 @@
 #include "gang/gang.h"
 #include "gpu/gpu.h"
 #include "grouper/grouper.h"
-#include "topology/topology.h"
 #include "kube/informer.h"
 #include "owners/owners.h"
 #include "pool/pool.h"
@@ -139,8 +138,6 @@ struct scheduler {
     /* What the rows keep for the Filter plugins (their cluster point, asked
      * once when they are built): every cluster view starts from it. */
     fw_cluster_t row_cluster;
-    /* the topology levels gangs may ask for (read-only; the topology row gets them through the services) */
-    topo_levels_t topo;
     /* gates.c: pending pods a pre_enqueue row keeps out of the queues */
     held_set_t *held;
     /* Live Pools whose spec sets a minimum runtime (atomic; written under
@@ -355,6 +352,9 @@ int sched_pod_tenant(scheduler_t *s, const pod_t *p);
 /* services.c: the services table rows get (framework/services.h), and
  * the rows' rooms. */
 extern const sched_services_t sched_services;
+/* Every row's check of the options (before anything is built): 0, or -1
+ * with err, the first refusal's. */
+int sched_rows_check(const scheduler_opts_t *o, char *err, size_t errlen);
 /* Every row's init, in table order (s->rows); sched_rows_fini frees them. */
 void sched_rows_init(scheduler_t *s);
 void sched_rows_fini(scheduler_t *s);

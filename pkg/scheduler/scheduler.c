@@ -62,11 +62,7 @@ scheduler_t *scheduler_new(const scheduler_opts_t *o, kube_client_t *kc, char *e
         s->identity = b.data;
     }
     s->kc = kc;
-    /* Pods are parsed before any scheduler sees them: only those in this
-     * namespace may be trusted as reservation pods. */
-    gpu_set_reservation_namespace(o->gpu_namespace);
-    if (topo_levels_parse(o->topology_levels, &s->topo, err, errlen) != 0 || profiles_init(s, o, err, errlen) != 0) {
-        topo_levels_free(&s->topo);
+    if (sched_rows_check(o, err, errlen) != 0 || profiles_init(s, o, err, errlen) != 0) {
         profiles_destroy(s);
         free(s->name);
         free(s->identity);
@@ -565,7 +561,6 @@ void scheduler_free(scheduler_t *s)
     cache_free(s->cache);
     held_free(s->held);
     explain_store_free(s->explain);
-    topo_levels_free(&s->topo);
     pools_destroy(s);
     /* After the queues, whose callbacks read the tenants row's store; the
      * gang row's store (s->gangs) goes with its room. */

@@ -386,7 +386,9 @@ static void svc_object_event_ref(void *core, const char *kind, const char *api_v
 
 static const topo_levels_t *svc_topo_levels(void *core)
 {
-    return &((scheduler_t *)core)->topo;
+    static const topo_levels_t none = { .n = 0 };
+    const topo_levels_t *l = ((scheduler_t *)core)->published.topo_levels;
+    return l ? l : &none;
 }
 
 static const gang_snap_t *svc_set_gang(void *core, const pod_set_t *set)
@@ -782,6 +784,16 @@ void scheduler_each_queue_counter(
     scheduler_t *s, void (*fn)(void *ud, const char *queue, unsigned long reclaims, unsigned long reclaimed), void *ud)
 {
     s->queues.ops->each_counter(s->queues.self, fn, ud);
+}
+
+int sched_rows_check(const scheduler_opts_t *o, char *err, size_t errlen)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n; i++)
+        if (ext[i].check && ext[i].check(o, err, errlen) != 0)
+            return -1;
+    return 0;
 }
 
 void sched_rows_init(scheduler_t *s)

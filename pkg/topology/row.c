@@ -11,6 +11,45 @@
 #include "util/log.h"
 #include "util/util.h"
 
+/* The row's room: the levels gangs may ask for, widest first. */
+typedef struct topo_room {
+    topo_levels_t levels;
+} topo_room_t;
+
+int topology_row_check(const scheduler_opts_t *o, char *err, size_t errlen)
+{
+    topo_levels_t l;
+    if (topo_levels_parse(o->topology_levels, &l, err, errlen) != 0)
+        return -1;
+    topo_levels_free(&l);
+    return 0;
+}
+
+void *topology_row_init(const sched_services_t *svc, void *core)
+{
+    topo_room_t *r = util_xcalloc(1, sizeof(*r));
+    char err[256];
+    /* check refused what fails here before any room was made: only a
+     * table built without it (a test's) gets here with no levels. */
+    if (topo_levels_parse(svc->opts(core)->topology_levels, &r->levels, err, sizeof(err)) != 0)
+        LOG_E("topology levels: %s: none kept", err);
+    return r;
+}
+
+void topology_row_fini(void *self)
+{
+    topo_room_t *r = self;
+    if (!r)
+        return;
+    topo_levels_free(&r->levels);
+    free(r);
+}
+
+void topology_row_publish(const sched_row_t *row, sched_published_t *pub)
+{
+    pub->topo_levels = &((topo_room_t *)row->self)->levels;
+}
+
 typedef struct topo_sim {
     const sched_row_t *row;
     sched_sim_t *sim;

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "api/resources.h"
+#include "gpu/dash.h"
 #include "gpu/row.h"
 #include "scheduler/capabilities.h"
 #include "util/util.h"
@@ -162,6 +164,72 @@ static void test_housekeep_restores_unless_fenced(void **state)
     teardown(&f, &row);
 }
 
+/* What the row shows on the dashboard: a half-GPU fraction on slot 0
+ * counts 0.5 GPU used and one shared slot (node_use), its slot with the
+ * fraction and no reservation pod yet (node_doc; a node gone: no slots),
+ * its share and no holder (pod_use). */
+static void test_dash_points(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    pod_t *p = fraction_on(&f, "d");
+    sched_node_use_t u = { .gpu_used = (double)res_get_scalar(&f.ni->requested, RES_GPU) };
+    gpu_row_node_use(&row, f.ni, &u);
+    assert_true(u.gpu_used == 0.5);
+    assert_int_equal(u.gpu_shared, 1);
+    json_t *item = json_object();
+    gpu_row_node_doc(&row, f.ni, item);
+    char *t = json_dumps(item, JSON_COMPACT);
+    assert_string_equal(t, "{\"slots\":[{\"index\":0,\"used\":0.5,\"fractions\":[{\"pod\":\"team/d\","
+                           "\"fraction\":0.5}],\"reservation\":null}]}");
+    free(t);
+    gpu_row_node_doc(&row, NULL, item);
+    t = json_dumps(item, JSON_COMPACT);
+    assert_string_equal(t, "{\"slots\":[]}");
+    free(t);
+    json_decref(item);
+    sched_pod_use_t pu = { .gpus = 0 };
+    gpu_row_pod_use(&row, p, &pu);
+    assert_true(pu.gpus == 0.5);
+    assert_int_equal(pu.holder, 0);
+    pod_unref(p);
+    teardown(&f, &row);
+}
+
+/* The row's init trusts reservation pods in the options' namespace
+ * (gpu_namespace), and only there: a pod parsed after a scheduler is made
+ * is judged by its namespace. */
+static void test_init_sets_reservation_namespace(void **state)
+{
+    (void)state;
+    gpu_set_reservation_namespace(GPU_RESERVATION_NS);
+    fake_core_t fc;
+    memset(&fc, 0, sizeof(fc));
+    fake_core_init(&fc);
+    fc.opts.gpu_namespace = "gpu-init";
+    void *self = gpu_row_init(&fc.svc, &fc);
+    const char *fmt = "{'metadata':{'name':'gpu-res-n-0-00001','namespace':'%s','uid':'u-%s',"
+                      "'labels':{'resource.aibee.cn/gpu-reservation':'true','app.kubernetes.io/managed-by':'ai-"
+                      "scheduler'},'annotations':{'resource.aibee.cn/gpu-index':'0',"
+                      "'resource.aibee.cn/gpu-reservation-node':'n'}},"
+                      "'spec':{'nodeName':'n','containers':[{'name':'c','resources':{'requests':"
+                      "{'nvidia.com/gpu':'1'}}}]}}";
+    char buf[1024];
+    snprintf(buf, sizeof(buf), fmt, "gpu-init", "a");
+    pod_t *mine = fx_pod(buf);
+    snprintf(buf, sizeof(buf), fmt, GPU_RESERVATION_NS, "b");
+    pod_t *dflt = fx_pod(buf);
+    gpu_row_fini(self);
+    fake_core_free(&fc);
+    gpu_set_reservation_namespace(GPU_RESERVATION_NS);
+    assert_true(gpu_is_reservation(mine));
+    assert_false(gpu_is_reservation(dflt));
+    pod_unref(mine);
+    pod_unref(dflt);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -170,6 +238,8 @@ int main(void)
         cmocka_unit_test(test_prebind_creates_namespace),
         cmocka_unit_test(test_prebind_refused),
         cmocka_unit_test(test_housekeep_restores_unless_fenced),
+        cmocka_unit_test(test_init_sets_reservation_namespace),
+        cmocka_unit_test(test_dash_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,6 +228,29 @@ static scheduler_t *new_sched(void)
     return s;
 }
 
+/* The topology levels are the topology row's: scheduler_new refuses
+ * --topology-levels that do not parse (the row's check, with its
+ * message), and the services answer the levels the row keeps. */
+static void test_topology_levels_of_the_row(void **st)
+{
+    (void)st;
+    scheduler_opts_t o;
+    scheduler_opts_default(&o);
+    o.identity = "test";
+    o.topology_levels = "a,a";
+    char err[256] = "";
+    assert_null(scheduler_new(&o, kc, err, sizeof err));
+    assert_string_equal(err, "topology level a listed twice");
+    o.topology_levels = "zone, rack";
+    scheduler_t *s = scheduler_new(&o, kc, err, sizeof err);
+    assert_non_null(s);
+    const topo_levels_t *l = sched_services.topo_levels(s);
+    assert_int_equal(l->n, 2);
+    assert_string_equal(l->keys[0], "zone");
+    assert_string_equal(l->keys[1], "rack");
+    scheduler_free(s);
+}
+
 /* The pod text describes, parsed and in the cache (the caller's ref). */
 static pod_t *cached_pod(scheduler_t *s, const char *text)
 {
@@ -2331,6 +2354,7 @@ int main(void)
         cmocka_unit_test(test_lender_most_idle_absolute),
         cmocka_unit_test(test_start_waits_for_slow_pool_list),
         cmocka_unit_test(test_start_without_pool_api),
+        cmocka_unit_test(test_topology_levels_of_the_row),
         cmocka_unit_test(test_borrower_ranks_below_nominated_home_pod),
         cmocka_unit_test(test_evictions_off_pool_thread),
         cmocka_unit_test(test_refused_eviction_explained),

@@ -418,6 +418,32 @@ static void test_plan_within_each_block(void **state)
     teardown(&f);
 }
 
+/* The row's room keeps the levels of --topology-levels and publishes
+ * them (the services' topo_levels); its check refuses what does not
+ * parse, with topo_levels_parse's message. */
+static void test_room_keeps_the_levels(void **state)
+{
+    (void)state;
+    fake_core_t fc;
+    memset(&fc, 0, sizeof(fc));
+    fake_core_init(&fc);
+    fc.opts.topology_levels = " x, y ";
+    char err[256] = "";
+    assert_int_equal(topology_row_check(&fc.opts, err, sizeof(err)), 0);
+    sched_row_t row = fake_row(&fc, topology_row_init(&fc.svc, &fc));
+    sched_published_t pub = { 0 };
+    topology_row_publish(&row, &pub);
+    assert_non_null(pub.topo_levels);
+    assert_int_equal(pub.topo_levels->n, 2);
+    assert_string_equal(pub.topo_levels->keys[0], "x");
+    assert_string_equal(pub.topo_levels->keys[1], "y");
+    topology_row_fini(row.self);
+    fc.opts.topology_levels = "a,a";
+    assert_int_equal(topology_row_check(&fc.opts, err, sizeof(err)), -1);
+    assert_string_equal(err, "topology level a listed twice");
+    fake_core_free(&fc);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -428,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_unknown_level_said_once),
         cmocka_unit_test(test_elastic_members_stay_in_the_domain),
         cmocka_unit_test(test_plan_within_each_block),
+        cmocka_unit_test(test_room_keeps_the_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
