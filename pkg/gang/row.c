@@ -218,6 +218,20 @@ int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, pr
     return k;
 }
 
+/* A victim's gang goes whole, unless it is a member beyond the minimum. */
+int gang_row_mates(const sched_row_t *row, const pod_t *victim, pod_t ***out)
+{
+    const gang_room_t *r = row->self;
+    *out = NULL;
+    return gang_of(victim) ? gang_mates(r->gangs, victim, out) : 0;
+}
+
+int gang_row_minimum_member(const sched_row_t *row, const pod_t *pod)
+{
+    const gang_room_t *r = row->self;
+    return gang_of(pod) && gang_member_class(r->gangs, pod) == GANG_MEMBER_MINIMUM;
+}
+
 /* A gang's preemption was committed (preempt_eval.c): said in the log,
  * on the PodGroup, and counted. */
 void gang_row_preempting(const sched_row_t *row, const pod_set_t *set, const char *pool, int nvictims, int need)
@@ -859,6 +873,32 @@ json_t *gang_row_record(const sched_row_t *row, const pod_set_t *set, const char
                      "placed", set->placed, "placeable", set->placed + set->fits, "members", members, "waitingBehind",
                      behind, "timeoutSeconds", timeout, "timeoutLeftSeconds", left, "topologyLevel", g->topo_level,
                      "topologyRequired", g->topo_required);
+}
+
+/* A PodGroup with no decision record: unknown, its minimum placed, or
+ * not tried yet, with its members' count. */
+char *gang_row_absent(const sched_row_t *row, const char *kind, const char *ns, const char *name)
+{
+    const gang_room_t *r = row->self;
+    if (!kind || strcmp(kind, "podgroup") != 0)
+        return NULL;
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "no decision kept for pod group %s/%s: ", ns, name);
+    gang_snap_t g;
+    if (gang_snapshot(r->gangs, ns, name, &g) != 0) {
+        sbuf_puts(&b, "not seen (no such PodGroup or member)");
+        return b.data;
+    }
+    int bound = 0;
+    for (int i = 0; i < g.nmembers; i++)
+        bound += pod_is_bound(g.members[i]);
+    if (bound >= g.min_member && g.min_member > 0)
+        sbuf_printf(&b, "its minimum is placed (%d of %d members bound, minMember %d)", bound, g.nmembers,
+                    g.min_member);
+    else
+        sbuf_printf(&b, "not tried yet (%d of %d members bound, minMember %d)", bound, g.nmembers, g.min_member);
+    gang_snap_clear(&g);
+    return b.data;
 }
 
 /* --------------------------------------------------------- informer */

@@ -223,17 +223,18 @@ typedef struct sched_victim_q {
     const pod_t *victim, *preemptor;
     int pool_id;
     /* Queues are on: the preemptor's queue (tenant), its request (a
-     * gang: its minimum's), whether it starves, its priority, when it was
+     * group: its minimum's), whether it starves, its priority, when it was
      * created (wall ms); now_wall the time the rules judge at. */
     int queues, tenant;
     const double *req;
     int starving;
     int32_t prio;
     int64_t created_ms, now_wall;
-    /* A gang's preemption: the priority of its class, which its members
-     * preempt with when it is above their own. */
-    int has_gang_prio;
-    int32_t gang_prio;
+    /* A group's preemption (a set of many: a gang's minimum): the priority
+     * of its class, which its members preempt with when it is above their
+     * own. */
+    int has_group_prio;
+    int32_t group_prio;
     /* The set the preemption is for (NULL: none): a protect row notes in
      * its slot what it kept, said by its kept point. */
     pod_set_t *set;
@@ -287,7 +288,7 @@ typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
  * never; a borrower always, ranked below every home pod, as reclaim;
  * across queues only reclaim's rules (a refusal there is final, a yes is
  * reclaim), inside one queue reclaim of a starving queue's own; last, a
- * pod below the preemptor's priority (or its gang class's). */
+ * pod below the preemptor's priority (or its group class's). */
 
 /* One capability's row. Every point is optional. The set points run on
  * the set's pool thread with no lock held.
@@ -393,6 +394,15 @@ typedef struct sched_ext {
      * is_victim with vc); a candidate where that cannot be is dropped
      * (cleared). Returns how many are left, in place. pdb_mu held. */
     int (*expand)(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+    /* Preemption's copies and reclaim's jobs (preempt_eval.c): mates, the
+     * pods that go with victim when it goes (its group's others, unless it
+     * is a member its group may lose alone), each a new reference in *out
+     * (the caller unrefs them and frees *out; 0: none); minimum_member, 1
+     * when pod is one of its group's minimum (one job for reclaim with the
+     * group's other minimum members, as group_of names the group). The
+     * first row that answers decides. pdb_mu may be held: leaf locks only. */
+    int (*mates)(const sched_row_t *row, const pod_t *victim, pod_t ***out);
+    int (*minimum_member)(const sched_row_t *row, const pod_t *pod);
     /* Preemption's victims point: this row's rule for one victim (the
      * combining rule is above sched_victim_q_t). pdb_mu held; the row
      * takes only leaf locks. */
@@ -425,6 +435,10 @@ typedef struct sched_ext {
      * key, given the group it waits behind, may be NULL): a new
      * reference, or NULL (no say; the first answer is taken). */
     json_t *(*record)(const sched_row_t *row, const struct pod_set *set, const char *behind);
+    /* Why no decision record of kind ns/name is kept (scheduler_explain_
+     * absent), for a kind the row's sets are recorded under ("podgroup"):
+     * the whole message (owned), or NULL (not the row's kind). */
+    char *(*absent)(const sched_row_t *row, const char *kind, const char *ns, const char *name);
     /* The dashboard (scheduler/dashboard.c): fn once for each group of
      * pods the row keeps (the pending page shows a group with pending
      * pods as one row, the overview counts the waiting ones); fn copies

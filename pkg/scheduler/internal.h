@@ -313,10 +313,11 @@ typedef struct victim_ctx {
     int starving;
     int32_t prio;
     int64_t created_ms, now_wall;
-    /* A gang's preemption: the priority of its class (sched_gang_priority),
-     * which its members preempt with when it is above their own. */
-    int has_gang_prio;
-    int32_t gang_prio;
+    /* A group's preemption (a set of many): the priority of its class
+     * (sched_class_priority), which its members preempt with when it is
+     * above their own. */
+    int has_group_prio;
+    int32_t group_prio;
     /* The set the preemption is for: a protect row notes there the pods
      * it kept (NULL: not noted). */
     pod_set_t *set;
@@ -393,6 +394,12 @@ void sched_rows_preempting(scheduler_t *s, const pod_set_t *set, const char *poo
  * of their record point (NULL: none said). */
 int sched_rows_plan_within(scheduler_t *s, const pod_set_t *set, fw_node_match_t **out);
 json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behind);
+/* The first answer of the rows' mates, minimum_member, group_of and
+ * absent points (0 or NULL: none said). */
+int sched_rows_mates(scheduler_t *s, const pod_t *victim, pod_t ***out);
+int sched_rows_minimum_member(scheduler_t *s, const pod_t *pod);
+const char *sched_rows_group_of(scheduler_t *s, const pod_t *pod);
+char *sched_rows_absent(scheduler_t *s, const char *kind, const char *ns, const char *name);
 /* The victims point's last step (extension.h's combining rule, 4): 1 when
  * a row's protect point keeps q's victim from kind (the first that does
  * ends the asking). After the evaluation for q->set, every row's kept

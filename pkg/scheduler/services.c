@@ -998,6 +998,53 @@ json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behi
     return NULL;
 }
 
+int sched_rows_mates(scheduler_t *s, const pod_t *victim, pod_t ***out)
+{
+    *out = NULL;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        int k = ext[i].mates ? ext[i].mates(&s->rows[i], victim, out) : 0;
+        if (k > 0 || *out)
+            return k;
+    }
+    return 0;
+}
+
+int sched_rows_minimum_member(scheduler_t *s, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].minimum_member && ext[i].minimum_member(&s->rows[i], pod))
+            return 1;
+    return 0;
+}
+
+const char *sched_rows_group_of(scheduler_t *s, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        const char *g = ext[i].group_of ? ext[i].group_of(&s->rows[i], pod) : NULL;
+        if (g)
+            return g;
+    }
+    return NULL;
+}
+
+char *sched_rows_absent(scheduler_t *s, const char *kind, const char *ns, const char *name)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        char *msg = ext[i].absent ? ext[i].absent(&s->rows[i], kind, ns, name) : NULL;
+        if (msg)
+            return msg;
+    }
+    return NULL;
+}
+
 int sched_rows_protect(scheduler_t *s, const sched_victim_q_t *q, int kind)
 {
     int n = 0;
