@@ -172,6 +172,19 @@ typedef struct sched_watch {
     int shown; /* the dashboard shows these objects: each event moves its change counter */
 } sched_watch_t;
 
+/* A row's watch that pods wait for (sched_ext_t.wait; a gang member for
+ * its PodGroup): once nodes and pods are listed, scheduler_start gives
+ * the list of kind up to ms, unless served_group (an API group's path)
+ * does not serve served_version, which unserved says (info); late is
+ * said (warning) when the list is not done in time. A missing API or
+ * RBAC grant never stops the scheduler. */
+typedef struct sched_watch_wait {
+    const char *kind; /* one of the row's watches */
+    int ms;
+    const char *served_group, *served_version;
+    const char *unserved, *late;
+} sched_watch_wait_t;
+
 /* An event that may let waiting pods fit (on_event). */
 typedef enum {
     SCHED_EV_POD_DELETED = 0,    /* a pod holding room left the cache (bound,
@@ -309,8 +322,10 @@ typedef struct sched_ext {
      * twice, and without start). */
     int (*start)(const sched_row_t *row, char *err, size_t errlen);
     void (*stop)(const sched_row_t *row);
-    /* The objects the row keeps its own state of (NULL: none). */
+    /* The objects the row keeps its own state of (NULL: none), and the
+     * one of them pods wait for at the start (NULL: none). */
     const sched_watch_t *watches;
+    const sched_watch_wait_t *wait;
     /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
      * filled. Called under the held set's mutex (gates.c), so a row takes
      * only a leaf lock of its own and writes nothing: gates.c writes what
