@@ -69,11 +69,17 @@ void gang_row_hold(const sched_row_t *row, pod_set_t *set, gang_snap_t *g, int o
     d->owned = owned;
 }
 
+/* The set's PodGroup as the core forwards it (the services' set_gang). */
+static const void *published_set_gang(const sched_row_t *row, const pod_set_t *set)
+{
+    return gang_row_set_gang(row, set);
+}
+
 void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
 {
-    pub->gangs = ((gang_room_t *)row->self)->gangs;
-    pub->set_gang = gang_row_set_gang;
-    pub->set_gang_row = row;
+    pub->group_store = ((gang_room_t *)row->self)->gangs;
+    pub->set_group = published_set_gang;
+    pub->set_group_row = row;
 }
 
 /* The counters this row moves (/metrics). */
@@ -230,6 +236,14 @@ int gang_row_minimum_member(const sched_row_t *row, const pod_t *pod)
 {
     const gang_room_t *r = row->self;
     return gang_of(pod) && gang_member_class(r->gangs, pod) == GANG_MEMBER_MINIMUM;
+}
+
+/* The class a member's PodGroup names (GANG_PRIORITY_CLASS_ANNOTATION). */
+char *gang_row_group_class(const sched_row_t *row, const pod_t *pod)
+{
+    const gang_room_t *r = row->self;
+    const char *g = gang_of(pod);
+    return g ? gang_priority_class_of(r->gangs, pod->ns, g) : NULL;
 }
 
 /* A gang's preemption was committed (preempt_eval.c): said in the log,

@@ -6,6 +6,7 @@
 #ifndef AISCHED_GANG_ROW_H
 #define AISCHED_GANG_ROW_H
 
+#include "gang/gang.h"
 #include "scheduler/extension.h"
 
 void *gang_row_init(const sched_services_t *svc, void *core);
@@ -36,6 +37,8 @@ int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, pr
  * minimum_member: a bound member among its gang's minimum. */
 int gang_row_mates(const sched_row_t *row, const pod_t *victim, pod_t ***out);
 int gang_row_minimum_member(const sched_row_t *row, const pod_t *pod);
+/* group_class: the class a member's PodGroup preempts with (owned), or NULL. */
+char *gang_row_group_class(const sched_row_t *row, const pod_t *pod);
 /* preempting: a gang's preemption was committed (log, event, stat). */
 void gang_row_preempting(const sched_row_t *row, const pod_set_t *set, const char *pool, int nvictims, int need);
 json_t *gang_row_record(const sched_row_t *row, const pod_set_t *set, const char *behind);

@@ -5,6 +5,7 @@
  * says what came of it, and lets go of earlier rooms when none is made. */
 #include <stdlib.h>
 
+#include "gang/gang.h"
 #include "preemption/row.h"
 
 /* Victim ranks, lowest evicted first: RANK_SCALE x priority, plus one for

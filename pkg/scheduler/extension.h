@@ -38,7 +38,6 @@
 #include "framework/framework.h"
 #include "framework/queues.h"
 #include "framework/services.h"
-#include "gang/gang.h"
 #include "kube/informer.h"
 #include "queue/queue.h"
 
@@ -52,16 +51,16 @@ struct pod_set;
 
 /* What rows keep that the core's mechanism reads (sched_ext_t.publish). */
 typedef struct sched_published {
-    /* PodGroups and their members (the gang row's): the pods informer
-     * keeps the members, and preemption's rules, the minimum runtime,
-     * reservations, queues, decision records and the dashboard read it. */
-    gang_store_t *gangs;
-    /* The PodGroup of a set the gang row formed (a minimum, or an elastic
-     * member's: its minimum's), or NULL; kept in the row's slot, valid
-     * until the set's end. The core only forwards it to the rows that
-     * ask (the services' set_gang), with set_gang_row as row. */
-    const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
-    const sched_row_t *set_gang_row;
+    /* The groups' store (the gang row's PodGroups and members), opaque to
+     * the core: only the services' calls that forward to it (services.c)
+     * know its type; the rows read it through them. */
+    void *group_store;
+    /* The group of a set the row formed (a minimum, or a surplus member's:
+     * its minimum's), or NULL; kept in the row's slot, valid until the
+     * set's end. The core only forwards it to the rows that ask (the
+     * services' set_gang), with set_group_row as row. */
+    const void *(*set_group)(const sched_row_t *row, const struct pod_set *set);
+    const sched_row_t *set_group_row;
     /* When an elastic gang's freezing window ends (the minimum-runtime
      * row's, asked with its row freeze_row; the services' freeze_end). */
     int64_t (*freeze_end)(const sched_row_t *row, const char *ns, const char *group, const pod_t *member, char *src,
@@ -454,6 +453,10 @@ typedef struct sched_ext {
      * absent), for a kind the row's sets are recorded under ("podgroup"):
      * the whole message (owned), or NULL (not the row's kind). */
     char *(*absent)(const sched_row_t *row, const char *kind, const char *ns, const char *name);
+    /* The PriorityClass a pod's group preempts with when it is above the
+     * pod's own (owned), or NULL: none, or no group. The first answer is
+     * taken. Leaf locks only. */
+    char *(*group_class)(const sched_row_t *row, const pod_t *pod);
     /* The dashboard (scheduler/dashboard.c): fn once for each group of
      * pods the row keeps (the pending page shows a group with pending
      * pods as one row, the overview counts the waiting ones); fn copies

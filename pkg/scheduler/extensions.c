@@ -130,6 +130,7 @@ static const sched_ext_t table[] = {
       .expand = gang_row_expand,
       .mates = gang_row_mates,
       .minimum_member = gang_row_minimum_member,
+      .group_class = gang_row_group_class,
       .preempting = gang_row_preempting,
       .record = gang_row_record,
       .absent = gang_row_absent,

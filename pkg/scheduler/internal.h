@@ -14,7 +14,6 @@
 #include "cache/cache.h"
 #include "fairshare/fairshare.h"
 #include "framework/queues.h"
-#include "gang/gang.h"
 #include "gpu/gpu.h"
 #include "grouper/grouper.h"
 #include "topology/topology.h"
@@ -112,13 +111,6 @@ struct scheduler {
     int nprofiles;
     owners_t *owners;
     informer_t *inf_owners[OWNER_NKINDS];
-
-    /* PodGroups and their members (gang/gang.h, a leaf lock): the gang row (gang/row.c) keeps it through the services */
-    gang_store_t *gangs;
-    /* A set's PodGroup, as the gang row publishes it: forwarded to the
-     * rows (the services' set_gang), never read by the core. */
-    const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
-    const sched_row_t *set_gang_row;
 
     /* The Queues (tenants, fair share, quotas and limits): the calls the
      * tenants row publishes through its queues point (framework/queues.h),
@@ -430,13 +422,12 @@ int sched_kept_out(scheduler_t *s, const pod_t *pod);
  * the first time, gets what its row says (condition, event) unless the
  * API shows that condition already. Any thread, no lock held. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod);
-/* services.c: the priority a PodGroup's GANG_PRIORITY_CLASS_ANNOTATION
- * gives its gang, by the priority-classes row's published lookup.
- * floor raised to the value of g's class, if it names a known one. */
+/* services.c: floor raised to the value of PriorityClass cls, if it
+ * names a known one (the priority-classes row's published lookup). */
 int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor);
-int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor);
-/* A pod's priority for preemption: its own, or its gang's class if higher.
- * Takes the gang store's and the class store's locks in turn. */
+/* A pod's priority for preemption: its own, or its group's class (the
+ * rows' group_class) if higher. Takes the rows' leaf locks and the class
+ * store's in turn. */
 int32_t sched_pod_priority(scheduler_t *s, const pod_t *p);
 /* informers.c: a pre_enqueue row's hold on uid ended by itself (the
  * grouper decided): the pod enters its home queue if it is still pending

@@ -576,9 +576,9 @@ void scheduler_free(scheduler_t *s)
     topo_levels_free(&s->topo);
     pools_destroy(s);
     /* After the queues, whose callbacks read the tenants row's store; the
-     * gang row's store (s->gangs) goes with its room. */
+     * gang row's store (s->published.group_store) goes with its room. */
     sched_rows_fini(s);
-    s->gangs = NULL;
+    s->published.group_store = NULL;
     pdbs_destroy(s);
     const char *k;
     void *v;

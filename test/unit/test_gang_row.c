@@ -178,7 +178,7 @@ static void setup(fake_t *f, sched_row_t *row)
     *row = fake_row(&f->fc, gang_row_init(&f->fc.svc, &f->fc));
     sched_published_t pub = { 0 };
     gang_row_publish(row, &pub);
-    f->gangs = pub.gangs; /* the row's own */
+    f->gangs = pub.group_store; /* the row's own */
 }
 
 static void teardown(fake_t *f, sched_row_t *row)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gang/gang.h"
 #include "preemption/row.h"
 #include "scheduler/capabilities.h"
 #include "util/util.h"
