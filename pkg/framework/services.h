@@ -20,7 +20,6 @@
 #include "framework/framework.h"
 #include "fairshare/fairshare.h"
 #include "framework/nodeinfo.h"
-#include "gang/gang.h"
 #include "kube/client.h"
 #include "preemption/preemption.h"
 #include "queue/queue.h"
@@ -28,6 +27,9 @@
 #include "topology/topology.h"
 
 struct pod_set;
+/* A PodGroup as the gang row's calls give it (gang/gang.h, which the rows
+ * that read one include). */
+typedef struct gang_snap gang_snap_t;
 struct sched_pool;
 struct pool_spec;
 

@@ -69,11 +69,17 @@ void gang_row_hold(const sched_row_t *row, pod_set_t *set, gang_snap_t *g, int o
     d->owned = owned;
 }
 
+/* The set's PodGroup as the core forwards it (the services' set_gang). */
+static const void *published_set_gang(const sched_row_t *row, const pod_set_t *set)
+{
+    return gang_row_set_gang(row, set);
+}
+
 void gang_row_publish(const sched_row_t *row, sched_published_t *pub)
 {
-    pub->gangs = ((gang_room_t *)row->self)->gangs;
-    pub->set_gang = gang_row_set_gang;
-    pub->set_gang_row = row;
+    pub->group_store = ((gang_room_t *)row->self)->gangs;
+    pub->set_group = published_set_gang;
+    pub->set_group_row = row;
 }
 
 /* The counters this row moves (/metrics). */
@@ -216,6 +222,28 @@ int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, pr
             preempt_candidate_clear(&cands[c]);
     }
     return k;
+}
+
+/* A victim's gang goes whole, unless it is a member beyond the minimum. */
+int gang_row_mates(const sched_row_t *row, const pod_t *victim, pod_t ***out)
+{
+    const gang_room_t *r = row->self;
+    *out = NULL;
+    return gang_of(victim) ? gang_mates(r->gangs, victim, out) : 0;
+}
+
+int gang_row_minimum_member(const sched_row_t *row, const pod_t *pod)
+{
+    const gang_room_t *r = row->self;
+    return gang_of(pod) && gang_member_class(r->gangs, pod) == GANG_MEMBER_MINIMUM;
+}
+
+/* The class a member's PodGroup names (GANG_PRIORITY_CLASS_ANNOTATION). */
+char *gang_row_group_class(const sched_row_t *row, const pod_t *pod)
+{
+    const gang_room_t *r = row->self;
+    const char *g = gang_of(pod);
+    return g ? gang_priority_class_of(r->gangs, pod->ns, g) : NULL;
 }
 
 /* A gang's preemption was committed (preempt_eval.c): said in the log,
@@ -859,6 +887,32 @@ json_t *gang_row_record(const sched_row_t *row, const pod_set_t *set, const char
                      "placed", set->placed, "placeable", set->placed + set->fits, "members", members, "waitingBehind",
                      behind, "timeoutSeconds", timeout, "timeoutLeftSeconds", left, "topologyLevel", g->topo_level,
                      "topologyRequired", g->topo_required);
+}
+
+/* A PodGroup with no decision record: unknown, its minimum placed, or
+ * not tried yet, with its members' count. */
+char *gang_row_absent(const sched_row_t *row, const char *kind, const char *ns, const char *name)
+{
+    const gang_room_t *r = row->self;
+    if (!kind || strcmp(kind, "podgroup") != 0)
+        return NULL;
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "no decision kept for pod group %s/%s: ", ns, name);
+    gang_snap_t g;
+    if (gang_snapshot(r->gangs, ns, name, &g) != 0) {
+        sbuf_puts(&b, "not seen (no such PodGroup or member)");
+        return b.data;
+    }
+    int bound = 0;
+    for (int i = 0; i < g.nmembers; i++)
+        bound += pod_is_bound(g.members[i]);
+    if (bound >= g.min_member && g.min_member > 0)
+        sbuf_printf(&b, "its minimum is placed (%d of %d members bound, minMember %d)", bound, g.nmembers,
+                    g.min_member);
+    else
+        sbuf_printf(&b, "not tried yet (%d of %d members bound, minMember %d)", bound, g.nmembers, g.min_member);
+    gang_snap_clear(&g);
+    return b.data;
 }
 
 /* --------------------------------------------------------- informer */

@@ -6,6 +6,7 @@
 #ifndef AISCHED_GANG_ROW_H
 #define AISCHED_GANG_ROW_H
 
+#include "gang/gang.h"
 #include "scheduler/extension.h"
 
 void *gang_row_init(const sched_services_t *svc, void *core);
@@ -32,9 +33,17 @@ int gang_row_nominee(const sched_row_t *row, const pod_t *nominee, const pod_t *
 void gang_row_housekeep(const sched_row_t *row);
 /* expand: a candidate's gang victims bring their whole gang. */
 int gang_row_expand(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+/* mates: a victim's gang goes whole (a surplus member alone);
+ * minimum_member: a bound member among its gang's minimum. */
+int gang_row_mates(const sched_row_t *row, const pod_t *victim, pod_t ***out);
+int gang_row_minimum_member(const sched_row_t *row, const pod_t *pod);
+/* group_class: the class a member's PodGroup preempts with (owned), or NULL. */
+char *gang_row_group_class(const sched_row_t *row, const pod_t *pod);
 /* preempting: a gang's preemption was committed (log, event, stat). */
 void gang_row_preempting(const sched_row_t *row, const pod_set_t *set, const char *pool, int nvictims, int need);
 json_t *gang_row_record(const sched_row_t *row, const pod_set_t *set, const char *behind);
+/* absent: why a PodGroup has no decision record (kind "podgroup"). */
+char *gang_row_absent(const sched_row_t *row, const char *kind, const char *ns, const char *name);
 /* The set's PodGroup as the row keeps it in its slot (published:
  * sched_published_t.set_gang), or NULL. gang_row_hold puts g there (the
  * gate does; a test may): owned, it is freed by gang_row_end. */

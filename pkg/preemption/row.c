@@ -5,6 +5,7 @@
  * says what came of it, and lets go of earlier rooms when none is made. */
 #include <stdlib.h>
 
+#include "gang/gang.h"
 #include "preemption/row.h"
 
 /* Victim ranks, lowest evicted first: RANK_SCALE x priority, plus one for
@@ -32,8 +33,8 @@ void preemption_row_victims(const sched_row_t *row, const sched_victim_q_t *q, s
 {
     a->rank = victim_rank(row, q->victim);
     int32_t by = q->preemptor->priority;
-    if (q->has_gang_prio && q->gang_prio > by)
-        by = q->gang_prio;
+    if (q->has_group_prio && q->group_prio > by)
+        by = q->group_prio;
     a->rule = VICTIM_BY_PRIORITY;
     a->may = row->svc->pod_priority(row->core, q->victim) < by;
     a->kind = FS_MINRT_PREEMPT;

@@ -323,10 +323,11 @@ static void give_back(scheduler_t *s, const pod_t *p)
 
 /* ------------------------------------------------ checkpoint before eviction */
 
-/* One candidate's victims while some are asked to checkpoint. A unit is a
- * gang's victims on this candidate (else one pod): evicted whole, once
- * every member asked has acknowledged or reached its deadline, so a gang
- * still saving is not broken by evicting its mates early. */
+/* One candidate's victims while some are asked to checkpoint. A unit is
+ * the victims of one group (the rows' group_of: a gang) on this candidate
+ * (else one pod): evicted whole, once every member asked has acknowledged
+ * or reached its deadline, so a gang still saving is not broken by
+ * evicting its mates early. */
 struct ckpt_req {
     ckpt_req_t *next;
     evict_job_t *j;         /* owned: the preemptors and the chosen candidate */
@@ -374,9 +375,10 @@ static int64_t victim_grace(evictor_t *e, const pod_t *v)
     return q > 0 ? q : 0;
 }
 
-static int same_gang(const pod_t *a, const pod_t *b)
+/* a and b name one group (the rows' group_of): they go together. */
+static int same_group(scheduler_t *s, const pod_t *a, const pod_t *b)
 {
-    const char *ga = gang_of(a), *gb = gang_of(b);
+    const char *ga = sched_rows_group_of(s, a), *gb = sched_rows_group_of(s, b);
     return ga && gb && strcmp(ga, gb) == 0 && strcmp(a->ns, b->ns) == 0;
 }
 
@@ -404,7 +406,7 @@ static ckpt_req_t *ckpt_plan(evictor_t *e, evict_job_t *j, preempt_candidate_t *
     for (int i = 0; i < n; i++) {
         r->unit[i] = i;
         for (int k = 0; k < i; k++)
-            if (same_gang(c->victims[i], c->victims[k])) {
+            if (same_group(e->s, c->victims[i], c->victims[k])) {
                 r->unit[i] = r->unit[k];
                 break;
             }

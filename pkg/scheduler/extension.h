@@ -38,7 +38,6 @@
 #include "framework/framework.h"
 #include "framework/queues.h"
 #include "framework/services.h"
-#include "gang/gang.h"
 #include "kube/informer.h"
 #include "queue/queue.h"
 
@@ -52,16 +51,16 @@ struct pod_set;
 
 /* What rows keep that the core's mechanism reads (sched_ext_t.publish). */
 typedef struct sched_published {
-    /* PodGroups and their members (the gang row's): the pods informer
-     * keeps the members, and preemption's rules, the minimum runtime,
-     * reservations, queues, decision records and the dashboard read it. */
-    gang_store_t *gangs;
-    /* The PodGroup of a set the gang row formed (a minimum, or an elastic
-     * member's: its minimum's), or NULL; kept in the row's slot, valid
-     * until the set's end. The core only forwards it to the rows that
-     * ask (the services' set_gang), with set_gang_row as row. */
-    const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
-    const sched_row_t *set_gang_row;
+    /* The groups' store (the gang row's PodGroups and members), opaque to
+     * the core: only the services' calls that forward to it (services.c)
+     * know its type; the rows read it through them. */
+    void *group_store;
+    /* The group of a set the row formed (a minimum, or a surplus member's:
+     * its minimum's), or NULL; kept in the row's slot, valid until the
+     * set's end. The core only forwards it to the rows that ask (the
+     * services' set_gang), with set_group_row as row. */
+    const void *(*set_group)(const sched_row_t *row, const struct pod_set *set);
+    const sched_row_t *set_group_row;
     /* When an elastic gang's freezing window ends (the minimum-runtime
      * row's, asked with its row freeze_row; the services' freeze_end). */
     int64_t (*freeze_end)(const sched_row_t *row, const char *ns, const char *group, const pod_t *member, char *src,
@@ -175,6 +174,19 @@ typedef struct sched_watch {
     int shown; /* the dashboard shows these objects: each event moves its change counter */
 } sched_watch_t;
 
+/* A row's watch that pods wait for (sched_ext_t.wait; a gang member for
+ * its PodGroup): once nodes and pods are listed, scheduler_start gives
+ * the list of kind up to ms, unless served_group (an API group's path)
+ * does not serve served_version, which unserved says (info); late is
+ * said (warning) when the list is not done in time. A missing API or
+ * RBAC grant never stops the scheduler. */
+typedef struct sched_watch_wait {
+    const char *kind; /* one of the row's watches */
+    int ms;
+    const char *served_group, *served_version;
+    const char *unserved, *late;
+} sched_watch_wait_t;
+
 /* An event that may let waiting pods fit (on_event). */
 typedef enum {
     SCHED_EV_POD_DELETED = 0,    /* a pod holding room left the cache (bound,
@@ -226,17 +238,18 @@ typedef struct sched_victim_q {
     const pod_t *victim, *preemptor;
     int pool_id;
     /* Queues are on: the preemptor's queue (tenant), its request (a
-     * gang: its minimum's), whether it starves, its priority, when it was
+     * group: its minimum's), whether it starves, its priority, when it was
      * created (wall ms); now_wall the time the rules judge at. */
     int queues, tenant;
     const double *req;
     int starving;
     int32_t prio;
     int64_t created_ms, now_wall;
-    /* A gang's preemption: the priority of its class, which its members
-     * preempt with when it is above their own. */
-    int has_gang_prio;
-    int32_t gang_prio;
+    /* A group's preemption (a set of many: a gang's minimum): the priority
+     * of its class, which its members preempt with when it is above their
+     * own. */
+    int has_group_prio;
+    int32_t group_prio;
     /* The set the preemption is for (NULL: none): a protect row notes in
      * its slot what it kept, said by its kept point. */
     pod_set_t *set;
@@ -305,7 +318,7 @@ typedef struct sched_pod_use {
  * never; a borrower always, ranked below every home pod, as reclaim;
  * across queues only reclaim's rules (a refusal there is final, a yes is
  * reclaim), inside one queue reclaim of a starving queue's own; last, a
- * pod below the preemptor's priority (or its gang class's). */
+ * pod below the preemptor's priority (or its group class's). */
 
 /* One capability's row. Every point is optional. The set points run on
  * the set's pool thread with no lock held.
@@ -328,8 +341,10 @@ typedef struct sched_ext {
      * twice, and without start). */
     int (*start)(const sched_row_t *row, char *err, size_t errlen);
     void (*stop)(const sched_row_t *row);
-    /* The objects the row keeps its own state of (NULL: none). */
+    /* The objects the row keeps its own state of (NULL: none), and the
+     * one of them pods wait for at the start (NULL: none). */
     const sched_watch_t *watches;
+    const sched_watch_wait_t *wait;
     /* 0 lets a pending pod into a scheduling queue; 1 keeps it out, hold
      * filled. Called under the held set's mutex (gates.c), so a row takes
      * only a leaf lock of its own and writes nothing: gates.c writes what
@@ -413,6 +428,15 @@ typedef struct sched_ext {
      * is_victim with vc); a candidate where that cannot be is dropped
      * (cleared). Returns how many are left, in place. pdb_mu held. */
     int (*expand)(const sched_row_t *row, void *vc, const pod_t *preemptor, preempt_candidate_t *cands, int n);
+    /* Preemption's copies and reclaim's jobs (preempt_eval.c): mates, the
+     * pods that go with victim when it goes (its group's others, unless it
+     * is a member its group may lose alone), each a new reference in *out
+     * (the caller unrefs them and frees *out; 0: none); minimum_member, 1
+     * when pod is one of its group's minimum (one job for reclaim with the
+     * group's other minimum members, as group_of names the group). The
+     * first row that answers decides. pdb_mu may be held: leaf locks only. */
+    int (*mates)(const sched_row_t *row, const pod_t *victim, pod_t ***out);
+    int (*minimum_member)(const sched_row_t *row, const pod_t *pod);
     /* Preemption's victims point: this row's rule for one victim (the
      * combining rule is above sched_victim_q_t). pdb_mu held; the row
      * takes only leaf locks. */
@@ -445,6 +469,14 @@ typedef struct sched_ext {
      * key, given the group it waits behind, may be NULL): a new
      * reference, or NULL (no say; the first answer is taken). */
     json_t *(*record)(const sched_row_t *row, const struct pod_set *set, const char *behind);
+    /* Why no decision record of kind ns/name is kept (scheduler_explain_
+     * absent), for a kind the row's sets are recorded under ("podgroup"):
+     * the whole message (owned), or NULL (not the row's kind). */
+    char *(*absent)(const sched_row_t *row, const char *kind, const char *ns, const char *name);
+    /* The PriorityClass a pod's group preempts with when it is above the
+     * pod's own (owned), or NULL: none, or no group. The first answer is
+     * taken. Leaf locks only. */
+    char *(*group_class)(const sched_row_t *row, const pod_t *pod);
     /* The dashboard (scheduler/dashboard.c): fn once for each group of
      * pods the row keeps (the pending page shows a group with pending
      * pods as one row, the overview counts the waiting ones); fn copies

@@ -25,6 +25,17 @@ static const sched_watch_t gang_watches[] = {
     { "PodGroup", PODGROUP_API "/podgroups", gang_row_on_podgroup, 1 },
     { 0 },
 };
+/* A gang member decided before its PodGroup is listed only waits
+ * (PodGroupNotFound) until it is, so a few seconds suffice. */
+static const sched_watch_wait_t gang_wait = {
+    .kind = "PodGroup",
+    .ms = 5000,
+    .served_group = "/apis/scheduling.x-k8s.io",
+    .served_version = PODGROUP_VERSION,
+    .unserved = "the PodGroup API (" PODGROUP_VERSION ") is not served: pods labelled " GANG_LABEL
+                " wait until its CRD (pools/podgroup-crd.yaml) is applied",
+    .late = "PodGroups not listed yet; gang members wait until they are",
+};
 /* PodGroups again (one informer, shared with the gang row's): the
  * grouper's own, the gangs it made. */
 static const sched_watch_t grouper_watches[] = {
@@ -108,6 +119,7 @@ static const sched_ext_t table[] = {
       .fini = gang_row_fini,
       .publish = gang_row_publish,
       .watches = gang_watches,
+      .wait = &gang_wait,
       .gate = gang_row_gate,
       .pre_place = gang_row_pre_place,
       .commit = gang_row_commit,
@@ -117,8 +129,12 @@ static const sched_ext_t table[] = {
       .nominee = gang_row_nominee,
       .housekeep = gang_row_housekeep,
       .expand = gang_row_expand,
+      .mates = gang_row_mates,
+      .minimum_member = gang_row_minimum_member,
+      .group_class = gang_row_group_class,
       .preempting = gang_row_preempting,
       .record = gang_row_record,
+      .absent = gang_row_absent,
       .groups = gang_row_groups,
       .group_of = gang_row_group_of,
       .timed = gang_row_timed,

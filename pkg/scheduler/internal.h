@@ -14,7 +14,6 @@
 #include "cache/cache.h"
 #include "fairshare/fairshare.h"
 #include "framework/queues.h"
-#include "gang/gang.h"
 #include "gpu/gpu.h"
 #include "grouper/grouper.h"
 #include "kube/informer.h"
@@ -111,13 +110,6 @@ struct scheduler {
     int nprofiles;
     owners_t *owners;
     informer_t *inf_owners[OWNER_NKINDS];
-
-    /* PodGroups and their members (gang/gang.h, a leaf lock): the gang row (gang/row.c) keeps it through the services */
-    gang_store_t *gangs;
-    /* A set's PodGroup, as the gang row publishes it: forwarded to the
-     * rows (the services' set_gang), never read by the core. */
-    const gang_snap_t *(*set_gang)(const sched_row_t *row, const struct pod_set *set);
-    const sched_row_t *set_gang_row;
 
     /* The Queues (tenants, fair share, quotas and limits): the calls the
      * tenants row publishes through its queues point (framework/queues.h),
@@ -310,10 +302,11 @@ typedef struct victim_ctx {
     int starving;
     int32_t prio;
     int64_t created_ms, now_wall;
-    /* A gang's preemption: the priority of its class (sched_gang_priority),
-     * which its members preempt with when it is above their own. */
-    int has_gang_prio;
-    int32_t gang_prio;
+    /* A group's preemption (a set of many): the priority of its class
+     * (sched_class_priority), which its members preempt with when it is
+     * above their own. */
+    int has_group_prio;
+    int32_t group_prio;
     /* The set the preemption is for: a protect row notes there the pods
      * it kept (NULL: not noted). */
     pod_set_t *set;
@@ -391,6 +384,12 @@ void sched_rows_preempting(scheduler_t *s, const pod_set_t *set, const char *poo
  * of their record point (NULL: none said). */
 int sched_rows_plan_within(scheduler_t *s, const pod_set_t *set, fw_node_match_t **out);
 json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behind);
+/* The first answer of the rows' mates, minimum_member, group_of and
+ * absent points (0 or NULL: none said). */
+int sched_rows_mates(scheduler_t *s, const pod_t *victim, pod_t ***out);
+int sched_rows_minimum_member(scheduler_t *s, const pod_t *pod);
+const char *sched_rows_group_of(scheduler_t *s, const pod_t *pod);
+char *sched_rows_absent(scheduler_t *s, const char *kind, const char *ns, const char *name);
 /* The victims point's last step (extension.h's combining rule, 4): 1 when
  * a row's protect point keeps q's victim from kind (the first that does
  * ends the asking). After the evaluation for q->set, every row's kept
@@ -421,13 +420,12 @@ int sched_kept_out(scheduler_t *s, const pod_t *pod);
  * the first time, gets what its row says (condition, event) unless the
  * API shows that condition already. Any thread, no lock held. */
 int gates_keep_out(scheduler_t *s, const pod_t *pod);
-/* services.c: the priority a PodGroup's GANG_PRIORITY_CLASS_ANNOTATION
- * gives its gang, by the priority-classes row's published lookup.
- * floor raised to the value of g's class, if it names a known one. */
+/* services.c: floor raised to the value of PriorityClass cls, if it
+ * names a known one (the priority-classes row's published lookup). */
 int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor);
-int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor);
-/* A pod's priority for preemption: its own, or its gang's class if higher.
- * Takes the gang store's and the class store's locks in turn. */
+/* A pod's priority for preemption: its own, or its group's class (the
+ * rows' group_class) if higher. Takes the rows' leaf locks and the class
+ * store's in turn. */
 int32_t sched_pod_priority(scheduler_t *s, const pod_t *p);
 /* informers.c: a pre_enqueue row's hold on uid ended by itself (the
  * grouper decided): the pod enters its home queue if it is still pending

@@ -117,8 +117,8 @@ void pe_vset_free(pe_vset_t *vs)
     hashmap_free(vs->seen);
 }
 
-/* Removes a victim (and, when it is in a gang, its whole gang) from the
- * copies and adds them to vs. */
+/* Removes a victim (and the mates that go with it, the rows' mates
+ * point: a gang whole) from the copies and adds them to vs. */
 static void sim_evict(scheduler_t *s, pe_sim_t *sim, pe_vset_t *vs, pod_t *v)
 {
     if (!pe_vset_add(vs, v))
@@ -126,10 +126,8 @@ static void sim_evict(scheduler_t *s, pe_sim_t *sim, pe_vset_t *vs, pod_t *v)
     int k = sim_find(sim, v->node_name);
     if (k >= 0)
         sim_remove(s, sim, k, v);
-    if (!gang_of(v))
-        return;
     pod_t **mates = NULL;
-    int nm = gang_mates(s->gangs, v, &mates);
+    int nm = sched_rows_mates(s, v, &mates);
     for (int i = 0; i < nm; i++) {
         if (pe_vset_add(vs, mates[i])) {
             int km = sim_find(sim, mates[i]->node_name);
@@ -158,13 +156,13 @@ void pe_victim_ctx(sched_pool_t *P, pod_t *const *pods, int n, int64_t first_ms,
 }
 
 /* The index of the job victim k joins among kept[0..k) (each marked
- * minimum[] when a member of its gang's minimum, which goes whole: one job
- * for reclaim), else k. */
-static int victim_job(pod_t *const *kept, const int *minimum, const int *jobs, int k)
+ * minimum[] when a member of its group's minimum, which goes whole: one
+ * job for reclaim), else k. */
+static int victim_job(scheduler_t *s, pod_t *const *kept, const int *minimum, const int *jobs, int k)
 {
-    const char *g = minimum[k] ? gang_of(kept[k]) : NULL;
+    const char *g = minimum[k] ? sched_rows_group_of(s, kept[k]) : NULL;
     for (int j = 0; g && j < k; j++) {
-        const char *gj = minimum[j] ? gang_of(kept[j]) : NULL;
+        const char *gj = minimum[j] ? sched_rows_group_of(s, kept[j]) : NULL;
         if (gj && strcmp(gj, g) == 0 && strcmp(kept[j]->ns, kept[k]->ns) == 0)
             return jobs[j];
     }
@@ -172,8 +170,9 @@ static int victim_job(pod_t *const *kept, const int *minimum, const int *jobs, i
 }
 
 /* Reclaim's rules over a victim set, by job (the Queues' victims_ok): a
- * gang's minimum members are one job, a lone pod or an elastic member
- * beyond minMember one of its own (KAI-Scheduler splits a job's victims
+ * group's minimum members (the rows' minimum_member: a gang's) are one
+ * job, a lone pod or a member beyond the minimum one of its own
+ * (KAI-Scheduler splits a job's victims
  * the same way). Borrowers of vc's pool are left out: a pool takes back
  * what it lent whatever queue the borrower is in (the rule of
  * postfilter_is_victim), so no share of theirs is weighed here. */
@@ -187,8 +186,8 @@ static int queue_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n
         if (pools_home_id(vc->s, victims[i]) != vc->pool_id)
             continue;
         kept[k] = victims[i];
-        minimum[k] = gang_of(victims[i]) && gang_member_class(vc->s->gangs, victims[i]) == GANG_MEMBER_MINIMUM;
-        jobs[k] = victim_job(kept, minimum, jobs, k);
+        minimum[k] = sched_rows_minimum_member(vc->s, victims[i]);
+        jobs[k] = victim_job(vc->s, kept, minimum, jobs, k);
         uids[k++] = victims[i]->uid;
     }
     const sched_queues_t *q = &vc->s->queues;
@@ -506,9 +505,9 @@ static void victim_ctx_of(const pe_request_t *r, victim_ctx_t *vc)
     memset(vc, 0, sizeof(*vc));
     vc->s = s;
     vc->pool_id = r->P->id;
-    vc->has_gang_prio = 1;
-    vc->gang_prio = r->group ? sched_class_priority(s, r->group->group.priority_class, INT32_MIN)
-                             : sched_pod_priority(s, r->pods[0]);
+    vc->has_group_prio = 1;
+    vc->group_prio = r->group ? sched_class_priority(s, r->group->group.priority_class, INT32_MIN)
+                              : sched_pod_priority(s, r->pods[0]);
     pe_victim_ctx(r->P, r->pods, r->need, r->group ? 0 : r->first_ms, vc);
     vc->set = r->set;
 }

@@ -316,25 +316,33 @@ static int api_served(scheduler_t *s, const char *group_path, const char *group_
     return api_lists(s, group_path, "versions", "groupVersion", group_version);
 }
 
-/* PodGroups gate pods: a gang member decided before its PodGroup is listed
- * only waits (PodGroupNotFound) until it is, so a few seconds suffice. A
- * missing API or RBAC grant never stops the scheduler. */
-static void wait_podgroups(scheduler_t *s, const volatile int *stop)
+/* A row's watch that pods wait for (sched_ext_t.wait): its list gets up
+ * to w->ms, unless its API is not served. */
+static void wait_row_watch(scheduler_t *s, const sched_watch_wait_t *w, const volatile int *stop)
 {
-    int64_t deadline = util_now_ms() + 5000;
-    informer_t *podgroups = sched_row_informer(s, "PodGroup");
-    while (podgroups && !informer_wait_synced(podgroups, 200)) {
-        int served = api_served(s, "/apis/scheduling.x-k8s.io", PODGROUP_VERSION);
+    int64_t deadline = util_now_ms() + w->ms;
+    informer_t *inf = sched_row_informer(s, w->kind);
+    while (inf && !informer_wait_synced(inf, 200)) {
+        int served = w->served_group ? api_served(s, w->served_group, w->served_version) : 1;
         if (served == 0) {
-            LOG_I("the PodGroup API (" PODGROUP_VERSION ") is not served: pods labelled " GANG_LABEL
-                  " wait until its CRD (pools/podgroup-crd.yaml) is applied");
+            LOG_I("%s", w->unserved ? w->unserved : w->kind);
             return;
         }
         if ((stop && *stop) || util_now_ms() >= deadline) {
-            LOG_W("PodGroups not listed yet; gang members wait until they are");
+            LOG_W("%s", w->late ? w->late : w->kind);
             return;
         }
     }
+}
+
+/* The rows' watches that pods wait for, in table order. */
+static void wait_row_watches(scheduler_t *s, const volatile int *stop)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < n && i < s->nrows; i++)
+        if (ext[i].wait)
+            wait_row_watch(s, ext[i].wait, stop);
 }
 
 /* Queues order and admit pods: a pod decided before its Queue is listed
@@ -440,7 +448,7 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     informer_wait_synced(s->inf_pdbs, 5000);
     /* PriorityClasses are not waited for: until they are listed a gang
      * ranks by its members' priority; their arrival re-sorts the queues. */
-    wait_podgroups(s, stop);
+    wait_row_watches(s, stop);
     wait_queues(s, stop);
     owners_informers_start(s);
     /* Storage lists get 3 s from their start (mostly spent meanwhile): a
@@ -563,9 +571,9 @@ void scheduler_free(scheduler_t *s)
     explain_store_free(s->explain);
     pools_destroy(s);
     /* After the queues, whose callbacks read the tenants row's store; the
-     * gang row's store (s->gangs) goes with its room. */
+     * gang row's store (s->published.group_store) goes with its room. */
     sched_rows_fini(s);
-    s->gangs = NULL;
+    s->published.group_store = NULL;
     pdbs_destroy(s);
     const char *k;
     void *v;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang/gang.h" /* the services' gang calls forward to the published store */
 #include "scheduler/internal.h"
 #include "scheduler/preempt_eval.h"
 #include "util/log.h"
@@ -214,16 +215,16 @@ static void svc_evict_moves(void *core, const pod_t *pod, preempt_candidate_t *c
 
 static int svc_gang_get(void *core, const char *ns, const char *name, gang_snap_t *out)
 {
-    return gang_snapshot(((scheduler_t *)core)->gangs, ns, name, out);
+    return gang_snapshot(((scheduler_t *)core)->published.group_store, ns, name, out);
 }
 
 static int64_t svc_gang_considered(void *core, const char *key, int64_t now_wall)
 {
-    return gang_considered(((scheduler_t *)core)->gangs, key, now_wall);
+    return gang_considered(((scheduler_t *)core)->published.group_store, key, now_wall);
 }
 
-/* The value of a gang's class: 1 and *out when it names a known class
- * (the priority-classes row's lookup, once the rows are built). */
+/* The value of a class: 1 and *out when it names a known one (the
+ * priority-classes row's lookup, once the rows are built). */
 static int class_value(scheduler_t *s, const char *cls, int32_t *out)
 {
     const sched_published_t *pub = &s->published;
@@ -236,17 +237,24 @@ int32_t sched_class_priority(scheduler_t *s, const char *cls, int32_t floor)
     return class_value(s, cls, &v) && v > floor ? v : floor;
 }
 
-int32_t sched_gang_priority(scheduler_t *s, const gang_snap_t *g, int32_t floor)
+/* The first answer of the rows' group_class point (owned), or NULL. */
+static char *rows_group_class(scheduler_t *s, const pod_t *p)
 {
-    return g ? sched_class_priority(s, g->priority_class, floor) : floor;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        char *cls = ext[i].group_class ? ext[i].group_class(&s->rows[i], p) : NULL;
+        if (cls)
+            return cls;
+    }
+    return NULL;
 }
 
 int32_t sched_pod_priority(scheduler_t *s, const pod_t *p)
 {
-    const char *g = gang_of(p);
-    if (!g)
+    char *cls = rows_group_class(s, p);
+    if (!cls)
         return p->priority;
-    char *cls = gang_priority_class_of(s->gangs, p->ns, g);
     int32_t v;
     int has = class_value(s, cls, &v);
     free(cls);
@@ -255,7 +263,7 @@ int32_t sched_pod_priority(scheduler_t *s, const pod_t *p)
 
 static int32_t svc_gang_priority(void *core, const gang_snap_t *g, int32_t floor)
 {
-    return sched_gang_priority(core, g, floor);
+    return g ? sched_class_priority(core, g->priority_class, floor) : floor;
 }
 
 static int svc_nominated(void *core, const char *node, pod_t ***out)
@@ -287,7 +295,7 @@ static void svc_pod_activate(void *core, int pool, const char *uid)
 
 static char *svc_gang_queue(void *core, const char *ns, const char *name)
 {
-    return gang_queue_of(((scheduler_t *)core)->gangs, ns, name);
+    return gang_queue_of(((scheduler_t *)core)->published.group_store, ns, name);
 }
 
 static void svc_accounting_read(void *core, void (*fn)(void *ud), void *ud)
@@ -393,8 +401,8 @@ static const topo_levels_t *svc_topo_levels(void *core)
 
 static const gang_snap_t *svc_set_gang(void *core, const pod_set_t *set)
 {
-    const scheduler_t *s = core;
-    return s->set_gang ? s->set_gang(s->set_gang_row, set) : NULL;
+    const sched_published_t *pub = &((scheduler_t *)core)->published;
+    return pub->set_group ? pub->set_group(pub->set_group_row, set) : NULL;
 }
 
 static int svc_sim_build(void *core, int pool, pod_t *const *pods, int n, sched_sim_t *sim)
@@ -567,7 +575,7 @@ static int32_t svc_pod_priority(void *core, const pod_t *pod)
 
 static int svc_gang_member_class(void *core, const pod_t *pod)
 {
-    return gang_member_class(((scheduler_t *)core)->gangs, pod);
+    return gang_member_class(((scheduler_t *)core)->published.group_store, pod);
 }
 
 static int svc_binds_queued(void *core)
@@ -620,17 +628,17 @@ static int svc_any_queue_min_runtime(void *core)
 
 static int64_t svc_gang_resize_start(void *core, const char *ns, const char *group, int64_t *win)
 {
-    return gang_resize_start(((scheduler_t *)core)->gangs, ns, group, win);
+    return gang_resize_start(((scheduler_t *)core)->published.group_store, ns, group, win);
 }
 
 static int64_t svc_gang_last_start(void *core, const pod_t *pod)
 {
-    return gang_last_start(((scheduler_t *)core)->gangs, pod);
+    return gang_last_start(((scheduler_t *)core)->published.group_store, pod);
 }
 
 static void svc_gang_resized(void *core, const char *ns, const char *group, int64_t now_wall)
 {
-    gang_resized(((scheduler_t *)core)->gangs, ns, group, now_wall);
+    gang_resized(((scheduler_t *)core)->published.group_store, ns, group, now_wall);
 }
 
 const sched_services_t sched_services = {
@@ -831,9 +839,6 @@ void sched_rows_init(scheduler_t *s)
         LOG_E("no row publishes the queues interface");
         abort();
     }
-    s->gangs = pub.gangs;
-    s->set_gang = pub.set_gang;
-    s->set_gang_row = pub.set_gang_row;
     s->published = pub;
 }
 
@@ -1000,6 +1005,53 @@ json_t *sched_rows_record(scheduler_t *s, const pod_set_t *set, const char *behi
         json_t *j = ext[i].record ? ext[i].record(&s->rows[i], set, behind) : NULL;
         if (j)
             return j;
+    }
+    return NULL;
+}
+
+int sched_rows_mates(scheduler_t *s, const pod_t *victim, pod_t ***out)
+{
+    *out = NULL;
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        int k = ext[i].mates ? ext[i].mates(&s->rows[i], victim, out) : 0;
+        if (k > 0 || *out)
+            return k;
+    }
+    return 0;
+}
+
+int sched_rows_minimum_member(scheduler_t *s, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++)
+        if (ext[i].minimum_member && ext[i].minimum_member(&s->rows[i], pod))
+            return 1;
+    return 0;
+}
+
+const char *sched_rows_group_of(scheduler_t *s, const pod_t *pod)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        const char *g = ext[i].group_of ? ext[i].group_of(&s->rows[i], pod) : NULL;
+        if (g)
+            return g;
+    }
+    return NULL;
+}
+
+char *sched_rows_absent(scheduler_t *s, const char *kind, const char *ns, const char *name)
+{
+    int n = 0;
+    const sched_ext_t *ext = sched_extensions(&n);
+    for (int i = 0; i < s->nrows && i < n; i++) {
+        char *msg = ext[i].absent ? ext[i].absent(&s->rows[i], kind, ns, name) : NULL;
+        if (msg)
+            return msg;
     }
     return NULL;
 }

@@ -349,26 +349,12 @@ typedef struct find_pod {
 
 char *scheduler_explain_absent(scheduler_t *s, const char *kind, const char *ns, const char *name)
 {
+    /* A group's kind is its row's to explain (the rows' absent point). */
+    char *group = sched_rows_absent(s, kind, ns, name);
+    if (group)
+        return group;
     sbuf_t b = { 0 };
-    int group = kind && strcmp(kind, "podgroup") == 0;
-    sbuf_printf(&b, "no decision kept for %s %s/%s: ", group ? "pod group" : "pod", ns, name);
-    if (group) {
-        gang_snap_t g;
-        if (gang_snapshot(s->gangs, ns, name, &g) != 0) {
-            sbuf_puts(&b, "not seen (no such PodGroup or member)");
-            return b.data;
-        }
-        int bound = 0;
-        for (int i = 0; i < g.nmembers; i++)
-            bound += pod_is_bound(g.members[i]);
-        if (bound >= g.min_member && g.min_member > 0)
-            sbuf_printf(&b, "its minimum is placed (%d of %d members bound, minMember %d)", bound, g.nmembers,
-                        g.min_member);
-        else
-            sbuf_printf(&b, "not tried yet (%d of %d members bound, minMember %d)", bound, g.nmembers, g.min_member);
-        gang_snap_clear(&g);
-        return b.data;
-    }
+    sbuf_printf(&b, "no decision kept for pod %s/%s: ", ns, name);
     find_pod_t f = { ns, name, NULL, NULL, 0 };
     cache_rdlock(s->cache);
     int n = 0;

@@ -62,8 +62,8 @@ int postfilter_is_victim(const pod_t *victim, const pod_t *preemptor, void *ud, 
         .prio = vc->prio,
         .created_ms = vc->created_ms,
         .now_wall = vc->now_wall,
-        .has_gang_prio = vc->has_gang_prio,
-        .gang_prio = vc->gang_prio,
+        .has_group_prio = vc->has_group_prio,
+        .group_prio = vc->group_prio,
         .set = vc->set,
     };
     int kind;

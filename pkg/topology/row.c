@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang/gang.h"
 #include "topology/row.h"
 #include "util/log.h"
 #include "util/util.h"

@@ -178,7 +178,7 @@ static void setup(fake_t *f, sched_row_t *row)
     *row = fake_row(&f->fc, gang_row_init(&f->fc.svc, &f->fc));
     sched_published_t pub = { 0 };
     gang_row_publish(row, &pub);
-    f->gangs = pub.gangs; /* the row's own */
+    f->gangs = pub.group_store; /* the row's own */
 }
 
 static void teardown(fake_t *f, sched_row_t *row)
@@ -364,6 +364,45 @@ static void test_expand_takes_the_gang_whole(void **state)
     teardown(&f, &row);
 }
 
+/* What the core asks of a victim without naming gangs: its mates (the
+ * rows' mates point), whether it is in its group's minimum (reclaim's
+ * jobs), and why a PodGroup has no decision record (the absent point). */
+static void test_victim_mates_and_absent(void **state)
+{
+    (void)state;
+    fake_t f;
+    sched_row_t row;
+    setup(&f, &row);
+    add_podgroup(&f, "{'minMember':2}");
+    pod_t *b0 = member("b0", 0, "n0", "Running"), *b1 = member("b1", 0, "n0", "Running");
+    pod_t *lone = fx_pod("{'metadata':{'name':'l','namespace':'ns','uid':'u-l'},'spec':{'nodeName':'n0'},"
+                         "'status':{'phase':'Running'}}");
+    gang_pod_upsert(f.gangs, b0);
+    gang_pod_upsert(f.gangs, b1);
+    gang_pod_upsert(f.gangs, lone);
+    pod_t **mates = NULL;
+    assert_int_equal(gang_row_mates(&row, b0, &mates), 1);
+    assert_string_equal(mates[0]->uid, "u-b1");
+    pod_unref(mates[0]);
+    free(mates);
+    assert_int_equal(gang_row_mates(&row, lone, &mates), 0);
+    assert_null(mates);
+    assert_int_equal(gang_row_minimum_member(&row, b1), 1);
+    assert_int_equal(gang_row_minimum_member(&row, lone), 0);
+    assert_null(gang_row_absent(&row, "pod", "ns", "g"));
+    char *msg = gang_row_absent(&row, "podgroup", "ns", "g");
+    assert_string_equal(msg, "no decision kept for pod group ns/g: its minimum is placed (2 of 2 members bound, "
+                             "minMember 2)");
+    free(msg);
+    msg = gang_row_absent(&row, "podgroup", "ns", "nope");
+    assert_string_equal(msg, "no decision kept for pod group ns/nope: not seen (no such PodGroup or member)");
+    free(msg);
+    pod_unref(b0);
+    pod_unref(b1);
+    pod_unref(lone);
+    teardown(&f, &row);
+}
+
 /* A member whose PodGroup was deleted is scheduled alone, and that is
  * said once per item: the row's mark (its bit, at its place in the table)
  * keeps the second gate quiet. */
@@ -490,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_gate_gathers_the_minimum),   cmocka_unit_test(test_min_resources_not_free),
         cmocka_unit_test(test_commit_says_placed),         cmocka_unit_test(test_expand_takes_the_gang_whole),
         cmocka_unit_test(test_deleted_podgroup_said_once), cmocka_unit_test(test_pods_groups_and_pages),
+        cmocka_unit_test(test_victim_mates_and_absent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fairshare/fairshare.h"
+#include "gang/gang.h"
 #include "minruntime/row.h"
 #include "scheduler/capabilities.h"
 #include "util/util.h"

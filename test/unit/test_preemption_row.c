@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gang/gang.h"
 #include "preemption/row.h"
 #include "scheduler/capabilities.h"
 #include "util/util.h"
@@ -166,8 +167,8 @@ static void test_victims_by_priority(void **state)
     preemption_row_victims(&row, &q, &a);
     assert_int_equal(a.rule, VICTIM_BY_PRIORITY);
     assert_int_equal(a.may, 0);
-    q.has_gang_prio = 1; /* the preemptor's gang class is higher */
-    q.gang_prio = 6;
+    q.has_group_prio = 1; /* the preemptor's group class is higher */
+    q.group_prio = 6;
     memset(&a, 0, sizeof(a));
     preemption_row_victims(&row, &q, &a);
     assert_int_equal(a.may, 1);

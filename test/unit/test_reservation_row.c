@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gang/gang.h"
 #include "reservation/row.h"
 #include "scheduler/capabilities.h"
 #include "util/util.h"

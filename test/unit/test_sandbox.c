@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "gang/gang.h"
 #include "reservation/row.h"
 #include "sandbox/sandbox.h"
 #include "scheduler/capabilities.h"
@@ -1771,7 +1772,7 @@ static void test_nominee_not_held_behind_gang(void **st)
     add(sb, gang_member("w1", "g", "2", 100));
     sandbox_advance(sb, T0 + 10000);
     assert_int_equal(l.binds, 0);
-    assert_int_equal(gang_nwaiting(sandbox_scheduler(sb)->gangs), 1);
+    assert_int_equal(gang_nwaiting(sandbox_scheduler(sb)->published.group_store), 1);
     sandbox_advance(sb, T0 + 120000);
     assert_int_equal(l.evicts, 1);
     assert_non_null(strstr(logged(&l), "EVICT ns/saver node=n1 reason=preemption by=ns/high\n"));

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "fake_api.h"
+#include "gang/gang.h"
 #include "kube/client.h"
 #include "fairshare/row.h"
 #include "minruntime/row.h"
@@ -1465,7 +1466,7 @@ static pod_t *gang_pod(scheduler_t *s, const char *name, const char *group, int 
              "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
              name, name, group, group, prio, node, node[0] ? "Running" : "Pending");
     pod_t *p = cached_pod(s, text);
-    gang_pod_upsert(s->gangs, p);
+    gang_pod_upsert(s->published.group_store, p);
     return p;
 }
 
@@ -1481,7 +1482,7 @@ static void add_podgroup(scheduler_t *s, const char *name, int min)
     podgroup_t *pg = podgroup_from_json(j, err, sizeof err);
     json_decref(j);
     assert_non_null(pg);
-    gang_group_upsert(s->gangs, pg);
+    gang_group_upsert(s->published.group_store, pg);
 }
 
 /* Queue train with cpu as its spec.resources.cpu (JSON). */
@@ -1645,7 +1646,7 @@ static pod_t *queue_pod(scheduler_t *s, const char *name, int prio, const char *
              node[0] ? "Running" : "Pending");
     pod_t *p = cached_pod(s, text);
     if (group)
-        gang_pod_upsert(s->gangs, p);
+        gang_pod_upsert(s->published.group_store, p);
     return p;
 }
 
@@ -2054,7 +2055,7 @@ static void test_minrt_gang_age(void **st)
                  "\"status\":{\"phase\":\"Running\",\"startTime\":\"%s\"}}",
                  names[i], names[i], starts[i], nodes[i], starts[i]);
         pod_t *p = cached_pod(s, text);
-        gang_pod_upsert(s->gangs, p);
+        gang_pod_upsert(s->published.group_store, p);
         pod_unref(p);
     }
     pod_t *pre = pod_from(s, "pre", "1", 500, "", "");
@@ -2174,9 +2175,9 @@ static void test_victims_rank_order(void **st)
     pod_t *e[2] = { gang_pod(s, "e0", "elastic", 50, "n1"), gang_pod(s, "e1", "elastic", 50, "n2") };
     pod_t *pair = gang_pod(s, "p0", "pair", 10, "n1");
     pod_unref(gang_pod(s, "p1", "pair", 10, "n2"));
-    pod_t *surplus = gang_member_class(s->gangs, e[0]) == GANG_MEMBER_SURPLUS ? e[0] : e[1];
-    assert_int_equal(gang_member_class(s->gangs, surplus), GANG_MEMBER_SURPLUS);
-    assert_int_equal(gang_member_class(s->gangs, pair), GANG_MEMBER_MINIMUM);
+    pod_t *surplus = gang_member_class(s->published.group_store, e[0]) == GANG_MEMBER_SURPLUS ? e[0] : e[1];
+    assert_int_equal(gang_member_class(s->published.group_store, surplus), GANG_MEMBER_SURPLUS);
+    assert_int_equal(gang_member_class(s->published.group_store, pair), GANG_MEMBER_MINIMUM);
     pod_t *order[] = {
         aged_pod(s, "lent-0", 0, "n1", 3600, NULL, BORROWED),
         aged_pod(s, "lent-50", 50, "n1", 3600, NULL, BORROWED),

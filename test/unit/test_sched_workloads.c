@@ -17,6 +17,7 @@
 
 #include "fake_api.h"
 #include "fixtures.h"
+#include "gang/gang.h"
 #include "kube/client.h"
 #include "scheduler/capabilities.h"
 #include "gang/row.h"
@@ -296,9 +297,9 @@ static void test_gang_priority_class(void **st)
     assert_int_equal(sched_pod_priority(s, m), 1000);
     assert_int_equal(sched_pod_priority(s, lone), 0);
     gang_snap_t g;
-    assert_int_equal(gang_snapshot(s->gangs, "ns", "g", &g), 0);
-    assert_int_equal(sched_gang_priority(s, &g, 0), 1000);
-    assert_int_equal(sched_gang_priority(s, &g, 2000), 2000); /* never below its members */
+    assert_int_equal(gang_snapshot(s->published.group_store, "ns", "g", &g), 0);
+    assert_int_equal(sched_services.gang_priority(s, &g, 0), 1000);
+    assert_int_equal(sched_services.gang_priority(s, &g, 2000), 2000); /* never below its members */
     gang_snap_clear(&g);
     /* The class goes: back to the members' own. */
     prioclass_row_on_event(sched_row(s, "priority-classes")->self, KUBE_DELETED, "high", NULL);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "gang/gang.h"
 #include "scheduler/capabilities.h"
 #include "topology/row.h"
 #include "util/util.h"
