@@ -143,19 +143,6 @@ static void group_list_get(scheduler_t *s, const pool_names_t *pn, group_list_t 
             ext[i].groups(&s->rows[i], (const char *const *)pn->name, pn->n, take_group, l);
 }
 
-/* The name of the group p names, as the first row that knows says. */
-static const char *group_of(scheduler_t *s, const pod_t *p)
-{
-    int n = 0;
-    const sched_ext_t *ext = sched_extensions(&n);
-    for (int i = 0; i < s->nrows && i < n; i++) {
-        const char *g = ext[i].group_of ? ext[i].group_of(&s->rows[i], p) : NULL;
-        if (g)
-            return g;
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------------ pending */
 
 typedef struct prow {
@@ -234,7 +221,7 @@ json_t *scheduler_dash_pending(scheduler_t *s, const dash_list_opts_t *o)
     int nr = 0;
     for (int i = 0; i < np; i++) {
         pod_t *p = pods[i];
-        const char *named = group_of(s, p);
+        const char *named = sched_rows_group_of(s, p);
         group_info_t *g = group_of_pod(by_key, gl.n, p, named);
         if (g) {
             int gi = (int)(g - gl.v);
