@@ -175,15 +175,16 @@ typedef struct sched_watch {
 } sched_watch_t;
 
 /* A row's watch that pods wait for (sched_ext_t.wait; a gang member for
- * its PodGroup): once nodes and pods are listed, scheduler_start gives
- * the list of kind up to ms, unless served_group (an API group's path)
- * does not serve served_version, which unserved says (info); late is
- * said (warning) when the list is not done in time. A missing API or
- * RBAC grant never stops the scheduler. */
+ * its PodGroup, a pod for its Queue): once nodes and pods are listed,
+ * scheduler_start gives the list of kind up to ms, unless its API is not
+ * served (the JSON at served_path lists, in served_list, no item whose
+ * served_field is served_value), which unserved says (info); late is said
+ * (warning) when the list is not done in time. A missing API or RBAC
+ * grant never stops the scheduler. */
 typedef struct sched_watch_wait {
     const char *kind; /* one of the row's watches */
     int ms;
-    const char *served_group, *served_version;
+    const char *served_path, *served_list, *served_field, *served_value;
     const char *unserved, *late;
 } sched_watch_wait_t;
 

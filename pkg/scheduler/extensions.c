@@ -25,13 +25,29 @@ static const sched_watch_t gang_watches[] = {
     { "PodGroup", PODGROUP_API "/podgroups", gang_row_on_podgroup, 1 },
     { 0 },
 };
+/* Queues order and admit pods: a pod decided before its Queue is listed
+ * counts in default, so the list gets a few seconds; without the CRD or
+ * an RBAC grant every pod is in default. */
+static const sched_watch_wait_t tenants_wait = {
+    .kind = "Queue",
+    .ms = 5000,
+    .served_path = FS_QUEUE_API,
+    .served_list = "resources",
+    .served_field = "name",
+    .served_value = "queues",
+    .unserved = "the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
+                "until it is",
+    .late = "Queues not listed yet (RBAC for queues?): pods count in queue default until they are",
+};
 /* A gang member decided before its PodGroup is listed only waits
  * (PodGroupNotFound) until it is, so a few seconds suffice. */
 static const sched_watch_wait_t gang_wait = {
     .kind = "PodGroup",
     .ms = 5000,
-    .served_group = "/apis/scheduling.x-k8s.io",
-    .served_version = PODGROUP_VERSION,
+    .served_path = "/apis/scheduling.x-k8s.io",
+    .served_list = "versions",
+    .served_field = "groupVersion",
+    .served_value = PODGROUP_VERSION,
     .unserved = "the PodGroup API (" PODGROUP_VERSION ") is not served: pods labelled " GANG_LABEL
                 " wait until its CRD (pools/podgroup-crd.yaml) is applied",
     .late = "PodGroups not listed yet; gang members wait until they are",
@@ -79,6 +95,7 @@ static const sched_ext_t table[] = {
       .init = tenants_row_init,
       .fini = tenants_row_fini,
       .watches = tenants_row_watches,
+      .wait = &tenants_wait,
       .queues = tenants_row_queues,
       .admit = tenants_row_admit,
       .nominee = tenants_row_nominee,

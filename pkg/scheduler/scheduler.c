@@ -323,7 +323,8 @@ static void wait_row_watch(scheduler_t *s, const sched_watch_wait_t *w, const vo
     int64_t deadline = util_now_ms() + w->ms;
     informer_t *inf = sched_row_informer(s, w->kind);
     while (inf && !informer_wait_synced(inf, 200)) {
-        int served = w->served_group ? api_served(s, w->served_group, w->served_version) : 1;
+        int served =
+            w->served_path ? api_lists(s, w->served_path, w->served_list, w->served_field, w->served_value) : 1;
         if (served == 0) {
             LOG_I("%s", w->unserved ? w->unserved : w->kind);
             return;
@@ -343,28 +344,6 @@ static void wait_row_watches(scheduler_t *s, const volatile int *stop)
     for (int i = 0; i < n && i < s->nrows; i++)
         if (ext[i].wait)
             wait_row_watch(s, ext[i].wait, stop);
-}
-
-/* Queues order and admit pods: a pod decided before its Queue is listed
- * counts in default, so the list gets a few seconds. A missing CRD or
- * RBAC grant never stops the scheduler: every pod is then in default. */
-static void wait_queues(scheduler_t *s, const volatile int *stop)
-{
-    int64_t deadline = util_now_ms() + 5000;
-    informer_t *queues = sched_row_informer(s, "Queue");
-    if (!queues || informer_wait_synced(queues, 0))
-        return;
-    if (api_lists(s, FS_QUEUE_API, "resources", "name", "queues") == 0) {
-        LOG_I("the Queue API is not served (CRD pools/queue-crd.yaml not applied): every pod is in queue default "
-              "until it is");
-        return;
-    }
-    while (!informer_wait_synced(queues, 200)) {
-        if ((stop && *stop) || util_now_ms() >= deadline) {
-            LOG_W("Queues not listed yet (RBAC for queues?): pods count in queue default until they are");
-            return;
-        }
-    }
 }
 
 /* Pools partition the nodes: their list must be in before the first
@@ -449,7 +428,6 @@ int scheduler_start(scheduler_t *s, const volatile int *stop, char *err, size_t 
     /* PriorityClasses are not waited for: until they are listed a gang
      * ranks by its members' priority; their arrival re-sorts the queues. */
     wait_row_watches(s, stop);
-    wait_queues(s, stop);
     owners_informers_start(s);
     /* Storage lists get 3 s from their start (mostly spent meanwhile): a
      * missing RBAC grant must not stop pods without claims; a pod whose
