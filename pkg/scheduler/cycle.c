@@ -707,6 +707,18 @@ static char *with_wait_note(const pod_set_t *set, char *msg)
     return b.data;
 }
 
+/* A surplus member makes no room, so a nomination it carries is room held
+ * for nobody: one made while it was in its gang's minimum, which was then
+ * placed with other members, or restored from its status after a restart
+ * (composition seed 641810842). It goes, as the preemption row drops the
+ * nomination of a set that made no room. */
+static void surplus_drop_nominations(pod_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i])
+            postfilter_drop_nomination(set->P->s, set->items[i]->pod);
+}
+
 /* Did not fit: the post-filter rows in order (a surplus member displaces
  * nobody and goes nowhere: it ranks behind), then the set waits. */
 static void set_failed(pod_set_t *set)
@@ -715,7 +727,9 @@ static void set_failed(pod_set_t *set)
     stats_add(s, &s->stats.attempts_unschedulable, (unsigned long)(set->need > 0 ? set->need : 1));
     char *msg = fail_message(set);
     set->outcome = SET_FAILED;
-    if (set->kind != SET_SURPLUS && sched_post_filter(set) == EXT_DONE && set->outcome != SET_MOVED)
+    if (set->kind == SET_SURPLUS)
+        surplus_drop_nominations(set);
+    else if (sched_post_filter(set) == EXT_DONE && set->outcome != SET_MOVED)
         set->outcome = SET_ROOM;
     msg = with_wait_note(set, msg);
     trace_set_done(set, msg);

@@ -1734,6 +1734,43 @@ static void test_nomination_restored_charges_queue(void **st)
     sb_done(sb, &l);
 }
 
+/* Composition seed 641810842 (scale 2): a gang's preemption nominated two
+ * members, the minimum was then placed with another one, and the nominated
+ * member left over, now an elastic member, kept its nomination for good
+ * (also across a restart, restored from status.nominatedNodeName): an
+ * elastic member preempts nobody, so the post-filter that drops a
+ * nomination no room was made for never ran for it. Here PodGroup g
+ * (minMember 2) has w0 and w1 running on n1, which they fill; w2 is
+ * pending with status.nominatedNodeName n1. It does not fit and its
+ * nomination goes. Without the drop it stays "n1". */
+static void test_surplus_member_drops_nomination(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    json_t *pg = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                           "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2);
+    json_t *w[3];
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", i);
+        w[i] = pod(name, "2", "1Gi", 0, i < 2 ? "n1" : NULL);
+        label(w[i], "scheduling.x-k8s.io/pod-group", "g");
+    }
+    json_object_set_new(json_object_get(w[2], "status"), "nominatedNodeName", json_string("n1"));
+    json_t *snap = json_pack("{s:[o, o, o, o, o]}", "items", node("n1", "4", "8Gi", NULL), pg, w[0], w[1], w[2]);
+    char err[256] = "";
+    assert_int_equal(sandbox_load(sb, snap, err, sizeof err), 0);
+    json_decref(snap);
+    sandbox_run(sb);
+    assert_null(node_of(sb, "w2"));
+    json_t *got = sandbox_get(sb, "Pod", "ns", "w2");
+    assert_non_null(got);
+    const char *nom = json_string_value(json_object_get(json_object_get(got, "status"), "nominatedNodeName"));
+    assert_true(nom == NULL || nom[0] == '\0');
+    sb_done(sb, &l);
+}
+
 /* A pending member of PodGroup ns/group at priority prio. */
 static json_t *gang_member(const char *name, const char *group, const char *cpu, int prio)
 {
@@ -1858,6 +1895,7 @@ int main(void)
         cmocka_unit_test(test_reservation_wakes_other_pools),
         cmocka_unit_test(test_nomination_restored_on_load),
         cmocka_unit_test(test_nomination_restored_charges_queue),
+        cmocka_unit_test(test_surplus_member_drops_nomination),
         cmocka_unit_test(test_nominee_not_held_behind_gang),
         cmocka_unit_test(test_reservation_spares_nominee),
         cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
