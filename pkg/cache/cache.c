@@ -15,8 +15,9 @@
 typedef struct pod_entry {
     pod_t *pod;
     cache_pod_state_t state;
-    char *node; /* node it is accounted on (assumed or bound), or NULL */
-    int follow; /* its status.nominatedNodeName is trusted (cache_upsert_pod_ex) */
+    char *node;    /* node it is accounted on (assumed or bound), or NULL */
+    int follow;    /* its status.nominatedNodeName is trusted (cache_upsert_pod_ex) */
+    char *nom_was; /* assumed: the node its nomination named (cache_unassume restores it), or NULL */
 } pod_entry_t;
 
 typedef struct nomination {
@@ -95,6 +96,7 @@ static void entry_free(pod_entry_t *e)
         return;
     pod_unref(e->pod);
     free(e->node);
+    free(e->nom_was);
     free(e);
 }
 
@@ -440,6 +442,8 @@ cache_pod_state_t cache_upsert_pod_ex(cache_t *c, pod_t *p, int follow_nominatio
         return before;
     }
     unaccount(c, e);
+    free(e->nom_was); /* the watch's view replaces our assumption */
+    e->nom_was = NULL;
     pod_t *was = e->pod;
     e->pod = pod_ref(p);
     if (pod_is_terminal(p)) {
@@ -567,6 +571,9 @@ int cache_assume_locked(cache_t *c, pod_t *p, const char *node)
     }
     e->state = CPOD_ASSUMED;
     account(c, e, node);
+    const char *held = nominated_node_locked(c, p->uid);
+    free(e->nom_was);
+    e->nom_was = held ? util_strdup(held) : NULL;
     nomination_drop_locked(c, p->uid);
     return 0;
 }
@@ -674,7 +681,22 @@ void cache_set_nomination_hook(cache_t *c, cache_account_fn fn, void *ud)
     c->nom_ud = ud;
 }
 
-int cache_forget(cache_t *c, const char *uid)
+/* The assumption undone; restore: the nomination it dropped comes back
+ * (see cache_unassume), else it goes. Write lock held. */
+static void nomination_restore_locked(cache_t *c, pod_entry_t *e, int restore)
+{
+    char *node = e->nom_was;
+    e->nom_was = NULL;
+    node_info_t *ni = node && restore ? hashmap_get(c->node_map, node) : NULL;
+    if (ni && ni->node) {
+        nomination_add_locked(c, e->pod, node);
+        if (c->nom_hook && has_nomination(c, e->pod->uid))
+            c->nom_hook(c->nom_ud, e->pod, ni, +1);
+    }
+    free(node);
+}
+
+static int forget(cache_t *c, const char *uid, int restore)
 {
     cache_wrlock(c);
     pod_entry_t *e = hashmap_get(c->pods, uid);
@@ -682,9 +704,20 @@ int cache_forget(cache_t *c, const char *uid)
     if (undone) {
         unaccount(c, e);
         e->state = CPOD_PENDING;
+        nomination_restore_locked(c, e, restore);
     }
     cache_unlock(c);
     return undone;
+}
+
+int cache_forget(cache_t *c, const char *uid)
+{
+    return forget(c, uid, 0);
+}
+
+int cache_unassume(cache_t *c, const char *uid)
+{
+    return forget(c, uid, 1);
 }
 
 fw_topo_index_t *cache_topo_index(cache_t *c)

@@ -153,6 +153,14 @@ int cache_node_visit(cache_t *c, const char *node, void (*fn)(void *ud, const no
 /* Bind failed: undo the assumption; 1 when the pod was assumed (its room
  * is free again), 0 when there was nothing to undo. */
 int cache_forget(cache_t *c, const char *uid);
+/* cache_forget for a pod the cycle assumed and gives back before any bind
+ * (a gang's minimum that did not fit whole, a row's reserve refused): it
+ * holds again the nomination the assumption dropped (unless its node is
+ * gone), charged to its queue through the nomination hook as a restored
+ * one is. Else its next turn would rank it behind its gang's members that
+ * made no room, and its queue would count it nowhere while its victims
+ * leave (composition seed 641810842). */
+int cache_unassume(cache_t *c, const char *uid);
 /* Reserves room on node for a preemptor; ignored unless p is still
  * pending (deleted or bound meanwhile: nothing to hold room for). A pod
  * holds at most one nomination; deleting or binding it drops it, and so

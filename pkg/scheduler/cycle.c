@@ -422,13 +422,14 @@ int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
         while (--i >= 0)
             if (ext[i].reserve && ext[i].unreserve)
                 ext[i].unreserve(&P->s->rows[i], pod);
-        cache_forget(P->s->cache, pod->uid);
+        cache_unassume(P->s->cache, pod->uid);
         return 0;
     }
     return 1;
 }
 
-/* Undoes sched_assume: every row's unreserve, then the cache forgets. */
+/* Undoes sched_assume: every row's unreserve, then the cache forgets
+ * (the pod's nomination, if it held one, comes back). */
 void sched_unassume(sched_pool_t *P, const pod_t *pod)
 {
     int n = 0;
@@ -436,7 +437,7 @@ void sched_unassume(sched_pool_t *P, const pod_t *pod)
     for (int i = n - 1; i >= 0; i--)
         if (ext[i].unreserve)
             ext[i].unreserve(&P->s->rows[i], pod);
-    cache_forget(P->s->cache, pod->uid);
+    cache_unassume(P->s->cache, pod->uid);
 }
 
 void sched_report(sched_pool_t *P, queue_item_t *it, const char *reason, char *message)

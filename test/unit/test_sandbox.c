@@ -1771,6 +1771,63 @@ static void test_surplus_member_drops_nomination(void **st)
     sb_done(sb, &l);
 }
 
+/* Composition seed 641810842, why g3-3 took g3-1's place: a gang's
+ * minimum whose first member fit but whose second did not yet (a victim
+ * still leaving) had the first assumed, then given back; the assumption
+ * had dropped its nomination and its queue's held charge, and giving it
+ * back restored neither. The next turn put it behind the members that
+ * made no room, and meanwhile its queue counted it nowhere. Here PodGroup
+ * g (minMember 2) of queue qa (limit 4 GPUs) has w0 and w1 (2 GPUs each)
+ * nominated on n1, where "leaving" (2 GPUs) still goes; "more" of qa
+ * (1 GPU) would fit on n2 (1 GPU, too small for a member). Both members
+ * stay nominated and charged, so more waits. Without the fix more binds
+ * on n2 at once, and w0 and w1 take qa to 5 GPUs of 4 once the victim is
+ * gone. */
+static void test_gang_given_back_keeps_nomination(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    json_t *leaving = bound_to(gpu_pod("leaving", "2"), "n1");
+    char ts[64];
+    util_rfc3339(T0 - 5000, ts, sizeof ts);
+    json_object_set_new(json_object_get(leaving, "metadata"), "deletionTimestamp", json_string(ts));
+    json_t *pg = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                           "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2);
+    json_t *w[2];
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", i);
+        w[i] = with_prio(gpu_pod(name, "2"), 100);
+        label(w[i], "scheduling.x-k8s.io/pod-group", "g");
+        label(w[i], "resource.aibee.cn/queue", "qa");
+        json_object_set_new(json_object_get(w[i], "status"), "nominatedNodeName", json_string("n1"));
+    }
+    json_t *more = with_prio(gpu_pod("more", "1"), 10);
+    label(more, "resource.aibee.cn/queue", "qa");
+    json_t *snap = json_pack("{s:[o, o, o, o, o, o, o, o]}", "items", queue_capped("qa", "gpu", 4), gpu_node("n1", "4"),
+                             gpu_node("n2", "1"), leaving, pg, w[0], w[1], more);
+    char err[256] = "";
+    assert_int_equal(sandbox_load(sb, snap, err, sizeof err), 0);
+    json_decref(snap);
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    scheduler_t *s = sandbox_scheduler(sb);
+    for (int i = 0; i < 2; i++) {
+        json_t *got = sandbox_get(sb, "Pod", "ns", i ? "w1" : "w0");
+        const char *uid = json_string_value(json_object_get(json_object_get(got, "metadata"), "uid"));
+        assert_true(cache_is_nominated(s->cache, uid));
+    }
+    assert_null(node_of(sb, "more"));
+    assert_int_equal(sandbox_apply(sb, "DELETED", sandbox_get(sb, "Pod", "ns", "leaving"), err, sizeof err), 0);
+    sandbox_advance(sb, T0 + 5000);
+    assert_string_equal(node_of(sb, "w0"), "n1");
+    assert_string_equal(node_of(sb, "w1"), "n1");
+    assert_null(node_of(sb, "more"));
+    assert_int_equal(l.evicts, 0);
+    sb_done(sb, &l);
+}
+
 /* A pending member of PodGroup ns/group at priority prio. */
 static json_t *gang_member(const char *name, const char *group, const char *cpu, int prio)
 {
@@ -1896,6 +1953,7 @@ int main(void)
         cmocka_unit_test(test_nomination_restored_on_load),
         cmocka_unit_test(test_nomination_restored_charges_queue),
         cmocka_unit_test(test_surplus_member_drops_nomination),
+        cmocka_unit_test(test_gang_given_back_keeps_nomination),
         cmocka_unit_test(test_nominee_not_held_behind_gang),
         cmocka_unit_test(test_reservation_spares_nominee),
         cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
