@@ -432,11 +432,7 @@ int sched_assume(sched_pool_t *P, cycle_state_t *cs, pod_t *pod, decision_t *d)
  * (the pod's nomination, if it held one, comes back). */
 void sched_unassume(sched_pool_t *P, const pod_t *pod)
 {
-    int n = 0;
-    const sched_ext_t *ext = sched_extensions(&n);
-    for (int i = n - 1; i >= 0; i--)
-        if (ext[i].unreserve)
-            ext[i].unreserve(&P->s->rows[i], pod);
+    sched_rows_unreserve(P->s, pod);
     cache_unassume(P->s->cache, pod->uid);
 }
 
