@@ -287,6 +287,32 @@ static void f_nominate(void *core, pod_t *pod, const char *node)
     snprintf(fc->nominated, sizeof(fc->nominated), "%s", node);
 }
 
+void fake_set_gang(fake_core_t *fc, const struct pod_set *set, const gang_snap_t *g)
+{
+    int free_slot = -1;
+    for (int i = 0; i < FAKE_MAX_GANGS; i++) {
+        if (fc->gangs[i].set == set) {
+            fc->gangs[i].set = g ? set : NULL;
+            fc->gangs[i].g = g;
+            return;
+        }
+        if (!fc->gangs[i].set && free_slot < 0)
+            free_slot = i;
+    }
+    assert_true(free_slot >= 0);
+    fc->gangs[free_slot].set = set;
+    fc->gangs[free_slot].g = g;
+}
+
+static const gang_snap_t *f_set_gang(void *core, const struct pod_set *set)
+{
+    const fake_core_t *fc = core;
+    for (int i = 0; i < FAKE_MAX_GANGS; i++)
+        if (fc->gangs[i].set == set)
+            return fc->gangs[i].g;
+    return NULL;
+}
+
 void fake_core_init(fake_core_t *fc)
 {
     memset(fc, 0, sizeof(*fc));
@@ -327,6 +353,7 @@ void fake_core_init(fake_core_t *fc)
         .gang_priority = f_gang_priority,
         .may_evict = f_may_evict,
         .nominate = f_nominate,
+        .set_gang = f_set_gang,
     };
 }
 

@@ -6,9 +6,10 @@
  * entries its row needs beyond the defaults, and hands the row &fc.svc and
  * the fixture as the core.
  *
- * The defaults cover the calls several rows ask; any other entry stays
- * NULL, so a call added to services.h needs nothing here: a row that makes
- * one its test did not fill crashes there, the trace naming the call.
+ * The defaults cover the calls several rows ask (set_gang: the sets
+ * fake_set_gang names); any other entry stays NULL, so a call added to
+ * services.h needs nothing here: a row that makes one its test did not
+ * fill crashes there, the trace naming the call.
  * Include after cmocka.h. */
 #ifndef AISCHED_TEST_FAKE_SERVICES_H
 #define AISCHED_TEST_FAKE_SERVICES_H
@@ -17,7 +18,8 @@
 
 #include "framework/services.h"
 
-#define FAKE_MAX_REQS 8
+#define FAKE_MAX_REQS  8
+#define FAKE_MAX_GANGS 4
 
 /* One request to the API server (api, api_json) or queued to the writer
  * (patch: method "PATCH"). */
@@ -56,6 +58,13 @@ typedef struct fake_core {
     int nactivated;             /* pod_activate */
     char nominated[64];         /* the last nominate's node */
     int nstatus;                /* status_changed */
+
+    /* The sets a test formed as the gang row would, with their PodGroups
+     * (set_gang's answers; fake_set_gang fills them). */
+    struct {
+        const struct pod_set *set;
+        const gang_snap_t *g;
+    } gangs[FAKE_MAX_GANGS];
 } fake_core_t;
 
 /* The defaults in fc->svc and the answers above; fake_core_free frees
@@ -77,5 +86,8 @@ void fake_object_event(void *core, const char *ns, json_t *involved, const char 
 void fake_object_event_ref(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
                            const char *uid, const char *type, const char *reason, const char *message);
 int fake_min_runtime(void *core, const pod_t *pod, int kind, int64_t now_wall);
+
+/* set's PodGroup, as set_gang answers it (g NULL: set has none any more). */
+void fake_set_gang(fake_core_t *fc, const struct pod_set *set, const gang_snap_t *g);
 
 #endif

@@ -74,40 +74,6 @@ static void f_object_event(void *core, const char *ns, json_t *involved, const c
     fake_object_event(core, ns, involved, type, reason, message, base_name);
 }
 
-/* The sets this test formed as the gang row would, with their PodGroups
- * (the services' set_gang). */
-static struct {
-    const pod_set_t *set;
-    const gang_snap_t *g;
-} f_gangs[4];
-
-/* g NULL: set has none any more. */
-static void f_gang_of(const pod_set_t *set, const gang_snap_t *g)
-{
-    int free_slot = -1;
-    for (int i = 0; i < 4; i++) {
-        if (f_gangs[i].set == set) {
-            f_gangs[i].set = g ? set : NULL;
-            f_gangs[i].g = g;
-            return;
-        }
-        if (!f_gangs[i].set && free_slot < 0)
-            free_slot = i;
-    }
-    assert_true(free_slot >= 0);
-    f_gangs[free_slot].set = set;
-    f_gangs[free_slot].g = g;
-}
-
-static const gang_snap_t *f_set_gang(void *core, const pod_set_t *set)
-{
-    (void)core;
-    for (int i = 0; i < 4; i++)
-        if (f_gangs[i].set == set)
-            return f_gangs[i].g;
-    return NULL;
-}
-
 static node_info_t *gnode(const char *name)
 {
     char buf[400];
@@ -143,7 +109,6 @@ static void setup(fake_t *f, sched_row_t *row)
     f->fc.svc.pool_wake = f_pool_wake;
     f->fc.svc.pod_activate = f_pod_activate;
     f->fc.svc.object_event = f_object_event;
-    f->fc.svc.set_gang = f_set_gang;
     /* may_evict 0: the gang may not preempt, only the rule's other answers open held room */
     f->fc.opts.reservation_after_s = 30;
     f->fc.opts.reservation_timeout_s = 600;
@@ -191,13 +156,13 @@ static void gang_set_of(gang_set_t *gs, fake_t *f)
         set->items[i] = &gs->it[i];
     }
     set->n = set->need = set->min = 2;
-    f_gang_of(set, &gs->g);
+    fake_set_gang(&f->fc, set, &gs->g);
 }
 
-static void gang_set_done(gang_set_t *gs)
+static void gang_set_done(fake_t *f, gang_set_t *gs)
 {
     gs->set.items[0] = gs->set.items[1] = NULL; /* the test's, not the set's */
-    f_gang_of(&gs->set, NULL);
+    fake_set_gang(&f->fc, &gs->set, NULL);
     pod_set_clear(&gs->set);
 }
 
@@ -287,7 +252,7 @@ static void test_reserves_after_wait_and_ends_at_commit(void **state)
 
     pod_unref(low);
     pod_unref(high);
-    gang_set_done(&gs);
+    gang_set_done(&f, &gs);
     teardown(&f, &row);
 }
 
@@ -346,7 +311,7 @@ static void test_expires_in_housekeep(void **state)
 
     pod_unref(low);
     pod_unref(high);
-    gang_set_done(&gs);
+    gang_set_done(&f, &gs);
     teardown(&f, &row);
 }
 

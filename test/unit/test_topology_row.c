@@ -83,40 +83,6 @@ static void f_sim_free(void *core, sched_sim_t *sim)
     memset(sim, 0, sizeof(*sim));
 }
 
-/* The sets this test formed as the gang row would, with their PodGroups
- * (the services' set_gang). */
-static struct {
-    const pod_set_t *set;
-    const gang_snap_t *g;
-} f_gangs[4];
-
-/* g NULL: set has none any more. */
-static void f_gang_of(const pod_set_t *set, const gang_snap_t *g)
-{
-    int free_slot = -1;
-    for (int i = 0; i < 4; i++) {
-        if (f_gangs[i].set == set) {
-            f_gangs[i].set = g ? set : NULL;
-            f_gangs[i].g = g;
-            return;
-        }
-        if (!f_gangs[i].set && free_slot < 0)
-            free_slot = i;
-    }
-    assert_true(free_slot >= 0);
-    f_gangs[free_slot].set = set;
-    f_gangs[free_slot].g = g;
-}
-
-static const gang_snap_t *f_set_gang(void *core, const pod_set_t *set)
-{
-    (void)core;
-    for (int i = 0; i < 4; i++)
-        if (f_gangs[i].set == set)
-            return f_gangs[i].g;
-    return NULL;
-}
-
 static node_info_t *bnode(const char *name, const char *block)
 {
     char buf[600];
@@ -147,7 +113,6 @@ static void setup(fake_t *f, sched_row_t *row, const int used[4])
     f->fc.svc.topo_levels = f_topo_levels;
     f->fc.svc.sim_build = f_sim_build;
     f->fc.svc.sim_free = f_sim_free;
-    f->fc.svc.set_gang = f_set_gang;
     f->fc.nodes = f->ni;
     f->fc.nnodes = 4;
     char err[256];
@@ -184,7 +149,7 @@ typedef struct gang_set {
     gang_snap_t g;
 } gang_set_t;
 
-static void gang_set(gang_set_t *gs, set_kind_t kind, int n, int gpus, const char *key, int required)
+static void gang_set(fake_t *f, gang_set_t *gs, set_kind_t kind, int n, int gpus, const char *key, int required)
 {
     memset(gs, 0, sizeof(*gs));
     gs->g.key = "ns/g";
@@ -208,16 +173,16 @@ static void gang_set(gang_set_t *gs, set_kind_t kind, int n, int gpus, const cha
     }
     set->n = set->need = n;
     set->min = n;
-    f_gang_of(set, &gs->g);
+    fake_set_gang(&f->fc, set, &gs->g);
 }
 
-static void gang_done(gang_set_t *gs)
+static void gang_done(fake_t *f, gang_set_t *gs)
 {
     for (int i = 0; i < gs->set.n; i++) {
         gs->set.items[i] = NULL; /* the test's, not the set's */
         pod_unref(gs->pods[i]);
     }
-    f_gang_of(&gs->set, NULL);
+    fake_set_gang(&f->fc, &gs->set, NULL);
     pod_set_clear(&gs->set);
 }
 
@@ -232,7 +197,7 @@ static void test_chooses_least_stranding_block(void **state)
     int used[4] = { 4, 0, 0, 0 };
     setup(&f, &row, used);
     gang_set_t gs;
-    gang_set(&gs, SET_MINIMUM, 2, 4, BLOCK, 1);
+    gang_set(&f, &gs, SET_MINIMUM, 2, 4, BLOCK, 1);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
     assert_int_equal(gs.set.has_match, 1);
     assert_int_equal(gs.set.match.n, 3); /* zone, spine (absent: ""), block */
@@ -247,7 +212,7 @@ static void test_chooses_least_stranding_block(void **state)
                         "minimum (2 members) placed in " BLOCK "=b1 (2 nodes, required " BLOCK
                         "): 4 GPUs and 128000 millicores left free there; next best: " BLOCK "=b2 would strand 8 GPUs");
     assert_int_equal(f.fc.nevents, 0); /* a known level, placed: no PodGroup event here */
-    gang_done(&gs);
+    gang_done(&f, &gs);
     teardown(&f);
 }
 
@@ -262,14 +227,14 @@ static void test_members_fit_node_by_node(void **state)
     int used[4] = { 4, 0, 0, 0 };
     setup(&f, &row, used);
     gang_set_t gs;
-    gang_set(&gs, SET_MINIMUM, 2, 6, BLOCK, 1);
+    gang_set(&f, &gs, SET_MINIMUM, 2, 6, BLOCK, 1);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
     assert_int_equal(gs.set.has_match, 1);
     assert_string_equal(gs.set.match.values[2], "b2");
     assert_string_equal(gs.set.placed_msg, "minimum (2 members) placed in " BLOCK "=b2 (2 nodes, required " BLOCK
                                            "): 4 GPUs and 128000 millicores left free there; the only domain that "
                                            "fits");
-    gang_done(&gs);
+    gang_done(&f, &gs);
     teardown(&f);
 }
 
@@ -284,7 +249,7 @@ static void test_required_fits_no_block(void **state)
     int used[4] = { 4, 0, 4, 0 };
     setup(&f, &row, used);
     gang_set_t gs;
-    gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 1);
+    gang_set(&f, &gs, SET_MINIMUM, 2, 8, BLOCK, 1);
     const char *why = "pod group ns/g: no " BLOCK " domain of pool default has room for its 2 members "
                       "(topology-required)";
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_FAIL);
@@ -299,16 +264,16 @@ static void test_required_fits_no_block(void **state)
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_FAIL);
     assert_int_equal(f.fc.nevents, 1);
     free(gs.it[0].last_message);
-    gang_done(&gs);
+    gang_done(&f, &gs);
 
-    gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 0);
+    gang_set(&f, &gs, SET_MINIMUM, 2, 8, BLOCK, 0);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
     assert_int_equal(gs.set.has_match, 0);
     assert_null(gs.set.why);
     assert_null(gs.set.placed_msg);
     assert_int_equal(f.fc.nevents, 1);
     assert_int_equal(f.builds, f.frees);
-    gang_done(&gs);
+    gang_done(&f, &gs);
     teardown(&f);
 }
 
@@ -322,7 +287,7 @@ static void test_unknown_level_said_once(void **state)
     int used[4] = { 0, 0, 0, 0 };
     setup(&f, &row, used);
     gang_set_t gs;
-    gang_set(&gs, SET_MINIMUM, 1, 1, "example.com/rack", 0);
+    gang_set(&f, &gs, SET_MINIMUM, 1, 1, "example.com/rack", 0);
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
     assert_int_equal(f.fc.nevents, 1);
     assert_string_equal(f.fc.event, "PodGroup ns/g Warning UnknownTopologyLevel topology level example.com/rack is not "
@@ -330,7 +295,7 @@ static void test_unknown_level_said_once(void **state)
     gs.it[0].attempts = 1;
     assert_int_equal(topology_row_pre_place(&row, &gs.set), EXT_NEXT);
     assert_int_equal(f.fc.nevents, 1);
-    gang_done(&gs);
+    gang_done(&f, &gs);
     teardown(&f);
 }
 
@@ -346,20 +311,20 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     int used[4] = { 0, 0, 0, 0 };
     setup(&f, &row, used);
     gang_set_t min, sur;
-    gang_set(&min, SET_MINIMUM, 1, 1, BLOCK, 1);
+    gang_set(&f, &min, SET_MINIMUM, 1, 1, BLOCK, 1);
     min.set.has_match = 1;
     min.set.match.n = 1;
     min.set.match.keys[0] = util_strdup(BLOCK);
     min.set.match.values[0] = util_strdup("b2");
-    gang_set(&sur, SET_SURPLUS, 1, 1, BLOCK, 1);
+    gang_set(&f, &sur, SET_SURPLUS, 1, 1, BLOCK, 1);
     sur.set.parent = &min.set;
     assert_int_equal(topology_row_pre_place(&row, &sur.set), EXT_NEXT);
     assert_int_equal(sur.set.has_match, 1);
     assert_int_equal(sur.set.match.n, 1);
     assert_string_equal(sur.set.match.values[0], "b2");
-    gang_done(&sur);
+    gang_done(&f, &sur);
 
-    gang_set(&sur, SET_MINIMUM, 1, 1, BLOCK, 1);
+    gang_set(&f, &sur, SET_MINIMUM, 1, 1, BLOCK, 1);
     sur.set.need = 0;
     pod_t *bound = gpod("b", "n1", 1);
     pod_t *gone = gpod("x", "n3", 1);
@@ -378,8 +343,8 @@ static void test_elastic_members_stay_in_the_domain(void **state)
     assert_int_equal(f.builds, 0);
     pod_unref(bound);
     pod_unref(gone);
-    gang_done(&sur);
-    gang_done(&min);
+    gang_done(&f, &sur);
+    gang_done(&f, &min);
     teardown(&f);
 }
 
@@ -396,7 +361,7 @@ static void test_plan_within_each_block(void **state)
     for (int i = 0; i < 4; i++)
         f.ni[i]->pool = 3; /* the set's pool (gang_set) */
     gang_set_t gs;
-    gang_set(&gs, SET_MINIMUM, 2, 8, BLOCK, 1);
+    gang_set(&f, &gs, SET_MINIMUM, 2, 8, BLOCK, 1);
     fw_node_match_t *doms = NULL;
     assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), 2);
     assert_string_equal(doms[0].keys[doms[0].n - 1], BLOCK);
@@ -412,7 +377,7 @@ static void test_plan_within_each_block(void **state)
     free(doms);
     gs.g.topo_required = 0;
     assert_int_equal(topology_row_plan_within(&row, &gs.set, &doms), -1);
-    gang_done(&gs);
+    gang_done(&f, &gs);
     pod_set_t lone = { .kind = SET_LONE, .pool_id = 3 };
     assert_int_equal(topology_row_plan_within(&row, &lone, &doms), -1);
     assert_int_equal(f.builds, 0);
