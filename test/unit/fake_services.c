@@ -287,6 +287,24 @@ static void f_nominate(void *core, pod_t *pod, const char *node)
     snprintf(fc->nominated, sizeof(fc->nominated), "%s", node);
 }
 
+void fake_lone_set(pod_set_t *set, queue_item_t *it, pod_t *pod)
+{
+    memset(set, 0, sizeof(*set));
+    it->pod = pod;
+    set->kind = SET_LONE;
+    set->items = util_xcalloc(2, sizeof(*set->items));
+    set->items[0] = it;
+    set->n = set->need = 1;
+    set->pool_name = "default";
+}
+
+void fake_set_done(pod_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        set->items[i] = NULL; /* the test's, not the set's */
+    pod_set_clear(set);
+}
+
 void fake_set_gang(fake_core_t *fc, const struct pod_set *set, const gang_snap_t *g)
 {
     int free_slot = -1;

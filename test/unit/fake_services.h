@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "framework/services.h"
+#include "scheduler/extension.h"
 
 #define FAKE_MAX_REQS  8
 #define FAKE_MAX_GANGS 4
@@ -86,6 +87,12 @@ void fake_object_event(void *core, const char *ns, json_t *involved, const char 
 void fake_object_event_ref(void *core, const char *kind, const char *api_version, const char *ns, const char *name,
                            const char *uid, const char *type, const char *reason, const char *message);
 int fake_min_runtime(void *core, const pod_t *pod, int kind, int64_t now_wall);
+
+/* A lone set of one (pool "default") holding the test's item it, which
+ * now names pod; fake_set_done lets go of the test's items and clears the
+ * set. */
+void fake_lone_set(pod_set_t *set, queue_item_t *it, pod_t *pod);
+void fake_set_done(pod_set_t *set);
 
 /* set's PodGroup, as set_gang answers it (g NULL: set has none any more). */
 void fake_set_gang(fake_core_t *fc, const struct pod_set *set, const gang_snap_t *g);

@@ -105,24 +105,6 @@ static void teardown(fake_t *f, sched_row_t *row)
 }
 
 /* A set of one for pod (no pool thread: the row sees only the set). */
-static void set_of(pod_set_t *set, queue_item_t *it, pod_t *pod)
-{
-    memset(set, 0, sizeof(*set));
-    memset(it, 0, sizeof(*it));
-    it->pod = pod;
-    set->kind = SET_LONE;
-    set->items = util_xcalloc(2, sizeof(*set->items));
-    set->items[0] = it;
-    set->n = set->need = 1;
-    set->pool_name = "default";
-}
-
-static void set_done(pod_set_t *set)
-{
-    set->items[0] = NULL; /* the test's, not the set's */
-    pod_set_clear(set);
-}
-
 /* 8 GPUs free in the pool, 4 on each node: one pod moves from one node to
  * the other, the pod is nominated to the emptied node, and the mover's new
  * place is held for its own controller's replacement only. */
@@ -134,8 +116,8 @@ static void test_moves_one_and_holds_its_room(void **state)
     setup(&f, &row);
     pod_t *big = gpod("big", "", 8, NULL);
     pod_set_t set;
-    queue_item_t it;
-    set_of(&set, &it, big);
+    queue_item_t it = { 0 };
+    fake_lone_set(&set, &it, big);
     assert_int_equal(consol_row_post_filter(&row, &set), EXT_DONE);
     assert_int_equal(f.nmoves, 1);
     /* The mover leaves the node the pod is nominated to, for the other one. */
@@ -163,21 +145,21 @@ static void test_moves_one_and_holds_its_room(void **state)
     assert_int_equal(cloned, 0);
     assert_ptr_equal(v, dest);
     pod_set_t rset;
-    queue_item_t rit;
-    set_of(&rset, &rit, repl);
+    queue_item_t rit = { 0 };
+    fake_lone_set(&rset, &rit, repl);
     assert_int_equal(consol_row_pre_place(&row, &rset), EXT_NEXT);
     assert_int_equal(rset.has_match, 1);
     assert_int_equal(rset.match_soft, 1);
     assert_string_equal(rset.match.values[0], to);
     /* The hold was taken: a second replacement finds none. */
     pod_set_t again;
-    queue_item_t ait;
-    set_of(&again, &ait, repl);
+    queue_item_t ait = { 0 };
+    fake_lone_set(&again, &ait, repl);
     assert_int_equal(consol_row_pre_place(&row, &again), EXT_NEXT);
     assert_int_equal(again.has_match, 0);
-    set_done(&again);
-    set_done(&rset);
-    set_done(&set);
+    fake_set_done(&again);
+    fake_set_done(&rset);
+    fake_set_done(&set);
     pod_unref(repl);
     pod_unref(other);
     pod_unref(big);
@@ -194,8 +176,8 @@ static void test_no_moves_when_not_allowed(void **state)
     setup(&f, &row);
     pod_t *big = gpod("big", "", 8, NULL);
     pod_set_t set;
-    queue_item_t it;
-    set_of(&set, &it, big);
+    queue_item_t it = { 0 };
+    fake_lone_set(&set, &it, big);
     f.fc.may_evict = 0;
     assert_int_equal(consol_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 0);
@@ -205,7 +187,7 @@ static void test_no_moves_when_not_allowed(void **state)
     assert_int_equal(f.nmoves, 0);
     assert_int_equal((int)f.fc.st.consolidations_failed, 1);
     assert_string_equal(f.fc.nominated, "");
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(big);
     teardown(&f, &row);
 }

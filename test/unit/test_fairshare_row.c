@@ -108,23 +108,10 @@ static void setup(fake_t *f, sched_row_t *row, sched_queues_t *q)
 /* A set of one for pod (no pool thread: the row sees only the set). */
 static void set_of(const sched_queues_t *q, pod_set_t *set, queue_item_t *it, pod_t *pod)
 {
-    memset(set, 0, sizeof(*set));
     memset(it, 0, sizeof(*it));
-    it->pod = pod;
+    fake_lone_set(set, it, pod);
     it->tenant = q->ops->tenant_of(q->self, pod);
-    set->kind = SET_LONE;
-    set->items = util_xcalloc(2, sizeof(*set->items));
-    set->items[0] = it;
-    set->n = set->need = 1;
-    set->pool_name = "default";
 }
-
-static void set_done(pod_set_t *set)
-{
-    set->items[0] = NULL; /* the test's, not the set's */
-    pod_set_clear(set);
-}
-
 /* Queue train may use 2 cores and runs a pod of 1.5: a pod of 1 core is
  * held with the limit's message (preemption off: nothing is evicted, no
  * reclaim is said); a pod of 0.4 core fits under the limit. */
@@ -153,20 +140,20 @@ static void test_admit_holds_over_limit(void **state)
     assert_int_equal(tenants_row_admit(&row, &set), EXT_HOLD);
     assert_string_equal(set.why, "queue \"train\" limit: cpu 1500m + 1000m > 2000m");
     assert_int_equal(f.nevict, 0);
-    set_done(&set);
+    fake_set_done(&set);
 
     pod_t *small = tpod("small", "", 400);
     set_of(&q, &set, &it, small);
     assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
     assert_null(set.why);
-    set_done(&set);
+    fake_set_done(&set);
 
     /* The running pod gone, the big one fits too. */
     q.ops->account(q.self, run, NULL, -1);
     assert_false(q.ops->is_charged(q.self, "u-run"));
     set_of(&q, &set, &it, big);
     assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
-    set_done(&set);
+    fake_set_done(&set);
 
     pod_unref(run);
     pod_unref(big);
@@ -196,7 +183,7 @@ static void test_admit_notes_unknown_queue_once(void **state)
     assert_non_null(strstr(f.fc.event, "nosuch"));
     assert_int_equal(tenants_row_admit(&row, &set), EXT_NEXT);
     assert_int_equal(f.fc.nevents, 1);
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(p);
     tenants_row_fini(row.self);
     fake_core_free(&f.fc);

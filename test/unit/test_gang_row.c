@@ -187,25 +187,7 @@ static void teardown(fake_t *f, sched_row_t *row)
     node_info_free(f->node);
 }
 
-static void set_of(pod_set_t *set, queue_item_t *it, pod_t *pod)
-{
-    memset(set, 0, sizeof(*set));
-    it->pod = pod;
-    set->kind = SET_LONE;
-    set->items = util_xcalloc(2, sizeof(*set->items));
-    set->items[0] = it;
-    set->n = set->need = 1;
-    set->pool_name = "default";
-}
-
 /* Items back to the test (they are not queued anywhere), then the set. */
-static void set_done(pod_set_t *set)
-{
-    for (int i = 0; i < set->n; i++)
-        set->items[i] = NULL;
-    pod_set_clear(set);
-}
-
 /* A member of a gang of minMember 2 is popped; its mate waits in the
  * pool's queue: the set becomes both (the higher priority first), the
  * minimum is both, the gang's turn is taken and given back at end. */
@@ -223,7 +205,7 @@ static void test_gate_gathers_the_minimum(void **state)
     f.queued = &it1;
     f.pending = m1;
     pod_set_t set;
-    set_of(&set, &it0, m0);
+    fake_lone_set(&set, &it0, m0);
     assert_int_equal(gang_row_gate(&row, &set), EXT_NEXT);
     assert_string_equal(f.taken, "u-m1");
     assert_int_equal(set.kind, SET_MINIMUM);
@@ -247,16 +229,16 @@ static void test_gate_gathers_the_minimum(void **state)
     assert_string_equal(set.group.name, "g");
     gang_row_end(&row, &set);
     assert_null(set.slot[row.index]); /* given back */
-    set_done(&set);
+    fake_set_done(&set);
 
     /* With one member only, the gang waits for minMember to exist. */
     gang_pod_delete(f.gangs, m1);
     f.queued = NULL;
-    set_of(&set, &it0, m0);
+    fake_lone_set(&set, &it0, m0);
     assert_int_equal(gang_row_gate(&row, &set), EXT_HOLD);
     assert_string_equal(set.why, "pod group ns/g: waiting for minMember 2 pods to exist (scheduled ones count)");
     gang_row_end(&row, &set);
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(m0);
     pod_unref(m1);
     teardown(&f, &row);
@@ -273,7 +255,7 @@ static void test_min_resources_not_free(void **state)
     pod_t *m0 = member("m0", 0, "", "Pending");
     queue_item_t it0 = { 0 };
     pod_set_t set;
-    set_of(&set, &it0, m0);
+    fake_lone_set(&set, &it0, m0);
     gang_snap_t g = { .key = "ns/g" };
     res_zero(&g.min_resources);
     g.min_resources.milli_cpu = 4000;
@@ -288,7 +270,7 @@ static void test_min_resources_not_free(void **state)
     assert_int_equal(gang_row_pre_place(&row, &set), EXT_NEXT);
     assert_null(set.why);
     gang_row_end(&row, &set);
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(m0);
     teardown(&f, &row);
 }
@@ -306,7 +288,7 @@ static void test_commit_says_placed(void **state)
     pod_t *m0 = member("m0", 0, "", "Pending");
     queue_item_t it0 = { 0 };
     pod_set_t set;
-    set_of(&set, &it0, m0);
+    fake_lone_set(&set, &it0, m0);
     gang_snap_t g = { .key = "ns/g", .ns = "ns", .name = "g", .uid = "pg-g", .min_member = 2 };
     set.kind = SET_MINIMUM;
     gang_row_hold(&row, &set, &g, 0);
@@ -319,7 +301,7 @@ static void test_commit_says_placed(void **state)
     assert_string_equal(f.fc.wake, "GangPlaced");
     gang_row_end(&row, &set);
     set.n = 1;
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(m0);
     teardown(&f, &row);
 }
@@ -420,11 +402,11 @@ static void test_deleted_podgroup_said_once(void **state)
     queue_item_t it0 = { 0 };
     for (int round = 0; round < 2; round++) {
         pod_set_t set;
-        set_of(&set, &it0, m0);
+        fake_lone_set(&set, &it0, m0);
         assert_int_equal(gang_row_gate(&row, &set), EXT_NEXT);
         assert_int_equal(set.kind, SET_LONE);
         gang_row_end(&row, &set);
-        set_done(&set);
+        fake_set_done(&set);
     }
     assert_int_equal(f.fc.nevents, 1);
     assert_string_equal(f.fc.event,

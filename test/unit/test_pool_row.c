@@ -179,13 +179,6 @@ static void set_of(pod_set_t *set, queue_item_t *its, pod_t **pods, int n, int n
     set->pool_name = pool == HOME ? "home" : "p";
 }
 
-static void set_done(pod_set_t *set)
-{
-    for (int i = 0; i < set->n; i++)
-        set->items[i] = NULL; /* the test's, not the set's */
-    pod_set_clear(set);
-}
-
 /* A pod of one GPU borrows from p3: p3 and p2 have the most idle GPUs (4;
  * p1 has fewer pods but 2), p3 the fewer tasks (2 pods against 3); the
  * pools that do not share or are gone (8 idle each) are never asked. Once
@@ -209,7 +202,7 @@ static void test_borrows_most_idle_then_fewest_tasks(void **state)
     assert_ptr_equal(f.moved[0], &it);
     assert_int_equal(it.borrower, 1);
     assert_int_equal((int)f.fc.st.borrowings, 1);
-    set_done(&set);
+    fake_set_done(&set);
 
     f.queued[P3] = 2;
     memset(&it, 0, sizeof(it));
@@ -218,7 +211,7 @@ static void test_borrows_most_idle_then_fewest_tasks(void **state)
     assert_int_equal(f.nmoves, 2);
     assert_int_equal(f.move_to[1], P2);
     assert_int_equal((int)f.fc.st.borrowings, 2);
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(pod);
     teardown(&f);
 }
@@ -239,7 +232,7 @@ static void test_no_lender(void **state)
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(set.outcome, SET_OPEN);
     assert_ptr_equal(set.items[0], &it);
-    set_done(&set);
+    fake_set_done(&set);
 
     pod_t *one = gpod("one", "", 1);
     set_of(&set, &it, &one, 1, 1, HOME);
@@ -250,7 +243,7 @@ static void test_no_lender(void **state)
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 0);
     assert_int_equal((int)f.fc.st.borrowings, 0);
-    set_done(&set);
+    fake_set_done(&set);
     pod_unref(one);
     pod_unref(big);
     teardown(&f);
@@ -281,7 +274,7 @@ static void test_gang_borrows_where_minimum_fits(void **state)
         assert_int_equal(its[i].borrower, 1);
     }
     assert_int_equal((int)f.fc.st.borrowings, 3);
-    set_done(&set);
+    fake_set_done(&set);
     for (int i = 0; i < 3; i++)
         pod_unref(pods[i]);
     teardown(&f);
@@ -314,13 +307,13 @@ static void test_lender_sends_borrower_home(void **state)
         assert_int_equal(its[i].borrower, 0);
         assert_int_equal(its[i].round_marks, 1u << LENDER_ROW);
     }
-    set_done(&set);
+    fake_set_done(&set);
 
     set_of(&set, its, pods, 1, 1, HOME);
     its[0].round_marks = 1u << LENDER_ROW;
     assert_int_equal(pool_borrowing_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.nmoves, 2);
-    set_done(&set);
+    fake_set_done(&set);
     for (int i = 0; i < 2; i++)
         pod_unref(pods[i]);
     teardown(&f);

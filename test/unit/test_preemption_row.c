@@ -95,13 +95,6 @@ static void set_of(pod_set_t *set, queue_item_t *its, pod_t **pods)
     set->pool_name = "default";
 }
 
-static void set_done(pod_set_t *set)
-{
-    for (int i = 0; i < set->n; i++)
-        set->items[i] = NULL;
-    pod_set_clear(set);
-}
-
 /* Room made: the row is done and keeps every nomination. No room (a
  * minimum runtime kept victims, or none): every member, the elastic one
  * too, gives its nominated room up and the next row runs. Preemption off:
@@ -135,7 +128,7 @@ static void test_room_or_nominations_dropped(void **state)
     assert_int_equal(preemption_row_post_filter(&row, &set), EXT_NEXT);
     assert_int_equal(f.asked, 2);
     assert_int_equal(f.ndropped, 3);
-    set_done(&set);
+    fake_set_done(&set);
     for (int i = 0; i < 3; i++)
         pod_unref(pods[i]);
 }
