@@ -12,6 +12,7 @@
 
 #include "gang/room.h"
 #include "gang/row.h"
+#include "topology/pool.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -287,24 +288,6 @@ static void pool_room(const gang_room_t *r, int pool_id, resources_t *alloc, res
     r->svc->nodes_visit(r->core, add_room, &sum);
 }
 
-/* The domains of level key among pool's nodes, each with its allocatable
- * sum (topo_domains_add). */
-typedef struct dom_sum {
-    const topo_levels_t *levels;
-    const char *key;
-    int pool;
-    topo_domain_t *doms;
-    resources_t *alloc;
-    int nd;
-} dom_sum_t;
-
-static void add_domain(void *ud, const node_info_t *ni)
-{
-    dom_sum_t *d = ud;
-    if (ni->pool == d->pool)
-        topo_domains_add(d->levels, d->key, ni->node, &d->doms, &d->alloc, &d->nd);
-}
-
 /* The first resource need asks more of than have holds ("cpu 10000m >
  * 8000m free"), malloc'd; NULL when have covers need. */
 static char *res_short(const resources_t *need, const resources_t *have)
@@ -338,11 +321,9 @@ static char *never_fits(const gang_room_t *r, int pool_id, const gang_snap_t *g,
     char *never = res_short(want, &alloc);
     if (never || !g->topo_level || !g->topo_required)
         return never;
-    dom_sum_t ds = { r->svc->topo_levels(r->core), g->topo_level, pool_id, NULL, NULL, 0 };
-    r->svc->nodes_visit(r->core, add_domain, &ds);
-    topo_domain_t *doms = ds.doms;
-    resources_t *room = ds.alloc;
-    int nd = ds.nd;
+    topo_domain_t *doms = NULL;
+    resources_t *room = NULL;
+    int nd = topo_pool_domains(r->svc, r->core, g->topo_level, pool_id, &doms, &room);
     for (int j = 0; j < nd; j++) {
         char *w = res_short(want, &room[j]);
         if (!w) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gang/gang.h"
+#include "topology/pool.h"
 #include "topology/row.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -229,28 +230,10 @@ ext_rc_t topology_row_pre_place(const sched_row_t *row, pod_set_t *set)
     return EXT_NEXT;
 }
 
-typedef struct pool_doms {
-    const topo_levels_t *l;
-    const char *key;
-    int pool;
-    topo_domain_t *doms;
-    int nd;
-} pool_doms_t;
-
-static void add_pool_domain(void *ud, const node_info_t *ni)
-{
-    pool_doms_t *p = ud;
-    if (ni->pool == p->pool)
-        topo_domains_add(p->l, p->key, ni->node, &p->doms, NULL, &p->nd);
-}
-
 int topology_row_plan_within(const sched_row_t *row, const pod_set_t *set, fw_node_match_t **out)
 {
     const gang_snap_t *g = row->svc->set_gang(row->core, set);
     if (!g || !g->topo_level || !g->topo_required)
         return -1;
-    pool_doms_t p = { row->svc->topo_levels(row->core), g->topo_level, set->pool_id, NULL, 0 };
-    row->svc->nodes_visit(row->core, add_pool_domain, &p);
-    *out = p.doms;
-    return p.nd;
+    return topo_pool_domains(row->svc, row->core, g->topo_level, set->pool_id, out, NULL);
 }
