@@ -720,6 +720,15 @@ int cache_unassume(cache_t *c, const char *uid)
     return forget(c, uid, 1);
 }
 
+int cache_left_nomination(cache_t *c, const char *uid, const char *node)
+{
+    cache_rdlock(c);
+    const pod_entry_t *e = hashmap_get(c->pods, uid);
+    int left = e && e->state == CPOD_ASSUMED && e->nom_was && strcmp(e->nom_was, node) != 0;
+    cache_unlock(c);
+    return left;
+}
+
 fw_topo_index_t *cache_topo_index(cache_t *c)
 {
     return c->tindex;

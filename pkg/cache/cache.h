@@ -161,6 +161,10 @@ int cache_forget(cache_t *c, const char *uid);
  * made no room, and its queue would count it nowhere while its victims
  * leave (composition seed 641810842). */
 int cache_unassume(cache_t *c, const char *uid);
+/* 1 when the pod, assumed on node, held a nomination to another node
+ * until then: that node's room is free again for the pods that failed
+ * for it. */
+int cache_left_nomination(cache_t *c, const char *uid, const char *node);
 /* Reserves room on node for a preemptor; ignored unless p is still
  * pending (deleted or bound meanwhile: nothing to hold room for). A pod
  * holds at most one nomination; deleting or binding it drops it, and so

@@ -282,8 +282,10 @@ typedef struct fs_node {
  * subtree. */
 typedef struct fs_pq {
     double alloc[FS_NRES], np[FS_NRES], pend[FS_NRES], flow[FS_NRES], excess[FS_NRES];
+    double leave[FS_NRES], leave_np[FS_NRES]; /* leaving charges (fs_leave): limits and quotas only */
     int npend;
     double a_alloc[FS_NRES], a_np[FS_NRES], a_pend[FS_NRES], a_flow[FS_NRES], a_excess[FS_NRES];
+    double a_leave[FS_NRES], a_leave_np[FS_NRES];
     int a_npend;
     double fair[FS_NRES];
 } fs_pq_t;
@@ -304,7 +306,8 @@ typedef struct fs_chg {
     int32_t prio;
     int64_t created_ms, started_ms; /* wall */
     int64_t lifetime_s;
-    int held; /* fs_charge_held: holds room, does not run (no victim) */
+    int held;    /* fs_charge_held: holds room, does not run (no victim) */
+    int leaving; /* its pod is a victim on its way out (fs_leave) */
 } fs_chg_t;
 
 struct fs_store {
@@ -319,6 +322,7 @@ struct fs_store {
     fs_pool_t *pools;
     int npools;
     hashmap_t *charges; /* uid -> fs_chg_t */
+    hashmap_t *leaving; /* uid -> (void *)1: victims on their way out (fs_leave), charged or not */
     int nlifetime;      /* charges with a lifetime */
     int nminrt;         /* Queue specs setting a minimum runtime (atomic reads: fs_any_min_runtime) */
     int64_t excess_ms;  /* last excess-budget step (wall) */
@@ -365,6 +369,7 @@ fs_store_t *fs_store_new(const fs_opts_t *o)
     pthread_mutex_init(&fs->mu, NULL);
     fs->by_name = hashmap_new(32);
     fs->charges = hashmap_new(1024);
+    fs->leaving = hashmap_new(64);
     int d = intern_locked(fs, FS_DEFAULT_QUEUE, 1);
     fs->n[d].valid = 1;
     return fs;
@@ -393,6 +398,7 @@ void fs_store_free(fs_store_t *fs)
     for (size_t it = 0; hashmap_next(fs->charges, &it, &k, &v);)
         free(v);
     hashmap_free(fs->charges);
+    hashmap_free(fs->leaving);
     for (int i = 0; i < fs->npools; i++) {
         free(fs->pools[i].name);
         free(fs->pools[i].q);
@@ -439,6 +445,8 @@ static void aggregate_pool(fs_store_t *fs, fs_pool_t *P)
         fs_pq_t *q = &P->q[i];
         memset(q->a_alloc, 0, sizeof(q->a_alloc));
         memset(q->a_np, 0, sizeof(q->a_np));
+        memset(q->a_leave, 0, sizeof(q->a_leave));
+        memset(q->a_leave_np, 0, sizeof(q->a_leave_np));
         memset(q->a_pend, 0, sizeof(q->a_pend));
         memset(q->a_flow, 0, sizeof(q->a_flow));
         memset(q->a_excess, 0, sizeof(q->a_excess));
@@ -451,6 +459,8 @@ static void aggregate_pool(fs_store_t *fs, fs_pool_t *P)
             for (int r = 0; r < FS_NRES; r++) {
                 dst->a_alloc[r] += src->alloc[r];
                 dst->a_np[r] += src->np[r];
+                dst->a_leave[r] += src->leave[r];
+                dst->a_leave_np[r] += src->leave_np[r];
                 dst->a_pend[r] += src->pend[r];
                 dst->a_flow[r] += src->flow[r];
                 dst->a_excess[r] += src->excess[r];
@@ -663,23 +673,29 @@ int fs_pod_preemptible(fs_store_t *fs, const pod_t *p)
 
 /* ---------------------------------------------------------- accounting */
 
+/* A charge counts in alloc (shares, reclaim, limits) while its pod stays,
+ * in leave (limits and quotas only) while it is a victim on its way out. */
 static void apply_charge(fs_store_t *fs, const fs_chg_t *c, double sign)
 {
     fs_pool_t *P = pool_at(fs, c->pool);
     if (!P || c->tid >= P->nq)
         return;
     fs_pq_t *raw = &P->q[c->tid];
+    double *all = c->leaving ? raw->leave : raw->alloc, *np = c->leaving ? raw->leave_np : raw->np;
     for (int r = 0; r < FS_NRES; r++) {
-        raw->alloc[r] += sign * c->v[r];
+        all[r] += sign * c->v[r];
         if (!c->preemptible)
-            raw->np[r] += sign * c->v[r];
+            np[r] += sign * c->v[r];
     }
-    for (int a = fs->eff[c->tid], guard = 0; a >= 0 && guard <= fs->nn; a = fs->n[a].parent, guard++)
+    for (int a = fs->eff[c->tid], guard = 0; a >= 0 && guard <= fs->nn; a = fs->n[a].parent, guard++) {
+        fs_pq_t *x = &P->q[a];
+        double *a_all = c->leaving ? x->a_leave : x->a_alloc, *a_np = c->leaving ? x->a_leave_np : x->a_np;
         for (int r = 0; r < FS_NRES; r++) {
-            P->q[a].a_alloc[r] += sign * c->v[r];
+            a_all[r] += sign * c->v[r];
             if (!c->preemptible)
-                P->q[a].a_np[r] += sign * c->v[r];
+                a_np[r] += sign * c->v[r];
         }
+    }
 }
 
 static int64_t lifetime_of(const pod_t *p)
@@ -713,6 +729,42 @@ void fs_uncharge(fs_store_t *fs, const char *uid)
     lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
 }
 
+void fs_forget(fs_store_t *fs, const char *uid)
+{
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    uncharge_locked(fs, uid);
+    hashmap_remove(fs->leaving, uid);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+}
+
+/* Moves uid's charge, if any, between alloc and leave. fs->mu held. */
+static void set_leaving_locked(fs_store_t *fs, const char *uid, int leaving)
+{
+    fs_chg_t *c = hashmap_get(fs->charges, uid);
+    if (!c || c->leaving == leaving)
+        return;
+    apply_charge(fs, c, -1);
+    c->leaving = leaving;
+    apply_charge(fs, c, +1);
+}
+
+void fs_leave(fs_store_t *fs, const char *uid)
+{
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    if (!hashmap_get(fs->leaving, uid))
+        hashmap_put(fs->leaving, uid, (void *)1);
+    set_leaving_locked(fs, uid, 1);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+}
+
+void fs_stay(fs_store_t *fs, const char *uid)
+{
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    hashmap_remove(fs->leaving, uid);
+    set_leaving_locked(fs, uid, 0);
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+}
+
 static void charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib, int sign, int held)
 {
     lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
@@ -729,6 +781,9 @@ static void charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t
         c->started_ms = p->started_ms ? p->started_ms : util_wall_ms();
         c->lifetime_s = lifetime_of(p);
         c->held = held;
+        /* A victim's pod updated on its way out (its checkpoint asked, its
+         * deletion begun) is charged again as leaving. */
+        c->leaving = !held && hashmap_get(fs->leaving, p->uid) != NULL;
         if (c->lifetime_s > 0)
             fs->nlifetime++;
         hashmap_put(fs->charges, p->uid, c);
@@ -1109,7 +1164,11 @@ static int admit_pass(fs_store_t *fs, fs_pool_t *P, int q, const double *req, in
             if (req[r] <= 0)
                 continue;
             fs_res_t x = node_res(fs, a, P, r);
-            double have = quota ? P->q[a].a_np[r] : P->q[a].a_alloc[r], bound = quota ? x.quota : x.limit;
+            /* Victims on their way out still hold their nodes: a limit
+             * and a quota count them until they are gone. */
+            const fs_pq_t *y = &P->q[a];
+            double have = quota ? y->a_np[r] + y->a_leave_np[r] : y->a_alloc[r] + y->a_leave[r];
+            double bound = quota ? x.quota : x.limit;
             if (bound < 0 || have + req[r] <= bound + tol_of(bound))
                 continue;
             char h[40], q1[40], b[40];
@@ -1289,7 +1348,7 @@ int fs_may_reclaim(fs_store_t *fs, int pool, int tenant, const double req[FS_NRE
     *cross = 0;
     fs_chg_t *c = hashmap_get(fs->charges, victim_uid);
     fs_pool_t *P = pool_at(fs, pool);
-    if (c && P && tenant >= 0 && tenant < fs->nn && (c->preemptible || expired(c, now_ms))) {
+    if (c && !c->leaving && P && tenant >= 0 && tenant < fs->nn && (c->preemptible || expired(c, now_ms))) {
         int qp = fs->eff[tenant], qv = fs->eff[c->tid];
         if (qp == qv) {
             ok = starving && c->prio <= prio && c->created_ms > created_ms;
@@ -1348,7 +1407,7 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
     int ng = 0;
     for (int i = 0; ok && i < n; i++) {
         fs_chg_t *c = hashmap_get(fs->charges, victim_uids[i]);
-        if (!c)
+        if (!c || c->leaving)
             continue;
         int qp = fs->eff[tenant], qv = fs->eff[c->tid];
         if (qp == qv)
@@ -1441,6 +1500,8 @@ static int limit_victim_ok(const fs_store_t *fs, const fs_pool_t *P, int qp, int
     int qv = fs->eff[c->tid], a, b;
     if (c->held)
         return 0; /* not running: its eviction would delete a pending pod */
+    if (c->leaving)
+        return 0; /* already going: the room it frees is counted freed */
     if (qv == qp)
         return c->prio < prio;
     if (top == qp || !(c->preemptible || expired(c, now_ms)) || !in_subtree(fs, qv, top))

@@ -118,8 +118,25 @@ void fs_charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu
 void fs_charge_held(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t gpu_mem_mib);
 /* Whether uid is charged (running, or a preemptor holding room). */
 int fs_is_charged(fs_store_t *fs, const char *uid);
-/* Drops uid's charge, if any (a pod gone, or a victim on its way out). */
+/* Drops uid's charge, if any (the cache's hook: the pod stops holding a
+ * node, or is charged again after). A leaving mark (fs_leave) stays. */
 void fs_uncharge(fs_store_t *fs, const char *uid);
+/* fs_uncharge, and uid's leaving mark goes too: the pod is gone, or a
+ * preemptor gives up the room it held. */
+void fs_forget(fs_store_t *fs, const char *uid);
+/* A victim is on its way out (its preemption decided, its checkpoint
+ * asked, its eviction begun). Until it is gone its charge has two views:
+ * fair shares and reclaim count it as freed (the preemptor holds that
+ * room; nothing reclaims it twice, fs_limit_victims, fs_may_reclaim and
+ * fs_victims_ok never choose it again), while limits and quotas
+ * (fs_admit) count it as held, as its node does: no other pod of its
+ * queue's subtree is admitted into room it still occupies. The mark
+ * outlives the cache's re-charges (an informer update is -1 then +1)
+ * until fs_forget or fs_stay. */
+void fs_leave(fs_store_t *fs, const char *uid);
+/* A victim that stays after all (its eviction refused, its preemption
+ * withdrawn): it counts everywhere again. */
+void fs_stay(fs_store_t *fs, const char *uid);
 
 /* Pool inputs: its name and capacity, and the pending demand of each
  * tenant (fs_set_pending replaces the pool's previous pending vector). */

@@ -422,9 +422,10 @@ static void note_once(const sched_row_t *row, tenants_row_t *r, queue_item_t *it
 }
 
 /* Room made under a queue limit (limit_reclaim) is the limit's, on no
- * node: its victims stop counting at once, so the set must not be placed
- * while any of them still runs (one asked to checkpoint runs for its whole
- * grace), or its queue would hold more than its limit meanwhile. That
+ * node: the set holds it (charged, so admission passes its members) from
+ * the moment its victims are chosen, so it must not be placed while any
+ * of them still runs (one asked to checkpoint runs for its whole grace),
+ * or its queue would hold more than its limit meanwhile. That
  * starts when the eviction job is queued, not when the evictor takes it:
  * placed in between (on a node with room), the set would make the evictor
  * withdraw the checkpointing victims it had not evicted yet ("placed
@@ -505,12 +506,18 @@ static int q_is_charged(void *self, const char *uid)
 
 static void q_recharge(void *self, const pod_t *p, int pool)
 {
+    fs_stay(((tenants_row_t *)self)->fs, p->uid);
     charge_pod(self, p, pool, 0);
 }
 
 static void q_uncharge(void *self, const char *uid)
 {
-    fs_uncharge(((tenants_row_t *)self)->fs, uid);
+    fs_forget(((tenants_row_t *)self)->fs, uid);
+}
+
+static void q_leave(void *self, const char *uid)
+{
+    fs_leave(((tenants_row_t *)self)->fs, uid);
 }
 
 static int q_same_queue(void *self, int a, int b)
@@ -608,11 +615,14 @@ static void q_reserve(void *self, int tenant, int pool, pod_t *const *preemptors
         uids[i] = victims[i]->uid;
     fs_note_reclaim(r->fs, tenant, uids, nv);
     free(uids);
-    /* Until the victims are gone and the preemptors bound, the queues
-     * count them as already moved: the next pod of the reclaiming queue
-     * must not reclaim the same share again. */
+    /* Until the victims are gone and the preemptors bound, shares and
+     * reclaim count them as already moved (the next pod of the reclaiming
+     * queue must not reclaim the same share again), while limits and
+     * quotas count the victims where they still run (fs_leave): room a
+     * victim frees beyond the preemptors' need (a gang goes whole) is
+     * nobody's until it is gone. */
     for (int i = 0; i < nv; i++)
-        fs_uncharge(r->fs, victims[i]->uid);
+        fs_leave(r->fs, victims[i]->uid);
     for (int i = 0; i < np; i++)
         fs_charge_held(r->fs, preemptors[i], pod_tenant(r, preemptors[i]), pool, 0);
 }
@@ -707,6 +717,7 @@ static const sched_queues_ops_t queues_ops = {
     .is_charged = q_is_charged,
     .recharge = q_recharge,
     .uncharge = q_uncharge,
+    .leave = q_leave,
     .same_queue = q_same_queue,
     .same_tree = q_same_tree,
     .preemptible = q_preemptible,

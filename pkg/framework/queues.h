@@ -32,10 +32,12 @@ typedef struct sched_queues_ops {
     /* Capacity (nodes) or pending pods changed: shares are due again. */
     void (*changed)(void *self, int nodes);
     /* A pod's charge: whether it has one, charged again (running in pool,
-     * its eviction refused), dropped (gone, or its room given up). */
+     * its eviction refused or withdrawn), dropped (gone, or its room given
+     * up), leaving (a victim whose eviction begins: fs_leave). */
     int (*is_charged)(void *self, const char *uid);
     void (*recharge)(void *self, const pod_t *p, int pool);
     void (*uncharge)(void *self, const char *uid);
+    void (*leave)(void *self, const char *uid);
     /* The store's rules (fairshare.h: fs_same_queue, fs_same_tree,
      * fs_pod_preemptible, fs_starving, fs_may_reclaim, fs_victims_ok,
      * fs_yields, fs_checkpoint_grace, fs_any_min_runtime, fs_min_runtime). */
@@ -56,7 +58,7 @@ typedef struct sched_queues_ops {
      * summed: 0 when Queues are off (nothing filled). */
     int (*set_request)(void *self, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);
     /* A preemption was decided in pool for tenant: the reclaim is counted,
-     * the victims stop counting and the preemptors hold their room. */
+     * the victims leave (fs_leave) and the preemptors hold their room. */
     void (*reserve)(void *self, int tenant, int pool, pod_t *const *preemptors, int np, pod_t *const *victims, int nv);
     /* "; reclaimed by queue ..." when the two pods' queues differ (caller
      * frees), else NULL. */

@@ -662,6 +662,10 @@ static void set_commit(pod_set_t *set, char **nodes)
         queue_item_t *it = set->items[i];
         stats_add(s, &s->stats.attempts_scheduled, 1);
         LOG_D("assumed pod=%s node=%s pool=%s%s", it->pod->key, nodes[i], P->name, it->borrower ? " (borrowed)" : "");
+        /* Placed elsewhere than the room it was promised: pods that saw
+         * that room taken (node_with_nominated) may use it now. */
+        if (cache_left_nomination(s->cache, it->pod->uid, nodes[i]))
+            sched_event(s, SCHED_EV_NOMINATION_DROPPED, it->pod, NULL, "NominationDropped");
         queue_done(P->q, it);
         binder_submit(s->binder, it, nodes[i], it->borrower ? P->name : NULL);
         set->items[i] = NULL;

@@ -142,8 +142,9 @@ static int evict_victim(scheduler_t *s, evict_job_t *j, const preempt_candidate_
 {
     pod_t *v = c->victims[i];
     char *note = s->queues.ops->reclaim_note(s->queues.self, j->preemptor, v);
-    /* A victim stops counting for its queue as its eviction starts. */
-    s->queues.ops->uncharge(s->queues.self, v->uid);
+    /* A victim leaves as its eviction starts (fs_leave): it stops counting
+     * for its queue's share, not for its limits while it holds its node. */
+    s->queues.ops->leave(s->queues.self, v->uid);
     if (!j->dests)
         mark_disruption_target(s, v, j->preemptor);
     if (evict(s, v, err, errlen) != 0) {

@@ -67,7 +67,7 @@ static void forget_pod(scheduler_t *s, const char *uid)
     int pool = -1;
     pod_t *old = NULL;
     cache_pod_state_t st = cache_delete_pod(s->cache, uid, &old, &pool);
-    s->queues.ops->uncharge(s->queues.self, uid); /* a preemptor's provisional charge, if any */
+    s->queues.ops->uncharge(s->queues.self, uid); /* a preemptor's provisional charge, a victim's leaving mark */
     gates_release(s, uid);
     pools_delete_pod(s, uid);
     if (old)

@@ -671,6 +671,91 @@ static void test_limit_spares_held(void **state)
     fs_store_free(fs);
 }
 
+/* Issue 35, fault 15: a victim on its way out (fs_leave) still holds its
+ * node. Limits count it until it is gone, so room it frees beyond what its
+ * preemptor asked (a gang goes whole: a 1-GPU pod reclaimed a 4-GPU gang
+ * under its queue's limit) is nobody's meanwhile: neither a second pod of
+ * the same queue nor one of a sibling under the same parent limit is
+ * admitted, and neither reclaims again (the leaving pods are counted
+ * freed, never chosen twice). Shares count it as freed at once. */
+static void test_leaving_victims_hold_limits(void **state)
+{
+    (void)state;
+    fs_store_t *fs = fs_store_new(NULL);
+    fs_queue_upsert(fs, mkq("dept", "{'resources':{'gpu':{'quota':8,'limit':8}}}"));
+    fs_queue_upsert(fs, mkq("pa", "{'parentQueue':'dept','resources':{'gpu':{'quota':4,'limit':6}}}"));
+    fs_queue_upsert(fs, mkq("pb", "{'parentQueue':'dept','resources':{'gpu':{'quota':4}}}"));
+    int ta = fs_tenant_id(fs, "pa"), tb = fs_tenant_id(fs, "pb");
+    /* pa runs a 4-GPU gang (g0, g1: priority 10) and a 2-GPU pod (k). */
+    pod_t *g0 = mkpod("g0", "pa", 2, 10), *g1 = mkpod("g1", "pa", 2, 10), *k = mkpod("k", "pa", 2, 50);
+    pod_t *l5 = mkpod("l5", "pa", 1, 80), *a2 = mkpod("a2", "pa", 1, 80), *b1 = mkpod("b1", "pb", 1, 80);
+    fs_charge(fs, g0, ta, 0, 0, +1);
+    fs_charge(fs, g1, ta, 0, 0, +1);
+    fs_charge(fs, k, ta, 0, 0, +1);
+    const char *qs[] = { "pa", "pb" };
+    double want[] = { 8, 2 };
+    pool_setup(fs, 16, qs, want, 2);
+    double one[FS_NRES] = { 1, 0, 0 };
+    char msg[256];
+    assert_int_equal(fs_admit(fs, 0, ta, one, 1, msg, sizeof(msg)), FS_ADMIT_LIMIT); /* 6 + 1 > 6 */
+    char **uids = NULL;
+    int n = fs_limit_victims(fs, 0, ta, one, 80, 0, &uids);
+    assert_int_equal(n, 1);
+    assert_true(strcmp(uids[0], "u-g0") == 0 || strcmp(uids[0], "u-g1") == 0);
+    free(uids[0]);
+    free(uids);
+    /* The core takes the gang whole (q_reserve): both leave, l5 holds 1. */
+    fs_leave(fs, g0->uid);
+    fs_leave(fs, g1->uid);
+    fs_charge_held(fs, l5, ta, 0, 0);
+    /* Still running: pa holds 2 + 4 leaving + 1 held = 7 against 6. */
+    assert_int_equal(fs_admit(fs, 0, ta, one, 1, msg, sizeof(msg)), FS_ADMIT_LIMIT);
+    assert_non_null(strstr(msg, "gpu 7 + 1 > 6"));
+    /* dept holds 7 against 8: pb's 1 GPU fits, 2 would not. */
+    assert_int_equal(fs_admit(fs, 0, tb, one, 1, msg, sizeof(msg)), 0);
+    double two[FS_NRES] = { 2, 0, 0 };
+    assert_int_equal(fs_admit(fs, 0, tb, two, 1, msg, sizeof(msg)), FS_ADMIT_LIMIT);
+    assert_non_null(strstr(msg, "queue \"dept\" limit"));
+    /* Nothing is reclaimed again: counted freed, pa and dept are within. */
+    assert_int_equal(fs_limit_victims(fs, 0, ta, one, 80, 0, &uids), 0);
+    assert_int_equal(fs_limit_victims(fs, 0, tb, two, 80, 0, &uids), 0);
+    assert_null(uids);
+    int cross = 0;
+    assert_true(fs_may_reclaim(fs, 0, tb, one, 1, 80, 0, k->uid, 0, 0, &cross)); /* k stays: a candidate */
+    assert_false(fs_may_reclaim(fs, 0, tb, one, 1, 80, 0, g0->uid, 0, 0, &cross));
+    /* An informer update charges a leaving pod again: it stays leaving. */
+    fs_uncharge(fs, g0->uid);
+    fs_charge(fs, g0, ta, 0, 0, +1);
+    assert_int_equal(fs_admit(fs, 0, ta, one, 1, msg, sizeof(msg)), FS_ADMIT_LIMIT);
+    assert_int_equal(fs_limit_victims(fs, 0, ta, one, 80, 0, &uids), 0);
+    /* The gang is gone: a2 fits beside l5 (2 + 1 + 1 <= 6), and pb's 1. */
+    fs_forget(fs, g0->uid);
+    fs_forget(fs, g1->uid);
+    assert_int_equal(fs_admit(fs, 0, ta, one, 1, msg, sizeof(msg)), 0);
+    assert_int_equal(fs_admit(fs, 0, tb, one, 1, msg, sizeof(msg)), 0);
+    /* A victim that stays (its eviction refused) counts everywhere again,
+     * and may be chosen again. */
+    fs_leave(fs, k->uid);
+    assert_int_equal(fs_admit(fs, 0, ta, one, 1, msg, sizeof(msg)), 0); /* 1 + 2 leaving + 1 <= 6 */
+    fs_stay(fs, k->uid);
+    fs_charge(fs, k, ta, 0, 0, +1);
+    double four[FS_NRES] = { 4, 0, 0 };
+    n = fs_limit_victims(fs, 0, ta, four, 80, 0, &uids); /* 3 + 4 > 6: k goes */
+    assert_int_equal(n, 1);
+    assert_string_equal(uids[0], "u-k");
+    free(uids[0]);
+    free(uids);
+    (void)a2;
+    (void)b1;
+    pod_unref(g0);
+    pod_unref(g1);
+    pod_unref(k);
+    pod_unref(l5);
+    pod_unref(a2);
+    pod_unref(b1);
+    fs_store_free(fs);
+}
+
 /* Issue 22, fault 14: pods naming more than FS_MAX_NAMES queues send the
  * rest to default, but never keep a Queue created later out. */
 static void test_names_cap(void **state)
@@ -840,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_zero_share),
         cmocka_unit_test(test_limit_own_priority),
         cmocka_unit_test(test_limit_spares_held),
+        cmocka_unit_test(test_leaving_victims_hold_limits),
         cmocka_unit_test(test_names_cap),
         cmocka_unit_test(test_status_rewritten_until_seen),
         cmocka_unit_test(test_checkpoint_grace_inherited),

@@ -1076,6 +1076,68 @@ static void test_gang_victims_not_counted_placed(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35, fault 15 (composition seeds 899768600, 402862950): a 1-GPU pod
+ * reclaims under its queue's limit of 4, and the lowest-priority pod is a
+ * member of gang g, which goes whole: 2 GPUs leave for 1 asked, and they
+ * checkpoint for 30 s first. The GPU freed beyond hi's need is nobody's
+ * while g still runs: hi2 (same queue, a free node beside) must wait for
+ * g to be gone, and nothing else (k) is reclaimed for it. Before, the
+ * victims stopped counting at once, hi2 was admitted and placed, and q
+ * held 5 GPUs against its limit of 4 for the whole grace. */
+static void test_leaving_victims_hold_limit(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_capped("q", "gpu", 4));
+    add(sb, gpu_node("n1", "4"));
+    add(sb, gpu_node("n2", "4"));
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2));
+    static const char *const names[] = { "g0", "g1", "k", "hi", "hi2" };
+    for (int i = 0; i < 3; i++) {
+        json_t *p = gpu_pod(names[i], i < 2 ? "1" : "2");
+        json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(i < 2 ? 0 : 50));
+        label(p, FS_QUEUE_LABEL, "q");
+        if (i < 2) {
+            label(p, "scheduling.x-k8s.io/pod-group", "g");
+            annotate(p, CHECKPOINT_GRACE_ANNOTATION, "30s");
+        }
+        add(sb, p);
+    }
+    for (int i = 3; i < 5; i++) {
+        json_t *p = gpu_pod(names[i], "1");
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(100));
+        label(p, FS_QUEUE_LABEL, "q");
+        add(sb, p);
+    }
+    /* One turn of the pool before the evictor and the watch run (threads
+     * of their own live): hi reclaims, then hi2 is tried at once. */
+    scheduler_run_pools(sandbox_scheduler(sb));
+    sandbox_run(sb);
+    assert_non_null(ann_of(sb, "ns", "g0", PREEMPTION_REQUESTED_ANNOTATION));
+    assert_non_null(ann_of(sb, "ns", "g1", PREEMPTION_REQUESTED_ANNOTATION));
+    assert_null(node_of(sb, "hi2"));
+    assert_null(strstr(logged(&l), "BIND ns/hi2"));
+    /* Not reclaimed twice: hi2 waits on the limit, no reclaim of its own. */
+    assert_null(strstr(logged(&l), "hi2 FailedScheduling: queue \"q\" limit: gpu 5 + 1 > 4; reclaiming"));
+    assert_non_null(strstr(logged(&l), "hi2 FailedScheduling: queue \"q\" limit: gpu 5 + 1 > 4"));
+    assert_true(queue_gpus(sb, names, 5) <= 4);
+    sandbox_advance(sb, T0 + 20000);
+    assert_null(node_of(sb, "hi"));
+    assert_null(node_of(sb, "hi2"));
+    assert_true(queue_gpus(sb, names, 5) <= 4);
+    /* g is gone at its checkpoint deadline: hi and hi2 run beside k. */
+    sandbox_advance(sb, T0 + 60000);
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "hi"));
+    assert_non_null(node_of(sb, "hi2"));
+    assert_non_null(node_of(sb, "k"));
+    assert_true(queue_gpus(sb, names, 5) <= 4);
+    sb_done(sb, &l);
+}
+
 /* Reclaim: queue a runs over its quota on b's share; b's pod takes it back
  * (the eviction says which queue lost it). A borrower on another pool's
  * node is reclaimed by that pool's pod ("borrowed-node reclaim"). */
@@ -1958,6 +2020,7 @@ int main(void)
         cmocka_unit_test(test_reservation_spares_nominee),
         cmocka_unit_test(test_reclaim_room_kept_from_recreated_victims),
         cmocka_unit_test(test_gang_victims_not_counted_placed),
+        cmocka_unit_test(test_leaving_victims_hold_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
