@@ -210,7 +210,9 @@ int fs_victims_ok(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES
  * own pods of lower priority (priority preemption inside a queue) and,
  * when the limit is an ancestor's and the queue stays within its fair
  * share, preemptible pods of sibling subtrees above their shares, by
- * reclaim's rules; never a held charge (fs_charge_held). Returns how many
+ * reclaim's rules; never a held charge (fs_charge_held) nor a victim
+ * already leaving (fs_leave: the limits it frees are counted freed, the
+ * excess asked is what stays beyond them). Returns how many
  * (uids in *out, an array the caller frees with each string), 0 when there
  * is no such set. */
 int fs_limit_victims(fs_store_t *fs, int pool, int tenant, const double req[FS_NRES], int32_t prio, int64_t now_ms,
