@@ -732,6 +732,46 @@ static void test_pdb_refuses_eviction(void **st)
     sb_done(sb, &l);
 }
 
+/* A gang's preemption takes v on n1 and guarded on n2, whose budget allows
+ * no disruption: the Eviction of guarded is refused. It is tried first,
+ * so v is not evicted for room that is never made (it was, and then again
+ * once its controller recreated it, for the same gang: composition seed
+ * 402862950, "l33 evicted 2 times for the same demand"). */
+static void test_pdb_refusal_evicts_nothing_else(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, node("n1", "4", "8Gi", NULL));
+    add(sb, node("n2", "4", "8Gi", NULL));
+    add(sb, pod("v", "3", "1Gi", 0, "n1"));
+    json_t *g = pod("guarded", "3", "1Gi", 0, "n2");
+    label(g, "app", "guarded");
+    add(sb, g);
+    add(sb, pdb("minAvailable", json_integer(1)));
+    add(sb, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i}}", "apiVersion", "scheduling.x-k8s.io/v1alpha1", "kind",
+                      "PodGroup", "metadata", "name", "g", "namespace", "ns", "spec", "minMember", 2));
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", i);
+        json_t *p = pod(name, "3", "1Gi", 100, NULL);
+        label(p, "scheduling.x-k8s.io/pod-group", "g");
+        add(sb, p);
+    }
+    sandbox_advance(sb, T0 + 20000);
+    assert_int_equal(l.evicts, 0);
+    assert_string_equal(node_of(sb, "v"), "n1");
+    assert_string_equal(node_of(sb, "guarded"), "n2");
+    assert_null(node_of(sb, "w0"));
+    /* Once the budget allows it, both go and the gang runs. */
+    add(sb, pdb("maxUnavailable", json_string("100%")));
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 2);
+    assert_non_null(node_of(sb, "w0"));
+    assert_non_null(node_of(sb, "w1"));
+    sb_done(sb, &l);
+}
+
 static json_t *claim(const char *name, const char *cls)
 {
     return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[s], s:s, s:{s:{s:s}}}, s:{s:s}}", "apiVersion", "v1", "kind",
@@ -1992,6 +2032,7 @@ int main(void)
         cmocka_unit_test(test_gpu_fractions),
         cmocka_unit_test(test_checkpoint_deadline),
         cmocka_unit_test(test_pdb_refuses_eviction),
+        cmocka_unit_test(test_pdb_refusal_evicts_nothing_else),
         cmocka_unit_test(test_volumes_bound),
         cmocka_unit_test(test_consolidation_move),
         cmocka_unit_test(test_reservation_after),
