@@ -425,6 +425,22 @@ static void test_pod_phases_and_status(void **state)
         assert_true(p->created_ms > 0);
         pod_unref(p);
     }
+    /* Bound, its start not reported yet: it runs since its Binding at most
+     * (PodScheduled=True), not since its creation; a reported start wins. */
+    const char *bound = "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                        "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Pending\",\"conditions\":["
+                        "{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:09:00Z\"},"
+                        "{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:"
+                        "07Z\"}]%s}}";
+    char big[640];
+    snprintf(big, sizeof big, bound, "");
+    pod_t *p = parse_pod(big);
+    assert_int_equal(p->started_ms - p->created_ms, 7000);
+    pod_unref(p);
+    snprintf(big, sizeof big, bound, ",\"startTime\":\"2026-01-01T00:00:09Z\"");
+    p = parse_pod(big);
+    assert_int_equal(p->started_ms - p->created_ms, 9000);
+    pod_unref(p);
 }
 
 static void test_pod_bad(void **state)
