@@ -325,7 +325,8 @@ void tenants_row_housekeep(const sched_row_t *row)
 /* A limit keeps the set's minimum out: the victims fs_limit_victims chose
  * (its own queue's lower-priority pods, or sibling subtrees above their
  * shares) are evicted by the core's preemption (services' evict_for_limit),
- * and the members keep the room they free. */
+ * and the members keep the room they free. 1 when they go, -1 when the
+ * set would not be placed even with them gone, else 0. */
 static int limit_reclaim(tenants_row_t *r, pod_set_t *set, const double req[FS_NRES], int pool)
 {
     int np = set->need;
@@ -469,8 +470,11 @@ ext_rc_t tenants_row_admit(const sched_row_t *row, pod_set_t *set)
     /* Only a limit is made room under: a quota of non-preemptible work is
      * not (FS_ADMIT_QUOTA), whatever could be evicted. */
     const char *note = "";
-    if (rc == FS_ADMIT_LIMIT && set->kind != SET_SURPLUS && limit_reclaim(r, set, req, admit_pool(r, set)))
+    int made = rc == FS_ADMIT_LIMIT && set->kind != SET_SURPLUS ? limit_reclaim(r, set, req, admit_pool(r, set)) : 0;
+    if (made > 0)
         note = "; reclaiming under the limit";
+    else if (made < 0)
+        note = "; no node would take it with room made under the limit, so none is";
     sbuf_t b = { 0 };
     if (set->kind == SET_SURPLUS)
         sbuf_printf(&b, "elastic member of %s (beyond minMember): %s", set->label, msg);

@@ -198,7 +198,8 @@ typedef struct sched_services {
      * made for it are queued or under way. evict_for_limit: reclaim under
      * a queue limit in pool, the n victims the store chose (uids, taken)
      * evicted for set's minimum through the one preemption commit (a gang
-     * goes whole, a minimum runtime keeps them all): 1 when they go. */
+     * goes whole, a minimum runtime keeps them all): 1 when they go, -1
+     * when the set would not be placed even with them gone (none goes). */
     char *(*gang_queue)(void *core, const char *ns, const char *name);
     void (*accounting_read)(void *core, void (*fn)(void *ud), void *ud);
     sched_queue_t *(*pool_queue)(void *core, struct sched_pool *P, int *id, const char **name);

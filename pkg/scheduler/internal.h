@@ -333,7 +333,7 @@ int pe_queue_candidates(const victim_ctx_t *vc, preempt_candidate_t *cands, int 
 int pe_queue_victims_ok(const victim_ctx_t *vc, pod_t *const *victims, int n);
 /* Reclaim under a queue limit (services' evict_for_limit): the victims
  * the store chose (uids, taken) go for set's minimum, or none do: 1 when
- * they go. */
+ * they go, -1 when the set would not be placed with them gone. */
 int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n);
 /* A preemptor gave up its room: its provisional charge goes. A victim
  * whose eviction was refused counts again. */

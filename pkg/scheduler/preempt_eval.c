@@ -368,10 +368,14 @@ static int plan(const pe_request_t *r, victim_ctx_t *vc, const fw_node_match_t *
     }
     for (int i = 0; dom && i < r->need; i++)
         cycle_state_set_match(sim.cs[i], dom);
+    for (int g = 0; g < r->ngone; g++)
+        sim_evict(s, &sim, &pl->vs, r->gone[g]);
     int ok = 1;
     pdb_lock(s);
     for (int i = 0; i < r->need && ok; i++) {
-        int k = lone ? -1 : pe_sim_fit(s, &sim, i);
+        /* A set of one was refused by the cycle as the nodes are; with
+         * victims already gone from the copies it may fit as they are. */
+        int k = lone && r->ngone == 0 ? -1 : pe_sim_fit(s, &sim, i);
         if (k < 0)
             k = plan_member(P, &sim, i, lone, vc, pl);
         if (k < 0) {
@@ -606,8 +610,46 @@ static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c,
     return kept;
 }
 
+/* Whether the set would be placed once the victims c a queue limit chose
+ * are gone: planned on copies of the pool's nodes without them, inside
+ * the rows' node matches (plan_within: a topology-required gang's
+ * domains), where members that still do not fit may take further victims
+ * by the usual rules (the post-filter's preemption finds them once the
+ * set is admitted). Room under a limit for a set that no node would take
+ * is evictions for nothing: the set gives it up at its next failed try,
+ * its queue's pods take the limit's room back, and the set reclaims them
+ * again (composition seed 809706068: a topology-required gang reclaimed
+ * the same pod three times). */
+static int limit_room_fits(pod_set_t *set, const preempt_candidate_t *c)
+{
+    sched_pool_t *P = set->P;
+    scheduler_t *s = P->s;
+    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
+    for (int i = 0; i < set->need; i++)
+        pods[i] = set->items[i]->pod;
+    pe_request_t r = { .P = P,
+                       .pods = pods,
+                       .need = set->need,
+                       .first_ms = set->items[0]->first_ms,
+                       .group = set->kind == SET_MINIMUM ? set : NULL,
+                       .gone = c->victims,
+                       .ngone = c->nvictims };
+    victim_ctx_t vc;
+    victim_ctx_of(&r, &vc);
+    pe_plan_t pl;
+    fw_node_match_t *doms = NULL;
+    int nd = r.group ? sched_rows_plan_within(s, r.group, &doms) : -1;
+    int ok = nd >= 0 ? plan_domains(&r, &vc, doms, nd, &pl) : plan(&r, &vc, NULL, &pl) > 0;
+    if (ok || nd < 0)
+        plan_free(&pl);
+    free(pods);
+    return ok;
+}
+
 /* The room is the limit's, on no node: nobody is nominated. A gang goes
- * whole, each mate by the victim rules, or not at all. */
+ * whole, each mate by the victim rules, or not at all; and only for a
+ * set that would be placed once they are gone (limit_room_fits: -1 when
+ * it would not). */
 int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
 {
     sched_pool_t *P = set->P;
@@ -649,6 +691,12 @@ int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
         free(c);
         free(pods);
         return 0;
+    }
+    if (!limit_room_fits(set, c)) {
+        preempt_candidate_clear(c);
+        free(c);
+        free(pods);
+        return -1;
     }
     pe_commit_t cm = { .P = P, .vc = &vc, .pods = pods, .np = np, .cands = c, .nc = 1, .by = PE_BY_LIMIT };
     preempt_commit(&cm);

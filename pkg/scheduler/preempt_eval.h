@@ -61,6 +61,8 @@ typedef struct pe_request {
     int64_t first_ms;
     const pod_set_t *group; /* a group's minimum (set->group), or NULL: a set of one */
     pod_set_t *set;         /* the set it is for: rows note what they kept there; may be NULL */
+    pod_t *const *gone;     /* victims already chosen (a queue limit's): off the copies first */
+    int ngone;
 } pe_request_t;
 
 /* The evaluator: plans the set's minimum on copies, member by member, and

@@ -1011,6 +1011,49 @@ static void test_limit_spares_young_borrower(void **st)
     sb_done(sb, &l);
 }
 
+/* Issue 35, fault 18 (composition seed 809706068: a topology-required gang
+ * reclaimed the same pod three times): hi may run only on n2, which a pod
+ * of priority 1000 fills; its queue q is at its limit with lo1 and lo2 on
+ * n1. Reclaiming them under the limit would not let hi run anywhere, so
+ * none is evicted (before, both were, hi stayed pending, gave the room up
+ * at its next try, and their controller's pods were reclaimed again). Once
+ * n2 has room, hi reclaims and runs. */
+static void test_limit_reclaim_only_if_placeable(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, queue_capped("q", "gpu", 2));
+    add(sb, gpu_node("n1", "2"));
+    json_t *n2 = gpu_node("n2", "2");
+    label(n2, "zone", "b");
+    add(sb, n2);
+    for (int i = 0; i < 2; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "lo%d", i + 1);
+        json_t *p = bound_to(gpu_pod(n, "1"), "n1");
+        label(p, FS_QUEUE_LABEL, "q");
+        add(sb, p);
+    }
+    add(sb, with_prio(bound_to(gpu_pod("big", "2"), "n2"), 1000));
+    json_t *hi = with_prio(gpu_pod("hi", "2"), 100);
+    label(hi, FS_QUEUE_LABEL, "q");
+    json_object_set_new(json_object_get(hi, "spec"), "nodeSelector", json_pack("{s:s}", "zone", "b"));
+    add(sb, hi);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 0);
+    assert_null(node_of(sb, "hi"));
+    assert_non_null(strstr(logged(&l),
+                           "UNSCHEDULABLE ns/hi FailedScheduling: queue \"q\" limit: gpu 2 + 2 > 2; no node "
+                           "would take it with room made under the limit, so none is"));
+    /* n2 empties: now the room under the limit lets hi run there. */
+    del_pod(sb, "big");
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.evicts, 2);
+    assert_string_equal(node_of(sb, "hi"), "n2");
+    sb_done(sb, &l);
+}
+
 /* Room made under a queue's limit is the limit's until its victims are
  * gone: the pod it was made for must not be placed on another node with
  * free room meanwhile (it was, between the eviction job's queueing and
@@ -2043,6 +2086,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_elastic_surplus_only),
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_limit_spares_young_borrower),
+        cmocka_unit_test(test_limit_reclaim_only_if_placeable),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
         cmocka_unit_test(test_gang_spares_nominee),
