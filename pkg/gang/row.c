@@ -648,6 +648,10 @@ static ext_rc_t gate_gang(const sched_row_t *row, pod_set_t *set)
                     g->min_member);
         if (out > 0)
             sbuf_printf(&msg, "; %d of its members are kept out of scheduling (scheduling gates or DRA claims)", out);
+        /* Room an earlier preemption nominated it to is held for nothing
+         * until the members exist (composition seed 37920437: a member
+         * kept pa-1 to the end after a mate was deleted). */
+        drop_rooms(r, set->items, set->n);
         return hold(set, NULL, msg.data);
     }
     /* Another pool's thread may be placing this gang (it borrows): its
@@ -674,6 +678,7 @@ static ext_rc_t gate_gang(const sched_row_t *row, pod_set_t *set)
         sbuf_t w = { 0 };
         sbuf_printf(&w, "pod group %s: waiting for minMember %d pods to exist (scheduled ones count)", g->key,
                     g->min_member);
+        drop_rooms(r, set->items, set->n);
         return hold(set, NULL, w.data);
     }
     /* The snapshot was taken before: on a first attempt it still says

@@ -29,6 +29,8 @@ typedef struct fake {
     pod_t *pending;       /* its pod, as the cache has it */
     char taken[64];       /* the uid take_pending was asked for */
     int victim_ok, npdb;  /* is_victim's and pdb_violations' answers */
+    const char *nominee;  /* the uid nomination says holds room */
+    char dropped[64];     /* the last uid drop_nomination was asked for */
 } fake_t;
 
 static pod_t *f_pod_get(void *core, const char *uid, cache_pod_state_t *st)
@@ -61,11 +63,16 @@ static int f_zero_uid(void *core, const char *uid)
 
 static int f_nomination(void *core, const char *uid, char *node, size_t len)
 {
-    (void)core;
-    (void)uid;
+    fake_t *f = core;
     (void)node;
     (void)len;
-    return 0;
+    return f->nominee && strcmp(uid, f->nominee) == 0;
+}
+
+static void f_drop_nomination(void *core, const pod_t *pod)
+{
+    fake_t *f = core;
+    snprintf(f->dropped, sizeof(f->dropped), "%s", pod->uid);
 }
 
 static int f_zero_pool(void *core, int pool)
@@ -159,6 +166,7 @@ static void setup(fake_t *f, sched_row_t *row)
     fake_core_init(&f->fc);
     f->fc.svc.pod_get = f_pod_get;
     f->fc.svc.nomination = f_nomination;
+    f->fc.svc.drop_nomination = f_drop_nomination;
     f->fc.svc.charged = f_zero_uid;
     f->fc.svc.leaving = f_zero_uid;
     f->fc.svc.take_pending = f_take_pending;
@@ -231,12 +239,16 @@ static void test_gate_gathers_the_minimum(void **state)
     assert_null(set.slot[row.index]); /* given back */
     fake_set_done(&set);
 
-    /* With one member only, the gang waits for minMember to exist. */
+    /* With one member only, the gang waits for minMember to exist, and a
+     * room an earlier preemption nominated m0 to goes (issue 35, composition
+     * seed 37920437: kept to the end). */
     gang_pod_delete(f.gangs, m1);
     f.queued = NULL;
+    f.nominee = m0->uid;
     fake_lone_set(&set, &it0, m0);
     assert_int_equal(gang_row_gate(&row, &set), EXT_HOLD);
     assert_string_equal(set.why, "pod group ns/g: waiting for minMember 2 pods to exist (scheduled ones count)");
+    assert_string_equal(f.dropped, "u-m0");
     gang_row_end(&row, &set);
     fake_set_done(&set);
     pod_unref(m0);
