@@ -483,7 +483,12 @@ ext_rc_t tenants_row_admit(const sched_row_t *row, pod_set_t *set)
     else
         sbuf_printf(&b, "%s%s", msg, note);
     pod_set_why(set, NULL, b.data);
-    return EXT_HOLD;
+    /* A borrower its lender's numbers refuse no longer fits there: the
+     * post-filter's lender row sends it home, where it may take back its
+     * own pool's nodes from borrowers (it waited in the lender's queue
+     * while a borrower held a node at home it fits: composition seed
+     * 809706068, home-vs-borrower). */
+    return set->items[0]->borrower ? EXT_FAIL : EXT_HOLD;
 }
 
 /* ----------------------------------------------- the queues interface */
@@ -611,6 +616,26 @@ static int q_set_request(void *self, pod_t *const *pods, int n, int *tenant, dou
     return 1;
 }
 
+static int q_admits(void *self, int pool, pod_t *const *pods, int n)
+{
+    tenants_row_t *r = self;
+    if (n <= 0 || !fs_active(r->fs))
+        return 1;
+    double req[FS_NRES] = { 0 };
+    int preemptible = 1;
+    for (int i = 0; i < n; i++) {
+        if (fs_is_charged(r->fs, pods[i]->uid))
+            continue;
+        double v[FS_NRES];
+        fs_pod_vec(pods[i], v);
+        for (int k = 0; k < FS_NRES; k++)
+            req[k] += v[k];
+        preemptible &= fs_pod_preemptible(r->fs, pods[i]);
+    }
+    char msg[256];
+    return fs_admit(r->fs, pool, pod_tenant(r, pods[0]), req, preemptible, msg, sizeof(msg)) == 0;
+}
+
 static void q_reserve(void *self, int tenant, int pool, pod_t *const *preemptors, int np, pod_t *const *victims, int nv)
 {
     tenants_row_t *r = self;
@@ -732,6 +757,7 @@ static const sched_queues_ops_t queues_ops = {
     .checkpoint_grace = q_checkpoint_grace,
     .any_min_runtime = q_any_min_runtime,
     .min_runtime = q_min_runtime,
+    .admits = q_admits,
     .set_request = q_set_request,
     .reserve = q_reserve,
     .reclaim_note = q_reclaim_note,

@@ -54,6 +54,10 @@ typedef struct sched_queues_ops {
     int64_t (*checkpoint_grace)(void *self, int tenant);
     int (*any_min_runtime)(void *self);
     int64_t (*min_runtime)(void *self, int tenant, int kind, int64_t pool_default, char **from);
+    /* Whether pods[0..n) (a set's minimum) pass their queue's limits,
+     * and its quota when not preemptible, in pool (fs_admit): a lender's
+     * numbers, asked before a set borrows there. 1 when Queues are off. */
+    int (*admits)(void *self, int pool, pod_t *const *pods, int n);
     /* The tenant pods[0..n) count in (the first's) and their request
      * summed: 0 when Queues are off (nothing filled). */
     int (*set_request)(void *self, pod_t *const *pods, int n, int *tenant, double req[FS_NRES]);

@@ -140,9 +140,11 @@ typedef struct sched_services {
      * preemptible whether its queue lets it be evicted over quota;
      * min_runtime whether a row's protect point (the minimum runtime)
      * keeps a running pod now from kind (FS_MINRT_PREEMPT or
-     * FS_MINRT_RECLAIM). */
+     * FS_MINRT_RECLAIM); queue_admits whether pods[0..n) pass their
+     * queue's limits (and quota) in pool (queues.h: admits). */
     int (*tenant_of)(void *core, const pod_t *pod);
     int (*same_queue)(void *core, int a, int b);
+    int (*queue_admits)(void *core, int pool, pod_t *const *pods, int n);
     int (*preemptible)(void *core, const pod_t *pod);
     int (*min_runtime)(void *core, const pod_t *pod, int kind, int64_t now_wall);
 

@@ -148,11 +148,26 @@ static void score_minimum(const sched_row_t *row, int pool, const pod_set_t *set
     free(pods);
 }
 
+/* Whether the set's minimum passes its queue's numbers in pool: a lender
+ * whose limit refuses it would only send it back home (it waited in that
+ * lender's queue, or bounced between the two). */
+static int queue_admits(const sched_row_t *row, const pod_set_t *set, int pool)
+{
+    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
+    int n = 0;
+    for (int i = 0; i < set->need; i++)
+        if (set->items[i])
+            pods[n++] = set->items[i]->pod;
+    int ok = row->svc->queue_admits(row->core, pool, pods, n);
+    free(pods);
+    return ok;
+}
+
 /* The lender of the set's minimum among ids: those where the whole minimum
  * fits (a pod: some node passes its filters; a gang's minimum: placed
- * member by member on copies of the free room), the one with the most idle
- * units of its scarcest kind, then the fewest tasks (its pods and the pods
- * queued in it). -1: none. */
+ * member by member on copies of the free room) and its queue's limits let
+ * it, the one with the most idle units of its scarcest kind, then the
+ * fewest tasks (its pods and the pods queued in it). -1: none. */
 static int choose_lender(const sched_row_t *row, const pod_set_t *set, const int *ids, int nids)
 {
     const sched_services_t *svc = row->svc;
@@ -172,8 +187,8 @@ static int choose_lender(const sched_row_t *row, const pod_set_t *set, const int
             else
                 score_lone(row, ids[i], pod, fw, cs, &sc);
             int queued = svc->pool_queued(row->core, ids[i]);
-            if (queued < 0 || !sc.fits)
-                continue; /* gone meanwhile, or no room for the set */
+            if (queued < 0 || !sc.fits || !queue_admits(row, set, ids[i]))
+                continue; /* gone meanwhile, no room for the set, or over its queue's limit there */
             sc.tasks += queued;
             if (best < 0 || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {
                 best = ids[i];
@@ -237,7 +252,8 @@ ext_rc_t pool_borrowing_row_post_filter(const sched_row_t *row, pod_set_t *set)
     } else {
         int lender = choose_lender(row, set, l.ids, l.n);
         if (lender < 0) {
-            pod_set_step(set, "borrowing", "no lender", "no pool that lends has a node where it fits");
+            pod_set_step(set, "borrowing", "no lender",
+                         "no pool that lends has a node where it fits within its queue's limits there");
         } else {
             pool_name_t pn = { .id = lender };
             svc->pools_visit(row->core, name_of, &pn);

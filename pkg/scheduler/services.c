@@ -180,6 +180,12 @@ static int svc_same_queue(void *core, int a, int b)
     return s->queues.ops->same_queue(s->queues.self, a, b);
 }
 
+static int svc_queue_admits(void *core, int pool, pod_t *const *pods, int n)
+{
+    scheduler_t *s = core;
+    return s->queues.ops->admits(s->queues.self, pool, pods, n);
+}
+
 static int svc_preemptible(void *core, const pod_t *pod)
 {
     scheduler_t *s = core;
@@ -667,6 +673,7 @@ const sched_services_t sched_services = {
     .pool_views = svc_pool_views,
     .tenant_of = svc_tenant_of,
     .same_queue = svc_same_queue,
+    .queue_admits = svc_queue_admits,
     .preemptible = svc_preemptible,
     .min_runtime = svc_min_runtime,
     .may_evict = svc_may_evict,

@@ -108,7 +108,7 @@ case_fragmented() {
         fail "consolidation step $(jq -c .postFilter <<<"$r")"
     [ "$(jq -r '.postFilter | map(select(.step == "preemption")) | .[0].result' <<<"$r")" = "no candidate" ] ||
         fail "preemption step $(jq -c .postFilter <<<"$r")"
-    local want="asks 4 GPUs on one node; pool default has 6 free GPUs, at most 2 on one node; consolidation: no plan within 8 moves: 0 pod(s) could move; 3 pod(s) are not owned by a controller; preemption: 3 node(s) where evicting could help, 0 with victims allowed; borrowing: no pool that lends has a node where it fits"
+    local want="asks 4 GPUs on one node; pool default has 6 free GPUs, at most 2 on one node; consolidation: no plan within 8 moves: 0 pod(s) could move; 3 pod(s) are not owned by a controller; preemption: 3 node(s) where evicting could help, 0 with victims allowed; borrowing: no pool that lends has a node where it fits within its queue's limits there"
     [ "$(jq -r .hint <<<"$r")" = "$want" ] || fail "hint '$(jq -r .hint <<<"$r")', want '$want'"
 }
 

@@ -331,6 +331,15 @@ static const gang_snap_t *f_set_gang(void *core, const struct pod_set *set)
     return NULL;
 }
 
+static int f_queue_admits(void *core, int pool, pod_t *const *pods, int n)
+{
+    (void)core;
+    (void)pool;
+    (void)pods;
+    (void)n;
+    return 1;
+}
+
 void fake_core_init(fake_core_t *fc)
 {
     memset(fc, 0, sizeof(*fc));
@@ -365,6 +374,7 @@ void fake_core_init(fake_core_t *fc)
         .tenant_of = f_tenant_of,
         .same_queue = f_same_queue,
         .same_tree = f_same_queue,
+        .queue_admits = f_queue_admits,
         .preemptible = f_preemptible,
         .min_runtime = fake_min_runtime,
         .queues_active = f_queues_active,

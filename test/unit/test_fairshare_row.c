@@ -141,6 +141,13 @@ static void test_admit_holds_over_limit(void **state)
     assert_string_equal(set.why, "queue \"train\" limit: cpu 1500m + 1000m > 2000m");
     assert_int_equal(f.nevict, 0);
     fake_set_done(&set);
+    /* The same pod borrowing: the lender's numbers refuse it, so it fails
+     * (the lender row sends it home) instead of waiting in the lender. */
+    set_of(&q, &set, &it, big);
+    it.borrower = 1;
+    assert_int_equal(tenants_row_admit(&row, &set), EXT_FAIL);
+    assert_string_equal(set.why, "queue \"train\" limit: cpu 1500m + 1000m > 2000m");
+    fake_set_done(&set);
 
     pod_t *small = tpod("small", "", 400);
     set_of(&q, &set, &it, small);

@@ -1054,6 +1054,49 @@ static void test_limit_reclaim_only_if_placeable(void **st)
     sb_done(sb, &l);
 }
 
+/* A pod of pool pb that borrows pool pa's free node is refused there by
+ * its queue's limit (q runs 2 GPUs in pa): it goes home instead of waiting
+ * in pa's queue, so when its own pool has room again it runs there (it
+ * stayed pending in pa while its pool's node was free, or taken by a
+ * borrower: composition seed 809706068, home-vs-borrower). */
+static void test_borrower_refused_by_lender_limit_goes_home(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l, 7);
+    add(sb, pool("pa"));
+    add(sb, pool("pb"));
+    json_t *a1 = gpu_node("a1", "2"), *a2 = gpu_node("a2", "2"), *b1 = gpu_node("b1", "2");
+    label(a1, "pool", "pa");
+    label(a2, "pool", "pa");
+    label(b1, "pool", "pb");
+    add(sb, a1);
+    add(sb, a2);
+    add(sb, b1);
+    json_t *q = queue_capped("q", "gpu", 2);
+    json_object_set_new(json_object_get(q, "spec"), "pools",
+                        json_pack("{s:{s:{s:{s:i, s:i}}}}", "pa", "resources", "gpu", "quota", 2, "limit", 2));
+    add(sb, q);
+    json_t *qa = bound_to(gpu_pod("qa", "2"), "a1");
+    label(qa, FS_QUEUE_LABEL, "q");
+    annotate(qa, POOL_ANNOTATION, "pa");
+    add(sb, qa);
+    json_t *h0 = with_prio(bound_to(gpu_pod("h0", "2"), "b1"), 1000);
+    annotate(h0, POOL_ANNOTATION, "pb");
+    add(sb, h0);
+    json_t *home = with_prio(gpu_pod("home", "2"), 10);
+    label(home, FS_QUEUE_LABEL, "q");
+    annotate(home, POOL_ANNOTATION, "pb");
+    add(sb, home);
+    sandbox_advance(sb, T0 + 20000);
+    assert_null(node_of(sb, "home"));
+    assert_int_equal(l.evicts, 0);
+    del_pod(sb, "h0");
+    sandbox_advance(sb, T0 + 50000);
+    assert_string_equal(node_of(sb, "home"), "b1");
+    sb_done(sb, &l);
+}
+
 /* Room made under a queue's limit is the limit's until its victims are
  * gone: the pod it was made for must not be placed on another node with
  * free room meanwhile (it was, between the eviction job's queueing and
@@ -2086,6 +2129,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_elastic_surplus_only),
         cmocka_unit_test(test_limit_room_waits_for_victims),
         cmocka_unit_test(test_limit_spares_young_borrower),
+        cmocka_unit_test(test_borrower_refused_by_lender_limit_goes_home),
         cmocka_unit_test(test_limit_reclaim_only_if_placeable),
         cmocka_unit_test(test_gang_record_clock_from_first_attempt),
         cmocka_unit_test(test_finished_pod_frees_room),
