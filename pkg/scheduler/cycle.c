@@ -577,7 +577,10 @@ static void set_give_back(pod_set_t *set, const char *msg)
         if (set->backoff)
             queue_requeue_backoff(P->q, it);
         else if (set->wake_wall_ms > 0)
-            queue_requeue_at(P->q, it, util_now_ms() + (set->wake_wall_ms - util_wall_ms()));
+            /* One ms past the wall time: both clocks count whole ms, and a
+             * pop inside the last one would still see the pod protected,
+             * fail, and add a backoff step (4 s, not 2, after its victim). */
+            queue_requeue_at(P->q, it, util_now_ms() + (set->wake_wall_ms - util_wall_ms()) + 1);
         else
             queue_requeue(P->q, it);
         set->items[i] = NULL;
