@@ -72,29 +72,6 @@ static int get_time(json_t *obj, const char *key, int64_t def, int64_t *out, con
     return 0;
 }
 
-/* When the pod was bound: its PodScheduled=True condition's
- * lastTransitionTime (the API server sets it with the Binding), else def.
- * A bound pod whose kubelet has not reported status.startTime yet has run
- * since then at most: counting from its creation would add the time it
- * waited to its runtime (a recreated victim was evicted again 4 s after
- * its bind, under a minimum runtime of 6 s: composition seed 809706068). */
-static int64_t scheduled_at(json_t *status, int64_t def)
-{
-    json_t *conds = status ? json_object_get(status, "conditions") : NULL;
-    size_t i;
-    json_t *c;
-    json_array_foreach (conds, i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
-        const char *st = json_string_value(json_object_get(c, "status"));
-        const char *at = json_string_value(json_object_get(c, "lastTransitionTime"));
-        if (!type || strcmp(type, "PodScheduled") != 0 || !st || strcmp(st, "True") != 0 || !at)
-            continue;
-        int64_t t = util_parse_rfc3339(at);
-        return t > def ? t : def;
-    }
-    return def;
-}
-
 static int parse_effect(json_t *v, int allow_empty, taint_effect_t *out)
 {
     const char *s = json_is_string(v) ? json_string_value(v) : (v && !json_is_null(v) ? NULL : "");
@@ -529,7 +506,7 @@ pod_t *pod_from_json(json_t *obj, char *err, size_t errlen)
 
     if (get_str(status, "phase", "", &phase, "status", err, errlen) < 0 ||
         get_str(status, "nominatedNodeName", "", &p->nominated_node, "status", err, errlen) < 0 ||
-        get_time(status, "startTime", scheduled_at(status, p->created_ms), &p->started_ms, "status", err, errlen) < 0)
+        get_time(status, "startTime", p->created_ms, &p->started_ms, "status", err, errlen) < 0)
         goto fail;
     p->phase = parse_phase(phase);
     free(phase);

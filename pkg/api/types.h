@@ -116,7 +116,7 @@ typedef struct pod {
     int deleting;       /* metadata.deletionTimestamp set */
     int32_t priority;   /* spec.priority (0 when absent) */
     int64_t created_ms; /* creationTimestamp, wall ms */
-    int64_t started_ms; /* status.startTime, else when bound (PodScheduled=True), else created */
+    int64_t started_ms; /* status.startTime, else when bound (PodScheduled=True: extras.c), else created */
     int64_t lifetime_s; /* LIFETIME_ANNOTATION; 0 none, -1 malformed */
     /* PREEMPT_/RECLAIM_MIN_RUNTIME_ANNOTATION in ms: DURATION_UNSET,
      * DURATION_BAD, 0, or > 0 ("-1" is not a pod's to ask: BAD). */
