@@ -352,22 +352,32 @@ static int admit_pool(tenants_row_t *r, const pod_set_t *set)
     return it->borrower ? set->pool_id : r->svc->home_pool(r->core, it->pod);
 }
 
+/* A set's minimum, as the set's items (admission) or as pods (a lender's
+ * numbers, q_admits), admitted in pool. */
 typedef struct admit_ctx {
     tenants_row_t *r;
-    const pod_set_t *set;
+    int pool;
+    queue_item_t *const *items; /* or pods */
+    pod_t *const *pods;
+    int n;
     double *req;
     char *msg;
     size_t msglen;
     int rc;
 } admit_ctx_t;
 
+static const pod_t *admit_pod(const admit_ctx_t *a, int i)
+{
+    return a->items ? a->items[i]->pod : a->pods[i];
+}
+
 static void admit_locked(void *ud)
 {
     admit_ctx_t *a = ud;
     tenants_row_t *r = a->r;
     int preemptible = 1;
-    for (int i = 0; i < a->set->need; i++) {
-        const pod_t *p = a->set->items[i]->pod;
+    for (int i = 0; i < a->n; i++) {
+        const pod_t *p = admit_pod(a, i);
         if (fs_is_charged(r->fs, p->uid))
             continue;
         double v[FS_NRES];
@@ -376,24 +386,34 @@ static void admit_locked(void *ud)
             a->req[k] += v[k];
         preemptible &= fs_pod_preemptible(r->fs, p);
     }
-    a->rc = fs_admit(r->fs, admit_pool(r, a->set), pod_tenant(r, a->set->items[0]->pod), a->req, preemptible, a->msg,
-                     a->msglen);
+    a->rc = fs_admit(r->fs, a->pool, pod_tenant(r, admit_pod(a, 0)), a->req, preemptible, a->msg, a->msglen);
 }
 
 /* Admission of a set's minimum against its queue's limits and, for
  * non-preemptible work, quotas: 0, or FS_ADMIT_LIMIT / FS_ADMIT_QUOTA with
  * msg. Members already charged (preemptors holding the room they
  * reclaimed) were admitted when they reclaimed: they do not count twice.
- * *req gets the uncharged members' sum. Read with the accounting still
+ * a->req gets the uncharged members' sum. Read with the accounting still
  * (the cache's read lock): an informer update re-charges a pod (-1 then
  * +1) under the write lock, so the count seen here never misses a running
  * pod (seen once as a limit exceeded by one pod). */
+static int admit_read(admit_ctx_t *a)
+{
+    memset(a->req, 0, sizeof(double) * FS_NRES);
+    a->r->svc->accounting_read(a->r->core, admit_locked, a);
+    return a->rc;
+}
+
 static int admit_set(tenants_row_t *r, const pod_set_t *set, double req[FS_NRES], char *msg, size_t msglen)
 {
-    memset(req, 0, sizeof(double) * FS_NRES);
-    admit_ctx_t a = { r, set, req, msg, msglen, 0 };
-    r->svc->accounting_read(r->core, admit_locked, &a);
-    return a.rc;
+    admit_ctx_t a = { .r = r,
+                      .pool = admit_pool(r, set),
+                      .items = set->items,
+                      .n = set->need,
+                      .req = req,
+                      .msg = msg,
+                      .msglen = msglen };
+    return admit_read(&a);
 }
 
 /* The notes said once per pod, also when no Queue exists at all. */
@@ -621,19 +641,10 @@ static int q_admits(void *self, int pool, pod_t *const *pods, int n)
     tenants_row_t *r = self;
     if (n <= 0 || !fs_active(r->fs))
         return 1;
-    double req[FS_NRES] = { 0 };
-    int preemptible = 1;
-    for (int i = 0; i < n; i++) {
-        if (fs_is_charged(r->fs, pods[i]->uid))
-            continue;
-        double v[FS_NRES];
-        fs_pod_vec(pods[i], v);
-        for (int k = 0; k < FS_NRES; k++)
-            req[k] += v[k];
-        preemptible &= fs_pod_preemptible(r->fs, pods[i]);
-    }
+    double req[FS_NRES];
     char msg[256];
-    return fs_admit(r->fs, pool, pod_tenant(r, pods[0]), req, preemptible, msg, sizeof(msg)) == 0;
+    admit_ctx_t a = { .r = r, .pool = pool, .pods = pods, .n = n, .req = req, .msg = msg, .msglen = sizeof(msg) };
+    return admit_read(&a) == 0;
 }
 
 static void q_reserve(void *self, int tenant, int pool, pod_t *const *preemptors, int np, pod_t *const *victims, int nv)
