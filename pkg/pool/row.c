@@ -133,34 +133,15 @@ static void score_lone(const sched_row_t *row, int pool, const pod_t *pod, frame
 /* A gang's minimum: whether it fits whole in the pool's free room, placed
  * member by member on copies (no eviction), and the idle units of its
  * scarcest kind (its members' requests summed). */
-static void score_minimum(const sched_row_t *row, int pool, const pod_set_t *set, lender_score_t *out)
+static void score_minimum(const sched_row_t *row, int pool, pod_t *const *pods, int n, lender_score_t *out)
 {
     resources_t req, alloc, used;
     res_zero(&req);
-    for (int i = 0; i < set->need; i++)
-        res_add(&req, &set->items[i]->pod->requests);
-    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
-    for (int i = 0; i < set->need; i++)
-        pods[i] = set->items[i]->pod;
+    for (int i = 0; i < n; i++)
+        res_add(&req, &pods[i]->requests);
     memset(out, 0, sizeof(*out));
-    out->fits = row->svc->pool_room_for(row->core, pool, pods, set->need, &alloc, &used, &out->tasks);
+    out->fits = row->svc->pool_room_for(row->core, pool, pods, n, &alloc, &used, &out->tasks);
     out->idle = lender_idle(&alloc, &used, &req);
-    free(pods);
-}
-
-/* Whether the set's minimum passes its queue's numbers in pool: a lender
- * whose limit refuses it would only send it back home (it waited in that
- * lender's queue, or bounced between the two). */
-static int queue_admits(const sched_row_t *row, const pod_set_t *set, int pool)
-{
-    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
-    int n = 0;
-    for (int i = 0; i < set->need; i++)
-        if (set->items[i])
-            pods[n++] = set->items[i]->pod;
-    int ok = row->svc->queue_admits(row->core, pool, pods, n);
-    free(pods);
-    return ok;
 }
 
 /* The lender of the set's minimum among ids: those where the whole minimum
@@ -179,15 +160,19 @@ static int choose_lender(const sched_row_t *row, const pod_set_t *set, const int
     fw_status_reset(&st);
     int best = -1;
     lender_score_t bs = { 0 };
+    pod_t **pods = pod_set_pods(set);
     if (gang || framework_pre_filter(fw, cs, pod, &st) == FW_SUCCESS) {
         for (int i = 0; i < nids; i++) {
             lender_score_t sc;
             if (gang)
-                score_minimum(row, ids[i], set, &sc);
+                score_minimum(row, ids[i], pods, set->need, &sc);
             else
                 score_lone(row, ids[i], pod, fw, cs, &sc);
             int queued = svc->pool_queued(row->core, ids[i]);
-            if (queued < 0 || !sc.fits || !queue_admits(row, set, ids[i]))
+            /* A lender whose queue limit refuses the set would only send
+             * it back home (it waited in that lender's queue, or bounced
+             * between the two). */
+            if (queued < 0 || !sc.fits || !svc->queue_admits(row->core, ids[i], pods, set->need))
                 continue; /* gone meanwhile, no room for the set, or over its queue's limit there */
             sc.tasks += queued;
             if (best < 0 || lender_better(sc.idle, sc.tasks, bs.idle, bs.tasks)) {
@@ -196,6 +181,7 @@ static int choose_lender(const sched_row_t *row, const pod_set_t *set, const int
             }
         }
     }
+    free(pods);
     cycle_state_free(cs);
     return best;
 }

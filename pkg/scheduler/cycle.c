@@ -495,6 +495,14 @@ void pod_set_why(pod_set_t *set, const char *reason, char *msg)
     set->reason = reason ? reason : "FailedScheduling";
 }
 
+pod_t **pod_set_pods(const pod_set_t *set)
+{
+    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
+    for (int i = 0; i < set->need; i++)
+        pods[i] = set->items[i]->pod;
+    return pods;
+}
+
 void pod_set_clear(pod_set_t *set)
 {
     /* The cycle gives every item on before it ends; one left here would be

@@ -545,6 +545,10 @@ void pod_set_init(pod_set_t *set, struct sched_pool *P, set_kind_t kind, queue_i
 void pod_set_clear(pod_set_t *set);
 /* Replaces set->why (takes msg). */
 void pod_set_why(pod_set_t *set, const char *reason, char *msg);
+/* The pods of the set's minimum (items[0..need)), borrowed, in a
+ * malloc'd array the caller frees: what the evaluator, the lender choice
+ * and the topology row's copies take. */
+pod_t **pod_set_pods(const pod_set_t *set);
 /* A row's step for the set's decision record (trace.c): step ("admission",
  * "consolidation", "preemption", "borrowing", "gang-wait"...), its result
  * ("planned", "no candidate", "skipped"...) and a detail: names, reasons

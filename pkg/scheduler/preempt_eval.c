@@ -431,6 +431,36 @@ static int plan_domains(const pe_request_t *r, victim_ctx_t *vc, fw_node_match_t
     return found && !free_domain;
 }
 
+/* The best plan for r: inside each of the node matches a row keeps its
+ * group in (plan_within: a topology-required gang's domains), else on the
+ * whole pool. 1 with *pl (the caller frees it); 0 with *pl freed, and
+ * *nodes and *cands, the whole-pool search's counts (a set of one's
+ * explanation). */
+static int plan_set(const pe_request_t *r, victim_ctx_t *vc, pe_plan_t *pl, int *nodes, int *cands)
+{
+    fw_node_match_t *doms = NULL;
+    int nd = r->group ? sched_rows_plan_within(r->P->s, r->group, &doms) : -1;
+    if (nd >= 0)
+        return plan_domains(r, vc, doms, nd, pl);
+    int ok = plan(r, vc, NULL, pl) > 0;
+    *nodes = pl->nodes;
+    *cands = pl->cands;
+    if (!ok)
+        plan_free(pl);
+    return ok;
+}
+
+/* The request for set's minimum (pods: pod_set_pods's). */
+static pe_request_t request_of(pod_set_t *set, pod_t *const *pods)
+{
+    return (pe_request_t){ .P = set->P,
+                           .pods = pods,
+                           .need = set->need,
+                           .first_ms = set->items[0]->first_ms,
+                           .group = set->kind == SET_MINIMUM ? set : NULL,
+                           .set = set };
+}
+
 /* ----------------------------------------------------------- commit */
 
 static void announce(const pe_commit_t *c, const preempt_candidate_t *b)
@@ -538,17 +568,7 @@ int preempt_eval(const pe_request_t *r, preempt_outcome_t *out)
     victim_ctx_t vc;
     victim_ctx_of(r, &vc);
     pe_plan_t pl;
-    int ok;
-    fw_node_match_t *doms = NULL;
-    int nd = r->group ? sched_rows_plan_within(s, r->group, &doms) : -1;
-    if (nd >= 0)
-        ok = plan_domains(r, &vc, doms, nd, &pl);
-    else if ((ok = plan(r, &vc, NULL, &pl) > 0) == 0) {
-        out->nodes = pl.nodes;
-        out->cands = pl.cands;
-        plan_free(&pl);
-    }
-    if (!ok)
+    if (!plan_set(r, &vc, &pl, &out->nodes, &out->cands))
         return 0;
     out->nodes = pl.nodes;
     out->cands = pl.cands;
@@ -620,29 +640,19 @@ static int limit_victims_protected(pod_set_t *set, const preempt_candidate_t *c,
  * its queue's pods take the limit's room back, and the set reclaims them
  * again (composition seed 809706068: a topology-required gang reclaimed
  * the same pod three times). */
-static int limit_room_fits(pod_set_t *set, const preempt_candidate_t *c)
+static int limit_room_fits(pod_set_t *set, pod_t *const *pods, const preempt_candidate_t *c)
 {
-    sched_pool_t *P = set->P;
-    scheduler_t *s = P->s;
-    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
-    for (int i = 0; i < set->need; i++)
-        pods[i] = set->items[i]->pod;
-    pe_request_t r = { .P = P,
-                       .pods = pods,
-                       .need = set->need,
-                       .first_ms = set->items[0]->first_ms,
-                       .group = set->kind == SET_MINIMUM ? set : NULL,
-                       .gone = c->victims,
-                       .ngone = c->nvictims };
+    pe_request_t r = request_of(set, pods);
+    r.set = NULL; /* a check, not the set's try: the rows note nothing in it */
+    r.gone = c->victims;
+    r.ngone = c->nvictims;
     victim_ctx_t vc;
     victim_ctx_of(&r, &vc);
     pe_plan_t pl;
-    fw_node_match_t *doms = NULL;
-    int nd = r.group ? sched_rows_plan_within(s, r.group, &doms) : -1;
-    int ok = nd >= 0 ? plan_domains(&r, &vc, doms, nd, &pl) : plan(&r, &vc, NULL, &pl) > 0;
-    if (ok || nd < 0)
+    int nodes, cands;
+    int ok = plan_set(&r, &vc, &pl, &nodes, &cands);
+    if (ok)
         plan_free(&pl);
-    free(pods);
     return ok;
 }
 
@@ -679,9 +689,7 @@ int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
         return 0;
     }
     c->node = util_strdup(c->victims[0]->node_name);
-    pod_t **pods = util_xcalloc((size_t)np, sizeof(*pods));
-    for (int i = 0; i < np; i++)
-        pods[i] = items[i]->pod;
+    pod_t **pods = pod_set_pods(set);
     victim_ctx_t vc = { .s = s, .pool_id = pool };
     pe_victim_ctx(P, pods, np, 0, &vc);
     pdb_lock(s);
@@ -692,7 +700,7 @@ int pe_limit_reclaim(pod_set_t *set, int pool, char **uids, int n)
         free(pods);
         return 0;
     }
-    if (!limit_room_fits(set, c)) {
+    if (!limit_room_fits(set, pods, c)) {
         preempt_candidate_clear(c);
         free(c);
         free(pods);
@@ -715,15 +723,8 @@ int postfilter_preempt(sched_pool_t *P, pod_t *pod, int64_t first_ms)
 
 int preempt_set(pod_set_t *set, preempt_outcome_t *seen, char **kept)
 {
-    pod_t **pods = util_xcalloc((size_t)set->need + 1, sizeof(*pods));
-    for (int i = 0; i < set->need; i++)
-        pods[i] = set->items[i]->pod;
-    pe_request_t r = { .P = set->P,
-                       .pods = pods,
-                       .need = set->need,
-                       .first_ms = set->items[0]->first_ms,
-                       .group = set->kind == SET_MINIMUM ? set : NULL,
-                       .set = set };
+    pod_t **pods = pod_set_pods(set);
+    pe_request_t r = request_of(set, pods);
     int made = preempt_eval(&r, seen);
     free(pods);
     *kept = NULL;

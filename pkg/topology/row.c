@@ -116,9 +116,7 @@ static int choose_domain(const sched_row_t *row, const pod_set_t *set, topo_doma
         podgroup_event(row, g, "Warning", "UnknownTopologyLevel", w.data);
         sbuf_free(&w);
     }
-    pod_t **pods = util_xcalloc((size_t)need + 1, sizeof(*pods));
-    for (int i = 0; i < need; i++)
-        pods[i] = items[i]->pod;
+    pod_t **pods = pod_set_pods(set);
     sched_sim_t sim;
     int built = svc->sim_build(row->core, set->pool_id, pods, need, &sim);
     free(pods);
