@@ -49,6 +49,9 @@ typedef struct al {
     int blame;       /* the last slot (deepest) the search could not fill; -1 */
     char *why;
     size_t whylen;
+    char *local; /* the caller's stack block for the arena */
+    size_t nlocal;
+    char *heap; /* the arena when local is too small */
 } al_t;
 
 static void al_why(al_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -377,18 +380,47 @@ static void al_slot_name(al_slot_t *s)
 
 static void al_fini(al_t *a)
 {
-    free(a->slots);
-    free(a->first);
-    free(a->ord0);
-    free(a->elig);
-    free(a->taken);
-    free(a->picks);
-    free(a->npicks);
-    free(a->cons);
-    free(a->cons0);
+    free(a->heap);
 }
 
-/* The slots, caches and stacks; -1 (why) when memory runs out. */
+/* The offset of the next n items of sz bytes in the arena (16-aligned). */
+static size_t al_carve(size_t *off, size_t n, size_t sz)
+{
+    size_t r = *off;
+    *off += (n * sz + 15) & ~(size_t)15;
+    return r;
+}
+
+/* Lays the slots, caches and stacks out in the block at base (NULL: only
+ * measures); returns its size. */
+static size_t al_layout(al_t *a, char *base, int nreq, int ncons)
+{
+    size_t off = 0;
+    size_t slots = al_carve(&off, (size_t)a->nslots, sizeof(al_slot_t));
+    size_t first = al_carve(&off, (size_t)nreq, sizeof(int));
+    size_t ord0 = al_carve(&off, (size_t)a->nclaims, sizeof(int));
+    size_t elig = al_carve(&off, (size_t)a->nslots * (size_t)a->ncands, 1);
+    size_t taken = al_carve(&off, (size_t)a->ncands, sizeof(int));
+    size_t picks = al_carve(&off, (size_t)a->nclaims * DRA_RESULTS_MAX, sizeof(al_pick_t));
+    size_t npicks = al_carve(&off, (size_t)a->nclaims, sizeof(int));
+    size_t cons = al_carve(&off, (size_t)ncons, sizeof(al_cons_t));
+    size_t cons0 = al_carve(&off, (size_t)a->nclaims, sizeof(int));
+    if (base) {
+        a->slots = (al_slot_t *)(base + slots);
+        a->first = (int *)(base + first);
+        a->ord0 = (int *)(base + ord0);
+        a->elig = (signed char *)(base + elig);
+        a->taken = (int *)(base + taken);
+        a->picks = (al_pick_t *)(base + picks);
+        a->npicks = (int *)(base + npicks);
+        a->cons = (al_cons_t *)(base + cons);
+        a->cons0 = (int *)(base + cons0);
+    }
+    return off;
+}
+
+/* The slots, caches and stacks (on the stack when the pod is small, as
+ * it usually is); -1 (why) when memory runs out. */
 static int al_init(al_t *a)
 {
     int nreq = 0, ncons = 0;
@@ -398,20 +430,14 @@ static int al_init(al_t *a)
         for (int ri = 0; ri < a->claims[ci].nreqs; ri++)
             a->nslots += a->claims[ci].reqs[ri].nsubs ? a->claims[ci].reqs[ri].nsubs : 1;
     }
-    a->slots = calloc((size_t)a->nslots + 1, sizeof(*a->slots));
-    a->first = calloc((size_t)nreq + 1, sizeof(*a->first));
-    a->ord0 = calloc((size_t)a->nclaims + 1, sizeof(*a->ord0));
-    a->elig = malloc((size_t)a->nslots * (size_t)a->ncands + 1);
-    a->taken = calloc((size_t)a->ncands + 1, sizeof(*a->taken));
-    a->picks = calloc((size_t)a->nclaims * DRA_RESULTS_MAX + 1, sizeof(*a->picks));
-    a->npicks = calloc((size_t)a->nclaims + 1, sizeof(*a->npicks));
-    a->cons = calloc((size_t)ncons + 1, sizeof(*a->cons));
-    a->cons0 = calloc((size_t)a->nclaims + 1, sizeof(*a->cons0));
-    if (!a->slots || !a->first || !a->ord0 || !a->elig || !a->taken || !a->picks || !a->npicks || !a->cons ||
-        !a->cons0) {
+    size_t size = al_layout(a, NULL, nreq, ncons);
+    char *base = a->local;
+    if (size > a->nlocal && !(base = a->heap = malloc(size))) {
         al_why(a, "device allocation: out of memory");
         return -1;
     }
+    memset(base, 0, size);
+    al_layout(a, base, nreq, ncons);
     memset(a->elig, -1, (size_t)a->nslots * (size_t)a->ncands);
     int ord = 0, slot = 0, con = 0;
     for (int ci = 0; ci < a->nclaims; ci++) {
@@ -483,10 +509,11 @@ static void al_explain_slot(al_t *a, int slot, int match, int inuse, int togethe
     if (!together)
         return;
     const dra_claim_req_t *cl = &a->claims[s->claim];
+    int alone = a->nclaims == 1 && cl->nreqs == 1;
     for (int j = 0; j < cl->ncons; j++)
         if (al_cons_applies(&cl->cons[j], s)) {
-            al_why_add(a, ", but not together with the pod's other requests and matchAttribute %s",
-                       cl->cons[j].attr ? cl->cons[j].attr : "");
+            al_why_add(a, ", but not with matchAttribute %s%s", cl->cons[j].attr ? cl->cons[j].attr : "",
+                       alone ? "" : " and the pod's other requests");
             return;
         }
     al_why_add(a, ", but not together with the pod's other requests");
@@ -524,21 +551,23 @@ static void al_explain(al_t *a)
 /* The picks as the caller's results; -1 when memory runs out. */
 static int al_output(al_t *a, dra_alloc_t *out)
 {
-    out->claim = calloc((size_t)a->nclaims + 1, sizeof(*out->claim));
-    if (!out->claim)
+    int total = 0;
+    for (int ci = 0; ci < a->nclaims; ci++)
+        total += a->npicks[ci];
+    /* One block: the claims, then their results (dra_alloc_free frees it). */
+    size_t head = ((size_t)a->nclaims * sizeof(*out->claim) + 15) & ~(size_t)15;
+    char *block = calloc(1, head + (size_t)total * sizeof(dra_result_t) + 1);
+    if (!block)
         return -1;
+    out->claim = (void *)block;
     out->nclaims = a->nclaims;
+    dra_result_t *res = (dra_result_t *)(block + head);
     for (int ci = 0; ci < a->nclaims; ci++) {
         int n = a->npicks[ci];
-        if (n == 0)
-            continue;
-        out->claim[ci].results = calloc((size_t)n, sizeof(dra_result_t));
-        if (!out->claim[ci].results)
-            return -1;
+        out->claim[ci].results = n ? res : NULL;
         out->claim[ci].n = n;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i++, res++) {
             const al_pick_t *p = &a->picks[ci * DRA_RESULTS_MAX + i];
-            dra_result_t *res = &out->claim[ci].results[i];
             memcpy(res->request, a->slots[p->slot].name, sizeof(res->request));
             res->dev = a->cands[p->cand].dev;
             res->admin = a->slots[p->slot].req->admin != 0;
@@ -553,6 +582,7 @@ int dra_allocate_budget(const dra_claim_req_t *claims, int nclaims, const dra_ca
     memset(out, 0, sizeof(*out));
     if (why && whylen)
         why[0] = '\0';
+    _Alignas(16) char local[3072];
     al_t a = { .claims = claims,
                .nclaims = nclaims,
                .cands = cands,
@@ -562,7 +592,9 @@ int dra_allocate_budget(const dra_claim_req_t *claims, int nclaims, const dra_ca
                .budget = budget,
                .blame = -1,
                .why = why,
-               .whylen = whylen };
+               .whylen = whylen,
+               .local = local,
+               .nlocal = sizeof(local) };
     int rc = al_init(&a);
     for (int ci = 0; ci < nclaims && rc == 0; ci++)
         rc = al_validate(&a, ci);
@@ -596,9 +628,7 @@ void dra_alloc_free(dra_alloc_t *a)
 {
     if (!a)
         return;
-    for (int i = 0; i < a->nclaims && a->claim; i++)
-        free(a->claim[i].results);
-    free(a->claim);
+    free(a->claim); /* the results are in its block */
     a->claim = NULL;
     a->nclaims = 0;
 }

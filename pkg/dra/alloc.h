@@ -52,15 +52,22 @@ typedef struct dra_alloc {
     int64_t steps;
 } dra_alloc_t;
 
-/* Allocates every claim together on one node's candidates (a device goes
- * to one request of one claim unless it allows multiple allocations; the
- * first solution in candidate order is taken). 0: out filled (free with
- * dra_alloc_free). 1: no allocation exists; why names the first request
- * that cannot be met ("claim default/c1, request gpus: 5 devices of class
- * gpu.example.com matching <selectors>; the node has 4 (2 in use)").
+/* Allocates every claim together on one node's candidates, as kube's
+ * allocator does: claims, their requests and a request's devices in order,
+ * candidates tried in the order given (the store gives kube's pool, slice,
+ * device order, so the first solution is kube's). A device goes to one
+ * request of one claim unless it allows multiple allocations; a request
+ * with admin access may take devices in use, but what it takes counts as
+ * taken for the later requests of this call (kube's allocatingDevices).
+ * 0: out filled (free with dra_alloc_free). 1: no allocation exists; why
+ * names the first request that cannot be met on its own, else the deepest
+ * the search could not fill ("claim default/c1, request gpus: 5 devices of
+ * class gpu.example.com matching <selectors>; the node has 4 (2 in use)").
  * -1: an error (the step budget exceeded, a selector's runtime error, a
- * request kube would refuse), why says which. why may be NULL: then no
- * message is built, and a failure evaluates no selector for it. */
+ * request kube refuses: count < 1, more than DRA_RESULTS_MAX devices in a
+ * claim, a matchAttribute that refuses one of an All request's devices),
+ * why says which. why may be NULL: then no message is built, and a
+ * failure judges no device for it. */
 int dra_allocate(const dra_claim_req_t *claims, int nclaims, const dra_candidate_t *cands, int ncands,
                  dra_eligible_fn eligible, void *ud, dra_alloc_t *out, char *why, size_t whylen);
 

@@ -179,6 +179,20 @@ static void test_exact_count_fits_first_fit(void **state)
     assert_string_equal(render(&x->out), "gpus:gpu-1,gpus:gpu-2");
     assert_int_equal(x->j.total, 2); /* the device in use is never judged */
     dra_alloc_free(&x->out);
+
+    /* Two requests of one claim: each device to one of them. */
+    four_gpus(&nd, 0, 0);
+    dra_request_t two[2] = { req("a", GPU, 2, NULL, 0), req("b", GPU, 2, NULL, 0) };
+    dra_claim_req_t c2 = { .key = "default/c2", .reqs = two, .nreqs = 2 };
+    x = run_alloc(&c2, 1, &nd);
+    assert_int_equal(x->rc, 0);
+    assert_string_equal(render(&x->out), "a:gpu-0,a:gpu-1,b:gpu-2,b:gpu-3");
+    dra_alloc_free(&x->out);
+    two[1].count = 3;
+    x = run_alloc(&c2, 1, &nd);
+    assert_int_equal(x->rc, 1);
+    assert_string_equal(x->why, "claim default/c2, request b: 3 devices of class gpu.example.com; the node has 4, "
+                                "but not together with the pod's other requests");
 }
 
 static void test_exact_count_does_not_fit(void **state)
@@ -276,6 +290,17 @@ static void test_all_mode(void **state)
     assert_int_equal(x->rc, 0);
     assert_string_equal(render(&x->out), "all:gpu-0,all:gpu-2,all:gpu-3");
     dra_alloc_free(&x->out);
+
+    /* A matchAttribute that refuses one of All's devices: kube's error
+     * (such a claim can never be met), not a node that does not fit. */
+    dra_constraint_t con = { .attr = "example.com/numa" };
+    c.cons = &con;
+    c.ncons = 1;
+    x = run_alloc(&c, 1, &nd);
+    assert_int_equal(x->rc, -1);
+    assert_string_equal(x->why, "claim default/c1, request all: cannot add device gpu.example.com/n1/gpu-2 because a "
+                                "claim constraint would not be satisfied");
+    c.ncons = 0;
 
     /* No matching device at all: no allocation (kube: All needs one). */
     char *none[] = { GPU "/model=b200" };
@@ -417,7 +442,16 @@ static void test_match_attribute_backtracks(void **state)
     x = run_alloc(&c, 1, &nd);
     assert_int_equal(x->rc, 1);
     assert_string_equal(x->why, "claim default/c1, request nic: 1 device of class nic.example.com; the node has 1, "
-                                "but not together with the pod's other requests and matchAttribute example.com/numa");
+                                "but not with matchAttribute example.com/numa and the pod's other requests");
+
+    /* One request of 2 with numa 0 and numa 1 free, one each: no pair. */
+    dra_request_t pair = req("pair", GPU, 2, NULL, 0);
+    dra_constraint_t all = { .attr = "example.com/numa" };
+    dra_claim_req_t c2 = { .key = "default/c2", .reqs = &pair, .nreqs = 1, .cons = &all, .ncons = 1 };
+    x = run_alloc(&c2, 1, &nd);
+    assert_int_equal(x->rc, 1);
+    assert_string_equal(x->why, "claim default/c2, request pair: 2 devices of class gpu.example.com; the node has 3 "
+                                "(1 in use), but not with matchAttribute example.com/numa");
 
     /* A parent's name covers its alternatives; the values must be of one
      * kind: a string "1" is not the int 1. */
