@@ -217,6 +217,18 @@ static void test_exact_count_does_not_fit(void **state)
                                 "gpu.example.com/model=a100; the node has 4 (2 in use)");
     assert_int_equal(judge_max_calls(&x->j), 1);
 
+    /* The class's selectors and the request's, each in parentheses. */
+    char *two[] = { GPU "/model=a100", "example.com/numa=1" };
+    r.sel_text = two;
+    r.nsel = 2;
+    r.count = 3;
+    x = run_alloc(&c, 1, &nd);
+    assert_int_equal(x->rc, 1);
+    assert_string_equal(x->why, "claim default/c1, request gpus: 3 devices of class gpu.example.com matching "
+                                "(gpu.example.com/model=a100) && (example.com/numa=1); the node has 2");
+    r.sel_text = sel;
+    r.nsel = 1;
+
     /* Without a why buffer: the same answer, and only the search's calls. */
     judge_t j = { 0 };
     dra_alloc_t out;
@@ -459,6 +471,13 @@ static void test_match_attribute_backtracks(void **state)
     dra_request_t subs[1] = { req("any", GPU, 1, NULL, 0) };
     dra_request_t rs2[2] = { { .name = "gpu", .subs = subs, .nsubs = 1 }, req("nic", NIC, 1, NULL, 0) };
     c.reqs = rs2;
+    x = run_alloc(&c, 1, &nd);
+    assert_int_equal(x->rc, 0);
+    assert_string_equal(render(&x->out), "gpu/any:gpu-1,nic:nic-0");
+    dra_alloc_free(&x->out);
+    /* The alternative's full name covers it as well. */
+    char *full[] = { "gpu/any", "nic" };
+    con.requests = full;
     x = run_alloc(&c, 1, &nd);
     assert_int_equal(x->rc, 0);
     assert_string_equal(render(&x->out), "gpu/any:gpu-1,nic:nic-0");
