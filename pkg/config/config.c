@@ -1060,6 +1060,8 @@ static int on_top(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const
         return cfg_get_int(l, vn, "nonPreemptiblePriority", INT32_MIN, INT32_MAX, &c->sched.non_preemptible_priority);
     if (!strcmp(key, "maxConsolidationMoves"))
         return cfg_get_int(l, vn, "maxConsolidationMoves", 0, 1000, &c->sched.max_consolidation_moves);
+    if (!strcmp(key, "draQueueResources"))
+        return cfg_get_str(l, vn, "draQueueResources", 1, &c->sched.dra_queue_resources);
     if (!strcmp(key, "topologyLevels"))
         return load_topology_levels(l, vn, &c->sched.topology_levels);
     if (!strcmp(key, "workloadGroups"))
@@ -1268,6 +1270,9 @@ static const flagdef_t FLAGS[] = {
       "consolidation: most pods moved so that a pod fragmented free GPUs could not hold fits (8; 0 = off)" },
     { "topology-levels", F_STR_OPT, OFF(sched.topology_levels), 0, 0, "KEYS",
       "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
+    { "dra-queue-resources", F_STR_OPT, OFF(sched.dra_queue_resources), 0, 0, "CLASS=gpu,...",
+      "DRA: device classes whose devices Queues count as GPUs, one per device (" DRA_DEFAULT_QUEUE_RESOURCES
+      "; \"\" = none)" },
     { "workload-groups", F_BOOL, OFF(sched.workload_groups), 0, 0, NULL,
       "derive gangs from the workload owning the pods: PyTorchJob, JobSet, indexed Job, LeaderWorkerSet, ... (on)" },
     { "workload-groups-file", F_STR_OPT, OFF(sched.workload_groups_file), 0, 0, "FILE",

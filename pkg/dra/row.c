@@ -1,21 +1,573 @@
-/* row.c -- the dynamic-resources row: a pod whose spec.resourceClaims
- * kube-scheduler's DynamicResources plugin would allocate is kept out of
- * the queues with a reason that says so, never bound without its claims. */
+/* row.c -- the dynamic-resources row: DRA's informers feed the store
+ * (store.c); a pod whose claims cannot be allocated anywhere now is kept
+ * out of the queues, saying why, until a DRA object changes; Reserve holds
+ * the pod's devices; PreBind writes each claim's allocation and
+ * reservedFor through its /status (with the claim's resourceVersion), and
+ * a bind that does not happen has what was written undone by the
+ * housekeeper. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dra/claims.h"
 #include "dra/row.h"
+#include "dra/store.h"
+#include "util/hashmap.h"
+#include "util/lockorder.h"
+#include "util/log.h"
 #include "util/util.h"
+
+#define DRA_API         "/apis/resource.k8s.io/v1"
+#define DRA_GROUP       "/apis/resource.k8s.io"
+#define DRA_VERSION     "resource.k8s.io/v1"
+#define DRA_FINALIZER   "resource.kubernetes.io/delete-protection"
+#define SERVED_EVERY_MS 10000
+
+typedef struct dra_row {
+    const sched_services_t *svc;
+    void *core;
+    dra_store_t *store;
+    pthread_mutex_t mu; /* rank DRA_ROW: held and undo */
+    hashmap_t *held;    /* uids of pods pre_enqueue keeps out */
+    dra_undo_t *undo;   /* claims to undo (a bind that did not happen) */
+    int online;         /* started: its informers list the objects */
+    int listed;         /* claims, classes and slices listed */
+    int64_t served_checked_ms;
+    /* --dra-queue-resources: the classes whose devices Queues count as GPUs. */
+    char **gpu_classes;
+    int ngpu_classes;
+} dra_row_t;
+
+/* "CLASS=gpu,CLASS=gpu": the classes, into r (0), or -1 with err. */
+static int parse_queue_resources(const char *spec, char ***out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    if (!spec || !*spec)
+        return 0;
+    char *copy = util_strdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || strcmp(eq + 1, "gpu") != 0) {
+            rc = util_errf(err, errlen,
+                           "--dra-queue-resources: \"%s\" is not CLASS=gpu (devices of a class count as GPUs, one "
+                           "each)",
+                           tok);
+            break;
+        }
+        *eq = 0;
+        *out = util_xrealloc(*out, (size_t)(*n + 1) * sizeof(char *));
+        (*out)[(*n)++] = util_strdup(tok);
+    }
+    free(copy);
+    return rc;
+}
+
+int dra_row_check(const scheduler_opts_t *o, char *err, size_t errlen)
+{
+    char **v = NULL;
+    int n = 0, rc = parse_queue_resources(o->dra_queue_resources, &v, &n, err, errlen);
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    return rc;
+}
+
+static double queue_devices(void *self, const pod_t *pod)
+{
+    dra_row_t *r = self;
+    return dra_store_queue_count(r->store, pod, r->gpu_classes, r->ngpu_classes);
+}
+
+void dra_row_publish(const sched_row_t *row, sched_published_t *pub)
+{
+    pub->queue_devices = queue_devices;
+    pub->queue_devices_self = row->self;
+}
+
+void *dra_row_init(const sched_services_t *svc, void *core)
+{
+    dra_row_t *r = util_xcalloc(1, sizeof(*r));
+    r->svc = svc;
+    r->core = core;
+    r->store = dra_store_new();
+    r->held = hashmap_new(16);
+    r->listed = 1;
+    pthread_mutex_init(&r->mu, NULL);
+    char err[256];
+    if (parse_queue_resources(svc->opts(core)->dra_queue_resources, &r->gpu_classes, &r->ngpu_classes, err,
+                              sizeof(err)) < 0)
+        LOG_W("dra: %s", err); /* dra_row_check refused it before */
+    return r;
+}
+
+void dra_row_fini(void *self)
+{
+    dra_row_t *r = self;
+    if (!r)
+        return;
+    dra_store_free(r->store);
+    hashmap_free(r->held);
+    dra_undo_free(r->undo);
+    for (int i = 0; i < r->ngpu_classes; i++)
+        free(r->gpu_classes[i]);
+    free(r->gpu_classes);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+void dra_row_cluster(const sched_row_t *row, fw_cluster_t *cl)
+{
+    cl->dra = ((dra_row_t *)row->self)->store;
+}
+
+/* ---- waking what waits ------------------------------------------------------ */
+
+/* Every pod pre_enqueue keeps out is asked again (it is kept out again if
+ * nothing it waits for changed), and every pool's waiting pods move. */
+static void release_all(dra_row_t *r, const char *event)
+{
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    hashmap_t *held = r->held;
+    r->held = hashmap_new(16);
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+    const char *uid;
+    void *v;
+    for (size_t it = 0; hashmap_next(held, &it, &uid, &v);)
+        r->svc->release(r->core, uid);
+    hashmap_free(held);
+    r->svc->wake_all(r->core, event);
+}
+
+static void on_object(dra_row_t *r, const char *kind, int rc, const char *key, const char *err, const char *event)
+{
+    if (rc < 0)
+        LOG_W("dra: %s %s ignored: %s", kind, key, err);
+    else if (rc == DRA_CHANGE_MORE)
+        release_all(r, event);
+}
+
+static void on_class(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    dra_row_t *r = ud;
+    char err[256] = "";
+    on_object(r, "DeviceClass", dra_store_class(r->store, type, key, obj, err, sizeof(err)), key, err,
+              "DeviceClassChanged");
+}
+
+static void on_slice(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    dra_row_t *r = ud;
+    char err[256] = "";
+    on_object(r, "ResourceSlice", dra_store_slice(r->store, type, key, obj, err, sizeof(err)), key, err,
+              "ResourceSliceChanged");
+}
+
+static void on_claim(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    dra_row_t *r = ud;
+    char err[256] = "";
+    on_object(r, "ResourceClaim", dra_store_claim(r->store, type, key, obj, err, sizeof(err)), key, err,
+              "ResourceClaimChanged");
+}
+
+static void on_template(void *ud, kube_event_type_t type, const char *key, json_t *obj)
+{
+    dra_row_t *r = ud;
+    dra_store_template(r->store, type, key, obj);
+}
+
+const sched_watch_t dra_row_watches[] = {
+    { "DeviceClass", DRA_API "/deviceclasses", on_class, 0 },
+    { "ResourceSlice", DRA_API "/resourceslices", on_slice, 0 },
+    { "ResourceClaim", DRA_API "/resourceclaims", on_claim, 0 },
+    { "ResourceClaimTemplate", DRA_API "/resourceclaimtemplates", on_template, 0 },
+    { 0 },
+};
+
+/* A pod decided before the claims are listed would see their devices
+ * free: pods with claims wait (kept out, below) until they are. */
+const sched_watch_wait_t dra_row_wait = {
+    .kind = "ResourceClaim",
+    .ms = 5000,
+    .served_path = DRA_GROUP,
+    .served_list = "versions",
+    .served_field = "groupVersion",
+    .served_value = DRA_VERSION,
+    .unserved = "DRA (" DRA_VERSION ") is not served by the API server: pods with resourceClaims stay pending, "
+                "saying so, until it is",
+    .late = "ResourceClaims not listed yet (RBAC for resource.k8s.io?): pods with resourceClaims wait until they are",
+};
+
+/* ---- served and listed -------------------------------------------------------- */
+
+/* 1 served, 0 not, -1 unknown (no answer). */
+static int api_serves_dra(dra_row_t *r)
+{
+    long status = 0;
+    json_t *out = NULL;
+    char err[256];
+    if (r->svc->api_json(r->core, "GET", DRA_GROUP, NULL, NULL, &out, &status, err, sizeof(err)) != 0) {
+        json_decref(out);
+        return status == 404 ? 0 : -1;
+    }
+    int found = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get(out, "versions"), i, v) {
+        const char *gv = json_string_value(json_object_get(v, "groupVersion"));
+        found |= gv && !strcmp(gv, DRA_VERSION);
+    }
+    json_decref(out);
+    return found;
+}
+
+static void check_served(dra_row_t *r)
+{
+    int served = api_serves_dra(r);
+    r->served_checked_ms = util_now_ms();
+    if (served < 0 || served == dra_store_served(r->store))
+        return;
+    dra_store_set_served(r->store, served);
+    if (served) {
+        LOG_I("dra: %s is served now: pods with resourceClaims are scheduled", DRA_VERSION);
+        release_all(r, "DRAServed");
+    } else {
+        LOG_W("dra: %s is not served by the API server: pods with resourceClaims stay pending, saying so", DRA_VERSION);
+    }
+}
+
+static int lists_done(dra_row_t *r)
+{
+    static const char *const kinds[] = { "ResourceClaim", "DeviceClass", "ResourceSlice" };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!r->svc->watch_synced(r->core, kinds[i]))
+            return 0;
+    return 1;
+}
+
+static void check_listed(dra_row_t *r)
+{
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    int was = r->listed;
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+    if (was || !lists_done(r))
+        return;
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    r->listed = 1;
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+    dra_store_set_listed(r->store, 1);
+    release_all(r, "ResourceClaimsListed");
+}
+
+int dra_row_start(const sched_row_t *row, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    dra_row_t *r = row->self;
+    r->online = 1;
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    r->listed = 0;
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+    dra_store_set_listed(r->store, 0);
+    check_served(r);
+    return 0;
+}
+
+/* ---- PreEnqueue ------------------------------------------------------------------- */
 
 int dra_row_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold)
 {
-    (void)row;
-    if (pod->nclaims == 0)
+    dra_row_t *r = row->self;
+    if (!dra_pod(pod))
         return 0;
-    sbuf_t b = { 0 };
-    sbuf_printf(&b,
-                "the pod uses DRA resource claims (spec.resourceClaims: %s); ai-scheduler does not allocate "
-                "DRA claims (kube-scheduler's DynamicResources plugin does), so the pod stays pending",
-                pod->claims ? pod->claims : "");
+    dra_prep_t *p = NULL;
+    char why[1024];
+    dra_prep_rc_t rc = dra_prepare(r->store, pod, &p, why, sizeof(why));
+    dra_prep_free(p);
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    if (rc == DRA_PREP_OK)
+        hashmap_remove(r->held, pod->uid);
+    else
+        hashmap_put(r->held, pod->uid, (void *)1);
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+    if (rc == DRA_PREP_OK)
+        return 0;
     hold->reason = "Unschedulable";
-    hold->message = b.data;
+    hold->message = util_strdup(why);
     hold->event = 1;
     return 1;
+}
+
+/* ---- Reserve ------------------------------------------------------------------------ */
+
+typedef struct node_labels {
+    labels_t labels;
+    int found;
+} node_labels_t;
+
+static void copy_labels(void *ud, const node_info_t *ni)
+{
+    node_labels_t *nl = ud;
+    if (ni && ni->node && labels_copy(&nl->labels, &ni->node->labels) == 0)
+        nl->found = 1;
+}
+
+int dra_row_reserve(const sched_row_t *row, const pod_t *pod, const char *node, char *err, size_t errlen)
+{
+    dra_row_t *r = row->self;
+    if (!dra_pod(pod))
+        return 0;
+    node_labels_t nl = { 0 };
+    r->svc->node_visit(r->core, node, copy_labels, &nl);
+    int rc = dra_store_reserve(r->store, pod, node, nl.found ? &nl.labels : NULL, err, errlen);
+    labels_free(&nl.labels);
+    return rc;
+}
+
+void dra_row_unreserve(const sched_row_t *row, const pod_t *pod)
+{
+    dra_row_t *r = row->self;
+    if (!dra_pod(pod))
+        return;
+    dra_undo_t *u = dra_store_unreserve(r->store, pod->uid);
+    if (!u)
+        return;
+    dra_undo_t *last = u;
+    while (last->next)
+        last = last->next;
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    last->next = r->undo;
+    r->undo = u;
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+}
+
+/* ---- PreBind --------------------------------------------------------------------------- */
+
+static char *claim_path(const char *ns, const char *name, const char *sub)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, DRA_API "/namespaces/%s/resourceclaims/%s%s", ns, name, sub ? sub : "");
+    return b.data;
+}
+
+/* GET the claim: 0 with *out, or -1 with err (404: *gone). */
+static int claim_get(dra_row_t *r, const char *ns, const char *name, json_t **out, int *gone, char *err, size_t errlen)
+{
+    char *path = claim_path(ns, name, NULL);
+    long status = 0;
+    int rc = r->svc->api_json(r->core, "GET", path, NULL, NULL, out, &status, err, errlen);
+    free(path);
+    if (gone)
+        *gone = status == 404;
+    return rc;
+}
+
+static int has_finalizer(json_t *claim)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach (json_object_get(json_object_get(claim, "metadata"), "finalizers"), i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), DRA_FINALIZER))
+            return 1;
+    return 0;
+}
+
+static int reserved_for(json_t *claim, const char *uid)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get(json_object_get(claim, "status"), "reservedFor"), i, e) {
+        const char *u = json_string_value(json_object_get(e, "uid"));
+        if (u && !strcmp(u, uid))
+            return 1;
+    }
+    return 0;
+}
+
+/* PUT claim (sub: NULL or "/status"): 0 with *claim the answer, 1 on a
+ * conflict (409), -1 with err. */
+static int claim_put(dra_row_t *r, json_t **claim, const char *ns, const char *name, const char *sub, char *err,
+                     size_t errlen)
+{
+    char *path = claim_path(ns, name, sub);
+    long status = 0;
+    json_t *out = NULL;
+    int rc = r->svc->api_json(r->core, "PUT", path, NULL, *claim, &out, &status, err, errlen);
+    free(path);
+    if (rc != 0) {
+        json_decref(out);
+        return status == 409 ? 1 : -1;
+    }
+    json_decref(*claim);
+    *claim = out;
+    return 0;
+}
+
+/* One try of the claim's writes on claim (taken): 0 done, 1 conflict
+ * (try again from a fresh GET), -1 err. */
+static int write_once(dra_row_t *r, const pod_t *pod, const dra_write_t *w, json_t *claim, char *err, size_t errlen)
+{
+    json_t *status = json_object_get(claim, "status");
+    json_t *have = json_object_get(status, "allocation");
+    int rc = 0;
+    if (w->allocation && json_is_object(have) &&
+        !json_equal(json_object_get(have, "devices"), json_object_get(w->allocation, "devices"))) {
+        util_errf(err, errlen, "resourceclaim %s/%s was allocated by someone else meanwhile", w->ns, w->name);
+        rc = -1;
+        goto out;
+    }
+    if (!w->allocation && !json_is_object(have)) {
+        util_errf(err, errlen, "resourceclaim %s/%s: its allocation by another pod is not written yet", w->ns, w->name);
+        rc = -1;
+        goto out;
+    }
+    if (w->allocation && !json_is_object(have) && !has_finalizer(claim)) {
+        json_t *meta = json_object_get(claim, "metadata");
+        json_t *fin = json_object_get(meta, "finalizers");
+        if (!json_is_array(fin)) {
+            fin = json_array();
+            json_object_set_new(meta, "finalizers", fin);
+        }
+        json_array_append_new(fin, json_string(DRA_FINALIZER));
+        if ((rc = claim_put(r, &claim, w->ns, w->name, NULL, err, errlen)) != 0)
+            goto out;
+        status = json_object_get(claim, "status");
+    }
+    if (reserved_for(claim, pod->uid) && json_is_object(json_object_get(status, "allocation")))
+        goto out;
+    if (!json_is_object(status)) {
+        status = json_object();
+        json_object_set_new(claim, "status", status);
+    }
+    if (w->allocation && !json_is_object(json_object_get(status, "allocation")))
+        json_object_set(status, "allocation", w->allocation);
+    json_t *rf = json_object_get(status, "reservedFor");
+    if (!json_is_array(rf)) {
+        rf = json_array();
+        json_object_set_new(status, "reservedFor", rf);
+    }
+    if (!reserved_for(claim, pod->uid))
+        json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", pod->name, "uid", pod->uid));
+    rc = claim_put(r, &claim, w->ns, w->name, "/status", err, errlen);
+out:
+    json_decref(claim);
+    return rc;
+}
+
+static int write_claim(dra_row_t *r, const pod_t *pod, const dra_write_t *w, char *err, size_t errlen)
+{
+    json_t *claim = w->claim ? json_incref(w->claim) : NULL;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        int gone = 0;
+        if (!claim && claim_get(r, w->ns, w->name, &claim, &gone, err, errlen) != 0)
+            return gone ? util_errf(err, errlen, "resourceclaim %s/%s is gone", w->ns, w->name) : -1;
+        int rc = write_once(r, pod, w, claim, err, errlen);
+        claim = NULL;
+        if (rc <= 0)
+            return rc;
+    }
+    return util_errf(err, errlen, "resourceclaim %s/%s: conflicts on every write", w->ns, w->name);
+}
+
+int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node, const char *lender, json_t **ann,
+                     char *err, size_t errlen)
+{
+    (void)node;
+    (void)lender;
+    (void)ann;
+    dra_row_t *r = row->self;
+    const pod_t *pod = (*it)->pod;
+    if (!dra_pod(pod))
+        return PREBIND_READY;
+    if (r->svc->fenced(r->core)) {
+        util_errf(err, errlen, "fenced: no claim is written");
+        return PREBIND_FAILED;
+    }
+    dra_write_t *w = NULL;
+    if (dra_store_writes(r->store, pod, &w, err, errlen) != 0)
+        return PREBIND_FAILED;
+    int rc = PREBIND_READY;
+    for (dra_write_t *x = w; x && rc == PREBIND_READY; x = x->next) {
+        if (write_claim(r, pod, x, err, errlen) != 0) {
+            rc = PREBIND_FAILED;
+            break;
+        }
+        dra_store_written(r->store, pod->uid, x->ns, x->name);
+    }
+    dra_write_free(w);
+    return rc;
+}
+
+/* ---- undo -------------------------------------------------------------------------------- */
+
+/* Takes the pod off the claim's reservedFor, and its allocation off when
+ * the pod made it and no one else is reserved: 0 done (or nothing left
+ * to do), 1 conflict, -1 err. */
+static int undo_once(dra_row_t *r, const dra_undo_t *u, char *err, size_t errlen)
+{
+    json_t *claim = NULL;
+    int gone = 0;
+    if (claim_get(r, u->ns, u->name, &claim, &gone, err, errlen) != 0)
+        return gone ? 0 : -1;
+    json_t *status = json_object_get(claim, "status");
+    json_t *rf = json_object_get(status, "reservedFor");
+    size_t i;
+    json_t *e;
+    int changed = 0;
+    json_array_foreach (rf, i, e) {
+        const char *uid = json_string_value(json_object_get(e, "uid"));
+        if (uid && !strcmp(uid, u->pod_uid)) {
+            json_array_remove(rf, i);
+            changed = 1;
+            break;
+        }
+    }
+    if (u->deallocate && json_array_size(rf) == 0 && json_object_get(status, "allocation")) {
+        json_object_del(status, "allocation");
+        changed = 1;
+    }
+    int rc = changed ? claim_put(r, &claim, u->ns, u->name, "/status", err, errlen) : 0;
+    json_decref(claim);
+    return rc;
+}
+
+static int undo_pending(dra_row_t *r)
+{
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    dra_undo_t *u = r->undo;
+    r->undo = NULL;
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+    int n = 0;
+    for (dra_undo_t *x = u; x; x = x->next, n++) {
+        char err[256] = "";
+        int rc = 1;
+        for (int attempt = 0; attempt < 4 && rc == 1; attempt++)
+            rc = undo_once(r, x, err, sizeof(err));
+        if (rc != 0)
+            LOG_W("dra: resourceclaim %s/%s: pod %s's reservation not undone: %s", x->ns, x->name, x->pod_uid,
+                  rc == 1 ? "conflicts on every write" : err);
+        else
+            LOG_I("dra: resourceclaim %s/%s: pod %s's reservation undone (its bind did not happen)", x->ns, x->name,
+                  x->pod_uid);
+    }
+    dra_undo_free(u);
+    return n;
+}
+
+void dra_row_housekeep(const sched_row_t *row)
+{
+    dra_row_t *r = row->self;
+    undo_pending(r);
+    if (!r->online)
+        return;
+    check_listed(r);
+    if (!dra_store_served(r->store) && util_now_ms() - r->served_checked_ms >= SERVED_EVERY_MS)
+        check_served(r);
+}
+
+int dra_row_drain(const sched_row_t *row)
+{
+    return undo_pending(row->self) > 0;
 }

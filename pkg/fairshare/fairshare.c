@@ -359,13 +359,20 @@ static int intern_locked(fs_store_t *fs, const char *name, int object)
     return id;
 }
 
+void fs_store_pod_vec(fs_store_t *fs, const pod_t *p, double v[FS_NRES])
+{
+    fs_pod_vec(p, v);
+    if (fs->o.pod_devices)
+        v[FS_GPU] += fs->o.pod_devices(fs->o.pod_devices_ud, p);
+}
+
 fs_store_t *fs_store_new(const fs_opts_t *o)
 {
     fs_store_t *fs = util_xcalloc(1, sizeof(*fs));
     if (o)
         fs->o = *o;
     else
-        fs->o = (fs_opts_t){ 0, 600, 100 };
+        fs->o = (fs_opts_t){ .starvation_age_s = 600, .non_preemptible_priority = 100 };
     pthread_mutex_init(&fs->mu, NULL);
     fs->by_name = hashmap_new(32);
     fs->charges = hashmap_new(1024);
@@ -773,7 +780,7 @@ static void charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t
         fs_chg_t *c = util_xcalloc(1, sizeof(*c));
         c->tid = tenant;
         c->pool = pool;
-        fs_pod_vec(p, c->v);
+        fs_store_pod_vec(fs, p, c->v);
         c->v[FS_GPU] += gpu_share(p, gpu_mem_mib) - gpu_share(p, 0);
         c->preemptible = fs_pod_preemptible(fs, p);
         c->prio = p->priority;

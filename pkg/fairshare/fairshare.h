@@ -83,11 +83,17 @@ typedef struct fs_opts {
     int usage_half_life_s;        /* 0: ratios use allocation, no decay */
     int starvation_age_s;         /* 600 */
     int non_preemptible_priority; /* 100 */
+    /* The GPUs a pod's device claims count as (DRA), added to its gpu;
+     * NULL: none. Called under the store's lock: leaf locks only. */
+    double (*pod_devices)(void *ud, const pod_t *p);
+    void *pod_devices_ud;
 } fs_opts_t;
 
 typedef struct fs_store fs_store_t;
 fs_store_t *fs_store_new(const fs_opts_t *o);
 void fs_store_free(fs_store_t *fs);
+/* fs_pod_vec with what the store's options add (the pod's DRA devices). */
+void fs_store_pod_vec(fs_store_t *fs, const pod_t *p, double v[FS_NRES]);
 
 /* Informer side. upsert takes q; returns 1 when anything scheduling reads
  * changed (0 for a status-only update). A Queue named default replaces

@@ -39,13 +39,21 @@ typedef struct tenants_row {
     int npools;
 } tenants_row_t;
 
+/* The GPUs a pod's DRA claims count as (the dynamic-resources row's, by
+ * --dra-queue-resources). */
+static double pod_devices(void *ud, const pod_t *p)
+{
+    tenants_row_t *r = ud;
+    return r->svc->queue_devices ? r->svc->queue_devices(r->core, p) : 0;
+}
+
 void *tenants_row_init(const sched_services_t *svc, void *core)
 {
     tenants_row_t *r = util_xcalloc(1, sizeof(*r));
     r->svc = svc;
     r->core = core;
     const scheduler_opts_t *o = svc->opts(core);
-    fs_opts_t fo = { o->usage_half_life_s, o->starvation_age_s, o->non_preemptible_priority };
+    fs_opts_t fo = { o->usage_half_life_s, o->starvation_age_s, o->non_preemptible_priority, pod_devices, r };
     r->fs = fs_store_new(&fo);
     pthread_mutex_init(&r->mu, NULL);
     return r;
@@ -381,7 +389,7 @@ static void admit_locked(void *ud)
         if (fs_is_charged(r->fs, p->uid))
             continue;
         double v[FS_NRES];
-        fs_pod_vec(p, v);
+        fs_store_pod_vec(r->fs, p, v);
         for (int k = 0; k < FS_NRES; k++)
             a->req[k] += v[k];
         preemptible &= fs_pod_preemptible(r->fs, p);
@@ -629,7 +637,7 @@ static int q_set_request(void *self, pod_t *const *pods, int n, int *tenant, dou
     memset(req, 0, sizeof(double) * FS_NRES);
     for (int i = 0; i < n; i++) {
         double v[FS_NRES];
-        fs_pod_vec(pods[i], v);
+        fs_store_pod_vec(r->fs, pods[i], v);
         for (int k = 0; k < FS_NRES; k++)
             req[k] += v[k];
     }

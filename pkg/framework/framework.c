@@ -148,6 +148,12 @@ static void mk_node_volume_limits(fw_plugin_t *pl, framework_t *fw)
 {
     plugin_node_volume_limits(pl);
 }
+static void mk_dynamic_resources(fw_plugin_t *pl, framework_t *fw)
+{
+    (void)fw;
+    plugin_dynamic_resources(pl);
+}
+
 static void mk_volume_binding(fw_plugin_t *pl, framework_t *fw)
 {
     plugin_volume_binding(pl);
@@ -225,6 +231,10 @@ static const fw_registry_entry_t REGISTRY[] = {
     /* A pod set's node match (cycle_state_set_match): the topology row's
      * domains, consolidation's held node. */
     { "TopologyDomain", PT(FW_PT_FILTER), mk_topology_domain },
+    /* DRA claims: PreEnqueue, Reserve and PreBind run in the
+     * dynamic-resources row (dra/row.c). */
+    { "DynamicResources", PT(FW_PT_PRE_FILTER) | PT(FW_PT_FILTER) | PT(FW_PT_RESERVE) | PT(FW_PT_PRE_BIND),
+      mk_dynamic_resources },
     { "DefaultPreemption", PT(FW_PT_POST_FILTER), NULL },
     { "DefaultBinder", PT(FW_PT_BIND), NULL },
 };
@@ -286,6 +296,7 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_PRE_FILTER, "InterPodAffinity", 0 },
     { FW_PT_PRE_FILTER, "VolumeBinding", 0 },
     { FW_PT_PRE_FILTER, "GpuSharing", 0 },
+    { FW_PT_PRE_FILTER, "DynamicResources", 0 },
     { FW_PT_FILTER, "NodeUnschedulable", 0 },
     { FW_PT_FILTER, "NodeName", 0 },
     { FW_PT_FILTER, "TaintToleration", 0 },
@@ -302,6 +313,7 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_FILTER, "PodTopologySpread", 0 },
     { FW_PT_FILTER, "InterPodAffinity", 0 },
     { FW_PT_FILTER, "GpuSharing", 0 },
+    { FW_PT_FILTER, "DynamicResources", 0 },
     { FW_PT_FILTER, "TopologyDomain", 0 },
     { FW_PT_POST_FILTER, "DefaultPreemption", 0 },
     { FW_PT_PRE_SCORE, "InterPodAffinity", 0 },
@@ -326,6 +338,8 @@ static const default_ref_t DEFAULTS[] = {
     { FW_PT_PRE_BIND, "GpuSharing", 0 },
     { FW_PT_RESERVE, "VolumeBinding", 0 },
     { FW_PT_PRE_BIND, "VolumeBinding", 0 },
+    { FW_PT_RESERVE, "DynamicResources", 0 },
+    { FW_PT_PRE_BIND, "DynamicResources", 0 },
     { FW_PT_BIND, "DefaultBinder", 0 },
 };
 #define NDEFAULTS ((int)(sizeof(DEFAULTS) / sizeof(DEFAULTS[0])))

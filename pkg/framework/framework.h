@@ -56,6 +56,7 @@ typedef struct fw_cluster {
     node_info_t *const *nodes; /* every node of the cluster (all pools) */
     int nnodes;
     struct volume_store *volumes; /* PVs, PVCs, classes, CSINodes (volume/volume.h); may be NULL */
+    struct dra_store *dra;        /* DRA's classes, slices, claims (dra/store.h); may be NULL */
     /* Incremental per-topology-value pod counts (framework/topo_index.h),
      * owned by the cache; NULL: the inter-pod plugins scan nodes[]. */
     struct fw_topo_index *index;

@@ -118,6 +118,12 @@ typedef struct sched_services {
      * home queue if it is still pending and no row keeps it out. Any
      * thread, no lock held. */
     void (*release)(void *core, const char *uid);
+    /* Whether the first LIST of a row's watch of kind was delivered (1
+     * where nothing is watched: a sandbox feeds what it has). */
+    int (*watch_synced)(void *core, const char *kind);
+    /* The GPUs the pod's DRA claims count as in its queue
+     * (--dra-queue-resources; 0 without a say). Leaf locks only. */
+    double (*queue_devices)(void *core, const pod_t *pod);
     /* An event on a pod known only by namespace, name and uid. */
     void (*pod_event_by_name)(void *core, const char *ns, const char *name, const char *uid, const char *type,
                               const char *reason, const char *message);

@@ -42,6 +42,7 @@ struct sandbox {
     sb_evicted_t *evicted;
     sb_budgets_t *budgets; /* the PDBs' counts (budget.h) */
     uint64_t rv, uids;
+    int has_claims; /* a ResourceClaim was stored (claims.c has work) */
 };
 
 typedef struct kind_row {
@@ -82,6 +83,11 @@ int sb_deliver(sandbox_t *sb);
 void sb_act(sandbox_t *sb, sb_action_t *a);
 void sb_act_pod(sandbox_t *sb, sb_action_kind_t kind, json_t *pod, const char *node);
 void sb_evicted_free(sb_evicted_t *e);
+
+/* claims.c: the resourceclaim controller's part: pod uid left (deleted or
+ * finished) its claims' reservedFor; a claim no pod reserves is
+ * deallocated. */
+void sb_claims_pod_gone(sandbox_t *sb, const char *uid);
 
 /* api.c: the in-process client's every request (kube_inproc_fn) */
 void sb_api_serve(void *ud, const char *method, const char *path, const char *ctype, const char *body,

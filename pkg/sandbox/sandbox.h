@@ -58,7 +58,8 @@ void sandbox_free(sandbox_t *sb);
  * (borrowed) is a Kubernetes object with apiVersion and kind (Node, Pod,
  * Pool, Queue, PodGroup, PodDisruptionBudget, PriorityClass,
  * PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, Service,
- * ReplicaSet, ReplicationController, StatefulSet; others are ignored).
+ * ReplicaSet, ReplicationController, StatefulSet, DeviceClass,
+ * ResourceSlice, ResourceClaim; others are ignored).
  * -1 with err for a malformed object. */
 int sandbox_apply(sandbox_t *sb, const char *type, json_t *obj, char *err, size_t errlen);
 

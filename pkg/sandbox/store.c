@@ -24,13 +24,16 @@ static const kind_row_t kind_rows[] = {
     { "ReplicaSet", "replicasets", 1, 6 },
     { "StatefulSet", "statefulsets", 1, 6 },
     { "PodGroup", "podgroups", 1, 7 },
+    { "DeviceClass", "deviceclasses", 0, 3 },
+    { "ResourceSlice", "resourceslices", 0, 6 },
+    { "ResourceClaim", "resourceclaims", 1, 7 },
     { "Pod", "pods", 1, 8 },
     /* Written by the scheduler, never fed to it. */
     { "Event", "events", 1, 9 },
     { "Namespace", "namespaces", 0, 9 },
 };
 #define NKINDS (sizeof(kind_rows) / sizeof(kind_rows[0]))
-#define NFED   15 /* the first NFED rows are watched by the scheduler */
+#define NFED   18 /* the first NFED rows are watched by the scheduler */
 
 const kind_row_t *sb_kind_by_name(const char *kind)
 {
@@ -128,6 +131,13 @@ static void set_rv(sandbox_t *sb, json_t *obj)
 
 /* Stores obj (taken) as the object kind/ns/name now is, and queues the
  * watch event type for it. */
+/* Succeeded or Failed: its claims are released as a deleted pod's. */
+static int pod_finished(json_t *pod)
+{
+    const char *phase = sb_str_at(pod, "status", "phase");
+    return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+}
+
 void sb_store_put(sandbox_t *sb, const kind_row_t *k, const char *type, const char *ns, const char *name, json_t *obj)
 {
     set_rv(sb, obj);
@@ -135,9 +145,13 @@ void sb_store_put(sandbox_t *sb, const kind_row_t *k, const char *type, const ch
     json_t *old = hashmap_put(sb->objs, key, obj);
     if (!strcmp(k->kind, "Pod"))
         budgets_pod(sb->budgets, old, obj);
+    if (!strcmp(k->kind, "ResourceClaim"))
+        sb->has_claims = 1;
     json_decref(old);
     free(key);
     queue_event(sb, k, type, ns, name, obj);
+    if (!strcmp(k->kind, "Pod") && pod_finished(obj))
+        sb_claims_pod_gone(sb, sb_str_at(obj, "metadata", "uid"));
 }
 
 void sb_store_delete(sandbox_t *sb, const kind_row_t *k, const char *ns, const char *name)
@@ -153,6 +167,8 @@ void sb_store_delete(sandbox_t *sb, const kind_row_t *k, const char *ns, const c
         free(hashmap_remove(sb->unsch, uid ? uid : ""));
     }
     queue_event(sb, k, "DELETED", ns, name, old);
+    if (!strcmp(k->kind, "Pod"))
+        sb_claims_pod_gone(sb, sb_str_at(old, "metadata", "uid"));
     json_decref(old);
 }
 

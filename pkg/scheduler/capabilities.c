@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "api/podext.h"
+#include "dra/claims.h"
 #include "gpu/gpu.h"
 #include "scheduler/capabilities.h"
 
@@ -11,6 +12,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void register_all(void)
 {
     gpu_capability_register();
+    dra_capability_register();
     pod_ext_seal();
 }
 

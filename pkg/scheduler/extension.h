@@ -73,6 +73,11 @@ typedef struct sched_published {
     /* The topology levels gangs may ask for (the topology row's, parsed
      * from --topology-levels; the services' topo_levels). */
     const topo_levels_t *topo_levels;
+    /* The GPUs a pod's DRA claims count as in its queue (the
+     * dynamic-resources row's, with its room; the services'
+     * queue_devices). Leaf locks only. */
+    double (*queue_devices)(void *self, const pod_t *pod);
+    void *queue_devices_self;
 } sched_published_t;
 
 typedef enum {

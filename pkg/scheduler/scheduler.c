@@ -32,6 +32,7 @@ void scheduler_opts_default(scheduler_opts_t *o)
     o->gpu_namespace = GPU_RESERVATION_NS;
     o->gpu_image = "registry.k8s.io/pause:3.9";
     o->topology_levels = TOPO_DEFAULT_LEVELS;
+    o->dra_queue_resources = DRA_DEFAULT_QUEUE_RESOURCES;
     o->max_consolidation_moves = 8;
     o->workload_groups = 1;
     o->workload_refresh_s = 30;

@@ -10,6 +10,11 @@
 #ifndef AISCHED_SCHEDULER_H
 #define AISCHED_SCHEDULER_H
 
+/* DRA device classes whose devices Queues count as GPUs by default
+ * (--dra-queue-resources): NVIDIA's GPUs and MIG slices, AMD's GPUs, the
+ * example driver's. */
+#define DRA_DEFAULT_QUEUE_RESOURCES "gpu.nvidia.com=gpu,mig.nvidia.com=gpu,gpu.amd.com=gpu,gpu.example.com=gpu"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +49,7 @@ typedef struct scheduler_opts {
     const char *gpu_image;            /* GPU sharing: reservation pods' image */
     int max_consolidation_moves;      /* consolidation: most pods moved for one pod (8; 0 = off) */
     const char *topology_levels;      /* gangs' topology levels, widest first, comma-separated (NULL or "": none) */
+    const char *dra_queue_resources;  /* DRA device classes Queues count as GPUs, "CLASS=gpu,..." (NULL or "": none) */
     int workload_groups;              /* gangs derived from pods' owners (grouper/) (on) */
     const char *workload_groups_file; /* rows loaded over the default workload table (NULL: none) */
     int workload_refresh_s;           /* managed PodGroups' owners re-read every (30) */

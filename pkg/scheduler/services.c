@@ -128,6 +128,12 @@ static void svc_release(void *core, const char *uid)
     sched_pod_released(core, uid);
 }
 
+static int svc_watch_synced(void *core, const char *kind)
+{
+    informer_t *inf = sched_row_informer(core, kind);
+    return !inf || informer_has_synced(inf);
+}
+
 static void svc_pod_event_by_name(void *core, const char *ns, const char *name, const char *uid, const char *type,
                                   const char *reason, const char *message)
 {
@@ -398,6 +404,12 @@ static void svc_object_event_ref(void *core, const char *kind, const char *api_v
     writer_object_event(((scheduler_t *)core)->writer, ns, inv, type, reason, message, name);
 }
 
+static double svc_queue_devices(void *core, const pod_t *pod)
+{
+    const sched_published_t *pub = &((scheduler_t *)core)->published;
+    return pub->queue_devices ? pub->queue_devices(pub->queue_devices_self, pod) : 0;
+}
+
 static const topo_levels_t *svc_topo_levels(void *core)
 {
     static const topo_levels_t none = { .n = 0 };
@@ -665,6 +677,8 @@ const sched_services_t sched_services = {
     .stats = svc_stats,
     .client = svc_client,
     .release = svc_release,
+    .watch_synced = svc_watch_synced,
+    .queue_devices = svc_queue_devices,
     .pod_event_by_name = svc_pod_event_by_name,
     .pod_fw = svc_pod_fw,
     .is_ours = svc_is_ours,

@@ -24,6 +24,9 @@ static const snapshot_kind_t kinds[] = {
     { "/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget",
       "/apis/policy/v1beta1/poddisruptionbudgets", "policy/v1beta1" },
     { PODGROUP_API "/podgroups", PODGROUP_VERSION, "PodGroup", NULL, NULL },
+    { "/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass", NULL, NULL },
+    { "/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice", NULL, NULL },
+    { "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim", NULL, NULL },
     { "/api/v1/nodes", "v1", "Node", NULL, NULL },
     { "/api/v1/pods", "v1", "Pod", NULL, NULL },
 };

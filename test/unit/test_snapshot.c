@@ -333,7 +333,7 @@ static void test_kinds(void **st)
     (void)st;
     int n = 0;
     const snapshot_kind_t *k = snapshot_kinds(&n);
-    assert_int_equal(n, 15);
+    assert_int_equal(n, 18);
     /* what a pod refers to comes before it */
     assert_string_equal(k[n - 1].kind, "Pod");
     assert_string_equal(k[n - 2].kind, "Node");

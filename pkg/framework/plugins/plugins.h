@@ -89,6 +89,7 @@ void plugin_node_volume_limits(fw_plugin_t *pl);
 /* EBSLimits (0), GCEPDLimits (1), AzureDiskLimits (2). */
 void plugin_in_tree_volume_limits(fw_plugin_t *pl, int which);
 void plugin_volume_binding(fw_plugin_t *pl);
+void plugin_dynamic_resources(fw_plugin_t *pl);
 void plugin_volume_zone(fw_plugin_t *pl);
 void plugin_image_locality(fw_plugin_t *pl);
 void plugin_node_prefer_avoid_pods(fw_plugin_t *pl);

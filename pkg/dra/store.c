@@ -1,0 +1,1576 @@
+/* store.c -- DRA's objects, the devices they make, and the devices held in
+ * flight between Reserve and the claim's watch event. One rwlock (rank
+ * DRA, a leaf) guards everything here. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/quantity.h"
+#include "dra/cel.h"
+#include "dra/claims.h"
+#include "dra/store.h"
+#include "util/hashmap.h"
+#include "util/lockorder.h"
+#include "util/util.h"
+
+#define DRA_FINALIZER    "resource.kubernetes.io/delete-protection"
+#define DRA_RESERVED_MAX 256 /* v1 ResourceClaimReservedForMaxSize */
+#define DRA_MAX_EXPR     10240
+
+/* Where a device may be used: one node, all nodes, or the nodes a
+ * selector (terms ORed) picks. */
+typedef struct placement {
+    char *node;
+    int all;
+    selector_t *terms;
+    int nterms;
+} placement_t;
+
+/* A device of a slice, with its identity key (driver, pool, name). The
+ * dra_device_t is first: the allocator's pointer is the device's. */
+typedef struct sdev {
+    dra_device_t d;
+    char *key;
+    placement_t place;
+    int tainted; /* spec.devices[].taints: never chosen (tolerations are not matched) */
+} sdev_t;
+
+typedef struct slice {
+    char *name, *driver, *pool, *pool_key;
+    int64_t gen, count;
+    sdev_t *devs;
+    int ndevs;
+} slice_t;
+
+typedef struct dclass {
+    char *name;
+    json_t *spec; /* selectors and config (a reference) */
+} dclass_t;
+
+typedef struct claim {
+    char *ns, *name, *key, *uid, *rv;
+    int deleting, finalizer;
+    char *owner_uid; /* the controller ownerReference's uid, or NULL */
+    json_t *obj;     /* the object as last seen (a reference) */
+    int allocated;
+    char **devkeys; /* allocated devices (non-admin), counted in used */
+    int ndev;
+    int pinned; /* the allocation's nodeSelector */
+    selector_t *pin;
+    int npin;
+    char **reserved; /* status.reservedFor[].uid */
+    int nreserved;
+} claim_t;
+
+/* One claim a pod's reservation covers. */
+typedef struct hold_claim {
+    char *key, *ns, *name;
+    json_t *allocation; /* the allocation this pod makes, or NULL: the claim
+                         * was allocated already (reserve only) */
+    char **devkeys;     /* devices counted in held until the watch shows them */
+    int ndev, counted;
+    int written;
+} hold_claim_t;
+
+typedef struct hold {
+    char *uid, *node;
+    hold_claim_t *c;
+    int n;
+} hold_t;
+
+typedef struct devlist {
+    const sdev_t **d;
+    int n, cap;
+} devlist_t;
+
+struct dra_store {
+    pthread_rwlock_t lock;
+    hashmap_t *classes, *slices, *claims, *templates;
+    hashmap_t *used;     /* device key -> (intptr_t) claims allocating it */
+    hashmap_t *held;     /* device key -> (intptr_t) holds not seen yet */
+    hashmap_t *holds;    /* pod uid -> hold_t */
+    hashmap_t *inflight; /* claim key -> hold_t allocating it */
+    /* The index of complete pools' devices: per node, and the others. */
+    hashmap_t *by_node; /* node -> devlist_t */
+    devlist_t global;
+    int served;
+    int listed; /* claims, classes and slices listed: devices' use is known */
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static const char *str_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void strv_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void terms_free(selector_t *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        selector_free(&t[i]);
+    free(t);
+}
+
+/* A NodeSelector's terms; -1 with err. */
+static int terms_parse(json_t *sel, selector_t **out, int *n, char *err, size_t errlen)
+{
+    json_t *terms = json_object_get(sel, "nodeSelectorTerms"), *t;
+    size_t i;
+    *out = NULL;
+    *n = 0;
+    if (!json_is_array(terms))
+        return util_errf(err, errlen, "nodeSelector without nodeSelectorTerms");
+    *out = util_xcalloc(json_array_size(terms) + 1, sizeof(selector_t));
+    json_array_foreach (terms, i, t) {
+        if (selector_from_node_term(&(*out)[*n], t, err, errlen) < 0)
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int terms_match(const selector_t *t, int n, const char *node, const labels_t *labels)
+{
+    static const labels_t none = { 0 };
+    for (int i = 0; i < n; i++)
+        if (!selector_is_empty(&t[i]) && selector_matches(&t[i], labels ? labels : &none, node))
+            return 1;
+    return 0;
+}
+
+static int place_match(const placement_t *p, const char *node, const labels_t *labels)
+{
+    if (p->all)
+        return 1;
+    if (p->node)
+        return !strcmp(p->node, node);
+    return terms_match(p->terms, p->nterms, node, labels);
+}
+
+static void count_add(hashmap_t *m, const char *key, intptr_t d)
+{
+    intptr_t v = (intptr_t)hashmap_get(m, key) + d;
+    if (v <= 0)
+        hashmap_remove(m, key);
+    else
+        hashmap_put(m, key, (void *)v);
+}
+
+static intptr_t count_of(const hashmap_t *m, const char *key)
+{
+    return (intptr_t)hashmap_get(m, key);
+}
+
+static char *dev_key(const char *driver, const char *pool, const char *name)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "%s\x1f%s\x1f%s", driver, pool, name);
+    return b.data;
+}
+
+/* ---- the store ---------------------------------------------------------- */
+
+dra_store_t *dra_store_new(void)
+{
+    dra_store_t *s = util_xcalloc(1, sizeof(*s));
+    pthread_rwlock_init(&s->lock, NULL);
+    s->classes = hashmap_new(16);
+    s->slices = hashmap_new(64);
+    s->claims = hashmap_new(256);
+    s->templates = hashmap_new(16);
+    s->used = hashmap_new(256);
+    s->held = hashmap_new(64);
+    s->holds = hashmap_new(64);
+    s->inflight = hashmap_new(64);
+    s->by_node = hashmap_new(64);
+    s->served = 1;
+    s->listed = 1;
+    return s;
+}
+
+static void class_free(dclass_t *c)
+{
+    if (!c)
+        return;
+    free(c->name);
+    json_decref(c->spec);
+    free(c);
+}
+
+static void sdev_clear(sdev_t *d)
+{
+    for (int i = 0; i < d->d.nattrs; i++) {
+        free(d->d.attrs[i].name);
+        free(d->d.attrs[i].s);
+    }
+    free(d->d.attrs);
+    for (int i = 0; i < d->d.ncaps; i++) {
+        free(d->d.caps[i].name);
+        free(d->d.caps[i].text);
+    }
+    free(d->d.caps);
+    free((char *)d->d.name);
+    free(d->key);
+    free(d->place.node);
+    terms_free(d->place.terms, d->place.nterms);
+}
+
+static void slice_free(slice_t *sl)
+{
+    if (!sl)
+        return;
+    for (int i = 0; i < sl->ndevs; i++)
+        sdev_clear(&sl->devs[i]);
+    free(sl->devs);
+    free(sl->name);
+    free(sl->driver);
+    free(sl->pool);
+    free(sl->pool_key);
+    free(sl);
+}
+
+static void claim_free(claim_t *c)
+{
+    if (!c)
+        return;
+    free(c->ns);
+    free(c->name);
+    free(c->key);
+    free(c->uid);
+    free(c->rv);
+    free(c->owner_uid);
+    json_decref(c->obj);
+    strv_free(c->devkeys, c->ndev);
+    terms_free(c->pin, c->npin);
+    strv_free(c->reserved, c->nreserved);
+    free(c);
+}
+
+static void hold_free(hold_t *h)
+{
+    if (!h)
+        return;
+    for (int i = 0; i < h->n; i++) {
+        free(h->c[i].key);
+        free(h->c[i].ns);
+        free(h->c[i].name);
+        json_decref(h->c[i].allocation);
+        strv_free(h->c[i].devkeys, h->c[i].ndev);
+    }
+    free(h->c);
+    free(h->uid);
+    free(h->node);
+    free(h);
+}
+
+static void index_clear(dra_store_t *s)
+{
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->by_node, &it, &k, &v);) {
+        devlist_t *l = v;
+        free(l->d);
+        free(l);
+    }
+    hashmap_free(s->by_node);
+    s->by_node = hashmap_new(64);
+    free(s->global.d);
+    memset(&s->global, 0, sizeof(s->global));
+}
+
+void dra_store_free(dra_store_t *s)
+{
+    if (!s)
+        return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->classes, &it, &k, &v);)
+        class_free(v);
+    for (size_t it = 0; hashmap_next(s->slices, &it, &k, &v);)
+        slice_free(v);
+    for (size_t it = 0; hashmap_next(s->claims, &it, &k, &v);)
+        claim_free(v);
+    for (size_t it = 0; hashmap_next(s->holds, &it, &k, &v);)
+        hold_free(v);
+    index_clear(s);
+    hashmap_free(s->by_node);
+    hashmap_free(s->classes);
+    hashmap_free(s->slices);
+    hashmap_free(s->claims);
+    hashmap_free(s->templates);
+    hashmap_free(s->used);
+    hashmap_free(s->held);
+    hashmap_free(s->holds);
+    hashmap_free(s->inflight);
+    pthread_rwlock_destroy(&s->lock);
+    free(s);
+}
+
+void dra_store_set_served(dra_store_t *s, int served)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    s->served = served;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
+void dra_store_set_listed(dra_store_t *s, int listed)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    s->listed = listed;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
+int dra_store_served(dra_store_t *s)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    int v = s->served;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return v;
+}
+
+/* ---- slices and the index ---------------------------------------------- */
+
+static void devlist_add(devlist_t *l, const sdev_t *d)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->d = util_xrealloc(l->d, (size_t)l->cap * sizeof(*l->d));
+    }
+    l->d[l->n++] = d;
+}
+
+/* A pool counts when every slice of its highest generation is known. */
+typedef struct pool_count {
+    int64_t gen, count;
+    int n, bad;
+} pool_count_t;
+
+static int slice_cmp(const void *a, const void *b)
+{
+    const slice_t *x = *(slice_t *const *)a, *y = *(slice_t *const *)b;
+    int c = strcmp(x->pool_key, y->pool_key);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static void index_rebuild(dra_store_t *s)
+{
+    index_clear(s);
+    hashmap_t *pools = hashmap_new(64);
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->slices, &it, &k, &v);) {
+        slice_t *sl = v;
+        pool_count_t *p = hashmap_get(pools, sl->pool_key);
+        if (!p) {
+            p = util_xcalloc(1, sizeof(*p));
+            p->gen = -1;
+            hashmap_put(pools, sl->pool_key, p);
+        }
+        if (sl->gen > p->gen) {
+            p->gen = sl->gen;
+            p->count = sl->count;
+            p->n = 0;
+            p->bad = 0;
+        }
+        if (sl->gen == p->gen) {
+            p->n++;
+            p->bad |= sl->count != p->count;
+        }
+    }
+    /* Slices in name order (kube's allocator tries pools and slices in a
+     * stable order; first fit depends on it). */
+    size_t ns = hashmap_len(s->slices), at = 0;
+    slice_t **sorted = util_xcalloc(ns + 1, sizeof(*sorted));
+    for (size_t it = 0; hashmap_next(s->slices, &it, &k, &v);)
+        sorted[at++] = v;
+    qsort(sorted, ns, sizeof(*sorted), slice_cmp);
+    for (size_t j = 0; j < ns; j++) {
+        slice_t *sl = sorted[j];
+        pool_count_t *p = hashmap_get(pools, sl->pool_key);
+        if (sl->gen != p->gen || p->bad || p->n != p->count)
+            continue;
+        for (int i = 0; i < sl->ndevs; i++) {
+            const sdev_t *d = &sl->devs[i];
+            if (d->place.node && !d->place.all) {
+                devlist_t *l = hashmap_get(s->by_node, d->place.node);
+                if (!l) {
+                    l = util_xcalloc(1, sizeof(*l));
+                    hashmap_put(s->by_node, d->place.node, l);
+                }
+                devlist_add(l, d);
+            } else {
+                devlist_add(&s->global, d);
+            }
+        }
+    }
+    free(sorted);
+    for (size_t it = 0; hashmap_next(pools, &it, &k, &v);)
+        free(v);
+    hashmap_free(pools);
+}
+
+/* attributes / capacity of one device; names unqualified in the slice
+ * belong to the driver's domain. */
+static char *qualify(const char *driver, const char *name)
+{
+    if (strchr(name, '/'))
+        return util_strdup(name);
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "%s/%s", driver, name);
+    return b.data;
+}
+
+static int parse_attrs(sdev_t *d, const char *driver, json_t *attrs, char *err, size_t errlen)
+{
+    const char *name;
+    json_t *a;
+    if (!attrs)
+        return 0;
+    if (!json_is_object(attrs))
+        return util_errf(err, errlen, "device %s: attributes is not a map", d->d.name);
+    d->d.attrs = util_xcalloc(json_object_size(attrs) + 1, sizeof(dra_attr_t));
+    json_object_foreach (attrs, name, a) {
+        dra_attr_t *x = &d->d.attrs[d->d.nattrs];
+        json_t *v;
+        if ((v = json_object_get(a, "string")) && json_is_string(v)) {
+            x->kind = DRA_ATTR_STRING;
+            x->s = util_strdup(json_string_value(v));
+        } else if ((v = json_object_get(a, "version")) && json_is_string(v)) {
+            x->kind = DRA_ATTR_VERSION;
+            x->s = util_strdup(json_string_value(v));
+        } else if ((v = json_object_get(a, "int")) && json_is_integer(v)) {
+            x->kind = DRA_ATTR_INT;
+            x->i = json_integer_value(v);
+        } else if ((v = json_object_get(a, "bool")) && json_is_boolean(v)) {
+            x->kind = DRA_ATTR_BOOL;
+            x->b = json_is_true(v);
+        } else {
+            return util_errf(err, errlen, "device %s: attribute %s has no string, int, bool or version", d->d.name,
+                             name);
+        }
+        x->name = qualify(driver, name);
+        d->d.nattrs++;
+    }
+    return 0;
+}
+
+static int parse_caps(sdev_t *d, const char *driver, json_t *caps, char *err, size_t errlen)
+{
+    const char *name;
+    json_t *c;
+    if (!caps)
+        return 0;
+    if (!json_is_object(caps))
+        return util_errf(err, errlen, "device %s: capacity is not a map", d->d.name);
+    d->d.caps = util_xcalloc(json_object_size(caps) + 1, sizeof(dra_capacity_t));
+    json_object_foreach (caps, name, c) {
+        const char *val = str_of(c, "value");
+        char qerr[128];
+        int64_t milli;
+        if (!val || quantity_parse(val, 3, &milli, qerr, sizeof(qerr)) < 0)
+            return util_errf(err, errlen, "device %s: capacity %s: %s", d->d.name, name, val ? qerr : "no value");
+        dra_capacity_t *x = &d->d.caps[d->d.ncaps++];
+        x->name = qualify(driver, name);
+        x->text = util_strdup(val);
+        x->milli = milli;
+    }
+    return 0;
+}
+
+/* The placement fields of o (a slice's spec, or a device with
+ * perDeviceNodeSelection); 0 with none given. */
+static int parse_place(placement_t *p, json_t *o, int *given, char *err, size_t errlen)
+{
+    const char *node = str_of(o, "nodeName");
+    json_t *sel = json_object_get(o, "nodeSelector"), *all = json_object_get(o, "allNodes");
+    *given = 1;
+    if (node && *node)
+        p->node = util_strdup(node);
+    else if (json_is_true(all))
+        p->all = 1;
+    else if (json_is_object(sel))
+        return terms_parse(sel, &p->terms, &p->nterms, err, errlen);
+    else
+        *given = 0;
+    return 0;
+}
+
+static int place_copy(placement_t *dst, const placement_t *src)
+{
+    dst->node = util_strdup_or_null(src->node);
+    dst->all = src->all;
+    if (src->nterms) {
+        dst->terms = util_xcalloc((size_t)src->nterms, sizeof(selector_t));
+        for (int i = 0; i < src->nterms; i++)
+            selector_copy(&dst->terms[i], &src->terms[i]);
+        dst->nterms = src->nterms;
+    }
+    return 0;
+}
+
+static slice_t *slice_parse(json_t *obj, char *err, size_t errlen)
+{
+    json_t *spec = json_object_get(obj, "spec"), *pool = json_object_get(spec, "pool");
+    const char *name = str_of(json_object_get(obj, "metadata"), "name"), *driver = str_of(spec, "driver");
+    const char *pname = str_of(pool, "name");
+    if (!name || !driver || !pname) {
+        util_errf(err, errlen, "ResourceSlice %s: spec.driver and spec.pool.name are required", name ? name : "?");
+        return NULL;
+    }
+    slice_t *sl = util_xcalloc(1, sizeof(*sl));
+    sl->name = util_strdup(name);
+    sl->driver = util_strdup(driver);
+    sl->pool = util_strdup(pname);
+    sl->pool_key = dev_key(driver, pname, "");
+    json_t *g = json_object_get(pool, "generation"), *c = json_object_get(pool, "resourceSliceCount");
+    sl->gen = json_is_integer(g) ? json_integer_value(g) : 0;
+    sl->count = json_is_integer(c) ? json_integer_value(c) : 1;
+    placement_t place = { 0 };
+    int given = 0, per_dev = json_is_true(json_object_get(spec, "perDeviceNodeSelection"));
+    json_t *devs = json_object_get(spec, "devices"), *dj;
+    size_t i;
+    if (parse_place(&place, spec, &given, err, errlen) < 0 || (!given && !per_dev)) {
+        if (!given && !per_dev)
+            util_errf(err, errlen, "ResourceSlice %s: none of nodeName, nodeSelector, allNodes", name);
+        goto fail;
+    }
+    sl->devs = util_xcalloc(json_array_size(devs) + 1, sizeof(sdev_t));
+    json_array_foreach (devs, i, dj) {
+        const char *dn = str_of(dj, "name");
+        if (!dn) {
+            util_errf(err, errlen, "ResourceSlice %s: a device without a name", name);
+            goto fail;
+        }
+        sdev_t *d = &sl->devs[sl->ndevs++];
+        d->d.driver = sl->driver;
+        d->d.pool = sl->pool;
+        d->d.name = util_strdup(dn);
+        d->key = dev_key(driver, pname, dn);
+        d->d.multi = json_is_true(json_object_get(dj, "allowMultipleAllocations"));
+        d->tainted = json_array_size(json_object_get(dj, "taints")) > 0;
+        if (parse_attrs(d, driver, json_object_get(dj, "attributes"), err, errlen) < 0 ||
+            parse_caps(d, driver, json_object_get(dj, "capacity"), err, errlen) < 0)
+            goto fail;
+        int dgiven = 0;
+        if (per_dev && parse_place(&d->place, dj, &dgiven, err, errlen) < 0)
+            goto fail;
+        if (!dgiven)
+            place_copy(&d->place, &place);
+    }
+    free(place.node);
+    terms_free(place.terms, place.nterms);
+    return sl;
+fail:
+    free(place.node);
+    terms_free(place.terms, place.nterms);
+    slice_free(sl);
+    return NULL;
+}
+
+int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
+{
+    slice_t *sl = NULL;
+    int rc = 0;
+    if (type != KUBE_DELETED && obj) {
+        sl = slice_parse(obj, err, errlen);
+        rc = sl ? 0 : -1;
+    }
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    slice_t *old = sl ? hashmap_put(s->slices, key, sl) : hashmap_remove(s->slices, key);
+    /* The index points into the slices: rebuilt before the old one goes. */
+    index_rebuild(s);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    slice_free(old);
+    if (rc < 0)
+        return rc;
+    return sl ? DRA_CHANGE_MORE : DRA_CHANGE_NONE;
+}
+
+/* ---- classes and templates ----------------------------------------------- */
+
+int dra_store_class(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
+{
+    dclass_t *c = NULL;
+    if (type != KUBE_DELETED && obj) {
+        json_t *spec = json_object_get(obj, "spec");
+        if (spec && !json_is_object(spec)) {
+            util_errf(err, errlen, "DeviceClass %s: spec is not an object", key);
+            type = KUBE_DELETED;
+        } else {
+            c = util_xcalloc(1, sizeof(*c));
+            c->name = util_strdup(key);
+            c->spec = spec ? json_incref(spec) : json_object();
+        }
+    }
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    dclass_t *old = c ? hashmap_put(s->classes, key, c) : hashmap_remove(s->classes, key);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    class_free(old);
+    return c ? DRA_CHANGE_MORE : DRA_CHANGE_NONE;
+}
+
+int dra_store_template(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    if (type == KUBE_DELETED || !obj)
+        hashmap_remove(s->templates, key);
+    else
+        hashmap_put(s->templates, key, (void *)1);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return DRA_CHANGE_NONE;
+}
+
+/* ---- claims ---------------------------------------------------------------- */
+
+static int claim_parse_status(claim_t *c, json_t *status, char *err, size_t errlen)
+{
+    json_t *alloc = json_object_get(status, "allocation"), *r;
+    size_t i;
+    json_t *rf = json_object_get(status, "reservedFor");
+    c->reserved = util_xcalloc(json_array_size(rf) + 1, sizeof(char *));
+    json_array_foreach (rf, i, r) {
+        const char *uid = str_of(r, "uid");
+        if (uid)
+            c->reserved[c->nreserved++] = util_strdup(uid);
+    }
+    if (!json_is_object(alloc))
+        return 0;
+    c->allocated = 1;
+    json_t *results = json_object_get(json_object_get(alloc, "devices"), "results");
+    c->devkeys = util_xcalloc(json_array_size(results) + 1, sizeof(char *));
+    json_array_foreach (results, i, r) {
+        const char *drv = str_of(r, "driver"), *pool = str_of(r, "pool"), *dev = str_of(r, "device");
+        if (!drv || !pool || !dev)
+            return util_errf(err, errlen, "ResourceClaim %s: an allocation result without driver, pool or device",
+                             c->key);
+        if (json_is_true(json_object_get(r, "adminAccess")))
+            continue;
+        c->devkeys[c->ndev++] = dev_key(drv, pool, dev);
+    }
+    json_t *ns = json_object_get(alloc, "nodeSelector");
+    if (json_is_object(ns)) {
+        c->pinned = 1;
+        if (terms_parse(ns, &c->pin, &c->npin, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static claim_t *claim_parse(const char *key, json_t *obj, char *err, size_t errlen)
+{
+    json_t *meta = json_object_get(obj, "metadata"), *f, *o;
+    size_t i;
+    const char *ns = str_of(meta, "namespace"), *name = str_of(meta, "name");
+    if (!ns || !name) {
+        util_errf(err, errlen, "ResourceClaim %s: no namespace or name", key);
+        return NULL;
+    }
+    claim_t *c = util_xcalloc(1, sizeof(*c));
+    c->ns = util_strdup(ns);
+    c->name = util_strdup(name);
+    c->key = util_strdup(key);
+    c->uid = util_strdup(str_of(meta, "uid") ? str_of(meta, "uid") : "");
+    c->rv = util_strdup(str_of(meta, "resourceVersion") ? str_of(meta, "resourceVersion") : "");
+    c->deleting =
+        json_object_get(meta, "deletionTimestamp") && !json_is_null(json_object_get(meta, "deletionTimestamp"));
+    json_array_foreach (json_object_get(meta, "finalizers"), i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), DRA_FINALIZER))
+            c->finalizer = 1;
+    json_array_foreach (json_object_get(meta, "ownerReferences"), i, o)
+        if (json_is_true(json_object_get(o, "controller")) && str_of(o, "uid"))
+            c->owner_uid = util_strdup(str_of(o, "uid"));
+    c->obj = json_incref(obj);
+    if (claim_parse_status(c, json_object_get(obj, "status"), err, errlen) < 0) {
+        claim_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void claim_count(dra_store_t *s, const claim_t *c, int sign)
+{
+    for (int i = 0; c && i < c->ndev; i++)
+        count_add(s->used, c->devkeys[i], sign);
+}
+
+/* The claim's allocation is seen: a pod's hold of it stops counting. */
+static void inflight_seen(dra_store_t *s, const claim_t *c)
+{
+    hold_t *h = hashmap_get(s->inflight, c->key);
+    if (!h || !c->allocated)
+        return;
+    for (int i = 0; i < h->n; i++) {
+        hold_claim_t *hc = &h->c[i];
+        if (strcmp(hc->key, c->key) != 0 || !hc->counted)
+            continue;
+        for (int j = 0; j < hc->ndev; j++)
+            count_add(s->held, hc->devkeys[j], -1);
+        hc->counted = 0;
+    }
+    hashmap_remove(s->inflight, c->key);
+}
+
+/* Whether the change from old to c may let a pod fit: a new claim, one
+ * gone, an allocation dropped, reservedFor shrunk. */
+static int claim_frees(const claim_t *old, const claim_t *c)
+{
+    if (!old || !c)
+        return 1;
+    return (old->allocated && !c->allocated) || c->nreserved < old->nreserved;
+}
+
+int dra_store_claim(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
+{
+    claim_t *c = NULL;
+    int rc = 0;
+    if (type != KUBE_DELETED && obj) {
+        c = claim_parse(key, obj, err, errlen);
+        rc = c ? 0 : -1;
+    }
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    claim_t *old = c ? hashmap_put(s->claims, key, c) : hashmap_remove(s->claims, key);
+    claim_count(s, old, -1);
+    claim_count(s, c, +1);
+    if (c)
+        inflight_seen(s, c);
+    int frees = claim_frees(old, c);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    claim_free(old);
+    if (rc < 0)
+        return rc;
+    return frees ? DRA_CHANGE_MORE : DRA_CHANGE_NONE;
+}
+
+json_t *dra_store_claim_json(dra_store_t *s, const char *ns, const char *name)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    claim_t *c = hashmap_get(s->claims, key);
+    json_t *o = c ? json_deep_copy(c->obj) : NULL;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return o;
+}
+
+/* ---- a pod's claims, prepared --------------------------------------------- */
+
+typedef struct pclaim {
+    char *key, *ns, *name;
+    int allocated;       /* allocated, or being allocated by another pod's hold */
+    char *inflight_node; /* that hold's node */
+    int pinned;
+    selector_t *pin;
+    int npin;
+    dra_request_t *reqs;
+    int nreqs;
+    dra_constraint_t *cons;
+    int ncons;
+    json_t *config; /* spec.devices.config (a reference) */
+} pclaim_t;
+
+struct dra_prep {
+    pclaim_t *c;
+    int n;
+    dra_claim_req_t *areq; /* the claims to allocate, in c's order */
+    int *aidx;             /* areq[i] is c[aidx[i]] */
+    int nareq;
+    /* Preemption's simulation: pods gone from the node copy, and the
+     * claims they use. */
+    char **gone;
+    int ngone;
+    char **gone_claims;
+    int ngone_claims;
+};
+
+static void request_clear(dra_request_t *r)
+{
+    free(r->name);
+    free(r->class_name);
+    for (int i = 0; i < r->nsel; i++) {
+        dra_cel_free(r->sel[i]);
+        free(r->sel_text[i]);
+    }
+    free(r->sel);
+    free(r->sel_text);
+    for (int i = 0; i < r->nsubs; i++)
+        request_clear(&r->subs[i]);
+    free(r->subs);
+}
+
+static void pclaim_clear(pclaim_t *c)
+{
+    free(c->key);
+    free(c->ns);
+    free(c->name);
+    free(c->inflight_node);
+    terms_free(c->pin, c->npin);
+    for (int i = 0; i < c->nreqs; i++)
+        request_clear(&c->reqs[i]);
+    free(c->reqs);
+    for (int i = 0; i < c->ncons; i++) {
+        strv_free(c->cons[i].requests, c->cons[i].nrequests);
+        free(c->cons[i].attr);
+    }
+    free(c->cons);
+    json_decref(c->config);
+}
+
+void dra_prep_free(dra_prep_t *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n; i++)
+        pclaim_clear(&p->c[i]);
+    free(p->c);
+    free(p->areq);
+    free(p->aidx);
+    strv_free(p->gone, p->ngone);
+    strv_free(p->gone_claims, p->ngone_claims);
+    free(p);
+}
+
+/* Adds the selectors of list (a [{cel:{expression}}]) to r. */
+static dra_prep_rc_t add_selectors(dra_request_t *r, json_t *list, const char *whose, char *why, size_t whylen)
+{
+    size_t i;
+    json_t *sel;
+    size_t n = json_array_size(list);
+    if (!n)
+        return DRA_PREP_OK;
+    r->sel = util_xrealloc(r->sel, (size_t)(r->nsel + (int)n) * sizeof(*r->sel));
+    r->sel_text = util_xrealloc(r->sel_text, (size_t)(r->nsel + (int)n) * sizeof(*r->sel_text));
+    json_array_foreach (list, i, sel) {
+        const char *expr = str_of(json_object_get(sel, "cel"), "expression");
+        if (!expr) {
+            snprintf(why, whylen, "%s: a selector without cel.expression", whose);
+            return DRA_PREP_INVALID;
+        }
+        char err[256];
+        dra_cel_t *c = strlen(expr) > DRA_MAX_EXPR ? NULL : dra_cel_compile(expr, err, sizeof(err));
+        if (!c) {
+            if (strlen(expr) > DRA_MAX_EXPR)
+                snprintf(err, sizeof(err), "longer than %d characters", DRA_MAX_EXPR);
+            snprintf(why, whylen, "%s: selector \"%s\" is not supported by ai-scheduler's CEL: %s", whose, expr, err);
+            return DRA_PREP_INVALID;
+        }
+        r->sel[r->nsel] = c;
+        r->sel_text[r->nsel++] = util_strdup(expr);
+    }
+    return DRA_PREP_OK;
+}
+
+/* One exactly (or firstAvailable alternative) o into r, named name. */
+static dra_prep_rc_t parse_exact(dra_store_t *s, const char *claim, const char *name, json_t *o, dra_request_t *r,
+                                 char *why, size_t whylen)
+{
+    char whose[384];
+    snprintf(whose, sizeof(whose), "claim %s, request %s", claim, name);
+    r->name = util_strdup(name);
+    const char *cls = str_of(o, "deviceClassName"), *mode = str_of(o, "allocationMode");
+    if (!cls) {
+        snprintf(why, whylen, "%s: no deviceClassName", whose);
+        return DRA_PREP_INVALID;
+    }
+    r->class_name = util_strdup(cls);
+    if (json_object_get(o, "capacity")) {
+        snprintf(why, whylen, "%s: capacity requests (consumable capacity) are not supported by ai-scheduler", whose);
+        return DRA_PREP_INVALID;
+    }
+    if (mode && !strcmp(mode, "All"))
+        r->mode = DRA_MODE_ALL;
+    else if (mode && *mode && strcmp(mode, "ExactCount") != 0) {
+        snprintf(why, whylen, "%s: allocationMode %s is not ExactCount or All", whose, mode);
+        return DRA_PREP_INVALID;
+    }
+    json_t *cnt = json_object_get(o, "count");
+    r->count = json_is_integer(cnt) ? json_integer_value(cnt) : 1;
+    if (r->mode == DRA_MODE_EXACT && (r->count < 1 || r->count > 128)) {
+        snprintf(why, whylen, "%s: count %lld is not in 1..128", whose, (long long)r->count);
+        return DRA_PREP_INVALID;
+    }
+    r->admin = json_is_true(json_object_get(o, "adminAccess"));
+    dclass_t *dc = hashmap_get(s->classes, cls);
+    if (!dc) {
+        snprintf(why, whylen, "%s: device class %s does not exist", whose, cls);
+        return DRA_PREP_WAIT;
+    }
+    char cwhose[384];
+    snprintf(cwhose, sizeof(cwhose), "device class %s", cls);
+    dra_prep_rc_t rc = add_selectors(r, json_object_get(dc->spec, "selectors"), cwhose, why, whylen);
+    if (rc == DRA_PREP_OK)
+        rc = add_selectors(r, json_object_get(o, "selectors"), whose, why, whylen);
+    return rc;
+}
+
+static dra_prep_rc_t parse_request(dra_store_t *s, const char *claim, json_t *rq, dra_request_t *r, char *why,
+                                   size_t whylen)
+{
+    const char *name = str_of(rq, "name");
+    json_t *exact = json_object_get(rq, "exactly"), *first = json_object_get(rq, "firstAvailable"), *sub;
+    size_t i;
+    if (!name) {
+        snprintf(why, whylen, "claim %s: a request without a name", claim);
+        return DRA_PREP_INVALID;
+    }
+    if (json_is_object(exact))
+        return parse_exact(s, claim, name, exact, r, why, whylen);
+    if (!json_is_array(first) || json_array_size(first) == 0) {
+        snprintf(why, whylen, "claim %s, request %s: neither exactly nor firstAvailable", claim, name);
+        return DRA_PREP_INVALID;
+    }
+    r->name = util_strdup(name);
+    r->subs = util_xcalloc(json_array_size(first), sizeof(*r->subs));
+    json_array_foreach (first, i, sub) {
+        const char *sn = str_of(sub, "name");
+        char full[256];
+        snprintf(full, sizeof(full), "%s/%s", name, sn ? sn : "?");
+        dra_prep_rc_t rc = parse_exact(s, claim, full, sub, &r->subs[r->nsubs++], why, whylen);
+        if (rc != DRA_PREP_OK)
+            return rc;
+    }
+    return DRA_PREP_OK;
+}
+
+static dra_prep_rc_t parse_constraints(pclaim_t *pc, json_t *list, char *why, size_t whylen)
+{
+    size_t i, j;
+    json_t *c, *r;
+    pc->cons = util_xcalloc(json_array_size(list) + 1, sizeof(*pc->cons));
+    json_array_foreach (list, i, c) {
+        const char *attr = str_of(c, "matchAttribute");
+        if (!attr) {
+            snprintf(why, whylen,
+                     "claim %s: a constraint other than matchAttribute (%s) is not supported by "
+                     "ai-scheduler",
+                     pc->key, json_object_get(c, "distinctAttribute") ? "distinctAttribute" : "empty");
+            return DRA_PREP_INVALID;
+        }
+        dra_constraint_t *x = &pc->cons[pc->ncons++];
+        x->attr = util_strdup(attr);
+        json_t *reqs = json_object_get(c, "requests");
+        x->requests = util_xcalloc(json_array_size(reqs) + 1, sizeof(char *));
+        json_array_foreach (reqs, j, r)
+            if (json_is_string(r))
+                x->requests[x->nrequests++] = util_strdup(json_string_value(r));
+    }
+    return DRA_PREP_OK;
+}
+
+static int has_uid(char *const *v, int n, const char *uid)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], uid))
+            return 1;
+    return 0;
+}
+
+/* One of the pod's claims into pc (store lock held). */
+static dra_prep_rc_t prep_claim(dra_store_t *s, const pod_t *pod, const dra_pod_claim_t *pcl, pclaim_t *pc, char *why,
+                                size_t whylen)
+{
+    if (pcl->waiting) {
+        snprintf(why, whylen,
+                 "waiting for the ResourceClaim of pod claim %s (from a template) to be created by the resourceclaim "
+                 "controller",
+                 pcl->name);
+        return DRA_PREP_WAIT;
+    }
+    pc->ns = util_strdup(pod->ns);
+    pc->name = util_strdup(pcl->claim);
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "%s/%s", pod->ns, pcl->claim);
+    pc->key = b.data;
+    claim_t *c = hashmap_get(s->claims, pc->key);
+    if (!c) {
+        snprintf(why, whylen, "resourceclaim %s not found", pc->key);
+        return DRA_PREP_WAIT;
+    }
+    if (c->deleting) {
+        snprintf(why, whylen, "resourceclaim %s is being deleted", pc->key);
+        return DRA_PREP_WAIT;
+    }
+    if (pcl->from_template && (!c->owner_uid || strcmp(c->owner_uid, pod->uid) != 0)) {
+        snprintf(why, whylen, "resourceclaim %s was not created for the pod", pc->key);
+        return DRA_PREP_INVALID;
+    }
+    if (c->allocated) {
+        pc->allocated = 1;
+        if (c->nreserved >= DRA_RESERVED_MAX && !has_uid(c->reserved, c->nreserved, pod->uid)) {
+            snprintf(why, whylen, "resourceclaim %s is in use by %d pods, the most it may be", pc->key,
+                     DRA_RESERVED_MAX);
+            return DRA_PREP_WAIT;
+        }
+        if (c->pinned) {
+            pc->pinned = 1;
+            pc->pin = util_xcalloc((size_t)c->npin + 1, sizeof(selector_t));
+            for (int i = 0; i < c->npin; i++)
+                selector_copy(&pc->pin[i], &c->pin[i]);
+            pc->npin = c->npin;
+        }
+        return DRA_PREP_OK;
+    }
+    hold_t *h = hashmap_get(s->inflight, pc->key);
+    if (h && strcmp(h->uid, pod->uid) != 0) {
+        pc->allocated = 1;
+        pc->inflight_node = util_strdup(h->node);
+        return DRA_PREP_OK;
+    }
+    json_t *devs = json_object_get(json_object_get(c->obj, "spec"), "devices"), *rq;
+    json_t *reqs = json_object_get(devs, "requests");
+    size_t i;
+    pc->reqs = util_xcalloc(json_array_size(reqs) + 1, sizeof(*pc->reqs));
+    json_array_foreach (reqs, i, rq) {
+        dra_prep_rc_t rc = parse_request(s, pc->key, rq, &pc->reqs[pc->nreqs++], why, whylen);
+        if (rc != DRA_PREP_OK)
+            return rc;
+    }
+    if (pc->nreqs == 0) {
+        snprintf(why, whylen, "claim %s has no device request", pc->key);
+        return DRA_PREP_INVALID;
+    }
+    pc->config = json_incref(json_object_get(devs, "config"));
+    return parse_constraints(pc, json_object_get(devs, "constraints"), why, whylen);
+}
+
+static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
+{
+    const dra_pod_t *d = dra_pod(pod);
+    *out = NULL;
+    if (!d)
+        return DRA_PREP_OK;
+    if (d->invalid) {
+        snprintf(why, whylen, "%s", d->invalid);
+        return DRA_PREP_INVALID;
+    }
+    if (!s->served) {
+        snprintf(why, whylen,
+                 "the pod uses DRA resource claims (%s) and the API server does not serve "
+                 "resource.k8s.io/v1",
+                 pod->claims ? pod->claims : "");
+        return DRA_PREP_WAIT;
+    }
+    if (!s->listed) {
+        snprintf(why, whylen, "waiting for the ResourceClaims, DeviceClasses and ResourceSlices to be listed");
+        return DRA_PREP_WAIT;
+    }
+    dra_prep_t *p = util_xcalloc(1, sizeof(*p));
+    p->c = util_xcalloc((size_t)d->n + 1, sizeof(*p->c));
+    p->areq = util_xcalloc((size_t)d->n + 1, sizeof(*p->areq));
+    p->aidx = util_xcalloc((size_t)d->n + 1, sizeof(*p->aidx));
+    for (int i = 0; i < d->n; i++) {
+        if (d->c[i].skip)
+            continue;
+        /* The same claim named twice is one claim. */
+        int dup = 0;
+        for (int j = 0; j < p->n; j++)
+            dup |= d->c[i].claim && !strcmp(p->c[j].name, d->c[i].claim);
+        if (dup)
+            continue;
+        pclaim_t *pc = &p->c[p->n++];
+        dra_prep_rc_t rc = prep_claim(s, pod, &d->c[i], pc, why, whylen);
+        if (rc != DRA_PREP_OK) {
+            dra_prep_free(p);
+            return rc;
+        }
+        if (!pc->allocated) {
+            p->aidx[p->nareq] = p->n - 1;
+            p->areq[p->nareq++] = (dra_claim_req_t){
+                .key = pc->key, .reqs = pc->reqs, .nreqs = pc->nreqs, .cons = pc->cons, .ncons = pc->ncons
+            };
+        }
+    }
+    *out = p;
+    return DRA_PREP_OK;
+}
+
+dra_prep_rc_t dra_prepare(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    dra_prep_rc_t rc = prepare_locked(s, pod, out, why, whylen);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return rc;
+}
+
+void dra_prep_remove_pod(dra_prep_t *p, const pod_t *other)
+{
+    const dra_pod_t *d = dra_pod(other);
+    if (!p || !d || has_uid(p->gone, p->ngone, other->uid))
+        return;
+    p->gone = util_xrealloc(p->gone, (size_t)(p->ngone + 1) * sizeof(char *));
+    p->gone[p->ngone++] = util_strdup(other->uid);
+    p->gone_claims = util_xrealloc(p->gone_claims, (size_t)(p->ngone_claims + d->n) * sizeof(char *));
+    for (int i = 0; i < d->n; i++) {
+        if (!d->c[i].claim)
+            continue;
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "%s/%s", other->ns, d->c[i].claim);
+        p->gone_claims[p->ngone_claims++] = b.data;
+    }
+}
+
+void dra_prep_add_pod(dra_prep_t *p, const pod_t *other)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->ngone; i++)
+        if (!strcmp(p->gone[i], other->uid)) {
+            free(p->gone[i]);
+            p->gone[i] = p->gone[--p->ngone];
+            /* Its claims stay listed: freed only while all their users are gone. */
+            return;
+        }
+}
+
+/* ---- allocation on one node ------------------------------------------------ */
+
+static int eligible(void *ud, const dra_request_t *req, const dra_device_t *dev, char *err, size_t errlen)
+{
+    (void)ud;
+    for (int i = 0; i < req->nsel; i++) {
+        char e[200];
+        int rc = dra_cel_eval(req->sel[i], dev, e, sizeof(e));
+        if (rc < 0) {
+            snprintf(err, errlen, "selector \"%.120s\" on device %s: %s", req->sel_text[i], dev->name, e);
+            return -1;
+        }
+        if (rc == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The devices the gone pods' claims free (each count: claims that go). */
+static hashmap_t *freed_devices(dra_store_t *s, const dra_prep_t *p)
+{
+    if (!p->ngone_claims)
+        return NULL;
+    hashmap_t *m = hashmap_new(16);
+    for (int i = 0; i < p->ngone_claims; i++) {
+        claim_t *c = hashmap_get(s->claims, p->gone_claims[i]);
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= !strcmp(p->gone_claims[j], p->gone_claims[i]);
+        if (!c || dup || !c->allocated || c->nreserved == 0)
+            continue;
+        int all_gone = 1;
+        for (int j = 0; j < c->nreserved; j++)
+            all_gone &= has_uid(p->gone, p->ngone, c->reserved[j]);
+        for (int j = 0; all_gone && j < c->ndev; j++)
+            count_add(m, c->devkeys[j], 1);
+    }
+    return m;
+}
+
+/* The candidates on node (store lock held): caller frees. */
+static dra_candidate_t *candidates(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels,
+                                   int *n)
+{
+    devlist_t *l = hashmap_get(s->by_node, node);
+    int cap = (l ? l->n : 0) + s->global.n;
+    dra_candidate_t *c = util_xcalloc((size_t)cap + 1, sizeof(*c));
+    hashmap_t *freed = p ? freed_devices(s, p) : NULL;
+    *n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const devlist_t *src = pass == 0 ? l : &s->global;
+        for (int i = 0; src && i < src->n; i++) {
+            const sdev_t *d = src->d[i];
+            if (d->tainted || (pass == 1 && !place_match(&d->place, node, labels)))
+                continue;
+            intptr_t used = count_of(s->used, d->key) - (freed ? count_of(freed, d->key) : 0);
+            c[*n].dev = &d->d;
+            c[*n].in_use = used > 0 || count_of(s->held, d->key) > 0;
+            (*n)++;
+        }
+    }
+    hashmap_free(freed);
+    return c;
+}
+
+/* Allocated claims are placed already: node must be where they are. */
+static int pins_fit(const dra_prep_t *p, const char *node, const labels_t *labels, char *why, size_t whylen)
+{
+    for (int i = 0; i < p->n; i++) {
+        const pclaim_t *c = &p->c[i];
+        int ok = !c->allocated || (c->inflight_node ? !strcmp(c->inflight_node, node)
+                                                    : !c->pinned || terms_match(c->pin, c->npin, node, labels));
+        if (!ok) {
+            snprintf(why, whylen, "resourceclaim %s is allocated on other nodes", c->key);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int dra_prep_fits(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels, char *why,
+                  size_t whylen)
+{
+    if (!p)
+        return 0;
+    if (!pins_fit(p, node, labels, why, whylen))
+        return 1;
+    if (p->nareq == 0)
+        return 0;
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    int n = 0;
+    dra_candidate_t *cands = candidates(s, p, node, labels, &n);
+    dra_alloc_t a = { 0 };
+    int rc = dra_allocate(p->areq, p->nareq, cands, n, eligible, NULL, &a, why, whylen);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    dra_alloc_free(&a);
+    free(cands);
+    return rc;
+}
+
+/* ---- reservations ------------------------------------------------------------ */
+
+/* The request (or alternative) a result names. */
+static const dra_request_t *request_named(const pclaim_t *c, const char *name)
+{
+    for (int i = 0; i < c->nreqs; i++) {
+        if (!strcmp(c->reqs[i].name, name))
+            return &c->reqs[i];
+        for (int j = 0; j < c->reqs[i].nsubs; j++)
+            if (!strcmp(c->reqs[i].subs[j].name, name))
+                return &c->reqs[i].subs[j];
+    }
+    return NULL;
+}
+
+/* status.allocation for one claim's results (store lock held). */
+static json_t *allocation_json(dra_store_t *s, const pclaim_t *c, const dra_result_t *res, int n, const char *node)
+{
+    json_t *results = json_array(), *config = json_array();
+    int node_local = 0;
+    for (int i = 0; i < n; i++) {
+        const sdev_t *d = (const sdev_t *)res[i].dev;
+        json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "request", res[i].request, "driver", d->d.driver, "pool",
+                              d->d.pool, "device", d->d.name);
+        if (res[i].admin)
+            json_object_set_new(r, "adminAccess", json_true());
+        json_array_append_new(results, r);
+        node_local |= !d->place.all;
+        /* The class's config, for the requests of that class. */
+        const dra_request_t *rq = request_named(c, res[i].request);
+        dclass_t *dc = rq ? hashmap_get(s->classes, rq->class_name) : NULL;
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= !strcmp(res[j].request, res[i].request);
+        size_t k;
+        json_t *cfg;
+        json_array_foreach (dc && !seen ? json_object_get(dc->spec, "config") : NULL, k, cfg) {
+            json_t *e = json_deep_copy(cfg);
+            json_object_set_new(e, "source", json_string("FromClass"));
+            json_object_set_new(e, "requests", json_pack("[s]", res[i].request));
+            json_array_append_new(config, e);
+        }
+    }
+    size_t k;
+    json_t *cfg;
+    json_array_foreach (c->config, k, cfg) {
+        json_t *e = json_deep_copy(cfg);
+        json_object_set_new(e, "source", json_string("FromClaim"));
+        json_array_append_new(config, e);
+    }
+    json_t *devices = json_pack("{s:o}", "results", results);
+    if (json_array_size(config))
+        json_object_set_new(devices, "config", config);
+    else
+        json_decref(config);
+    json_t *a = json_pack("{s:o}", "devices", devices);
+    if (node_local)
+        json_object_set_new(a, "nodeSelector",
+                            json_pack("{s:[{s:[{s:s, s:s, s:[s]}]}]}", "nodeSelectorTerms", "matchFields", "key",
+                                      "metadata.name", "operator", "In", "values", node));
+    return a;
+}
+
+static void hold_uncount(dra_store_t *s, hold_t *h)
+{
+    for (int i = 0; i < h->n; i++) {
+        hold_claim_t *hc = &h->c[i];
+        if (hc->counted)
+            for (int j = 0; j < hc->ndev; j++)
+                count_add(s->held, hc->devkeys[j], -1);
+        hc->counted = 0;
+        if (hc->allocation && hashmap_get(s->inflight, hc->key) == h)
+            hashmap_remove(s->inflight, hc->key);
+    }
+}
+
+static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, const dra_prep_t *p, const dra_alloc_t *a)
+{
+    hold_t *h = util_xcalloc(1, sizeof(*h));
+    h->uid = util_strdup(pod->uid);
+    h->node = util_strdup(node);
+    h->c = util_xcalloc((size_t)p->n + 1, sizeof(*h->c));
+    for (int i = 0; i < p->n; i++) {
+        hold_claim_t *hc = &h->c[h->n++];
+        hc->key = util_strdup(p->c[i].key);
+        hc->ns = util_strdup(p->c[i].ns);
+        hc->name = util_strdup(p->c[i].name);
+    }
+    for (int k = 0; k < p->nareq; k++) {
+        hold_claim_t *hc = &h->c[p->aidx[k]];
+        const pclaim_t *pc = &p->c[p->aidx[k]];
+        hc->allocation = allocation_json(s, pc, a->claim[k].results, a->claim[k].n, node);
+        hc->devkeys = util_xcalloc((size_t)a->claim[k].n + 1, sizeof(char *));
+        for (int j = 0; j < a->claim[k].n; j++) {
+            if (a->claim[k].results[j].admin)
+                continue;
+            hc->devkeys[hc->ndev] = util_strdup(((const sdev_t *)a->claim[k].results[j].dev)->key);
+            count_add(s->held, hc->devkeys[hc->ndev++], 1);
+        }
+        hc->counted = 1;
+        hashmap_put(s->inflight, hc->key, h);
+    }
+    return h;
+}
+
+int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels, char *err,
+                      size_t errlen)
+{
+    if (!dra_pod(pod))
+        return 0;
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    hold_t *old = hashmap_remove(s->holds, pod->uid);
+    if (old) {
+        hold_uncount(s, old);
+        hold_free(old);
+    }
+    dra_prep_t *p = NULL;
+    int rc = -1;
+    if (prepare_locked(s, pod, &p, err, errlen) != DRA_PREP_OK)
+        goto out;
+    if (!p) {
+        rc = 0;
+        goto out;
+    }
+    if (!pins_fit(p, node, labels, err, errlen))
+        goto out;
+    int n = 0;
+    dra_candidate_t *cands = candidates(s, NULL, node, labels, &n);
+    dra_alloc_t a = { 0 };
+    if (p->nareq == 0 || dra_allocate(p->areq, p->nareq, cands, n, eligible, NULL, &a, err, errlen) == 0) {
+        hashmap_put(s->holds, pod->uid, hold_make(s, pod, node, p, &a));
+        rc = 0;
+    }
+    dra_alloc_free(&a);
+    free(cands);
+out:
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    dra_prep_free(p);
+    return rc;
+}
+
+void dra_undo_free(dra_undo_t *u)
+{
+    while (u) {
+        dra_undo_t *next = u->next;
+        free(u->ns);
+        free(u->name);
+        free(u->pod_uid);
+        free(u);
+        u = next;
+    }
+}
+
+dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    hold_t *h = hashmap_remove(s->holds, pod_uid);
+    if (h)
+        hold_uncount(s, h);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    dra_undo_t *head = NULL;
+    for (int i = 0; h && i < h->n; i++) {
+        if (!h->c[i].written)
+            continue;
+        dra_undo_t *u = util_xcalloc(1, sizeof(*u));
+        u->ns = util_strdup(h->c[i].ns);
+        u->name = util_strdup(h->c[i].name);
+        u->pod_uid = util_strdup(pod_uid);
+        u->deallocate = h->c[i].allocation != NULL;
+        u->next = head;
+        head = u;
+    }
+    hold_free(h);
+    return head;
+}
+
+void dra_write_free(dra_write_t *w)
+{
+    while (w) {
+        dra_write_t *next = w->next;
+        free(w->ns);
+        free(w->name);
+        json_decref(w->claim);
+        json_decref(w->allocation);
+        free(w);
+        w = next;
+    }
+}
+
+int dra_store_writes(dra_store_t *s, const pod_t *pod, dra_write_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!dra_pod(pod))
+        return 0;
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    hold_t *h = hashmap_get(s->holds, pod->uid);
+    dra_write_t **tail = out;
+    for (int i = 0; h && i < h->n; i++) {
+        claim_t *c = hashmap_get(s->claims, h->c[i].key);
+        dra_write_t *w = util_xcalloc(1, sizeof(*w));
+        w->ns = util_strdup(h->c[i].ns);
+        w->name = util_strdup(h->c[i].name);
+        w->claim = c ? json_deep_copy(c->obj) : NULL;
+        w->allocation = h->c[i].allocation ? json_deep_copy(h->c[i].allocation) : NULL;
+        *tail = w;
+        tail = &w->next;
+    }
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    if (!h) {
+        util_errf(err, errlen, "the pod's DRA reservation is gone");
+        return -1;
+    }
+    return 0;
+}
+
+void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, const char *name)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    hold_t *h = hashmap_get(s->holds, pod_uid);
+    for (int i = 0; h && i < h->n; i++)
+        if (!strcmp(h->c[i].ns, ns) && !strcmp(h->c[i].name, name))
+            h->c[i].written = 1;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
+/* ---- counts ------------------------------------------------------------------- */
+
+void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    int n = s->global.n;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->by_node, &it, &k, &v);)
+        n += ((devlist_t *)v)->n;
+    *devices = n;
+    *used = (int)hashmap_len(s->used);
+    *held = (int)hashmap_len(s->held);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
+void dra_store_node_counts(dra_store_t *s, const char *node, const labels_t *labels, int *devices, int *used)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    int n = 0;
+    dra_candidate_t *c = candidates(s, NULL, node, labels, &n);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        u += c[i].in_use;
+    free(c);
+    *devices = n;
+    *used = u;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
+/* ---- what queues count ----------------------------------------------------------- */
+
+static int class_mapped(const char *cls, char *const *classes, int n)
+{
+    for (int i = 0; cls && i < n; i++)
+        if (!strcmp(classes[i], cls))
+            return 1;
+    return 0;
+}
+
+/* The class of request name ("gpus" or "gpus/alt") in a claim's spec. */
+static const char *class_of_request(json_t *reqs, const char *name)
+{
+    size_t i, j;
+    json_t *rq, *sub;
+    json_array_foreach (reqs, i, rq) {
+        const char *rn = str_of(rq, "name");
+        if (!rn)
+            continue;
+        if (!strcmp(rn, name))
+            return str_of(json_object_get(rq, "exactly"), "deviceClassName");
+        size_t l = strlen(rn);
+        if (strncmp(name, rn, l) != 0 || name[l] != '/')
+            continue;
+        json_array_foreach (json_object_get(rq, "firstAvailable"), j, sub) {
+            const char *sn = str_of(sub, "name");
+            if (sn && !strcmp(sn, name + l + 1))
+                return str_of(sub, "deviceClassName");
+        }
+    }
+    return NULL;
+}
+
+/* Devices of a mapped class an unallocated request asks (All: none known
+ * before allocation). */
+static double asked(json_t *o, char *const *classes, int n)
+{
+    if (!class_mapped(str_of(o, "deviceClassName"), classes, n))
+        return 0;
+    const char *mode = str_of(o, "allocationMode");
+    if (mode && !strcmp(mode, "All"))
+        return 0;
+    json_t *c = json_object_get(o, "count");
+    return json_is_integer(c) && json_integer_value(c) > 0 ? (double)json_integer_value(c) : 1;
+}
+
+static double claim_count_mapped(const claim_t *c, char *const *classes, int n)
+{
+    json_t *reqs = json_object_get(json_object_get(json_object_get(c->obj, "spec"), "devices"), "requests"), *x;
+    size_t i;
+    double sum = 0;
+    if (c->allocated) {
+        json_t *res = json_object_get(
+            json_object_get(json_object_get(json_object_get(c->obj, "status"), "allocation"), "devices"), "results");
+        json_array_foreach (res, i, x) {
+            const char *rq = str_of(x, "request");
+            sum += rq && class_mapped(class_of_request(reqs, rq), classes, n);
+        }
+        return sum;
+    }
+    json_array_foreach (reqs, i, x) {
+        json_t *ex = json_object_get(x, "exactly");
+        if (json_is_object(ex))
+            sum += asked(ex, classes, n);
+        else
+            sum += asked(json_array_get(json_object_get(x, "firstAvailable"), 0), classes, n);
+    }
+    return sum;
+}
+
+double dra_store_queue_count(dra_store_t *s, const pod_t *pod, char *const *classes, int nclasses)
+{
+    const dra_pod_t *d = dra_pod(pod);
+    if (!d || nclasses == 0)
+        return 0;
+    double sum = 0;
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    for (int i = 0; i < d->n; i++) {
+        if (!d->c[i].claim)
+            continue;
+        char key[512];
+        snprintf(key, sizeof(key), "%s/%s", pod->ns, d->c[i].claim);
+        claim_t *c = hashmap_get(s->claims, key);
+        if (c)
+            sum += claim_count_mapped(c, classes, nclasses);
+    }
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return sum;
+}

@@ -1,0 +1,116 @@
+/* store.h -- DRA's objects as the scheduler knows them (DeviceClasses,
+ * ResourceSlices, ResourceClaims, ResourceClaimTemplates of
+ * resource.k8s.io/v1) and the devices held in flight between Reserve and
+ * the claim's watch event, as the cache holds assumed pods.
+ *
+ * A device is in use when a claim's status.allocation names it (without
+ * adminAccess) or a pod's reservation holds it for a claim whose
+ * allocation the watch has not shown yet. A pool's devices count only
+ * when the pool is complete: every one of its resourceSliceCount slices
+ * of its highest generation is known. */
+#ifndef AISCHED_DRA_STORE_H
+#define AISCHED_DRA_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "api/labels.h"
+#include "api/types.h"
+#include "dra/alloc.h"
+#include "dra/device.h"
+#include "kube/informer.h"
+
+typedef struct dra_store dra_store_t;
+
+dra_store_t *dra_store_new(void);
+void dra_store_free(dra_store_t *s);
+
+/* What an object event changed for waiting pods. */
+enum {
+    DRA_CHANGE_NONE = 0, /* nothing a waiting pod can gain */
+    DRA_CHANGE_MORE      /* devices, classes or claims appeared or were freed */
+};
+
+/* Informer events (key: "name" or "ns/name"; obj NULL for a delete found
+ * by relist). Each returns a DRA_CHANGE_*; an object it cannot read is
+ * dropped with a warning (err) and counts as absent. */
+int dra_store_class(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen);
+int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen);
+int dra_store_claim(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen);
+int dra_store_template(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj);
+
+/* Whether the API server serves resource.k8s.io/v1 (1 until told). */
+void dra_store_set_served(dra_store_t *s, int served);
+int dra_store_served(dra_store_t *s);
+/* Whether claims, classes and slices are listed (1 until told): before,
+ * devices in use are unknown and pods with claims wait. */
+void dra_store_set_listed(dra_store_t *s, int listed);
+
+/* A pod's claims made ready for Filter: each claim's requests with their
+ * classes' selectors compiled, or why the pod cannot be placed anywhere
+ * now (a claim or class missing, a selector outside the CEL subset...). */
+typedef struct dra_prep dra_prep_t;
+typedef enum {
+    DRA_PREP_OK = 0,  /* *out set (NULL: the pod has no claim to check) */
+    DRA_PREP_WAIT,    /* nothing fits until an object changes (why) */
+    DRA_PREP_INVALID, /* the pod's or a claim's own content is refused (why) */
+} dra_prep_rc_t;
+dra_prep_rc_t dra_prepare(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen);
+void dra_prep_free(dra_prep_t *p);
+/* Preemption's simulation: other left (or came back to) the node copy:
+ * the claims only it and others gone use count as free. */
+void dra_prep_remove_pod(dra_prep_t *p, const pod_t *other);
+void dra_prep_add_pod(dra_prep_t *p, const pod_t *other);
+
+/* Filter: 0 every claim can be allocated (or is allocated) for a pod on
+ * node (name, labels), 1 not (why: what failed, the same words for every
+ * node that fails alike), -1 an error (why). */
+int dra_prep_fits(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels, char *why,
+                  size_t whylen);
+
+/* Reserve: the pod's allocation on node, chosen again on the live store,
+ * held until the claims' watch shows it or unreserve: 0, or -1 with err
+ * (the node no longer fits). A pod with no claim to allocate holds
+ * nothing and gets 0. */
+int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels, char *err,
+                      size_t errlen);
+/* Forgets the pod's hold; returns how many of its claims PreBind had
+ * already written (their undo is the caller's: dra_undo_t). */
+typedef struct dra_undo {
+    char *ns, *name; /* the claim */
+    char *pod_uid;   /* remove from reservedFor */
+    int deallocate;  /* and clear the allocation this pod made, if no one
+                        * else is reserved */
+    struct dra_undo *next;
+} dra_undo_t;
+dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid);
+void dra_undo_free(dra_undo_t *u);
+
+/* PreBind: the claim writes the pod's hold needs, in order. */
+typedef struct dra_write {
+    char *ns, *name;
+    json_t *claim;      /* the claim as last seen (a copy) */
+    json_t *allocation; /* status.allocation to write, or NULL (shared: reserve only) */
+    struct dra_write *next;
+} dra_write_t;
+/* The writes for the pod (NULL: none), or -1 with err when its hold is
+ * gone (*out NULL). */
+int dra_store_writes(dra_store_t *s, const pod_t *pod, dra_write_t **out, char *err, size_t errlen);
+void dra_write_free(dra_write_t *w);
+/* PreBind wrote the claim's status for the pod. */
+void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, const char *name);
+/* The claim as last seen (a copy), or NULL. */
+json_t *dra_store_claim_json(dra_store_t *s, const char *ns, const char *name);
+
+/* The devices of the classes named (a queue resource's, e.g. GPUs) the
+ * pod's claims hold, or ask while not allocated (ExactCount's count; All
+ * counts once allocated). A claim shared by pods counts for each. */
+double dra_store_queue_count(dra_store_t *s, const pod_t *pod, char *const *classes, int nclasses);
+
+/* Counts for the dashboard and /metrics: devices in complete pools, and
+ * how many are in use. */
+void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held);
+/* Devices on node (complete pools whose slices select it): n and in use. */
+void dra_store_node_counts(dra_store_t *s, const char *node, const labels_t *labels, int *devices, int *used);
+
+#endif

@@ -1,0 +1,566 @@
+/* test_dra.c -- DRA allocation (issue 36) through the whole scheduler in a
+ * sandbox: DeviceClasses, ResourceSlices and ResourceClaims fed as the
+ * informers would, the claim writes PreBind makes read back from the
+ * sandbox's copy. Each case's devices are worked out by hand from the
+ * allocator's rule (first fit in the slices' order, nodes by score). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "sandbox/sandbox.h"
+#include "scheduler/capabilities.h"
+#include "util/util.h"
+
+#define T0 1800000000000LL
+
+/* JSON from text with ' for " (test objects stay readable). */
+static json_t *J(const char *text)
+{
+    char *t = util_strdup(text);
+    for (char *c = t; *c; c++)
+        if (*c == '\'')
+            *c = '"';
+    json_error_t e;
+    json_t *o = json_loads(t, 0, &e);
+    if (!o)
+        fail_msg("bad test JSON at %d: %s\n%s", e.position, e.text, t);
+    free(t);
+    return o;
+}
+
+typedef struct log {
+    sbuf_t text;
+    int binds, evicts, unsch;
+} log_t;
+
+static void on_action(void *ud, const sb_action_t *a)
+{
+    log_t *l = ud;
+    static const char *const names[] = { "", "BIND", "EVICT", "UNSCHEDULABLE", "NOMINATE", "CREATE", "DELETE" };
+    sbuf_printf(&l->text, "%s %s/%s", names[a->kind], a->ns, a->name);
+    if (a->node)
+        sbuf_printf(&l->text, " node=%s", a->node);
+    if (a->kind == SB_UNSCHEDULABLE)
+        sbuf_printf(&l->text, " %s: %s", a->reason, a->message);
+    sbuf_puts(&l->text, "\n");
+    l->binds += a->kind == SB_BIND;
+    l->evicts += a->kind == SB_EVICT;
+    l->unsch += a->kind == SB_UNSCHEDULABLE;
+}
+
+static const char *logged(log_t *l)
+{
+    return l->text.data ? l->text.data : "";
+}
+
+static sandbox_t *sb_new(log_t *l)
+{
+    memset(l, 0, sizeof(*l));
+    char err[256] = "";
+    sandbox_opts_t o = { NULL, 7, T0, on_action, l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    if (!sb)
+        fail_msg("sandbox_new: %s", err);
+    return sb;
+}
+
+static void apply(sandbox_t *sb, const char *type, json_t *obj)
+{
+    char err[256] = "";
+    if (sandbox_apply(sb, type, obj, err, sizeof err) != 0)
+        fail_msg("apply: %s", err);
+    json_decref(obj);
+}
+
+static void add(sandbox_t *sb, json_t *obj)
+{
+    apply(sb, "ADDED", obj);
+}
+
+static void sb_done(sandbox_t *sb, log_t *l)
+{
+    sandbox_free(sb);
+    sbuf_free(&l->text);
+}
+
+static json_t *node(const char *name)
+{
+    char b[512];
+    snprintf(
+        b, sizeof b,
+        "{'apiVersion':'v1','kind':'Node','metadata':{'name':'%s','labels':{'kubernetes.io/hostname':'%s'}},"
+        "'status':{'capacity':{'cpu':'16','memory':'64Gi','pods':'110'},"
+        "'allocatable':{'cpu':'16','memory':'64Gi','pods':'110'},'conditions':[{'type':'Ready','status':'True'}]}}",
+        name, name);
+    return J(b);
+}
+
+/* The class every case uses: its own selector keeps the driver's devices. */
+static json_t *gpu_class(void)
+{
+    return J("{'apiVersion':'resource.k8s.io/v1','kind':'DeviceClass','metadata':{'name':'gpu.example.com'},"
+             "'spec':{'selectors':[{'cel':{'expression':'device.driver == \\'gpu.example.com\\''}}],"
+             "'config':[{'opaque':{'driver':'gpu.example.com','parameters':{'sharing':'none'}}}]}}");
+}
+
+/* A node-local slice of n GPUs gpu-0.. on node (pool node), model and numa
+ * alternating as given (models: one letter per device, 'A' A100 else H100). */
+static json_t *slice(const char *node_name, const char *models)
+{
+    json_t *s = J("{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':{},"
+                  "'spec':{'driver':'gpu.example.com','pool':{'generation':1,'resourceSliceCount':1},'devices':[]}}");
+    char name[64];
+    snprintf(name, sizeof name, "%s-gpus", node_name);
+    json_object_set_new(json_object_get(s, "metadata"), "name", json_string(name));
+    json_t *spec = json_object_get(s, "spec");
+    json_object_set_new(spec, "nodeName", json_string(node_name));
+    json_object_set_new(json_object_get(spec, "pool"), "name", json_string(node_name));
+    for (int i = 0; models[i]; i++) {
+        char dn[16];
+        snprintf(dn, sizeof dn, "gpu-%d", i);
+        json_array_append_new(json_object_get(spec, "devices"),
+                              json_pack("{s:s, s:{s:{s:s}, s:{s:i}, s:{s:s}}, s:{s:{s:s}}}", "name", dn, "attributes",
+                                        "model", "string", models[i] == 'A' ? "A100" : "H100", "numa", "int", i / 2,
+                                        "driverVersion", "version", "1.2.3", "capacity", "memory", "value",
+                                        models[i] == 'A' ? "40Gi" : "80Gi"));
+    }
+    return s;
+}
+
+/* Claim ns/name of one request "gpus": count GPUs of the class, with
+ * selector sel (NULL: none). */
+static json_t *claim(const char *name, int count, const char *sel)
+{
+    json_t *c = J("{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'namespace':'ns'},"
+                  "'spec':{'devices':{'requests':[{'name':'gpus','exactly':{'deviceClassName':'gpu.example.com'}}]}}}");
+    json_object_set_new(json_object_get(c, "metadata"), "name", json_string(name));
+    json_t *ex = json_object_get(
+        json_array_get(json_object_get(json_object_get(json_object_get(c, "spec"), "devices"), "requests"), 0),
+        "exactly");
+    json_object_set_new(ex, "count", json_integer(count));
+    if (sel)
+        json_object_set_new(ex, "selectors", json_pack("[{s:{s:s}}]", "cel", "expression", sel));
+    return c;
+}
+
+/* Pod ns/name (priority prio) using claims c (NULL-ended); node: bound. */
+static json_t *pod(const char *name, int prio, const char *node_name, const char *const *claims)
+{
+    json_t *p = J("{'apiVersion':'v1','kind':'Pod','metadata':{'namespace':'ns','labels':{},'annotations':{}},"
+                  "'spec':{'schedulerName':'ai-scheduler','containers':[{'name':'c','image':'x',"
+                  "'resources':{'requests':{'cpu':'1','memory':'1Gi'}}}],'resourceClaims':[]},"
+                  "'status':{'phase':'Pending'}}");
+    json_object_set_new(json_object_get(p, "metadata"), "name", json_string(name));
+    json_t *spec = json_object_get(p, "spec");
+    json_object_set_new(spec, "priority", json_integer(prio));
+    for (int i = 0; claims && claims[i]; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "c%d", i);
+        json_array_append_new(json_object_get(spec, "resourceClaims"),
+                              json_pack("{s:s, s:s}", "name", n, "resourceClaimName", claims[i]));
+    }
+    if (node_name) {
+        json_object_set_new(spec, "nodeName", json_string(node_name));
+        json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+    }
+    return p;
+}
+
+static const char *node_of(sandbox_t *sb, const char *name)
+{
+    json_t *p = sandbox_get(sb, "Pod", "ns", name);
+    return p ? json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")) : NULL;
+}
+
+static const char *uid_of(sandbox_t *sb, const char *name)
+{
+    json_t *p = sandbox_get(sb, "Pod", "ns", name);
+    return p ? json_string_value(json_object_get(json_object_get(p, "metadata"), "uid")) : NULL;
+}
+
+static json_t *status_of(sandbox_t *sb, const char *claim_name)
+{
+    json_t *c = sandbox_get(sb, "ResourceClaim", "ns", claim_name);
+    assert_non_null(c);
+    return json_object_get(c, "status");
+}
+
+/* The claim's allocated devices "pool/device,..." ("" when none). */
+static char *devices_of(sandbox_t *sb, const char *claim_name)
+{
+    sbuf_t b = { 0 };
+    sbuf_puts(&b, "");
+    json_t *res = json_object_get(json_object_get(json_object_get(status_of(sb, claim_name), "allocation"), "devices"),
+                                  "results"),
+           *r;
+    size_t i;
+    json_array_foreach (res, i, r)
+        sbuf_printf(&b, "%s%s/%s", i ? "," : "", json_string_value(json_object_get(r, "pool")),
+                    json_string_value(json_object_get(r, "device")));
+    return b.data;
+}
+
+static void assert_devices(sandbox_t *sb, const char *claim_name, const char *want)
+{
+    char *got = devices_of(sb, claim_name);
+    if (strcmp(got, want) != 0)
+        fail_msg("claim %s: devices %s, want %s", claim_name, got, want);
+    free(got);
+}
+
+/* The claim's reservedFor uids, "a,b". */
+static char *reserved_of(sandbox_t *sb, const char *claim_name)
+{
+    sbuf_t b = { 0 };
+    sbuf_puts(&b, "");
+    json_t *rf = json_object_get(status_of(sb, claim_name), "reservedFor"), *e;
+    size_t i;
+    json_array_foreach (rf, i, e)
+        sbuf_printf(&b, "%s%s", i ? "," : "", json_string_value(json_object_get(e, "uid")));
+    return b.data;
+}
+
+static sandbox_t *cluster(log_t *l, const char *n1_models, const char *n2_models)
+{
+    sandbox_t *sb = sb_new(l);
+    add(sb, gpu_class());
+    add(sb, node("n1"));
+    add(sb, slice("n1", n1_models));
+    if (n2_models) {
+        add(sb, node("n2"));
+        add(sb, slice("n2", n2_models));
+    }
+    return sb;
+}
+
+/* ---- cases ----------------------------------------------------------------- */
+
+/* One claim of one A100 (the claim's CEL selector): n1 has an H100 then an
+ * A100, so gpu-1 is chosen; PreBind wrote the finalizer, the allocation
+ * with the class's config and n1's node selector, and reservedFor. */
+static void test_allocates_and_writes(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "HA", NULL);
+    add(sb, claim("c1", 1, "device.attributes['gpu.example.com'].model == 'A100'"));
+    static const char *const cl[] = { "c1", NULL };
+    add(sb, pod("p1", 0, NULL, cl));
+    sandbox_run(sb);
+    assert_string_equal(logged(&l), "BIND ns/p1 node=n1\n");
+    assert_devices(sb, "c1", "n1/gpu-1");
+    json_t *c = sandbox_get(sb, "ResourceClaim", "ns", "c1");
+    json_t *fin = json_object_get(json_object_get(c, "metadata"), "finalizers");
+    assert_int_equal(json_array_size(fin), 1);
+    assert_string_equal(json_string_value(json_array_get(fin, 0)), "resource.kubernetes.io/delete-protection");
+    json_t *alloc = json_object_get(status_of(sb, "c1"), "allocation");
+    json_t *want =
+        J("{'devices':{'results':[{'request':'gpus','driver':'gpu.example.com','pool':'n1','device':'gpu-1'}],"
+          "'config':[{'opaque':{'driver':'gpu.example.com','parameters':{'sharing':'none'}},"
+          "'source':'FromClass','requests':['gpus']}]},"
+          "'nodeSelector':{'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name','operator':'In',"
+          "'values':['n1']}]}]}}");
+    assert_true(json_equal(alloc, want));
+    json_decref(want);
+    json_t *rf = json_object_get(status_of(sb, "c1"), "reservedFor");
+    assert_int_equal(json_array_size(rf), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rf, 0), "name")), "p1");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rf, 0), "resource")), "pods");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rf, 0), "uid")), uid_of(sb, "p1"));
+    sb_done(sb, &l);
+}
+
+/* Two claims of 2 GPUs each, two nodes of 2: they cannot share a node, and
+ * no device is in two claims. */
+static void test_two_claims_cannot_share(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "AA", "AA");
+    add(sb, claim("c1", 2, NULL));
+    add(sb, claim("c2", 2, NULL));
+    static const char *const c1[] = { "c1", NULL }, *const c2[] = { "c2", NULL };
+    add(sb, pod("p1", 0, NULL, c1));
+    sandbox_run(sb);
+    add(sb, pod("p2", 0, NULL, c2));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 2);
+    assert_string_not_equal(node_of(sb, "p1"), node_of(sb, "p2"));
+    char w1[64], w2[64];
+    snprintf(w1, sizeof w1, "%s/gpu-0,%s/gpu-1", node_of(sb, "p1"), node_of(sb, "p1"));
+    snprintf(w2, sizeof w2, "%s/gpu-0,%s/gpu-1", node_of(sb, "p2"), node_of(sb, "p2"));
+    assert_devices(sb, "c1", w1);
+    assert_devices(sb, "c2", w2);
+    /* A third claim of 1 fits nowhere now. */
+    add(sb, claim("c3", 1, NULL));
+    static const char *const c3[] = { "c3", NULL };
+    add(sb, pod("p3", 0, NULL, c3));
+    sandbox_run(sb);
+    assert_null(node_of(sb, "p3"));
+    assert_devices(sb, "c3", "");
+    sb_done(sb, &l);
+}
+
+/* Five GPUs on a node of two: pending, and the reason names the claim,
+ * the request and what the node has. */
+static void test_unsatisfiable_says_why(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "AA", NULL);
+    add(sb, claim("big", 5, NULL));
+    static const char *const cl[] = { "big", NULL };
+    add(sb, pod("p", 0, NULL, cl));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(l.unsch, 1);
+    assert_non_null(strstr(logged(&l), "ns/big"));
+    assert_non_null(strstr(logged(&l), "gpus"));
+    assert_devices(sb, "big", "");
+    sb_done(sb, &l);
+}
+
+/* A selector outside the CEL subset: one event naming the expression and
+ * what is not supported; never bound, never allocated. */
+static void test_unsupported_cel(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "AA", NULL);
+    add(sb, claim("odd", 1, "device.attributes['gpu.example.com'].model.matches('A.*')"));
+    static const char *const cl[] = { "odd", NULL };
+    add(sb, pod("p", 0, NULL, cl));
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 60000);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(l.unsch, 1);
+    assert_non_null(strstr(logged(&l), "model.matches('A.*')"));
+    assert_non_null(strstr(logged(&l), "not supported"));
+    assert_devices(sb, "odd", "");
+    sb_done(sb, &l);
+}
+
+/* A gang of 4, each member with a claim of one GPU, on 3 GPUs: no member
+ * bound and no claim allocated. */
+static void test_gang_all_or_nothing(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "AA", "A");
+    add(sb, J("{'apiVersion':'scheduling.x-k8s.io/v1alpha1','kind':'PodGroup','metadata':{'name':'g','namespace':'ns'},"
+              "'spec':{'minMember':4}}"));
+    for (int i = 0; i < 4; i++) {
+        char cn[8], pn[8];
+        snprintf(cn, sizeof cn, "g%d", i);
+        snprintf(pn, sizeof pn, "w%d", i);
+        add(sb, claim(cn, 1, NULL));
+        const char *cl[] = { cn, NULL };
+        json_t *p = pod(pn, 0, NULL, cl);
+        json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"), "scheduling.x-k8s.io/pod-group",
+                            json_string("g"));
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.binds, 0);
+    for (int i = 0; i < 4; i++) {
+        char cn[8];
+        snprintf(cn, sizeof cn, "g%d", i);
+        assert_devices(sb, cn, "");
+    }
+    /* A third GPU on n2: all four go. */
+    apply(sb, "MODIFIED", slice("n2", "AA"));
+    sandbox_advance(sb, T0 + 90000);
+    assert_int_equal(l.binds, 4);
+    sb_done(sb, &l);
+}
+
+/* n1's only GPU is held by a running priority-0 pod's claim; a
+ * priority-100 pod's claim needs it: the low pod is evicted, its claim
+ * released (the sandbox plays the resourceclaim controller), the high pod
+ * bound with gpu-0. */
+static void test_preemption_frees_devices(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "A", NULL);
+    add(sb, claim("c-low", 1, NULL));
+    static const char *const low[] = { "c-low", NULL }, *const high[] = { "c-high", NULL };
+    add(sb, pod("low", 0, NULL, low));
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "low"), "n1");
+    assert_devices(sb, "c-low", "n1/gpu-0");
+    add(sb, claim("c-high", 1, NULL));
+    add(sb, pod("high", 100, NULL, high));
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.evicts, 1);
+    assert_null(sandbox_get(sb, "Pod", "ns", "low"));
+    assert_devices(sb, "c-low", "");
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_devices(sb, "c-high", "n1/gpu-0");
+    sb_done(sb, &l);
+}
+
+/* A claim allocated on n2 for a running pod is shared: the second pod
+ * goes to n2 (not n1, which has free GPUs), both reserved. */
+static void test_shared_claim(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "AA", "A");
+    add(sb, claim("shared", 1, NULL));
+    static const char *const cl[] = { "shared", NULL };
+    add(sb, pod("first", 0, NULL, cl));
+    sandbox_run(sb);
+    const char *n = node_of(sb, "first");
+    assert_non_null(n);
+    char *want = util_strdup(n);
+    add(sb, pod("second", 0, NULL, cl));
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "second"), want);
+    char *rf = reserved_of(sb, "shared");
+    char both[256];
+    snprintf(both, sizeof both, "%s,%s", uid_of(sb, "first"), uid_of(sb, "second"));
+    assert_string_equal(rf, both);
+    free(rf);
+    free(want);
+    sb_done(sb, &l);
+}
+
+/* A pod whose claim comes from a template waits, saying so, until the
+ * status names its claim (the resourceclaim controller's work, played
+ * here); a claim not owned by the pod is refused. */
+static void test_template_claim_waits(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "A", NULL);
+    json_t *p = pod("p", 0, NULL, NULL);
+    json_array_append_new(json_object_get(json_object_get(p, "spec"), "resourceClaims"),
+                          J("{'name':'gpu','resourceClaimTemplateName':'one-gpu'}"));
+    add(sb, json_incref(p));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    assert_non_null(strstr(logged(&l), "waiting for the ResourceClaim of pod claim gpu"));
+    /* The controller makes p-gpu-x owned by the pod and says so in its status. */
+    json_t *c = claim("p-gpu-x", 1, NULL);
+    json_object_set_new(json_object_get(c, "metadata"), "ownerReferences",
+                        json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "v1", "kind", "Pod", "name", "p", "uid",
+                                  uid_of(sb, "p"), "controller", 1));
+    add(sb, c);
+    json_t *cur = json_deep_copy(sandbox_get(sb, "Pod", "ns", "p"));
+    json_object_set_new(json_object_get(cur, "status"), "resourceClaimStatuses",
+                        J("[{'name':'gpu','resourceClaimName':'p-gpu-x'}]"));
+    apply(sb, "MODIFIED", cur);
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "p"), "n1");
+    assert_devices(sb, "p-gpu-x", "n1/gpu-0");
+    json_decref(p);
+    sb_done(sb, &l);
+}
+
+/* firstAvailable: two H100s are asked first, one A100 second; n1 has one
+ * H100 and one A100, so the second alternative is allocated, named
+ * "gpus/small". */
+static void test_first_available(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "HA", NULL);
+    add(sb,
+        J("{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'namespace':'ns','name':'fa'},"
+          "'spec':{'devices':{'requests':[{'name':'gpus','firstAvailable':["
+          "{'name':'big','deviceClassName':'gpu.example.com','count':2,"
+          "'selectors':[{'cel':{'expression':'device.attributes[\\'gpu.example.com\\'].model == \\'H100\\''}}]},"
+          "{'name':'small','deviceClassName':'gpu.example.com',"
+          "'selectors':[{'cel':{'expression':'device.capacity[\\'gpu.example.com\\'].memory.compareTo(quantity(\\'40Gi\\')) == 0'}}]}"
+          "]}]}}}"));
+    static const char *const cl[] = { "fa", NULL };
+    add(sb, pod("p", 0, NULL, cl));
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "p"), "n1");
+    assert_devices(sb, "fa", "n1/gpu-1");
+    json_t *r = json_array_get(
+        json_object_get(json_object_get(json_object_get(status_of(sb, "fa"), "allocation"), "devices"), "results"), 0);
+    assert_string_equal(json_string_value(json_object_get(r, "request")), "gpus/small");
+    sb_done(sb, &l);
+}
+
+/* allocationMode All takes every device of the class on the node, and
+ * matchAttribute keeps two requests' devices on one NUMA node. */
+static void test_all_and_match_attribute(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "AAAA", NULL);
+    add(sb, J("{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'namespace':'ns','name':'pair'},"
+              "'spec':{'devices':{'requests':["
+              "{'name':'a','exactly':{'deviceClassName':'gpu.example.com',"
+              "'selectors':[{'cel':{'expression':'device.attributes[\\'gpu.example.com\\'].numa == 1 || "
+              "device.attributes[\\'gpu.example.com\\'].numa == 0'}}]}},"
+              "{'name':'b','exactly':{'deviceClassName':'gpu.example.com',"
+              "'selectors':[{'cel':{'expression':'device.attributes[\\'gpu.example.com\\'].numa == 1'}}]}}],"
+              "'constraints':[{'matchAttribute':'gpu.example.com/numa'}]}}}"));
+    static const char *const cl[] = { "pair", NULL };
+    add(sb, pod("p", 0, NULL, cl));
+    sandbox_run(sb);
+    /* a's first fit gpu-0 (numa 0) leaves b no numa-0 device: a takes gpu-2. */
+    assert_devices(sb, "pair", "n1/gpu-2,n1/gpu-3");
+    add(sb,
+        J("{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'namespace':'ns','name':'rest'},"
+          "'spec':{'devices':{'requests':[{'name':'all','exactly':{'deviceClassName':'gpu.example.com',"
+          "'allocationMode':'All','selectors':[{'cel':{'expression':'device.attributes[\\'gpu.example.com\\'].numa == 0'}}]}}]}}}"));
+    static const char *const c2[] = { "rest", NULL };
+    add(sb, pod("q", 0, NULL, c2));
+    sandbox_run(sb);
+    assert_devices(sb, "rest", "n1/gpu-0,n1/gpu-1");
+    sb_done(sb, &l);
+}
+
+/* A pool of two slices counts only once both are known. */
+static void test_pool_complete_only(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    add(sb, gpu_class());
+    add(sb, node("n1"));
+    json_t *s1 = slice("n1", "A");
+    json_object_set_new(json_object_get(json_object_get(s1, "spec"), "pool"), "resourceSliceCount", json_integer(2));
+    add(sb, s1);
+    add(sb, claim("c", 1, NULL));
+    static const char *const cl[] = { "c", NULL };
+    add(sb, pod("p", 0, NULL, cl));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    json_t *s2 = slice("n1", "H");
+    json_object_set_new(json_object_get(s2, "metadata"), "name", json_string("n1-gpus-2"));
+    json_object_set_new(json_object_get(json_object_get(s2, "spec"), "pool"), "resourceSliceCount", json_integer(2));
+    json_object_set_new(json_array_get(json_object_get(json_object_get(s2, "spec"), "devices"), 0), "name",
+                        json_string("gpu-9"));
+    add(sb, s2);
+    sandbox_advance(sb, T0 + 20000);
+    assert_string_equal(node_of(sb, "p"), "n1");
+    sb_done(sb, &l);
+}
+
+int main(void)
+{
+    capabilities_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocates_and_writes),   cmocka_unit_test(test_two_claims_cannot_share),
+        cmocka_unit_test(test_unsatisfiable_says_why), cmocka_unit_test(test_unsupported_cel),
+        cmocka_unit_test(test_gang_all_or_nothing),    cmocka_unit_test(test_preemption_frees_devices),
+        cmocka_unit_test(test_shared_claim),           cmocka_unit_test(test_template_claim_waits),
+        cmocka_unit_test(test_first_available),        cmocka_unit_test(test_all_and_match_attribute),
+        cmocka_unit_test(test_pool_complete_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
