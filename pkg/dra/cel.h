@@ -1,0 +1,58 @@
+/* cel.h -- a bounded evaluator for the subset of CEL that DRA device
+ * selectors use (DeviceClass and ResourceClaim spec...selectors[].cel),
+ * with kube's DRA environment (k8s.io/dynamic-resource-allocation/cel).
+ *
+ * The subset: the variable `device` (driver, attributes, capacity,
+ * allowMultipleAllocations); map access by ["key"] and .key, has(), `in`
+ * (maps and list literals); == != < <= > >= && || ! unary - ?:; string, int
+ * and bool literals and lists of them; quantity(), isQuantity() and the
+ * quantity methods compareTo, isGreaterThan, isLessThan, sign, isInteger,
+ * asInteger; semver(), isSemver() and compareTo, isGreaterThan, isLessThan,
+ * major, minor, patch; the string methods startsWith, endsWith, contains
+ * and size(). Anything else is refused at compile time with a message that
+ * names it, never guessed.
+ *
+ * Semantics follow CEL as kube runs it: an unknown domain in
+ * device.attributes or device.capacity is an empty map, a missing name in a
+ * domain is the error "no such key"; && and || absorb an error when the
+ * other side decides (false && error is false); == between values of
+ * different types is false, < between them an error. Version attributes are
+ * semver values, capacities quantities (compared in milli-units, so a
+ * quantity finer than 1m is rounded up to it).
+ *
+ * Bounds: an expression of at most DRA_CEL_MAX_LEN bytes compiles to at
+ * most DRA_CEL_MAX_NODES AST nodes nested at most DRA_CEL_MAX_DEPTH deep.
+ * An evaluation visits each node at most once (no loops, no macros that
+ * iterate), each visit costs at most one scan of the device's attributes or
+ * capacities, and nothing is allocated: cost per device is bounded by
+ * dra_cel_nodes() x (nattrs + ncaps), recursion by the depth bound. */
+#ifndef AISCHED_DRA_CEL_H
+#define AISCHED_DRA_CEL_H
+
+#include <stddef.h>
+
+#include "dra/device.h"
+
+#define DRA_CEL_MAX_LEN   10240
+#define DRA_CEL_MAX_NODES 1024
+#define DRA_CEL_MAX_DEPTH 64
+
+typedef struct dra_cel dra_cel_t;
+
+/* Compiles expr; NULL with err naming what is outside the subset ("the
+ * function 'matches' is not supported", "macro 'all' is not supported",
+ * "list index is not supported") or the syntax error and its column. */
+dra_cel_t *dra_cel_compile(const char *expr, char *err, size_t errlen);
+
+/* 1 the device matches, 0 it does not, -1 a runtime error (err: "no such
+ * key: gpu.example.com/model", a type mismatch, "selector did not return a
+ * bool"). Thread-safe: c is only read. */
+int dra_cel_eval(const dra_cel_t *c, const dra_device_t *dev, char *err, size_t errlen);
+
+void dra_cel_free(dra_cel_t *c);
+
+/* The compiled expression's AST nodes: the bound on the steps of one
+ * evaluation (each node is visited at most once). */
+int dra_cel_nodes(const dra_cel_t *c);
+
+#endif
