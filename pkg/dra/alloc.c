@@ -17,6 +17,17 @@ typedef struct al_slot {
     char name[128]; /* as the result names it: "gpus" or "gpus/big" */
 } al_slot_t;
 
+/* A search's answer besides 1 (found), 0 (not on this branch) and -1
+ * (error): not found, and no earlier choice could change that. */
+#define AL_NEVER 2
+
+/* What one slot's search saw: dep, an earlier request's constraint value
+ * or device count was in the way; blocked, a device an earlier request
+ * took was skipped; done, the slot got its devices at least once. */
+typedef struct al_trace {
+    int dep, blocked, done;
+} al_trace_t;
+
 typedef struct al_pick {
     int cand, slot;
 } al_pick_t;
@@ -170,20 +181,29 @@ static int al_cons_add(al_t *a, int slot, int c)
 /* Whether candidate c may go to the slot now (kube's "in use" checks):
  * admin access takes any device its own claim has not taken; otherwise a
  * device in use or taken in this allocation is out, unless it allows
- * multiple allocations. */
-static int al_usable(const al_t *a, int slot, int c)
+ * multiple allocations. *blocked is set when what the earlier requests
+ * took is the reason (the slot's own picks come before c, never at it). */
+static int al_usable(const al_t *a, int slot, int c, int *blocked)
 {
     const al_slot_t *s = &a->slots[slot];
     if (s->req->admin) {
         const al_pick_t *p = &a->picks[s->claim * DRA_RESULTS_MAX];
         for (int i = 0; i < a->npicks[s->claim]; i++)
-            if (p[i].cand == c)
+            if (p[i].cand == c) {
+                *blocked = 1;
                 return 0;
+            }
         return 1;
     }
     if (a->cands[c].dev->multi)
         return 1;
-    return !a->cands[c].in_use && a->taken[c] == 0;
+    if (a->cands[c].in_use)
+        return 0;
+    if (a->taken[c] > 0) {
+        *blocked = 1;
+        return 0;
+    }
+    return 1;
 }
 
 /* The callback's answer for (slot, c), asked once. */
@@ -226,11 +246,12 @@ static void al_blame(al_t *a, int slot)
         a->blame = slot;
 }
 
-static int al_fill(al_t *a, int slot, int64_t k, int from);
+static int al_slot(al_t *a, int slot);
 
 /* The request after (ci, ri-1): the next of the claim, else the next
  * claim's first; 1 when every claim is done. firstAvailable alternatives
- * are tried in order, each with everything after it. */
+ * are tried in order, each with everything after it; the request fails
+ * whatever came before (AL_NEVER) when each alternative does. */
 static int al_next(al_t *a, int ci, int ri)
 {
     while (ci < a->nclaims && ri >= a->claims[ci].nreqs) {
@@ -242,19 +263,21 @@ static int al_next(al_t *a, int ci, int ri)
     const dra_request_t *top = &a->claims[ci].reqs[ri];
     int s0 = a->first[a->ord0[ci] + ri];
     if (top->nsubs == 0)
-        return al_fill(a, s0, 0, 0);
+        return al_slot(a, s0);
+    int never = 1;
     for (int si = 0; si < top->nsubs; si++) {
-        int r = al_fill(a, s0 + si, 0, 0);
-        if (r != 0)
+        int r = al_slot(a, s0 + si);
+        if (r == 1 || r < 0)
             return r;
+        never = never && r == AL_NEVER;
     }
-    return 0;
+    return never ? AL_NEVER : 0;
 }
 
 /* allocationMode All: every matching device of the node, or none at all
  * (kube: no matching device, or one that cannot be taken, is no solution;
  * a constraint that refuses one of them is the claim's error). */
-static int al_fill_all(al_t *a, int slot)
+static int al_fill_all(al_t *a, int slot, al_trace_t *t)
 {
     const al_slot_t *s = &a->slots[slot];
     int n = 0;
@@ -264,8 +287,10 @@ static int al_fill_all(al_t *a, int slot)
             return -1;
         n += e;
     }
-    if (n == 0 || a->npicks[s->claim] + n > DRA_RESULTS_MAX) {
-        al_blame(a, slot);
+    if (n == 0)
+        return 0;
+    if (a->npicks[s->claim] + n > DRA_RESULTS_MAX) {
+        t->dep = a->npicks[s->claim] > 0;
         return 0;
     }
     int pushed = 0, r = 0;
@@ -274,7 +299,7 @@ static int al_fill_all(al_t *a, int slot)
             r = -1;
         else if (!a->elig[(size_t)slot * (size_t)a->ncands + (size_t)c])
             continue;
-        else if (!al_usable(a, slot, c))
+        else if (!al_usable(a, slot, c, &t->blocked))
             break;
         else if (!al_cons_add(a, slot, c)) {
             const dra_device_t *d = a->cands[c].dev;
@@ -287,8 +312,10 @@ static int al_fill_all(al_t *a, int slot)
             pushed++;
         }
     }
-    if (r == 0 && pushed == n)
+    if (r == 0 && pushed == n) {
+        t->done = 1;
         r = al_next(a, s->claim, s->ri + 1);
+    }
     if (r == 1)
         return 1;
     while (pushed-- > 0) {
@@ -297,8 +324,6 @@ static int al_fill_all(al_t *a, int slot)
         al_pop(a, slot, c);
         al_cons_remove_upto(a, slot, a->claims[s->claim].ncons);
     }
-    if (r == 0)
-        al_blame(a, slot);
     return r;
 }
 
@@ -306,22 +331,22 @@ static int al_fill_all(al_t *a, int slot)
  * in candidate order, which finds the same first solution as kube's
  * device-by-device loop (a solution's devices in any order are a solution)
  * without trying each set's permutations. */
-static int al_fill(al_t *a, int slot, int64_t k, int from)
+static int al_fill(al_t *a, int slot, int64_t k, int from, al_trace_t *t)
 {
     const al_slot_t *s = &a->slots[slot];
-    if (s->req->mode == DRA_MODE_ALL)
-        return al_fill_all(a, slot);
     int64_t need = s->req->count;
-    if (k == need)
+    if (k == need) {
+        t->done = 1;
         return al_next(a, s->claim, s->ri + 1);
+    }
     if (k == 0 && a->npicks[s->claim] + need > DRA_RESULTS_MAX) {
-        al_blame(a, slot);
+        t->dep = a->npicks[s->claim] > 0;
         return 0;
     }
     for (int c = from; (int64_t)(a->ncands - c) >= need - k; c++) {
         if (al_step(a) < 0)
             return -1;
-        if (!al_usable(a, slot, c))
+        if (!al_usable(a, slot, c, &t->blocked))
             continue;
         int e = al_elig(a, slot, c);
         if (e < 0)
@@ -329,16 +354,63 @@ static int al_fill(al_t *a, int slot, int64_t k, int from)
         if (!e || !al_cons_add(a, slot, c))
             continue;
         al_push(a, slot, c);
-        int r = al_fill(a, slot, k + 1, c + 1);
+        int r = al_fill(a, slot, k + 1, c + 1, t);
         if (r == 1)
             return 1;
         al_pop(a, slot, c);
         al_cons_remove_upto(a, slot, a->claims[s->claim].ncons);
-        if (r < 0)
-            return -1;
+        /* AL_NEVER from a later request: no other choice here helps. */
+        if (r < 0 || r == AL_NEVER)
+            return r;
     }
-    al_blame(a, slot);
     return 0;
+}
+
+/* Whether one of the slot's constraints already holds a value (from the
+ * claim's earlier requests). */
+static int al_cons_held(const al_t *a, int slot)
+{
+    const al_slot_t *s = &a->slots[slot];
+    const dra_claim_req_t *cl = &a->claims[s->claim];
+    for (int j = 0; j < cl->ncons; j++)
+        if (a->cons[a->cons0[s->claim] + j].n > 0 && al_cons_applies(&cl->cons[j], s))
+            return 1;
+    return 0;
+}
+
+/* Whether a device the earlier requests took would have matched the
+ * slot (judged now if it was not: a failure path, once per device). */
+static int al_blocked_match(al_t *a, int slot)
+{
+    for (int c = 0; c < a->ncands; c++) {
+        int blocked = 0;
+        if (al_usable(a, slot, c, &blocked) || !blocked)
+            continue;
+        int e = al_elig(a, slot, c);
+        if (e != 0)
+            return e;
+    }
+    return 0;
+}
+
+/* Fills one slot and everything after it. A slot that never got its
+ * devices, with nothing the earlier requests took or constrained in the
+ * way, fails whatever they chose: AL_NEVER ends the search there (kube
+ * would try every earlier choice first; the answer is the same). */
+static int al_slot(al_t *a, int slot)
+{
+    al_trace_t t = { .dep = al_cons_held(a, slot) };
+    int r = a->slots[slot].req->mode == DRA_MODE_ALL ? al_fill_all(a, slot, &t) : al_fill(a, slot, 0, 0, &t);
+    if (r == 0 && !t.dep && !t.done) {
+        int m = t.blocked ? al_blocked_match(a, slot) : 0;
+        if (m < 0)
+            return -1;
+        if (m == 0)
+            r = AL_NEVER;
+    }
+    if (r == 0 || r == AL_NEVER)
+        al_blame(a, slot);
+    return r;
 }
 
 /* Checks a request as kube's validateDeviceRequest and the claim's size
@@ -606,7 +678,7 @@ int dra_allocate_budget(const dra_claim_req_t *claims, int nclaims, const dra_ca
                 al_why(&a, "device allocation: out of memory");
                 rc = -1;
             }
-        } else if (r == 0) {
+        } else if (r == 0 || r == AL_NEVER) {
             al_explain(&a);
             rc = 1;
         } else {

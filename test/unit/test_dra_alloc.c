@@ -496,9 +496,9 @@ static void test_budget_exhausted(void **state)
         snprintf(name, sizeof(name), "gpu-%d", i);
         add_dev(&nd, name, GPU, "a100", 0, 0);
     }
-    /* 10 of 30 gpus, then a nic the node does not have: an exhaustive
-     * search would try C(30,10) = 30045015 sets before saying no. */
-    dra_request_t rs[2] = { req("gpus", GPU, 10, NULL, 0), req("nic", NIC, 1, NULL, 0) };
+    /* 10 of 30 gpus, then 21 more: no allocation, but only trying every
+     * set of 10 (C(30,10) = 30045015) shows it. */
+    dra_request_t rs[2] = { req("gpus", GPU, 10, NULL, 0), req("more", GPU, 21, NULL, 0) };
     dra_claim_req_t c = { .key = "default/c1", .reqs = rs, .nreqs = 2 };
     run_t *x = run_alloc(&c, 1, &nd);
     assert_int_equal(x->rc, -1);
@@ -509,6 +509,43 @@ static void test_budget_exhausted(void **state)
     /* 100000 steps, yet each (request, device) judged at most once. */
     assert_int_equal(judge_max_calls(&x->j), 1);
     assert_true(x->j.total <= 60);
+}
+
+static void test_request_no_choice_helps(void **state)
+{
+    (void)state;
+    node_t nd = { 0 };
+    char name[16];
+    for (int i = 0; i < 30; i++) {
+        snprintf(name, sizeof(name), "gpu-%d", i);
+        add_dev(&nd, name, GPU, "a100", 0, 0);
+    }
+    /* 10 of 30 gpus, then a nic the node does not have: the nic fails
+     * whatever the gpus took (none of the 10 taken is a nic), so the search
+     * stops there instead of trying C(30,10) sets. Steps: 10 gpus tried and
+     * judged (20), the nic's 30 tries and 20 judged, the 10 taken judged for
+     * the nic (10). */
+    dra_request_t rs[2] = { req("gpus", GPU, 10, NULL, 0), req("nic", NIC, 1, NULL, 0) };
+    dra_claim_req_t c = { .key = "default/c1", .reqs = rs, .nreqs = 2 };
+    run_t *x = run_alloc(&c, 1, &nd);
+    assert_int_equal(x->rc, 1);
+    assert_int_equal(x->out.steps, 80);
+    assert_string_equal(x->why, "claim default/c1, request nic: 1 device of class nic.example.com; the node has 0");
+    assert_int_equal(judge_max_calls(&x->j), 1);
+
+    /* A device the gpus took would have served the second request: that
+     * one fails because of the first's choice, so the search goes on and
+     * finds the set without it. */
+    four_gpus(&nd, 0, 0);
+    add_dev(&nd, "gpu-4", GPU, "a100", 1, 0);
+    nd.attrs[1][0].s = "x";
+    char *x_sel[] = { GPU "/model=x" };
+    dra_request_t rs2[2] = { req("gpus", GPU, 3, NULL, 0), req("x", GPU, 1, x_sel, 1) };
+    c.reqs = rs2;
+    x = run_alloc(&c, 1, &nd);
+    assert_int_equal(x->rc, 0);
+    assert_string_equal(render(&x->out), "gpus:gpu-0,gpus:gpu-2,gpus:gpu-3,x:gpu-1");
+    dra_alloc_free(&x->out);
 }
 
 static void test_eligibility_error(void **state)
@@ -572,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_first_available_falls_back),
         cmocka_unit_test(test_match_attribute_backtracks),
         cmocka_unit_test(test_budget_exhausted),
+        cmocka_unit_test(test_request_no_choice_helps),
         cmocka_unit_test(test_eligibility_error),
         cmocka_unit_test(test_requests_kube_refuses),
     };
