@@ -71,9 +71,9 @@ typedef struct ks_profile {
 
 /* kube's plugins (and ai-scheduler's own two) with the points they
  * implement in kube 1.33-1.35. SchedulingGates is implied: ai-scheduler
- * always keeps gated pods out of scheduling. DynamicResources is accepted
- * and allocates nothing: pods with resourceClaims are held pending by the
- * dynamic-resources row (scheduler/gates.c). */
+ * always keeps gated pods out of scheduling. DynamicResources' PreFilter
+ * and Filter are the framework's plugin; its PreEnqueue, Reserve and
+ * PreBind run in the dynamic-resources row (dra/row.c). */
 typedef struct ks_plugin {
     const char *name;
     unsigned sets;
@@ -562,8 +562,8 @@ static int ks_on_volume_binding(cfg_loader_t *l, const char *key, const yaml_nod
     return UNKNOWN("VolumeBinding args");
 }
 
-/* DynamicResources is not run (see KS_PLUGINS); its filterTimeout is
- * read and has nothing to time. */
+/* DynamicResources' filterTimeout is read and has nothing to time: the
+ * allocator's search is bounded by steps (dra/alloc.h), not by a clock. */
 static int ks_on_dra(cfg_loader_t *l, const char *key, const yaml_node_t *kn, const yaml_node_t *vn, void *ctx)
 {
     ks_args_ctx_t *a = ctx;

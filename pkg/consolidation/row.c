@@ -195,6 +195,8 @@ static int movable(void *ud, const pod_t *p)
         return 0;
     if (gpu_req_of(p) || gang_of(p)) /* fractions and gang members stay */
         return 0;
+    if (p->nclaims > 0) /* DRA claims are allocated on their node: moving the pod would not move them */
+        return 0;
     if (svc->home_pool(core, p) != f->pool_id)
         return 0;
     /* A young pod is no mover: moving it loses its work as evicting would. */

@@ -567,6 +567,15 @@ void dra_row_housekeep(const sched_row_t *row)
         check_served(r);
 }
 
+void dra_row_node_doc(const sched_row_t *row, const node_info_t *ni, json_t *item)
+{
+    dra_row_t *r = row->self;
+    int devices = 0, used = 0;
+    if (ni && ni->node)
+        dra_store_node_counts(r->store, ni->node->name, &ni->node->labels, &devices, &used);
+    json_object_set_new(item, "draDevices", json_pack("{s:i, s:i}", "total", devices, "used", used));
+}
+
 int dra_row_drain(const sched_row_t *row)
 {
     return undo_pending(row->self) > 0;

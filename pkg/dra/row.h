@@ -41,5 +41,9 @@ int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
  * again whether DRA is served while it is not. */
 void dra_row_housekeep(const sched_row_t *row);
 int dra_row_drain(const sched_row_t *row);
+/* The dashboard's nodes page: "draDevices": {"total", "used"}, the DRA
+ * devices of complete pools on the node and how many are allocated or
+ * held. */
+void dra_row_node_doc(const sched_row_t *row, const node_info_t *ni, json_t *item);
 
 #endif

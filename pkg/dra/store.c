@@ -778,6 +778,8 @@ typedef struct pclaim {
 } pclaim_t;
 
 struct dra_prep {
+    dra_store_t *store; /* Filter reads it (no cluster view needed: a
+                         * preemption's copies are filtered without one) */
     pclaim_t *c;
     int n;
     dra_claim_req_t *areq; /* the claims to allocate, in c's order */
@@ -1063,6 +1065,7 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
         return DRA_PREP_WAIT;
     }
     dra_prep_t *p = util_xcalloc(1, sizeof(*p));
+    p->store = s;
     p->c = util_xcalloc((size_t)d->n + 1, sizeof(*p->c));
     p->areq = util_xcalloc((size_t)d->n + 1, sizeof(*p->areq));
     p->aidx = util_xcalloc((size_t)d->n + 1, sizeof(*p->aidx));
@@ -1210,11 +1213,11 @@ static int pins_fit(const dra_prep_t *p, const char *node, const labels_t *label
     return 1;
 }
 
-int dra_prep_fits(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels, char *why,
-                  size_t whylen)
+int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, char *why, size_t whylen)
 {
     if (!p)
         return 0;
+    dra_store_t *s = p->store;
     if (!pins_fit(p, node, labels, why, whylen))
         return 1;
     if (p->nareq == 0)

@@ -65,8 +65,7 @@ void dra_prep_add_pod(dra_prep_t *p, const pod_t *other);
 /* Filter: 0 every claim can be allocated (or is allocated) for a pod on
  * node (name, labels), 1 not (why: what failed, the same words for every
  * node that fails alike), -1 an error (why). */
-int dra_prep_fits(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels, char *why,
-                  size_t whylen);
+int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, char *why, size_t whylen);
 
 /* Reserve: the pod's allocation on node, chosen again on the live store,
  * held until the claims' watch shows it or unreserve: 0, or -1 with err

@@ -543,8 +543,10 @@ void framework_set_base_cluster(framework_t *fw, const fw_cluster_t *cl)
 {
     memset(&fw->base, 0, sizeof(fw->base));
     fw->has_base = cl != NULL;
-    if (cl)
+    if (cl) {
         fw->base.volumes = cl->volumes;
+        fw->base.dra = cl->dra;
+    }
 }
 
 const fw_config_t *framework_config(const framework_t *fw)

@@ -127,7 +127,7 @@ static void test_register_then_init(void **state)
     widget_node_ext = node_ext_register(&widget_node);
     capabilities_init();
     assert_true(pod_ext_sealed());
-    assert_int_equal(pod_ext_count(), 2); /* widgets and GPU sharing */
+    assert_int_equal(pod_ext_count(), 3); /* widgets, GPU sharing and DRA claims */
     /* After the seal a registration is a bug, not a silent no-op. */
     assert_true(child_dies(register_late));
 }

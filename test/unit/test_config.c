@@ -87,8 +87,10 @@ static void test_knobs_are_scheduler_opts(void **st)
     config_default(&c);
     scheduler_opts_default(&o);
     memcpy(&same, &c.sched, sizeof same);
-    const char **mine[] = { &same.scheduler_name, &same.gpu_namespace, &same.gpu_image, &same.topology_levels };
-    const char *const defaults[] = { o.scheduler_name, o.gpu_namespace, o.gpu_image, o.topology_levels };
+    const char **mine[] = { &same.scheduler_name, &same.gpu_namespace, &same.gpu_image, &same.topology_levels,
+                            &same.dra_queue_resources };
+    const char *const defaults[] = { o.scheduler_name, o.gpu_namespace, o.gpu_image, o.topology_levels,
+                                     o.dra_queue_resources };
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
         assert_string_equal(*mine[i], defaults[i]);
         assert_ptr_not_equal(*mine[i], defaults[i]); /* a copy, not the literal */
@@ -625,7 +627,7 @@ static const char *point_list(const fw_config_t *fw, int point)
 #define V1_FILTERS                                                                                                     \
     "NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,VolumeRestrictions,"           \
     "EBSLimits,GCEPDLimits,NodeVolumeLimits,AzureDiskLimits,VolumeBinding,VolumeZone,PodTopologySpread,"               \
-    "InterPodAffinity,GpuSharing,TopologyDomain"
+    "InterPodAffinity,GpuSharing,TopologyDomain,DynamicResources"
 
 /* A v1 file with no profiles: kube's one profile "default-scheduler" with
  * v1's defaults (default_plugins.go): score weights TaintToleration 3,
@@ -643,7 +645,7 @@ static void test_v1_defaults(void **st)
     assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
     assert_string_equal(point_list(&fw, FW_PT_QUEUE_SORT), "PrioritySort");
     assert_string_equal(point_list(&fw, FW_PT_PRE_FILTER),
-                        "NodePorts,NodeResourcesFit,VolumeBinding,PodTopologySpread,InterPodAffinity,GpuSharing");
+                        "NodePorts,NodeResourcesFit,VolumeBinding,PodTopologySpread,InterPodAffinity,GpuSharing,DynamicResources");
     assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
     assert_string_equal(point_list(&fw, FW_PT_POST_FILTER), "DefaultPreemption");
     assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE),
@@ -708,7 +710,7 @@ static void test_v1_multipoint(void **st)
     assert_string_equal(point_list(&fw, FW_PT_FILTER),
                         "NodeUnschedulable,NodeName,TaintToleration,NodePorts,NodeResourcesFit,VolumeRestrictions,"
                         "EBSLimits,GCEPDLimits,NodeVolumeLimits,AzureDiskLimits,VolumeBinding,VolumeZone,"
-                        "PodTopologySpread,InterPodAffinity,GpuSharing,TopologyDomain");
+                        "PodTopologySpread,InterPodAffinity,GpuSharing,TopologyDomain,DynamicResources");
     assert_string_equal(point_list(&fw, FW_PT_SCORE),
                         "NodeAffinity:4,TaintToleration:5,NodeResourcesLeastAllocated:1,InterPodAffinity:1,"
                         "GpuSharing:5,NodeResourcesBalancedAllocation:1");

@@ -15,6 +15,8 @@
 
 #include "sandbox/sandbox.h"
 #include "scheduler/capabilities.h"
+#include "scheduler/scheduler.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #define T0 1800000000000LL
@@ -400,6 +402,13 @@ static void test_preemption_frees_devices(void **st)
     add(sb, pod("high", 100, NULL, high));
     sandbox_run(sb);
     sandbox_advance(sb, T0 + 30000);
+    if (getenv("DRA_DEBUG")) {
+        json_t *rec = scheduler_explain(sandbox_scheduler(sb), "pod", "ns", "high");
+        char *t = json_dumps(rec, JSON_INDENT(1));
+        fprintf(stderr, "%s\n", t);
+        free(t);
+        json_decref(rec);
+    }
     assert_int_equal(l.evicts, 1);
     assert_null(sandbox_get(sb, "Pod", "ns", "low"));
     assert_devices(sb, "c-low", "");
@@ -554,6 +563,8 @@ static void test_pool_complete_only(void **st)
 int main(void)
 {
     capabilities_init();
+    if (getenv("DRA_DEBUG"))
+        log_set_verbosity(6);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocates_and_writes),   cmocka_unit_test(test_two_claims_cannot_share),
         cmocka_unit_test(test_unsatisfiable_says_why), cmocka_unit_test(test_unsupported_cel),

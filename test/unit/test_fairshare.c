@@ -255,7 +255,7 @@ static void test_invalid_hierarchy(void **state)
 static void test_admission(void **state)
 {
     (void)state;
-    fs_opts_t o = { 0, 600, 100 };
+    fs_opts_t o = { .starvation_age_s = 600, .non_preemptible_priority = 100 };
     fs_store_t *fs = fs_store_new(&o);
     fs_queue_upsert(fs, mkq("lim", "{'resources':{'gpu':{'quota':2,'limit':4}}}"));
     int t = fs_tenant_id(fs, "lim");

@@ -4,10 +4,21 @@
  * structured-parameters allocator, dra/alloc.h). PreEnqueue, Reserve and
  * PreBind live in the dynamic-resources row (dra/row.c). */
 #include <stdio.h>
+#include <string.h>
 
 #include "dra/claims.h"
 #include "dra/store.h"
 #include "framework/plugins/plugins.h"
+
+/* A node's reason is short (FW_REASON_LEN): the selectors the allocator
+ * names ("... matching <selectors>; the node has 4") are left out, the
+ * claim, request, class and counts kept. */
+static void shorten(char *why)
+{
+    char *m = strstr(why, " matching "), *semi = m ? strstr(m, "; ") : NULL;
+    if (m && semi)
+        memmove(m, semi, strlen(semi) + 1);
+}
 
 static void dr_state_free(void *p)
 {
@@ -37,13 +48,14 @@ static int dr_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
 {
     (void)pod;
     const dra_prep_t *p = cycle_state_slot(cs, pl);
-    const fw_cluster_t *cl = cycle_state_cluster(cs);
-    if (!p || !cl || !cl->dra)
+    if (!p)
         return FW_SUCCESS;
     char why[FW_REASON_LEN * 4];
-    int rc = dra_prep_fits(cl->dra, p, ni->node->name, &ni->node->labels, why, sizeof(why));
-    if (rc != 0)
+    int rc = dra_prep_fits(p, ni->node->name, &ni->node->labels, why, sizeof(why));
+    if (rc != 0) {
+        shorten(why);
         fw_status_add(st, rc < 0 ? FW_ERROR : FW_UNSCHEDULABLE, why);
+    }
     return st->code;
 }
 
