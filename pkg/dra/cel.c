@@ -1303,15 +1303,25 @@ static cel_val_t vint(int64_t i)
 
 static cel_val_t ev(ectx_t *e, int n);
 
+/* Does q start with the n bytes at p? (p may hold a NUL from an escape:
+ * then it does not, and q is never read past its end.) */
+static int starts(const char *q, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (q[i] == '\0' || q[i] != p[i])
+            return 0;
+    return 1;
+}
+
 /* Does the qualified name "domain/key" match? */
 static int qname_is(const char *q, const char *dom, size_t nd, const char *key, size_t nk)
 {
-    return strncmp(q, dom, nd) == 0 && q[nd] == '/' && strncmp(q + nd + 1, key, nk) == 0 && q[nd + 1 + nk] == '\0';
+    return starts(q, dom, nd) && q[nd] == '/' && starts(q + nd + 1, key, nk) && q[nd + 1 + nk] == '\0';
 }
 
 static int qname_in_domain(const char *q, const char *dom, size_t nd)
 {
-    return strncmp(q, dom, nd) == 0 && q[nd] == '/';
+    return starts(q, dom, nd) && q[nd] == '/';
 }
 
 static const dra_attr_t *find_attr(const dra_device_t *d, const char *dom, size_t nd, const char *key, size_t nk)
@@ -1377,7 +1387,7 @@ static int64_t map_size(const dra_device_t *d, const cel_val_t *m)
         if (dl < 0)
             continue;
         if (m->t == CT_ATTR_DOMAIN || m->t == CT_CAP_DOMAIN) {
-            count += (size_t)dl == m->u.s.n && strncmp(q, m->u.s.p, m->u.s.n) == 0;
+            count += (size_t)dl == m->u.s.n && starts(q, m->u.s.p, m->u.s.n);
             continue;
         }
         int seen = 0;

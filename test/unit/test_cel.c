@@ -171,6 +171,10 @@ static void test_maps_has_in(void **state)
         { "size(device.attributes) == 1 && size(device.capacity['gpu.example.com']) == 2", NULL, 1, NULL },
         { "size(device.attributes) == 2", &nv, 1, NULL },
         { "device.driver.size() == 15 && size('héllo') == 5 && size([1, 2]) == 2", NULL, 1, NULL },
+        /* a key with a NUL (an escape) matches no name, and no name is read past its end */
+        { "'gpu.example.com/model\\x00xyz' in device.attributes", NULL, 0, NULL },
+        { "'model\\x00xyz' in device.attributes['gpu.example.com']", NULL, 0, NULL },
+        { "device.attributes['gpu.example.com']['model\\x00'] == 'x'", NULL, -1, "no such key" },
         { "device.attributes[device.driver].model == 'LATEST-GPU-MODEL'", NULL, 1, NULL },
         { "device.attributes[device.driver][device.attributes[device.driver].uuid] == 1", NULL, -1, "no such key" },
         { "device.attributes[device.attributes[device.driver].index].x == 1", NULL, -1, "map index by int" },
