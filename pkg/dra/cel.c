@@ -88,6 +88,8 @@ typedef enum {
     K_AND, /* a: first operand (chained) */
     K_OR,
     K_COND, /* a ? b : c */
+    K_BIND, /* cel.bind(name, a, b): i is the variable's slot */
+    K_VAR,  /* a variable of cel.bind: i is its slot */
 } cel_kind_t;
 
 enum { F_DRIVER, F_ATTRS, F_CAPS, F_MULTI };
@@ -348,6 +350,11 @@ typedef struct {
     size_t pool_used;
     cel_node_t *nodes;
     int nnodes;
+    /* the cel.bind variables in scope, innermost last */
+    const char *bind_name[DRA_CEL_MAX_BINDS];
+    size_t bind_len[DRA_CEL_MAX_BINDS];
+    int bind_type[DRA_CEL_MAX_BINDS];
+    int nbinds;
 } parser_t;
 
 static void perr(parser_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -924,6 +931,61 @@ static int index_map(parser_t *p, int operand, int col)
     return nd;
 }
 
+/* A cel.bind variable in scope by that name: its slot, or -1. */
+static int bind_find(const parser_t *p, const char *name, size_t n)
+{
+    for (int k = p->nbinds - 1; k >= 0; k--)
+        if (p->bind_len[k] == n && memcmp(p->bind_name[k], name, n) == 0)
+            return k;
+    return -1;
+}
+
+/* cel.bind(name, init, body), kube's recommended way to name a domain once
+ * (cel.bind(d, device.attributes["dra.example.com"], d.a && d.b)); the
+ * current token is the '.' after "cel". */
+static int parse_bind(parser_t *p, int col)
+{
+    if (lex(p))
+        return -1;
+    if (!tok_ident(p, "bind")) {
+        if (p->tok.kind == T_IDENT)
+            perr(p, "the function 'cel.%.*s' is not supported (column %d)", (int)p->tok.n, p->tok.s, col);
+        else
+            unexpected(p, "'bind'");
+        return -1;
+    }
+    if (lex(p) || expect(p, "("))
+        return -1;
+    tok_t name = p->tok;
+    if (name.kind != T_IDENT) {
+        unexpected(p, "a variable name");
+        return -1;
+    }
+    if (p->nbinds >= DRA_CEL_MAX_BINDS) {
+        perr(p, "cel.bind is nested deeper than %d (column %d)", DRA_CEL_MAX_BINDS, col);
+        return -1;
+    }
+    if (lex(p) || expect(p, ","))
+        return -1;
+    int init = parse_expr(p);
+    if (init < 0 || expect(p, ","))
+        return -1;
+    int slot = p->nbinds++;
+    p->bind_name[slot] = name.s;
+    p->bind_len[slot] = name.n;
+    p->bind_type[slot] = ntype(p, init);
+    int body = parse_expr(p);
+    p->nbinds--;
+    if (body < 0 || expect(p, ")"))
+        return -1;
+    int nd = node(p, K_BIND, col, init, body, -1);
+    if (nd >= 0) {
+        p->nodes[nd].i = slot;
+        p->nodes[nd].type = (unsigned char)ntype(p, body);
+    }
+    return nd;
+}
+
 static int parse_primary(parser_t *p)
 {
     tok_t t = p->tok;
@@ -944,6 +1006,17 @@ static int parse_primary(parser_t *p)
             int r = parse_call(p, t.s, t.n, col, -1);
             return r == -2 ? parse_has(p, col) : r;
         }
+        int slot = bind_find(p, t.s, t.n);
+        if (slot >= 0) {
+            int nd = node(p, K_VAR, col, -1, -1, -1);
+            if (nd >= 0) {
+                p->nodes[nd].i = slot;
+                p->nodes[nd].type = (unsigned char)p->bind_type[slot];
+            }
+            return nd;
+        }
+        if (t.n == 3 && memcmp(t.s, "cel", 3) == 0 && tok_is(p, "."))
+            return parse_bind(p, col);
         if (t.n == 6 && memcmp(t.s, "device", 6) == 0) {
             int nd = node(p, K_DEVICE, col, -1, -1, -1);
             if (nd >= 0)
@@ -1279,6 +1352,9 @@ typedef struct {
     const dra_device_t *d;
     char *err;
     size_t errlen;
+    /* cel.bind's variables, and the message of one that is an error */
+    cel_val_t vars[DRA_CEL_MAX_BINDS];
+    char var_err[DRA_CEL_MAX_BINDS][160];
 } ectx_t;
 
 static cel_val_t verr(ectx_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1303,15 +1379,25 @@ static cel_val_t vint(int64_t i)
 
 static cel_val_t ev(ectx_t *e, int n);
 
+/* Does q start with the n bytes at p? (p may hold a NUL from an escape:
+ * then it does not, and q is never read past its end.) */
+static int starts(const char *q, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (q[i] == '\0' || q[i] != p[i])
+            return 0;
+    return 1;
+}
+
 /* Does the qualified name "domain/key" match? */
 static int qname_is(const char *q, const char *dom, size_t nd, const char *key, size_t nk)
 {
-    return strncmp(q, dom, nd) == 0 && q[nd] == '/' && strncmp(q + nd + 1, key, nk) == 0 && q[nd + 1 + nk] == '\0';
+    return starts(q, dom, nd) && q[nd] == '/' && starts(q + nd + 1, key, nk) && q[nd + 1 + nk] == '\0';
 }
 
 static int qname_in_domain(const char *q, const char *dom, size_t nd)
 {
-    return strncmp(q, dom, nd) == 0 && q[nd] == '/';
+    return starts(q, dom, nd) && q[nd] == '/';
 }
 
 static const dra_attr_t *find_attr(const dra_device_t *d, const char *dom, size_t nd, const char *key, size_t nk)
@@ -1377,7 +1463,7 @@ static int64_t map_size(const dra_device_t *d, const cel_val_t *m)
         if (dl < 0)
             continue;
         if (m->t == CT_ATTR_DOMAIN || m->t == CT_CAP_DOMAIN) {
-            count += (size_t)dl == m->u.s.n && strncmp(q, m->u.s.p, m->u.s.n) == 0;
+            count += (size_t)dl == m->u.s.n && starts(q, m->u.s.p, m->u.s.n);
             continue;
         }
         int seen = 0;
@@ -1453,6 +1539,10 @@ static cel_val_t ev_has(ectx_t *e, const cel_node_t *nd)
     cel_val_t m = ev(e, sel->a);
     if (m.t == CT_ERR)
         return m;
+    /* kube's device.attributes and device.capacity find every domain
+     * (an unknown one as an empty map), and has() asks them to find it */
+    if (m.t == CT_ATTRS || m.t == CT_CAPS)
+        return vbool(1);
     return vbool(map_has(e->d, &m, sel->s, sel->n));
 }
 
@@ -1701,6 +1791,19 @@ static cel_val_t ev(ectx_t *e, int n)
     case K_IN: return ev_in(e, nd);
     case K_AND: return ev_logic(e, nd, 1);
     case K_OR: return ev_logic(e, nd, 0);
+    case K_BIND: { /* the value is computed once, before the body, as CEL's bind does */
+        int slot = (int)nd->i;
+        e->vars[slot] = ev(e, nd->a);
+        if (e->vars[slot].t == CT_ERR)
+            snprintf(e->var_err[slot], sizeof e->var_err[slot], "%s", e->errlen ? e->err : "");
+        return ev(e, nd->b);
+    }
+    case K_VAR: {
+        int slot = (int)nd->i;
+        if (e->vars[slot].t == CT_ERR && e->errlen)
+            snprintf(e->err, e->errlen, "%s", e->var_err[slot]);
+        return e->vars[slot];
+    }
     case K_COND: {
         cel_val_t v = ev(e, nd->a);
         if (v.t == CT_ERR)
@@ -1716,7 +1819,11 @@ static cel_val_t ev(ectx_t *e, int n)
 int dra_cel_eval(const dra_cel_t *c, const dra_device_t *dev, char *err, size_t errlen)
 {
     char scratch[1];
-    ectx_t e = { .c = c, .d = dev, .err = err && errlen ? err : scratch, .errlen = err && errlen ? errlen : 1 };
+    ectx_t e; /* not zeroed: vars are written by their cel.bind before any read */
+    e.c = c;
+    e.d = dev;
+    e.err = err && errlen ? err : scratch;
+    e.errlen = err && errlen ? errlen : 1;
     e.err[0] = '\0';
     if (!c || !dev) {
         verr(&e, "no selector or no device");

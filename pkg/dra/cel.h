@@ -4,7 +4,8 @@
  *
  * The subset: the variable `device` (driver, attributes, capacity,
  * allowMultipleAllocations); map access by ["key"] and .key, has(), `in`
- * (maps and list literals); == != < <= > >= && || ! unary - ?:; string, int
+ * (maps and list literals); cel.bind(name, value, expr) (kube's DRA
+ * environment enables it); == != < <= > >= && || ! unary - ?:; string, int
  * and bool literals and lists of them; quantity(), isQuantity() and the
  * quantity methods compareTo, isGreaterThan, isLessThan, sign, isInteger,
  * asInteger; semver(), isSemver() and compareTo, isGreaterThan, isLessThan,
@@ -14,7 +15,8 @@
  *
  * Semantics follow CEL as kube runs it: an unknown domain in
  * device.attributes or device.capacity is an empty map, a missing name in a
- * domain is the error "no such key"; && and || absorb an error when the
+ * domain is the error "no such key" (and, as in kube, has() of a domain
+ * itself, has(device.attributes.x), is true); && and || absorb an error when the
  * other side decides (false && error is false); == between values of
  * different types is false, < between them an error. Version attributes are
  * semver values, capacities quantities (compared in milli-units, so a
@@ -36,6 +38,7 @@
 #define DRA_CEL_MAX_LEN   10240
 #define DRA_CEL_MAX_NODES 1024
 #define DRA_CEL_MAX_DEPTH 64
+#define DRA_CEL_MAX_BINDS 8 /* cel.bind variables in scope at once */
 
 typedef struct dra_cel dra_cel_t;
 

@@ -147,7 +147,9 @@ static void test_maps_has_in(void **state)
         { "has(device.capacity['gpu.example.com'].memory)", NULL, 1, NULL },
         { "has(device.capacity['gpu.example.com'].power)", NULL, 0, NULL },
         { "has(device.attributes['gpu.example.com'])", NULL, COMPILE_ERR, "has() macro" }, /* CEL: x.name only */
-        { "has(device.attributes.gpu)", NULL, 0, NULL },
+        /* kube: the outer maps find every domain, so has() of one is true */
+        { "has(device.attributes.gpu)", NULL, 1, NULL },
+        { "has(device.capacity.gpu)", NULL, 1, NULL },
         { "has(device.driver)", NULL, 1, NULL },
         { "has(device.attributes['gpu.example.com']['model'])", NULL, COMPILE_ERR, "has() macro" },
         { "has(device.attributes['gpu.example.com'].model) && device.attributes['gpu.example.com'].model == 'x'", NULL,
@@ -171,6 +173,10 @@ static void test_maps_has_in(void **state)
         { "size(device.attributes) == 1 && size(device.capacity['gpu.example.com']) == 2", NULL, 1, NULL },
         { "size(device.attributes) == 2", &nv, 1, NULL },
         { "device.driver.size() == 15 && size('héllo') == 5 && size([1, 2]) == 2", NULL, 1, NULL },
+        /* a key with a NUL (an escape) matches no name, and no name is read past its end */
+        { "'gpu.example.com/model\\x00xyz' in device.attributes", NULL, 0, NULL },
+        { "'model\\x00xyz' in device.attributes['gpu.example.com']", NULL, 0, NULL },
+        { "device.attributes['gpu.example.com']['model\\x00'] == 'x'", NULL, -1, "no such key" },
         { "device.attributes[device.driver].model == 'LATEST-GPU-MODEL'", NULL, 1, NULL },
         { "device.attributes[device.driver][device.attributes[device.driver].uuid] == 1", NULL, -1, "no such key" },
         { "device.attributes[device.attributes[device.driver].index].x == 1", NULL, -1, "map index by int" },
@@ -289,6 +295,45 @@ static void test_unsupported_named(void **state)
         { "device.attributes[?'gpu.example.com'].model == 'a'", NULL, COMPILE_ERR, "optional index" },
         { "device.attributes.?foo == 'a'", NULL, COMPILE_ERR, "optional field" },
         { "device.driver.has(x)", NULL, COMPILE_ERR, "the function 'has' is not supported" },
+    };
+    check(c, sizeof c / sizeof c[0]);
+}
+
+/* cel.bind, as kube's DRA environment enables it (ext.Bindings). */
+static void test_bind(void **state)
+{
+    (void)state;
+    static const cel_case_t c[] = {
+        { "cel.bind(d, device.attributes['gpu.example.com'], d.model == 'LATEST-GPU-MODEL' && d.index == 0)", NULL, 1,
+          NULL },
+        { "cel.bind(d, device.attributes['gpu.nvidia.com'], d.type == 'gpu' && "
+          "cel.bind(m, device.capacity['gpu.nvidia.com'].memory, m.isGreaterThan(quantity('32Gi')) && "
+          "m.isLessThan(quantity('48Gi'))))",
+          &nv, 1, NULL },
+        { "cel.bind(d, device.attributes['gpu.example.com'], has(d.model) && !has(d.nope) && 'uuid' in d)", NULL, 1,
+          NULL },
+        /* a variable shadows, and goes out of scope after its body */
+        { "cel.bind(device, 1, device == 1)", NULL, 1, NULL },
+        { "cel.bind(x, 1, x == 1) && x == 1", NULL, COMPILE_ERR, "undeclared reference to 'x'" },
+        { "cel.bind(x, 'a', x == 1)", NULL, COMPILE_ERR, "no matching overload" },
+        /* an error bound is reported when used, with its own message */
+        { "cel.bind(x, device.attributes['gpu.example.com'].nope, false && x == 1)", NULL, 0, NULL },
+        { "cel.bind(x, device.attributes['gpu.example.com'].nope, device.attributes['y'].z == 1 || x == 1)", NULL, -1,
+          "no such key: y/z" },
+        { "cel.bind(x, device.attributes['gpu.example.com'].nope, true && x == 1)", NULL, -1,
+          "no such key: gpu.example.com/nope" },
+        { "cel.bind(1, 1, true)", NULL, COMPILE_ERR, "expected a variable name" },
+        { "cel.bind(x, 1)", NULL, COMPILE_ERR, "expected ','" },
+        { "cel.index(x) == 1", NULL, COMPILE_ERR, "the function 'cel.index' is not supported" },
+        { "cel.bind(a, 1, cel.bind(b, 2, cel.bind(c, 3, cel.bind(d, 4, cel.bind(e, 5, cel.bind(f, 6, "
+          "cel.bind(g, 7, cel.bind(h, 8, a + h == 9))))))))",
+          NULL, COMPILE_ERR, "operator '+'" },
+        { "cel.bind(a, 1, cel.bind(b, 2, cel.bind(c, 3, cel.bind(d, 4, cel.bind(e, 5, cel.bind(f, 6, "
+          "cel.bind(g, 7, cel.bind(h, 8, a < h))))))))",
+          NULL, 1, NULL },
+        { "cel.bind(a, 1, cel.bind(b, 2, cel.bind(c, 3, cel.bind(d, 4, cel.bind(e, 5, cel.bind(f, 6, "
+          "cel.bind(g, 7, cel.bind(h, 8, cel.bind(i, 9, a < i)))))))))",
+          NULL, COMPILE_ERR, "cel.bind is nested deeper than 8" },
     };
     check(c, sizeof c / sizeof c[0]);
 }
@@ -513,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_errors_and_absorption),
         cmocka_unit_test(test_unsupported_named),
         cmocka_unit_test(test_literals_and_ints),
+        cmocka_unit_test(test_bind),
         cmocka_unit_test(test_every_comparison),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_api_edges),
