@@ -125,8 +125,8 @@ void dra_row_cluster(const sched_row_t *row, fw_cluster_t *cl)
 /* ---- waking what waits ------------------------------------------------------ */
 
 /* Every pod pre_enqueue keeps out is asked again (it is kept out again if
- * nothing it waits for changed), and every pool's waiting pods move. */
-static void release_all(dra_row_t *r, const char *event)
+ * nothing it waits for changed). */
+static void release_held(dra_row_t *r)
 {
     lo_mutex_lock(&r->mu, LO_DRA_ROW);
     hashmap_t *held = r->held;
@@ -137,6 +137,12 @@ static void release_all(dra_row_t *r, const char *event)
     for (size_t it = 0; hashmap_next(held, &it, &uid, &v);)
         r->svc->release(r->core, uid);
     hashmap_free(held);
+}
+
+/* And every pool's waiting pods move (devices came or were freed). */
+static void release_all(dra_row_t *r, const char *event)
+{
+    release_held(r);
     r->svc->wake_all(r->core, event);
 }
 
@@ -144,6 +150,8 @@ static void on_object(dra_row_t *r, const char *kind, int rc, const char *key, c
 {
     if (rc < 0)
         LOG_W("dra: %s %s ignored: %s", kind, key, err);
+    else if (rc == DRA_CHANGE_NEW)
+        release_held(r);
     else if (rc == DRA_CHANGE_MORE)
         release_all(r, event);
 }
@@ -504,11 +512,34 @@ int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
 
 /* Takes the pod off the claim's reservedFor, and its allocation off when
  * the pod made it and no one else is reserved: 0 done (or nothing left
- * to do), 1 conflict, -1 err. */
+ * to do), 1 conflict, 2 kept (the pod is bound or placed again), -1 err. */
+/* Whether the pod is bound (the API says so) or holds a new reservation:
+ * then what its PreBind wrote stays (a Binding answered 409 may have
+ * taken, and a retried pod reuses its claims). Unknown counts as bound. */
+static int pod_keeps(dra_row_t *r, const dra_undo_t *u)
+{
+    if (dra_store_has_hold(r->store, u->pod_uid))
+        return 1;
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "/api/v1/namespaces/%s/pods/%s", u->ns, u->pod_name);
+    long status = 0;
+    json_t *pod = NULL;
+    char err[256];
+    int rc = r->svc->api_json(r->core, "GET", b.data, NULL, NULL, &pod, &status, err, sizeof(err));
+    sbuf_free(&b);
+    const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    int keeps = rc == 0 && uid && !strcmp(uid, u->pod_uid) && node && *node;
+    json_decref(pod);
+    return keeps || (rc != 0 && status != 404);
+}
+
 static int undo_once(dra_row_t *r, const dra_undo_t *u, char *err, size_t errlen)
 {
     json_t *claim = NULL;
     int gone = 0;
+    if (pod_keeps(r, u))
+        return 2;
     if (claim_get(r, u->ns, u->name, &claim, &gone, err, errlen) != 0)
         return gone ? 0 : -1;
     json_t *status = json_object_get(claim, "status");
@@ -545,7 +576,10 @@ static int undo_pending(dra_row_t *r)
         int rc = 1;
         for (int attempt = 0; attempt < 4 && rc == 1; attempt++)
             rc = undo_once(r, x, err, sizeof(err));
-        if (rc != 0)
+        if (rc == 2)
+            LOG_I("dra: resourceclaim %s/%s: pod %s is bound or placed again; its reservation stays", x->ns,
+                  x->name, x->pod_uid);
+        else if (rc != 0)
             LOG_W("dra: resourceclaim %s/%s: pod %s's reservation not undone: %s", x->ns, x->name, x->pod_uid,
                   rc == 1 ? "conflicts on every write" : err);
         else

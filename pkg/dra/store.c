@@ -75,6 +75,7 @@ typedef struct hold_claim {
 
 typedef struct hold {
     char *uid, *node;
+    char *pod_name; /* the pod is in the claims' namespace */
     hold_claim_t *c;
     int n;
 } hold_t;
@@ -268,6 +269,7 @@ static void hold_free(hold_t *h)
     }
     free(h->c);
     free(h->uid);
+    free(h->pod_name);
     free(h->node);
     free(h);
 }
@@ -719,13 +721,21 @@ static void inflight_seen(dra_store_t *s, const claim_t *c)
     hashmap_remove(s->inflight, c->key);
 }
 
-/* Whether the change from old to c may let a pod fit: a new claim, one
- * gone, an allocation dropped, reservedFor shrunk. */
+/* Whether the change from old to c frees devices or room: a claim gone,
+ * an allocation dropped, reservedFor shrunk. */
 static int claim_frees(const claim_t *old, const claim_t *c)
 {
     if (!old || !c)
-        return 1;
+        return old != NULL;
     return (old->allocated && !c->allocated) || c->nreserved < old->nreserved;
+}
+
+int dra_store_has_hold(dra_store_t *s, const char *pod_uid)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    int has = hashmap_get(s->holds, pod_uid) != NULL;
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return has;
 }
 
 int dra_store_claim(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
@@ -742,12 +752,10 @@ int dra_store_claim(dra_store_t *s, kube_event_type_t type, const char *key, jso
     claim_count(s, c, +1);
     if (c)
         inflight_seen(s, c);
-    int frees = claim_frees(old, c);
+    int change = !old && c ? DRA_CHANGE_NEW : claim_frees(old, c) ? DRA_CHANGE_MORE : DRA_CHANGE_NONE;
     lo_rwlock_unlock(&s->lock, LO_DRA);
     claim_free(old);
-    if (rc < 0)
-        return rc;
-    return frees ? DRA_CHANGE_MORE : DRA_CHANGE_NONE;
+    return rc < 0 ? rc : change;
 }
 
 json_t *dra_store_claim_json(dra_store_t *s, const char *ns, const char *name)
@@ -1313,6 +1321,7 @@ static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, con
 {
     hold_t *h = util_xcalloc(1, sizeof(*h));
     h->uid = util_strdup(pod->uid);
+    h->pod_name = util_strdup(pod->name);
     h->node = util_strdup(node);
     h->c = util_xcalloc((size_t)p->n + 1, sizeof(*h->c));
     for (int i = 0; i < p->n; i++) {
@@ -1381,6 +1390,7 @@ void dra_undo_free(dra_undo_t *u)
         free(u->ns);
         free(u->name);
         free(u->pod_uid);
+        free(u->pod_name);
         free(u);
         u = next;
     }
@@ -1401,6 +1411,7 @@ dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid)
         u->ns = util_strdup(h->c[i].ns);
         u->name = util_strdup(h->c[i].name);
         u->pod_uid = util_strdup(pod_uid);
+        u->pod_name = util_strdup(h->pod_name);
         u->deallocate = h->c[i].allocation != NULL;
         u->next = head;
         head = u;

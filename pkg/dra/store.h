@@ -28,7 +28,8 @@ void dra_store_free(dra_store_t *s);
 /* What an object event changed for waiting pods. */
 enum {
     DRA_CHANGE_NONE = 0, /* nothing a waiting pod can gain */
-    DRA_CHANGE_MORE      /* devices, classes or claims appeared or were freed */
+    DRA_CHANGE_NEW,      /* a claim appeared: only pods kept out waiting for it gain */
+    DRA_CHANGE_MORE      /* devices or classes appeared, or devices were freed */
 };
 
 /* Informer events (key: "name" or "ns/name"; obj NULL for a delete found
@@ -78,12 +79,15 @@ int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const 
 typedef struct dra_undo {
     char *ns, *name; /* the claim */
     char *pod_uid;   /* remove from reservedFor */
+    char *pod_name;  /* the pod (in ns): not undone while it is bound */
     int deallocate;  /* and clear the allocation this pod made, if no one
                         * else is reserved */
     struct dra_undo *next;
 } dra_undo_t;
 dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid);
 void dra_undo_free(dra_undo_t *u);
+/* Whether the pod holds a reservation now (Reserve to PreBind). */
+int dra_store_has_hold(dra_store_t *s, const char *pod_uid);
 
 /* PreBind: the claim writes the pod's hold needs, in order. */
 typedef struct dra_write {
