@@ -25,9 +25,14 @@
  * Bounds: an expression of at most DRA_CEL_MAX_LEN bytes compiles to at
  * most DRA_CEL_MAX_NODES AST nodes nested at most DRA_CEL_MAX_DEPTH deep.
  * An evaluation visits each node at most once (no loops, no macros that
- * iterate), each visit costs at most one scan of the device's attributes or
- * capacities, and nothing is allocated: cost per device is bounded by
- * dra_cel_nodes() x (nattrs + ncaps), recursion by the depth bound. */
+ * iterate; a cel.bind value is computed once) and allocates nothing. A
+ * visit costs at most one scan of the device's attributes or capacities
+ * (size() of device.attributes: a quadratic one over at most kube's 32 per
+ * device) or of the strings it compares, so the cost per device is bounded
+ * by dra_cel_nodes() x (nattrs + ncaps), recursion by the depth bound. A
+ * version attribute is parsed when read: one that is not semver is an error
+ * of the selectors that read it (kube fails the device for every selector;
+ * the API server's validation keeps such values out of slices). */
 #ifndef AISCHED_DRA_CEL_H
 #define AISCHED_DRA_CEL_H
 
