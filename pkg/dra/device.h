@@ -42,11 +42,6 @@ typedef struct dra_device {
     int multi; /* allowMultipleAllocations: true (may be in several claims) */
 } dra_device_t;
 
-/* A device's attribute of the fully qualified name, or NULL. */
-const dra_attr_t *dra_device_attr(const dra_device_t *d, const char *qualified);
-/* A device's capacity of the fully qualified name, or NULL. */
-const dra_capacity_t *dra_device_capacity(const dra_device_t *d, const char *qualified);
-
 /* How a request picks devices (exactly.allocationMode). */
 typedef enum { DRA_MODE_EXACT = 0, DRA_MODE_ALL } dra_mode_t;
 
