@@ -29,7 +29,9 @@
 # Cases:
 #   crds-served                 the four CRDs serve resource.k8s.io/v1; valid objects of each kind apply, bad ones are refused
 #   standin-claim-statuses      status.resourceClaimStatuses through pods/status (merge, strategic), GET, LIST, WATCH
+#   checks-on-kube-writes       the scheduler cases' checks accept kube-scheduler's writes (played), refuse wrong ones
 #   controller-template-claims  a claim made from the template for a pod, reservedFor cleared, deallocated, deleted when the pod goes
+#   chart-rbac-dra              the chart lets the scheduler read DRA's kinds, write claims' status and finalizer, not slices or classes
 #   class-and-claim-cel         class selector (model A100) and claim selectors (memory >= 80Gi, driverVersion > 2.0.0): n2's gpu-3
 #   claims-not-sharing-a-node   two pods of 2 GPUs on two nodes of 2: one per node; a third claim of 1 pending
 #   shared-claim                a second pod of an allocated claim goes to its node; reservedFor has both
@@ -248,11 +250,11 @@ case_crds_served() {
     [ "$(api_get $DRA/resourceslices/n2-$DRV | jq -c '.spec.devices[3]')" = \
       '{"attributes":{"driverVersion":{"version":"2.1.0"},"gpu.example.com/model":{"string":"A100"},"numa":{"int":1}},"capacity":{"memory":{"value":"80Gi"}},"name":"gpu-3"}' ] ||
         fail "slice n2 read back: $(api_get $DRA/resourceslices/n2-$DRV | jq -c '.spec.devices[3]')"
-    claim full "$(exactly gpus gpu-a100 2 'device.capacity["gpu.example.com"].memory >= quantity("40Gi")')" \
+    claim full "$(exactly gpus gpu-a100 2 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0')" \
         '{"name":"alt","firstAvailable":[{"name":"big","deviceClassName":"gpu-a100","count":1},{"name":"small","deviceClassName":"gpu-t4","allocationMode":"All"}]}' \
         -- '[{"requests":["gpus","alt"],"matchAttribute":"gpu.example.com/numa"}]'
     got=$(claim_json full | jq -c .spec.devices)
-    [ "$got" = '{"constraints":[{"matchAttribute":"gpu.example.com/numa","requests":["gpus","alt"]}],"requests":[{"exactly":{"allocationMode":"ExactCount","count":2,"deviceClassName":"gpu-a100","selectors":[{"cel":{"expression":"device.capacity[\"gpu.example.com\"].memory >= quantity(\"40Gi\")"}}]},"name":"gpus"},{"firstAvailable":[{"count":1,"deviceClassName":"gpu-a100","name":"big"},{"allocationMode":"All","deviceClassName":"gpu-t4","name":"small"}],"name":"alt"}]}' ] ||
+    [ "$got" = '{"constraints":[{"matchAttribute":"gpu.example.com/numa","requests":["gpus","alt"]}],"requests":[{"exactly":{"allocationMode":"ExactCount","count":2,"deviceClassName":"gpu-a100","selectors":[{"cel":{"expression":"device.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0"}}]},"name":"gpus"},{"firstAvailable":[{"count":1,"deviceClassName":"gpu-a100","name":"big"},{"allocationMode":"All","deviceClassName":"gpu-t4","name":"small"}],"name":"alt"}]}' ] ||
         fail "claim full read back: $got"
     template tg "$(exactly gpu $DRV 1)"
     [ "$(api_get "$TEMPLATES/tg" | jq -c .spec.spec.devices.requests)" = '[{"exactly":{"allocationMode":"ExactCount","count":1,"deviceClassName":"gpu.example.com"},"name":"gpu"}]' ] ||
@@ -398,8 +400,66 @@ case_controller_template_claims() {
     wait_until "[ \"\$(api_req GET $CLAIMS/$c -o /dev/null -w '%{http_code}')\" = 404 ]" 15 || fail "claim $c of a deleted pod not deleted"
 }
 
+# The scheduler cases' checks against kube-scheduler's own writes, played
+# here for pod kp (scheduler "nobody"): the finalizer on claim kc (update of
+# the claim), then PUT .../status with the allocation and reservedFor, then
+# the Binding through the stand-in. expect_alloc accepts exactly that and
+# refuses a wrong device, node or reservation; no_device_twice refuses a
+# second claim holding the same device.
+kube_prebind() { # CLAIM POD NODE RESULTS-JSON
+    local cj
+    cj=$(claim_json "$1" | jq -c --arg f "$FINALIZER" '.metadata.finalizers = ((.metadata.finalizers // []) + [$f])')
+    api_req PUT "$CLAIMS/$1" -H 'Content-Type: application/json' --data-binary "$cj" -o /dev/null -w '%{http_code}' | grep -q 200 ||
+        fail "finalizer on $1"
+    cj=$(claim_json "$1" | jq -c --arg p "$2" --arg u "$(pod_uid "$2")" --arg n "$3" --argjson r "$4"         '.status = {allocation: {devices: {results: $r},
+            nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: "metadata.name", operator: "In", values: [$n]}]}]}},
+          reservedFor: ((.status.reservedFor // []) + [{resource: "pods", name: $p, uid: $u}])}')
+    api_req PUT "$CLAIMS/$1/status" -H 'Content-Type: application/json' --data-binary "$cj" -o /dev/null -w '%{http_code}' | grep -q 200 ||
+        fail "status of $1"
+}
+case_checks_on_kube_writes() {
+    reset
+    cluster
+    claim kc "$(exactly gpu gpu-a100 1)"
+    dpod kp kc -- --scheduler nobody
+    kube_prebind kc kp n2 '[{"request":"gpu","driver":"gpu.example.com","pool":"n2","device":"gpu-3"}]'
+    local out
+    out=$(si_send POST /api/v1/namespaces/default/pods/kp/binding application/json \
+        '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"kp"},"target":{"apiVersion":"v1","kind":"Node","name":"n2"}}')
+    [ "${out##*$'\n'}" = 201 ] || fail "Binding -> ${out%$'\n'*}"
+    expect_alloc kc kp n2 "gpu $DRV n2 gpu-3"
+    no_device_twice
+    ( expect_alloc kc kp n2 "gpu $DRV n2 gpu-2" ) 2>/dev/null && fail "expect_alloc took a wrong device"
+    ( wait_until() { return 0; }; expect_alloc kc kp n1 "gpu $DRV n2 gpu-3" ) 2>/dev/null && fail "expect_alloc took a wrong node"
+    claim kd "$(exactly gpu gpu-a100 1)"
+    kube_prebind kd kp n2 '[{"request":"gpu","driver":"gpu.example.com","pool":"n2","device":"gpu-3"}]'
+    ( no_device_twice ) 2>/dev/null && fail "no_device_twice missed gpu-3 in kc and kd"
+    ( expect_alloc kd kp n2 "gpu $DRV n2 gpu-3" ) 2>/dev/null || fail "kd as written"
+    return 0
+}
+
 # ---------------------------------------------------------------------------
 # the scheduler (kube-scheduler's DynamicResources plugin's outcomes)
+
+# The chart's RBAC (applied by cp_start, used by every scheduler here) lets
+# the scheduler read DRA's four kinds, write a claim's status and its
+# finalizer (kube-scheduler's PreBind: an update of the claim, then of
+# .../status), and write no slice or class (those are drivers' and admins').
+case_chart_rbac() {
+    local as=system:serviceaccount:$CHART_NS:$SCHED_SA r v bad=""
+    can() { [ "$(kc auth can-i "$@" --as "$as" 2>/dev/null)" = yes ]; }
+    for r in deviceclasses resourceslices resourceclaims resourceclaimtemplates; do
+        for v in get list watch; do can "$v" "$r.resource.k8s.io" -A || bad="$bad $v:$r"; done
+    done
+    can update resourceclaims.resource.k8s.io --subresource=status -A || bad="$bad update:resourceclaims/status"
+    can update resourceclaims.resource.k8s.io -A || can patch resourceclaims.resource.k8s.io -A || bad="$bad update|patch:resourceclaims (the finalizer)"
+    [ -z "$bad" ] || fail "the chart does not grant:$bad"
+    for r in deviceclasses resourceslices; do
+        for v in create update patch delete; do ! can "$v" "$r.resource.k8s.io" || bad="$bad $v:$r"; done
+    done
+    ! can delete resourceclaimtemplates.resource.k8s.io -A || bad="$bad delete:resourceclaimtemplates"
+    [ -z "$bad" ] || fail "the chart grants more than the scheduler needs:$bad"
+}
 
 # Class gpu-a100 selects the A100s of n2 (not n1's T4); the claim's
 # selectors keep memory >= 80Gi (gpu-2, gpu-3) and driverVersion > 2.0.0
@@ -407,7 +467,7 @@ case_controller_template_claims() {
 case_cel_selectors() {
     reset
     cluster
-    claim c1 "$(exactly gpu gpu-a100 1 'device.capacity["gpu.example.com"].memory >= quantity("80Gi")' \
+    claim c1 "$(exactly gpu gpu-a100 1 'device.capacity["gpu.example.com"].memory.compareTo(quantity("80Gi")) >= 0' \
         'device.attributes["gpu.example.com"].driverVersion.isGreaterThan(semver("2.0.0"))')"
     dpod p1 c1
     expect_alloc c1 p1 n2 "gpu $DRV n2 gpu-3"
@@ -477,11 +537,14 @@ case_all_nodes() {
     no_device_twice
 }
 
-# allocationMode All of class gpu-t4: every T4, all four on n1; then a pod
-# wanting one T4 is pending.
+# allocationMode All of class gpu-t4 on n1 alone (4 T4): every T4; then a
+# pod wanting one T4 is pending. (One node: whether All of zero matching
+# devices may allocate nothing elsewhere is not what this case is about.)
 case_mode_all() {
     reset
-    cluster
+    make_node n1 8 32Gi 0 110 || fail "node n1"
+    base_classes
+    node_slice n1 "$(gpus gpu 4 T4)"
     claim call "$(exactly all gpu-t4 All)"
     dpod pall call
     expect_alloc call pall n1 "all $DRV n1 gpu-0,all $DRV n1 gpu-1,all $DRV n1 gpu-2,all $DRV n1 gpu-3"
@@ -501,7 +564,7 @@ case_first_available() {
     base_classes
     node_slice n1 "$(gpus gpu 1 T4)"
     local fa='{"name":"gpu","firstAvailable":[{"name":"big","deviceClassName":"gpu-a100","count":1,
-        "selectors":[{"cel":{"expression":"device.capacity[\"gpu.example.com\"].memory >= quantity(\"80Gi\")"}}]},
+        "selectors":[{"cel":{"expression":"device.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"80Gi\")) >= 0"}}]},
         {"name":"small","deviceClassName":"gpu-t4","count":1}]}'
     claim f1 "$fa"
     dpod pf1 f1
@@ -729,6 +792,7 @@ wait_until "grep -q listening '$CP_WORK/claimctl.log'" 10 || die "the fake claim
 run_case crds-served case_crds_served
 run_case standin-claim-statuses case_standin_claim_statuses
 run_case controller-template-claims case_controller_template_claims
+run_case checks-on-kube-writes case_checks_on_kube_writes
 
 # E2E_DRA_FORCE=1: run them anyway (to try the harness against any binary).
 if [ "${E2E_DRA_FORCE:-0}" != 1 ] && { [ ! -x "$AISCHED_BIN" ] || ! "$AISCHED_BIN" --help 2>&1 | grep -q -- --dra-queue-resource; }; then
@@ -740,6 +804,7 @@ if [ "${E2E_DRA_FORCE:-0}" != 1 ] && { [ ! -x "$AISCHED_BIN" ] || ! "$AISCHED_BI
     finish
     exit
 fi
+run_case chart-rbac-dra case_chart_rbac
 SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler
 run_case class-and-claim-cel case_cel_selectors
 run_case claims-not-sharing-a-node case_no_share
