@@ -4,8 +4,9 @@
 # Sourced after lib.sh and cp_start by t_standin.sh and make demo (demo.sh).
 # The v1.20 server drops the pod fields of 1.26-1.35 (spec.schedulingGates,
 # native sidecars' restartPolicy, pod-level spec.resources,
-# spec.resourceClaims, resize status); the stand-in keeps them and plays a
-# 1.33-1.35 kube-apiserver's rules for them (see its docstring).
+# spec.resourceClaims, resize status, status.resourceClaimStatuses); the
+# stand-in keeps them and plays a 1.33-1.35 kube-apiserver's rules for them
+# (see its docstring).
 #
 #   standin_start || die "..."   # SI_URL, SI_LOG, SI_ADMIN_KC, SI_SCHED_KC
 #   SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler

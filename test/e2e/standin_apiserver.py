@@ -12,7 +12,10 @@ upstream gave the pod):
   spec.{containers,initContainers}[].restartPolicy / .resizePolicy /
   .resources.claims, and from PATCH .../pods/NAME/status:
   status.{containerStatuses,initContainerStatuses}[].allocatedResources /
-  .allocatedResourcesStatus / .resources and status.resize.
+  .allocatedResourcesStatus / .resources, status.resize and
+  status.resourceClaimStatuses (DRA: the claims kube-controller-manager's
+  resourceclaim controller made from templates; fake_claim_controller.py
+  plays it in t_dra.sh).
 Every pod it serves (GET, LIST, each WATCH event, the answers of POST, PATCH,
 PUT, DELETE) gets its overlay merged back in, for every client.
 
@@ -35,7 +38,11 @@ Rules it plays (kube 1.33-1.35):
   - resize status written through pods/status (a test plays the kubelet) is
     kept and shown, with the same annotation bump: a merge or strategic
     patch's fields of a container status are merged into the overlay's for
-    the container of that name.
+    the container of that name;
+  - status.resourceClaimStatuses written through pods/status is kept and
+    shown, with the same bump: a merge patch replaces the list (null clears
+    it), a strategic merge patch merges by "name" (kube's patchMergeKey; an
+    item replaces the one of its name, "$patch": "delete" removes it).
 Not played: PUT keeps the overlay as it was; a JSON patch of pods/status is
 forwarded without looking at it; clients must authenticate with a bearer
 token (TLS ends here, so a client certificate cannot reach the upstream).
@@ -142,7 +149,7 @@ def spec_overlay(pod):
     """The newer spec fields of a pod as its creator sent it."""
     spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
     ov = {"spec": {k: copy.deepcopy(spec[k]) for k in SPEC_KEYS if spec.get(k) is not None},
-          "ctr": {}, "st": {}, "resize": None, "cond": None, "uid": None}
+          "ctr": {}, "st": {}, "resize": None, "rcs": None, "cond": None, "uid": None}
     for kind in CONTAINER_KINDS:
         for name, c in by_name(spec.get(kind)).items():
             keep = {p: copy.deepcopy(get_path(c, p)) for p in CONTAINER_PATHS if get_path(c, p) is not None}
@@ -178,6 +185,8 @@ def merge_overlay(pod, ov):
             cs.update(copy.deepcopy(named.get(name, {})))
     if ov["resize"] is not None:
         status["resize"] = ov["resize"]
+    if ov.get("rcs"):
+        status["resourceClaimStatuses"] = copy.deepcopy(ov["rcs"])
     if ov["cond"] is not None and not has_pod_scheduled(status) and isinstance(status.get("conditions", []), list):
         status.setdefault("conditions", []).append(copy.deepcopy(ov["cond"]))
     return pod
@@ -389,19 +398,40 @@ def split_gate_patch(ctype, body, old):
     return True, new, (body or None)
 
 
+def smp_claim_statuses(patch, old):
+    """Strategic merge of status.resourceClaimStatuses (patchStrategy
+    merge,retainKeys, key "name": an item replaces the one of its name)."""
+    if patch is None:
+        return []
+    if not isinstance(patch, list):
+        raise ApiError(400, "status.resourceClaimStatuses: a strategic merge patch wants a list")
+    items = [p for p in patch if not (isinstance(p, dict) and p.get("$patch") == "replace")]
+    out = [] if len(items) != len(patch) else copy.deepcopy(old or [])
+    for p in items:
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+            raise ApiError(400, "status.resourceClaimStatuses: each item wants a string name")
+        out = [c for c in out if c.get("name") != p["name"]]
+        if p.get("$patch") != "delete":
+            out.append({k: v for k, v in p.items() if not k.startswith("$")})
+    return out
+
+
 def split_status_patch(body):
-    """(the resize fields of a pods/status merge or strategic patch, the patch
-    without them); fields None when there are none."""
+    """(the fields of a pods/status merge or strategic patch the stand-in
+    keeps: resize status and resourceClaimStatuses, the patch without them);
+    None when there are none."""
     status = body.get("status") if isinstance(body, dict) else None
     if not isinstance(status, dict):
         return None, body
-    found = {"st": {}, "resize": status.pop("resize", None) if "resize" in status else False}
+    found = {"st": {}, "resize": status.pop("resize", None) if "resize" in status else False,
+             "rcs": status.pop("resourceClaimStatuses", None) if "resourceClaimStatuses" in status else False}
+    status.pop("$setElementOrder/resourceClaimStatuses", None)
     for kind in STATUS_KINDS:
         for name, cs in by_name(status.get(kind)).items():
             keep = {k: cs.pop(k) for k in STATUS_KEYS if k in cs}
             if keep:
                 found["st"].setdefault(kind, {})[name] = keep
-    if not found["st"] and found["resize"] is False:
+    if not found["st"] and found["resize"] is False and found["rcs"] is False:
         return None, body
     return found, body
 
@@ -742,6 +772,14 @@ class Standin:
                     o["st"].setdefault(kind, {}).setdefault(cname, {}).update(keep)
             if found["resize"] is not False:
                 o["resize"] = found["resize"]
+            if found["rcs"] is False:
+                return
+            if ctype == "application/strategic-merge-patch+json":
+                o["rcs"] = smp_claim_statuses(found["rcs"], o.get("rcs"))
+            elif found["rcs"] is None or isinstance(found["rcs"], list):
+                o["rcs"] = copy.deepcopy(found["rcs"])
+            else:
+                raise ApiError(400, "status.resourceClaimStatuses: want a list or null")
         if rest == {"status": {}}:
             rest = None
         return self.apply_and_bump(c, req, ns, name, ctype, rest, change)
