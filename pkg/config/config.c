@@ -1271,7 +1271,7 @@ static const flagdef_t FLAGS[] = {
     { "topology-levels", F_STR_OPT, OFF(sched.topology_levels), 0, 0, "KEYS",
       "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
     { "dra-queue-resources", F_STR_OPT, OFF(sched.dra_queue_resources), 0, 0, "CLASS=gpu,...",
-      "DRA: device classes whose devices Queues count as GPUs, one per device (" DRA_DEFAULT_QUEUE_RESOURCES
+      "DRA: device classes whose devices Queues count as GPUs (CLASS=gpu or CLASS=nvidia.com/gpu), one per device (" DRA_DEFAULT_QUEUE_RESOURCES
       "; \"\" = none)" },
     { "workload-groups", F_BOOL, OFF(sched.workload_groups), 0, 0, NULL,
       "derive gangs from the workload owning the pods: PyTorchJob, JobSet, indexed Job, LeaderWorkerSet, ... (on)" },

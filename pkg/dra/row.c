@@ -38,7 +38,8 @@ typedef struct dra_row {
     int ngpu_classes;
 } dra_row_t;
 
-/* "CLASS=gpu,CLASS=gpu": the classes, into r (0), or -1 with err. */
+/* "CLASS=gpu,CLASS=gpu" (or CLASS=nvidia.com/gpu): the classes (0), or -1
+ * with err. */
 static int parse_queue_resources(const char *spec, char ***out, int *n, char *err, size_t errlen)
 {
     *out = NULL;
@@ -49,7 +50,8 @@ static int parse_queue_resources(const char *spec, char ***out, int *n, char *er
     int rc = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
-        if (!eq || eq == tok || strcmp(eq + 1, "gpu") != 0) {
+        /* A Queue's gpu is nvidia.com/gpu: either name says it. */
+        if (!eq || eq == tok || (strcmp(eq + 1, "gpu") != 0 && strcmp(eq + 1, "nvidia.com/gpu") != 0)) {
             rc = util_errf(err, errlen,
                            "--dra-queue-resources: \"%s\" is not CLASS=gpu (devices of a class count as GPUs, one "
                            "each)",

@@ -335,6 +335,10 @@ if ! standin_start; then
     tail -5 "$CP_WORK/standin.log"
 else
     echo "stand-in: $SI_URL in front of $API_URL"
+    echo "DRA's objects (resource.k8s.io/v1) served as CRDs in their real group (test/e2e/dra/crds.yaml)"
+    kc apply -f test/e2e/dra/crds.yaml >/dev/null && kc wait --for condition=established --timeout=30s \
+        crd/deviceclasses.resource.k8s.io crd/resourceslices.resource.k8s.io crd/resourceclaims.resource.k8s.io \
+        crd/resourceclaimtemplates.resource.k8s.io >/dev/null || echo "(the DRA CRDs are not served)"
     echo "restarting the scheduler on it, with examples/scheduler-config-v1.yaml (kubescheduler.config.k8s.io/v1)"
     stop_scheduler TERM || echo "(scheduler exit status $?)"
     SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler --config examples/scheduler-config-v1.yaml
@@ -384,12 +388,44 @@ else
     echo "   (v1.20's rule, max(app, init) = max(2, 1) = 2 cpu, would have placed it: 2 + 1.5 <= 4)"
 
     echo
-    echo "3. spec.resourceClaims (DRA, GA in 1.34): ai-scheduler does not allocate claims; the pod is held pending, saying why"
-    si_create today-claim --node-selector demo=today-gates --merge '{"spec":{"resourceClaims":[{"name":"gpu","resourceClaimName":"gpu-claim"}],
+    echo "3. spec.resourceClaims (DRA, GA in 1.34): claims allocated from ResourceSlices, as kube-scheduler's DynamicResources"
+    echo "   a DeviceClass gpu.example.com, and today-gates' slice: gpu-0 (A100 40Gi), gpu-1 (H100 80Gi)"
+    api_post_json /apis/resource.k8s.io/v1/deviceclasses '{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",
+        "metadata":{"name":"gpu.example.com"},"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.example.com\""}}]}}' ||
+        echo "   (DeviceClass not created)"
+    api_post_json /apis/resource.k8s.io/v1/resourceslices '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+        "metadata":{"name":"today-gates-gpus"},"spec":{"driver":"gpu.example.com","nodeName":"today-gates",
+        "pool":{"name":"today-gates","generation":1,"resourceSliceCount":1},"devices":[
+        {"name":"gpu-0","attributes":{"model":{"string":"A100"}},"capacity":{"memory":{"value":"40Gi"}}},
+        {"name":"gpu-1","attributes":{"model":{"string":"H100"}},"capacity":{"memory":{"value":"80Gi"}}}]}}' ||
+        echo "   (ResourceSlice not created)"
+    echo "   claim big-gpu: 1 device with memory >= 80Gi (CEL: device.capacity[...].memory.compareTo(quantity(\"80Gi\")) >= 0)"
+    api_post_json /apis/resource.k8s.io/v1/namespaces/default/resourceclaims '{"apiVersion":"resource.k8s.io/v1",
+        "kind":"ResourceClaim","metadata":{"name":"big-gpu"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{
+        "deviceClassName":"gpu.example.com","selectors":[{"cel":{"expression":
+        "device.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"80Gi\")) >= 0"}}]}}]}}}' ||
+        echo "   (ResourceClaim not created)"
+    si_create today-claim --node-selector demo=today-gates --merge '{"spec":{"resourceClaims":[{"name":"gpu","resourceClaimName":"big-gpu"}],
         "containers":[{"name":"main","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"},"claims":[{"name":"gpu"}]}}]}}'
-    wait_until 'failed_of today-claim | grep -q .' 20 ||
+    if wait_until '[ -n "$(node_of today-claim)" ]' 20; then
+        echo "   today-claim -> $(node_of today-claim); claim big-gpu:"
+        kc get --raw /apis/resource.k8s.io/v1/namespaces/default/resourceclaims/big-gpu |
+            jq -c '{devices: [.status.allocation.devices.results[] | .pool + "/" + .device],
+                    node: .status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values,
+                    reservedFor: [.status.reservedFor[].name], finalizers: .metadata.finalizers}' | sed 's/^/   /'
+    else
+        echo "   (today-claim not bound within 20 s; what the cluster shows:)"
+        demo_state today-claim
+    fi
+    echo "   claim two-gpus: 2 devices where 1 is left: pending, the reason names the claim and the request"
+    api_post_json /apis/resource.k8s.io/v1/namespaces/default/resourceclaims '{"apiVersion":"resource.k8s.io/v1",
+        "kind":"ResourceClaim","metadata":{"name":"two-gpus"},"spec":{"devices":{"requests":[{"name":"gpus","exactly":{
+        "deviceClassName":"gpu.example.com","count":2}}]}}}' || echo "   (ResourceClaim not created)"
+    si_create today-claim-2 --node-selector demo=today-gates --merge '{"spec":{"resourceClaims":[{"name":"gpus","resourceClaimName":"two-gpus"}],
+        "containers":[{"name":"main","image":"registry.invalid/pause:3","resources":{"requests":{"cpu":"100m"},"claims":[{"name":"gpus"}]}}]}}'
+    wait_until 'failed_of today-claim-2 | grep -q .' 20 ||
         echo "   (no event within 20 s; what the cluster shows:)"
-    demo_state today-claim
+    demo_state today-claim-2
 fi
 
 step "stopping"

@@ -22,7 +22,7 @@
 #
 # The harness cases (crds-served, standin-claim-statuses,
 # controller-template-claims) need no scheduler. The scheduler cases run only
-# when bin/ai-scheduler has DRA (its --help names --dra-queue-resource);
+# when bin/ai-scheduler has DRA (its --help names --dra-queue-resources);
 # otherwise they are recorded as one SKIP line, with the reason
 # (E2E_DRA_FORCE=1 runs them anyway).
 #
@@ -46,7 +46,7 @@
 #   gang-claim-does-not-fit     PodGroup minMember 4, the 4th member's claim cannot be allocated: nothing allocated or bound
 #   preemption-frees-devices    a high-priority pod with a claim evicts the low-priority holder of the devices
 #   restart-no-device-lost      a scheduler killed mid-way and restarted: every device in at most one claim, none lost
-#   queue-quota-dra-gpus        a Queue limited to 2 GPUs counts DRA devices (DEPENDS ON --dra-queue-resource)
+#   queue-quota-dra-gpus        a Queue limited to 2 GPUs counts DRA devices (DEPENDS ON --dra-queue-resources)
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -64,7 +64,7 @@ PG_API=/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups
 QLABEL=resource.aibee.cn/queue
 # The mapping from a device class to a queue resource is the lead's flag
 # (issue 36); the queue case depends on this spelling.
-DRA_QUEUE_FLAG=(--dra-queue-resource "$DRV=nvidia.com/gpu")
+DRA_QUEUE_FLAG=(--dra-queue-resources "$DRV=nvidia.com/gpu")
 
 # ---------------------------------------------------------------------------
 # objects
@@ -750,7 +750,7 @@ case_restart() {
     no_device_twice
 }
 
-# DEPENDS ON the lead's mapping flag (--dra-queue-resource CLASS=RESOURCE,
+# DEPENDS ON the lead's mapping flag (--dra-queue-resources CLASS=RESOURCE,
 # here gpu.example.com=nvidia.com/gpu, the resource a Queue's "gpu" counts).
 # Queue qd limited to 2 GPUs; three pods of qd each claim one device of class
 # gpu.example.com (n1 has 4): 2 bound, the third pending, its claim not
@@ -795,8 +795,8 @@ run_case controller-template-claims case_controller_template_claims
 run_case checks-on-kube-writes case_checks_on_kube_writes
 
 # E2E_DRA_FORCE=1: run them anyway (to try the harness against any binary).
-if [ "${E2E_DRA_FORCE:-0}" != 1 ] && { [ ! -x "$AISCHED_BIN" ] || ! "$AISCHED_BIN" --help 2>&1 | grep -q -- --dra-queue-resource; }; then
-    why="$AISCHED_BIN has no DRA (its --help does not name --dra-queue-resource)"
+if [ "${E2E_DRA_FORCE:-0}" != 1 ] && { [ ! -x "$AISCHED_BIN" ] || ! "$AISCHED_BIN" --help 2>&1 | grep -q -- --dra-queue-resources; }; then
+    why="$AISCHED_BIN has no DRA (its --help does not name --dra-queue-resources)"
     [ -x "$AISCHED_BIN" ] || why="no scheduler binary at $AISCHED_BIN"
     log "SKIP the scheduler cases: $why"
     echo "SKIP ${E2E_FILE}scheduler-cases ($why)"
