@@ -310,6 +310,14 @@ int dra_row_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t
     return 1;
 }
 
+void dra_row_pod_deleted(const sched_row_t *row, const pod_t *pod)
+{
+    dra_row_t *r = row->self;
+    lo_mutex_lock(&r->mu, LO_DRA_ROW);
+    hashmap_remove(r->held, pod->uid);
+    lo_mutex_unlock(&r->mu, LO_DRA_ROW);
+}
+
 /* ---- Reserve ------------------------------------------------------------------------ */
 
 typedef struct node_labels {

@@ -94,6 +94,7 @@ static const sched_ext_t table[] = {
       .pre_bind = dra_row_pre_bind,
       .housekeep = dra_row_housekeep,
       .node_doc = dra_row_node_doc,
+      .pod_deleted = dra_row_pod_deleted,
       .drain = dra_row_drain },
     { .name = "workload-groups",
       .init = grouper_row_init,
