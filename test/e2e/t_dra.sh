@@ -618,14 +618,15 @@ case_incomplete_pool() {
 # kube-scheduler's PreEnqueue: a pod whose claim comes from a template waits
 # until the claim exists (status.resourceClaimStatuses names it): with the
 # template missing, no claim, no Binding, and the scheduler says the pod
-# waits for its claim c0; once the template exists, the controller makes
+# waits for its claim c0 to be created (an event or the condition naming c0
+# and saying "created", "template" or "wait"); once the template exists, the controller makes
 # the claim and the pod is bound with n1's gpu-0 (gpu-t4: n1 only).
 case_template_claim_waits() {
     reset
     cluster
     dpod tw tmpl:later-t4
     PENDING_WAIT=4 expect_pending tw none
-    wait_until '{ failed_of tw; si_condition tw; } | grep -i claim | grep -qF c0' 10 ||
+    wait_until '{ failed_of tw; si_condition tw; } | grep -F c0 | grep -qEi "creat|template|wait"' 10 ||
         fail "nothing says tw waits for its claim c0: events '$(failed_of tw | tr '\n' ' ')', condition '$(si_condition tw)'"
     template later-t4 "$(exactly gpu gpu-t4 1)"
     wait_until '[ -n "$(generated c0 tw)" ]' 15 || fail "no claim for tw"
