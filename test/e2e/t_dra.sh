@@ -21,7 +21,8 @@
 # fits), written beside it.
 #
 # The harness cases (crds-served, standin-claim-statuses,
-# controller-template-claims) need no scheduler. The scheduler cases run only
+# checks-on-kube-writes, controller-template-claims) need no scheduler. The
+# others (chart-rbac-dra and the scheduler's) run only
 # when bin/ai-scheduler has DRA (its --help names --dra-queue-resource);
 # otherwise they are recorded as one SKIP line, with the reason
 # (E2E_DRA_FORCE=1 runs them anyway).
@@ -717,7 +718,8 @@ case_preemption() {
 }
 
 # 10 pods with one claim of 1 GPU each, 8 GPUs (n1 T4 x4, n2 A100 x4): the
-# scheduler is killed (SIGKILL) once some are bound and started again. In
+# scheduler is killed (SIGKILL) as soon as a claim has the finalizer (its
+# PreBind began) and started again. In
 # the end 8 pods are bound and 2 pending; every bound pod's claim is
 # allocated on its node and reserved for it; the 2 pending pods' claims are
 # not allocated; all 8 devices are in use, none twice.
@@ -728,8 +730,10 @@ case_restart() {
     for i in $(seq 0 9); do claim "rc-$i" "$(exactly gpu $DRV 1)"; done
     for i in $(seq 0 9); do dpod "r-$i" "rc-$i" & done
     wait
-    wait_until '[ "$(api_get "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%21%3D" | jq ".items | length")" -ge 2 ]' 30 ||
-        fail "nothing bound before the restart"
+    # killed as soon as the first PreBind began (a claim has the finalizer),
+    # so that some allocations are in flight
+    wait_until 'api_get "$CLAIMS" | jq -e --arg f "$FINALIZER" "any(.items[]; .metadata.finalizers // [] | index(\$f) != null)"' 30 0.1 ||
+        fail "no PreBind began before the restart"
     stop_scheduler KILL || true
     SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler
     wait_until '[ "$(api_get "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%21%3D" | jq ".items | length")" = 8 ]' 60 ||
