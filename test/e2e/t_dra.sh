@@ -34,7 +34,7 @@
 #   controller-template-claims  a claim made from the template for a pod, reservedFor cleared, deallocated, deleted when the pod goes
 #   chart-rbac-dra              the chart lets the scheduler read DRA's kinds, write claims' status and finalizer, not slices or classes
 #   class-and-claim-cel         class selector (model A100) and claim selectors (memory >= 80Gi, driverVersion > 2.0.0): n2's gpu-3
-#   claims-not-sharing-a-node   two pods of 2 GPUs on two nodes of 2: one per node; a third claim of 1 pending
+#   claims-not-sharing-a-node   one pod with 2 claims of 2 on nodes of 2: pending; two such pods: one per node; a third pending
 #   shared-claim                a second pod of an allocated claim goes to its node; reservedFor has both
 #   all-nodes-slice             a device of an allNodes slice: allocated without nodeSelector
 #   allocation-mode-all         All: every T4 of n1; then a claim of 1 T4 pending
@@ -476,15 +476,24 @@ case_cel_selectors() {
     no_device_twice
 }
 
-# n1 and n2 with 2 GPUs each: two pods of 2 GPUs cannot share a node, so one
-# is on each, each claim with gpu-0 and gpu-1 of its node; a third pod (1
-# GPU) finds none left: pending, its claim not allocated.
+# n1 and n2 with 2 GPUs each. One pod with two claims of 2 GPUs: both
+# must be on the pod's node, no node has 4: pending, neither allocated. It
+# goes; then two pods of 2 GPUs cannot share a node, so one is on each, each
+# claim with gpu-0 and gpu-1 of its node; a third pod (1 GPU) finds none
+# left: pending, its claim not allocated.
 case_no_share() {
     reset
     make_node n1 8 32Gi 0 110; make_node n2 8 32Gi 0 110
     base_classes
     node_slice n1 "$(gpus gpu 2 T4)"
     node_slice n2 "$(gpus gpu 2 T4)"
+    claim cx1 "$(exactly gpus $DRV 2)"
+    claim cx2 "$(exactly gpus $DRV 2)"
+    dpod pboth cx1 cx2
+    expect_pending pboth cx1
+    ! allocated cx2 || fail "cx2 allocated: $(results cx2)"
+    api_req DELETE "/api/v1/namespaces/default/pods/pboth?gracePeriodSeconds=0" -o /dev/null || fail "DELETE pboth"
+    wait_until '[ "$(api_req GET /api/v1/namespaces/default/pods/pboth -o /dev/null -w "%{http_code}")" = 404 ]' 10 || fail "pboth remains"
     claim ca "$(exactly gpus $DRV 2)"
     claim cb "$(exactly gpus $DRV 2)"
     claim cc "$(exactly gpus $DRV 1)"
