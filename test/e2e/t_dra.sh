@@ -21,7 +21,8 @@
 # fits), written beside it.
 #
 # The harness cases (crds-served, standin-claim-statuses,
-# controller-template-claims) need no scheduler. The scheduler cases run only
+# checks-on-kube-writes, controller-template-claims) need no scheduler. The
+# others (chart-rbac-dra and the scheduler's) run only
 # when bin/ai-scheduler has DRA (its --help names --dra-queue-resources);
 # otherwise they are recorded as one SKIP line, with the reason
 # (E2E_DRA_FORCE=1 runs them anyway).
@@ -33,7 +34,7 @@
 #   controller-template-claims  a claim made from the template for a pod, reservedFor cleared, deallocated, deleted when the pod goes
 #   chart-rbac-dra              the chart lets the scheduler read DRA's kinds, write claims' status and finalizer, not slices or classes
 #   class-and-claim-cel         class selector (model A100) and claim selectors (memory >= 80Gi, driverVersion > 2.0.0): n2's gpu-3
-#   claims-not-sharing-a-node   two pods of 2 GPUs on two nodes of 2: one per node; a third claim of 1 pending
+#   claims-not-sharing-a-node   one pod with 2 claims of 2 on nodes of 2: pending; two such pods: one per node; a third pending
 #   shared-claim                a second pod of an allocated claim goes to its node; reservedFor has both
 #   all-nodes-slice             a device of an allNodes slice: allocated without nodeSelector
 #   allocation-mode-all         All: every T4 of n1; then a claim of 1 T4 pending
@@ -475,15 +476,24 @@ case_cel_selectors() {
     no_device_twice
 }
 
-# n1 and n2 with 2 GPUs each: two pods of 2 GPUs cannot share a node, so one
-# is on each, each claim with gpu-0 and gpu-1 of its node; a third pod (1
-# GPU) finds none left: pending, its claim not allocated.
+# n1 and n2 with 2 GPUs each. One pod with two claims of 2 GPUs: both
+# must be on the pod's node, no node has 4: pending, neither allocated. It
+# goes; then two pods of 2 GPUs cannot share a node, so one is on each, each
+# claim with gpu-0 and gpu-1 of its node; a third pod (1 GPU) finds none
+# left: pending, its claim not allocated.
 case_no_share() {
     reset
     make_node n1 8 32Gi 0 110; make_node n2 8 32Gi 0 110
     base_classes
     node_slice n1 "$(gpus gpu 2 T4)"
     node_slice n2 "$(gpus gpu 2 T4)"
+    claim cx1 "$(exactly gpus $DRV 2)"
+    claim cx2 "$(exactly gpus $DRV 2)"
+    dpod pboth cx1 cx2
+    expect_pending pboth cx1
+    ! allocated cx2 || fail "cx2 allocated: $(results cx2)"
+    api_req DELETE "/api/v1/namespaces/default/pods/pboth?gracePeriodSeconds=0" -o /dev/null || fail "DELETE pboth"
+    wait_until '[ "$(api_req GET /api/v1/namespaces/default/pods/pboth -o /dev/null -w "%{http_code}")" = 404 ]' 10 || fail "pboth remains"
     claim ca "$(exactly gpus $DRV 2)"
     claim cb "$(exactly gpus $DRV 2)"
     claim cc "$(exactly gpus $DRV 1)"
@@ -618,14 +628,15 @@ case_incomplete_pool() {
 # kube-scheduler's PreEnqueue: a pod whose claim comes from a template waits
 # until the claim exists (status.resourceClaimStatuses names it): with the
 # template missing, no claim, no Binding, and the scheduler says the pod
-# waits for its claim c0; once the template exists, the controller makes
+# waits for its claim c0 to be created (an event or the condition naming c0
+# and saying "created", "template" or "wait"); once the template exists, the controller makes
 # the claim and the pod is bound with n1's gpu-0 (gpu-t4: n1 only).
 case_template_claim_waits() {
     reset
     cluster
     dpod tw tmpl:later-t4
     PENDING_WAIT=4 expect_pending tw none
-    wait_until '{ failed_of tw; si_condition tw; } | grep -i claim | grep -qF c0' 10 ||
+    wait_until '{ failed_of tw; si_condition tw; } | grep -F c0 | grep -qEi "creat|template|wait"' 10 ||
         fail "nothing says tw waits for its claim c0: events '$(failed_of tw | tr '\n' ' ')', condition '$(si_condition tw)'"
     template later-t4 "$(exactly gpu gpu-t4 1)"
     wait_until '[ -n "$(generated c0 tw)" ]' 15 || fail "no claim for tw"
@@ -716,7 +727,8 @@ case_preemption() {
 }
 
 # 10 pods with one claim of 1 GPU each, 8 GPUs (n1 T4 x4, n2 A100 x4): the
-# scheduler is killed (SIGKILL) once some are bound and started again. In
+# scheduler is killed (SIGKILL) as soon as a claim has the finalizer (its
+# PreBind began) and started again. In
 # the end 8 pods are bound and 2 pending; every bound pod's claim is
 # allocated on its node and reserved for it; the 2 pending pods' claims are
 # not allocated; all 8 devices are in use, none twice.
@@ -727,8 +739,10 @@ case_restart() {
     for i in $(seq 0 9); do claim "rc-$i" "$(exactly gpu $DRV 1)"; done
     for i in $(seq 0 9); do dpod "r-$i" "rc-$i" & done
     wait
-    wait_until '[ "$(api_get "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%21%3D" | jq ".items | length")" -ge 2 ]' 30 ||
-        fail "nothing bound before the restart"
+    # killed as soon as the first PreBind began (a claim has the finalizer),
+    # so that some allocations are in flight
+    wait_until 'api_get "$CLAIMS" | jq -e --arg f "$FINALIZER" "any(.items[]; .metadata.finalizers // [] | index(\$f) != null)"' 30 0.1 ||
+        fail "no PreBind began before the restart"
     stop_scheduler KILL || true
     SCHED_KUBECONFIG=$SI_SCHED_KC start_scheduler
     wait_until '[ "$(api_get "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%21%3D" | jq ".items | length")" = 8 ]' 60 ||
