@@ -20,7 +20,7 @@
 #   native-sidecar-counted     a sidecar counts beside the app containers
 #   pod-level-resources        spec.resources.requests is the pod's request
 #   resize-allocated-counted   a pod's resize status (allocated 3 cpu) counts over its spec (1 cpu)
-#   dra-claims-held            a pod with DRA claims stays pending, saying why
+#   dra-claims-held            a pod with DRA claims, DRA not served: pending, saying why
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -284,9 +284,10 @@ case_resize_allocated() {
     rest_is_one_cpu rs
 }
 
-# ai-scheduler does not allocate DRA claims (kube-scheduler's DynamicResources
-# plugin does): a pod with spec.resourceClaims is never bound, and says why
-# (an event or condition naming DRA claims). The 100m pod beside it binds.
+# This server does not serve DRA's objects (resource.k8s.io/v1; t_dra.sh
+# serves them as CRDs): a pod with spec.resourceClaims is never bound, and
+# says why (an event or condition naming DRA claims and that the API does
+# not serve them). The 100m pod beside it binds.
 case_dra_claims_held() {
     reset
     make_node n1 4 8Gi 0 110
@@ -295,7 +296,7 @@ case_dra_claims_held() {
                        "resources":{"requests":{"cpu":"100m"},"claims":[{"name":"gpu"}]}}]}}'
     si_pod dra-free --cpu 100m
     wait_until '[ "$(node_of dra-free)" = n1 ]' 30 || fail "the pod without claims was not bound"
-    wait_until '{ failed_of claim; si_condition claim; } | grep -i DRA | grep -qi claim' 20 ||
+    wait_until '{ failed_of claim; si_condition claim; } | grep -i DRA | grep -i claim | grep -q "does not serve"' 20 ||
         fail "nothing says DRA claims hold the pod: events '$(events_for claim | tr '\n' ' ')', condition '$(si_condition claim)'"
     sleep 1
     [ -z "$(node_of claim)" ] || fail "the pod with DRA claims was bound to $(node_of claim)"
