@@ -34,6 +34,11 @@ typedef struct sdev {
     char *key;
     placement_t place;
     int tainted; /* spec.devices[].taints: never chosen (tolerations are not matched) */
+    /* While its slice is in the store: its counts in used and held (kept
+     * by use_add, set by slice_link), so Filter reads them instead of
+     * hashing the key for every device of every node it checks. */
+    int nused, nheld;
+    struct sdev *same_key; /* the next stored device with this key */
 } sdev_t;
 
 typedef struct slice {
@@ -94,6 +99,7 @@ struct dra_store {
     /* The index of complete pools' devices: per node, and the others. */
     hashmap_t *by_node; /* node -> devlist_t */
     devlist_t global;
+    hashmap_t *devs; /* device key -> a stored slice's sdev_t (same_key: others) */
     int served;
     int listed; /* claims, classes and slices listed: devices' use is known */
 };
@@ -170,6 +176,17 @@ static intptr_t count_of(const hashmap_t *m, const char *key)
     return (intptr_t)hashmap_get(m, key);
 }
 
+/* Counts one more (d 1) or one less (d -1) claim or hold on a device, in
+ * used (held 0) or held, and in the stored devices' copies. */
+static void use_add(dra_store_t *s, int held, const char *key, intptr_t d)
+{
+    hashmap_t *m = held ? s->held : s->used;
+    count_add(m, key, d);
+    int v = (int)count_of(m, key);
+    for (sdev_t *sd = hashmap_get(s->devs, key); sd; sd = sd->same_key)
+        *(held ? &sd->nheld : &sd->nused) = v;
+}
+
 static char *dev_key(const char *driver, const char *pool, const char *name)
 {
     sbuf_t b = { 0 };
@@ -192,6 +209,7 @@ dra_store_t *dra_store_new(void)
     s->holds = hashmap_new(64);
     s->inflight = hashmap_new(64);
     s->by_node = hashmap_new(64);
+    s->devs = hashmap_new(256);
     s->served = 1;
     s->listed = 1;
     return s;
@@ -303,6 +321,7 @@ void dra_store_free(dra_store_t *s)
         hold_free(v);
     index_clear(s);
     hashmap_free(s->by_node);
+    hashmap_free(s->devs);
     hashmap_free(s->classes);
     hashmap_free(s->slices);
     hashmap_free(s->claims);
@@ -576,6 +595,37 @@ fail:
     return NULL;
 }
 
+/* The slice's devices into devs, with their counts (store lock held). */
+static void slice_link(dra_store_t *s, slice_t *sl)
+{
+    for (int i = 0; sl && i < sl->ndevs; i++) {
+        sdev_t *d = &sl->devs[i];
+        d->nused = (int)count_of(s->used, d->key);
+        d->nheld = (int)count_of(s->held, d->key);
+        d->same_key = hashmap_put(s->devs, d->key, d);
+    }
+}
+
+/* The slice's devices out of devs (store lock held). */
+static void slice_unlink(dra_store_t *s, slice_t *sl)
+{
+    for (int i = 0; sl && i < sl->ndevs; i++) {
+        sdev_t *d = &sl->devs[i], *head = hashmap_get(s->devs, d->key);
+        if (head == d) {
+            if (d->same_key)
+                hashmap_put(s->devs, d->key, d->same_key);
+            else
+                hashmap_remove(s->devs, d->key);
+            continue;
+        }
+        for (sdev_t *p = head; p; p = p->same_key)
+            if (p->same_key == d) {
+                p->same_key = d->same_key;
+                break;
+            }
+    }
+}
+
 int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
 {
     slice_t *sl = NULL;
@@ -586,6 +636,8 @@ int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, jso
     }
     lo_rwlock_wrlock(&s->lock, LO_DRA);
     slice_t *old = sl ? hashmap_put(s->slices, key, sl) : hashmap_remove(s->slices, key);
+    slice_unlink(s, old);
+    slice_link(s, sl);
     /* The index points into the slices: rebuilt before the old one goes. */
     index_rebuild(s);
     lo_rwlock_unlock(&s->lock, LO_DRA);
@@ -699,7 +751,7 @@ static claim_t *claim_parse(const char *key, json_t *obj, char *err, size_t errl
 static void claim_count(dra_store_t *s, const claim_t *c, int sign)
 {
     for (int i = 0; c && i < c->ndev; i++)
-        count_add(s->used, c->devkeys[i], sign);
+        use_add(s, 0, c->devkeys[i], sign);
 }
 
 /* The claim's allocation is seen: a pod's hold of it stops counting. */
@@ -713,7 +765,7 @@ static void inflight_seen(dra_store_t *s, const claim_t *c)
         if (strcmp(hc->key, c->key) != 0 || !hc->counted)
             continue;
         for (int j = 0; j < hc->ndev; j++)
-            count_add(s->held, hc->devkeys[j], -1);
+            use_add(s, 1, hc->devkeys[j], -1);
         hc->counted = 0;
     }
     hashmap_remove(s->inflight, c->key);
@@ -785,6 +837,7 @@ struct dra_prep {
     dra_claim_req_t *areq; /* the claims to allocate, in c's order */
     int *aidx;             /* areq[i] is c[aidx[i]] */
     int nareq;
+    int first_fit; /* every request a plain ExactCount (see first_fit) */
     /* Preemption's simulation: pods gone from the node copy, and the
      * claims they use. */
     char **gone;
@@ -1043,6 +1096,32 @@ static dra_prep_rc_t prep_claim(dra_store_t *s, const pod_t *pod, const dra_pod_
     return parse_constraints(pc, json_object_get(devs, "constraints"), why, whylen);
 }
 
+#define FIRST_FIT_MAX 64 /* devices first_fit picks at most */
+
+/* Whether Filter may try first_fit: no constraint, and every request
+ * ExactCount of count devices without admin access or alternatives, within
+ * the claim limit (the allocator refuses more). */
+static int first_fit_applies(const dra_prep_t *p)
+{
+    int64_t total = 0;
+    for (int i = 0; i < p->nareq; i++) {
+        const dra_claim_req_t *c = &p->areq[i];
+        int64_t n = 0;
+        if (c->ncons)
+            return 0;
+        for (int j = 0; j < c->nreqs; j++) {
+            const dra_request_t *r = &c->reqs[j];
+            if (r->nsubs || r->mode != DRA_MODE_EXACT || r->admin || r->count < 1)
+                return 0;
+            n += r->count;
+        }
+        if (n > DRA_RESULTS_MAX)
+            return 0;
+        total += n;
+    }
+    return total <= FIRST_FIT_MAX;
+}
+
 static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
 {
     const dra_pod_t *d = dra_pod(pod);
@@ -1091,6 +1170,7 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
             };
         }
     }
+    p->first_fit = first_fit_applies(p);
     *out = p;
     return DRA_PREP_OK;
 }
@@ -1188,14 +1268,83 @@ static dra_candidate_t *candidates(dra_store_t *s, const dra_prep_t *p, const ch
             const sdev_t *d = src->d[i];
             if (d->tainted || (pass == 1 && !place_match(&d->place, node, labels)))
                 continue;
-            intptr_t used = count_of(s->used, d->key) - (freed ? count_of(freed, d->key) : 0);
+            intptr_t used = d->nused - (freed ? count_of(freed, d->key) : 0);
             c[*n].dev = &d->d;
-            c[*n].in_use = used > 0 || count_of(s->held, d->key) > 0;
+            c[*n].in_use = used > 0 || d->nheld > 0;
             (*n)++;
         }
     }
     hashmap_free(freed);
     return c;
+}
+
+/* Whether d may go to a request now: never a tainted device; one that
+ * allows multiple allocations always; else not in use, not picked. */
+static int first_fit_usable(const sdev_t *d, const sdev_t *const *picks, int npicks)
+{
+    if (d->tainted)
+        return 0;
+    if (d->d.multi)
+        return 1;
+    if (d->nused > 0 || d->nheld > 0)
+        return 0;
+    for (int i = 0; i < npicks; i++)
+        if (picks[i] == d)
+            return 0;
+    return 1;
+}
+
+/* One request's count devices in candidate order (the node's, then the
+ * others placed on it, as candidates() lists them): 1 found, 0 not (or
+ * more than half the allocator's step budget taken), -1 a selector's
+ * error. */
+static int first_fit_request(dra_store_t *s, const dra_request_t *r, const devlist_t *l, const char *node,
+                             const labels_t *labels, const sdev_t **picks, int *npicks, int64_t *steps)
+{
+    int earlier = *npicks;
+    int64_t got = 0;
+    for (int pass = 0; pass < 2 && got < r->count; pass++) {
+        const devlist_t *src = pass == 0 ? l : &s->global;
+        for (int i = 0; src && i < src->n && got < r->count; i++) {
+            const sdev_t *d = src->d[i];
+            if ((pass == 1 && !place_match(&d->place, node, labels)) || !first_fit_usable(d, picks, earlier))
+                continue;
+            /* A device tried and a selector judged: a step each, as the allocator counts them. */
+            if ((*steps += 2) > DRA_ALLOC_BUDGET / 2)
+                return 0;
+            char e[64];
+            int rc = eligible(NULL, r, &d->d, e, sizeof(e));
+            if (rc < 0)
+                return -1;
+            if (rc > 0) {
+                picks[(*npicks)++] = d;
+                got++;
+            }
+        }
+    }
+    return got == r->count;
+}
+
+/* Filter's fast path (store lock held): 1 when taking each request's first
+ * usable matching devices in candidate order allocates every claim. That
+ * is the allocator's own first try (dra_allocate fills requests in order,
+ * devices in candidate order, judging the same devices in the same order
+ * on the way), so when this fits, the allocator fits too, within its
+ * budget and without a selector's error. On 0 (no first fit, a selector's
+ * error, too many steps) the allocator decides, searching further and
+ * saying why. This takes no candidate list, no search state and no hash
+ * lookup per device. */
+static int first_fit(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels)
+{
+    const devlist_t *l = hashmap_get(s->by_node, node);
+    const sdev_t *picks[FIRST_FIT_MAX];
+    int npicks = 0;
+    int64_t steps = 0;
+    for (int i = 0; i < p->nareq; i++)
+        for (int j = 0; j < p->areq[i].nreqs; j++)
+            if (first_fit_request(s, &p->areq[i].reqs[j], l, node, labels, picks, &npicks, &steps) != 1)
+                return 0;
+    return 1;
 }
 
 /* Allocated claims are placed already: node must be where they are. */
@@ -1223,6 +1372,11 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     if (p->nareq == 0)
         return 0;
     lo_rwlock_rdlock(&s->lock, LO_DRA);
+    /* Preemption's copies (devices freed by victims) take the full path. */
+    if (p->first_fit && p->ngone_claims == 0 && first_fit(s, p, node, labels)) {
+        lo_rwlock_unlock(&s->lock, LO_DRA);
+        return 0;
+    }
     int n = 0;
     dra_candidate_t *cands = candidates(s, p, node, labels, &n);
     dra_alloc_t a = { 0 };
@@ -1302,7 +1456,7 @@ static void hold_uncount(dra_store_t *s, hold_t *h)
         hold_claim_t *hc = &h->c[i];
         if (hc->counted)
             for (int j = 0; j < hc->ndev; j++)
-                count_add(s->held, hc->devkeys[j], -1);
+                use_add(s, 1, hc->devkeys[j], -1);
         hc->counted = 0;
         if (hc->allocation && hashmap_get(s->inflight, hc->key) == h)
             hashmap_remove(s->inflight, hc->key);
@@ -1330,7 +1484,7 @@ static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, con
             if (a->claim[k].results[j].admin)
                 continue;
             hc->devkeys[hc->ndev] = util_strdup(((const sdev_t *)a->claim[k].results[j].dev)->key);
-            count_add(s->held, hc->devkeys[hc->ndev++], 1);
+            use_add(s, 1, hc->devkeys[hc->ndev++], 1);
         }
         hc->counted = 1;
         hashmap_put(s->inflight, hc->key, h);

@@ -2,8 +2,9 @@
  * replaces (issue 36's bar: at least half the pods/s), in process on the
  * sandbox (pkg/sandbox), on a virtual clock.
  *
- *   dra_bench [NODES (1000)] [PODS (5000)] [--devices D (8)] [--batch B (1000)]
+ *   dra_bench [NODES (1000)] [PODS (5000)] [--devices D (8)] [--batch B (1000)] [--only ext|dra]
  *
+ * (--only: that run alone, e.g. under a profiler; no ratio then.)
  * Run A: NODES nodes (32 cpu, 128Gi, 110 pods, D nvidia.com/gpu) and PODS
  * pending pods of 500m cpu, 512Mi and one nvidia.com/gpu.
  * Run B, a fresh sandbox: the same nodes without nvidia.com/gpu; a
@@ -263,15 +264,18 @@ static double rate(const run_t *r)
 int main(int argc, char **argv)
 {
     int nodes = 1000, pods = 5000, devices = 8, batch = 1000, pos = 0;
+    const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--devices") && i + 1 < argc)
             devices = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
             batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else if (argv[i][0] != '-' && pos < 2)
             *(pos++ == 0 ? &nodes : &pods) = atoi(argv[i]);
         else {
-            fprintf(stderr, "usage: dra_bench [NODES] [PODS] [--devices D] [--batch B]\n");
+            fprintf(stderr, "usage: dra_bench [NODES] [PODS] [--devices D] [--batch B] [--only ext|dra]\n");
             return 2;
         }
     }
@@ -279,11 +283,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "dra_bench: bad sizes (NODES x D must hold PODS)\n");
         return 2;
     }
-    run_t a, b;
-    sandbox_free(run(1, nodes, pods, devices, batch, &a));
+    run_t a = { 0 }, b = { 0 };
+    if (!strcmp(only, "dra"))
+        a.bound = pods;
+    else
+        sandbox_free(run(1, nodes, pods, devices, batch, &a));
     printf("A extended resource: %ld/%d bound in %.2f s: %.0f pods/s, %.2f CPU s\n", a.bound, pods, a.run_s, rate(&a),
            a.cpu_s);
     fflush(stdout);
+    if (!strcmp(only, "ext"))
+        return a.bound == pods ? 0 : 1;
     uint64_t e0 = dra_cel_evals();
     sandbox_t *sb = run(0, nodes, pods, devices, batch, &b);
     uint64_t evals = dra_cel_evals() - e0;
