@@ -2,9 +2,12 @@
  * replaces (issue 36's bar: at least half the pods/s), in process on the
  * sandbox (pkg/sandbox), on a virtual clock.
  *
- *   dra_bench [NODES (1000)] [PODS (5000)] [--devices D (8)] [--batch B (1000)] [--only ext|dra]
+ *   dra_bench [NODES (1000)] [PODS (5000)] [--devices D (8)] [--batch B (1000)]
+ *             [--repeat R (3)] [--only ext|dra]
  *
- * (--only: that run alone, e.g. under a profiler; no ratio then.)
+ * Each run R times, A and B alternating (odd rounds B first), each
+ * sandbox fresh; the best pods/s of each counts (the machine is shared).
+ * --only: that run alone, e.g. under a profiler; no ratio then.
  * Run A: NODES nodes (32 cpu, 128Gi, 110 pods, D nvidia.com/gpu) and PODS
  * pending pods of 500m cpu, 512Mi and one nvidia.com/gpu.
  * Run B, a fresh sandbox: the same nodes without nvidia.com/gpu; a
@@ -21,10 +24,12 @@
  * CEL: the evaluations run B made (dra_cel_evals), the cost of one
  * (a tight loop of both selectors on a device), and their share of run B's
  * CPU time.
- * Last line: nodes=N pods=M devices=D ext_bound= ext_run_s= ext_pods_per_s=
- * ext_cpu_s= dra_bound= dra_run_s= dra_pods_per_s= dra_cpu_s= ratio=
- * cel_evals= cel_ns_per_eval= cel_share_of_cpu= (ratio: B's pods/s over
- * A's; share in percent). */
+ * Last line: nodes=N pods=M devices=D repeat=R ext_bound= ext_run_s= ext_pods_per_s=
+ * ext_cpu_s= dra_bound= dra_run_s= dra_pods_per_s= dra_cpu_s=
+ * dra_claims_bad= ratio= cel_evals= cel_ns_per_eval= cel_share_of_cpu=
+ * (the best run of each; ratio: B's pods/s over A's; claims_bad: the most
+ * claims of a run not allocated one device of their pod's node, or sharing
+ * one; share in percent). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -261,55 +266,83 @@ static double rate(const run_t *r)
     return r->run_s > 0 ? (double)r->bound / r->run_s : 0;
 }
 
+/* One run of A (ext) or B, printed; for B the claims are checked (the
+ * count of wrong ones returned) and the CEL evaluations counted. */
+static int one(int ext, int nodes, int pods, int devices, int batch, run_t *r, uint64_t *evals)
+{
+    uint64_t e0 = dra_cel_evals();
+    sandbox_t *sb = run(ext, nodes, pods, devices, batch, r);
+    *evals = dra_cel_evals() - e0;
+    int bad = ext ? 0 : check_claims(sb, pods);
+    sandbox_free(sb);
+    printf("%s: %ld/%d bound in %.2f s: %.0f pods/s, %.2f CPU s", ext ? "A extended resource" : "B DRA claims",
+           r->bound, pods, r->run_s, rate(r), r->cpu_s);
+    if (!ext)
+        printf("; %d claims not allocated right", bad);
+    printf("\n");
+    fflush(stdout);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    int nodes = 1000, pods = 5000, devices = 8, batch = 1000, pos = 0;
+    int nodes = 1000, pods = 5000, devices = 8, batch = 1000, repeat = 3, pos = 0;
     const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--devices") && i + 1 < argc)
             devices = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
             batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+            repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else if (argv[i][0] != '-' && pos < 2)
             *(pos++ == 0 ? &nodes : &pods) = atoi(argv[i]);
         else {
-            fprintf(stderr, "usage: dra_bench [NODES] [PODS] [--devices D] [--batch B] [--only ext|dra]\n");
+            fprintf(stderr,
+                    "usage: dra_bench [NODES] [PODS] [--devices D] [--batch B] [--repeat R] [--only ext|dra]\n");
             return 2;
         }
     }
-    if (nodes < 1 || pods < 1 || devices < 1 || batch < 1 || (long)nodes * devices < pods) {
+    if (nodes < 1 || pods < 1 || devices < 1 || batch < 1 || repeat < 1 || (long)nodes * devices < pods) {
         fprintf(stderr, "dra_bench: bad sizes (NODES x D must hold PODS)\n");
         return 2;
     }
+    int want_a = strcmp(only, "dra") != 0, want_b = strcmp(only, "ext") != 0, bad = 0, short_run = 0;
     run_t a = { 0 }, b = { 0 };
-    if (!strcmp(only, "dra"))
-        a.bound = pods;
-    else
-        sandbox_free(run(1, nodes, pods, devices, batch, &a));
-    printf("A extended resource: %ld/%d bound in %.2f s: %.0f pods/s, %.2f CPU s\n", a.bound, pods, a.run_s, rate(&a),
-           a.cpu_s);
-    fflush(stdout);
-    if (!strcmp(only, "ext"))
-        return a.bound == pods ? 0 : 1;
-    uint64_t e0 = dra_cel_evals();
-    sandbox_t *sb = run(0, nodes, pods, devices, batch, &b);
-    uint64_t evals = dra_cel_evals() - e0;
-    int bad = check_claims(sb, pods);
-    sandbox_free(sb);
-    printf("B DRA claims: %ld/%d bound in %.2f s: %.0f pods/s, %.2f CPU s; %d claims not allocated right\n", b.bound,
-           pods, b.run_s, rate(&b), b.cpu_s, bad);
-    double ns = cel_ns_per_eval(), ratio = rate(&a) > 0 ? rate(&b) / rate(&a) : 0;
+    uint64_t evals = 0;
+    /* Odd rounds B first: a drift in the machine's load hits both alike. */
+    for (int round = 0; round < repeat; round++) {
+        for (int k = 0; k < 2; k++) {
+            int ext = (k == 0) == (round % 2 == 0);
+            if (!(ext ? want_a : want_b))
+                continue;
+            run_t r;
+            uint64_t e;
+            int wrong = one(ext, nodes, pods, devices, batch, &r, &e);
+            bad = wrong > bad ? wrong : bad;
+            short_run |= r.bound != pods;
+            run_t *best = ext ? &a : &b;
+            if (rate(&r) > rate(best))
+                *best = r;
+            if (!ext)
+                evals = e;
+        }
+    }
+    if (!want_b)
+        return short_run ? 1 : 0;
+    double ns = cel_ns_per_eval(), ratio = want_a && rate(&a) > 0 ? rate(&b) / rate(&a) : 0;
     double share = b.cpu_s > 0 ? 100.0 * (double)evals * ns / 1e9 / b.cpu_s : 0;
-    printf("CEL: %llu evaluations in run B (%.1f per pod), %.0f ns each: %.1f%% of its CPU\n",
+    printf("CEL: %llu evaluations in a run of B (%.1f per pod), %.0f ns each: %.1f%% of its CPU\n",
            (unsigned long long)evals, (double)evals / pods, ns, share);
-    if (ratio < 0.5)
-        printf("DRA throughput is %.2f of the extended resource's: below the bar of 0.5\n", ratio);
-    printf("nodes=%d pods=%d devices=%d ext_bound=%ld ext_run_s=%.2f ext_pods_per_s=%.0f ext_cpu_s=%.2f dra_bound=%ld "
-           "dra_run_s=%.2f dra_pods_per_s=%.0f dra_cpu_s=%.2f ratio=%.2f cel_evals=%llu cel_ns_per_eval=%.0f "
-           "cel_share_of_cpu=%.1f%%\n",
-           nodes, pods, devices, a.bound, a.run_s, rate(&a), a.cpu_s, b.bound, b.run_s, rate(&b), b.cpu_s, ratio,
-           (unsigned long long)evals, ns, share);
-    return a.bound == pods && b.bound == pods && bad == 0 ? 0 : 1;
+    if (want_a && ratio < 0.5)
+        printf("DRA throughput is %.2f of the extended resource's (best of %d each): below the bar of 0.5\n", ratio,
+               repeat);
+    printf("nodes=%d pods=%d devices=%d repeat=%d ext_bound=%ld ext_run_s=%.2f ext_pods_per_s=%.0f ext_cpu_s=%.2f "
+           "dra_bound=%ld dra_run_s=%.2f dra_pods_per_s=%.0f dra_cpu_s=%.2f dra_claims_bad=%d ratio=%.2f "
+           "cel_evals=%llu cel_ns_per_eval=%.0f cel_share_of_cpu=%.1f%%\n",
+           nodes, pods, devices, repeat, a.bound, a.run_s, rate(&a), a.cpu_s, b.bound, b.run_s, rate(&b), b.cpu_s, bad,
+           ratio, (unsigned long long)evals, ns, share);
+    return !short_run && bad == 0 ? 0 : 1;
 }
