@@ -39,6 +39,10 @@ typedef struct sdev {
      * hashing the key for every device of every node it checks. */
     int nused, nheld;
     struct sdev *same_key; /* the next stored device with this key */
+    /* first_fit's last verdict on the device: a request's selector
+     * signature (req_sig) with bit 1 set, and bit 0 the verdict; 0 none.
+     * Read and written atomically under the read lock (Filter threads). */
+    uint64_t verdict;
 } sdev_t;
 
 typedef struct slice {
@@ -824,6 +828,7 @@ typedef struct pclaim {
     int npin;
     dra_request_t *reqs;
     int nreqs;
+    uint64_t *sigs; /* reqs[i]'s selector signature (req_sig), for first_fit */
     dra_constraint_t *cons;
     int ncons;
     json_t *config; /* spec.devices.config (a reference) */
@@ -871,6 +876,7 @@ static void pclaim_clear(pclaim_t *c)
     for (int i = 0; i < c->nreqs; i++)
         request_clear(&c->reqs[i]);
     free(c->reqs);
+    free(c->sigs);
     for (int i = 0; i < c->ncons; i++) {
         strv_free(c->cons[i].requests, c->cons[i].nrequests);
         free(c->cons[i].attr);
@@ -1122,6 +1128,27 @@ static int first_fit_applies(const dra_prep_t *p)
     return total <= FIRST_FIT_MAX;
 }
 
+/* A request's selectors as one 64-bit FNV-1a hash of the class name and
+ * the selectors' texts (the class's, then the request's), low two bits
+ * clear: pods whose requests select alike share first_fit's verdicts on a
+ * device. Compiling is deterministic, so the same texts judge a device the
+ * same. A collision could only mislead Filter: Reserve chooses again with
+ * every selector evaluated, and a wrong "no" falls back to the allocator. */
+static uint64_t sig_add(uint64_t h, const char *text)
+{
+    for (const char *c = text ? text : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return (h ^ 0xffu) * 1099511628211ULL; /* a separator no text holds */
+}
+
+static uint64_t req_sig(const dra_request_t *r)
+{
+    uint64_t h = sig_add(1469598103934665603ULL, r->class_name);
+    for (int i = 0; i < r->nsel; i++)
+        h = sig_add(h, r->sel_text[i]);
+    return h & ~(uint64_t)3;
+}
+
 static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
 {
     const dra_pod_t *d = dra_pod(pod);
@@ -1171,6 +1198,12 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
         }
     }
     p->first_fit = first_fit_applies(p);
+    for (int i = 0; p->first_fit && i < p->n; i++) {
+        pclaim_t *pc = &p->c[i];
+        pc->sigs = util_xcalloc((size_t)pc->nreqs + 1, sizeof(*pc->sigs));
+        for (int j = 0; j < pc->nreqs; j++)
+            pc->sigs[j] = req_sig(&pc->reqs[j]);
+    }
     *out = p;
     return DRA_PREP_OK;
 }
@@ -1298,7 +1331,25 @@ static int first_fit_usable(const sdev_t *d, const sdev_t *const *picks, int npi
  * others placed on it, as candidates() lists them): 1 found, 0 not (or
  * more than half the allocator's step budget taken), -1 a selector's
  * error. */
-static int first_fit_request(dra_store_t *s, const dra_request_t *r, const devlist_t *l, const char *node,
+/* Whether the device matches the request (eligible()), from the device's
+ * last verdict when it was for the same signature: 1, 0, or -1 a
+ * selector's error (never remembered). */
+static int first_fit_eligible(const sdev_t *d, const dra_request_t *r, uint64_t sig)
+{
+    /* The verdict is a memo beside the device, not part of the store's
+     * state: Filter threads share it under the read lock, atomically. */
+    uint64_t *memo = (uint64_t *)&d->verdict, want = sig | 2;
+    uint64_t v = __atomic_load_n(memo, __ATOMIC_RELAXED);
+    if ((v & ~(uint64_t)1) == want)
+        return (int)(v & 1);
+    char e[64];
+    int rc = eligible(NULL, r, &d->d, e, sizeof(e));
+    if (rc >= 0)
+        __atomic_store_n(memo, want | (uint64_t)rc, __ATOMIC_RELAXED);
+    return rc;
+}
+
+static int first_fit_request(dra_store_t *s, const dra_request_t *r, uint64_t sig, const devlist_t *l, const char *node,
                              const labels_t *labels, const sdev_t **picks, int *npicks, int64_t *steps)
 {
     int earlier = *npicks;
@@ -1312,8 +1363,7 @@ static int first_fit_request(dra_store_t *s, const dra_request_t *r, const devli
             /* A device tried and a selector judged: a step each, as the allocator counts them. */
             if ((*steps += 2) > DRA_ALLOC_BUDGET / 2)
                 return 0;
-            char e[64];
-            int rc = eligible(NULL, r, &d->d, e, sizeof(e));
+            int rc = first_fit_eligible(d, r, sig);
             if (rc < 0)
                 return -1;
             if (rc > 0) {
@@ -1342,7 +1392,8 @@ static int first_fit(dra_store_t *s, const dra_prep_t *p, const char *node, cons
     int64_t steps = 0;
     for (int i = 0; i < p->nareq; i++)
         for (int j = 0; j < p->areq[i].nreqs; j++)
-            if (first_fit_request(s, &p->areq[i].reqs[j], l, node, labels, picks, &npicks, &steps) != 1)
+            if (first_fit_request(s, &p->areq[i].reqs[j], p->c[p->aidx[i]].sigs[j], l, node, labels, picks, &npicks,
+                                  &steps) != 1)
                 return 0;
     return 1;
 }

@@ -599,6 +599,33 @@ static void test_device_use_survives_slice_changes(void **st)
     sb_done(sb, &l);
 }
 
+/* Filter remembers its verdict on a device per selector set: p1 (an A100)
+ * has n1's and n2's A100s judged a match and takes one; p2 asks an H100
+ * with the same class, and the other A100 is no match for it, so Filter
+ * (not a failed Reserve) turns p2 away, naming its claim. */
+static void test_verdicts_per_selector(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "A", "A");
+    add(sb, claim("c1", 1, "device.attributes['gpu.example.com'].model == 'A100'"));
+    static const char *const cl1[] = { "c1", NULL };
+    add(sb, pod("p1", 0, NULL, cl1));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 1);
+    add(sb, claim("c2", 1, "device.attributes['gpu.example.com'].model == 'H100'"));
+    static const char *const cl2[] = { "c2", NULL };
+    add(sb, pod("p2", 0, NULL, cl2));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 1);
+    assert_int_equal(l.unsch, 1);
+    const char *why = strstr(logged(&l), "UNSCHEDULABLE ns/p2");
+    assert_non_null(why);
+    if (!strstr(why, "0/2 nodes are available") || !strstr(why, "claim ns/c2, request gpus"))
+        fail_msg("p2 not turned away by Filter: %s", why);
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -611,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_shared_claim),           cmocka_unit_test(test_template_claim_waits),
         cmocka_unit_test(test_first_available),        cmocka_unit_test(test_all_and_match_attribute),
         cmocka_unit_test(test_pool_complete_only),     cmocka_unit_test(test_device_use_survives_slice_changes),
+        cmocka_unit_test(test_verdicts_per_selector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
