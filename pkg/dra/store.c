@@ -1128,12 +1128,7 @@ static int first_fit_applies(const dra_prep_t *p)
     return total <= FIRST_FIT_MAX;
 }
 
-/* A request's selectors as one 64-bit FNV-1a hash of the class name and
- * the selectors' texts (the class's, then the request's), low two bits
- * clear: pods whose requests select alike share first_fit's verdicts on a
- * device. Compiling is deterministic, so the same texts judge a device the
- * same. A collision could only mislead Filter: Reserve chooses again with
- * every selector evaluated, and a wrong "no" falls back to the allocator. */
+/* FNV-1a 64 of text and a separator, on from h. */
 static uint64_t sig_add(uint64_t h, const char *text)
 {
     for (const char *c = text ? text : ""; *c; c++)
@@ -1141,6 +1136,13 @@ static uint64_t sig_add(uint64_t h, const char *text)
     return (h ^ 0xffu) * 1099511628211ULL; /* a separator no text holds */
 }
 
+/* A request's selectors as one 64-bit FNV-1a hash of the class name and
+ * the selectors' texts (the class's, then the request's), low two bits
+ * clear: pods whose requests select alike share first_fit's verdicts on a
+ * device. Compiling is deterministic, so the same texts judge a device the
+ * same. A collision (odds 2^-62 a pair) could only mislead Filter: Reserve
+ * chooses again with every selector evaluated, and a wrong "no" falls back
+ * to the allocator. */
 static uint64_t req_sig(const dra_request_t *r)
 {
     uint64_t h = sig_add(1469598103934665603ULL, r->class_name);
@@ -1327,10 +1329,6 @@ static int first_fit_usable(const sdev_t *d, const sdev_t *const *picks, int npi
     return 1;
 }
 
-/* One request's count devices in candidate order (the node's, then the
- * others placed on it, as candidates() lists them): 1 found, 0 not (or
- * more than half the allocator's step budget taken), -1 a selector's
- * error. */
 /* Whether the device matches the request (eligible()), from the device's
  * last verdict when it was for the same signature: 1, 0, or -1 a
  * selector's error (never remembered). */
@@ -1349,6 +1347,10 @@ static int first_fit_eligible(const sdev_t *d, const dra_request_t *r, uint64_t 
     return rc;
 }
 
+/* One request's count devices in candidate order (the node's, then the
+ * others placed on it, as candidates() lists them): 1 found, 0 not (or
+ * more than half the allocator's step budget taken), -1 a selector's
+ * error. */
 static int first_fit_request(dra_store_t *s, const dra_request_t *r, uint64_t sig, const devlist_t *l, const char *node,
                              const labels_t *labels, const sdev_t **picks, int *npicks, int64_t *steps)
 {
@@ -1380,7 +1382,8 @@ static int first_fit_request(dra_store_t *s, const dra_request_t *r, uint64_t si
  * is the allocator's own first try (dra_allocate fills requests in order,
  * devices in candidate order, judging the same devices in the same order
  * on the way), so when this fits, the allocator fits too, within its
- * budget and without a selector's error. On 0 (no first fit, a selector's
+ * budget and without a selector's error (verdicts are remembered per
+ * selector set: see req_sig). On 0 (no first fit, a selector's
  * error, too many steps) the allocator decides, searching further and
  * saying why. This takes no candidate list, no search state and no hash
  * lookup per device. */
