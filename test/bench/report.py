@@ -557,9 +557,9 @@ def dra_table(work, meta):
     except (KeyError, ValueError, ZeroDivisionError):
         per_pod = "?"
     out.append("")
-    out.append("CEL: %s evaluations in the DRA run (%s per pod: the class's and the claim's selector on each device "
-               "Filter judges), %s ns each (a tight loop of both selectors on one "
-               "device), %s of the DRA run's CPU." % (
+    out.append("CEL: %s evaluations in a DRA run (%s per pod; Filter remembers its verdict on a device per set of "
+               "selectors, Reserve evaluates again), %s ns each (a tight loop of the class's and the claim's selector "
+               "on one device: a device costs two), %s of the DRA run's CPU." % (
                    r.get("cel_evals", "?"), per_pod, r.get("cel_ns_per_eval", "?"), r.get("cel_share_of_cpu", "?")))
     out.append("")
     return "\n".join(out)
