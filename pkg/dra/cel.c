@@ -1816,8 +1816,18 @@ static cel_val_t ev(ectx_t *e, int n)
     return verr(e, "internal error: node kind %d", nd->kind);
 }
 
+/* Evaluations since the start (dra_cel_evals): relaxed, one add per call,
+ * so the count is cheap enough to keep on in production. */
+static uint64_t cel_evals;
+
+uint64_t dra_cel_evals(void)
+{
+    return __atomic_load_n(&cel_evals, __ATOMIC_RELAXED);
+}
+
 int dra_cel_eval(const dra_cel_t *c, const dra_device_t *dev, char *err, size_t errlen)
 {
+    __atomic_add_fetch(&cel_evals, 1, __ATOMIC_RELAXED);
     char scratch[1];
     ectx_t e; /* not zeroed: vars are written by their cel.bind before any read */
     e.c = c;

@@ -37,6 +37,7 @@
 #define AISCHED_DRA_CEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dra/device.h"
 
@@ -58,6 +59,10 @@ dra_cel_t *dra_cel_compile(const char *expr, char *err, size_t errlen);
 int dra_cel_eval(const dra_cel_t *c, const dra_device_t *dev, char *err, size_t errlen);
 
 void dra_cel_free(dra_cel_t *c);
+
+/* How many dra_cel_eval calls the process made (every thread's; for the
+ * benches' cost figures). */
+uint64_t dra_cel_evals(void);
 
 /* The compiled expression's AST nodes: the bound on the steps of one
  * evaluation (each node is visited at most once). */

@@ -34,6 +34,15 @@ typedef struct sdev {
     char *key;
     placement_t place;
     int tainted; /* spec.devices[].taints: never chosen (tolerations are not matched) */
+    /* While its slice is in the store: its counts in used and held (kept
+     * by use_add, set by slice_link), so Filter reads them instead of
+     * hashing the key for every device of every node it checks. */
+    int nused, nheld;
+    struct sdev *same_key; /* the next stored device with this key */
+    /* first_fit's last verdict on the device: a request's selector
+     * signature (req_sig) with bit 1 set, and bit 0 the verdict; 0 none.
+     * Read and written atomically under the read lock (Filter threads). */
+    uint64_t verdict;
 } sdev_t;
 
 typedef struct slice {
@@ -95,6 +104,7 @@ struct dra_store {
     /* The index of complete pools' devices: per node, and the others. */
     hashmap_t *by_node; /* node -> devlist_t */
     devlist_t global;
+    hashmap_t *devs; /* device key -> a stored slice's sdev_t (same_key: others) */
     int served;
     int listed; /* claims, classes and slices listed: devices' use is known */
 };
@@ -171,6 +181,17 @@ static intptr_t count_of(const hashmap_t *m, const char *key)
     return (intptr_t)hashmap_get(m, key);
 }
 
+/* Counts one more (d 1) or one less (d -1) claim or hold on a device, in
+ * used (held 0) or held, and in the stored devices' copies. */
+static void use_add(dra_store_t *s, int held, const char *key, intptr_t d)
+{
+    hashmap_t *m = held ? s->held : s->used;
+    count_add(m, key, d);
+    int v = (int)count_of(m, key);
+    for (sdev_t *sd = hashmap_get(s->devs, key); sd; sd = sd->same_key)
+        *(held ? &sd->nheld : &sd->nused) = v;
+}
+
 static char *dev_key(const char *driver, const char *pool, const char *name)
 {
     sbuf_t b = { 0 };
@@ -193,6 +214,7 @@ dra_store_t *dra_store_new(void)
     s->holds = hashmap_new(64);
     s->inflight = hashmap_new(64);
     s->by_node = hashmap_new(64);
+    s->devs = hashmap_new(256);
     s->served = 1;
     s->listed = 1;
     return s;
@@ -305,6 +327,7 @@ void dra_store_free(dra_store_t *s)
         hold_free(v);
     index_clear(s);
     hashmap_free(s->by_node);
+    hashmap_free(s->devs);
     hashmap_free(s->classes);
     hashmap_free(s->slices);
     hashmap_free(s->claims);
@@ -578,6 +601,37 @@ fail:
     return NULL;
 }
 
+/* The slice's devices into devs, with their counts (store lock held). */
+static void slice_link(dra_store_t *s, slice_t *sl)
+{
+    for (int i = 0; sl && i < sl->ndevs; i++) {
+        sdev_t *d = &sl->devs[i];
+        d->nused = (int)count_of(s->used, d->key);
+        d->nheld = (int)count_of(s->held, d->key);
+        d->same_key = hashmap_put(s->devs, d->key, d);
+    }
+}
+
+/* The slice's devices out of devs (store lock held). */
+static void slice_unlink(dra_store_t *s, slice_t *sl)
+{
+    for (int i = 0; sl && i < sl->ndevs; i++) {
+        sdev_t *d = &sl->devs[i], *head = hashmap_get(s->devs, d->key);
+        if (head == d) {
+            if (d->same_key)
+                hashmap_put(s->devs, d->key, d->same_key);
+            else
+                hashmap_remove(s->devs, d->key);
+            continue;
+        }
+        for (sdev_t *p = head; p; p = p->same_key)
+            if (p->same_key == d) {
+                p->same_key = d->same_key;
+                break;
+            }
+    }
+}
+
 int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
 {
     slice_t *sl = NULL;
@@ -588,6 +642,8 @@ int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, jso
     }
     lo_rwlock_wrlock(&s->lock, LO_DRA);
     slice_t *old = sl ? hashmap_put(s->slices, key, sl) : hashmap_remove(s->slices, key);
+    slice_unlink(s, old);
+    slice_link(s, sl);
     /* The index points into the slices: rebuilt before the old one goes. */
     index_rebuild(s);
     lo_rwlock_unlock(&s->lock, LO_DRA);
@@ -701,7 +757,7 @@ static claim_t *claim_parse(const char *key, json_t *obj, char *err, size_t errl
 static void claim_count(dra_store_t *s, const claim_t *c, int sign)
 {
     for (int i = 0; c && i < c->ndev; i++)
-        count_add(s->used, c->devkeys[i], sign);
+        use_add(s, 0, c->devkeys[i], sign);
 }
 
 /* The claim's allocation is seen: a pod's hold of it stops counting. */
@@ -715,7 +771,7 @@ static void inflight_seen(dra_store_t *s, const claim_t *c)
         if (strcmp(hc->key, c->key) != 0 || !hc->counted)
             continue;
         for (int j = 0; j < hc->ndev; j++)
-            count_add(s->held, hc->devkeys[j], -1);
+            use_add(s, 1, hc->devkeys[j], -1);
         hc->counted = 0;
     }
     hashmap_remove(s->inflight, c->key);
@@ -780,6 +836,7 @@ typedef struct pclaim {
     int npin;
     dra_request_t *reqs;
     int nreqs;
+    uint64_t *sigs; /* reqs[i]'s selector signature (req_sig), for first_fit */
     dra_constraint_t *cons;
     int ncons;
     json_t *config; /* spec.devices.config (a reference) */
@@ -793,6 +850,7 @@ struct dra_prep {
     dra_claim_req_t *areq; /* the claims to allocate, in c's order */
     int *aidx;             /* areq[i] is c[aidx[i]] */
     int nareq;
+    int first_fit; /* every request a plain ExactCount (see first_fit) */
     /* Preemption's simulation: pods gone from the node copy, and the
      * claims they use. */
     char **gone;
@@ -826,6 +884,7 @@ static void pclaim_clear(pclaim_t *c)
     for (int i = 0; i < c->nreqs; i++)
         request_clear(&c->reqs[i]);
     free(c->reqs);
+    free(c->sigs);
     for (int i = 0; i < c->ncons; i++) {
         strv_free(c->cons[i].requests, c->cons[i].nrequests);
         free(c->cons[i].attr);
@@ -1051,6 +1110,55 @@ static dra_prep_rc_t prep_claim(dra_store_t *s, const pod_t *pod, const dra_pod_
     return parse_constraints(pc, json_object_get(devs, "constraints"), why, whylen);
 }
 
+#define FIRST_FIT_MAX 64 /* devices first_fit picks at most */
+
+/* Whether Filter may try first_fit: no constraint, and every request
+ * ExactCount of count devices without admin access or alternatives, within
+ * the claim limit (the allocator refuses more). */
+static int first_fit_applies(const dra_prep_t *p)
+{
+    int64_t total = 0;
+    for (int i = 0; i < p->nareq; i++) {
+        const dra_claim_req_t *c = &p->areq[i];
+        int64_t n = 0;
+        if (c->ncons)
+            return 0;
+        for (int j = 0; j < c->nreqs; j++) {
+            const dra_request_t *r = &c->reqs[j];
+            if (r->nsubs || r->mode != DRA_MODE_EXACT || r->admin || r->count < 1)
+                return 0;
+            n += r->count;
+        }
+        if (n > DRA_RESULTS_MAX)
+            return 0;
+        total += n;
+    }
+    return total <= FIRST_FIT_MAX;
+}
+
+/* FNV-1a 64 of text and a separator, on from h. */
+static uint64_t sig_add(uint64_t h, const char *text)
+{
+    for (const char *c = text ? text : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return (h ^ 0xffu) * 1099511628211ULL; /* a separator no text holds */
+}
+
+/* A request's selectors as one 64-bit FNV-1a hash of the class name and
+ * the selectors' texts (the class's, then the request's), low two bits
+ * clear: pods whose requests select alike share first_fit's verdicts on a
+ * device. Compiling is deterministic, so the same texts judge a device the
+ * same. A collision (odds 2^-62 a pair) could only mislead Filter: Reserve
+ * chooses again with every selector evaluated, and a wrong "no" falls back
+ * to the allocator. */
+static uint64_t req_sig(const dra_request_t *r)
+{
+    uint64_t h = sig_add(1469598103934665603ULL, r->class_name);
+    for (int i = 0; i < r->nsel; i++)
+        h = sig_add(h, r->sel_text[i]);
+    return h & ~(uint64_t)3;
+}
+
 static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
 {
     const dra_pod_t *d = dra_pod(pod);
@@ -1098,6 +1206,13 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
                 .key = pc->key, .reqs = pc->reqs, .nreqs = pc->nreqs, .cons = pc->cons, .ncons = pc->ncons
             };
         }
+    }
+    p->first_fit = first_fit_applies(p);
+    for (int i = 0; p->first_fit && i < p->n; i++) {
+        pclaim_t *pc = &p->c[i];
+        pc->sigs = util_xcalloc((size_t)pc->nreqs + 1, sizeof(*pc->sigs));
+        for (int j = 0; j < pc->nreqs; j++)
+            pc->sigs[j] = req_sig(&pc->reqs[j]);
     }
     *out = p;
     return DRA_PREP_OK;
@@ -1196,14 +1311,102 @@ static dra_candidate_t *candidates(dra_store_t *s, const dra_prep_t *p, const ch
             const sdev_t *d = src->d[i];
             if (d->tainted || (pass == 1 && !place_match(&d->place, node, labels)))
                 continue;
-            intptr_t used = count_of(s->used, d->key) - (freed ? count_of(freed, d->key) : 0);
+            intptr_t used = d->nused - (freed ? count_of(freed, d->key) : 0);
             c[*n].dev = &d->d;
-            c[*n].in_use = used > 0 || count_of(s->held, d->key) > 0;
+            c[*n].in_use = used > 0 || d->nheld > 0;
             (*n)++;
         }
     }
     hashmap_free(freed);
     return c;
+}
+
+/* Whether d may go to a request now: never a tainted device; one that
+ * allows multiple allocations always; else not in use, not picked. */
+static int first_fit_usable(const sdev_t *d, const sdev_t *const *picks, int npicks)
+{
+    if (d->tainted)
+        return 0;
+    if (d->d.multi)
+        return 1;
+    if (d->nused > 0 || d->nheld > 0)
+        return 0;
+    for (int i = 0; i < npicks; i++)
+        if (picks[i] == d)
+            return 0;
+    return 1;
+}
+
+/* Whether the device matches the request (eligible()), from the device's
+ * last verdict when it was for the same signature: 1, 0, or -1 a
+ * selector's error (never remembered). */
+static int first_fit_eligible(const sdev_t *d, const dra_request_t *r, uint64_t sig)
+{
+    /* The verdict is a memo beside the device, not part of the store's
+     * state: Filter threads share it under the read lock, atomically. */
+    uint64_t *memo = (uint64_t *)&d->verdict, want = sig | 2;
+    uint64_t v = __atomic_load_n(memo, __ATOMIC_RELAXED);
+    if ((v & ~(uint64_t)1) == want)
+        return (int)(v & 1);
+    char e[64];
+    int rc = eligible(NULL, r, &d->d, e, sizeof(e));
+    if (rc >= 0)
+        __atomic_store_n(memo, want | (uint64_t)rc, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/* One request's count devices in candidate order (the node's, then the
+ * others placed on it, as candidates() lists them): 1 found, 0 not (or
+ * more than half the allocator's step budget taken), -1 a selector's
+ * error. */
+static int first_fit_request(dra_store_t *s, const dra_request_t *r, uint64_t sig, const devlist_t *l, const char *node,
+                             const labels_t *labels, const sdev_t **picks, int *npicks, int64_t *steps)
+{
+    int earlier = *npicks;
+    int64_t got = 0;
+    for (int pass = 0; pass < 2 && got < r->count; pass++) {
+        const devlist_t *src = pass == 0 ? l : &s->global;
+        for (int i = 0; src && i < src->n && got < r->count; i++) {
+            const sdev_t *d = src->d[i];
+            if ((pass == 1 && !place_match(&d->place, node, labels)) || !first_fit_usable(d, picks, earlier))
+                continue;
+            /* A device tried and a selector judged: a step each, as the allocator counts them. */
+            if ((*steps += 2) > DRA_ALLOC_BUDGET / 2)
+                return 0;
+            int rc = first_fit_eligible(d, r, sig);
+            if (rc < 0)
+                return -1;
+            if (rc > 0) {
+                picks[(*npicks)++] = d;
+                got++;
+            }
+        }
+    }
+    return got == r->count;
+}
+
+/* Filter's fast path (store lock held): 1 when taking each request's first
+ * usable matching devices in candidate order allocates every claim. That
+ * is the allocator's own first try (dra_allocate fills requests in order,
+ * devices in candidate order, judging the same devices in the same order
+ * on the way), so when this fits, the allocator fits too, within its
+ * budget and without a selector's error (verdicts are remembered per
+ * selector set: see req_sig). On 0 (no first fit, a selector's
+ * error, too many steps) the allocator decides, searching further and
+ * saying why. This takes no candidate list, no search state and no hash
+ * lookup per device. */
+static int first_fit(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels)
+{
+    const devlist_t *l = hashmap_get(s->by_node, node);
+    const sdev_t *picks[FIRST_FIT_MAX];
+    int npicks = 0;
+    int64_t steps = 0;
+    for (int i = 0; i < p->nareq; i++)
+        for (int j = 0; j < p->areq[i].nreqs; j++)
+            if (first_fit_request(s, &p->areq[i].reqs[j], p->c[p->aidx[i]].sigs[j], l, node, labels, picks, &npicks,
+                                  &steps) != 1)
+                return 0;
+    return 1;
 }
 
 /* Allocated claims are placed already: node must be where they are. */
@@ -1231,6 +1434,11 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     if (p->nareq == 0)
         return 0;
     lo_rwlock_rdlock(&s->lock, LO_DRA);
+    /* Preemption's copies (devices freed by victims) take the full path. */
+    if (p->first_fit && p->ngone_claims == 0 && first_fit(s, p, node, labels)) {
+        lo_rwlock_unlock(&s->lock, LO_DRA);
+        return 0;
+    }
     int n = 0;
     dra_candidate_t *cands = candidates(s, p, node, labels, &n);
     dra_alloc_t a = { 0 };
@@ -1310,7 +1518,7 @@ static void hold_uncount(dra_store_t *s, hold_t *h)
         hold_claim_t *hc = &h->c[i];
         if (hc->counted)
             for (int j = 0; j < hc->ndev; j++)
-                count_add(s->held, hc->devkeys[j], -1);
+                use_add(s, 1, hc->devkeys[j], -1);
         hc->counted = 0;
         if (hc->allocation && hashmap_get(s->inflight, hc->key) == h)
             hashmap_remove(s->inflight, hc->key);
@@ -1339,7 +1547,7 @@ static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, con
             if (a->claim[k].results[j].admin)
                 continue;
             hc->devkeys[hc->ndev] = util_strdup(((const sdev_t *)a->claim[k].results[j].dev)->key);
-            count_add(s->held, hc->devkeys[hc->ndev++], 1);
+            use_add(s, 1, hc->devkeys[hc->ndev++], 1);
         }
         hc->counted = 1;
         hashmap_put(s->inflight, hc->key, h);

@@ -14,6 +14,7 @@
 #      (as a scheduler does), once per thread count in BENCH_PROBE_CONC with
 #      fresh pods each time; the best rate is the bind+watch ceiling
 #   5. algo_bench NODES PODS (in-process, no API server)
+#   6. small scale only: dra_bench (in-process; see "DRA" below)
 # Pods request 500m cpu and 512Mi; every 4th also 1 nvidia.com/gpu.
 # Reported per run: pods/s (PODS / time to bind all), time to first bind,
 # peak RSS (VmHWM), CPU seconds (utime+stime) — sampled from /proc until all
@@ -45,7 +46,7 @@
 #                                  pods made one after another (rs-(i*K/N))
 #   BENCH_OWNED_MODE=pre|arrive    owned scales: pods (and owners) made before the scheduler starts, or
 #                                  after it runs (BENCH_OWNED_WARMUP s), the clock from the first create
-#   BENCH_RUNS=ai,kube,probe,algo  which parts to run
+#   BENCH_RUNS=ai,kube,probe,algo,dra  which parts to run
 #   BENCH_PROBE_CONC="16 64"       bind_probe thread counts to try
 #   BENCH_DOCS=1                   write the results into docs/benchmarks.md (0: don't)
 #   BENCH_AI_ARGS                  extra ai-scheduler args
@@ -129,6 +130,18 @@
 # (older than the feature) is reported and the scenario stops there.
 #   BENCH_OWNED_REPEAT=2           rounds of (off, on); even rounds run on first
 # ownedsmall: 500 pods on 100 nodes (the owner count as above).
+#
+# DRA (issue 36): dra_bench BENCH_DRA_NODES (1000) BENCH_DRA_PODS (5000),
+# in process on the sandbox (the e2e API server, v1.20, serves no DRA, and
+# kube-scheduler v1.20 cannot allocate claims): the pods asking one
+# nvidia.com/gpu of nodes with 8, against the same pods each with a
+# ResourceClaim of one device (a DeviceClass and a claim CEL selector) on
+# the same nodes publishing 8 GPUs in a ResourceSlice each. Reported: pods/s
+# and CPU of both, their ratio (the issue's bar: DRA >= 0.5), that every
+# claim got one device of its pod's node and no device two claims, and the
+# CEL evaluator's evaluations, ns each and share of the DRA run's CPU. Run
+# with the small scale, or alone with BENCH_SCALE=dra (the API server is
+# started all the same). Result in $W/dra.txt.
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -139,7 +152,7 @@ cd "$REPO" || exit 1
 SCALE=${BENCH_SCALE:-small}
 TIMEOUT=${BENCH_TIMEOUT:-600}
 [ "$SCALE" = scale ] && TIMEOUT=${BENCH_TIMEOUT:-1800}
-RUNS=${BENCH_RUNS:-ai,kube,probe,algo}
+RUNS=${BENCH_RUNS:-ai,kube,probe,algo,dra}
 PROBE_CONC=${BENCH_PROBE_CONC:-16 64}
 PY=python3
 BULK="$BENCH_DIR/bulk_create.py"
@@ -163,10 +176,11 @@ case $SCALE in
     # cannot place fractions: it runs the plain pods only.
     gpufrac) SCENARIOS="gpufrac" ;;
     scale|steady) SCENARIOS=$SCALE ;;
+    dra) SCENARIOS=dra ;;
     owned|ownedsmall) SCENARIOS=$SCALE ;;
     # Node counts only grow between the plain scales; gang64 sits where 1000 nodes exist.
     all)   SCENARIOS="small gang64 large affinity gang1000" ;;
-    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000, queues, gpufrac, scale, steady, owned, ownedsmall or all" >&2; exit 2 ;;
+    *) echo "bench.sh: BENCH_SCALE must be small, large, both, affinity, gang, gang64, gang1000, queues, gpufrac, scale, steady, owned, ownedsmall, dra or all" >&2; exit 2 ;;
 esac
 [ "${BENCH_QUEUE_SMALL:-0}" = 1 ] && SCENARIOS=${SCENARIOS/queues/queuesmall}
 if [ "${BENCH_GANG_SMALL:-0}" = 1 ]; then
@@ -230,6 +244,8 @@ if [ ! -x "$PROBE" ] && want probe; then
 fi
 ALGO=$BUILD/tools/algo_bench
 [ -x "$ALGO" ] || ALGO=""
+DRA=$BUILD/tools/dra_bench
+[ -x "$DRA" ] || DRA=""
 
 # The control plane's work dir (certs, etcd data, logs) goes under ours, out
 # of the way of test/e2e runs and their clean-ups.
@@ -637,6 +653,19 @@ steady_scale() {
     done
 }
 
+# dra_row: dra_bench on the sandbox (see "DRA" in the header); $W/dra.txt, $W/dra.meta.
+dra_row() {
+    local nodes=${BENCH_DRA_NODES:-1000} pods=${BENCH_DRA_PODS:-5000}
+    if [ -z "$DRA" ]; then
+        blog "no dra_bench at $BUILD/tools/dra_bench; DRA row skipped"
+        return 0
+    fi
+    echo "$nodes $pods $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/dra.meta"
+    blog "dra: $DRA $nodes $pods"
+    timeout "$TIMEOUT" "$DRA" "$nodes" "$pods" >"$W/dra.txt" 2>&1 || blog "dra: failed or a check failed (see $W/dra.txt)"
+    tail -1 "$W/dra.txt" >&2
+}
+
 # run_sched S WHO NS PODS CMD...: create the pods, run the scheduler, measure, clean up.
 run_sched() {
     local s=$1 who=$2 ns=$3 pods=$4 sched
@@ -654,6 +683,10 @@ run_sched() {
 }
 
 for s in $SCENARIOS; do
+    if [ "$s" = dra ]; then
+        want dra && dra_row
+        continue
+    fi
     nodes=$(scen_nodes "$s"); pods=$(scen_pods "$s")
     if [ "$s" = scale ] || [ "$s" = steady ]; then
         [ "$s" = scale ] && echo "$nodes $pods $(date -u '+%Y-%m-%d %H:%M UTC')" >"$W/scale.meta"
@@ -724,6 +757,8 @@ for s in $SCENARIOS; do
             blog "no algo_bench at $BUILD/tools/algo_bench; skipped"
         fi
     fi
+    # DRA against the extended resource, in process: once, with the small scale.
+    [ "$s" = small ] && want dra && dra_row
 done
 
 # Report.

@@ -25,7 +25,9 @@ and per owned scale O (owned, ownedsmall):
   O.skipped     why it did not run (a binary without --workload-groups)
 and the scale row (scale.meta "nodes pods date", scale.{ai,kube}.json) and
 the steady-arrival row (steady.meta "nodes ceiling rate seconds date",
-steady.{ai,kube}.json from bulk_create.py steady).
+steady.{ai,kube}.json from bulk_create.py steady), and the DRA row
+(dra.meta "nodes pods date", dra.txt: dra_bench's output, last line
+key=value ...).
 Missing files are reported as "not run".
 
 The plain scales replace the block between the bench:api markers; each gang
@@ -33,7 +35,8 @@ scale replaces only its own block (bench:gang:G markers, added before
 bench:gang:end), so a run of some scales leaves the other tables alone.
 The queue scale replaces the block between the bench:queues markers (added
 at the end when missing). gangsmall and queuesmall (checks of the harness)
-are printed but never written to the docs. The owned scale replaces the
+are printed but never written to the docs. The DRA row replaces the block
+between the bench:dra markers. The owned scale replaces the
 block between the bench:owned markers (ownedsmall, a check of the harness,
 and a skipped run are never written).
 """
@@ -53,6 +56,7 @@ GANG_SCALES = ("gang64", "gang1000", "gangsmall")
 QUEUE_SCALES = ("queues", "queuesmall", "gpufrac")
 OWNED_SCALES = ("owned", "ownedsmall")
 OWNED_GOAL = 0.95  # issue 27: grouping costs <= 5% of pods/s
+DRA_GOAL = 0.5  # issue 36: DRA claims >= half the pods/s of the extended resource
 Q_BEGIN = "<!-- bench:queues:begin -->"
 Q_END = "<!-- bench:queues:end -->"
 
@@ -504,6 +508,63 @@ def steady_table(work, meta):
     return "\n".join(out)
 
 
+def dra_table(work, meta):
+    """The DRA row: dra_bench's two runs, their ratio against the goal, the CEL cost."""
+    try:
+        nodes, pods, date = open(os.path.join(work, "dra.meta")).read().split(None, 2)
+    except (OSError, ValueError):
+        return None
+    r = kv_last_line(os.path.join(work, "dra.txt"))
+    out = ["### DRA claims against the extended resource: %s nodes x %s GPUs, %s pods" % (
+               nodes, r.get("devices", "?") if r else "?", pods), "",
+           "Last run: %s on %s. In process on the sandbox (test/bench/dra_bench.c): the e2e API server (v1.20) "
+           "serves no resource.k8s.io and kube-scheduler v1.20 allocates no claims, so ai-scheduler is measured "
+           "against itself. Pods (500m, 512Mi) arrive in batches of 1000, the scheduler runs after each; only "
+           "those runs are timed." % (date.strip(), meta.get("machine", "?")), ""]
+    if not r:
+        out += ["dra_bench did not finish (see dra.txt).", ""]
+        return "\n".join(out)
+    out += ["| run | bound | scheduling (s) | pods/s | CPU (s) | check |",
+            "|---|---:|---:|---:|---:|---|"]
+    bad = r.get("dra_claims_bad", "?")
+    out.append("| extended resource: nodes with nvidia.com/gpu: 8, each pod asks 1 | %s | %s | %s | %s | %s |" % (
+        r.get("ext_bound", "–"), r.get("ext_run_s", "–"), r.get("ext_pods_per_s", "–"), r.get("ext_cpu_s", "–"),
+        "all bound" if r.get("ext_bound") == pods else "not all bound"))
+    out.append("| DRA: a ResourceSlice of 8 GPUs per node, one ResourceClaim per pod (class and claim CEL "
+               "selectors) | %s | %s | %s | %s | %s |" % (
+                   r.get("dra_bound", "–"), r.get("dra_run_s", "–"), r.get("dra_pods_per_s", "–"),
+                   r.get("dra_cpu_s", "–"),
+                   "every claim one device of its node, none twice" if bad == "0" and r.get("dra_bound") == pods
+                   else "%s claims wrong, %s bound" % (bad, r.get("dra_bound"))))
+    out.append("")
+    try:
+        ratio_v = float(r.get("ratio"))
+    except (TypeError, ValueError):
+        ratio_v = None
+    each = "best of %s runs each" % r.get("repeat", "?")
+    cpu = "; in pods per CPU-second (the least CPU of a run of each) %s" % r.get("cpu_ratio", "–")
+    if ratio_v is None:
+        out.append("Ratio DRA/extended resource, pods/s: –.")
+    elif ratio_v >= DRA_GOAL:
+        out.append("Ratio DRA/extended resource, pods/s: **%.2f** (%s; goal >= %.1f: met)%s." % (
+            ratio_v, each, DRA_GOAL, cpu))
+    else:
+        out.append("Ratio DRA/extended resource, pods/s: **%.2f** (%s)%s. **Below the goal**: DRA throughput is "
+                   "under half of the extended-resource run's (issue 36 asks >= %.1f)." % (
+                       ratio_v, each, cpu, DRA_GOAL))
+    try:
+        per_pod = "%.0f" % (float(r["cel_evals"]) / float(pods))
+    except (KeyError, ValueError, ZeroDivisionError):
+        per_pod = "?"
+    out.append("")
+    out.append("CEL: %s evaluations in a DRA run (%s per pod; Filter remembers its verdict on a device per set of "
+               "selectors, Reserve evaluates again), %s ns each (a tight loop of the class's and the claim's selector "
+               "on one device: a device costs two), %s of the DRA run's CPU." % (
+                   r.get("cel_evals", "?"), per_pod, r.get("cel_ns_per_eval", "?"), r.get("cel_share_of_cpu", "?")))
+    out.append("")
+    return "\n".join(out)
+
+
 def splice_section(doc, key, title, table):
     """Replaces (or appends under ## title) the block between the key's markers."""
     begin, end = "<!-- bench:%s:begin -->" % key, "<!-- bench:%s:end -->" % key
@@ -540,7 +601,8 @@ def main():
     # A skipped owned run is printed, not written to the docs.
     gtables += [(s if not os.path.exists(os.path.join(a.work, s + ".skipped")) else s + ":skipped", t)
                 for s, t in ((s, owned_table(a.work, s, meta)) for s in oscen) if t]
-    gtables += [(s, t) for s, t in (("scale", scale_table(a.work, meta)), ("steady", steady_table(a.work, meta))) if t]
+    gtables += [(s, t) for s, t in (("scale", scale_table(a.work, meta)), ("steady", steady_table(a.work, meta)),
+                                    ("dra", dra_table(a.work, meta))) if t]
     for _, t in gtables:
         print(t)
     if not scen:
@@ -582,6 +644,8 @@ def write_docs(path, section, gtables):
             doc = splice_section(doc, "scale", "Scale: 10,000 nodes and 100,000 pending pods", t)
         elif s == "steady":
             doc = splice_section(doc, "steady", "Steady arrival", t)
+        elif s == "dra":
+            doc = splice_section(doc, "dra", "DRA allocation", t)
         elif s == "owned":
             doc = splice_section(doc, "owned", "Pods owned by ReplicaSets", t)
         elif s.startswith("owned"):

@@ -560,6 +560,72 @@ static void test_pool_complete_only(void **st)
     sb_done(sb, &l);
 }
 
+/* A device's use is known whatever came first: c0's allocation of n1's
+ * only GPU is seen before the slice, then the slice is replaced (a new
+ * generation), and p's claim still finds the GPU taken; once c0's
+ * allocation goes, p gets it. (Filter reads each device's counts from the
+ * slice's copy of them: a slice arriving or replaced must take the counts
+ * of claims seen earlier.) */
+static void test_device_use_survives_slice_changes(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    add(sb, gpu_class());
+    add(sb, node("n1"));
+    json_t *c0 = claim("c0", 1, NULL);
+    json_object_set_new(c0, "status",
+                        J("{'allocation':{'devices':{'results':[{'request':'gpus','driver':'gpu.example.com',"
+                          "'pool':'n1','device':'gpu-0'}]}},'reservedFor':[{'resource':'pods','name':'gone',"
+                          "'uid':'u-gone'}]}"));
+    json_t *c0_free = json_deep_copy(c0);
+    json_object_del(c0_free, "status");
+    add(sb, c0);
+    add(sb, slice("n1", "A"));
+    add(sb, claim("c", 1, NULL));
+    static const char *const cl[] = { "c", NULL };
+    add(sb, pod("p", 0, NULL, cl));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    json_t *s2 = slice("n1", "A");
+    json_object_set_new(json_object_get(json_object_get(s2, "spec"), "pool"), "generation", json_integer(2));
+    apply(sb, "MODIFIED", s2);
+    sandbox_advance(sb, T0 + 20000);
+    assert_int_equal(l.binds, 0);
+    apply(sb, "MODIFIED", c0_free);
+    sandbox_advance(sb, T0 + 40000);
+    assert_string_equal(node_of(sb, "p"), "n1");
+    assert_devices(sb, "c", "n1/gpu-0");
+    sb_done(sb, &l);
+}
+
+/* Filter remembers its verdict on a device per selector set: p1 (an A100)
+ * has n1's and n2's A100s judged a match and takes one; p2 asks an H100
+ * with the same class, and the other A100 is no match for it, so Filter
+ * (not a failed Reserve) turns p2 away, naming its claim. */
+static void test_verdicts_per_selector(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "A", "A");
+    add(sb, claim("c1", 1, "device.attributes['gpu.example.com'].model == 'A100'"));
+    static const char *const cl1[] = { "c1", NULL };
+    add(sb, pod("p1", 0, NULL, cl1));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 1);
+    add(sb, claim("c2", 1, "device.attributes['gpu.example.com'].model == 'H100'"));
+    static const char *const cl2[] = { "c2", NULL };
+    add(sb, pod("p2", 0, NULL, cl2));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 1);
+    assert_int_equal(l.unsch, 1);
+    const char *why = strstr(logged(&l), "UNSCHEDULABLE ns/p2");
+    assert_non_null(why);
+    if (!strstr(why, "0/2 nodes are available") || !strstr(why, "claim ns/c2, request gpus"))
+        fail_msg("p2 not turned away by Filter: %s", why);
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -571,7 +637,8 @@ int main(void)
         cmocka_unit_test(test_gang_all_or_nothing),    cmocka_unit_test(test_preemption_frees_devices),
         cmocka_unit_test(test_shared_claim),           cmocka_unit_test(test_template_claim_waits),
         cmocka_unit_test(test_first_available),        cmocka_unit_test(test_all_and_match_attribute),
-        cmocka_unit_test(test_pool_complete_only),
+        cmocka_unit_test(test_pool_complete_only),     cmocka_unit_test(test_device_use_survives_slice_changes),
+        cmocka_unit_test(test_verdicts_per_selector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
