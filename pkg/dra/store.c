@@ -1374,6 +1374,24 @@ static void node_req_free(node_req_t *nr)
     free(nr->xi);
 }
 
+/* A failed request of the extended-resource claim is named by the
+ * resource the pod asked ("example.com/gpu: 5 devices of class ...; the
+ * node has 4"): the claim does not exist yet, and a node's reason is short
+ * (FW_REASON_LEN). */
+static void ext_why(const dra_prep_t *p, const node_req_t *nr, char *why, size_t whylen)
+{
+    for (int k = 0; k < nr->xn; k++) {
+        char pre[512];
+        int np = snprintf(pre, sizeof(pre), "claim %s, request %s:", p->xkey, nr->xr[k].name);
+        if (np <= 0 || (size_t)np >= sizeof(pre) || strncmp(why, pre, (size_t)np) != 0)
+            continue;
+        char *rest = util_strdup(why + np);
+        snprintf(why, whylen, "%s:%s", p->x[nr->xi[k]].resource, rest);
+        free(rest);
+        return;
+    }
+}
+
 int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, const resources_t *alloc, char *why,
                   size_t whylen)
 {
@@ -1394,6 +1412,8 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     dra_alloc_t a = { 0 };
     int rc = dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, why, whylen);
     lo_rwlock_unlock(&s->lock, LO_DRA);
+    if (rc == 1)
+        ext_why(p, &nr, why, whylen);
     dra_alloc_free(&a);
     free(cands);
     node_req_free(&nr);
