@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "dra/store.h"
 #include "sandbox/sandbox.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/scheduler.h"
@@ -724,6 +725,55 @@ static void test_ext_resource_too_many(void **st)
     sb_done(sb, &l);
 }
 
+/* The store's side of a bind that does not happen: the hold of the
+ * extended-resource claim keeps its devices from others, PreBind's
+ * create is in the writes, and once created the unreserve asks the row to
+ * delete the claim (kube's unreserveExtendedResourceClaim), freeing the
+ * devices. */
+static void test_ext_resource_undo(void **st)
+{
+    (void)st;
+    char err[256] = "";
+    dra_store_t *s = dra_store_new();
+    json_t *o = ext_class();
+    assert_int_equal(dra_store_class(s, KUBE_ADDED, "gpu.example.com", o, err, sizeof err), DRA_CHANGE_MORE);
+    json_decref(o);
+    o = slice("n1", "AA");
+    dra_store_slice(s, KUBE_ADDED, "n1-gpus", o, err, sizeof err);
+    json_decref(o);
+    pod_t *pods[2];
+    for (int i = 0; i < 2; i++) {
+        o = gpu_pod(i ? "q" : "p", 2 - i);
+        json_object_set_new(json_object_get(o, "metadata"), "uid", json_string(i ? "u2" : "u1"));
+        pods[i] = pod_from_json(o, err, sizeof err);
+        assert_non_null(pods[i]);
+        json_decref(o);
+    }
+    assert_int_equal(dra_store_reserve(s, pods[0], "n1", NULL, NULL, err, sizeof err), 0);
+    dra_write_t *w = NULL;
+    assert_int_equal(dra_store_writes(s, pods[0], &w, err, sizeof err), 0);
+    assert_non_null(w);
+    assert_non_null(w->create);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(w->create, "metadata"), "generateName")),
+                        "p-extended-resources-");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(w->allocation, "devices"), "results")), 2);
+    dra_write_free(w);
+    /* Both devices held: the other pod fits nowhere. */
+    assert_int_not_equal(dra_store_reserve(s, pods[1], "n1", NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(dra_store_ext_created(s, "u1", "p-extended-resources-x1"), 0);
+    dra_undo_t *u = dra_store_unreserve(s, "u1");
+    assert_non_null(u);
+    assert_true(u->delete_claim);
+    assert_string_equal(u->name, "p-extended-resources-x1");
+    assert_null(u->next);
+    dra_undo_free(u);
+    assert_int_equal(dra_store_reserve(s, pods[1], "n1", NULL, NULL, err, sizeof err), 0);
+    dra_undo_free(dra_store_unreserve(s, "u2"));
+    pod_unref(pods[0]);
+    pod_unref(pods[1]);
+    dra_store_free(s);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -746,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_ext_resource_claim),
         cmocka_unit_test(test_ext_resource_advertised),
         cmocka_unit_test(test_ext_resource_too_many),
+        cmocka_unit_test(test_ext_resource_undo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
