@@ -538,7 +538,9 @@ int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
     (void)ann;
     dra_row_t *r = row->self;
     const pod_t *pod = (*it)->pod;
-    if (!dra_pod(pod) && !dra_pod_ext(pod))
+    /* A pod with extended resources only has a hold when a class serves
+     * one on its node (KEP-5004): else nothing to write, fenced or not. */
+    if (!dra_pod(pod) && !(dra_pod_ext(pod) && dra_store_has_hold(r->store, pod->uid)))
         return PREBIND_READY;
     if (r->svc->fenced(r->core)) {
         util_errf(err, errlen, "fenced: no claim is written");

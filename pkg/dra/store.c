@@ -1586,11 +1586,27 @@ static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, con
     return h;
 }
 
+/* Whether a class serves one of the pod's extended resources (lock held). */
+static int ext_served_locked(dra_store_t *s, const dra_pod_t *x)
+{
+    for (int i = 0; x && s->served && s->listed && i < x->nx; i++)
+        if (ext_class_locked(s, x->x[i].resource))
+            return 1;
+    return 0;
+}
+
 int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels,
                       const resources_t *alloc, char *err, size_t errlen)
 {
-    if (!dra_pod(pod) && !dra_pod_ext(pod))
-        return 0;
+    if (!dra_pod(pod)) {
+        /* Extended resources no class serves (every GPU pod of a cluster
+         * without DRA): no hold, and no write lock taken. */
+        lo_rwlock_rdlock(&s->lock, LO_DRA);
+        int served = ext_served_locked(s, dra_pod_ext(pod));
+        lo_rwlock_unlock(&s->lock, LO_DRA);
+        if (!served)
+            return 0;
+    }
     lo_rwlock_wrlock(&s->lock, LO_DRA);
     hold_t *old = hashmap_remove(s->holds, pod->uid);
     if (old) {
@@ -1612,7 +1628,9 @@ int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const 
     dra_alloc_t a = { 0 };
     node_req_t nr;
     node_req_make(p, alloc, &nr);
-    if (nr.n == 0 || dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, err, errlen) == 0) {
+    if (nr.n == 0 && p->n == 0) {
+        rc = 0; /* extended resources the node advertises: the device plugin's */
+    } else if (nr.n == 0 || dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, err, errlen) == 0) {
         hashmap_put(s->holds, pod->uid, hold_make(s, pod, node, p, &nr, &a));
         rc = 0;
     }
@@ -1701,6 +1719,8 @@ int dra_store_writes(dra_store_t *s, const pod_t *pod, dra_write_t **out, char *
         tail = &w->next;
     }
     lo_rwlock_unlock(&s->lock, LO_DRA);
+    if (!h && !dra_pod(pod))
+        return 0; /* extended resources only, none served from DRA here */
     if (!h) {
         util_errf(err, errlen, "the pod's DRA reservation is gone");
         return -1;

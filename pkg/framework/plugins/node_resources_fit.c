@@ -13,8 +13,11 @@
  * (spec.extendedResourceName), decided at PreFilter (preemption's copies
  * are filtered without a cluster view). On a node whose allocatable lacks
  * one, DynamicResources allocates it from DRA devices instead, so it is
- * not this plugin's to refuse: kube's fitsRequest skips such a resource
- * the same way (noderesources/fit.go, when DRAExtendedResource is on). */
+ * not this plugin's to refuse. kube: dynamicresources'
+ * filterExtendedResources takes R exactly when the node's allocatable of R
+ * is 0 and a class maps R, and noderesources (resource_allocation.go)
+ * counts such an R from DRA devices, not allocatable, with
+ * DRAExtendedResource on. */
 typedef struct fit_state {
     const char *served[RES_MAX_SCALAR]; /* interned names */
     int n;
