@@ -774,6 +774,45 @@ static void test_ext_resource_undo(void **st)
     dra_store_free(s);
 }
 
+/* The issue's case: nvidia.com/gpu (which the GPU row also knows) served
+ * by a class on a node without the device plugin, and the implicit
+ * deviceclass.resource.kubernetes.io/<class> name of any class. */
+static void test_ext_resource_nvidia_and_implicit(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    json_t *c = gpu_class();
+    json_object_set_new(json_object_get(c, "spec"), "extendedResourceName", json_string("nvidia.com/gpu"));
+    add(sb, c);
+    add(sb, gpu_node("n1", 0));
+    add(sb, slice("n1", "AAA"));
+    json_t *p = gpu_pod("p1", 1);
+    json_t *req = json_object_get(
+        json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources"),
+        "requests");
+    json_object_del(req, "example.com/gpu");
+    json_object_set_new(req, "nvidia.com/gpu", json_string("1"));
+    json_object_set_new(req, "deviceclass.resource.kubernetes.io/gpu.example.com", json_string("2"));
+    add(sb, p);
+    sandbox_run(sb);
+    assert_string_equal(logged(&l), "BIND ns/p1 node=n1\n");
+    json_t *es = ext_status(sb, "p1");
+    const char *cn = json_string_value(json_object_get(es, "resourceClaimName"));
+    assert_non_null(cn);
+    /* Sorted requests: cpu, deviceclass.resource..., memory, nvidia.com/gpu. */
+    json_t *want = J("[{'containerName':'c','resourceName':'deviceclass.resource.kubernetes.io/gpu.example.com',"
+                     "'requestName':'container-0-request-1'},"
+                     "{'containerName':'c','resourceName':'nvidia.com/gpu','requestName':'container-0-request-3'}]");
+    if (!json_equal(json_object_get(es, "requestMappings"), want)) {
+        char *got = json_dumps(json_object_get(es, "requestMappings"), JSON_COMPACT);
+        fail_msg("mappings %s", got);
+    }
+    json_decref(want);
+    assert_devices(sb, cn, "n1/gpu-0,n1/gpu-1,n1/gpu-2");
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -797,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_ext_resource_advertised),
         cmocka_unit_test(test_ext_resource_too_many),
         cmocka_unit_test(test_ext_resource_undo),
+        cmocka_unit_test(test_ext_resource_nvidia_and_implicit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
