@@ -504,6 +504,12 @@ static int create_ext_claim(dra_row_t *r, const pod_t *pod, dra_write_t *w, char
         return rc != 0 ? -1 : util_errf(err, errlen, "the created extended-resource claim has no name");
     }
     if (dra_store_ext_created(r->store, pod->uid, name) != 0) {
+        /* Unreserved meanwhile: no undo will know the claim, so it goes now. */
+        char *path = claim_path(pod->ns, name, NULL);
+        char derr[256];
+        if (r->svc->api_json(r->core, "DELETE", path, NULL, NULL, NULL, &status, derr, sizeof(derr)) != 0)
+            LOG_W("dra: resourceclaim %s/%s (extended resources) not deleted: %s", pod->ns, name, derr);
+        free(path);
         json_decref(out);
         return util_errf(err, errlen, "the pod's DRA reservation is gone");
     }
