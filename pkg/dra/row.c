@@ -4,7 +4,9 @@
  * the pod's devices; PreBind writes each claim's allocation and
  * reservedFor through its /status (with the claim's resourceVersion), and
  * a bind that does not happen has what was written undone by the
- * housekeeper. */
+ * housekeeper. A pod's extended resources a DeviceClass serves on a node
+ * that does not advertise them (KEP-5004) get a claim PreBind creates,
+ * and the pod's status.extendedResourceClaimStatus names it. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +312,14 @@ int dra_row_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t
     return 1;
 }
 
+void dra_row_post_bind(const sched_row_t *row, const pod_t *pod, const char *node, const char *lender)
+{
+    (void)node;
+    (void)lender;
+    if (dra_pod(pod) || dra_pod_ext(pod))
+        dra_store_bound(((dra_row_t *)row->self)->store, pod->uid);
+}
+
 void dra_row_pod_deleted(const sched_row_t *row, const pod_t *pod)
 {
     dra_row_t *r = row->self;
@@ -322,24 +332,28 @@ void dra_row_pod_deleted(const sched_row_t *row, const pod_t *pod)
 
 typedef struct node_labels {
     labels_t labels;
+    resources_t alloc; /* what the node advertises: KEP-5004 serves the rest */
     int found;
 } node_labels_t;
 
 static void copy_labels(void *ud, const node_info_t *ni)
 {
     node_labels_t *nl = ud;
-    if (ni && ni->node && labels_copy(&nl->labels, &ni->node->labels) == 0)
+    if (ni && ni->node && labels_copy(&nl->labels, &ni->node->labels) == 0) {
+        nl->alloc = ni->node->allocatable;
         nl->found = 1;
+    }
 }
 
 int dra_row_reserve(const sched_row_t *row, const pod_t *pod, const char *node, char *err, size_t errlen)
 {
     dra_row_t *r = row->self;
-    if (!dra_pod(pod))
+    if (!dra_pod(pod) && !dra_pod_ext(pod))
         return 0;
     node_labels_t nl = { 0 };
     r->svc->node_visit(r->core, node, copy_labels, &nl);
-    int rc = dra_store_reserve(r->store, pod, node, nl.found ? &nl.labels : NULL, err, errlen);
+    int rc =
+        dra_store_reserve(r->store, pod, node, nl.found ? &nl.labels : NULL, nl.found ? &nl.alloc : NULL, err, errlen);
     labels_free(&nl.labels);
     return rc;
 }
@@ -347,7 +361,7 @@ int dra_row_reserve(const sched_row_t *row, const pod_t *pod, const char *node, 
 void dra_row_unreserve(const sched_row_t *row, const pod_t *pod)
 {
     dra_row_t *r = row->self;
-    if (!dra_pod(pod))
+    if (!dra_pod(pod) && !dra_pod_ext(pod))
         return;
     dra_undo_t *u = dra_store_unreserve(r->store, pod->uid);
     if (!u)
@@ -489,6 +503,55 @@ static int write_claim(dra_row_t *r, const pod_t *pod, const dra_write_t *w, cha
     return util_errf(err, errlen, "resourceclaim %s/%s: conflicts on every write", w->ns, w->name);
 }
 
+/* KEP-5004: POST the pod's extended-resource claim (w->create) and tell the
+ * store its generated name before its status is written, so the undo of a
+ * bind that does not happen deletes it; w then names the created claim. */
+static int create_ext_claim(dra_row_t *r, const pod_t *pod, dra_write_t *w, char *err, size_t errlen)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, DRA_API "/namespaces/%s/resourceclaims", pod->ns);
+    json_t *out = NULL;
+    long status = 0;
+    int rc = r->svc->api_json(r->core, "POST", b.data, NULL, w->create, &out, &status, err, errlen);
+    sbuf_free(&b);
+    const char *name = json_string_value(json_object_get(json_object_get(out, "metadata"), "name"));
+    if (rc != 0 || !name) {
+        json_decref(out);
+        return rc != 0 ? -1 : util_errf(err, errlen, "the created extended-resource claim has no name");
+    }
+    if (dra_store_ext_created(r->store, pod->uid, name) != 0) {
+        /* Unreserved meanwhile: no undo will know the claim, so it goes now. */
+        char *path = claim_path(pod->ns, name, NULL);
+        char derr[256];
+        if (r->svc->api_json(r->core, "DELETE", path, NULL, NULL, NULL, &status, derr, sizeof(derr)) != 0)
+            LOG_W("dra: resourceclaim %s/%s (extended resources) not deleted: %s", pod->ns, name, derr);
+        free(path);
+        json_decref(out);
+        return util_errf(err, errlen, "the pod's DRA reservation is gone");
+    }
+    free(w->name);
+    w->name = util_strdup(name);
+    json_decref(w->claim);
+    w->claim = out;
+    return 0;
+}
+
+/* The pod's status.extendedResourceClaimStatus, as kube's PreBind patches
+ * it after the claim's status (patchPodExtendedResourceClaimStatus). */
+static int patch_pod_ext(dra_row_t *r, const pod_t *pod, const dra_write_t *w, char *err, size_t errlen)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "/api/v1/namespaces/%s/pods/%s/status", pod->ns, pod->name);
+    json_t *body = json_pack("{s:{s:{s:O, s:s}}}", "status", "extendedResourceClaimStatus", "requestMappings",
+                             w->mappings, "resourceClaimName", w->name);
+    long status = 0;
+    int rc =
+        r->svc->api_json(r->core, "PATCH", b.data, "application/merge-patch+json", body, NULL, &status, err, errlen);
+    json_decref(body);
+    sbuf_free(&b);
+    return rc;
+}
+
 int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node, const char *lender, json_t **ann,
                      char *err, size_t errlen)
 {
@@ -497,7 +560,9 @@ int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
     (void)ann;
     dra_row_t *r = row->self;
     const pod_t *pod = (*it)->pod;
-    if (!dra_pod(pod))
+    /* A pod with extended resources only has a hold when a class serves
+     * one on its node (KEP-5004): else nothing to write, fenced or not. */
+    if (!dra_pod(pod) && !(dra_pod_ext(pod) && dra_store_has_hold(r->store, pod->uid)))
         return PREBIND_READY;
     if (r->svc->fenced(r->core)) {
         util_errf(err, errlen, "fenced: no claim is written");
@@ -508,7 +573,8 @@ int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
         return PREBIND_FAILED;
     int rc = PREBIND_READY;
     for (dra_write_t *x = w; x && rc == PREBIND_READY; x = x->next) {
-        if (write_claim(r, pod, x, err, errlen) != 0) {
+        if ((x->create && create_ext_claim(r, pod, x, err, errlen) != 0) || write_claim(r, pod, x, err, errlen) != 0 ||
+            (x->mappings && patch_pod_ext(r, pod, x, err, errlen) != 0)) {
             rc = PREBIND_FAILED;
             break;
         }
@@ -544,10 +610,63 @@ static int pod_keeps(dra_row_t *r, const dra_undo_t *u)
     return keeps || (rc != 0 && status != 404);
 }
 
+/* Whether the pod is bound and its status names the extended-resource
+ * claim u (unknown counts as yes): then the claim stays. A pod placed
+ * again makes a claim of its own, so a hold does not keep this one. */
+static int pod_uses_ext(dra_row_t *r, const dra_undo_t *u)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "/api/v1/namespaces/%s/pods/%s", u->ns, u->pod_name);
+    long status = 0;
+    json_t *pod = NULL;
+    char err[256];
+    int rc = r->svc->api_json(r->core, "GET", b.data, NULL, NULL, &pod, &status, err, sizeof(err));
+    sbuf_free(&b);
+    const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    const char *cn = json_string_value(json_object_get(
+        json_object_get(json_object_get(pod, "status"), "extendedResourceClaimStatus"), "resourceClaimName"));
+    int uses = rc == 0 && uid && !strcmp(uid, u->pod_uid) && node && *node && cn && !strcmp(cn, u->name);
+    json_decref(pod);
+    return uses || (rc != 0 && status != 404);
+}
+
+/* The extended-resource claim of a bind that did not happen goes, its
+ * finalizer first (kube's deleteClaim): 0 done, 1 conflict, 2 kept, -1 err. */
+static int undo_delete(dra_row_t *r, const dra_undo_t *u, char *err, size_t errlen)
+{
+    json_t *claim = NULL;
+    int gone = 0;
+    if (pod_uses_ext(r, u))
+        return 2;
+    if (claim_get(r, u->ns, u->name, &claim, &gone, err, errlen) != 0)
+        return gone ? 0 : -1;
+    json_t *fin = json_object_get(json_object_get(claim, "metadata"), "finalizers");
+    size_t i;
+    json_t *f;
+    int rc = 0;
+    json_array_foreach (fin, i, f)
+        if (json_is_string(f) && !strcmp(json_string_value(f), DRA_FINALIZER)) {
+            json_array_remove(fin, i);
+            rc = claim_put(r, &claim, u->ns, u->name, NULL, err, errlen);
+            break;
+        }
+    json_decref(claim);
+    if (rc != 0)
+        return rc;
+    char *path = claim_path(u->ns, u->name, NULL);
+    long status = 0;
+    rc = r->svc->api_json(r->core, "DELETE", path, NULL, NULL, NULL, &status, err, errlen);
+    free(path);
+    return rc == 0 || status == 404 ? 0 : -1;
+}
+
 static int undo_once(dra_row_t *r, const dra_undo_t *u, char *err, size_t errlen)
 {
     json_t *claim = NULL;
     int gone = 0;
+    if (u->delete_claim)
+        return undo_delete(r, u, err, errlen);
     if (pod_keeps(r, u))
         return 2;
     if (claim_get(r, u->ns, u->name, &claim, &gone, err, errlen) != 0)
@@ -587,8 +706,8 @@ static int undo_pending(dra_row_t *r)
         for (int attempt = 0; attempt < 4 && rc == 1; attempt++)
             rc = undo_once(r, x, err, sizeof(err));
         if (rc == 2)
-            LOG_I("dra: resourceclaim %s/%s: pod %s is bound or placed again; its reservation stays", x->ns,
-                  x->name, x->pod_uid);
+            LOG_I("dra: resourceclaim %s/%s: pod %s is bound or placed again; its reservation stays", x->ns, x->name,
+                  x->pod_uid);
         else if (rc != 0)
             LOG_W("dra: resourceclaim %s/%s: pod %s's reservation not undone: %s", x->ns, x->name, x->pod_uid,
                   rc == 1 ? "conflicts on every write" : err);

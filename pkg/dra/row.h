@@ -33,6 +33,9 @@ void dra_row_cluster(const sched_row_t *row, fw_cluster_t *cl);
  * invalid, or not served: it waits out of the queues until a DRA object
  * changes (the row lets it go then) or the pod does. */
 int dra_row_pre_enqueue(const sched_row_t *row, const pod_t *pod, enqueue_hold_t *hold);
+/* The Binding took: the pod's hold goes once its claims show the
+ * allocations (dra_store_bound). */
+void dra_row_post_bind(const sched_row_t *row, const pod_t *pod, const char *node, const char *lender);
 /* A pod left the cache: it is no longer kept out. */
 void dra_row_pod_deleted(const sched_row_t *row, const pod_t *pod);
 int dra_row_reserve(const sched_row_t *row, const pod_t *pod, const char *node, char *err, size_t errlen);

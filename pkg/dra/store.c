@@ -14,9 +14,10 @@
 #include "util/lockorder.h"
 #include "util/util.h"
 
-#define DRA_FINALIZER    "resource.kubernetes.io/delete-protection"
-#define DRA_RESERVED_MAX 256 /* v1 ResourceClaimReservedForMaxSize */
-#define DRA_MAX_EXPR     10240
+#define DRA_FINALIZER      "resource.kubernetes.io/delete-protection"
+#define DRA_RESERVED_MAX   256 /* v1 ResourceClaimReservedForMaxSize */
+#define DRA_MAX_EXPR       10240
+#define DRA_EXT_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
 
 /* Where a device may be used: one node, all nodes, or the nodes a
  * selector (terms ORed) picks. */
@@ -54,7 +55,9 @@ typedef struct slice {
 
 typedef struct dclass {
     char *name;
-    json_t *spec; /* selectors and config (a reference) */
+    json_t *spec;  /* selectors and config (a reference) */
+    char *ext;     /* spec.extendedResourceName, or NULL */
+    char *created; /* metadata.creationTimestamp (RFC 3339 sorts as text), or "" */
 } dclass_t;
 
 typedef struct claim {
@@ -80,11 +83,18 @@ typedef struct hold_claim {
     char **devkeys;     /* devices counted in held until the watch shows them */
     int ndev, counted;
     int written;
+    /* KEP-5004: the extended-resource claim PreBind creates (the object to
+     * POST and the pod's status.extendedResourceClaimStatus.requestMappings);
+     * created: the POST took (name is then the generated name). */
+    json_t *create, *mappings;
+    int created;
 } hold_claim_t;
 
 typedef struct hold {
     char *uid, *node;
     char *pod_name; /* the pod is in the claims' namespace */
+    int bound;      /* the pod's Binding took: the hold goes once nothing
+                     * of it is counted (the claims' watch showed them) */
     hold_claim_t *c;
     int n;
 } hold_t;
@@ -225,6 +235,8 @@ static void class_free(dclass_t *c)
     if (!c)
         return;
     free(c->name);
+    free(c->ext);
+    free(c->created);
     json_decref(c->spec);
     free(c);
 }
@@ -287,6 +299,8 @@ static void hold_free(hold_t *h)
         free(h->c[i].ns);
         free(h->c[i].name);
         json_decref(h->c[i].allocation);
+        json_decref(h->c[i].create);
+        json_decref(h->c[i].mappings);
         strv_free(h->c[i].devkeys, h->c[i].ndev);
     }
     free(h->c);
@@ -667,6 +681,10 @@ int dra_store_class(dra_store_t *s, kube_event_type_t type, const char *key, jso
             c = util_xcalloc(1, sizeof(*c));
             c->name = util_strdup(key);
             c->spec = spec ? json_incref(spec) : json_object();
+            const char *ext = str_of(c->spec, "extendedResourceName"),
+                       *ts = str_of(json_object_get(obj, "metadata"), "creationTimestamp");
+            c->ext = ext && *ext ? util_strdup(ext) : NULL;
+            c->created = util_strdup(ts ? ts : "");
         }
     }
     lo_rwlock_wrlock(&s->lock, LO_DRA);
@@ -685,6 +703,40 @@ int dra_store_template(dra_store_t *s, kube_event_type_t type, const char *key, 
         hashmap_put(s->templates, key, (void *)1);
     lo_rwlock_unlock(&s->lock, LO_DRA);
     return DRA_CHANGE_NONE;
+}
+
+/* The class serving extended resource res (lock held), as kube's
+ * DeviceClassResolver picks it: the classes whose spec.extendedResourceName
+ * is res, the one created last, on a tie the first by name (the API's doc
+ * of DeviceClassSpec.extendedResourceName); else the class an implicit
+ * deviceclass.resource.kubernetes.io/<class> names. */
+static dclass_t *ext_class_locked(dra_store_t *s, const char *res)
+{
+    dclass_t *best = NULL;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->classes, &it, &k, &v);) {
+        dclass_t *c = v;
+        if (!c->ext || strcmp(c->ext, res) != 0)
+            continue;
+        int cmp = best ? strcmp(c->created, best->created) : 1;
+        if (cmp > 0 || (cmp == 0 && strcmp(c->name, best->name) < 0))
+            best = c;
+    }
+    size_t np = strlen(DRA_IMPLICIT_PREFIX);
+    if (!best && !strncmp(res, DRA_IMPLICIT_PREFIX, np))
+        best = hashmap_get(s->classes, res + np);
+    return best;
+}
+
+int dra_store_ext_class(dra_store_t *s, const char *res, char *cls, size_t len)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    dclass_t *c = s->served && s->listed ? ext_class_locked(s, res) : NULL;
+    if (c && cls && len)
+        snprintf(cls, len, "%s", c->name);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return c != NULL;
 }
 
 /* ---- claims ---------------------------------------------------------------- */
@@ -760,6 +812,24 @@ static void claim_count(dra_store_t *s, const claim_t *c, int sign)
         use_add(s, 0, c->devkeys[i], sign);
 }
 
+/* A bound pod's hold with nothing left counted is done (lock held): out
+ * of the store, freed. Returns 1 when it went. */
+static int hold_done(dra_store_t *s, hold_t *h)
+{
+    if (!h->bound)
+        return 0;
+    for (int i = 0; i < h->n; i++)
+        if (h->c[i].counted)
+            return 0;
+    for (int i = 0; i < h->n; i++)
+        if (hashmap_get(s->inflight, h->c[i].key) == h)
+            hashmap_remove(s->inflight, h->c[i].key);
+    if (hashmap_get(s->holds, h->uid) == h)
+        hashmap_remove(s->holds, h->uid);
+    hold_free(h);
+    return 1;
+}
+
 /* The claim's allocation is seen: a pod's hold of it stops counting. */
 static void inflight_seen(dra_store_t *s, const claim_t *c)
 {
@@ -775,6 +845,7 @@ static void inflight_seen(dra_store_t *s, const claim_t *c)
         hc->counted = 0;
     }
     hashmap_remove(s->inflight, c->key);
+    hold_done(s, h);
 }
 
 /* Whether the change from old to c frees devices or room: a claim gone,
@@ -842,11 +913,25 @@ typedef struct pclaim {
     json_t *config; /* spec.devices.config (a reference) */
 } pclaim_t;
 
+/* One extended-resource request of the pod a class serves (KEP-5004). */
+typedef struct pext {
+    dra_request_t r; /* "container-<i>-request-<j>": count devices of the class */
+    char *resource, *container;
+} pext_t;
+
 struct dra_prep {
     dra_store_t *store; /* Filter reads it (no cluster view needed: a
                          * preemption's copies are filtered without one) */
     pclaim_t *c;
     int n;
+    /* The requests of the claim the scheduler makes for the pod's extended
+     * resources (by request name, as kube sorts them); each is allocated
+     * only on a node whose allocatable lacks its resource (kube's
+     * filterExtendedResources). xkey: "ns/<extended-resources>", kube's
+     * in-memory name, for messages. */
+    pext_t *x;
+    int nx;
+    char *xkey;
     dra_claim_req_t *areq; /* the claims to allocate, in c's order */
     int *aidx;             /* areq[i] is c[aidx[i]] */
     int nareq;
@@ -900,6 +985,13 @@ void dra_prep_free(dra_prep_t *p)
     for (int i = 0; i < p->n; i++)
         pclaim_clear(&p->c[i]);
     free(p->c);
+    for (int i = 0; i < p->nx; i++) {
+        request_clear(&p->x[i].r);
+        free(p->x[i].resource);
+        free(p->x[i].container);
+    }
+    free(p->x);
+    free(p->xkey);
     free(p->areq);
     free(p->aidx);
     strv_free(p->gone, p->ngone);
@@ -1118,6 +1210,8 @@ static dra_prep_rc_t prep_claim(dra_store_t *s, const pod_t *pod, const dra_pod_
 static int first_fit_applies(const dra_prep_t *p)
 {
     int64_t total = 0;
+    if (p->nx) /* extended resources: each node's own claim (node_req_make) */
+        return 0;
     for (int i = 0; i < p->nareq; i++) {
         const dra_claim_req_t *c = &p->areq[i];
         int64_t n = 0;
@@ -1159,13 +1253,52 @@ static uint64_t req_sig(const dra_request_t *r)
     return h & ~(uint64_t)3;
 }
 
+static int pext_cmp(const void *a, const void *b)
+{
+    return strcmp(((const pext_t *)a)->r.name, ((const pext_t *)b)->r.name);
+}
+
+/* The pod's extended-resource requests some class serves into p->x (lock
+ * held); a request no class serves stays the device plugin's. */
+static dra_prep_rc_t prep_ext(dra_store_t *s, const pod_t *pod, const dra_pod_t *x, dra_prep_t *p, char *why,
+                              size_t whylen)
+{
+    if (!x)
+        return DRA_PREP_OK;
+    p->x = util_xcalloc((size_t)x->nx + 1, sizeof(*p->x));
+    for (int i = 0; i < x->nx; i++) {
+        dclass_t *dc = ext_class_locked(s, x->x[i].resource);
+        if (!dc)
+            continue;
+        pext_t *e = &p->x[p->nx++];
+        e->resource = util_strdup(x->x[i].resource);
+        e->container = util_strdup(x->x[i].container);
+        e->r.name = util_strdup(x->x[i].request);
+        e->r.class_name = util_strdup(dc->name);
+        e->r.count = x->x[i].count;
+        char whose[384];
+        snprintf(whose, sizeof(whose), "device class %s (serving %s)", dc->name, e->resource);
+        dra_prep_rc_t rc = add_selectors(&e->r, json_object_get(dc->spec, "selectors"), whose, why, whylen);
+        if (rc != DRA_PREP_OK)
+            return rc;
+    }
+    qsort(p->x, (size_t)p->nx, sizeof(*p->x), pext_cmp);
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "%s/<extended-resources>", pod->ns);
+    p->xkey = b.data;
+    return DRA_PREP_OK;
+}
+
 static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
 {
-    const dra_pod_t *d = dra_pod(pod);
+    const dra_pod_t *d = dra_pod(pod), *x = dra_pod_ext(pod);
     *out = NULL;
-    if (!d)
+    if (!d && !x)
         return DRA_PREP_OK;
-    if (d->invalid) {
+    /* A pod with extended resources only is DRA's when a class serves one. */
+    if (!d && (!s->served || !s->listed))
+        return DRA_PREP_OK;
+    if (d && d->invalid) {
         snprintf(why, whylen, "%s", d->invalid);
         return DRA_PREP_INVALID;
     }
@@ -1182,10 +1315,11 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
     }
     dra_prep_t *p = util_xcalloc(1, sizeof(*p));
     p->store = s;
-    p->c = util_xcalloc((size_t)d->n + 1, sizeof(*p->c));
-    p->areq = util_xcalloc((size_t)d->n + 1, sizeof(*p->areq));
-    p->aidx = util_xcalloc((size_t)d->n + 1, sizeof(*p->aidx));
-    for (int i = 0; i < d->n; i++) {
+    int nc = d ? d->n : 0;
+    p->c = util_xcalloc((size_t)nc + 1, sizeof(*p->c));
+    p->areq = util_xcalloc((size_t)nc + 1, sizeof(*p->areq));
+    p->aidx = util_xcalloc((size_t)nc + 1, sizeof(*p->aidx));
+    for (int i = 0; i < nc; i++) {
         if (d->c[i].skip)
             continue;
         /* The same claim named twice is one claim. */
@@ -1206,6 +1340,11 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
                 .key = pc->key, .reqs = pc->reqs, .nreqs = pc->nreqs, .cons = pc->cons, .ncons = pc->ncons
             };
         }
+    }
+    dra_prep_rc_t rc = prep_ext(s, pod, x, p, why, whylen);
+    if (rc != DRA_PREP_OK || (!d && p->nx == 0)) {
+        dra_prep_free(p);
+        return rc;
     }
     p->first_fit = first_fit_applies(p);
     for (int i = 0; p->first_fit && i < p->n; i++) {
@@ -1424,15 +1563,75 @@ static int pins_fit(const dra_prep_t *p, const char *node, const labels_t *label
     return 1;
 }
 
-int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, char *why, size_t whylen)
+/* The claims to allocate on one node: the pod's own (p->areq), then the
+ * extended-resource claim with the requests whose resource the node's
+ * allocatable lacks (claims[nareq] when xn > 0; xr: shallow copies of
+ * p->x[xi[k]].r). A node advertising the resource leaves it to
+ * NodeResourcesFit and the device plugin, as kube does. */
+typedef struct node_req {
+    dra_claim_req_t *claims;
+    int n;
+    dra_request_t *xr;
+    int *xi, xn;
+} node_req_t;
+
+static void node_req_make(const dra_prep_t *p, const resources_t *alloc, node_req_t *nr)
+{
+    memset(nr, 0, sizeof(*nr));
+    nr->claims = util_xcalloc((size_t)p->nareq + 1, sizeof(*nr->claims));
+    memcpy(nr->claims, p->areq, (size_t)p->nareq * sizeof(*nr->claims));
+    nr->n = p->nareq;
+    nr->xr = util_xcalloc((size_t)p->nx + 1, sizeof(*nr->xr));
+    nr->xi = util_xcalloc((size_t)p->nx + 1, sizeof(*nr->xi));
+    for (int i = 0; i < p->nx; i++) {
+        if (alloc && res_get_scalar(alloc, p->x[i].resource) > 0)
+            continue;
+        nr->xi[nr->xn] = i;
+        nr->xr[nr->xn++] = p->x[i].r;
+    }
+    if (nr->xn)
+        nr->claims[nr->n++] = (dra_claim_req_t){ .key = p->xkey, .reqs = nr->xr, .nreqs = nr->xn };
+}
+
+static void node_req_free(node_req_t *nr)
+{
+    free(nr->claims);
+    free(nr->xr);
+    free(nr->xi);
+}
+
+/* A failed request of the extended-resource claim is named by the
+ * resource the pod asked ("example.com/gpu: 5 devices of class ...; the
+ * node has 4"): the claim does not exist yet, and a node's reason is short
+ * (FW_REASON_LEN). */
+static void ext_why(const dra_prep_t *p, const node_req_t *nr, char *why, size_t whylen)
+{
+    for (int k = 0; k < nr->xn; k++) {
+        char pre[512];
+        int np = snprintf(pre, sizeof(pre), "claim %s, request %s:", p->xkey, nr->xr[k].name);
+        if (np <= 0 || (size_t)np >= sizeof(pre) || strncmp(why, pre, (size_t)np) != 0)
+            continue;
+        char *rest = util_strdup(why + np);
+        snprintf(why, whylen, "%s:%s", p->x[nr->xi[k]].resource, rest);
+        free(rest);
+        return;
+    }
+}
+
+int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, const resources_t *alloc, char *why,
+                  size_t whylen)
 {
     if (!p)
         return 0;
     dra_store_t *s = p->store;
     if (!pins_fit(p, node, labels, why, whylen))
         return 1;
-    if (p->nareq == 0)
+    node_req_t nr;
+    node_req_make(p, alloc, &nr);
+    if (nr.n == 0) {
+        node_req_free(&nr);
         return 0;
+    }
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     /* Preemption's copies (devices freed by victims) take the full path. */
     if (p->first_fit && p->ngone_claims == 0 && first_fit(s, p, node, labels)) {
@@ -1442,10 +1641,13 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     int n = 0;
     dra_candidate_t *cands = candidates(s, p, node, labels, &n);
     dra_alloc_t a = { 0 };
-    int rc = dra_allocate(p->areq, p->nareq, cands, n, eligible, NULL, &a, why, whylen);
+    int rc = dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, why, whylen);
     lo_rwlock_unlock(&s->lock, LO_DRA);
+    if (rc == 1)
+        ext_why(p, &nr, why, whylen);
     dra_alloc_free(&a);
     free(cands);
+    node_req_free(&nr);
     return rc;
 }
 
@@ -1525,13 +1727,71 @@ static void hold_uncount(dra_store_t *s, hold_t *h)
     }
 }
 
-static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, const dra_prep_t *p, const dra_alloc_t *a)
+/* The claim kube's PreBind creates for the pod's extended resources
+ * (extendeddynamicresources.go, preFilterExtendedResources and
+ * createRequestsAndMappings): generateName "<pod>-extended-resources-", the
+ * annotation resource.kubernetes.io/extended-resource-claim: "true", the
+ * pod as controlling owner, one ExactCount request per container and
+ * resource. */
+static json_t *ext_claim_json(const pod_t *pod, const node_req_t *nr)
+{
+    sbuf_t gen = { 0 };
+    sbuf_printf(&gen, "%s-extended-resources-", pod->name);
+    json_t *reqs = json_array();
+    for (int i = 0; i < nr->xn; i++)
+        json_array_append_new(reqs, json_pack("{s:s, s:{s:s, s:s, s:I}}", "name", nr->xr[i].name, "exactly",
+                                              "deviceClassName", nr->xr[i].class_name, "allocationMode", "ExactCount",
+                                              "count", (json_int_t)nr->xr[i].count));
+    json_t *c =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b}]}, s:{s:{s:o}}}", "apiVersion",
+                  "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "generateName", gen.data, "namespace",
+                  pod->ns, "annotations", DRA_EXT_ANNOTATION, "true", "ownerReferences", "apiVersion", "v1", "kind",
+                  "Pod", "name", pod->name, "uid", pod->uid, "controller", 1, "spec", "devices", "requests", reqs);
+    sbuf_free(&gen);
+    return c;
+}
+
+/* status.extendedResourceClaimStatus.requestMappings: which request serves
+ * which container's resource. */
+static json_t *ext_mappings_json(const dra_prep_t *p, const node_req_t *nr)
+{
+    json_t *m = json_array();
+    for (int i = 0; i < nr->xn; i++) {
+        const pext_t *e = &p->x[nr->xi[i]];
+        json_array_append_new(m, json_pack("{s:s, s:s, s:s}", "containerName", e->container, "resourceName",
+                                           e->resource, "requestName", e->r.name));
+    }
+    return m;
+}
+
+/* The hold's extended-resource claim (claims[nareq] of the allocation). */
+static void hold_ext(dra_store_t *s, hold_claim_t *hc, const pod_t *pod, const char *node, const dra_prep_t *p,
+                     const node_req_t *nr, const dra_alloc_t *a)
+{
+    int k = p->nareq;
+    pclaim_t xpc = { .reqs = nr->xr, .nreqs = nr->xn };
+    hc->key = util_strdup(p->xkey);
+    hc->ns = util_strdup(pod->ns);
+    hc->name = util_strdup("<extended-resources>");
+    hc->allocation = allocation_json(s, &xpc, a->claim[k].results, a->claim[k].n, node);
+    hc->create = ext_claim_json(pod, nr);
+    hc->mappings = ext_mappings_json(p, nr);
+    hc->devkeys = util_xcalloc((size_t)a->claim[k].n + 1, sizeof(char *));
+    for (int j = 0; j < a->claim[k].n; j++) {
+        hc->devkeys[hc->ndev] = util_strdup(((const sdev_t *)a->claim[k].results[j].dev)->key);
+        use_add(s, 1, hc->devkeys[hc->ndev++], 1);
+    }
+    hc->counted = 1;
+}
+
+static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, const dra_prep_t *p, const node_req_t *nr,
+                         const dra_alloc_t *a)
 {
     hold_t *h = util_xcalloc(1, sizeof(*h));
     h->uid = util_strdup(pod->uid);
     h->pod_name = util_strdup(pod->name);
     h->node = util_strdup(node);
-    h->c = util_xcalloc((size_t)p->n + 1, sizeof(*h->c));
+    h->c = util_xcalloc((size_t)p->n + 2, sizeof(*h->c));
     for (int i = 0; i < p->n; i++) {
         hold_claim_t *hc = &h->c[h->n++];
         hc->key = util_strdup(p->c[i].key);
@@ -1552,14 +1812,32 @@ static hold_t *hold_make(dra_store_t *s, const pod_t *pod, const char *node, con
         hc->counted = 1;
         hashmap_put(s->inflight, hc->key, h);
     }
+    if (nr->xn)
+        hold_ext(s, &h->c[h->n++], pod, node, p, nr, a);
     return h;
 }
 
-int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels, char *err,
-                      size_t errlen)
+/* Whether a class serves one of the pod's extended resources (lock held). */
+static int ext_served_locked(dra_store_t *s, const dra_pod_t *x)
 {
-    if (!dra_pod(pod))
-        return 0;
+    for (int i = 0; x && s->served && s->listed && i < x->nx; i++)
+        if (ext_class_locked(s, x->x[i].resource))
+            return 1;
+    return 0;
+}
+
+int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels,
+                      const resources_t *alloc, char *err, size_t errlen)
+{
+    if (!dra_pod(pod)) {
+        /* Extended resources no class serves (every GPU pod of a cluster
+         * without DRA): no hold, and no write lock taken. */
+        lo_rwlock_rdlock(&s->lock, LO_DRA);
+        int served = ext_served_locked(s, dra_pod_ext(pod));
+        lo_rwlock_unlock(&s->lock, LO_DRA);
+        if (!served)
+            return 0;
+    }
     lo_rwlock_wrlock(&s->lock, LO_DRA);
     hold_t *old = hashmap_remove(s->holds, pod->uid);
     if (old) {
@@ -1579,10 +1857,15 @@ int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const 
     int n = 0;
     dra_candidate_t *cands = candidates(s, NULL, node, labels, &n);
     dra_alloc_t a = { 0 };
-    if (p->nareq == 0 || dra_allocate(p->areq, p->nareq, cands, n, eligible, NULL, &a, err, errlen) == 0) {
-        hashmap_put(s->holds, pod->uid, hold_make(s, pod, node, p, &a));
+    node_req_t nr;
+    node_req_make(p, alloc, &nr);
+    if (nr.n == 0 && p->n == 0) {
+        rc = 0; /* extended resources the node advertises: the device plugin's */
+    } else if (nr.n == 0 || dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, err, errlen) == 0) {
+        hashmap_put(s->holds, pod->uid, hold_make(s, pod, node, p, &nr, &a));
         rc = 0;
     }
+    node_req_free(&nr);
     dra_alloc_free(&a);
     free(cands);
 out:
@@ -1613,7 +1896,7 @@ dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid)
     lo_rwlock_unlock(&s->lock, LO_DRA);
     dra_undo_t *head = NULL;
     for (int i = 0; h && i < h->n; i++) {
-        if (!h->c[i].written)
+        if (!h->c[i].written && !h->c[i].created)
             continue;
         dra_undo_t *u = util_xcalloc(1, sizeof(*u));
         u->ns = util_strdup(h->c[i].ns);
@@ -1621,6 +1904,7 @@ dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid)
         u->pod_uid = util_strdup(pod_uid);
         u->pod_name = util_strdup(h->pod_name);
         u->deallocate = h->c[i].allocation != NULL;
+        u->delete_claim = h->c[i].created;
         u->next = head;
         head = u;
     }
@@ -1636,6 +1920,8 @@ void dra_write_free(dra_write_t *w)
         free(w->name);
         json_decref(w->claim);
         json_decref(w->allocation);
+        json_decref(w->create);
+        json_decref(w->mappings);
         free(w);
         w = next;
     }
@@ -1644,7 +1930,7 @@ void dra_write_free(dra_write_t *w)
 int dra_store_writes(dra_store_t *s, const pod_t *pod, dra_write_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!dra_pod(pod))
+    if (!dra_pod(pod) && !dra_pod_ext(pod))
         return 0;
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     hold_t *h = hashmap_get(s->holds, pod->uid);
@@ -1656,15 +1942,56 @@ int dra_store_writes(dra_store_t *s, const pod_t *pod, dra_write_t **out, char *
         w->name = util_strdup(h->c[i].name);
         w->claim = c ? json_deep_copy(c->obj) : NULL;
         w->allocation = h->c[i].allocation ? json_deep_copy(h->c[i].allocation) : NULL;
+        if (h->c[i].create && !h->c[i].created)
+            w->create = json_deep_copy(h->c[i].create);
+        if (h->c[i].mappings)
+            w->mappings = json_deep_copy(h->c[i].mappings);
         *tail = w;
         tail = &w->next;
     }
     lo_rwlock_unlock(&s->lock, LO_DRA);
+    if (!h && !dra_pod(pod))
+        return 0; /* extended resources only, none served from DRA here */
     if (!h) {
         util_errf(err, errlen, "the pod's DRA reservation is gone");
         return -1;
     }
     return 0;
+}
+
+int dra_store_ext_created(dra_store_t *s, const char *pod_uid, const char *name)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    hold_t *h = hashmap_get(s->holds, pod_uid);
+    int found = 0;
+    for (int i = 0; h && i < h->n && !found; i++) {
+        hold_claim_t *hc = &h->c[i];
+        if (!hc->create || hc->created)
+            continue;
+        found = 1;
+        hc->created = 1;
+        free(hc->name);
+        hc->name = util_strdup(name);
+        free(hc->key);
+        sbuf_t b = { 0 };
+        sbuf_printf(&b, "%s/%s", hc->ns, name);
+        hc->key = b.data;
+        /* From now the claim's watch event ends the hold's count. */
+        hashmap_put(s->inflight, hc->key, h);
+    }
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return found ? 0 : -1;
+}
+
+void dra_store_bound(dra_store_t *s, const char *pod_uid)
+{
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    hold_t *h = hashmap_get(s->holds, pod_uid);
+    if (h) {
+        h->bound = 1;
+        hold_done(s, h);
+    }
+    lo_rwlock_unlock(&s->lock, LO_DRA);
 }
 
 void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, const char *name)

@@ -40,6 +40,13 @@ int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, jso
 int dra_store_claim(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen);
 int dra_store_template(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj);
 
+/* KEP-5004: whether a DeviceClass serves extended resource res (its
+ * spec.extendedResourceName, or the implicit
+ * deviceclass.resource.kubernetes.io/<class>): 1 with its name in cls, 0
+ * not (nor while DRA is not served or listed). Several classes naming res:
+ * the one created last, on a tie the first by name, as kube picks. */
+int dra_store_ext_class(dra_store_t *s, const char *res, char *cls, size_t len);
+
 /* Whether the API server serves resource.k8s.io/v1 (1 until told). */
 void dra_store_set_served(dra_store_t *s, int served);
 int dra_store_served(dra_store_t *s);
@@ -65,23 +72,27 @@ void dra_prep_add_pod(dra_prep_t *p, const pod_t *other);
 
 /* Filter: 0 every claim can be allocated (or is allocated) for a pod on
  * node (name, labels), 1 not (why: what failed, the same words for every
- * node that fails alike), -1 an error (why). */
-int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, char *why, size_t whylen);
+ * node that fails alike), -1 an error (why). alloc: the node's allocatable
+ * (NULL: none): the pod's extended resources it lacks and a class serves
+ * are allocated as one more claim's requests (KEP-5004). */
+int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels, const resources_t *alloc, char *why,
+                  size_t whylen);
 
 /* Reserve: the pod's allocation on node, chosen again on the live store,
  * held until the claims' watch shows it or unreserve: 0, or -1 with err
  * (the node no longer fits). A pod with no claim to allocate holds
  * nothing and gets 0. */
-int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels, char *err,
-                      size_t errlen);
+int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const labels_t *labels,
+                      const resources_t *alloc, char *err, size_t errlen);
 /* Forgets the pod's hold; returns how many of its claims PreBind had
  * already written (their undo is the caller's: dra_undo_t). */
 typedef struct dra_undo {
-    char *ns, *name; /* the claim */
-    char *pod_uid;   /* remove from reservedFor */
-    char *pod_name;  /* the pod (in ns): not undone while it is bound */
-    int deallocate;  /* and clear the allocation this pod made, if no one
+    char *ns, *name;  /* the claim */
+    char *pod_uid;    /* remove from reservedFor */
+    char *pod_name;   /* the pod (in ns): not undone while it is bound */
+    int deallocate;   /* and clear the allocation this pod made, if no one
                         * else is reserved */
+    int delete_claim; /* the extended-resource claim PreBind created: delete it */
     struct dra_undo *next;
 } dra_undo_t;
 dra_undo_t *dra_store_unreserve(dra_store_t *s, const char *pod_uid);
@@ -94,12 +105,22 @@ typedef struct dra_write {
     char *ns, *name;
     json_t *claim;      /* the claim as last seen (a copy) */
     json_t *allocation; /* status.allocation to write, or NULL (shared: reserve only) */
+    /* KEP-5004's claim: create (POST) it first, then write its status as
+     * any claim's, then the pod's status.extendedResourceClaimStatus
+     * (mappings: its requestMappings). NULL for the pod's own claims. */
+    json_t *create, *mappings;
     struct dra_write *next;
 } dra_write_t;
 /* The writes for the pod (NULL: none), or -1 with err when its hold is
  * gone (*out NULL). */
 int dra_store_writes(dra_store_t *s, const pod_t *pod, dra_write_t **out, char *err, size_t errlen);
 void dra_write_free(dra_write_t *w);
+/* PreBind created the pod's extended-resource claim as name: 0, or -1
+ * when the hold has none to create. */
+int dra_store_ext_created(dra_store_t *s, const char *pod_uid, const char *name);
+/* The pod's Binding took: its hold goes once the claims' watch has shown
+ * every allocation it made (until then its devices stay counted). */
+void dra_store_bound(dra_store_t *s, const char *pod_uid);
 /* PreBind wrote the claim's status for the pod. */
 void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, const char *name);
 /* The claim as last seen (a copy), or NULL. */

@@ -303,7 +303,17 @@ static void api_create(sandbox_t *sb, const api_path_t *p, json_t *body, kube_re
         answer_write(resp, 201, body);
         return;
     }
-    const char *name = sb_str_at(body, "metadata", "name");
+    const char *name = sb_str_at(body, "metadata", "name"), *gen = sb_str_at(body, "metadata", "generateName");
+    char genbuf[300];
+    if (!name && gen && json_is_object(json_object_get(body, "metadata"))) {
+        /* generateName: the API server adds 5 random characters; here a
+         * counter keeps runs reproducible. */
+        static unsigned gen_seq;
+        unsigned seq = __atomic_add_fetch(&gen_seq, 1, __ATOMIC_RELAXED);
+        snprintf(genbuf, sizeof(genbuf), "%.250s%05u", gen, seq % 100000u);
+        json_object_set_new(json_object_get(body, "metadata"), "name", json_string(genbuf));
+        name = genbuf;
+    }
     if (!name || !json_is_object(json_object_get(body, "metadata"))) {
         answer_status(resp, 422, "Invalid", "metadata.name is required");
         return;

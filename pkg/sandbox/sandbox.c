@@ -335,6 +335,22 @@ json_t *sandbox_get(sandbox_t *sb, const char *kind, const char *ns, const char 
     return sb_store_get(sb, k->kind, k->namespaced ? (ns ? ns : "default") : NULL, name);
 }
 
+int sandbox_count(sandbox_t *sb, const char *kind, const char *ns)
+{
+    const kind_row_t *k = sb_kind_by_name(kind);
+    if (!k)
+        return 0;
+    sbuf_t pre = { 0 };
+    sbuf_printf(&pre, "%s/%s", k->kind, k->namespaced ? (ns ? ns : "default") : "");
+    const char *key;
+    void *v;
+    int n = 0;
+    for (size_t it = 0; hashmap_next(sb->objs, &it, &key, &v);)
+        n += !strncmp(key, pre.data, pre.len) && key[pre.len] == '/';
+    sbuf_free(&pre);
+    return n;
+}
+
 scheduler_t *sandbox_scheduler(sandbox_t *sb)
 {
     return sb->s;

@@ -87,6 +87,9 @@ int64_t sandbox_next_due(sandbox_t *sb);
  * cluster-scoped kinds. */
 json_t *sandbox_get(sandbox_t *sb, const char *kind, const char *ns, const char *name);
 
+/* How many objects of kind the copy has in ns (NULL for cluster-scoped). */
+int sandbox_count(sandbox_t *sb, const char *kind, const char *ns);
+
 /* The scheduler inside (for its read-only reports: scheduler_each_queue,
  * scheduler_each_pool, the explain store). */
 scheduler_t *sandbox_scheduler(sandbox_t *sb);

@@ -95,6 +95,7 @@ static const sched_ext_t table[] = {
       .housekeep = dra_row_housekeep,
       .node_doc = dra_row_node_doc,
       .pod_deleted = dra_row_pod_deleted,
+      .post_bind = dra_row_post_bind,
       .drain = dra_row_drain },
     { .name = "workload-groups",
       .init = grouper_row_init,

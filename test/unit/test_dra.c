@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "dra/store.h"
 #include "sandbox/sandbox.h"
 #include "scheduler/capabilities.h"
 #include "scheduler/scheduler.h"
@@ -626,19 +627,284 @@ static void test_verdicts_per_selector(void **st)
     sb_done(sb, &l);
 }
 
+/* ---- KEP-5004: extended resources served by a DeviceClass ------------------ */
+
+/* The class of every case, serving example.com/gpu too. */
+static json_t *ext_class(void)
+{
+    json_t *c = gpu_class();
+    json_object_set_new(json_object_get(c, "spec"), "extendedResourceName", json_string("example.com/gpu"));
+    return c;
+}
+
+/* A node advertising gpus example.com/gpu (0: none). */
+static json_t *gpu_node(const char *name, int gpus)
+{
+    json_t *n = node(name);
+    if (gpus) {
+        json_t *st = json_object_get(n, "status");
+        json_object_set_new(json_object_get(st, "capacity"), "example.com/gpu", json_integer(gpus));
+        json_object_set_new(json_object_get(st, "allocatable"), "example.com/gpu", json_integer(gpus));
+    }
+    return n;
+}
+
+/* Pod ns/name with no claim, its container c asking gpus example.com/gpu. */
+static json_t *gpu_pod(const char *name, int gpus)
+{
+    json_t *p = pod(name, 0, NULL, NULL);
+    json_t *c = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
+    char q[16];
+    snprintf(q, sizeof q, "%d", gpus);
+    json_object_set_new(json_object_get(json_object_get(c, "resources"), "requests"), "example.com/gpu",
+                        json_string(q));
+    json_object_del(json_object_get(p, "spec"), "resourceClaims");
+    return p;
+}
+
+/* The pod's status.extendedResourceClaimStatus, or NULL. */
+static json_t *ext_status(sandbox_t *sb, const char *pod_name)
+{
+    json_t *p = sandbox_get(sb, "Pod", "ns", pod_name);
+    return p ? json_object_get(json_object_get(p, "status"), "extendedResourceClaimStatus") : NULL;
+}
+
+/* n1 does not advertise example.com/gpu and has 4 DRA GPUs: the pod asking
+ * 2 binds there through a claim the scheduler made as kube's PreBind makes
+ * it (annotation, controlling owner, one ExactCount request per container
+ * and resource, named container-<i>-request-<j> with j the resource's index
+ * among the container's sorted requests: cpu, example.com/gpu, memory),
+ * allocated and reserved for the pod, and the pod's status maps container
+ * c's example.com/gpu to that request. A second pod takes the other two
+ * devices; a third finds none. */
+static void test_ext_resource_claim(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    add(sb, ext_class());
+    add(sb, gpu_node("n1", 0));
+    add(sb, slice("n1", "AAAA"));
+    add(sb, gpu_pod("p1", 2));
+    sandbox_run(sb);
+    assert_string_equal(logged(&l), "BIND ns/p1 node=n1\n");
+    json_t *es = ext_status(sb, "p1");
+    assert_non_null(es);
+    const char *cn = json_string_value(json_object_get(es, "resourceClaimName"));
+    assert_non_null(cn);
+    assert_int_equal(strncmp(cn, "p1-extended-resources-", 22), 0);
+    json_t *want = J("[{'containerName':'c','resourceName':'example.com/gpu','requestName':'container-0-request-1'}]");
+    assert_true(json_equal(json_object_get(es, "requestMappings"), want));
+    json_decref(want);
+    json_t *c = sandbox_get(sb, "ResourceClaim", "ns", cn);
+    assert_non_null(c);
+    json_t *meta = json_object_get(c, "metadata");
+    assert_string_equal(json_string_value(json_object_get(meta, "generateName")), "p1-extended-resources-");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(meta, "annotations"),
+                                                          "resource.kubernetes.io/extended-resource-claim")),
+                        "true");
+    json_t *owner = json_array_get(json_object_get(meta, "ownerReferences"), 0);
+    assert_string_equal(json_string_value(json_object_get(owner, "kind")), "Pod");
+    assert_string_equal(json_string_value(json_object_get(owner, "name")), "p1");
+    assert_string_equal(json_string_value(json_object_get(owner, "uid")), uid_of(sb, "p1"));
+    assert_true(json_is_true(json_object_get(owner, "controller")));
+    want = J("{'devices':{'requests':[{'name':'container-0-request-1','exactly':{'deviceClassName':'gpu.example.com',"
+             "'allocationMode':'ExactCount','count':2}}]}}");
+    assert_true(json_equal(json_object_get(c, "spec"), want));
+    json_decref(want);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(meta, "finalizers"), 0)),
+                        "resource.kubernetes.io/delete-protection");
+    assert_devices(sb, cn, "n1/gpu-0,n1/gpu-1");
+    char *rf = reserved_of(sb, cn);
+    assert_string_equal(rf, uid_of(sb, "p1"));
+    free(rf);
+    /* The devices are in use: the next pod gets the other two, a third none. */
+    add(sb, gpu_pod("p2", 2));
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "p2"), "n1");
+    const char *cn2 = json_string_value(json_object_get(ext_status(sb, "p2"), "resourceClaimName"));
+    assert_non_null(cn2);
+    assert_devices(sb, cn2, "n1/gpu-2,n1/gpu-3");
+    add(sb, gpu_pod("p3", 1));
+    sandbox_run(sb);
+    assert_null(node_of(sb, "p3"));
+    assert_int_equal(sandbox_count(sb, "ResourceClaim", "ns"), 2);
+    sb_done(sb, &l);
+}
+
+/* A node advertising example.com/gpu serves the pod the device-plugin way:
+ * no claim, no status mapping, even with DRA devices on it. With n1
+ * advertising 2 and n2 only DRA GPUs, two pods of 2 both bind: the one on
+ * n2 through a claim, the one on n1 without. */
+static void test_ext_resource_advertised(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    add(sb, ext_class());
+    add(sb, gpu_node("n1", 2));
+    add(sb, slice("n1", "AAAA"));
+    add(sb, gpu_pod("p1", 2));
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "p1"), "n1");
+    assert_null(ext_status(sb, "p1"));
+    assert_int_equal(sandbox_count(sb, "ResourceClaim", "ns"), 0);
+    sb_done(sb, &l);
+
+    sb = sb_new(&l);
+    add(sb, ext_class());
+    add(sb, gpu_node("n1", 2));
+    add(sb, gpu_node("n2", 0));
+    add(sb, slice("n2", "AA"));
+    add(sb, gpu_pod("p1", 2));
+    sandbox_run(sb);
+    add(sb, gpu_pod("p2", 2));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 2);
+    const char *on1 = !strcmp(node_of(sb, "p1"), "n1") ? "p1" : "p2", *on2 = !strcmp(on1, "p1") ? "p2" : "p1";
+    assert_string_equal(node_of(sb, on2), "n2");
+    assert_null(ext_status(sb, on1));
+    const char *cn = json_string_value(json_object_get(ext_status(sb, on2), "resourceClaimName"));
+    assert_non_null(cn);
+    assert_devices(sb, cn, "n2/gpu-0,n2/gpu-1");
+    assert_int_equal(sandbox_count(sb, "ResourceClaim", "ns"), 1);
+    sb_done(sb, &l);
+}
+
+/* Five asked where the class has four devices: pending, and the reason
+ * names the resource, its class and what the node has. */
+static void test_ext_resource_too_many(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    add(sb, ext_class());
+    add(sb, gpu_node("n1", 0));
+    add(sb, slice("n1", "AAAA"));
+    add(sb, gpu_pod("p", 5));
+    sandbox_run(sb);
+    assert_int_equal(l.binds, 0);
+    assert_int_equal(l.unsch, 1);
+    if (!strstr(logged(&l), "example.com/gpu: 5 devices of class gpu.example.com; the node has 4"))
+        fail_msg("reason: %s", logged(&l));
+    assert_int_equal(sandbox_count(sb, "ResourceClaim", "ns"), 0);
+    sb_done(sb, &l);
+}
+
+/* The store's side of a bind that does not happen: the hold of the
+ * extended-resource claim keeps its devices from others, PreBind's
+ * create is in the writes, and once created the unreserve asks the row to
+ * delete the claim (kube's unreserveExtendedResourceClaim), freeing the
+ * devices. */
+static void test_ext_resource_undo(void **st)
+{
+    (void)st;
+    char err[256] = "";
+    dra_store_t *s = dra_store_new();
+    json_t *o = ext_class();
+    assert_int_equal(dra_store_class(s, KUBE_ADDED, "gpu.example.com", o, err, sizeof err), DRA_CHANGE_MORE);
+    json_decref(o);
+    o = slice("n1", "AA");
+    dra_store_slice(s, KUBE_ADDED, "n1-gpus", o, err, sizeof err);
+    json_decref(o);
+    pod_t *pods[2];
+    for (int i = 0; i < 2; i++) {
+        o = gpu_pod(i ? "q" : "p", 2 - i);
+        json_object_set_new(json_object_get(o, "metadata"), "uid", json_string(i ? "u2" : "u1"));
+        pods[i] = pod_from_json(o, err, sizeof err);
+        assert_non_null(pods[i]);
+        json_decref(o);
+    }
+    assert_int_equal(dra_store_reserve(s, pods[0], "n1", NULL, NULL, err, sizeof err), 0);
+    dra_write_t *w = NULL;
+    assert_int_equal(dra_store_writes(s, pods[0], &w, err, sizeof err), 0);
+    assert_non_null(w);
+    assert_non_null(w->create);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(w->create, "metadata"), "generateName")),
+                        "p-extended-resources-");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(w->allocation, "devices"), "results")), 2);
+    dra_write_free(w);
+    /* Both devices held: the other pod fits nowhere. */
+    assert_int_not_equal(dra_store_reserve(s, pods[1], "n1", NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(dra_store_ext_created(s, "u1", "p-extended-resources-x1"), 0);
+    dra_undo_t *u = dra_store_unreserve(s, "u1");
+    assert_non_null(u);
+    assert_true(u->delete_claim);
+    assert_string_equal(u->name, "p-extended-resources-x1");
+    assert_null(u->next);
+    dra_undo_free(u);
+    assert_int_equal(dra_store_reserve(s, pods[1], "n1", NULL, NULL, err, sizeof err), 0);
+    dra_undo_free(dra_store_unreserve(s, "u2"));
+    pod_unref(pods[0]);
+    pod_unref(pods[1]);
+    dra_store_free(s);
+}
+
+/* The issue's case: nvidia.com/gpu (which the GPU row also knows) served
+ * by a class on a node without the device plugin, and the implicit
+ * deviceclass.resource.kubernetes.io/<class> name of any class. */
+static void test_ext_resource_nvidia_and_implicit(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    json_t *c = gpu_class();
+    json_object_set_new(json_object_get(c, "spec"), "extendedResourceName", json_string("nvidia.com/gpu"));
+    add(sb, c);
+    add(sb, gpu_node("n1", 0));
+    add(sb, slice("n1", "AAA"));
+    json_t *p = gpu_pod("p1", 1);
+    json_t *req = json_object_get(
+        json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources"),
+        "requests");
+    json_object_del(req, "example.com/gpu");
+    json_object_set_new(req, "nvidia.com/gpu", json_string("1"));
+    json_object_set_new(req, "deviceclass.resource.kubernetes.io/gpu.example.com", json_string("2"));
+    add(sb, p);
+    sandbox_run(sb);
+    assert_string_equal(logged(&l), "BIND ns/p1 node=n1\n");
+    json_t *es = ext_status(sb, "p1");
+    const char *cn = json_string_value(json_object_get(es, "resourceClaimName"));
+    assert_non_null(cn);
+    /* Sorted requests: cpu, deviceclass.resource..., memory, nvidia.com/gpu. */
+    json_t *want = J("[{'containerName':'c','resourceName':'deviceclass.resource.kubernetes.io/gpu.example.com',"
+                     "'requestName':'container-0-request-1'},"
+                     "{'containerName':'c','resourceName':'nvidia.com/gpu','requestName':'container-0-request-3'}]");
+    if (!json_equal(json_object_get(es, "requestMappings"), want)) {
+        char *got = json_dumps(json_object_get(es, "requestMappings"), JSON_COMPACT);
+        fail_msg("mappings %s", got);
+    }
+    json_decref(want);
+    assert_devices(sb, cn, "n1/gpu-0,n1/gpu-1,n1/gpu-2");
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     capabilities_init();
     if (getenv("DRA_DEBUG"))
         log_set_verbosity(6);
+    if (getenv("DRA_TEST")) /* one case, e.g. to see it fail on older code */
+        cmocka_set_test_filter(getenv("DRA_TEST"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_allocates_and_writes),   cmocka_unit_test(test_two_claims_cannot_share),
-        cmocka_unit_test(test_unsatisfiable_says_why), cmocka_unit_test(test_unsupported_cel),
-        cmocka_unit_test(test_gang_all_or_nothing),    cmocka_unit_test(test_preemption_frees_devices),
-        cmocka_unit_test(test_shared_claim),           cmocka_unit_test(test_template_claim_waits),
-        cmocka_unit_test(test_first_available),        cmocka_unit_test(test_all_and_match_attribute),
-        cmocka_unit_test(test_pool_complete_only),     cmocka_unit_test(test_device_use_survives_slice_changes),
+        cmocka_unit_test(test_allocates_and_writes),
+        cmocka_unit_test(test_two_claims_cannot_share),
+        cmocka_unit_test(test_unsatisfiable_says_why),
+        cmocka_unit_test(test_unsupported_cel),
+        cmocka_unit_test(test_gang_all_or_nothing),
+        cmocka_unit_test(test_preemption_frees_devices),
+        cmocka_unit_test(test_shared_claim),
+        cmocka_unit_test(test_template_claim_waits),
+        cmocka_unit_test(test_first_available),
+        cmocka_unit_test(test_all_and_match_attribute),
+        cmocka_unit_test(test_pool_complete_only),
+        cmocka_unit_test(test_device_use_survives_slice_changes),
         cmocka_unit_test(test_verdicts_per_selector),
+        cmocka_unit_test(test_ext_resource_claim),
+        cmocka_unit_test(test_ext_resource_advertised),
+        cmocka_unit_test(test_ext_resource_too_many),
+        cmocka_unit_test(test_ext_resource_undo),
+        cmocka_unit_test(test_ext_resource_nvidia_and_implicit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /* dynamic_resources.c -- DynamicResources' PreFilter and Filter: PreFilter
  * makes the pod's claims ready (dra/store.h: requests with their classes'
  * selectors compiled); Filter allocates them on each node in turn (the
- * structured-parameters allocator, dra/alloc.h). PreEnqueue, Reserve and
- * PreBind live in the dynamic-resources row (dra/row.c). */
+ * structured-parameters allocator, dra/alloc.h), with the claim KEP-5004
+ * makes for extended resources a DeviceClass serves on nodes that do not
+ * advertise them. PreEnqueue, Reserve and PreBind live in the
+ * dynamic-resources row (dra/row.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,9 +29,12 @@ static void dr_state_free(void *p)
 
 static int dr_pre_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod, fw_status_t *st)
 {
-    if (!dra_pod(pod))
+    if (!dra_pod(pod) && !dra_pod_ext(pod))
         return FW_SUCCESS;
     const fw_cluster_t *cl = cycle_state_cluster(cs);
+    /* Extended resources alone are the device plugin's without DRA. */
+    if (!dra_pod(pod) && (!cl || !cl->dra))
+        return FW_SUCCESS;
     if (!cl || !cl->dra) {
         fw_status_add(st, FW_UNSCHEDULABLE_UNRESOLVABLE, "the pod uses DRA claims and no DRA store is known");
         return st->code;
@@ -51,7 +56,7 @@ static int dr_filter(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *pod,
     if (!p)
         return FW_SUCCESS;
     char why[FW_REASON_LEN * 4];
-    int rc = dra_prep_fits(p, ni->node->name, &ni->node->labels, why, sizeof(why));
+    int rc = dra_prep_fits(p, ni->node->name, &ni->node->labels, &ni->node->allocatable, why, sizeof(why));
     if (rc != 0) {
         shorten(why);
         fw_status_add(st, rc < 0 ? FW_ERROR : FW_UNSCHEDULABLE, why);
