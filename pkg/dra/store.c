@@ -1636,6 +1636,7 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     /* Preemption's copies (devices freed by victims) take the full path. */
     if (p->first_fit && p->ngone_claims == 0 && first_fit(s, p, node, labels)) {
         lo_rwlock_unlock(&s->lock, LO_DRA);
+        node_req_free(&nr);
         return 0;
     }
     int n = 0;
