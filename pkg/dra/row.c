@@ -82,10 +82,17 @@ static double queue_devices(void *self, const pod_t *pod)
     return dra_store_queue_count(r->store, pod, r->gpu_classes, r->ngpu_classes);
 }
 
+static void device_attr_nodes(void *self, const char *attr, sched_node_value_fn fn, void *ud)
+{
+    dra_store_node_attr(((dra_row_t *)self)->store, attr, fn, ud);
+}
+
 void dra_row_publish(const sched_row_t *row, sched_published_t *pub)
 {
     pub->queue_devices = queue_devices;
     pub->queue_devices_self = row->self;
+    pub->device_attr_nodes = device_attr_nodes;
+    pub->device_attr_self = row->self;
 }
 
 void *dra_row_init(const sched_services_t *svc, void *core)
@@ -579,8 +586,8 @@ static int undo_pending(dra_row_t *r)
         for (int attempt = 0; attempt < 4 && rc == 1; attempt++)
             rc = undo_once(r, x, err, sizeof(err));
         if (rc == 2)
-            LOG_I("dra: resourceclaim %s/%s: pod %s is bound or placed again; its reservation stays", x->ns,
-                  x->name, x->pod_uid);
+            LOG_I("dra: resourceclaim %s/%s: pod %s is bound or placed again; its reservation stays", x->ns, x->name,
+                  x->pod_uid);
         else if (rc != 0)
             LOG_W("dra: resourceclaim %s/%s: pod %s's reservation not undone: %s", x->ns, x->name, x->pod_uid,
                   rc == 1 ? "conflicts on every write" : err);

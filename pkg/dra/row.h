@@ -19,7 +19,9 @@
 /* --dra-queue-resources is "CLASS=gpu,...": 0, or -1 with err. */
 int dra_row_check(const scheduler_opts_t *o, char *err, size_t errlen);
 void *dra_row_init(const sched_services_t *svc, void *core);
-/* What Queues count of a pod's claims (sched_published_t.queue_devices). */
+/* What Queues count of a pod's claims (sched_published_t.queue_devices),
+ * and the nodes' device attributes a topology level may read
+ * (device_attr_nodes). */
 void dra_row_publish(const sched_row_t *row, sched_published_t *pub);
 void dra_row_fini(void *self);
 extern const sched_watch_t dra_row_watches[];

@@ -78,6 +78,10 @@ typedef struct sched_published {
      * queue_devices). Leaf locks only. */
     double (*queue_devices)(void *self, const pod_t *pod);
     void *queue_devices_self;
+    /* Each node's value of a DRA device attribute (the dynamic-resources
+     * row's, with its room; the services' device_attr_nodes). */
+    void (*device_attr_nodes)(void *self, const char *attr, sched_node_value_fn fn, void *ud);
+    void *device_attr_self;
 } sched_published_t;
 
 typedef enum {
