@@ -623,3 +623,9 @@ int dra_row_drain(const sched_row_t *row)
 {
     return undo_pending(row->self) > 0;
 }
+
+void dra_row_node_use(const sched_row_t *row, const node_info_t *ni, sched_node_use_t *u)
+{
+    dra_row_t *r = row->self;
+    dra_store_node_counts(r->store, ni->node->name, &ni->node->labels, &u->dra_devices, &u->dra_used);
+}

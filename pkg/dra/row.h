@@ -47,5 +47,7 @@ int dra_row_drain(const sched_row_t *row);
  * devices of complete pools on the node and how many are allocated or
  * held. */
 void dra_row_node_doc(const sched_row_t *row, const node_info_t *ni, json_t *item);
+/* The node map's figures: the node's DRA devices and how many are in use. */
+void dra_row_node_use(const sched_row_t *row, const node_info_t *ni, sched_node_use_t *u);
 
 #endif

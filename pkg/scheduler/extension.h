@@ -301,6 +301,8 @@ typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
 typedef struct sched_node_use {
     double gpu_used;    /* GPUs in use (the core's: requested nvidia.com/gpu) */
     int64_t gpu_shared; /* GPUs shared among pods (the core's: 0) */
+    int dra_devices;    /* DRA devices on it (the core's: 0) and */
+    int dra_used;       /* how many are in use */
 } sched_node_use_t;
 
 /* A pod's figures as the dashboard's pages show them (sched_ext_t.pod_use). */
