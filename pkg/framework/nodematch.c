@@ -38,7 +38,6 @@ static int by_node(const void *a, const void *b)
 
 void fw_node_values_seal(fw_node_values_t *v)
 {
-    /* A stable order is not needed: a node is added once by its makers. */
     if (v->n > 1)
         qsort(v->v, (size_t)v->n, sizeof(*v->v), by_node);
     v->sealed = 1;

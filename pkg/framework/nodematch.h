@@ -16,8 +16,7 @@
  * references), so a filter reads it without a lock. */
 typedef struct fw_node_values fw_node_values_t;
 fw_node_values_t *fw_node_values_new(void);
-/* Before fw_node_values_seal only: node's value (a node added twice keeps
- * the first). */
+/* Before fw_node_values_seal only: node's value (each node once). */
 void fw_node_values_add(fw_node_values_t *v, const char *node, const char *value);
 void fw_node_values_seal(fw_node_values_t *v);
 /* node's value, or NULL when it has none. */

@@ -1,7 +1,7 @@
 /* dashboard.c -- the dashboard's collectors (scheduler/dashboard.h): copy
  * what the pages show out of the cache, the rows (their groups point: the
  * gang row's PodGroups; node_use, node_doc and pod_use: the gpu-sharing
- * row's shared GPUs), the Queues and the decision records, then sort,
+ * row's shared GPUs, the dynamic-resources row's devices), the Queues and the decision records, then sort,
  * page and build JSON with no lock held. The gang list is the gang row's
  * own page (gang/dash.c). */
 #include <stdlib.h>
