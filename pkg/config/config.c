@@ -493,7 +493,7 @@ static int load_topology_levels(cfg_loader_t *l, const yaml_node_t *vn, void *ds
         }
         if (!*v || strchr(v, ',')) {
             sbuf_free(&b);
-            return cfg_fail(l, item, "topologyLevels: each item is one node label key");
+            return cfg_fail(l, item, "topologyLevels: each item is one node label key or device:DOMAIN/NAME");
         }
         sbuf_printf(&b, "%s%s", b.len ? "," : "", v);
     }
@@ -1269,7 +1269,9 @@ static const flagdef_t FLAGS[] = {
     { "max-consolidation-moves", F_INT, OFF(sched.max_consolidation_moves), 0, 1000, "N",
       "consolidation: most pods moved so that a pod fragmented free GPUs could not hold fits (8; 0 = off)" },
     { "topology-levels", F_STR_OPT, OFF(sched.topology_levels), 0, 0, "KEYS",
-      "gangs' topology levels, node label keys widest first, comma-separated (" TOPO_DEFAULT_LEVELS ")" },
+      "gangs' topology levels, widest first, comma-separated: node label keys, or device:DOMAIN/NAME for a DRA "
+      "device attribute whose value on a node's devices is its domain, e.g. device:gpu.nvidia.com/cliqueID (" TOPO_DEFAULT_LEVELS
+      ")" },
     { "dra-queue-resources", F_STR_OPT, OFF(sched.dra_queue_resources), 0, 0, "CLASS=gpu,...",
       "DRA: device classes whose devices Queues count as GPUs (CLASS=gpu or CLASS=nvidia.com/gpu), one per device (" DRA_DEFAULT_QUEUE_RESOURCES
       "; \"\" = none)" },

@@ -84,10 +84,17 @@ static double queue_devices(void *self, const pod_t *pod)
     return dra_store_queue_count(r->store, pod, r->gpu_classes, r->ngpu_classes);
 }
 
+static void device_attr_nodes(void *self, const char *attr, sched_node_value_fn fn, void *ud)
+{
+    dra_store_node_attr(((dra_row_t *)self)->store, attr, fn, ud);
+}
+
 void dra_row_publish(const sched_row_t *row, sched_published_t *pub)
 {
     pub->queue_devices = queue_devices;
     pub->queue_devices_self = row->self;
+    pub->device_attr_nodes = device_attr_nodes;
+    pub->device_attr_self = row->self;
 }
 
 void *dra_row_init(const sched_services_t *svc, void *core)
@@ -742,4 +749,10 @@ void dra_row_node_doc(const sched_row_t *row, const node_info_t *ni, json_t *ite
 int dra_row_drain(const sched_row_t *row)
 {
     return undo_pending(row->self) > 0;
+}
+
+void dra_row_node_use(const sched_row_t *row, const node_info_t *ni, sched_node_use_t *u)
+{
+    dra_row_t *r = row->self;
+    dra_store_node_counts(r->store, ni->node->name, &ni->node->labels, &u->dra_devices, &u->dra_used);
 }

@@ -19,7 +19,9 @@
 /* --dra-queue-resources is "CLASS=gpu,...": 0, or -1 with err. */
 int dra_row_check(const scheduler_opts_t *o, char *err, size_t errlen);
 void *dra_row_init(const sched_services_t *svc, void *core);
-/* What Queues count of a pod's claims (sched_published_t.queue_devices). */
+/* What Queues count of a pod's claims (sched_published_t.queue_devices),
+ * and the nodes' device attributes a topology level may read
+ * (device_attr_nodes). */
 void dra_row_publish(const sched_row_t *row, sched_published_t *pub);
 void dra_row_fini(void *self);
 extern const sched_watch_t dra_row_watches[];
@@ -50,5 +52,7 @@ int dra_row_drain(const sched_row_t *row);
  * devices of complete pools on the node and how many are allocated or
  * held. */
 void dra_row_node_doc(const sched_row_t *row, const node_info_t *ni, json_t *item);
+/* The node map's figures: the node's DRA devices and how many are in use. */
+void dra_row_node_use(const sched_row_t *row, const node_info_t *ni, sched_node_use_t *u);
 
 #endif

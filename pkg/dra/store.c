@@ -2021,6 +2021,49 @@ void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held)
     lo_rwlock_unlock(&s->lock, LO_DRA);
 }
 
+/* Device d's attribute attr as text into buf, or NULL. */
+static const char *attr_text(const dra_device_t *d, const char *attr, char *buf, size_t len)
+{
+    for (int i = 0; i < d->nattrs; i++) {
+        const dra_attr_t *a = &d->attrs[i];
+        if (strcmp(a->name, attr) != 0)
+            continue;
+        if (a->kind == DRA_ATTR_INT)
+            snprintf(buf, len, "%lld", (long long)a->i);
+        else if (a->kind == DRA_ATTR_BOOL)
+            snprintf(buf, len, "%s", a->b ? "true" : "false");
+        else
+            snprintf(buf, len, "%s", a->s ? a->s : "");
+        return buf;
+    }
+    return NULL;
+}
+
+void dra_store_node_attr(dra_store_t *s, const char *attr, void (*fn)(void *ud, const char *node, const char *value),
+                         void *ud)
+{
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    const char *node;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->by_node, &it, &node, &v);) {
+        const devlist_t *l = v;
+        char first[256] = "", buf[256];
+        int seen = 0, agree = 1;
+        for (int i = 0; i < l->n && agree; i++) {
+            const char *t = attr_text(&l->d[i]->d, attr, buf, sizeof(buf));
+            if (!t)
+                continue;
+            if (!seen++)
+                snprintf(first, sizeof(first), "%s", t);
+            else
+                agree = strcmp(first, t) == 0;
+        }
+        if (seen && agree && first[0])
+            fn(ud, node, first);
+    }
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
 void dra_store_node_counts(dra_store_t *s, const char *node, const labels_t *labels, int *devices, int *used)
 {
     lo_rwlock_rdlock(&s->lock, LO_DRA);

@@ -134,6 +134,12 @@ double dra_store_queue_count(dra_store_t *s, const pod_t *pod, char *const *clas
 /* Counts for the dashboard and /metrics: devices in complete pools, and
  * how many are in use. */
 void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held);
+/* fn(ud, node, value) for each node whose devices in node-local slices of
+ * complete pools carry attribute attr (fully qualified) with one value
+ * (ints and bools as text); devices without it do not count, and a node
+ * whose devices disagree is left out. fn runs under the store's read lock. */
+void dra_store_node_attr(dra_store_t *s, const char *attr, void (*fn)(void *ud, const char *node, const char *value),
+                         void *ud);
 /* Devices on node (complete pools whose slices select it): n and in use. */
 void dra_store_node_counts(dra_store_t *s, const char *node, const labels_t *labels, int *devices, int *used);
 

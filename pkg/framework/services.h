@@ -59,6 +59,8 @@ typedef struct sched_sim {
 
 /* A view of one node, valid only during the call that gives it. */
 typedef void (*sched_node_fn)(void *ud, const node_info_t *ni);
+/* A node's value of something kept outside the cache (device_attr_nodes). */
+typedef void (*sched_node_value_fn)(void *ud, const char *node, const char *value);
 /* Looks a node up by name (NULL: none); given to sched_nodes_frozen_fn. */
 typedef const node_info_t *(*sched_node_lookup_fn)(void *core, const char *name);
 typedef void (*sched_nodes_frozen_fn)(void *ud, void *core, sched_node_lookup_fn lookup);
@@ -124,6 +126,12 @@ typedef struct sched_services {
     /* The GPUs the pod's DRA claims count as in its queue
      * (--dra-queue-resources; 0 without a say). Leaf locks only. */
     double (*queue_devices)(void *core, const pod_t *pod);
+    /* fn(ud, node, value) for each node whose DRA devices (node-local
+     * slices of complete pools) carry attribute attr ("domain/name") with
+     * one value; a node whose devices disagree is left out. fn runs under
+     * the DRA store's read lock and must not call back into the table.
+     * Nothing without the dynamic-resources row. */
+    void (*device_attr_nodes)(void *core, const char *attr, sched_node_value_fn fn, void *ud);
     /* An event on a pod known only by namespace, name and uid. */
     void (*pod_event_by_name)(void *core, const char *ns, const char *name, const char *uid, const char *type,
                               const char *reason, const char *message);

@@ -1,7 +1,7 @@
 /* dashboard.c -- the dashboard's collectors (scheduler/dashboard.h): copy
  * what the pages show out of the cache, the rows (their groups point: the
  * gang row's PodGroups; node_use, node_doc and pod_use: the gpu-sharing
- * row's shared GPUs), the Queues and the decision records, then sort,
+ * row's shared GPUs, the dynamic-resources row's devices), the Queues and the decision records, then sort,
  * page and build JSON with no lock held. The gang list is the gang row's
  * own page (gang/dash.c). */
 #include <stdlib.h>
@@ -288,6 +288,7 @@ typedef struct nrow {
     int64_t whole, shared;
     double gpu_used;
     int64_t cpu_cap, cpu_used, mem_cap, mem_used;
+    int dra, dra_used;
 } nrow_t;
 
 static int node_ready(const node_t *n)
@@ -320,6 +321,8 @@ static void node_row(scheduler_t *s, const node_info_t *ni, nrow_t *r)
             ext[i].node_use(&s->rows[i], ni, &u);
     r->shared = u.gpu_shared;
     r->gpu_used = u.gpu_used;
+    r->dra = u.dra_devices;
+    r->dra_used = u.dra_used;
     r->cpu_cap = n->allocatable.milli_cpu;
     r->cpu_used = ni->requested.milli_cpu;
     r->mem_cap = n->allocatable.memory;
@@ -444,14 +447,15 @@ json_t *scheduler_dash_nodes_map(scheduler_t *s)
         int state = !r->ready ? 2 : r->cordoned ? 1 : 0;
         int pi = r->pool >= 0 && r->pool < pn.n ? idx[r->pool] : -1;
         int pct = r->cpu_cap > 0 ? (int)(r->cpu_used * 100 / r->cpu_cap) : 0;
-        json_array_append_new(nodes, json_pack("[s, i, i, I, o, I, i]", r->name, pi, state, (json_int_t)r->whole,
-                                               util_json_num(r->gpu_used), (json_int_t)r->shared, pct));
+        json_array_append_new(nodes,
+                              json_pack("[s, i, i, I, o, I, i, i, i]", r->name, pi, state, (json_int_t)r->whole,
+                                        util_json_num(r->gpu_used), (json_int_t)r->shared, pct, r->dra, r->dra_used));
     }
     free(idx);
     nodes_free(rows, n);
     pool_names_free(&pn);
-    return json_pack("{s:o, s:[s,s,s,s,s,s,s], s:o}", "pools", pools, "fields", "name", "pool", "state", "gpu",
-                     "gpuUsed", "gpuShared", "cpuPct", "nodes", nodes);
+    return json_pack("{s:o, s:[s,s,s,s,s,s,s,s,s], s:o}", "pools", pools, "fields", "name", "pool", "state", "gpu",
+                     "gpuUsed", "gpuShared", "cpuPct", "dra", "draUsed", "nodes", nodes);
 }
 
 /* ------------------------------------------------------------ overview */

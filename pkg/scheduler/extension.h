@@ -78,6 +78,10 @@ typedef struct sched_published {
      * queue_devices). Leaf locks only. */
     double (*queue_devices)(void *self, const pod_t *pod);
     void *queue_devices_self;
+    /* Each node's value of a DRA device attribute (the dynamic-resources
+     * row's, with its room; the services' device_attr_nodes). */
+    void (*device_attr_nodes)(void *self, const char *attr, sched_node_value_fn fn, void *ud);
+    void *device_attr_self;
 } sched_published_t;
 
 typedef enum {
@@ -297,6 +301,8 @@ typedef void (*sched_group_fn)(void *ud, const sched_group_info_t *g);
 typedef struct sched_node_use {
     double gpu_used;    /* GPUs in use (the core's: requested nvidia.com/gpu) */
     int64_t gpu_shared; /* GPUs shared among pods (the core's: 0) */
+    int dra_devices;    /* DRA devices on it (the core's: 0) and */
+    int dra_used;       /* how many are in use */
 } sched_node_use_t;
 
 /* A pod's figures as the dashboard's pages show them (sched_ext_t.pod_use). */

@@ -93,6 +93,7 @@ static const sched_ext_t table[] = {
       .unreserve = dra_row_unreserve,
       .pre_bind = dra_row_pre_bind,
       .housekeep = dra_row_housekeep,
+      .node_use = dra_row_node_use,
       .node_doc = dra_row_node_doc,
       .pod_deleted = dra_row_pod_deleted,
       .post_bind = dra_row_post_bind,

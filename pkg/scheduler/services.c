@@ -410,6 +410,13 @@ static double svc_queue_devices(void *core, const pod_t *pod)
     return pub->queue_devices ? pub->queue_devices(pub->queue_devices_self, pod) : 0;
 }
 
+static void svc_device_attr_nodes(void *core, const char *attr, sched_node_value_fn fn, void *ud)
+{
+    const sched_published_t *pub = &((scheduler_t *)core)->published;
+    if (pub->device_attr_nodes)
+        pub->device_attr_nodes(pub->device_attr_self, attr, fn, ud);
+}
+
 static const topo_levels_t *svc_topo_levels(void *core)
 {
     static const topo_levels_t none = { .n = 0 };
@@ -679,6 +686,7 @@ const sched_services_t sched_services = {
     .release = svc_release,
     .watch_synced = svc_watch_synced,
     .queue_devices = svc_queue_devices,
+    .device_attr_nodes = svc_device_attr_nodes,
     .pod_event_by_name = svc_pod_event_by_name,
     .pod_fw = svc_pod_fw,
     .is_ours = svc_is_ours,

@@ -12,4 +12,11 @@
 int topo_pool_domains(const sched_services_t *svc, void *core, const char *key, int pool, topo_domain_t **doms,
                       resources_t **alloc);
 
+/* *view: the levels (svc->topo_levels) with each device level down to key
+ * filled with the nodes' values now (svc->device_attr_nodes), the keys
+ * borrowed; the domains made from it keep their values. Release it with
+ * topo_levels_view_free, not topo_levels_free. Call it holding no lock. */
+void topo_levels_view(const sched_services_t *svc, void *core, const char *key, topo_levels_t *view);
+void topo_levels_view_free(topo_levels_t *view);
+
 #endif

@@ -112,7 +112,9 @@ static int choose_domain(const sched_row_t *row, const pod_set_t *set, topo_doma
     if (topo_level_index(levels, g->topo_level) < 0 && items[0]->attempts == 0) {
         sbuf_t w = { 0 };
         sbuf_printf(&w, "topology level %s is not one of --topology-levels: %s", g->topo_level,
-                    g->topo_required ? "taken as a plain node label" : "no wider level to fall back to");
+                    !g->topo_required                  ? "no wider level to fall back to"
+                    : topo_level_device(g->topo_level) ? "a device level must be configured to be read"
+                                                       : "taken as a plain node label");
         podgroup_event(row, g, "Warning", "UnknownTopologyLevel", w.data);
         sbuf_free(&w);
     }
@@ -130,7 +132,10 @@ static int choose_domain(const sched_row_t *row, const pod_set_t *set, topo_doma
         res_add(&tot, &items[i]->pod->requests);
     topo_sim_t t = { row, &sim, items, need };
     topo_choice_t c;
-    int ok = topo_choose(levels, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
+    topo_levels_t view;
+    topo_levels_view(svc, row->core, g->topo_level, &view);
+    int ok = topo_choose(&view, g->topo_level, g->topo_required, sim.nodes, sim.nnodes, &tot, topo_fit, &t, &c);
+    topo_levels_view_free(&view);
     svc->sim_free(row->core, &sim);
     sbuf_t m = { 0 };
     if (!ok) {
@@ -175,16 +180,19 @@ static void probe_domain(void *ud, const node_info_t *ni)
  * member whose node carries the level; 0 and *dom filled, or -1. */
 static int placed_domain(const sched_row_t *row, const gang_snap_t *g, topo_domain_t *dom)
 {
-    for (int i = 0; i < g->nmembers; i++) {
+    topo_levels_t view;
+    topo_levels_view(row->svc, row->core, g->topo_level, &view);
+    int rc = -1;
+    for (int i = 0; i < g->nmembers && rc != 0; i++) {
         const pod_t *m = g->members[i];
         if (!m->node_name[0] || pod_is_terminal(m) || m->deleting)
             continue;
-        dom_probe_t p = { row->svc->topo_levels(row->core), g->topo_level, dom, -1 };
+        dom_probe_t p = { &view, g->topo_level, dom, -1 };
         row->svc->node_visit(row->core, m->node_name, probe_domain, &p);
-        if (p.rc == 0)
-            return 0;
+        rc = p.rc;
     }
-    return -1;
+    topo_levels_view_free(&view);
+    return rc;
 }
 
 /* A surplus set of a topology-required gang: its minimum's domain. */

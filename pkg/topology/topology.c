@@ -33,6 +33,15 @@ int topo_levels_parse(const char *csv, topo_levels_t *out, char *err, size_t err
         char *k = util_xmalloc(len + 1);
         memcpy(k, c, len);
         k[len] = '\0';
+        const char *attr = topo_level_device(k);
+        if (attr && (!attr[0] || !strchr(attr, '/') || attr[0] == '/' || attr[strlen(attr) - 1] == '/')) {
+            util_errf(err, errlen,
+                      "topology level %s: a device level names a qualified attribute, e.g. %sgpu.nvidia.com/cliqueID",
+                      k, TOPO_DEVICE_PREFIX);
+            free(k);
+            topo_levels_free(out);
+            return -1;
+        }
         if (topo_level_index(out, k) >= 0) {
             util_errf(err, errlen, "topology level %s listed twice", k);
             free(k);
@@ -47,9 +56,28 @@ int topo_levels_parse(const char *csv, topo_levels_t *out, char *err, size_t err
 
 void topo_levels_free(topo_levels_t *l)
 {
-    for (int i = 0; i < l->n; i++)
+    for (int i = 0; i < l->n; i++) {
         free(l->keys[i]);
+        fw_node_values_unref(l->by[i]);
+        l->by[i] = NULL;
+    }
     l->n = 0;
+}
+
+const char *topo_level_device(const char *key)
+{
+    size_t n = strlen(TOPO_DEVICE_PREFIX);
+    return key && strncmp(key, TOPO_DEVICE_PREFIX, n) == 0 ? key + n : NULL;
+}
+
+/* Node n's value at level i of l, or NULL. */
+static const char *level_value(const topo_levels_t *l, int i, const char *key, const node_t *n)
+{
+    if (i >= 0 && l->by[i])
+        return fw_node_values_get(l->by[i], n->name);
+    /* A device level without its values (a table without DRA): no node
+     * is in one of its domains. */
+    return topo_level_device(key) ? NULL : labels_get(&n->labels, key);
 }
 
 int topo_level_index(const topo_levels_t *l, const char *key)
@@ -88,17 +116,19 @@ void topo_domain_format(const topo_domain_t *d, char *buf, size_t len)
 int topo_domain_of(const topo_levels_t *l, const char *key, const node_t *n, topo_domain_t *out)
 {
     memset(out, 0, sizeof(*out));
-    const char *own = n ? labels_get(&n->labels, key) : NULL;
+    int idx = topo_level_index(l, key);
+    const char *own = n ? level_value(l, idx, key, n) : NULL;
     if (!own || !own[0])
         return -1;
     /* Wider levels first: a block is one block only inside its spine. */
-    int idx = topo_level_index(l, key);
     for (int i = 0; i < idx; i++) {
-        const char *v = labels_get(&n->labels, l->keys[i]);
+        const char *v = level_value(l, i, l->keys[i], n);
         out->keys[out->n] = util_strdup(l->keys[i]);
+        out->by[out->n] = fw_node_values_ref(l->by[i]);
         out->values[out->n++] = util_strdup(v ? v : "");
     }
     out->keys[out->n] = util_strdup(key);
+    out->by[out->n] = idx >= 0 ? fw_node_values_ref(l->by[idx]) : NULL;
     out->values[out->n++] = util_strdup(own);
     return 0;
 }

@@ -129,7 +129,7 @@ case_nodes_queues() {
         and (.slots[0].reservation | startswith("ai-scheduler-system/gpu-res-a1-")))
         and .items[1].cordoned' <<<"$o" >/dev/null || fail "nodes: $o"
     o=$(body /api/v1/nodes/map "$READER")
-    jq -e '.fields == ["name","pool","state","gpu","gpuUsed","gpuShared","cpuPct"]
+    jq -e '.fields == ["name","pool","state","gpu","gpuUsed","gpuShared","cpuPct","dra","draUsed"]
         and ([.nodes[] | select(.[0] == "a2")][0][2] == 1)' <<<"$o" >/dev/null || fail "map: $o"
     o=$(body /api/v1/queues "$READER")
     jq -e '.queues[] | select(.name == "team") | .resources.gpu.quota == 2 and .pendingPods == 3' <<<"$o" \

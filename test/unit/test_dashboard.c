@@ -118,7 +118,7 @@ static void add(fx_t *f, json_t *obj)
 }
 
 /* The cluster: pools a (a1: 4 GPUs, a2: cordoned, no GPU) and b (b1: 2
- * GPUs); in a, "lent" (home pool b, 1 GPU) runs on a1 and "half" asks 0.5
+ * GPUs and 2 DRA devices); in a, "lent" (home pool b, 1 GPU) runs on a1 and "half" asks 0.5
  * GPU; gang ns/g (3 x 1 GPU, queue team) waits in b; "big" (pool a) and
  * "early" (pool b) ask more CPU than any node has. */
 static void fx_build(fx_t *f, int records)
@@ -142,6 +142,11 @@ static void fx_build(fx_t *f, int records)
     json_object_set_new(a2, "spec", json_pack("{s:b}", "unschedulable", 1));
     add(f, a2);
     add(f, node("b1", "16", "64Gi", "2", "b"));
+    /* b1 also publishes 2 DRA devices (a complete node-local pool). */
+    add(f, json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:[{s:s}, {s:s}]}}", "apiVersion",
+                     "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", "b1-gpus", "spec", "driver",
+                     "gpu.example.com", "nodeName", "b1", "pool", "name", "b1", "generation", 1, "resourceSliceCount",
+                     1, "devices", "name", "gpu-0", "name", "gpu-1"));
     add(f, pod("lent", "2", "4Gi", "1", "b", "2027-01-15T07:00:00Z", "a1"));
     json_t *half = pod("half", "1", "1Gi", NULL, "a", "2027-01-15T07:59:00Z", NULL);
     annotate(half, GPU_ANN_FRACTION, "0.5");
@@ -315,10 +320,14 @@ static void test_nodes(void **st)
     doc = get_ok(&f, "/api/v1/nodes", "q=b");
     assert_int_equal(num(doc, "total"), 1);
     json_decref(doc);
-    /* the map: pools by index, a2 cordoned (1) */
+    /* the map: pools by index, a2 cordoned (1), b1's 2 DRA devices free */
     doc = get_ok(&f, "/api/v1/nodes/map", "");
     char *t = json_dumps(json_object_get(doc, "nodes"), JSON_COMPACT);
-    assert_string_equal(t, "[[\"a1\",1,0,4,1.5,1,18],[\"a2\",1,1,0,0,0,0],[\"b1\",2,0,2,0,0,0]]");
+    assert_string_equal(t, "[[\"a1\",1,0,4,1.5,1,18,0,0],[\"a2\",1,1,0,0,0,0,0,0],[\"b1\",2,0,2,0,0,0,2,0]]");
+    free(t);
+    t = json_dumps(json_object_get(doc, "fields"), JSON_COMPACT);
+    assert_string_equal(
+        t, "[\"name\",\"pool\",\"state\",\"gpu\",\"gpuUsed\",\"gpuShared\",\"cpuPct\",\"dra\",\"draUsed\"]");
     free(t);
     t = json_dumps(json_object_get(doc, "pools"), JSON_COMPACT);
     assert_string_equal(t, "[\"default\",\"a\",\"b\"]");

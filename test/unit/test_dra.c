@@ -879,6 +879,114 @@ static void test_ext_resource_nvidia_and_implicit(void **st)
     sb_done(sb, &l);
 }
 
+/* ---- topology levels read from the devices ---------------------------------- */
+
+#define CLIQUE_LEVEL "device:gpu.example.com/clique"
+
+/* A sandbox whose gangs' levels are the devices' clique, then the host. */
+static sandbox_t *sb_cliques(log_t *l)
+{
+    memset(l, 0, sizeof(*l));
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    so.topology_levels = CLIQUE_LEVEL ",kubernetes.io/hostname";
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    if (!sb)
+        fail_msg("sandbox_new: %s", err);
+    add(sb, gpu_class());
+    return sb;
+}
+
+/* Node name and its slice of GPUs, one per letter of cliques (each
+ * device's attribute "clique", qualified by the driver's domain). */
+static void clique_node(sandbox_t *sb, const char *name, const char *cliques)
+{
+    add(sb, node(name));
+    json_t *s = slice(name, "");
+    json_t *devs = json_object_get(json_object_get(s, "spec"), "devices");
+    for (int i = 0; cliques[i]; i++) {
+        char dn[16], v[2] = { cliques[i], 0 };
+        snprintf(dn, sizeof dn, "gpu-%d", i);
+        json_array_append_new(devs, json_pack("{s:s, s:{s:{s:s}}}", "name", dn, "attributes", "clique", "string", v));
+    }
+    add(sb, s);
+}
+
+/* Gang g of n members asking 10 CPUs each (one per 16-CPU node), no
+ * claims, topology-required on the clique level. */
+static void clique_gang(sandbox_t *sb, int n)
+{
+    json_t *g = J("{'apiVersion':'scheduling.x-k8s.io/v1alpha1','kind':'PodGroup','metadata':{'name':'g',"
+                  "'namespace':'ns','annotations':{'resource.aibee.cn/topology-required':'" CLIQUE_LEVEL "'}},"
+                  "'spec':{}}");
+    json_object_set_new(json_object_get(g, "spec"), "minMember", json_integer(n));
+    add(sb, g);
+    for (int i = 0; i < n; i++) {
+        char pn[8];
+        snprintf(pn, sizeof pn, "w%d", i);
+        json_t *p = pod(pn, 0, NULL, NULL);
+        json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"), "scheduling.x-k8s.io/pod-group",
+                            json_string("g"));
+        json_t *req = json_object_get(
+            json_object_get(json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources"),
+            "requests");
+        json_object_set_new(req, "cpu", json_string("10"));
+        add(sb, p);
+    }
+}
+
+/* n1 and n2 have clique "a" devices, n3 clique "b": a gang of 2 that asks
+ * the clique level lands on n1 and n2 (before, the level was read as a
+ * node label no node has, and the gang stayed pending). */
+static void test_gang_in_one_clique(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_cliques(&l);
+    clique_node(sb, "n3", "bb");
+    clique_node(sb, "n1", "aa");
+    clique_node(sb, "n2", "a");
+    clique_gang(sb, 2);
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.binds, 2);
+    const char *a = node_of(sb, "w0"), *b = node_of(sb, "w1");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true((!strcmp(a, "n1") && !strcmp(b, "n2")) || (!strcmp(a, "n2") && !strcmp(b, "n1")));
+    sb_done(sb, &l);
+}
+
+/* A gang of 3 on n1, n2 (clique a), n3 (b) and n4, whose devices disagree
+ * (a and b: in no clique): it fits only across cliques, so it stays
+ * pending, and the reason names the level. */
+static void test_gang_across_cliques_waits(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_cliques(&l);
+    clique_node(sb, "n1", "a");
+    clique_node(sb, "n2", "a");
+    clique_node(sb, "n3", "b");
+    clique_node(sb, "n4", "ab");
+    clique_gang(sb, 3);
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 30000);
+    assert_int_equal(l.binds, 0);
+    if (!strstr(logged(&l), "no " CLIQUE_LEVEL " domain of pool"))
+        fail_msg("no reason naming the level in:\n%s", logged(&l));
+    /* n4's devices agree once its b device goes: n1, n2, n4 are clique a. */
+    clique_node(sb, "n4", "a");
+    sandbox_advance(sb, T0 + 120000);
+    assert_int_equal(l.binds, 3);
+    assert_string_not_equal(node_of(sb, "w0"), "n3");
+    assert_string_not_equal(node_of(sb, "w1"), "n3");
+    assert_string_not_equal(node_of(sb, "w2"), "n3");
+    sb_done(sb, &l);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -905,6 +1013,8 @@ int main(void)
         cmocka_unit_test(test_ext_resource_too_many),
         cmocka_unit_test(test_ext_resource_undo),
         cmocka_unit_test(test_ext_resource_nvidia_and_implicit),
+        cmocka_unit_test(test_gang_in_one_clique),
+        cmocka_unit_test(test_gang_across_cliques_waits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,56 @@ static void test_domains_add(void **state)
     topo_levels_free(&l);
 }
 
+/* A device level: "device:" needs a qualified attribute; a node's domain
+ * is its value in the level's by[] (a node without one is in none, and an
+ * unfilled device level puts no node in a domain); the domain matches by
+ * those values, copied matches too, after the levels are gone. */
+static void test_device_level(void **state)
+{
+    (void)state;
+    topo_levels_t l;
+    char err[160];
+    assert_int_equal(topo_levels_parse("device:", &l, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "device:gpu.nvidia.com/cliqueID"));
+    assert_int_equal(topo_levels_parse("device:clique", &l, err, sizeof(err)), -1);
+    assert_int_equal(topo_levels_parse(SPINE ",device:gpu.example.com/clique", &l, err, sizeof(err)), 0);
+    assert_string_equal(topo_level_device(l.keys[1]), "gpu.example.com/clique");
+    assert_null(topo_level_device(l.keys[0]));
+    const char *lv = "device:gpu.example.com/clique";
+    node_info_t *ni[3] = { tnode("a", "s0", "b1", 0), tnode("b", "s0", "b2", 0), tnode("c", "s0", "b1", 0) };
+    topo_domain_t d;
+    assert_int_equal(topo_domain_of(&l, lv, ni[0]->node, &d), -1);
+    l.by[1] = fw_node_values_new();
+    fw_node_values_add(l.by[1], "b", "x");
+    fw_node_values_add(l.by[1], "a", "x");
+    fw_node_values_seal(l.by[1]);
+    assert_int_equal(topo_domain_of(&l, lv, ni[0]->node, &d), 0);
+    char name[256];
+    topo_domain_format(&d, name, sizeof(name));
+    assert_string_equal(name, SPINE "=s0,device:gpu.example.com/clique=x");
+    topo_domain_t none;
+    assert_int_equal(topo_domain_of(&l, lv, ni[2]->node, &none), -1);
+    /* a and b are one domain; c (no value) is in none. */
+    topo_domain_t *doms = NULL;
+    int nd = 0;
+    assert_int_equal(topo_domains_add(&l, lv, ni[1]->node, &doms, NULL, &nd), 0);
+    assert_int_equal(topo_domains_add(&l, lv, ni[0]->node, &doms, NULL, &nd), 0);
+    assert_int_equal(topo_domains_add(&l, lv, ni[2]->node, &doms, NULL, &nd), -1);
+    assert_int_equal(nd, 1);
+    topo_domain_free(&doms[0]);
+    free(doms);
+    fw_node_match_t copy = { 0 };
+    fw_node_match_copy(&copy, &d);
+    topo_domain_free(&d);
+    topo_levels_free(&l);
+    assert_true(fw_node_match(&copy, ni[0]->node));
+    assert_true(fw_node_match(&copy, ni[1]->node));
+    assert_false(fw_node_match(&copy, ni[2]->node));
+    fw_node_match_free(&copy);
+    for (int i = 0; i < 3; i++)
+        node_info_free(ni[i]);
+}
+
 int main(void)
 {
     capabilities_init();
@@ -204,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_least_lost_opportunity),
         cmocka_unit_test(test_fallback_and_required),
         cmocka_unit_test(test_domains_add),
+        cmocka_unit_test(test_device_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

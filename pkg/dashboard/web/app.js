@@ -2,7 +2,7 @@
 // 1 s /api/v1/info poll that refetches the page shown when the scheduler's
 // generation changes, and the six pages. Data only through textContent and
 // attributes (never innerHTML): workload names are untrusted.
-import { h, bar, fmt, fmtDur, lineChart, drawMap, mapColor } from './draw.js';
+import { h, bar, fmt, fmtDur, lineChart, drawMap, mapColor, DRA_MARK } from './draw.js';
 
 const TOKEN_KEY = 'aisched.token';
 const PAGE = 100; // rows per page: the server pages, the browser renders one page only
@@ -538,9 +538,13 @@ function nodesPage(root) {
   const data = h('div');
   const panel = h('aside', { class: 'panel', id: 'node', hidden: '' });
   const lg = (c, t) => h('span', {}, h('i', { style: 'background:' + c }), t);
+  // Shown once the map has a node with DRA devices.
+  const draLegend = lg(DRA_MARK, 'DRA devices (corner; the colour of a node without GPUs)');
+  draLegend.hidden = true;
   root.append(h('h2', {}, 'Nodes'),
     h('p', { class: 'legend' }, lg(mapColor(0), 'GPUs idle'), lg(mapColor(0.5), 'half used'), lg(mapColor(1), 'all used'),
-      lg('#cbd5e0', 'no GPU'), lg('#000', 'not ready'), h('span', {}, '□ cordoned (outlined)')),
+      lg('#cbd5e0', 'no GPU'), lg('#000', 'not ready'), h('span', {}, '□ cordoned (outlined)'),
+      draLegend),
     info, canvas, tip,
     h('div', { class: 'toolbar' }, input('filter nodes…', refilter(st, 'q')), input('pool', refilter(st, 'pool'))),
     h('div', { class: 'split' }, data, panel), tip);
@@ -553,7 +557,8 @@ function nodesPage(root) {
     tip.hidden = false;
     tip.style.left = ev.clientX + 12 + 'px';
     tip.style.top = ev.clientY + 12 + 'px';
-    tip.textContent = `${n[0]} · ${st.map.pools[n[1]]} · GPU ${n[4]}/${n[3]}${n[5] ? ' (' + n[5] + ' shared)' : ''} · CPU ${n[6]}%`;
+    tip.textContent = `${n[0]} · ${st.map.pools[n[1]]} · GPU ${n[4]}/${n[3]}${n[5] ? ' (' + n[5] + ' shared)' : ''}` +
+      `${n[7] > 0 ? ` · DRA ${n[8]}/${n[7]}` : ''} · CPU ${n[6]}%`;
   });
   canvas.addEventListener('mouseleave', () => (tip.hidden = true));
   canvas.addEventListener('click', (ev) => {
@@ -578,9 +583,12 @@ function nodesPage(root) {
         api('/api/v1/nodes' + qs({ offset: st.offset, limit: PAGE, q: st.q, pool: st.pool }))]));
       const layout = drawMap(canvas, m.nodes || [], m.pools || []);
       st.map = { nodes: m.nodes || [], pools: m.pools || [], layout };
-      const gpus = (m.nodes || []).reduce((a, n) => [a[0] + n[3], a[1] + n[4]], [0, 0]);
-      info.textContent = `${(m.nodes || []).length} nodes in ${(m.pools || []).length} pools · ${fmt.gpu(gpus[1])} of ${gpus[0]} GPUs used. Click a node for its GPU slots.`;
+      const gpus = (m.nodes || []).reduce((a, n) => [a[0] + n[3], a[1] + n[4], a[2] + (n[7] || 0), a[3] + (n[8] || 0)], [0, 0, 0, 0]);
+      const dra = gpus[2] > 0 ? ` · ${gpus[3]} of ${gpus[2]} DRA devices used` : '';
+      draLegend.hidden = gpus[2] === 0;
+      info.textContent = `${(m.nodes || []).length} nodes in ${(m.pools || []).length} pools · ${fmt.gpu(gpus[1])} of ${gpus[0]} GPUs used${dra}. Click a node for its GPU slots.`;
       const items = p.items || [];
+      const hasDra = items.some((x) => x.draDevices && x.draDevices.total > 0);
       const t = table([
         { title: 'name', get: (x) => x.name },
         { title: 'pool', get: (x) => x.pool },
@@ -589,10 +597,11 @@ function nodesPage(root) {
         { title: 'GPU used', num: 1, get: (x) => x.gpu && fmt.gpu(x.gpu.used) },
         { title: 'GPU shared', num: 1, get: (x) => x.gpu && x.gpu.shared },
         { title: 'GPU free', num: 1, get: (x) => x.gpu && fmt.gpu(x.gpu.free) },
+        hasDra ? { title: 'DRA devices', num: 1, get: draText } : null,
         { title: 'CPU', num: 1, get: (x) => x.cpu && `${fmt.cpu(x.cpu.used)} / ${fmt.cpu(x.cpu.capacity)}` },
         { title: 'memory', num: 1, get: (x) => x.memory && `${fmt.memory(x.memory.used)} / ${fmt.memory(x.memory.capacity)}` },
         { title: 'pods', num: 1, get: (x) => x.pods },
-      ], items, (x) => {
+      ].filter(Boolean), items, (x) => {
         st.sel = x.name;
         panel.hidden = false;
         panel.replaceChildren(nodeView(x));
@@ -608,6 +617,12 @@ function nodesPage(root) {
   };
 }
 
+// A node's DRA devices "used / total" ('' when it has none).
+function draText(x) {
+  const d = x.draDevices;
+  return d && d.total > 0 ? `${d.used} / ${d.total}` : '';
+}
+
 function nodeView(n) {
   const slots = (n.slots || []).map((s) => {
     const fr = s.fractions || [];
@@ -621,6 +636,9 @@ function nodeView(n) {
     h('h3', {}, n.name),
     h('p', {}, `pool ${n.pool} · ${!n.ready ? 'not ready' : n.cordoned ? 'cordoned' : 'ready'} · ${n.pods} pods`),
     h('p', {}, `GPU: ${n.gpu.whole} whole, ${fmt.gpu(n.gpu.used)} used, ${n.gpu.shared} shared, ${fmt.gpu(n.gpu.free)} free`),
+    n.draDevices && n.draDevices.total > 0
+      ? h('p', { class: 'dra' }, `DRA devices: ${n.draDevices.total}, ${n.draDevices.used} in use, ${n.draDevices.total - n.draDevices.used} free`)
+      : null,
     h('p', {}, `CPU ${fmt.cpu(n.cpu.used)} / ${fmt.cpu(n.cpu.capacity)} · memory ${fmt.memory(n.memory.used)} / ${fmt.memory(n.memory.capacity)}`),
     slots.length ? h('div', { class: 'slots' }, slots) : h('p', { class: 'muted' }, 'No GPUs.'));
 }

@@ -101,9 +101,14 @@ export function mapColor(u) {
   return `hsl(${hue.toFixed(0)}, 65%, 42%)`;
 }
 
-// The node map: nodes ["name", pool, state, gpu, gpuUsed, gpuShared, cpuPct],
+// The corner mark of a node with DRA devices on the node map.
+export const DRA_MARK = '#2b6cb0';
+
+// The node map: nodes ["name", pool, state, gpu, gpuUsed, gpuShared, cpuPct, dra, draUsed],
 // a pool per block (in the order given), a cell per node, coloured by GPU
-// use; names: the pools' names by index. Returns { hit(x, y) -> index or -1 } in canvas pixels.
+// use (by its DRA devices' use on a node without GPUs); a node with DRA
+// devices has its top-right corner marked (DRA_MARK). names: the pools'
+// names by index. Returns { hit(x, y) -> index or -1 } in canvas pixels.
 export function drawMap(canvas, nodes, names) {
   const W = canvas.parentNode ? Math.max(400, Math.min(1400, canvas.parentNode.clientWidth - 4)) : 1000;
   const n = nodes.length;
@@ -133,8 +138,8 @@ export function drawMap(canvas, nodes, names) {
       const i = idx[k], r = row + Math.floor(k / cols), c = k % cols;
       grid[r * cols + c] = i;
       const nd = nodes[i];
-      const state = nd[2], gpu = nd[3], used = nd[4];
-      g.fillStyle = state === 2 ? '#000' : gpu > 0 ? mapColor(used / gpu) : '#cbd5e0';
+      const state = nd[2], gpu = nd[3], used = nd[4], dra = nd[7] || 0, draUsed = nd[8] || 0;
+      g.fillStyle = state === 2 ? '#000' : gpu > 0 ? mapColor(used / gpu) : dra > 0 ? mapColor(draUsed / dra) : '#cbd5e0';
       g.fillRect(c * cell, r * cell, cell - 1, cell - 1);
       if (state === 1) {
         g.strokeStyle = '#1a202c';
@@ -142,6 +147,15 @@ export function drawMap(canvas, nodes, names) {
         g.strokeRect(c * cell + 0.5, r * cell + 0.5, cell - 2, cell - 2);
         g.fillStyle = '#fff';
         g.fillRect(c * cell + 2, r * cell + 2, cell - 5, cell - 5);
+      }
+      if (dra > 0) {
+        const m = Math.max(3, Math.floor(cell / 2));
+        g.fillStyle = DRA_MARK;
+        g.beginPath();
+        g.moveTo(c * cell + cell - 1 - m, r * cell);
+        g.lineTo(c * cell + cell - 1, r * cell);
+        g.lineTo(c * cell + cell - 1, r * cell + m);
+        g.fill();
       }
     }
     row += Math.ceil(idx.length / cols);
