@@ -89,7 +89,7 @@
     X(EVICTOR, "evictor (evictor.c)")                                                                                  \
     X(HELD, "pods kept out of the queues (scheduler/gates.c)")                                                         \
     X(DRA, "DRA store rwlock (dra/store.c)")                                                                           \
-    X(DRA_ROW, "DRA row's held pods and undo list (dra/row.c)")                                                         \
+    X(DRA_ROW, "DRA row's held pods and undo list (dra/row.c)")                                                        \
     X(GROUPER, "grouper's pods, owners and PodGroups (grouper/grouper.c)")                                             \
     X(HK, "hk_mu (scheduler.c)")                                                                                       \
     X(STATS, "stats_mu (scheduler)")                                                                                   \

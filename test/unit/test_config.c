@@ -644,8 +644,9 @@ static void test_v1_defaults(void **st)
     fw_config_t fw;
     assert_string_equal(config_profile_fw(&c, 0, &fw), "default-scheduler");
     assert_string_equal(point_list(&fw, FW_PT_QUEUE_SORT), "PrioritySort");
-    assert_string_equal(point_list(&fw, FW_PT_PRE_FILTER),
-                        "NodePorts,NodeResourcesFit,VolumeBinding,PodTopologySpread,InterPodAffinity,GpuSharing,DynamicResources");
+    assert_string_equal(
+        point_list(&fw, FW_PT_PRE_FILTER),
+        "NodePorts,NodeResourcesFit,VolumeBinding,PodTopologySpread,InterPodAffinity,GpuSharing,DynamicResources");
     assert_string_equal(point_list(&fw, FW_PT_FILTER), V1_FILTERS);
     assert_string_equal(point_list(&fw, FW_PT_POST_FILTER), "DefaultPreemption");
     assert_string_equal(point_list(&fw, FW_PT_PRE_SCORE),
