@@ -1272,9 +1272,9 @@ static const flagdef_t FLAGS[] = {
       "gangs' topology levels, widest first, comma-separated: node label keys, or device:DOMAIN/NAME for a DRA "
       "device attribute whose value on a node's devices is its domain, e.g. device:gpu.nvidia.com/cliqueID (" TOPO_DEFAULT_LEVELS
       ")" },
-    { "dra-queue-resources", F_STR_OPT, OFF(sched.dra_queue_resources), 0, 0, "CLASS=gpu,...",
-      "DRA: device classes whose devices Queues count as GPUs (CLASS=gpu or CLASS=nvidia.com/gpu), one per device (" DRA_DEFAULT_QUEUE_RESOURCES
-      "; \"\" = none)" },
+    { "dra-queue-resources", F_STR_OPT, OFF(sched.dra_queue_resources), 0, 0, "CLASS=gpu[:CAP/Q],...",
+      "DRA: device classes whose devices Queues count as GPUs, one each, or by a capacity over a quantity "
+      "(gpu.example.com=gpu:memory/80Gi) (" DRA_DEFAULT_QUEUE_RESOURCES "; \"\" = none)" },
     { "workload-groups", F_BOOL, OFF(sched.workload_groups), 0, 0, NULL,
       "derive gangs from the workload owning the pods: PyTorchJob, JobSet, indexed Job, LeaderWorkerSet, ... (on)" },
     { "workload-groups-file", F_STR_OPT, OFF(sched.workload_groups_file), 0, 0, "FILE",

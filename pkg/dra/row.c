@@ -36,52 +36,22 @@ typedef struct dra_row {
     int listed;         /* claims, classes and slices listed */
     int64_t served_checked_ms;
     /* --dra-queue-resources: the classes whose devices Queues count as GPUs. */
-    char **gpu_classes;
-    int ngpu_classes;
+    dra_qmap_t *qmaps;
+    int nqmaps;
 } dra_row_t;
-
-/* "CLASS=gpu,CLASS=gpu" (or CLASS=nvidia.com/gpu): the classes (0), or -1
- * with err. */
-static int parse_queue_resources(const char *spec, char ***out, int *n, char *err, size_t errlen)
-{
-    *out = NULL;
-    *n = 0;
-    if (!spec || !*spec)
-        return 0;
-    char *copy = util_strdup(spec), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        /* A Queue's gpu is nvidia.com/gpu: either name says it. */
-        if (!eq || eq == tok || (strcmp(eq + 1, "gpu") != 0 && strcmp(eq + 1, "nvidia.com/gpu") != 0)) {
-            rc = util_errf(err, errlen,
-                           "--dra-queue-resources: \"%s\" is not CLASS=gpu (devices of a class count as GPUs, one "
-                           "each)",
-                           tok);
-            break;
-        }
-        *eq = 0;
-        *out = util_xrealloc(*out, (size_t)(*n + 1) * sizeof(char *));
-        (*out)[(*n)++] = util_strdup(tok);
-    }
-    free(copy);
-    return rc;
-}
 
 int dra_row_check(const scheduler_opts_t *o, char *err, size_t errlen)
 {
-    char **v = NULL;
-    int n = 0, rc = parse_queue_resources(o->dra_queue_resources, &v, &n, err, errlen);
-    for (int i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    dra_qmap_t *m = NULL;
+    int n = 0, rc = dra_qmap_parse(o->dra_queue_resources, &m, &n, err, errlen);
+    dra_qmap_free(m, n);
     return rc;
 }
 
 static double queue_devices(void *self, const pod_t *pod)
 {
     dra_row_t *r = self;
-    return dra_store_queue_count(r->store, pod, r->gpu_classes, r->ngpu_classes);
+    return dra_store_queue_count(r->store, pod, r->qmaps, r->nqmaps);
 }
 
 static void device_attr_nodes(void *self, const char *attr, sched_node_value_fn fn, void *ud)
@@ -107,8 +77,7 @@ void *dra_row_init(const sched_services_t *svc, void *core)
     r->listed = 1;
     pthread_mutex_init(&r->mu, NULL);
     char err[256];
-    if (parse_queue_resources(svc->opts(core)->dra_queue_resources, &r->gpu_classes, &r->ngpu_classes, err,
-                              sizeof(err)) < 0)
+    if (dra_qmap_parse(svc->opts(core)->dra_queue_resources, &r->qmaps, &r->nqmaps, err, sizeof(err)) < 0)
         LOG_W("dra: %s", err); /* dra_row_check refused it before */
     return r;
 }
@@ -121,9 +90,7 @@ void dra_row_fini(void *self)
     dra_store_free(r->store);
     hashmap_free(r->held);
     dra_undo_free(r->undo);
-    for (int i = 0; i < r->ngpu_classes; i++)
-        free(r->gpu_classes[i]);
-    free(r->gpu_classes);
+    dra_qmap_free(r->qmaps, r->nqmaps);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }

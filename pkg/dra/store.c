@@ -2080,12 +2080,77 @@ void dra_store_node_counts(dra_store_t *s, const char *node, const labels_t *lab
 
 /* ---- what queues count ----------------------------------------------------------- */
 
-static int class_mapped(const char *cls, char *const *classes, int n)
+void dra_qmap_free(dra_qmap_t *m, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(m[i].cls);
+        free(m[i].cap);
+    }
+    free(m);
+}
+
+/* One "CLASS=gpu[:CAPACITY/QUANTITY]" into m: 0, or -1 with err. */
+static int qmap_one(char *tok, dra_qmap_t *m, char *err, size_t errlen)
+{
+    char *eq = strchr(tok, '=');
+    if (!eq || eq == tok)
+        return -1;
+    *eq = 0;
+    char *res = eq + 1, *colon = strchr(res, ':');
+    if (colon)
+        *colon = 0;
+    /* A Queue's gpu is nvidia.com/gpu: either name says it. */
+    if (strcmp(res, "gpu") != 0 && strcmp(res, "nvidia.com/gpu") != 0)
+        return -1;
+    m->cls = util_strdup(tok);
+    if (!colon)
+        return 0;
+    char *slash = strrchr(colon + 1, '/');
+    char qerr[128];
+    if (!slash || slash == colon + 1 || quantity_parse(slash + 1, 3, &m->unit, qerr, sizeof(qerr)) < 0 || m->unit <= 0)
+        return util_errf(err, errlen, "--dra-queue-resources: %s: \"%s\" is not CAPACITY/QUANTITY (memory/80Gi)", tok,
+                         colon + 1);
+    *slash = 0;
+    m->cap = util_strdup(colon + 1);
+    return 0;
+}
+
+int dra_qmap_parse(const char *spec, dra_qmap_t **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    if (!spec || !*spec)
+        return 0;
+    char *copy = util_strdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char shown[256];
+        snprintf(shown, sizeof(shown), "%s", tok);
+        *out = util_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
+        memset(&(*out)[*n], 0, sizeof(**out));
+        err[0] = 0;
+        rc = qmap_one(tok, &(*out)[(*n)++], err, errlen);
+        if (rc < 0 && !err[0])
+            util_errf(err, errlen,
+                      "--dra-queue-resources: \"%s\" is not CLASS=gpu or CLASS=gpu:CAPACITY/QUANTITY (devices of a "
+                      "class count as GPUs, one each or by a capacity)",
+                      shown);
+    }
+    free(copy);
+    if (rc < 0) {
+        dra_qmap_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+static const dra_qmap_t *qmap_of(const char *cls, const dra_qmap_t *m, int n)
 {
     for (int i = 0; cls && i < n; i++)
-        if (!strcmp(classes[i], cls))
-            return 1;
-    return 0;
+        if (!strcmp(m[i].cls, cls))
+            return &m[i];
+    return NULL;
 }
 
 /* The class of request name ("gpus" or "gpus/alt") in a claim's spec. */
@@ -2111,47 +2176,112 @@ static const char *class_of_request(json_t *reqs, const char *name)
     return NULL;
 }
 
-/* Devices of a mapped class an unallocated request asks (All: none known
- * before allocation). */
-static double asked(json_t *o, char *const *classes, int n)
+/* A device's capacity of name m->cap (qualified, or in its driver's
+ * domain), or -1 when it has none. */
+static int64_t device_cap(const sdev_t *d, const char *cap)
 {
-    if (!class_mapped(str_of(o, "deviceClassName"), classes, n))
+    for (int i = 0; i < d->d.ncaps; i++) {
+        const char *n = d->d.caps[i].name, *slash = strchr(n, '/');
+        if (!strcmp(n, cap) || (!strchr(cap, '/') && slash && !strcmp(slash + 1, cap)))
+            return d->d.caps[i].milli;
+    }
+    return -1;
+}
+
+/* The most of capacity cap any stored device has (-1: none has it). */
+static int64_t max_cap(dra_store_t *s, const char *cap)
+{
+    int64_t best = -1;
+    const char *k;
+    void *v;
+    for (size_t it = 0; hashmap_next(s->devs, &it, &k, &v);) {
+        int64_t c = device_cap(v, cap);
+        if (c > best)
+            best = c;
+    }
+    return best;
+}
+
+/* GPUs one device of map m counts as: 1, or its capacity over m's unit (a
+ * device not known, or without the capacity: the most any device has,
+ * else 1). */
+static double per_device(dra_store_t *s, const dra_qmap_t *m, const sdev_t *d)
+{
+    if (!m->cap)
+        return 1;
+    int64_t c = d ? device_cap(d, m->cap) : -1;
+    if (c < 0)
+        c = max_cap(s, m->cap);
+    return c < 0 ? 1 : (double)c / (double)m->unit;
+}
+
+/* What results (status.allocation.devices.results) count under maps. */
+static double count_results(dra_store_t *s, json_t *reqs, json_t *results, const dra_qmap_t *maps, int n)
+{
+    size_t i;
+    json_t *x;
+    double sum = 0;
+    json_array_foreach (results, i, x) {
+        const char *rq = str_of(x, "request");
+        const dra_qmap_t *m = rq ? qmap_of(class_of_request(reqs, rq), maps, n) : NULL;
+        if (!m)
+            continue;
+        char *key = dev_key(str_of(x, "driver") ? str_of(x, "driver") : "", str_of(x, "pool") ? str_of(x, "pool") : "",
+                            str_of(x, "device") ? str_of(x, "device") : "");
+        sum += per_device(s, m, hashmap_get(s->devs, key));
+        free(key);
+    }
+    return sum;
+}
+
+/* What an unallocated request asks (All: nothing known before allocation;
+ * by a capacity: the most any device has, so a queue is never passed). */
+static double asked(dra_store_t *s, json_t *o, const dra_qmap_t *maps, int n)
+{
+    const dra_qmap_t *m = qmap_of(str_of(o, "deviceClassName"), maps, n);
+    if (!m)
         return 0;
     const char *mode = str_of(o, "allocationMode");
     if (mode && !strcmp(mode, "All"))
         return 0;
     json_t *c = json_object_get(o, "count");
-    return json_is_integer(c) && json_integer_value(c) > 0 ? (double)json_integer_value(c) : 1;
+    double count = json_is_integer(c) && json_integer_value(c) > 0 ? (double)json_integer_value(c) : 1;
+    return count * per_device(s, m, NULL);
 }
 
-static double claim_count_mapped(const claim_t *c, char *const *classes, int n)
+/* The allocation a hold of pod_uid makes for claim key, or NULL. */
+static json_t *held_allocation(dra_store_t *s, const char *pod_uid, const char *key)
+{
+    hold_t *h = hashmap_get(s->holds, pod_uid);
+    for (int i = 0; h && i < h->n; i++)
+        if (!strcmp(h->c[i].key, key))
+            return h->c[i].allocation;
+    return NULL;
+}
+
+static double claim_count_mapped(dra_store_t *s, const claim_t *c, const char *pod_uid, const dra_qmap_t *maps, int n)
 {
     json_t *reqs = json_object_get(json_object_get(json_object_get(c->obj, "spec"), "devices"), "requests"), *x;
+    json_t *alloc = c->allocated ? json_object_get(json_object_get(c->obj, "status"), "allocation")
+                                 : held_allocation(s, pod_uid, c->key);
+    if (alloc)
+        return count_results(s, reqs, json_object_get(json_object_get(alloc, "devices"), "results"), maps, n);
     size_t i;
     double sum = 0;
-    if (c->allocated) {
-        json_t *res = json_object_get(
-            json_object_get(json_object_get(json_object_get(c->obj, "status"), "allocation"), "devices"), "results");
-        json_array_foreach (res, i, x) {
-            const char *rq = str_of(x, "request");
-            sum += rq && class_mapped(class_of_request(reqs, rq), classes, n);
-        }
-        return sum;
-    }
     json_array_foreach (reqs, i, x) {
         json_t *ex = json_object_get(x, "exactly");
         if (json_is_object(ex))
-            sum += asked(ex, classes, n);
+            sum += asked(s, ex, maps, n);
         else
-            sum += asked(json_array_get(json_object_get(x, "firstAvailable"), 0), classes, n);
+            sum += asked(s, json_array_get(json_object_get(x, "firstAvailable"), 0), maps, n);
     }
     return sum;
 }
 
-double dra_store_queue_count(dra_store_t *s, const pod_t *pod, char *const *classes, int nclasses)
+double dra_store_queue_count(dra_store_t *s, const pod_t *pod, const dra_qmap_t *maps, int n)
 {
     const dra_pod_t *d = dra_pod(pod);
-    if (!d || nclasses == 0)
+    if (!d || n == 0)
         return 0;
     double sum = 0;
     lo_rwlock_rdlock(&s->lock, LO_DRA);
@@ -2162,7 +2292,7 @@ double dra_store_queue_count(dra_store_t *s, const pod_t *pod, char *const *clas
         snprintf(key, sizeof(key), "%s/%s", pod->ns, d->c[i].claim);
         claim_t *c = hashmap_get(s->claims, key);
         if (c)
-            sum += claim_count_mapped(c, classes, nclasses);
+            sum += claim_count_mapped(s, c, pod->uid, maps, n);
     }
     lo_rwlock_unlock(&s->lock, LO_DRA);
     return sum;

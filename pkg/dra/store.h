@@ -126,10 +126,22 @@ void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, cons
 /* The claim as last seen (a copy), or NULL. */
 json_t *dra_store_claim_json(dra_store_t *s, const char *ns, const char *name);
 
-/* The devices of the classes named (a queue resource's, e.g. GPUs) the
- * pod's claims hold, or ask while not allocated (ExactCount's count; All
- * counts once allocated). A claim shared by pods counts for each. */
-double dra_store_queue_count(dra_store_t *s, const pod_t *pod, char *const *classes, int nclasses);
+/* What Queues count of DRA devices (--dra-queue-resources): the devices
+ * of class cls count as GPUs, one each (cap NULL) or their capacity cap
+ * ("memory", or "domain/memory") over unit (milli-units: 80Gi). */
+typedef struct dra_qmap {
+    char *cls, *cap;
+    int64_t unit;
+} dra_qmap_t;
+/* "CLASS=gpu[:CAPACITY/QUANTITY],..." (gpu or nvidia.com/gpu): 0 with *out
+ * (dra_qmap_free), or -1 with err. */
+int dra_qmap_parse(const char *spec, dra_qmap_t **out, int *n, char *err, size_t errlen);
+void dra_qmap_free(dra_qmap_t *m, int n);
+/* The GPUs the pod's claims count as: the devices allocated to them (or
+ * held for the pod by a Reserve), else what they ask (ExactCount's count,
+ * each its class's capacity at most any device has; All counts once
+ * allocated). A claim shared by pods counts for each. */
+double dra_store_queue_count(dra_store_t *s, const pod_t *pod, const dra_qmap_t *maps, int n);
 
 /* Counts for the dashboard and /metrics: devices in complete pools, and
  * how many are in use. */

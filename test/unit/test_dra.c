@@ -987,6 +987,79 @@ static void test_gang_across_cliques_waits(void **st)
     sb_done(sb, &l);
 }
 
+/* ---- Queues count DRA devices ---------------------------------------------- */
+
+/* Queue q (gpu quota and limit 2); n1 has an A100 (40Gi) and two H100s
+ * (80Gi). Three pods of q each claim one H100. Counted one GPU per device
+ * (the default mapping) two bind and the third waits on the limit;
+ * counted by memory over 40Gi (--dra-queue-resources
+ * gpu.example.com=gpu:memory/40Gi) an H100 is 2 GPUs: one binds, the
+ * second waits. */
+static int queue_case(const char *mapping)
+{
+    log_t l;
+    memset(&l, 0, sizeof(l));
+    scheduler_opts_t so;
+    scheduler_opts_default(&so);
+    if (mapping)
+        so.dra_queue_resources = mapping;
+    char err[256] = "";
+    sandbox_opts_t o = { &so, 7, T0, on_action, &l };
+    sandbox_t *sb = sandbox_new(&o, err, sizeof err);
+    if (!sb)
+        fail_msg("sandbox_new: %s", err);
+    add(sb, gpu_class());
+    add(sb, node("n1"));
+    add(sb, slice("n1", "AHH"));
+    add(sb, J("{'apiVersion':'resource.aibee.cn/v1alpha1','kind':'Queue','metadata':{'name':'q'},"
+              "'spec':{'resources':{'gpu':{'quota':2,'limit':2}}}}"));
+    for (int i = 0; i < 3; i++) {
+        char cn[8], pn[8];
+        snprintf(cn, sizeof cn, "h%d", i);
+        snprintf(pn, sizeof pn, "p%d", i);
+        add(sb, claim(cn, 1, "device.attributes['gpu.example.com'].model == 'H100'"));
+        const char *cl[] = { cn, NULL };
+        json_t *p = pod(pn, 0, NULL, cl);
+        json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"), "resource.aibee.cn/queue",
+                            json_string("q"));
+        add(sb, p);
+        sandbox_run(sb);
+    }
+    sandbox_advance(sb, T0 + 20000);
+    int binds = l.binds;
+    sb_done(sb, &l);
+    return binds;
+}
+
+static void test_queue_counts_dra_gpus(void **st)
+{
+    (void)st;
+    assert_int_equal(queue_case(NULL), 2);
+    assert_int_equal(queue_case("gpu.example.com=gpu:memory/40Gi"), 1);
+    /* Counted nowhere: both H100s go, the queue's limit never sees them. */
+    assert_int_equal(queue_case(""), 2);
+}
+
+static void test_queue_mapping_parse(void **st)
+{
+    (void)st;
+    dra_qmap_t *m = NULL;
+    int n = 0;
+    char err[256] = "";
+    assert_int_equal(
+        dra_qmap_parse("gpu.nvidia.com=gpu,x.example.com=nvidia.com/gpu:memory/80Gi", &m, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(m[0].cls, "gpu.nvidia.com");
+    assert_null(m[0].cap);
+    assert_string_equal(m[1].cap, "memory");
+    assert_true(m[1].unit == 80LL * 1024 * 1024 * 1024 * 1000);
+    dra_qmap_free(m, n);
+    assert_int_equal(dra_qmap_parse("gpu.nvidia.com=cpu", &m, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "gpu.nvidia.com=cpu"));
+    assert_int_equal(dra_qmap_parse("a=gpu:memory", &m, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "CAPACITY/QUANTITY"));
+}
+
 int main(void)
 {
     capabilities_init();
@@ -1008,6 +1081,8 @@ int main(void)
         cmocka_unit_test(test_pool_complete_only),
         cmocka_unit_test(test_device_use_survives_slice_changes),
         cmocka_unit_test(test_verdicts_per_selector),
+        cmocka_unit_test(test_queue_counts_dra_gpus),
+        cmocka_unit_test(test_queue_mapping_parse),
         cmocka_unit_test(test_ext_resource_claim),
         cmocka_unit_test(test_ext_resource_advertised),
         cmocka_unit_test(test_ext_resource_too_many),
