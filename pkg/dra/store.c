@@ -44,9 +44,11 @@ typedef struct sdev {
      * signature (req_sig) with bit 1 set, and bit 0 the verdict; 0 none.
      * Read and written atomically under the read lock (Filter threads). */
     uint64_t verdict;
+    struct devlist *list; /* the node's list in the index it is in, or NULL */
 } sdev_t;
 
 typedef struct slice {
+    struct slice *retired_next; /* replaced or deleted, kept until the index is rebuilt */
     char *name, *driver, *pool, *pool_key;
     int64_t gen, count;
     sdev_t *devs;
@@ -102,6 +104,8 @@ typedef struct hold {
 typedef struct devlist {
     const sdev_t **d;
     int n, cap;
+    int nfree; /* a node's list: its devices free now (sdev_free), kept
+                * by use_add, so a full node is refused without a walk */
 } devlist_t;
 
 struct dra_store {
@@ -117,6 +121,13 @@ struct dra_store {
     hashmap_t *devs; /* device key -> a stored slice's sdev_t (same_key: others) */
     int served;
     int listed; /* claims, classes and slices listed: devices' use is known */
+    /* Slices changed since the index was built (read atomically): the
+     * index is rebuilt once, by the next reader (index_fresh), not once per
+     * slice event (a start listing 10,000 slices would rebuild it 10,000
+     * times). Until then it points into the slices it was built from: the
+     * ones replaced or deleted wait in retired. */
+    int dirty;
+    slice_t *retired;
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -193,13 +204,23 @@ static intptr_t count_of(const hashmap_t *m, const char *key)
 
 /* Counts one more (d 1) or one less (d -1) claim or hold on a device, in
  * used (held 0) or held, and in the stored devices' copies. */
+/* Whether Filter may give the device to a request now. */
+static int sdev_free(const sdev_t *d)
+{
+    return !d->tainted && (d->d.multi || (d->nused == 0 && d->nheld == 0));
+}
+
 static void use_add(dra_store_t *s, int held, const char *key, intptr_t d)
 {
     hashmap_t *m = held ? s->held : s->used;
     count_add(m, key, d);
     int v = (int)count_of(m, key);
-    for (sdev_t *sd = hashmap_get(s->devs, key); sd; sd = sd->same_key)
+    for (sdev_t *sd = hashmap_get(s->devs, key); sd; sd = sd->same_key) {
+        int was = sdev_free(sd);
         *(held ? &sd->nheld : &sd->nused) = v;
+        if (sd->list)
+            sd->list->nfree += sdev_free(sd) - was;
+    }
 }
 
 static char *dev_key(const char *driver, const char *pool, const char *name)
@@ -340,6 +361,11 @@ void dra_store_free(dra_store_t *s)
     for (size_t it = 0; hashmap_next(s->holds, &it, &k, &v);)
         hold_free(v);
     index_clear(s);
+    while (s->retired) {
+        slice_t *next = s->retired->retired_next;
+        slice_free(s->retired);
+        s->retired = next;
+    }
     hashmap_free(s->by_node);
     hashmap_free(s->devs);
     hashmap_free(s->classes);
@@ -432,13 +458,16 @@ static void index_rebuild(dra_store_t *s)
     for (size_t it = 0; hashmap_next(s->slices, &it, &k, &v);)
         sorted[at++] = v;
     qsort(sorted, ns, sizeof(*sorted), slice_cmp);
+    for (size_t j = 0; j < ns; j++)
+        for (int i = 0; i < sorted[j]->ndevs; i++)
+            sorted[j]->devs[i].list = NULL; /* the lists they were in are gone */
     for (size_t j = 0; j < ns; j++) {
         slice_t *sl = sorted[j];
         pool_count_t *p = hashmap_get(pools, sl->pool_key);
         if (sl->gen != p->gen || p->bad || p->n != p->count)
             continue;
         for (int i = 0; i < sl->ndevs; i++) {
-            const sdev_t *d = &sl->devs[i];
+            sdev_t *d = &sl->devs[i];
             if (d->place.node && !d->place.all) {
                 devlist_t *l = hashmap_get(s->by_node, d->place.node);
                 if (!l) {
@@ -446,6 +475,8 @@ static void index_rebuild(dra_store_t *s)
                     hashmap_put(s->by_node, d->place.node, l);
                 }
                 devlist_add(l, d);
+                d->list = l;
+                l->nfree += sdev_free(d);
             } else {
                 devlist_add(&s->global, d);
             }
@@ -646,6 +677,30 @@ static void slice_unlink(dra_store_t *s, slice_t *sl)
     }
 }
 
+/* The index as the slices now are (write lock held). */
+static void index_refresh_locked(dra_store_t *s)
+{
+    if (!__atomic_load_n(&s->dirty, __ATOMIC_ACQUIRE))
+        return;
+    index_rebuild(s);
+    while (s->retired) {
+        slice_t *next = s->retired->retired_next;
+        slice_free(s->retired);
+        s->retired = next;
+    }
+    __atomic_store_n(&s->dirty, 0, __ATOMIC_RELEASE);
+}
+
+/* Rebuilds the index if slices changed since (no lock held). */
+static void index_fresh(dra_store_t *s)
+{
+    if (!__atomic_load_n(&s->dirty, __ATOMIC_ACQUIRE))
+        return;
+    lo_rwlock_wrlock(&s->lock, LO_DRA);
+    index_refresh_locked(s);
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+}
+
 int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, json_t *obj, char *err, size_t errlen)
 {
     slice_t *sl = NULL;
@@ -658,10 +713,13 @@ int dra_store_slice(dra_store_t *s, kube_event_type_t type, const char *key, jso
     slice_t *old = sl ? hashmap_put(s->slices, key, sl) : hashmap_remove(s->slices, key);
     slice_unlink(s, old);
     slice_link(s, sl);
-    /* The index points into the slices: rebuilt before the old one goes. */
-    index_rebuild(s);
+    /* The index points into the slices: the old one goes with its rebuild. */
+    if (old) {
+        old->retired_next = s->retired;
+        s->retired = old;
+    }
+    __atomic_store_n(&s->dirty, 1, __ATOMIC_RELEASE);
     lo_rwlock_unlock(&s->lock, LO_DRA);
-    slice_free(old);
     if (rc < 0)
         return rc;
     return sl ? DRA_CHANGE_MORE : DRA_CHANGE_NONE;
@@ -935,7 +993,8 @@ struct dra_prep {
     dra_claim_req_t *areq; /* the claims to allocate, in c's order */
     int *aidx;             /* areq[i] is c[aidx[i]] */
     int nareq;
-    int first_fit; /* every request a plain ExactCount (see first_fit) */
+    int first_fit;      /* every request a plain ExactCount (see first_fit) */
+    int first_fit_need; /* the devices those requests ask, together */
     /* Preemption's simulation: pods gone from the node copy, and the
      * claims they use. */
     char **gone;
@@ -1206,7 +1265,8 @@ static dra_prep_rc_t prep_claim(dra_store_t *s, const pod_t *pod, const dra_pod_
 
 /* Whether Filter may try first_fit: no constraint, and every request
  * ExactCount of count devices without admin access or alternatives, within
- * the claim limit (the allocator refuses more). */
+ * the claim limit (the allocator refuses more). Returns the devices the
+ * requests ask together, or 0 when first_fit does not apply. */
 static int first_fit_applies(const dra_prep_t *p)
 {
     int64_t total = 0;
@@ -1227,7 +1287,7 @@ static int first_fit_applies(const dra_prep_t *p)
             return 0;
         total += n;
     }
-    return total <= FIRST_FIT_MAX;
+    return total <= FIRST_FIT_MAX ? (int)total : 0;
 }
 
 /* FNV-1a 64 of text and a separator, on from h. */
@@ -1346,7 +1406,8 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
         dra_prep_free(p);
         return rc;
     }
-    p->first_fit = first_fit_applies(p);
+    p->first_fit_need = first_fit_applies(p);
+    p->first_fit = p->first_fit_need > 0;
     for (int i = 0; p->first_fit && i < p->n; i++) {
         pclaim_t *pc = &p->c[i];
         pc->sigs = util_xcalloc((size_t)pc->nreqs + 1, sizeof(*pc->sigs));
@@ -1359,6 +1420,7 @@ static dra_prep_rc_t prepare_locked(dra_store_t *s, const pod_t *pod, dra_prep_t
 
 dra_prep_rc_t dra_prepare(dra_store_t *s, const pod_t *pod, dra_prep_t **out, char *why, size_t whylen)
 {
+    index_fresh(s);
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     dra_prep_rc_t rc = prepare_locked(s, pod, out, why, whylen);
     lo_rwlock_unlock(&s->lock, LO_DRA);
@@ -1533,13 +1595,21 @@ static int first_fit_request(dra_store_t *s, const dra_request_t *r, uint64_t si
  * selector set: see req_sig). On 0 (no first fit, a selector's
  * error, too many steps) the allocator decides, searching further and
  * saying why. This takes no candidate list, no search state and no hash
- * lookup per device. */
-static int first_fit(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels)
+ * lookup per device. -2: the node's free devices (*list) are fewer than
+ * the pod asks and nothing beyond the node's own could serve: no
+ * allocation exists. */
+static int first_fit(dra_store_t *s, const dra_prep_t *p, const char *node, const labels_t *labels,
+                     const devlist_t **list)
 {
     const devlist_t *l = hashmap_get(s->by_node, node);
     const sdev_t *picks[FIRST_FIT_MAX];
     int npicks = 0;
     int64_t steps = 0;
+    *list = l;
+    /* Fewer devices free on the node than the pod asks, and none beyond
+     * its own (no allNodes or selected slices): no allocation exists. */
+    if (s->global.n == 0 && (!l || l->nfree < p->first_fit_need))
+        return -2;
     for (int i = 0; i < p->nareq; i++)
         for (int j = 0; j < p->areq[i].nreqs; j++)
             if (first_fit_request(s, &p->areq[i].reqs[j], p->c[p->aidx[i]].sigs[j], l, node, labels, picks, &npicks,
@@ -1626,29 +1696,45 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     dra_store_t *s = p->store;
     if (!pins_fit(p, node, labels, why, whylen))
         return 1;
-    node_req_t nr;
-    node_req_make(p, alloc, &nr);
-    if (nr.n == 0) {
-        node_req_free(&nr);
-        return 0;
-    }
+    /* Filter runs on every node for every pod: a pod without extended
+     * resources allocates its own claims with nothing made per node. */
+    node_req_t nr = { .claims = p->areq, .n = p->nareq };
+    if (p->nx)
+        node_req_make(p, alloc, &nr);
+    int rc = 0;
+    if (nr.n == 0)
+        goto out;
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     /* Preemption's copies (devices freed by victims) take the full path. */
-    if (p->first_fit && p->ngone_claims == 0 && first_fit(s, p, node, labels)) {
+    const devlist_t *l = NULL;
+    int ff = p->first_fit && p->ngone_claims == 0 ? first_fit(s, p, node, labels, &l) : 0;
+    if (ff == 1 || ff == -2) {
+        if (ff == -2) {
+            const dra_claim_req_t *c = &p->areq[0];
+            if (p->nareq == 1 && c->nreqs == 1)
+                snprintf(why, whylen, "claim %s, request %s: %d device%s of class %s; the node has %d free of %d",
+                         c->key, c->reqs[0].name, p->first_fit_need, p->first_fit_need == 1 ? "" : "s",
+                         c->reqs[0].class_name, l ? l->nfree : 0, l ? l->n : 0);
+            else
+                snprintf(why, whylen, "the pod's claims: %d devices; the node has %d free of %d", p->first_fit_need,
+                         l ? l->nfree : 0, l ? l->n : 0);
+            rc = 1;
+        }
         lo_rwlock_unlock(&s->lock, LO_DRA);
-        node_req_free(&nr);
-        return 0;
+        goto out;
     }
     int n = 0;
     dra_candidate_t *cands = candidates(s, p, node, labels, &n);
     dra_alloc_t a = { 0 };
-    int rc = dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, why, whylen);
+    rc = dra_allocate(nr.claims, nr.n, cands, n, eligible, NULL, &a, why, whylen);
     lo_rwlock_unlock(&s->lock, LO_DRA);
     if (rc == 1)
         ext_why(p, &nr, why, whylen);
     dra_alloc_free(&a);
     free(cands);
-    node_req_free(&nr);
+out:
+    if (p->nx)
+        node_req_free(&nr);
     return rc;
 }
 
@@ -1840,6 +1926,7 @@ int dra_store_reserve(dra_store_t *s, const pod_t *pod, const char *node, const 
             return 0;
     }
     lo_rwlock_wrlock(&s->lock, LO_DRA);
+    index_refresh_locked(s);
     hold_t *old = hashmap_remove(s->holds, pod->uid);
     if (old) {
         hold_uncount(s, old);
@@ -2009,6 +2096,7 @@ void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, cons
 
 void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held)
 {
+    index_fresh(s);
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     int n = s->global.n;
     const char *k;
@@ -2042,6 +2130,7 @@ static const char *attr_text(const dra_device_t *d, const char *attr, char *buf,
 void dra_store_node_attr(dra_store_t *s, const char *attr, void (*fn)(void *ud, const char *node, const char *value),
                          void *ud)
 {
+    index_fresh(s);
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     const char *node;
     void *v;
@@ -2066,6 +2155,7 @@ void dra_store_node_attr(dra_store_t *s, const char *attr, void (*fn)(void *ud, 
 
 void dra_store_node_counts(dra_store_t *s, const char *node, const labels_t *labels, int *devices, int *used)
 {
+    index_fresh(s);
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     int n = 0;
     dra_candidate_t *c = candidates(s, NULL, node, labels, &n);
