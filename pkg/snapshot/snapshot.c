@@ -10,25 +10,25 @@
 #include "util/util.h"
 
 static const snapshot_kind_t kinds[] = {
-    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", NULL, NULL },
-    { "/apis/resource.aibee.cn/v1alpha1/pools", "resource.aibee.cn/v1alpha1", "Pool", NULL, NULL },
-    { FS_QUEUE_API "/queues", "resource.aibee.cn/v1alpha1", "Queue", NULL, NULL },
-    { "/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClass", NULL, NULL },
-    { "/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINode", NULL, NULL },
-    { "/api/v1/persistentvolumes", "v1", "PersistentVolume", NULL, NULL },
-    { "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim", NULL, NULL },
-    { "/api/v1/services", "v1", "Service", NULL, NULL },
-    { "/api/v1/replicationcontrollers", "v1", "ReplicationController", NULL, NULL },
-    { "/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet", NULL, NULL },
-    { "/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet", NULL, NULL },
+    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", NULL, NULL, 0 },
+    { "/apis/resource.aibee.cn/v1alpha1/pools", "resource.aibee.cn/v1alpha1", "Pool", NULL, NULL, 0 },
+    { FS_QUEUE_API "/queues", "resource.aibee.cn/v1alpha1", "Queue", NULL, NULL, 0 },
+    { "/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClass", NULL, NULL, 0 },
+    { "/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINode", NULL, NULL, 0 },
+    { "/api/v1/persistentvolumes", "v1", "PersistentVolume", NULL, NULL, 0 },
+    { "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim", NULL, NULL, 0 },
+    { "/api/v1/services", "v1", "Service", NULL, NULL, 0 },
+    { "/api/v1/replicationcontrollers", "v1", "ReplicationController", NULL, NULL, 0 },
+    { "/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet", NULL, NULL, 0 },
+    { "/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet", NULL, NULL, 0 },
     { "/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget",
-      "/apis/policy/v1beta1/poddisruptionbudgets", "policy/v1beta1" },
-    { PODGROUP_API "/podgroups", PODGROUP_VERSION, "PodGroup", NULL, NULL },
-    { "/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass", NULL, NULL },
-    { "/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice", NULL, NULL },
-    { "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim", NULL, NULL },
-    { "/api/v1/nodes", "v1", "Node", NULL, NULL },
-    { "/api/v1/pods", "v1", "Pod", NULL, NULL },
+      "/apis/policy/v1beta1/poddisruptionbudgets", "policy/v1beta1", 0 },
+    { PODGROUP_API "/podgroups", PODGROUP_VERSION, "PodGroup", NULL, NULL, 0 },
+    { "/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass", NULL, NULL, 1 },
+    { "/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice", NULL, NULL, 1 },
+    { "/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim", NULL, NULL, 1 },
+    { "/api/v1/nodes", "v1", "Node", NULL, NULL, 0 },
+    { "/api/v1/pods", "v1", "Pod", NULL, NULL, 0 },
 };
 
 const snapshot_kind_t *snapshot_kinds(int *n)
@@ -160,7 +160,8 @@ json_t *snapshot_list(kube_client_t *kc, snapshot_note_fn note, void *ud, char *
         if (rc < 0 && status == 404) {
             while (json_array_size(out) > before)
                 json_array_remove(out, json_array_size(out) - 1);
-            note_f(note, ud, "%ss are not served (%s): none in the snapshot", k->kind, k->path);
+            if (!k->optional)
+                note_f(note, ud, "%ss are not served (%s): none in the snapshot", k->kind, k->path);
             continue;
         }
         if (rc < 0) {

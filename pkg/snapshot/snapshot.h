@@ -27,6 +27,7 @@ typedef struct snapshot_kind {
     const char *kind;        /* "Pod" */
     const char *fallback;    /* a path to try when path is not served (PDBs' v1beta1), or NULL */
     const char *fallback_version;
+    int optional; /* not served says nothing (DRA's kinds: most clusters have none) */
 } snapshot_kind_t;
 
 /* The table, in the order a sandbox needs them (what a kind refers to
