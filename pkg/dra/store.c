@@ -1712,11 +1712,11 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
         if (ff == -2) {
             const dra_claim_req_t *c = &p->areq[0];
             if (p->nareq == 1 && c->nreqs == 1)
-                snprintf(why, whylen, "claim %s, request %s: %d device%s of class %s; the node has %d free of %d",
-                         c->key, c->reqs[0].name, p->first_fit_need, p->first_fit_need == 1 ? "" : "s",
-                         c->reqs[0].class_name, l ? l->nfree : 0, l ? l->n : 0);
+                snprintf(why, whylen, "claim %s, request %s: %d device%s of class %s; %d of %d free", c->key,
+                         c->reqs[0].name, p->first_fit_need, p->first_fit_need == 1 ? "" : "s", c->reqs[0].class_name,
+                         l ? l->nfree : 0, l ? l->n : 0);
             else
-                snprintf(why, whylen, "the pod's claims: %d devices; the node has %d free of %d", p->first_fit_need,
+                snprintf(why, whylen, "the pod's claims: %d devices; %d of %d free", p->first_fit_need,
                          l ? l->nfree : 0, l ? l->n : 0);
             rc = 1;
         }
