@@ -156,6 +156,15 @@ static void on_claim(void *ud, kube_event_type_t type, const char *key, json_t *
     char err[256] = "";
     on_object(r, "ResourceClaim", dra_store_claim(r->store, type, key, obj, err, sizeof(err)), key, err,
               "ResourceClaimChanged");
+    /* Pods charged to their queues before this claim was known (listed
+     * after them at a start) or allocated count its devices now. */
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get(json_object_get(obj, "status"), "reservedFor"), i, e) {
+        const char *uid = json_string_value(json_object_get(e, "uid"));
+        if (uid && r->svc->queue_refresh)
+            r->svc->queue_refresh(r->core, uid);
+    }
 }
 
 static void on_template(void *ud, kube_event_type_t type, const char *key, json_t *obj)

@@ -308,6 +308,7 @@ typedef struct fs_chg {
     int64_t lifetime_s;
     int held;    /* fs_charge_held: holds room, does not run (no victim) */
     int leaving; /* its pod is a victim on its way out (fs_leave) */
+    double dev;  /* the GPUs its DRA claims counted for (in v[FS_GPU]) */
 } fs_chg_t;
 
 struct fs_store {
@@ -705,6 +706,22 @@ static void apply_charge(fs_store_t *fs, const fs_chg_t *c, double sign)
     }
 }
 
+void fs_refresh_devices(fs_store_t *fs, const pod_t *p)
+{
+    if (!fs->o.pod_devices)
+        return;
+    lo_mutex_lock(&fs->mu, LO_FAIRSHARE);
+    fs_chg_t *c = hashmap_get(fs->charges, p->uid);
+    double now = c ? fs->o.pod_devices(fs->o.pod_devices_ud, p) : 0;
+    if (c && now != c->dev) {
+        apply_charge(fs, c, -1);
+        c->v[FS_GPU] += now - c->dev;
+        c->dev = now;
+        apply_charge(fs, c, +1);
+    }
+    lo_mutex_unlock(&fs->mu, LO_FAIRSHARE);
+}
+
 static int64_t lifetime_of(const pod_t *p)
 {
     return p->lifetime_s > 0 ? p->lifetime_s : 0;
@@ -780,7 +797,9 @@ static void charge(fs_store_t *fs, const pod_t *p, int tenant, int pool, int64_t
         fs_chg_t *c = util_xcalloc(1, sizeof(*c));
         c->tid = tenant;
         c->pool = pool;
-        fs_store_pod_vec(fs, p, c->v);
+        fs_pod_vec(p, c->v);
+        c->dev = fs->o.pod_devices ? fs->o.pod_devices(fs->o.pod_devices_ud, p) : 0;
+        c->v[FS_GPU] += c->dev;
         c->v[FS_GPU] += gpu_share(p, gpu_mem_mib) - gpu_share(p, 0);
         c->preemptible = fs_pod_preemptible(fs, p);
         c->prio = p->priority;

@@ -127,6 +127,10 @@ int fs_is_charged(fs_store_t *fs, const char *uid);
 /* Drops uid's charge, if any (the cache's hook: the pod stops holding a
  * node, or is charged again after). A leaving mark (fs_leave) stays. */
 void fs_uncharge(fs_store_t *fs, const char *uid);
+/* The pod's DRA claims changed (a claim listed after the pod was charged,
+ * an allocation written): its charge counts their GPUs as they are now
+ * (the store's pod_devices); nothing when it has no charge. */
+void fs_refresh_devices(fs_store_t *fs, const pod_t *p);
 /* fs_uncharge, and uid's leaving mark goes too: the pod is gone, or a
  * preemptor gives up the room it held. */
 void fs_forget(fs_store_t *fs, const char *uid);

@@ -547,6 +547,11 @@ static void q_recharge(void *self, const pod_t *p, int pool)
     charge_pod(self, p, pool, 0);
 }
 
+static void q_refresh_devices(void *self, const pod_t *p)
+{
+    fs_refresh_devices(((tenants_row_t *)self)->fs, p);
+}
+
 static void q_uncharge(void *self, const char *uid)
 {
     fs_forget(((tenants_row_t *)self)->fs, uid);
@@ -764,6 +769,7 @@ static const sched_queues_ops_t queues_ops = {
     .changed = q_changed,
     .is_charged = q_is_charged,
     .recharge = q_recharge,
+    .refresh_devices = q_refresh_devices,
     .uncharge = q_uncharge,
     .leave = q_leave,
     .same_queue = q_same_queue,

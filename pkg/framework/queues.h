@@ -36,6 +36,9 @@ typedef struct sched_queues_ops {
      * up), leaving (a victim whose eviction begins: fs_leave). */
     int (*is_charged)(void *self, const char *uid);
     void (*recharge)(void *self, const pod_t *p, int pool);
+    /* Its DRA claims changed: its charge counts their GPUs as they are now
+     * (fs_refresh_devices). */
+    void (*refresh_devices)(void *self, const pod_t *p);
     void (*uncharge)(void *self, const char *uid);
     void (*leave)(void *self, const char *uid);
     /* The store's rules (fairshare.h: fs_same_queue, fs_same_tree,

@@ -126,6 +126,10 @@ typedef struct sched_services {
     /* The GPUs the pod's DRA claims count as in its queue
      * (--dra-queue-resources; 0 without a say). Leaf locks only. */
     double (*queue_devices)(void *core, const pod_t *pod);
+    /* The DRA claims of pod uid changed: its queue charge counts them as
+     * they are now (a claim listed or allocated after the pod was
+     * charged). No lock held. */
+    void (*queue_refresh)(void *core, const char *uid);
     /* fn(ud, node, value) for each node whose DRA devices (node-local
      * slices of complete pools) carry attribute attr ("domain/name") with
      * one value; a node whose devices disagree is left out. fn runs under

@@ -417,6 +417,16 @@ static void svc_device_attr_nodes(void *core, const char *attr, sched_node_value
         pub->device_attr_nodes(pub->device_attr_self, attr, fn, ud);
 }
 
+static void svc_queue_refresh(void *core, const char *uid)
+{
+    scheduler_t *s = core;
+    cache_pod_state_t st;
+    pod_t *cur = cache_get_pod(s->cache, uid, &st);
+    if (cur && s->queues.ops && s->queues.ops->refresh_devices)
+        s->queues.ops->refresh_devices(s->queues.self, cur);
+    pod_unref(cur);
+}
+
 static const topo_levels_t *svc_topo_levels(void *core)
 {
     static const topo_levels_t none = { .n = 0 };
@@ -686,6 +696,7 @@ const sched_services_t sched_services = {
     .release = svc_release,
     .watch_synced = svc_watch_synced,
     .queue_devices = svc_queue_devices,
+    .queue_refresh = svc_queue_refresh,
     .device_attr_nodes = svc_device_attr_nodes,
     .pod_event_by_name = svc_pod_event_by_name,
     .pod_fw = svc_pod_fw,

@@ -1040,6 +1040,64 @@ static void test_queue_counts_dra_gpus(void **st)
     assert_int_equal(queue_case(""), 2);
 }
 
+/* Composition seed 714906225: after a restart the pods were listed before
+ * their claims, charged to their queue with no GPU, and never charged
+ * again, so the queue passed its limit. Here two pods of q run on claims
+ * the API lists after them; a third pod of q asking one GPU must wait on
+ * q's limit of 2. */
+static void test_queue_counts_claims_listed_late(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = sb_new(&l);
+    add(sb, gpu_class());
+    add(sb, node("n1"));
+    add(sb, slice("n1", "AAAA"));
+    add(sb, J("{'apiVersion':'resource.aibee.cn/v1alpha1','kind':'Queue','metadata':{'name':'q'},"
+              "'spec':{'resources':{'gpu':{'quota':2,'limit':2}}}}"));
+    for (int i = 0; i < 2; i++) {
+        char cn[8], pn[8], uid[16];
+        snprintf(cn, sizeof cn, "r%d", i);
+        snprintf(pn, sizeof pn, "run%d", i);
+        snprintf(uid, sizeof uid, "uid-run%d", i);
+        const char *cl[] = { cn, NULL };
+        json_t *p = pod(pn, 0, "n1", cl);
+        json_t *meta = json_object_get(p, "metadata");
+        json_object_set_new(meta, "uid", json_string(uid));
+        json_object_set_new(json_object_get(meta, "labels"), "resource.aibee.cn/queue", json_string("q"));
+        add(sb, p);
+    }
+    sandbox_run(sb);
+    for (int i = 0; i < 2; i++) {
+        char cn[8], pn[8], uid[16], dev[8];
+        snprintf(cn, sizeof cn, "r%d", i);
+        snprintf(pn, sizeof pn, "run%d", i);
+        snprintf(uid, sizeof uid, "uid-run%d", i);
+        snprintf(dev, sizeof dev, "gpu-%d", i);
+        json_t *c = claim(cn, 1, NULL);
+        json_object_set_new(c, "status",
+                            json_pack("{s:{s:{s:[{s:s, s:s, s:s, s:s}]}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}},"
+                                      " s:[{s:s, s:s, s:s}]}",
+                                      "allocation", "devices", "results", "request", "gpus", "driver",
+                                      "gpu.example.com", "pool", "n1", "device", dev, "nodeSelector",
+                                      "nodeSelectorTerms", "matchFields", "key", "metadata.name", "operator", "In",
+                                      "values", "n1", "reservedFor", "resource", "pods", "name", pn, "uid", uid));
+        add(sb, c);
+    }
+    add(sb, claim("more", 1, NULL));
+    static const char *const cl[] = { "more", NULL };
+    json_t *p = pod("more", 0, NULL, cl);
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"), "resource.aibee.cn/queue",
+                        json_string("q"));
+    add(sb, p);
+    sandbox_run(sb);
+    sandbox_advance(sb, T0 + 20000);
+    assert_null(node_of(sb, "more"));
+    assert_non_null(strstr(logged(&l), "limit: gpu 2 + 1 > 2"));
+    assert_devices(sb, "more", "");
+    sb_done(sb, &l);
+}
+
 static void test_queue_mapping_parse(void **st)
 {
     (void)st;
@@ -1083,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_verdicts_per_selector),
         cmocka_unit_test(test_queue_counts_dra_gpus),
         cmocka_unit_test(test_queue_mapping_parse),
+        cmocka_unit_test(test_queue_counts_claims_listed_late),
         cmocka_unit_test(test_ext_resource_claim),
         cmocka_unit_test(test_ext_resource_advertised),
         cmocka_unit_test(test_ext_resource_too_many),
