@@ -627,6 +627,14 @@ class Runner:
         log("flush-wait: %d binds judged, delay from the freeing event max %.1fs, p50 %.1fs (bound %ds, flush %ds)" % (
             judged, most, p50, checker.FLUSH_WAIT_BOUND_S, checker.FLUSH_S))
         log("restarts: %d; nominations carried over them: %d" % (self.restarts, len(self.carried)))
+        if self.dra:
+            uids = {u for u, p in self.seen.items() if (p.get("spec") or {}).get("resourceClaims")}
+            bound = uids & self.watch.sets()[1]
+            held = [c for c in snap.get("claims", []) if (c.get("status") or {}).get("allocation")]
+            log("dra: %d slices, %d pods with a claim seen (snapshots), %d of them ever bound; at the end %d claims, "
+                "%d allocated (%d devices)" % (
+                    len(self.dra["slices"]), len(uids), len(bound), len(snap.get("claims", [])), len(held),
+                    sum(len(c["status"]["allocation"].get("devices", {}).get("results") or []) for c in held)))
         if self.sampler:
             log("queue-age: %d samples of %d pods, %d request errors" % (
                 sum(len(v) for v in self.sampler.samples.values()), len(self.sampler.samples), self.sampler.errors))
