@@ -23,7 +23,9 @@ WHEN each rule is checked
                    that node (docs/gpu-sharing.md: created before the first fraction binds)
     queue-limit    per pool (the pool of the node a pod holds), no queue or ancestor holds
                    more gpu than its limit (spec.pools[pool] overrides spec.resources);
-                   fractions charged their fraction, reservation pods nothing
+                   fractions charged their fraction, reservation pods nothing, a pod with
+                   DRA claims also the devices allocated to them of a class Queues count as
+                   GPUs (DRA_GPU_CLASSES)
     np-quota       per pool, a leaf queue's non-preemptible pods (priority >= 100 or
                    resource.aibee.cn/preemptible "false") hold no more gpu than its quota,
                    where one is set. Only the leaf is checked: the docs say "its queue's quota".
@@ -242,6 +244,7 @@ class View:
         self.queues = {q["metadata"]["name"]: q for q in snap.get("queues", [])}
         self.pgs = {key(g): g for g in snap.get("podgroups", [])}
         self.pdbs = snap.get("pdbs", [])
+        self.claims = _claims_by_name(snap)
 
     def home(self, p):
         h = (p["metadata"].get("annotations") or {}).get(POOL_ANN) or ""
@@ -287,7 +290,27 @@ class View:
         f = fraction(p)
         if f:
             return f * pdevices(p)
-        return round(requests(p, GPU) * MICRO)
+        return round((requests(p, GPU) + self.dra_gpus(p)) * MICRO)
+
+    def dra_gpus(self, p):
+        """The devices of p's allocated claims whose class Queues count as GPUs
+        (DRA_GPU_CLASSES; a shared claim counts for each pod): design.md, DRA "With the
+        rest". A claim not allocated (yet) counts nothing."""
+        n = 0
+        ns = p["metadata"].get("namespace", "")
+        for cn in claim_refs(p).values():
+            c = self.claims.get("%s/%s" % (ns, cn)) if cn else None
+            if not c:
+                continue
+            cls = {}
+            for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []:
+                cls[r.get("name")] = (r.get("exactly") or {}).get("deviceClassName")
+                for sub in r.get("firstAvailable") or []:
+                    cls["%s/%s" % (r.get("name"), sub.get("name"))] = sub.get("deviceClassName")
+            for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+                if cls.get(r.get("request")) in DRA_GPU_CLASSES:
+                    n += 1
+        return n
 
     def usage(self):
         """{(queue, pool): micro-GPUs} over every leaf's ancestors, and the leaf's
@@ -915,6 +938,9 @@ def check_settled(snap, ctx):
 
 
 DRA_GONE_GRACE_S = 10
+# the classes whose devices Queues count as GPUs when --dra-queue-resources is not given
+# (pkg/scheduler/scheduler.h's default, documented in design.md; t_composition.sh gives none)
+DRA_GPU_CLASSES = {"gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com", "gpu.example.com"}
 
 
 def claim_refs(p):

@@ -144,9 +144,10 @@ DRA_MODELS = ["A100", "H100"]
 def _dra(rnd, pools, nodes, steps):
     """DRA (issue 36), from its own generator, so each seed's other draws stay what they
     were: None for about half the seeds; otherwise slices on some nodes (at least one per
-    pool; removed nodes' slices go with them, run.py) and claims on some pods. A pod that
-    gets a claim stops asking nvidia.com/gpu: it asks one DRA device instead (the
-    scheduler runs without --dra-queue-resources, so Queues do not count it)."""
+    pool; on some added nodes, created with them; removed nodes' slices go with them,
+    run.py) and claims on some pods. A pod that gets a claim stops asking
+    nvidia.com/gpu: it asks one DRA device instead, which Queues count as a GPU
+    (gpu.example.com is among the scheduler's default --dra-queue-resources classes)."""
     if rnd.random() < 0.5:
         return None
     slices = []
@@ -154,10 +155,11 @@ def _dra(rnd, pools, nodes, steps):
         mine = [n for n in nodes if n["pool"] == pl["name"]]
         chosen = [n for n in mine if rnd.random() < 0.6] or [rnd.choice(mine)]
         for n in chosen:
-            k = rnd.randint(4, 8)
-            model = rnd.choice(DRA_MODELS)
-            slices.append({"name": "%s-%s" % (n["name"], DRA_DRIVER), "node": n["name"],
-                           "devices": [{"name": "gpu-%d" % i, "model": model, "numa": i * 2 // k} for i in range(k)]})
+            slices.append(_slice(rnd, n["name"]))
+    # a node added later may bring devices: its slice is created with it (run.py)
+    for st in steps:
+        if st["op"] == "add_node" and rnd.random() < 0.6:
+            slices.append(_slice(rnd, st["node"]["name"]))
     templates = [{"name": "one-gpu", "model": ""}] + [{"name": "one-" + m.lower(), "model": m} for m in DRA_MODELS]
     share = rnd.choice([0.25, 0.4, 0.6])
     for st in steps:
@@ -194,6 +196,13 @@ def _lifecycle(rnd, pools, queues, steps):
             p["checkpointGrace"] = "4s" if r < 0.2 else ("0" if r < 0.25 else "")
             p["ackAfter"] = rnd.choice([1, 1, 0]) if p["checkpointGrace"] == "4s" else 0
             p["minRuntime"] = rnd.choice(["", "", "", "2s"])
+
+
+def _slice(rnd, node):
+    k = rnd.randint(4, 8)
+    model = rnd.choice(DRA_MODELS)
+    return {"name": "%s-%s" % (node, DRA_DRIVER), "node": node,
+            "devices": [{"name": "gpu-%d" % i, "model": model, "numa": i * 2 // k} for i in range(k)]}
 
 
 def _restarts(rnd, steps):

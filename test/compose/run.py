@@ -396,8 +396,10 @@ class Runner:
                                 "metadata": {"name": q["name"]}, "spec": spec})
         for n in s["nodes"]:
             self.c.post("/api/v1/nodes", node_obj(n))
+        first = {n["name"] for n in s["nodes"]}
         for path, o in dra_objects(self.dra) if self.dra else []:
-            self.c.post(path, o)
+            if path != SLICE_API or o["spec"]["nodeName"] in first:   # added nodes' slices: with them
+                self.c.post(path, o)
         time.sleep(1)
 
     def controller(self):
@@ -442,6 +444,9 @@ class Runner:
                 "observedGeneration": o["metadata"].get("generation", 1)}}, ok=())
         elif op == "add_node":
             self.c.post("/api/v1/nodes", node_obj(st["node"]))
+            for path, o in dra_objects(self.dra) if self.dra else []:
+                if path == SLICE_API and o["spec"]["nodeName"] == st["node"]["name"]:
+                    self.c.post(path, o)
             self.watch.mark("NODE_ADDED", st["node"]["name"])
         elif op == "remove_node":
             n = st["node"]

@@ -639,6 +639,25 @@ class DraTest(unittest.TestCase):
         f = self.assertRule(s, "dra-pending-claim")
         self.assertIn("claim default/held", " ".join(f))
 
+    def test_queue_limit_counts_dra_devices(self):
+        # queue a (limit 4) holds fa + fb (1 GPU) and d0, d1 (a device each): 3; three more
+        # devices on pa-1 make 6 > 4, though no pod asks nvidia.com/gpu
+        s = dra_base()
+        self.assertEqual(self.all(s), [])
+        for i in range(3):
+            p = with_claim(pod("e%d" % i, "pa", nodeName="pa-1", queue="a"), "e%d-gpu" % i)
+            s["pods"].append(p)
+            s["claims"].append(claim("e%d-gpu" % i, "pa-1", ["gpu-%d" % (i + 1)], [p]))
+            s["dra_stable"].append(p["metadata"]["uid"])
+        for c in s["claims"]:
+            c["spec"] = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
+        f = self.assertRule(s, "queue-limit")
+        self.assertIn("queue a pool pa", " ".join(f))
+        # a class Queues do not count as GPUs: within the limit
+        for c in s["claims"]:
+            c["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "nic.example.com"
+        self.assertNotIn("queue-limit", rules(self.all(s)))
+
     def test_home_vs_borrower_skips_claims(self):
         # a home pod asking a DRA device is not judged by home-vs-borrower (no devices counted)
         s = base()
