@@ -156,10 +156,6 @@ def _dra(rnd, pools, nodes, steps):
         chosen = [n for n in mine if rnd.random() < 0.6] or [rnd.choice(mine)]
         for n in chosen:
             slices.append(_slice(rnd, n["name"]))
-    # a node added later may bring devices: its slice is created with it (run.py)
-    for st in steps:
-        if st["op"] == "add_node" and rnd.random() < 0.6:
-            slices.append(_slice(rnd, st["node"]["name"]))
     templates = [{"name": "one-gpu", "model": ""}] + [{"name": "one-" + m.lower(), "model": m} for m in DRA_MODELS]
     share = rnd.choice([0.25, 0.4, 0.6])
     for st in steps:
@@ -176,6 +172,11 @@ def _dra(rnd, pools, nodes, steps):
                     else:
                         model = rnd.choice([""] + DRA_MODELS)
                         p["gpu"], p["claim"] = 0, {"claim": p["name"] + "-gpu", "model": model}
+    # a node added later may bring devices: its slice is created with it (run.py); drawn
+    # last, so the claims stay what they were before added nodes had slices
+    for st in steps:
+        if st["op"] == "add_node" and rnd.random() < 0.6:
+            slices.append(_slice(rnd, st["node"]["name"]))
     return {"driver": DRA_DRIVER, "class": DRA_CLASS, "slices": slices, "templates": templates}
 
 
