@@ -23,10 +23,32 @@ WHEN each rule is checked
                    that node (docs/gpu-sharing.md: created before the first fraction binds)
     queue-limit    per pool (the pool of the node a pod holds), no queue or ancestor holds
                    more gpu than its limit (spec.pools[pool] overrides spec.resources);
-                   fractions charged their fraction, reservation pods nothing
+                   fractions charged their fraction, reservation pods nothing, a pod with
+                   DRA claims also the devices allocated to them of a class Queues count as
+                   GPUs (DRA_GPU_CLASSES)
     np-quota       per pool, a leaf queue's non-preemptible pods (priority >= 100 or
                    resource.aibee.cn/preemptible "false") hold no more gpu than its quota,
                    where one is set. Only the leaf is checked: the docs say "its queue's quota".
+  DRA (issue 36; snapshots with "claims", run.py), after every step (check_dra):
+    dra-device-once  every device (driver/pool/device) is in at most one claim's
+                   status.allocation (adminAccess results excepted): "devices already
+                   allocated to any claim are in use"
+    dra-bound-claim  a bound, non-terminal pod's claims (resourceClaimName, or a template's
+                   claim named in status.resourceClaimStatuses) exist, are allocated, their
+                   allocation's nodeSelector names the pod's node, and reservedFor holds the
+                   pod's uid: the scheduler writes all of that in PreBind, before the
+                   Binding, so a bound pod with an unallocated claim is a fault. Judged only
+                   for pods unchanged between the two pod lists around the claims' list
+                   (snapshot "dra_stable"), so the pod was in that state when the claims
+                   were read
+    dra-reserved-gone  an allocated claim's reservedFor names only pods that exist and are
+                   not done, DRA_GONE_GRACE_S after the pod watch first saw them deleted or
+                   terminal (ctx "pod_done_at"; the fake claim controller's round)
+  DRA, only once the cluster has settled (check_dra_settled):
+    dra-pending-claim  no pending pod's claim is reserved for it, and no claim is
+                   allocated without a reservation (devices of a pod that was not bound,
+                   say a gang that did not fit, stay held: PreBind's failure must undo its
+                   writes, and the controller deallocates only when the last reservation goes)
   On the event history (check_history), after every step:
     borrower-evicts-home  no borrower (a pod on a node outside its home pool) evicts a home
                    pod of the pool lending it the node (design.md "Ranks", README: borrowing
@@ -64,7 +86,8 @@ WHEN each rule is checked
                    home pod: design.md "Ranks"). Checked for lone pods that ask whole GPUs or
                    no GPU, may preempt (not preemptionPolicy Never, pool preemption on), pass
                    their queue's admission (limit, and quota when non-preemptible) in P, and
-                   are not held by the gang backfill rule ("waiting behind pod group");
+                   are not held by the gang backfill rule ("waiting behind pod group"), and
+                   ask no DRA claim (the rule counts no devices);
                    borrowers covered by a PDB with disruptionsAllowed 0 are not counted as
                    removable, nor are fraction borrowers (their GPU is shared).
     nomination     no pending pod still carries status.nominatedNodeName (its victims are
@@ -221,6 +244,7 @@ class View:
         self.queues = {q["metadata"]["name"]: q for q in snap.get("queues", [])}
         self.pgs = {key(g): g for g in snap.get("podgroups", [])}
         self.pdbs = snap.get("pdbs", [])
+        self.claims = _claims_by_name(snap)
 
     def home(self, p):
         h = (p["metadata"].get("annotations") or {}).get(POOL_ANN) or ""
@@ -266,7 +290,27 @@ class View:
         f = fraction(p)
         if f:
             return f * pdevices(p)
-        return round(requests(p, GPU) * MICRO)
+        return round((requests(p, GPU) + self.dra_gpus(p)) * MICRO)
+
+    def dra_gpus(self, p):
+        """The devices of p's allocated claims whose class Queues count as GPUs
+        (DRA_GPU_CLASSES; a shared claim counts for each pod): design.md, DRA "With the
+        rest". A claim not allocated (yet) counts nothing."""
+        n = 0
+        ns = p["metadata"].get("namespace", "")
+        for cn in claim_refs(p).values():
+            c = self.claims.get("%s/%s" % (ns, cn)) if cn else None
+            if not c:
+                continue
+            cls = {}
+            for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []:
+                cls[r.get("name")] = (r.get("exactly") or {}).get("deviceClassName")
+                for sub in r.get("firstAvailable") or []:
+                    cls["%s/%s" % (r.get("name"), sub.get("name"))] = sub.get("deviceClassName")
+            for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+                if cls.get(r.get("request")) in DRA_GPU_CLASSES:
+                    n += 1
+        return n
 
     def usage(self):
         """{(queue, pool): micro-GPUs} over every leaf's ancestors, and the leaf's
@@ -359,7 +403,7 @@ def check_step(snap, ctx):
         if quota is not None and u > quota:
             out.append(fmt(ctx, "np-quota", "queue %s pool %s" % (q, pool),
                            "non-preemptible pods hold gpu %s > quota %s" % (gb(u), gb(quota))))
-    return out
+    return out + check_dra(snap, ctx)
 
 
 PREEMPTED_RE = re.compile(r"^Preempted by (\S+) on node (\S+)")
@@ -809,9 +853,11 @@ def check_settled(snap, ctx):
         if bound and len(bound) + len(done) < minm and gk not in disrupted:
             out.append(fmt(ctx, "gang-min", "podgroup " + gk, "%d bound + %d succeeded < minMember %d (bound: %s)" % (
                 len(bound), len(done), minm, ", ".join("%s@%s" % (key(p), node_of(p)) for p in bound))))
-    # home-vs-borrower
+    # home-vs-borrower (not for pods with DRA claims: the rule counts no devices)
     for p in v.pods:
         if not pending(p) or fraction(p) or (p["metadata"].get("labels") or {}).get(PG_LABEL):
+            continue
+        if (p.get("spec") or {}).get("resourceClaims"):
             continue
         if (p.get("spec") or {}).get("preemptionPolicy") == "Never":
             continue
@@ -888,6 +934,114 @@ def check_settled(snap, ctx):
             if g not in v.pgs or not waiting:
                 out.append(fmt(ctx, "reason", key(p), "stale reason %r: pod group %s %s" % (
                     msg, g, "is gone" if g not in v.pgs else "has no pending member")))
+    return out + check_dra_settled(snap, ctx)
+
+
+DRA_GONE_GRACE_S = 10
+# the classes whose devices Queues count as GPUs when --dra-queue-resources is not given
+# (pkg/scheduler/scheduler.h's default, documented in design.md; t_composition.sh gives none)
+DRA_GPU_CLASSES = {"gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com", "gpu.example.com"}
+
+
+def claim_refs(p):
+    """{pod claim name: ResourceClaim name or None (a template's claim not made yet)}."""
+    st = {x.get("name"): x.get("resourceClaimName")
+          for x in (p.get("status") or {}).get("resourceClaimStatuses") or []}
+    out = {}
+    for pc in (p.get("spec") or {}).get("resourceClaims") or []:
+        out[pc.get("name")] = pc.get("resourceClaimName") or st.get(pc.get("name"))
+    return out
+
+
+def alloc_node(claim):
+    """The node a claim's allocation is pinned to: "" without an allocation or node
+    selector, "?<json>" for a selector other than one metadata.name In [NODE]."""
+    a = (claim.get("status") or {}).get("allocation")
+    if not a or not a.get("nodeSelector"):
+        return ""
+    terms = a["nodeSelector"].get("nodeSelectorTerms") or []
+    if len(terms) == 1 and not terms[0].get("matchExpressions"):
+        mf = terms[0].get("matchFields") or []
+        if len(mf) == 1 and mf[0].get("key") == "metadata.name" and mf[0].get("operator") == "In" \
+                and len(mf[0].get("values") or []) == 1:
+            return mf[0]["values"][0]
+    return "?" + json.dumps(a["nodeSelector"], sort_keys=True)
+
+
+def _claims_by_name(snap):
+    return {"%s/%s" % (c["metadata"].get("namespace", ""), c["metadata"]["name"]): c for c in snap.get("claims") or []}
+
+
+def check_dra(snap, ctx):
+    if "claims" not in snap:
+        return []
+    out = []
+    claims = _claims_by_name(snap)
+    # dra-device-once
+    holders = {}
+    for ck, c in sorted(claims.items()):
+        for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+            if r.get("adminAccess"):
+                continue
+            holders.setdefault("%s/%s/%s" % (r.get("driver"), r.get("pool"), r.get("device")), []).append(ck)
+    for dev, cs in sorted(holders.items()):
+        if len(cs) > 1:
+            out.append(fmt(ctx, "dra-device-once", "device " + dev, "in the allocations of %s" % ", ".join(cs)))
+    # dra-bound-claim
+    stable = set(snap.get("dra_stable") or [])
+    for p in snap.get("pods", []):
+        if not holds_node(p) or p["metadata"]["uid"] not in stable:
+            continue
+        ns, n = p["metadata"].get("namespace", ""), node_of(p)
+        for pcn, cn in sorted(claim_refs(p).items()):
+            c = claims.get("%s/%s" % (ns, cn)) if cn else None
+            what = "claim %s (%s)" % (pcn, cn or "template's claim not made")
+            if c is None:
+                out.append(fmt(ctx, "dra-bound-claim", key(p), "bound to %s but its %s does not exist" % (n, what)))
+                continue
+            st = c.get("status") or {}
+            if not st.get("allocation"):
+                out.append(fmt(ctx, "dra-bound-claim", key(p), "bound to %s but its %s is not allocated" % (n, what)))
+            elif alloc_node(c) != n:
+                out.append(fmt(ctx, "dra-bound-claim", key(p), "bound to %s but its %s is allocated on %r" % (
+                    n, what, alloc_node(c))))
+            if p["metadata"]["uid"] not in {r.get("uid") for r in st.get("reservedFor") or []}:
+                out.append(fmt(ctx, "dra-bound-claim", key(p), "bound to %s but its %s is not reserved for it "
+                               "(reservedFor %s)" % (n, what, [r.get("name") for r in st.get("reservedFor") or []])))
+    # dra-reserved-gone
+    now = snap.get("time") or 0
+    live = {p["metadata"]["uid"] for p in snap.get("pods", []) if not terminal(p)}
+    done_at = ctx.get("pod_done_at") or {}
+    for ck, c in sorted(claims.items()):
+        for r in (c.get("status") or {}).get("reservedFor") or []:
+            u = r.get("uid")
+            if r.get("resource") != "pods" or u in live or u not in done_at:
+                continue
+            if now - done_at[u] > DRA_GONE_GRACE_S:
+                out.append(fmt(ctx, "dra-reserved-gone", "claim " + ck, "reserved for %s (uid %s), deleted or done "
+                               "%.0fs before" % (r.get("name"), u, now - done_at[u])))
+    return out
+
+
+def check_dra_settled(snap, ctx):
+    if "claims" not in snap:
+        return []
+    out = []
+    claims = _claims_by_name(snap)
+    for p in snap.get("pods", []):
+        if not pending(p):
+            continue
+        ns = p["metadata"].get("namespace", "")
+        for pcn, cn in sorted(claim_refs(p).items()):
+            c = claims.get("%s/%s" % (ns, cn)) if cn else None
+            if c and p["metadata"]["uid"] in {r.get("uid") for r in (c.get("status") or {}).get("reservedFor") or []}:
+                out.append(fmt(ctx, "dra-pending-claim", key(p), "pending, but claim %s is reserved for it (allocated "
+                               "on %r)" % (cn, alloc_node(c))))
+    for ck, c in sorted(claims.items()):
+        st = c.get("status") or {}
+        if st.get("allocation") and not st.get("reservedFor"):
+            out.append(fmt(ctx, "dra-pending-claim", "claim " + ck, "allocated on %r with no reservation: its devices "
+                           "are held for nobody" % alloc_node(c)))
     return out
 
 

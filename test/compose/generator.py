@@ -21,6 +21,13 @@ A scenario is a plain dict (json-serialisable):
   restart  (issue 35) one step that restarts the scheduler (run.py asks
            t_composition.sh to stop it by pid and start it again), from a third
            generator, inserted in the second half of the steps.
+  dra      (issue 36) from a fourth generator, in about half the seeds: a DeviceClass
+           gpu.example.com and node-local ResourceSlices (4-8 devices, attributes model
+           and numa) on some nodes (at least one per pool), and some whole-GPU lone pods
+           and gang members asking one device through a claim instead of nvidia.com/gpu:
+           a ResourceClaimTemplate (one device, maybe a CEL selector on model) or a
+           standalone claim of their own. A scenario without DRA has no "dra" key and is
+           what it was before DRA existed (seeds 1, 3 and 7 draw none).
 
 Pods carry their planned run time in the annotation compose.aibee.cn/run-seconds
 (0: runs until the end); test/compose/kubelet.py finishes them after it. A pod with
@@ -119,8 +126,58 @@ def generate(seed, scale=1.0):
             steps.append({"op": "wait", "seconds": rnd.choice([1, 2, 3])})
     _lifecycle(random.Random(seed * 7919 + 26), pools, queues, steps)
     _restarts(random.Random(seed * 7919 + 35), steps)
-    return {"seed": seed, "pools": pools, "nodes": nodes, "queues": queues,
-            "priorityClasses": PRIORITY_CLASSES, "steps": steps}
+    # 38, not 36: the seeds make test and make soak replay (1, 3, 7) draw no DRA with
+    # it, so their scenarios stay byte-identical (each was a fault, see t_composition.sh)
+    dra = _dra(random.Random(seed * 7919 + 38), pools, nodes, steps)
+    scn = {"seed": seed, "pools": pools, "nodes": nodes, "queues": queues,
+           "priorityClasses": PRIORITY_CLASSES, "steps": steps}
+    if dra:
+        scn["dra"] = dra
+    return scn
+
+
+DRA_DRIVER = "gpu.example.com"
+DRA_CLASS = "gpu.example.com"
+DRA_MODELS = ["A100", "H100"]
+
+
+def _dra(rnd, pools, nodes, steps):
+    """DRA (issue 36), from its own generator, so each seed's other draws stay what they
+    were: None for about half the seeds; otherwise slices on some nodes (at least one per
+    pool; on some added nodes, created with them; removed nodes' slices go with them,
+    run.py) and claims on some pods. A pod that gets a claim stops asking
+    nvidia.com/gpu: it asks one DRA device instead, which Queues count as a GPU
+    (gpu.example.com is among the scheduler's default --dra-queue-resources classes)."""
+    if rnd.random() < 0.5:
+        return None
+    slices = []
+    for pl in pools:
+        mine = [n for n in nodes if n["pool"] == pl["name"]]
+        chosen = [n for n in mine if rnd.random() < 0.6] or [rnd.choice(mine)]
+        for n in chosen:
+            slices.append(_slice(rnd, n["name"]))
+    templates = [{"name": "one-gpu", "model": ""}] + [{"name": "one-" + m.lower(), "model": m} for m in DRA_MODELS]
+    share = rnd.choice([0.25, 0.4, 0.6])
+    for st in steps:
+        if st["op"] == "gang":
+            if rnd.random() < share:
+                t = rnd.choice(templates)["name"]
+                for p in st["pods"]:
+                    p["gpu"], p["claim"] = 0, {"template": t}
+        elif st["op"] == "pods":
+            for p in st["pods"]:
+                if p["gpu"] and not p["fraction"] and rnd.random() < share:
+                    if rnd.random() < 0.6:
+                        p["gpu"], p["claim"] = 0, {"template": rnd.choice(templates)["name"]}
+                    else:
+                        model = rnd.choice([""] + DRA_MODELS)
+                        p["gpu"], p["claim"] = 0, {"claim": p["name"] + "-gpu", "model": model}
+    # a node added later may bring devices: its slice is created with it (run.py); drawn
+    # last, so the claims stay what they were before added nodes had slices
+    for st in steps:
+        if st["op"] == "add_node" and rnd.random() < 0.6:
+            slices.append(_slice(rnd, st["node"]["name"]))
+    return {"driver": DRA_DRIVER, "class": DRA_CLASS, "slices": slices, "templates": templates}
 
 
 def _lifecycle(rnd, pools, queues, steps):
@@ -140,6 +197,13 @@ def _lifecycle(rnd, pools, queues, steps):
             p["checkpointGrace"] = "4s" if r < 0.2 else ("0" if r < 0.25 else "")
             p["ackAfter"] = rnd.choice([1, 1, 0]) if p["checkpointGrace"] == "4s" else 0
             p["minRuntime"] = rnd.choice(["", "", "", "2s"])
+
+
+def _slice(rnd, node):
+    k = rnd.randint(4, 8)
+    model = rnd.choice(DRA_MODELS)
+    return {"name": "%s-%s" % (node, DRA_DRIVER), "node": node,
+            "devices": [{"name": "gpu-%d" % i, "model": model, "numa": i * 2 // k} for i in range(k)]}
 
 
 def _restarts(rnd, steps):

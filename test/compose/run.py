@@ -15,6 +15,16 @@
    terminating or bound-but-not-running, bindings unchanged for 6 s; at most --settle s),
    then checker.check_settled, retried for up to 20 s while it fails (the scheduler's
    retries must have had their chance), and the step checks once more.
+DRA (issue 36; a scenario with "dra", generator.py): --standin URL is the stand-in API
+server (test/e2e/standin_apiserver.py, the admin's --token) that keeps pods'
+spec.resourceClaims; pods with a claim are created through it and every snapshot's pods
+are read through it, with the claims and slices (snapshot: "claims", "slices",
+"dra_stable"); the rest goes straight to the API server. The scenario's DeviceClass,
+ResourceSlices and ResourceClaimTemplates are created in step 2, a pod's standalone
+claim just before the pod; a removed node's slice is deleted with it (kube's garbage
+collector would: the slice's owner is the Node). t_composition.sh runs the fake
+resourceclaim controller (claims from templates, reservations of gone pods cleared,
+deallocation). Every seed's reset removes DRA's objects too.
 A restart step stops and starts the scheduler through t_composition.sh (--control); with
 --sched-url and --token a sampler reads pending pods' decision records (queue-age). At the
 end the rules over the pod watch's timeline run once (flush-wait, nomination-restart,
@@ -45,6 +55,11 @@ PG_API = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % NS
 PDB_API = "/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets" % NS
 Q_API = "/apis/resource.aibee.cn/v1alpha1/queues"
 POOL_API = "/apis/resource.aibee.cn/v1alpha1/pools"
+DRA_API = "/apis/resource.k8s.io/v1"
+CLAIM_API = DRA_API + "/namespaces/%s/resourceclaims" % NS
+TMPL_API = DRA_API + "/namespaces/%s/resourceclaimtemplates" % NS
+SLICE_API = DRA_API + "/resourceslices"
+CLASS_API = DRA_API + "/deviceclasses"
 T0 = time.time()
 
 
@@ -66,6 +81,18 @@ def names(c, path):
     return [o["metadata"]["name"] for o in (r or {}).get("items", [])]
 
 
+def reset_dra(c):
+    """DRA's objects of an earlier seed: claims lose their finalizer first (the fake
+    controller removes it only once a claim's pods are gone and it was deallocated, and
+    the pods go at once here). 404: DRA's CRDs are not installed."""
+    for cl in (c.get(CLAIM_API, ok=(404,)) or {}).get("items", []):
+        if cl["metadata"].get("finalizers"):
+            c.merge_patch("%s/%s" % (CLAIM_API, cl["metadata"]["name"]), {"metadata": {"finalizers": None}})
+    for path in (CLAIM_API, TMPL_API, SLICE_API, CLASS_API):
+        c.req("DELETE", path, ok=(404,))
+    wait_for(lambda: not any(names(c, p) for p in (CLAIM_API, SLICE_API, CLASS_API, TMPL_API)), 60, "DRA objects gone")
+
+
 def reset(c):
     grace0 = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
     for ns in (NS, checker.RES_NS):
@@ -79,6 +106,7 @@ def reset(c):
             c.delete("%s/%s" % (path, n))
     wait_for(lambda: not any(names(c, p) for p in (Q_API, POOL_API, "/api/v1/nodes", PG_API, PDB_API)), 60,
              "nodes, queues, pools, podgroups, pdbs gone")
+    reset_dra(c)
     time.sleep(1)   # the scheduler's informers see the deletions
 
 
@@ -123,11 +151,46 @@ def pod_obj(p):
     if p["gpu"]:
         req["nvidia.com/gpu"] = str(p["gpu"])
         res["limits"] = {"nvidia.com/gpu": str(p["gpu"])}
+    spec = {"schedulerName": checker.SCHED, "terminationGracePeriodSeconds": 0,
+            "priorityClassName": p["priorityClass"],
+            "containers": [{"name": "main", "image": "registry.invalid/pause:3", "resources": res}]}
+    cl = p.get("claim")
+    if cl:   # one DRA device, through a template or the pod's own claim (generator.py _dra)
+        pc = {"name": "gpu"}
+        if cl.get("template"):
+            pc["resourceClaimTemplateName"] = cl["template"]
+        else:
+            pc["resourceClaimName"] = cl["claim"]
+        spec["resourceClaims"] = [pc]
+        res["claims"] = [{"name": "gpu"}]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": p["name"], "namespace": NS, "labels": labels, "annotations": ann},
-            "spec": {"schedulerName": checker.SCHED, "terminationGracePeriodSeconds": 0,
-                     "priorityClassName": p["priorityClass"],
-                     "containers": [{"name": "main", "image": "registry.invalid/pause:3", "resources": res}]}}
+            "spec": spec}
+
+
+def dra_request(dra, model):
+    ex = {"deviceClassName": dra["class"], "allocationMode": "ExactCount", "count": 1}
+    if model:
+        ex["selectors"] = [{"cel": {"expression": 'device.attributes["%s"].model == "%s"' % (dra["driver"], model)}}]
+    return {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}
+
+
+def dra_objects(dra):
+    """The scenario's DeviceClass, ResourceSlices (node-local, one pool per node,
+    complete) and ResourceClaimTemplates, as (path, object)."""
+    out = [(CLASS_API, {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": dra["class"]},
+                        "spec": {"selectors": [{"cel": {"expression": 'device.driver == "%s"' % dra["driver"]}}]}})]
+    for sl in dra["slices"]:
+        devs = [{"name": d["name"], "attributes": {"model": {"string": d["model"]}, "numa": {"int": d["numa"]}},
+                 "capacity": {"memory": {"value": "80Gi"}}} for d in sl["devices"]]
+        out.append((SLICE_API, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": sl["name"]},
+                                "spec": {"driver": dra["driver"], "nodeName": sl["node"],
+                                         "pool": {"name": sl["node"], "generation": 1, "resourceSliceCount": 1},
+                                         "devices": devs}}))
+    for t in dra["templates"]:
+        out.append((TMPL_API, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                               "metadata": {"name": t["name"]}, "spec": {"spec": dra_request(dra, t["model"])}}))
+    return out
 
 
 class PodWatch:
@@ -163,6 +226,18 @@ class PodWatch:
     def sets(self):
         with self.lock:
             return set(self.watched), set(self.ever_bound)
+
+    def done_at(self):
+        """{uid: when the watch first saw it deleted or in a terminal phase}: the claim
+        rule dra-reserved-gone gives the claim controller its time from then."""
+        out = {}
+        with self.lock:
+            for t, kind, p in self.timeline:
+                if kind in ("ADDED", "MODIFIED", "DELETED", "LIST"):
+                    uid = p["metadata"].get("uid", "")
+                    if uid not in out and (kind == "DELETED" or checker.terminal(p)):
+                        out[uid] = t
+        return out
 
     def history(self):
         with self.lock:
@@ -267,6 +342,12 @@ class Runner:
         self.a = a
         self.c = Client(a.server, a.ca, a.cert, a.key)
         self.scn = generator.generate(a.seed, a.scale)
+        self.dra = self.scn.get("dra")
+        if self.dra and not (a.standin and a.token):
+            raise SystemExit("run.py: seed %d has DRA: --standin and --token are needed" % a.seed)
+        # pods with claims and the snapshots' pods go through the stand-in (it keeps
+        # spec.resourceClaims and status.resourceClaimStatuses, which v1.20 drops)
+        self.si = Client(a.standin, a.ca, "", "", token=a.token) if self.dra else None
         self.kubelet = Kubelet(self.c, log=log)
         self.watch = PodWatch(self.c)
         self.sampler = AgeSampler(self.c, a.sched_url, a.token) if a.sched_url and a.token else None
@@ -281,8 +362,13 @@ class Runner:
 
     # -- objects
     def create_pod(self, p):
+        cl = p.get("claim") or {}
+        if cl.get("claim"):   # the pod's own claim, kept across its recreations
+            self.c.post(CLAIM_API, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                    "metadata": {"name": cl["claim"]},
+                                    "spec": dra_request(self.dra, cl.get("model"))}, ok=(409,))
         try:
-            o = self.c.post("/api/v1/namespaces/%s/pods" % NS, pod_obj(p))
+            o = (self.si if cl else self.c).post("/api/v1/namespaces/%s/pods" % NS, pod_obj(p))
         except ApiError as e:
             if e.code == 409:
                 return
@@ -310,6 +396,10 @@ class Runner:
                                 "metadata": {"name": q["name"]}, "spec": spec})
         for n in s["nodes"]:
             self.c.post("/api/v1/nodes", node_obj(n))
+        first = {n["name"] for n in s["nodes"]}
+        for path, o in dra_objects(self.dra) if self.dra else []:
+            if path != SLICE_API or o["spec"]["nodeName"] in first:   # added nodes' slices: with them
+                self.c.post(path, o)
         time.sleep(1)
 
     def controller(self):
@@ -354,6 +444,9 @@ class Runner:
                 "observedGeneration": o["metadata"].get("generation", 1)}}, ok=())
         elif op == "add_node":
             self.c.post("/api/v1/nodes", node_obj(st["node"]))
+            for path, o in dra_objects(self.dra) if self.dra else []:
+                if path == SLICE_API and o["spec"]["nodeName"] == st["node"]["name"]:
+                    self.c.post(path, o)
             self.watch.mark("NODE_ADDED", st["node"]["name"])
         elif op == "remove_node":
             n = st["node"]
@@ -363,6 +456,8 @@ class Runner:
                 self.drained.add("%s/%s/%s" % (m["namespace"], m["name"], m["uid"]))
                 self.kubelet._del(p, "drain of " + n)
             self.c.delete("/api/v1/nodes/" + n)
+            if self.dra:
+                self.c.delete("%s/%s-%s" % (SLICE_API, n, self.dra["driver"]))
         elif op == "wait":
             time.sleep(st["seconds"])
         elif op == "restart":
@@ -410,6 +505,18 @@ class Runner:
              "pools": g(POOL_API)["items"], "queues": g(Q_API)["items"],
              "podgroups": g(PG_API)["items"], "pdbs": g(PDB_API)["items"],
              "events": g("/api/v1/events")["items"]}
+        if self.dra:
+            # Pods, then claims, then pods again: a pod of the same resourceVersion in
+            # both lists was in that state while the claims were read (dra_stable), so
+            # the claim rules judge it against them without a race.
+            first = {p["metadata"]["uid"]: p["metadata"].get("resourceVersion")
+                     for p in self.si.get("/api/v1/pods")["items"]}
+            s["claims"] = g(CLAIM_API)["items"]
+            s["slices"] = g(SLICE_API)["items"]
+            s["pods"] = self.si.get("/api/v1/pods")["items"]
+            s["dra_stable"] = sorted(p["metadata"]["uid"] for p in s["pods"]
+                                     if first.get(p["metadata"]["uid"]) == p["metadata"].get("resourceVersion"))
+            s["time"] = time.time()
         for p in s["pods"]:
             self.seen[p["metadata"]["uid"]] = p
         return s
@@ -428,7 +535,7 @@ class Runner:
         node_alloc = {n["name"]: {"cpu": str(n["cpu"]), "memory": n["memory"], GPU: str(n["gpu"]), "pods": "110"}
                       for n in nodes}
         return {"seed": self.a.seed, "step": label, "seen": self.seen, "disrupted_gangs": gangs, "node_pools": node_pools,
-                "node_alloc": node_alloc,
+                "node_alloc": node_alloc, "pod_done_at": self.watch.done_at(),
                 "watched": watched, "ever_bound": ever_bound,
                 "harness_deleted": dict(self.kubelet.deleted),
                 "ckpt_requested": dict(self.kubelet.ckpt_requested)}
@@ -525,6 +632,14 @@ class Runner:
         log("flush-wait: %d binds judged, delay from the freeing event max %.1fs, p50 %.1fs (bound %ds, flush %ds)" % (
             judged, most, p50, checker.FLUSH_WAIT_BOUND_S, checker.FLUSH_S))
         log("restarts: %d; nominations carried over them: %d" % (self.restarts, len(self.carried)))
+        if self.dra:
+            uids = {u for u, p in self.seen.items() if (p.get("spec") or {}).get("resourceClaims")}
+            bound = uids & self.watch.sets()[1]
+            held = [c for c in snap.get("claims", []) if (c.get("status") or {}).get("allocation")]
+            log("dra: %d slices, %d pods with a claim seen (snapshots), %d of them ever bound; at the end %d claims, "
+                "%d allocated (%d devices)" % (
+                    len(self.dra["slices"]), len(uids), len(bound), len(snap.get("claims", [])), len(held),
+                    sum(len(c["status"]["allocation"].get("devices", {}).get("results") or []) for c in held)))
         if self.sampler:
             log("queue-age: %d samples of %d pods, %d request errors" % (
                 sum(len(v) for v in self.sampler.samples.values()), len(self.sampler.samples), self.sampler.errors))
@@ -550,7 +665,8 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--control", default="", help="directory of the restart handshake (restart.req, restart.done)")
     ap.add_argument("--sched-url", default="", help="the scheduler's HTTPS base URL, for the decision records")
-    ap.add_argument("--token", default="", help="bearer token for --sched-url")
+    ap.add_argument("--token", default="", help="the admin's bearer token, for --sched-url and --standin")
+    ap.add_argument("--standin", default="", help="the stand-in API server's URL (DRA scenarios: pods with claims)")
     ap.add_argument("--pause", type=float, default=1.5, help="seconds after each step before its snapshot")
     ap.add_argument("--settle", type=float, default=45)
     ap.add_argument("--retry", type=float, default=20)

@@ -502,5 +502,174 @@ class TimelineTest(unittest.TestCase):
         old = [(T + 1, 1, 7, "2025-12-31T23:59:00Z")] + grow
         self.assertEqual(checker.check_queue_age({u: old}, ctx), [])
 
+def claim(name, node="", devices=(), reserved=()):
+    """A ResourceClaim in default: allocated on node (its devices of pool node) when
+    devices are given, reserved for the given pods."""
+    c = {"metadata": {"name": name, "namespace": "default", "uid": "c-" + name}, "spec": {}, "status": {}}
+    if devices:
+        c["status"]["allocation"] = {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": node, "device": d}
+                                    for d in devices]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}
+    if reserved:
+        c["status"]["reservedFor"] = [{"resource": "pods", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}
+                                      for p in reserved]
+    return c
+
+
+def with_claim(p, claim_name="", template=""):
+    """p asking one claim "gpu": by name, or from a template (its claim, when claim_name
+    is given too, named in status.resourceClaimStatuses as the controller writes it)."""
+    pc = {"name": "gpu"}
+    if template:
+        pc["resourceClaimTemplateName"] = template
+        if claim_name:
+            p["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": claim_name}]
+    else:
+        pc["resourceClaimName"] = claim_name
+    p["spec"]["resourceClaims"] = [pc]
+    return p
+
+
+def dra_base():
+    """base() with DRA: d0 bound on pa-1 with its own claim, d1 bound on pa-0 with a
+    template's claim, d2 pending (no room; its template claim not allocated), every pod
+    unchanged across the snapshot's two pod lists."""
+    s = base()
+    d0 = with_claim(pod("d0", "pa", nodeName="pa-1", queue="a"), "d0-gpu")
+    d1 = with_claim(pod("d1", "pa", nodeName="pa-0", queue="a"), "d1-gpu-x1", template="one-gpu")
+    d2 = with_claim(pod("d2", "pa", queue="a", cond="0/3 nodes are available: 3 cannot allocate all claims."),
+                    "d2-gpu-x2", template="one-gpu")
+    s["pods"] += [d0, d1, d2]
+    s["events"].append(event(d2, "FailedScheduling", "cannot allocate all claims"))
+    s["claims"] = [claim("d0-gpu", "pa-1", ["gpu-0"], [d0]), claim("d1-gpu-x1", "pa-0", ["gpu-0"], [d1]),
+                   claim("d2-gpu-x2")]
+    s["dra_stable"] = [p["metadata"]["uid"] for p in s["pods"]]
+    s["time"] = 1000.0
+    return s
+
+
+def cl(snap, name):
+    return next(c for c in snap["claims"] if c["metadata"]["name"] == name)
+
+
+class DraTest(unittest.TestCase):
+    """The DRA rules (issue 36): each fed a snapshot that violates it."""
+    all = CheckerTest.all
+    assertRule = CheckerTest.assertRule
+
+    def test_dra_clean(self):
+        self.assertEqual(self.all(dra_base()), [])
+        # no "claims" in the snapshot (a seed without DRA): no DRA rule runs
+        s = dra_base()
+        del s["claims"]
+        self.assertEqual(checker.check_dra(s, CTX), [])
+
+    def test_device_once(self):
+        s = dra_base()
+        s["claims"].append(claim("other", "pa-1", ["gpu-0"]))   # d0-gpu's device, on the same pool
+        s["claims"][-1]["status"]["reservedFor"] = [{"resource": "pods", "name": "w", "uid": named(s, "w")["metadata"]["uid"]}]
+        f = self.assertRule(s, "dra-device-once")
+        self.assertIn("gpu.example.com/pa-1/gpu-0", f[0])
+        # admin access does not hold a device
+        s["claims"][-1]["status"]["allocation"]["devices"]["results"][0]["adminAccess"] = True
+        self.assertNotIn("dra-device-once", rules(self.all(s)))
+
+    def test_bound_claim_not_allocated(self):
+        s = dra_base()
+        cl(s, "d1-gpu-x1")["status"] = {}
+        f = self.assertRule(s, "dra-bound-claim")
+        self.assertIn("default/d1", " ".join(f))
+        self.assertIn("not allocated", " ".join(f))
+
+    def test_bound_claim_other_node(self):
+        s = dra_base()
+        s["claims"][0] = claim("d0-gpu", "pa-0", ["gpu-1"], [named(s, "d0")])
+        f = self.assertRule(s, "dra-bound-claim")
+        self.assertIn("allocated on 'pa-0'", " ".join(f))
+
+    def test_bound_claim_not_reserved_or_missing(self):
+        s = dra_base()
+        cl(s, "d0-gpu")["status"]["reservedFor"] = []
+        self.assertIn("not reserved for it", " ".join(self.assertRule(s, "dra-bound-claim")))
+        s = dra_base()
+        s["claims"] = [c for c in s["claims"] if c["metadata"]["name"] != "d0-gpu"]
+        self.assertIn("does not exist", " ".join(self.assertRule(s, "dra-bound-claim")))
+        # a template pod bound before its claim was made (no resourceClaimStatuses)
+        s = dra_base()
+        named(s, "d1")["status"].pop("resourceClaimStatuses")
+        self.assertIn("template's claim not made", " ".join(self.assertRule(s, "dra-bound-claim")))
+
+    def test_bound_claim_only_stable_pods(self):
+        # a pod that changed between the two pod lists is not judged against the claims
+        s = dra_base()
+        cl(s, "d1-gpu-x1")["status"] = {}
+        s["dra_stable"].remove(named(s, "d1")["metadata"]["uid"])
+        self.assertEqual(checker.check_dra(s, CTX), [])
+
+    def test_reserved_gone(self):
+        s = dra_base()
+        gone = pod("gone", "pa", nodeName="pa-1")
+        cl(s, "d0-gpu")["status"]["reservedFor"].append(
+            {"resource": "pods", "name": "gone", "uid": gone["metadata"]["uid"]})
+        ctx = {"pod_done_at": {gone["metadata"]["uid"]: 1000.0 - checker.DRA_GONE_GRACE_S - 1}}
+        f = self.assertRule(s, "dra-reserved-gone", ctx)
+        self.assertIn("claim default/d0-gpu", " ".join(f))
+        # within the controller's grace: not yet
+        ctx = {"pod_done_at": {gone["metadata"]["uid"]: 1000.0 - 2}}
+        self.assertNotIn("dra-reserved-gone", rules(self.all(s, ctx)))
+        # a terminal pod still listed counts as gone too
+        s = dra_base()
+        d0 = named(s, "d0")
+        d0["status"]["phase"] = "Succeeded"
+        ctx = {"pod_done_at": {d0["metadata"]["uid"]: 980.0}}
+        self.assertIn("dra-reserved-gone", rules(self.all(s, ctx)))
+
+    def test_pending_claim_reserved(self):
+        s = dra_base()
+        s["claims"][2] = claim("d2-gpu-x2", "pa-1", ["gpu-3"], [named(s, "d2")])
+        f = self.assertRule(s, "dra-pending-claim")
+        self.assertIn("default/d2", " ".join(f))
+        self.assertEqual(checker.check_dra(s, CTX), [])   # a step may catch PreBind in flight: settled only
+
+    def test_allocated_unreserved(self):
+        s = dra_base()
+        s["claims"].append(claim("held", "pa-1", ["gpu-5"]))
+        f = self.assertRule(s, "dra-pending-claim")
+        self.assertIn("claim default/held", " ".join(f))
+
+    def test_queue_limit_counts_dra_devices(self):
+        # queue a (limit 4) holds fa + fb (1 GPU) and d0, d1 (a device each): 3; three more
+        # devices on pa-1 make 6 > 4, though no pod asks nvidia.com/gpu
+        s = dra_base()
+        self.assertEqual(self.all(s), [])
+        for i in range(3):
+            p = with_claim(pod("e%d" % i, "pa", nodeName="pa-1", queue="a"), "e%d-gpu" % i)
+            s["pods"].append(p)
+            s["claims"].append(claim("e%d-gpu" % i, "pa-1", ["gpu-%d" % (i + 1)], [p]))
+            s["dra_stable"].append(p["metadata"]["uid"])
+        for c in s["claims"]:
+            c["spec"] = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
+        f = self.assertRule(s, "queue-limit")
+        self.assertIn("queue a pool pa", " ".join(f))
+        # a class Queues do not count as GPUs: within the limit
+        for c in s["claims"]:
+            c["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "nic.example.com"
+        self.assertNotIn("queue-limit", rules(self.all(s)))
+
+    def test_home_vs_borrower_skips_claims(self):
+        # a home pod asking a DRA device is not judged by home-vs-borrower (no devices counted)
+        s = base()
+        s["nodes"] = [node("pb-0", "pb")]
+        s["pods"] = [pod("bor", "pa", gpu=4, nodeName="pb-0", queue="other")]
+        home = pod("home", "pb", gpu=2, queue="other", cond="0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
+        s["pods"].append(home)
+        s["events"] = [event(home, "FailedScheduling", "x")]
+        self.assertIn("home-vs-borrower", rules(self.all(s)))
+        with_claim(home, "home-gpu")
+        self.assertNotIn("home-vs-borrower", rules(self.all(s)))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

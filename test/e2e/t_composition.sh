@@ -9,6 +9,13 @@
 # Each scenario has one restart step: run.py asks (run_seed's loop) for the scheduler to be
 # stopped by its pid and started again (restart_for). The scheduler's port serves the
 # decision records that run.py samples for the queue-age rule.
+# DRA (issue 36): generator.py draws it in about half the seeds (not 1, 3, 7): a
+# DeviceClass, node-local ResourceSlices and pods with claims. DRA's objects are CRDs
+# (test/e2e/dra/crds.yaml, as in t_dra.sh), pods keep spec.resourceClaims through the
+# stand-in API server (standin.sh), and fake_claim_controller.py plays the resourceclaim
+# controller. The scheduler talks to the stand-in in every seed (so seeds without DRA
+# run through it too); run.py sends pods with claims and its snapshots' pod reads
+# through it, the rest straight to the API server.
 #
 # Environment:
 #   COMPOSE_SEEDS    seeds to run (default below); a failing seed prints itself and
@@ -20,6 +27,8 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=standin.sh
+source "$(dirname "$0")/standin.sh"
 export E2E_FILE=composition/
 
 COMP=$REPO/test/compose
@@ -35,10 +44,22 @@ SEEDS=${COMPOSE_SEEDS:-1 7}
 MORE_SEEDS="2 4 5 6 8 9 10 11 12 13 14 15 16"
 [ "${COMPOSE_ALL:-0}" = 1 ] && SEEDS="$SEEDS $MORE_SEEDS"
 for ((i = 0; i < ${COMPOSE_RANDOM:-0}; i++)); do SEEDS="$SEEDS $((RANDOM * 32768 + RANDOM))"; done
+# which seeds draw DRA (generator.py): said once, so a failure's replay line is complete
+DRA_SEEDS=$(for s in $SEEDS; do python3 "$REPO/test/compose/generator.py" "$s" | jq -e .dra >/dev/null && printf '%s ' "$s"; done)
 SCALE=${COMPOSE_SCALE:-1}
-log "composition: seeds=[$SEEDS] scale=$SCALE"
+log "composition: seeds=[$SEEDS] scale=$SCALE; with DRA: [${DRA_SEEDS% }]"
 
 cp_start
+kc apply -f "$E2E_DIR/dra/crds.yaml" >/dev/null || die "test/e2e/dra/crds.yaml did not apply"
+wait_until 'api_get /apis/apiextensions.k8s.io/v1/customresourcedefinitions | jq -e "[.items[] | select(.spec.group == \"resource.k8s.io\")
+    | select(any(.status.conditions[]?; .type == \"Established\" and .status == \"True\"))] | length == 4"' 30 ||
+    die "the DRA CRDs are not Established"
+standin_start || die "the stand-in did not start"
+SCHED_KUBECONFIG=$SI_SCHED_KC   # every start_scheduler below: through the stand-in
+FAKE_CLAIM_TOKEN=$ADMIN_TOKEN python3 "$E2E_DIR/fake_claim_controller.py" --url "$SI_URL" --ca "$CP_WORK/pki/ca.crt" \
+    >"$CP_WORK/claimctl.log" 2>&1 &
+_pid_record $! fake-claim-controller
+wait_until "grep -q listening '$CP_WORK/claimctl.log'" 10 || die "the fake claim controller did not start"
 OUT=$CP_WORK/compose
 mkdir -p "$OUT"
 # Priority classes of test/compose/generator.py (PRIORITY_CLASSES).
@@ -82,7 +103,7 @@ run_seed() {
     mkdir -p "$ctl"
     python3 "$COMP/run.py" --seed "$s" --scale "$SCALE" --server "$API_URL" --ca "$CP_WORK/pki/ca.crt" \
         --cert "$CP_WORK/pki/admin.crt" --key "$CP_WORK/pki/admin.key" --out "$OUT" --control "$ctl" \
-        --sched-url "$(sched_url "$MPORT")" --token "$ADMIN_TOKEN" &
+        --sched-url "$(sched_url "$MPORT")" --token "$ADMIN_TOKEN" --standin "$SI_URL" &
     local py=$!
     while kill -0 "$py" 2>/dev/null; do
         [ -e "$ctl/restart.req" ] && restart_for "$ctl"
