@@ -1001,6 +1001,16 @@ struct dra_prep {
     int ngone;
     char **gone_claims;
     int ngone_claims;
+    /* Pods added to a node's view that are not victims coming back: pods
+     * nominated there (room a preemption made for them), a gang's members
+     * placed on the copies. Their unallocated claims' devices are taken
+     * from that node's free ones (a count: which devices they would get is
+     * their own allocation's). */
+    struct added_pod {
+        char *uid, *node;
+        int need;
+    } * added;
+    int nadded;
 };
 
 static void request_clear(dra_request_t *r)
@@ -1055,6 +1065,11 @@ void dra_prep_free(dra_prep_t *p)
     free(p->aidx);
     strv_free(p->gone, p->ngone);
     strv_free(p->gone_claims, p->ngone_claims);
+    for (int i = 0; i < p->nadded; i++) {
+        free(p->added[i].uid);
+        free(p->added[i].node);
+    }
+    free(p->added);
     free(p);
 }
 
@@ -1427,10 +1442,65 @@ dra_prep_rc_t dra_prepare(dra_store_t *s, const pod_t *pod, dra_prep_t **out, ch
     return rc;
 }
 
+/* An added pod leaves the view (lock not needed: p is the caller's). */
+static int added_drop(dra_prep_t *p, const char *uid)
+{
+    for (int i = 0; i < p->nadded; i++)
+        if (!strcmp(p->added[i].uid, uid)) {
+            free(p->added[i].uid);
+            free(p->added[i].node);
+            p->added[i] = p->added[--p->nadded];
+            return 1;
+        }
+    return 0;
+}
+
+/* The devices other's claims would still take: ExactCount's count of the
+ * claims neither allocated nor held for another pod (All: none known). */
+static int pod_need(dra_store_t *s, const pod_t *other)
+{
+    const dra_pod_t *d = dra_pod(other);
+    int need = 0;
+    lo_rwlock_rdlock(&s->lock, LO_DRA);
+    for (int i = 0; d && i < d->n; i++) {
+        if (!d->c[i].claim)
+            continue;
+        char key[512];
+        snprintf(key, sizeof(key), "%s/%s", other->ns, d->c[i].claim);
+        claim_t *c = hashmap_get(s->claims, key);
+        if (!c || c->allocated || hashmap_get(s->inflight, key))
+            continue;
+        size_t j;
+        json_t *rq;
+        json_array_foreach (json_object_get(json_object_get(json_object_get(c->obj, "spec"), "devices"), "requests"), j,
+                            rq) {
+            json_t *ex = json_object_get(rq, "exactly");
+            if (!json_is_object(ex))
+                ex = json_array_get(json_object_get(rq, "firstAvailable"), 0);
+            const char *mode = str_of(ex, "allocationMode");
+            json_t *cnt = json_object_get(ex, "count");
+            if (!mode || strcmp(mode, "All") != 0)
+                need += json_is_integer(cnt) && json_integer_value(cnt) > 0 ? (int)json_integer_value(cnt) : 1;
+        }
+    }
+    lo_rwlock_unlock(&s->lock, LO_DRA);
+    return need;
+}
+
+/* The devices pods added to node's view take (added_pod). */
+static int added_need(const dra_prep_t *p, const char *node)
+{
+    int need = 0;
+    for (int i = 0; i < p->nadded; i++)
+        if (!strcmp(p->added[i].node, node))
+            need += p->added[i].need;
+    return need;
+}
+
 void dra_prep_remove_pod(dra_prep_t *p, const pod_t *other)
 {
     const dra_pod_t *d = dra_pod(other);
-    if (!p || !d || has_uid(p->gone, p->ngone, other->uid))
+    if (!p || !d || added_drop(p, other->uid) || has_uid(p->gone, p->ngone, other->uid))
         return;
     p->gone = util_xrealloc(p->gone, (size_t)(p->ngone + 1) * sizeof(char *));
     p->gone[p->ngone++] = util_strdup(other->uid);
@@ -1444,9 +1514,9 @@ void dra_prep_remove_pod(dra_prep_t *p, const pod_t *other)
     }
 }
 
-void dra_prep_add_pod(dra_prep_t *p, const pod_t *other)
+void dra_prep_add_pod(dra_prep_t *p, const pod_t *other, const char *node)
 {
-    if (!p)
+    if (!p || !dra_pod(other))
         return;
     for (int i = 0; i < p->ngone; i++)
         if (!strcmp(p->gone[i], other->uid)) {
@@ -1455,6 +1525,12 @@ void dra_prep_add_pod(dra_prep_t *p, const pod_t *other)
             /* Its claims stay listed: freed only while all their users are gone. */
             return;
         }
+    int need = node ? pod_need(p->store, other) : 0;
+    if (need <= 0)
+        return;
+    added_drop(p, other->uid); /* added again: the newest counts */
+    p->added = util_xrealloc(p->added, (size_t)(p->nadded + 1) * sizeof(*p->added));
+    p->added[p->nadded++] = (struct added_pod){ util_strdup(other->uid), util_strdup(node), need };
 }
 
 /* ---- allocation on one node ------------------------------------------------ */
@@ -1519,6 +1595,12 @@ static dra_candidate_t *candidates(dra_store_t *s, const dra_prep_t *p, const ch
         }
     }
     hashmap_free(freed);
+    /* What pods added to the view take: the first free devices. */
+    for (int i = 0, take = p ? added_need(p, node) : 0; i < *n && take > 0; i++)
+        if (!c[i].in_use && !c[i].dev->multi) {
+            c[i].in_use = 1;
+            take--;
+        }
     return c;
 }
 
@@ -1707,7 +1789,9 @@ int dra_prep_fits(const dra_prep_t *p, const char *node, const labels_t *labels,
     lo_rwlock_rdlock(&s->lock, LO_DRA);
     /* Preemption's copies (devices freed by victims) take the full path. */
     const devlist_t *l = NULL;
-    int ff = p->first_fit && p->ngone_claims == 0 ? first_fit(s, p, node, labels, &l) : 0;
+    int ff = p->first_fit && p->ngone_claims == 0 && (!p->nadded || !added_need(p, node))
+                 ? first_fit(s, p, node, labels, &l)
+                 : 0;
     if (ff == 1 || ff == -2) {
         if (ff == -2) {
             const dra_claim_req_t *c = &p->areq[0];

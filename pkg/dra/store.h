@@ -68,7 +68,10 @@ void dra_prep_free(dra_prep_t *p);
 /* Preemption's simulation: other left (or came back to) the node copy:
  * the claims only it and others gone use count as free. */
 void dra_prep_remove_pod(dra_prep_t *p, const pod_t *other);
-void dra_prep_add_pod(dra_prep_t *p, const pod_t *other);
+/* other came back (a victim), or was added to node's view (a nominated
+ * pod, a gang's member on the copies): its unallocated claims take as
+ * many of node's free devices as they ask. */
+void dra_prep_add_pod(dra_prep_t *p, const pod_t *other, const char *node);
 
 /* Filter: 0 every claim can be allocated (or is allocated) for a pod on
  * node (name, labels), 1 not (why: what failed, the same words for every

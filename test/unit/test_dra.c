@@ -418,6 +418,41 @@ static void test_preemption_frees_devices(void **st)
     sb_done(sb, &l);
 }
 
+/* Composition seed 4: room a preemption made for a pod's claim was taken by
+ * another pod's claim before the preemptor came back (a borrower
+ * recreated by its controller), and the preemptor evicted again and again.
+ * The nominated pod's claim takes the freed device in every other pod's
+ * view: a priority-0 pod arriving after the eviction stays pending, the
+ * preemptor binds with gpu-0. */
+static void test_nominated_claim_keeps_its_device(void **st)
+{
+    (void)st;
+    log_t l;
+    sandbox_t *sb = cluster(&l, "A", NULL);
+    add(sb, claim("c-low", 1, NULL));
+    static const char *const low[] = { "c-low", NULL }, *const high[] = { "c-high", NULL },
+                             *const thief[] = { "c-thief", NULL };
+    add(sb, pod("low", 0, NULL, low));
+    sandbox_run(sb);
+    assert_string_equal(node_of(sb, "low"), "n1");
+    add(sb, claim("c-high", 1, NULL));
+    add(sb, pod("high", 100, NULL, high));
+    sandbox_run(sb);
+    assert_int_equal(l.evicts, 1);
+    assert_null(sandbox_get(sb, "Pod", "ns", "low"));
+    /* The device is free and high waits out its backoff: thief comes now. */
+    add(sb, claim("c-thief", 1, NULL));
+    add(sb, pod("thief", 0, NULL, thief));
+    sandbox_run(sb);
+    assert_null(node_of(sb, "thief"));
+    sandbox_advance(sb, T0 + 30000);
+    assert_string_equal(node_of(sb, "high"), "n1");
+    assert_devices(sb, "c-high", "n1/gpu-0");
+    assert_null(node_of(sb, "thief"));
+    assert_int_equal(l.evicts, 1);
+    sb_done(sb, &l);
+}
+
 /* A claim allocated on n2 for a running pod is shared: the second pod
  * goes to n2 (not n1, which has free GPUs), both reserved. */
 static void test_shared_claim(void **st)
@@ -1132,6 +1167,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_cel),
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_preemption_frees_devices),
+        cmocka_unit_test(test_nominated_claim_keeps_its_device),
         cmocka_unit_test(test_shared_claim),
         cmocka_unit_test(test_template_claim_waits),
         cmocka_unit_test(test_first_available),

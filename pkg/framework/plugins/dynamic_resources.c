@@ -78,8 +78,7 @@ static void dr_add_pod(const fw_plugin_t *pl, cycle_state_t *cs, const pod_t *po
                        const node_info_t *ni)
 {
     (void)pod;
-    (void)ni;
-    dra_prep_add_pod(cycle_state_slot(cs, pl), other);
+    dra_prep_add_pod(cycle_state_slot(cs, pl), other, ni && ni->node ? ni->node->name : NULL);
 }
 
 void plugin_dynamic_resources(fw_plugin_t *pl)
