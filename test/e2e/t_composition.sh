@@ -40,8 +40,10 @@ COMP=$REPO/test/compose
 # Seed 3 takes two minutes: make soak runs it (with 1 and 7), make test does not; its
 # fault (elastic members past a limit) is also covered by a unit test
 # (test_limit_room_for_minimum_not_surplus).
-SEEDS=${COMPOSE_SEEDS:-1 7}
-MORE_SEEDS="2 4 5 6 8 9 10 11 12 13 14 15 16"
+# Seed 4 draws DRA (issue 36): it showed a preemptor's freed device taken by
+# a recreated borrower's claim, evicted again and again (fixed).
+SEEDS=${COMPOSE_SEEDS:-1 7 4}
+MORE_SEEDS="2 5 6 8 9 10 11 12 13 14 15 16"
 [ "${COMPOSE_ALL:-0}" = 1 ] && SEEDS="$SEEDS $MORE_SEEDS"
 for ((i = 0; i < ${COMPOSE_RANDOM:-0}; i++)); do SEEDS="$SEEDS $((RANDOM * 32768 + RANDOM))"; done
 # which seeds draw DRA (generator.py): said once, so a failure's replay line is complete
