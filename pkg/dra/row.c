@@ -569,9 +569,28 @@ int dra_row_pre_bind(const sched_row_t *row, queue_item_t **it, const char *node
 
 /* ---- undo -------------------------------------------------------------------------------- */
 
-/* Takes the pod off the claim's reservedFor, and its allocation off when
- * the pod made it and no one else is reserved: 0 done (or nothing left
- * to do), 1 conflict, 2 kept (the pod is bound or placed again), -1 err. */
+/* Whether the pod is bound (the API says so) or holds a new reservation:
+ * then what its PreBind wrote stays (a Binding answered 409 may have
+ * taken, and a retried pod reuses its claims). Unknown counts as bound. */
+/* The pod u names as the API has it now: 1 it is bound and still the pod
+ * of u's uid (*pod its object, the caller's), 0 not (gone, replaced, not
+ * bound), -1 unknown (no answer). */
+static int pod_bound_now(dra_row_t *r, const dra_undo_t *u, json_t **pod)
+{
+    sbuf_t b = { 0 };
+    sbuf_printf(&b, "/api/v1/namespaces/%s/pods/%s", u->ns, u->pod_name);
+    long status = 0;
+    char err[256];
+    *pod = NULL;
+    int rc = r->svc->api_json(r->core, "GET", b.data, NULL, NULL, pod, &status, err, sizeof(err));
+    sbuf_free(&b);
+    if (rc != 0)
+        return status == 404 ? 0 : -1;
+    const char *uid = json_string_value(json_object_get(json_object_get(*pod, "metadata"), "uid"));
+    const char *node = json_string_value(json_object_get(json_object_get(*pod, "spec"), "nodeName"));
+    return uid && !strcmp(uid, u->pod_uid) && node && *node;
+}
+
 /* Whether the pod is bound (the API says so) or holds a new reservation:
  * then what its PreBind wrote stays (a Binding answered 409 may have
  * taken, and a retried pod reuses its claims). Unknown counts as bound. */
@@ -579,18 +598,10 @@ static int pod_keeps(dra_row_t *r, const dra_undo_t *u)
 {
     if (dra_store_has_hold(r->store, u->pod_uid))
         return 1;
-    sbuf_t b = { 0 };
-    sbuf_printf(&b, "/api/v1/namespaces/%s/pods/%s", u->ns, u->pod_name);
-    long status = 0;
-    json_t *pod = NULL;
-    char err[256];
-    int rc = r->svc->api_json(r->core, "GET", b.data, NULL, NULL, &pod, &status, err, sizeof(err));
-    sbuf_free(&b);
-    const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
-    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-    int keeps = rc == 0 && uid && !strcmp(uid, u->pod_uid) && node && *node;
+    json_t *pod;
+    int bound = pod_bound_now(r, u, &pod);
     json_decref(pod);
-    return keeps || (rc != 0 && status != 404);
+    return bound != 0;
 }
 
 /* Whether the pod is bound and its status names the extended-resource
@@ -598,20 +609,13 @@ static int pod_keeps(dra_row_t *r, const dra_undo_t *u)
  * again makes a claim of its own, so a hold does not keep this one. */
 static int pod_uses_ext(dra_row_t *r, const dra_undo_t *u)
 {
-    sbuf_t b = { 0 };
-    sbuf_printf(&b, "/api/v1/namespaces/%s/pods/%s", u->ns, u->pod_name);
-    long status = 0;
-    json_t *pod = NULL;
-    char err[256];
-    int rc = r->svc->api_json(r->core, "GET", b.data, NULL, NULL, &pod, &status, err, sizeof(err));
-    sbuf_free(&b);
-    const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
-    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    json_t *pod;
+    int bound = pod_bound_now(r, u, &pod);
     const char *cn = json_string_value(json_object_get(
         json_object_get(json_object_get(pod, "status"), "extendedResourceClaimStatus"), "resourceClaimName"));
-    int uses = rc == 0 && uid && !strcmp(uid, u->pod_uid) && node && *node && cn && !strcmp(cn, u->name);
+    int uses = bound < 0 || (bound > 0 && cn && !strcmp(cn, u->name));
     json_decref(pod);
-    return uses || (rc != 0 && status != 404);
+    return uses;
 }
 
 /* The extended-resource claim of a bind that did not happen goes, its
@@ -644,6 +648,9 @@ static int undo_delete(dra_row_t *r, const dra_undo_t *u, char *err, size_t errl
     return rc == 0 || status == 404 ? 0 : -1;
 }
 
+/* Takes the pod off the claim's reservedFor, and its allocation off when
+ * the pod made it and no one else is reserved: 0 done (or nothing left
+ * to do), 1 conflict, 2 kept (the pod is bound or placed again), -1 err. */
 static int undo_once(dra_row_t *r, const dra_undo_t *u, char *err, size_t errlen)
 {
     json_t *claim = NULL;

@@ -943,17 +943,6 @@ int dra_store_claim(dra_store_t *s, kube_event_type_t type, const char *key, jso
     return rc < 0 ? rc : change;
 }
 
-json_t *dra_store_claim_json(dra_store_t *s, const char *ns, const char *name)
-{
-    char key[512];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
-    lo_rwlock_rdlock(&s->lock, LO_DRA);
-    claim_t *c = hashmap_get(s->claims, key);
-    json_t *o = c ? json_deep_copy(c->obj) : NULL;
-    lo_rwlock_unlock(&s->lock, LO_DRA);
-    return o;
-}
-
 /* ---- a pod's claims, prepared --------------------------------------------- */
 
 typedef struct pclaim {
@@ -2177,21 +2166,6 @@ void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, cons
 }
 
 /* ---- counts ------------------------------------------------------------------- */
-
-void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held)
-{
-    index_fresh(s);
-    lo_rwlock_rdlock(&s->lock, LO_DRA);
-    int n = s->global.n;
-    const char *k;
-    void *v;
-    for (size_t it = 0; hashmap_next(s->by_node, &it, &k, &v);)
-        n += ((devlist_t *)v)->n;
-    *devices = n;
-    *used = (int)hashmap_len(s->used);
-    *held = (int)hashmap_len(s->held);
-    lo_rwlock_unlock(&s->lock, LO_DRA);
-}
 
 /* Device d's attribute attr as text into buf, or NULL. */
 static const char *attr_text(const dra_device_t *d, const char *attr, char *buf, size_t len)

@@ -126,8 +126,6 @@ int dra_store_ext_created(dra_store_t *s, const char *pod_uid, const char *name)
 void dra_store_bound(dra_store_t *s, const char *pod_uid);
 /* PreBind wrote the claim's status for the pod. */
 void dra_store_written(dra_store_t *s, const char *pod_uid, const char *ns, const char *name);
-/* The claim as last seen (a copy), or NULL. */
-json_t *dra_store_claim_json(dra_store_t *s, const char *ns, const char *name);
 
 /* What Queues count of DRA devices (--dra-queue-resources): the devices
  * of class cls count as GPUs, one each (cap NULL) or their capacity cap
@@ -146,9 +144,6 @@ void dra_qmap_free(dra_qmap_t *m, int n);
  * allocated). A claim shared by pods counts for each. */
 double dra_store_queue_count(dra_store_t *s, const pod_t *pod, const dra_qmap_t *maps, int n);
 
-/* Counts for the dashboard and /metrics: devices in complete pools, and
- * how many are in use. */
-void dra_store_counts(dra_store_t *s, int *devices, int *used, int *held);
 /* fn(ud, node, value) for each node whose devices in node-local slices of
  * complete pools carry attribute attr (fully qualified) with one value
  * (ints and bools as text); devices without it do not count, and a node
