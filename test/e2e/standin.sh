@@ -72,3 +72,19 @@ bindings_for() { grep -c " POST /api/v1/namespaces/default/pods/$1/binding " "$S
 si_condition() {
     si_pod_json "$1" | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | "\(.status) \(.reason // "") \(.message // "")"'
 }
+
+# dra_standin_start: DRA's objects served on the control plane (the
+# resource.k8s.io/v1 CRDs of dra/crds.yaml, Established), the stand-in for
+# the pod fields they need, and fake_claim_controller.py on it (recorded by
+# pid); the file dies when one of them does not come up.
+dra_standin_start() {
+    kc apply -f "$E2E_DIR/dra/crds.yaml" >/dev/null || die "test/e2e/dra/crds.yaml did not apply"
+    wait_until 'api_get /apis/apiextensions.k8s.io/v1/customresourcedefinitions | jq -e "[.items[] | select(.spec.group == \"resource.k8s.io\")
+        | select(any(.status.conditions[]?; .type == \"Established\" and .status == \"True\"))] | length == 4"' 30 ||
+        die "the DRA CRDs are not Established"
+    standin_start || die "the stand-in did not start"
+    FAKE_CLAIM_TOKEN=$ADMIN_TOKEN python3 "$E2E_DIR/fake_claim_controller.py" --url "$SI_URL" --ca "$CP_WORK/pki/ca.crt" \
+        >"$CP_WORK/claimctl.log" 2>&1 &
+    _pid_record $! fake-claim-controller
+    wait_until "grep -q listening '$CP_WORK/claimctl.log'" 10 || die "the fake claim controller did not start"
+}

@@ -52,16 +52,8 @@ SCALE=${COMPOSE_SCALE:-1}
 log "composition: seeds=[$SEEDS] scale=$SCALE; with DRA: [${DRA_SEEDS% }]"
 
 cp_start
-kc apply -f "$E2E_DIR/dra/crds.yaml" >/dev/null || die "test/e2e/dra/crds.yaml did not apply"
-wait_until 'api_get /apis/apiextensions.k8s.io/v1/customresourcedefinitions | jq -e "[.items[] | select(.spec.group == \"resource.k8s.io\")
-    | select(any(.status.conditions[]?; .type == \"Established\" and .status == \"True\"))] | length == 4"' 30 ||
-    die "the DRA CRDs are not Established"
-standin_start || die "the stand-in did not start"
+dra_standin_start
 SCHED_KUBECONFIG=$SI_SCHED_KC   # every start_scheduler below: through the stand-in
-FAKE_CLAIM_TOKEN=$ADMIN_TOKEN python3 "$E2E_DIR/fake_claim_controller.py" --url "$SI_URL" --ca "$CP_WORK/pki/ca.crt" \
-    >"$CP_WORK/claimctl.log" 2>&1 &
-_pid_record $! fake-claim-controller
-wait_until "grep -q listening '$CP_WORK/claimctl.log'" 10 || die "the fake claim controller did not start"
 OUT=$CP_WORK/compose
 mkdir -p "$OUT"
 # Priority classes of test/compose/generator.py (PRIORITY_CLASSES).
